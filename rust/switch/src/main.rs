@@ -1,0 +1,4 @@
+fn main() {
+    eprintln!("sdnperf-switch: not implemented yet");
+    std::process::exit(1);
+}

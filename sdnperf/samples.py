@@ -1,0 +1,68 @@
+"""The data that flows from a run to the store: samples, summaries and run results.
+
+Workloads produce `Sample`s (raw measurements) and `Summary`s (one value per metric per
+run, the unit the statistics work on). The runner wraps them in a `RunResult` together
+with the fidelity marks (CPU use) and hands that to the store. Nothing here knows about
+Mininet, SQLite or plots: it is the common vocabulary of every seam.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+Better = Literal["lower", "higher"]
+
+
+@dataclass(frozen=True)
+class Sample:
+    """One raw measurement, e.g. the RTT of one ping or one 1-s throughput interval."""
+
+    workload: str  # the workload's name in the study (e.g. "ping")
+    metric: str  # e.g. "rtt_ms", "throughput_mbps"
+    value: float
+    unit: str
+    flow: str = ""  # "h1->h28"; empty when the sample is not per flow
+    phase: str = ""  # e.g. "cold" (first packet on a fresh network) or "steady"
+    t: float | None = None  # seconds since the workload started, for time series
+    seq: int | None = None  # packet sequence number / interval index where it exists
+
+
+@dataclass(frozen=True)
+class Summary:
+    """One number per (run, workload, metric): what repetitions are compared on."""
+
+    workload: str
+    metric: str
+    value: float
+    unit: str
+    better: Better = "lower"
+
+
+@dataclass
+class CpuReport:
+    """CPU use during a run, from the fidelity sampler."""
+
+    per_role: dict[str, float] = field(default_factory=dict)  # role -> mean % of one core
+    per_core: list[float] = field(default_factory=list)  # mean busy % per core
+    peak_total: float = 0.0  # highest whole-machine busy % over any sampling interval
+    cpu_bound: bool = False
+    reason: str = ""  # why the run was marked CPU-bound, in words
+
+
+@dataclass
+class RunResult:
+    """Everything one run produced; the store commits it in one transaction."""
+
+    key: str  # stable identity inside the study, used by --resume
+    topology: str
+    architecture: str
+    workload: str
+    repetition: int
+    params: dict
+    status: Literal["ok", "failed"]
+    error: str = ""
+    started: float = 0.0  # unix time
+    finished: float = 0.0
+    samples: list[Sample] = field(default_factory=list)
+    summaries: list[Summary] = field(default_factory=list)
+    cpu: CpuReport = field(default_factory=CpuReport)
