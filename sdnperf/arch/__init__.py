@@ -1,0 +1,24 @@
+"""Architectures under test; `ARCHITECTURES` is the one place to add a new one."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from sdnperf.arch.base import Architecture, ArchitectureError
+
+ARCHITECTURE_MODULES = {
+    "bridge": ("sdnperf.arch.bridge", "BridgeArchitecture"),
+    "ovs-standalone": ("sdnperf.arch.ovs", "OvsStandaloneArchitecture"),
+    "openflow": ("sdnperf.arch.ovs", "OpenflowArchitecture"),
+}
+
+
+def make_architecture(config, run_dir: Path) -> Architecture:
+    """Instantiate the architecture for a validated config (imports Mininet lazily)."""
+    import importlib
+
+    module_name, class_name = ARCHITECTURE_MODULES[config.kind]
+    cls = getattr(importlib.import_module(module_name), class_name)
+    return cls(config, run_dir)
+
+
+__all__ = ["Architecture", "ArchitectureError", "make_architecture", "ARCHITECTURE_MODULES"]

@@ -1,0 +1,80 @@
+"""The architecture seam: how switches forward and who controls them.
+
+The runner drives every architecture through the same five steps:
+    check(spec)        refuse combinations that cannot work, before anything starts
+    prepare(spec)      start daemons / controllers that must exist before the network
+    mininet_options()  the switch (and controller) classes Mininet builds the network with
+    network_started(net) last steps that need the built network (e.g. port numbers)
+    wait_ready(net)    block until the data plane forwards (STP converged, switches connected,
+                       links discovered)
+    stop()             stop everything prepare() started
+"""
+from __future__ import annotations
+
+import time
+from abc import ABC, abstractmethod
+from pathlib import Path
+from typing import Callable
+
+from sdnperf.topo.spec import TopoSpec
+
+
+class ArchitectureError(RuntimeError):
+    """A study asks for something this architecture cannot do here (said in words)."""
+
+
+class Architecture(ABC):
+    def __init__(self, config, run_dir: Path):
+        self.config = config
+        self.run_dir = Path(run_dir)
+
+    @property
+    def name(self) -> str:
+        return self.config.name
+
+    def check(self, spec: TopoSpec) -> None:
+        """Raise ArchitectureError when this architecture cannot run on `spec`."""
+
+    def prepare(self, spec: TopoSpec) -> None:
+        """Start what must run before Mininet builds the network."""
+
+    @abstractmethod
+    def mininet_options(self) -> dict:
+        """Keyword arguments for mininet.net.Mininet: at least `switch`, `controller`."""
+
+    def network_started(self, net) -> None:
+        """Called once Mininet has built and started the network (ports are numbered)."""
+
+    def wait_ready(self, net, timeout: float) -> None:
+        """Block until the data plane forwards."""
+
+    def processes(self) -> dict[str, list[int]]:
+        """role -> PIDs, for the CPU sampler ("switch", "controller")."""
+        return {}
+
+    def facts(self) -> dict:
+        """Conditions to record with each run (datapath, controller, STP, ...)."""
+        return {"architecture": self.config.kind}
+
+    def control_stats(self) -> dict[str, float]:
+        """Control-plane counters at the end of a run (packet-ins, flow writes), if known."""
+        return {}
+
+    def stop(self) -> None:
+        """Stop everything prepare() started. Must be safe to call twice or after a failure."""
+
+
+def wait_until(predicate: Callable[[], bool], timeout: float, what: str,
+               interval: float = 0.2, stable_for: float = 0.0) -> None:
+    """Poll `predicate` until it has held for `stable_for` seconds; else ArchitectureError."""
+    deadline = time.monotonic() + timeout
+    held_since = None
+    while time.monotonic() < deadline:
+        if predicate():
+            held_since = held_since or time.monotonic()
+            if time.monotonic() - held_since >= stable_for:
+                return
+        else:
+            held_since = None
+        time.sleep(interval)
+    raise ArchitectureError(f"timed out after {timeout:.0f}s waiting for {what}")

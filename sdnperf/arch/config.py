@@ -1,0 +1,38 @@
+"""Study-file entries for architectures: `[[architecture]]` tables, checked by pydantic."""
+from __future__ import annotations
+
+from typing import Annotated, Literal, Union
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class _ArchBase(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    name: str = Field(min_length=1, pattern=r"^[A-Za-z0-9_.-]+$",
+                      description="label used in tables and plots")
+
+
+class BridgeConfig(_ArchBase):
+    """Linux bridges with MAC learning; spanning tree on topologies with loops."""
+    kind: Literal["bridge"]
+    stp: Literal["auto", "on", "off"] = "auto"  # auto: on exactly when the topology has loops
+
+
+class OvsStandaloneConfig(_ArchBase):
+    """Open vSwitch as a plain learning switch (fail_mode=standalone, no controller)."""
+    kind: Literal["ovs-standalone"]
+    stp: Literal["auto", "on", "off"] = "auto"  # RSTP on loopy topologies
+    datapath: Literal["auto", "kernel", "user"] = "auto"
+
+
+class OpenflowConfig(_ArchBase):
+    """Open vSwitch driven by an OpenFlow 1.3 controller that sdnperf starts."""
+    kind: Literal["openflow"]
+    controller: Literal["osken", "faucet", "ovs-testcontroller"] = "osken"
+    app: Literal["l2-learning", "topo-forwarding"] = "l2-learning"  # os-ken only
+    idle_timeout: int = Field(30, ge=0, le=3600, description="seconds; 0 = flows never expire")
+    datapath: Literal["auto", "kernel", "user"] = "auto"
+
+
+ArchitectureConfig = Annotated[Union[BridgeConfig, OvsStandaloneConfig, OpenflowConfig],
+                               Field(discriminator="kind")]

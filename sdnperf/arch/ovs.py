@@ -1,0 +1,173 @@
+"""`ovs-standalone` and `openflow`: Open vSwitch, alone or under an OpenFlow controller.
+
+Both run our private OVS daemons (emulation/ovs.py) with the kernel datapath where the
+openvswitch module exists and the userspace netdev datapath elsewhere; which one was used
+is recorded with every run.
+"""
+from __future__ import annotations
+
+import functools
+import re
+import subprocess
+
+from mininet.node import OVSSwitch, RemoteController
+
+from sdnperf.arch.base import Architecture, ArchitectureError, wait_until
+from sdnperf.controllers import faucet_config, process
+from sdnperf.emulation.ovs import OvsDaemons
+from sdnperf.topo.spec import TopoSpec
+
+
+class _OvsArchitecture(Architecture):
+    fail_mode = "standalone"
+
+    def prepare(self, spec: TopoSpec) -> None:
+        self.spec = spec
+        datapath = None if self.config.datapath == "auto" else self.config.datapath
+        self.ovs = OvsDaemons(self.run_dir / "ovs", datapath=datapath)
+        self.ovs.start()
+
+    def _switch_class(self, **extra):
+        return functools.partial(OVSSwitch, datapath=self.ovs.datapath, failMode=self.fail_mode,
+                                 **extra)
+
+    def processes(self) -> dict[str, list[int]]:
+        ovs = getattr(self, "ovs", None)
+        return {"switch": [ovs.pids()["ovs-vswitchd"]]} if ovs and "ovs-vswitchd" in ovs.pids() else {}
+
+    def facts(self) -> dict:
+        ovs = getattr(self, "ovs", None)
+        return {"architecture": self.config.kind,
+                "ovs_datapath": ovs.datapath if ovs else None}
+
+    def stop(self) -> None:
+        ovs = getattr(self, "ovs", None)
+        if ovs is not None:
+            ovs.stop()
+
+
+class OvsStandaloneArchitecture(_OvsArchitecture):
+    def check(self, spec: TopoSpec) -> None:
+        mode = self.config.stp
+        self.rstp = spec.has_loops() if mode == "auto" else mode == "on"
+
+    def mininet_options(self) -> dict:
+        return {"switch": self._switch_class(), "controller": None}
+
+    def wait_ready(self, net, timeout: float) -> None:
+        if not self.rstp:
+            return
+        for sw in net.switches:
+            self.ovs.vsctl("set", "Bridge", sw.name, "rstp_enable=true")
+        wait_until(lambda: self._rstp_settled(net), timeout, "OVS rapid spanning tree to converge",
+                   interval=0.3, stable_for=1.5)
+
+    def _rstp_settled(self, net) -> bool:
+        for sw in net.switches:
+            for intf in sw.intfList():
+                if intf.name == "lo":
+                    continue
+                status = self.ovs.vsctl("get", "Port", intf.name, "rstp_status", check=False)
+                state = re.search(r'rstp_port_state="?(\w+)', status)
+                if not state or state.group(1) not in ("Forwarding", "Discarding"):
+                    return False
+                if state.group(1) == "Discarding" and "Alternate" not in status and "Backup" not in status:
+                    return False
+        return True
+
+    def facts(self) -> dict:
+        return {**super().facts(), "rstp": self.rstp}
+
+
+class OpenflowArchitecture(_OvsArchitecture):
+    fail_mode = "secure"
+
+    def check(self, spec: TopoSpec) -> None:
+        cfg = self.config
+        floods = cfg.controller == "ovs-testcontroller" or (
+            cfg.controller == "osken" and cfg.app == "l2-learning")
+        if floods and spec.has_loops():
+            raise ArchitectureError(
+                f"architecture {cfg.name!r}: {cfg.controller} {cfg.app if cfg.controller == 'osken' else ''}"
+                f" floods unknown destinations and topology {spec.name!r} has loops (broadcast "
+                "storm); use controller = \"osken\" with app = \"topo-forwarding\"")
+        if cfg.controller == "faucet" and spec.has_loops():
+            raise ArchitectureError(
+                f"architecture {cfg.name!r}: faucet needs a stacking configuration on topologies "
+                f"with loops, which sdnperf does not generate yet; topology {spec.name!r} has loops")
+
+    def prepare(self, spec: TopoSpec) -> None:
+        super().prepare(spec)
+        cfg = self.config
+        if cfg.controller == "osken":
+            self.controller = process.osken(cfg.app, self.run_dir)
+            self.controller.env["SDNPERF_IDLE_TIMEOUT"] = str(cfg.idle_timeout)
+        elif cfg.controller == "ovs-testcontroller":
+            self.controller = process.ovs_testcontroller(self.run_dir)
+        else:
+            # Faucet's config names port numbers, known only once Mininet has built the net.
+            self.controller = process.faucet(self.run_dir / "faucet.yaml", self.run_dir)
+            return
+        self.controller.start()
+
+    def network_started(self, net) -> None:
+        if self.config.controller == "faucet":
+            faucet_config.write(net.switches, self.controller.env["FAUCET_CONFIG"])
+            self.controller.start()
+
+    def mininet_options(self) -> dict:
+        port = self.controller.port
+        return {"switch": self._switch_class(protocols="OpenFlow13"),
+                "controller": functools.partial(RemoteController, ip="127.0.0.1", port=port)}
+
+    def wait_ready(self, net, timeout: float) -> None:
+        def ready() -> bool:
+            if not self.controller.alive():
+                raise ArchitectureError(f"controller {self.controller.kind} died:\n"
+                                        f"{self.controller.log_tail()}")
+            if not all(sw.connected() for sw in net.switches):
+                return False
+            state = self.controller.state()
+            if self.controller.state_file is None:
+                return True
+            if state is None or len(state["switches"]) < len(net.switches):
+                return False
+            if self.config.app == "topo-forwarding":
+                # os-ken reports each physical link once per direction.
+                return state["links"] >= 2 * self.spec.switch_graph().number_of_edges()
+            return True
+
+        wait_until(ready, timeout, f"{len(net.switches)} switches to connect to "
+                   f"{self.controller.kind} (and links to be discovered)", stable_for=0.5)
+
+    def processes(self) -> dict[str, list[int]]:
+        out = super().processes()
+        controller = getattr(self, "controller", None)
+        if controller and controller.pid:
+            out["controller"] = [controller.pid]
+        return out
+
+    def control_stats(self) -> dict[str, float]:
+        state = self.controller.state() if getattr(self, "controller", None) else None
+        if not state:
+            return {}
+        return {"packet_ins": state["packet_ins"], "flow_mods": state["flow_mods"]}
+
+    def facts(self) -> dict:
+        return {**super().facts(), "controller": self.config.controller,
+                "app": self.config.app if self.config.controller == "osken" else None,
+                "openflow": "1.3", "idle_timeout_s": self.config.idle_timeout}
+
+    def stop(self) -> None:
+        controller = getattr(self, "controller", None)
+        if controller is not None:
+            controller.stop()
+        super().stop()
+
+
+def ovs_version() -> str | None:
+    try:
+        out = subprocess.run(["ovs-vswitchd", "--version"], capture_output=True, text=True).stdout
+        return out.splitlines()[0] if out else None
+    except OSError:
+        return None

@@ -1,0 +1,139 @@
+"""Controller processes started and stopped by the lab.
+
+Each controller listens for OpenFlow on 127.0.0.1 only, on a free port, logs into the run
+directory, and runs in its own process group so wrappers (Faucet) die with their children.
+"""
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+APPS_DIR = Path(__file__).parent / "osken_apps"
+OSKEN_APPS = {"l2-learning": "l2_learning.py", "topo-forwarding": "topo_forwarding.py"}
+
+
+def free_port(host: str = "127.0.0.1") -> int:
+    with socket.socket() as s:
+        s.bind((host, 0))
+        return s.getsockname()[1]
+
+
+def venv_tool(name: str) -> str:
+    """A console script installed beside our interpreter (os-ken, faucet live in the venv)."""
+    candidate = Path(sys.executable).parent / name
+    return str(candidate) if candidate.exists() else name
+
+
+class ControllerError(RuntimeError):
+    pass
+
+
+class ControllerProcess:
+    """A running controller: argv + env + log file, stopped as a whole process group."""
+
+    def __init__(self, kind: str, argv: list[str], run_dir: Path, port: int,
+                 env: dict[str, str] | None = None, state_file: Path | None = None):
+        self.kind, self.argv, self.run_dir, self.port = kind, argv, Path(run_dir), port
+        self.env = {**os.environ, **(env or {})}
+        self.state_file = state_file
+        self.log_path = self.run_dir / f"controller-{kind}.log"
+        self.proc: subprocess.Popen | None = None
+
+    @property
+    def pid(self) -> int | None:
+        return self.proc.pid if self.proc else None
+
+    def start(self, timeout: float = 20.0) -> None:
+        self.run_dir.mkdir(parents=True, exist_ok=True)
+        log = open(self.log_path, "wb")
+        self.proc = subprocess.Popen(self.argv, stdout=log, stderr=subprocess.STDOUT,
+                                     stdin=subprocess.DEVNULL, env=self.env,
+                                     start_new_session=True)
+        log.close()
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise ControllerError(f"{self.kind} exited with code {self.proc.returncode} "
+                                      f"at start-up:\n{self.log_tail()}")
+            if _port_open(self.port):
+                return
+            time.sleep(0.1)
+        raise ControllerError(f"{self.kind} did not listen on 127.0.0.1:{self.port} within "
+                              f"{timeout:.0f}s:\n{self.log_tail()}")
+
+    def alive(self) -> bool:
+        return self.proc is not None and self.proc.poll() is None
+
+    def state(self) -> dict | None:
+        """The JSON state our os-ken apps write (None for other controllers / not yet)."""
+        if not self.state_file:
+            return None
+        try:
+            return json.loads(self.state_file.read_text())
+        except (OSError, ValueError):
+            return None
+
+    def log_tail(self, lines: int = 15) -> str:
+        try:
+            return "\n".join(self.log_path.read_text(errors="replace").splitlines()[-lines:])
+        except OSError:
+            return "(no log)"
+
+    def stop(self) -> None:
+        if not self.proc or self.proc.poll() is not None:
+            return
+        try:
+            os.killpg(self.proc.pid, signal.SIGTERM)
+            self.proc.wait(timeout=3)
+        except (ProcessLookupError, subprocess.TimeoutExpired):
+            try:
+                os.killpg(self.proc.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+            self.proc.wait(timeout=3)
+
+
+def _port_open(port: int) -> bool:
+    with socket.socket() as s:
+        s.settimeout(0.2)
+        return s.connect_ex(("127.0.0.1", port)) == 0
+
+
+def osken(app: str, run_dir: Path) -> ControllerProcess:
+    if app not in OSKEN_APPS:
+        raise ControllerError(f"unknown os-ken app {app!r}; choose from {sorted(OSKEN_APPS)}")
+    port = free_port()
+    state = Path(run_dir) / "controller-state.json"
+    argv = [venv_tool("osken-manager"), "--ofp-listen-host", "127.0.0.1",
+            "--ofp-tcp-listen-port", str(port)]
+    if app == "topo-forwarding":
+        argv.append("--observe-links")
+    argv.append(str(APPS_DIR / OSKEN_APPS[app]))
+    # The apps import sdnperf.controllers.osken_apps.common: make the package importable.
+    pythonpath = str(Path(__file__).resolve().parents[2])
+    env = {"SDNPERF_CONTROLLER_STATE": str(state),
+           "PYTHONPATH": os.pathsep.join(filter(None, [pythonpath, os.environ.get("PYTHONPATH")]))}
+    return ControllerProcess(f"osken-{app}", argv, run_dir, port, env=env, state_file=state)
+
+
+def ovs_testcontroller(run_dir: Path) -> ControllerProcess:
+    port = free_port()
+    argv = ["ovs-testcontroller", "-O", "OpenFlow13", f"ptcp:{port}:127.0.0.1"]
+    return ControllerProcess("ovs-testcontroller", argv, run_dir, port)
+
+
+def faucet(config_path: Path, run_dir: Path) -> ControllerProcess:
+    port, prom = free_port(), free_port()
+    env = {"FAUCET_CONFIG": str(config_path),
+           "FAUCET_LOG": str(Path(run_dir) / "faucet.log"),
+           "FAUCET_EXCEPTION_LOG": str(Path(run_dir) / "faucet-exception.log"),
+           "FAUCET_PROMETHEUS_ADDR": "127.0.0.1", "FAUCET_PROMETHEUS_PORT": str(prom)}
+    argv = [venv_tool("faucet"), "--ryu-ofp-listen-host=127.0.0.1",
+            f"--ryu-ofp-tcp-listen-port={port}"]
+    return ControllerProcess("faucet", argv, run_dir, port, env=env)
