@@ -1,0 +1,1 @@
+"""Statistics, the comparison table, plots and the HTML report; reads only the store."""

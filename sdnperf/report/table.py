@@ -1,0 +1,242 @@
+"""The comparison table: one row per workload × metric × architecture, over repetitions.
+
+Each row holds n (ok runs with a value), the mean with its 95 % CI, the difference to the
+baseline architecture in % with "better/worse" wording, the p-value of the study's
+significance rule (stats.compare_groups), a CPU-bound mark and the number of failed runs.
+Failed runs are never dropped silently: they are counted in their row, and an
+architecture whose runs all failed still gets a row with n = 0.
+"""
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass, field
+
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from sdnperf.report import fmt, metrics
+from sdnperf.report.stats import (
+    Difference, MeanCI, TestResult, compare_groups, mean_ci, pct_difference,
+    significance_mark,
+)
+from sdnperf.samples import Better
+from sdnperf.store import RunRow, Store
+
+CPU_MARK = "⚠ CPU"
+CPU_FOOTNOTE = (
+    f"{CPU_MARK}: at least one run of this cell was CPU-bound — the machine was saturated "
+    "during the run, so its numbers may measure the host rather than the network."
+)
+NO_METRIC = ""  # metric of the placeholder row of a workload × architecture with no data
+
+
+@dataclass
+class Row:
+    workload: str
+    metric: str  # NO_METRIC when no run of this workload produced any summary
+    architecture: str
+    unit: str
+    better: Better
+    stats: MeanCI  # over the ok runs' summary values
+    failed: int  # failed runs of this workload × architecture (not in n)
+    is_baseline: bool
+    diff: Difference | None = None  # vs the baseline; None on the baseline row itself
+    test: TestResult | None = None
+    cpu_bound_runs: list[str] = field(default_factory=list)  # run keys
+    cpu_reasons: dict[str, str] = field(default_factory=dict)  # run key -> reason
+
+    @property
+    def n(self) -> int:
+        return self.stats.n
+
+    @property
+    def p(self) -> float | None:
+        return self.test.p if self.test else None
+
+    @property
+    def significance(self) -> str:
+        return significance_mark(self.p)
+
+    @property
+    def cpu_mark(self) -> str:
+        return CPU_MARK if self.cpu_bound_runs else ""
+
+    def record(self) -> dict:
+        """The row as plain data (numbers and display strings) for CSV and HTML."""
+        return {
+            "workload": self.workload,
+            "metric": self.metric,
+            "label": metrics.label(self.metric) if self.metric else "(no data)",
+            "architecture": self.architecture,
+            "baseline": self.is_baseline,
+            "n": self.n,
+            "failed": self.failed,
+            "mean": self.stats.mean,
+            "ci95_half_width": self.stats.half_width,
+            "mean_ci": fmt.mean_pm(self.stats.mean, self.stats.half_width),
+            "ci_note": self.stats.note,
+            "unit": self.unit,
+            "better": self.better,
+            "diff_pct": self.diff.pct if self.diff else None,
+            "diff": "baseline" if self.is_baseline else (self.diff.words() if self.diff else ""),
+            "verdict": self.diff.verdict if self.diff else "",
+            "test": self.test.test if self.test else "",
+            "p": self.p,
+            "p_text": fmt.p_value(self.p),
+            "significance": self.significance,
+            "cpu_bound": bool(self.cpu_bound_runs),
+            "cpu_mark": self.cpu_mark,
+            "cpu_bound_runs": " ".join(self.cpu_bound_runs),
+        }
+
+
+RECORD_COLUMNS = list(Row("", "", "", "", "lower", MeanCI(0, 0.0, None, None), 0, False)
+                      .record().keys())
+
+
+def comparison(store: Store, study_id: int, baseline: str | None = None) -> list[Row]:
+    """Build the table from the store.
+
+    baseline=None takes the study spec's baseline (`spec["study"]["baseline"]` or
+    `spec["baseline"]`), else the first architecture that was run. A baseline that no
+    run used is an error naming the architectures that exist.
+    """
+    runs = store.runs(study_id)
+    if not runs:
+        return []
+    archs = _in_order(r.architecture for r in runs)
+    base = _resolve_baseline(store, study_id, archs, baseline)
+    archs = [base] + [a for a in archs if a != base]
+
+    runs_by_cell: dict[tuple[str, str], list[RunRow]] = defaultdict(list)
+    for r in runs:
+        runs_by_cell[(r.workload, r.architecture)].append(r)
+
+    # values[(workload, metric, arch)] = summary values of ok runs
+    values: dict[tuple[str, str, str], list[float]] = defaultdict(list)
+    unit: dict[tuple[str, str], str] = {}
+    better: dict[tuple[str, str], Better] = {}
+    metric_order: dict[str, list[str]] = defaultdict(list)
+    for s in store.summaries(study_id):
+        if s.status != "ok":
+            continue
+        if s.metric not in metric_order[s.workload]:
+            metric_order[s.workload].append(s.metric)
+        values[(s.workload, s.metric, s.architecture)].append(s.value)
+        unit.setdefault((s.workload, s.metric), s.unit)
+        better.setdefault((s.workload, s.metric), s.better)
+
+    rows: list[Row] = []
+    for workload in _in_order(r.workload for r in runs):
+        for metric in metric_order.get(workload) or [NO_METRIC]:
+            base_values = values.get((workload, metric, base), [])
+            for arch in archs:
+                cell_runs = runs_by_cell.get((workload, arch), [])
+                if not cell_runs:
+                    continue
+                row = _row(workload, metric, arch, base, cell_runs,
+                           values.get((workload, metric, arch), []), base_values,
+                           unit.get((workload, metric), ""),
+                           better.get((workload, metric), _default_better(metric)))
+                rows.append(row)
+    return rows
+
+
+def _row(workload, metric, arch, base, cell_runs, vals, base_vals, unit, better) -> Row:
+    stats = mean_ci(vals)
+    row = Row(
+        workload=workload, metric=metric, architecture=arch, unit=unit, better=better,
+        stats=stats, failed=sum(1 for r in cell_runs if r.status == "failed"),
+        is_baseline=arch == base,
+        cpu_bound_runs=[r.key for r in cell_runs if r.cpu_bound],
+        cpu_reasons={r.key: r.cpu.reason for r in cell_runs if r.cpu_bound},
+    )
+    if not row.is_baseline and metric != NO_METRIC:
+        base_stats = mean_ci(base_vals)
+        row.diff = pct_difference(stats.mean, base_stats.mean, better)
+        row.test = compare_groups(vals, base_vals)
+    return row
+
+
+def _default_better(metric: str) -> Better:
+    m = metrics.get(metric)
+    return m.better if m else "lower"
+
+
+def _in_order(items) -> list[str]:
+    seen: dict[str, None] = {}
+    for item in items:
+        seen.setdefault(item, None)
+    return list(seen)
+
+
+def _resolve_baseline(store: Store, study_id: int, archs: list[str], baseline: str | None) -> str:
+    if baseline is None:
+        spec = store.study(study_id).spec
+        section = spec.get("study") if isinstance(spec.get("study"), dict) else {}
+        baseline = section.get("baseline") or spec.get("baseline")
+        if baseline not in archs:  # the spec's baseline never ran: fall back quietly
+            baseline = archs[0]
+    if baseline not in archs:
+        raise ValueError(
+            f"baseline architecture {baseline!r} has no runs in this study; "
+            f"architectures: {', '.join(archs)}"
+        )
+    return baseline
+
+
+# -- footnotes and rendering ----------------------------------------------------------
+
+def footnotes(rows: list[Row]) -> list[str]:
+    """The notes the table needs, only those that apply to these rows."""
+    notes: list[str] = []
+    reasons: dict[str, str] = {}
+    for row in rows:
+        reasons.update(row.cpu_reasons)
+    if reasons:
+        notes.append(CPU_FOOTNOTE)
+        for key, reason in reasons.items():
+            notes.append(f"  CPU-bound run {key}: {reason or 'no reason recorded'}")
+    if any(r.failed for r in rows):
+        notes.append("failed: runs that did not finish; they are not in n, and are listed "
+                     "with their errors in the report.")
+    if any(r.stats.n == 1 for r in rows):
+        notes.append("n=1: a single repetition has no confidence interval and no test.")
+    if any(r.test and r.test.test for r in rows):
+        notes.append("Δ vs baseline: difference of the means in % of the baseline's mean; "
+                     "better/worse takes into account whether lower or higher is better.")
+        notes.append("p: Welch's t-test, or Mann–Whitney U when n≥3 and Shapiro–Wilk doubts "
+                     "normality; *** p<0.001, ** p<0.01, * p<0.05, ns not significant.")
+    return notes
+
+
+def render_table(rows: list[Row], console: Console | None = None, title: str = "") -> None:
+    """Print the table (and its footnotes) to a rich console."""
+    console = console or Console()
+    table = Table(title=title or None, show_lines=False)
+    for name, justify in [("workload", "left"), ("metric", "left"), ("architecture", "left"),
+                          ("n", "right"), ("failed", "right"), ("mean ± 95% CI", "right"),
+                          ("unit", "left"), ("Δ vs baseline", "right"), ("p", "right"),
+                          ("sig", "left"), ("CPU", "left")]:
+        table.add_column(name, justify=justify)
+    previous = None
+    for row in rows:
+        rec = row.record()
+        group = (row.workload, row.metric)
+        if previous is not None and group != previous:
+            table.add_section()
+        previous = group
+        # Text objects, not markup strings: names from a study file may contain "[".
+        table.add_row(
+            Text(row.workload), Text(row.metric or "(no data)"),
+            Text(row.architecture + (" (baseline)" if row.is_baseline else "")),
+            Text(str(row.n)), Text(str(row.failed), style="red" if row.failed else ""),
+            Text(rec["mean_ci"] if row.n else "—"), Text(row.unit),
+            Text(rec["diff"], style={"better": "green", "worse": "red"}.get(rec["verdict"], "")),
+            Text(rec["p_text"] if row.test else ""), Text(row.significance),
+            Text(row.cpu_mark, style="yellow"),
+        )
+    console.print(table)
+    for note in footnotes(rows):
+        console.print(note, markup=False, highlight=False)
