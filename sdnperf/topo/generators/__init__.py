@@ -1,0 +1,1 @@
+"""One module per family of topology generators; each exposes GENERATORS (see registry.py)."""

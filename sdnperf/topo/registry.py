@@ -1,0 +1,53 @@
+"""TOPOLOGIES (kind -> Generator) and build_topology, the one entry point for the rest of sdnperf."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from .generators import basic, campus, custom, fabric, graphml, transit_stub
+from .generators.base import Generator
+from .spec import TopoSpec
+
+TOPOLOGIES: dict[str, Generator] = {
+    g.kind: g
+    for module in (basic, campus, fabric, transit_stub, graphml, custom)
+    for g in module.GENERATORS
+}
+
+
+def generator(kind: str) -> Generator:
+    try:
+        return TOPOLOGIES[kind]
+    except KeyError:
+        raise ValueError(f"unknown topology kind {kind!r}; valid kinds: "
+                         + ", ".join(TOPOLOGIES)) from None
+
+
+def build_topology(kind: str, params: dict[str, Any], seed: int,
+                   base_dir: Path | None = None) -> TopoSpec:
+    """Build a topology of `kind` from its study-file parameters (without `kind`/`link`).
+
+    Raises ValueError for an unknown kind, pydantic.ValidationError for bad parameters
+    (locations are parameter names) and TopologyError (a ValueError) when the topology
+    cannot be built, e.g. a missing GraphML file; messages name the file.
+    """
+    gen = generator(kind)
+    validated = gen.params_model.model_validate(dict(params or {}))
+    spec = gen.build(validated, seed, base_dir)
+    spec.validate()
+    return spec
+
+
+def topology_from_table(table: dict[str, Any], seed: int,
+                        base_dir: Path | None = None) -> TopoSpec:
+    """Build from a whole [topology] table: `kind`, its parameters and optional `link` defaults."""
+    params = dict(table)
+    kind = params.pop("kind", None)
+    if kind is None:
+        raise ValueError("topology: `kind` is missing; valid kinds: " + ", ".join(TOPOLOGIES))
+    link = params.pop("link", None) or {}
+    spec = build_topology(kind, params, seed, base_dir)
+    if link:
+        spec = spec.with_link_defaults(link.get("bw"), link.get("delay_ms"), link.get("loss_pct"))
+    return spec
