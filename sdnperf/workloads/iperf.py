@@ -1,0 +1,291 @@
+"""TCP bulk and UDP constant-bit-rate traffic with iperf3, many pairs at once.
+
+Each pair gets its own one-shot server (`iperf3 -s -1 -J -B <dst ip> -p <port>`) on the
+destination, with a distinct port so several pairs can share a destination. Clients run
+with `--json --get-server-output`, so one JSON document per pair holds both the sender's
+and the receiver's view; numbers are taken from the receiver where iperf3 reports them.
+`parse_iperf3`, `tcp_output` and `udp_output` are pure, so they are tested on recorded runs.
+"""
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass, field
+
+from ..samples import Sample, Summary
+from .config import IperfTcpConfig, IperfUdpConfig
+from .context import WorkloadContext, WorkloadError, WorkloadOutput
+from .pairs import resolve_pairs
+from .procs import Launched, ProcessGroup
+
+BASE_PORT = 5201  # pair i uses BASE_PORT + i
+SERVER_START_TIMEOUT_S = 5.0
+CONNECT_TIMEOUT_MS = 5000  # a reactive controller may delay the first SYN; not by 5 s
+DURATION_MARGIN_S = 15.0  # connect + result exchange, beyond the test's own duration
+BYTES_MODE_LIMIT_S = 120.0  # fixed-bytes transfers have no duration to add a margin to
+TAIL_FRACTION = 0.1  # a last interval shorter than this share of the one before is dropped
+
+
+@dataclass
+class Interval:
+    start: float
+    end: float
+    mbps: float
+    jitter_ms: float | None = None  # UDP receiver only
+
+
+@dataclass
+class IperfResult:
+    """One iperf3 client run, receiver-side where iperf3 gives it."""
+
+    intervals: list[Interval] = field(default_factory=list)
+    receiver_intervals: bool = False  # True when `intervals` come from the server's report
+    mbps: float = 0.0  # mean throughput over the run, at the receiver
+    bytes: int = 0  # bytes received
+    seconds: float = 0.0  # receiver-side duration of the transfer
+    retransmits: int | None = None  # TCP only
+    jitter_ms: float | None = None  # UDP only
+    lost_packets: int | None = None
+    packets: int | None = None
+    out_of_order: int | None = None
+    error: str = ""
+
+
+def parse_iperf3(text: str) -> IperfResult:
+    """Parse `iperf3 --json` client output (with or without --get-server-output).
+
+    Raises ValueError when the text is not iperf3 JSON (e.g. the tool was killed before it
+    printed anything); an error iperf3 itself reports is returned in `.error`.
+    """
+    try:
+        doc = json.loads(text)
+    except json.JSONDecodeError as exc:
+        snippet = text.strip()[:200] or "(no output)"
+        raise ValueError(f"iperf3 output is not JSON ({exc.msg}): {snippet}") from None
+    res = IperfResult(error=str(doc.get("error", "")))
+    server = doc.get("server_output_json") or {}
+    end = doc.get("end") or {}
+
+    if server.get("intervals"):
+        res.intervals, res.receiver_intervals = _intervals(server["intervals"]), True
+    else:
+        res.intervals = _intervals(doc.get("intervals") or [])
+
+    received = end.get("sum_received") or end.get("sum") or {}
+    res.mbps = float(received.get("bits_per_second", 0.0)) / 1e6
+    res.bytes = int(received.get("bytes", 0))
+    res.seconds = float(received.get("seconds", 0.0))
+    if "retransmits" in (end.get("sum_sent") or {}):
+        res.retransmits = int(end["sum_sent"]["retransmits"])
+    if "jitter_ms" in received:  # UDP
+        res.jitter_ms = float(received["jitter_ms"])
+        res.lost_packets = int(received.get("lost_packets", 0))
+        res.packets = int(received.get("packets", 0))
+        # The receiver counts reordering; the client's copy of that count may be stale.
+        streams = ((server.get("end") or {}).get("streams")) or end.get("streams") or []
+        counts = [s["udp"]["out_of_order"] for s in streams if "out_of_order" in s.get("udp", {})]
+        res.out_of_order = sum(counts) if counts else None
+    return res
+
+
+def _intervals(raw: list[dict]) -> list[Interval]:
+    out: list[Interval] = []
+    for item in raw:
+        s = item.get("sum") or {}
+        if s.get("omitted"):
+            continue
+        start, end = float(s["start"]), float(s["end"])
+        if out and (out[-1].start, out[-1].end) == (start, end):
+            continue  # iperf3 repeats the last interval when a test is cut short
+        jitter = s.get("jitter_ms")
+        out.append(Interval(start, end, float(s["bits_per_second"]) / 1e6,
+                            None if jitter is None else float(jitter)))
+    # The receiver often reports a last sliver of a millisecond or so with the final
+    # in-flight bytes; as a rate it is noise. Its bytes stay in the run's totals.
+    if len(out) > 1 and (out[-1].end - out[-1].start) < TAIL_FRACTION * (out[-2].end - out[-2].start):
+        out.pop()
+    return out
+
+
+def _interval_samples(name: str, flow: str, res: IperfResult, t_offset: float) -> list[Sample]:
+    samples = []
+    for i, iv in enumerate(res.intervals):
+        t = round(t_offset + iv.end, 6)
+        samples.append(Sample(name, "throughput_mbps", iv.mbps, "Mbit/s", flow, "", t, i))
+        if iv.jitter_ms is not None:
+            samples.append(Sample(name, "jitter_ms", iv.jitter_ms, "ms", flow, "", t, i))
+    return samples
+
+
+def tcp_output(name: str, results: dict[str, IperfResult], offsets: dict[str, float],
+               fixed_bytes: bool) -> WorkloadOutput:
+    """Samples (throughput per 1-s interval per pair) and summaries for a TCP run.
+
+    - throughput_mbps: the SUM over pairs of each pair's mean receiver throughput
+      (aggregate goodput of the concurrent transfers);
+    - transfer_time_s / transfer_time_max_s (fixed-bytes mode): mean / longest completion
+      time over pairs, as iperf3 measures it;
+    - bytes: total bytes received; retransmits: total TCP retransmissions.
+    Caveat of iperf3 3.x in fixed-bytes mode: the test ends when the sender has *written*
+    the last byte, so up to one socket buffer may still be in flight; the receiver's byte
+    count (and so the throughput here) can be a few % below the requested size on fast links.
+    `offsets[flow]` is when that pair's client started, in seconds since the workload began.
+    """
+    samples = [s for flow, res in results.items()
+               for s in _interval_samples(name, flow, res, offsets.get(flow, 0.0))]
+    summaries = [
+        Summary(name, "throughput_mbps", sum(r.mbps for r in results.values()), "Mbit/s", "higher"),
+        Summary(name, "bytes", float(sum(r.bytes for r in results.values())), "B", "higher"),
+    ]
+    if fixed_bytes and results:
+        times = [r.seconds for r in results.values()]
+        summaries += [Summary(name, "transfer_time_s", sum(times) / len(times), "s"),
+                      Summary(name, "transfer_time_max_s", max(times), "s")]
+    retrans = [r.retransmits for r in results.values() if r.retransmits is not None]
+    if retrans:
+        summaries.append(Summary(name, "retransmits", float(sum(retrans)), "packets"))
+    return WorkloadOutput(samples, summaries)
+
+
+def udp_output(name: str, results: dict[str, IperfResult], offsets: dict[str, float]) -> WorkloadOutput:
+    """Samples (receiver throughput and jitter per interval per pair) and summaries.
+
+    - throughput_mbps: the SUM over pairs of each pair's mean receiver throughput;
+    - jitter_ms: mean over pairs of iperf3's receiver jitter (RFC 3550 smoothed);
+    - loss_pct: lost / sent datagrams over all pairs;
+    - reordered_pct: out-of-order / sent datagrams over all pairs.
+    """
+    samples = [s for flow, res in results.items()
+               for s in _interval_samples(name, flow, res, offsets.get(flow, 0.0))]
+    summaries = [Summary(name, "throughput_mbps", sum(r.mbps for r in results.values()),
+                         "Mbit/s", "higher")]
+    jitters = [r.jitter_ms for r in results.values() if r.jitter_ms is not None]
+    if jitters:
+        summaries.append(Summary(name, "jitter_ms", sum(jitters) / len(jitters), "ms"))
+    packets = sum(r.packets or 0 for r in results.values())
+    if packets:
+        lost = sum(r.lost_packets or 0 for r in results.values())
+        summaries.append(Summary(name, "loss_pct", 100.0 * lost / packets, "%"))
+        if any(r.out_of_order is not None for r in results.values()):
+            reordered = sum(r.out_of_order or 0 for r in results.values())
+            summaries.append(Summary(name, "reordered_pct", 100.0 * reordered / packets, "%"))
+    return WorkloadOutput(samples, summaries)
+
+
+def run_iperf_tcp(cfg: IperfTcpConfig, ctx: WorkloadContext) -> WorkloadOutput:
+    mode = ["-n", cfg.bytes] if cfg.bytes else ["-t", f"{cfg.duration:g}"]
+    window = ["-w", cfg.window] if cfg.window else []
+    limit = cfg.time_limit or (cfg.duration + DURATION_MARGIN_S if cfg.duration
+                               else BYTES_MODE_LIMIT_S)
+    results, offsets, started = _run_pairs(cfg.name, "iperf-tcp", cfg.pairs, ctx,
+                                           mode + window, limit)
+    out = tcp_output(cfg.name, results, offsets, fixed_bytes=cfg.bytes is not None)
+    out.processes_started = started
+    return out
+
+
+def run_iperf_udp(cfg: IperfUdpConfig, ctx: WorkloadContext) -> WorkloadOutput:
+    args = ["-u", "-b", cfg.rate, "-t", f"{cfg.duration:g}"]
+    if cfg.length:
+        args += ["-l", str(cfg.length)]
+    limit = cfg.time_limit or cfg.duration + DURATION_MARGIN_S
+    results, offsets, started = _run_pairs(cfg.name, "iperf-udp", cfg.pairs, ctx, args, limit)
+    out = udp_output(cfg.name, results, offsets)
+    out.processes_started = started
+    return out
+
+
+def _run_pairs(name: str, kind: str, pairs_cfg, ctx: WorkloadContext, client_args: list[str],
+               limit_s: float) -> tuple[dict[str, IperfResult], dict[str, float], int]:
+    """Run one server + one client per pair, all at once; every process is reaped on exit."""
+    pairs = resolve_pairs(pairs_cfg, ctx.host_names, ctx.seed)
+    with ProcessGroup(ctx) as group:
+        servers: dict[str, tuple[Launched, str, int]] = {}
+        for i, (src, dst) in enumerate(pairs):
+            flow, port, dst_ip = f"{src}->{dst}", BASE_PORT + i, ctx.host(dst).IP()
+            argv = ["iperf3", "-s", "-1", "-J", "-B", dst_ip, "-p", str(port)]
+            servers[flow] = (group.start(ctx.host(dst), argv, f"iperf3 server {flow}"), dst_ip, port)
+        _await_listening(name, servers)
+
+        ctx.log(f"{name}: {kind} on {len(pairs)} pair(s)")
+        t0 = time.time()
+        clients: dict[str, Launched] = {}
+        for (src, _dst), (flow, (_srv, dst_ip, port)) in zip(pairs, servers.items()):
+            argv = ["iperf3", "-c", dst_ip, "-p", str(port), "--json", "--get-server-output",
+                    "-i", "1", "--connect-timeout", str(CONNECT_TIMEOUT_MS), *client_args]
+            clients[flow] = group.start(ctx.host(src), argv, f"iperf3 client {flow}")
+        group.wait(list(clients.values()), limit_s)
+        # One-shot servers exit after their test; any that do not are stopped by the group.
+        group.wait([srv for srv, _, _ in servers.values()], 2.0)
+
+        results, problems = {}, []
+        for flow, proc in clients.items():
+            if proc.timed_out:
+                problems.append(f"{flow}: iperf3 client hung and was killed after {limit_s:g} s")
+                continue
+            try:
+                res = parse_iperf3(proc.output())
+            except ValueError as exc:
+                problems.append(f"{flow}: {exc}; stderr: {proc.errors() or '(empty)'}")
+                continue
+            if res.error:
+                problems.append(f"{flow}: iperf3: {res.error}")
+                continue
+            results[flow] = res
+        offsets = {flow: round(proc.started - t0, 6) for flow, proc in clients.items()}
+        started = group.started
+    if problems:
+        raise WorkloadError(f"{kind} workload '{name}': " + "; ".join(problems))
+    return results, offsets, started
+
+
+def _await_listening(name: str, servers: dict[str, tuple[Launched, str, int]]) -> None:
+    """Block until every server listens, so no client races its server's bind()."""
+    deadline = time.monotonic() + SERVER_START_TIMEOUT_S
+    waiting = dict(servers)
+    while waiting:
+        for flow, (proc, dst_ip, port) in list(waiting.items()):
+            if proc.popen.poll() is not None:
+                detail = _server_error(proc)
+                raise WorkloadError(f"workload '{name}': iperf3 server for {flow} on "
+                                    f"{dst_ip}:{port} exited at start: {detail}")
+            if _listens(proc.pid, port):
+                del waiting[flow]
+        if not waiting:
+            return
+        if time.monotonic() > deadline:
+            raise WorkloadError(f"workload '{name}': iperf3 server(s) not listening after "
+                                f"{SERVER_START_TIMEOUT_S:g} s: {', '.join(waiting)}")
+        time.sleep(0.01)
+
+
+def _listens(pid: int, port: int) -> bool:
+    """True once `pid` is iperf3 (mnexec has exec'd, so it is in the host's namespace) and
+    that namespace has a TCP socket listening on `port`."""
+    try:
+        with open(f"/proc/{pid}/comm") as f:
+            if f.read().strip() != "iperf3":
+                return False
+    except OSError:
+        return False
+    wanted = f":{port:04X}"
+    for table in ("tcp", "tcp6"):
+        try:
+            with open(f"/proc/{pid}/net/{table}") as f:
+                next(f, None)  # header
+                for line in f:
+                    cols = line.split()
+                    if len(cols) > 3 and cols[1].endswith(wanted) and cols[3] == "0A":  # LISTEN
+                        return True
+        except OSError:
+            continue
+    return False
+
+
+def _server_error(proc: Launched) -> str:
+    text = proc.output().strip()
+    try:
+        err = json.loads(text).get("error", "")
+    except (json.JSONDecodeError, AttributeError):
+        err = text[:200]
+    return err or proc.errors() or f"exit code {proc.returncode}"

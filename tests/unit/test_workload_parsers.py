@@ -1,0 +1,168 @@
+"""Parsers and summaries on outputs recorded from real ping / iperf3 runs.
+
+The files in tests/unit/data/ were recorded in two network namespaces joined by a veth
+pair (see tests/unit/data/README.md for the commands).
+"""
+from pathlib import Path
+
+import pytest
+
+from sdnperf.workloads.iperf import parse_iperf3, tcp_output, udp_output
+from sdnperf.workloads.ping import parse_ping, ping_argv, ping_output
+
+DATA = Path(__file__).parent / "data"
+
+
+def text(name: str) -> str:
+    return (DATA / name).read_text()
+
+
+def by_metric(out):
+    return {s.metric: s for s in out.summaries}
+
+
+# --- ping -------------------------------------------------------------------------------
+
+def test_ping_all_answered():
+    res = parse_ping(text("ping_ok.txt"))
+    assert (res.transmitted, res.received, res.lost_seqs) == (5, 5, [])
+    assert [r.seq for r in res.replies] == [1, 2, 3, 4, 5]
+    assert res.replies[0].rtt_ms == 0.333 and res.replies[0].ts == 1795334561.315104
+
+
+def test_ping_losses_from_no_answer_lines():
+    res = parse_ping(text("ping_loss.txt"))
+    assert (res.transmitted, res.received) == (12, 8)
+    assert res.lost_seqs == [5, 6, 7, 8]
+
+
+def test_ping_cold_lost_and_unreachable():
+    for name in ("ping_cold_lost.txt", "ping_unreach.txt"):
+        res = parse_ping(text(name))
+        assert (res.transmitted, res.received, res.lost_seqs) == (1, 0, [1])
+
+
+def test_ping_killed_before_statistics_still_counts_losses():
+    cut = text("ping_loss.txt").split("\n---")[0]  # as if killed before the summary
+    res = parse_ping(cut)
+    assert res.transmitted == 12 and res.lost_seqs == [5, 6, 7, 8]
+
+
+def test_ping_duplicates_are_ignored():
+    dup = text("ping_ok.txt").replace(
+        "icmp_seq=2 ttl=64 time=0.051 ms",
+        "icmp_seq=2 ttl=64 time=0.051 ms\n[1795334561.516100] 64 bytes from 10.99.0.2: "
+        "icmp_seq=2 ttl=64 time=0.090 ms (DUP!)")
+    assert [r.rtt_ms for r in parse_ping(dup).replies] == [0.333, 0.051, 0.102, 0.055, 0.062]
+
+
+def test_ping_argv():
+    assert ping_argv("10.0.0.2", 20, 0.2, 56, 2.0) == [
+        "ping", "-n", "-D", "-O", "-c", "20", "-i", "0.2", "-s", "56", "-W", "2", "10.0.0.2"]
+
+
+def test_ping_output_summaries_and_samples():
+    cold = {"h1->h2": parse_ping(text("ping_cold.txt")),
+            "h3->h2": parse_ping(text("ping_cold_lost.txt"))}
+    steady = {"h1->h2": parse_ping(text("ping_steady.txt")),
+              "h3->h2": parse_ping(text("ping_loss.txt"))}
+    t0 = 1795334560.0
+    out = ping_output("ping", cold, steady, t0)
+    m = by_metric(out)
+    assert m["rtt_first_ms"].value == pytest.approx(0.039)  # only the answered cold packet
+    assert m["loss_first_pct"].value == 50.0
+    # loss counts the lost cold packet too: (1 + 4) lost of (2 + 8 + 12) sent
+    assert m["loss_pct"].value == pytest.approx(100 * 5 / 22)
+    steady_rtts = ([r.rtt_ms for r in steady["h1->h2"].replies]
+                   + [r.rtt_ms for r in steady["h3->h2"].replies])
+    assert m["rtt_ms"].value == pytest.approx(sum(steady_rtts) / len(steady_rtts))
+    assert m["rtt_min_ms"].value == 0.032 and m["rtt_max_ms"].value == 0.065
+    assert m["rtt_mdev_ms"].value > 0
+    assert all(s.better == "lower" for s in out.summaries)
+    rtt_samples = [s for s in out.samples if s.metric == "rtt_ms"]
+    assert {s.phase for s in rtt_samples} == {"cold", "steady"}
+    assert len(rtt_samples) == 1 + 16
+    first = rtt_samples[0]
+    assert (first.flow, first.phase, first.seq, first.unit) == ("h1->h2", "cold", 1, "ms")
+    assert first.t == pytest.approx(1795334569.785956 - t0)
+    lost = [s for s in out.samples if s.metric == "lost"]
+    assert [(s.flow, s.phase, s.seq) for s in lost] == [
+        ("h3->h2", "cold", 1)] + [("h3->h2", "steady", q) for q in (5, 6, 7, 8)]
+
+
+def test_ping_output_all_lost_has_no_rtt():
+    out = ping_output("p", {"a->b": parse_ping(text("ping_cold_lost.txt"))}, {}, 0.0)
+    m = by_metric(out)
+    assert "rtt_first_ms" not in m and "rtt_ms" not in m
+    assert m["loss_pct"].value == 100.0 and m["loss_first_pct"].value == 100.0
+
+
+# --- iperf3 -----------------------------------------------------------------------------
+
+def test_tcp_duration():
+    res = parse_iperf3(text("iperf3_tcp_duration.json"))
+    assert res.error == "" and res.receiver_intervals
+    assert len(res.intervals) == 3  # the 1-ms tail the receiver reports is dropped
+    assert [round(iv.end) for iv in res.intervals] == [1, 2, 3]
+    assert res.mbps == pytest.approx(20522.55, rel=1e-4)
+    assert res.bytes == 7698644992 and res.retransmits == 29283
+    assert res.jitter_ms is None
+
+
+def test_tcp_fixed_bytes():
+    res = parse_iperf3(text("iperf3_tcp_bytes.json"))
+    assert res.bytes == 5 * 1024 ** 3 and res.seconds == pytest.approx(1.974056)
+    assert len(res.intervals) == 2 and res.intervals[-1].end == pytest.approx(1.974056)
+
+
+def test_tcp_errors_are_reported():
+    assert parse_iperf3(text("iperf3_refused.json")).error.endswith("Connection refused")
+    killed = parse_iperf3(text("iperf3_tcp_server_killed.json"))
+    assert killed.error == "the server has terminated"
+    assert len(killed.intervals) == 1  # the repeated interval is dropped
+    with pytest.raises(ValueError, match="not JSON"):
+        parse_iperf3("")
+    with pytest.raises(ValueError, match="not JSON"):
+        parse_iperf3('{"start": {')
+
+
+def test_udp_clean_and_lossy():
+    clean = parse_iperf3(text("iperf3_udp.json"))
+    assert clean.receiver_intervals and len(clean.intervals) == 3
+    assert all(iv.jitter_ms is not None for iv in clean.intervals)
+    assert clean.mbps == pytest.approx(10, rel=0.01)
+    assert (clean.lost_packets, clean.packets, clean.out_of_order) == (0, 2589, 0)
+    lossy = parse_iperf3(text("iperf3_udp_loss.json"))
+    assert (lossy.lost_packets, lossy.packets) == (1175, 6249)
+    assert lossy.intervals[1].mbps < 5  # link was down during the second interval
+
+
+def test_tcp_output_sums_pairs():
+    a = parse_iperf3(text("iperf3_tcp_duration.json"))
+    b = parse_iperf3(text("iperf3_tcp_bytes.json"))
+    out = tcp_output("tcp", {"h1->h2": a, "h3->h2": b}, {"h1->h2": 0.0, "h3->h2": 0.5},
+                     fixed_bytes=True)
+    m = by_metric(out)
+    assert m["throughput_mbps"].value == pytest.approx(a.mbps + b.mbps)
+    assert m["throughput_mbps"].better == "higher" and m["bytes"].better == "higher"
+    assert m["bytes"].value == a.bytes + b.bytes
+    assert m["retransmits"].value == a.retransmits + b.retransmits
+    assert m["transfer_time_s"].value == pytest.approx((a.seconds + b.seconds) / 2)
+    assert m["transfer_time_max_s"].value == pytest.approx(max(a.seconds, b.seconds))
+    series = [s for s in out.samples if s.flow == "h3->h2"]
+    assert [s.seq for s in series] == [0, 1]
+    assert series[0].t == pytest.approx(0.5 + 1.000022)  # client start offset + interval end
+    no_bytes = by_metric(tcp_output("tcp", {"x": a}, {}, fixed_bytes=False))
+    assert "transfer_time_s" not in no_bytes
+
+
+def test_udp_output():
+    clean = parse_iperf3(text("iperf3_udp.json"))
+    lossy = parse_iperf3(text("iperf3_udp_loss.json"))
+    out = udp_output("udp", {"h1->h2": clean, "h3->h4": lossy}, {})
+    m = by_metric(out)
+    assert m["throughput_mbps"].value == pytest.approx(clean.mbps + lossy.mbps)
+    assert m["loss_pct"].value == pytest.approx(100 * 1175 / (2589 + 6249))
+    assert m["reordered_pct"].value == 0.0
+    assert m["jitter_ms"].value == pytest.approx((clean.jitter_ms + lossy.jitter_ms) / 2)
+    assert {s.metric for s in out.samples} == {"throughput_mbps", "jitter_ms"}
