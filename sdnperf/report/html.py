@@ -1,0 +1,252 @@
+"""The HTML report: one self-contained file (inline CSS, plots as base64 PNG, no URLs).
+
+Sections: the study and its environment, the comparison table with its marks and
+footnotes, the plots (and which could not be drawn, and why), failed and CPU-bound runs,
+and "how to read this" with a definition of every metric shown.
+"""
+from __future__ import annotations
+
+import base64
+import json
+import tempfile
+import time
+from html import escape
+from pathlib import Path
+
+from sdnperf.report import metrics
+from sdnperf.report.plots import all_plots
+from sdnperf.report.series import conditions
+from sdnperf.report.table import CPU_MARK, comparison, footnotes
+from sdnperf.store import RunRow, Store, StudyRow
+
+CSS = """
+body { font-family: system-ui, sans-serif; margin: 2em auto; max-width: 1100px; color: #222;
+       line-height: 1.4; padding: 0 1em; }
+h1 { margin-bottom: 0.2em; } h2 { border-bottom: 1px solid #ccc; padding-bottom: 0.2em; }
+table { border-collapse: collapse; margin: 0.5em 0 1em; font-size: 0.9em; }
+th, td { border: 1px solid #ccc; padding: 0.25em 0.6em; text-align: left; vertical-align: top; }
+th { background: #f2f2f2; }
+td.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
+tr.baseline td { background: #fafafa; }
+tr.group-start td { border-top: 2px solid #888; }
+.better { color: #137333; } .worse { color: #b3261e; }
+.cpu { color: #8a5300; font-weight: bold; white-space: nowrap; } .failed { color: #b3261e; }
+.meta { color: #555; } pre { white-space: pre-wrap; margin: 0; font-size: 0.9em; }
+figure { margin: 1em 0; } figure img { max-width: 100%; border: 1px solid #ddd; }
+figcaption { color: #555; font-size: 0.9em; }
+dt { font-weight: bold; margin-top: 0.5em; } dd { margin-left: 1.5em; }
+"""
+
+
+def write_report(store: Store, study_id: int, out_path: str | Path,
+                 baseline: str | None = None) -> Path:
+    """Write the report of one study to `out_path`; returns the path."""
+    out = Path(out_path)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    study = store.study(study_id)
+    runs = store.runs(study_id)
+    rows = comparison(store, study_id, baseline)
+    base = next((r.architecture for r in rows if r.is_baseline), baseline)
+    with tempfile.TemporaryDirectory(prefix="sdnperf-plots-") as tmp:
+        plots = all_plots(store, study_id, tmp, base)
+        figures = [(p.stem, caption, _data_uri(p)) for p, caption in plots.figures]
+    metric_names = _metrics_shown(store, study_id)
+    parts = [
+        _header(study, runs, store, study_id),
+        _environment(study.environment),
+        "<h2>Comparison</h2>",
+        _comparison_table(rows, base),
+        _footnotes(footnotes(rows)),
+        "<h2>Plots</h2>",
+        *(f'<figure><img alt="{escape(stem)}" src="{uri}"><figcaption>{escape(caption)}'
+          f"</figcaption></figure>" for stem, caption, uri in figures),
+        _not_drawn(plots.skipped),
+        _failed_runs(runs),
+        _cpu_bound_runs(runs),
+        _how_to_read(metric_names),
+    ]
+    page = (
+        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+        f"<title>sdnperf — {escape(study.name)}</title><style>{CSS}</style></head><body>\n"
+        + "\n".join(p for p in parts if p)
+        + "\n</body></html>\n"
+    )
+    out.write_text(page, encoding="utf-8")
+    return out
+
+
+# -- sections ------------------------------------------------------------------------
+
+def _header(study: StudyRow, runs: list[RunRow], store: Store, study_id: int) -> str:
+    ok = sum(1 for r in runs if r.status == "ok")
+    failed = len(runs) - ok
+    bound = sum(1 for r in runs if r.cpu_bound)
+    created = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(study.created))
+    return (
+        f"<h1>{escape(study.name)}</h1>"
+        f'<p class="meta">Study created {escape(created)} from <code>{escape(study.source)}</code>; '
+        f"report written {escape(time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime()))}.<br>"
+        f"{len(runs)} runs: {ok} ok, "
+        f'<span class="{"failed" if failed else ""}">{failed} failed</span>, '
+        f"{bound} CPU-bound. Conditions: {escape(conditions(store, study_id))}.<br>"
+        f"Raw data: <code>{escape(str(store.path))}</code> (SQLite).</p>"
+    )
+
+
+def _environment(env: dict) -> str:
+    if not env:
+        return "<h2>Environment</h2><p>No environment was recorded.</p>"
+    rows = "".join(
+        f"<tr><th>{escape(k)}</th><td>{escape(v)}</td></tr>" for k, v in _flatten(env)
+    )
+    return f"<h2>Environment</h2><table>{rows}</table>"
+
+
+def _flatten(value, prefix: str = "") -> list[tuple[str, str]]:
+    """Nested dicts become dotted keys; lists and scalars are shown as text."""
+    if isinstance(value, dict):
+        out = []
+        for k, v in value.items():
+            out.extend(_flatten(v, f"{prefix}.{k}" if prefix else str(k)))
+        return out
+    if isinstance(value, bool):
+        text = "yes" if value else "no"
+    elif isinstance(value, (list, tuple)):
+        text = ", ".join(str(v) for v in value) if all(
+            isinstance(v, (str, int, float)) for v in value) else json.dumps(value, default=str)
+    else:
+        text = "" if value is None else str(value)
+    return [(prefix, text)]
+
+
+def _comparison_table(rows, base: str | None) -> str:
+    if not rows:
+        return "<p>No runs were recorded.</p>"
+    head = ("<tr><th>workload</th><th>metric</th><th>architecture</th><th>n</th>"
+            "<th>failed</th><th>mean ± 95 % CI</th><th>unit</th>"
+            f"<th>Δ vs {escape(base or 'baseline')}</th><th>p (test)</th><th>sig</th>"
+            "<th>CPU</th></tr>")
+    body, previous = [], None
+    for row in rows:
+        rec = row.record()
+        classes = []
+        if row.is_baseline:
+            classes.append("baseline")
+        if previous is not None and (row.workload, row.metric) != previous:
+            classes.append("group-start")
+        previous = (row.workload, row.metric)
+        cls = f' class="{" ".join(classes)}"' if classes else ""
+        metric_title = escape(rec["label"])
+        p_cell = f"{rec['p_text']} ({escape(rec['test'])})" if rec["test"] else (
+            escape(row.test.note) if row.test else "")
+        cpu_cell = (f'<span class="cpu" title="{escape(", ".join(row.cpu_bound_runs))}">'
+                    f"{escape(row.cpu_mark)}</span>" if row.cpu_mark else "")
+        body.append(
+            f"<tr{cls}><td>{escape(row.workload)}</td>"
+            f'<td title="{metric_title}">{escape(row.metric or "(no data)")}</td>'
+            f"<td>{escape(row.architecture)}{' (baseline)' if row.is_baseline else ''}</td>"
+            f'<td class="num">{row.n}</td>'
+            f'<td class="num{" failed" if row.failed else ""}">{row.failed}</td>'
+            f'<td class="num" title="{escape(row.stats.note)}">'
+            f"{escape(rec['mean_ci']) if row.n else '—'}</td>"
+            f"<td>{escape(row.unit)}</td>"
+            f'<td class="num {escape(rec["verdict"])}">'
+            f"{escape('baseline' if row.is_baseline else rec['diff'])}</td>"
+            f'<td class="num">{p_cell}</td><td>{escape(row.significance)}</td>'
+            f"<td>{cpu_cell}</td></tr>"
+        )
+    return f"<table>{head}{''.join(body)}</table>"
+
+
+def _footnotes(notes: list[str]) -> str:
+    if not notes:
+        return ""
+    return '<ul class="meta">' + "".join(f"<li>{escape(n.strip())}</li>" for n in notes) + "</ul>"
+
+
+def _not_drawn(skipped: list[str]) -> str:
+    if not skipped:
+        return ""
+    items = "".join(f"<li>{escape(s)}</li>" for s in skipped)
+    return f'<p class="meta">Not drawn:</p><ul class="meta">{items}</ul>'
+
+
+def _failed_runs(runs: list[RunRow]) -> str:
+    failed = [r for r in runs if r.status == "failed"]
+    if not failed:
+        return "<h2>Failed runs</h2><p>None: every run finished.</p>"
+    rows = "".join(
+        f"<tr><td>{escape(r.key)}</td><td>{escape(r.architecture)}</td>"
+        f"<td>{escape(r.workload)}</td><td class=\"num\">{r.repetition}</td>"
+        f"<td><pre>{escape(r.error or '(no error message recorded)')}</pre></td></tr>"
+        for r in failed
+    )
+    return (f"<h2>Failed runs</h2><p>{len(failed)} run(s) did not finish. They are counted in "
+            "the table's <em>failed</em> column and are not in any mean or plot.</p>"
+            "<table><tr><th>run</th><th>architecture</th><th>workload</th><th>rep.</th>"
+            f"<th>error</th></tr>{rows}</table>")
+
+
+def _cpu_bound_runs(runs: list[RunRow]) -> str:
+    bound = [r for r in runs if r.cpu_bound]
+    if not bound:
+        return ("<h2>CPU-bound runs</h2><p>None: no run saturated the machine's CPU, so the "
+                "numbers measure the network rather than the host.</p>")
+    rows = "".join(
+        f"<tr><td>{escape(r.key)}</td><td class=\"num\">{r.cpu.peak_total:.0f} %</td>"
+        f"<td>{escape(r.cpu.reason or 'no reason recorded')}</td></tr>"
+        for r in bound
+    )
+    return (f"<h2>CPU-bound runs</h2><p>{len(bound)} run(s) were marked "
+            f"<span class=\"cpu\">{escape(CPU_MARK)}</span>: the machine was saturated, so their "
+            "numbers may measure the host rather than the network. They are kept in the means "
+            "and flagged in the table.</p>"
+            "<table><tr><th>run</th><th>peak machine busy</th><th>reason</th></tr>"
+            f"{rows}</table>")
+
+
+GENERAL_TERMS = [
+    ("n", "Number of repetitions (runs that finished ok) the row's numbers are computed from."),
+    ("mean ± 95 % CI", "Mean of the per-run values, with a 95 % confidence interval from "
+     "Student's t distribution (mean ± t·s/√n). With n = 1 there is no interval."),
+    ("Δ vs baseline", "Difference of the means relative to the baseline architecture, in % of "
+     "the baseline's mean. 'better' or 'worse' takes into account whether a lower or a higher "
+     "value is better for that metric."),
+    ("p (test)", "Probability of a difference at least this large if both architectures behaved "
+     "the same. Welch's t-test by default; Mann–Whitney U when both groups have n ≥ 3 and the "
+     "Shapiro–Wilk test doubts normality (with n = 3 per group Mann–Whitney cannot go below "
+     "p = 0.1). sig: *** p < 0.001, ** p < 0.01, * p < 0.05, ns not significant."),
+    (CPU_MARK, "At least one run of that cell was CPU-bound (see 'CPU-bound runs')."),
+    ("failed", "Runs that did not finish; listed under 'Failed runs' with their errors."),
+    ("cold / steady", "A flow's first packet on a freshly built network is 'cold' (it may pay "
+     "for ARP and controller flow setup); the packets after it are the steady state."),
+]
+
+
+def _how_to_read(metric_names: list[str]) -> str:
+    terms = "".join(f"<dt>{escape(t)}</dt><dd>{escape(d)}</dd>" for t, d in GENERAL_TERMS)
+    defs = []
+    for name in metric_names:
+        m = metrics.get(name)
+        if m:
+            defs.append(f"<dt>{escape(name)} ({escape(m.unit)}, {escape(m.better)} is better)</dt>"
+                        f"<dd>{escape(m.description)}</dd>")
+        else:
+            defs.append(f"<dt>{escape(name)}</dt><dd>No definition registered in "
+                        "sdnperf.report.metrics.</dd>")
+    return ("<h2>How to read this</h2><dl>" + terms + "</dl>"
+            + ("<h3>Metrics</h3><dl>" + "".join(defs) + "</dl>" if defs else ""))
+
+
+def _metrics_shown(store: Store, study_id: int) -> list[str]:
+    seen: dict[str, None] = {}
+    for s in store.summaries(study_id):
+        seen.setdefault(s.metric, None)
+    for name in ("rtt_ms", "throughput_mbps"):  # plotted from samples
+        if store.samples(study_id=study_id, metric=name, status="ok")[:1]:
+            seen.setdefault(name, None)
+    return list(seen)
+
+
+def _data_uri(path: Path) -> str:
+    return "data:image/png;base64," + base64.b64encode(path.read_bytes()).decode("ascii")

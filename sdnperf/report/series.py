@@ -1,0 +1,131 @@
+"""Shape stored samples into what the plots draw, without drawing anything.
+
+Only runs with status "ok" are used: a failed run's partial samples would bias the
+figures (failed runs are listed separately in the report). Samples whose phase is
+"cold" are a flow's first packet; every other sample counts as steady state.
+"""
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from dataclasses import dataclass
+
+import numpy as np
+
+from sdnperf.store import Store
+
+COLD = "cold"
+
+
+@dataclass(frozen=True)
+class TimeSeries:
+    t: np.ndarray  # seconds since the workload started
+    mean: np.ndarray  # across runs
+    low: np.ndarray  # min across runs
+    high: np.ndarray  # max across runs
+    runs: int
+    flows: int
+    unit: str
+
+
+def architectures(store: Store, study_id: int, baseline: str | None = None) -> list[str]:
+    """Architectures in the order they were run, the baseline first."""
+    seen: dict[str, None] = {}
+    for r in store.runs(study_id):
+        seen.setdefault(r.architecture, None)
+    archs = list(seen)
+    if baseline in archs:
+        archs.remove(baseline)
+        archs.insert(0, baseline)
+    return archs
+
+
+def workloads_with(store: Store, study_id: int, metric: str) -> list[str]:
+    """Workloads that have ok samples of this metric, in the order they were stored."""
+    seen: dict[str, None] = {}
+    for s in store.samples(study_id=study_id, metric=metric, status="ok"):
+        seen.setdefault(s.workload, None)
+    return list(seen)
+
+
+def throughput_over_time(store: Store, study_id: int, workload: str,
+                         metric: str = "throughput_mbps") -> dict[str, TimeSeries]:
+    """Per architecture: the flows' values summed per time stamp in each run (aggregate
+    throughput), then mean, min and max across the runs at each time stamp."""
+    per_run: dict[str, dict[int, dict[float, float]]] = defaultdict(lambda: defaultdict(dict))
+    flows: dict[str, set[str]] = defaultdict(set)
+    units: dict[str, str] = {}
+    for s in store.samples(study_id=study_id, workload=workload, metric=metric, status="ok"):
+        if s.t is None or not math.isfinite(s.value):
+            continue
+        t = round(s.t, 3)  # iperf intervals are on a fixed grid; this merges float noise
+        bucket = per_run[s.architecture][s.run_id]
+        bucket[t] = bucket.get(t, 0.0) + s.value
+        flows[s.architecture].add(s.flow)
+        units.setdefault(s.architecture, s.unit)
+    out = {}
+    for arch, runs in per_run.items():
+        times = sorted({t for run in runs.values() for t in run})
+        # a time stamp some runs lack (a run ended early) is averaged over those that have it
+        columns = [[run[t] for run in runs.values() if t in run] for t in times]
+        out[arch] = TimeSeries(
+            t=np.array(times), mean=np.array([np.mean(c) for c in columns]),
+            low=np.array([np.min(c) for c in columns]), high=np.array([np.max(c) for c in columns]),
+            runs=len(runs), flows=len(flows[arch]), unit=units[arch],
+        )
+    return out
+
+
+def per_run_means(store: Store, study_id: int, workload: str, metric: str,
+                  cold: bool) -> tuple[dict[str, list[float]], str]:
+    """Per architecture, one value per run: the mean of that run's cold (first-packet)
+    or steady samples. Returns (values by architecture, unit)."""
+    values: dict[str, dict[int, list[float]]] = defaultdict(lambda: defaultdict(list))
+    unit = ""
+    for s in store.samples(study_id=study_id, workload=workload, metric=metric, status="ok"):
+        if (s.phase == COLD) != cold or not math.isfinite(s.value):
+            continue
+        values[s.architecture][s.run_id].append(s.value)
+        unit = unit or s.unit
+    return {arch: [float(np.mean(v)) for v in runs.values()] for arch, runs in values.items()}, unit
+
+
+def pooled(store: Store, study_id: int, workload: str, metric: str,
+           cold: bool = False) -> tuple[dict[str, list[float]], str]:
+    """Per architecture, every steady (or cold) sample of every ok run."""
+    values: dict[str, list[float]] = defaultdict(list)
+    unit = ""
+    for s in store.samples(study_id=study_id, workload=workload, metric=metric, status="ok"):
+        if (s.phase == COLD) == cold and math.isfinite(s.value):
+            values[s.architecture].append(s.value)
+            unit = unit or s.unit
+    return dict(values), unit
+
+
+def cpu_per_role(store: Store, study_id: int) -> dict[str, dict[str, list[float]]]:
+    """Per architecture and role (switch, controller, iperf...), the runs' mean CPU %."""
+    out: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
+    for r in store.runs(study_id):
+        if r.status != "ok":
+            continue
+        for role, pct in r.cpu.per_role.items():
+            out[r.architecture][role].append(float(pct))
+    return {arch: dict(roles) for arch, roles in out.items()}
+
+
+def conditions(store: Store, study_id: int) -> str:
+    """The line every figure carries: topology, repetitions, CPU-bound and failed runs."""
+    runs = store.runs(study_id)
+    topologies = sorted({r.topology for r in runs})
+    spec = store.study(study_id).spec
+    reps = (spec.get("study") or {}).get("repetitions") if isinstance(spec.get("study"), dict) else None
+    if reps is None:
+        reps = len({r.repetition for r in runs})
+    parts = [", ".join(topologies), f"n={reps} repetition{'s' if reps != 1 else ''}"]
+    bound = sum(1 for r in runs if r.cpu_bound)
+    failed = sum(1 for r in runs if r.status == "failed")
+    if bound:
+        parts.append(f"{bound} CPU-bound run{'s' if bound != 1 else ''}")
+    if failed:
+        parts.append(f"{failed} failed run{'s' if failed != 1 else ''} excluded")
+    return ", ".join(p for p in parts if p)

@@ -1,0 +1,93 @@
+"""Plots: the figures the data allows, skipped ones with a reason, and their data."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from sdnperf.report import plots, series
+from sdnperf.samples import RunResult, Sample, Summary
+from sdnperf.store import Store
+from test_report_data import build_study
+
+PNG = b"\x89PNG\r\n\x1a\n"
+
+
+@pytest.fixture
+def study(tmp_path):
+    store, sid = build_study(tmp_path / "s.db")
+    yield store, sid
+    store.close()
+
+
+def test_all_plots_draws_every_figure_of_the_synthetic_study(study, tmp_path):
+    out = plots.all_plots(*study, tmp_path / "png", baseline="bridge")
+    names = sorted(p.name for p in out.paths)
+    assert names == ["cpu_per_role.png", "rtt_bars_ping.png", "rtt_cdf_ping.png",
+                     "rtt_first_vs_steady_ping.png", "throughput_tcp.png"]
+    assert out.skipped == []
+    for path, caption in out.figures:
+        assert path.read_bytes()[:8] == PNG and path.stat().st_size > 5000
+        assert caption
+
+
+def test_missing_metrics_are_skipped_with_reasons(tmp_path, caplog):
+    with Store(tmp_path / "s.db") as store:
+        sid = store.open_study("only-tcp", "", {}, {})
+        store.record_run(sid, RunResult(
+            "t|a|tcp|0", "t", "a", "tcp", 0, {}, "ok",
+            samples=[Sample("tcp", "throughput_mbps", 10.0 + i, "Mbit/s", "h1->h2", "", i, i)
+                     for i in range(3)],
+            summaries=[Summary("tcp", "throughput_mbps", 11.0, "Mbit/s", "higher")]))
+        caplog.set_level("INFO", logger="sdnperf.report.plots")
+        out = plots.all_plots(store, sid, tmp_path / "png")
+        assert [p.name for p in out.paths] == ["throughput_tcp.png"]
+        assert any("RTT" in s and "rtt_ms" in s for s in out.skipped)
+        assert any("CPU" in s for s in out.skipped)
+        assert "plot skipped" in caplog.text
+        assert plots.rtt_bars(store, sid, tmp_path / "png", "tcp") is None
+
+
+def test_first_vs_steady_needs_cold_samples(tmp_path):
+    with Store(tmp_path / "s.db") as store:
+        sid = store.open_study("s", "", {}, {})
+        store.record_run(sid, RunResult(
+            "t|a|ping|0", "t", "a", "ping", 0, {}, "ok",
+            samples=[Sample("ping", "rtt_ms", 1.0, "ms", "h1->h2", "steady", i, i) for i in range(3)]))
+        assert plots.first_vs_steady(store, sid, tmp_path, "ping") is None
+        assert plots.rtt_bars(store, sid, tmp_path, "ping") is not None
+
+
+def test_throughput_series_sums_flows_and_spans_runs(tmp_path):
+    with Store(tmp_path / "s.db") as store:
+        sid = store.open_study("s", "", {}, {})
+        for rep, base in enumerate([10.0, 20.0]):
+            store.record_run(sid, RunResult(
+                f"t|a|tcp|{rep}", "t", "a", "tcp", rep, {}, "ok",
+                samples=[Sample("tcp", "throughput_mbps", base + t, "Mbit/s", flow, "", t, t)
+                         for flow in ("f1", "f2") for t in (1.0, 2.0)]))
+        store.record_run(sid, RunResult(  # a failed run's samples stay out of the figures
+            "t|a|tcp|2", "t", "a", "tcp", 2, {}, "failed", error="x",
+            samples=[Sample("tcp", "throughput_mbps", 999.0, "Mbit/s", "f1", "", 1.0, 1)]))
+        ts = series.throughput_over_time(store, sid, "tcp")["a"]
+    assert list(ts.t) == [1.0, 2.0]
+    # run 0: 2·11, 2·12; run 1: 2·21, 2·22
+    assert np.allclose(ts.mean, [32.0, 34.0])
+    assert np.allclose(ts.low, [22.0, 24.0]) and np.allclose(ts.high, [42.0, 44.0])
+    assert ts.runs == 2 and ts.flows == 2 and ts.unit == "Mbit/s"
+
+
+def test_per_run_means_split_cold_and_steady(study):
+    cold, unit = series.per_run_means(*study, "ping", "rtt_ms", cold=True)
+    steady, _ = series.per_run_means(*study, "ping", "rtt_ms", cold=False)
+    assert unit == "ms" and set(cold) == {"bridge", "ovs", "openflow"}
+    assert all(len(v) == 3 for v in cold.values())
+    assert min(cold["bridge"]) > max(steady["bridge"])
+
+
+def test_conditions_line(study):
+    text = series.conditions(*study)
+    assert text == "campus, n=3 repetitions, 1 CPU-bound run, 1 failed run excluded"
+
+
+def test_architecture_order_puts_the_baseline_first(study):
+    assert series.architectures(*study, "openflow") == ["openflow", "bridge", "ovs"]
