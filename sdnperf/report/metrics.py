@@ -41,29 +41,39 @@ def label(name: str) -> str:
 
 for _m in [
     Metric("rtt_ms", "ms", "lower", "RTT",
-           "Round-trip time of ICMP echo requests in the steady state, i.e. after the first "
-           "packet of the flow; per run, the mean over all pairs and packets."),
+           "Round-trip time of ICMP echo requests in the steady state, i.e. after each "
+           "flow's first packet; per run, the mean over every steady reply of every pair."),
     Metric("rtt_first_ms", "ms", "lower", "first-packet RTT",
            "Round-trip time of the very first packet between a pair on a freshly built "
-           "network (the 'cold' phase). It includes ARP resolution and, in a reactive "
-           "network, the controller's flow setup."),
+           "network (the 'cold' phase); per run, the mean over the pairs that got a reply. "
+           "It includes ARP resolution and, in a reactive network, the controller's flow setup."),
     Metric("rtt_min_ms", "ms", "lower", "min RTT", "Smallest steady-state round-trip time."),
     Metric("rtt_max_ms", "ms", "lower", "max RTT", "Largest steady-state round-trip time."),
     Metric("rtt_mdev_ms", "ms", "lower", "RTT deviation",
-           "Mean deviation of the steady-state round-trip time, as ping reports it."),
+           "Mean deviation of the steady-state round-trip time, as ping defines it "
+           "(sqrt(mean(x²) − mean(x)²))."),
     Metric("throughput_mbps", "Mbit/s", "higher", "throughput",
-           "Goodput measured by the receiving application (iperf); time series per 1-s "
-           "interval, and per run the mean over the transfer."),
+           "Goodput measured at the receiver (iperf3). Per run: the sum over concurrent pairs "
+           "of each pair's mean throughput; over time: the sum over pairs per 1-s interval."),
     Metric("transfer_time_s", "s", "lower", "transfer time",
-           "Time to complete a fixed-size transfer, from connection start to the last byte."),
+           "Time to complete a fixed-size transfer, as iperf3 measures it; mean over pairs."),
+    Metric("transfer_time_max_s", "s", "lower", "longest transfer time",
+           "Completion time of the slowest pair's fixed-size transfer."),
+    Metric("retransmits", "packets", "lower", "TCP retransmissions",
+           "TCP segments the senders retransmitted, summed over pairs."),
     Metric("jitter_ms", "ms", "lower", "jitter",
            "Packet delay variation of a UDP stream as the receiver estimates it "
-           "(RFC 3550 interarrival jitter, as iperf reports)."),
+           "(RFC 3550 smoothed interarrival jitter, as iperf3 reports); mean over pairs."),
     Metric("loss_pct", "%", "lower", "loss",
-           "Share of sent UDP datagrams that never arrived at the receiver."),
+           "Share of sent packets that never arrived: ping echo requests without a reply "
+           "(cold ones included), or UDP datagrams lost, over all pairs."),
+    Metric("loss_first_pct", "%", "lower", "first-packet loss",
+           "Share of pairs whose first (cold) ping got no reply."),
     Metric("reordered_pct", "%", "lower", "reordering",
-           "Share of received UDP datagrams that arrived out of order."),
+           "Share of sent UDP datagrams that arrived out of order, over all pairs."),
     Metric("bytes", "B", "higher", "bytes moved",
-           "Application bytes delivered to the receiver during the run."),
+           "Application bytes delivered to the receivers during the run, summed over pairs."),
+    Metric("lost", "packet", "lower", "lost packet",
+           "A raw sample marking one ping packet that got no reply (value 1)."),
 ]:
     register(_m)

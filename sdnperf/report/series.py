@@ -50,26 +50,35 @@ def workloads_with(store: Store, study_id: int, metric: str) -> list[str]:
 
 def throughput_over_time(store: Store, study_id: int, workload: str,
                          metric: str = "throughput_mbps") -> dict[str, TimeSeries]:
-    """Per architecture: the flows' values summed per time stamp in each run (aggregate
-    throughput), then mean, min and max across the runs at each time stamp."""
+    """Per architecture: the flows' values summed per reporting interval in each run
+    (aggregate throughput), then mean, min and max across the runs per interval.
+
+    Intervals are matched by their index (`seq`), not their time stamp: concurrent
+    clients start a few ms apart, so their interval ends differ slightly. The time shown
+    for an interval is the mean of its stamps. Samples without seq fall back to t.
+    """
+    # per_run[arch][run_id][interval] = summed value; stamps[arch][interval] = t values
     per_run: dict[str, dict[int, dict[float, float]]] = defaultdict(lambda: defaultdict(dict))
+    stamps: dict[str, dict[float, list[float]]] = defaultdict(lambda: defaultdict(list))
     flows: dict[str, set[str]] = defaultdict(set)
     units: dict[str, str] = {}
     for s in store.samples(study_id=study_id, workload=workload, metric=metric, status="ok"):
         if s.t is None or not math.isfinite(s.value):
             continue
-        t = round(s.t, 3)  # iperf intervals are on a fixed grid; this merges float noise
+        interval = float(s.seq) if s.seq is not None else round(s.t, 3)
         bucket = per_run[s.architecture][s.run_id]
-        bucket[t] = bucket.get(t, 0.0) + s.value
+        bucket[interval] = bucket.get(interval, 0.0) + s.value
+        stamps[s.architecture][interval].append(s.t)
         flows[s.architecture].add(s.flow)
         units.setdefault(s.architecture, s.unit)
     out = {}
     for arch, runs in per_run.items():
-        times = sorted({t for run in runs.values() for t in run})
-        # a time stamp some runs lack (a run ended early) is averaged over those that have it
-        columns = [[run[t] for run in runs.values() if t in run] for t in times]
+        intervals = sorted({i for run in runs.values() for i in run})
+        # an interval some runs lack (a run ended early) is averaged over those that have it
+        columns = [[run[i] for run in runs.values() if i in run] for i in intervals]
         out[arch] = TimeSeries(
-            t=np.array(times), mean=np.array([np.mean(c) for c in columns]),
+            t=np.array([np.mean(stamps[arch][i]) for i in intervals]),
+            mean=np.array([np.mean(c) for c in columns]),
             low=np.array([np.min(c) for c in columns]), high=np.array([np.max(c) for c in columns]),
             runs=len(runs), flows=len(flows[arch]), unit=units[arch],
         )

@@ -76,6 +76,19 @@ def test_throughput_series_sums_flows_and_spans_runs(tmp_path):
     assert ts.runs == 2 and ts.flows == 2 and ts.unit == "Mbit/s"
 
 
+def test_throughput_series_matches_flows_by_interval_not_time_stamp(tmp_path):
+    """Concurrent clients start a few ms apart: their intervals still add up."""
+    with Store(tmp_path / "s.db") as store:
+        sid = store.open_study("s", "", {}, {})
+        store.record_run(sid, RunResult(
+            "t|a|tcp|0", "t", "a", "tcp", 0, {}, "ok",
+            samples=[Sample("tcp", "throughput_mbps", 5.0, "Mbit/s", flow, "", i + 1 + offset, i)
+                     for flow, offset in (("f1", 0.01), ("f2", 0.03)) for i in range(3)]))
+        ts = series.throughput_over_time(store, sid, "tcp")["a"]
+    assert np.allclose(ts.mean, [10.0, 10.0, 10.0])
+    assert np.allclose(ts.t, [1.02, 2.02, 3.02])
+
+
 def test_per_run_means_split_cold_and_steady(study):
     cold, unit = series.per_run_means(*study, "ping", "rtt_ms", cold=True)
     steady, _ = series.per_run_means(*study, "ping", "rtt_ms", cold=False)
