@@ -10,7 +10,7 @@ import networkx as nx
 
 from .layout import positions
 from .registry import build_topology
-from .spec import TopoSpec, natural_key
+from .spec import TopoSpec, count_of, natural_key
 
 
 def render_text(spec: TopoSpec) -> str:
@@ -41,7 +41,7 @@ def _diameter_text(spec: TopoSpec) -> str:
     if not nx.is_connected(switches):
         return f"n/a (switches form {nx.number_connected_components(switches)} separate parts)"
     # A host-to-host path crosses the switch diameter plus the two host links.
-    return f"{nx.diameter(switches)} switch hops"
+    return count_of(nx.diameter(switches), "switch hop")
 
 
 def _link_summary(spec: TopoSpec) -> str:
@@ -51,7 +51,7 @@ def _link_summary(spec: TopoSpec) -> str:
         if values:
             low, high = min(values), max(values)
             span = f"{low:g}" if low == high else f"{low:g}..{high:g}"
-            parts.append(f"{attr.split('_')[0]} {span} {unit} on {len(values)} links")
+            parts.append(f"{attr.split('_')[0]} {span} {unit} on {count_of(len(values), 'link')}")
     return ", ".join(parts)
 
 

@@ -132,9 +132,9 @@ class TopoSpec:
 
     def describe(self) -> str:
         loops = "with loops" if self.has_loops() else "no loops"
-        text = (f"{self.name}: {_count(len(self.switches()), 'switch')}, "
-                f"{_count(len(self.hosts()), 'host')}, "
-                f"{_count(self.graph.number_of_edges(), 'link')}, {loops}")
+        text = (f"{self.name}: {count_of(len(self.switches()), 'switch')}, "
+                f"{count_of(len(self.hosts()), 'host')}, "
+                f"{count_of(self.graph.number_of_edges(), 'link')}, {loops}")
         if not self.is_connected():
             text += f", {nx.number_connected_components(self.graph)} disconnected parts"
         return text
@@ -189,6 +189,7 @@ def _check_link_value(where, a, b, attr, value, low_open=False, high=None) -> No
         raise TopologyError(f"{where}: link {a}-{b}: {attr} must be <= {high}, got {value}")
 
 
-def _count(n: int, noun: str) -> str:
+def count_of(n: int, noun: str) -> str:
+    """'1 switch', '2 switches', '3 hosts'."""
     plural = noun + ("es" if noun.endswith("ch") else "s")
     return f"{n} {noun if n == 1 else plural}"

@@ -17,7 +17,7 @@ def build_single(p: SingleParams, seed: int, base_dir=None) -> TopoSpec:
     b = SpecBuilder()
     s1 = b.switch(pos=(0.0, 0.0))
     b.hosts(s1, p.hosts)
-    return b.spec(f"single({p.hosts})")
+    return b.spec(f"single-{p.hosts}")
 
 
 class LinearParams(Params):
@@ -41,7 +41,7 @@ def build_linear(p: LinearParams, seed: int, base_dir=None) -> TopoSpec:
         if previous is not None:
             b.link(previous, switch)
         previous = switch
-    return b.spec(f"linear({p.switches}x{p.hosts_per_switch})")
+    return b.spec(f"linear-{p.switches}x{p.hosts_per_switch}")
 
 
 class TreeParams(Params):
@@ -68,7 +68,7 @@ def build_tree(p: TreeParams, seed: int, base_dir=None) -> TopoSpec:
         return node
 
     subtree(p.depth)
-    return b.spec(f"tree(depth={p.depth},fanout={p.fanout})")
+    return b.spec(f"tree-d{p.depth}-f{p.fanout}")
 
 
 GENERATORS = [

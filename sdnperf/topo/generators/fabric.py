@@ -33,7 +33,7 @@ def build_spine_leaf(p: SpineLeafParams, seed: int, base_dir=None) -> TopoSpec:
         for spine in spines:
             b.link(leaf, spine)
         b.hosts(leaf, p.hosts_per_leaf)
-    return b.spec(f"spine-leaf({p.spines}x{p.leaves}x{p.hosts_per_leaf})")
+    return b.spec(f"spine-leaf-{p.spines}x{p.leaves}x{p.hosts_per_leaf}")
 
 
 class GridParams(Params):
@@ -59,7 +59,7 @@ def build_grid(p: GridParams, seed: int, base_dir=None) -> TopoSpec:
                 b.link(at[r, c - 1], switch)
             if r > 0:
                 b.link(at[r - 1, c], switch)
-    return b.spec(f"grid({p.rows}x{p.cols}x{p.hosts_per_switch})")
+    return b.spec(f"grid-{p.rows}x{p.cols}x{p.hosts_per_switch}")
 
 
 GENERATORS = [

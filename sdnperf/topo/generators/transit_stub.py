@@ -65,7 +65,7 @@ def build_transit_stub(p: TransitStubParams, seed: int, base_dir=None) -> TopoSp
                 b.link(transit, rng.choice(stub))
                 for switch in stub:
                     b.hosts(switch, p.hosts_per_stub_node)
-    return b.spec(f"transit-stub(seed={seed})")
+    return b.spec(f"transit-stub-seed{seed}")
 
 
 GENERATORS = [
