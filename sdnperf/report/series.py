@@ -126,10 +126,12 @@ def conditions(store: Store, study_id: int) -> str:
     """The line every figure carries: topology, repetitions, CPU-bound and failed runs."""
     runs = store.runs(study_id)
     topologies = sorted({r.topology for r in runs})
-    spec = store.study(study_id).spec
-    reps = (spec.get("study") or {}).get("repetitions") if isinstance(spec.get("study"), dict) else None
-    if reps is None:
-        reps = len({r.repetition for r in runs})
+    # repetitions actually run (the spec may have changed on a resume): the largest
+    # number of runs of any topology × architecture × workload cell
+    cells: dict[tuple[str, str, str], int] = defaultdict(int)
+    for r in runs:
+        cells[(r.topology, r.architecture, r.workload)] += 1
+    reps = max(cells.values(), default=0)
     parts = [", ".join(topologies), f"n={reps} repetition{'s' if reps != 1 else ''}"]
     bound = sum(1 for r in runs if r.cpu_bound)
     failed = sum(1 for r in runs if r.status == "failed")

@@ -17,7 +17,7 @@ from typing import Any
 
 from sdnperf.samples import CpuReport, RunResult
 from sdnperf.store.rows import RunRow, SampleRow, StudyRow, SummaryRow
-from sdnperf.store.schema import ensure_schema
+from sdnperf.store.schema import SchemaError, ensure_schema
 
 # Filters `Store.samples()` accepts, and the column each one tests.
 _SAMPLE_FILTERS = {
@@ -56,10 +56,17 @@ class Store:
         # isolation_level=None: we issue BEGIN/COMMIT ourselves, so a transaction is
         # exactly what the code below says it is.
         self._conn = sqlite3.connect(str(self.path), isolation_level=None, timeout=30)
-        self._conn.execute("PRAGMA journal_mode=WAL")
-        self._conn.execute("PRAGMA synchronous=FULL")
-        self._conn.execute("PRAGMA foreign_keys=ON")
-        ensure_schema(self._conn, str(self.path))
+        try:
+            self._conn.execute("PRAGMA journal_mode=WAL")
+            self._conn.execute("PRAGMA synchronous=FULL")
+            self._conn.execute("PRAGMA foreign_keys=ON")
+            ensure_schema(self._conn, str(self.path))
+        except sqlite3.DatabaseError as exc:
+            self._conn.close()
+            raise SchemaError(f"{self.path}: not an sdnperf study database ({exc})") from exc
+        except BaseException:
+            self._conn.close()
+            raise
 
     # -- lifecycle -------------------------------------------------------------------
     def close(self) -> None:
@@ -74,11 +81,13 @@ class Store:
         self.close()
 
     # -- writing ---------------------------------------------------------------------
-    def open_study(self, name: str, source: str | Path, spec: dict, environment: dict) -> int:
+    def open_study(self, name: str, source: str | Path | None, spec: dict,
+                   environment: dict) -> int:
         """Create the study, or return the existing one of that name.
 
         On an existing study the environment is replaced by the current one (a resumed
         study reports the machine it finished on); its spec and creation date are kept.
+        `source` is the study file's path, or None for the embedded default study.
         """
         with self._transaction():
             row = self._conn.execute("SELECT id FROM study WHERE name = ?", (name,)).fetchone()
@@ -91,7 +100,8 @@ class Store:
             cur = self._conn.execute(
                 "INSERT INTO study (name, source, spec, created, environment) "
                 "VALUES (?, ?, ?, ?, ?)",
-                (name, str(source), _to_json(spec), time.time(), _to_json(environment)),
+                (name, "" if source is None else str(source), _to_json(spec), time.time(),
+                 _to_json(environment)),
             )
             return int(cur.lastrowid)
 

@@ -244,3 +244,15 @@ def test_export_csv(tmp_path):
     assert len(tables["samples.csv"]) == len(store.samples(study_id=sid))
     assert {r["phase"] for r in tables["samples.csv"]} == {"cold", "steady", ""}
     store.close()
+
+
+def test_default_study_without_source(store):
+    sid = store.open_study("default", None, {}, {})
+    assert store.study(sid).source == ""
+
+
+def test_a_file_that_is_not_a_database_gets_a_clear_error(tmp_path):
+    bad = tmp_path / "notes.sqlite"
+    bad.write_text("these are my notes, not a database\n" * 100)
+    with pytest.raises(SchemaError, match="notes.sqlite: not an sdnperf study database"):
+        Store(bad)
