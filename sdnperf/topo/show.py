@@ -9,7 +9,7 @@ from typing import Any
 import networkx as nx
 
 from .layout import positions
-from .registry import build_topology
+from .registry import TOPOLOGIES, build_topology
 from .spec import TopoSpec, count_of, natural_key
 
 
@@ -118,6 +118,36 @@ def show(kind_or_spec: str | TopoSpec, params: dict[str, Any] | None = None,
     if png is not None:
         text += f"\n  drawing: {draw_png(spec, png)}"
     return text
+
+
+def render_kinds() -> str:
+    """Every topology kind with its parameters and defaults (for help and error messages)."""
+    lines = []
+    for kind, gen in TOPOLOGIES.items():
+        lines.append(f"{kind}: {gen.summary}")
+        for name, field in gen.params_model.model_fields.items():
+            key = field.alias or name
+            facts = ["required"] if field.is_required() else [
+                f"default {_toml_value(field.get_default(call_default_factory=True))}"]
+            facts += _bounds(field)
+            about = f": {field.description}" if field.description else ""
+            lines.append(f"    {key} ({', '.join(facts)}){about}")
+    return "\n".join(lines)
+
+
+def _toml_value(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return repr(value) if not isinstance(value, dict) else "{}" if not value else str(value)
+
+
+def _bounds(field) -> list[str]:
+    """'1..64' from the field's ge/le constraints."""
+    low = next((m.ge for m in field.metadata if getattr(m, "ge", None) is not None), None)
+    high = next((m.le for m in field.metadata if getattr(m, "le", None) is not None), None)
+    if low is None and high is None:
+        return []
+    return [f"{'' if low is None else low}..{'' if high is None else high}"]
 
 
 def parse_param_args(items: list[str]) -> dict[str, Any]:

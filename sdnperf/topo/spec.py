@@ -135,7 +135,7 @@ class TopoSpec:
         text = (f"{self.name}: {count_of(len(self.switches()), 'switch')}, "
                 f"{count_of(len(self.hosts()), 'host')}, "
                 f"{count_of(self.graph.number_of_edges(), 'link')}, {loops}")
-        if not self.is_connected():
+        if self.graph.number_of_nodes() and not self.is_connected():
             text += f", {nx.number_connected_components(self.graph)} disconnected parts"
         return text
 

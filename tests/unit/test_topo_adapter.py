@@ -44,3 +44,19 @@ def test_zero_delay_and_loss_need_no_netem():
 def test_bandwidth_mininet_cannot_shape_is_refused():
     with pytest.raises(TopologyError, match="1000 Mbit/s"):
         link_opts(Link("h1", "s1", bw=10_000))
+
+
+@pytest.mark.parametrize("ours,theirs", [
+    (("single", {"hosts": 4}), ("SingleSwitchTopo", {"k": 4})),
+    (("linear", {"switches": 5}), ("LinearTopo", {"k": 5, "n": 1})),
+    (("tree", {"depth": 3, "fanout": 2}), ("TreeTopo", {"depth": 3, "fanout": 2})),
+])
+def test_same_graph_as_mininets_own_generators(ours, theirs):
+    import mininet.topo
+    import mininet.topolib
+
+    cls = getattr(mininet.topo, theirs[0], None) or getattr(mininet.topolib, theirs[0])
+    reference = cls(**theirs[1])
+    topo = to_mininet_topo(build_topology(*ours, 1))
+    assert topo.hosts() == reference.hosts() and topo.switches() == reference.switches()
+    assert link_set(topo.links()) == link_set(reference.links())

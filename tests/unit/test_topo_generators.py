@@ -123,7 +123,8 @@ def test_unknown_kind_lists_valid_kinds():
     ("grid", {"rows": 100}, "rows", "less than or equal to 32"),
     ("transit-stub", {"extra_edge_prob": 1.5}, "extra_edge_prob", "less than or equal to 1"),
     ("spine-leaf", {"spines": 0}, "spines", "greater than or equal to 1"),
-    ("linear", {"hosts_per_switch": 0}, None, "leaves no hosts"),
+    ("linear", {"hosts_per_switch": 0}, "hosts_per_switch", "greater than or equal to 1"),
+    ("linear", {"switches": 900, "hosts_per_switch": 3}, None, "at most 2000 hosts"),
 ])
 def test_bad_params_raise_validation_errors(kind, params, field, message):
     with pytest.raises(pydantic.ValidationError) as info:

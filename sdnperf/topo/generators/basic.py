@@ -22,12 +22,10 @@ def build_single(p: SingleParams, seed: int, base_dir=None) -> TopoSpec:
 
 class LinearParams(Params):
     switches: int = Field(2, ge=1, le=1000, description="switches in the chain")
-    hosts_per_switch: int = Field(1, ge=0, le=64, description="hosts on each switch")
+    hosts_per_switch: int = Field(1, ge=1, le=64, description="hosts on each switch")
 
     @model_validator(mode="after")
     def _size(self):
-        if self.hosts_per_switch == 0:
-            raise ValueError("hosts_per_switch = 0 leaves no hosts to send traffic")
         check_size(self.switches, self.switches * self.hosts_per_switch)
         return self
 

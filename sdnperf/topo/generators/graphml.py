@@ -26,9 +26,9 @@ FIBRE_KM_PER_MS = 299_792.458 * 2 / 3 / 1000   # ~199.9 km per millisecond
 class GraphmlParams(Params):
     file: str = Field(min_length=1, description="GraphML file, relative to the study file")
     delay_from_coordinates: bool = Field(False, description="link delay from node coordinates")
-    keep_disconnected: bool = Field(
-        False, description="keep nodes outside the largest connected part (they are dropped "
-                           "by default, since their hosts could reach nobody)")
+    # Dropped by default: hosts outside the largest part could reach nobody in it.
+    keep_disconnected: bool = Field(False, description="keep nodes outside the largest "
+                                                       "connected part")
 
 
 def great_circle_km(lat1: float, lon1: float, lat2: float, lon2: float) -> float:
