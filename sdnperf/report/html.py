@@ -122,7 +122,8 @@ def _flatten(value, prefix: str = "") -> list[tuple[str, str]]:
 def _comparison_table(rows, base: str | None) -> str:
     if not rows:
         return "<p>No runs were recorded.</p>"
-    head = ("<tr><th>workload</th><th>metric</th><th>architecture</th><th>n</th>"
+    several = len({r.topology for r in rows}) > 1
+    head = ("<tr>" + ("<th>topology</th>" if several else "") + "<th>workload</th><th>metric</th><th>architecture</th><th>n</th>"
             "<th>failed</th><th>mean ± 95 % CI</th><th>unit</th>"
             f"<th>Δ vs {escape(base or 'baseline')}</th><th>p (test)</th><th>sig</th>"
             "<th>CPU</th></tr>")
@@ -132,9 +133,10 @@ def _comparison_table(rows, base: str | None) -> str:
         classes = []
         if row.is_baseline:
             classes.append("baseline")
-        if previous is not None and (row.workload, row.metric) != previous:
+        group = (row.topology, row.workload, row.metric)
+        if previous is not None and group != previous:
             classes.append("group-start")
-        previous = (row.workload, row.metric)
+        previous = group
         cls = f' class="{" ".join(classes)}"' if classes else ""
         metric_title = escape(rec["label"])
         p_cell = f"{rec['p_text']} ({escape(rec['test'])})" if rec["test"] else (
@@ -142,7 +144,8 @@ def _comparison_table(rows, base: str | None) -> str:
         cpu_cell = (f'<span class="cpu" title="{escape(", ".join(row.cpu_bound_runs))}">'
                     f"{escape(row.cpu_mark)}</span>" if row.cpu_mark else "")
         body.append(
-            f"<tr{cls}><td>{escape(row.workload)}</td>"
+            f"<tr{cls}>" + (f"<td>{escape(row.topology)}</td>" if several else "")
+            + f"<td>{escape(row.workload)}</td>"
             f'<td title="{metric_title}">{escape(row.metric or "(no data)")}</td>'
             f"<td>{escape(row.architecture)}{' (baseline)' if row.is_baseline else ''}</td>"
             f'<td class="num">{row.n}</td>'

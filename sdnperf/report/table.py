@@ -1,4 +1,5 @@
-"""The comparison table: one row per workload × metric × architecture, over repetitions.
+"""The comparison table: one row per workload × metric × architecture, over repetitions
+(and per topology, should a study hold several: rows never mix topologies).
 
 Each row holds n (ok runs with a value), the mean with its 95 % CI, the difference to the
 baseline architecture in % with "better/worse" wording, the p-value of the study's
@@ -45,6 +46,7 @@ class Row:
     test: TestResult | None = None
     cpu_bound_runs: list[str] = field(default_factory=list)  # run keys
     cpu_reasons: dict[str, str] = field(default_factory=dict)  # run key -> reason
+    topology: str = ""
 
     @property
     def n(self) -> int:
@@ -65,6 +67,7 @@ class Row:
     def record(self) -> dict:
         """The row as plain data (numbers and display strings) for CSV and HTML."""
         return {
+            "topology": self.topology,
             "workload": self.workload,
             "metric": self.metric,
             "label": metrics.label(self.metric) if self.metric else "(no data)",
@@ -109,12 +112,13 @@ def comparison(store: Store, study_id: int, baseline: str | None = None) -> list
     base = _resolve_baseline(store, study_id, archs, baseline)
     archs = [base] + [a for a in archs if a != base]
 
-    runs_by_cell: dict[tuple[str, str], list[RunRow]] = defaultdict(list)
+    # A cell is topology × workload × architecture; rows never mix topologies.
+    runs_by_cell: dict[tuple[str, str, str], list[RunRow]] = defaultdict(list)
     for r in runs:
-        runs_by_cell[(r.workload, r.architecture)].append(r)
+        runs_by_cell[(r.topology, r.workload, r.architecture)].append(r)
 
-    # values[(workload, metric, arch)] = summary values of ok runs
-    values: dict[tuple[str, str, str], list[float]] = defaultdict(list)
+    # values[(topology, workload, metric, arch)] = summary values of ok runs
+    values: dict[tuple[str, str, str, str], list[float]] = defaultdict(list)
     unit: dict[tuple[str, str], str] = {}
     better: dict[tuple[str, str], Better] = {}
     metric_order: dict[str, list[str]] = defaultdict(list)
@@ -123,23 +127,25 @@ def comparison(store: Store, study_id: int, baseline: str | None = None) -> list
             continue
         if s.metric not in metric_order[s.workload]:
             metric_order[s.workload].append(s.metric)
-        values[(s.workload, s.metric, s.architecture)].append(s.value)
+        values[(s.topology, s.workload, s.metric, s.architecture)].append(s.value)
         unit.setdefault((s.workload, s.metric), s.unit)
         better.setdefault((s.workload, s.metric), s.better)
 
     rows: list[Row] = []
-    for workload in _in_order(r.workload for r in runs):
-        for metric in metric_order.get(workload) or [NO_METRIC]:
-            base_values = values.get((workload, metric, base), [])
-            for arch in archs:
-                cell_runs = runs_by_cell.get((workload, arch), [])
-                if not cell_runs:
-                    continue
-                row = _row(workload, metric, arch, base, cell_runs,
-                           values.get((workload, metric, arch), []), base_values,
-                           unit.get((workload, metric), ""),
-                           better.get((workload, metric), _default_better(metric)))
-                rows.append(row)
+    for topology in _in_order(r.topology for r in runs):
+        for workload in _in_order(r.workload for r in runs):
+            for metric in metric_order.get(workload) or [NO_METRIC]:
+                base_values = values.get((topology, workload, metric, base), [])
+                for arch in archs:
+                    cell_runs = runs_by_cell.get((topology, workload, arch), [])
+                    if not cell_runs:
+                        continue
+                    row = _row(workload, metric, arch, base, cell_runs,
+                               values.get((topology, workload, metric, arch), []), base_values,
+                               unit.get((workload, metric), ""),
+                               better.get((workload, metric), _default_better(metric)))
+                    row.topology = topology
+                    rows.append(row)
     return rows
 
 
@@ -215,6 +221,9 @@ def render_table(rows: list[Row], console: Console | None = None, title: str = "
     """Print the table (and its footnotes) to a rich console."""
     console = console or Console()
     table = Table(title=title or None, show_lines=False)
+    several_topologies = len({r.topology for r in rows}) > 1
+    if several_topologies:
+        table.add_column("topology")
     for name, justify in [("workload", "left"), ("metric", "left"), ("architecture", "left"),
                           ("n", "right"), ("failed", "right"), ("mean ± 95% CI", "right"),
                           ("unit", "left"), ("Δ vs baseline", "right"), ("p", "right"),
@@ -223,12 +232,13 @@ def render_table(rows: list[Row], console: Console | None = None, title: str = "
     previous = None
     for row in rows:
         rec = row.record()
-        group = (row.workload, row.metric)
+        group = (row.topology, row.workload, row.metric)
         if previous is not None and group != previous:
             table.add_section()
         previous = group
         # Text objects, not markup strings: names from a study file may contain "[".
         table.add_row(
+            *([Text(row.topology)] if several_topologies else []),
             Text(row.workload), Text(row.metric or "(no data)"),
             Text(row.architecture + (" (baseline)" if row.is_baseline else "")),
             Text(str(row.n)), Text(str(row.failed), style="red" if row.failed else ""),

@@ -127,3 +127,22 @@ def test_render_table_prints_rows_marks_and_footnotes(study):
     assert "bridge (baseline)" in text and "throughput_mbps" in text
     assert CPU_MARK in text and CPU_REASON in text
     assert "(worse)" in text and "(better)" in text
+
+
+def test_rows_never_mix_topologies(tmp_path):
+    with Store(tmp_path / "s.db") as store:
+        sid = store.open_study("s", "", {}, {})
+        for topo, scale in [("single", 1.0), ("campus", 10.0)]:
+            for arch, factor in [("bridge", 1.0), ("openflow", 2.0)]:
+                for rep in range(3):
+                    store.record_run(sid, RunResult(
+                        f"{topo}|{arch}|ping|{rep}", topo, arch, "ping", rep, {}, "ok",
+                        summaries=[Summary("ping", "rtt_ms", scale * factor + 0.01 * rep, "ms")]))
+        rows = comparison(store, sid, "bridge")
+        console = Console(record=True, width=200)
+        render_table(rows, console)
+    assert [(r.topology, r.architecture, r.n) for r in rows] == [
+        ("single", "bridge", 3), ("single", "openflow", 3),
+        ("campus", "bridge", 3), ("campus", "openflow", 3)]
+    assert all(r.diff.pct == pytest.approx(100.0, rel=0.01) for r in rows if not r.is_baseline)
+    assert "topology" in console.export_text()
