@@ -126,14 +126,14 @@ def significance_mark(p: float | None) -> str:
 @dataclass(frozen=True)
 class Difference:
     pct: float | None  # (value - baseline) / |baseline| · 100; None if baseline is 0/NaN
-    verdict: str  # "better" | "worse" | "same" | "" (unknown)
+    verdict: str  # "better" | "worse" | "same" | "" (unknown: a mean is missing)
 
     def words(self) -> str:
-        """E.g. "+12.3 % (worse)"; "" when unknown."""
-        if self.pct is None:
-            return ""
+        """E.g. "+12.3 % (worse)", "±0 %", "worse (baseline 0)"; "" when unknown."""
         if self.verdict == "same":
             return "±0 %"
+        if self.pct is None:
+            return f"{self.verdict} (baseline 0)" if self.verdict else ""
         return f"{self.pct:+.1f} % ({self.verdict})"
 
 
@@ -143,13 +143,15 @@ def pct_difference(value: float, baseline: float, better: Better) -> Difference:
     For a lower-is-better metric (RTT) a negative difference is better; for a
     higher-is-better one (throughput) a positive difference is.
     """
-    if not (math.isfinite(value) and math.isfinite(baseline)) or baseline == 0:
+    if not (math.isfinite(value) and math.isfinite(baseline)):
         return Difference(None, "")
-    pct = (value - baseline) / abs(baseline) * 100.0
-    if pct == 0:
+    if value == baseline:
         return Difference(0.0, "same")
-    improved = pct < 0 if better == "lower" else pct > 0
-    return Difference(pct, "better" if improved else "worse")
+    improved = value < baseline if better == "lower" else value > baseline
+    verdict = "better" if improved else "worse"
+    if baseline == 0:  # no percentage of zero, but the direction is still known
+        return Difference(None, verdict)
+    return Difference((value - baseline) / abs(baseline) * 100.0, verdict)
 
 
 def ecdf(values: Sequence[float]) -> tuple[np.ndarray, np.ndarray]:

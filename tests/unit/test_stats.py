@@ -88,9 +88,11 @@ def test_pct_difference_direction(value, base, better, pct, verdict):
 
 def test_pct_difference_words_and_unknown():
     assert stats.pct_difference(90, 100, "lower").words() == "-10.0 % (better)"
-    unknown = stats.pct_difference(5, 0, "lower")
+    from_zero = stats.pct_difference(5, 0, "lower")  # e.g. loss 0 % -> 5 %
+    assert from_zero.pct is None and from_zero.words() == "worse (baseline 0)"
+    assert stats.pct_difference(0, 0, "lower").words() == "±0 %"
+    unknown = stats.pct_difference(math.nan, 1, "lower")
     assert unknown.pct is None and unknown.words() == ""
-    assert stats.pct_difference(math.nan, 1, "lower").pct is None
 
 
 def test_ecdf():
