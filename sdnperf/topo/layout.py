@@ -64,9 +64,10 @@ def _host_positions(spec: TopoSpec, switch_pos: dict) -> dict:
     for switch, hosts in by_switch.items():
         cx, cy = switch_pos.get(switch, (0.0, 0.0))
         for i, host in enumerate(hosts):
-            angle = -math.pi / 2
-            if len(hosts) > 1:   # spread over 90 degrees below the switch
-                angle += -math.pi / 4 + i * (math.pi / 2) / (len(hosts) - 1)
+            if len(hosts) == 1:
+                angle = -math.pi / 3    # down and to the side: off grid and chain lines
+            else:                       # spread over 90 degrees below the switch
+                angle = -math.pi * 3 / 4 + i * (math.pi / 2) / (len(hosts) - 1)
             result[host] = (cx + radius * math.cos(angle), cy + radius * math.sin(angle))
     return result
 

@@ -95,10 +95,11 @@ def draw_png(spec: TopoSpec, path: Path | str) -> Path:
         ax.annotate(host, pos[host], xytext=(0, -7), textcoords="offset points", fontsize=6,
                     ha="center", va="top", zorder=3)
     ax.set_title(spec.describe(), fontsize=10)
-    ax.legend(loc="best", fontsize=8)
+    ax.set_aspect("equal", adjustable="datalim")
     ax.set_axis_off()
     ax.margins(0.08)
-    fig.tight_layout()
+    fig.legend(loc="lower center", ncol=2, fontsize=8, frameon=False)
+    fig.tight_layout(rect=(0, 0.05, 1, 1))
     out = Path(path)
     out.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(out, format="png", dpi=110)
