@@ -42,10 +42,7 @@ def architectures(store: Store, study_id: int, baseline: str | None = None) -> l
 
 def workloads_with(store: Store, study_id: int, metric: str) -> list[str]:
     """Workloads that have ok samples of this metric, in the order they were stored."""
-    seen: dict[str, None] = {}
-    for s in store.samples(study_id=study_id, metric=metric, status="ok"):
-        seen.setdefault(s.workload, None)
-    return list(seen)
+    return [w for w, m in store.sample_metrics(study_id) if m == metric]
 
 
 def throughput_over_time(store: Store, study_id: int, workload: str,

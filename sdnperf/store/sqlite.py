@@ -113,6 +113,8 @@ class Store:
         """
         _check_result(result)
         with self._transaction():
+            if not self._conn.execute("SELECT 1 FROM study WHERE id = ?", (study_id,)).fetchone():
+                raise KeyError(f"{self.path}: no study with id {study_id}; call open_study first")
             # The old row's samples and summaries go with it (ON DELETE CASCADE).
             self._conn.execute(
                 "DELETE FROM run WHERE study_id = ? AND key = ?", (study_id, result.key)
@@ -229,6 +231,18 @@ class Store:
                       r[10], r[11])
             for r in self._conn.execute(sql, args)
         ]
+
+    def sample_metrics(self, study_id: int, status: str | None = "ok") -> list[tuple[str, str]]:
+        """Distinct (workload, metric) pairs that have samples, in the order first stored
+        (of runs with this status; None for any run)."""
+        sql = ("SELECT s.workload, s.metric, MIN(s.rowid) AS first FROM sample s "
+               "JOIN run r ON r.id = s.run_id WHERE r.study_id = ?")
+        args: list[Any] = [study_id]
+        if status is not None:
+            sql += " AND r.status = ?"
+            args.append(status)
+        sql += " GROUP BY s.workload, s.metric ORDER BY first"
+        return [(r[0], r[1]) for r in self._conn.execute(sql, args)]
 
     def summaries(self, study_id: int) -> list[SummaryRow]:
         """Every per-run summary of the study, with its run's status and CPU mark."""

@@ -256,3 +256,14 @@ def test_a_file_that_is_not_a_database_gets_a_clear_error(tmp_path):
     bad.write_text("these are my notes, not a database\n" * 100)
     with pytest.raises(SchemaError, match="notes.sqlite: not an sdnperf study database"):
         Store(bad)
+
+
+def test_sample_metrics_lists_ok_runs_metrics_in_order(tmp_path):
+    store, sid = build_study(tmp_path / "s.db")
+    assert store.sample_metrics(sid) == [("ping", "rtt_ms"), ("tcp", "throughput_mbps")]
+    store.close()
+
+
+def test_record_run_needs_an_existing_study(store):
+    with pytest.raises(KeyError, match="no study with id 42"):
+        store.record_run(42, run("a"))
