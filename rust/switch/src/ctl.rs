@@ -1,0 +1,589 @@
+//! Runtime control: a line-based, simple_switch_CLI-like command language executed on the
+//! data-plane thread (`execute`), the local server that accepts it over a loopback TCP
+//! port or a Unix socket, and the client used by `sdnperf-switch ctl`.
+//!
+//! Wire protocol: one command per line; the answer is zero or more lines of output
+//! followed by a status line `ok` or `error: <message>`.
+//! A future P4Runtime server can sit beside this one and send the same `Request`s.
+
+use crate::externs::MeterCell;
+use crate::impair::ImpairCfg;
+use crate::pipeline::width_mask;
+use crate::switch::Switch;
+use crate::tables::MatchKind;
+use std::io::{BufRead, BufReader, Write};
+use std::sync::mpsc;
+
+pub struct Request {
+    pub line: String,
+    pub reply: mpsc::Sender<Result<String, String>>,
+}
+
+/// Parses a number: decimal, 0x hex, 0b binary, MAC (aa:bb:..), IPv4 dotted quad, IPv6.
+pub fn parse_value(s: &str) -> Result<u128, String> {
+    let s = s.trim();
+    if s.is_empty() {
+        return Err("empty value".into());
+    }
+    if s == "true" {
+        return Ok(1);
+    }
+    if s == "false" {
+        return Ok(0);
+    }
+    if let Some(h) = s.strip_prefix("0x").or_else(|| s.strip_prefix("0X")) {
+        let h = h.trim_start_matches('0');
+        if h.len() > 32 {
+            return Err(format!("value {} wider than 128 bits", s));
+        }
+        return if h.is_empty() { Ok(0) } else { u128::from_str_radix(h, 16).map_err(|_| format!("bad hex value {}", s)) };
+    }
+    if let Some(b) = s.strip_prefix("0b") {
+        return u128::from_str_radix(b, 2).map_err(|_| format!("bad binary value {}", s));
+    }
+    if s.contains(':') && s.split(':').count() == 6 && s.split(':').all(|x| x.len() <= 2 && !x.is_empty()) {
+        let mut v = 0u128;
+        for p in s.split(':') {
+            v = (v << 8) | u8::from_str_radix(p, 16).map_err(|_| format!("bad MAC {}", s))? as u128;
+        }
+        return Ok(v);
+    }
+    if s.contains(':') {
+        let a: std::net::Ipv6Addr = s.parse().map_err(|_| format!("bad value {}", s))?;
+        return Ok(u128::from(a));
+    }
+    if s.split('.').count() == 4 {
+        let a: std::net::Ipv4Addr = s.parse().map_err(|_| format!("bad IPv4 address {}", s))?;
+        return Ok(u32::from(a) as u128);
+    }
+    if let Some(n) = s.strip_prefix('-') {
+        let v: u128 = n.parse().map_err(|_| format!("bad number {}", s))?;
+        return Ok(v.wrapping_neg());
+    }
+    s.parse::<u128>().map_err(|_| format!("bad number {}", s))
+}
+
+/// A parsed key value for one key field.
+#[derive(Debug, Clone, Copy)]
+pub struct KeyVal {
+    pub value: u128,
+    /// ternary mask / range high / lpm prefix (as mask) — meaning depends on the match kind
+    pub aux: u128,
+    pub prefix: Option<u32>,
+}
+
+/// Parses a key field text for match kind `kind` and width `w`.
+/// exact: V; lpm: V/LEN; ternary: V&&&M or hex with * nibbles; range: LO->HI; optional: V or *.
+pub fn parse_key(text: &str, kind: MatchKind, w: u32) -> Result<KeyVal, String> {
+    let wm = width_mask(w);
+    match kind {
+        MatchKind::Lpm => {
+            let (v, l) = match text.split_once('/') {
+                Some((v, l)) => (v, l.parse::<u32>().map_err(|_| format!("bad prefix length in {}", text))?),
+                None => (text, w),
+            };
+            let (value, _) = parse_wild(v)?;
+            Ok(KeyVal { value, aux: 0, prefix: Some(l) })
+        }
+        MatchKind::Ternary | MatchKind::Optional => {
+            if text == "*" {
+                return Ok(KeyVal { value: 0, aux: 0, prefix: None });
+            }
+            if let Some((v, m)) = text.split_once("&&&") {
+                return Ok(KeyVal { value: parse_value(v)?, aux: parse_value(m)? & wm, prefix: None });
+            }
+            if let Some((v, l)) = text.split_once('/') {
+                let l: u32 = l.parse().map_err(|_| format!("bad prefix length in {}", text))?;
+                return Ok(KeyVal { value: parse_value(v)?, aux: crate::tables::prefix_mask(l, w), prefix: None });
+            }
+            let (value, mask) = parse_wild(text)?;
+            Ok(KeyVal { value, aux: mask & wm, prefix: None })
+        }
+        MatchKind::Range => {
+            let (lo, hi) = text.split_once("->").ok_or_else(|| format!("range key {} must be LO->HI", text))?;
+            Ok(KeyVal { value: parse_value(lo)?, aux: parse_value(hi)?, prefix: None })
+        }
+        MatchKind::Exact | MatchKind::Valid => {
+            let (value, mask) = parse_wild(text)?;
+            if mask != u128::MAX && mask & wm != wm {
+                return Err(format!("wildcards not allowed in exact key {}", text));
+            }
+            Ok(KeyVal { value, aux: u128::MAX, prefix: None })
+        }
+    }
+}
+
+/// Parses a value that may contain `*` hex nibbles (STF style); returns (value, mask).
+fn parse_wild(s: &str) -> Result<(u128, u128), String> {
+    if let Some(h) = s.strip_prefix("0x") {
+        if h.contains('*') {
+            let mut v = 0u128;
+            let mut m = 0u128;
+            for c in h.chars() {
+                v <<= 4;
+                m <<= 4;
+                if c != '*' {
+                    v |= c.to_digit(16).ok_or_else(|| format!("bad hex {}", s))? as u128;
+                    m |= 0xf;
+                }
+            }
+            return Ok((v, m));
+        }
+    }
+    Ok((parse_value(s)?, u128::MAX))
+}
+
+pub fn add_entry(
+    sw: &mut Switch,
+    table: &str,
+    keys: &[KeyVal],
+    action: &str,
+    params: &[u128],
+    priority: Option<i64>,
+) -> Result<u32, String> {
+    let p = &mut sw.eng.prog;
+    let ti = p.table_by_name(table).ok_or_else(|| format!("unknown table {}", table))?;
+    let ai = p.action_by_name(action).ok_or_else(|| format!("unknown action {}", action))? as u32;
+    let t = &p.tables[ti];
+    if t.indirect {
+        return Err(format!("table {} uses an action profile/selector, not supported yet", t.name));
+    }
+    if !t.action_ids.contains(&ai) {
+        return Err(format!("action {} is not an action of table {}", p.actions[ai as usize].name, t.name));
+    }
+    let a = &p.actions[ai as usize];
+    if params.len() != a.params.len() {
+        return Err(format!("action {} takes {} parameters, got {}", a.name, a.params.len(), params.len()));
+    }
+    let data: Vec<u128> = params.iter().zip(&a.params).map(|(v, (_, w))| v & width_mask(*w)).collect();
+    if keys.len() != t.keys.len() {
+        return Err(format!("table {} has {} key fields, got {}", t.name, t.keys.len(), keys.len()));
+    }
+    let mut prefix = 0;
+    let mut kv = vec![];
+    let mut aux = vec![];
+    for (k, spec) in keys.iter().zip(&t.keys) {
+        kv.push(k.value);
+        match spec.kind {
+            MatchKind::Lpm => {
+                prefix = k.prefix.unwrap_or(spec.width);
+                aux.push(crate::tables::prefix_mask(prefix, spec.width));
+            }
+            _ => aux.push(k.aux),
+        }
+    }
+    let t = &mut p.tables[ti];
+    t.add(kv, aux, prefix, priority, ai, data)
+}
+
+pub fn set_default(sw: &mut Switch, table: &str, action: &str, params: &[u128]) -> Result<(), String> {
+    let p = &mut sw.eng.prog;
+    let ti = p.table_by_name(table).ok_or_else(|| format!("unknown table {}", table))?;
+    let ai = p.action_by_name(action).ok_or_else(|| format!("unknown action {}", action))? as u32;
+    let a = &p.actions[ai as usize];
+    if params.len() != a.params.len() {
+        return Err(format!("action {} takes {} parameters, got {}", a.name, a.params.len(), params.len()));
+    }
+    let data: Vec<u128> = params.iter().zip(&a.params).map(|(v, (_, w))| v & width_mask(*w)).collect();
+    let t = &mut p.tables[ti];
+    if t.default_const {
+        return Err(format!("table {} has a const default action", t.name));
+    }
+    if !t.action_ids.contains(&ai) {
+        return Err(format!("action {} is not an action of table {}", action, t.name));
+    }
+    t.default_action = ai;
+    t.default_data = data.into_boxed_slice();
+    Ok(())
+}
+
+fn num(s: Option<&&str>, what: &str) -> Result<u128, String> {
+    parse_value(s.ok_or_else(|| format!("missing {}", what))?)
+}
+
+/// Executes one control command. Returns its output text.
+pub fn execute(sw: &mut Switch, line: &str) -> Result<String, String> {
+    let w: Vec<&str> = line.split_whitespace().collect();
+    let Some(cmd) = w.first() else { return Ok(String::new()) };
+    match *cmd {
+        "table_add" => {
+            // table_add TABLE ACTION KEY... => PARAM... [PRIORITY]
+            if w.len() < 3 {
+                return Err("usage: table_add TABLE ACTION KEY... => PARAM... [PRIORITY]".into());
+            }
+            let table = w[1];
+            let action = w[2];
+            let arrow = w.iter().position(|x| *x == "=>").unwrap_or(w.len());
+            let ti = sw.eng.prog.table_by_name(table).ok_or_else(|| format!("unknown table {}", table))?;
+            let specs = sw.eng.prog.tables[ti].keys.clone();
+            let needs_prio = sw.eng.prog.tables[ti].needs_priority();
+            let ktexts = &w[3..arrow];
+            if ktexts.len() != specs.len() {
+                return Err(format!("table {} needs {} key fields, got {}", table, specs.len(), ktexts.len()));
+            }
+            let mut keys = vec![];
+            for (t, s) in ktexts.iter().zip(&specs) {
+                keys.push(parse_key(t, s.kind, s.width).map_err(|e| format!("key {}: {}", s.name, e))?);
+            }
+            let mut ptexts: Vec<&str> = if arrow < w.len() { w[arrow + 1..].to_vec() } else { vec![] };
+            let ai = sw.eng.prog.action_by_name(action).ok_or_else(|| format!("unknown action {}", action))?;
+            let nparams = sw.eng.prog.actions[ai].params.len();
+            let mut prio = None;
+            if needs_prio && ptexts.len() == nparams + 1 {
+                prio = Some(parse_value(ptexts.pop().unwrap())? as i64);
+            }
+            let params: Result<Vec<u128>, String> = ptexts.iter().map(|x| parse_value(x)).collect();
+            let h = add_entry(sw, table, &keys, action, &params?, prio)?;
+            Ok(format!("Entry has been added with handle {}", h))
+        }
+        "table_set_default" => {
+            if w.len() < 3 {
+                return Err("usage: table_set_default TABLE ACTION PARAM...".into());
+            }
+            let params: Result<Vec<u128>, String> = w[3..].iter().filter(|x| **x != "=>").map(|x| parse_value(x)).collect();
+            set_default(sw, w[1], w[2], &params?)?;
+            Ok(String::new())
+        }
+        "table_clear" => {
+            let p = &mut sw.eng.prog;
+            let ti = p.table_by_name(w.get(1).ok_or("usage: table_clear TABLE")?).ok_or("unknown table")?;
+            p.tables[ti].clear();
+            sw.eng.direct_counters[ti].clear();
+            sw.eng.direct_meter_cells[ti].clear();
+            Ok(String::new())
+        }
+        "table_delete" => {
+            let p = &mut sw.eng.prog;
+            let ti = p.table_by_name(w.get(1).ok_or("usage: table_delete TABLE HANDLE")?).ok_or("unknown table")?;
+            let h = num(w.get(2), "handle")? as u32;
+            p.tables[ti].delete(h)?;
+            if let Some(c) = sw.eng.direct_counters[ti].get_mut(h as usize) {
+                *c = (0, 0);
+            }
+            Ok(String::new())
+        }
+        "table_modify" => {
+            // table_modify TABLE ACTION HANDLE => PARAMS
+            let table = w.get(1).ok_or("usage: table_modify TABLE ACTION HANDLE => PARAM...")?;
+            let action = w.get(2).ok_or("missing action")?;
+            let h = num(w.get(3), "handle")? as u32;
+            let params: Result<Vec<u128>, String> = w[4.min(w.len())..].iter().filter(|x| **x != "=>").map(|x| parse_value(x)).collect();
+            let p = &mut sw.eng.prog;
+            let ti = p.table_by_name(table).ok_or("unknown table")?;
+            let ai = p.action_by_name(action).ok_or("unknown action")?;
+            let params = params?;
+            if params.len() != p.actions[ai].params.len() {
+                return Err("wrong number of action parameters".into());
+            }
+            p.tables[ti].modify(h, ai as u32, params)?;
+            Ok(String::new())
+        }
+        "table_num_entries" => {
+            let p = &sw.eng.prog;
+            let ti = p.table_by_name(w.get(1).ok_or("usage: table_num_entries TABLE")?).ok_or("unknown table")?;
+            Ok(p.tables[ti].num_entries.to_string())
+        }
+        "show_tables" => {
+            let p = &sw.eng.prog;
+            Ok(p
+                .tables
+                .iter()
+                .map(|t| {
+                    let ks: Vec<String> = t.keys.iter().map(|k| format!("{}({:?},{})", k.name, k.kind, k.width)).collect();
+                    format!("{} [{}] entries={}", t.name, ks.join(", "), t.num_entries)
+                })
+                .collect::<Vec<_>>()
+                .join("\n"))
+        }
+        "mc_mgrp_create" => {
+            sw.eng.pre.mgrp_create(num(w.get(1), "group")? as u32)?;
+            Ok(String::new())
+        }
+        "mc_mgrp_destroy" => {
+            sw.eng.pre.mgrp_destroy(num(w.get(1), "group")? as u32)?;
+            Ok(String::new())
+        }
+        "mc_node_create" => {
+            let rid = num(w.get(1), "rid")? as u32;
+            let ports: Result<Vec<u32>, String> = w[2..].iter().map(|x| parse_value(x).map(|v| v as u32)).collect();
+            let h = sw.eng.pre.node_create(rid, ports?);
+            Ok(format!("node was created with handle {}", h))
+        }
+        "mc_node_update" => {
+            let h = num(w.get(1), "handle")? as u32;
+            let ports: Result<Vec<u32>, String> = w[2..].iter().map(|x| parse_value(x).map(|v| v as u32)).collect();
+            sw.eng.pre.node_update(h, ports?)?;
+            Ok(String::new())
+        }
+        "mc_node_destroy" => {
+            sw.eng.pre.node_destroy(num(w.get(1), "handle")? as u32)?;
+            Ok(String::new())
+        }
+        "mc_node_associate" => {
+            sw.eng.pre.node_associate(num(w.get(1), "group")? as u32, num(w.get(2), "handle")? as u32)?;
+            Ok(String::new())
+        }
+        "mc_node_dissociate" => {
+            sw.eng.pre.node_dissociate(num(w.get(1), "group")? as u32, num(w.get(2), "handle")? as u32)?;
+            Ok(String::new())
+        }
+        "mirroring_add" | "mirroring_add_mc" => {
+            let sess = num(w.get(1), "session")? as u32;
+            let target = num(w.get(2), "port")? as u32;
+            let mut m = sw.eng.pre.mirrors.get(&sess).copied().unwrap_or_default();
+            if *cmd == "mirroring_add" {
+                m.port = Some(target);
+            } else {
+                m.mgrp = Some(target);
+            }
+            if let Some(t) = w.get(3) {
+                m.truncate = Some(parse_value(t)? as usize);
+            }
+            sw.eng.pre.mirrors.insert(sess, m);
+            Ok(String::new())
+        }
+        "mirroring_delete" => {
+            sw.eng.pre.mirrors.remove(&(num(w.get(1), "session")? as u32));
+            Ok(String::new())
+        }
+        "register_read" => {
+            let r = sw.eng.prog.register_by_name(w.get(1).ok_or("usage: register_read REG [INDEX]")?).ok_or("unknown register")?;
+            let reg = &sw.eng.ext.registers[r];
+            match w.get(2) {
+                Some(i) => {
+                    let i = parse_value(i)? as usize;
+                    reg.vals.get(i).map(|v| v.to_string()).ok_or_else(|| format!("index {} out of range", i))
+                }
+                None => Ok(reg.vals.iter().map(|v| v.to_string()).collect::<Vec<_>>().join(" ")),
+            }
+        }
+        "register_write" => {
+            let r = sw.eng.prog.register_by_name(w.get(1).ok_or("usage: register_write REG INDEX VALUE")?).ok_or("unknown register")?;
+            let i = num(w.get(2), "index")? as usize;
+            let v = num(w.get(3), "value")?;
+            if !sw.eng.ext.register_write(r, i, v) {
+                return Err(format!("index {} out of range", i));
+            }
+            Ok(String::new())
+        }
+        "register_reset" => {
+            let r = sw.eng.prog.register_by_name(w.get(1).ok_or("usage: register_reset REG")?).ok_or("unknown register")?;
+            sw.eng.ext.registers[r].vals.iter_mut().for_each(|v| *v = 0);
+            Ok(String::new())
+        }
+        "counter_read" => {
+            let name = w.get(1).ok_or("usage: counter_read COUNTER INDEX")?;
+            let i = num(w.get(2), "index")? as usize;
+            if let Some(c) = sw.eng.prog.counter_by_name(name).filter(|&c| sw.eng.prog.counters[c].direct.is_none()) {
+                let c = &sw.eng.ext.counters[c];
+                if i >= c.packets.len() {
+                    return Err(format!("index {} out of range", i));
+                }
+                return Ok(format!("packets={} bytes={}", c.packets[i], c.bytes[i]));
+            }
+            // direct counter: by table (or counter) name and entry handle
+            let ti = sw
+                .eng
+                .prog
+                .table_by_name(name)
+                .or_else(|| {
+                    let c = sw.eng.prog.counter_by_name(name)?;
+                    let t = sw.eng.prog.counters[c].direct.clone()?;
+                    sw.eng.prog.table_by_name(&t)
+                })
+                .ok_or_else(|| format!("unknown counter {}", name))?;
+            let (pk, by) = sw.eng.direct_counters[ti].get(i).copied().unwrap_or((0, 0));
+            Ok(format!("packets={} bytes={}", pk, by))
+        }
+        "counter_reset" => {
+            let name = w.get(1).ok_or("usage: counter_reset COUNTER")?;
+            if let Some(c) = sw.eng.prog.counter_by_name(name) {
+                let c = &mut sw.eng.ext.counters[c];
+                c.packets.iter_mut().for_each(|x| *x = 0);
+                c.bytes.iter_mut().for_each(|x| *x = 0);
+            }
+            Ok(String::new())
+        }
+        "meter_set_rates" => {
+            // meter_set_rates METER INDEX CIR:CBURST PIR:PBURST (rates per microsecond)
+            let name = w.get(1).ok_or("usage: meter_set_rates METER INDEX CIR:CBS PIR:PBS")?;
+            let i = num(w.get(2), "index")? as usize;
+            let rb = |s: Option<&&str>| -> Result<(f64, f64), String> {
+                let s = s.ok_or("missing RATE:BURST")?;
+                let (r, b) = s.split_once(':').ok_or("rates are RATE:BURST")?;
+                Ok((r.parse().map_err(|_| "bad rate")?, b.parse().map_err(|_| "bad burst")?))
+            };
+            let (cir, cbs) = rb(w.get(3))?;
+            let (pir, pbs) = rb(w.get(4))?;
+            if let Some(m) = sw.eng.prog.meter_by_name(name).filter(|&m| sw.eng.prog.meters[m].direct.is_none()) {
+                let cells = &mut sw.eng.ext.meters[m].cells;
+                let c = cells.get_mut(i).ok_or_else(|| format!("index {} out of range", i))?;
+                c.configure(cir, cbs, pir, pbs);
+                return Ok(String::new());
+            }
+            let ti = sw
+                .eng
+                .prog
+                .table_by_name(name)
+                .or_else(|| {
+                    let m = sw.eng.prog.meter_by_name(name)?;
+                    let t = sw.eng.prog.meters[m].direct.clone()?;
+                    sw.eng.prog.table_by_name(&t)
+                })
+                .ok_or_else(|| format!("unknown meter {}", name))?;
+            let cells = &mut sw.eng.direct_meter_cells[ti];
+            if cells.len() <= i {
+                cells.resize(i + 1, MeterCell::default());
+            }
+            cells[i].configure(cir, cbs, pir, pbs);
+            Ok(String::new())
+        }
+        "set_queue_rate" => {
+            let rate = num(w.get(1), "rate (pps)")? as u64;
+            for_ports(sw, w.get(2), |q| q.rate_pps = rate)?;
+            Ok(String::new())
+        }
+        "set_queue_depth" => {
+            let d = num(w.get(1), "depth")? as usize;
+            for_ports(sw, w.get(2), |q| q.depth = d.max(1))?;
+            Ok(String::new())
+        }
+        "port_impair" => {
+            let port = num(w.get(1), "port")? as u32;
+            let cfg = ImpairCfg::parse(&w[2..].join(","))?;
+            sw.set_impair(port, cfg)?;
+            Ok(String::new())
+        }
+        "stats" => {
+            let s = sw.eng.stats;
+            Ok(format!(
+                "rx={} tx={} dropped={} parser_errors={} recirculations={} queue_dropped={} impair_dropped={}",
+                s.rx, s.tx, s.dropped, s.parser_errors, s.recirculations, sw.queue_dropped, sw.impair_dropped
+            ))
+        }
+        "digests" => {
+            let d = std::mem::take(&mut sw.eng.digests);
+            Ok(d.iter()
+                .map(|d| format!("list={} receiver={} values={:?}", d.list, d.receiver, d.values))
+                .collect::<Vec<_>>()
+                .join("\n"))
+        }
+        "help" => Ok("commands: table_add table_set_default table_clear table_delete table_modify table_num_entries show_tables \
+mc_mgrp_create mc_mgrp_destroy mc_node_create mc_node_update mc_node_destroy mc_node_associate mc_node_dissociate \
+mirroring_add mirroring_add_mc mirroring_delete register_read register_write register_reset counter_read counter_reset \
+meter_set_rates set_queue_rate set_queue_depth port_impair stats digests"
+            .into()),
+        other => Err(format!("unknown command {} (try help)", other)),
+    }
+}
+
+fn for_ports(sw: &mut Switch, port: Option<&&str>, mut f: impl FnMut(&mut crate::switch::PortQueue)) -> Result<(), String> {
+    match port {
+        Some(p) => {
+            let p = parse_value(p)? as usize;
+            let q = sw.queues.get_mut(p).ok_or_else(|| format!("port {} out of range", p))?;
+            f(q);
+        }
+        None => sw.queues.iter_mut().for_each(f),
+    }
+    Ok(())
+}
+
+// ------------------------------------------------------------------ server & client
+
+pub enum Listen {
+    Tcp(String),
+    Unix(String),
+}
+
+fn serve_conn<S: std::io::Read + Write>(stream: S, tx: mpsc::Sender<Request>) {
+    let mut reader = BufReader::new(stream);
+    let mut line = String::new();
+    loop {
+        line.clear();
+        match reader.read_line(&mut line) {
+            Ok(0) | Err(_) => return,
+            Ok(_) => {}
+        }
+        let l = line.trim();
+        if l.is_empty() || l.starts_with('#') {
+            continue;
+        }
+        let (rtx, rrx) = mpsc::channel();
+        if tx.send(Request { line: l.to_string(), reply: rtx }).is_err() {
+            return;
+        }
+        let ans = rrx.recv().unwrap_or(Err("switch stopped".into()));
+        let out = reader.get_mut();
+        let text = match ans {
+            Ok(s) if s.is_empty() => "ok\n".to_string(),
+            Ok(s) => format!("{}\nok\n", s),
+            Err(e) => format!("error: {}\n", e.replace('\n', " ")),
+        };
+        if out.write_all(text.as_bytes()).is_err() {
+            return;
+        }
+    }
+}
+
+/// Starts the control server thread; requests arrive on the returned receiver.
+pub fn start_server(listen: Listen) -> Result<mpsc::Receiver<Request>, String> {
+    let (tx, rx) = mpsc::channel();
+    match listen {
+        Listen::Tcp(addr) => {
+            let l = std::net::TcpListener::bind(&addr).map_err(|e| format!("ctl: bind {}: {}", addr, e))?;
+            std::thread::spawn(move || {
+                for s in l.incoming().flatten() {
+                    let tx = tx.clone();
+                    std::thread::spawn(move || serve_conn(s, tx));
+                }
+            });
+        }
+        Listen::Unix(path) => {
+            let _ = std::fs::remove_file(&path);
+            let l = std::os::unix::net::UnixListener::bind(&path).map_err(|e| format!("ctl: bind {}: {}", path, e))?;
+            std::thread::spawn(move || {
+                for s in l.incoming().flatten() {
+                    let tx = tx.clone();
+                    std::thread::spawn(move || serve_conn(s, tx));
+                }
+            });
+        }
+    }
+    Ok(rx)
+}
+
+/// Client: sends each command, prints outputs; returns false if any command failed.
+pub fn client(target: &str, commands: &[String]) -> Result<bool, String> {
+    fn run<S: std::io::Read + Write>(s: S, commands: &[String]) -> Result<bool, String> {
+        let mut r = BufReader::new(s);
+        let mut all_ok = true;
+        for c in commands {
+            r.get_mut().write_all(format!("{}\n", c).as_bytes()).map_err(|e| e.to_string())?;
+            loop {
+                let mut l = String::new();
+                if r.read_line(&mut l).map_err(|e| e.to_string())? == 0 {
+                    return Err("connection closed".into());
+                }
+                let l = l.trim_end();
+                if l == "ok" {
+                    break;
+                }
+                if let Some(e) = l.strip_prefix("error: ") {
+                    eprintln!("error: {}: {}", c, e);
+                    all_ok = false;
+                    break;
+                }
+                println!("{}", l);
+            }
+        }
+        Ok(all_ok)
+    }
+    if target.contains('/') {
+        let s = std::os::unix::net::UnixStream::connect(target).map_err(|e| format!("connect {}: {}", target, e))?;
+        run(s, commands)
+    } else {
+        let s = std::net::TcpStream::connect(target).map_err(|e| format!("connect {}: {}", target, e))?;
+        run(s, commands)
+    }
+}

@@ -1,0 +1,355 @@
+//! The compiled, executable form of a P4 program. Built once by `json` at load time;
+//! the packet path (`exec`) only indexes into these vectors — no names, no JSON.
+//! Every value is a `u128` masked to its field width (fields wider than 128 bits are
+//! rejected at load time with a clear error).
+
+use crate::tables::Table;
+
+pub type FieldId = u32;
+pub type HeaderId = u32;
+
+#[derive(Debug, Clone)]
+pub struct HeaderInfo {
+    pub name: String,
+    pub first_field: FieldId,
+    pub num_fields: u32,
+    pub bits: u32,
+    pub metadata: bool,
+}
+
+#[derive(Debug, Clone)]
+pub struct FieldInfo {
+    pub name: String, // "hdr.field"
+    pub header: HeaderId,
+    pub width: u32,
+    pub offset: u32, // bit offset inside the header
+    pub mask: u128,
+    pub signed: bool,
+}
+
+#[derive(Debug, Clone)]
+pub struct StackInfo {
+    pub name: String,
+    pub headers: Vec<HeaderId>,
+}
+
+#[derive(Debug, Clone)]
+pub enum Expr {
+    Const(u128),
+    Field(FieldId),
+    /// field of stack element chosen at run time: (stack, index expr, field offset in header)
+    StackField(u32, Box<Expr>, u32),
+    Param(u32),
+    Valid(HeaderId),
+    /// result bit width matters only for masking in `Bin` results handled by p4c masks
+    Un(UnOp, Box<Expr>),
+    Bin(BinOp, Box<Expr>, Box<Expr>),
+    Cond(Box<Expr>, Box<Expr>, Box<Expr>),
+    /// value mod 2^w (two_comp_mod / casts)
+    Trunc(Box<Expr>, u32),
+    SatCast(Box<Expr>, u32, bool),
+    LastStackIndex(u32),
+    StackSize(u32),
+    /// lookahead in the parser: (bit offset from cursor, width)
+    Lookahead(u32, u32),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum UnOp {
+    Not,
+    BitNot,
+    Neg,
+    D2B,
+    B2D,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum BinOp {
+    Add,
+    Sub,
+    Mul,
+    Div,
+    Mod,
+    Shl,
+    Shr,
+    Eq,
+    Ne,
+    Gt,
+    Ge,
+    Lt,
+    Le,
+    And,
+    Or,
+    BitAnd,
+    BitOr,
+    BitXor,
+}
+
+/// An assignable location.
+#[derive(Debug, Clone)]
+pub enum LValue {
+    Field(FieldId),
+    StackField(u32, Box<Expr>, u32),
+}
+
+#[derive(Debug, Clone)]
+pub enum HeaderRef {
+    Fixed(HeaderId),
+    /// stack element by run-time index
+    StackElem(u32, Expr),
+}
+
+#[derive(Debug, Clone)]
+pub enum Prim {
+    Assign(LValue, Expr),
+    AssignHeader(HeaderRef, HeaderRef),
+    SetValid(HeaderRef),
+    SetInvalid(HeaderRef),
+    MarkToDrop,
+    Exit,
+    CloneI2E(Expr, Expr),
+    CloneE2E(Expr, Expr),
+    Recirculate(Expr),
+    Resubmit(Expr),
+    Truncate(Expr),
+    Count(u32, Expr),
+    ExecuteMeter(u32, Expr, LValue),
+    RegisterRead(LValue, u32, Expr),
+    RegisterWrite(u32, Expr, Expr),
+    /// dst = base + hash(calc) % max
+    Hash(LValue, Expr, u32, Expr),
+    Random(LValue, Expr, Expr),
+    Digest(Expr, u32),
+    Push(u32, u32),
+    Pop(u32, u32),
+    Jump(u32),
+    JumpIfZero(Expr, u32),
+    Nop,
+}
+
+#[derive(Debug, Clone)]
+pub struct Action {
+    pub name: String,
+    pub params: Vec<(String, u32)>,
+    pub prims: Vec<Prim>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Node {
+    Table(u32),
+    Cond(u32),
+}
+
+#[derive(Debug, Clone)]
+pub struct Conditional {
+    pub name: String,
+    pub expr: Expr,
+    pub true_next: Option<Node>,
+    pub false_next: Option<Node>,
+}
+
+#[derive(Debug, Clone)]
+pub struct Control {
+    pub name: String,
+    pub init: Option<Node>,
+}
+
+#[derive(Debug, Clone)]
+pub enum ParserOp {
+    Extract(HeaderRef),
+    /// extract into stack "next"
+    ExtractNext(u32),
+    Set(LValue, Expr),
+    Verify(Expr, Expr),
+    Advance(Expr),
+    Prim(Prim),
+}
+
+#[derive(Debug, Clone)]
+pub struct Transition {
+    pub value: u128,
+    pub mask: u128,
+    pub default: bool,
+    pub next: Option<u32>,
+}
+
+#[derive(Debug, Clone)]
+pub struct ParseState {
+    pub name: String,
+    pub ops: Vec<ParserOp>,
+    /// key parts and their widths
+    pub key: Vec<(Expr, u32)>,
+    pub transitions: Vec<Transition>,
+}
+
+#[derive(Debug, Clone)]
+pub struct Parser {
+    pub init: Option<u32>,
+    pub states: Vec<ParseState>,
+}
+
+#[derive(Debug, Clone)]
+pub enum CalcInput {
+    Field(FieldId),
+    Const(u128, u32),
+    Header(HeaderId),
+    Payload,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Algo {
+    Crc16,
+    Crc32,
+    Csum16,
+    Identity,
+    Xor16,
+    Crc16Custom,
+    Crc32Custom,
+    Random,
+}
+
+#[derive(Debug, Clone)]
+pub struct Calculation {
+    pub name: String,
+    pub algo: Algo,
+    pub inputs: Vec<CalcInput>,
+    pub has_payload: bool,
+}
+
+#[derive(Debug, Clone)]
+pub struct Checksum {
+    pub name: String,
+    pub target: FieldId,
+    pub calc: u32,
+    pub verify: bool,
+    pub update: bool,
+    pub cond: Option<Expr>,
+}
+
+#[derive(Debug, Clone)]
+pub struct CounterSpec {
+    pub name: String,
+    pub size: usize,
+    pub direct: Option<String>,
+}
+
+#[derive(Debug, Clone)]
+pub struct MeterSpec {
+    pub name: String,
+    pub size: usize,
+    pub bytes: bool,
+    pub direct: Option<String>,
+    pub result: Option<FieldId>,
+}
+
+#[derive(Debug, Clone)]
+pub struct RegisterSpec {
+    pub name: String,
+    pub size: usize,
+    pub width: u32,
+}
+
+#[derive(Debug, Clone)]
+pub struct LearnList {
+    pub name: String,
+    pub fields: Vec<FieldId>,
+}
+
+/// Where the v1model standard metadata lives in the PHV (None = program lacks it).
+#[derive(Debug, Clone, Default)]
+pub struct StdMeta {
+    pub ingress_port: Option<FieldId>,
+    pub egress_spec: Option<FieldId>,
+    pub egress_port: Option<FieldId>,
+    pub instance_type: Option<FieldId>,
+    pub packet_length: Option<FieldId>,
+    pub enq_timestamp: Option<FieldId>,
+    pub enq_qdepth: Option<FieldId>,
+    pub deq_timedelta: Option<FieldId>,
+    pub deq_qdepth: Option<FieldId>,
+    pub ingress_global_timestamp: Option<FieldId>,
+    pub egress_global_timestamp: Option<FieldId>,
+    pub mcast_grp: Option<FieldId>,
+    pub egress_rid: Option<FieldId>,
+    pub checksum_error: Option<FieldId>,
+    pub parser_error: Option<FieldId>,
+    pub priority: Option<FieldId>,
+}
+
+pub struct Program {
+    pub headers: Vec<HeaderInfo>,
+    pub fields: Vec<FieldInfo>,
+    pub stacks: Vec<StackInfo>,
+    pub field_lists: Vec<(u32, Vec<FieldId>)>,
+    pub errors: Vec<(String, u32)>,
+    pub parser: Parser,
+    pub deparser: Vec<HeaderId>,
+    pub actions: Vec<Action>,
+    pub tables: Vec<Table>,
+    pub conds: Vec<Conditional>,
+    pub ingress: Control,
+    pub egress: Control,
+    pub calcs: Vec<Calculation>,
+    pub checksums: Vec<Checksum>,
+    pub counters: Vec<CounterSpec>,
+    pub meters: Vec<MeterSpec>,
+    pub registers: Vec<RegisterSpec>,
+    pub learn_lists: Vec<(u32, LearnList)>,
+    pub std: StdMeta,
+    pub err_packet_too_short: u32,
+    pub err_stack_out_of_bounds: u32,
+    /// highest extracted header byte count (for sizing scratch buffers)
+    pub max_header_bytes: usize,
+}
+
+impl Program {
+    pub fn field_by_name(&self, name: &str) -> Option<FieldId> {
+        self.fields.iter().position(|f| f.name == name).map(|i| i as FieldId)
+    }
+    pub fn header_by_name(&self, name: &str) -> Option<HeaderId> {
+        self.headers.iter().position(|h| h.name == name).map(|i| i as HeaderId)
+    }
+    /// Finds a table by full name or by a dot-separated suffix ("ipv4_lpm" for "MyIngress.ipv4_lpm").
+    pub fn table_by_name(&self, name: &str) -> Option<usize> {
+        find_by_suffix(self.tables.iter().map(|t| t.name.as_str()), name)
+    }
+    pub fn action_by_name(&self, name: &str) -> Option<usize> {
+        find_by_suffix(self.actions.iter().map(|a| a.name.as_str()), name)
+    }
+    pub fn counter_by_name(&self, name: &str) -> Option<usize> {
+        find_by_suffix(self.counters.iter().map(|a| a.name.as_str()), name)
+    }
+    pub fn meter_by_name(&self, name: &str) -> Option<usize> {
+        find_by_suffix(self.meters.iter().map(|a| a.name.as_str()), name)
+    }
+    pub fn register_by_name(&self, name: &str) -> Option<usize> {
+        find_by_suffix(self.registers.iter().map(|a| a.name.as_str()), name)
+    }
+    pub fn field_list(&self, id: u32) -> Option<&[FieldId]> {
+        self.field_lists.iter().find(|(i, _)| *i == id).map(|(_, v)| v.as_slice())
+    }
+}
+
+pub fn find_by_suffix<'a>(names: impl Iterator<Item = &'a str> + Clone, name: &str) -> Option<usize> {
+    if let Some(i) = names.clone().position(|n| n == name) {
+        return Some(i);
+    }
+    let mut found = None;
+    for (i, n) in names.enumerate() {
+        if n.ends_with(name) && n.as_bytes().get(n.len() - name.len() - 1) == Some(&b'.') {
+            if found.is_some() {
+                return None; // ambiguous
+            }
+            found = Some(i);
+        }
+    }
+    found
+}
+
+pub fn width_mask(w: u32) -> u128 {
+    if w >= 128 {
+        u128::MAX
+    } else {
+        (1u128 << w) - 1
+    }
+}

@@ -1,0 +1,90 @@
+//! Packet replication engine: multicast groups (group -> nodes -> (rid, ports)) and
+//! mirror (clone) sessions, with the simple_switch CLI's handle semantics.
+
+use std::collections::HashMap;
+
+#[derive(Debug, Clone)]
+pub struct McNode {
+    pub rid: u32,
+    pub ports: Vec<u32>,
+}
+
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Mirror {
+    pub port: Option<u32>,
+    pub mgrp: Option<u32>,
+    pub truncate: Option<usize>,
+}
+
+#[derive(Default)]
+pub struct Pre {
+    pub groups: HashMap<u32, Vec<u32>>,
+    pub nodes: Vec<Option<McNode>>,
+    pub mirrors: HashMap<u32, Mirror>,
+}
+
+impl Pre {
+    pub fn mgrp_create(&mut self, g: u32) -> Result<(), String> {
+        if self.groups.contains_key(&g) {
+            return Err(format!("multicast group {} already exists", g));
+        }
+        self.groups.insert(g, vec![]);
+        Ok(())
+    }
+    pub fn mgrp_destroy(&mut self, g: u32) -> Result<(), String> {
+        self.groups.remove(&g).map(|_| ()).ok_or_else(|| format!("no multicast group {}", g))
+    }
+    /// Returns the node handle.
+    pub fn node_create(&mut self, rid: u32, ports: Vec<u32>) -> u32 {
+        self.nodes.push(Some(McNode { rid, ports }));
+        (self.nodes.len() - 1) as u32
+    }
+    pub fn node_update(&mut self, h: u32, ports: Vec<u32>) -> Result<(), String> {
+        match self.nodes.get_mut(h as usize).and_then(|n| n.as_mut()) {
+            Some(n) => {
+                n.ports = ports;
+                Ok(())
+            }
+            None => Err(format!("no multicast node {}", h)),
+        }
+    }
+    pub fn node_destroy(&mut self, h: u32) -> Result<(), String> {
+        match self.nodes.get_mut(h as usize) {
+            Some(n @ Some(_)) => {
+                *n = None;
+                for g in self.groups.values_mut() {
+                    g.retain(|&x| x != h);
+                }
+                Ok(())
+            }
+            _ => Err(format!("no multicast node {}", h)),
+        }
+    }
+    pub fn node_associate(&mut self, g: u32, h: u32) -> Result<(), String> {
+        if self.nodes.get(h as usize).map(|n| n.is_none()).unwrap_or(true) {
+            return Err(format!("no multicast node {}", h));
+        }
+        let grp = self.groups.get_mut(&g).ok_or_else(|| format!("no multicast group {}", g))?;
+        if !grp.contains(&h) {
+            grp.push(h);
+        }
+        Ok(())
+    }
+    pub fn node_dissociate(&mut self, g: u32, h: u32) -> Result<(), String> {
+        let grp = self.groups.get_mut(&g).ok_or_else(|| format!("no multicast group {}", g))?;
+        grp.retain(|&x| x != h);
+        Ok(())
+    }
+    /// Appends the (rid, port) replicas of group `g` to `out`.
+    pub fn replicas(&self, g: u32, out: &mut Vec<(u32, u32)>) {
+        if let Some(grp) = self.groups.get(&g) {
+            for &h in grp {
+                if let Some(Some(n)) = self.nodes.get(h as usize) {
+                    for &p in &n.ports {
+                        out.push((n.rid, p));
+                    }
+                }
+            }
+        }
+    }
+}

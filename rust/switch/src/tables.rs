@@ -1,0 +1,407 @@
+//! Match-action tables: exact (one hash map), lpm (one hash map per prefix length, longest
+//! first), and ternary/range/optional/mixed (priority-ordered list). Entries are addressed
+//! by a stable handle. Lookups take the key as a slice of `u128` (built on the stack by
+//! `exec`), so no allocation happens per packet.
+
+use crate::pipeline::{width_mask, FieldId, HeaderId, Node};
+use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
+
+/// A small, fast multiplicative hasher for table keys (keys are not attacker-chosen hashes
+/// of strings; they are fixed-width integers).
+#[derive(Default, Clone, Copy)]
+pub struct FxHasher(u64);
+impl Hasher for FxHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        for c in bytes.chunks(8) {
+            let mut b = [0u8; 8];
+            b[..c.len()].copy_from_slice(c);
+            self.add(u64::from_le_bytes(b));
+        }
+    }
+    fn write_u64(&mut self, v: u64) {
+        self.add(v)
+    }
+    fn write_u128(&mut self, v: u128) {
+        self.add(v as u64);
+        self.add((v >> 64) as u64);
+    }
+    fn write_usize(&mut self, v: usize) {
+        self.add(v as u64)
+    }
+    fn finish(&self) -> u64 {
+        // final avalanche so that low bits are well mixed for hashbrown
+        let mut x = self.0;
+        x ^= x >> 33;
+        x = x.wrapping_mul(0xff51afd7ed558ccd);
+        x ^= x >> 33;
+        x
+    }
+}
+impl FxHasher {
+    #[inline]
+    fn add(&mut self, v: u64) {
+        self.0 = (self.0.rotate_left(5) ^ v).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+    }
+}
+pub type FastMap<K, V> = HashMap<K, V, BuildHasherDefault<FxHasher>>;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MatchKind {
+    Exact,
+    Lpm,
+    Ternary,
+    Range,
+    Optional,
+    Valid,
+}
+
+impl MatchKind {
+    pub fn parse(s: &str) -> Option<MatchKind> {
+        Some(match s {
+            "exact" => MatchKind::Exact,
+            "lpm" => MatchKind::Lpm,
+            "ternary" => MatchKind::Ternary,
+            "range" => MatchKind::Range,
+            "optional" => MatchKind::Optional,
+            "valid" => MatchKind::Valid,
+            _ => return None,
+        })
+    }
+}
+
+#[derive(Debug, Clone, Copy)]
+pub enum KeySrc {
+    Field(FieldId),
+    Valid(HeaderId),
+}
+
+#[derive(Debug, Clone)]
+pub struct KeySpec {
+    pub name: String,
+    pub kind: MatchKind,
+    pub src: KeySrc,
+    pub mask: Option<u128>,
+    pub width: u32,
+}
+
+#[derive(Debug, Clone)]
+pub struct Entry {
+    /// key values (already masked by the entry's masks/prefix)
+    pub key: Box<[u128]>,
+    /// per key: ternary/optional mask, or range upper bound; empty for exact/lpm tables
+    pub aux: Box<[u128]>,
+    pub prefix: u32,
+    pub priority: i64,
+    pub action: u32,
+    pub data: Box<[u128]>,
+    pub packets: u64,
+    pub bytes: u64,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Layout {
+    Exact,
+    Lpm(usize),
+    Generic,
+    /// no keys: always miss (default action)
+    Keyless,
+}
+
+#[derive(Debug, Clone)]
+pub struct Table {
+    pub name: String,
+    pub keys: Vec<KeySpec>,
+    pub layout: Layout,
+    pub entries: Vec<Option<Entry>>,
+    free: Vec<u32>,
+    exact: FastMap<Box<[u128]>, u32>,
+    /// (prefix length, map) sorted by prefix length, longest first
+    lpm: Vec<(u32, FastMap<Box<[u128]>, u32>)>,
+    generic: Vec<u32>,
+    pub default_action: u32,
+    pub default_data: Box<[u128]>,
+    pub default_const: bool,
+    pub action_ids: Vec<u32>,
+    /// next node per action id (indexed by global action id)
+    pub next_by_action: Vec<Option<Node>>,
+    pub hit_miss: Option<(Option<Node>, Option<Node>)>,
+    pub base_next: Option<Node>,
+    pub with_counters: bool,
+    pub direct_meter: Option<usize>,
+    pub max_size: usize,
+    pub num_entries: usize,
+    pub insert_seq: i64,
+    /// true when the table is an action profile/selector table (indirect) — unsupported at run time
+    pub indirect: bool,
+}
+
+impl Table {
+    pub fn new(name: String, keys: Vec<KeySpec>) -> Table {
+        let layout = if keys.is_empty() {
+            Layout::Keyless
+        } else if keys.iter().all(|k| matches!(k.kind, MatchKind::Exact | MatchKind::Valid)) {
+            Layout::Exact
+        } else {
+            let lpms: Vec<usize> = (0..keys.len()).filter(|&i| keys[i].kind == MatchKind::Lpm).collect();
+            let others_exact = keys
+                .iter()
+                .all(|k| matches!(k.kind, MatchKind::Exact | MatchKind::Valid | MatchKind::Lpm));
+            if lpms.len() == 1 && others_exact {
+                Layout::Lpm(lpms[0])
+            } else {
+                Layout::Generic
+            }
+        };
+        Table {
+            name,
+            keys,
+            layout,
+            entries: Vec::new(),
+            free: Vec::new(),
+            exact: FastMap::default(),
+            lpm: Vec::new(),
+            generic: Vec::new(),
+            default_action: 0,
+            default_data: Box::new([]),
+            default_const: false,
+            action_ids: Vec::new(),
+            next_by_action: Vec::new(),
+            hit_miss: None,
+            base_next: None,
+            with_counters: false,
+            direct_meter: None,
+            max_size: 0,
+            num_entries: 0,
+            insert_seq: 0,
+            indirect: false,
+        }
+    }
+
+    pub fn needs_priority(&self) -> bool {
+        self.layout == Layout::Generic
+    }
+
+    /// Adds an entry. `key` values, `aux` (masks / range highs, one per key; ignored for
+    /// exact/lpm layouts), `prefix` for the lpm key. Returns the entry handle.
+    pub fn add(
+        &mut self,
+        mut key: Vec<u128>,
+        aux: Vec<u128>,
+        prefix: u32,
+        priority: Option<i64>,
+        action: u32,
+        data: Vec<u128>,
+    ) -> Result<u32, String> {
+        if key.len() != self.keys.len() {
+            return Err(format!("table {}: expected {} key fields, got {}", self.name, self.keys.len(), key.len()));
+        }
+        for (i, k) in self.keys.iter().enumerate() {
+            key[i] &= width_mask(k.width);
+        }
+        let handle = match self.free.pop() {
+            Some(h) => h,
+            None => {
+                self.entries.push(None);
+                (self.entries.len() - 1) as u32
+            }
+        };
+        self.insert_seq += 1;
+        let seq = self.insert_seq;
+        match self.layout {
+            Layout::Keyless => return Err(format!("table {} has no key; use setdefault", self.name)),
+            Layout::Exact => {
+                let k: Box<[u128]> = key.clone().into_boxed_slice();
+                if self.exact.contains_key(&k) {
+                    self.free.push(handle);
+                    return Err(format!("table {}: duplicate entry", self.name));
+                }
+                self.exact.insert(k, handle);
+            }
+            Layout::Lpm(pos) => {
+                let w = self.keys[pos].width;
+                if prefix > w {
+                    self.free.push(handle);
+                    return Err(format!("table {}: prefix length {} > field width {}", self.name, prefix, w));
+                }
+                key[pos] &= prefix_mask(prefix, w);
+                let k: Box<[u128]> = key.clone().into_boxed_slice();
+                let idx = match self.lpm.iter().position(|(p, _)| *p == prefix) {
+                    Some(i) => i,
+                    None => {
+                        self.lpm.push((prefix, FastMap::default()));
+                        self.lpm.sort_by(|a, b| b.0.cmp(&a.0));
+                        self.lpm.iter().position(|(p, _)| *p == prefix).unwrap()
+                    }
+                };
+                if self.lpm[idx].1.contains_key(&k) {
+                    self.free.push(handle);
+                    return Err(format!("table {}: duplicate entry", self.name));
+                }
+                self.lpm[idx].1.insert(k, handle);
+            }
+            Layout::Generic => {}
+        }
+        let mut aux = aux;
+        if self.layout == Layout::Generic {
+            aux.resize(self.keys.len(), 0);
+            for (i, k) in self.keys.iter().enumerate() {
+                let wm = width_mask(k.width);
+                match k.kind {
+                    MatchKind::Exact | MatchKind::Valid => aux[i] = wm,
+                    MatchKind::Lpm => aux[i] = prefix_mask(prefix, k.width),
+                    MatchKind::Ternary | MatchKind::Optional => aux[i] &= wm,
+                    MatchKind::Range => aux[i] &= wm,
+                }
+                if k.kind != MatchKind::Range {
+                    key[i] &= aux[i];
+                }
+            }
+        } else {
+            aux.clear();
+        }
+        // bmv2 convention: a lower priority number wins; without one, earlier entries win.
+        let priority = priority.unwrap_or(seq);
+        self.entries[handle as usize] = Some(Entry {
+            key: key.into_boxed_slice(),
+            aux: aux.into_boxed_slice(),
+            prefix,
+            priority,
+            action,
+            data: data.into_boxed_slice(),
+            packets: 0,
+            bytes: 0,
+        });
+        if self.layout == Layout::Generic {
+            let entries = &self.entries;
+            let pos = self.generic.partition_point(|&h| {
+                let e = entries[h as usize].as_ref().unwrap();
+                e.priority <= priority
+            });
+            self.generic.insert(pos, handle);
+        }
+        self.num_entries += 1;
+        Ok(handle)
+    }
+
+    pub fn delete(&mut self, handle: u32) -> Result<(), String> {
+        let e = match self.entries.get_mut(handle as usize).and_then(|e| e.take()) {
+            Some(e) => e,
+            None => return Err(format!("table {}: no entry with handle {}", self.name, handle)),
+        };
+        match self.layout {
+            Layout::Exact => {
+                self.exact.remove(&e.key);
+            }
+            Layout::Lpm(_) => {
+                if let Some(i) = self.lpm.iter().position(|(p, _)| *p == e.prefix) {
+                    self.lpm[i].1.remove(&e.key);
+                    if self.lpm[i].1.is_empty() {
+                        self.lpm.remove(i);
+                    }
+                }
+            }
+            Layout::Generic => self.generic.retain(|&h| h != handle),
+            Layout::Keyless => {}
+        }
+        self.free.push(handle);
+        self.num_entries -= 1;
+        Ok(())
+    }
+
+    pub fn clear(&mut self) {
+        self.entries.clear();
+        self.free.clear();
+        self.exact.clear();
+        self.lpm.clear();
+        self.generic.clear();
+        self.num_entries = 0;
+    }
+
+    pub fn modify(&mut self, handle: u32, action: u32, data: Vec<u128>) -> Result<(), String> {
+        match self.entries.get_mut(handle as usize).and_then(|e| e.as_mut()) {
+            Some(e) => {
+                e.action = action;
+                e.data = data.into_boxed_slice();
+                Ok(())
+            }
+            None => Err(format!("table {}: no entry with handle {}", self.name, handle)),
+        }
+    }
+
+    /// Looks the key up; `scratch` must be at least as long as `key`.
+    #[inline]
+    pub fn lookup(&self, key: &[u128], scratch: &mut [u128]) -> Option<u32> {
+        match self.layout {
+            Layout::Keyless => None,
+            Layout::Exact => self.exact.get(key).copied(),
+            Layout::Lpm(pos) => {
+                let n = key.len();
+                scratch[..n].copy_from_slice(key);
+                let w = self.keys[pos].width;
+                for (p, map) in &self.lpm {
+                    scratch[pos] = key[pos] & prefix_mask(*p, w);
+                    if let Some(h) = map.get(&scratch[..n]) {
+                        return Some(*h);
+                    }
+                }
+                None
+            }
+            Layout::Generic => {
+                'outer: for &h in &self.generic {
+                    let e = self.entries[h as usize].as_ref().unwrap();
+                    for (i, ks) in self.keys.iter().enumerate() {
+                        let k = key[i];
+                        if ks.kind == MatchKind::Range {
+                            if k < e.key[i] || k > e.aux[i] {
+                                continue 'outer;
+                            }
+                        } else if k & e.aux[i] != e.key[i] {
+                            continue 'outer;
+                        }
+                    }
+                    return Some(h);
+                }
+                None
+            }
+        }
+    }
+}
+
+pub fn prefix_mask(prefix: u32, width: u32) -> u128 {
+    if prefix == 0 {
+        0
+    } else {
+        width_mask(width) & !width_mask(width - prefix.min(width))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    fn spec(kind: MatchKind, width: u32) -> KeySpec {
+        KeySpec { name: "k".into(), kind, src: KeySrc::Field(0), mask: None, width }
+    }
+    #[test]
+    fn lpm_longest_wins() {
+        let mut t = Table::new("t".into(), vec![spec(MatchKind::Lpm, 32)]);
+        let a = t.add(vec![0x0a000000], vec![], 8, None, 1, vec![]).unwrap();
+        let b = t.add(vec![0x0a010000], vec![], 16, None, 2, vec![]).unwrap();
+        let mut s = [0u128; 4];
+        assert_eq!(t.lookup(&[0x0a010203], &mut s), Some(b));
+        assert_eq!(t.lookup(&[0x0a020203], &mut s), Some(a));
+        assert_eq!(t.lookup(&[0x0b020203], &mut s), None);
+        t.delete(b).unwrap();
+        assert_eq!(t.lookup(&[0x0a010203], &mut s), Some(a));
+    }
+    #[test]
+    fn ternary_priority() {
+        let mut t = Table::new("t".into(), vec![spec(MatchKind::Ternary, 16), spec(MatchKind::Range, 16)]);
+        let a = t.add(vec![0x1200, 0], vec![0xff00, 100], 0, Some(10), 1, vec![]).unwrap();
+        let b = t.add(vec![0x1234, 0], vec![0xffff, 0xffff], 0, Some(5), 2, vec![]).unwrap();
+        let mut s = [0u128; 4];
+        assert_eq!(t.lookup(&[0x1234, 50], &mut s), Some(b));
+        assert_eq!(t.lookup(&[0x1235, 50], &mut s), Some(a));
+        assert_eq!(t.lookup(&[0x1235, 101], &mut s), None);
+    }
+}
