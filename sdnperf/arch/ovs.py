@@ -9,6 +9,7 @@ from __future__ import annotations
 import functools
 import re
 import subprocess
+import time
 
 from mininet.node import OVSSwitch, RemoteController
 
@@ -125,11 +126,10 @@ class OpenflowArchitecture(_OvsArchitecture):
             if not self.controller.alive():
                 raise ArchitectureError(f"controller {self.controller.kind} died:\n"
                                         f"{self.controller.log_tail()}")
-            if not all(sw.connected() for sw in net.switches):
-                return False
-            state = self.controller.state()
             if self.controller.state_file is None:
-                return True
+                # OVS refreshes is_connected in its database only every few seconds.
+                return all(sw.connected() for sw in net.switches)
+            state = self.controller.state()  # our apps say exactly who finished the handshake
             if state is None or len(state["switches"]) < len(net.switches):
                 return False
             if self.config.app == "topo-forwarding":
@@ -148,7 +148,15 @@ class OpenflowArchitecture(_OvsArchitecture):
         return out
 
     def control_stats(self) -> dict[str, float]:
-        state = self.controller.state() if getattr(self, "controller", None) else None
+        controller = getattr(self, "controller", None)
+        if controller is None or controller.state_file is None:
+            return {}
+        asked = time.time()
+        state = controller.state()
+        deadline = time.monotonic() + 1.0
+        while state and state.get("time", 0) < asked and time.monotonic() < deadline:
+            time.sleep(0.05)  # the app rewrites its state every 0.2 s: wait for a fresh one
+            state = controller.state()
         if not state:
             return {}
         return {"packet_ins": state["packet_ins"], "flow_mods": state["flow_mods"]}

@@ -41,6 +41,8 @@ class ControllerProcess:
                  env: dict[str, str] | None = None, state_file: Path | None = None):
         self.kind, self.argv, self.run_dir, self.port = kind, argv, Path(run_dir), port
         self.env = {**os.environ, **(env or {})}
+        # Wrappers such as faucet exec osken-manager by name: let them find the venv's.
+        self.env["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), self.env.get("PATH", "")])
         self.state_file = state_file
         self.log_path = self.run_dir / f"controller-{kind}.log"
         self.proc: subprocess.Popen | None = None

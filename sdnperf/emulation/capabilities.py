@@ -46,7 +46,8 @@ def qdisc_available(kind: str, args: tuple[str, ...] = ()) -> Capability:
     try:
         if _run(["ip", "netns", "add", ns]).returncode != 0:
             return Capability(kind, False, "cannot create a network namespace")
-        _run(["ip", "-n", ns, "link", "add", "d0", "type", "dummy"])
+        # veth, not dummy: the dummy module is not present on every kernel.
+        _run(["ip", "-n", ns, "link", "add", "d0", "type", "veth", "peer", "name", "d1"])
         proc = _run(["ip", "netns", "exec", ns, "tc", "qdisc", "add", "dev", "d0", "root", kind, *args])
         if proc.returncode == 0:
             return Capability(kind, True, f"sch_{kind} works")
@@ -77,10 +78,10 @@ def ovs_datapath() -> Capability:
 def tool(name: str, version_args: tuple[str, ...] = ("--version",)) -> Capability:
     path = shutil.which(name)
     if not path:
-        return Capability(name, False, "not installed")
+        return Capability(Path(name).name, False, "not installed")
     try:
         proc = _run([path, *version_args])
         text = (proc.stdout or proc.stderr).strip().splitlines()
-        return Capability(name, True, text[0] if text else path)
+        return Capability(Path(name).name, True, text[0] if text else path)
     except (subprocess.TimeoutExpired, OSError) as exc:
         return Capability(name, False, f"found at {path} but did not run: {exc}")

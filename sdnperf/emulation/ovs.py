@@ -35,14 +35,12 @@ class OvsDaemons:
         # "kernel" needs the openvswitch module; elsewhere the userspace (netdev) datapath.
         self.datapath = datapath or ("kernel" if capabilities.ovs_kernel_module() else "user")
         self._saved_env: dict[str, str | None] = {}
+        self._procs: dict[str, subprocess.Popen] = {}
 
     # -- paths ---------------------------------------------------------------------------
     @property
     def db_sock(self) -> Path:
         return self.run_dir / "db.sock"
-
-    def pidfile(self, daemon: str) -> Path:
-        return self.run_dir / f"{daemon}.pid"
 
     def env(self) -> dict[str, str]:
         d = str(self.run_dir)
@@ -61,14 +59,12 @@ class OvsDaemons:
         if db.exists():
             db.unlink()
         self._run(["ovsdb-tool", "create", str(db), str(schema)])
-        self._run([
-            "ovsdb-server", str(db),
-            f"--remote=punix:{self.db_sock}",
-            f"--pidfile={self.pidfile('ovsdb-server')}",
+        self._spawn("ovsdb-server", [
+            str(db), f"--remote=punix:{self.db_sock}",
             f"--unixctl={self.run_dir / 'ovsdb-server.ctl'}",
             f"--log-file={self.run_dir / 'ovsdb-server.log'}",
-            "--detach", "--no-chdir",
         ])
+        self._wait_for(lambda: self.db_sock.exists(), timeout, "ovsdb-server socket")
         self._activate_env()
         self.vsctl("--no-wait", "init")
         if self.datapath == "user":
@@ -76,29 +72,15 @@ class OvsDaemons:
             # delivers and TCP/UDP fail while ping still works.
             self.vsctl("--no-wait", "set", "Open_vSwitch", ".",
                        "other_config:userspace-tso-enable=true")
-        self._run([
-            "ovs-vswitchd", f"unix:{self.db_sock}",
-            f"--pidfile={self.pidfile('ovs-vswitchd')}",
+        self._spawn("ovs-vswitchd", [
+            f"unix:{self.db_sock}",
             f"--unixctl={self.run_dir / 'ovs-vswitchd.ctl'}",
             f"--log-file={self.run_dir / 'ovs-vswitchd.log'}",
-            "--detach", "--no-chdir",
         ])
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if subprocess.run(["ovs-vsctl", "-t", "1", "show"], env=self._full_env(),
-                              capture_output=True).returncode == 0 and self.pids().get("ovs-vswitchd"):
-                return
-            time.sleep(0.1)
-        raise OvsError(f"ovs-vswitchd did not come up within {timeout:.0f}s; see {self.run_dir}/ovs-vswitchd.log")
+        self._wait_for(lambda: (self.run_dir / "ovs-vswitchd.ctl").exists(), timeout, "ovs-vswitchd")
 
     def pids(self) -> dict[str, int]:
-        out = {}
-        for daemon in ("ovsdb-server", "ovs-vswitchd"):
-            try:
-                out[daemon] = int(self.pidfile(daemon).read_text().strip())
-            except (OSError, ValueError):
-                pass
-        return out
+        return {name: proc.pid for name, proc in self._procs.items() if proc.poll() is None}
 
     def stop(self) -> None:
         """Stop both daemons (vswitchd first so it releases its ports), restore the env."""
@@ -107,9 +89,10 @@ class OvsDaemons:
             for br in self.vsctl("list-br", check=False).split():
                 self.vsctl("--if-exists", "del-br", br, check=False)
         for daemon in ("ovs-vswitchd", "ovsdb-server"):
-            pid = self.pids().get(daemon)
-            if pid:
-                terminate_pid(pid)
+            proc = self._procs.pop(daemon, None)
+            if proc is not None:
+                terminate_pid(proc.pid)
+                proc.wait()
         self._restore_env()
 
     # -- helpers ---------------------------------------------------------------------------
@@ -122,6 +105,23 @@ class OvsDaemons:
 
     def _full_env(self) -> dict[str, str]:
         return {**os.environ, **self.env()}
+
+    def _spawn(self, daemon: str, args: list[str]) -> None:
+        # Our own children (not --detach): we reap them, and no pidfile can go stale.
+        self._procs[daemon] = subprocess.Popen(
+            [daemon, *args], env=self._full_env(), stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+
+    def _wait_for(self, predicate, timeout: float, what: str) -> None:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if predicate():
+                return
+            dead = [name for name, proc in self._procs.items() if proc.poll() is not None]
+            if dead:
+                raise OvsError(f"{dead[0]} exited at start-up; see {self.run_dir}/{dead[0]}.log")
+            time.sleep(0.02)
+        raise OvsError(f"{what} did not come up within {timeout:.0f}s; see logs in {self.run_dir}")
 
     def _run(self, argv: list[str]) -> None:
         proc = subprocess.run(argv, env=self._full_env(), capture_output=True, text=True)
@@ -151,17 +151,25 @@ def terminate_pid(pid: int, grace: float = 3.0) -> None:
         return
     deadline = time.monotonic() + grace
     while time.monotonic() < deadline:
-        try:
-            os.kill(pid, 0)
-        except ProcessLookupError:
+        if not pid_running(pid):
             return
-        _reap(pid)
-        time.sleep(0.05)
+        time.sleep(0.02)
     try:
         os.kill(pid, signal.SIGKILL)
     except ProcessLookupError:
         return
     _reap(pid)
+
+
+def pid_running(pid: int) -> bool:
+    """True while `pid` runs; a zombie (daemons reparented to an init that does not reap,
+    as in some containers) counts as gone."""
+    _reap(pid)
+    try:
+        stat = open(f"/proc/{pid}/stat").read()
+    except OSError:
+        return False
+    return stat.rsplit(")", 1)[1].split()[0] != "Z"
 
 
 def _reap(pid: int) -> None:

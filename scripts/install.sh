@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# Install everything sdnperf needs on a Debian/Ubuntu machine. Idempotent: run it again at
+# any time; it only does what is missing. Used by README, .ci/run and developers alike.
+#   - Debian packages: Mininet, Open vSwitch, traffic tools
+#   - .venv: a Python venv that sees Debian's Mininet (--system-site-packages) with sdnperf
+#   - rust/target/release: the P4 compiler and switch (cargo)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+if [ "$(id -u)" -ne 0 ]; then
+  echo "install.sh: run as root (apt-get, and Mininet needs root at run time)" >&2
+  exit 1
+fi
+
+APT_PACKAGES=(
+  mininet openvswitch-switch openvswitch-testcontroller
+  iperf iperf3 iputils-ping tcpdump iproute2 ethtool bridge-utils procps psmisc d-itg
+  python3-venv python3-pip python3-dev build-essential pkg-config ca-certificates curl
+)
+missing=()
+for pkg in "${APT_PACKAGES[@]}"; do
+  dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || missing+=("$pkg")
+done
+if [ "${#missing[@]}" -gt 0 ]; then
+  echo "==> apt-get install ${missing[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -q
+  apt-get install -y -q --no-install-recommends "${missing[@]}"
+fi
+
+# Debian's Mininet imports only under the system interpreter, so the venv is built from it.
+if [ ! -x .venv/bin/python ] || ! .venv/bin/python -c 'import mininet.net' 2>/dev/null; then
+  echo "==> creating .venv (system site packages, for Mininet)"
+  rm -rf .venv
+  /usr/bin/python3 -m venv --system-site-packages .venv
+fi
+echo "==> pip install sdnperf"
+.venv/bin/python -m pip install -q --upgrade pip
+.venv/bin/python -m pip install -q -e '.[test]'
+
+# Rust tools (compiler, switch). rustup's cargo lives in ~/.cargo/bin.
+export PATH="$HOME/.cargo/bin:$PATH"
+if ! command -v cargo >/dev/null; then
+  echo "==> cargo not found: installing Debian's cargo"
+  apt-get install -y -q --no-install-recommends cargo rustc
+fi
+echo "==> cargo build --release (rust/)"
+cargo build --release --quiet --manifest-path rust/Cargo.toml
+
+echo "==> installed. Try: .venv/bin/sdnperf doctor"

@@ -1,0 +1,67 @@
+"""`sdnperf doctor`: what this machine can and cannot do, and what each gap prevents."""
+from __future__ import annotations
+
+import os
+
+from rich.console import Console
+from rich.table import Table
+
+from sdnperf.emulation import capabilities
+from sdnperf.emulation.capabilities import Capability
+
+
+def _mininet() -> Capability:
+    try:
+        import mininet.net  # noqa: F401
+        return Capability("mininet", True, f"Mininet {mininet.net.VERSION}")
+    except ImportError as exc:
+        return Capability("mininet", False, f"cannot import ({exc}); Debian's python3-mininet "
+                          "imports under /usr/bin/python3 — use scripts/install.sh's venv")
+
+
+def _rust(name: str) -> Capability:
+    from sdnperf.cli import rust_binary
+    path = rust_binary(name)
+    return Capability(name, bool(path), path or "not built (scripts/install.sh builds it)")
+
+
+def checks() -> list[tuple[Capability, str]]:
+    """(capability, what is impossible without it)."""
+    venv_tool = __import__("sdnperf.controllers.process", fromlist=["venv_tool"]).venv_tool
+    return [
+        (Capability("root", os.geteuid() == 0, "running as root" if os.geteuid() == 0 else
+                    "not root"), "any emulated network"),
+        (_mininet(), "any emulated network"),
+        (capabilities.tool("mnexec", ("-v",)), "any emulated network"),
+        (capabilities.tool("ovs-vswitchd"), "ovs-standalone and openflow architectures"),
+        (capabilities.ovs_datapath(), "—"),
+        (capabilities.htb(), "link bandwidth limits"),
+        (capabilities.netem(), "link delay and loss (netem); P4 switch impairment still works"),
+        (capabilities.tool("iperf3"), "iperf-tcp / iperf-udp workloads"),
+        (capabilities.tool("ping", ("-V",)), "ping workload"),
+        (capabilities.tool(venv_tool("osken-manager")), "openflow with controller = osken"),
+        (capabilities.tool(venv_tool("faucet"), ("--version",)), "openflow with controller = faucet"),
+        (capabilities.tool("ovs-testcontroller", ("--version",)),
+         "openflow with controller = ovs-testcontroller"),
+        (capabilities.tool("tcpdump"), "packet capture"),
+        (capabilities.tool("ITGSend", ("-h",)), "VoIP workload (D-ITG)"),
+        (_rust("sdnperf-p4c"), "compiling P4 programs"),
+        (_rust("sdnperf-switch"), "the p4 architecture and STF tests"),
+    ]
+
+
+def run_doctor() -> int:
+    console = Console()
+    table = Table(title="sdnperf doctor", show_lines=False)
+    table.add_column("")
+    table.add_column("capability")
+    table.add_column("found / why not")
+    table.add_column("needed for")
+    missing = 0
+    for cap, needed_for in checks():
+        mark = "[green]✓[/]" if cap.ok else "[red]✗[/]"
+        missing += not cap.ok
+        table.add_row(mark, cap.name, cap.detail, needed_for)
+    console.print(table)
+    console.print(f"{missing} capability(ies) missing" if missing else "everything available")
+    return 0

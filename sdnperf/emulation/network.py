@@ -1,0 +1,69 @@
+"""Build, start and stop one Mininet network for one run."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from sdnperf.arch.base import Architecture
+from sdnperf.emulation import capabilities
+from sdnperf.emulation.cleanup import Registry, planned_names
+from sdnperf.topo.spec import TopoSpec
+
+
+class EmulationError(RuntimeError):
+    pass
+
+
+def check_link_features(spec: TopoSpec) -> None:
+    """Refuse (in words) link settings this kernel cannot emulate, instead of skipping them
+    silently as Mininet's TCLink does when sch_netem is missing."""
+    if spec.needs_netem():
+        cap = capabilities.netem()
+        if not cap.ok:
+            raise EmulationError(f"topology {spec.name!r} sets link delay or loss, but {cap.detail}. "
+                                 "Remove delay_ms/loss_pct, or run on a kernel with sch_netem "
+                                 "(e.g. Ubuntu's linux-modules-extra).")
+    if spec.needs_tc():
+        cap = capabilities.htb()
+        if not cap.ok:
+            raise EmulationError(f"topology {spec.name!r} sets link bandwidth, but {cap.detail}")
+
+
+class Network:
+    """A started Mininet network: `with Network(...) as net:` stops it on any exit."""
+
+    def __init__(self, spec: TopoSpec, arch: Architecture, run_dir: Path):
+        self.spec, self.arch, self.run_dir = spec, arch, Path(run_dir)
+        self.net = None
+        self.registry = Registry(self.run_dir / "registry.json")
+
+    def start(self, ready_timeout: float = 90.0):
+        from mininet.link import Link, TCLink
+        from mininet.net import Mininet
+
+        from sdnperf.topo.mininet_adapter import to_mininet_topo
+
+        topo = to_mininet_topo(self.spec)
+        self.registry.interfaces, self.registry.bridges = planned_names(topo)
+        self.registry.save()  # before anything exists: a kill -9 from here on is cleanable
+        link_cls = TCLink if self.spec.needs_tc() or self.spec.needs_netem() else Link
+        self.net = Mininet(topo=topo, link=link_cls, autoSetMacs=True, build=False,
+                           waitConnected=False, **self.arch.mininet_options())
+        self.net.build()
+        self.net.start()
+        self.arch.network_started(self.net)
+        self.arch.wait_ready(self.net, ready_timeout)
+        return self.net
+
+    def stop(self) -> None:
+        if self.net is not None:
+            try:
+                self.net.stop()
+            finally:
+                self.net = None
+        self.registry.discard()
+
+    def __enter__(self):
+        return self.start()
+
+    def __exit__(self, *exc):
+        self.stop()

@@ -1,0 +1,155 @@
+"""Execute a study: for each planned run, build a fresh network, measure, store, tear down.
+
+One run = fresh network + one workload. A run's failure is stored (with its error) and the
+study goes on; Ctrl-C stops the study after tearing the current network down, and every
+finished run is already committed, so `sdnperf run --resume` continues where it stopped.
+"""
+from __future__ import annotations
+
+import shutil
+import time
+import traceback
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+from sdnperf.arch import ArchitectureError, make_architecture
+from sdnperf.emulation import cleanup
+from sdnperf.emulation.network import Network, check_link_features
+from sdnperf.samples import RunResult, Summary
+from sdnperf.store.sqlite import Store
+from sdnperf.study.loader import LoadedStudy
+from sdnperf.study.plan import RunSpec, plan_runs
+
+READY_TIMEOUT_S = 90.0
+
+
+class StudyRefused(RuntimeError):
+    """The study cannot run on this machine/topology; nothing was started."""
+
+
+@dataclass
+class HostContext:
+    """What a workload sees of the network (sdnperf.workloads.context.WorkloadContext)."""
+
+    net: object
+    host_names: list[str]
+    seed: int
+    on_process: Callable[[int], None]
+    log: Callable[[str], None]
+
+    def host(self, name: str):
+        return self.net.get(name)
+
+
+def preflight(study: LoadedStudy) -> None:
+    """Refuse impossible studies before anything starts: kernel features, arch × topology."""
+    from sdnperf.emulation.network import EmulationError
+    try:
+        check_link_features(study.topology)
+    except EmulationError as exc:
+        raise StudyRefused(str(exc)) from None
+    for arch_cfg in study.config.architecture:
+        try:
+            make_architecture(arch_cfg, Path("/nonexistent")).check(study.topology)
+        except ArchitectureError as exc:
+            raise StudyRefused(str(exc)) from None
+
+
+def execute_run(study: LoadedStudy, run: RunSpec, run_dir: Path,
+                log: Callable[[str], None] = lambda msg: None) -> RunResult:
+    from sdnperf.fidelity.cpu import CpuSampler
+    from sdnperf.workloads.base import run_workload
+
+    result = RunResult(key=run.key, topology=study.topology.name, architecture=run.architecture.name,
+                       workload=run.workload.name, repetition=run.repetition,
+                       params={"architecture": run.architecture.model_dump(),
+                               "workload": run.workload.model_dump(mode="json"),
+                               "topology": study.topology.describe()},
+                       status="ok", started=time.time())
+    arch = make_architecture(run.architecture, run_dir)
+    network = None
+    sampler = CpuSampler()
+    try:
+        arch.check(study.topology)
+        arch.prepare(study.topology)
+        network = Network(study.topology, arch, run_dir)
+        t0 = time.monotonic()
+        net = network.start(READY_TIMEOUT_S)
+        result.params["network_ready_s"] = round(time.monotonic() - t0, 3)
+        result.params["facts"] = arch.facts()
+        for role, pids in arch.processes().items():
+            for pid in pids:
+                sampler.watch(role, pid)
+        ctx = HostContext(net, study.topology.hosts(), study.config.study.seed,
+                          on_process=lambda pid: sampler.watch("traffic", pid), log=log)
+        sampler.start()
+        try:
+            output = run_workload(run.workload, ctx)
+        finally:
+            result.cpu = sampler.stop()
+        result.samples = list(output.samples)
+        result.summaries = list(output.summaries)
+        for metric, value in arch.control_stats().items():
+            result.summaries.append(Summary(run.workload.name, metric, float(value), "count", "lower"))
+    except KeyboardInterrupt:
+        raise
+    except Exception as exc:  # a failed run is a result too: stored with its reason
+        result.status = "failed"
+        result.error = f"{type(exc).__name__}: {exc}"
+        log(f"run {run.key} failed: {result.error}")
+        (run_dir / "traceback.txt").parent.mkdir(parents=True, exist_ok=True)
+        (run_dir / "traceback.txt").write_text(traceback.format_exc())
+    finally:
+        try:
+            if network is not None:
+                network.stop()
+        finally:
+            arch.stop()
+    result.finished = time.time()
+    return result
+
+
+class StudyRunner:
+    def __init__(self, study: LoadedStudy, store: Store, results_dir: Path, resume: bool,
+                 progress=None, log: Callable[[str], None] = print):
+        self.study, self.store, self.results_dir = study, store, Path(results_dir)
+        self.resume, self.progress, self.log = resume, progress, log
+
+    def run(self, environment: dict) -> tuple[int, list[RunResult]]:
+        from mininet.log import setLogLevel
+
+        setLogLevel("warning")
+        preflight(self.study)
+        tag = cleanup.ensure_tag()
+        study_dir = cleanup.run_root() / tag
+        cfg = self.study.config
+        study_id = self.store.open_study(self.study.name, self.study.path,
+                                         cfg.model_dump(mode="json"), environment)
+        done = self.store.done_keys(study_id) if self.resume else set()
+        plan = plan_runs(self.study)
+        todo = [r for r in plan if r.key not in done]
+        if done:
+            self.log(f"resuming: {len(plan) - len(todo)} of {len(plan)} runs already stored")
+        results = []
+        try:
+            for n, run in enumerate(todo, start=1):
+                if self.progress:
+                    self.progress(n, len(todo), run)
+                run_dir = study_dir / f"run{run.index:04d}"
+                result = execute_run(self.study, run, run_dir, self.log)
+                self.store.record_run(study_id, result)
+                results.append(result)
+                if result.status == "failed":
+                    self._keep_logs(run, run_dir)
+                shutil.rmtree(run_dir, ignore_errors=True)
+        finally:
+            shutil.rmtree(study_dir, ignore_errors=True)
+        return study_id, results
+
+    def _keep_logs(self, run: RunSpec, run_dir: Path) -> None:
+        """A failed run's daemon/controller logs are evidence: copy them next to the results."""
+        dest = self.results_dir / "logs" / run.key.replace("|", "_")
+        if run_dir.exists():
+            shutil.copytree(run_dir, dest, dirs_exist_ok=True,
+                            ignore=shutil.ignore_patterns("*.sock", "*.ctl", "conf.db"))
