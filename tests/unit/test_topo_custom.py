@@ -39,6 +39,11 @@ MODULE = textwrap.dedent('''
             raise RuntimeError("boom")
 
     NotATopo = dict
+
+    def not_a_topo_factory():
+        return 42
+
+    topos = {"canon": lambda n=2: Canonical(n=n), "weird": not_a_topo_factory}
 ''')
 
 
@@ -74,6 +79,21 @@ def test_other_names_renumbered_with_name_map(study_dir):
     assert spec.graph.edges["s8", "s7"]["delay_ms"] == pytest.approx(0.25)
 
 
+def test_mn_custom_topos_dict(study_dir):
+    # files written for `mn --custom FILE --topo NAME` register factories in `topos`
+    spec = build(study_dir, "mytopos:canon", n=3)
+    assert spec.hosts() == ["h1", "h2", "h3"]
+
+
+def test_neighbour_import(tmp_path):
+    (tmp_path / "helpers.py").write_text("HOSTS = 3\n")
+    (tmp_path / "uses.py").write_text(
+        "from mininet.topo import SingleSwitchTopo\nimport helpers\n"
+        "class T(SingleSwitchTopo):\n    def build(self):\n"
+        "        super().build(k=helpers.HOSTS)\n")
+    assert len(build(tmp_path, "uses:T").hosts()) == 3
+
+
 def test_file_path_form(study_dir):
     spec = build_topology("custom", {"class": "mytopos.py:Canonical"}, 1, base_dir=study_dir)
     assert len(spec.hosts()) == 2
@@ -96,6 +116,7 @@ def test_round_trip_through_adapter(study_dir):
     ("mytopos:Broken", {"n": 1}, "building it failed: RuntimeError: boom"),
     ("mytopos:Canonical", {"bogus": 1}, "building it failed: TypeError"),
     ("mytopos:Parallel", {}, "parallel links"),
+    ("mytopos:weird", {}, "returned a int, not a mininet.topo.Topo"),
     ("missing.py:Topo", {}, "missing.py not found"),
 ])
 def test_errors_are_clear(study_dir, target, args, match):
@@ -113,6 +134,7 @@ def test_params_validated():
     with pytest.raises(pydantic.ValidationError) as info:
         build_topology("custom", {"class": "no-colon"}, 1)
     assert info.value.errors()[0]["loc"] == ("class",)
+    assert 'must be "module:Class"' in str(info.value)
     with pytest.raises(pydantic.ValidationError, match="Extra inputs"):
         build_topology("custom", {"class": "a:B", "kwargs": {}}, 1)
 

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import networkx as nx
-from pydantic import ConfigDict, Field
+from pydantic import ConfigDict, Field, field_validator
 
 from ..spec import HOST, NAME_PATTERNS, SWITCH, TopoSpec, TopologyError, natural_key
 from .base import Generator, Params
@@ -31,36 +31,49 @@ _LINK_KEYS = {"node1", "node2", "port1", "port2", "bw", "delay", "loss"}
 class CustomParams(Params):
     model_config = ConfigDict(extra="forbid", strict=True, frozen=True, populate_by_name=True)
 
-    class_: str = Field(alias="class", pattern=r"^[^:]+:[A-Za-z_][A-Za-z0-9_.]*$",
-                        description='"module:Class" or "path/file.py:Class"')
+    class_: str = Field(alias="class", description='"module:Class" or "path/file.py:Class"')
     args: dict[str, Any] = Field(default_factory=dict, description="keyword arguments")
 
+    @field_validator("class_")
+    @classmethod
+    def _module_and_class(cls, value: str) -> str:
+        module, sep, name = value.rpartition(":")
+        if not sep or not module.strip() or not name.strip():
+            raise ValueError(f'must be "module:Class" (e.g. "mytopo:MyTopo"), got {value!r}')
+        return value
 
-def load_class(target: str, base_dir: Path | None):
-    module_name, _, class_name = target.rpartition(":")
+
+def load_target(target: str, base_dir: Path | None):
+    """The class (or factory) that `target` names.
+
+    Besides attributes, a name in the module's `topos` dict is accepted, the convention of
+    files written for `mn --custom FILE --topo NAME`.
+    """
+    module_name, _, attr = target.rpartition(":")
     module = _load_module(module_name, base_dir, target)
     obj = module
-    for part in class_name.split("."):
+    for part in attr.split("."):
         obj = getattr(obj, part, None)
         if obj is None:
-            raise TopologyError(f"custom topology {target!r}: no {class_name!r} in "
-                                f"{getattr(module, '__file__', module_name)}", field="class")
+            break
+    topos = getattr(module, "topos", None)
+    if obj is None and isinstance(topos, dict):
+        obj = topos.get(attr)
+    if obj is None:
+        raise TopologyError(f"custom topology {target!r}: no {attr!r} in "
+                            f"{getattr(module, '__file__', None) or module_name}", field="class")
     return obj
 
 
 def _load_module(module_name: str, base_dir: Path | None, target: str):
-    candidates = []
-    if module_name.endswith(".py"):
-        candidates.append(Path(module_name))
-    else:
-        candidates.append(Path(*module_name.split(".")).with_suffix(".py"))
-    for candidate in candidates:
-        path = candidate if candidate.is_absolute() or base_dir is None else Path(base_dir) / candidate
-        if path.is_file():
-            return _load_file(path, target)
-    if module_name.endswith(".py"):
-        raise TopologyError(f"custom topology {target!r}: file {candidates[0]} not found"
-                            + (f" (looked in {base_dir})" if base_dir else ""), field="class")
+    # "pkg.mod" -> pkg/mod.py next to the study first; "dir/file.py" always names a file.
+    is_file = module_name.endswith(".py")
+    relative = Path(module_name) if is_file else Path(*module_name.split(".")).with_suffix(".py")
+    path = relative if relative.is_absolute() or base_dir is None else Path(base_dir) / relative
+    if path.is_file():
+        return _load_file(path)
+    if is_file:
+        raise TopologyError(f"custom topology {target!r}: file {path} not found", field="class")
     try:
         return importlib.import_module(module_name)
     except ImportError as exc:
@@ -69,19 +82,24 @@ def _load_module(module_name: str, base_dir: Path | None, target: str):
                             f"{where} on the Python path: {exc}", field="class") from None
 
 
-def _load_file(path: Path, target: str):
+def _load_file(path: Path):
     # A unique module name per file, so two studies' "topo.py" never shadow each other.
     digest = hashlib.sha1(str(path.resolve()).encode()).hexdigest()[:10]
     name = f"sdnperf_custom_{re.sub(r'[^A-Za-z0-9_]', '_', path.stem)}_{digest}"
     spec = importlib.util.spec_from_file_location(name, path)
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module
+    # The file may import its neighbours (helpers.py beside it): let it, while it loads.
+    folder = str(path.resolve().parent)
+    sys.path.insert(0, folder)
     try:
         spec.loader.exec_module(module)
     except Exception as exc:
         sys.modules.pop(name, None)
         raise TopologyError(f"{path}: importing it failed: {type(exc).__name__}: {exc}",
                             field="class") from None
+    finally:
+        sys.path.remove(folder)
     return module
 
 
@@ -168,17 +186,22 @@ def topo_to_spec(topo, label: str) -> TopoSpec:
 
 def build_custom(p: CustomParams, seed: int, base_dir: Path | None = None) -> TopoSpec:
     topo_base = _mininet_topo_class()
-    cls = load_class(p.class_, base_dir)
-    if not (isinstance(cls, type) and issubclass(cls, topo_base)):
+    target = load_target(p.class_, base_dir)
+    if isinstance(target, type) and not issubclass(target, topo_base):
         raise TopologyError(f"custom topology {p.class_!r}: not a mininet.topo.Topo subclass",
                             field="class")
+    if not callable(target):
+        raise TopologyError(f"custom topology {p.class_!r}: not a class or function",
+                            field="class")
     try:
-        topo = cls(**p.args)
+        topo = target(**p.args)
     except Exception as exc:
         raise TopologyError(f"custom topology {p.class_!r} with args {p.args}: building it "
                             f"failed: {type(exc).__name__}: {exc}", field="args") from None
-    label = p.class_.rpartition(":")[2]
-    return topo_to_spec(topo, label)
+    if not isinstance(topo, topo_base):
+        raise TopologyError(f"custom topology {p.class_!r}: returned a "
+                            f"{type(topo).__name__}, not a mininet.topo.Topo", field="class")
+    return topo_to_spec(topo, p.class_.rpartition(":")[2])
 
 
 GENERATORS = [
