@@ -4,7 +4,7 @@ Any `mininet.topo.Topo` subclass works: sdnperf imports it ("custom_topo:Dumbbel
 next to the study file first), builds it with the study's `args` as keyword arguments, and
 runs it under every architecture of the study. Name hosts h<n> and switches s<n> and sdnperf
 keeps your names; other names are renumbered (and `sdnperf topo show` lists the mapping).
-Link options bw (Mbit/s), delay ("5ms") and loss (%) and port numbers are kept. Files written
+Link options bw (Mbit/s), delay ("5ms"), loss (%) and port numbers are kept. Files written
 for `mn --custom FILE --topo NAME` work too: "FILE.py:NAME" finds NAME in their `topos` dict.
 """
 

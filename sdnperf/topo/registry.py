@@ -1,4 +1,4 @@
-"""TOPOLOGIES (kind -> Generator) and build_topology, the one entry point for the rest of sdnperf."""
+"""TOPOLOGIES (kind -> Generator) and build_topology: how the rest of sdnperf gets a topology."""
 
 from __future__ import annotations
 

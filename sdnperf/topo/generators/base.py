@@ -36,6 +36,7 @@ class Generator:
 def check_size(switches: int, hosts: int) -> None:
     """Raise ValueError (pydantic turns it into a field error) for oversized topologies."""
     if switches > MAX_SWITCHES:
-        raise ValueError(f"this gives {switches} switches; at most {MAX_SWITCHES} switches are supported")
+        raise ValueError(f"this gives {switches} switches; at most {MAX_SWITCHES} switches "
+                         f"are supported")
     if hosts > MAX_HOSTS:
         raise ValueError(f"this gives {hosts} hosts; at most {MAX_HOSTS} hosts are supported")

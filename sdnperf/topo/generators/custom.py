@@ -1,10 +1,12 @@
 """A user's own `mininet.topo.Topo` subclass, given as `class = "module:Class"`.
 
 The module is looked up first as a file next to the study (`module.py`, or a path ending in
-`.py`), then on the Python path. The Topo is built with `args` as keyword arguments and
-converted to a TopoSpec. Node names that fit our scheme (hosts h<n>, switches s<n>) are kept;
-the others are renumbered after the highest kept number, in natural name order, and
-`TopoSpec.name_map` records every new name's original.
+`.py`), then on the Python path; `Class` may also be a key of the module's `topos` dict (files
+written for `mn --custom`). The Topo is built with `args` as keyword arguments and converted
+to a TopoSpec, keeping link options (bw, delay, loss), port numbers and node options.
+Node names that fit our scheme (hosts h<n>, switches s<n>) are kept; the others are
+renumbered after the highest kept number, in natural name order, and `TopoSpec.name_map`
+records every new name's original.
 """
 
 from __future__ import annotations

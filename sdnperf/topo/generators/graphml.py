@@ -59,7 +59,8 @@ def read_graph(path: Path) -> nx.Graph:
     except (ParseError, nx.NetworkXError, ValueError, KeyError, TypeError) as exc:
         raise TopologyError(f"{path}: not a valid GraphML file: {exc}", field="file") from None
     except OSError as exc:
-        raise TopologyError(f"{path}: cannot read GraphML file: {exc.strerror}", field="file") from None
+        raise TopologyError(f"{path}: cannot read GraphML file: {exc.strerror}",
+                            field="file") from None
     # Zoo files may hold parallel or directed edges and self-loops; we model one link per pair.
     graph = nx.Graph(raw.to_undirected() if raw.is_directed() else raw)
     graph.remove_edges_from(list(nx.selfloop_edges(graph)))
