@@ -34,6 +34,13 @@ def link_opts(link: Link) -> dict:
     return opts
 
 
+def check_links(spec: TopoSpec) -> None:
+    """Raise TopologyError now for link settings Mininet could not apply (call it before
+    starting anything, so a study fails at load time, not mid-run)."""
+    for link in spec.links():
+        link_opts(link)
+
+
 def to_mininet_topo(spec: TopoSpec):
     """A mininet.topo.Topo with the same hosts, switches and links (and link options)."""
     from mininet.topo import Topo

@@ -3,7 +3,7 @@
 import pytest
 
 from sdnperf.topo import TopologyError, build_topology
-from sdnperf.topo.mininet_adapter import link_opts, to_mininet_topo
+from sdnperf.topo.mininet_adapter import check_links, link_opts, to_mininet_topo
 from sdnperf.topo.spec import Link
 
 pytest.importorskip("mininet.topo")
@@ -44,6 +44,10 @@ def test_zero_delay_and_loss_need_no_netem():
 def test_bandwidth_mininet_cannot_shape_is_refused():
     with pytest.raises(TopologyError, match="1000 Mbit/s"):
         link_opts(Link("h1", "s1", bw=10_000))
+    spec = build_topology("single", {}, 1)
+    check_links(spec.with_link_defaults(bw=1000))
+    with pytest.raises(TopologyError, match="h1-s1: bw 2000"):
+        check_links(spec.with_link_defaults(bw=2000))
 
 
 @pytest.mark.parametrize("ours,theirs", [

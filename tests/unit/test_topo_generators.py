@@ -133,3 +133,14 @@ def test_bad_params_raise_validation_errors(kind, params, field, message):
     if field is not None:
         assert error["loc"] == (field,)
     assert message in str(info.value)
+
+
+def test_transit_stub_graph_is_pinned():
+    # A study's seed must give the same Internet in every sdnperf version: changing the
+    # generator's draws would silently change published studies. Update only on purpose.
+    spec = build_topology("transit-stub", {}, 1)
+    switch_links = sorted((l.node1, l.node2) for l in spec.links() if not spec.is_host(l.node1))
+    assert switch_links == [
+        ("s1", "s2"), ("s1", "s3"), ("s1", "s4"), ("s1", "s7"), ("s10", "s11"), ("s12", "s13"),
+        ("s14", "s15"), ("s2", "s10"), ("s2", "s8"), ("s3", "s12"), ("s3", "s14"), ("s4", "s5"),
+        ("s6", "s7"), ("s8", "s9")]
