@@ -104,9 +104,13 @@ class _Workload(_Strict):
         if isinstance(pairs, list):
             if not pairs:
                 raise ValueError("pairs must not be empty")
+            seen = set()
             for src, dst in pairs:
                 if src == dst:
                     raise ValueError(f"pair [{src!r}, {dst!r}] sends to itself")
+                if (src, dst) in seen:  # results are keyed by flow "src->dst"
+                    raise ValueError(f"pair [{src!r}, {dst!r}] is listed twice")
+                seen.add((src, dst))
         return pairs
 
 

@@ -20,6 +20,7 @@ from .procs import Launched, ProcessGroup
 
 BASE_PORT = 5201  # pair i uses BASE_PORT + i
 SERVER_START_TIMEOUT_S = 5.0
+SERVER_EXIT_WAIT_S = 2.0  # after the clients: time for one-shot servers to exit by themselves
 CONNECT_TIMEOUT_MS = 5000  # a reactive controller may delay the first SYN; not by 5 s
 DURATION_MARGIN_S = 15.0  # connect + result exchange, beyond the test's own duration
 BYTES_MODE_LIMIT_S = 120.0  # fixed-bytes transfers have no duration to add a margin to
@@ -216,7 +217,7 @@ def _run_pairs(name: str, kind: str, pairs_cfg, ctx: WorkloadContext, client_arg
             clients[flow] = group.start(ctx.host(src), argv, f"iperf3 client {flow}")
         group.wait(list(clients.values()), limit_s)
         # One-shot servers exit after their test; any that do not are stopped by the group.
-        group.wait([srv for srv, _, _ in servers.values()], 2.0)
+        group.wait([srv for srv, _, _ in servers.values()], SERVER_EXIT_WAIT_S)
 
         results, problems = {}, []
         for flow, proc in clients.items():

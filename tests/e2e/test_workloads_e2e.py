@@ -116,3 +116,12 @@ def test_failure_is_reported_and_nothing_left_behind(ctx):
         run_workload(IperfTcpConfig(kind="iperf-tcp", name="tcp", pairs=[["h1", "h2"]],
                                     duration=1), bad)
     assert_all_reaped(bad)
+
+
+def test_time_limit_kills_real_iperf3(ctx):
+    killer = NetContext(ctx.net)
+    with pytest.raises(WorkloadError, match="hung and was killed after 1 s"):
+        run_workload(IperfUdpConfig(kind="iperf-udp", name="udp", pairs=[["h2", "h3"]],
+                                    duration=5, time_limit=1), killer)
+    assert len(killer.pids) == 2
+    assert_all_reaped(killer)

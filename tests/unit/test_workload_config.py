@@ -48,6 +48,7 @@ def test_tcp_bytes_mode_and_exclusivity():
     (dict(kind="ping", name="p", pairs=[["h1", "h2"]], interval=0), "greater than or equal to 0.002"),
     (dict(kind="ping", name="p", pairs=[["h1", "h1"]]), "sends to itself"),
     (dict(kind="ping", name="p", pairs=[]), "must not be empty"),
+    (dict(kind="ping", name="p", pairs=[["h1", "h2"], ["h1", "h2"]]), "listed twice"),
     (dict(kind="ping", name="p", pairs="h1"), "pairs must be a list like"),
     (dict(kind="ping", name="p", pairs={"permutation": 0}), "greater than or equal to 1"),
     (dict(kind="ping", name="p", pairs={"all_to_one": "h1", "x": 1}), "Extra inputs"),
