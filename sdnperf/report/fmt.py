@@ -17,16 +17,25 @@ def num(x: float | None, digits: int = 4) -> str:
     return f"{x:.{decimals_for(x, digits)}f}"
 
 
+SI = [(1e12, "T"), (1e9, "G"), (1e6, "M")]
+
+
 def mean_pm(mean: float, half_width: float | None) -> str:
-    """'12.34 ± 0.56': the CI gets two significant digits and the mean as many decimals."""
+    """'12.34 ± 0.56': the CI gets two significant digits and the mean as many decimals.
+
+    Values of a million or more get an SI suffix ('561.9M ± 2.8M') so columns stay narrow.
+    """
     if mean is None or math.isnan(mean):
         return "—"
+    scale, suffix = next(((f, s) for f, s in SI if abs(mean) >= f), (1.0, ""))
+    mean /= scale
     if half_width is None or not math.isfinite(half_width):
-        return num(mean)
+        return num(mean) + suffix
+    half_width /= scale
     if half_width == 0:
-        return f"{num(mean)} ± 0"
+        return f"{num(mean)}{suffix} ± 0"
     d = decimals_for(half_width, 2)
-    return f"{mean:.{d}f} ± {half_width:.{d}f}"
+    return f"{mean:.{d}f}{suffix} ± {half_width:.{d}f}{suffix}"
 
 
 def p_value(p: float | None) -> str:

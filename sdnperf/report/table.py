@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass, field
 
+from rich import box
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
@@ -218,35 +219,74 @@ def footnotes(rows: list[Row]) -> list[str]:
 
 
 def render_table(rows: list[Row], console: Console | None = None, title: str = "") -> None:
-    """Print the table (and its footnotes) to a rich console."""
+    """Print the table (and its footnotes) to a rich console.
+
+    Compact on purpose: workload and metric are printed once per group of rows, the
+    baseline row says "baseline" in the Δ column, p and its mark share a column, the
+    fail and CPU columns appear when some run failed or was CPU-bound (a line below says
+    so otherwise), and numbers are never cut — on a narrow terminal the names are.
+    """
     console = console or Console()
-    table = Table(title=title or None, show_lines=False)
+    any_failed = any(r.failed for r in rows)
+    any_bound = any(r.cpu_mark for r in rows)
     several_topologies = len({r.topology for r in rows}) > 1
-    if several_topologies:
-        table.add_column("topology")
-    for name, justify in [("workload", "left"), ("metric", "left"), ("architecture", "left"),
-                          ("n", "right"), ("failed", "right"), ("mean ± 95% CI", "right"),
-                          ("unit", "left"), ("Δ vs baseline", "right"), ("p", "right"),
-                          ("sig", "left"), ("CPU", "left")]:
-        table.add_column(name, justify=justify)
-    previous = None
+    name_columns = (["topology"] if several_topologies else []) + ["workload", "metric", "arch"]
+    number_columns = [("n", "right")] + ([("fail", "right")] if any_failed else []) + [
+        ("mean ± 95% CI", "right"), ("unit", "left"), ("Δ vs baseline", "right"),
+        ("p", "left")] + ([("CPU", "left")] if any_bound else [])
+
+    cells, previous = [], None
     for row in rows:
         rec = row.record()
         group = (row.topology, row.workload, row.metric)
-        if previous is not None and group != previous:
-            table.add_section()
+        first = group != previous
         previous = group
         # Text objects, not markup strings: names from a study file may contain "[".
-        table.add_row(
-            *([Text(row.topology)] if several_topologies else []),
-            Text(row.workload), Text(row.metric or "(no data)"),
-            Text(row.architecture + (" (baseline)" if row.is_baseline else "")),
-            Text(str(row.n)), Text(str(row.failed), style="red" if row.failed else ""),
+        names = [row.topology] if several_topologies else []
+        names += [row.workload, row.metric or "(no data)"]
+        p_cell = f"{rec['p_text']} {row.significance}".strip() if row.test else ""
+        cells.append((first, [
+            *(Text(name if first else "") for name in names),
+            Text(row.architecture, style="bold" if row.is_baseline else ""),
+            Text(str(row.n)),
+            *([Text(str(row.failed), style="red" if row.failed else "")] if any_failed else []),
             Text(rec["mean_ci"] if row.n else "—"), Text(row.unit),
-            Text(rec["diff"], style={"better": "green", "worse": "red"}.get(rec["verdict"], "")),
-            Text(rec["p_text"] if row.test else ""), Text(row.significance),
-            Text(row.cpu_mark, style="yellow"),
-        )
-    console.print(table)
+            Text("baseline" if row.is_baseline else rec["diff"],
+                 style={"better": "green", "worse": "red"}.get(rec["verdict"], "")),
+            Text(p_cell),
+            *([Text(row.cpu_mark, style="yellow")] if any_bound else []),
+        ]))
+
+    # Widths decided here, not by rich (which would squeeze every column alike): numbers
+    # and their headers get their full width; the name columns share what is left.
+    def natural(j: int, header: str) -> int:
+        return max([len(c[j].plain) for _, c in cells] + [len(header)])
+
+    number_widths = [natural(j, name)
+                     for j, (name, _) in enumerate(number_columns, start=len(name_columns))]
+    name_widths = [natural(i, name) for i, name in enumerate(name_columns)]
+    gaps = 3 * (len(name_columns) + len(number_columns) - 1)  # padding 2 + separator 1
+    room = console.width - sum(number_widths) - gaps
+    while sum(name_widths) > room and max(name_widths) > 4:
+        name_widths[name_widths.index(max(name_widths))] -= 1
+
+    table = Table(title=title or None, box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False,
+                  padding=(0, 1))
+    for name, width in zip(name_columns, name_widths):
+        table.add_column(name, no_wrap=True, overflow="ellipsis", width=width)
+    for (name, justify), width in zip(number_columns, number_widths):
+        table.add_column(name, justify=justify, no_wrap=True, width=width)
+    for n, (first, row_cells) in enumerate(cells):
+        if first and n:
+            table.add_section()
+        table.add_row(*row_cells)
+    # Too narrow even with cut names: print at full width and let the terminal wrap
+    # rather than have rich squeeze the numbers.
+    needed = sum(number_widths) + sum(name_widths) + gaps
+    console.print(table, width=max(console.width, needed))
+    if not any_failed:
+        console.print("No run failed.", highlight=False)
+    if not any_bound:
+        console.print("No run was CPU-bound.", highlight=False)
     for note in footnotes(rows):
         console.print(note, markup=False, highlight=False)

@@ -124,9 +124,24 @@ def test_render_table_prints_rows_marks_and_footnotes(study):
     rows = comparison(*study, "bridge")
     render_table(rows, console)
     text = console.export_text()
-    assert "bridge (baseline)" in text and "throughput_mbps" in text
+    assert "baseline" in text and "throughput_mbps" in text
     assert CPU_MARK in text and CPU_REASON in text
     assert "(worse)" in text and "(better)" in text
+
+
+@pytest.mark.parametrize("width", [60, 100, 120])
+def test_narrow_terminal_keeps_every_number(study, width):
+    console = Console(record=True, width=width)
+    rows = comparison(*study, "bridge")
+    render_table(rows, console)
+    lines = console.export_text().splitlines()
+    for row in rows:
+        rec = row.record()
+        (line,) = [ln for ln in lines if rec["mean_ci"] in ln]
+        assert row.unit in line
+        if row.diff:
+            assert row.diff.words() in line and rec["p_text"] in line
+        assert row.cpu_mark in line
 
 
 def test_rows_never_mix_topologies(tmp_path):
@@ -146,3 +161,13 @@ def test_rows_never_mix_topologies(tmp_path):
         ("campus", "bridge", 3), ("campus", "openflow", 3)]
     assert all(r.diff.pct == pytest.approx(100.0, rel=0.01) for r in rows if not r.is_baseline)
     assert "topology" in console.export_text()
+
+
+def test_number_formatting():
+    from sdnperf.report import fmt
+
+    assert fmt.mean_pm(12.3456, 0.5678) == "12.35 ± 0.57"
+    assert fmt.mean_pm(561877170.0, 2830977.0) == "561.9M ± 2.8M"
+    assert fmt.mean_pm(0.0390, 0.0) == "0.03900 ± 0"
+    assert fmt.mean_pm(4.2, None) == "4.200"
+    assert fmt.p_value(0.0004) == "<0.001" and fmt.p_value(0.01634) == "0.016"
