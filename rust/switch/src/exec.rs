@@ -332,7 +332,7 @@ fn set_header_valid(p: &Program, phv: &mut Phv, h: HeaderId, valid: bool) {
 fn calc_bytes(p: &Program, c: &Calculation, phv: &Phv, payload: &[u8], buf: &mut Vec<u8>) {
     buf.clear();
     let mut bits = 0usize;
-    let mut push = |buf: &mut Vec<u8>, bits: &mut usize, v: u128, w: u32| {
+    let push = |buf: &mut Vec<u8>, bits: &mut usize, v: u128, w: u32| {
         let need = (*bits + w as usize).div_ceil(8);
         if buf.len() < need {
             buf.resize(need, 0);

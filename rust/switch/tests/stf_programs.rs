@@ -1,0 +1,140 @@
+//! Runs every hand-written program in tests/programs with its STF test, fuzzes every
+//! program with random and truncated packets, and (when built with the `p4` feature and
+//! the compiler corpus exists) runs the compiler corpus through the STF runner.
+
+use sdnperf_switch::exec::Engine;
+use sdnperf_switch::switch::Switch;
+use sdnperf_switch::{json, stf};
+use std::path::{Path, PathBuf};
+
+fn programs() -> Vec<PathBuf> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/programs");
+    let mut v: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().map(|e| e == "json").unwrap_or(false))
+        .collect();
+    v.sort();
+    v
+}
+
+#[test]
+fn hand_written_programs_pass_their_stf() {
+    let mut failed = vec![];
+    let progs = programs();
+    assert!(progs.len() >= 8, "expected the hand-written programs");
+    for p in &progs {
+        let prog = json::load_file(p.to_str().unwrap()).unwrap_or_else(|e| panic!("{}", e));
+        let stf_text = std::fs::read_to_string(p.with_extension("stf")).unwrap();
+        let mut sw = Switch::new(Engine::new(prog));
+        let r = stf::run(&mut sw, &stf_text);
+        if !r.passed {
+            failed.push(format!("{}:\n{}", p.display(), r.report));
+        }
+    }
+    assert!(failed.is_empty(), "{}", failed.join("\n"));
+}
+
+struct Rng(u64);
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+}
+
+/// Packets taken from the STF file (to reach deep parser states), then mutated.
+fn seed_packets(stf_text: &str) -> Vec<Vec<u8>> {
+    stf_text
+        .lines()
+        .filter_map(|l| l.strip_prefix("packet "))
+        .filter_map(|l| {
+            let hex: String = l.split_whitespace().skip(1).collect();
+            (0..hex.len() / 2).map(|i| u8::from_str_radix(&hex[2 * i..2 * i + 2], 16).ok()).collect()
+        })
+        .collect()
+}
+
+#[test]
+fn fuzz_random_and_truncated_packets_never_crash() {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(3);
+    let mut rng = Rng(0x1234_5678_9abc_def1);
+    for p in programs() {
+        let prog = json::load_file(p.to_str().unwrap()).unwrap();
+        let stf_text = std::fs::read_to_string(p.with_extension("stf")).unwrap();
+        let mut sw = Switch::new(Engine::new(prog));
+        // install the program's entries (and run its test once)
+        let _ = stf::run(&mut sw, &stf_text);
+        let seeds = seed_packets(&stf_text);
+        let mut now = 1_000_000_000u64;
+        for i in 0..20_000u32 {
+            let pkt: Vec<u8> = if !seeds.is_empty() && i % 2 == 0 {
+                let s = &seeds[(rng.next() as usize) % seeds.len()];
+                let mut v = s.clone();
+                let cut = (rng.next() as usize) % (v.len() + 1);
+                v.truncate(cut);
+                for _ in 0..(rng.next() % 4) {
+                    if !v.is_empty() {
+                        let k = (rng.next() as usize) % v.len();
+                        v[k] = rng.next() as u8;
+                    }
+                }
+                v
+            } else {
+                let n = (rng.next() % 200) as usize;
+                (0..n).map(|_| rng.next() as u8).collect()
+            };
+            let port = (rng.next() % 600) as u32;
+            now += 1000;
+            sw.receive(port, &pkt, None, now);
+            sw.service(now);
+            for j in std::mem::take(&mut sw.ready) {
+                sw.eng.recycle(j);
+            }
+            if std::time::Instant::now() > deadline {
+                break;
+            }
+        }
+    }
+}
+
+#[cfg(feature = "p4")]
+#[test]
+fn compiler_corpus() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../p4c/tests/corpus");
+    let Ok(rd) = std::fs::read_dir(&dir) else { return };
+    let mut pass = vec![];
+    let mut fail = vec![];
+    let mut nocompile = vec![];
+    let mut files: Vec<PathBuf> = rd.map(|e| e.unwrap().path()).filter(|p| p.extension().map(|e| e == "p4").unwrap_or(false)).collect();
+    files.sort();
+    for p in files {
+        let stf_path = p.with_extension("stf");
+        if !stf_path.exists() {
+            continue;
+        }
+        let name = p.file_name().unwrap().to_string_lossy().to_string();
+        let prog = match sdnperf_switch::load_program(p.to_str().unwrap()) {
+            Ok(x) => x,
+            Err(e) => {
+                nocompile.push(format!("{}: {}", name, e.lines().next().unwrap_or("")));
+                continue;
+            }
+        };
+        let mut sw = Switch::new(Engine::new(prog));
+        let r = stf::run(&mut sw, &std::fs::read_to_string(&stf_path).unwrap());
+        if r.passed {
+            pass.push(name);
+        } else {
+            fail.push(format!("{}:\n{}", name, r.report));
+        }
+    }
+    eprintln!("corpus: {} pass, {} fail, {} do not compile/load", pass.len(), fail.len(), nocompile.len());
+    eprintln!("pass: {}", pass.join(" "));
+    for n in &nocompile {
+        eprintln!("not loaded: {}", n);
+    }
+    assert!(fail.is_empty(), "corpus STF failures:\n{}", fail.join("\n"));
+}
