@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 
 from rich import box
 from rich.console import Console
+from rich.segment import Segments
 from rich.table import Table
 from rich.text import Text
 
@@ -283,7 +284,11 @@ def render_table(rows: list[Row], console: Console | None = None, title: str = "
     # Too narrow even with cut names: print at full width and let the terminal wrap
     # rather than have rich squeeze the numbers.
     needed = sum(number_widths) + sum(name_widths) + gaps
-    console.print(table, width=max(console.width, needed))
+    if needed <= console.width:
+        console.print(table)
+    else:
+        wide = console.options.update(width=needed, max_width=needed)
+        console.print(Segments(console.render(table, wide)), crop=False)
     if not any_failed:
         console.print("No run failed.", highlight=False)
     if not any_bound:
