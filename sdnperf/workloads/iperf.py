@@ -13,7 +13,7 @@ import time
 from dataclasses import dataclass, field
 
 from ..samples import Sample, Summary
-from .config import IperfTcpConfig, IperfUdpConfig
+from .config import IperfTcpConfig, IperfUdpConfig, Pairs
 from .context import WorkloadContext, WorkloadError, WorkloadOutput
 from .pairs import resolve_pairs
 from .procs import Launched, ProcessGroup
@@ -196,67 +196,89 @@ def run_iperf_udp(cfg: IperfUdpConfig, ctx: WorkloadContext) -> WorkloadOutput:
     return out
 
 
-def _run_pairs(name: str, kind: str, pairs_cfg, ctx: WorkloadContext, client_args: list[str],
-               limit_s: float) -> tuple[dict[str, IperfResult], dict[str, float], int]:
-    """Run one server + one client per pair, all at once; every process is reaped on exit."""
-    pairs = resolve_pairs(pairs_cfg, ctx.host_names, ctx.seed)
+@dataclass
+class _Pair:
+    """One src->dst flow: where its server listens, and its two processes once started."""
+
+    flow: str
+    src: str
+    dst: str
+    dst_ip: str
+    port: int
+    server: Launched | None = None
+    client: Launched | None = None
+
+
+def _run_pairs(name: str, kind: str, pairs_cfg: Pairs, ctx: WorkloadContext,
+               client_args: list[str], limit_s: float
+               ) -> tuple[dict[str, IperfResult], dict[str, float], int]:
+    """Run one server + one client per pair, all at once; every process is reaped on exit.
+
+    Returns the parsed result and the client's start offset (s since the first client
+    started) per flow, and how many processes were started.
+    """
+    pairs = [_Pair(f"{src}->{dst}", src, dst, ctx.host(dst).IP(), BASE_PORT + i)
+             for i, (src, dst) in enumerate(resolve_pairs(pairs_cfg, ctx.host_names, ctx.seed))]
     with ProcessGroup(ctx) as group:
-        servers: dict[str, tuple[Launched, str, int]] = {}
-        for i, (src, dst) in enumerate(pairs):
-            flow, port, dst_ip = f"{src}->{dst}", BASE_PORT + i, ctx.host(dst).IP()
-            argv = ["iperf3", "-s", "-1", "-J", "-B", dst_ip, "-p", str(port)]
-            servers[flow] = (group.start(ctx.host(dst), argv, f"iperf3 server {flow}"), dst_ip, port)
-        _await_listening(name, servers)
+        for p in pairs:
+            argv = ["iperf3", "-s", "-1", "-J", "-B", p.dst_ip, "-p", str(p.port)]
+            p.server = group.start(ctx.host(p.dst), argv, f"iperf3 server {p.flow}")
+        _await_listening(name, pairs)
 
         ctx.log(f"{name}: {kind} on {len(pairs)} pair(s)")
         t0 = time.time()
-        clients: dict[str, Launched] = {}
-        for (src, _dst), (flow, (_srv, dst_ip, port)) in zip(pairs, servers.items()):
-            argv = ["iperf3", "-c", dst_ip, "-p", str(port), "--json", "--get-server-output",
+        for p in pairs:
+            argv = ["iperf3", "-c", p.dst_ip, "-p", str(p.port), "--json", "--get-server-output",
                     "-i", "1", "--connect-timeout", str(CONNECT_TIMEOUT_MS), *client_args]
-            clients[flow] = group.start(ctx.host(src), argv, f"iperf3 client {flow}")
-        group.wait(list(clients.values()), limit_s)
+            p.client = group.start(ctx.host(p.src), argv, f"iperf3 client {p.flow}")
+        group.wait([p.client for p in pairs], limit_s)
         # One-shot servers exit after their test; any that do not are stopped by the group.
-        group.wait([srv for srv, _, _ in servers.values()], SERVER_EXIT_WAIT_S)
+        group.wait([p.server for p in pairs], SERVER_EXIT_WAIT_S)
 
         results, problems = {}, []
-        for flow, proc in clients.items():
-            if proc.timed_out:
-                problems.append(f"{flow}: iperf3 client hung and was killed after {limit_s:g} s")
-                continue
-            try:
-                res = parse_iperf3(proc.output())
-            except ValueError as exc:
-                problems.append(f"{flow}: {exc}; stderr: {proc.errors() or '(empty)'}")
-                continue
-            if res.error:
-                problems.append(f"{flow}: iperf3: {res.error}")
-                continue
-            results[flow] = res
-        offsets = {flow: round(proc.started - t0, 6) for flow, proc in clients.items()}
+        for p in pairs:
+            res, problem = _client_result(p.client, limit_s)
+            if problem:
+                problems.append(f"{p.flow}: {problem}")
+            else:
+                results[p.flow] = res
+        offsets = {p.flow: round(p.client.started - t0, 6) for p in pairs}
         started = group.started
     if problems:
         raise WorkloadError(f"{kind} workload '{name}': " + "; ".join(problems))
     return results, offsets, started
 
 
-def _await_listening(name: str, servers: dict[str, tuple[Launched, str, int]]) -> None:
+def _client_result(proc: Launched, limit_s: float) -> tuple[IperfResult | None, str]:
+    """(result, "") or (None, what went wrong)."""
+    if proc.timed_out:
+        return None, f"iperf3 client hung and was killed after {limit_s:g} s"
+    try:
+        res = parse_iperf3(proc.output())
+    except ValueError as exc:
+        return None, f"{exc}; stderr: {proc.errors() or '(empty)'}"
+    if res.error:
+        return None, f"iperf3: {res.error}"
+    return res, ""
+
+
+def _await_listening(name: str, pairs: list[_Pair]) -> None:
     """Block until every server listens, so no client races its server's bind()."""
     deadline = time.monotonic() + SERVER_START_TIMEOUT_S
-    waiting = dict(servers)
+    waiting = list(pairs)
     while waiting:
-        for flow, (proc, dst_ip, port) in list(waiting.items()):
-            if proc.popen.poll() is not None:
-                detail = _server_error(proc)
-                raise WorkloadError(f"workload '{name}': iperf3 server for {flow} on "
-                                    f"{dst_ip}:{port} exited at start: {detail}")
-            if _listens(proc.pid, port):
-                del waiting[flow]
+        for p in list(waiting):
+            if p.server.popen.poll() is not None:
+                raise WorkloadError(f"workload '{name}': iperf3 server for {p.flow} on "
+                                    f"{p.dst_ip}:{p.port} exited at start: {_server_error(p.server)}")
+            if _listens(p.server.pid, p.port):
+                waiting.remove(p)
         if not waiting:
             return
         if time.monotonic() > deadline:
             raise WorkloadError(f"workload '{name}': iperf3 server(s) not listening after "
-                                f"{SERVER_START_TIMEOUT_S:g} s: {', '.join(waiting)}")
+                                f"{SERVER_START_TIMEOUT_S:g} s: "
+                                + ", ".join(p.flow for p in waiting))
         time.sleep(0.01)
 
 
