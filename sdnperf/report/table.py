@@ -9,8 +9,10 @@ architecture whose runs all failed still gets a row with n = 0.
 """
 from __future__ import annotations
 
+import csv
 from collections import defaultdict
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from rich import box
 from rich.console import Console
@@ -192,6 +194,18 @@ def _resolve_baseline(store: Store, study_id: int, archs: list[str], baseline: s
             f"architectures: {', '.join(archs)}"
         )
     return baseline
+
+
+def write_csv(rows: list[Row], path: str | Path) -> Path:
+    """The table as CSV (RECORD_COLUMNS: raw numbers next to their display strings)."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("w", newline="", encoding="utf-8") as f:
+        writer = csv.DictWriter(f, fieldnames=RECORD_COLUMNS)
+        writer.writeheader()
+        for row in rows:
+            writer.writerow({k: "" if v is None else v for k, v in row.record().items()})
+    return path
 
 
 # -- footnotes and rendering ----------------------------------------------------------

@@ -171,3 +171,19 @@ def test_number_formatting():
     assert fmt.mean_pm(0.0390, 0.0) == "0.03900 ± 0"
     assert fmt.mean_pm(4.2, None) == "4.200"
     assert fmt.p_value(0.0004) == "<0.001" and fmt.p_value(0.01634) == "0.016"
+
+
+def test_table_csv(study, tmp_path):
+    import csv
+
+    from sdnperf.report.table import write_csv
+
+    rows = comparison(*study, "bridge")
+    path = write_csv(rows, tmp_path / "out" / "comparison.csv")
+    with path.open(newline="") as f:
+        records = list(csv.DictReader(f))
+    assert list(records[0]) == RECORD_COLUMNS and len(records) == len(rows)
+    of = [r for r in records if r["architecture"] == "openflow" and r["metric"] == "rtt_ms"][0]
+    assert of["verdict"] == "worse" and float(of["diff_pct"]) > 0 and of["cpu_mark"] == CPU_MARK
+    base = [r for r in records if r["baseline"] == "True"][0]
+    assert base["p"] == "" and base["diff"] == "baseline"
