@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import csv
 from collections import defaultdict
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -102,12 +103,16 @@ RECORD_COLUMNS = list(Row("", "", "", "", "lower", MeanCI(0, 0.0, None, None), 0
                       .record().keys())
 
 
-def comparison(store: Store, study_id: int, baseline: str | None = None) -> list[Row]:
+def comparison(store: Store, study_id: int, baseline: str | None = None,
+               only_metrics: Collection[str] | None = None) -> list[Row]:
     """Build the table from the store.
 
     baseline=None takes the study spec's baseline (`spec["study"]["baseline"]` or
     `spec["baseline"]`), else the first architecture that was run. A baseline that no
     run used is an error naming the architectures that exist.
+    only_metrics keeps just those metrics (e.g. a short terminal table); failed runs
+    are still counted in the rows that remain. Metrics are ordered as in the registry
+    (sdnperf.report.metrics), unregistered ones after, in the order they were stored.
     """
     runs = store.runs(study_id)
     if not runs:
@@ -138,7 +143,11 @@ def comparison(store: Store, study_id: int, baseline: str | None = None) -> list
     rows: list[Row] = []
     for topology in _in_order(r.topology for r in runs):
         for workload in _in_order(r.workload for r in runs):
-            for metric in metric_order.get(workload) or [NO_METRIC]:
+            stored = metric_order.get(workload, [])
+            shown = [m for m in stored if only_metrics is None or m in only_metrics]
+            if stored and not shown:
+                continue  # the workload has data, just none of the chosen metrics
+            for metric in _registry_order(shown) or [NO_METRIC]:
                 base_values = values.get((topology, workload, metric, base), [])
                 for arch in archs:
                     cell_runs = runs_by_cell.get((topology, workload, arch), [])
@@ -167,6 +176,11 @@ def _row(workload, metric, arch, base, cell_runs, vals, base_vals, unit, better)
         row.diff = pct_difference(stats.mean, base_stats.mean, better)
         row.test = compare_groups(vals, base_vals)
     return row
+
+
+def _registry_order(names: list[str]) -> list[str]:
+    rank = {name: i for i, name in enumerate(metrics.METRICS)}
+    return sorted(names, key=lambda n: (rank.get(n, len(rank)), names.index(n)))
 
 
 def _default_better(metric: str) -> Better:

@@ -187,3 +187,13 @@ def test_table_csv(study, tmp_path):
     assert of["verdict"] == "worse" and float(of["diff_pct"]) > 0 and of["cpu_mark"] == CPU_MARK
     base = [r for r in records if r["baseline"] == "True"][0]
     assert base["p"] == "" and base["diff"] == "baseline"
+
+
+def test_metrics_follow_registry_order_and_can_be_chosen(study):
+    rows = comparison(*study, "bridge")
+    ping_metrics = [r.metric for r in rows if r.workload == "ping" and r.is_baseline]
+    assert ping_metrics == ["rtt_ms", "rtt_first_ms"]  # stored first_ms first; registry wins
+    short = comparison(*study, "bridge", only_metrics={"throughput_mbps"})
+    assert [(r.metric, r.architecture, r.failed) for r in short] == [
+        ("throughput_mbps", "bridge", 0), ("throughput_mbps", "ovs", 0),
+        ("throughput_mbps", "openflow", 1)]
