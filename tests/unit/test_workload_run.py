@@ -147,11 +147,12 @@ def test_iperf_error_is_reported_per_pair():
     assert_all_reaped(ctx)
 
 
-def test_server_failing_at_start_is_reported():
+def test_server_failing_at_start_is_reported(monkeypatch):
     def bad_server(argv):
         if argv[1] == "-s":
             return ["sh", "-c", "echo 'unable to start listener' >&2; exit 1"]
         return default_replace(argv)
+    monkeypatch.setattr(iperf, "_listens", lambda pid, port: False)  # it never gets there
     ctx = FakeContext(replace=bad_server)
     with pytest.raises(WorkloadError, match="exited at start: unable to start listener"):
         run_workload(IperfTcpConfig(kind="iperf-tcp", name="t", pairs=[["h1", "h2"]]), ctx)
