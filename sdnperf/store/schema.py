@@ -73,21 +73,28 @@ class SchemaError(RuntimeError):
     """The database file was written by a newer sdnperf, or cannot be migrated."""
 
 
+def current_version(conn: sqlite3.Connection) -> int | None:
+    """The file's schema version; None for a file without our tables (a new file)."""
+    has_version = conn.execute(
+        "SELECT 1 FROM sqlite_master WHERE type='table' AND name='schema_version'"
+    ).fetchone()
+    if not has_version:
+        return None
+    return conn.execute("SELECT MAX(version) FROM schema_version").fetchone()[0] or 1
+
+
 def ensure_schema(conn: sqlite3.Connection, path: str) -> None:
     """Create the tables in a new file, or migrate an older one up to SCHEMA_VERSION."""
+    if current_version(conn) == SCHEMA_VERSION:
+        return  # the common case needs no write lock (a report may read a running study)
     conn.execute("BEGIN IMMEDIATE")
     try:
-        has_version = conn.execute(
-            "SELECT 1 FROM sqlite_master WHERE type='table' AND name='schema_version'"
-        ).fetchone()
-        if not has_version:
+        version = current_version(conn)  # again: another process may have just made it
+        if version is None:
             for statement in _statements(CREATE_V1):
                 conn.execute(statement)
             conn.execute("INSERT INTO schema_version (version) VALUES (1)")
             version = 1
-        else:
-            row = conn.execute("SELECT MAX(version) FROM schema_version").fetchone()
-            version = row[0] or 1
         if version > SCHEMA_VERSION:
             raise SchemaError(
                 f"{path}: database schema version {version} is newer than this sdnperf "

@@ -63,7 +63,7 @@ class Store:
             ensure_schema(self._conn, str(self.path))
         except sqlite3.DatabaseError as exc:
             self._conn.close()
-            raise SchemaError(f"{self.path}: not an sdnperf study database ({exc})") from exc
+            raise SchemaError(f"{self.path}: cannot use as an sdnperf study database ({exc})") from exc
         except BaseException:
             self._conn.close()
             raise

@@ -254,7 +254,7 @@ def test_default_study_without_source(store):
 def test_a_file_that_is_not_a_database_gets_a_clear_error(tmp_path):
     bad = tmp_path / "notes.sqlite"
     bad.write_text("these are my notes, not a database\n" * 100)
-    with pytest.raises(SchemaError, match="notes.sqlite: not an sdnperf study database"):
+    with pytest.raises(SchemaError, match="notes.sqlite: cannot use as an sdnperf study database .*not a database"):
         Store(bad)
 
 
@@ -267,3 +267,18 @@ def test_sample_metrics_lists_ok_runs_metrics_in_order(tmp_path):
 def test_record_run_needs_an_existing_study(store):
     with pytest.raises(KeyError, match="no study with id 42"):
         store.record_run(42, run("a"))
+
+
+def test_a_reader_opens_while_a_writer_holds_the_lock(tmp_path):
+    """`sdnperf report` on a study that is still running must not wait for the runner."""
+    db = tmp_path / "study.db"
+    with Store(db) as writer:
+        sid = writer.open_study("s", "", {}, {})
+        writer.record_run(sid, run("a"))
+        writer._conn.execute("BEGIN IMMEDIATE")  # the runner in the middle of a run
+        try:
+            reader = Store(db)
+            assert reader.done_keys(sid) == {"a"}
+            reader.close()
+        finally:
+            writer._conn.execute("ROLLBACK")
