@@ -14,6 +14,7 @@
 //! - `ctl`      — runtime control commands, server and client
 
 pub mod ctl;
+pub mod dataplane;
 pub mod exec;
 pub mod externs;
 pub mod impair;

@@ -1,0 +1,135 @@
+//! The Linux data-plane loop: one thread polls every port's RX ring, runs the pipeline
+//! on each batch, services queues / recirculation / impairment, transmits in batches,
+//! and executes control requests between batches (so tables never need locks).
+//! A full or stuck port only drops its own packets (non-blocking sends).
+
+use crate::ctl::{self, Request};
+use crate::exec::Job;
+use crate::ports::afpacket::{AfPacketPort, BATCH};
+use crate::switch::{Switch, MAX_PORTS};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::Receiver;
+
+pub static STOP: AtomicBool = AtomicBool::new(false);
+
+extern "C" fn on_signal(_: i32) {
+    STOP.store(true, Ordering::SeqCst);
+}
+
+pub fn install_signal_handlers() {
+    unsafe {
+        libc::signal(libc::SIGINT, on_signal as *const () as libc::sighandler_t);
+        libc::signal(libc::SIGTERM, on_signal as *const () as libc::sighandler_t);
+        libc::signal(libc::SIGPIPE, libc::SIG_IGN);
+    }
+}
+
+pub struct Port {
+    pub num: u32,
+    pub io: AfPacketPort,
+}
+
+pub fn run(mut sw: Switch, mut ports: Vec<Port>, ctl_rx: Option<Receiver<Request>>, cpu_port: Option<u32>) -> Result<(), String> {
+    let mut by_num: Vec<Option<usize>> = vec![None; MAX_PORTS];
+    for (i, p) in ports.iter().enumerate() {
+        by_num[p.num as usize] = Some(i);
+    }
+    let mut pollfds: Vec<libc::pollfd> = ports.iter().map(|p| libc::pollfd { fd: p.io.fd, events: libc::POLLIN, revents: 0 }).collect();
+    let mut sent: Vec<Box<Job>> = Vec::with_capacity(1024);
+    let mut cpu_dropped = 0u64;
+    let mut idle_spins = 0u32;
+    while !STOP.load(Ordering::Relaxed) {
+        if let Some(rx) = &ctl_rx {
+            while let Ok(req) = rx.try_recv() {
+                let ans = ctl::execute(&mut sw, &req.line);
+                let _ = req.reply.send(ans);
+            }
+        }
+        let now = sw.eng.now_ns();
+        let mut got = 0;
+        for p in ports.iter_mut() {
+            let num = p.num;
+            got += p.io.rx_burst(BATCH, |data, vnet| sw.receive(num, data, vnet, now));
+        }
+        sw.service(now);
+        let had_tx = !sw.ready.is_empty();
+        for j in sw.ready.drain(..) {
+            match by_num.get(j.egress_port as usize).copied().flatten() {
+                Some(i) => {
+                    let delta = j.out.len() as isize - j.payload_off as isize;
+                    let port = &mut ports[i].io;
+                    if port.vnet || j.vnet.is_none() || j.out_len() <= 9216 {
+                        port.queue(&j.out, &j.buf[j.payload_off..], j.truncate, j.vnet, delta);
+                    } else {
+                        port.tx_dropped += 1;
+                    }
+                    sent.push(j);
+                    if sent.len() >= 512 {
+                        for p in ports.iter_mut() {
+                            p.io.flush();
+                        }
+                        for j in sent.drain(..) {
+                            sw.eng.recycle(j);
+                        }
+                    }
+                }
+                None => {
+                    if Some(j.egress_port) == cpu_port {
+                        cpu_dropped += 1;
+                    }
+                    sent.push(j);
+                }
+            }
+        }
+        if had_tx {
+            for p in ports.iter_mut() {
+                p.io.flush();
+            }
+            for j in sent.drain(..) {
+                sw.eng.recycle(j);
+            }
+        }
+        if got == 0 && !had_tx {
+            idle_spins += 1;
+            if idle_spins < 64 {
+                std::hint::spin_loop();
+                continue;
+            }
+            // sleep until a port has data, the next queue/impairment deadline, or 1 ms
+            let now = sw.eng.now_ns();
+            let mut timeout_ms = 1i32;
+            if let Some(t) = sw.next_deadline() {
+                if t <= now {
+                    timeout_ms = 0;
+                }
+            }
+            if sw.pending() && timeout_ms > 0 {
+                // deadlines need sub-millisecond precision: short sleep instead of poll timeout
+                if let Some(t) = sw.next_deadline() {
+                    let wait = t.saturating_sub(now).min(1_000_000);
+                    if wait < 1_000_000 {
+                        unsafe {
+                            libc::poll(pollfds.as_mut_ptr(), pollfds.len() as u64, 0);
+                        }
+                        std::thread::sleep(std::time::Duration::from_nanos(wait.min(50_000)));
+                        continue;
+                    }
+                }
+            }
+            unsafe {
+                libc::poll(pollfds.as_mut_ptr(), pollfds.len() as u64, timeout_ms);
+            }
+        } else {
+            idle_spins = 0;
+        }
+    }
+    let s = sw.eng.stats;
+    eprintln!(
+        "sdnperf-switch: stopping: rx={} tx={} dropped={} parser_errors={} recirculations={} queue_dropped={} impair_dropped={} cpu_port_dropped={}",
+        s.rx, s.tx, s.dropped, s.parser_errors, s.recirculations, sw.queue_dropped, sw.impair_dropped, cpu_dropped
+    );
+    for p in &ports {
+        eprintln!("  port {} {}: rx={} tx={} tx_dropped={}", p.num, p.io.name, p.io.rx_count, p.io.tx_count, p.io.tx_dropped);
+    }
+    Ok(())
+}
