@@ -1015,8 +1015,9 @@ impl<'s> Parser<'s> {
         let lhs = self.expr()?;
         if self.eat_p("=") {
             let rhs = self.expr()?;
+            let end = rhs.span;
             self.expect_p(";")?;
-            return Ok(Stmt { kind: StmtKind::Assign(lhs, rhs), span: sp });
+            return Ok(Stmt { kind: StmtKind::Assign(lhs, rhs), span: sp.to(end) });
         }
         if !matches!(lhs.kind, ExprKind::Call(..)) {
             if self.is_p(";") {
@@ -1025,7 +1026,8 @@ impl<'s> Parser<'s> {
             return Err(self.unexpected("'=' or ';'"));
         }
         self.expect_p(";")?;
-        Ok(Stmt { kind: StmtKind::Call(lhs), span: sp })
+        let end = lhs.span;
+        Ok(Stmt { kind: StmtKind::Call(lhs), span: sp.to(end) })
     }
 
     // ---------------- expressions ----------------
