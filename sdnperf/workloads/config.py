@@ -8,8 +8,9 @@ from __future__ import annotations
 import re
 from typing import Annotated, Literal, Union
 
-from pydantic import (BaseModel, ConfigDict, Discriminator, Field, Tag, field_validator,
-                      model_validator)
+from pydantic import (BaseModel, BeforeValidator, ConfigDict, Field, ValidationError,
+                      field_validator, model_validator)
+from pydantic_core import PydanticCustomError
 
 # A workload name ends up in result keys and file names: keep it plain.
 Name = Annotated[
@@ -64,28 +65,50 @@ class Permutation(_Strict):
 HostPair = tuple[str, str]
 
 
-def _pairs_form(value: object) -> str | None:
-    # Pick the union branch from the shape, so a bad entry gets one message, not three.
-    if isinstance(value, (list, tuple)):
-        return "list"
-    if isinstance(value, AllToOne) or (isinstance(value, dict) and "all_to_one" in value):
-        return "all_to_one"
-    if isinstance(value, Permutation) or (isinstance(value, dict) and "permutation" in value):
-        return "permutation"
-    return None
-
-
 _PAIRS_HELP = ('pairs must be a list like [["h1", "h2"], ...], {all_to_one = "h1"} '
                'or {permutation = N}')
 
-Pairs = Annotated[
-    Union[
-        Annotated[list[HostPair], Tag("list")],
-        Annotated[AllToOne, Tag("all_to_one")],
-        Annotated[Permutation, Tag("permutation")],
-    ],
-    Discriminator(_pairs_form, custom_error_type="pairs_form", custom_error_message=_PAIRS_HELP),
-]
+
+def _pairs_error(reason: str) -> PydanticCustomError:
+    # A custom error reads as the reason alone (a ValueError gets a "Value error, " prefix).
+    return PydanticCustomError("pairs", "{reason}", {"reason": reason})
+
+
+def _coerce_pairs(value: object) -> object:
+    """Check the shape of `pairs` ourselves, so every mistake is one message at `pairs`
+    (a plain union would report one error per form it tried, under internal names)."""
+    if isinstance(value, (AllToOne, Permutation)):
+        return value
+    if isinstance(value, dict):
+        for key, model in (("all_to_one", AllToOne), ("permutation", Permutation)):
+            if key in value:
+                try:
+                    return model.model_validate(value)
+                except ValidationError as exc:
+                    err = exc.errors()[0]
+                    where = ".".join(str(p) for p in err["loc"]) or key
+                    raise _pairs_error(f"{where}: {err['msg']}") from None
+        raise _pairs_error(_PAIRS_HELP)
+    if not isinstance(value, (list, tuple)):
+        raise _pairs_error(_PAIRS_HELP)
+    if not value:
+        raise _pairs_error("pairs must not be empty")
+    pairs, seen = [], set()
+    for i, pair in enumerate(value, 1):
+        if (not isinstance(pair, (list, tuple)) or len(pair) != 2
+                or not all(isinstance(h, str) and h for h in pair)):
+            raise _pairs_error(f"pair {i} must be two host names like [\"h1\", \"h2\"], got {pair!r}")
+        src, dst = pair
+        if src == dst:
+            raise _pairs_error(f"pair {i} [{src!r}, {dst!r}] sends to itself")
+        if (src, dst) in seen:  # results are keyed by flow "src->dst"
+            raise _pairs_error(f"pair {i} [{src!r}, {dst!r}] is listed twice")
+        seen.add((src, dst))
+        pairs.append((src, dst))
+    return pairs
+
+
+Pairs = Annotated[Union[list[HostPair], AllToOne, Permutation], BeforeValidator(_coerce_pairs)]
 
 
 _TIME_LIMIT_HELP = ("seconds after which a hanging iperf3 is killed and the run fails; "
@@ -98,23 +121,6 @@ class _Workload(_Strict):
     name: Name
     pairs: Pairs
 
-    @field_validator("pairs")
-    @classmethod
-    def _explicit_pairs(cls, pairs: Pairs) -> Pairs:
-        if isinstance(pairs, list):
-            if not pairs:
-                raise ValueError("pairs must not be empty")
-            seen = set()
-            for src, dst in pairs:
-                if src == dst:
-                    raise ValueError(f"pair [{src!r}, {dst!r}] sends to itself")
-                if (src, dst) in seen:  # results are keyed by flow "src->dst"
-                    raise ValueError(f"pair [{src!r}, {dst!r}] is listed twice")
-                seen.add((src, dst))
-        return pairs
-
-
-# --- workloads --------------------------------------------------------------------------
 
 class PingConfig(_Workload):
     """ICMP echo: one cold first packet per pair, then a steady series."""

@@ -99,3 +99,12 @@ def test_permutation_too_many_pairs():
         resolve_pairs(Permutation(permutation=11), HOSTS, 1)
     full = resolve_pairs(Permutation(permutation=10), HOSTS, 1)
     assert sorted(d for _, d in full) == sorted(HOSTS)
+
+
+@pytest.mark.parametrize("pairs", [{"permutation": 0}, {"foo": 1}, [["h1"]], [["h1", "h2"], ["h2", "h2"]]])
+def test_pair_mistakes_are_one_error_at_pairs(pairs):
+    with pytest.raises(ValidationError) as info:
+        validate(kind="iperf-udp", name="u", pairs=pairs)
+    errors = info.value.errors()
+    assert len(errors) == 1 and errors[0]["loc"] == ("iperf-udp", "pairs")
+    assert not errors[0]["msg"].startswith("Value error")
