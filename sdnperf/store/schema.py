@@ -91,6 +91,9 @@ def ensure_schema(conn: sqlite3.Connection, path: str) -> None:
     try:
         version = current_version(conn)  # again: another process may have just made it
         if version is None:
+            if conn.execute("SELECT 1 FROM sqlite_master WHERE type='table'").fetchone():
+                raise SchemaError(f"{path}: an SQLite database that sdnperf did not create; "
+                                  "refusing to add tables to it")
             for statement in _statements(CREATE_V1):
                 conn.execute(statement)
             conn.execute("INSERT INTO schema_version (version) VALUES (1)")

@@ -282,3 +282,14 @@ def test_a_reader_opens_while_a_writer_holds_the_lock(tmp_path):
             reader.close()
         finally:
             writer._conn.execute("ROLLBACK")
+
+
+def test_someone_elses_database_is_left_alone(tmp_path):
+    other = tmp_path / "other.sqlite"
+    with sqlite3.connect(other) as conn:
+        conn.execute("CREATE TABLE notes (text TEXT)")
+    with pytest.raises(SchemaError, match="did not create"):
+        Store(other)
+    with sqlite3.connect(other) as conn:
+        tables = [r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")]
+    assert tables == ["notes"]
