@@ -26,7 +26,7 @@ def render_text(spec: TopoSpec) -> str:
         neighbours = sorted(g[switch], key=natural_key)
         peers = [n for n in neighbours if not spec.is_host(n)]
         hosts = [n for n in neighbours if spec.is_host(n)]
-        label = g.nodes[switch].get("label")
+        label = g.nodes[switch].get("label") or spec.name_map.get(switch)
         head = f"    {switch}" + (f" ({label})" if label else "")
         lines.append(f"{head}: switches [{' '.join(peers)}] hosts [{_compact(hosts)}]")
     for note in spec.notes:
@@ -40,8 +40,9 @@ def _diameter_text(spec: TopoSpec) -> str:
         return "n/a (no switches)"
     if not nx.is_connected(switches):
         return f"n/a (switches form {nx.number_connected_components(switches)} separate parts)"
-    # A host-to-host path crosses the switch diameter plus the two host links.
-    return count_of(nx.diameter(switches), "switch hop")
+    hops = nx.diameter(switches)
+    # the longest host-to-host path also crosses the two host links
+    return f"{count_of(hops, 'switch hop')} (host to host: {count_of(hops + 2, 'link')})"
 
 
 def _link_summary(spec: TopoSpec) -> str:
