@@ -990,6 +990,21 @@ impl<'a> Lower<'a> {
         if let Some((w, t)) = self.lookahead_call(k)? {
             return Ok((json!({"type": "lookahead", "value": [0, w]}), w, t));
         }
+        // lookahead<H>().field
+        if let ExprKind::Member(b, f) = &k.kind {
+            if let Some((_, Type::Header(h))) = self.lookahead_call(b)? {
+                let def = self.env.composite(&h).cloned().ok_or_else(|| Error::new(k.span, "unknown header"))?;
+                let mut off = 0;
+                for (n, t, _) in &def.fields {
+                    let w = t.width().unwrap_or(0);
+                    if n == f {
+                        return Ok((json!({"type": "lookahead", "value": [off, w]}), w, t.clone()));
+                    }
+                    off += w;
+                }
+                return Err(Error::new(k.span, format!("header {} has no field '{}'", h, f)));
+            }
+        }
         // stack.last.field
         if let ExprKind::Member(b, f) = &k.kind {
             if let ExprKind::Member(s, l) = &b.kind {
