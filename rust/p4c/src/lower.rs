@@ -1388,6 +1388,12 @@ impl<'a> Lower<'a> {
             self.flatten_place(&p, out);
             return Ok(());
         }
+        if let ExprKind::Name(n) = &e.kind {
+            if let Some(Bind::Val(X::Field(h, f), _)) = self.lookup(n) {
+                out.push(json!({"type": "field", "value": [h, f]}));
+                return Ok(());
+            }
+        }
         let locals = self.const_locals();
         match self.env.const_eval(e, &locals) {
             Ok((v, t)) => {
