@@ -125,3 +125,18 @@ def test_time_limit_kills_real_iperf3(ctx):
                                     duration=5, time_limit=1), killer)
     assert len(killer.pids) == 2
     assert_all_reaped(killer)
+
+
+def test_cpu_sampler_sees_the_traffic(ctx):
+    from sdnperf.fidelity import CpuSampler
+
+    sampler = CpuSampler(interval=0.25)
+    watched = NetContext(ctx.net)
+    watched.on_process = lambda pid: (watched.pids.append(pid), sampler.watch("traffic", pid))
+    with sampler:
+        run_workload(IperfTcpConfig(kind="iperf-tcp", name="tcp", pairs=[["h1", "h2"]],
+                                    duration=2), watched)
+    report = sampler.stop()
+    assert report.per_role["traffic"] > 10  # iperf3 at full speed uses most of a core
+    assert report.peak_total > 0 and len(report.per_core) == os.cpu_count()
+    assert_all_reaped(watched)
