@@ -186,7 +186,8 @@ def _report(store, study_id: int, results_dir: Path, baseline, html: bool = True
 
     from sdnperf.report.table import comparison, render_table
     rows = comparison(store, study_id, baseline)
-    render_table(rows, Console())
+    # Piped output (CI logs, files) gets a wide table instead of an 80-column squeeze.
+    render_table(rows, Console(width=None if sys.stdout.isatty() else 160))
     written = store.export_csv(study_id, csv_dir or results_dir / "csv")
     print(f"CSV: {', '.join(str(p) for p in written)}")
     if html:

@@ -115,8 +115,15 @@ def clean(tag: str | None = None) -> CleanReport:
     """Remove every process, interface and run dir sdnperf left behind (all tags, or one)."""
     report = CleanReport()
     keep = _own_lineage()
-    victims = {pid: comm for pid, comm in tagged_processes(keep).items()
-               if tag is None or _tag_of(pid) == tag}
+    victims = {}
+    for pid, comm in tagged_processes(keep).items():
+        pid_tag = _tag_of(pid)
+        if tag is not None and pid_tag != tag:
+            continue
+        owner = _tag_owner(pid_tag)
+        if owner and owner not in keep and _pid_alive(owner):
+            continue  # its study is still running: not a leftover
+        victims[pid] = comm
     for sig in (signal.SIGTERM, signal.SIGKILL):
         for pid in list(victims):
             try:
@@ -144,7 +151,7 @@ def clean(tag: str | None = None) -> CleanReport:
                 report.interfaces.append(name)
         registry_file.unlink(missing_ok=True)
     for run_dir in sorted(p for p in RUN_ROOT.iterdir() if p.is_dir()):
-        owner = _dir_owner(run_dir)
+        owner = _tag_owner(run_dir.name)
         if tag is not None and run_dir.name != tag:
             continue
         if owner and _pid_alive(owner) and owner not in keep:
@@ -176,7 +183,7 @@ def _pid_alive(pid) -> bool:
         return True
 
 
-def _dir_owner(run_dir: Path) -> int | None:
-    """Run dirs are named sdnperf-PID-TIME after the tag of the study that made them."""
-    parts = run_dir.name.split("-")
+def _tag_owner(tag: str | None) -> int | None:
+    """Tags (and run dirs) are named sdnperf-PID-TIME after the study process."""
+    parts = (tag or "").split("-")
     return int(parts[1]) if len(parts) >= 3 and parts[1].isdigit() else None

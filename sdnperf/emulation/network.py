@@ -44,6 +44,12 @@ class Network:
 
         topo = to_mininet_topo(self.spec)
         self.registry.interfaces, self.registry.bridges = planned_names(topo)
+        taken = [n for n in self.registry.interfaces + self.registry.bridges
+                 if Path(f"/sys/class/net/{n}").exists()]
+        if taken:
+            raise EmulationError(
+                f"interface(s) {', '.join(taken[:5])} already exist: another Mininet network is "
+                "running, or a crashed one left them (`sdnperf clean` removes sdnperf's own)")
         self.registry.save()  # before anything exists: a kill -9 from here on is cleanable
         link_cls = TCLink if self.spec.needs_tc() or self.spec.needs_netem() else Link
         self.net = Mininet(topo=topo, link=link_cls, autoSetMacs=True, build=False,
