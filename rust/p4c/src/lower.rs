@@ -2862,6 +2862,31 @@ impl<'a> Lower<'a> {
     }
 
     fn assign(&mut self, l: &Expr, r: &Expr, span: Span) -> PResult<()> {
+        if let ExprKind::Slice(b, hi, lo) = &l.kind {
+            // x[h:l] = v  →  x = (x & ~m) | ((v << l) & m)
+            let (hdr, field, ty) = match self.place(b)? {
+                Place::Field { hdr, field, ty } => (hdr, field, ty),
+                _ => return Err(Error::new(b.span, "only fields can be sliced on the left of '='")),
+            };
+            let w = match ty {
+                Type::Bit(w) | Type::Int(w) => w,
+                _ => return Err(Error::new(b.span, format!("cannot slice a value of type {}", ty.name()))),
+            };
+            let h = self.const_expr(hi, None)?;
+            let lo = self.const_expr(lo, None)?;
+            if h < lo || h >= w as u128 {
+                return Err(Error::new(l.span, format!("invalid slice [{}:{}] of a {}-bit value", h, lo, w)));
+            }
+            let sw = (h - lo + 1) as u32;
+            let (x, t) = self.rv(r, Some(&Type::Bit(sw)))?;
+            self.check_assign(&Type::Bit(sw), &t, r.span)?;
+            let m = mask(sw) << lo;
+            let keep = X::op("&", X::Field(hdr.clone(), field.clone()), X::Hex(!m & mask(w), false));
+            let shifted = X::op("&", X::op("<<", x, X::Hex(lo, false)), X::Hex(m, false));
+            let v = X::op("|", keep, shifted);
+            self.push("assign", vec![json!({"type": "field", "value": [hdr, field]}), v.jp()], span);
+            return Ok(());
+        }
         let lp = self.place(l)?;
         match &lp {
             Place::Field { hdr, field, ty } => {
