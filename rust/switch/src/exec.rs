@@ -681,11 +681,20 @@ impl Engine {
             let hi = &p.headers[h as usize];
             let start = j.out.len();
             let nbytes = (hi.bits as usize).div_ceil(8);
-            j.out.resize(start + nbytes, 0);
-            let base = start * 8;
-            for f in hi.first_field..hi.first_field + hi.num_fields {
-                let fi = &p.fields[f as usize];
-                set_bits(&mut j.out, base + fi.offset as usize, fi.width, j.phv.vals[f as usize]);
+            if nbytes <= HDR_PAD_MAX {
+                let mut w = [0u8; HDR_PAD_MAX + 16];
+                for f in hi.first_field..hi.first_field + hi.num_fields {
+                    let fi = &p.fields[f as usize];
+                    store_field(&mut w, fi.offset, fi.width, j.phv.vals[f as usize]);
+                }
+                j.out.extend_from_slice(&w[..nbytes]);
+            } else {
+                j.out.resize(start + nbytes, 0);
+                let base = start * 8;
+                for f in hi.first_field..hi.first_field + hi.num_fields {
+                    let fi = &p.fields[f as usize];
+                    set_bits(&mut j.out, base + fi.offset as usize, fi.width, j.phv.vals[f as usize]);
+                }
             }
         }
     }
@@ -977,13 +986,63 @@ fn extract(p: &Program, phv: &mut Phv, pkt: &[u8], cursor: usize, h: HeaderId) -
     if cursor + n > pkt.len() {
         return None;
     }
-    let base = cursor * 8;
-    for f in hi.first_field..hi.first_field + hi.num_fields {
-        let fi = &p.fields[f as usize];
-        phv.vals[f as usize] = get_bits(pkt, base + fi.offset as usize, fi.width);
+    if n <= HDR_PAD_MAX {
+        // copy into a zero-padded window so every field is one unaligned big-endian load
+        let mut w = [0u8; HDR_PAD_MAX + 16];
+        w[..n].copy_from_slice(&pkt[cursor..cursor + n]);
+        for f in hi.first_field..hi.first_field + hi.num_fields {
+            let fi = &p.fields[f as usize];
+            phv.vals[f as usize] = load_field(&w, fi.offset, fi.width);
+        }
+    } else {
+        let base = cursor * 8;
+        for f in hi.first_field..hi.first_field + hi.num_fields {
+            let fi = &p.fields[f as usize];
+            phv.vals[f as usize] = get_bits(pkt, base + fi.offset as usize, fi.width);
+        }
     }
     phv.valid[h as usize] = true;
     Some(n)
+}
+
+const HDR_PAD_MAX: usize = 64;
+
+#[inline(always)]
+fn load_field(w: &[u8], off: u32, width: u32) -> u128 {
+    let bs = (off / 8) as usize;
+    let bit = off % 8;
+    if bit + width <= 64 {
+        let v = u64::from_be_bytes(w[bs..bs + 8].try_into().unwrap());
+        if width == 0 {
+            return 0;
+        }
+        ((v >> (64 - bit - width)) & (u64::MAX >> (64 - width))) as u128
+    } else if bit + width <= 128 {
+        let v = u128::from_be_bytes(w[bs..bs + 16].try_into().unwrap());
+        (v >> (128 - bit - width)) & width_mask(width)
+    } else {
+        get_bits(w, off as usize, width)
+    }
+}
+
+#[inline(always)]
+fn store_field(w: &mut [u8], off: u32, width: u32, val: u128) {
+    let bs = (off / 8) as usize;
+    let bit = off % 8;
+    if width == 0 {
+        return;
+    }
+    if bit + width <= 64 {
+        let mut v = u64::from_be_bytes(w[bs..bs + 8].try_into().unwrap());
+        v |= ((val as u64) & (u64::MAX >> (64 - width))) << (64 - bit - width);
+        w[bs..bs + 8].copy_from_slice(&v.to_be_bytes());
+    } else if bit + width <= 128 {
+        let mut v = u128::from_be_bytes(w[bs..bs + 16].try_into().unwrap());
+        v |= (val & width_mask(width)) << (128 - bit - width);
+        w[bs..bs + 16].copy_from_slice(&v.to_be_bytes());
+    } else {
+        set_bits(w, off as usize, width, val);
+    }
 }
 
 #[allow(clippy::too_many_arguments)]

@@ -4,6 +4,158 @@ use sdnperf_switch::switch::Switch;
 use sdnperf_switch::{ctl, dataplane, impair::ImpairCfg, ports::afpacket::AfPacketPort};
 use std::io::Write;
 
+fn udp_frames(size: usize, dmac: [u8; 6], smac: [u8; 6], dst_ip: u32, step: u32, flows: u32) -> Vec<Vec<u8>> {
+    let mut pkts: Vec<Vec<u8>> = vec![];
+    for f in 0..flows.min(4096) {
+        let mut p = vec![0u8; size];
+        p[0..6].copy_from_slice(&dmac);
+        p[6..12].copy_from_slice(&smac);
+        p[12..14].copy_from_slice(&[0x08, 0x00]);
+        let ip_len = (size - 14) as u16;
+        let dst = dst_ip.wrapping_add(f.wrapping_mul(step));
+        let mut ip = [0u8; 20];
+        ip[0] = 0x45;
+        ip[2..4].copy_from_slice(&ip_len.to_be_bytes());
+        ip[8] = 64;
+        ip[9] = 17;
+        ip[12..16].copy_from_slice(&0x0a63_0001u32.to_be_bytes());
+        ip[16..20].copy_from_slice(&dst.to_be_bytes());
+        let c = sdnperf_switch::externs::csum16(&ip);
+        ip[10..12].copy_from_slice(&c.to_be_bytes());
+        p[14..34].copy_from_slice(&ip);
+        p[34..36].copy_from_slice(&9u16.to_be_bytes());
+        p[36..38].copy_from_slice(&9u16.to_be_bytes());
+        p[38..40].copy_from_slice(&(ip_len - 20).to_be_bytes());
+        pkts.push(p);
+    }
+    pkts
+}
+
+/// Pipeline-only benchmark (no kernel I/O): runs UDP frames through the program on
+/// in-memory ports, one core, and prints ns/packet.
+fn cmd_membench(args: &[String]) -> Result<(), String> {
+    let mut prog = None;
+    let mut commands = None;
+    let mut n = 2_000_000usize;
+    let mut dst_ip = 0x0a63_0002u32;
+    let mut step = 1u32;
+    let mut flows = 1u32;
+    let mut port = 1u32;
+    let mut i = 0;
+    while i < args.len() {
+        let v = args.get(i + 1).cloned().unwrap_or_default();
+        match args[i].as_str() {
+            "--commands" => commands = Some(v),
+            "--packets" => n = v.parse().map_err(|_| "bad --packets")?,
+            "--dst-ip" => dst_ip = ctl::parse_value(&v)? as u32,
+            "--dst-step" => step = v.parse().map_err(|_| "bad --dst-step")?,
+            "--flows" => flows = v.parse::<u32>().map_err(|_| "bad --flows")?.max(1),
+            "--port" => port = v.parse().map_err(|_| "bad --port")?,
+            other if !other.starts_with('-') => {
+                prog = Some(other.to_string());
+                i += 1;
+                continue;
+            }
+            other => return Err(format!("unknown option {}", other)),
+        }
+        i += 2;
+    }
+    let prog = load_program(&prog.ok_or("membench needs a program")?)?;
+    let mut sw = Switch::new(Engine::new(prog));
+    if let Some(f) = commands {
+        let t = std::time::Instant::now();
+        let text = std::fs::read_to_string(&f).map_err(|e| format!("{}: {}", f, e))?;
+        let mut k = 0;
+        for (ln, l) in text.lines().enumerate() {
+            let l = l.trim();
+            if l.is_empty() || l.starts_with('#') {
+                continue;
+            }
+            ctl::execute(&mut sw, l).map_err(|e| format!("{}:{}: {}", f, ln + 1, e))?;
+            k += 1;
+        }
+        println!("membench: loaded {} commands in {:.2} s", k, t.elapsed().as_secs_f64());
+    }
+    let pkts = udp_frames(60, [2, 0, 0, 0, 0, 2], [2, 0, 0, 0, 0, 1], dst_ip, step, flows);
+    let mut out = 0u64;
+    let t0 = std::time::Instant::now();
+    let mut now = 1_000_000u64;
+    for k in 0..n {
+        now += 100;
+        sw.receive(port, &pkts[k % pkts.len()], None, now);
+        sw.service(now);
+        for j in std::mem::take(&mut sw.ready) {
+            out += 1;
+            sw.eng.recycle(j);
+        }
+    }
+    let el = t0.elapsed().as_secs_f64();
+    println!(
+        "membench: {} packets in {:.3} s = {:.0} ns/packet = {:.2} Mpps on one core ({} forwarded, {} recirculations)",
+        n, el, el * 1e9 / n as f64, n as f64 / el / 1e6, out, sw.eng.stats.recirculations
+    );
+    Ok(())
+}
+
+/// Traffic generator for benchmarks: sends UDP/IPv4 frames of `--size` bytes (without
+/// FCS) as fast as possible on an interface with AF_PACKET + sendmmsg, cycling over
+/// `--flows` destination addresses `--dst-ip + i * --dst-step`.
+fn cmd_blast(args: &[String]) -> Result<(), String> {
+    let mut iface = None;
+    let mut size = 60usize;
+    let mut secs = 5.0f64;
+    let mut dmac = [0x02u8, 0, 0, 0, 0, 2];
+    let mut smac = [0x02u8, 0, 0, 0, 0, 1];
+    let mut dst_ip = 0x0a63_0002u32;
+    let mut step = 1u32;
+    let mut flows = 1u32;
+    let mut i = 0;
+    let mac = |s: &str| -> Result<[u8; 6], String> {
+        let v = ctl::parse_value(s)?;
+        let b = (v as u64).to_be_bytes();
+        Ok([b[2], b[3], b[4], b[5], b[6], b[7]])
+    };
+    while i < args.len() {
+        let v = args.get(i + 1).cloned().unwrap_or_default();
+        match args[i].as_str() {
+            "--size" => size = v.parse().map_err(|_| "bad --size")?,
+            "--seconds" => secs = v.parse().map_err(|_| "bad --seconds")?,
+            "--dst-mac" => dmac = mac(&v)?,
+            "--src-mac" => smac = mac(&v)?,
+            "--dst-ip" => dst_ip = ctl::parse_value(&v)? as u32,
+            "--dst-step" => step = v.parse().map_err(|_| "bad --dst-step")?,
+            "--flows" => flows = v.parse::<u32>().map_err(|_| "bad --flows")?.max(1),
+            other if !other.starts_with('-') => {
+                iface = Some(other.to_string());
+                i += 1;
+                continue;
+            }
+            other => return Err(format!("unknown option {}", other)),
+        }
+        i += 2;
+    }
+    let iface = iface.ok_or("blast needs an interface")?;
+    let size = size.max(42);
+    let mut port = AfPacketPort::open(&iface, false)?;
+    let pkts = udp_frames(size, dmac, smac, dst_ip, step, flows);
+    let t0 = std::time::Instant::now();
+    let mut k = 0usize;
+    let empty: [u8; 0] = [];
+    while t0.elapsed().as_secs_f64() < secs {
+        for _ in 0..sdnperf_switch::ports::afpacket::BATCH {
+            port.queue(&pkts[k % pkts.len()], &empty, None, None, 0);
+            k += 1;
+        }
+        port.flush();
+    }
+    let el = t0.elapsed().as_secs_f64();
+    println!(
+        "blast: offered {} frames in {:.2} s = {:.0} pps ({} sent, {} dropped at the socket), {} bytes each",
+        k, el, port.tx_count as f64 / el, port.tx_count, port.tx_dropped, size
+    );
+    Ok(())
+}
+
 fn cmd_run(args: &[String]) -> Result<(), String> {
     let mut json = None;
     let mut ifaces: Vec<(u32, String)> = vec![];
@@ -117,6 +269,20 @@ fn main() {
             print!("{}", r.report);
             std::process::exit(if r.passed { 0 } else { 1 });
         }
+        "blast" => std::process::exit(match cmd_blast(&args[2..]) {
+            Ok(()) => 0,
+            Err(e) => {
+                eprintln!("error: {}", e);
+                1
+            }
+        }),
+        "membench" => std::process::exit(match cmd_membench(&args[2..]) {
+            Ok(()) => 0,
+            Err(e) => {
+                eprintln!("error: {}", e);
+                1
+            }
+        }),
         "check" => {
             if args.len() != 3 {
                 usage();

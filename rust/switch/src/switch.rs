@@ -35,6 +35,8 @@ pub struct Switch {
     tx: Vec<Box<Job>>,
     recirc: Vec<Box<Job>>,
     active: Vec<u32>,
+    /// ports with an impairment configured
+    impaired: Vec<u32>,
     pub queue_dropped: u64,
     pub impair_dropped: u64,
 }
@@ -50,6 +52,7 @@ impl Switch {
             tx: Vec::with_capacity(256),
             recirc: Vec::with_capacity(64),
             active: Vec::new(),
+            impaired: Vec::new(),
             queue_dropped: 0,
             impair_dropped: 0,
         }
@@ -57,7 +60,7 @@ impl Switch {
 
     pub fn set_impair(&mut self, port: u32, cfg: ImpairCfg) -> Result<(), String> {
         let slot = self.impair.get_mut(port as usize).ok_or_else(|| format!("port {} out of range", port))?;
-        if cfg.is_noop() {
+        if cfg.is_noop() && slot.as_ref().map(|i| i.is_empty()).unwrap_or(true) {
             *slot = None;
         } else {
             match slot {
@@ -65,6 +68,8 @@ impl Switch {
                 None => *slot = Some(Impair::new(cfg, 0x9E37_79B9_7F4A_7C15 ^ port as u64)),
             }
         }
+        // a port whose impairment was removed keeps draining its delay line
+        self.impaired = (0..MAX_PORTS as u32).filter(|&p| self.impair[p as usize].is_some()).collect();
         Ok(())
     }
 
@@ -157,9 +162,11 @@ impl Switch {
                 break;
             }
         }
-        for im in self.impair.iter_mut().flatten() {
-            while let Some(j) = im.poll(now) {
-                self.ready.push(j);
+        for &p in &self.impaired {
+            if let Some(im) = self.impair[p as usize].as_mut() {
+                while let Some(j) = im.poll(now) {
+                    self.ready.push(j);
+                }
             }
         }
     }
@@ -173,7 +180,7 @@ impl Switch {
                 t = Some(t.map_or(q.next_ns, |x| x.min(q.next_ns)));
             }
         }
-        for im in self.impair.iter().flatten() {
+        for im in self.impaired.iter().filter_map(|&p| self.impair[p as usize].as_ref()) {
             if let Some(r) = im.next_release() {
                 t = Some(t.map_or(r, |x| x.min(r)));
             }
@@ -182,6 +189,6 @@ impl Switch {
     }
 
     pub fn pending(&self) -> bool {
-        !self.active.is_empty() || self.impair.iter().flatten().any(|i| !i.is_empty())
+        !self.active.is_empty() || self.impaired.iter().any(|&p| self.impair[p as usize].as_ref().map(|i| !i.is_empty()).unwrap_or(false))
     }
 }

@@ -117,9 +117,12 @@ impl AfPacketPort {
         let _ = setsockopt(fd, SOL_PACKET, PACKET_IGNORE_OUTGOING, &1i32);
         let _ = setsockopt(fd, libc::SOL_SOCKET, libc::SO_SNDBUFFORCE, &(8 << 20i32));
         let (frame_size, frame_nr) = if vnet { (65536 + 4096, 256) } else { (2048, 4096) };
+        // blocks must be page multiples; frames are contiguous when block % frame == 0
+        let block = if frame_size % 4096 == 0 { frame_size } else { 65536 };
+        let per_block = block / frame_size;
         let req = TpacketReq {
-            tp_block_size: frame_size as u32,
-            tp_block_nr: frame_nr as u32,
+            tp_block_size: block as u32,
+            tp_block_nr: (frame_nr / per_block) as u32,
             tp_frame_size: frame_size as u32,
             tp_frame_nr: frame_nr as u32,
         };
