@@ -127,8 +127,9 @@ class CpuSampler:
 
     `watch(role, pid)` may be called before or during sampling, several times per role.
     With `include_children`, every descendant of a watched PID counts for its role (found
-    by scanning /proc, ~2 ms per 100 processes). Processes that exit are simply dropped
-    from later intervals.
+    by scanning /proc, ~2 ms per 100 processes); a process under two roles counts for
+    both. Processes that exit are simply dropped from later intervals. `stop()` may be
+    called again; it returns the same report.
     """
 
     def __init__(self, interval: float = 0.5, include_children: bool = True):

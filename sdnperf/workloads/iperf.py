@@ -63,6 +63,8 @@ def parse_iperf3(text: str) -> IperfResult:
     except json.JSONDecodeError as exc:
         snippet = text.strip()[:200] or "(no output)"
         raise ValueError(f"iperf3 output is not JSON ({exc.msg}): {snippet}") from None
+    if not isinstance(doc, dict):
+        raise ValueError(f"iperf3 output is not a JSON object: {text.strip()[:200]}")
     res = IperfResult(error=str(doc.get("error", "")))
     server = doc.get("server_output_json") or {}
     end = doc.get("end") or {}

@@ -124,6 +124,8 @@ def test_tcp_errors_are_reported():
         parse_iperf3("")
     with pytest.raises(ValueError, match="not JSON"):
         parse_iperf3('{"start": {')
+    with pytest.raises(ValueError, match="not a JSON object"):
+        parse_iperf3("[]")
 
 
 def test_udp_clean_and_lossy():
