@@ -291,9 +291,6 @@ impl TypeEnv {
         if v == 0 && !matches!(e.kind, ExprKind::Int(0, _)) || v > 2048 {
             return Err(Error::new(e.span, format!("invalid width {}", v)));
         }
-        if v > 128 {
-            return Err(Error::new(e.span, format!("width {} is not supported (at most 128 bits)", v)));
-        }
         Ok(v as u32)
     }
 
