@@ -1,0 +1,336 @@
+#!/usr/bin/env python3
+"""Benchmark of sdnperf-switch against a direct veth pair and a Linux bridge, in one run.
+
+Path: namespace A --veth-- [switch namespace S] --veth-- namespace B, MTU 1500.
+Measures (all in this run, so the ratios share the machine's conditions):
+  * iperf3 TCP throughput (10 s) through: direct veth, Linux bridge, our switch; each with
+    host offloads on (TSO/GSO, partial checksums; our switch carries them with
+    PACKET_VNET_HDR) and off (ethtool -K tx/tso/gso off; our switch with --no-vnet);
+  * 64-byte forwarding rate (generator: `sdnperf-switch blast`, AF_PACKET sendmmsg, in A;
+    rate = frames counted on B's interface);
+  * added latency per hop: min RTT (ping) through the switch minus direct veth;
+  * recirculation cost: program recirc_n with N = 0,1,3,7,15 passes per direction,
+    least-squares slope of min RTT (÷2: both directions recirculate) and 64-byte rate;
+  * table scale: 1,000,000 LPM entries vs 10 (64-byte rate, 1024 destinations).
+Pipeline-only figures (`sdnperf-switch membench`, no kernel I/O) are printed too.
+
+Run as root:  python3 bench/switch/run.py [--quick] [--json OUT.json] [--skip-ovs]
+Everything it creates is prefixed `sdpb` and removed on exit, failure or Ctrl-C.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+PROGS = REPO / "rust/switch/tests/programs"
+NS_A, NS_B, NS_S = "sdpbA", "sdpbB", "sdpbS"
+IP_A, IP_B = "10.98.0.1", "10.98.0.2"
+CTL = "/tmp/sdpb-ctl.sock"
+# 64-byte frames go to a MAC nobody owns: B's kernel counts and drops them at once, so the
+# sink's IP stack (which runs in the forwarder's softirq on veth) does not bias the rate.
+SINK_MAC = "0x020000000099"
+
+
+def sh(cmd: str, check=True, timeout=120) -> str:
+    r = subprocess.run(cmd, shell=True, capture_output=True, text=True, timeout=timeout)
+    if check and r.returncode != 0:
+        raise RuntimeError(f"{cmd}: {r.stderr.strip() or r.stdout.strip()}")
+    return r.stdout
+
+
+def ns(n: str, cmd: str, **kw) -> str:
+    return sh(f"ip netns exec {n} {cmd}", **kw)
+
+
+def binary() -> str:
+    env = os.environ.get("SDNPERF_SWITCH_BIN")
+    if env:
+        return env
+    cands = [REPO / "rust" / d / "release" / "sdnperf-switch" for d in ("target", "target-switch")]
+    cands = [c for c in cands if c.exists()]
+    if not cands:
+        sys.exit("build first: cd rust && cargo build --release")
+    return str(max(cands, key=lambda c: c.stat().st_mtime))
+
+
+BIN = binary()
+
+
+def cleanup():
+    for n in (NS_A, NS_B, NS_S):
+        subprocess.run(["ip", "netns", "del", n], capture_output=True)
+    for l in ("sdpbA0", "sdpbS1", "sdpbB0", "sdpbS2"):
+        subprocess.run(["ip", "link", "del", l], capture_output=True)
+    try:
+        os.unlink(CTL)
+    except FileNotFoundError:
+        pass
+
+
+class Path3:
+    """A <-> (S) <-> B; kind = direct | bridge | switch."""
+
+    def __init__(self, kind: str, offloads: bool):
+        self.kind, self.offloads = kind, offloads
+        self.proc = None
+
+    def __enter__(self):
+        cleanup()
+        for n in (NS_A, NS_B):
+            sh(f"ip netns add {n}")
+        if self.kind == "direct":
+            sh(f"ip link add sdpbA0 netns {NS_A} type veth peer name sdpbB0 netns {NS_B}")
+        else:
+            sh(f"ip netns add {NS_S}")
+            sh(f"ip link add sdpbA0 netns {NS_A} type veth peer name sdpbS1 netns {NS_S}")
+            sh(f"ip link add sdpbB0 netns {NS_B} type veth peer name sdpbS2 netns {NS_S}")
+            ns(NS_S, "ip link set lo up")
+            for l in ("sdpbS1", "sdpbS2"):
+                ns(NS_S, f"ip link set {l} up")
+        ns(NS_A, f"ip addr add {IP_A}/24 dev sdpbA0")
+        ns(NS_B, f"ip addr add {IP_B}/24 dev sdpbB0")
+        for n, l in ((NS_A, "sdpbA0"), (NS_B, "sdpbB0")):
+            ns(n, "ip link set lo up")
+            ns(n, f"ip link set {l} up")
+            if not self.offloads:
+                ns(n, f"ethtool -K {l} tx off tso off gso off", check=False)
+        if self.kind == "bridge":
+            ns(NS_S, "ip link add sdpbbr type bridge")
+            ns(NS_S, "ip link set sdpbS1 master sdpbbr")
+            ns(NS_S, "ip link set sdpbS2 master sdpbbr")
+            ns(NS_S, "ip link set sdpbbr up")
+        self.mac_b = ns(NS_B, "cat /sys/class/net/sdpbB0/address").strip()
+        self.mac_a = ns(NS_A, "cat /sys/class/net/sdpbA0/address").strip()
+        # static neighbours: no ARP in the measurements
+        ns(NS_A, f"ip neigh replace {IP_B} lladdr {self.mac_b} dev sdpbA0")
+        ns(NS_B, f"ip neigh replace {IP_A} lladdr {self.mac_a} dev sdpbB0")
+        return self
+
+    def start_switch(self, program: str, commands: list[str] | None = None, extra=()):
+        self.stop_switch()
+        argv = ["ip", "netns", "exec", NS_S, BIN, "run", "--json", program, "-i", "1@sdpbS1",
+                "-i", "2@sdpbS2", "--ctl-socket", CTL, *extra]
+        if not self.offloads:
+            argv.append("--no-vnet")
+        if commands:
+            f = tempfile.NamedTemporaryFile("w", prefix="sdpb-cmds-", suffix=".txt", delete=False)
+            f.write("\n".join(commands) + "\n")
+            f.close()
+            self.cmd_file = f.name
+            argv += ["--commands", f.name]
+        t = time.time()
+        self.proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        line = self.proc.stdout.readline()
+        if line.strip() != "READY":
+            raise RuntimeError(f"switch failed: {self.proc.stderr.read()}")
+        return time.time() - t
+
+    def ctl(self, *cmds):
+        return sh(f"{BIN} ctl {CTL} " + " ".join(cmds))
+
+    def stop_switch(self):
+        if self.proc and self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        self.proc = None
+        if getattr(self, "cmd_file", None):
+            os.unlink(self.cmd_file)
+            self.cmd_file = None
+
+    def __exit__(self, *exc):
+        self.stop_switch()
+        cleanup()
+
+
+def tcp(p: Path3, secs: int) -> float:
+    srv = subprocess.Popen(["ip", "netns", "exec", NS_B, "iperf3", "-s", "-1", "-p", "5299"],
+                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        time.sleep(0.4)
+        out = ns(NS_A, f"iperf3 -c {IP_B} -p 5299 -t {secs} -J", timeout=secs + 30)
+        return json.loads(out)["end"]["sum_received"]["bits_per_second"] / 1e9
+    finally:
+        try:
+            srv.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            srv.kill()
+            srv.wait()
+
+
+def rtt(p: Path3, count=300) -> tuple[float, float]:
+    out = ns(NS_A, f"ping -n -q -c {count} -i 0.002 {IP_B}", timeout=60)
+    m = re.search(r"= ([\d.]+)/([\d.]+)/([\d.]+)", out)
+    return float(m.group(1)) * 1000, float(m.group(2)) * 1000  # µs
+
+
+def rate64(p: Path3, secs: float, flows=1, dst_ip=IP_B, step=1) -> float:
+    rx = lambda: int(ns(NS_B, "cat /sys/class/net/sdpbB0/statistics/rx_packets"))
+    gen = subprocess.Popen(["ip", "netns", "exec", NS_A, BIN, "blast", "sdpbA0", "--seconds", str(secs + 1.5),
+                            "--dst-mac", SINK_MAC, "--dst-ip", dst_ip,
+                            "--dst-step", str(step), "--flows", str(flows)],
+                           stdout=subprocess.PIPE, text=True)
+    time.sleep(0.75)
+    r0, t0 = rx(), time.time()
+    time.sleep(secs)
+    r1, t1 = rx(), time.time()
+    gen.wait(timeout=30)
+    return (r1 - r0) / (t1 - t0) / 1e6  # Mpps
+
+
+def slope(xs, ys):
+    n = len(xs)
+    mx, my = sum(xs) / n, sum(ys) / n
+    b = sum((x - mx) * (y - my) for x, y in zip(xs, ys)) / sum((x - mx) ** 2 for x in xs)
+    return my - b * mx, b
+
+
+def membench(prog, *args) -> float:
+    out = sh(f"{BIN} membench {prog} " + " ".join(args), timeout=600)
+    m = re.search(r"= ([\d.]+) ns/packet", out)
+    return float(m.group(1))
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--quick", action="store_true", help="short runs (2 s TCP) for a smoke test")
+    ap.add_argument("--json", help="write figures to this file")
+    ap.add_argument("--lpm-entries", type=int, default=1_000_000)
+    args = ap.parse_args()
+    if os.geteuid() != 0:
+        sys.exit("run as root")
+    signal.signal(signal.SIGTERM, lambda *a: (_ for _ in ()).throw(KeyboardInterrupt()))
+    T = 2 if args.quick else 10
+    R = 1.5 if args.quick else 4.0
+    res: dict = {"conditions": {"kernel": os.uname().release, "cpus": os.cpu_count(),
+                                "loadavg_start": os.getloadavg(), "switch": BIN,
+                                "generator": "sdnperf-switch blast (AF_PACKET sendmmsg, 60-byte frames + FCS = 64)"}}
+    fwd = str(PROGS / "l1_fwd.json")
+    try:
+        for off in (True, False):
+            tag = "offload_on" if off else "offload_off"
+            for kind in ("direct", "bridge", "switch"):
+                with Path3(kind, off) as p:
+                    if kind == "switch":
+                        p.start_switch(fwd)
+                    key = f"{kind}_{tag}"
+                    res[key] = {"tcp_gbps": tcp(p, T)}
+                    if off:  # latency and 64-byte rate once, with the default (offloads on)
+                        res[key]["rtt_min_us"], res[key]["rtt_avg_us"] = rtt(p)
+                        res[key]["rate64_mpps"] = rate64(p, R)
+                    print(key, res[key], flush=True)
+        # recirculation
+        with Path3("switch", True) as p:
+            p.start_switch(str(PROGS / "recirc_n.json"))
+            ns_list = [0, 1, 3, 7, 15]
+            rec = {}
+            for n in ns_list:
+                p.ctl("table_set_default", "t_n", "set_n", str(n))
+                mn, avg = rtt(p)
+                rec[n] = {"rtt_min_us": mn, "rtt_avg_us": avg, "rate64_mpps": rate64(p, R / 2)}
+                print("recirc", n, rec[n], flush=True)
+            a, b = slope(ns_list, [rec[n]["rtt_min_us"] for n in ns_list])
+            res["recirc"] = {"points": rec, "rtt_fit_us": {"a": a, "b_per_pass_rtt": b,
+                                                           "per_pass_one_way_us": b / 2}}
+            res["recirc"]["membench_ns_per_packet"] = {
+                n: membench(str(PROGS / "recirc_n.json"), "--packets", "500000",
+                            "--commands", _write_cmds([f"table_set_default t_n set_n {n}"]))
+                for n in ns_list}
+        # LPM scale
+        with Path3("switch", True) as p:
+            small = [f"table_add lpm set_dmac 16.{i}.0.0/24 => {SINK_MAC}" for i in range(10)]
+            big = _lpm_entries(args.lpm_entries, SINK_MAC)
+            lpm = {}
+            for name, cmds, flows in (("10", small, 10), (str(args.lpm_entries), big, 1024)):
+                # destinations: 16.i.0.1 (i < 10) for the small table; spread over the big one
+                step = 1 << 16 if name == "10" else max(1, (args.lpm_entries // 1024)) << 8
+                load = p.start_switch(fwd, cmds)
+                lpm[name] = {"load_s": load, "rate64_mpps": rate64(p, R, flows=flows, dst_ip="16.0.0.1", step=step)}
+                cf = _write_cmds(cmds)
+                lpm[name]["membench_ns_per_packet"] = membench(fwd, "--commands", cf, "--packets", "1000000",
+                                                               "--flows", str(flows), "--dst-ip", "16.0.0.1",
+                                                               "--dst-step", str(step))
+                os.unlink(cf)
+                print("lpm", name, lpm[name], flush=True)
+                p.stop_switch()
+            res["lpm"] = lpm
+    except KeyboardInterrupt:
+        print("interrupted; cleaning up", file=sys.stderr)
+        cleanup()
+        sys.exit(130)
+    finally:
+        cleanup()
+    res["conditions"]["loadavg_end"] = os.getloadavg()
+    report(res, args.lpm_entries)
+    if args.json:
+        Path(args.json).write_text(json.dumps(res, indent=1))
+
+
+def _lpm_entries(n: int, mac: str) -> list[str]:
+    """n /24 prefixes 16.0.0.0/24 upward (plus every 64th replaced by a /16../32 mix)."""
+    m = mac
+    out = []
+    base = 16 << 24
+    for i in range(n):
+        a = base + (i << 8)
+        plen = 24
+        if i % 64 == 63:
+            plen = (16, 20, 28, 32)[(i // 64) % 4]
+            a &= (0xFFFFFFFF << (32 - plen)) & 0xFFFFFFFF
+            if plen == 32:
+                a |= 7
+        out.append(f"table_add lpm set_dmac {a >> 24}.{(a >> 16) & 255}.{(a >> 8) & 255}.{a & 255}/{plen} => {m}")
+    return list(dict.fromkeys(out))
+
+
+def _write_cmds(cmds) -> str:
+    f = tempfile.NamedTemporaryFile("w", prefix="sdpb-cmds-", suffix=".txt", delete=False)
+    f.write("\n".join(cmds) + "\n")
+    f.close()
+    return f.name
+
+
+def report(r, nlpm):
+    on = {k: r[f"{k}_offload_on"]["tcp_gbps"] for k in ("direct", "bridge", "switch")}
+    off = {k: r[f"{k}_offload_off"]["tcp_gbps"] for k in ("direct", "bridge", "switch")}
+    print("\n=== sdnperf-switch benchmark (one run) ===")
+    print(f"conditions: {r['conditions']}")
+    print("TCP iperf3 (Gbit/s)      offloads on   offloads off")
+    for k in ("direct", "bridge", "switch"):
+        print(f"  {k:22s} {on[k]:8.2f}      {off[k]:8.2f}")
+    print(f"  switch / direct veth    {on['switch'] / on['direct']:.2f}          {off['switch'] / off['direct']:.2f}")
+    print(f"  switch / Linux bridge   {on['switch'] / on['bridge']:.2f}          {off['switch'] / off['bridge']:.2f}")
+    d, b, s = (r[f"{k}_offload_on"] for k in ("direct", "bridge", "switch"))
+    print(f"64-byte rate (Mpps): direct {d['rate64_mpps']:.3f}  bridge {b['rate64_mpps']:.3f}  switch {s['rate64_mpps']:.3f}"
+          f"  (switch/bridge {s['rate64_mpps'] / b['rate64_mpps']:.2f})")
+    print(f"min RTT (µs): direct {d['rtt_min_us']:.1f}  bridge {b['rtt_min_us']:.1f}  switch {s['rtt_min_us']:.1f}"
+          f"  -> added per switch hop (one way) {(s['rtt_min_us'] - d['rtt_min_us']) / 2:.1f} µs")
+    rc = r["recirc"]
+    print("recirculation: N, min RTT µs, avg RTT µs, 64B Mpps, membench ns/pkt")
+    for n, v in rc["points"].items():
+        print(f"  {n:3}  {v['rtt_min_us']:8.1f} {v['rtt_avg_us']:8.1f}  {v['rate64_mpps']:.3f}  {rc['membench_ns_per_packet'][n]:.0f}")
+    print(f"  fit: min RTT = {rc['rtt_fit_us']['a']:.1f} + {rc['rtt_fit_us']['b_per_pass_rtt']:.2f}·N µs "
+          f"-> {rc['rtt_fit_us']['per_pass_one_way_us']:.2f} µs per pass")
+    l = r["lpm"]
+    big = l[str(nlpm)]
+    print(f"LPM: 10 entries {l['10']['rate64_mpps']:.3f} Mpps ({l['10']['membench_ns_per_packet']:.0f} ns/pkt pipeline); "
+          f"{nlpm} entries {big['rate64_mpps']:.3f} Mpps ({big['membench_ns_per_packet']:.0f} ns/pkt), load {big['load_s']:.1f} s"
+          f" -> ratio {big['rate64_mpps'] / l['10']['rate64_mpps']:.2f} (pipeline-only "
+          f"{l['10']['membench_ns_per_packet'] / big['membench_ns_per_packet']:.2f})")
+
+
+if __name__ == "__main__":
+    main()
