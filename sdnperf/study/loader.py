@@ -5,6 +5,7 @@ Every error names the file, the line and the field path, e.g.
 """
 from __future__ import annotations
 
+import re
 import tomllib
 from dataclasses import dataclass, field
 from importlib import resources
@@ -70,7 +71,8 @@ def load_study_text(text: str, source: str, base_dir: Path) -> LoadedStudy:
     try:
         raw = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
-        line = getattr(exc, "lineno", None)
+        found = re.search(r"at line (\d+)", str(exc))  # 3.11's error has no lineno attribute
+        line = int(found.group(1)) if found else None
         raise StudyError([Problem(source, line, "", f"not valid TOML: {exc}")]) from None
     try:
         config = StudyFile.model_validate(raw)
@@ -110,6 +112,8 @@ def _problems(exc: pydantic.ValidationError, text: str, source: str, prefix: tup
     problems = []
     for err in exc.errors():
         loc = _without_union_tag(tuple(prefix) + tuple(err["loc"]), raw)
+        if err["type"] in ("union_tag_invalid", "union_tag_not_found"):
+            loc = (*loc, "kind")
         message = err["msg"]
         if err["type"] == "extra_forbidden":
             message = "unknown field (check the spelling; see docs/study-format.md)"
