@@ -1773,16 +1773,13 @@ impl<'a> Lower<'a> {
     fn synth_table(&mut self, run: &[Stmt], next: Option<String>) -> PResult<String> {
         self.ctx = Ctx::Action;
         self.act = Some(ActionCtx { prims: vec![], returns: vec![] });
-        let mut res = Ok(());
         for s in run {
             if let Err(e) = self.action_stmt(s) {
-                res = Err(e);
-                break;
+                self.sink.push(e);
             }
         }
         let a = self.act.take().unwrap();
         self.ctx = Ctx::Cond;
-        res?;
         let ctl = self.ctl.as_ref().unwrap().name.clone();
         let k = self.synth_count;
         self.synth_count += 1;

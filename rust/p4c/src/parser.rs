@@ -137,10 +137,10 @@ impl<'s> Parser<'s> {
     }
 
     fn recover_top(&mut self, start: usize) {
-        if self.pos == start {
-            self.bump();
-        }
-        // skip to the end of the current top-level construct
+        // Skip the whole declaration that failed: from its first token to the
+        // matching '}' (or ';' at depth 0).
+        let err_pos = self.pos;
+        self.pos = start;
         let mut depth: i32 = 0;
         while !self.at_eof() {
             if self.is_p("{") {
@@ -152,12 +152,19 @@ impl<'s> Parser<'s> {
                     if self.is_p(";") {
                         self.bump();
                     }
-                    return;
+                    break;
                 }
             } else if self.is_p(";") && depth <= 0 {
                 self.bump();
-                return;
+                break;
             }
+            self.bump();
+        }
+        if self.pos <= err_pos && depth > 0 {
+            // unbalanced braces: continue after the error position
+            self.pos = err_pos + 1;
+        }
+        if self.pos == start {
             self.bump();
         }
     }

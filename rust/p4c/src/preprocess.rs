@@ -138,6 +138,7 @@ impl<'a> Pp<'a> {
         let lines = strip_comments(&text);
         // stack of (active, taken_any, parent_active)
         let mut cond: Vec<(bool, bool, bool)> = vec![];
+        let mut opened: Vec<(u32, u32, String)> = vec![];
         let active = |c: &Vec<(bool, bool, bool)>| c.last().map(|x| x.0).unwrap_or(true);
         for (li, line) in lines.iter().enumerate() {
             let lno = li as u32 + 1;
@@ -157,10 +158,12 @@ impl<'a> Pp<'a> {
                         let def = self.macros.contains_key(name);
                         let v = if dir == "ifdef" { def } else { !def };
                         cond.push((is_active && v, v, is_active));
+                        opened.push((lno, col, orig_line.clone()));
                     }
                     "if" => {
                         let v = if is_active { self.eval_cond(arg, fidx, lno, col, &orig_line) } else { false };
                         cond.push((is_active && v, v, is_active));
+                        opened.push((lno, col, orig_line.clone()));
                     }
                     "elif" => match cond.pop() {
                         Some((_, taken, parent)) => {
@@ -174,6 +177,7 @@ impl<'a> Pp<'a> {
                         None => self.err(fidx, lno, col, &orig_line, "#else without #if".into()),
                     },
                     "endif" => {
+                        opened.pop();
                         if cond.pop().is_none() {
                             self.err(fidx, lno, col, &orig_line, "#endif without #if".into());
                         }
@@ -202,9 +206,8 @@ impl<'a> Pp<'a> {
                 self.emit_line(String::new(), fidx, lno);
             }
         }
-        if !cond.is_empty() {
-            let n = lines.len() as u32;
-            self.err(fidx, n.max(1), 1, "", "unterminated #if/#ifdef at end of file".into());
+        if let Some((l, c, src)) = opened.pop() {
+            self.err(fidx, l, c, &src, "this #if/#ifdef has no matching #endif".into());
         }
         self.depth -= 1;
     }

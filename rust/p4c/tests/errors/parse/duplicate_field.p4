@@ -1,0 +1,4 @@
+header h_t {
+    bit<8> a;
+    bit<8> a;
+}

@@ -1,0 +1,5 @@
+control C() {
+    apply {
+        x = ;
+    }
+}

@@ -1,0 +1,3 @@
+#include <core.p4>
+#if 1 +
+#endif

@@ -1,0 +1,1 @@
+#include "missing.p4"

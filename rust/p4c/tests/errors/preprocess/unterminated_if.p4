@@ -1,0 +1,2 @@
+#ifdef FOO
+const bit<8> X = 1;
