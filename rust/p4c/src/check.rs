@@ -100,6 +100,24 @@ pub struct TypeEnv {
     pub type_params: Vec<String>,
 }
 
+/// Shift left that yields 0 instead of overflowing.
+pub fn shl(v: u128, n: u128) -> u128 {
+    if n >= 128 {
+        0
+    } else {
+        v << n
+    }
+}
+
+/// Shift right that yields 0 instead of overflowing.
+pub fn shr(v: u128, n: u128) -> u128 {
+    if n >= 128 {
+        0
+    } else {
+        v >> n
+    }
+}
+
 pub fn mask(w: u32) -> u128 {
     if w >= 128 {
         u128::MAX
@@ -451,7 +469,7 @@ impl TypeEnv {
                     return Err(Error::new(e.span, "invalid slice"));
                 }
                 let w = (h - l + 1) as u32;
-                Ok(((v >> l) & mask(w), Type::Bit(w)))
+                Ok((shr(v, l) & mask(w), Type::Bit(w)))
             }
             ExprKind::Ternary(c, a, b) => {
                 let (cv, _) = self.const_eval_d(c, locals, d + 1)?;

@@ -52,7 +52,25 @@ pub fn compile_file(path: &Path, opts: &Options) -> Result<Output, Diagnostics> 
 }
 
 /// Compile source text; `name` is used in diagnostics.
+///
+/// Runs on a thread with a large stack, and turns an internal panic (a compiler
+/// bug) into a diagnostic instead of unwinding into the caller.
 pub fn compile_source(name: &str, text: &str, opts: &Options) -> Result<Output, Diagnostics> {
+    let (n, t, o) = (name.to_string(), text.to_string(), opts.clone());
+    let h = std::thread::Builder::new().stack_size(256 << 20).spawn(move || compile_source_unguarded(&n, &t, &o));
+    match h {
+        Ok(h) => match h.join() {
+            Ok(r) => r,
+            Err(_) => Err(Diagnostics::single(name, "internal compiler error (please report this program)".into())),
+        },
+        Err(_) => compile_source_unguarded(name, text, opts),
+    }
+}
+
+/// Like [`compile_source`] but on the calling thread and without catching panics
+/// (used by the fuzzer).
+#[doc(hidden)]
+pub fn compile_source_unguarded(name: &str, text: &str, opts: &Options) -> Result<Output, Diagnostics> {
     let map = preprocess::preprocess(name, text, opts)?;
     let mut sink = diag::Sink::default();
     let tokens = lexer::lex(&map.text, &mut sink);

@@ -5,7 +5,7 @@
 //! Expression typing and width rules come from `check`.
 
 use crate::ast::*;
-use crate::check::{mask, sign_extend, unify, Type, TypeEnv};
+use crate::check::{mask, shl, shr, sign_extend, unify, Type, TypeEnv};
 use crate::diag::{Error, PResult, Sink, Span};
 use serde_json::{json, Value as J};
 use std::collections::{BTreeMap, HashMap, HashSet};
@@ -254,7 +254,7 @@ enum Bind {
     Const(u128, Type),
     Extern { kind: String, name: String },
     Table(String),
-    ValueSet(String, u32),
+    ValueSet(String),
     PacketIn,
     PacketOut,
 }
@@ -310,9 +310,6 @@ pub struct Lower<'a> {
     parser_extra_ops: Vec<J>,
 }
 
-fn sanitize(s: &str) -> String {
-    s.to_string()
-}
 
 pub fn lower(prog: &Program, text: &str, sink: &mut Sink) -> Option<Ir> {
     let mut errs = vec![];
@@ -809,7 +806,7 @@ impl<'a> Lower<'a> {
                     let sz = self.env.const_eval(size, &HashMap::new()).map(|x| x.0 as u64).unwrap_or(0);
                     let fq = format!("{}.{}", name, vn);
                     self.ir.value_sets.push(ValueSetInfo { name: fq.clone(), width: w, size: sz, annos: annos.clone(), fields });
-                    self.bind(vn, Bind::ValueSet(fq, w));
+                    self.bind(vn, Bind::ValueSet(fq));
                 }
                 Local::Action(a) => self.err(a.span, "actions are not allowed in parsers"),
                 Local::Table(t) => self.err(t.span, "tables are not allowed in parsers"),
@@ -897,7 +894,7 @@ impl<'a> Lower<'a> {
             // value set?
             if c.keys.len() == 1 {
                 if let ExprKind::Name(n) = &c.keys[0].kind {
-                    if let Some(Bind::ValueSet(vs, _)) = self.lookup(n) {
+                    if let Some(Bind::ValueSet(vs)) = self.lookup(n) {
                         trans.push(json!({"type": "parse_vset", "value": vs, "mask": null, "next_state": next}));
                         continue;
                     }
@@ -960,7 +957,7 @@ impl<'a> Lower<'a> {
                 let v = sign_extend(v, &vt);
                 let w = t.and_then(|t| t.width()).or(vt.width());
                 if let (Some(w), Type::InfInt) = (w, &vt) {
-                    if v >> w != 0 && v >> w != mask(128 - w) << 0 >> 0 && !e_is_neg(e) {
+                    if w < 128 && shr(v, w as u128) != 0 && shr(v, w as u128) != mask(128 - w) && !e_is_neg(e) {
                         return Err(Error::new(e.span, format!("value {} does not fit in {} bits", v, w)));
                     }
                 }
@@ -2181,7 +2178,7 @@ impl<'a> Lower<'a> {
                 if h < l || h >= w {
                     return Err(Error::new(e.span, "invalid slice"));
                 }
-                let m = mask(h - l + 1) << l;
+                let m = shl(mask(h - l + 1), l as u128);
                 return Ok((json!([hdr, field]), w, Some(m)));
             }
         }
@@ -2218,7 +2215,7 @@ impl<'a> Lower<'a> {
                     let v = self.const_of(v, &kt);
                     let m = self.const_of(m, &kt);
                     let pl = m.count_ones();
-                    if m != (mask(pl) << (w - pl)) & mask(w) {
+                    if m != shl(mask(pl), (w - pl) as u128) & mask(w) {
                         return Err(Error::new(ks.span, "lpm mask must be a prefix mask"));
                     }
                     json!({"match_type": "lpm", "key": hexw(v & m, w), "prefix_length": pl})
@@ -2376,7 +2373,7 @@ impl<'a> Lower<'a> {
                         let w = et.width().unwrap_or(128);
                         let sv = v;
                         let neg = (sv >> 127) & 1 == 1;
-                        if !neg && w < 128 && sv >> w != 0 {
+                        if !neg && w < 128 && shr(sv, w as u128) != 0 {
                             return Err(Error::new(e.span, format!("value {} does not fit in type {}", sv, et.name())));
                         }
                         let t2 = match et {
@@ -2877,7 +2874,7 @@ impl<'a> Lower<'a> {
             let sw = (h - lo + 1) as u32;
             let (x, t) = self.rv(r, Some(&Type::Bit(sw)))?;
             self.check_assign(&Type::Bit(sw), &t, r.span)?;
-            let m = mask(sw) << lo;
+            let m = shl(mask(sw), lo);
             let keep = X::op("&", X::Field(hdr.clone(), field.clone()), X::Hex(!m & mask(w), false));
             let shifted = X::op("&", X::op("<<", x, X::Hex(lo, false)), X::Hex(m, false));
             let v = X::op("|", keep, shifted);
