@@ -152,6 +152,7 @@ impl<'a> Ev<'a> {
         match e {
             Expr::Const(c) => *c,
             Expr::Field(f) => phv.vals[*f as usize],
+            Expr::SignedField(f, w) => sext(phv.vals[*f as usize], *w),
             Expr::Param(i) => self.params.get(*i as usize).copied().unwrap_or(0),
             Expr::Valid(h) => phv.valid[*h as usize] as u128,
             Expr::StackField(st, idx, off) => {
@@ -200,18 +201,15 @@ impl<'a> Ev<'a> {
                         }
                     }
                     BinOp::Shr => {
-                        if y >= 128 {
-                            0
-                        } else {
-                            x >> y
-                        }
+                        // arithmetic: negative intermediate values shift like signed bignums
+                        ((x as i128) >> y.min(127)) as u128
                     }
                     BinOp::Eq => (x == y) as u128,
                     BinOp::Ne => (x != y) as u128,
-                    BinOp::Gt => (x > y) as u128,
-                    BinOp::Ge => (x >= y) as u128,
-                    BinOp::Lt => (x < y) as u128,
-                    BinOp::Le => (x <= y) as u128,
+                    BinOp::Gt => ((x as i128) > (y as i128)) as u128,
+                    BinOp::Ge => ((x as i128) >= (y as i128)) as u128,
+                    BinOp::Lt => ((x as i128) < (y as i128)) as u128,
+                    BinOp::Le => ((x as i128) <= (y as i128)) as u128,
                     BinOp::BitAnd => x & y,
                     BinOp::BitOr => x | y,
                     BinOp::BitXor => x ^ y,
@@ -226,9 +224,18 @@ impl<'a> Ev<'a> {
                 }
             }
             Expr::Trunc(a, w) => self.eval(a, phv) & width_mask(*w),
-            Expr::SatCast(a, w, _signed) => {
-                let v = self.eval(a, phv);
-                v.min(width_mask(*w))
+            Expr::SatCast(a, w, signed) => {
+                let v = self.eval(a, phv) as i128;
+                let w = (*w).clamp(1, 127);
+                if *signed {
+                    let hi = (1i128 << (w - 1)) - 1;
+                    let lo = -(1i128 << (w - 1));
+                    (v.clamp(lo, hi) as u128) & width_mask(w)
+                } else if v < 0 {
+                    0
+                } else {
+                    (v as u128).min(width_mask(w))
+                }
             }
             Expr::LastStackIndex(st) => phv.stack_next[*st as usize].saturating_sub(1) as u128,
             Expr::StackSize(st) => phv.stack_next[*st as usize] as u128,
@@ -242,6 +249,12 @@ impl<'a> Ev<'a> {
             }
         }
     }
+}
+
+#[inline]
+fn sext(v: u128, w: u32) -> u128 {
+    let sh = 128 - w;
+    (((v << sh) as i128) >> sh) as u128
 }
 
 #[inline]
@@ -542,8 +555,10 @@ impl Engine {
             let ev = Ev { p, params: &[], pkt, cursor_bits: cursor * 8 };
             let mut key: u128 = 0;
             for (e, w) in &st.key {
+                // bmv2 concatenates select keys byte-aligned: each part padded to whole bytes
                 let v = ev.eval(e, phv) & width_mask(*w);
-                key = if *w >= 128 { v } else { (key << w) | v };
+                let wb = w.div_ceil(8) * 8;
+                key = if wb >= 128 { v } else { (key << wb) | v };
             }
             let mut matched = false;
             for t in &st.transitions {

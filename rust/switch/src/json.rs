@@ -221,7 +221,13 @@ impl<'a> Loader<'a> {
                 if a.get(1).and_then(|x| x.as_str()) == Some("$valid$") {
                     return Ok(Expr::Valid(self.header(a[0].as_str().unwrap_or(""))?));
                 }
-                Ok(Expr::Field(self.field(val)?))
+                let f = self.field(val)?;
+                let fi = &self.fields[f as usize];
+                if fi.signed && fi.width > 0 && fi.width < 128 {
+                    Ok(Expr::SignedField(f, fi.width))
+                } else {
+                    Ok(Expr::Field(f))
+                }
             }
             Some("hexstr") => Ok(Expr::Const(parse_hex(val.as_str().ok_or("bad hexstr")?)?)),
             Some("bool") => Ok(Expr::Const(val.as_bool().unwrap_or(false) as u128)),
@@ -367,7 +373,7 @@ impl<'a> Loader<'a> {
 
     fn lvalue(&self, v: &Value) -> R<LValue> {
         match self.expr(v)? {
-            Expr::Field(f) => Ok(LValue::Field(f)),
+            Expr::Field(f) | Expr::SignedField(f, _) => Ok(LValue::Field(f)),
             Expr::StackField(st, idx, off) if off != u32::MAX => Ok(LValue::StackField(st, idx, off)),
             _ => Err(format!("not assignable: {}", short(v))),
         }
@@ -694,7 +700,7 @@ impl<'a> Loader<'a> {
             for k in arr(st, "transition_key") {
                 let e = self.expr(k).map_err(ctx)?;
                 let w = match &e {
-                    Expr::Field(f) => self.fields[*f as usize].width,
+                    Expr::Field(f) | Expr::SignedField(f, _) => self.fields[*f as usize].width,
                     Expr::Lookahead(_, w) => *w,
                     Expr::StackField(st, _, off) => {
                         let h = self.stacks[*st as usize].headers[0];

@@ -41,7 +41,14 @@ pub fn compile_p4(path: &str) -> Result<String, String> {
     compile_p4_impl(path)
 }
 
+#[cfg(feature = "p4")]
 fn compile_p4_impl(path: &str) -> Result<String, String> {
-    let _ = path;
-    Err(format!("{}: compiling P4 source needs the p4c crate's compile_file (not available yet); pass BMv2 JSON", path))
+    p4c::compile_file(std::path::Path::new(path), &p4c::Options::default())
+        .map(|o| o.bmv2_json)
+        .map_err(|d| format!("{}", d).trim_end().to_string())
+}
+
+#[cfg(not(feature = "p4"))]
+fn compile_p4_impl(path: &str) -> Result<String, String> {
+    Err(format!("{}: built without the `p4` feature; pass BMv2 JSON", path))
 }

@@ -283,6 +283,18 @@ fn main() {
                 1
             }
         }),
+        "compile" => {
+            if args.len() != 3 {
+                usage();
+            }
+            match sdnperf_switch::compile_p4(&args[2]) {
+                Ok(j) => println!("{}", j),
+                Err(e) => {
+                    eprintln!("error: {}", e);
+                    std::process::exit(2);
+                }
+            }
+        }
         "check" => {
             if args.len() != 3 {
                 usage();

@@ -37,6 +37,8 @@ pub struct StackInfo {
 pub enum Expr {
     Const(u128),
     Field(FieldId),
+    /// a signed (int<W>) field, sign-extended when read (bmv2 values are signed bignums)
+    SignedField(FieldId, u32),
     /// field of stack element chosen at run time: (stack, index expr, field offset in header)
     StackField(u32, Box<Expr>, u32),
     Param(u32),
