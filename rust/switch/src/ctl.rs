@@ -295,6 +295,31 @@ pub fn execute(sw: &mut Switch, line: &str) -> Result<String, String> {
                 .collect::<Vec<_>>()
                 .join("\n"))
         }
+        "pvs_add" | "pvs_remove" | "pvs_clear" => {
+            let name = w.get(1).ok_or("usage: pvs_add VSET VALUE[&&&MASK]")?;
+            let p = &mut sw.eng.prog;
+            let vi = crate::pipeline::find_by_suffix(p.vsets.iter().map(|v| v.name.as_str()), name)
+                .ok_or_else(|| format!("unknown parser value set {}", name))?;
+            let vs = &mut p.vsets[vi];
+            if *cmd == "pvs_clear" {
+                vs.values.clear();
+                return Ok(String::new());
+            }
+            let t = w.get(2).ok_or("missing value")?;
+            let (v, m) = match t.split_once("&&&") {
+                Some((v, m)) => (parse_value(v)?, parse_value(m)?),
+                None => (parse_value(t)?, width_mask(vs.width)),
+            };
+            if *cmd == "pvs_add" {
+                if vs.max_size > 0 && vs.values.len() >= vs.max_size {
+                    return Err(format!("value set {} is full ({} values)", vs.name, vs.max_size));
+                }
+                vs.values.push((v & m, m));
+            } else {
+                vs.values.retain(|x| *x != (v & m, m));
+            }
+            Ok(String::new())
+        }
         "mc_mgrp_create" => {
             sw.eng.pre.mgrp_create(num(w.get(1), "group")? as u32)?;
             Ok(String::new())

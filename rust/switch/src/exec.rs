@@ -26,11 +26,20 @@ pub struct Phv {
     pub vals: Vec<u128>,
     pub valid: Vec<bool>,
     pub stack_next: Vec<u32>,
+    /// varbit contents per slot: (length in bytes, bytes)
+    pub vb_len: Vec<u32>,
+    pub vb: Vec<Vec<u8>>,
 }
 
 impl Phv {
     pub fn new(p: &Program) -> Phv {
-        Phv { vals: vec![0; p.fields.len()], valid: vec![false; p.headers.len()], stack_next: vec![0; p.stacks.len()] }
+        Phv {
+            vals: vec![0; p.fields.len()],
+            valid: vec![false; p.headers.len()],
+            stack_next: vec![0; p.stacks.len()],
+            vb_len: vec![0; p.varbit_max.len()],
+            vb: p.varbit_max.iter().map(|&m| vec![0u8; m as usize]).collect(),
+        }
     }
     fn reset(&mut self, p: &Program) {
         self.vals.iter_mut().for_each(|v| *v = 0);
@@ -38,11 +47,16 @@ impl Phv {
             self.valid[i] = h.metadata;
         }
         self.stack_next.iter_mut().for_each(|v| *v = 0);
+        self.vb_len.iter_mut().for_each(|v| *v = 0);
     }
     fn copy_from(&mut self, o: &Phv) {
         self.vals.copy_from_slice(&o.vals);
         self.valid.copy_from_slice(&o.valid);
         self.stack_next.copy_from_slice(&o.stack_next);
+        self.vb_len.copy_from_slice(&o.vb_len);
+        for (i, &l) in o.vb_len.iter().enumerate() {
+            self.vb[i][..l as usize].copy_from_slice(&o.vb[i][..l as usize]);
+        }
     }
     #[inline]
     fn set(&mut self, p: &Program, f: FieldId, v: u128) {
@@ -357,6 +371,13 @@ fn calc_bytes(p: &Program, c: &Calculation, phv: &Phv, payload: &[u8], buf: &mut
         match inp {
             CalcInput::Field(f) => push(buf, &mut bits, phv.vals[*f as usize], p.fields[*f as usize].width),
             CalcInput::Const(v, w) => push(buf, &mut bits, *v, *w),
+            CalcInput::VarBit(slot) => {
+                bits = bits.div_ceil(8) * 8;
+                buf.resize(bits / 8, 0);
+                let l = phv.vb_len[*slot as usize] as usize;
+                buf.extend_from_slice(&phv.vb[*slot as usize][..l]);
+                bits += l * 8;
+            }
             CalcInput::Header(h) => {
                 let hi = &p.headers[*h as usize];
                 if phv.valid[*h as usize] {
@@ -511,6 +532,25 @@ impl Engine {
                             None => break 'outer ParseEnd::Reject(p.err_packet_too_short),
                         }
                     }
+                    ParserOp::ExtractVL(h, len) => {
+                        let bits = ev.eval(len, phv) as usize;
+                        let (slot, max) = p.headers[*h as usize].varbit.unwrap();
+                        let vbytes = bits / 8;
+                        if bits % 8 != 0 || vbytes > max as usize {
+                            break 'outer ParseEnd::Reject(p.errors.iter().find(|e| e.0 == "HeaderTooShort").map(|e| e.1).unwrap_or(4));
+                        }
+                        match extract(p, phv, pkt, cursor, *h) {
+                            Some(n) => cursor += n,
+                            None => break 'outer ParseEnd::Reject(p.err_packet_too_short),
+                        }
+                        if cursor + vbytes > pkt.len() {
+                            phv.valid[*h as usize] = false;
+                            break 'outer ParseEnd::Reject(p.err_packet_too_short);
+                        }
+                        phv.vb[slot as usize][..vbytes].copy_from_slice(&pkt[cursor..cursor + vbytes]);
+                        phv.vb_len[slot as usize] = vbytes as u32;
+                        cursor += vbytes;
+                    }
                     ParserOp::ExtractNext(s) => {
                         let next = phv.stack_next[*s as usize] as usize;
                         let h = match p.stacks[*s as usize].headers.get(next) {
@@ -562,6 +602,15 @@ impl Engine {
             }
             let mut matched = false;
             for t in &st.transitions {
+                if let Some(vs) = t.vset {
+                    let k = key & t.mask;
+                    if p.vsets[vs as usize].values.iter().any(|(v, m)| k & m == v & m & t.mask) {
+                        state = t.next;
+                        matched = true;
+                        break;
+                    }
+                    continue;
+                }
                 if t.default || key & t.mask == t.value {
                     state = t.next;
                     matched = true;
@@ -703,6 +752,10 @@ impl Engine {
                     store_field(&mut w, fi.offset, fi.width, j.phv.vals[f as usize]);
                 }
                 j.out.extend_from_slice(&w[..nbytes]);
+                if let Some((slot, _)) = hi.varbit {
+                    let l = j.phv.vb_len[slot as usize] as usize;
+                    j.out.extend_from_slice(&j.phv.vb[slot as usize][..l]);
+                }
             } else {
                 j.out.resize(start + nbytes, 0);
                 let base = start * 8;

@@ -66,6 +66,8 @@ struct Loader<'a> {
     registers: Vec<RegisterSpec>,
     calcs: Vec<Calculation>,
     action_idx: HashMap<i64, u32>,
+    varbit_max: Vec<u32>,
+    vsets: Vec<ValueSet>,
 }
 
 impl<'a> Loader<'a> {
@@ -87,6 +89,8 @@ impl<'a> Loader<'a> {
             registers: vec![],
             calcs: vec![],
             action_idx: HashMap::new(),
+            varbit_max: vec![],
+            vsets: vec![],
         };
         l.load_headers()?;
         Ok(l)
@@ -94,6 +98,7 @@ impl<'a> Loader<'a> {
 
     fn load_headers(&mut self) -> R<()> {
         let mut types: HashMap<String, Vec<(String, u32, bool)>> = HashMap::new();
+        let mut type_maxlen: HashMap<String, u32> = HashMap::new();
         for ht in arr(self.j, "header_types") {
             let name = s(ht, "name")?.to_string();
             let mut fs = vec![];
@@ -114,6 +119,9 @@ impl<'a> Loader<'a> {
                 let signed = fa.get(2).and_then(|x| x.as_bool()).unwrap_or(false);
                 fs.push((fname, width, signed));
             }
+            if let Some(m) = ht.get("max_length").and_then(|x| x.as_u64()) {
+                type_maxlen.insert(name.clone(), m as u32);
+            }
             self.type_fields.insert(name.clone(), fs.iter().map(|f| f.0.clone()).collect());
             types.insert(name, fs);
         }
@@ -125,6 +133,18 @@ impl<'a> Loader<'a> {
             let hid = self.headers.len() as HeaderId;
             let first = self.fields.len() as FieldId;
             let mut off = 0;
+            let mut varbit = None;
+            for (k, (fname, w, _)) in fs.iter().enumerate() {
+                if *w == 0 {
+                    if k + 1 != fs.len() {
+                        return Err(format!("headers \"{}\": varbit field {} must be the last field", name, fname));
+                    }
+                    let fixed: u32 = fs.iter().map(|f| f.1).sum();
+                    let max = type_maxlen.get(ty).copied().unwrap_or(0).saturating_sub(fixed / 8);
+                    varbit = Some((self.varbit_max.len() as u32, max));
+                    self.varbit_max.push(max);
+                }
+            }
             for (fname, w, signed) in fs {
                 let full = format!("{}.{}", name, fname);
                 self.field_idx.insert(full.clone(), self.fields.len() as FieldId);
@@ -132,7 +152,7 @@ impl<'a> Loader<'a> {
                 off += w;
             }
             self.hdr_idx.insert(name.clone(), hid);
-            self.headers.push(HeaderInfo { name, first_field: first, num_fields: fs.len() as u32, bits: off, metadata });
+            self.headers.push(HeaderInfo { name, first_field: first, num_fields: fs.len() as u32, bits: off, metadata, varbit });
         }
         for st in arr(self.j, "header_stacks") {
             let name = s(st, "name")?.to_string();
@@ -457,7 +477,14 @@ impl<'a> Loader<'a> {
         for i in arr(c, "input") {
             let ty = i.get("type").and_then(|x| x.as_str()).unwrap_or("");
             inputs.push(match ty {
-                "field" => CalcInput::Field(self.field(&i["value"]).map_err(|e| format!("calculations \"{}\": {}", name, e))?),
+                "field" => {
+                    let f = self.field(&i["value"]).map_err(|e| format!("calculations \"{}\": {}", name, e))?;
+                    let fi = &self.fields[f as usize];
+                    match self.headers[fi.header as usize].varbit {
+                        Some((slot, _)) if fi.width == 0 => CalcInput::VarBit(slot),
+                        _ => CalcInput::Field(f),
+                    }
+                }
                 "hexstr" => CalcInput::Const(
                     parse_hex(i["value"].as_str().unwrap_or("0"))?,
                     i.get("bitwidth").and_then(|x| x.as_u64()).unwrap_or(8) as u32,
@@ -475,6 +502,14 @@ impl<'a> Loader<'a> {
 
     fn build(mut self) -> R<Program> {
         let j = self.j;
+        for v in arr(j, "parse_vsets") {
+            self.vsets.push(ValueSet {
+                name: s(v, "name")?.to_string(),
+                width: v.get("compressed_bitwidth").and_then(|x| x.as_u64()).unwrap_or(0) as u32,
+                values: vec![],
+                max_size: v.get("max_size").and_then(|x| x.as_u64()).unwrap_or(0) as usize,
+            });
+        }
         for c in arr(j, "counter_arrays") {
             self.counters.push(CounterSpec {
                 name: s(c, "name")?.to_string(),
@@ -635,6 +670,8 @@ impl<'a> Loader<'a> {
         let err_packet_too_short = err("PacketTooShort", 1);
         let err_stack_out_of_bounds = err("StackOutOfBounds", 3);
         Ok(Program {
+            vsets: self.vsets,
+            varbit_max: self.varbit_max,
             headers: self.headers,
             fields: self.fields,
             stacks: self.stacks,
@@ -684,6 +721,15 @@ impl<'a> Loader<'a> {
                         }
                         .into_extract()
                     }
+                    "extract_VL" => {
+                        let p0 = ps.first().ok_or_else(|| ctx("extract_VL without parameter".into()))?;
+                        let h = self.header(p0["value"].as_str().unwrap_or("")).map_err(ctx)?;
+                        if self.headers[h as usize].varbit.is_none() {
+                            return Err(ctx("extract_VL on a header without varbit field".into()));
+                        }
+                        let e = self.expr(ps.get(1).ok_or_else(|| ctx("extract_VL without length".into()))?).map_err(ctx)?;
+                        ParserOp::ExtractVL(h, e)
+                    }
                     "set" => ParserOp::Set(self.lvalue(&ps[0]).map_err(ctx)?, self.expr(&ps[1]).map_err(ctx)?),
                     "verify" => ParserOp::Verify(self.expr(&ps[0]).map_err(ctx)?, self.expr(&ps[1]).map_err(ctx)?),
                     "advance" => ParserOp::Advance(self.expr(&ps[0]).map_err(ctx)?),
@@ -719,14 +765,23 @@ impl<'a> Loader<'a> {
                     Some(n) => Some(names.iter().position(|x| *x == n).ok_or_else(|| ctx(format!("unknown next_state {}", n)))? as u32),
                 };
                 match ty {
-                    "default" => transitions.push(Transition { value: 0, mask: 0, default: true, next }),
+                    "default" => transitions.push(Transition { vset: None, value: 0, mask: 0, default: true, next }),
+                    "parse_vset" => {
+                        let vn = t["value"].as_str().unwrap_or("");
+                        let vi = self.vsets.iter().position(|x| x.name == vn).ok_or_else(|| ctx(format!("unknown parse_vset {}", vn)))?;
+                        let mask = match t.get("mask").and_then(|x| x.as_str()) {
+                            Some(m) => parse_hex(m).map_err(ctx)?,
+                            None => u128::MAX,
+                        };
+                        transitions.push(Transition { vset: Some(vi as u32), value: 0, mask, default: false, next });
+                    }
                     "hexstr" => {
                         let value = parse_hex(t["value"].as_str().unwrap_or("0")).map_err(ctx)?;
                         let mask = match t.get("mask").and_then(|x| x.as_str()) {
                             Some(m) => parse_hex(m).map_err(ctx)?,
                             None => u128::MAX,
                         };
-                        transitions.push(Transition { value: value & mask, mask, default: false, next });
+                        transitions.push(Transition { vset: None, value: value & mask, mask, default: false, next });
                     }
                     other => return Err(ctx(format!("unsupported transition type {}", other))),
                 }

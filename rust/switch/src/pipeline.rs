@@ -15,6 +15,8 @@ pub struct HeaderInfo {
     pub num_fields: u32,
     pub bits: u32,
     pub metadata: bool,
+    /// trailing varbit field: (varbit slot in the PHV, max bytes)
+    pub varbit: Option<(u32, u32)>,
 }
 
 #[derive(Debug, Clone)]
@@ -159,6 +161,8 @@ pub struct Control {
 #[derive(Debug, Clone)]
 pub enum ParserOp {
     Extract(HeaderRef),
+    /// extract a header whose trailing varbit field is `Expr` bits long
+    ExtractVL(HeaderId, Expr),
     /// extract into stack "next"
     ExtractNext(u32),
     Set(LValue, Expr),
@@ -169,6 +173,8 @@ pub enum ParserOp {
 
 #[derive(Debug, Clone)]
 pub struct Transition {
+    /// parser value set (index into Program::vsets) instead of a constant
+    pub vset: Option<u32>,
     pub value: u128,
     pub mask: u128,
     pub default: bool,
@@ -193,6 +199,8 @@ pub struct Parser {
 #[derive(Debug, Clone)]
 pub enum CalcInput {
     Field(FieldId),
+    /// the bytes of a varbit field (slot)
+    VarBit(u32),
     Const(u128, u32),
     Header(HeaderId),
     Payload,
@@ -278,7 +286,18 @@ pub struct StdMeta {
     pub priority: Option<FieldId>,
 }
 
+#[derive(Debug, Clone)]
+pub struct ValueSet {
+    pub name: String,
+    pub width: u32,
+    pub values: Vec<(u128, u128)>,
+    pub max_size: usize,
+}
+
 pub struct Program {
+    pub vsets: Vec<ValueSet>,
+    /// max bytes of each varbit slot
+    pub varbit_max: Vec<u32>,
     pub headers: Vec<HeaderInfo>,
     pub fields: Vec<FieldInfo>,
     pub stacks: Vec<StackInfo>,

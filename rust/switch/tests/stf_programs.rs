@@ -57,46 +57,65 @@ fn seed_packets(stf_text: &str) -> Vec<Vec<u8>> {
         .collect()
 }
 
+fn fuzz_one(prog: sdnperf_switch::pipeline::Program, stf_text: &str, rng: &mut Rng, deadline: std::time::Instant) {
+    let mut sw = Switch::new(Engine::new(prog));
+    // install the program's entries (and run its test once)
+    let _ = stf::run(&mut sw, stf_text);
+    let seeds = seed_packets(stf_text);
+    let mut now = 1_000_000_000u64;
+    for i in 0..20_000u32 {
+        let pkt: Vec<u8> = if !seeds.is_empty() && i % 2 == 0 {
+            let s = &seeds[(rng.next() as usize) % seeds.len()];
+            let mut v = s.clone();
+            let cut = (rng.next() as usize) % (v.len() + 1);
+            v.truncate(cut);
+            for _ in 0..(rng.next() % 4) {
+                if !v.is_empty() {
+                    let k = (rng.next() as usize) % v.len();
+                    v[k] = rng.next() as u8;
+                }
+            }
+            v
+        } else {
+            let n = (rng.next() % 200) as usize;
+            (0..n).map(|_| rng.next() as u8).collect()
+        };
+        let port = (rng.next() % 600) as u32;
+        now += 1000;
+        sw.receive(port, &pkt, None, now);
+        sw.service(now);
+        for j in std::mem::take(&mut sw.ready) {
+            sw.eng.recycle(j);
+        }
+        if std::time::Instant::now() > deadline {
+            break;
+        }
+    }
+}
+
+/// Every hand-written program and (with the `p4` feature) every corpus program that
+/// compiles gets random and truncated/mutated packets on random ports; any panic fails.
 #[test]
 fn fuzz_random_and_truncated_packets_never_crash() {
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(3);
     let mut rng = Rng(0x1234_5678_9abc_def1);
+    let mut cases: Vec<(sdnperf_switch::pipeline::Program, String)> = vec![];
     for p in programs() {
-        let prog = json::load_file(p.to_str().unwrap()).unwrap();
-        let stf_text = std::fs::read_to_string(p.with_extension("stf")).unwrap();
-        let mut sw = Switch::new(Engine::new(prog));
-        // install the program's entries (and run its test once)
-        let _ = stf::run(&mut sw, &stf_text);
-        let seeds = seed_packets(&stf_text);
-        let mut now = 1_000_000_000u64;
-        for i in 0..20_000u32 {
-            let pkt: Vec<u8> = if !seeds.is_empty() && i % 2 == 0 {
-                let s = &seeds[(rng.next() as usize) % seeds.len()];
-                let mut v = s.clone();
-                let cut = (rng.next() as usize) % (v.len() + 1);
-                v.truncate(cut);
-                for _ in 0..(rng.next() % 4) {
-                    if !v.is_empty() {
-                        let k = (rng.next() as usize) % v.len();
-                        v[k] = rng.next() as u8;
-                    }
+        cases.push((json::load_file(p.to_str().unwrap()).unwrap(), std::fs::read_to_string(p.with_extension("stf")).unwrap()));
+    }
+    #[cfg(feature = "p4")]
+    {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../p4c/tests/corpus");
+        if let Ok(rd) = std::fs::read_dir(&dir) {
+            for p in rd.map(|e| e.unwrap().path()).filter(|p| p.extension().map(|e| e == "p4").unwrap_or(false)) {
+                if let Ok(prog) = sdnperf_switch::load_program(p.to_str().unwrap()) {
+                    cases.push((prog, std::fs::read_to_string(p.with_extension("stf")).unwrap_or_default()));
                 }
-                v
-            } else {
-                let n = (rng.next() % 200) as usize;
-                (0..n).map(|_| rng.next() as u8).collect()
-            };
-            let port = (rng.next() % 600) as u32;
-            now += 1000;
-            sw.receive(port, &pkt, None, now);
-            sw.service(now);
-            for j in std::mem::take(&mut sw.ready) {
-                sw.eng.recycle(j);
-            }
-            if std::time::Instant::now() > deadline {
-                break;
             }
         }
+    }
+    let per = std::time::Duration::from_millis(4000 / cases.len().max(1) as u64);
+    for (prog, text) in cases {
+        fuzz_one(prog, &text, &mut rng, std::time::Instant::now() + per);
     }
 }
 
