@@ -57,11 +57,15 @@ class Registry:
 
 
 def planned_names(mininet_topo) -> tuple[list[str], list[str]]:
-    """Interface and bridge names a Mininet Topo will create (Mininet: NODE-ethPORT)."""
+    """Root-namespace interfaces and bridges a Mininet Topo will create (NODE-ethPORT).
+
+    Only switch ends live in the root namespace; host ends die with their namespace."""
+    switches = set(mininet_topo.switches())
     interfaces = []
     for a, b, info in mininet_topo.links(withInfo=True):
-        interfaces += [f"{a}-eth{info['port1']}", f"{b}-eth{info['port2']}"]
-    return interfaces, list(mininet_topo.switches())
+        interfaces += [f"{node}-eth{info[port]}" for node, port in ((a, "port1"), (b, "port2"))
+                       if node in switches]
+    return interfaces, sorted(switches)
 
 
 # -- clean ---------------------------------------------------------------------------------

@@ -1,6 +1,7 @@
 """Build, start and stop one Mininet network for one run."""
 from __future__ import annotations
 
+import subprocess
 from pathlib import Path
 
 from sdnperf.arch.base import Architecture
@@ -61,12 +62,32 @@ class Network:
         return self.net
 
     def stop(self) -> None:
-        if self.net is not None:
+        net, self.net = self.net, None
+        if net is not None:
+            nodes = net.hosts + net.switches + net.controllers
+            for node in nodes:
+                if getattr(node, "waiting", False) and getattr(node, "shell", None):
+                    # Interrupted mid-command (Ctrl-C): abandon that command so the shell
+                    # accepts the tear-down commands.
+                    node.sendInt()
+                    node.waiting = False
             try:
-                self.net.stop()
-            finally:
-                self.net = None
+                net.stop()
+            except Exception:
+                self._force_stop(nodes)
         self.registry.discard()
+
+    def _force_stop(self, nodes) -> None:
+        """Mininet's stop failed half-way: kill the node shells (their namespaces go with
+        them) and delete what the registry says we created in the root namespace."""
+        for node in nodes:
+            try:
+                node.terminate()
+            except Exception:
+                pass
+        for name in self.registry.bridges + self.registry.interfaces:
+            if Path(f"/sys/class/net/{name}").exists():
+                subprocess.run(["ip", "link", "del", name], capture_output=True)
 
     def __enter__(self):
         return self.start()
