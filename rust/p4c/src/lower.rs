@@ -2572,8 +2572,9 @@ impl<'a> Lower<'a> {
                 return Ok((X::op(if op == "&&" { "and" } else { "or" }, ax, bx), Type::Bool));
             }
             "<<" | ">>" => {
-                let (ax, at) = self.rv(a, expect)?;
                 let (bx, bt) = self.rv(b, None)?;
+                let right_const = matches!(bx, X::Hex(..));
+                let (ax, at) = self.rv(a, if right_const { expect } else { None })?;
                 if !at.is_int_like() || !bt.is_int_like() {
                     return Err(Error::new(e.span, format!("'{}' needs integer operands", op)));
                 }
