@@ -2116,6 +2116,11 @@ impl<'a> Lower<'a> {
                 }
             }
         }
+        for arr in self.ir.arrays.iter_mut() {
+            if arr.direct_table.as_deref() == Some(fq.as_str()) {
+                arr.size = size;
+            }
+        }
         if kind == "indirect_ws" && selector_inputs.is_empty() {
             self.err(t.span, "a table with an action_selector needs at least one 'selector' key");
         }
@@ -3258,7 +3263,7 @@ impl<'a> Lower<'a> {
                     _ => return Err(Error::new(args[0].value.span, "expected CloneType.I2E or CloneType.E2E")),
                 };
                 let sess = self.data_arg(&args[1].value, &Type::Bit(32))?;
-                let fl = if want == 3 { self.field_list(&args[2].value)? } else { 0 };
+                let fl = if want == 3 { self.field_list(&args[2].value)? } else { self.empty_field_list() };
                 let op = if ct == "I2E" { "clone_ingress_pkt_to_egress" } else { "clone_egress_pkt_to_egress" };
                 self.push(op, vec![sess, json!({"type": "hexstr", "value": hexs(fl as u128, false)})], span);
             }
@@ -3289,6 +3294,15 @@ impl<'a> Lower<'a> {
             }
         }
         Ok(())
+    }
+
+    /// An empty field list (what a plain clone preserves), as p4c emits it.
+    fn empty_field_list(&mut self) -> usize {
+        if let Some(i) = self.ir.field_lists.iter().position(|f| f.0 == "fl") {
+            return i + 1;
+        }
+        self.ir.field_lists.push(("fl".into(), vec![]));
+        self.ir.field_lists.len()
     }
 
     /// The BMv2 field list id for `@field_list(N)` metadata fields.
