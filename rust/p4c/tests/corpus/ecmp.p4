@@ -89,11 +89,13 @@ control MyIngress(inout headers hdr, inout metadata meta,
     }
     apply {
         if (hdr.ipv4.isValid() && hdr.ipv4.ttl > 0) {
-            ecmp_group.apply();
-            if (meta.use_selector) {
-                ecmp_sel.apply();
-            } else {
-                ecmp_nhop.apply();
+            switch (ecmp_group.apply().action_run) {
+                set_ecmp_select: { ecmp_nhop.apply(); }
+                use_selector: {
+                    if (meta.use_selector) {
+                        ecmp_sel.apply();
+                    }
+                }
             }
         }
     }
