@@ -161,7 +161,9 @@ def cmd_run(args) -> int:
         runner = StudyRunner(study, store, results_dir, resume=args.resume,
                              progress=progress, log=log)
         try:
-            study_id, results = runner.run(collect(datapath=None))
+            from sdnperf.emulation.capabilities import ovs_kernel_module
+            datapath = "kernel" if ovs_kernel_module() else "user (netdev)"
+            study_id, results = runner.run(collect(datapath=datapath))
         except StudyRefused as exc:
             console.print(f"[red]error:[/] {exc}")
             return EXIT_BAD_INPUT

@@ -84,7 +84,9 @@ def load_study_text(text: str, source: str, base_dir: Path) -> LoadedStudy:
     except pydantic.ValidationError as exc:
         raise StudyError(_problems(exc, text, source, ("topology",), raw)) from None
     except ValueError as exc:  # unknown kind, unreadable GraphML, bad custom class ...
-        field_path = ("topology", "kind") if "kind" in str(exc) else ("topology",)
+        field_path = ("topology", getattr(exc, "field", None) or
+                      ("kind" if "kind" in str(exc) else ""))
+        field_path = tuple(p for p in field_path if p)
         raise StudyError([Problem(source, line_of(text, field_path), format_path(field_path),
                                   str(exc))]) from None
     link = config.topology.link

@@ -24,7 +24,8 @@ class StudySection(_Strict):
 
 
 class LinkDefaults(_Strict):
-    bw: float | None = Field(None, gt=0, le=100_000, description="Mbit/s")
+    # Mininet's tc shaping tops out at 1000 Mbit/s; leave bw unset for an unshaped link.
+    bw: float | None = Field(None, gt=0, le=1000, description="Mbit/s")
     delay_ms: float | None = Field(None, ge=0, le=10_000)
     loss_pct: float | None = Field(None, ge=0, le=100)
 

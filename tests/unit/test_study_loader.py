@@ -143,3 +143,14 @@ def test_every_example_study_validates():
     assert examples, "examples/ holds study files"
     for path in examples:
         load_study(path)
+
+
+def test_bandwidth_mininet_cannot_shape_is_refused_at_load(tmp_path):
+    errs = problems(GOOD.replace("fanout = 2", "fanout = 2\n\n[topology.link]\nbw = 5000"), tmp_path)
+    assert len(errs) == 1 and ":11: topology.link.bw:" in errs[0]
+
+
+def test_missing_graphml_file_names_the_field(tmp_path):
+    text = GOOD.replace('kind = "tree"\ndepth = 2\nfanout = 2', 'kind = "graphml"\nfile = "nope.graphml"')
+    errs = problems(text, tmp_path)
+    assert len(errs) == 1 and "topology.file" in errs[0] and "nope.graphml" in errs[0]
