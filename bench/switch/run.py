@@ -177,18 +177,35 @@ def rtt(p: Path3, count=300) -> tuple[float, float]:
     return float(m.group(1)) * 1000, float(m.group(2)) * 1000  # µs
 
 
-def rate64(p: Path3, secs: float, flows=1, dst_ip=IP_B, step=1) -> float:
+def cpu_ticks(pid: int) -> int:
+    f = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
+    return int(f[11]) + int(f[12])  # utime + stime
+
+
+def rate64(p: Path3, secs: float, flows=1, dst_ip=IP_B, step=1, out: dict | None = None) -> float:
+    """Forwarded 64-byte frames per second (Mpps). With `out`, also the switch process's
+    CPU use and the rate per CPU-second of the switch (its capacity on one core; the
+    generator and the switch share this machine's cores with everything else)."""
     rx = lambda: int(ns(NS_B, "cat /sys/class/net/sdpbB0/statistics/rx_packets"))
     gen = subprocess.Popen(["ip", "netns", "exec", NS_A, BIN, "blast", "sdpbA0", "--seconds", str(secs + 1.5),
                             "--dst-mac", SINK_MAC, "--dst-ip", dst_ip,
                             "--dst-step", str(step), "--flows", str(flows)],
                            stdout=subprocess.PIPE, text=True)
     time.sleep(0.75)
+    pid = p.proc.pid if p.proc else None
+    c0 = cpu_ticks(pid) if pid else 0
     r0, t0 = rx(), time.time()
     time.sleep(secs)
     r1, t1 = rx(), time.time()
+    c1 = cpu_ticks(pid) if pid else 0
     gen.wait(timeout=30)
-    return (r1 - r0) / (t1 - t0) / 1e6  # Mpps
+    mpps = (r1 - r0) / (t1 - t0) / 1e6
+    if out is not None and pid:
+        hz = os.sysconf("SC_CLK_TCK")
+        cpu_s = (c1 - c0) / hz
+        out["switch_cpu_pct"] = 100 * cpu_s / (t1 - t0)
+        out["mpps_per_switch_cpu_second"] = (r1 - r0) / cpu_s / 1e6 if cpu_s > 0 else None
+    return mpps
 
 
 def slope(xs, ys):
@@ -230,7 +247,7 @@ def main():
                     res[key] = {"tcp_gbps": tcp(p, T)}
                     if off:  # latency and 64-byte rate once, with the default (offloads on)
                         res[key]["rtt_min_us"], res[key]["rtt_avg_us"] = rtt(p)
-                        res[key]["rate64_mpps"] = rate64(p, R)
+                        res[key]["rate64_mpps"] = rate64(p, R, out=res[key])
                     print(key, res[key], flush=True)
         # recirculation
         with Path3("switch", True) as p:
@@ -240,7 +257,8 @@ def main():
             for n in ns_list:
                 p.ctl("table_set_default", "t_n", "set_n", str(n))
                 mn, avg = rtt(p)
-                rec[n] = {"rtt_min_us": mn, "rtt_avg_us": avg, "rate64_mpps": rate64(p, R / 2)}
+                rec[n] = {"rtt_min_us": mn, "rtt_avg_us": avg}
+                rec[n]["rate64_mpps"] = rate64(p, R / 2, out=rec[n])
                 print("recirc", n, rec[n], flush=True)
             a, b = slope(ns_list, [rec[n]["rtt_min_us"] for n in ns_list])
             res["recirc"] = {"points": rec, "rtt_fit_us": {"a": a, "b_per_pass_rtt": b,
@@ -258,7 +276,8 @@ def main():
                 # destinations: 16.i.0.1 (i < 10) for the small table; spread over the big one
                 step = 1 << 16 if name == "10" else max(1, (args.lpm_entries // 1024)) << 8
                 load = p.start_switch(fwd, cmds)
-                lpm[name] = {"load_s": load, "rate64_mpps": rate64(p, R, flows=flows, dst_ip="16.0.0.1", step=step)}
+                lpm[name] = {"load_s": load}
+                lpm[name]["rate64_mpps"] = rate64(p, R, flows=flows, dst_ip="16.0.0.1", step=step, out=lpm[name])
                 cf = _write_cmds(cmds)
                 lpm[name]["membench_ns_per_packet"] = membench(fwd, "--commands", cf, "--packets", "1000000",
                                                                "--flows", str(flows), "--dst-ip", "16.0.0.1",
@@ -315,17 +334,24 @@ def report(r, nlpm):
     print(f"  switch / Linux bridge   {on['switch'] / on['bridge']:.2f}          {off['switch'] / off['bridge']:.2f}")
     d, b, s = (r[f"{k}_offload_on"] for k in ("direct", "bridge", "switch"))
     print(f"64-byte rate (Mpps): direct {d['rate64_mpps']:.3f}  bridge {b['rate64_mpps']:.3f}  switch {s['rate64_mpps']:.3f}"
-          f"  (switch/bridge {s['rate64_mpps'] / b['rate64_mpps']:.2f})")
+          f"  (switch/bridge {s['rate64_mpps'] / b['rate64_mpps']:.2f}); switch CPU {s.get('switch_cpu_pct', 0):.0f} %"
+          f" -> {s.get('mpps_per_switch_cpu_second') or 0:.2f} Mpps per switch CPU-second")
     print(f"min RTT (µs): direct {d['rtt_min_us']:.1f}  bridge {b['rtt_min_us']:.1f}  switch {s['rtt_min_us']:.1f}"
           f"  -> added per switch hop (one way) {(s['rtt_min_us'] - d['rtt_min_us']) / 2:.1f} µs")
     rc = r["recirc"]
-    print("recirculation: N, min RTT µs, avg RTT µs, 64B Mpps, membench ns/pkt")
+    print("recirculation: N, min RTT µs, avg RTT µs, 64B Mpps, Mpps per switch CPU-s, membench ns/pkt")
     for n, v in rc["points"].items():
-        print(f"  {n:3}  {v['rtt_min_us']:8.1f} {v['rtt_avg_us']:8.1f}  {v['rate64_mpps']:.3f}  {rc['membench_ns_per_packet'][n]:.0f}")
+        print(f"  {n:3}  {v['rtt_min_us']:8.1f} {v['rtt_avg_us']:8.1f}  {v['rate64_mpps']:.3f}  "
+              f"{v.get('mpps_per_switch_cpu_second') or 0:.3f}  {rc['membench_ns_per_packet'][n]:.0f}")
+    ns_ = list(rc["points"].keys())
+    a2, b2 = slope(ns_, [rc["membench_ns_per_packet"][n] for n in ns_])
+    print(f"  pipeline-only fit: {a2:.0f} + {b2:.0f}·N ns per packet -> {b2 / 1000:.2f} µs per pass")
     print(f"  fit: min RTT = {rc['rtt_fit_us']['a']:.1f} + {rc['rtt_fit_us']['b_per_pass_rtt']:.2f}·N µs "
           f"-> {rc['rtt_fit_us']['per_pass_one_way_us']:.2f} µs per pass")
     l = r["lpm"]
     big = l[str(nlpm)]
+    print(f"LPM per switch CPU-s: 10 entries {l['10'].get('mpps_per_switch_cpu_second') or 0:.3f} Mpps, "
+          f"{nlpm} entries {big.get('mpps_per_switch_cpu_second') or 0:.3f} Mpps")
     print(f"LPM: 10 entries {l['10']['rate64_mpps']:.3f} Mpps ({l['10']['membench_ns_per_packet']:.0f} ns/pkt pipeline); "
           f"{nlpm} entries {big['rate64_mpps']:.3f} Mpps ({big['membench_ns_per_packet']:.0f} ns/pkt), load {big['load_s']:.1f} s"
           f" -> ratio {big['rate64_mpps'] / l['10']['rate64_mpps']:.2f} (pipeline-only "

@@ -129,7 +129,11 @@ pub fn run(mut sw: Switch, mut ports: Vec<Port>, ctl_rx: Option<Receiver<Request
         s.rx, s.tx, s.dropped, s.parser_errors, s.recirculations, sw.queue_dropped, sw.impair_dropped, cpu_dropped
     );
     for p in &ports {
-        eprintln!("  port {} {}: rx={} tx={} tx_dropped={}", p.num, p.io.name, p.io.rx_count, p.io.tx_count, p.io.tx_dropped);
+        let (_, kdrops) = p.io.kernel_stats();
+        eprintln!(
+            "  port {} {}: rx={} (large via copy path {}) rx_ring_drops={} tx={} tx_dropped={}",
+            p.num, p.io.name, p.io.rx_count, p.io.copied, kdrops, p.io.tx_count, p.io.tx_dropped
+        );
     }
     Ok(())
 }

@@ -13,6 +13,8 @@ use std::io;
 const SOL_PACKET: i32 = 263;
 const PACKET_ADD_MEMBERSHIP: i32 = 1;
 const PACKET_RX_RING: i32 = 5;
+const PACKET_STATISTICS: i32 = 6;
+const PACKET_COPY_THRESH: i32 = 7;
 const PACKET_VERSION: i32 = 10;
 const PACKET_VNET_HDR: i32 = 15;
 const PACKET_QDISC_BYPASS: i32 = 20;
@@ -20,6 +22,7 @@ const PACKET_IGNORE_OUTGOING: i32 = 23;
 const PACKET_MR_PROMISC: u16 = 1;
 const TPACKET_V2: i32 = 1;
 const TP_STATUS_USER: u32 = 1;
+const TP_STATUS_COPY: u32 = 1 << 1;
 const TP_STATUS_VLAN_VALID: u32 = 1 << 4;
 const TP_STATUS_VLAN_TPID_VALID: u32 = 1 << 6;
 pub const VNET_HDR_LEN: usize = 10;
@@ -71,6 +74,8 @@ pub struct AfPacketPort {
     tx_vnet: Vec<[u8; VNET_HDR_LEN]>,
     tx_n: usize,
     pub tx_dropped: u64,
+    /// packets read through the copy path (larger than a ring frame)
+    pub copied: u64,
     pub rx_count: u64,
     pub tx_count: u64,
 }
@@ -116,7 +121,12 @@ impl AfPacketPort {
         let _ = setsockopt(fd, SOL_PACKET, PACKET_QDISC_BYPASS, &1i32);
         let _ = setsockopt(fd, SOL_PACKET, PACKET_IGNORE_OUTGOING, &1i32);
         let _ = setsockopt(fd, libc::SOL_SOCKET, libc::SO_SNDBUFFORCE, &(8 << 20i32));
-        let (frame_size, frame_nr) = if vnet { (65536 + 4096, 256) } else { (2048, 4096) };
+        // Frames hold one MTU-sized packet. Larger ones (TSO/GSO super-packets, up to 64 KiB)
+        // do not fit: with PACKET_COPY_THRESH the kernel also queues them on the socket
+        // and flags the frame TP_STATUS_COPY, and we read the whole packet with recv().
+        let (frame_size, frame_nr) = (2048, 8192);
+        let _ = setsockopt(fd, SOL_PACKET, PACKET_COPY_THRESH, &1i32);
+        let _ = setsockopt(fd, libc::SOL_SOCKET, libc::SO_RCVBUFFORCE, &(64 << 20i32));
         // blocks must be page multiples; frames are contiguous when block % frame == 0
         let block = if frame_size % 4096 == 0 { frame_size } else { 65536 };
         let per_block = block / frame_size;
@@ -167,6 +177,7 @@ impl AfPacketPort {
             tx_vnet: vec![[0; VNET_HDR_LEN]; BATCH],
             tx_n: 0,
             tx_dropped: 0,
+            copied: 0,
             rx_count: 0,
             tx_count: 0,
         };
@@ -191,7 +202,29 @@ impl AfPacketPort {
             let (mac, snap, tci, tpid) = unsafe {
                 ((*hdr).tp_mac as usize, (*hdr).tp_snaplen as usize, (*hdr).tp_vlan_tci, (*hdr).tp_vlan_tpid)
             };
-            if mac + snap <= self.frame_size && mac >= VNET_HDR_LEN {
+            if status & TP_STATUS_COPY != 0 {
+                // the full packet waits on the socket queue (vnet header first when enabled)
+                self.scratch.resize(70_000, 0);
+                let r = unsafe {
+                    libc::recv(self.fd, self.scratch.as_mut_ptr() as *mut libc::c_void, self.scratch.len(), libc::MSG_DONTWAIT)
+                };
+                let hl = if self.vnet { VNET_HDR_LEN } else { 0 };
+                if r as isize > hl as isize {
+                    let r = r as usize;
+                    let vnet = if self.vnet {
+                        let mut v = [0u8; VNET_HDR_LEN];
+                        v.copy_from_slice(&self.scratch[..VNET_HDR_LEN]);
+                        Some(v)
+                    } else {
+                        None
+                    };
+                    self.copied += 1;
+                    // (a VLAN tag moved into metadata is not restored on this rare path)
+                    let data = std::mem::take(&mut self.scratch);
+                    f(&data[hl..r], vnet);
+                    self.scratch = data;
+                }
+            } else if mac + snap <= self.frame_size && mac >= VNET_HDR_LEN {
                 let data = unsafe { std::slice::from_raw_parts(frame.add(mac), snap) };
                 let vnet = if self.vnet {
                     let mut v = [0u8; VNET_HDR_LEN];
@@ -294,6 +327,20 @@ impl AfPacketPort {
             off += r as usize;
         }
         self.tx_n = 0;
+    }
+}
+
+impl AfPacketPort {
+    /// Kernel counters (packets seen, drops because the ring was full) since the last call.
+    pub fn kernel_stats(&self) -> (u32, u32) {
+        let mut st = [0u32; 2];
+        let mut len = 8u32;
+        let r = unsafe { libc::getsockopt(self.fd, SOL_PACKET, PACKET_STATISTICS, st.as_mut_ptr() as *mut libc::c_void, &mut len) };
+        if r < 0 {
+            (0, 0)
+        } else {
+            (st[0], st[1])
+        }
     }
 }
 
