@@ -32,6 +32,7 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(REPO))
 PROGS = REPO / "rust/switch/tests/programs"
 NS_A, NS_B, NS_S = "sdpbA", "sdpbB", "sdpbS"
 IP_A, IP_B = "10.98.0.1", "10.98.0.2"
@@ -66,9 +67,23 @@ def binary() -> str:
 BIN = binary()
 
 
+OVS = None
+OVS_OK = False
+OVS_DIR = Path("/tmp/sdpb-ovs")
+
+
 def cleanup():
     for n in (NS_A, NS_B, NS_S):
         subprocess.run(["ip", "netns", "del", n], capture_output=True)
+    global OVS
+    if OVS is not None:
+        try:
+            OVS.vsctl("--if-exists", "del-br", "sdpbovs", check=False)
+            OVS.stop()
+        except Exception as e:  # noqa: BLE001 - best effort during cleanup
+            print(f"ovs cleanup: {e}", file=sys.stderr)
+        OVS = None
+        shutil.rmtree(OVS_DIR, ignore_errors=True)
     for l in ("sdpbA0", "sdpbS1", "sdpbB0", "sdpbS2"):
         subprocess.run(["ip", "link", "del", l], capture_output=True)
     try:
@@ -78,7 +93,8 @@ def cleanup():
 
 
 class Path3:
-    """A <-> (S) <-> B; kind = direct | bridge | switch."""
+    """A <-> (S) <-> B; kind = direct | bridge | switch | ovs (userspace datapath, whose
+    switch-side veths live in the root namespace where our private ovs-vswitchd runs)."""
 
     def __init__(self, kind: str, offloads: bool):
         self.kind, self.offloads = kind, offloads
@@ -90,6 +106,11 @@ class Path3:
             sh(f"ip netns add {n}")
         if self.kind == "direct":
             sh(f"ip link add sdpbA0 netns {NS_A} type veth peer name sdpbB0 netns {NS_B}")
+        elif self.kind == "ovs":
+            sh(f"ip link add sdpbA0 netns {NS_A} type veth peer name sdpbS1")
+            sh(f"ip link add sdpbB0 netns {NS_B} type veth peer name sdpbS2")
+            for l in ("sdpbS1", "sdpbS2"):
+                sh(f"ip link set {l} up")
         else:
             sh(f"ip netns add {NS_S}")
             sh(f"ip link add sdpbA0 netns {NS_A} type veth peer name sdpbS1 netns {NS_S}")
@@ -109,12 +130,26 @@ class Path3:
             ns(NS_S, "ip link set sdpbS1 master sdpbbr")
             ns(NS_S, "ip link set sdpbS2 master sdpbbr")
             ns(NS_S, "ip link set sdpbbr up")
+        if self.kind == "ovs":
+            self.start_ovs()
         self.mac_b = ns(NS_B, "cat /sys/class/net/sdpbB0/address").strip()
         self.mac_a = ns(NS_A, "cat /sys/class/net/sdpbA0/address").strip()
         # static neighbours: no ARP in the measurements
         ns(NS_A, f"ip neigh replace {IP_B} lladdr {self.mac_b} dev sdpbA0")
         ns(NS_B, f"ip neigh replace {IP_A} lladdr {self.mac_a} dev sdpbB0")
         return self
+
+    def start_ovs(self):
+        global OVS
+        from sdnperf.emulation.ovs import OvsDaemons
+        shutil.rmtree(OVS_DIR, ignore_errors=True)
+        OVS = OvsDaemons(OVS_DIR, datapath="user")  # sets userspace-tso-enable=true
+        OVS.start()
+        OVS.vsctl("add-br", "sdpbovs", "--", "set", "bridge", "sdpbovs", "datapath_type=netdev")
+        OVS.vsctl("add-port", "sdpbovs", "sdpbS1", "--", "add-port", "sdpbovs", "sdpbS2")
+        sh("ip link set sdpbovs up", check=False)
+        self.ovs_pid = OVS.pids().get("ovs-vswitchd")
+        time.sleep(1.0)
 
     def start_switch(self, program: str, commands: list[str] | None = None, extra=()):
         self.stop_switch()
@@ -192,7 +227,7 @@ def rate64(p: Path3, secs: float, flows=1, dst_ip=IP_B, step=1, out: dict | None
                             "--dst-step", str(step), "--flows", str(flows)],
                            stdout=subprocess.PIPE, text=True)
     time.sleep(0.75)
-    pid = p.proc.pid if p.proc else None
+    pid = p.proc.pid if p.proc else getattr(p, "ovs_pid", None)
     c0 = cpu_ticks(pid) if pid else 0
     r0, t0 = rx(), time.time()
     time.sleep(secs)
@@ -226,10 +261,13 @@ def main():
     ap.add_argument("--quick", action="store_true", help="short runs (2 s TCP) for a smoke test")
     ap.add_argument("--json", help="write figures to this file")
     ap.add_argument("--lpm-entries", type=int, default=1_000_000)
+    ap.add_argument("--skip-ovs", action="store_true", help="no Open vSwitch (userspace datapath) runs")
     args = ap.parse_args()
     if os.geteuid() != 0:
         sys.exit("run as root")
     signal.signal(signal.SIGTERM, lambda *a: (_ for _ in ()).throw(KeyboardInterrupt()))
+    global OVS_OK
+    OVS_OK = all(shutil.which(t) for t in ("ovsdb-server", "ovs-vswitchd", "ovs-vsctl", "ovsdb-tool"))
     T = 2 if args.quick else 10
     R = 1.5 if args.quick else 4.0
     res: dict = {"conditions": {"kernel": os.uname().release, "cpus": os.cpu_count(),
@@ -239,7 +277,8 @@ def main():
     try:
         for off in (True, False):
             tag = "offload_on" if off else "offload_off"
-            for kind in ("direct", "bridge", "switch"):
+            kinds = ("direct", "bridge", "switch") + (("ovs",) if OVS_OK and not args.skip_ovs else ())
+            for kind in kinds:
                 with Path3(kind, off) as p:
                     if kind == "switch":
                         p.start_switch(fwd)
@@ -323,13 +362,19 @@ def _write_cmds(cmds) -> str:
 
 
 def report(r, nlpm):
-    on = {k: r[f"{k}_offload_on"]["tcp_gbps"] for k in ("direct", "bridge", "switch")}
-    off = {k: r[f"{k}_offload_off"]["tcp_gbps"] for k in ("direct", "bridge", "switch")}
+    kinds = [k for k in ("direct", "bridge", "ovs", "switch") if f"{k}_offload_on" in r]
+    on = {k: r[f"{k}_offload_on"]["tcp_gbps"] for k in kinds}
+    off = {k: r[f"{k}_offload_off"]["tcp_gbps"] for k in kinds}
     print("\n=== sdnperf-switch benchmark (one run) ===")
     print(f"conditions: {r['conditions']}")
     print("TCP iperf3 (Gbit/s)      offloads on   offloads off")
-    for k in ("direct", "bridge", "switch"):
+    for k in kinds:
         print(f"  {k:22s} {on[k]:8.2f}      {off[k]:8.2f}")
+    if "ovs" in on:
+        print(f"  switch / OVS userspace  {on['switch'] / on['ovs']:.2f}          {off['switch'] / off['ovs']:.2f}")
+        o = r["ovs_offload_on"]
+        print(f"  OVS userspace: 64-byte {o['rate64_mpps']:.3f} Mpps (vswitchd CPU {o.get('switch_cpu_pct', 0):.0f} %), "
+              f"min RTT {o['rtt_min_us']:.1f} µs")
     print(f"  switch / direct veth    {on['switch'] / on['direct']:.2f}          {off['switch'] / off['direct']:.2f}")
     print(f"  switch / Linux bridge   {on['switch'] / on['bridge']:.2f}          {off['switch'] / off['bridge']:.2f}")
     d, b, s = (r[f"{k}_offload_on"] for k in ("direct", "bridge", "switch"))
