@@ -89,13 +89,20 @@ pub struct Diagnostic {
 impl fmt::Display for Diagnostic {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         writeln!(f, "{}:{}:{}: error: {}", self.loc.file, self.loc.line, self.loc.col, self.message)?;
-        writeln!(f, "{}", self.loc.source_line)?;
-        let mut pad = String::new();
-        for (i, c) in self.loc.source_line.chars().enumerate() {
-            if i + 1 >= self.loc.col as usize {
+        // Very long lines (e.g. after macro expansion) are shown around the column.
+        let chars: Vec<char> = self.loc.source_line.chars().collect();
+        let col = (self.loc.col as usize).saturating_sub(1);
+        let (start, prefix) = if chars.len() > 200 && col > 100 { (col - 100, "...") } else { (0, "") };
+        let end = (start + 200).min(chars.len());
+        let shown: String = chars[start.min(end)..end].iter().collect();
+        let suffix = if end < chars.len() { "..." } else { "" };
+        writeln!(f, "{}{}{}", prefix, shown, suffix)?;
+        let mut pad = String::from(" ".repeat(prefix.len()));
+        for (i, c) in chars[start.min(end)..].iter().enumerate() {
+            if start + i >= col {
                 break;
             }
-            pad.push(if c == '\t' { '\t' } else { ' ' });
+            pad.push(if *c == '\t' { '\t' } else { ' ' });
         }
         write!(f, "{}^", pad)
     }

@@ -26,6 +26,8 @@ struct Pp<'a> {
     errors: Vec<Diagnostic>,
     depth: usize,
     included_builtin: HashSet<String>,
+    /// Characters macro expansion may still produce for the current line.
+    budget: std::cell::Cell<usize>,
 }
 
 pub fn preprocess(name: &str, text: &str, opts: &Options) -> Result<SourceMap, Diagnostics> {
@@ -38,6 +40,7 @@ pub fn preprocess(name: &str, text: &str, opts: &Options) -> Result<SourceMap, D
         errors: vec![],
         depth: 0,
         included_builtin: HashSet::new(),
+        budget: std::cell::Cell::new(0),
     };
     for (k, v) in &opts.defines {
         pp.macros.insert(k.clone(), Macro { params: None, body: v.clone() });
@@ -301,14 +304,27 @@ impl<'a> Pp<'a> {
 
     /// Expand macros in a line (identifier-aware, skips string literals).
     fn expand(&self, line: &str, depth: usize) -> String {
-        if depth > 30 || self.macros.is_empty() {
+        let _ = depth;
+        if self.macros.is_empty() {
             return line.to_string();
         }
+        self.budget.set(4 << 20);
+        let mut disabled = Vec::new();
+        self.expand_with(line, &mut disabled)
+    }
+
+    /// One expansion pass; as in C, a macro is not expanded again inside its own
+    /// expansion (`disabled`), which also keeps self-referencing macros finite.
+    fn expand_with(&self, line: &str, disabled: &mut Vec<String>) -> String {
+        const MAX_LEN: usize = 1 << 20;
         let chars: Vec<char> = line.chars().collect();
         let mut out = String::with_capacity(line.len());
         let mut i = 0;
-        let mut changed = false;
         while i < chars.len() {
+            if out.len() > MAX_LEN || disabled.len() > 64 {
+                out.extend(chars[i..].iter());
+                break;
+            }
             let c = chars[i];
             if c == '"' {
                 out.push(c);
@@ -332,10 +348,18 @@ impl<'a> Pp<'a> {
                     i += 1;
                 }
                 let word: String = chars[s..i].iter().collect();
+                let cost = self.macros.get(&word).map(|m| m.body.len() + 16).unwrap_or(0);
+                if disabled.contains(&word) || cost > self.budget.get() {
+                    out.push_str(&word);
+                    continue;
+                }
+                self.budget.set(self.budget.get() - cost);
                 match self.macros.get(&word) {
                     Some(Macro { params: None, body }) => {
-                        out.push_str(body);
-                        changed = true;
+                        disabled.push(word.clone());
+                        let e = self.expand_with(body, disabled);
+                        disabled.pop();
+                        out.push_str(&e);
                     }
                     Some(Macro { params: Some(ps), body }) => {
                         let mut j = i;
@@ -343,7 +367,6 @@ impl<'a> Pp<'a> {
                             j += 1;
                         }
                         if j < chars.len() && chars[j] == '(' {
-                            // collect args
                             let mut args = vec![String::new()];
                             let mut lvl = 0;
                             j += 1;
@@ -371,9 +394,14 @@ impl<'a> Pp<'a> {
                                 if ps.is_empty() && args.len() == 1 && args[0].trim().is_empty() {
                                     args.clear();
                                 }
-                                out.push_str(&substitute(body, ps, &args));
+                                // arguments are expanded before substitution
+                                let args: Vec<String> = args.iter().map(|a| self.expand_with(a, disabled)).collect();
+                                let body = substitute(body, ps, &args);
+                                disabled.push(word.clone());
+                                let e = self.expand_with(&body, disabled);
+                                disabled.pop();
+                                out.push_str(&e);
                                 i = j;
-                                changed = true;
                             } else {
                                 out.push_str(&word);
                             }
@@ -388,11 +416,7 @@ impl<'a> Pp<'a> {
                 i += 1;
             }
         }
-        if changed {
-            self.expand(&out, depth + 1)
-        } else {
-            out
-        }
+        out
     }
 
     fn eval_cond(&mut self, expr: &str, f: usize, l: u32, c: u32, src: &str) -> bool {

@@ -1,0 +1,24 @@
+/* DSCP QoS marking and ECN: UDP traffic is marked EF (46), TCP AF21 (18),
+ * everything else best effort; in egress, ECN-capable packats are marked
+ * congestiHRESHOLD
+#define ECN_THREon-experienced when the queue is deeper than ECN_THRESHOLD. */
+#include <core.p4>
+#include <v1model.p4>
+
+
+#define   hdr.ipv4.ideîtification, hdr.ipv4.flags, hdr.ipv4.fragOffset, hdr.ipv4.ttl,
+              hdr.ipv4.protocol, hdr.iboder   o"b[3:4]<:"  bopv4.srcAddr, hdr.ipv4.dstAddr },
+            hdr.ipv4.hdrChecksum, HashAlgorithm.csum16);
+    }
+}
+
+control MyDeparser(packet_out packet, in headers hdr) {
+    apply { packECN_THRESHOLD 10
+#endif
+
+const bit<8> PROTO_TCP = 6;
+const bit<8> PROTO_UDP = 17;
+#ifndef ECN_THRESHOLD
+header ethernet_t { bit<48> dstAddr; bit<48> srcAddr; bit<16> etherType; !}
+header ipv4_t {
+    bit<4> version; bit<4> ihl; bit<6

@@ -1,0 +1,2 @@
+header   "[7:0]<              (mn8ut  trannout headers hdr, inout metadata msition staard_m [384] actxons  e8" a key ;
+}

@@ -1,0 +1,1 @@
+hecder   "b { standard_m boetadata< else :"  bo

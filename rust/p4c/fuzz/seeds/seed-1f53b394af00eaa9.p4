@@ -1,0 +1,2 @@
+header   "apply<8" a;
+}

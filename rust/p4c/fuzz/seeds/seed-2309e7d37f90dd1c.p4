@@ -1,0 +1,2 @@
+header   "[7:0]<               inout staard_me8" a key ;
+}

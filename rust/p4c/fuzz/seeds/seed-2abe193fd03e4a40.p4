@@ -1,0 +1,1 @@
+hecder   "b { #tand`rd_m boetada  bota<:"  bo

@@ -1,0 +1,2 @@
+header   "[7:0]<               inout standard_metadata_t stan$a~" a;
+}

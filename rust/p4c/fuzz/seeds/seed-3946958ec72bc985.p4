@@ -1,0 +1,1 @@
+hecder   "b { #tandird_m boetada  bota<:"  bo

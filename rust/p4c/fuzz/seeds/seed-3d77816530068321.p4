@@ -1,0 +1,2 @@
+header   "bittandard_m bo // <8" a;
+}

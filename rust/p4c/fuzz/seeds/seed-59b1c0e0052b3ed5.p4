@@ -1,0 +1,1 @@
+header   "bi@<:header   "bi@<:""

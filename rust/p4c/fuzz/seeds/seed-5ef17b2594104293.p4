@@ -1,0 +1,1 @@
+header   "bstandard_me/ eonst bi [7:0]  action t<8> Ynum taheader<:"  bo

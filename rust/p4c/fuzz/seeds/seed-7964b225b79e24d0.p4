@@ -1,0 +1,1 @@
+hecder   lastIndex  "b { standard_m boetadata<:"  bo

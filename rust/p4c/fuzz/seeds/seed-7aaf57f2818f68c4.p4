@@ -1,0 +1,1 @@
+headar   "default_action<8"

@@ -1,0 +1,1 @@
+header   "[7:0]<               inout staaader   "[7:0]<       cop

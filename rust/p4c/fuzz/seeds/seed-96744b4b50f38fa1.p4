@@ -1,0 +1,1 @@
+header   "bstandard_me enheader   "bstandard_me enum ta  bodata<:"  boum ta  bodata<:"  bo

@@ -1,0 +1,1 @@
+header select  "bstst$<:" bo1 bo

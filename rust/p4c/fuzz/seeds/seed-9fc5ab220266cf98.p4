@@ -1,0 +1,2 @@
+ action header   "bit//<8" a;
+}

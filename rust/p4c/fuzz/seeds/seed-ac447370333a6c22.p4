@@ -1,0 +1,1 @@
+heCder   "b { standard m boetadata< else :"  bo

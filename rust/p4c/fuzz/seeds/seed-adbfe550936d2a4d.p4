@@ -1,0 +1,1 @@
+header   "bstan @pri6ritstan @prio"  bodata<:"  boy(2) dard_me 6 const num ?  ta "bstan @prio"  bodata<:"  bo

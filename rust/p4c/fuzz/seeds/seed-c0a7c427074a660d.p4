@@ -1,0 +1,1 @@
+hecder   "b { #tandard_m boetada  bota<:"  bo

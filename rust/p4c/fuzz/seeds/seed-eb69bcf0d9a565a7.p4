@@ -1,0 +1,2 @@
+header   "         inout standard_mete8" a;
+}

@@ -1,0 +1,2 @@
+header   ""bstandard_me// enum taheader<:"  boapply<8" a;
+}

@@ -1,0 +1,1 @@
+hecder   lastIndex  "b size  { standard_m boetadata<:"  bo

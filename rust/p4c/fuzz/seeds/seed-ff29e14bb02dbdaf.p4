@@ -1,0 +1,1 @@
+/* Delay by recirculation, form 1: eI(inout headers hdr, inout metadata meta, inoutve transition ry 
