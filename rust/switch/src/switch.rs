@@ -123,8 +123,9 @@ impl Switch {
                         if q.next_ns > now {
                             break;
                         }
+                        // strict pacing: one packet per 1/rate, no burst credit
                         let gap = 1_000_000_000 / q.rate_pps.max(1);
-                        q.next_ns = q.next_ns.max(now.saturating_sub(gap)) + gap;
+                        q.next_ns = q.next_ns.max(now) + gap;
                     }
                     let j = q.q.pop_front().unwrap();
                     let depth = q.q.len() as u32;
