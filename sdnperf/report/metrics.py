@@ -77,3 +77,26 @@ for _m in [
            "A raw sample marking one ping packet that got no reply (value 1)."),
 ]:
     register(_m)
+
+
+# --- application workloads (sdnperf/workloads: tcp_connect, voip, live_video, video, mixed)
+for _m in [
+    Metric("connect_ms", "ms", "lower", "TCP handshake",
+           "Time connect() takes for a new TCP connection (SYN sent until SYN-ACK received), "
+           "timed by a probe inside the client host; per run, the mean over every connection "
+           "after each pair's first."),
+    Metric("connect_first_ms", "ms", "lower", "first TCP handshake",
+           "Handshake time of the first connection of each pair on a fresh network (the "
+           "'cold' phase, with ARP and any reactive flow setup); mean over pairs."),
+    Metric("connect_p50_ms", "ms", "lower", "TCP handshake p50",
+           "Median handshake time of the steady (not first) connections."),
+    Metric("connect_p95_ms", "ms", "lower", "TCP handshake p95",
+           "95th percentile of the steady handshake times."),
+    Metric("connect_max_ms", "ms", "lower", "TCP handshake max",
+           "Longest steady handshake time."),
+    Metric("connect_fail_pct", "%", "lower", "failed connects",
+           "Connections that failed, timed out or were never attempted, over all planned."),
+    Metric("connect_failed", "connection", "lower", "failed connect",
+           "A raw sample marking one failed connection (value 1)."),
+]:
+    register(_m)
