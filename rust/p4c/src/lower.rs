@@ -308,6 +308,7 @@ pub struct Lower<'a> {
     table_names: HashSet<String>,
     root_places: HashMap<String, Place>,
     parser_extra_ops: Vec<J>,
+    inlined: HashMap<String, usize>,
 }
 
 
@@ -342,6 +343,7 @@ pub fn lower(prog: &Program, text: &str, sink: &mut Sink) -> Option<Ir> {
         table_names: HashSet::new(),
         root_places: HashMap::new(),
         parser_extra_ops: vec![],
+        inlined: HashMap::new(),
     };
     l.run()
 }
@@ -1438,8 +1440,24 @@ impl<'a> Lower<'a> {
         };
         self.scopes.push(HashMap::new());
         self.bind_block_params(params);
-        let mut info = CtlInfo { name: name.clone(), actions: HashMap::new(), tables: HashMap::new(), applied: HashSet::new(), pipe };
+        let init = match self.control_body(name, locals, apply, pipe, None) {
+            Ok(i) => i,
+            Err(e) => {
+                self.sink.push(e);
+                None
+            }
+        };
+        self.pipelines[pipe].init = init;
+        self.scopes.pop();
+    }
+
+    /// Declares the locals of a control named `name` (fully qualified), lowers its
+    /// apply block and returns the entry node. Restores the enclosing control.
+    fn control_body(&mut self, name: &str, locals: &[Local], apply: &[Stmt], pipe: usize, next: Option<String>) -> PResult<Option<String>> {
+        let saved = self.ctl.take();
+        let mut info = CtlInfo { name: name.to_string(), actions: HashMap::new(), tables: HashMap::new(), applied: HashSet::new(), pipe };
         self.ctl = Some(info.clone());
+        self.scopes.push(HashMap::new());
         let mut init_stmts = vec![];
         for l in locals {
             match l {
@@ -1456,18 +1474,16 @@ impl<'a> Lower<'a> {
                 }
                 Local::Inst(i) => self.declare_instance(i, name),
                 Local::Var(s) => match &s.kind {
-                    StmtKind::Var(_, ty, n, init) => {
-                        match self.env.resolve(ty) {
-                            Ok(t) => {
-                                let p = self.make_place("", &format!("{}.{}", name, n), t, true, &format!("{}_{}", name, n));
-                                self.bind(n, Bind::Place(p));
-                                if let Some(i) = init {
-                                    init_stmts.push(Stmt { kind: StmtKind::Assign(Expr { kind: ExprKind::Name(n.clone()), span: s.span }, i.clone()), span: s.span });
-                                }
+                    StmtKind::Var(_, ty, n, init) => match self.env.resolve(ty) {
+                        Ok(t) => {
+                            let p = self.make_place("", &format!("{}.{}", name, n), t, true, &format!("{}_{}", name.replace('.', "_"), n));
+                            self.bind(n, Bind::Place(p));
+                            if let Some(i) = init {
+                                init_stmts.push(Stmt { kind: StmtKind::Assign(Expr { kind: ExprKind::Name(n.clone()), span: s.span }, i.clone()), span: s.span });
                             }
-                            Err(e) => self.sink.push(e),
                         }
-                    }
+                        Err(e) => self.sink.push(e),
+                    },
                     StmtKind::Const(ty, n, v) => match self.env.resolve(ty) {
                         Ok(t) => match self.const_expr(v, Some(&t)) {
                             Ok(val) => self.bind(n, Bind::Const(val, t)),
@@ -1480,26 +1496,56 @@ impl<'a> Lower<'a> {
                 Local::ValueSet { span, .. } => self.err(*span, "value sets are only allowed in parsers"),
             }
         }
-        for (n, _) in info.actions.clone() {
-            if !self.scopes.last().unwrap().contains_key(&n) {
-                // actions are looked up through ctl info
-            }
-        }
-        self.ctl = Some(info.clone());
+        self.ctl = Some(info);
         self.ctx = Ctx::Cond;
         let mut body = init_stmts;
         body.extend(apply.iter().cloned());
-        let init = match self.ctl_seq(&body, None) {
-            Ok(i) => i,
-            Err(e) => {
-                self.sink.push(e);
-                None
-            }
-        };
-        self.pipelines[pipe].init = init;
-        info = self.ctl.take().unwrap();
-        let _ = info;
+        let r = self.ctl_seq(&body, next);
         self.scopes.pop();
+        self.ctl = saved;
+        r
+    }
+
+    /// `inst.apply(args)` where `inst` is an instance of another control: inline it.
+    fn control_call(&mut self, c: &Expr, next: Option<String>) -> PResult<Option<Option<String>>> {
+        let ExprKind::Call(f, _, args) = &c.kind else { return Ok(None) };
+        let ExprKind::Member(b, m) = &f.kind else { return Ok(None) };
+        if m != "apply" {
+            return Ok(None);
+        }
+        let ExprKind::Name(n) = &b.kind else { return Ok(None) };
+        let Some(Bind::Extern { kind, name: _ }) = self.lookup(n) else { return Ok(None) };
+        let Some(Decl::Control { params, locals, apply, .. }) = self.find_decl(&kind) else { return Ok(None) };
+        if self.inline_depth > 30 {
+            return Err(Error::new(c.span, "controls call each other too deeply (recursion?)"));
+        }
+        if args.len() != params.len() {
+            return Err(Error::new(c.span, format!("control '{}' expects {} argument(s), got {}", kind, params.len(), args.len())));
+        }
+        let mut binds = vec![];
+        for (p, a) in params.iter().zip(args) {
+            let t = self.env.resolve(&p.ty)?;
+            let mut pp = p.clone();
+            if pp.dir == Dir::None {
+                pp.dir = Dir::In;
+            }
+            binds.push((p.name.clone(), self.bind_arg(&pp, &t, &a.value)?));
+        }
+        let outer = self.ctl.as_ref().map(|c| c.name.clone()).unwrap_or_default();
+        let pipe = self.ctl.as_ref().map(|c| c.pipe).unwrap_or(0);
+        let base = format!("{}.{}", outer, n);
+        let k = self.inlined.entry(base.clone()).or_insert(0);
+        let fq = if *k == 0 { base.clone() } else { format!("{}_{}", base, k) };
+        *k += 1;
+        self.scopes.push(HashMap::new());
+        for (k, b) in binds {
+            self.bind(&k, b);
+        }
+        self.inline_depth += 1;
+        let r = self.control_body(&fq, locals, apply, pipe, next);
+        self.inline_depth -= 1;
+        self.scopes.pop();
+        r.map(Some)
     }
 
     fn new_node_name(&mut self) -> String {
@@ -1616,6 +1662,9 @@ impl<'a> Lower<'a> {
         match &s.kind {
             StmtKind::Block(v) => self.ctl_seq(v, next),
             StmtKind::Call(c) => {
+                if let Some(entry) = self.control_call(c, next.clone())? {
+                    return Ok(entry);
+                }
                 if let Some(t) = self.table_apply(c)? {
                     let tn = self.lower_table(&t, c.span)?;
                     self.set_next_all(&tn, next);
@@ -2277,7 +2326,8 @@ impl<'a> Lower<'a> {
         match &e.kind {
             ExprKind::Name(n) => match self.lookup(n) {
                 Some(Bind::Place(p)) => Ok(p),
-                Some(_) => Err(Error::new(e.span, format!("'{}' cannot be used as a value here", n))),
+                Some(Bind::Val(X::Field(hdr, field), ty)) => Ok(Place::Field { hdr, field, ty }),
+                Some(_) => Err(Error::new(e.span, format!("'{}' cannot be used as a location here", n))),
                 None => Err(Error::new(e.span, format!("undeclared identifier '{}'", n))),
             },
             ExprKind::Member(b, m) => {
