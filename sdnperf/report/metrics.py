@@ -100,3 +100,30 @@ for _m in [
            "A raw sample marking one failed connection (value 1)."),
 ]:
     register(_m)
+
+for _m in [
+    Metric("owd_ms", "ms", "lower", "one-way delay",
+           "Receive time minus send time of each packet (VoIP, live video). All emulated "
+           "hosts share one machine clock, so this one-way delay is exact, with no clock "
+           "offset to correct; per run, the mean over calls/streams of their mean delay."),
+    Metric("owd_max_ms", "ms", "lower", "max one-way delay",
+           "Largest one-way delay of any packet in the run."),
+    Metric("jitter_rfc3550_ms", "ms", "lower", "jitter (RFC 3550)",
+           "RFC 3550 interarrival jitter: J += (|D| − J)/16 over consecutive packets in arrival "
+           "order, D being the change of one-way delay; the value after the last packet, "
+           "averaged over flows."),
+    Metric("jitter_flowmean_ms", "ms", "lower", "jitter (mean |Δdelay|)",
+           "Per-flow mean of |delay(i) − delay(i−1)| over consecutive packets in sequence "
+           "order, averaged over flows (each flow weighs the same): the form the SDN "
+           "comparison literature and D-ITG report."),
+    Metric("mos", "MOS", "higher", "MOS",
+           "Mean opinion score (1–4.5) estimated with the ITU-T G.107 E-model: R = 93.2 − "
+           "Idd(Ta) − Ie_eff, Ta = one-way delay + packetization + look-ahead + 2×jitter, "
+           "Ie_eff = Ie + (95 − Ie)·Ppl/(Ppl + Bpl) with G.113 codec values (G.711 Ie 0, "
+           "Bpl 25.1; G.729 Ie 11, Bpl 19), MOS = 1 + 0.035R + R(R−60)(100−R)·7e-6; mean "
+           "over calls. See sdnperf/workloads/emodel.py."),
+    Metric("mos_min", "MOS", "higher", "worst-call MOS", "MOS of the worst call of the run."),
+    Metric("r_factor", "R", "higher", "E-model R",
+           "Transmission rating R of the G.107 E-model (0–100), mean over calls."),
+]:
+    register(_m)

@@ -12,12 +12,14 @@ from .context import WorkloadContext, WorkloadError, WorkloadOutput
 from .iperf import run_iperf_tcp, run_iperf_udp
 from .ping import run_ping
 from .tcp_connect import run_tcp_connect
+from .voip import run_voip
 
 REGISTRY: dict[str, Callable[..., WorkloadOutput]] = {
     "ping": run_ping,
     "iperf-tcp": run_iperf_tcp,
     "iperf-udp": run_iperf_udp,
     "tcp-connect": run_tcp_connect,
+    "voip": run_voip,
 }
 
 

@@ -186,8 +186,9 @@ class IperfUdpConfig(_Workload):
         return parse_suffixed(self.rate, 1000)
 
 
-from .traffic_config import TcpConnectConfig  # noqa: E402  (it builds on the models above)
+from .traffic_config import TcpConnectConfig, VoipConfig  # noqa: E402  (it builds on the models above)
 
 WorkloadConfig = Annotated[
-    Union[PingConfig, IperfTcpConfig, IperfUdpConfig, TcpConnectConfig], Field(discriminator="kind")
+    Union[PingConfig, IperfTcpConfig, IperfUdpConfig, TcpConnectConfig, VoipConfig],
+    Field(discriminator="kind")
 ]

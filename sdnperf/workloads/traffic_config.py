@@ -57,10 +57,19 @@ class VoipConfig(_Captured):
 
     kind: Literal["voip"]
     codec: Codec = Field("G.711", description="G.711 (64 kbit/s) or G.729 (8 kbit/s)")
-    frames_per_packet: Literal[1, 2] = Field(
-        2, description="codec frames per RTP packet: 2 = 20 ms packets (G.711 at 50 pkt/s)")
+    frames_per_packet: Literal[1, 2, 3] = Field(
+        2, description="10-ms codec frames per RTP packet: 2 = 20 ms packets, 50 pkt/s "
+        "(D-ITG offers 1 or 2 for G.711, 2 or 3 for G.729)")
     duration: float = Field(10, gt=0, le=3600, description="seconds per call")
     vad: bool = Field(False, description="voice activity detection (silence suppression)")
+
+    @model_validator(mode="after")
+    def _framing(self) -> "VoipConfig":
+        allowed = {"G.711": (1, 2), "G.729": (2, 3)}[self.codec]
+        if self.frames_per_packet not in allowed:
+            raise ValueError(f"frames_per_packet for {self.codec} must be "
+                             f"{' or '.join(map(str, allowed))} (what D-ITG emulates)")
+        return self
 
 
 class LiveVideoConfig(_Captured):

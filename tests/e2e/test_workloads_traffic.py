@@ -91,3 +91,22 @@ def test_tcp_connect_refused_is_failure_not_crash(ctx):
         run_workload(TcpConnectConfig(kind="tcp-connect", name="syn", pairs=[["h1", "h2"]],
                                       connections=2), bad)
     assert_all_reaped(bad)
+
+
+def test_voip_calls(ctx, tmp_path):
+    from sdnperf.workloads.traffic_config import VoipConfig
+    cfg = VoipConfig(kind="voip", name="voip", pairs=[["h1", "h2"], ["h3", "h2"]], codec="G.711",
+                     duration=2, capture=["h2"], capture_dir=str(tmp_path))
+    out = run_workload(cfg, ctx)
+    m = metrics(out)
+    assert m["loss_pct"] == 0
+    assert 0 < m["owd_ms"] < 50 and m["jitter_rfc3550_ms"] >= 0
+    assert m["mos"] == pytest.approx(4.41, abs=0.01)  # G.711, no loss, tiny delay
+    owd = [s for s in out.samples if s.metric == "owd_ms"]
+    assert {s.flow for s in owd} == {"h1->h2", "h3->h2"} and len(owd) >= 180
+    pcaps = list(tmp_path.glob("voip-h2-*.pcap"))
+    assert len(pcaps) == 1
+    from sdnperf.workloads.capture import pcap_throughput
+    series = pcap_throughput(pcaps[0])
+    assert series and max(v for _, v in series) > 0.1  # two 87-kbit/s calls, with headers
+    assert_all_reaped(ctx)
