@@ -8,7 +8,7 @@
 
 use crate::externs::MeterCell;
 use crate::impair::ImpairCfg;
-use crate::pipeline::width_mask;
+use crate::pipeline::{width_mask, INDIRECT_GROUP, INDIRECT_MEMBER};
 use crate::switch::Switch;
 use crate::tables::MatchKind;
 use std::io::{BufRead, BufReader, Write};
@@ -145,8 +145,8 @@ pub fn add_entry(
     let ti = p.table_by_name(table).ok_or_else(|| format!("unknown table {}", table))?;
     let ai = p.action_by_name(action).ok_or_else(|| format!("unknown action {}", action))? as u32;
     let t = &p.tables[ti];
-    if t.indirect {
-        return Err(format!("table {} uses an action profile/selector, not supported yet", t.name));
+    if t.profile.is_some() {
+        return Err(format!("table {} is indirect (action profile): use table_indirect_add", t.name));
     }
     if !t.action_ids.contains(&ai) {
         return Err(format!("action {} is not an action of table {}", p.actions[ai as usize].name, t.name));
@@ -235,6 +235,117 @@ pub fn execute(sw: &mut Switch, line: &str) -> Result<String, String> {
             let params: Result<Vec<u128>, String> = ptexts.iter().map(|x| parse_value(x)).collect();
             let h = add_entry(sw, table, &keys, action, &params?, prio)?;
             Ok(format!("Entry has been added with handle {}", h))
+        }
+        "act_prof_create_member" => {
+            // act_prof_create_member PROF ACTION PARAMS...
+            let prof = w.get(1).ok_or("usage: act_prof_create_member PROFILE ACTION PARAM...")?;
+            let action = w.get(2).ok_or("missing action")?;
+            let params: Result<Vec<u128>, String> = w[3..].iter().filter(|x| **x != "=>").map(|x| parse_value(x)).collect();
+            let p = &mut sw.eng.prog;
+            let pi = p.profile_by_name(prof).ok_or_else(|| format!("unknown action profile {}", prof))?;
+            let ai = p.action_by_name(action).ok_or_else(|| format!("unknown action {}", action))?;
+            let a = &p.actions[ai];
+            let params = params?;
+            if params.len() != a.params.len() {
+                return Err(format!("action {} takes {} parameters, got {}", a.name, a.params.len(), params.len()));
+            }
+            let data: Vec<u128> = params.iter().zip(&a.params).map(|(v, (_, w))| v & width_mask(*w)).collect();
+            let pr = &mut p.profiles[pi];
+            pr.members.push(Some((ai as u32, data.into_boxed_slice())));
+            Ok(format!("Member has been created with handle {}", pr.members.len() - 1))
+        }
+        "act_prof_delete_member" => {
+            let p = &mut sw.eng.prog;
+            let pi = p.profile_by_name(w.get(1).ok_or("usage: act_prof_delete_member PROFILE H")?).ok_or("unknown action profile")?;
+            let h = num(w.get(2), "member handle")? as usize;
+            let pr = &mut p.profiles[pi];
+            *pr.members.get_mut(h).ok_or("no such member")? = None;
+            for g in pr.groups.iter_mut().flatten() {
+                g.retain(|&m| m as usize != h);
+            }
+            Ok(String::new())
+        }
+        "act_prof_create_group" => {
+            let p = &mut sw.eng.prog;
+            let pi = p.profile_by_name(w.get(1).ok_or("usage: act_prof_create_group PROFILE")?).ok_or("unknown action profile")?;
+            let pr = &mut p.profiles[pi];
+            pr.groups.push(Some(vec![]));
+            Ok(format!("Group has been created with handle {}", pr.groups.len() - 1))
+        }
+        "act_prof_delete_group" => {
+            let p = &mut sw.eng.prog;
+            let pi = p.profile_by_name(w.get(1).ok_or("usage: act_prof_delete_group PROFILE H")?).ok_or("unknown action profile")?;
+            let h = num(w.get(2), "group handle")? as usize;
+            *p.profiles[pi].groups.get_mut(h).ok_or("no such group")? = None;
+            Ok(String::new())
+        }
+        "act_prof_add_member_to_group" | "act_prof_remove_member_from_group" => {
+            let p = &mut sw.eng.prog;
+            let pi = p.profile_by_name(w.get(1).ok_or("usage: act_prof_add_member_to_group PROFILE MEMBER GROUP")?).ok_or("unknown action profile")?;
+            let m = num(w.get(2), "member handle")? as u32;
+            let g = num(w.get(3), "group handle")? as usize;
+            let pr = &mut p.profiles[pi];
+            if pr.members.get(m as usize).map(|x| x.is_none()).unwrap_or(true) {
+                return Err(format!("no member {}", m));
+            }
+            let grp = pr.groups.get_mut(g).and_then(|x| x.as_mut()).ok_or_else(|| format!("no group {}", g))?;
+            if *cmd == "act_prof_add_member_to_group" {
+                if !grp.contains(&m) {
+                    grp.push(m);
+                }
+            } else {
+                grp.retain(|&x| x != m);
+            }
+            Ok(String::new())
+        }
+        "table_indirect_add" | "table_indirect_add_with_group" => {
+            // table_indirect_add TABLE KEYS... => MEMBER|GROUP [PRIORITY]
+            let table = w.get(1).ok_or("usage: table_indirect_add TABLE KEY... => HANDLE [PRIORITY]")?;
+            let arrow = w.iter().position(|x| *x == "=>").ok_or("missing =>")?;
+            let p = &mut sw.eng.prog;
+            let ti = p.table_by_name(table).ok_or_else(|| format!("unknown table {}", table))?;
+            let t = &p.tables[ti];
+            if t.profile.is_none() {
+                return Err(format!("table {} is not indirect", t.name));
+            }
+            let specs = t.keys.clone();
+            let ktexts = &w[2..arrow];
+            if ktexts.len() != specs.len() {
+                return Err(format!("table {} needs {} key fields, got {}", table, specs.len(), ktexts.len()));
+            }
+            let h = num(w.get(arrow + 1), "member/group handle")? as u32;
+            let prio = match w.get(arrow + 2) {
+                Some(x) => Some(parse_value(x)? as i64),
+                None => None,
+            };
+            let target = if *cmd == "table_indirect_add" { INDIRECT_MEMBER | h } else { INDIRECT_GROUP | h };
+            let mut kv = vec![];
+            let mut aux = vec![];
+            let mut prefix = 0;
+            for (tx, s) in ktexts.iter().zip(&specs) {
+                let k = parse_key(tx, s.kind, s.width).map_err(|e| format!("key {}: {}", s.name, e))?;
+                kv.push(k.value);
+                if s.kind == MatchKind::Lpm {
+                    prefix = k.prefix.unwrap_or(s.width);
+                    aux.push(crate::tables::prefix_mask(prefix, s.width));
+                } else {
+                    aux.push(k.aux);
+                }
+            }
+            let h = p.tables[ti].add(kv, aux, prefix, prio, target, vec![])?;
+            Ok(format!("Entry has been added with handle {}", h))
+        }
+        "table_indirect_set_default" | "table_indirect_set_default_with_group" => {
+            let p = &mut sw.eng.prog;
+            let ti = p.table_by_name(w.get(1).ok_or("usage: table_indirect_set_default TABLE HANDLE")?).ok_or("unknown table")?;
+            let h = num(w.get(2), "handle")? as u32;
+            let t = &mut p.tables[ti];
+            if t.profile.is_none() {
+                return Err(format!("table {} is not indirect", t.name));
+            }
+            t.default_action = if *cmd == "table_indirect_set_default" { INDIRECT_MEMBER | h } else { INDIRECT_GROUP | h };
+            t.default_data = Box::new([]);
+            Ok(String::new())
         }
         "table_set_default" => {
             if w.len() < 3 {

@@ -683,6 +683,34 @@ impl Engine {
                         }
                         None => (t.default_action, &t.default_data),
                     };
+                    let (action, data) = match t.profile {
+                        Some(pi) if action != NO_ACTION && action & (INDIRECT_MEMBER | INDIRECT_GROUP) != 0 => {
+                            let prof = &p.profiles[pi as usize];
+                            let member = if action & INDIRECT_GROUP != 0 {
+                                let g = (action & !INDIRECT_GROUP) as usize;
+                                match prof.groups.get(g).and_then(|x| x.as_ref()) {
+                                    Some(ms) if !ms.is_empty() => {
+                                        let h = match &prof.selector {
+                                            Some(c) => {
+                                                calc_bytes(p, c, &j.phv, &[], &mut self.scratch);
+                                                run_algo(c.algo, &self.scratch, &mut self.ext)
+                                            }
+                                            None => 0,
+                                        };
+                                        Some(ms[(h % ms.len() as u128) as usize])
+                                    }
+                                    _ => None,
+                                }
+                            } else {
+                                Some(action & !INDIRECT_MEMBER)
+                            };
+                            match member.and_then(|m| prof.members.get(m as usize)).and_then(|x| x.as_ref()) {
+                                Some((a, d)) => (*a, &d[..]),
+                                None => (NO_ACTION, &[][..]),
+                            }
+                        }
+                        _ => (action, data),
+                    };
                     if (action as usize) < p.actions.len() {
                         exec_action(p, &mut self.ext, &mut self.digests, j, action, data, now_ns, &mut self.scratch);
                     }
@@ -694,6 +722,7 @@ impl Engine {
                                 mn
                             }
                         }
+                        None if action == NO_ACTION => t.base_next,
                         None => t.next_by_action.get(action as usize).copied().flatten(),
                     };
                 }

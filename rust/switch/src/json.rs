@@ -612,11 +612,12 @@ impl<'a> Loader<'a> {
         // pipelines
         let mut tables = vec![];
         let mut conds = vec![];
+        let mut profiles = vec![];
         let mut ingress = Control { name: "ingress".into(), init: None };
         let mut egress = Control { name: "egress".into(), init: None };
         for (pi, p) in arr(j, "pipelines").iter().enumerate() {
             let pname = s(p, "name")?.to_string();
-            let init = self.pipeline(p, &actions, &mut tables, &mut conds).map_err(|e| format!("pipelines \"{}\": {}", pname, e))?;
+            let init = self.pipeline(p, &actions, &mut tables, &mut conds, &mut profiles).map_err(|e| format!("pipelines \"{}\": {}", pname, e))?;
             let c = Control { name: pname.clone(), init };
             if pname == "ingress" || (pi == 0 && pname != "egress") {
                 ingress = c;
@@ -670,6 +671,7 @@ impl<'a> Loader<'a> {
         let err_packet_too_short = err("PacketTooShort", 1);
         let err_stack_out_of_bounds = err("StackOutOfBounds", 3);
         Ok(Program {
+            profiles,
             vsets: self.vsets,
             varbit_max: self.varbit_max,
             headers: self.headers,
@@ -795,7 +797,28 @@ impl<'a> Loader<'a> {
         Ok(Parser { init, states: out })
     }
 
-    fn pipeline(&self, p: &Value, actions: &[Action], tables: &mut Vec<Table>, conds: &mut Vec<Conditional>) -> R<Option<Node>> {
+    fn pipeline(
+        &self,
+        p: &Value,
+        actions: &[Action],
+        tables: &mut Vec<Table>,
+        conds: &mut Vec<Conditional>,
+        profiles: &mut Vec<ActionProfile>,
+    ) -> R<Option<Node>> {
+        for ap in arr(p, "action_profiles") {
+            let name = s(ap, "name")?.to_string();
+            let selector = match ap.get("selector") {
+                Some(sel) if !sel.is_null() => {
+                    let mut c = serde_json::Map::new();
+                    c.insert("name".into(), Value::String(format!("{}$selector", name)));
+                    c.insert("algo".into(), sel.get("algo").cloned().unwrap_or(Value::String("crc16".into())));
+                    c.insert("input".into(), sel.get("input").cloned().unwrap_or(Value::Array(vec![])));
+                    Some(self.calc(&Value::Object(c)).map_err(|e| format!("action_profiles \"{}\": {}", name, e))?)
+                }
+                _ => None,
+            };
+            profiles.push(ActionProfile { name, members: vec![], groups: vec![], selector });
+        }
         let tbase = tables.len() as u32;
         let cbase = conds.len() as u32;
         let tjs = arr(p, "tables");
@@ -849,7 +872,14 @@ impl<'a> Loader<'a> {
                 keys.push(KeySpec { name: kname, kind: if kind == MatchKind::Valid { MatchKind::Exact } else { kind }, src, mask, width });
             }
             let mut tb = Table::new(name.clone(), keys);
-            tb.indirect = matches!(t.get("type").and_then(|x| x.as_str()), Some("indirect") | Some("indirect_ws"));
+            if matches!(t.get("type").and_then(|x| x.as_str()), Some("indirect") | Some("indirect_ws")) {
+                let pn = t.get("action_profile").and_then(|x| x.as_str()).unwrap_or("");
+                let pi = profiles
+                    .iter()
+                    .position(|x| x.name == pn)
+                    .ok_or_else(|| ctx(format!("unknown action_profile {}", pn)))?;
+                tb.profile = Some(pi as u32);
+            }
             tb.max_size = t.get("max_size").and_then(|x| x.as_u64()).unwrap_or(0) as usize;
             tb.with_counters = t.get("with_counters").and_then(|x| x.as_bool()).unwrap_or(false);
             if let Some(m) = t.get("direct_meters").and_then(|x| x.as_str()) {
@@ -883,6 +913,8 @@ impl<'a> Loader<'a> {
                     data.push(parse_hex(x.as_str().unwrap_or("0")).map_err(ctx)?);
                 }
                 tb.default_data = data.into_boxed_slice();
+            } else if tb.profile.is_some() {
+                tb.default_action = NO_ACTION;
             } else if let Some(&a) = tb.action_ids.first() {
                 tb.default_action = a;
             } else {

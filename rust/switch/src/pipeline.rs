@@ -286,6 +286,21 @@ pub struct StdMeta {
     pub priority: Option<FieldId>,
 }
 
+/// An action profile (members) or action selector (members + groups + hash).
+#[derive(Debug, Clone)]
+pub struct ActionProfile {
+    pub name: String,
+    pub members: Vec<Option<(u32, Box<[u128]>)>>,
+    pub groups: Vec<Option<Vec<u32>>>,
+    /// selector hash (algorithm and inputs) for groups
+    pub selector: Option<Calculation>,
+}
+
+/// Entry/default targets of indirect tables are encoded in the action id.
+pub const INDIRECT_MEMBER: u32 = 1 << 30;
+pub const INDIRECT_GROUP: u32 = 1 << 31;
+pub const NO_ACTION: u32 = u32::MAX;
+
 #[derive(Debug, Clone)]
 pub struct ValueSet {
     pub name: String,
@@ -295,6 +310,7 @@ pub struct ValueSet {
 }
 
 pub struct Program {
+    pub profiles: Vec<ActionProfile>,
     pub vsets: Vec<ValueSet>,
     /// max bytes of each varbit slot
     pub varbit_max: Vec<u32>,
@@ -333,6 +349,12 @@ impl Program {
     /// Finds a table by full name or by a dot-separated suffix ("ipv4_lpm" for "MyIngress.ipv4_lpm").
     pub fn table_by_name(&self, name: &str) -> Option<usize> {
         find_by_suffix(self.tables.iter().map(|t| t.name.as_str()), name)
+    }
+    pub fn profile_by_name(&self, name: &str) -> Option<usize> {
+        find_by_suffix(self.profiles.iter().map(|a| a.name.as_str()), name).or_else(|| {
+            let t = self.table_by_name(name)?;
+            self.tables[t].profile.map(|p| p as usize)
+        })
     }
     pub fn action_by_name(&self, name: &str) -> Option<usize> {
         find_by_suffix(self.actions.iter().map(|a| a.name.as_str()), name)

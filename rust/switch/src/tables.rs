@@ -132,8 +132,8 @@ pub struct Table {
     pub max_size: usize,
     pub num_entries: usize,
     pub insert_seq: i64,
-    /// true when the table is an action profile/selector table (indirect) — unsupported at run time
-    pub indirect: bool,
+    /// indirect table: entries point at members/groups of this action profile
+    pub profile: Option<u32>,
 }
 
 impl Table {
@@ -174,7 +174,7 @@ impl Table {
             max_size: 0,
             num_entries: 0,
             insert_seq: 0,
-            indirect: false,
+            profile: None,
         }
     }
 

@@ -141,10 +141,11 @@ class Prog:
 
     def dump(self):
         pipes = []
+        profiles = getattr(self, "profiles", [])
         for pn in ("ingress", "egress"):
             p = self.pipelines[pn]
             pipes.append({"name": pn, "id": len(pipes), "init_table": p["init"],
-                          "tables": p["tables"], "action_profiles": [],
+                          "tables": p["tables"], "action_profiles": profiles if pn == "ingress" else [],
                           "conditionals": p["conditionals"]})
         j = {
             "header_types": self.header_types, "headers": self.headers,
@@ -645,6 +646,42 @@ expect 1 {hx(pk)}$
     open("l1_fwd.stf", "w").write(stf)
 
 
+def selector():
+    """Action profile + selector (indirect / indirect_ws tables): members, groups, crc16
+    selection over the source MAC, member and group entries, indirect default."""
+    p = Prog("selector")
+    ipv4_parser(p, with_ipv4=False)
+    p.profiles = [{"name": "ing.sel", "id": 0, "max_size": 16,
+                   "selector": {"algo": "crc16", "input": [F("ethernet", "srcAddr")]}}]
+    p.action("fwd", [("port", 9)], [assign(F("standard_metadata", "egress_spec"), P(0))])
+    p.action("drop", [], [prim("mark_to_drop", HDR("standard_metadata"))])
+    p.table("ingress", "ing.t", [("hdr.ethernet.etherType", "exact", ["ethernet", "etherType"])],
+            ["fwd", "drop"], "drop")
+    t = p.pipelines["ingress"]["tables"][0]
+    t["type"] = "indirect_ws"
+    t["action_profile"] = "ing.sel"
+    del t["default_entry"]
+    srcs = ["00:00:00:00:00:%02x" % i for i in range(1, 9)]
+    lines = ["act_prof_create_member ing.sel fwd 2", "act_prof_create_member ing.sel fwd 3",
+             "act_prof_create_member ing.sel fwd 4", "act_prof_create_group ing.sel",
+             "act_prof_add_member_to_group ing.sel 0 0", "act_prof_add_member_to_group ing.sel 1 0",
+             "table_indirect_add ing.t 0x0800 => 2", "table_indirect_add_with_group ing.t 0x0801 => 0"]
+    for s in srcs:
+        pk = eth("00:00:00:00:00:09", s, 0x0800) + b"m"
+        lines += ["packet 1 " + hx(pk), "expect 4 " + hx(pk) + "$"]
+    for s in srcs:
+        pk = eth("00:00:00:00:00:09", s, 0x0801) + b"g"
+        port = (2, 3)[crc16(mac(s)) % 2]
+        lines += ["packet 1 " + hx(pk), "expect %d " % port + hx(pk) + "$"]
+    # miss without default: no action; then an indirect default (member 1 -> port 3)
+    lines += ["packet 1 " + hx(eth("00:00:00:00:00:09", srcs[0], 0x0802)),
+              "table_indirect_set_default ing.t 1",
+              "packet 1 " + hx(eth("00:00:00:00:00:09", srcs[0], 0x0803)),
+              "expect 3 " + hx(eth("00:00:00:00:00:09", srcs[0], 0x0803)) + "$"]
+    p.dump()
+    open("selector.stf", "w").write("\n".join(lines) + "\n")
+
+
 def queues():
     """Egress queue with a rate: enq_qdepth / deq_qdepth / deq_timedelta written into the
     packet; plus per-port impairment (delay) and queue depth drops."""
@@ -691,6 +728,7 @@ def queues():
 
 
 if __name__ == "__main__":
+    selector()
     queues()
     basic_l3()
     l2_mcast()
