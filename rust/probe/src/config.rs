@@ -1,0 +1,201 @@
+//! Probe configuration (protocol-independent load schedule + OpenFlow specifics) and its
+//! command-line parsing.
+
+use std::net::{SocketAddr, ToSocketAddrs};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    /// A fixed number of packet-ins per second per switch, answered or not (P4RCProbe style).
+    Rate,
+    /// As many as answered, with at most `window` outstanding per switch (cbench style).
+    Throughput,
+    /// One outstanding packet-in per switch.
+    Latency,
+}
+
+impl Mode {
+    pub fn name(self) -> &'static str {
+        match self {
+            Mode::Rate => "rate",
+            Mode::Throughput => "throughput",
+            Mode::Latency => "latency",
+        }
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct Config {
+    pub controller: SocketAddr,
+    pub switches: usize,
+    pub mode: Mode,
+    /// packet-ins per second per switch (rate mode)
+    pub rate: f64,
+    /// outstanding packet-ins per switch (throughput mode)
+    pub window: usize,
+    pub warmup: f64,
+    pub duration: f64,
+    /// per-switch packet count of the measurement window (ends it early when all sent)
+    pub packets: Option<u64>,
+    /// how long to wait for answers after the measurement window
+    pub drain: f64,
+    /// a packet-in unanswered for this long is lost (frees its window slot)
+    pub timeout: f64,
+    /// emulated hosts (distinct MACs) behind each switch
+    pub hosts: u32,
+    pub ports: u32,
+    pub dpid_base: u64,
+    pub threads: usize,
+    /// send packet-ins with buffer ids (answers may then refer to the buffer)
+    pub buffer_ids: bool,
+    /// time-series interval, seconds
+    pub interval: f64,
+    pub connect_timeout: f64,
+    /// pause between the last handshake and the start of the load
+    pub settle: f64,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            controller: "127.0.0.1:6653".parse().unwrap(),
+            switches: 1,
+            mode: Mode::Throughput,
+            rate: 1000.0,
+            window: 64,
+            warmup: 1.0,
+            duration: 5.0,
+            packets: None,
+            drain: 1.0,
+            timeout: 1.0,
+            hosts: 100,
+            ports: 4,
+            dpid_base: 1,
+            threads: 1,
+            buffer_ids: false,
+            interval: 1.0,
+            connect_timeout: 10.0,
+            settle: 0.5,
+        }
+    }
+}
+
+impl Config {
+    pub fn window_per_switch(&self) -> usize {
+        match self.mode {
+            Mode::Latency => 1,
+            Mode::Throughput => self.window,
+            Mode::Rate => usize::MAX,
+        }
+    }
+
+    /// Slots in the per-switch ring of in-flight packet-ins (a power of two).
+    pub fn ring_size(&self) -> usize {
+        let need = match self.mode {
+            Mode::Rate => (self.rate * (self.timeout + 0.5)).ceil() as usize,
+            _ => self.window_per_switch(),
+        };
+        need.saturating_mul(2).clamp(64, 1 << 20).next_power_of_two()
+    }
+
+    pub fn validate(&self) -> Result<(), String> {
+        if !self.controller.ip().is_loopback() {
+            return Err(format!("--controller {}: only loopback addresses are allowed", self.controller));
+        }
+        if self.switches == 0 || self.switches > 65535 {
+            return Err("--switches must be 1..65535".into());
+        }
+        if self.mode == Mode::Rate && !(self.rate > 0.0 && self.rate.is_finite()) {
+            return Err("--rate must be > 0 packet-ins/s per switch".into());
+        }
+        if self.mode == Mode::Throughput && self.window == 0 {
+            return Err("--window must be >= 1".into());
+        }
+        for (name, v) in [("--warmup", self.warmup), ("--drain", self.drain)] {
+            if !(v >= 0.0 && v.is_finite()) {
+                return Err(format!("{name} must be >= 0 seconds"));
+            }
+        }
+        for (name, v) in [("--duration", self.duration), ("--timeout", self.timeout),
+                          ("--interval", self.interval), ("--connect-timeout", self.connect_timeout)] {
+            if !(v > 0.0 && v.is_finite()) {
+                return Err(format!("{name} must be > 0 seconds"));
+            }
+        }
+        if !(self.settle >= 0.0) {
+            return Err("--settle must be >= 0".into());
+        }
+        if self.hosts < 2 || self.hosts > 0xff_ffff {
+            return Err("--hosts must be 2..16777215".into());
+        }
+        if self.ports == 0 || self.ports > 0xff00 {
+            return Err("--ports must be 1..65280".into());
+        }
+        if self.threads == 0 || self.threads > 64 {
+            return Err("--threads must be 1..64".into());
+        }
+        Ok(())
+    }
+}
+
+pub fn parse_loopback(s: &str, what: &str) -> Result<SocketAddr, String> {
+    let addr = s
+        .to_socket_addrs()
+        .map_err(|e| format!("{what} {s}: {e}"))?
+        .next()
+        .ok_or_else(|| format!("{what} {s}: no address"))?;
+    if !addr.ip().is_loopback() {
+        return Err(format!("{what} {s}: only loopback addresses are allowed"));
+    }
+    Ok(addr)
+}
+
+fn num<T: std::str::FromStr>(flag: &str, v: Option<String>) -> Result<T, String> {
+    let v = v.ok_or_else(|| format!("{flag} needs a value"))?;
+    v.parse().map_err(|_| format!("{flag}: invalid value {v:?}"))
+}
+
+/// Parse the arguments of `sdnperf-probe openflow`.
+pub fn parse_openflow_args(args: &[String]) -> Result<Config, String> {
+    let mut c = Config::default();
+    let mut it = args.iter().cloned();
+    while let Some(a) = it.next() {
+        let (flag, inline) = match a.split_once('=') {
+            Some((f, v)) if f.starts_with("--") => (f.to_string(), Some(v.to_string())),
+            _ => (a.clone(), None),
+        };
+        let mut val = || inline.clone().or_else(|| it.next());
+        match flag.as_str() {
+            "--controller" => c.controller = parse_loopback(&val().ok_or("--controller needs a value")?, "--controller")?,
+            "--switches" => c.switches = num(&flag, val())?,
+            "--mode" => {
+                c.mode = match val().as_deref() {
+                    Some("rate") => Mode::Rate,
+                    Some("throughput") => Mode::Throughput,
+                    Some("latency") => Mode::Latency,
+                    other => return Err(format!("--mode: expected rate|throughput|latency, got {other:?}")),
+                }
+            }
+            "--rate" => c.rate = num(&flag, val())?,
+            "--window" => c.window = num(&flag, val())?,
+            "--warmup" => c.warmup = num(&flag, val())?,
+            "--duration" => c.duration = num(&flag, val())?,
+            "--packets" => c.packets = Some(num(&flag, val())?),
+            "--drain" => c.drain = num(&flag, val())?,
+            "--timeout" => c.timeout = num(&flag, val())?,
+            "--hosts" => c.hosts = num(&flag, val())?,
+            "--ports" => c.ports = num(&flag, val())?,
+            "--dpid-base" => c.dpid_base = num(&flag, val())?,
+            "--threads" => c.threads = num(&flag, val())?,
+            "--buffer-ids" => c.buffer_ids = true,
+            "--interval" => c.interval = num(&flag, val())?,
+            "--connect-timeout" => c.connect_timeout = num(&flag, val())?,
+            "--settle" => c.settle = num(&flag, val())?,
+            _ => return Err(format!("unknown option {a:?} (see --help)")),
+        }
+    }
+    if c.packets.is_some() && !args.iter().any(|a| a.starts_with("--duration")) {
+        c.duration = 3600.0; // a packet count, no explicit duration: the count ends the window
+    }
+    c.validate()?;
+    Ok(c)
+}

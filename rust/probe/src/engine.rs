@@ -1,0 +1,900 @@
+//! The OpenFlow 1.3 switch emulator: N switches, each one TCP connection to the controller,
+//! spread over `threads` worker threads, each running a mio event loop.
+//!
+//! Hot path: packet-ins are built by copying a per-switch template into the connection's
+//! reusable write buffer and patching a few fields; answers are parsed in place from the
+//! reusable read buffer; in-flight packet-ins live in a fixed ring of slots. Nothing is
+//! allocated per packet.
+//!
+//! Timeline (shared by all workers, offsets from `Shared::base`):
+//!   connect + handshake → settle → warm-up → measurement → drain → end.
+//! Only packet-ins *sent* in the measurement window count for sent/answered/lost/RTT;
+//! the per-interval time series covers warm-up, measurement and drain.
+
+use std::io::{ErrorKind, Read, Write};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use mio::net::TcpStream;
+use mio::{Events, Interest, Poll, Token};
+
+use crate::config::{Config, Mode};
+use crate::hist::Histogram;
+use crate::of13::{self, t};
+
+const RBUF: usize = 256 * 1024;
+/// Stop generating packet-ins while this much is waiting to be written (controller not
+/// reading): the socket, not our memory, holds the backlog.
+const WBUF_LIMIT: usize = 1 << 20;
+const NOT_SET: u64 = u64::MAX;
+
+const F_MEASURED: u8 = 1;
+const F_ANSWERED: u8 = 2;
+const F_EXPIRED: u8 = 4;
+
+#[derive(Clone, Copy)]
+struct Slot {
+    seq: u64,
+    sent_ns: u64,
+    flags: u8,
+}
+
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Tick {
+    pub sent: u64,
+    pub answered: u64,
+    pub outstanding: u64,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SwState {
+    Connecting,
+    Handshake,
+    Ready,
+    Closed,
+}
+
+/// Coordination between the main thread and the workers.
+pub struct Shared {
+    pub base: Instant,
+    pub ready: AtomicUsize,
+    pub failed: AtomicUsize,
+    pub done: AtomicUsize,
+    /// ns offsets from base; NOT_SET until known
+    pub load_start: AtomicU64,
+    pub measure_end: AtomicU64,
+    pub ready_at_start: AtomicUsize,
+    pub stop: AtomicBool,
+}
+
+impl Shared {
+    pub fn new() -> Self {
+        Shared {
+            base: Instant::now(),
+            ready: AtomicUsize::new(0),
+            failed: AtomicUsize::new(0),
+            done: AtomicUsize::new(0),
+            load_start: AtomicU64::new(NOT_SET),
+            measure_end: AtomicU64::new(NOT_SET),
+            ready_at_start: AtomicUsize::new(0),
+            stop: AtomicBool::new(false),
+        }
+    }
+    #[inline]
+    pub fn now(&self) -> u64 {
+        self.base.elapsed().as_nanos() as u64
+    }
+}
+
+impl Default for Shared {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+/// What one switch reports at the end.
+pub struct SwResult {
+    pub index: usize,
+    pub dpid: u64,
+    pub state: SwState,
+    pub ever_ready: bool,
+    pub error: Option<String>,
+    pub closed_at_s: Option<f64>,
+    pub sent: u64,
+    pub answered: u64,
+    pub lost: u64,
+    pub late: u64,
+    pub duplicates: u64,
+    pub unmatched: u64,
+    pub schedule_slips: u64,
+    pub backpressure_ns: u64,
+    pub ctl_errors: u64,
+    pub msg_counts: [u64; 32],
+    pub ticks: Vec<Tick>,
+    pub hist: Histogram,
+}
+
+struct Sw {
+    index: usize,
+    dpid: u64,
+    stream: Option<TcpStream>,
+    state: SwState,
+    ever_ready: bool,
+    error: Option<String>,
+    closed_at: Option<u64>,
+    rbuf: Vec<u8>,
+    rstart: usize,
+    rend: usize,
+    wbuf: Vec<u8>,
+    wpos: usize,
+    template: Vec<u8>,
+    xid: u32,
+    miss_send_len: u16,
+    config_flags: u16,
+    // in-flight packet-ins
+    ring: Vec<Slot>,
+    mask: u64,
+    next_seq: u64,
+    low: u64,
+    outstanding: u64,
+    last_seq_for_host: Vec<u64>,
+    load_sent: u64,
+    // measurement-window counters
+    sent: u64,
+    answered: u64,
+    lost: u64,
+    late: u64,
+    duplicates: u64,
+    unmatched: u64,
+    schedule_slips: u64,
+    backpressure_ns: u64,
+    blocked_since: Option<u64>,
+    ctl_errors: u64,
+    msg_counts: [u64; 32],
+    // time series
+    ticks: Vec<Tick>,
+    cur: Tick,
+    hist: Histogram,
+    counted_done: bool,
+}
+
+/// Where in the timeline `now` is.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Phase {
+    Before,
+    Warmup,
+    Measure,
+    Drain,
+    End,
+}
+
+struct Clock {
+    load_start: u64,
+    measure_start: u64,
+    measure_end: u64,
+    run_end: u64,
+}
+
+impl Clock {
+    fn phase(&self, now: u64) -> Phase {
+        if self.load_start == NOT_SET || now < self.load_start {
+            Phase::Before
+        } else if now < self.measure_start {
+            Phase::Warmup
+        } else if now < self.measure_end {
+            Phase::Measure
+        } else if now < self.run_end {
+            Phase::Drain
+        } else {
+            Phase::End
+        }
+    }
+}
+
+fn secs(s: f64) -> u64 {
+    (s * 1e9) as u64
+}
+
+impl Sw {
+    fn new(index: usize, cfg: &Config) -> Sw {
+        let ring_size = cfg.ring_size();
+        let mut template = Vec::with_capacity(of13::PI_LEN);
+        of13::packet_in_template(&mut template);
+        let n_ticks = ((cfg.warmup + cfg.duration.min(3600.0) + cfg.drain) / cfg.interval).ceil() as usize + 2;
+        Sw {
+            index,
+            dpid: cfg.dpid_base + index as u64,
+            stream: None,
+            state: SwState::Connecting,
+            ever_ready: false,
+            error: None,
+            closed_at: None,
+            rbuf: vec![0; RBUF],
+            rstart: 0,
+            rend: 0,
+            wbuf: Vec::with_capacity(WBUF_LIMIT + 64 * 1024),
+            wpos: 0,
+            template,
+            xid: 1,
+            miss_send_len: 128,
+            config_flags: 0,
+            ring: vec![Slot { seq: NOT_SET, sent_ns: 0, flags: 0 }; ring_size],
+            mask: ring_size as u64 - 1,
+            next_seq: 0,
+            low: 0,
+            outstanding: 0,
+            last_seq_for_host: vec![NOT_SET; cfg.hosts as usize],
+            load_sent: 0,
+            sent: 0,
+            answered: 0,
+            lost: 0,
+            late: 0,
+            duplicates: 0,
+            unmatched: 0,
+            schedule_slips: 0,
+            backpressure_ns: 0,
+            blocked_since: None,
+            ctl_errors: 0,
+            msg_counts: [0; 32],
+            ticks: Vec::with_capacity(n_ticks.min(1 << 20)),
+            cur: Tick::default(),
+            hist: Histogram::new(),
+            counted_done: false,
+        }
+    }
+
+    fn close(&mut self, poll: &Poll, now: u64, why: Option<String>) {
+        if self.state == SwState::Closed {
+            return;
+        }
+        if let Some(mut s) = self.stream.take() {
+            let _ = poll.registry().deregister(&mut s);
+        }
+        self.state = SwState::Closed;
+        self.closed_at = Some(now);
+        if self.error.is_none() {
+            self.error = why;
+        }
+    }
+
+    /// Write what is buffered; returns Err(reason) when the connection is gone.
+    fn flush(&mut self) -> Result<(), String> {
+        let Some(stream) = self.stream.as_mut() else { return Ok(()) };
+        while self.wpos < self.wbuf.len() {
+            match stream.write(&self.wbuf[self.wpos..]) {
+                Ok(0) => return Err("controller closed the connection (write returned 0)".into()),
+                Ok(n) => self.wpos += n,
+                Err(e) if e.kind() == ErrorKind::WouldBlock => break,
+                Err(e) if e.kind() == ErrorKind::Interrupted => continue,
+                Err(e) => return Err(format!("write to controller failed: {e}")),
+            }
+        }
+        if self.wpos == self.wbuf.len() {
+            self.wbuf.clear();
+            self.wpos = 0;
+        } else if self.wpos > WBUF_LIMIT {
+            self.wbuf.drain(..self.wpos);
+            self.wpos = 0;
+        }
+        Ok(())
+    }
+
+    fn pending(&self) -> usize {
+        self.wbuf.len() - self.wpos
+    }
+
+    /// Read everything available and handle every whole message.
+    fn read(&mut self, cfg: &Config, sh: &Shared, clk: &Clock, now: u64) -> Result<(), String> {
+        loop {
+            if self.rend == self.rbuf.len() {
+                if self.rstart == 0 {
+                    return Err("internal: read buffer full".into());
+                }
+                self.rbuf.copy_within(self.rstart..self.rend, 0);
+                self.rend -= self.rstart;
+                self.rstart = 0;
+            }
+            let Some(stream) = self.stream.as_mut() else { return Ok(()) };
+            match stream.read(&mut self.rbuf[self.rend..]) {
+                Ok(0) => return Err("controller closed the connection".into()),
+                Ok(n) => {
+                    self.rend += n;
+                    self.parse(cfg, sh, clk, now)?;
+                }
+                Err(e) if e.kind() == ErrorKind::WouldBlock => return Ok(()),
+                Err(e) if e.kind() == ErrorKind::Interrupted => continue,
+                Err(e) => return Err(format!("read from controller failed: {e}")),
+            }
+        }
+    }
+
+    fn parse(&mut self, cfg: &Config, sh: &Shared, clk: &Clock, now: u64) -> Result<(), String> {
+        while self.rend - self.rstart >= of13::HEADER_LEN {
+            let len = u16::from_be_bytes([self.rbuf[self.rstart + 2], self.rbuf[self.rstart + 3]]) as usize;
+            if len < of13::HEADER_LEN {
+                return Err(format!("malformed message from controller: length {len} < 8"));
+            }
+            if self.rend - self.rstart < len {
+                break;
+            }
+            let (s, e) = (self.rstart, self.rstart + len);
+            self.rstart = e;
+            self.handle(s, e, cfg, sh, clk, now)?;
+        }
+        if self.rstart == self.rend {
+            self.rstart = 0;
+            self.rend = 0;
+        }
+        Ok(())
+    }
+
+    fn handle(&mut self, s: usize, e: usize, cfg: &Config, sh: &Shared, clk: &Clock, now: u64) -> Result<(), String> {
+        let msg = &self.rbuf[s..e];
+        let version = msg[0];
+        let typ = msg[1];
+        let xid = u32::from_be_bytes([msg[4], msg[5], msg[6], msg[7]]);
+        self.msg_counts[(typ as usize).min(31)] += 1;
+        if typ == t::HELLO {
+            if !of13::hello_accepts_13(msg) {
+                return Err(format!("controller does not offer OpenFlow 1.3 (hello version {version})"));
+            }
+            if self.state == SwState::Connecting {
+                self.state = SwState::Handshake;
+            }
+            return Ok(());
+        }
+        if version != of13::VERSION {
+            return Err(format!("controller sent a version {version} message (type {typ}); expected OpenFlow 1.3"));
+        }
+        let w = &mut self.wbuf;
+        match typ {
+            t::ERROR => {
+                self.ctl_errors += 1;
+            }
+            t::ECHO_REQUEST => of13::echo_reply(w, xid, &msg[8..]),
+            t::FEATURES_REQUEST => {
+                let n_buffers = if cfg.buffer_ids { self.ring.len() as u32 } else { 0 };
+                of13::features_reply(w, xid, self.dpid, n_buffers);
+                if !self.ever_ready {
+                    self.ever_ready = true;
+                    self.state = SwState::Ready;
+                    sh.ready.fetch_add(1, Ordering::SeqCst);
+                }
+            }
+            t::GET_CONFIG_REQUEST => of13::get_config_reply(w, xid, self.config_flags, self.miss_send_len),
+            t::SET_CONFIG => {
+                if msg.len() >= 12 {
+                    self.config_flags = u16::from_be_bytes([msg[8], msg[9]]);
+                    self.miss_send_len = u16::from_be_bytes([msg[10], msg[11]]);
+                }
+            }
+            t::BARRIER_REQUEST => of13::simple(w, t::BARRIER_REPLY, xid),
+            t::MULTIPART_REQUEST => {
+                let ok = msg.len() >= 16
+                    && of13::multipart_reply(w, xid, u16::from_be_bytes([msg[8], msg[9]]), self.dpid, cfg.ports);
+                if !ok {
+                    of13::error(w, xid, of13::ET_BAD_REQUEST, of13::BRC_BAD_MULTIPART, msg);
+                }
+            }
+            t::ROLE_REQUEST => {
+                let role = of13::be32(msg, 8).unwrap_or(0);
+                let gen = of13::be64(msg, 16).unwrap_or(0);
+                of13::role_reply(w, xid, if role == 0 { 1 } else { role }, gen);
+            }
+            t::GET_ASYNC_REQUEST => of13::get_async_reply(w, xid),
+            t::QUEUE_GET_CONFIG_REQUEST => of13::queue_get_config_reply(w, xid, of13::be32(msg, 8).unwrap_or(0)),
+            t::PACKET_OUT => match of13::parse_packet_out(msg) {
+                Some(po) => {
+                    if po.buffer_id != of13::NO_BUFFER {
+                        let b = po.buffer_id;
+                        self.answer_buffer(b, clk, now);
+                    } else if let Some(id) = of13::frame_id(po.data) {
+                        self.answer_id(id, clk, now);
+                    } else {
+                        self.unmatched += 1;
+                    }
+                }
+                None => return Err("malformed PACKET_OUT from controller".into()),
+            },
+            t::FLOW_MOD => match of13::parse_flow_mod(msg) {
+                Some(fm) => {
+                    if fm.buffer_id != of13::NO_BUFFER && cfg.buffer_ids {
+                        self.answer_buffer(fm.buffer_id, clk, now);
+                    } else if let Some(seq) = self.seq_for_macs(fm.eth_src, fm.eth_dst) {
+                        self.answer_seq(seq, clk, now, true);
+                    }
+                }
+                None => return Err("malformed FLOW_MOD from controller".into()),
+            },
+            t::SET_ASYNC | t::GROUP_MOD | t::PORT_MOD | t::TABLE_MOD | t::METER_MOD | t::ECHO_REPLY
+            | t::EXPERIMENTER => {}
+            _ => {
+                self.ctl_errors += 1;
+                of13::error(w, xid, of13::ET_BAD_REQUEST, of13::BRC_BAD_TYPE, msg);
+            }
+        }
+        Ok(())
+    }
+
+    fn seq_for_macs(&self, src: Option<[u8; 6]>, dst: Option<[u8; 6]>) -> Option<u64> {
+        for m in [src, dst].into_iter().flatten() {
+            if let Some((sw, host)) = of13::decode_host_mac(&m) {
+                if sw as usize == (self.index & 0xffff) && (host as usize) < self.last_seq_for_host.len() {
+                    let seq = self.last_seq_for_host[host as usize];
+                    if seq != NOT_SET {
+                        return Some(seq);
+                    }
+                }
+            }
+        }
+        None
+    }
+
+    fn answer_buffer(&mut self, buffer_id: u32, clk: &Clock, now: u64) {
+        let slot = self.ring[(buffer_id as u64 & self.mask) as usize];
+        if slot.seq != NOT_SET && (slot.seq as u32 & 0x7fff_ffff) == buffer_id {
+            self.answer_seq(slot.seq, clk, now, false);
+        } else {
+            self.unmatched += 1;
+        }
+    }
+
+    fn answer_id(&mut self, id: u64, clk: &Clock, now: u64) {
+        if (id >> 40) as usize != self.index {
+            self.unmatched += 1;
+            return;
+        }
+        self.answer_seq(id & ((1 << 40) - 1), clk, now, false);
+    }
+
+    #[inline]
+    fn answer_seq(&mut self, seq: u64, clk: &Clock, now: u64, by_mac: bool) {
+        let slot = &mut self.ring[(seq & self.mask) as usize];
+        if slot.seq != seq {
+            if seq < self.next_seq {
+                self.late += 1;
+            } else {
+                self.unmatched += 1;
+            }
+            return;
+        }
+        if slot.flags & F_ANSWERED != 0 {
+            if !by_mac {
+                self.duplicates += 1;
+            }
+            return;
+        }
+        if slot.flags & F_EXPIRED != 0 {
+            self.late += 1;
+            return;
+        }
+        slot.flags |= F_ANSWERED;
+        let measured = slot.flags & F_MEASURED != 0;
+        let rtt = now.saturating_sub(slot.sent_ns);
+        self.outstanding -= 1;
+        if clk.phase(now) != Phase::Before {
+            self.cur.answered += 1;
+        }
+        if measured {
+            self.answered += 1;
+            self.hist.record(rtt);
+        }
+    }
+
+    /// Free the slots of answered and timed-out packet-ins at the tail of the ring.
+    fn expire(&mut self, now: u64, timeout: u64) {
+        while self.low < self.next_seq {
+            let slot = &mut self.ring[(self.low & self.mask) as usize];
+            if slot.flags & (F_ANSWERED | F_EXPIRED) != 0 {
+                self.low += 1;
+            } else if now.saturating_sub(slot.sent_ns) > timeout {
+                slot.flags |= F_EXPIRED;
+                self.outstanding -= 1;
+                if slot.flags & F_MEASURED != 0 {
+                    self.lost += 1;
+                }
+                self.low += 1;
+            } else {
+                break;
+            }
+        }
+    }
+
+    #[inline]
+    fn send_one(&mut self, cfg: &Config, now: u64, measured: bool) {
+        if self.next_seq - self.low >= self.ring.len() as u64 {
+            // ring full (rate mode far ahead of the answers): the oldest is given up as lost
+            let slot = &mut self.ring[(self.low & self.mask) as usize];
+            if slot.flags & (F_ANSWERED | F_EXPIRED) == 0 {
+                slot.flags |= F_EXPIRED;
+                self.outstanding -= 1;
+                if slot.flags & F_MEASURED != 0 {
+                    self.lost += 1;
+                }
+            }
+            self.low += 1;
+        }
+        let seq = self.next_seq;
+        self.next_seq += 1;
+        let hosts = cfg.hosts as u64;
+        let src_h = (seq % hosts) as u32;
+        let dst_h = ((seq + 1) % hosts) as u32;
+        let sw = (self.index & 0xffff) as u32;
+        let id = ((self.index as u64) << 40) | seq;
+        let start = self.wbuf.len();
+        self.wbuf.extend_from_slice(&self.template);
+        let m = &mut self.wbuf[start..];
+        m[4..8].copy_from_slice(&self.xid.to_be_bytes());
+        self.xid = self.xid.wrapping_add(1);
+        let buffer_id = if cfg.buffer_ids { (seq as u32) & 0x7fff_ffff } else { of13::NO_BUFFER };
+        m[of13::PI_BUFFER_OFF..of13::PI_BUFFER_OFF + 4].copy_from_slice(&buffer_id.to_be_bytes());
+        let in_port = src_h % cfg.ports + 1;
+        m[of13::PI_IN_PORT_OFF..of13::PI_IN_PORT_OFF + 4].copy_from_slice(&in_port.to_be_bytes());
+        of13::patch_frame(&mut m[of13::PI_DATA_OFF..], of13::host_mac(sw, dst_h), of13::host_mac(sw, src_h), id);
+        let idx = (seq & self.mask) as usize;
+        self.ring[idx] = Slot { seq, sent_ns: now, flags: if measured { F_MEASURED } else { 0 } };
+        self.last_seq_for_host[src_h as usize] = seq;
+        self.outstanding += 1;
+        self.load_sent += 1;
+        self.cur.sent += 1;
+        if measured {
+            self.sent += 1;
+        }
+    }
+
+    /// Send the packet-ins the load mode calls for now.
+    fn generate(&mut self, cfg: &Config, clk: &Clock, now: u64, phase: Phase) {
+        if self.state != SwState::Ready || !(phase == Phase::Warmup || phase == Phase::Measure) {
+            return;
+        }
+        let measured = phase == Phase::Measure;
+        if self.pending() >= WBUF_LIMIT {
+            if self.blocked_since.is_none() {
+                self.blocked_since = Some(now);
+            }
+            return;
+        }
+        if let Some(since) = self.blocked_since.take() {
+            if measured {
+                self.backpressure_ns += now - since.max(clk.measure_start);
+            }
+        }
+        let budget = |s: &Sw| (WBUF_LIMIT.saturating_sub(s.pending())) / of13::PI_LEN;
+        match cfg.mode {
+            Mode::Rate => {
+                let target = ((now - clk.load_start) as f64 * 1e-9 * cfg.rate) as u64;
+                let mut due = target.saturating_sub(self.load_sent);
+                // More than 50 ms behind schedule: the probe (or the socket) could not keep
+                // up; skip the backlog rather than burst it, and say so.
+                let slack = (cfg.rate * 0.05) as u64 + 16;
+                if due > slack {
+                    let skip = due - slack;
+                    self.load_sent += skip;
+                    if measured {
+                        self.schedule_slips += skip;
+                    }
+                    due = slack;
+                }
+                let mut n = due.min(budget(self) as u64);
+                if let (Some(limit), true) = (cfg.packets, measured) {
+                    n = n.min(limit.saturating_sub(self.sent));
+                }
+                for _ in 0..n {
+                    self.send_one(cfg, now, measured);
+                }
+            }
+            Mode::Throughput | Mode::Latency => {
+                let window = cfg.window_per_switch() as u64;
+                let mut n = window.saturating_sub(self.outstanding).min(budget(self) as u64);
+                if let (Some(limit), true) = (cfg.packets, measured) {
+                    n = n.min(limit.saturating_sub(self.sent));
+                }
+                for _ in 0..n {
+                    self.send_one(cfg, now, measured);
+                }
+            }
+        }
+    }
+
+    fn close_ticks(&mut self, upto: usize) {
+        while self.ticks.len() < upto {
+            let mut t = self.cur;
+            t.outstanding = self.outstanding;
+            self.ticks.push(t);
+            self.cur = Tick::default();
+        }
+    }
+
+    fn result(mut self, clk: &Clock) -> SwResult {
+        // whatever was sent in the window and never answered is lost
+        while self.low < self.next_seq {
+            let slot = self.ring[(self.low & self.mask) as usize];
+            if slot.seq == self.low && slot.flags & (F_ANSWERED | F_EXPIRED) == 0 && slot.flags & F_MEASURED != 0 {
+                self.lost += 1;
+            }
+            self.low += 1;
+        }
+        let closed_at_s = self.closed_at.map(|c| {
+            if clk.load_start == NOT_SET { 0.0 } else { (c as f64 - clk.load_start as f64) * 1e-9 }
+        });
+        SwResult {
+            index: self.index,
+            dpid: self.dpid,
+            state: self.state,
+            ever_ready: self.ever_ready,
+            error: self.error,
+            closed_at_s,
+            sent: self.sent,
+            answered: self.answered,
+            lost: self.lost,
+            late: self.late,
+            duplicates: self.duplicates,
+            unmatched: self.unmatched,
+            schedule_slips: self.schedule_slips,
+            backpressure_ns: self.backpressure_ns,
+            ctl_errors: self.ctl_errors,
+            msg_counts: self.msg_counts,
+            ticks: self.ticks,
+            hist: self.hist,
+        }
+    }
+}
+
+/// Run the switches `indices` until the end of the timeline; returns their results.
+pub fn worker(cfg: Arc<Config>, sh: Arc<Shared>, indices: Vec<usize>) -> Vec<SwResult> {
+    let mut poll = match Poll::new() {
+        Ok(p) => p,
+        Err(e) => {
+            return indices
+                .into_iter()
+                .map(|i| {
+                    let mut s = Sw::new(i, &cfg);
+                    s.error = Some(format!("cannot create poller: {e}"));
+                    s.state = SwState::Closed;
+                    sh.failed.fetch_add(1, Ordering::SeqCst);
+                    s.result(&Clock { load_start: NOT_SET, measure_start: 0, measure_end: 0, run_end: 0 })
+                })
+                .collect()
+        }
+    };
+    let mut sws: Vec<Sw> = indices.iter().map(|&i| Sw::new(i, &cfg)).collect();
+    let connect_timeout = Duration::from_secs_f64(cfg.connect_timeout.min(5.0));
+    for (k, sw) in sws.iter_mut().enumerate() {
+        match std::net::TcpStream::connect_timeout(&cfg.controller, connect_timeout) {
+            Ok(s) => {
+                let _ = s.set_nodelay(true);
+                if let Err(e) = s.set_nonblocking(true) {
+                    sw.error = Some(format!("set_nonblocking: {e}"));
+                    sw.state = SwState::Closed;
+                    sh.failed.fetch_add(1, Ordering::SeqCst);
+                    continue;
+                }
+                let mut ms = TcpStream::from_std(s);
+                if let Err(e) = poll.registry().register(&mut ms, Token(k), Interest::READABLE | Interest::WRITABLE) {
+                    sw.error = Some(format!("register: {e}"));
+                    sw.state = SwState::Closed;
+                    sh.failed.fetch_add(1, Ordering::SeqCst);
+                    continue;
+                }
+                sw.stream = Some(ms);
+                of13::hello(&mut sw.wbuf, 0);
+                sw.xid = 1;
+            }
+            Err(e) => {
+                sw.error = Some(format!("cannot connect to {}: {e}", cfg.controller));
+                sw.state = SwState::Closed;
+                sw.closed_at = Some(sh.now());
+                sh.failed.fetch_add(1, Ordering::SeqCst);
+            }
+        }
+    }
+    let mut events = Events::with_capacity(1024);
+    let timeout = secs(cfg.timeout);
+    let interval = secs(cfg.interval);
+    let mut clk = Clock { load_start: NOT_SET, measure_start: NOT_SET, measure_end: NOT_SET, run_end: NOT_SET };
+    let mut to_close: Vec<(usize, String)> = Vec::new();
+    loop {
+        let now = sh.now();
+        if clk.load_start == NOT_SET {
+            let ls = sh.load_start.load(Ordering::SeqCst);
+            if ls != NOT_SET {
+                clk.load_start = ls;
+                clk.measure_start = ls + secs(cfg.warmup);
+                clk.measure_end = clk.measure_start + secs(cfg.duration);
+                clk.run_end = clk.measure_end + secs(cfg.drain);
+            }
+        }
+        if clk.load_start != NOT_SET {
+            let me = sh.measure_end.load(Ordering::SeqCst);
+            if me != NOT_SET && me < clk.measure_end {
+                clk.measure_end = me;
+                clk.run_end = me + secs(cfg.drain);
+            }
+        }
+        let phase = clk.phase(now);
+        if phase == Phase::End || sh.stop.load(Ordering::Relaxed) {
+            break;
+        }
+        for sw in sws.iter_mut() {
+            if sw.state == SwState::Closed {
+                continue;
+            }
+            sw.expire(now, timeout);
+            sw.generate(&cfg, &clk, now, phase);
+        }
+        for (k, sw) in sws.iter_mut().enumerate() {
+            if sw.pending() > 0 {
+                if let Err(e) = sw.flush() {
+                    to_close.push((k, e));
+                }
+            }
+        }
+        let wait = if phase == Phase::Before { Duration::from_millis(5) } else { Duration::from_millis(1) };
+        if let Err(e) = poll.poll(&mut events, Some(wait)) {
+            if e.kind() != ErrorKind::Interrupted {
+                for (k, _) in sws.iter().enumerate() {
+                    to_close.push((k, format!("poll failed: {e}")));
+                }
+            }
+        }
+        let now = sh.now();
+        for ev in events.iter() {
+            let k = ev.token().0;
+            let Some(sw) = sws.get_mut(k) else { continue };
+            if sw.state == SwState::Closed {
+                continue;
+            }
+            if ev.is_readable() || ev.is_read_closed() || ev.is_error() {
+                if let Err(e) = sw.read(&cfg, &sh, &clk, now) {
+                    to_close.push((k, e));
+                    continue;
+                }
+            }
+            if ev.is_writable() && sw.pending() > 0 {
+                if let Err(e) = sw.flush() {
+                    to_close.push((k, e));
+                }
+            }
+        }
+        for (k, why) in to_close.drain(..) {
+            let sw = &mut sws[k];
+            if sw.state != SwState::Closed {
+                if !sw.ever_ready {
+                    sh.failed.fetch_add(1, Ordering::SeqCst);
+                }
+                sw.close(&poll, now, Some(why));
+            }
+        }
+        // count mode: a switch is done when it has sent its packets (or is gone)
+        if clk.load_start != NOT_SET {
+            let phase = clk.phase(now);
+            for sw in sws.iter_mut() {
+                let finished = sw.state == SwState::Closed
+                    || (phase == Phase::Measure && cfg.packets.is_some_and(|n| sw.sent >= n));
+                if finished && !sw.counted_done && sw.ever_ready {
+                    sw.counted_done = true;
+                    sh.done.fetch_add(1, Ordering::SeqCst);
+                }
+            }
+            if cfg.packets.is_some() && phase == Phase::Measure {
+                let need = sh.ready_at_start.load(Ordering::SeqCst);
+                if need > 0 && sh.done.load(Ordering::SeqCst) >= need {
+                    let _ = sh.measure_end.fetch_min(now, Ordering::SeqCst);
+                }
+            }
+            if now >= clk.load_start {
+                let tick = ((now - clk.load_start) / interval) as usize;
+                for sw in sws.iter_mut() {
+                    sw.close_ticks(tick);
+                }
+            }
+        }
+    }
+    let end = sh.now();
+    let total_ticks = if clk.load_start == NOT_SET { 0 } else { (end.saturating_sub(clk.load_start) / interval) as usize + 1 };
+    sws.into_iter()
+        .map(|mut sw| {
+            sw.close_ticks(total_ticks);
+            if let Some(since) = sw.blocked_since.take() {
+                if clk.measure_start != NOT_SET && since < clk.measure_end {
+                    sw.backpressure_ns += clk.measure_end.saturating_sub(since.max(clk.measure_start));
+                }
+            }
+            sw.result(&clk)
+        })
+        .collect()
+}
+
+/// Timeline actually used by a run (seconds).
+pub struct Timeline {
+    pub connected_s: f64,
+    pub load_started: bool,
+    pub warmup_s: f64,
+    pub measure_s: f64,
+    pub drain_s: f64,
+    pub load_start_ns: u64,
+}
+
+/// CPU time of this process, in nanoseconds (user + system).
+pub fn process_cpu_ns() -> u64 {
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: getrusage writes into the struct we pass.
+    if unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut ru) } != 0 {
+        return 0;
+    }
+    let tv = |t: libc::timeval| t.tv_sec as u64 * 1_000_000_000 + t.tv_usec as u64 * 1000;
+    tv(ru.ru_utime) + tv(ru.ru_stime)
+}
+
+pub struct RunOutput {
+    pub results: Vec<SwResult>,
+    pub timeline: Timeline,
+    pub cpu_measure_pct: f64,
+    pub cpu_run_pct: f64,
+}
+
+/// Run a whole benchmark: connect, handshake, settle, warm-up, measure, drain.
+pub fn run(cfg: Config) -> RunOutput {
+    let cfg = Arc::new(cfg);
+    let sh = Arc::new(Shared::new());
+    let cpu0 = process_cpu_ns();
+    let threads = cfg.threads.min(cfg.switches).max(1);
+    let mut handles = Vec::new();
+    for w in 0..threads {
+        let idx: Vec<usize> = (0..cfg.switches).filter(|i| i % threads == w).collect();
+        let (c, s) = (cfg.clone(), sh.clone());
+        handles.push(std::thread::spawn(move || worker(c, s, idx)));
+    }
+    // wait for every switch to finish its handshake (or fail), bounded
+    let deadline = sh.now() + secs(cfg.connect_timeout);
+    while sh.ready.load(Ordering::SeqCst) + sh.failed.load(Ordering::SeqCst) < cfg.switches && sh.now() < deadline {
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    let connected_s = sh.now() as f64 * 1e-9;
+    let ready = sh.ready.load(Ordering::SeqCst);
+    let mut timeline = Timeline { connected_s, load_started: false, warmup_s: 0.0, measure_s: 0.0, drain_s: 0.0, load_start_ns: 0 };
+    let mut cpu_measure_pct = 0.0;
+    if ready > 0 {
+        std::thread::sleep(Duration::from_secs_f64(cfg.settle));
+        sh.ready_at_start.store(sh.ready.load(Ordering::SeqCst), Ordering::SeqCst);
+        let ls = sh.now();
+        sh.load_start.store(ls, Ordering::SeqCst);
+        timeline.load_started = true;
+        timeline.load_start_ns = ls;
+        let ms = ls + secs(cfg.warmup);
+        let planned_end = ms + secs(cfg.duration);
+        while sh.now() < ms {
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        let (c1, t1) = (process_cpu_ns(), sh.now());
+        loop {
+            let now = sh.now();
+            let me = sh.measure_end.load(Ordering::SeqCst);
+            if now >= planned_end || (me != NOT_SET && now >= me) {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        let (c2, t2) = (process_cpu_ns(), sh.now());
+        cpu_measure_pct = 100.0 * (c2 - c1) as f64 / (t2 - t1).max(1) as f64;
+        let me = sh.measure_end.load(Ordering::SeqCst);
+        let end = if me != NOT_SET { me.min(planned_end) } else { planned_end };
+        timeline.warmup_s = cfg.warmup;
+        timeline.measure_s = (end - ms) as f64 * 1e-9;
+        timeline.drain_s = cfg.drain;
+    } else {
+        sh.stop.store(true, Ordering::SeqCst);
+    }
+    let mut results: Vec<SwResult> = Vec::new();
+    for h in handles {
+        match h.join() {
+            Ok(r) => results.extend(r),
+            Err(_) => {} // a worker panic loses its switches; reported as missing below
+        }
+    }
+    results.sort_by_key(|r| r.index);
+    let wall = sh.now().max(1);
+    let cpu_run_pct = 100.0 * (process_cpu_ns() - cpu0) as f64 / wall as f64;
+    RunOutput { results, timeline, cpu_measure_pct, cpu_run_pct }
+}
