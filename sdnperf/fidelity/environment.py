@@ -17,6 +17,8 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Callable
 
+from sdnperf.emulation import capabilities
+
 PROBE_TIMEOUT_S = 2.0  # per external command; they normally answer in milliseconds
 
 # name -> (command, regex picking the version out of its stdout+stderr)
@@ -44,7 +46,7 @@ def collect(datapath: str | None = None) -> dict:
         env.update({key: _safe(fn) for key, fn in MACHINE_FACTS.items()})
         for name, package in PYTHON_PACKAGES.items():
             env[name] = _safe(lambda p=package: importlib.metadata.version(p))
-        env["ovs_kernel_module"] = _safe(ovs_kernel_module)
+        env["ovs_kernel_module"] = _safe(capabilities.ovs_kernel_module)
         results = {name: f.result() for name, f in futures.items()}
     netem = results.pop("netem") or {}
     env["netem"] = netem.get("usable") if isinstance(netem, dict) else None
@@ -111,38 +113,9 @@ def tool_version(argv: list[str], pattern: str) -> str | None:
     return first[0] if first else None
 
 
-def ovs_kernel_module() -> bool:
-    """Loaded, or loadable according to `modprobe -n` (a dry run: nothing is loaded)."""
-    if Path("/sys/module/openvswitch").exists():
-        return True
-    if not shutil.which("modprobe"):
-        return False
-    proc = subprocess.run(["modprobe", "-n", "-q", "openvswitch"], capture_output=True,
-                          timeout=PROBE_TIMEOUT_S)
-    return proc.returncode == 0
-
-
 def netem_usable() -> dict:
-    """Whether `tc qdisc add ... netem` works, tried on a veth pair inside a throwaway
-    network namespace (never on an interface of the host). The namespace is always deleted."""
+    """Whether the kernel can emulate delay/loss (probed in a throwaway namespace)."""
     if os.geteuid() != 0:
         return {"usable": None, "detail": "not checked: needs root"}
-    if not (shutil.which("ip") and shutil.which("tc")):
-        return {"usable": None, "detail": "not checked: iproute2 (ip, tc) missing"}
-    ns = f"sdnperf-envprobe-{uuid.uuid4().hex[:8]}"
-
-    def run(*argv: str) -> subprocess.CompletedProcess:
-        return subprocess.run(list(argv), capture_output=True, text=True, timeout=PROBE_TIMEOUT_S)
-
-    try:
-        if run("ip", "netns", "add", ns).returncode != 0:
-            return {"usable": None, "detail": "not checked: cannot create a network namespace"}
-        link = run("ip", "-n", ns, "link", "add", "p0", "type", "veth", "peer", "name", "p1")
-        if link.returncode != 0:
-            return {"usable": None, "detail": f"not checked: {link.stderr.strip()}"}
-        tc = run("tc", "-n", ns, "qdisc", "add", "dev", "p0", "root", "netem", "delay", "1ms")
-        if tc.returncode == 0:
-            return {"usable": True, "detail": "sch_netem works"}
-        return {"usable": False, "detail": f"sch_netem unusable: {tc.stderr.strip()}"}
-    finally:
-        subprocess.run(["ip", "netns", "del", ns], capture_output=True, timeout=PROBE_TIMEOUT_S)
+    cap = capabilities.netem()
+    return {"usable": cap.ok, "detail": cap.detail}
