@@ -154,7 +154,7 @@ class Path3:
     def start_switch(self, program: str, commands: list[str] | None = None, extra=()):
         self.stop_switch()
         argv = ["ip", "netns", "exec", NS_S, BIN, "run", "--json", program, "-i", "1@sdpbS1",
-                "-i", "2@sdpbS2", "--ctl-socket", CTL, *extra]
+                "-i", "2@sdpbS2", "--ctl-socket", CTL, "--die-with-parent", *extra]
         if not self.offloads:
             argv.append("--no-vnet")
         if commands:

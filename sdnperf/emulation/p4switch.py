@@ -77,7 +77,7 @@ class P4Switch(Switch):
 
     def argv(self) -> list[str]:
         argv = [self.binary or find_binary(), "run", "--json", self.json_path,
-                "--ctl-socket", self.ctl_socket]
+                "--ctl-socket", self.ctl_socket, "--die-with-parent"]
         for port, intf in sorted(self.intfs.items()):
             if intf.name == "lo" or port == 0 and intf.name.endswith("lo"):
                 continue

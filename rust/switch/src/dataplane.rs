@@ -38,7 +38,17 @@ pub fn run(mut sw: Switch, mut ports: Vec<Port>, ctl_rx: Option<Receiver<Request
     let mut sent: Vec<Box<Job>> = Vec::with_capacity(1024);
     let mut cpu_dropped = 0u64;
     let mut idle_spins = 0u32;
+    let mut last_check = std::time::Instant::now();
+    let mut exit_reason = String::from("signal");
     while !STOP.load(Ordering::Relaxed) {
+        // once a second: stop if an interface vanished (e.g. Mininet deleted the links)
+        if last_check.elapsed() >= std::time::Duration::from_secs(1) {
+            last_check = std::time::Instant::now();
+            if let Some(p) = ports.iter().find(|p| crate::ports::afpacket::ifindex(&p.io.name).is_err()) {
+                exit_reason = format!("interface {} vanished", p.io.name);
+                break;
+            }
+        }
         if let Some(rx) = &ctl_rx {
             while let Ok(req) = rx.try_recv() {
                 let ans = ctl::execute(&mut sw, &req.line);
@@ -124,8 +134,9 @@ pub fn run(mut sw: Switch, mut ports: Vec<Port>, ctl_rx: Option<Receiver<Request
         }
     }
     let s = sw.eng.stats;
+    eprintln!("sdnperf-switch: stopping ({})", exit_reason);
     eprintln!(
-        "sdnperf-switch: stopping: rx={} tx={} dropped={} parser_errors={} recirculations={} queue_dropped={} impair_dropped={} cpu_port_dropped={}",
+        "sdnperf-switch: counters: rx={} tx={} dropped={} parser_errors={} recirculations={} queue_dropped={} impair_dropped={} cpu_port_dropped={}",
         s.rx, s.tx, s.dropped, s.parser_errors, s.recirculations, sw.queue_dropped, sw.impair_dropped, cpu_dropped
     );
     for p in &ports {

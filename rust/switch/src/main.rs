@@ -190,6 +190,10 @@ fn cmd_run(args: &[String]) -> Result<(), String> {
                 impairs.push((n.parse().map_err(|_| "bad --impair port")?, ImpairCfg::parse(spec)?));
             }
             "--no-vnet" => vnet = false,
+            "--die-with-parent" => unsafe {
+                // SIGTERM when the process that started us exits (even if it is killed)
+                libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM);
+            },
             "--commands" => commands = Some(next(&mut i)?),
             other if !other.starts_with('-') && json.is_none() => json = Some(other.to_string()),
             other => return Err(format!("unknown option {}", other)),
@@ -235,7 +239,7 @@ fn cmd_run(args: &[String]) -> Result<(), String> {
 
 fn usage() -> ! {
     eprintln!(
-        "usage:\n  sdnperf-switch stf PROGRAM(.json|.p4) TEST.stf\n  sdnperf-switch run --json PROG.json -i N@IFACE ... [--cpu-port N] [--ctl HOST:PORT | --ctl-socket PATH] [--impair N:delay=5ms,...] [--no-vnet]\n  sdnperf-switch ctl (HOST:PORT|SOCKET) COMMAND... | -f FILE\n  sdnperf-switch check PROGRAM"
+        "usage:\n  sdnperf-switch stf PROGRAM(.json|.p4) TEST.stf\n  sdnperf-switch run --json PROG.json -i N@IFACE ... [--cpu-port N] [--ctl HOST:PORT | --ctl-socket PATH] [--impair N:delay=5ms,...] [--no-vnet] [--die-with-parent] [--commands FILE]\n  sdnperf-switch ctl (HOST:PORT|SOCKET) COMMAND... | -f FILE\n  sdnperf-switch check PROGRAM"
     );
     std::process::exit(2)
 }
