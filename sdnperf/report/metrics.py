@@ -127,3 +127,13 @@ for _m in [
            "Transmission rating R of the G.107 E-model (0–100), mean over calls."),
 ]:
     register(_m)
+
+for _m in [
+    Metric("frames_lost_pct", "%", "lower", "frames lost",
+           "Live video: share of frames with at least one packet missing at the receiver, "
+           "over all frames of all streams."),
+    Metric("frames_late_pct", "%", "lower", "frames late",
+           "Live video: share of frames that arrived complete but whose last packet came "
+           "later than the playout deadline (playout_delay_ms after the frame's capture)."),
+]:
+    register(_m)

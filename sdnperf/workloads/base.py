@@ -10,6 +10,7 @@ from typing import Callable
 from .config import WorkloadConfig
 from .context import WorkloadContext, WorkloadError, WorkloadOutput
 from .iperf import run_iperf_tcp, run_iperf_udp
+from .live_video import run_live_video
 from .ping import run_ping
 from .tcp_connect import run_tcp_connect
 from .voip import run_voip
@@ -20,6 +21,7 @@ REGISTRY: dict[str, Callable[..., WorkloadOutput]] = {
     "iperf-udp": run_iperf_udp,
     "tcp-connect": run_tcp_connect,
     "voip": run_voip,
+    "live-video": run_live_video,
 }
 
 

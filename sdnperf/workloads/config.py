@@ -186,9 +186,10 @@ class IperfUdpConfig(_Workload):
         return parse_suffixed(self.rate, 1000)
 
 
-from .traffic_config import TcpConnectConfig, VoipConfig  # noqa: E402  (it builds on the models above)
+from .traffic_config import LiveVideoConfig, TcpConnectConfig, VoipConfig  # noqa: E402  (it builds on the models above)
 
 WorkloadConfig = Annotated[
-    Union[PingConfig, IperfTcpConfig, IperfUdpConfig, TcpConnectConfig, VoipConfig],
+    Union[PingConfig, IperfTcpConfig, IperfUdpConfig, TcpConnectConfig, VoipConfig,
+          LiveVideoConfig],
     Field(discriminator="kind")
 ]
