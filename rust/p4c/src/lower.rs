@@ -309,6 +309,7 @@ pub struct Lower<'a> {
     root_places: HashMap<String, Place>,
     parser_extra_ops: Vec<J>,
     inlined: HashMap<String, usize>,
+    key_prims: Vec<J>,
 }
 
 
@@ -344,6 +345,7 @@ pub fn lower(prog: &Program, text: &str, sink: &mut Sink) -> Option<Ir> {
         root_places: HashMap::new(),
         parser_extra_ops: vec![],
         inlined: HashMap::new(),
+        key_prims: vec![],
     };
     l.run()
 }
@@ -832,7 +834,10 @@ impl<'a> Lower<'a> {
             let mut ops = if st.name == "start" { init_ops.clone() } else { vec![] };
             for s in &st.stmts {
                 self.act = Some(ActionCtx { prims: vec![], returns: vec![] });
-                ops.extend(self.parser_stmt(s, name));
+                self.parser_extra_ops.clear();
+                let r = self.parser_stmt(s, name);
+                ops.append(&mut self.parser_extra_ops);
+                ops.extend(r);
             }
             let (key, trans) = match &st.transition {
                 None => (vec![], vec![json!({"type": "default", "value": null, "mask": null, "next_state": null})]),
@@ -1030,6 +1035,15 @@ impl<'a> Lower<'a> {
             return Ok((json!({"type": "field", "value": [hdr, field]}), t.width().unwrap_or(0), t));
         }
         Err(Error::new(k.span, "unsupported select key"))
+    }
+
+    /// A parser temporary set from `x` (e.g. a lookahead) before the current statement.
+    fn parser_temp(&mut self, x: X, t: &Type) -> X {
+        let p = self.scalar(&format!("tmp_{}", self.tmp_count), t);
+        self.tmp_count += 1;
+        let Place::Field { hdr, field, .. } = p else { unreachable!() };
+        self.parser_extra_ops.push(json!({"op": "set", "parameters": [{"type": "field", "value": [hdr, field]}, x.je()]}));
+        X::Field(hdr, field)
     }
 
     fn lookahead_call(&mut self, e: &Expr) -> PResult<Option<(u32, Type)>> {
@@ -1667,8 +1681,9 @@ impl<'a> Lower<'a> {
                 }
                 if let Some(t) = self.table_apply(c)? {
                     let tn = self.lower_table(&t, c.span)?;
+                    let entry = self.table_entry(&tn);
                     self.set_next_all(&tn, next);
-                    return Ok(Some(tn));
+                    return Ok(Some(entry));
                 }
                 Err(Error::new(c.span, "unsupported call in apply block"))
             }
@@ -1682,6 +1697,7 @@ impl<'a> Lower<'a> {
                     if m == "hit" || m == "miss" {
                         if let Some(t) = self.table_apply(call)? {
                             let tn = self.lower_table(&t, call.span)?;
+                            let entry = self.table_entry(&tn);
                             let tb = self.ctl_seq(std::slice::from_ref(a), next.clone())?;
                             let fb = match b {
                                 Some(b) => self.ctl_seq(std::slice::from_ref(b), next.clone())?,
@@ -1695,7 +1711,7 @@ impl<'a> Lower<'a> {
                                 t.next_tables.insert("__HIT__".into(), h);
                                 t.next_tables.insert("__MISS__".into(), ms);
                             }
-                            return Ok(Some(tn));
+                            return Ok(Some(entry));
                         }
                     }
                 }
@@ -1724,13 +1740,17 @@ impl<'a> Lower<'a> {
             StmtKind::Switch(e, cases) => {
                 let call = match &e.kind {
                     ExprKind::Member(c, m) if m == "action_run" => c,
-                    _ => return Err(Error::new(e.span, "only `switch (t.apply().action_run)` is supported by this compiler")),
+                    _ => {
+                        let s2 = desugar_switch(e, cases, s.span)?;
+                        return self.ctl_stmt(&s2, next);
+                    }
                 };
                 let t = match self.table_apply(call)? {
                     Some(t) => t,
                     None => return Err(Error::new(e.span, "expected a table application")),
                 };
                 let tn = self.lower_table(&t, call.span)?;
+                let entry = self.table_entry(&tn);
                 let pipe = self.ctl.as_ref().unwrap().pipe;
                 let table_actions: Vec<(usize, String)> = {
                     let tab = self.pipelines[pipe].tables.iter().find(|x| x.name == tn).unwrap();
@@ -1768,7 +1788,7 @@ impl<'a> Lower<'a> {
                 if let Some(tab) = self.pipelines[pipe].tables.iter_mut().find(|x| x.name == tn) {
                     tab.next_tables = map;
                 }
-                Ok(Some(tn))
+                Ok(Some(entry))
             }
             StmtKind::Empty => Ok(next),
             _ => Err(Error::new(s.span, "unsupported statement in apply block")),
@@ -1987,6 +2007,7 @@ impl<'a> Lower<'a> {
             Some(n) => n.strip_prefix('.').map(|s| s.to_string()).unwrap_or_else(|| format!("{}.{}", ctl, n)),
             None => format!("{}.{}", ctl, t.name),
         };
+        self.key_prims.clear();
         if !self.ctl.as_mut().unwrap().applied.insert(t.name.clone()) || self.table_names.contains(&fq) {
             return Err(Error::new(span, format!("table '{}' is applied more than once; BMv2 allows one application per table", t.name)));
         }
@@ -2236,16 +2257,73 @@ impl<'a> Lower<'a> {
                 return Ok((json!([hdr, field]), w, Some(m)));
             }
         }
-        match self.place(e)? {
-            Place::Field { hdr, field, ty } => {
-                let w = match ty.width() {
-                    Some(w) => w,
-                    None => return Err(Error::new(e.span, format!("cannot match on a value of type {}", ty.name()))),
-                };
-                Ok((json!([hdr, field]), w, None))
-            }
-            _ => Err(Error::new(e.span, "table keys must be fields, field slices or header.isValid()")),
+        if let Ok(p) = self.place(e) {
+            return match p {
+                Place::Field { hdr, field, ty } => {
+                    let w = match ty.width() {
+                        Some(w) => w,
+                        None => return Err(Error::new(e.span, format!("cannot match on a value of type {}", ty.name()))),
+                    };
+                    Ok((json!([hdr, field]), w, None))
+                }
+                _ => Err(Error::new(e.span, "table keys must be fields, field slices, header.isValid() or expressions of a fixed width")),
+            };
         }
+        // Any other expression: computed into a temporary just before the table.
+        let (x, t) = self.rv(e, None)?;
+        let w = match &t {
+            Type::Bool => 1,
+            t => match t.width() {
+                Some(w) if *t != Type::InfInt => w,
+                _ => return Err(Error::new(e.span, format!("a table key needs a fixed width, not {}", t.name()))),
+            },
+        };
+        let x = self.to_data(x, &t);
+        let tmp = self.scalar(&format!("key_{}", self.tmp_count), &Type::Bit(w));
+        self.tmp_count += 1;
+        let Place::Field { hdr, field, .. } = tmp else { unreachable!() };
+        let frag = self.src(e.span);
+        self.key_prims.push(json!({"op": "assign", "parameters": [{"type": "field", "value": [hdr, field]}, x.jp()], "source_info": {"source_fragment": frag}}));
+        Ok((json!([hdr, field]), w, None))
+    }
+
+    /// If the table's keys needed temporaries, a synthetic table computing them
+    /// runs first; returns the node to enter.
+    fn table_entry(&mut self, tn: &str) -> String {
+        if self.key_prims.is_empty() {
+            return tn.to_string();
+        }
+        let prims = std::mem::take(&mut self.key_prims);
+        let ctl = self.ctl.as_ref().unwrap().name.clone();
+        let pipe = self.ctl.as_ref().unwrap().pipe;
+        let k = self.synth_count;
+        self.synth_count += 1;
+        let aname = format!("{}.key_act_{}", ctl, k);
+        self.ir.actions.push(IrAction { name: aname.clone(), decl: String::new(), params: vec![], prims, synthetic: true, annos: vec![] });
+        let aid = self.ir.actions.len() - 1;
+        let tname = format!("tbl_key_{}", k);
+        let mut nt = BTreeMap::new();
+        nt.insert(aname, Some(tn.to_string()));
+        self.pipelines[pipe].tables.push(IrTable {
+            name: tname.clone(),
+            keys: vec![],
+            match_type: "exact".into(),
+            kind: "simple".into(),
+            profile: None,
+            size: 1024,
+            with_counters: false,
+            direct_meter: None,
+            actions: vec![aid],
+            action_annos: vec![vec![]],
+            next_tables: nt,
+            default: Some((aid, vec![], true)),
+            entries: vec![],
+            const_entries: false,
+            synthetic: true,
+            annos: vec![],
+            support_timeout: false,
+        });
+        tname
     }
 
     fn lower_entry(&mut self, t: &Table, keys: &[IrKey], actions: &[usize], en: &Entry, ei: usize) -> PResult<J> {
@@ -2496,6 +2574,21 @@ impl<'a> Lower<'a> {
                             let x = X::StackField(name, m.clone());
                             return Ok(if t == Type::Bool { (X::un("d2b", x), t) } else { (x, t) });
                         }
+                    }
+                }
+                if self.ctx == Ctx::Parser {
+                    if let Some((_, Type::Header(h))) = self.lookahead_call(b)? {
+                        let def = self.env.composite(&h).cloned().ok_or_else(|| Error::new(e.span, "unknown header"))?;
+                        let mut off = 0;
+                        for (n, t, _) in &def.fields {
+                            let w = t.width().unwrap_or(0);
+                            if n == m {
+                                let x = self.parser_temp(X::Lookahead(off, w), t);
+                                return Ok(if *t == Type::Bool { (X::un("d2b", x), t.clone()) } else { (x, t.clone()) });
+                            }
+                            off += w;
+                        }
+                        return Err(Error::new(e.span, format!("header {} has no field '{}'", h, m)));
                     }
                 }
                 let p = self.place(e)?;
@@ -2754,7 +2847,11 @@ impl<'a> Lower<'a> {
                     if self.ctx != Ctx::Parser {
                         return Err(Error::new(e.span, "lookahead is only allowed in parsers"));
                     }
-                    return Ok((X::Lookahead(0, w), t));
+                    if !matches!(t, Type::Bit(_) | Type::Int(_)) {
+                        return Err(Error::new(e.span, "only lookahead of bit<N>/int<N> values (or a field of a looked-ahead header) can be used in expressions"));
+                    }
+                    let x = self.parser_temp(X::Lookahead(0, w), &t);
+                    return Ok((x, t));
                 }
             }
             if m == "apply" {
@@ -2898,7 +2995,13 @@ impl<'a> Lower<'a> {
                 Ok(())
             }
             StmtKind::Empty => Ok(()),
-            StmtKind::Switch(..) => Err(Error::new(s.span, "switch statements are only supported in apply blocks on `t.apply().action_run`")),
+            StmtKind::Switch(e, cases) => {
+                if matches!(&e.kind, ExprKind::Member(_, m) if m == "action_run") {
+                    return Err(Error::new(s.span, "tables cannot be applied inside actions"));
+                }
+                let s2 = desugar_switch(e, cases, s.span)?;
+                self.action_stmt(&s2)
+            }
             StmtKind::Inst(i) => Err(Error::new(i.span, "instantiations are not allowed here")),
         }
     }
@@ -3384,6 +3487,49 @@ impl<'a> Lower<'a> {
     }
 }
 
+
+/// `switch (e) { a: b: {..} default: {..} }` on a value → an if/else chain.
+fn desugar_switch(e: &Expr, cases: &[SwitchCase], span: Span) -> PResult<Stmt> {
+    let mut groups: Vec<(Vec<Expr>, Stmt)> = vec![];
+    let mut default: Option<Stmt> = None;
+    let mut pending: Vec<Expr> = vec![];
+    for c in cases {
+        pending.push(c.label.clone());
+        if let Some(b) = &c.body {
+            let labels = std::mem::take(&mut pending);
+            if labels.iter().any(|l| matches!(l.kind, ExprKind::Default)) {
+                if default.is_some() {
+                    return Err(Error::new(c.label.span, "switch has more than one default case"));
+                }
+                default = Some(b.clone());
+                let rest: Vec<Expr> = labels.into_iter().filter(|l| !matches!(l.kind, ExprKind::Default)).collect();
+                if !rest.is_empty() {
+                    groups.push((rest, b.clone()));
+                }
+            } else {
+                groups.push((labels, b.clone()));
+            }
+        }
+    }
+    if let Some(l) = pending.first() {
+        return Err(Error::new(l.span, "the last switch case needs a body"));
+    }
+    let mut acc: Option<Stmt> = default;
+    for (labels, body) in groups.into_iter().rev() {
+        let mut cond: Option<Expr> = None;
+        for l in labels {
+            let sp = l.span;
+            let eq = Expr { kind: ExprKind::Binary("==", Box::new(e.clone()), Box::new(l)), span: sp };
+            cond = Some(match cond {
+                None => eq,
+                Some(c) => Expr { kind: ExprKind::Binary("||", Box::new(c), Box::new(eq)), span: sp },
+            });
+        }
+        let cond = cond.unwrap();
+        acc = Some(Stmt { kind: StmtKind::If(cond, Box::new(body), acc.map(Box::new)), span });
+    }
+    Ok(acc.unwrap_or(Stmt { kind: StmtKind::Empty, span }))
+}
 
 fn patch_returns(a: &mut ActionCtx) {
     let end = a.prims.len();
