@@ -11,7 +11,8 @@ use crate::pipeline::*;
 use crate::pre::Pre;
 
 pub const DROP_PORT: u32 = 511;
-pub const MAX_PASSES: u32 = 256;
+/// default limit of passes (recirculations, resubmits, E2E clones) per packet
+pub const MAX_PASSES: u32 = 65_536;
 pub const MAX_KEYS: usize = 16;
 
 pub const PKT_NORMAL: u32 = 0;
@@ -148,6 +149,7 @@ pub struct Engine {
     pub direct_meter_cells: Vec<Vec<crate::externs::MeterCell>>,
     pub digests: Vec<Digest>,
     pub stats: Stats,
+    pub max_passes: u32,
     pool: Vec<Box<Job>>,
     scratch: Vec<u8>,
     reps: Vec<(u32, u32)>,
@@ -413,6 +415,7 @@ impl Engine {
             direct_meter_cells: vec![Vec::new(); nt],
             digests: Vec::new(),
             stats: Stats::default(),
+            max_passes: MAX_PASSES,
             pool: Vec::new(),
             scratch: Vec::with_capacity(2048),
             reps: Vec::new(),
@@ -865,7 +868,7 @@ impl Engine {
                 }
             }
             if let Some(fl) = flags.resubmit {
-                if j.passes < MAX_PASSES {
+                if j.passes < self.max_passes {
                     j.passes += 1;
                     j.instance_type = PKT_RESUBMIT;
                     keep = Some(fl);
@@ -955,7 +958,7 @@ impl Engine {
         let flags = j.flags;
         if let Some((session, fl)) = flags.clone {
             if let Some(m) = self.pre.mirrors.get(&session).copied() {
-                if j.passes < MAX_PASSES {
+                if j.passes < self.max_passes {
                     let mut c = self.clone_job(&j);
                     c.passes += 1;
                     c.instance_type = PKT_EGRESS_CLONE;
@@ -981,7 +984,7 @@ impl Engine {
             j.truncate = trunc_before;
         }
         if let Some(fl) = flags.recirc {
-            if j.passes < MAX_PASSES {
+            if j.passes < self.max_passes {
                 self.stats.recirculations += 1;
                 // the deparsed packet becomes the new input
                 let mut n = self.job();

@@ -164,6 +164,7 @@ fn cmd_run(args: &[String]) -> Result<(), String> {
     let mut impairs: Vec<(u32, ImpairCfg)> = vec![];
     let mut vnet = true;
     let mut commands = None;
+    let mut max_passes = None;
     let mut i = 0;
     let next = |i: &mut usize| -> Result<String, String> {
         *i += 1;
@@ -190,6 +191,7 @@ fn cmd_run(args: &[String]) -> Result<(), String> {
                 impairs.push((n.parse().map_err(|_| "bad --impair port")?, ImpairCfg::parse(spec)?));
             }
             "--no-vnet" => vnet = false,
+            "--max-passes" => max_passes = Some(next(&mut i)?.parse::<u32>().map_err(|_| "bad --max-passes")?),
             "--die-with-parent" => unsafe {
                 // SIGTERM when the process that started us exits (even if it is killed)
                 libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM);
@@ -203,6 +205,9 @@ fn cmd_run(args: &[String]) -> Result<(), String> {
     let json = json.ok_or("run needs --json PROGRAM")?;
     let prog = load_program(&json)?;
     let mut sw = Switch::new(Engine::new(prog));
+    if let Some(m) = max_passes {
+        sw.eng.max_passes = m;
+    }
     for (n, c) in impairs {
         sw.set_impair(n, c)?;
     }
@@ -239,7 +244,7 @@ fn cmd_run(args: &[String]) -> Result<(), String> {
 
 fn usage() -> ! {
     eprintln!(
-        "usage:\n  sdnperf-switch stf PROGRAM(.json|.p4) TEST.stf\n  sdnperf-switch run --json PROG.json -i N@IFACE ... [--cpu-port N] [--ctl HOST:PORT | --ctl-socket PATH] [--impair N:delay=5ms,...] [--no-vnet] [--die-with-parent] [--commands FILE]\n  sdnperf-switch ctl (HOST:PORT|SOCKET) COMMAND... | -f FILE\n  sdnperf-switch check PROGRAM"
+        "usage:\n  sdnperf-switch stf PROGRAM(.json|.p4) TEST.stf\n  sdnperf-switch run --json PROG.json -i N@IFACE ... [--cpu-port N] [--ctl HOST:PORT | --ctl-socket PATH] [--impair N:delay=5ms,...] [--no-vnet] [--die-with-parent] [--commands FILE] [--max-passes N]\n  sdnperf-switch ctl (HOST:PORT|SOCKET) COMMAND... | -f FILE\n  sdnperf-switch check PROGRAM"
     );
     std::process::exit(2)
 }

@@ -9,6 +9,8 @@ use std::collections::VecDeque;
 
 pub const MAX_PORTS: usize = 512;
 pub const DEFAULT_DEPTH: usize = 64 * 1024;
+/// recirculation passes run per `service` call (the rest wait for the next call)
+pub const RECIRC_BUDGET: usize = 256;
 
 pub struct PortQueue {
     pub q: VecDeque<Box<Job>>,
@@ -34,6 +36,7 @@ pub struct Switch {
     to_egress: Vec<Box<Job>>,
     tx: Vec<Box<Job>>,
     recirc: Vec<Box<Job>>,
+    recirc_q: VecDeque<Box<Job>>,
     active: Vec<u32>,
     /// ports with an impairment configured
     impaired: Vec<u32>,
@@ -51,6 +54,7 @@ impl Switch {
             to_egress: Vec::with_capacity(256),
             tx: Vec::with_capacity(256),
             recirc: Vec::with_capacity(64),
+            recirc_q: VecDeque::new(),
             active: Vec::new(),
             impaired: Vec::new(),
             queue_dropped: 0,
@@ -108,6 +112,7 @@ impl Switch {
     /// including recirculations, then moves impaired packets whose time has come to `ready`.
     pub fn service(&mut self, now: u64) {
         let mut rounds = 0;
+        let mut budget = RECIRC_BUDGET;
         loop {
             rounds += 1;
             let mut progressed = false;
@@ -138,7 +143,12 @@ impl Switch {
                     i += 1;
                 }
             }
-            while let Some(j) = self.recirc.pop() {
+            // recirculation: a bounded number of passes per call, oldest first, so a packet
+            // looping many times (delay by recirculation) never starves the ports
+            self.recirc_q.extend(self.recirc.drain(..));
+            while budget > 0 {
+                let Some(j) = self.recirc_q.pop_front() else { break };
+                budget -= 1;
                 self.eng.ingress_recirc(j, now, &mut self.to_egress);
                 progressed = true;
             }
@@ -174,6 +184,9 @@ impl Switch {
 
     /// Earliest future time at which `service` has work (rate-limited queues, delay lines).
     pub fn next_deadline(&self) -> Option<u64> {
+        if !self.recirc_q.is_empty() {
+            return Some(0);
+        }
         let mut t: Option<u64> = None;
         for &p in &self.active {
             let q = &self.queues[p as usize];
@@ -190,6 +203,6 @@ impl Switch {
     }
 
     pub fn pending(&self) -> bool {
-        !self.active.is_empty() || self.impaired.iter().any(|&p| self.impair[p as usize].as_ref().map(|i| !i.is_empty()).unwrap_or(false))
+        !self.active.is_empty() || !self.recirc_q.is_empty() || self.impaired.iter().any(|&p| self.impair[p as usize].as_ref().map(|i| !i.is_empty()).unwrap_or(false))
     }
 }
