@@ -137,3 +137,9 @@ for _m in [
            "later than the playout deadline (playout_delay_ms after the frame's capture)."),
 ]:
     register(_m)
+
+register(Metric(
+    "aggregate_mbps", "Mbit/s", "higher", "aggregate load",
+    "Mixed workloads: the sum of the members' receiver throughput (per run: of their mean "
+    "throughput; over time: per 1-s interval). Each member's own metrics appear under "
+    "'MIX/MEMBER'."))

@@ -11,6 +11,7 @@ from .config import WorkloadConfig
 from .context import WorkloadContext, WorkloadError, WorkloadOutput
 from .iperf import run_iperf_tcp, run_iperf_udp
 from .live_video import run_live_video
+from .mixed import run_mixed
 from .ping import run_ping
 from .tcp_connect import run_tcp_connect
 from .voip import run_voip
@@ -22,6 +23,7 @@ REGISTRY: dict[str, Callable[..., WorkloadOutput]] = {
     "tcp-connect": run_tcp_connect,
     "voip": run_voip,
     "live-video": run_live_video,
+    "mixed": run_mixed,
 }
 
 

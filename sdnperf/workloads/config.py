@@ -186,10 +186,10 @@ class IperfUdpConfig(_Workload):
         return parse_suffixed(self.rate, 1000)
 
 
-from .traffic_config import LiveVideoConfig, TcpConnectConfig, VoipConfig  # noqa: E402  (it builds on the models above)
+from .traffic_config import LiveVideoConfig, MixedConfig, TcpConnectConfig, VoipConfig  # noqa: E402  (it builds on the models above)
 
 WorkloadConfig = Annotated[
     Union[PingConfig, IperfTcpConfig, IperfUdpConfig, TcpConnectConfig, VoipConfig,
-          LiveVideoConfig],
+          LiveVideoConfig, MixedConfig],
     Field(discriminator="kind")
 ]

@@ -152,8 +152,28 @@ class MixedConfig(_Captured):
     """Several workloads started together; each keeps its own metrics as 'NAME/MEMBER'."""
 
     kind: Literal["mixed"]
-    pairs: list[tuple[str, str]] | None = None  # not used: each member has its own pairs
+    # Each member has its own pairs. This field only gathers the members' explicit pairs,
+    # so the study loader checks their host names like any workload's.
+    pairs: list[tuple[str, str]] = Field(default_factory=list)
     members: list[MemberConfig] = Field(min_length=1)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _gather_pairs(cls, data: object) -> object:
+        if isinstance(data, dict) and isinstance(data.get("members"), list):
+            gathered = []
+            for m in data["members"]:
+                pairs = m.get("pairs") if isinstance(m, dict) else None
+                if isinstance(pairs, list):
+                    gathered += [tuple(p) for p in pairs if isinstance(p, (list, tuple))
+                                 and len(p) == 2 and all(isinstance(h, str) for h in p)]
+            gathered = list(dict.fromkeys(gathered))
+            given = data.get("pairs")
+            # a dumped config (stored params) carries the gathered list back: accept that
+            if given is not None and [tuple(p) for p in given] != gathered:
+                raise ValueError("a mixed workload has no pairs of its own: give them per member")
+            data = {**data, "pairs": gathered}
+        return data
 
     @model_validator(mode="after")
     def _distinct(self) -> "MixedConfig":

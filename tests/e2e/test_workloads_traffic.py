@@ -130,3 +130,28 @@ def test_live_video_stream(ctx):
     series = [s for s in out.samples if s.metric == "throughput_mbps"]
     assert len(series) >= 3
     assert_all_reaped(ctx)
+
+
+def test_mixed_members_keep_their_metrics(ctx):
+    from pydantic import TypeAdapter
+
+    from sdnperf.workloads.config import WorkloadConfig
+    cfg = TypeAdapter(WorkloadConfig).validate_python({
+        "kind": "mixed", "name": "mix", "members": [
+            {"kind": "ping", "name": "ping", "pairs": [["h1", "h4"]], "count": 5, "interval": 0.1},
+            {"kind": "iperf-tcp", "name": "tcp", "pairs": [["h2", "h3"]], "duration": 2},
+            {"kind": "voip", "name": "voip", "pairs": [["h3", "h1"]], "duration": 2},
+            {"kind": "live-video", "name": "live", "pairs": [["h4", "h2"]], "duration": 2,
+             "bitrate": "2M"},
+            {"kind": "tcp-connect", "name": "syn", "pairs": [["h1", "h2"]], "connections": 5},
+        ]})
+    out = run_workload(cfg, ctx)
+    workloads = {s.workload for s in out.summaries}
+    assert workloads == {"mix", "mix/ping", "mix/tcp", "mix/voip", "mix/live", "mix/syn"}
+    assert metrics(out, "mix/voip")["mos"] > 4
+    assert metrics(out, "mix/ping")["loss_pct"] == 0
+    agg = metrics(out, "mix")["aggregate_mbps"]
+    assert agg == pytest.approx(metrics(out, "mix/tcp")["throughput_mbps"]
+                                + metrics(out, "mix/live")["throughput_mbps"])
+    assert any(s.metric == "aggregate_mbps" and s.workload == "mix" for s in out.samples)
+    assert_all_reaped(ctx)
