@@ -14,7 +14,7 @@ fi
 
 APT_PACKAGES=(
   mininet openvswitch-switch openvswitch-testcontroller
-  iperf iperf3 iputils-ping tcpdump iproute2 ethtool bridge-utils procps psmisc d-itg
+  iperf iperf3 iputils-ping tcpdump iproute2 ethtool bridge-utils procps psmisc d-itg ffmpeg
   python3-venv python3-pip python3-dev build-essential pkg-config ca-certificates curl
 )
 missing=()
