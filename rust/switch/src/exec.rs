@@ -525,7 +525,7 @@ impl Engine {
             for op in &st.ops {
                 let ev = Ev { p, params: &[], pkt, cursor_bits: cursor * 8 };
                 match op {
-                    ParserOp::Extract(h) | ParserOp::Prim(Prim::SetValid(h)) if matches!(op, ParserOp::Extract(_)) => {
+                    ParserOp::Extract(h) => {
                         let h = match resolve_header(p, phv, &ev, h) {
                             Some(h) => h,
                             None => break 'outer ParseEnd::Reject(p.err_stack_out_of_bounds),
@@ -588,7 +588,6 @@ impl Engine {
                         let mut dummy = Flags::default();
                         exec_prim_simple(p, phv, &ev, prim, &mut dummy);
                     }
-                    ParserOp::Extract(_) => unreachable!(),
                 }
             }
             // transition
