@@ -47,6 +47,12 @@ pub struct Config {
     pub threads: usize,
     /// send packet-ins with buffer ids (answers may then refer to the buffer)
     pub buffer_ids: bool,
+    /// packet-in reason OFPR_ACTION instead of OFPR_NO_MATCH (Faucet takes only those)
+    pub reason_action: bool,
+    /// table id reported in packet-ins
+    pub table_id: u8,
+    /// 802.1Q-tag the frames with this VLAN id (as a switch running Faucet's pipeline does)
+    pub vlan: Option<u16>,
     /// time-series interval, seconds
     pub interval: f64,
     pub connect_timeout: f64,
@@ -72,6 +78,9 @@ impl Default for Config {
             dpid_base: 1,
             threads: 1,
             buffer_ids: false,
+            reason_action: false,
+            table_id: 0,
+            vlan: None,
             interval: 1.0,
             connect_timeout: 10.0,
             settle: 0.5,
@@ -187,6 +196,21 @@ pub fn parse_openflow_args(args: &[String]) -> Result<Config, String> {
             "--dpid-base" => c.dpid_base = num(&flag, val())?,
             "--threads" => c.threads = num(&flag, val())?,
             "--buffer-ids" => c.buffer_ids = true,
+            "--reason" => {
+                c.reason_action = match val().as_deref() {
+                    Some("no-match") => false,
+                    Some("action") => true,
+                    other => return Err(format!("--reason: expected no-match|action, got {other:?}")),
+                }
+            }
+            "--table-id" => c.table_id = num(&flag, val())?,
+            "--vlan" => {
+                let v: u16 = num(&flag, val())?;
+                if v == 0 || v > 4094 {
+                    return Err("--vlan must be 1..4094".into());
+                }
+                c.vlan = Some(v);
+            }
             "--interval" => c.interval = num(&flag, val())?,
             "--connect-timeout" => c.connect_timeout = num(&flag, val())?,
             "--settle" => c.settle = num(&flag, val())?,

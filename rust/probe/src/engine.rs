@@ -132,6 +132,9 @@ struct Sw {
     xid: u32,
     miss_send_len: u16,
     config_flags: u16,
+    /// cookie put in packet-ins: that of the last flow the controller added (a real
+    /// switch reports the cookie of the table-miss flow; Faucet checks it)
+    pi_cookie: u64,
     // in-flight packet-ins
     ring: Vec<Slot>,
     mask: u64,
@@ -199,8 +202,9 @@ fn secs(s: f64) -> u64 {
 impl Sw {
     fn new(index: usize, cfg: &Config) -> Sw {
         let ring_size = cfg.ring_size();
-        let mut template = Vec::with_capacity(of13::PI_LEN);
-        of13::packet_in_template(&mut template);
+        let mut template = Vec::with_capacity(of13::PI_LEN + 4);
+        let reason = if cfg.reason_action { of13::REASON_ACTION } else { of13::REASON_NO_MATCH };
+        of13::packet_in_template(&mut template, reason, cfg.table_id, cfg.vlan);
         let n_ticks = ((cfg.warmup + cfg.duration.min(3600.0) + cfg.drain) / cfg.interval).ceil() as usize + 2;
         Sw {
             index,
@@ -219,6 +223,7 @@ impl Sw {
             xid: 1,
             miss_send_len: 128,
             config_flags: 0,
+            pi_cookie: 0,
             ring: vec![Slot { seq: NOT_SET, sent_ns: 0, flags: 0 }; ring_size],
             mask: ring_size as u64 - 1,
             next_seq: 0,
@@ -399,10 +404,13 @@ impl Sw {
             },
             t::FLOW_MOD => match of13::parse_flow_mod(msg) {
                 Some(fm) => {
+                    if fm.command == 0 && fm.cookie != 0 && fm.eth_src.is_none() && fm.eth_dst.is_none() {
+                        self.pi_cookie = fm.cookie;
+                    }
                     if fm.buffer_id != of13::NO_BUFFER && cfg.buffer_ids {
                         self.answer_buffer(fm.buffer_id, clk, now);
                     } else if let Some(seq) = self.seq_for_macs(fm.eth_src, fm.eth_dst) {
-                        self.answer_seq(seq, clk, now, true);
+                        self.answer_seq(seq, clk, now);
                     }
                 }
                 None => return Err("malformed FLOW_MOD from controller".into()),
@@ -434,7 +442,7 @@ impl Sw {
     fn answer_buffer(&mut self, buffer_id: u32, clk: &Clock, now: u64) {
         let slot = self.ring[(buffer_id as u64 & self.mask) as usize];
         if slot.seq != NOT_SET && (slot.seq as u32 & 0x7fff_ffff) == buffer_id {
-            self.answer_seq(slot.seq, clk, now, false);
+            self.answer_seq(slot.seq, clk, now);
         } else {
             self.unmatched += 1;
         }
@@ -445,11 +453,11 @@ impl Sw {
             self.unmatched += 1;
             return;
         }
-        self.answer_seq(id & ((1 << 40) - 1), clk, now, false);
+        self.answer_seq(id & ((1 << 40) - 1), clk, now);
     }
 
     #[inline]
-    fn answer_seq(&mut self, seq: u64, clk: &Clock, now: u64, by_mac: bool) {
+    fn answer_seq(&mut self, seq: u64, clk: &Clock, now: u64) {
         let slot = &mut self.ring[(seq & self.mask) as usize];
         if slot.seq != seq {
             if seq < self.next_seq {
@@ -460,9 +468,7 @@ impl Sw {
             return;
         }
         if slot.flags & F_ANSWERED != 0 {
-            if !by_mac {
-                self.duplicates += 1;
-            }
+            self.duplicates += 1;
             return;
         }
         if slot.flags & F_EXPIRED != 0 {
@@ -526,6 +532,7 @@ impl Sw {
         self.wbuf.extend_from_slice(&self.template);
         let m = &mut self.wbuf[start..];
         m[4..8].copy_from_slice(&self.xid.to_be_bytes());
+        m[of13::PI_COOKIE_OFF..of13::PI_COOKIE_OFF + 8].copy_from_slice(&self.pi_cookie.to_be_bytes());
         self.xid = self.xid.wrapping_add(1);
         let buffer_id = if cfg.buffer_ids { (seq as u32) & 0x7fff_ffff } else { of13::NO_BUFFER };
         m[of13::PI_BUFFER_OFF..of13::PI_BUFFER_OFF + 4].copy_from_slice(&buffer_id.to_be_bytes());
@@ -560,7 +567,7 @@ impl Sw {
                 self.backpressure_ns += now - since.max(clk.measure_start);
             }
         }
-        let budget = |s: &Sw| (WBUF_LIMIT.saturating_sub(s.pending())) / of13::PI_LEN;
+        let budget = |s: &Sw| (WBUF_LIMIT.saturating_sub(s.pending())) / s.template.len();
         match cfg.mode {
             Mode::Rate => {
                 let target = ((now - clk.load_start) as f64 * 1e-9 * cfg.rate) as u64;

@@ -27,6 +27,9 @@ OPENFLOW OPTIONS (defaults in brackets):
   --dpid-base B         datapath id of the first switch [1]
   --threads T           worker threads [1]
   --buffer-ids          packet-ins carry buffer ids (else OFP_NO_BUFFER + full frame)
+  --reason R           packet-in reason: no-match | action [no-match]
+  --table-id N          table id in packet-ins [0]
+  --vlan VID            802.1Q-tag the frames (e.g. for Faucet's pipeline)
   --interval S          time-series interval [1]
   --connect-timeout S   time allowed for connections and handshakes [10]
   --settle S            pause after the handshakes before the load [0.5]

@@ -298,10 +298,10 @@ pub fn multipart_reply(out: &mut Vec<u8>, xid: u32, mtype: u16, dpid: u64, n_por
 
 // ---- the frame carried by packet-ins ----------------------------------------------------
 
-/// Ethernet + IPv4 + TCP SYN + 12-byte payload ("SDNP" magic + 64-bit id).
+/// Ethernet + IPv4 + TCP SYN + 12-byte payload ("SDNP" magic + 64-bit id); 4 bytes more
+/// with an 802.1Q tag.
 pub const FRAME_LEN: usize = 14 + 20 + 20 + 12;
 pub const MAGIC: [u8; 4] = *b"SDNP";
-const ID_OFF: usize = 14 + 20 + 20 + 4;
 
 /// The emulated host MAC: 02:SS:SS:HH:HH:HH (switch index, host index).
 #[inline]
@@ -320,10 +320,20 @@ pub fn decode_host_mac(m: &[u8]) -> Option<(u32, u32)> {
     Some((u16::from_be_bytes([m[1], m[2]]) as u32, u32::from_be_bytes([0, m[3], m[4], m[5]])))
 }
 
-/// Write a TCP SYN frame template (ids and MACs patched later by `patch_frame`).
-pub fn frame_template(out: &mut Vec<u8>) {
-    let start = out.len();
+/// Length of the L2 header: 14, or 18 with a VLAN tag.
+#[inline]
+fn l2_len(f: &[u8]) -> usize {
+    if f.len() >= 14 && f[12..14] == [0x81, 0x00] { 18 } else { 14 }
+}
+
+/// Write a TCP SYN frame template (ids and MACs patched later by `patch_frame`),
+/// 802.1Q-tagged when `vlan` is given.
+pub fn frame_template(out: &mut Vec<u8>, vlan: Option<u16>) {
     put_zeros(out, 12); // dst, src MAC
+    if let Some(vid) = vlan {
+        out.extend_from_slice(&0x8100u16.to_be_bytes());
+        out.extend_from_slice(&(vid & 0x0fff).to_be_bytes());
+    }
     out.extend_from_slice(&0x0800u16.to_be_bytes());
     // IPv4: v4, ihl 5, tos 0, total len, id, flags DF, ttl 64, proto TCP
     let ip_len = (20 + 20 + 12) as u16;
@@ -345,23 +355,25 @@ pub fn frame_template(out: &mut Vec<u8>) {
     out.extend_from_slice(&tcp);
     out.extend_from_slice(&MAGIC);
     put_zeros(out, 8);
-    debug_assert_eq!(out.len() - start, FRAME_LEN);
 }
 
-/// Patch MACs, addresses, ports, id and the IPv4 checksum of a frame made by `frame_template`.
+/// Patch MACs, addresses, id and the IPv4 checksum of a frame made by `frame_template`.
 #[inline]
 pub fn patch_frame(f: &mut [u8], dst: [u8; 6], src: [u8; 6], id: u64) {
+    let l2 = l2_len(f);
     f[0..6].copy_from_slice(&dst);
     f[6..12].copy_from_slice(&src);
+    let ip = l2;
     // IPs 10.S.H.H from the MACs, so an L3 controller sees distinct hosts too.
-    f[14 + 12..14 + 16].copy_from_slice(&[10, src[2], src[4], src[5]]);
-    f[14 + 16..14 + 20].copy_from_slice(&[10, dst[2], dst[4], dst[5]]);
-    f[14 + 4..14 + 6].copy_from_slice(&(id as u16).to_be_bytes());
-    f[14 + 10..14 + 12].copy_from_slice(&[0, 0]);
-    let c = ipv4_checksum(&f[14..34]);
-    f[14 + 10..14 + 12].copy_from_slice(&c.to_be_bytes());
-    f[34 + 4..34 + 8].copy_from_slice(&(id as u32).to_be_bytes()); // TCP seq
-    f[ID_OFF..ID_OFF + 8].copy_from_slice(&id.to_be_bytes());
+    f[ip + 12..ip + 16].copy_from_slice(&[10, src[2], src[4], src[5]]);
+    f[ip + 16..ip + 20].copy_from_slice(&[10, dst[2], dst[4], dst[5]]);
+    f[ip + 4..ip + 6].copy_from_slice(&(id as u16).to_be_bytes());
+    f[ip + 10..ip + 12].copy_from_slice(&[0, 0]);
+    let c = ipv4_checksum(&f[ip..ip + 20]);
+    f[ip + 10..ip + 12].copy_from_slice(&c.to_be_bytes());
+    f[ip + 24..ip + 28].copy_from_slice(&(id as u32).to_be_bytes()); // TCP seq
+    let id_off = ip + 20 + 20 + 4;
+    f[id_off..id_off + 8].copy_from_slice(&id.to_be_bytes());
 }
 
 pub fn ipv4_checksum(h: &[u8]) -> u16 {
@@ -375,31 +387,36 @@ pub fn ipv4_checksum(h: &[u8]) -> u16 {
     !(sum as u16)
 }
 
-/// The 64-bit id embedded in one of our frames.
+/// The 64-bit id embedded in one of our frames (tagged or not).
 #[inline]
 pub fn frame_id(f: &[u8]) -> Option<u64> {
-    if f.len() < FRAME_LEN || f[12..14] != [0x08, 0x00] || f[ID_OFF - 4..ID_OFF] != MAGIC {
+    let l2 = l2_len(f);
+    let id_off = l2 + 20 + 20 + 4;
+    if f.len() < id_off + 8 || f[l2 - 2..l2] != [0x08, 0x00] || f[id_off - 4..id_off] != MAGIC {
         return None;
     }
-    be64(f, ID_OFF)
+    be64(f, id_off)
 }
 
 // ---- PACKET_IN ----------------------------------------------------------------------------
 
 /// Offsets inside a packet-in built by `packet_in_template`.
 pub const PI_BUFFER_OFF: usize = 8;
+pub const PI_COOKIE_OFF: usize = 16;
 pub const PI_IN_PORT_OFF: usize = 8 + 16 + 4 + 4; // header, fixed part, match hdr, oxm hdr
 pub const PI_DATA_OFF: usize = 8 + 16 + 16 + 2;
 pub const PI_LEN: usize = PI_DATA_OFF + FRAME_LEN;
+pub const REASON_NO_MATCH: u8 = 0;
+pub const REASON_ACTION: u8 = 1;
 
-/// A whole PACKET_IN (reason NO_MATCH, table 0, match in_port) with a frame template.
-pub fn packet_in_template(out: &mut Vec<u8>) {
+/// A whole PACKET_IN (match in_port) with a frame template.
+pub fn packet_in_template(out: &mut Vec<u8>, reason: u8, table_id: u8, vlan: Option<u16>) {
     let start = out.len();
-    put_header(out, t::PACKET_IN, PI_LEN, 0);
+    put_header(out, t::PACKET_IN, 0, 0);
     out.extend_from_slice(&NO_BUFFER.to_be_bytes());
-    out.extend_from_slice(&(FRAME_LEN as u16).to_be_bytes()); // total_len
-    out.push(0); // reason OFPR_NO_MATCH
-    out.push(0); // table_id
+    out.extend_from_slice(&0u16.to_be_bytes()); // total_len, set below
+    out.push(reason);
+    out.push(table_id);
     put_zeros(out, 8); // cookie
     // ofp_match: OXM, length 12 (4 + one 8-byte OXM), padded to 16
     out.extend_from_slice(&1u16.to_be_bytes());
@@ -408,8 +425,10 @@ pub fn packet_in_template(out: &mut Vec<u8>) {
     out.extend_from_slice(&1u32.to_be_bytes());
     put_zeros(out, 4); // match padding
     put_zeros(out, 2); // pad before data
-    frame_template(out);
-    debug_assert_eq!(out.len() - start, PI_LEN);
+    frame_template(out, vlan);
+    let frame_len = (out.len() - start - PI_DATA_OFF) as u16;
+    out[start + 12..start + 14].copy_from_slice(&frame_len.to_be_bytes());
+    fix_len(out, start);
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -521,6 +540,8 @@ pub fn parse_packet_out(msg: &[u8]) -> Option<PacketOut<'_>> {
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct FlowModInfo {
+    pub cookie: u64,
+    pub table_id: u8,
     pub command: u8,
     pub buffer_id: u32,
     pub eth_src: Option<[u8; 6]>,
@@ -533,7 +554,7 @@ pub fn parse_flow_mod(msg: &[u8]) -> Option<FlowModInfo> {
     if h.typ != t::FLOW_MOD || (h.length as usize) != msg.len() || msg.len() < 56 {
         return None;
     }
-    let mut info = FlowModInfo { command: msg[25], buffer_id: be32(msg, 32)?, ..Default::default() };
+    let mut info = FlowModInfo { cookie: be64(msg, 8)?, table_id: msg[24], command: msg[25], buffer_id: be32(msg, 32)?, ..Default::default() };
     parse_match(msg, 48, |c, f, _, v| {
         if c == 0x8000 && v.len() >= 6 {
             let mut m = [0u8; 6];
@@ -619,7 +640,7 @@ mod tests {
     #[test]
     fn packet_in_round_trip() {
         let mut v = Vec::new();
-        packet_in_template(&mut v);
+        packet_in_template(&mut v, REASON_NO_MATCH, 0, None);
         assert_eq!(v.len(), PI_LEN);
         v[PI_IN_PORT_OFF..PI_IN_PORT_OFF + 4].copy_from_slice(&7u32.to_be_bytes());
         let id = 0x0012_3456_789a_bcde;
@@ -638,10 +659,23 @@ mod tests {
     }
 
     #[test]
+    fn tagged_packet_in_round_trip() {
+        let mut v = Vec::new();
+        packet_in_template(&mut v, REASON_ACTION, 1, Some(100));
+        assert_eq!(v.len(), PI_LEN + 4);
+        patch_frame(&mut v[PI_DATA_OFF..], host_mac(0, 2), host_mac(0, 1), 77);
+        let pi = parse_packet_in(&v).unwrap();
+        assert_eq!((pi.reason, pi.table_id, pi.total_len as usize), (1, 1, FRAME_LEN + 4));
+        assert_eq!(&pi.data[12..16], &[0x81, 0, 0, 100]);
+        assert_eq!(frame_id(pi.data), Some(77));
+        assert_eq!(ipv4_checksum(&pi.data[18..38]), 0);
+    }
+
+    #[test]
     fn packet_out_round_trip() {
         let mut v = Vec::new();
         let mut f = Vec::new();
-        frame_template(&mut f);
+        frame_template(&mut f, None);
         patch_frame(&mut f, host_mac(1, 2), host_mac(1, 1), 42);
         packet_out(&mut v, 9, NO_BUFFER, 3, PORT_FLOOD, &f);
         let po = parse_packet_out(&v).unwrap();
