@@ -494,6 +494,14 @@ impl<'a> Lower<'a> {
             Pipeline { name: "ingress".into(), ..Default::default() },
             Pipeline { name: "egress".into(), ..Default::default() },
         ];
+        // top-level extern instances (registers, counters, ... declared outside controls)
+        for d in &self.prog.decls {
+            if let Decl::Instance(i) = d {
+                if i.name != "main" {
+                    self.declare_instance(i, "");
+                }
+            }
+        }
         // parser
         self.lower_parser(blocks[0]);
         self.lower_checksum_ctl(blocks[1], true);
@@ -1528,7 +1536,12 @@ impl<'a> Lower<'a> {
             return Ok(None);
         }
         let ExprKind::Name(n) = &b.kind else { return Ok(None) };
-        let Some(Bind::Extern { kind, name: _ }) = self.lookup(n) else { return Ok(None) };
+        let kind = match self.lookup(n) {
+            Some(Bind::Extern { kind, name: _ }) => kind,
+            // direct invocation of a control type: `C.apply(...)`
+            None if matches!(self.find_decl(n), Some(Decl::Control { .. })) => n.clone(),
+            _ => return Ok(None),
+        };
         let Some(Decl::Control { params, locals, apply, .. }) = self.find_decl(&kind) else { return Ok(None) };
         if self.inline_depth > 30 {
             return Err(Error::new(c.span, "controls call each other too deeply (recursion?)"));

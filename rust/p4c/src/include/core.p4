@@ -1,7 +1,7 @@
 /* core.p4 for sdnperf-p4c: the P4_16 core library, declared by us from the
  * P4_16 language specification (section "P4 core library"). */
-#ifndef _SDNPERF_CORE_P4_
-#define _SDNPERF_CORE_P4_
+#ifndef _CORE_P4_
+#define _CORE_P4_
 
 /* Errors that the core library may signal. */
 error {

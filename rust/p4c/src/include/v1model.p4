@@ -1,7 +1,11 @@
 /* v1model.p4 for sdnperf-p4c: the v1model architecture API (the one BMv2
  * simple_switch implements), declared by us from the architecture's documentation. */
-#ifndef _SDNPERF_V1MODEL_P4_
-#define _SDNPERF_V1MODEL_P4_
+#ifndef _V1_MODEL_P4_
+#define _V1_MODEL_P4_
+
+#ifndef V1MODEL_VERSION
+#define V1MODEL_VERSION 20200408
+#endif
 
 #include <core.p4>
 
