@@ -90,3 +90,46 @@ def test_ctl_reads_counters_and_tables(net):
     assert "rx=" in out
     out = s1.ctl("table_add lpm drop 10.123.0.0/16", "table_num_entries lpm", "table_clear lpm")
     assert "handle" in out and "\n1\n" in f"\n{out}"
+
+
+L2_COMMANDS = [
+    "mc_mgrp_create 1", "mc_node_create 0 1 2 3", "mc_node_associate 1 0",
+    "table_add dmac fwd 00:00:00:00:00:04 => 1",
+    "table_add dmac fwd 00:00:00:00:00:05 => 2",
+    "table_add dmac fwd 00:00:00:00:00:06 => 3",
+]
+
+
+def test_down_port_does_not_block_others():
+    """A port whose interface is down (sends fail) only loses its own packets."""
+    from mininet.net import Mininet
+    from mininet.topo import Topo
+
+    from sdnperf.emulation.p4switch import P4Switch
+
+    _binary()
+
+    class Three(Topo):  # names distinct from the module's network (still running)
+        def build(self):
+            s = self.addSwitch("s2")
+            for i in (4, 5, 6):
+                self.addLink(self.addHost(f"h{i}", mac=f"00:00:00:00:00:0{i}", ip=f"10.0.9.{i}/24"), s)
+
+    prog = REPO / "rust/switch/tests/programs/l2_basic.json"
+    n = Mininet(topo=Three(),
+                switch=partial(P4Switch, json_path=str(prog), commands=L2_COMMANDS),
+                controller=None)
+    try:
+        n.start()
+        h1, h2, h3 = n.get("h4", "h5", "h6")
+        s1 = n.get("s2")
+        rtts, out = _rtts(h1, h3.IP(), count=3)
+        assert len(rtts) == 3, out
+        s1.cmd("ip link set s2-eth3 down")
+        # flood traffic (broadcast ARP) now also targets the dead port 3
+        h1.cmd("ip neigh flush all")
+        rtts, out = _rtts(h1, h2.IP(), count=20, interval=0.01)
+        assert len(rtts) == 20, out
+        assert s1.connected()
+    finally:
+        n.stop()

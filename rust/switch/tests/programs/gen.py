@@ -646,6 +646,37 @@ expect 1 {hx(pk)}$
     open("l1_fwd.stf", "w").write(stf)
 
 
+def l2_basic():
+    """Plain L2 switch for Mininet tests: dmac exact -> port, else flood (group 1),
+    never back to the ingress port."""
+    p = Prog("l2_basic")
+    ipv4_parser(p, with_ipv4=False)
+    p.action("fwd", [("port", 9)], [assign(F("standard_metadata", "egress_spec"), P(0))])
+    p.action("flood", [], [assign(F("standard_metadata", "mcast_grp"), H(1))])
+    p.action("drop", [], [prim("mark_to_drop", HDR("standard_metadata"))])
+    p.action("NoAction", [], [])
+    p.table("ingress", "dmac", [("hdr.ethernet.dstAddr", "exact", ["ethernet", "dstAddr"])],
+            ["fwd", "flood"], "flood")
+    p.pipelines["egress"]["init"] = "c_prune"
+    p.cond("egress", "c_prune", E("==", F("standard_metadata", "egress_port"),
+                                  F("standard_metadata", "ingress_port")), "t_drop", None)
+    p.table("egress", "t_drop", [], ["drop"], "drop")
+    b = eth("ff:ff:ff:ff:ff:ff", "00:00:00:00:00:01", 0x0806) + b"arp?"
+    u = eth("00:00:00:00:00:02", "00:00:00:00:00:01", 0x0800) + b"ip"
+    stf = f"""mc_mgrp_create 1
+mc_node_create 0 1 2 3
+mc_node_associate 1 0
+add dmac hdr.ethernet.dstAddr:0x000000000002 fwd(port:2)
+packet 1 {hx(b)}
+expect 2 {hx(b)}$
+expect 3 {hx(b)}$
+packet 1 {hx(u)}
+expect 2 {hx(u)}$
+"""
+    p.dump()
+    open("l2_basic.stf", "w").write(stf)
+
+
 def selector():
     """Action profile + selector (indirect / indirect_ws tables): members, groups, crc16
     selection over the source MAC, member and group entries, indirect default."""
@@ -728,6 +759,7 @@ def queues():
 
 
 if __name__ == "__main__":
+    l2_basic()
     selector()
     queues()
     basic_l3()
