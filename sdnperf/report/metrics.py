@@ -143,3 +143,29 @@ register(Metric(
     "Mixed workloads: the sum of the members' receiver throughput (per run: of their mean "
     "throughput; over time: per 1-s interval). Each member's own metrics appear under "
     "'MIX/MEMBER'."))
+
+for _m in [
+    Metric("startup_delay_s", "s", "lower", "video start-up delay",
+           "HTTP adaptive streaming: time from the player's start (before its manifest "
+           "request) until the first `startup_segments` segments are in and playback starts; "
+           "mean over players."),
+    Metric("stalls", "count", "lower", "stalls",
+           "Re-buffering events: playback ran out of buffered video before the next segment "
+           "arrived; summed over players."),
+    Metric("stall_time_s", "s", "lower", "stall time",
+           "Total time the picture was frozen re-buffering after start-up, summed over players."),
+    Metric("bitrate_mbps", "Mbit/s", "higher", "video bitrate",
+           "Mean bitrate of the segments the adaptation rule chose (throughput rule: highest "
+           "≤ 0.8 × harmonic mean of the last 3 download rates; buffer rule: BBA-0); mean "
+           "over players."),
+    Metric("bitrate_switches", "count", "lower", "bitrate switches",
+           "Times consecutive segments were fetched at different bitrates, summed over players."),
+    Metric("segment_time_s", "s", "lower", "segment download time",
+           "Time to download one video segment over HTTP; mean over all segments."),
+    Metric("segment_time_max_s", "s", "lower", "longest segment download",
+           "Longest segment download time of any player."),
+    Metric("buffer_s", "s", "higher", "playout buffer",
+           "Seconds of video buffered ahead of playback, after each segment download."),
+    Metric("stall_s", "s", "lower", "stall", "One re-buffering event and its duration."),
+]:
+    register(_m)

@@ -14,6 +14,7 @@ from .live_video import run_live_video
 from .mixed import run_mixed
 from .ping import run_ping
 from .tcp_connect import run_tcp_connect
+from .video import run_video
 from .voip import run_voip
 
 REGISTRY: dict[str, Callable[..., WorkloadOutput]] = {
@@ -23,6 +24,7 @@ REGISTRY: dict[str, Callable[..., WorkloadOutput]] = {
     "tcp-connect": run_tcp_connect,
     "voip": run_voip,
     "live-video": run_live_video,
+    "video": run_video,
     "mixed": run_mixed,
 }
 

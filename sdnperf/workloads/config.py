@@ -186,10 +186,11 @@ class IperfUdpConfig(_Workload):
         return parse_suffixed(self.rate, 1000)
 
 
-from .traffic_config import LiveVideoConfig, MixedConfig, TcpConnectConfig, VoipConfig  # noqa: E402  (it builds on the models above)
+from .traffic_config import (LiveVideoConfig, MixedConfig, TcpConnectConfig,  # noqa: E402
+                             VideoConfig, VoipConfig)  # noqa: E402  (it builds on the models above)
 
 WorkloadConfig = Annotated[
     Union[PingConfig, IperfTcpConfig, IperfUdpConfig, TcpConnectConfig, VoipConfig,
-          LiveVideoConfig, MixedConfig],
+          LiveVideoConfig, VideoConfig, MixedConfig],
     Field(discriminator="kind")
 ]

@@ -155,3 +155,23 @@ def test_mixed_members_keep_their_metrics(ctx):
                                 + metrics(out, "mix/live")["throughput_mbps"])
     assert any(s.metric == "aggregate_mbps" and s.workload == "mix" for s in out.samples)
     assert_all_reaped(ctx)
+
+
+@pytest.mark.parametrize("content,rule", [("synthetic", "buffer"), ("ffmpeg", "throughput")])
+def test_video_streaming(ctx, tmp_path, monkeypatch, content, rule):
+    from sdnperf.workloads.traffic_config import VideoConfig
+    if content == "ffmpeg" and not shutil.which("ffmpeg"):
+        pytest.skip("needs ffmpeg")
+    monkeypatch.setenv("SDNPERF_CACHE", str(tmp_path / "cache"))
+    cfg = VideoConfig(kind="video", name="video", pairs=[["h1", "h2"], ["h1", "h3"]],
+                      duration=8, segment_s=2, ladder=["240p:400K", "720p:2.5M", "1080p:5M"],
+                      adaptation=rule, max_buffer_s=6, content=content)
+    out = run_workload(cfg, ctx)
+    m = metrics(out)
+    assert 0 < m["startup_delay_s"] < 2
+    assert m["stalls"] == 0 and m["stall_time_s"] == 0  # an idle 1-Gbit/s-class bridge
+    assert 0.4 <= m["bitrate_mbps"] <= 5 and m["segment_time_s"] > 0
+    assert m["throughput_mbps"] > 0
+    segs = [s for s in out.samples if s.metric == "bitrate_mbps"]
+    assert len(segs) == 8 and {s.flow for s in segs} == {"h1->h2", "h1->h3"}
+    assert_all_reaped(ctx)
