@@ -29,7 +29,16 @@ pub struct Port {
     pub io: AfPacketPort,
 }
 
-pub fn run(mut sw: Switch, mut ports: Vec<Port>, ctl_rx: Option<Receiver<Request>>, cpu_port: Option<u32>) -> Result<(), String> {
+/// Run-loop options.
+#[derive(Clone, Copy, Default)]
+pub struct Opts {
+    pub cpu_port: Option<u32>,
+    /// never sleep: spin on the rings (lowest latency, one core at 100 %)
+    pub busy_poll: bool,
+}
+
+pub fn run(mut sw: Switch, mut ports: Vec<Port>, ctl_rx: Option<Receiver<Request>>, opts: Opts) -> Result<(), String> {
+    let cpu_port = opts.cpu_port;
     let mut by_num: Vec<Option<usize>> = vec![None; MAX_PORTS];
     for (i, p) in ports.iter().enumerate() {
         by_num[p.num as usize] = Some(i);
@@ -101,7 +110,7 @@ pub fn run(mut sw: Switch, mut ports: Vec<Port>, ctl_rx: Option<Receiver<Request
         }
         if got == 0 && !had_tx {
             idle_spins += 1;
-            if idle_spins < 64 {
+            if idle_spins < 64 || opts.busy_poll {
                 std::hint::spin_loop();
                 continue;
             }

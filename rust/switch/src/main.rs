@@ -165,6 +165,7 @@ fn cmd_run(args: &[String]) -> Result<(), String> {
     let mut vnet = true;
     let mut commands = None;
     let mut max_passes = None;
+    let mut busy_poll = false;
     let mut i = 0;
     let next = |i: &mut usize| -> Result<String, String> {
         *i += 1;
@@ -191,6 +192,7 @@ fn cmd_run(args: &[String]) -> Result<(), String> {
                 impairs.push((n.parse().map_err(|_| "bad --impair port")?, ImpairCfg::parse(spec)?));
             }
             "--no-vnet" => vnet = false,
+            "--busy-poll" => busy_poll = true,
             "--max-passes" => max_passes = Some(next(&mut i)?.parse::<u32>().map_err(|_| "bad --max-passes")?),
             "--die-with-parent" => unsafe {
                 // SIGTERM when the process that started us exits (even if it is killed)
@@ -239,12 +241,12 @@ fn cmd_run(args: &[String]) -> Result<(), String> {
     );
     println!("READY");
     let _ = std::io::stdout().flush();
-    dataplane::run(sw, ports, ctl_rx, cpu_port)
+    dataplane::run(sw, ports, ctl_rx, dataplane::Opts { cpu_port, busy_poll })
 }
 
 fn usage() -> ! {
     eprintln!(
-        "usage:\n  sdnperf-switch stf PROGRAM(.json|.p4) TEST.stf\n  sdnperf-switch run --json PROG.json -i N@IFACE ... [--cpu-port N] [--ctl HOST:PORT | --ctl-socket PATH] [--impair N:delay=5ms,...] [--no-vnet] [--die-with-parent] [--commands FILE] [--max-passes N]\n  sdnperf-switch ctl (HOST:PORT|SOCKET) COMMAND... | -f FILE\n  sdnperf-switch check PROGRAM"
+        "usage:\n  sdnperf-switch stf PROGRAM(.json|.p4) TEST.stf\n  sdnperf-switch run --json PROG.json -i N@IFACE ... [--cpu-port N] [--ctl HOST:PORT | --ctl-socket PATH] [--impair N:delay=5ms,...] [--no-vnet] [--die-with-parent] [--commands FILE] [--max-passes N] [--busy-poll]\n  sdnperf-switch ctl (HOST:PORT|SOCKET) COMMAND... | -f FILE\n  sdnperf-switch check PROGRAM"
     );
     std::process::exit(2)
 }
