@@ -170,6 +170,8 @@ pub enum X {
     Tern(Box<X>, Box<X>, Box<X>),
     Lookahead(u32, u32),
     Str(String),
+    /// Raw JSON operand (e.g. the field offset of `access_field`).
+    Raw(J),
 }
 
 fn hexs(v: u128, neg: bool) -> String {
@@ -205,6 +207,7 @@ impl X {
             X::StackField(h, f) => json!({"type": "stack_field", "value": [h, f]}),
             X::Lookahead(o, w) => json!({"type": "lookahead", "value": [o, w]}),
             X::Str(s) => json!({"type": "string", "value": s}),
+            X::Raw(j) => j.clone(),
             X::Op(op, l, r) => json!({"type": "expression", "value": {
                 "op": op, "left": l.as_ref().map(|x| x.je()).unwrap_or(J::Null), "right": r.je()}}),
             X::Tern(c, a, b) => json!({"type": "expression", "value": {
@@ -215,7 +218,7 @@ impl X {
     pub fn jp(&self) -> J {
         match self {
             X::Runtime(i) => json!({"type": "runtime_data", "value": i}),
-            X::Op(..) | X::Tern(..) | X::Bool(_) => json!({"type": "expression", "value": self.je()}),
+            X::Op(..) | X::Tern(..) | X::Bool(_) | X::Raw(_) => json!({"type": "expression", "value": self.je()}),
             _ => self.je(),
         }
     }
@@ -233,6 +236,10 @@ pub enum Place {
     Stack { name: String, elem: String, size: u32 },
     Struct { ty: String, members: Vec<(String, Place)> },
     Union { name: String, ty: String, members: Vec<(String, Place)> },
+    /// `stack[i]` with a run-time index: a header expression.
+    DynHeader { stack: String, elem: String, deref: X },
+    /// A field of a `DynHeader`: an lvalue expression.
+    DynField { x: X, ty: Type },
 }
 
 impl Place {
@@ -243,6 +250,8 @@ impl Place {
             Place::Stack { elem, size, .. } => Type::Stack(Box::new(Type::Header(elem.clone())), *size),
             Place::Struct { ty, .. } => Type::Struct(ty.clone()),
             Place::Union { ty, .. } => Type::Union(ty.clone()),
+            Place::DynHeader { elem, .. } => Type::Header(elem.clone()),
+            Place::DynField { ty, .. } => ty.clone(),
         }
     }
 }
@@ -1304,7 +1313,7 @@ impl<'a> Lower<'a> {
                     }
                 }
             }
-            Place::Field { .. } => {}
+            Place::Field { .. } | Place::DynHeader { .. } | Place::DynField { .. } => {}
         }
     }
 
@@ -1406,6 +1415,9 @@ impl<'a> Lower<'a> {
             return Ok(());
         }
         if let Ok(p) = self.place(e) {
+            if matches!(p, Place::DynHeader { .. } | Place::DynField { .. }) {
+                return Err(Error::new(e.span, "header stack elements with a run-time index cannot be used in field lists"));
+            }
             self.flatten_place(&p, out);
             return Ok(());
         }
@@ -1431,6 +1443,7 @@ impl<'a> Lower<'a> {
 
     fn flatten_place(&mut self, p: &Place, out: &mut Vec<J>) {
         match p {
+            Place::DynHeader { .. } | Place::DynField { .. } => {}
             Place::Field { hdr, field, .. } => out.push(json!({"type": "field", "value": [hdr, field]})),
             Place::Header { inst, ty } => {
                 if let Some(c) = self.env.composite(ty) {
@@ -2432,6 +2445,14 @@ impl<'a> Lower<'a> {
                         Some(t) => Ok(Place::Field { hdr: inst.clone(), field: m.clone(), ty: t }),
                         None => Err(Error::new(e.span, format!("header {} has no field '{}'", ty, m))),
                     },
+                    Place::DynHeader { elem, deref, .. } => {
+                        let def = self.env.composite(elem).cloned().ok_or_else(|| Error::new(e.span, "unknown header"))?;
+                        match def.fields.iter().position(|f| f.0 == *m) {
+                            Some(off) => Ok(Place::DynField { x: X::op("access_field", deref.clone(), X::Raw(json!(off))), ty: def.fields[off].1.clone() }),
+                            None => Err(Error::new(e.span, format!("header {} has no field '{}'", elem, m))),
+                        }
+                    }
+                    Place::DynField { ty, .. } => Err(Error::new(e.span, format!("a value of type {} has no field '{}'", ty.name(), m))),
                     Place::Stack { .. } => Err(Error::new(e.span, format!("'.{}' on a header stack is not a location here", m))),
                     Place::Field { ty, .. } => Err(Error::new(e.span, format!("a value of type {} has no field '{}'", ty.name(), m))),
                 }
@@ -2442,7 +2463,17 @@ impl<'a> Lower<'a> {
                     Place::Stack { name, elem, size } => {
                         let idx = match self.const_expr(i, Some(&Type::Bit(32))) {
                             Ok(v) => v,
-                            Err(_) => return Err(Error::new(i.span, "header stack indices must be compile-time constants in this compiler")),
+                            Err(_) => {
+                                if self.ctx == Ctx::Parser {
+                                    return Err(Error::new(i.span, "header stack indices in parsers must be compile-time constants"));
+                                }
+                                let (ix, it) = self.rv(i, Some(&Type::Bit(32)))?;
+                                if !matches!(it, Type::Bit(_) | Type::Int(_)) {
+                                    return Err(Error::new(i.span, format!("a header stack index must be an integer, not {}", it.name())));
+                                }
+                                let deref = X::op("dereference_header_stack", X::Stack(name.clone()), ix);
+                                return Ok(Place::DynHeader { stack: name, elem, deref });
+                            }
                         };
                         if idx >= size as u128 {
                             return Err(Error::new(i.span, format!("index {} is out of bounds for a stack of size {}", idx, size)));
@@ -2719,6 +2750,14 @@ impl<'a> Lower<'a> {
                 Ok((X::Str(String::new()), Type::Struct(ty)))
             }
             Place::Union { name, ty, .. } => Ok((X::Header(name), Type::Union(ty))),
+            Place::DynHeader { deref, elem, .. } => Ok((deref, Type::Header(elem))),
+            Place::DynField { x, ty } => {
+                if ty == Type::Bool {
+                    Ok((X::un("d2b", x), ty))
+                } else {
+                    Ok((x, ty))
+                }
+            }
         }
     }
 
@@ -2852,6 +2891,7 @@ impl<'a> Lower<'a> {
                         }
                         return Ok((x.unwrap_or(X::Bool(false)), Type::Bool));
                     }
+                    Place::DynHeader { deref, .. } => return Ok((X::un("valid", deref), Type::Bool)),
                     _ => return Err(Error::new(e.span, "isValid() needs a header")),
                 }
             }
@@ -3055,6 +3095,23 @@ impl<'a> Lower<'a> {
         }
         let lp = self.place(l)?;
         match &lp {
+            Place::DynField { x: lx, ty } => {
+                let (x, t) = self.rv(r, Some(ty))?;
+                self.check_assign(ty, &t, r.span)?;
+                let x = self.to_data(x, &t);
+                self.push("assign", vec![json!({"type": "expression", "value": lx.je()}), x.jp()], span);
+                Ok(())
+            }
+            Place::DynHeader { deref, elem, .. } => {
+                let rp = self.place(r)?;
+                match rp {
+                    Place::Header { inst, ty } if ty == *elem => {
+                        self.push("assign_header", vec![json!({"type": "expression", "value": deref.je()}), json!({"type": "header", "value": inst})], span);
+                        Ok(())
+                    }
+                    p => Err(Error::new(r.span, format!("cannot assign {} to a header of type {}", p.ty().name(), elem))),
+                }
+            }
             Place::Field { hdr, field, ty } => {
                 let (x, t) = self.rv(r, Some(ty))?;
                 self.check_assign(ty, &t, r.span)?;
@@ -3199,6 +3256,11 @@ impl<'a> Lower<'a> {
                         }
                         (Place::Header { inst, .. }, "setInvalid") => {
                             self.push("remove_header", vec![json!({"type": "header", "value": inst})], span);
+                            return Ok(());
+                        }
+                        (Place::DynHeader { deref, .. }, "setValid") | (Place::DynHeader { deref, .. }, "setInvalid") => {
+                            let op = if m == "setValid" { "add_header" } else { "remove_header" };
+                            self.push(op, vec![json!({"type": "expression", "value": deref.je()})], span);
                             return Ok(());
                         }
                         (Place::Stack { name, .. }, "push_front") | (Place::Stack { name, .. }, "pop_front") => {
