@@ -92,11 +92,11 @@ def execute_run(study: LoadedStudy, run: RunSpec, run_dir: Path,
     try:
         arch.check(study.topology)
         arch.prepare(study.topology)
-        network = Network(study.topology, arch, run_dir)
+        network = Network(study.topology, arch, run_dir, ipv6=study.config.study.ipv6)
         t0 = time.monotonic()
         net = network.start(READY_TIMEOUT_S)
         result.params["network_ready_s"] = round(time.monotonic() - t0, 3)
-        result.params["facts"] = arch.facts()
+        result.params["facts"] = {**arch.facts(), "ipv6": study.config.study.ipv6}
         for role, pids in arch.processes().items():
             for pid in pids:
                 sampler.watch(role, pid)

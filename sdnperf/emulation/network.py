@@ -29,11 +29,35 @@ def check_link_features(spec: TopoSpec) -> None:
             raise EmulationError(f"topology {spec.name!r} sets link bandwidth, but {cap.detail}")
 
 
+def _host_class(ipv6: bool):
+    from mininet.node import Host
+
+    class StudyHost(Host):
+        """A Mininet host whose namespace has IPv6 off before any interface exists, so it
+        sends no router/neighbour solicitations or MLD reports: a reactive controller then
+        handles only the traffic the workload sent."""
+
+        def __init__(self, name, **params):
+            super().__init__(name, **params)
+            if not ipv6:
+                self.cmd("sysctl -qw net.ipv6.conf.all.disable_ipv6=1 "
+                         "net.ipv6.conf.default.disable_ipv6=1")
+
+    return StudyHost
+
+
+def _disable_ipv6(interface: str) -> None:
+    try:
+        Path(f"/proc/sys/net/ipv6/conf/{interface}/disable_ipv6").write_text("1")
+    except OSError:
+        pass  # no IPv6 in this kernel: nothing to silence
+
+
 class Network:
     """A started Mininet network: `with Network(...) as net:` stops it on any exit."""
 
-    def __init__(self, spec: TopoSpec, arch: Architecture, run_dir: Path):
-        self.spec, self.arch, self.run_dir = spec, arch, Path(run_dir)
+    def __init__(self, spec: TopoSpec, arch: Architecture, run_dir: Path, ipv6: bool = False):
+        self.spec, self.arch, self.run_dir, self.ipv6 = spec, arch, Path(run_dir), ipv6
         self.net = None
         self.registry = Registry(self.run_dir / "registry.json")
 
@@ -53,9 +77,13 @@ class Network:
                 "running, or a crashed one left them (`sdnperf clean` removes sdnperf's own)")
         self.registry.save()  # before anything exists: a kill -9 from here on is cleanable
         link_cls = TCLink if self.spec.needs_tc() or self.spec.needs_netem() else Link
-        self.net = Mininet(topo=topo, link=link_cls, autoSetMacs=True, build=False,
-                           waitConnected=False, **self.arch.mininet_options())
+        self.net = Mininet(topo=topo, link=link_cls, host=_host_class(self.ipv6), autoSetMacs=True,
+                           build=False, waitConnected=False, **self.arch.mininet_options())
         self.net.build()
+        if not self.ipv6:
+            # Switch ports live in the root namespace: keep them from talking IPv6 too.
+            for name in self.registry.interfaces:
+                _disable_ipv6(name)
         self.net.start()
         self.arch.network_started(self.net)
         self.arch.wait_ready(self.net, ready_timeout)

@@ -21,6 +21,9 @@ class StudySection(_Strict):
     seed: int = 1
     baseline: str | None = None  # architecture name; default: the first architecture
     description: str = ""
+    # Off by default: hosts' IPv6 router/neighbour solicitations and MLD reports would reach
+    # reactive controllers as packet-ins no workload sent.
+    ipv6: bool = False
 
 
 class LinkDefaults(_Strict):

@@ -45,6 +45,8 @@ def ping_all(spec, config, tmp_path):
         arch.prepare(spec)
         net = network.start(ready_timeout=90)
         loss = net.pingAll(timeout=2)
+        # IPv6 is off by default: no solicitations reach reactive controllers.
+        assert net.hosts[0].cmd("cat /proc/sys/net/ipv6/conf/all/disable_ipv6").strip() == "1"
         stats = arch.control_stats()
     finally:
         network.stop()
