@@ -1,0 +1,211 @@
+"""`sdnperf ctlbench`: benchmark OpenFlow controllers with emulated switches.
+
+    sdnperf ctlbench run examples/ctlbench-openflow.toml
+    sdnperf ctlbench run -c echo -c osken:l2-learning -c ovs-testcontroller \\
+        --switches 1,4,16 --mode throughput --duration 5
+    sdnperf ctlbench run -c faucet --mode rate --switches 1 --rate 100,200,400,800
+    sdnperf ctlbench ceiling --switches 4          # the probe's ceiling (echo controller)
+    sdnperf report results/ctlbench                 # the report, as for every study
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+EXIT_OK, EXIT_FAIL, EXIT_BAD_INPUT, EXIT_INTERRUPTED = 0, 1, 2, 130
+
+
+def _list(kind):
+    def parse(text: str):
+        try:
+            return [kind(x) for x in text.split(",") if x.strip()]
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected a comma-separated list, got {text!r}")
+    return parse
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="sdnperf ctlbench",
+        description="Controller benchmark: N emulated OpenFlow 1.3 switches (sdnperf-probe) "
+                    "send packet-ins to a controller; sent/answered rates, reaction-time "
+                    "distribution, outstanding packets, fairness and CPU use are stored as a "
+                    "study (SQLite, CSV, HTML report).",
+        formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__.split("\n\n", 1)[1])
+    sub = p.add_subparsers(dest="command", required=True)
+    r = sub.add_parser("run", help="run a benchmark study (file and/or options)",
+                       description="Run controllers × switches × rates × repetitions. Options "
+                                   "override the file's [load] and [[controller]] tables.")
+    r.add_argument("file", nargs="?", help="ctlbench TOML file (see examples/ctlbench-openflow.toml)")
+    r.add_argument("-c", "--controller", action="append", metavar="SPEC",
+                   help="echo | osken[:APP] | faucet | ovs-testcontroller | 127.0.0.1:PORT "
+                        "(repeatable)")
+    r.add_argument("--mode", choices=["rate", "throughput", "latency"])
+    r.add_argument("--switches", type=_list(int), help="switch counts, e.g. 1,4,16")
+    r.add_argument("--rate", type=_list(float), help="packet-ins/s per switch (rate mode), e.g. 100,1000")
+    r.add_argument("--window", type=int, help="outstanding packet-ins per switch (throughput mode)")
+    r.add_argument("--warmup", type=float, help="warm-up seconds")
+    r.add_argument("--duration", type=float, help="measurement seconds")
+    r.add_argument("--packets", type=int, help="per-switch packet count ending the measurement")
+    r.add_argument("--repetitions", type=int)
+    r.add_argument("--no-ceiling", action="store_true", help="skip the probe-ceiling runs")
+    r.add_argument("--name", help="study name")
+    r.add_argument("--results", help="results directory (default results/<study name>)")
+    r.add_argument("--resume", action="store_true", help="skip runs already stored ok")
+    r.add_argument("--no-report", action="store_true", help="skip the HTML report")
+    c = sub.add_parser("ceiling", help="measure the probe's ceiling against the echo controller")
+    c.add_argument("--switches", type=int, default=4)
+    c.add_argument("--duration", type=float, default=3.0)
+    c.add_argument("--window", type=int, default=64)
+    c.add_argument("--threads", type=int, default=1)
+    return p
+
+
+def _config(args):
+    from sdnperf.ctlbench.config import CtlbenchFile, controller_from_arg, load
+    cfg = load(args.file) if args.file else CtlbenchFile()
+    data = cfg.model_dump()
+    if args.controller:
+        data["controller"] = [controller_from_arg(s).model_dump() for s in args.controller]
+    for name in ("mode", "switches", "rate", "window", "warmup", "duration", "packets"):
+        v = getattr(args, name)
+        if v is not None:
+            data["load"][name] = v
+    if args.no_ceiling:
+        data["load"]["ceiling"] = False
+    if args.repetitions:
+        data["study"]["repetitions"] = args.repetitions
+    if args.name:
+        data["study"]["name"] = args.name
+    cfg = CtlbenchFile.model_validate(data)
+    if not cfg.study.baseline:
+        cfg.study.baseline = cfg.controller[0].label
+    return cfg
+
+
+def cmd_run(args) -> int:
+    from pydantic import ValidationError
+
+    from sdnperf.ctlbench.config import ConfigError
+    from sdnperf.ctlbench.probe import ProbeError
+    from sdnperf.ctlbench.runner import CtlbenchRunner, plan
+    from sdnperf.fidelity.environment import collect
+    from sdnperf.store import Store
+    try:
+        cfg = _config(args)
+    except (ConfigError, ValidationError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    results_dir = Path(args.results or Path("results") / cfg.study.name)
+    results_dir.mkdir(parents=True, exist_ok=True)
+    db_path = results_dir / "study.sqlite"
+    if db_path.exists() and not args.resume:
+        backup = db_path.with_name(f"study-{time.strftime('%Y%m%d-%H%M%S')}.sqlite")
+        db_path.rename(backup)
+        print(f"previous results kept as {backup}")
+    runs = plan(cfg)
+    print(f"{cfg.study.name}: {len(cfg.controller)} controller(s) × {len(cfg.load.points())} load "
+          f"point(s) × {cfg.study.repetitions} repetition(s) = {len(runs)} runs "
+          f"(ceiling runs included), {cfg.load.mode} mode")
+    store = Store(db_path)
+    try:
+        env = collect(datapath=None)
+        runner = CtlbenchRunner(cfg, store, results_dir, resume=args.resume,
+                                source=args.file, environment=env,
+                                log=lambda m: print(m, flush=True))
+        try:
+            study_id, results = runner.run()
+        except ProbeError as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return EXIT_BAD_INPUT
+        except KeyboardInterrupt:
+            print(f"\ninterrupted: finished runs are stored in {db_path}; continue with --resume")
+            return EXIT_INTERRUPTED
+        _print_summary(results)
+        report(store, study_id, results_dir, html=not args.no_report)
+        failed = [r for r in results if r.status != "ok"]
+        if failed:
+            print(f"{len(failed)} run(s) failed; see the report and {results_dir}/logs")
+            return EXIT_FAIL
+        return EXIT_OK
+    finally:
+        store.close()
+
+
+def _print_summary(results) -> None:
+    print(f"\n{'controller':28} {'switches':>8} {'rate/sw':>8} {'answered/s':>11} "
+          f"{'p50 ms':>8} {'p99 ms':>8} {'lost %':>7} {'ctl CPU':>7}  note")
+    for r in results:
+        s = {x.metric: x.value for x in r.summaries}
+        rate = r.params.get("rate_per_switch")
+        def f(metric, fmt):
+            v = s.get(metric)
+            return format(v, fmt) if v is not None else "-"
+        note = "FAILED: " + r.error.splitlines()[0] if r.status != "ok" else (
+            "probe-bound" if r.params.get("probe_bound") else ("CPU-bound" if r.cpu.cpu_bound else ""))
+        print(f"{r.architecture:28} {r.params.get('switches'):>8} "
+              f"{(format(rate, 'g') if rate else '-'):>8} {f('ctl_answered_pps', ',.0f'):>11} "
+              f"{f('ctl_rtt_p50_ms', '.3f'):>8} {f('ctl_rtt_p99_ms', '.3f'):>8} "
+              f"{f('ctl_loss_pct', '.1f'):>7} {f('ctl_controller_cpu_pct', '.0f'):>7}  {note}")
+    print()
+
+
+def report(store, study_id: int, results_dir: Path, html: bool = True) -> None:
+    from rich.console import Console
+
+    from sdnperf.report.table import comparison, render_table
+    rows = comparison(store, study_id)
+    render_table(rows, Console(width=None if sys.stdout.isatty() else 160))
+    written = store.export_csv(study_id, results_dir / "csv")
+    print(f"CSV: {', '.join(str(p) for p in written)}")
+    if html:
+        from sdnperf.report.html import write_report
+        print(f"HTML report: {write_report(store, study_id, results_dir / 'report.html')}")
+    print(f"SQLite: {store.path}")
+
+
+def cmd_ceiling(args) -> int:
+    """Run the echo controller and the probe in throughput mode; print the ceiling."""
+    import subprocess
+
+    from sdnperf.controllers.process import free_port
+    from sdnperf.ctlbench.probe import ProbeError, binary
+    try:
+        exe = binary()
+    except ProbeError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    port = free_port()
+    echo = subprocess.Popen([exe, "echo-controller", "--listen", f"127.0.0.1:{port}"],
+                            stderr=subprocess.DEVNULL, start_new_session=True)
+    try:
+        time.sleep(0.3)
+        out = subprocess.run([exe, "openflow", "--controller", f"127.0.0.1:{port}", "--switches",
+                              str(args.switches), "--mode", "throughput", "--window",
+                              str(args.window), "--threads", str(args.threads), "--warmup", "1",
+                              "--duration", str(args.duration)],
+                             capture_output=True, timeout=args.duration + 60)
+    finally:
+        echo.terminate()
+        echo.wait(timeout=5)
+    doc = json.loads(out.stdout or b"null") or {}
+    t = doc.get("totals") or {}
+    print(f"probe ceiling ({args.switches} switches, window {args.window}, {args.threads} probe "
+          f"thread(s)): {t.get('answered_rate', 0):,.0f} packet-ins/s answered; probe CPU "
+          f"{doc.get('probe_cpu', {}).get('measure_pct', 0):.0f} % of one core; RTT p50 "
+          f"{doc.get('rtt_us', {}).get('p50')} µs")
+    return EXIT_OK if t.get("answered_rate") else EXIT_FAIL
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    if args.command == "run":
+        return cmd_run(args)
+    return cmd_ceiling(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

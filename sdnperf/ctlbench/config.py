@@ -1,0 +1,205 @@
+"""The ctlbench study file (TOML) and its validation.
+
+    [study]
+    name = "ctlbench-openflow"
+    repetitions = 1
+
+    [[controller]]                  # one table per controller under test
+    kind = "echo"                   # echo | osken | faucet | ovs-testcontroller | external
+    # app = "l2-learning"           # osken: l2-learning | topo-forwarding | simple_switch_13
+    #                               #        | a module name | a .py file
+    # address = "127.0.0.1:6653"    # external
+    # pid = 1234                    # external: sample this process's CPU (optional)
+    # name = "label"                # how the report names it (default from kind/app)
+
+    [load]
+    mode = "throughput"             # rate | throughput | latency
+    switches = [1, 4, 16]           # sweep
+    rate = [100, 1000]              # packet-ins/s per switch (rate mode; sweep)
+    window = 64                     # throughput mode
+    warmup = 1.0
+    duration = 5.0                  # or packets = N per switch
+    drain = 1.0
+    timeout = 1.0
+    hosts = 100
+    ports = 4
+    threads = 1
+    ceiling = true                  # measure the probe's ceiling (echo controller) first
+
+Errors name the file, line and field.
+"""
+from __future__ import annotations
+
+import re
+import tomllib
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+KINDS = ("echo", "osken", "faucet", "ovs-testcontroller", "external")
+
+
+class ConfigError(ValueError):
+    pass
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class StudySection(_Strict):
+    name: str = "ctlbench"
+    repetitions: int = Field(1, ge=1, le=100)
+    baseline: str | None = None
+
+
+class ControllerSpec(_Strict):
+    kind: Literal["echo", "osken", "faucet", "ovs-testcontroller", "external"]
+    app: str | None = None
+    address: str | None = None
+    pid: int | None = None
+    name: str | None = None
+
+    @model_validator(mode="after")
+    def _check(self):
+        if self.kind == "osken" and not self.app:
+            self.app = "l2-learning"
+        if self.kind != "osken" and self.app:
+            raise ValueError(f"'app' is only for kind = \"osken\", not {self.kind!r}")
+        if self.kind == "external":
+            if not self.address:
+                raise ValueError("kind = \"external\" needs address = \"127.0.0.1:PORT\"")
+            host, _, port = self.address.rpartition(":")
+            if host not in ("127.0.0.1", "localhost", "::1", "[::1]") or not port.isdigit():
+                raise ValueError(f"address {self.address!r}: only loopback HOST:PORT is allowed")
+        elif self.address or self.pid:
+            raise ValueError("'address' and 'pid' are only for kind = \"external\"")
+        return self
+
+    @property
+    def label(self) -> str:
+        if self.name:
+            return self.name
+        if self.kind == "osken":
+            app = Path(self.app).stem if self.app.endswith(".py") else self.app.rsplit(".", 1)[-1]
+            return f"osken-{app}"
+        if self.kind == "external":
+            return f"external-{self.address}"
+        return self.kind
+
+
+class LoadSection(_Strict):
+    mode: Literal["rate", "throughput", "latency"] = "throughput"
+    switches: list[int] = Field(default_factory=lambda: [1])
+    rate: list[float] = Field(default_factory=lambda: [1000.0])
+    window: int = Field(64, ge=1, le=1 << 19)
+    warmup: float = Field(1.0, ge=0)
+    duration: float = Field(5.0, gt=0)
+    packets: int | None = Field(None, ge=1)
+    drain: float = Field(1.0, ge=0)
+    timeout: float = Field(1.0, gt=0)
+    hosts: int = Field(100, ge=2, le=0xFFFFFF)
+    ports: int = Field(4, ge=1, le=0xFF00)
+    threads: int = Field(1, ge=1, le=64)
+    interval: float = Field(1.0, gt=0)
+    buffer_ids: bool = False
+    ceiling: bool = True
+    ceiling_duration: float = Field(2.0, gt=0)
+
+    @field_validator("switches")
+    @classmethod
+    def _switches(cls, v):
+        if not v or any(n < 1 or n > 65535 for n in v):
+            raise ValueError("switches: a non-empty list of counts in 1..65535")
+        return v
+
+    @field_validator("rate")
+    @classmethod
+    def _rate(cls, v):
+        if not v or any(not (r > 0) for r in v):
+            raise ValueError("rate: a non-empty list of packet-ins/s per switch, each > 0")
+        return v
+
+    def points(self) -> list[tuple[int, float | None]]:
+        """The sweep: (switches, rate per switch or None outside rate mode)."""
+        rates = self.rate if self.mode == "rate" else [None]
+        return [(n, r) for n in self.switches for r in rates]
+
+
+class CtlbenchFile(_Strict):
+    study: StudySection = Field(default_factory=StudySection)
+    controller: list[ControllerSpec] = Field(default_factory=lambda: [ControllerSpec(kind="echo")])
+    load: LoadSection = Field(default_factory=LoadSection)
+
+    @model_validator(mode="after")
+    def _unique(self):
+        labels = [c.label for c in self.controller]
+        dup = {x for x in labels if labels.count(x) > 1}
+        if dup:
+            raise ValueError(f"controller names must be unique (give 'name'): {sorted(dup)}")
+        return self
+
+
+def _line_of(text: str, loc: tuple) -> int | None:
+    """Best-effort line number of a field: the last key of the location in the text."""
+    keys = [k for k in loc if isinstance(k, str)]
+    if not keys:
+        return None
+    pat = re.compile(rf"^\s*{re.escape(keys[-1])}\s*=", re.M)
+    if keys[0] == "controller" and len(loc) > 1 and isinstance(loc[1], int):
+        # the n-th [[controller]] table
+        starts = [m.start() for m in re.finditer(r"^\s*\[\[controller\]\]", text, re.M)]
+        if loc[1] < len(starts):
+            begin = starts[loc[1]]
+            end = starts[loc[1] + 1] if loc[1] + 1 < len(starts) else len(text)
+            m = pat.search(text, begin, end) if len(keys) > 1 else None
+            return text.count("\n", 0, m.start() if m else begin) + 1
+    m = pat.search(text)
+    return text.count("\n", 0, m.start()) + 1 if m else None
+
+
+def parse(text: str, source: str = "<text>") -> CtlbenchFile:
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{source}: not valid TOML: {exc}") from exc
+    try:
+        return CtlbenchFile.model_validate(data)
+    except ValidationError as exc:
+        lines = []
+        for err in exc.errors():
+            loc = tuple(err["loc"])
+            field = ".".join(f"[{p}]" if isinstance(p, int) else str(p) for p in loc).replace(".[", "[")
+            line = _line_of(text, loc)
+            where = f"{source}:{line}" if line else source
+            msg = err["msg"].removeprefix("Value error, ")
+            lines.append(f"{where}: {field or '(file)'}: {msg}")
+        raise ConfigError("\n".join(lines)) from None
+
+
+def load(path: str | Path) -> CtlbenchFile:
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read: {exc.strerror}") from exc
+    return parse(text, str(path))
+
+
+def controller_from_arg(spec: str) -> ControllerSpec:
+    """`echo`, `osken:l2-learning`, `faucet`, `ovs-testcontroller`, `127.0.0.1:6653`."""
+    kind, _, arg = spec.partition(":")
+    try:
+        if kind == "osken":
+            return ControllerSpec(kind="osken", app=arg or "l2-learning")
+        if kind in ("echo", "faucet", "ovs-testcontroller") and not arg:
+            return ControllerSpec(kind=kind)
+        if kind in ("127.0.0.1", "localhost") and arg.isdigit():
+            return ControllerSpec(kind="external", address=spec)
+        if kind == "external":
+            return ControllerSpec(kind="external", address=arg)
+    except ValidationError as exc:
+        raise ConfigError(f"--controller {spec}: {exc.errors()[0]['msg']}") from None
+    raise ConfigError(f"--controller {spec}: expected echo, osken[:APP], faucet, "
+                      "ovs-testcontroller or 127.0.0.1:PORT")

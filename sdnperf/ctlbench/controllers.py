@@ -1,0 +1,152 @@
+"""Controllers under test, started fresh for every run (so no run inherits another's
+learned state), and the probe options each one needs to see a plausible switch."""
+from __future__ import annotations
+
+import importlib.util
+import shutil
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from sdnperf.controllers import process
+from sdnperf.controllers.process import ControllerError, ControllerProcess
+from sdnperf.ctlbench.config import ControllerSpec, LoadSection
+
+FAUCET_VLAN = 100
+FAUCET_HOSTS = 100_000  # distinct MACs per switch, so Faucet keeps learning (see below)
+SIMPLE_SWITCH_13 = "os_ken.app.simple_switch_13"
+
+
+@dataclass
+class Running:
+    spec: ControllerSpec
+    address: str
+    proc: ControllerProcess | None = None  # None for an external controller
+    pid: int | None = None
+    probe_args: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    _tmp: str | None = None
+
+    def alive(self) -> bool:
+        return self.proc.alive() if self.proc else True
+
+    def exit_code(self) -> int | None:
+        return self.proc.proc.returncode if self.proc and self.proc.proc else None
+
+    def log_tail(self) -> str:
+        return self.proc.log_tail() if self.proc else ""
+
+    def stop(self) -> None:
+        if self.proc:
+            self.proc.stop()
+        if self._tmp:
+            shutil.rmtree(self._tmp, ignore_errors=True)
+
+
+def faucet_yaml(dpids: list[int], ports: int) -> str:
+    """One Faucet dp per emulated switch, every port untagged on one VLAN, host limits
+    raised so learning is not banned after 255 hosts."""
+    lines = ["vlans:", "  bench:", f"    vid: {FAUCET_VLAN}", "    max_hosts: 16000000", "dps:"]
+    for d in dpids:
+        lines += [f"  probe{d}:", f"    dp_id: {hex(d)}", "    hardware: Open vSwitch",
+                  "    interfaces:"]
+        for p in range(1, ports + 1):
+            lines += [f"      {p}:", "        native_vlan: bench", "        max_hosts: 16000000"]
+    return "\n".join(lines) + "\n"
+
+
+def _osken_module(app: str) -> tuple[list[str], dict[str, str]]:
+    """argv tail and env for an os-ken app that is not one of ours."""
+    if app in ("simple_switch_13", "simple-switch-13"):
+        app = SIMPLE_SWITCH_13
+    if app.endswith(".py"):
+        if not Path(app).is_file():
+            raise ControllerError(f"os-ken app file {app} does not exist")
+        return [str(Path(app).resolve())], {}
+    try:
+        found = importlib.util.find_spec(app)
+    except (ImportError, ValueError):
+        found = None
+    if found is None:
+        hint = (" (the os-ken package installed here ships no sample apps; app = \"l2-learning\" "
+                "is the same reactive L2 learning switch)") if app.startswith("os_ken.app.") else ""
+        raise ControllerError(f"os-ken app module {app!r} is not installed{hint}")
+    return [app], {}
+
+
+def start(spec: ControllerSpec, run_dir: Path, load: LoadSection, switches: int,
+          probe_binary: str, dpid_base: int = 1) -> Running:
+    """Start the controller (waits until it listens); raises ControllerError."""
+    run_dir = Path(run_dir)
+    run_dir.mkdir(parents=True, exist_ok=True)
+    if spec.kind == "external":
+        return Running(spec, spec.address, pid=spec.pid)
+    if spec.kind == "echo":
+        port = process.free_port()
+        proc = ControllerProcess("echo", [probe_binary, "echo-controller", "--listen",
+                                          f"127.0.0.1:{port}"], run_dir, port)
+        running = Running(spec, f"127.0.0.1:{port}", proc)
+    elif spec.kind == "osken":
+        if spec.app in process.OSKEN_APPS:
+            proc = process.osken(spec.app, run_dir)
+        else:
+            tail, env = _osken_module(spec.app)
+            port = process.free_port()
+            argv = [process.venv_tool("osken-manager"), "--ofp-listen-host", "127.0.0.1",
+                    "--ofp-tcp-listen-port", str(port), *tail]
+            proc = ControllerProcess(f"osken-{spec.label}", argv, run_dir, port, env=env)
+        running = Running(spec, f"127.0.0.1:{proc.port}", proc)
+    elif spec.kind == "faucet":
+        cfg = run_dir / "faucet.yaml"
+        cfg.write_text(faucet_yaml([dpid_base + i for i in range(switches)], load.ports))
+        proc = process.faucet(cfg, run_dir)
+        # Faucet's pipeline sends packet-ins from its eth_src table (reason ACTION, table 1),
+        # after the VLAN table tagged the frame; it ignores anything else. It answers only
+        # hosts it has not learned yet, so every packet-in carries a new MAC for a long time.
+        hosts = max(load.hosts, FAUCET_HOSTS)
+        running = Running(spec, f"127.0.0.1:{proc.port}", proc,
+                          probe_args=["--reason", "action", "--table-id", "1", "--vlan",
+                                      str(FAUCET_VLAN), "--hosts", str(hosts)],
+                          notes=[f"faucet: packet-ins tagged VLAN {FAUCET_VLAN}, reason ACTION, "
+                                 f"table 1; {hosts} host MACs per switch"])
+    elif spec.kind == "ovs-testcontroller":
+        if not shutil.which("ovs-testcontroller"):
+            raise ControllerError("ovs-testcontroller is not installed (Debian package "
+                                  "openvswitch-testcontroller)")
+        proc = process.ovs_testcontroller(run_dir)
+        tmp = tempfile.mkdtemp(prefix="sdnperf-otc-")  # short path for its control socket
+        proc.env["OVS_RUNDIR"] = tmp
+        running = Running(spec, f"127.0.0.1:{proc.port}", proc, _tmp=tmp)
+    else:  # pragma: no cover - the config model refuses other kinds
+        raise ControllerError(f"unknown controller kind {spec.kind!r}")
+    try:
+        running.proc.start()
+    except BaseException:
+        running.stop()
+        raise
+    running.pid = running.proc.pid
+    return running
+
+
+def rss_mb(pid: int) -> float | None:
+    """Resident memory of a process and its descendants, MB."""
+    from sdnperf.fidelity.procstat import descendants, read_all_pids
+    try:
+        pids = {pid} | descendants({pid}, read_all_pids())
+    except OSError:
+        pids = {pid}
+    total = 0
+    seen = False
+    for p in pids:
+        try:
+            with open(f"/proc/{p}/status") as f:
+                for line in f:
+                    if line.startswith("VmRSS:"):
+                        total += int(line.split()[1])
+                        seen = True
+                        break
+        except (OSError, ValueError):
+            continue
+    return total / 1024.0 if seen else None
+
+

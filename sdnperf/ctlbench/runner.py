@@ -1,0 +1,218 @@
+"""Running a ctlbench study: the probe's ceiling first, then controllers × switches ×
+rates × repetitions, each run with a freshly started controller, each stored at once."""
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+from sdnperf.controllers.process import ControllerError
+from sdnperf.ctlbench import controllers, convert, probe
+from sdnperf.ctlbench.config import ControllerSpec, CtlbenchFile
+from sdnperf.fidelity.cpu import CpuSampler
+from sdnperf.samples import CpuReport, RunResult
+from sdnperf.store import Store
+
+CEILING_ARCH = "echo (probe ceiling)"
+
+
+@dataclass
+class RunSpec:
+    key: str
+    controller: ControllerSpec
+    switches: int
+    rate: float | None
+    mode: str
+    repetition: int
+    ceiling: bool = False  # a probe-ceiling measurement against the echo controller
+
+
+def plan(cfg: CtlbenchFile) -> list[RunSpec]:
+    runs: list[RunSpec] = []
+    load = cfg.load
+    if load.ceiling:
+        for n in sorted(set(load.switches)):
+            runs.append(RunSpec(f"ceiling|{n}sw", ControllerSpec(kind="echo", name=CEILING_ARCH),
+                                n, None, "throughput", 1, ceiling=True))
+    for rep in range(1, cfg.study.repetitions + 1):
+        for n, rate in load.points():
+            for c in cfg.controller:
+                r = f"|{rate:g}pps" if rate else ""
+                runs.append(RunSpec(f"{c.label}|{load.mode}|{n}sw{r}|{rep}", c, n, rate,
+                                    load.mode, rep))
+    return runs
+
+
+@dataclass
+class Sampled:
+    report: CpuReport
+    cpu_series: list[tuple[float, float]] = field(default_factory=list)
+    rss_series: list[tuple[float, float]] = field(default_factory=list)
+
+
+class _RssPoller(threading.Thread):
+    def __init__(self, pid: int | None, t0: float, every: float = 0.5):
+        super().__init__(daemon=True)
+        self.pid, self.t0, self.every = pid, t0, every
+        self.series: list[tuple[float, float]] = []
+        self._halt = threading.Event()
+
+    def run(self) -> None:
+        while self.pid and not self._halt.is_set():
+            mb = controllers.rss_mb(self.pid)
+            if mb is not None:
+                self.series.append((time.monotonic() - self.t0, mb))
+            self._halt.wait(self.every)
+
+    def stop(self) -> list[tuple[float, float]]:
+        self._halt.set()
+        if self.is_alive():
+            self.join(timeout=2)
+        return self.series
+
+
+def _usage(sampler: CpuSampler, rss: list[tuple[float, float]], doc: dict | None) -> convert.ControllerUsage:
+    """Controller CPU over time (t from the start of the load) and during the measurement
+    window, from the sampler's intervals (which start when the probe starts)."""
+    w = (doc or {}).get("window_s") or {}
+
+    load_start = float(w.get("handshake") or 0.0) + 0.5  # the probe's default settle
+    m0 = load_start + float(w.get("warmup") or 0.0)
+    m1 = m0 + float(w.get("measure") or 0.0)
+
+    t = 0.0
+    series, num, den = [], 0.0, 0.0
+    for iv in sampler.intervals:
+        pct = sum(v for (role, _pid), v in iv.procs.items() if role == "controller")
+        mid = t + iv.seconds / 2
+        series.append((round(mid - load_start, 3), pct))
+        overlap = max(0.0, min(t + iv.seconds, m1) - max(t, m0))
+        num += pct * overlap
+        den += overlap
+        t += iv.seconds
+    has_ctl = any(role == "controller" for iv in sampler.intervals for (role, _p) in iv.procs)
+    return convert.ControllerUsage(
+        cpu_measure_pct=(num / den) if den > 0 and has_ctl else None,
+        cpu_series=series if has_ctl else [],
+        rss_max_mb=max((mb for _, mb in rss), default=None),
+        rss_series=[(round(tt - load_start, 3), mb) for tt, mb in rss])
+
+
+class CtlbenchRunner:
+    def __init__(self, cfg: CtlbenchFile, store: Store, results_dir: Path, *,
+                 resume: bool = False, log: Callable[[str], None] = print,
+                 source: str | None = None, environment: dict | None = None):
+        self.cfg, self.store, self.results_dir = cfg, store, Path(results_dir)
+        self.resume, self.log = resume, log
+        self.source, self.environment = source, environment or {}
+        self.ceiling: dict[int, float] = {}
+
+    def run(self) -> tuple[int, list[RunResult]]:
+        study_id = self.store.open_study(self.cfg.study.name, self.source,
+                                         self.cfg.model_dump(mode="json"), self.environment)
+        done = self.store.done_keys(study_id) if self.resume else set()
+        binary = probe.binary()
+        results: list[RunResult] = []
+        runs = plan(self.cfg)
+        if self.resume:  # ceilings measured before are reused
+            for r in self.store.runs(study_id):
+                if r.params.get("ceiling") and r.status == "ok":
+                    self.ceiling[int(r.params["switches"])] = float(r.params.get("answered_rate") or 0)
+        for i, spec in enumerate(runs, 1):
+            if spec.key in done:
+                continue
+            what = "probe ceiling" if spec.ceiling else spec.controller.label
+            self.log(f"[{i}/{len(runs)}] {what}: {spec.switches} switch(es), {spec.mode}"
+                     + (f", {spec.rate:g} pkt-in/s per switch" if spec.rate else "")
+                     + (f", rep {spec.repetition}" if not spec.ceiling else ""))
+            result = self.run_one(spec, binary)
+            if spec.ceiling and result.status == "ok":
+                self.ceiling[spec.switches] = float(result.params.get("answered_rate") or 0)
+            self.store.record_run(study_id, result)
+            results.append(result)
+            if result.status != "ok":
+                self.log(f"  failed: {result.error}")
+            elif result.cpu.cpu_bound:
+                self.log(f"  note: {result.cpu.reason}")
+        return study_id, results
+
+    def run_one(self, spec: RunSpec, binary: str) -> RunResult:
+        load = self.cfg.load
+        run_dir = self.results_dir / "logs" / re.sub(r"[^A-Za-z0-9_.-]+", "_", spec.key)
+        started = time.time()
+        params = {"controller": spec.controller.label, "kind": spec.controller.kind,
+                  "app": spec.controller.app, "mode": spec.mode, "switches": spec.switches,
+                  "rate_per_switch": spec.rate, "ceiling": spec.ceiling, "run_dir": str(run_dir)}
+        args = dict(key=spec.key, controller=spec.controller.label, mode=spec.mode,
+                    switches=spec.switches, rate=spec.rate, repetition=spec.repetition)
+        try:
+            ctl = controllers.start(spec.controller, run_dir, load, spec.switches, binary)
+        except ControllerError as exc:
+            return RunResult(key=spec.key, topology=convert.topology_name(spec.switches),
+                             architecture=spec.controller.label,
+                             workload=convert.workload_name(spec.mode, spec.rate),
+                             repetition=spec.repetition, params=params, status="failed",
+                             error=f"controller did not start: {exc}", started=started,
+                             finished=time.time())
+        doc, crash, stderr_tail = None, None, ""
+        sampler = CpuSampler(interval=0.5)
+        rss = _RssPoller(ctl.pid, time.monotonic())
+        try:
+            if ctl.pid:
+                sampler.watch("controller", ctl.pid)
+            extra = list(ctl.probe_args)
+            if spec.ceiling:
+                argv = probe.openflow_argv(binary, ctl.address, load, spec.switches, None, extra,
+                                           mode="throughput", duration=load.ceiling_duration,
+                                           warmup=min(load.warmup, 0.5))
+            else:
+                argv = probe.openflow_argv(binary, ctl.address, load, spec.switches, spec.rate, extra)
+            params["probe_argv"] = argv[1:]
+            params["notes"] = ctl.notes
+            sampler.start()
+            rss.start()
+            proc = probe.start(argv, run_dir / "probe.stderr")
+            sampler.watch("probe", proc.pid)
+            try:
+                out, _ = proc.communicate(timeout=probe.time_limit(load))
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                out, _ = proc.communicate()
+                stderr_tail = "probe overran its timeline and was killed"
+            cpu = sampler.stop()
+            rss_series = rss.stop()
+            if not ctl.alive():
+                crash = (f"controller {spec.controller.label} crashed mid-run (exit code "
+                         f"{ctl.exit_code()}); partial results kept. Log tail:\n{ctl.log_tail()}")
+            try:
+                doc = json.loads(out.decode() or "null")
+            except ValueError:
+                doc = None
+            if not isinstance(doc, dict):
+                err = (run_dir / "probe.stderr").read_text(errors="replace")[-2000:]
+                return RunResult(key=spec.key, topology=convert.topology_name(spec.switches),
+                                 architecture=spec.controller.label,
+                                 workload=convert.workload_name(spec.mode, spec.rate),
+                                 repetition=spec.repetition, params=params, status="failed",
+                                 error=crash or f"probe produced no JSON (exit {proc.returncode}) "
+                                 f"{stderr_tail}: {err}", started=started, finished=time.time(),
+                                 cpu=cpu)
+            (run_dir / "probe.json").write_text(json.dumps(doc))
+            usage = _usage(sampler, rss_series, doc)
+        finally:
+            sampler.stop()
+            rss.stop()
+            ctl.stop()
+        totals = doc.get("totals") or {}
+        params["answered_rate"] = totals.get("answered_rate")
+        ceiling = None if spec.ceiling else self.ceiling.get(spec.switches)
+        if spec.ceiling:
+            ceiling = float(totals.get("answered_rate") or 0) or None
+        return convert.to_run_result(doc, params=params, cpu=cpu, usage=usage,
+                                     ceiling_pps=ceiling, crash=crash, started=started,
+                                     finished=time.time(), **args)

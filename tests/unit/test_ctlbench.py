@@ -1,0 +1,162 @@
+"""ctlbench: config validation, probe JSON → RunResult conversion, probe-bound judgement,
+store round trip and the report's ctlbench figures (no controller, no probe binary)."""
+from __future__ import annotations
+
+import pytest
+
+from sdnperf.ctlbench import config, convert
+from sdnperf.ctlbench.runner import CEILING_ARCH, plan
+from sdnperf.samples import CpuReport
+from sdnperf.store import Store
+
+
+def probe_doc(answered_rate=1000.0, sent=5000, answered=4990, lost=10, status="ok",
+              disconnected=0, probe_cpu=20.0, slips=0, switches=2, mode="throughput"):
+    return {
+        "schema": "sdnperf-probe/1", "protocol": "openflow13", "status": status,
+        "config": {"switches": switches, "mode": mode},
+        "switches": {"requested": switches, "ready": switches, "ready_at_end": switches - disconnected,
+                     "disconnected": disconnected, "failed_to_connect": 0},
+        "window_s": {"handshake": 0.05, "warmup": 1.0, "measure": 5.0, "drain": 1.0},
+        "totals": {"sent": sent, "answered": answered, "lost": lost, "late": 0, "duplicates": 3,
+                   "unmatched": 0, "schedule_slips": slips, "controller_errors": 0,
+                   "sent_rate": sent / 5, "answered_rate": answered_rate,
+                   "offered_rate": 2000.0 if mode == "rate" else None,
+                   "loss_ratio": lost / sent, "fairness_jain": 0.98},
+        "rtt_us": {"count": answered, "min": 50.0, "mean": 900.0, "p50": 800.0, "p90": 1500.0,
+                   "p99": 3000.0, "p999": 4000.0, "max": 5000.0,
+                   "buckets": [[49.0, 51.0, 10], [780.0, 831.0, 4980]]},
+        "probe_cpu": {"measure_pct": probe_cpu, "run_pct": probe_cpu, "threads": 1, "cores": 2},
+        "series": {"interval_s": 1.0, "t": [0.0, 1.0, 2.0], "phase": ["warmup", "measure", "drain"],
+                   "sent": [900, 1000, 0], "answered": [890, 1000, 10], "outstanding": [10, 12, 0]},
+        "errors": ([{"switch": 1, "dpid": 2, "at_s": 2.5, "error": "controller closed the connection"}]
+                   if disconnected else []),
+        "per_switch": [{"index": i, "dpid": i + 1,
+                        "series": {"sent": [450, 500, 0], "answered": [445, 500, 5],
+                                   "outstanding": [5, 6, 0]}} for i in range(switches)],
+    }
+
+
+def convert_doc(doc, **kw):
+    args = dict(key="k", controller="osken-l2-learning", mode="throughput", switches=2, rate=None,
+                repetition=1, params={"switches": 2, "mode": "throughput"}, cpu=CpuReport())
+    args.update(kw)
+    return convert.to_run_result(doc, **args)
+
+
+def test_conversion_summaries_and_samples():
+    usage = convert.ControllerUsage(cpu_measure_pct=55.0, cpu_series=[(0.25, 50.0), (0.75, 60.0)],
+                                    rss_max_mb=80.0, rss_series=[(0.5, 80.0)])
+    r = convert_doc(probe_doc(), usage=usage, ceiling_pps=1_000_000.0)
+    assert r.status == "ok" and not r.error
+    assert (r.topology, r.workload, r.architecture) == ("2 switches", "ctlbench throughput", "osken-l2-learning")
+    s = {x.metric: x for x in r.summaries}
+    assert s["ctl_answered_pps"].value == 1000.0 and s["ctl_answered_pps"].better == "higher"
+    assert s["ctl_rtt_p50_ms"].value == pytest.approx(0.8)
+    assert s["ctl_rtt_p99_ms"].value == pytest.approx(3.0)
+    assert s["ctl_loss_pct"].value == pytest.approx(0.2)
+    assert s["ctl_outstanding"].value == 12  # the measure-phase intervals only
+    assert s["ctl_controller_cpu_pct"].value == 55.0
+    assert s["ctl_controller_rss_mb"].value == 80.0
+    assert s["ctl_fairness"].value == 0.98
+    assert s["ctl_probe_ceiling_pps"].value == 1_000_000.0
+    assert "ctl_offered_pps" not in s  # not rate mode
+    answered = [x for x in r.samples if x.metric == "ctl_answered_pps" and x.flow == ""]
+    assert [(x.t, x.phase, x.value) for x in answered] == [
+        (0.0, "warmup", 890), (1.0, "measure", 1000), (2.0, "drain", 10)]
+    assert {x.flow for x in r.samples if x.metric == "ctl_outstanding"} == {"", "dpid 1", "dpid 2"}
+    buckets = [x for x in r.samples if x.metric == "ctl_rtt_bucket_ms"]
+    assert [(x.value, x.seq) for x in buckets] == [(0.051, 10), (0.831, 4980)]
+    assert len([x for x in r.samples if x.metric == "ctl_controller_cpu_pct"]) == 2
+    assert not r.cpu.cpu_bound and r.params["probe_bound"] is False
+
+
+def test_probe_bound_by_ceiling_cpu_and_slips():
+    assert convert.probe_bottleneck(probe_doc(answered_rate=600_000), 1_000_000.0)
+    assert not convert.probe_bottleneck(probe_doc(answered_rate=400_000), 1_000_000.0)
+    reasons = convert.probe_bottleneck(probe_doc(probe_cpu=97.0, slips=5), None)
+    assert len(reasons) == 2 and "CPU" in reasons[0] and "skipped 5" in reasons[1]
+    r = convert_doc(probe_doc(answered_rate=900_000), ceiling_pps=1_000_000.0,
+                    cpu=CpuReport(cpu_bound=True, reason="the whole machine was busy"))
+    assert r.cpu.cpu_bound and r.cpu.reason.startswith("probe-bound: ")
+    assert "the whole machine was busy" in r.cpu.reason
+    assert r.params["probe_bound"] is True
+
+
+def test_crash_keeps_partial_results_and_fails_the_run():
+    r = convert_doc(probe_doc(disconnected=2, status="partial"), crash="controller x crashed mid-run")
+    assert r.status == "failed" and "crashed mid-run" in r.error
+    assert r.summaries and r.samples  # kept
+    r2 = convert_doc(probe_doc(disconnected=1, status="partial"))
+    assert r2.status == "failed" and "dropped 1 switch connection" in r2.error
+    r3 = convert_doc({**probe_doc(), "status": "failed", "switches": {"ready": 0}, "totals": {},
+                      "errors": [{"error": "cannot connect"}]})
+    assert r3.status == "failed" and "cannot connect" in r3.error
+
+
+def test_rate_mode_names_and_offered():
+    r = convert_doc(probe_doc(mode="rate"), mode="rate", rate=1000.0, switches=1)
+    assert r.workload == "ctlbench rate 1000 pps/switch" and r.topology == "1 switch"
+    assert {x.metric: x.value for x in r.summaries}["ctl_offered_pps"] == 2000.0
+
+
+def test_config_errors_name_file_line_field():
+    text = '[study]\nname = "x"\n\n[[controller]]\nkind = "echo"\n\n[[controller]]\nkind = "osken"\napp = "l2-learning"\nbogus = 1\n'
+    with pytest.raises(config.ConfigError) as e:
+        config.parse(text, "f.toml")
+    assert "f.toml:10: controller[1].bogus" in str(e.value)
+    with pytest.raises(config.ConfigError, match=r"f.toml:2: load.mode"):
+        config.parse('[load]\nmode = "fast"\n', "f.toml")
+    with pytest.raises(config.ConfigError, match="only loopback"):
+        config.parse('[[controller]]\nkind = "external"\naddress = "192.0.2.1:6653"\n', "f.toml")
+    with pytest.raises(config.ConfigError, match="unique"):
+        config.parse('[[controller]]\nkind = "echo"\n[[controller]]\nkind = "echo"\n', "f.toml")
+    assert config.controller_from_arg("osken:l2-learning").label == "osken-l2-learning"
+    assert config.controller_from_arg("127.0.0.1:6653").kind == "external"
+    with pytest.raises(config.ConfigError):
+        config.controller_from_arg("nox")
+
+
+def test_plan_sweeps_and_ceiling():
+    cfg = config.parse('[study]\nrepetitions = 2\n[[controller]]\nkind = "echo"\n'
+                       '[[controller]]\nkind = "ovs-testcontroller"\n'
+                       '[load]\nmode = "rate"\nswitches = [1, 4]\nrate = [10, 100]\n')
+    runs = plan(cfg)
+    ceil = [r for r in runs if r.ceiling]
+    assert [(r.switches, r.controller.label) for r in ceil] == [(1, CEILING_ARCH), (4, CEILING_ARCH)]
+    assert len(runs) - len(ceil) == 2 * 2 * 2 * 2
+    assert len({r.key for r in runs}) == len(runs)
+
+
+def test_store_round_trip_and_report_figures(tmp_path):
+    from sdnperf.report.html import write_report
+    from sdnperf.report.plots import all_plots
+    with Store(tmp_path / "study.sqlite") as store:
+        sid = store.open_study("ctl", None, {}, {})
+        for ctl, scale in (("echo", 100.0), ("osken-l2-learning", 1.0)):
+            for n in (1, 4):
+                for rate in (100.0, 400.0):
+                    doc = probe_doc(answered_rate=rate * n * 0.9 * min(scale, 1), mode="rate", switches=n)
+                    doc["totals"]["offered_rate"] = rate * n
+                    usage = convert.ControllerUsage(cpu_measure_pct=rate / 10, cpu_series=[(0.5, 5.0)])
+                    store.record_run(sid, convert_doc(
+                        doc, key=f"{ctl}|{n}|{rate}", controller=ctl, mode="rate", rate=rate,
+                        switches=n, usage=usage,
+                        params={"switches": n, "mode": "rate", "rate_per_switch": rate}))
+        assert len(store.runs(sid)) == 8
+        plots = all_plots(store, sid, tmp_path / "png")
+        stems = {p.stem for p in plots.paths}
+        assert {"ctlbench_answered_vs_offered", "ctlbench_outstanding_over_time",
+                "ctlbench_controller_cpu_vs_load"} <= stems
+        assert any(s.startswith("ctlbench_rtt_vs_switches") for s in stems)
+        html = write_report(store, sid, tmp_path / "report.html").read_text()
+        assert "answered rate" in html and "Jain" in html
+
+
+def test_report_of_other_studies_has_no_ctlbench_figures(tmp_path):
+    from sdnperf.ctlbench.plots import add_plots
+    with Store(tmp_path / "s.sqlite") as store:
+        sid = store.open_study("x", None, {}, {})
+        added = []
+        add_plots(store, sid, tmp_path, lambda *a: added.append(a))
+        assert added == []
