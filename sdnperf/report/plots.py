@@ -6,6 +6,7 @@ workload and the conditions (topology, repetitions, CPU-bound runs); axes carry 
 """
 from __future__ import annotations
 
+import importlib
 import logging
 import math
 import re
@@ -26,6 +27,11 @@ DPI = 100
 SIZE = (8, 4.5)
 RTT = "rtt_ms"
 THROUGHPUT = "throughput_mbps"
+
+# Extension point: figure providers of other subsystems, as "module:function". Each is
+# called as fn(store, study_id, out_dir, add) and adds figures through add(path, caption,
+# reason_if_not_drawn); it returns quietly when the study has nothing for it.
+PLOT_PROVIDERS = ["sdnperf.ctlbench.plots:add_plots"]
 
 
 @dataclass
@@ -73,6 +79,13 @@ def all_plots(store: Store, study_id: int, out_dir: str | Path,
             f"{w}: first-packet vs steady RTT — needs both 'cold' and steady {RTT} samples")
     if not rtt:
         add(None, "", f"RTT bars, CDF and first-packet plots — no workload recorded {RTT}")
+    for name in PLOT_PROVIDERS:
+        try:
+            module, _, func = name.partition(":")
+            getattr(importlib.import_module(module), func)(store, study_id, out_dir, add)
+        except Exception as exc:  # a provider's bug must not cost the whole report
+            log.warning("plot provider %s failed: %s", name, exc)
+            out.skipped.append(f"{name}: failed ({exc})")
     add(cpu_per_role(store, study_id, out_dir, baseline),
         "Mean CPU use of each process role during a run (100 % = one core fully busy), "
         "averaged over the runs of all workloads, with 95 % CI.",
