@@ -111,8 +111,7 @@ def execute_run(study: LoadedStudy, run: RunSpec, run_dir: Path,
         result.summaries = list(output.summaries)
         for metric, value in arch.control_stats().items():
             result.summaries.append(Summary(run.workload.name, metric, float(value), "count", "lower"))
-    except KeyboardInterrupt:
-        raise
+        arch.check_alive()  # a controller or switch that died mid-run voids the run
     except Exception as exc:  # a failed run is a result too: stored with its reason
         result.status = "failed"
         result.error = f"{type(exc).__name__}: {exc}"

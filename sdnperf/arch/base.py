@@ -56,6 +56,9 @@ class Architecture(ABC):
         """Conditions to record with each run (datapath, controller, STP, ...)."""
         return {"architecture": self.config.kind}
 
+    def check_alive(self) -> None:
+        """Raise ArchitectureError if a process this architecture started has died."""
+
     def control_stats(self) -> dict[str, float]:
         """Control-plane counters at the end of a run (packet-ins, flow writes), if known."""
         return {}

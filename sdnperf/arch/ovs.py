@@ -46,6 +46,12 @@ class _OvsArchitecture(Architecture):
         ovs = getattr(self, "ovs", None)
         return {"switch": [ovs.pids()["ovs-vswitchd"]]} if ovs and "ovs-vswitchd" in ovs.pids() else {}
 
+    def check_alive(self) -> None:
+        missing = {"ovsdb-server", "ovs-vswitchd"} - set(self.ovs.pids())
+        if missing:
+            raise ArchitectureError(f"{', '.join(sorted(missing))} died during the run; "
+                                    f"see {self.ovs.run_dir}")
+
     def facts(self) -> dict:
         ovs = getattr(self, "ovs", None)
         return {"architecture": self.config.kind,
@@ -156,6 +162,13 @@ class OpenflowArchitecture(_OvsArchitecture):
         if controller and controller.pid:
             out["controller"] = [controller.pid]
         return out
+
+    def check_alive(self) -> None:
+        super().check_alive()
+        if not self.controller.alive():
+            raise ArchitectureError(f"controller {self.controller.kind} died during the run "
+                                    f"(exit code {self.controller.proc.returncode}):\n"
+                                    f"{self.controller.log_tail()}")
 
     def control_stats(self) -> dict[str, float]:
         controller = getattr(self, "controller", None)
