@@ -23,6 +23,7 @@ Typical use:
   sdnperf topo show campus --png campus.png
   sdnperf doctor                   what this machine can and cannot do
   sdnperf clean                    remove whatever a crashed study left behind
+  sdnperf ctlbench run -c osken:l2-learning --switches 1,4,16   controller benchmark
 """
 
 
@@ -31,6 +32,9 @@ def main(argv: list[str] | None = None) -> int:
     # Tools written in Rust take their own arguments: hand them over untouched.
     if argv and argv[0] in RUST_TOOLS:
         return run_rust_tool(argv[0], argv[1:])
+    if argv and argv[0] == "ctlbench":  # its own argument parser
+        from sdnperf.ctlbench.cli import main as ctlbench_main
+        return ctlbench_main(argv[1:])
     parser = build_parser()
     args = parser.parse_args(argv)
     if not getattr(args, "func", None):
@@ -90,6 +94,8 @@ def build_parser() -> argparse.ArgumentParser:
                                      "study left behind (only what sdnperf created)")
     p.set_defaults(func=cmd_clean)
 
+    sub.add_parser("ctlbench", add_help=False,
+                   help="benchmark SDN controllers with emulated switches flooding packet-ins")
     for tool, (_, helptext) in RUST_TOOLS.items():
         sub.add_parser(tool, help=helptext, add_help=False)
     return parser
