@@ -96,6 +96,15 @@ def run_mixed(cfg: MixedConfig, ctx: WorkloadContext) -> WorkloadOutput:
         except Exception as exc:  # reported with the others below
             errors[member.name] = f"{type(exc).__name__}: {exc}"
 
+    # Encoding video content (first use) must not compete with the members' traffic.
+    for member in cfg.members:
+        if member.kind == "video":
+            from .video_content import prepare
+            try:
+                prepare(member, ctx.log)
+            except (RuntimeError, OSError) as exc:
+                raise WorkloadError(f"mixed workload '{cfg.name}': {member.name}: "
+                                    f"no video content: {exc}") from None
     ctx.log(f"{cfg.name}: {len(cfg.members)} workloads at once: "
             + ", ".join(f"{m.name} ({m.kind})" for m in cfg.members))
     with capturing(cfg, ctx):

@@ -25,7 +25,7 @@ from .pairs import resolve_pairs
 from .procs import ProcessGroup
 from .tcp_connect import wait_ready
 from .traffic_config import VideoConfig
-from .video_content import ensure_content, segment_count
+from .video_content import prepare, segment_count
 
 PORT = 8080
 READY_TIMEOUT_S = 5.0
@@ -102,7 +102,7 @@ def run_video(cfg: VideoConfig, ctx: WorkloadContext) -> WorkloadOutput:
     pairs = resolve_pairs(cfg.pairs, ctx.host_names, ctx.seed)
     flows = {f"{s}->{d}": (s, d) for s, d in pairs}
     try:
-        content = ensure_content(cfg.renditions, cfg.segment_s, cfg.duration, cfg.content, ctx.log)
+        content = prepare(cfg, ctx.log)
     except (RuntimeError, OSError, TimeoutError) as exc:
         raise WorkloadError(f"video workload '{cfg.name}': no content: {exc}") from None
     n = segment_count(cfg.segment_s, cfg.duration)

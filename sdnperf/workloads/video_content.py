@@ -140,3 +140,9 @@ def _encode(folder: Path, renditions, segment_s: float, n: int) -> list[list[int
         sizes.append([s.stat().st_size for s in segs][:n])
     m = min(len(row) for row in sizes)  # renditions cut at the same key frames
     return [row[:m] for row in sizes]
+
+
+def prepare(cfg, log=lambda msg: None) -> Path:
+    """Content for a VideoConfig (generated now if not cached)."""
+    return ensure_content(cfg.renditions, cfg.segment_s, cfg.duration, cfg.content, log)
+

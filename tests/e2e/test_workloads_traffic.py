@@ -2,7 +2,12 @@
 capture through a real Mininet network of Linux bridges, with the real tools."""
 import os
 import shutil
+import sqlite3
+import subprocess
+import sys
 import time
+import tomllib
+from pathlib import Path
 
 import pytest
 
@@ -175,3 +180,31 @@ def test_video_streaming(ctx, tmp_path, monkeypatch, content, rule):
     segs = [s for s in out.samples if s.metric == "bitrate_mbps"]
     assert len(segs) == 8 and {s.flow for s in segs} == {"h1->h2", "h1->h3"}
     assert_all_reaped(ctx)
+
+
+# --- the example studies, through the CLI on bridge and openflow ------------------------
+
+# (the campus mix takes minutes: run by hand, see its header)
+EXAMPLES = sorted(p for p in (Path(__file__).resolve().parents[2] / "examples").glob("workload-*.toml")
+                  if "campus" not in p.stem)
+
+
+@pytest.mark.skipif(not shutil.which("ovs-vsctl"), reason="needs Open vSwitch")
+@pytest.mark.parametrize("path", EXAMPLES, ids=lambda p: p.stem)
+def test_example_study_runs(path, tmp_path):
+    if "video" in path.stem and not shutil.which("ffmpeg"):
+        pytest.skip("needs ffmpeg")
+    env = {**os.environ, "SDNPERF_RUN_ROOT": str(tmp_path / "run")}
+    env.pop("SDNPERF_TAG", None)
+    proc = subprocess.run([sys.executable, "-m", "sdnperf.cli", "run", str(path), "--out",
+                           str(tmp_path / "out"), "--no-report"], env=env, cwd=tmp_path,
+                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                          timeout=600)
+    assert proc.returncode == 0, proc.stdout[-3000:]
+    name = tomllib.loads(path.read_text())["study"]["name"]
+    with sqlite3.connect(tmp_path / "out" / name / "study.sqlite") as conn:
+        runs = conn.execute("select architecture, status, error from run").fetchall()
+        summaries = conn.execute("select count(*) from summary").fetchone()[0]
+    assert runs and all(status == "ok" for _, status, _ in runs), runs
+    assert {arch for arch, _, _ in runs} == {"bridge", "openflow"}
+    assert summaries > 0
