@@ -319,6 +319,8 @@ pub struct Lower<'a> {
     parser_extra_ops: Vec<J>,
     inlined: HashMap<String, usize>,
     key_prims: Vec<J>,
+    pstate_prefix: String,
+    pstate_accept: J,
 }
 
 
@@ -355,6 +357,8 @@ pub fn lower(prog: &Program, text: &str, sink: &mut Sink) -> Option<Ir> {
         parser_extra_ops: vec![],
         inlined: HashMap::new(),
         key_prims: vec![],
+        pstate_prefix: String::new(),
+        pstate_accept: J::Null,
     };
     l.run()
 }
@@ -846,45 +850,171 @@ impl<'a> Lower<'a> {
                 self.err(st.span, format!("state '{}' is reserved", st.name));
             }
         }
-        for (i, st) in states.iter().enumerate() {
-            self.scopes.push(HashMap::new());
-            let mut ops = if st.name == "start" { init_ops.clone() } else { vec![] };
-            for s in &st.stmts {
-                self.act = Some(ActionCtx { prims: vec![], returns: vec![] });
-                self.parser_extra_ops.clear();
-                let r = self.parser_stmt(s, name);
-                ops.append(&mut self.parser_extra_ops);
-                ops.extend(r);
-            }
-            let (key, trans) = match &st.transition {
-                None => (vec![], vec![json!({"type": "default", "value": null, "mask": null, "next_state": null})]),
-                Some(Transition::Direct(n, sp)) => {
-                    let ns = self.state_ref(n, *sp, &names);
-                    (vec![], vec![json!({"type": "default", "value": null, "mask": null, "next_state": ns})])
-                }
-                Some(Transition::Select(keys, cases, _)) => {
-                    self.parser_extra_ops.clear();
-                    let r = self.lower_select(keys, cases, &names);
-                    ops.append(&mut self.parser_extra_ops);
-                    r
-                }
-            };
-            self.scopes.pop();
-            self.ir.parser_states.push(json!({
-                "name": st.name, "id": i, "parser_ops": ops, "transition_key": key, "transitions": trans
-            }));
-        }
+        self.pstate_prefix = String::new();
+        self.pstate_accept = J::Null;
+        self.parser_states(name, states, &names, init_ops);
         self.ir.parser_init = "start".into();
         self.act = None;
         self.scopes.pop();
         self.ctl = None;
     }
 
+    /// Lowers the states of a parser whose state names get `self.pstate_prefix`
+    /// and whose `accept` continues at `self.pstate_accept`. Sub-parser calls
+    /// split a state: the sub-parser's states are inlined (prefixed with the
+    /// instance name) and its accept continues with the rest of the state.
+    fn parser_states(&mut self, pname: &str, states: &'a [ParserState], names: &HashSet<&str>, init_ops: Vec<J>) {
+        for st in states.iter() {
+            self.scopes.push(HashMap::new());
+            let mut cur = format!("{}{}", self.pstate_prefix, st.name);
+            let mut ops = if st.name == "start" { init_ops.clone() } else { vec![] };
+            let mut k = 0;
+            for s in &st.stmts {
+                match self.subparser_call(s) {
+                    Ok(Some((sub_states, sub_params, inst, args))) => {
+                        let cont = format!("{}.after_{}{}", cur, inst, if k == 0 { String::new() } else { format!("_{}", k) });
+                        k += 1;
+                        let sub_prefix = format!("{}{}.", self.pstate_prefix, inst);
+                        let id = self.ir.parser_states.len();
+                        self.ir.parser_states.push(json!({"name": cur, "id": id, "parser_ops": ops, "transition_key": [],
+                            "transitions": [{"type": "default", "value": null, "mask": null, "next_state": format!("{}start", sub_prefix)}]}));
+                        // bind the sub-parser's parameters
+                        self.scopes.push(HashMap::new());
+                        let mut ok = true;
+                        for (p, a) in sub_params.iter().zip(args.iter()) {
+                            let t = match self.env.resolve(&p.ty) {
+                                Ok(t) => t,
+                                Err(e) => {
+                                    self.sink.push(e);
+                                    ok = false;
+                                    break;
+                                }
+                            };
+                            if matches!(&t, Type::Extern(n) if n == "packet_in") {
+                                self.bind(&p.name, Bind::PacketIn);
+                                continue;
+                            }
+                            let mut pp = p.clone();
+                            if pp.dir == Dir::None {
+                                pp.dir = Dir::In;
+                            }
+                            match self.bind_arg(&pp, &t, &a.value) {
+                                Ok(b) => self.bind(&p.name, b),
+                                Err(e) => {
+                                    self.sink.push(e);
+                                    ok = false;
+                                }
+                            }
+                        }
+                        if ok {
+                            // the sub-parser's own locals
+                            if let Some(Decl::Parser { locals, .. }) = self.find_decl_parser_by_states(sub_states) {
+                                for l in locals {
+                                    match l {
+                                        Local::Var(v) => {
+                                            if let StmtKind::Var(_, ty, vn, _) = &v.kind {
+                                                match self.env.resolve(ty) {
+                                                    Ok(t) => {
+                                                        let fq = format!("{}{}", self.pstate_prefix, inst);
+                                                        let p = self.make_place("", &format!("{}.{}", fq, vn), t, true, &format!("{}_{}", fq.replace('.', "_"), vn));
+                                                        self.bind(vn, Bind::Place(p));
+                                                    }
+                                                    Err(e) => self.sink.push(e),
+                                                }
+                                            }
+                                        }
+                                        Local::Inst(i) => self.declare_instance(i, pname),
+                                        _ => self.err(st.span, "only variables and instances are supported as locals of a sub-parser"),
+                                    }
+                                }
+                            }
+                            let saved = (self.pstate_prefix.clone(), self.pstate_accept.clone());
+                            self.pstate_prefix = sub_prefix;
+                            self.pstate_accept = J::String(cont.clone());
+                            let sub_names: HashSet<&str> = sub_states.iter().map(|s| s.name.as_str()).collect();
+                            self.inline_depth += 1;
+                            self.parser_states(pname, sub_states, &sub_names, vec![]);
+                            self.inline_depth -= 1;
+                            self.pstate_prefix = saved.0;
+                            self.pstate_accept = saved.1;
+                        }
+                        self.scopes.pop();
+                        cur = cont;
+                        ops = vec![];
+                        continue;
+                    }
+                    Ok(None) => {}
+                    Err(e) => {
+                        self.sink.push(e);
+                        continue;
+                    }
+                }
+                self.act = Some(ActionCtx { prims: vec![], returns: vec![] });
+                self.parser_extra_ops.clear();
+                let r = self.parser_stmt(s, pname);
+                ops.append(&mut self.parser_extra_ops);
+                ops.extend(r);
+            }
+            let (key, trans) = match &st.transition {
+                None => (vec![], vec![json!({"type": "default", "value": null, "mask": null, "next_state": null})]),
+                Some(Transition::Direct(n, sp)) => {
+                    let ns = self.state_ref(n, *sp, names);
+                    (vec![], vec![json!({"type": "default", "value": null, "mask": null, "next_state": ns})])
+                }
+                Some(Transition::Select(keys, cases, _)) => {
+                    self.parser_extra_ops.clear();
+                    let r = self.lower_select(keys, cases, names);
+                    ops.append(&mut self.parser_extra_ops);
+                    r
+                }
+            };
+            self.scopes.pop();
+            let id = self.ir.parser_states.len();
+            self.ir.parser_states.push(json!({
+                "name": cur, "id": id, "parser_ops": ops, "transition_key": key, "transitions": trans
+            }));
+        }
+    }
+
+    fn find_decl_parser_by_states(&self, states: &[ParserState]) -> Option<&'a Decl> {
+        self.prog.decls.iter().find(|d| matches!(d, Decl::Parser { states: s, has_body: true, .. } if std::ptr::eq(s.as_slice(), states)))
+    }
+
+    /// `inst.apply(args)` on a sub-parser instance: its states, parameters and args.
+    #[allow(clippy::type_complexity)]
+    fn subparser_call(&mut self, s: &Stmt) -> PResult<Option<(&'a [ParserState], &'a [Param], String, Vec<Arg>)>> {
+        let StmtKind::Call(c) = &s.kind else { return Ok(None) };
+        let ExprKind::Call(f, _, args) = &c.kind else { return Ok(None) };
+        let ExprKind::Member(b, m) = &f.kind else { return Ok(None) };
+        if m != "apply" {
+            return Ok(None);
+        }
+        let ExprKind::Name(n) = &b.kind else { return Ok(None) };
+        let kind = match self.lookup(n) {
+            Some(Bind::Extern { kind, .. }) => kind,
+            None => n.clone(),
+            _ => return Ok(None),
+        };
+        let Some(Decl::Parser { params, states, .. }) = self.find_decl(&kind) else { return Ok(None) };
+        if self.inline_depth > 20 {
+            return Err(Error::new(c.span, "parsers call each other too deeply (recursion?)"));
+        }
+        if args.len() != params.len() {
+            return Err(Error::new(c.span, format!("parser '{}' expects {} argument(s), got {}", kind, params.len(), args.len())));
+        }
+        if !states.iter().any(|s| s.name == "start") {
+            return Err(Error::new(c.span, format!("parser '{}' has no 'start' state", kind)));
+        }
+        Ok(Some((states.as_slice(), params.as_slice(), n.clone(), args.clone())))
+    }
+
     fn state_ref(&mut self, n: &str, sp: Span, names: &HashSet<&str>) -> J {
-        if n == "accept" || n == "reject" {
+        if n == "accept" {
+            self.pstate_accept.clone()
+        } else if n == "reject" {
             J::Null
         } else if names.contains(n) {
-            J::String(n.to_string())
+            J::String(format!("{}{}", self.pstate_prefix, n))
         } else {
             self.err(sp, format!("unknown parser state '{}'", n));
             J::Null
