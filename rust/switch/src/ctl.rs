@@ -593,8 +593,8 @@ pub fn execute(sw: &mut Switch, line: &str) -> Result<String, String> {
         "stats" => {
             let s = sw.eng.stats;
             Ok(format!(
-                "rx={} tx={} dropped={} parser_errors={} recirculations={} queue_dropped={} impair_dropped={}",
-                s.rx, s.tx, s.dropped, s.parser_errors, s.recirculations, sw.queue_dropped, sw.impair_dropped
+                "rx={} tx={} dropped={} parser_errors={} recirculations={} recirc_dropped={} queue_dropped={} impair_dropped={}",
+                s.rx, s.tx, s.dropped, s.parser_errors, s.recirculations, sw.recirc_dropped, sw.queue_dropped, sw.impair_dropped
             ))
         }
         "digests" => {

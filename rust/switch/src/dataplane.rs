@@ -145,8 +145,8 @@ pub fn run(mut sw: Switch, mut ports: Vec<Port>, ctl_rx: Option<Receiver<Request
     let s = sw.eng.stats;
     eprintln!("sdnperf-switch: stopping ({})", exit_reason);
     eprintln!(
-        "sdnperf-switch: counters: rx={} tx={} dropped={} parser_errors={} recirculations={} queue_dropped={} impair_dropped={} cpu_port_dropped={}",
-        s.rx, s.tx, s.dropped, s.parser_errors, s.recirculations, sw.queue_dropped, sw.impair_dropped, cpu_dropped
+        "sdnperf-switch: counters: rx={} tx={} dropped={} parser_errors={} recirculations={} recirc_dropped={} queue_dropped={} impair_dropped={} cpu_port_dropped={}",
+        s.rx, s.tx, s.dropped, s.parser_errors, s.recirculations, sw.recirc_dropped, sw.queue_dropped, sw.impair_dropped, cpu_dropped
     );
     for p in &ports {
         let (_, kdrops) = p.io.kernel_stats();

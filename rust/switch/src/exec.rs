@@ -150,6 +150,8 @@ pub struct Engine {
     pub digests: Vec<Digest>,
     pub stats: Stats,
     pub max_passes: u32,
+    /// print parser states, conditions and table lookups to stderr (debugging)
+    pub trace: bool,
     pool: Vec<Box<Job>>,
     scratch: Vec<u8>,
     reps: Vec<(u32, u32)>,
@@ -416,6 +418,7 @@ impl Engine {
             digests: Vec::new(),
             stats: Stats::default(),
             max_passes: MAX_PASSES,
+            trace: std::env::var_os("SDNPERF_SWITCH_TRACE").is_some(),
             pool: Vec::new(),
             scratch: Vec::with_capacity(2048),
             reps: Vec::new(),
@@ -522,6 +525,9 @@ impl Engine {
                 break ParseEnd::Reject(p.errors.iter().find(|e| e.0 == "ParserTimeout").map(|e| e.1).unwrap_or(5));
             }
             let st = &p.parser.states[si as usize];
+            if self.trace {
+                eprintln!("trace:   parser state {} at byte {}", st.name, cursor);
+            }
             for op in &st.ops {
                 let ev = Ev { p, params: &[], pkt, cursor_bits: cursor * 8 };
                 match op {
@@ -642,7 +648,11 @@ impl Engine {
                 Node::Cond(c) => {
                     let c = &self.prog.conds[c as usize];
                     let ev = Ev { p: &self.prog, params: &[], pkt: &[], cursor_bits: 0 };
-                    node = if ev.eval(&c.expr, &j.phv) != 0 { c.true_next } else { c.false_next };
+                    let v = ev.eval(&c.expr, &j.phv) != 0;
+                    if self.trace {
+                        eprintln!("trace:   condition {} -> {}", c.name, v);
+                    }
+                    node = if v { c.true_next } else { c.false_next };
                 }
                 Node::Table(ti) => {
                     let p = &self.prog;
@@ -713,6 +723,17 @@ impl Engine {
                         }
                         _ => (action, data),
                     };
+                    if self.trace {
+                        let keys: Vec<String> = keybuf[..nk].iter().map(|k| format!("{:#x}", k)).collect();
+                        eprintln!(
+                            "trace:   table {} key [{}] -> {} action {}({})",
+                            t.name,
+                            keys.join(", "),
+                            if hit.is_some() { "hit" } else { "miss" },
+                            p.actions.get(action as usize).map(|a| a.name.as_str()).unwrap_or("none"),
+                            data.iter().map(|d| format!("{:#x}", d)).collect::<Vec<_>>().join(", ")
+                        );
+                    }
                     if (action as usize) < p.actions.len() {
                         exec_action(p, &mut self.ext, &mut self.digests, j, action, data, now_ns, &mut self.scratch);
                     }
@@ -833,10 +854,22 @@ impl Engine {
         let mut keep = keep;
         loop {
             self.start_pass(&mut j, now_ns, keep);
+            if self.trace {
+                eprintln!(
+                    "trace: ingress port {} instance_type {} pass {} ({} bytes)",
+                    j.in_port,
+                    j.instance_type,
+                    j.passes,
+                    j.buf.len()
+                );
+            }
             match self.parse(&mut j) {
                 ParseEnd::Accept => {}
                 ParseEnd::Reject(code) => {
                     self.stats.parser_errors += 1;
+                    if self.trace {
+                        eprintln!("trace:   parser error {}", code);
+                    }
                     let p = &self.prog;
                     j.phv.set_opt(p, p.std.parser_error, code as u128);
                 }
@@ -952,6 +985,9 @@ impl Engine {
         }
         let trunc_before = j.truncate;
         j.flags = Flags::default();
+        if self.trace {
+            eprintln!("trace: egress port {} instance_type {}", j.egress_port, j.instance_type);
+        }
         let init = self.prog.egress.init;
         self.run_control(init, &mut j, now_ns);
         let flags = j.flags;
@@ -1047,6 +1083,14 @@ fn exec_prim_simple(p: &Program, phv: &mut Phv, ev: &Ev, prim: &Prim, flags: &mu
         Prim::Exit => {
             flags.exit = true;
             return false;
+        }
+        Prim::AssignStack(d, s) => {
+            let dh = &p.stacks[*d as usize].headers;
+            let sh = &p.stacks[*s as usize].headers;
+            for (a, b) in dh.iter().zip(sh.iter()) {
+                copy_header(p, phv, *a, *b);
+            }
+            phv.stack_next[*d as usize] = phv.stack_next[*s as usize].min(dh.len() as u32);
         }
         Prim::Push(s, n) => {
             let hs = &p.stacks[*s as usize].headers;

@@ -450,6 +450,10 @@ impl<'a> Loader<'a> {
             }
             "modify_field_rng_uniform" => Prim::Random(pl(0)?, pe(1)?, pe(2)?),
             "generate_digest" => Prim::Digest(pe(0)?, pint(1)?),
+            "assign_header_stack" => Prim::AssignStack(
+                self.stack(ps[0]["value"].as_str().unwrap_or(""))?,
+                self.stack(ps.get(1).ok_or("assign_header_stack: missing source")?["value"].as_str().unwrap_or(""))?,
+            ),
             "push" => Prim::Push(self.stack(ps[0]["value"].as_str().unwrap_or(""))?, pint(1)?),
             "pop" => Prim::Pop(self.stack(ps[0]["value"].as_str().unwrap_or(""))?, pint(1)?),
             "_jump" => Prim::Jump(pint(0)?),

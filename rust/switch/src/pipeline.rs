@@ -124,6 +124,8 @@ pub enum Prim {
     Hash(LValue, Expr, u32, Expr),
     Random(LValue, Expr, Expr),
     Digest(Expr, u32),
+    /// copy a whole header stack (dst, src)
+    AssignStack(u32, u32),
     Push(u32, u32),
     Pop(u32, u32),
     Jump(u32),

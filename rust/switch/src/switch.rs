@@ -11,6 +11,8 @@ pub const MAX_PORTS: usize = 512;
 pub const DEFAULT_DEPTH: usize = 64 * 1024;
 /// recirculation passes run per `service` call (the rest wait for the next call)
 pub const RECIRC_BUDGET: usize = 256;
+/// packets waiting for another pass; beyond this, recirculated packets are dropped
+pub const RECIRC_QUEUE_LIMIT: usize = 1024;
 
 pub struct PortQueue {
     pub q: VecDeque<Box<Job>>,
@@ -42,6 +44,7 @@ pub struct Switch {
     impaired: Vec<u32>,
     pub queue_dropped: u64,
     pub impair_dropped: u64,
+    pub recirc_dropped: u64,
 }
 
 impl Switch {
@@ -59,6 +62,7 @@ impl Switch {
             impaired: Vec::new(),
             queue_dropped: 0,
             impair_dropped: 0,
+            recirc_dropped: 0,
         }
     }
 
@@ -145,7 +149,15 @@ impl Switch {
             }
             // recirculation: a bounded number of passes per call, oldest first, so a packet
             // looping many times (delay by recirculation) never starves the ports
-            self.recirc_q.extend(self.recirc.drain(..));
+            for j in self.recirc.drain(..) {
+                if self.recirc_q.len() >= RECIRC_QUEUE_LIMIT {
+                    // the recirculation path is full: drop, like a switch's recirculation port
+                    self.recirc_dropped += 1;
+                    self.eng.recycle(j);
+                } else {
+                    self.recirc_q.push_back(j);
+                }
+            }
             while budget > 0 {
                 let Some(j) = self.recirc_q.pop_front() else { break };
                 budget -= 1;
