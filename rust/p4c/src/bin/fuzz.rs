@@ -5,7 +5,7 @@
 //! swaps, truncation) and compiles each result under `catch_unwind`. A panicking
 //! input is written to `fuzz/crashes/`, an input that takes over 10 s to
 //! `fuzz/crashes/hang-*.p4`; inputs that produce a diagnostic not seen before are
-//! kept in `fuzz/seeds/` (up to 150) to steer later mutations.
+//! kept in `fuzz/seeds/` (up to 250) to steer later mutations.
 
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
@@ -47,7 +47,49 @@ fn mutate(rng: &mut Rng, input: &[u8], pool: &[Vec<u8>]) -> Vec<u8> {
     let rounds = 1 + rng.below(4);
     for _ in 0..rounds {
         let len = v.len();
-        match rng.below(9) {
+        match rng.below(12) {
+            9 if len > 0 => {
+                // replace a number by an interesting value
+                const NUMS: &[&str] = &["0", "1", "2", "7", "8", "9", "15", "16", "31", "32", "33", "63", "64", "127", "128", "255", "256",
+                    "65535", "65536", "4294967295", "4294967296", "8w0", "8w255", "1w1", "16s-1", "0xffff", "128w1", "2048", "4096"];
+                let i = rng.below(len);
+                if let Some(st) = (i..len).find(|&k| v[k].is_ascii_digit()) {
+                    let mut e = st;
+                    while e < v.len() && (v[e].is_ascii_alphanumeric() || v[e] == b'_') {
+                        e += 1;
+                    }
+                    v.splice(st..e, NUMS[rng.below(NUMS.len())].bytes());
+                }
+            }
+            10 | 11 if len > 0 => {
+                // replace an identifier by another identifier of the same input
+                let text = String::from_utf8_lossy(&v).into_owned();
+                let words: Vec<(usize, usize)> = {
+                    let b = text.as_bytes();
+                    let mut out = vec![];
+                    let mut k = 0;
+                    while k < b.len() {
+                        if b[k].is_ascii_alphabetic() || b[k] == b'_' {
+                            let st = k;
+                            while k < b.len() && (b[k].is_ascii_alphanumeric() || b[k] == b'_') {
+                                k += 1;
+                            }
+                            out.push((st, k));
+                        } else {
+                            k += 1;
+                        }
+                    }
+                    out
+                };
+                if words.len() > 2 {
+                    let (a0, a1) = words[rng.below(words.len())];
+                    let (b0, b1) = words[rng.below(words.len())];
+                    let repl = text[b0..b1].to_string();
+                    let mut t2 = text.clone();
+                    t2.replace_range(a0..a1, &repl);
+                    v = t2.into_bytes();
+                }
+            }
             0 if len > 0 => {
                 let i = rng.below(len);
                 v[i] ^= 1 << rng.below(8);
@@ -218,7 +260,7 @@ fn main() {
                 if let Some(e) = d.errors.first() {
                     // the message with digits and quoted names removed is the "feature"
                     let key: String = strip_specifics(&e.message);
-                    if seen_msgs.insert(key) && n_seeds_start + new_seeds < 150 {
+                    if seen_msgs.insert(key) && n_seeds_start + new_seeds < 250 {
                         let p = seeds_dir.join(format!("seed-{:016x}.p4", hash(&input)));
                         if !p.exists() && input.len() < 20_000 {
                             let _ = std::fs::write(&p, &input);
