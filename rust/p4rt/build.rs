@@ -1,0 +1,51 @@
+//! Generates the P4Runtime gRPC code (prost + tonic) from protobuf definitions that an
+//! installed Python package ships (finsy, or p4runtime): `py/dump_fds.py` prints them as a
+//! FileDescriptorSet, which is compiled without protoc. The interpreter is $SDNPERF_PYTHON,
+//! else the repository's .venv, else python3.
+
+use prost::Message;
+use std::path::PathBuf;
+use std::process::Command;
+
+fn main() {
+    println!("cargo:rerun-if-changed=build.rs");
+    println!("cargo:rerun-if-changed=py/dump_fds.py");
+    println!("cargo:rerun-if-env-changed=SDNPERF_PYTHON");
+    let here = PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").unwrap());
+    let script = here.join("py/dump_fds.py");
+    let mut candidates: Vec<String> = vec![];
+    if let Ok(p) = std::env::var("SDNPERF_PYTHON") {
+        candidates.push(p);
+    }
+    let venv = here.join("../../.venv/bin/python");
+    if venv.exists() {
+        candidates.push(venv.display().to_string());
+    }
+    candidates.push("python3".into());
+    let mut errors = vec![];
+    let mut fds_bytes = None;
+    for py in &candidates {
+        match Command::new(py).arg(&script).output() {
+            Ok(o) if o.status.success() && !o.stdout.is_empty() => {
+                fds_bytes = Some(o.stdout);
+                break;
+            }
+            Ok(o) => errors.push(format!("{}: {}", py, String::from_utf8_lossy(&o.stderr).lines().last().unwrap_or(""))),
+            Err(e) => errors.push(format!("{}: {}", py, e)),
+        }
+    }
+    let Some(bytes) = fds_bytes else {
+        panic!(
+            "sdnperf-p4rt needs the P4Runtime protobuf definitions from a Python package: \
+             `pip install finsy` (or `p4runtime`) into the repository's .venv, or set SDNPERF_PYTHON. Tried: {}",
+            errors.join("; ")
+        );
+    };
+    // well-known types (google.protobuf.Any) map to prost-types (prost-build's default)
+    let fds = prost_types::FileDescriptorSet::decode(bytes.as_slice()).expect("FileDescriptorSet from dump_fds.py");
+    tonic_prost_build::configure()
+        .build_server(true)
+        .build_client(true)
+        .compile_fds(fds)
+        .expect("generating P4Runtime code");
+}
