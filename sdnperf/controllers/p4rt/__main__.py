@@ -1,0 +1,5 @@
+import sys
+
+from sdnperf.controllers.p4rt.controller import main
+
+sys.exit(main())

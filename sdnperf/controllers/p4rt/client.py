@@ -1,0 +1,244 @@
+"""One P4Runtime connection to one switch (grpc.aio): arbitration as primary, pipeline,
+batched writes, packet-in / packet-out on the stream.
+
+Writes go through a per-switch batcher: updates submitted while a Write RPC is in flight
+are sent together in the next one (up to `MAX_BATCH`), so a burst of packet-ins costs a
+few RPCs instead of one round trip each. `write(..., wait=True)` returns when the switch
+has answered for those updates (and raises WriteError if any of them failed).
+"""
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import Awaitable, Callable
+
+import grpc
+from finsy.proto import p4r, p4r_grpc, rpc_status
+
+log = logging.getLogger("sdnperf.p4rt")
+MAX_BATCH = 1000
+
+
+class P4RuntimeError(RuntimeError):
+    pass
+
+
+class WriteError(P4RuntimeError):
+    def __init__(self, message: str, errors: list[tuple[int, str]] | None = None):
+        super().__init__(message)
+        self.errors = errors or []  # (index in batch, "CODE: message")
+
+
+def _update(kind: str, entity) -> "p4r.Update":
+    types = {"INSERT": p4r.Update.INSERT, "MODIFY": p4r.Update.MODIFY,
+             "DELETE": p4r.Update.DELETE}
+    if not isinstance(entity, p4r.Entity):
+        entity = p4r.Entity(table_entry=entity)
+    return p4r.Update(type=types[kind], entity=entity)
+
+
+def update(kind: str, entity) -> "p4r.Update":
+    """An Update (INSERT/MODIFY/DELETE) of a TableEntry or Entity."""
+    return _update(kind, entity)
+
+
+def rpc_error_details(exc: grpc.RpcError) -> list[tuple[int, str]]:
+    """The per-update errors of a failed Write (google.rpc.Status details of p4.v1.Error)."""
+    out = []
+    try:
+        md = exc.trailing_metadata() or ()
+    except Exception:
+        return out
+    for key, value in md:
+        if key != "grpc-status-details-bin":
+            continue
+        status = rpc_status.Status()
+        status.ParseFromString(value)
+        for i, any_msg in enumerate(status.details):
+            err = p4r.Error()
+            if any_msg.Unpack(err) and err.canonical_code != 0:
+                out.append((i, f"{grpc.StatusCode(_code(err.canonical_code)).name}: {err.message}"))
+    return out
+
+
+def _code(number: int):
+    for c in grpc.StatusCode:
+        if c.value[0] == number:
+            return c.value
+    return grpc.StatusCode.UNKNOWN.value
+
+
+class SwitchConnection:
+    def __init__(self, name: str, address: str, device_id: int, election_id: int = 1,
+                 on_packet_in: Callable[["SwitchConnection", object], Awaitable[None] | None] | None = None):
+        self.name, self.address, self.device_id = name, address, int(device_id)
+        self.election_id = p4r.Uint128(high=0, low=int(election_id))
+        self.on_packet_in = on_packet_in
+        self.channel: grpc.aio.Channel | None = None
+        self.stub = None
+        self.stream = None
+        self.primary = asyncio.Event()
+        self.closed = False
+        self._reader: asyncio.Task | None = None
+        self._send_lock = asyncio.Lock()
+        self._pending: list[tuple["p4r.Update", asyncio.Future]] = []
+        self._writer: asyncio.Task | None = None
+        self.writes = 0       # updates the switch accepted
+        self.write_errors = 0
+        self.packet_ins = 0
+
+    # -- connection -----------------------------------------------------------------------
+    async def connect(self, timeout: float = 20.0) -> None:
+        """Open the channel and the stream, and become primary (or raise P4RuntimeError)."""
+        options = [("grpc.max_send_message_length", 64 << 20),
+                   ("grpc.max_receive_message_length", 64 << 20)]
+        self.channel = grpc.aio.insecure_channel(self.address, options=options)
+        try:
+            await asyncio.wait_for(self.channel.channel_ready(), timeout)
+        except asyncio.TimeoutError:
+            raise P4RuntimeError(f"{self.name}: no P4Runtime server at {self.address} "
+                                 f"after {timeout:.0f}s") from None
+        self.stub = p4r_grpc.P4RuntimeStub(self.channel)
+        self.stream = self.stub.StreamChannel()
+        await self.stream.write(p4r.StreamMessageRequest(arbitration=p4r.MasterArbitrationUpdate(
+            device_id=self.device_id, election_id=self.election_id)))
+        self._reader = asyncio.get_running_loop().create_task(self._read_loop())
+        try:
+            await asyncio.wait_for(self.primary.wait(), timeout)
+        except asyncio.TimeoutError:
+            raise P4RuntimeError(f"{self.name}: not primary for device {self.device_id} at "
+                                 f"{self.address} after {timeout:.0f}s") from None
+
+    async def _read_loop(self) -> None:
+        try:
+            while True:
+                msg = await self.stream.read()
+                if msg is grpc.aio.EOF:
+                    log.warning("%s: stream closed by the switch", self.name)
+                    return
+                which = msg.WhichOneof("update")
+                if which == "packet":
+                    self.packet_ins += 1
+                    if self.on_packet_in is not None:
+                        result = self.on_packet_in(self, msg.packet)
+                        if result is not None:
+                            await result
+                elif which == "arbitration":
+                    if msg.arbitration.status.code == 0:
+                        self.primary.set()
+                    else:
+                        self.primary.clear()
+                        log.warning("%s: not primary: %s", self.name, msg.arbitration.status.message)
+                elif which == "error":
+                    log.warning("%s: stream error %s: %s", self.name, msg.error.canonical_code,
+                                msg.error.message)
+                # digests, idle timeouts: not used by our apps
+        except asyncio.CancelledError:
+            raise
+        except grpc.RpcError as exc:
+            if not self.closed:
+                log.error("%s: stream failed: %s", self.name, exc)
+        except Exception:
+            log.exception("%s: packet-in handling failed", self.name)
+
+    async def close(self) -> None:
+        self.closed = True
+        for task in (self._reader, self._writer):
+            if task is not None and not task.done():
+                task.cancel()
+        if self.stream is not None:
+            self.stream.cancel()
+        if self.channel is not None:
+            await self.channel.close(grace=None)
+
+    # -- pipeline -------------------------------------------------------------------------
+    async def set_pipeline(self, p4info, device_config: bytes, cookie: int = 0) -> None:
+        req = p4r.SetForwardingPipelineConfigRequest(
+            device_id=self.device_id, election_id=self.election_id,
+            action=p4r.SetForwardingPipelineConfigRequest.VERIFY_AND_COMMIT,
+            config=p4r.ForwardingPipelineConfig(p4info=p4info, p4_device_config=device_config,
+                                                cookie=p4r.ForwardingPipelineConfig.Cookie(cookie=cookie)))
+        try:
+            await self.stub.SetForwardingPipelineConfig(req, timeout=60)
+        except grpc.RpcError as exc:
+            raise P4RuntimeError(f"{self.name}: SetForwardingPipelineConfig failed: "
+                                 f"{exc.code().name}: {exc.details()}") from None
+
+    # -- writes ---------------------------------------------------------------------------
+    async def write_now(self, updates: list) -> None:
+        """One Write RPC with these updates; WriteError lists the failed ones."""
+        req = p4r.WriteRequest(device_id=self.device_id, election_id=self.election_id,
+                               updates=updates)
+        try:
+            await self.stub.Write(req, timeout=30)
+        except grpc.RpcError as exc:
+            errors = rpc_error_details(exc)
+            self.write_errors += len(errors) or len(updates)
+            self.writes += len(updates) - (len(errors) or len(updates))
+            raise WriteError(f"{self.name}: Write of {len(updates)} update(s) failed: "
+                             f"{exc.code().name}: {exc.details()}"
+                             + "".join(f"\n  update {i}: {e}" for i, e in errors[:10]), errors) from None
+        self.writes += len(updates)
+
+    def submit(self, updates: list) -> asyncio.Future:
+        """Queue updates for the batcher; the future gets None, or a WriteError for them."""
+        loop = asyncio.get_running_loop()
+        fut = loop.create_future()
+        n = len(updates)
+        if n == 0:
+            fut.set_result(None)
+            return fut
+        share = _Share(fut, n)
+        for u in updates:
+            self._pending.append((u, share))
+        if self._writer is None or self._writer.done():
+            self._writer = loop.create_task(self._write_loop())
+        return fut
+
+    async def write(self, updates: list, wait: bool = True) -> None:
+        fut = self.submit(updates)
+        if wait:
+            await fut
+        else:
+            fut.add_done_callback(_log_failure)
+
+    async def _write_loop(self) -> None:
+        while self._pending:
+            batch, self._pending = self._pending[:MAX_BATCH], self._pending[MAX_BATCH:]
+            try:
+                await self.write_now([u for u, _ in batch])
+                failed = {}
+            except WriteError as exc:
+                failed = dict(exc.errors) if exc.errors else {i: str(exc) for i in range(len(batch))}
+            except Exception as exc:  # connection gone
+                failed = {i: f"{type(exc).__name__}: {exc}" for i in range(len(batch))}
+            for i, (_u, share) in enumerate(batch):
+                share.done(failed.get(i), self.name)
+
+    # -- packets --------------------------------------------------------------------------
+    async def packet_out(self, packet_out) -> None:
+        async with self._send_lock:
+            await self.stream.write(p4r.StreamMessageRequest(packet=packet_out))
+
+
+class _Share:
+    """One submit() call's updates, possibly spread over several batches."""
+
+    def __init__(self, fut: asyncio.Future, n: int):
+        self.fut, self.left, self.errors = fut, n, []
+
+    def done(self, error: str | None, name: str) -> None:
+        if error:
+            self.errors.append(error)
+        self.left -= 1
+        if self.left == 0 and not self.fut.done():
+            if self.errors:
+                self.fut.set_exception(WriteError(f"{name}: {len(self.errors)} update(s) failed: "
+                                                  + "; ".join(self.errors[:5])))
+            else:
+                self.fut.set_result(None)
+
+
+def _log_failure(fut: asyncio.Future) -> None:
+    if not fut.cancelled() and fut.exception() is not None:
+        log.warning("%s", fut.exception())

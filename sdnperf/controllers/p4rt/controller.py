@@ -1,0 +1,248 @@
+"""sdnperf's P4Runtime controller: one process, one gRPC connection per switch.
+
+    python -m sdnperf.controllers.p4rt --config controller.json
+
+controller.json (written by the lab, sdnperf/arch/p4.py):
+    {"app": "l2-learning" | "topo-forwarding" | "proactive" | "runtime-json",
+     "p4info": "l2l3.p4info.txtpb", "device_config": "l2l3.json",   # not for runtime-json
+     "runtime_dir": "dir with sN-runtime.json",                      # runtime-json only
+     "state_file": "controller-state.json", "status_port": 40123,
+     "election_id": 1, "probe_interval": 1.0,
+     "switches": [{"name": "s1", "device_id": 1, "address": "127.0.0.1:50001",
+                   "ports": [1, 2, 3]}],
+     "links": [{"a": "s1", "a_port": 2, "b": "s2", "b_port": 1}],   # proactive only
+     "hosts": [{"mac": "00:00:00:00:00:01", "switch": "s1", "port": 1}]}
+
+It connects to every switch, becomes primary, pushes the pipeline, lets the app write its
+entries, then answers packet-ins. The state file (same as our os-ken apps': switches,
+links, packet_ins, flow_mods, time; plus `ready`) is rewritten every 0.2 s; the lab polls
+it. `status_port` (127.0.0.1) is opened at start-up so the lab sees the process is up;
+a connection to it gets the state JSON.
+"""
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import logging
+import os
+import signal
+import sys
+import time
+from pathlib import Path
+
+from sdnperf.controllers.p4rt import apps as apps_mod
+from sdnperf.controllers.p4rt.client import SwitchConnection
+from sdnperf.controllers.p4rt.schema import Schema
+from sdnperf.controllers.p4rt.topology import Topology
+
+log = logging.getLogger("sdnperf.p4rt")
+
+
+class StateFile:
+    """The JSON state our os-ken apps write too; atomically replaced, at most every 0.2 s."""
+
+    def __init__(self, path: str | None):
+        self.path = path
+        self.switches: set[int] = set()
+        self.links: set[tuple] = set()
+        self.packet_ins = 0
+        self.flow_mods = 0
+        self.ready = False
+        self.error: str | None = None
+        self._last = 0.0
+
+    def snapshot(self) -> dict:
+        return {"switches": sorted(self.switches), "links": len(self.links),
+                "packet_ins": self.packet_ins, "flow_mods": self.flow_mods,
+                "ready": self.ready, "error": self.error, "time": time.time()}
+
+    def touch(self, force: bool = False) -> None:
+        now = time.monotonic()
+        if force or now - self._last >= 0.2:
+            self.write()
+
+    def write(self) -> None:
+        self._last = time.monotonic()
+        if not self.path:
+            return
+        tmp = self.path + ".tmp"
+        with open(tmp, "w") as fh:
+            json.dump(self.snapshot(), fh)
+        os.replace(tmp, self.path)
+
+
+class Controller(apps_mod.Fabric):
+    def __init__(self, config: dict):
+        self.config = config
+        self.state = StateFile(config.get("state_file"))
+        names = {}
+        self.topology = Topology()
+        for sw in config["switches"]:
+            dev = int(sw["device_id"])
+            names[sw["name"]] = dev
+            self.topology.ports[dev] = sorted(int(p) for p in sw.get("ports", []))
+        for link in config.get("links", []):
+            self.topology.links.append((names[link["a"]], int(link["a_port"]),
+                                        names[link["b"]], int(link["b_port"])))
+        for h in config.get("hosts", []):
+            self.topology.hosts.append((h["mac"], names[h["switch"]], int(h["port"])))
+        self.names = names
+        self.conns: dict[int, SwitchConnection] = {}
+        self.pipelines: dict[int, tuple[Schema, object, bytes]] = {}
+        app = config.get("app", "l2-learning")
+        if app == "runtime-json":
+            self._load_runtime_files()
+            self.schema = next(iter(self.pipelines.values()))[0] if self.pipelines else None
+        else:
+            self.schema = Schema.from_file(config["p4info"])
+            device_config = Path(config["device_config"]).read_bytes()
+            for dev in self.topology.ports:
+                self.pipelines[dev] = (self.schema, self.schema.p4info, device_config)
+        self._decoders = {dev: s.packet_in_decoder() for dev, (s, _, _) in self.pipelines.items()}
+        self._packet_out_ids = {}
+        for dev, (s, _, _) in self.pipelines.items():
+            fields = s.packet_metadata.get("packet_out", {})
+            self._packet_out_ids[dev] = fields
+        self.app = self._make_app(app)
+
+    def _load_runtime_files(self) -> None:
+        from sdnperf.controllers.p4rt import runtime_json
+        from sdnperf.p4 import compile_file
+        files = runtime_json.files_for(self.config["runtime_dir"], list(self.names))
+        self.runtime_files = {}
+        for name, path in files.items():
+            rf = runtime_json.load(path)
+            p4info, device_json = rf.p4info, rf.bmv2_json
+            if device_json is not None and device_json.suffix == ".p4":
+                prog = compile_file(device_json)
+                device_json, p4info = prog.json, p4info or prog.p4info
+            if p4info is None or device_json is None:
+                if not self.config.get("p4info"):
+                    raise runtime_json.RuntimeFileError(f"{path.name}: needs p4info and bmv2_json")
+                p4info = p4info or Path(self.config["p4info"])
+                device_json = device_json or Path(self.config["device_config"])
+            schema = Schema.from_file(p4info)
+            dev = self.names[name]
+            self.pipelines[dev] = (schema, schema.p4info, Path(device_json).read_bytes())
+            rf.build_updates(schema)  # every entry checked before any switch is touched
+            self.runtime_files[dev] = (rf, schema)
+
+    def _make_app(self, app: str):
+        if app == "l2-learning":
+            return apps_mod.L2Learning(self)
+        if app == "topo-forwarding":
+            return apps_mod.TopoForwarding(self, float(self.config.get("probe_interval", 1.0)))
+        if app == "proactive":
+            return apps_mod.Proactive(self)
+        if app == "runtime-json":
+            return apps_mod.RuntimeFiles(self, self.runtime_files)
+        raise ValueError(f"unknown app {app!r}")
+
+    # -- Fabric -----------------------------------------------------------------------------
+    async def packet_out(self, device: int, payload: bytes, port: int = 0, group: int = 0) -> None:
+        from finsy.proto import p4r
+        fields = self._packet_out_ids[device]
+        msg = p4r.PacketOut(payload=payload)
+        if "egress_port" in fields:
+            msg.metadata.add(metadata_id=fields["egress_port"][0], value=_enc(port))
+        if group and "mcast_grp" in fields:
+            msg.metadata.add(metadata_id=fields["mcast_grp"][0], value=_enc(group))
+        await self.conns[device].packet_out(msg)
+
+    async def write(self, device: int, updates: list, wait: bool = True) -> None:
+        await self.conns[device].write(updates, wait=wait)
+
+    # -- running ----------------------------------------------------------------------------
+    def _on_packet_in(self, conn: SwitchConnection, packet):
+        meta = self._decoders[conn.device_id](packet)
+        return self.app.packet_in(conn.device_id, meta.get("ingress_port", 0), packet.payload)
+
+    async def _bring_up(self, sw: dict) -> None:
+        dev = int(sw["device_id"])
+        conn = SwitchConnection(sw["name"], sw["address"], dev,
+                                election_id=int(self.config.get("election_id", 1)),
+                                on_packet_in=self._on_packet_in)
+        self.conns[dev] = conn
+        await conn.connect(timeout=float(self.config.get("connect_timeout", 30)))
+        _schema, p4info, device_config = self.pipelines[dev]
+        await conn.set_pipeline(p4info, device_config, cookie=int(time.time()))
+        await self.app.switch_ready(dev)
+        self.state.switches.add(dev)
+        self.state.touch(force=True)
+        log.info("%s (device %d) ready", sw["name"], dev)
+
+    async def run(self) -> None:
+        server = None
+        if self.config.get("status_port"):
+            server = await asyncio.start_server(self._status, "127.0.0.1", int(self.config["status_port"]))
+        self.state.write()
+        flusher = asyncio.get_running_loop().create_task(self._flush_loop())
+        try:
+            await asyncio.gather(*(self._bring_up(sw) for sw in self.config["switches"]))
+            await self.app.start()
+            while True:
+                if not self.state.ready and self.app.ready():
+                    self.state.ready = True
+                    self.state.touch(force=True)
+                await self.app.tick()
+                await asyncio.sleep(0.1)
+        except Exception as exc:
+            self.state.error = f"{type(exc).__name__}: {exc}"
+            self.state.write()
+            raise
+        finally:
+            flusher.cancel()
+            for conn in self.conns.values():
+                await conn.close()
+            if server is not None:
+                server.close()
+
+    async def _flush_loop(self) -> None:
+        while True:
+            await asyncio.sleep(0.2)
+            self.state.write()  # written even when unchanged: "time" says it is current
+
+    async def _status(self, reader, writer) -> None:
+        writer.write(json.dumps(self.state.snapshot()).encode() + b"\n")
+        try:
+            await writer.drain()
+        finally:
+            writer.close()
+
+
+def _enc(n: int) -> bytes:
+    return n.to_bytes(max(1, (n.bit_length() + 7) // 8), "big")
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="python -m sdnperf.controllers.p4rt",
+                                description="sdnperf's P4Runtime controller")
+    p.add_argument("--config", required=True, help="controller JSON (see module docstring)")
+    p.add_argument("--verbose", action="store_true")
+    args = p.parse_args(argv)
+    logging.basicConfig(level=logging.DEBUG if args.verbose else logging.INFO,
+                        format="%(asctime)s %(levelname)s %(message)s", stream=sys.stderr)
+    try:
+        config = json.loads(Path(args.config).read_text())
+        controller = Controller(config)
+    except Exception as exc:
+        print(f"p4rt controller: {args.config}: {exc}", file=sys.stderr)
+        return 2
+
+    async def runner():
+        task = asyncio.current_task()
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            loop.add_signal_handler(sig, task.cancel)
+        try:
+            await controller.run()
+        except asyncio.CancelledError:
+            pass
+
+    try:
+        asyncio.run(runner())
+    except Exception as exc:
+        log.error("controller failed: %s", exc)
+        return 1
+    return 0

@@ -1,0 +1,102 @@
+"""The P4 programs sdnperf ships, compiled by our compiler on first use.
+
+    prog = compiled("l2l3")        # -> CompiledProgram(json=..., p4info=..., source=...)
+
+Only the P4 sources live in the repository; the BMv2 JSON and P4Info text are built into a
+cache directory keyed by the source's and the compiler's content hash
+($SDNPERF_P4_CACHE, else $XDG_CACHE_HOME/sdnperf/p4, else ~/.cache/sdnperf/p4), so an
+edited program or a rebuilt compiler is never served stale output.
+"""
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import subprocess
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+PROGRAM_DIR = Path(__file__).parent
+REPO = PROGRAM_DIR.parents[1]
+CPU_PORT = 255  # the CPU_PORT of l2l3.p4
+
+
+class P4ProgramError(RuntimeError):
+    pass
+
+
+@dataclass(frozen=True)
+class CompiledProgram:
+    source: Path
+    json: Path
+    p4info: Path
+
+
+def find_tool(name: str, env_var: str) -> str:
+    """One of our Rust binaries: $ENV_VAR, PATH, else the most recently built release build
+    in the workspace's target directories."""
+    env = os.environ.get(env_var)
+    if env:
+        return env
+    candidates = [p for p in REPO.glob(f"rust/target*/release/{name}") if p.is_file()]
+    if os.environ.get("SDNPERF_BIN_DIR"):
+        candidates.append(Path(os.environ["SDNPERF_BIN_DIR"]) / name)
+    candidates = [c for c in candidates if c.exists()]
+    if candidates:
+        return str(max(candidates, key=lambda c: c.stat().st_mtime))
+    found = shutil.which(name)
+    if found:
+        return found
+    raise P4ProgramError(f"{name} not found: build it (`cd rust && cargo build --release`) or "
+                         f"set {env_var}")
+
+
+def find_compiler() -> str:
+    return find_tool("sdnperf-p4c", "SDNPERF_P4C_BIN")
+
+
+def cache_root() -> Path:
+    if os.environ.get("SDNPERF_P4_CACHE"):
+        return Path(os.environ["SDNPERF_P4_CACHE"])
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "sdnperf" / "p4"
+
+
+def _digest(*paths: Path) -> str:
+    h = hashlib.sha256()
+    for p in paths:
+        h.update(Path(p).read_bytes())
+    return h.hexdigest()[:16]
+
+
+def compile_file(source: Path, compiler: str | None = None) -> CompiledProgram:
+    """Compile `source` (once per content of source and compiler) into the cache."""
+    source = Path(source).resolve()
+    if not source.exists():
+        raise P4ProgramError(f"P4 program {source} does not exist")
+    compiler = compiler or find_compiler()
+    out = cache_root() / f"{source.stem}-{_digest(source, Path(compiler))}"
+    prog = CompiledProgram(source, out / f"{source.stem}.json", out / f"{source.stem}.p4info.txtpb")
+    if prog.json.exists() and prog.p4info.exists():
+        return prog
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{source.stem}-", dir=out.parent))
+    try:
+        r = subprocess.run([compiler, str(source), "-o", str(tmp)], capture_output=True, text=True,
+                           timeout=120)
+        if r.returncode != 0:
+            raise P4ProgramError(f"compiling {source} failed:\n{(r.stderr or r.stdout).strip()}")
+        try:
+            tmp.rename(out)  # atomic: concurrent first uses both succeed, one wins
+        except OSError:
+            if not prog.json.exists():
+                raise
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    return prog
+
+
+def compiled(name: str = "l2l3") -> CompiledProgram:
+    """A program shipped in sdnperf/p4/ by name (without .p4), compiled."""
+    return compile_file(PROGRAM_DIR / f"{name}.p4")
