@@ -142,6 +142,7 @@ def to_run_result(doc: dict, *, key: str, controller: str, mode: str, switches: 
         errors.append(f"the controller dropped {sw_info.get('disconnected')} switch connection(s): "
                       f"{errs[0]['error'] if errs else '?'} (partial results kept)")
     run_params = {**params, "probe_status": status, "probe_bound": bool(reasons),
+                  "backpressure_skipped": int(totals.get("backpressure_skipped") or 0),
                   "probe_bound_reasons": reasons, "controller_crashed": bool(crash),
                   "probe_errors": (doc.get("errors") or [])[:20],
                   "window_s": doc.get("window_s"), "probe_config": doc.get("config")}

@@ -108,6 +108,7 @@ pub struct SwResult {
     pub duplicates: u64,
     pub unmatched: u64,
     pub schedule_slips: u64,
+    pub backpressure_skipped: u64,
     pub backpressure_ns: u64,
     pub ctl_errors: u64,
     pub msg_counts: [u64; 32],
@@ -151,6 +152,7 @@ struct Sw {
     duplicates: u64,
     unmatched: u64,
     schedule_slips: u64,
+    backpressure_skipped: u64,
     backpressure_ns: u64,
     blocked_since: Option<u64>,
     ctl_errors: u64,
@@ -238,6 +240,7 @@ impl Sw {
             duplicates: 0,
             unmatched: 0,
             schedule_slips: 0,
+            backpressure_skipped: 0,
             backpressure_ns: 0,
             blocked_since: None,
             ctl_errors: 0,
@@ -557,8 +560,18 @@ impl Sw {
         }
         let measured = phase == Phase::Measure;
         if self.pending() >= WBUF_LIMIT {
+            // The controller is not reading: what the schedule asks for now is not sent,
+            // and counted as the controller's backpressure, not as the probe's slip.
             if self.blocked_since.is_none() {
                 self.blocked_since = Some(now);
+            }
+            if cfg.mode == Mode::Rate {
+                let target = ((now - clk.load_start) as f64 * 1e-9 * cfg.rate) as u64;
+                let skip = target.saturating_sub(self.load_sent);
+                self.load_sent += skip;
+                if measured {
+                    self.backpressure_skipped += skip;
+                }
             }
             return;
         }
@@ -583,7 +596,17 @@ impl Sw {
                     }
                     due = slack;
                 }
-                let mut n = due.min(budget(self) as u64);
+                let room = budget(self) as u64;
+                if due > room {
+                    // the write buffer fills up: the controller reads too slowly
+                    let skip = due - room;
+                    self.load_sent += skip;
+                    if measured {
+                        self.backpressure_skipped += skip;
+                    }
+                    due = room;
+                }
+                let mut n = due;
                 if let (Some(limit), true) = (cfg.packets, measured) {
                     n = n.min(limit.saturating_sub(self.sent));
                 }
@@ -639,6 +662,7 @@ impl Sw {
             duplicates: self.duplicates,
             unmatched: self.unmatched,
             schedule_slips: self.schedule_slips,
+            backpressure_skipped: self.backpressure_skipped,
             backpressure_ns: self.backpressure_ns,
             ctl_errors: self.ctl_errors,
             msg_counts: self.msg_counts,

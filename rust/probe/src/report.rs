@@ -123,7 +123,7 @@ pub fn build(cfg: &Config, out: &RunOutput) -> Value {
                 "error": r.error, "closed_at_s": r.closed_at_s.map(r3),
                 "sent": r.sent, "answered": r.answered, "lost": r.lost, "late": r.late,
                 "duplicates": r.duplicates, "unmatched": r.unmatched,
-                "schedule_slips": r.schedule_slips, "backpressure_s": r3(r.backpressure_ns as f64 * 1e-9),
+                "schedule_slips": r.schedule_slips, "backpressure_skipped": r.backpressure_skipped, "backpressure_s": r3(r.backpressure_ns as f64 * 1e-9),
                 "controller_errors": r.ctl_errors,
                 "sent_rate": rate(r.sent), "answered_rate": rate(r.answered),
                 "rtt_us": rtt_json(&r.hist, false),
@@ -157,7 +157,7 @@ pub fn build(cfg: &Config, out: &RunOutput) -> Value {
         "totals": {
             "sent": sent, "answered": answered, "lost": lost,
             "late": sum(|r| r.late), "duplicates": sum(|r| r.duplicates), "unmatched": sum(|r| r.unmatched),
-            "schedule_slips": sum(|r| r.schedule_slips), "controller_errors": sum(|r| r.ctl_errors),
+            "schedule_slips": sum(|r| r.schedule_slips), "backpressure_skipped": sum(|r| r.backpressure_skipped), "controller_errors": sum(|r| r.ctl_errors),
             "sent_rate": rate(sent), "answered_rate": rate(answered),
             "offered_rate": if cfg.mode == crate::config::Mode::Rate { json!(cfg.rate * ever_ready as f64) } else { Value::Null },
             "loss_ratio": if sent > 0 { json!(r3(lost as f64 / sent as f64 * 1000.0) / 1000.0) } else { Value::Null },
