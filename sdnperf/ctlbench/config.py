@@ -13,6 +13,7 @@
     # name = "label"                # how the report names it (default from kind/app)
 
     [load]
+    protocol = "openflow13"         # (p4runtime: not built yet)
     mode = "throughput"             # rate | throughput | latency
     switches = [1, 4, 16]           # sweep
     rate = [100, 1000]              # packet-ins/s per switch (rate mode; sweep)
@@ -90,6 +91,9 @@ class ControllerSpec(_Strict):
 
 
 class LoadSection(_Strict):
+    # The southbound protocol of the emulated switches. "p4runtime" is reserved for the
+    # P4Runtime mode (emulated P4Runtime devices), which is not built yet.
+    protocol: Literal["openflow13", "p4runtime"] = "openflow13"
     mode: Literal["rate", "throughput", "latency"] = "throughput"
     switches: list[int] = Field(default_factory=lambda: [1])
     rate: list[float] = Field(default_factory=lambda: [1000.0])
@@ -106,6 +110,14 @@ class LoadSection(_Strict):
     buffer_ids: bool = False
     ceiling: bool = True
     ceiling_duration: float = Field(2.0, gt=0)
+
+    @field_validator("protocol")
+    @classmethod
+    def _protocol(cls, v):
+        if v == "p4runtime":
+            raise ValueError("the P4Runtime mode is not built yet (it needs the P4Runtime "
+                             "device emulation); use protocol = \"openflow13\"")
+        return v
 
     @field_validator("switches")
     @classmethod

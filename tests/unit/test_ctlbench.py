@@ -111,6 +111,8 @@ def test_config_errors_name_file_line_field():
         config.parse('[[controller]]\nkind = "external"\naddress = "192.0.2.1:6653"\n', "f.toml")
     with pytest.raises(config.ConfigError, match="unique"):
         config.parse('[[controller]]\nkind = "echo"\n[[controller]]\nkind = "echo"\n', "f.toml")
+    with pytest.raises(config.ConfigError, match="P4Runtime mode is not built yet"):
+        config.parse('[load]\nprotocol = "p4runtime"\n', "f.toml")
     assert config.controller_from_arg("osken:l2-learning").label == "osken-l2-learning"
     assert config.controller_from_arg("127.0.0.1:6653").kind == "external"
     with pytest.raises(config.ConfigError):
