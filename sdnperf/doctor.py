@@ -25,6 +25,22 @@ def _rust(name: str) -> Capability:
     return Capability(name, bool(path), path or "not built (scripts/install.sh builds it)")
 
 
+def _p4_grpc() -> Capability:
+    from sdnperf.arch.p4 import GRPC_DAEMON, find_grpc_daemon
+    path = find_grpc_daemon()
+    return Capability(GRPC_DAEMON, bool(path),
+                      path or "not built (cargo build --release -p sdnperf-p4rt)")
+
+
+def _p4rt_client() -> Capability:
+    try:
+        import finsy  # noqa: F401  (its P4Runtime protobufs)
+        import grpc
+        return Capability("p4runtime client", True, f"grpcio {grpc.__version__}, finsy protobufs")
+    except ImportError as exc:
+        return Capability("p4runtime client", False, f"cannot import ({exc}); pip install finsy")
+
+
 def checks() -> list[tuple[Capability, str]]:
     """(capability, what is impossible without it)."""
     venv_tool = __import__("sdnperf.controllers.process", fromlist=["venv_tool"]).venv_tool
@@ -47,6 +63,10 @@ def checks() -> list[tuple[Capability, str]]:
         (capabilities.tool("ITGSend", ("-h",)), "VoIP workload (D-ITG)"),
         (_rust("sdnperf-p4c"), "compiling P4 programs"),
         (_rust("sdnperf-switch"), "the p4 architecture and STF tests"),
+        (_p4_grpc(), "the p4 architecture (P4Runtime switch, target = \"sdnperf\")"),
+        (capabilities.tool("simple_switch_grpc", ("--version",)),
+         "p4 architecture with target = \"bmv2\" (optional)"),
+        (_p4rt_client(), "the p4 architecture's P4Runtime controller"),
     ]
 
 

@@ -9,6 +9,7 @@ ARCHITECTURE_MODULES = {
     "bridge": ("sdnperf.arch.bridge", "BridgeArchitecture"),
     "ovs-standalone": ("sdnperf.arch.ovs", "OvsStandaloneArchitecture"),
     "openflow": ("sdnperf.arch.ovs", "OpenflowArchitecture"),
+    "p4": ("sdnperf.arch.p4", "P4Architecture"),
 }
 
 

@@ -34,5 +34,14 @@ class OpenflowConfig(_ArchBase):
     datapath: Literal["auto", "kernel", "user"] = "auto"
 
 
-ArchitectureConfig = Annotated[Union[BridgeConfig, OvsStandaloneConfig, OpenflowConfig],
+class P4Config(_ArchBase):
+    """Our P4 switch (or BMv2's simple_switch_grpc) under sdnperf's P4Runtime controller."""
+    kind: Literal["p4"]
+    app: Literal["l2-learning", "topo-forwarding", "proactive", "runtime-json"] = "l2-learning"
+    runtime_dir: str | None = Field(None, description="folder of sN-runtime.json files "
+                                    "(app = \"runtime-json\"); relative paths from the working directory")
+    target: Literal["sdnperf", "bmv2"] = "sdnperf"
+
+
+ArchitectureConfig = Annotated[Union[BridgeConfig, OvsStandaloneConfig, OpenflowConfig, P4Config],
                                Field(discriminator="kind")]

@@ -139,3 +139,22 @@ def faucet(config_path: Path, run_dir: Path) -> ControllerProcess:
     argv = [venv_tool("faucet"), "--ryu-ofp-listen-host=127.0.0.1",
             f"--ryu-ofp-tcp-listen-port={port}"]
     return ControllerProcess("faucet", argv, run_dir, port, env=env)
+
+
+def p4rt_controller(config: dict, run_dir: Path) -> ControllerProcess:
+    """sdnperf's P4Runtime controller (sdnperf/controllers/p4rt) for the switches in `config`
+    (see controller.py for its keys). It connects out to the switches' gRPC ports; for the
+    lab's start-up check it listens on a free 127.0.0.1 status port, and it writes the same
+    state file as our os-ken apps."""
+    run_dir = Path(run_dir)
+    run_dir.mkdir(parents=True, exist_ok=True)
+    port = free_port()
+    state = run_dir / "controller-state.json"
+    config = {**config, "state_file": str(state), "status_port": port}
+    config_path = run_dir / "p4rt-controller.json"
+    config_path.write_text(json.dumps(config, indent=1))
+    argv = [sys.executable, "-m", "sdnperf.controllers.p4rt", "--config", str(config_path)]
+    pythonpath = str(Path(__file__).resolve().parents[2])
+    env = {"PYTHONPATH": os.pathsep.join(filter(None, [pythonpath, os.environ.get("PYTHONPATH")]))}
+    return ControllerProcess(f"p4rt-{config.get('app', 'l2-learning')}", argv, run_dir, port,
+                             env=env, state_file=state)

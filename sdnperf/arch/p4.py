@@ -1,0 +1,266 @@
+"""`p4`: P4 switches controlled over P4Runtime by sdnperf's controller.
+
+Each switch runs our P4Runtime switch daemon (`sdnperf-switch-grpc`, rust/p4rt; like
+BMv2's `simple_switch_grpc`) bound to 127.0.0.1 on its own gRPC port, with device id = the
+switch's number (s3 -> 3) and CPU port 255; `target = "bmv2"` runs `simple_switch_grpc`
+instead, when it is on PATH. The switches start without a program: the controller
+(sdnperf/controllers/p4rt, started once Mininet has numbered the ports) connects to every
+one, becomes primary, pushes the pipeline (sdnperf/p4/l2l3.p4, compiled by our compiler on
+first use, or the program named in the runtime files) and runs its app:
+
+    l2-learning      reactive MAC learning, floods (loop-free topologies only)
+    topo-forwarding  LLDP discovery, shortest paths, entries along the whole path
+    proactive        every host's entries on every switch before traffic starts
+    runtime-json     the P4 tutorials' sN-runtime.json files from `runtime_dir`
+"""
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import time
+from pathlib import Path
+
+from sdnperf.arch.base import Architecture, ArchitectureError, wait_until
+from sdnperf.controllers import process
+from sdnperf.topo.spec import TopoSpec
+
+CPU_PORT = 255
+GRPC_DAEMON = "sdnperf-switch-grpc"
+BMV2_DAEMON = "simple_switch_grpc"
+
+
+def find_grpc_daemon() -> str | None:
+    from sdnperf.p4 import P4ProgramError, find_tool
+    try:
+        return find_tool(GRPC_DAEMON, "SDNPERF_SWITCH_GRPC_BIN")
+    except P4ProgramError:
+        return None
+
+
+def _grpc_port_open(port: int) -> bool:
+    with socket.socket() as s:
+        s.settimeout(0.2)
+        return s.connect_ex(("127.0.0.1", port)) == 0
+
+
+def device_id_for(name: str, fallback: int) -> int:
+    m = re.search(r"(\d+)$", name)
+    return int(m.group(1)) if m and int(m.group(1)) > 0 else fallback
+
+
+def switch_class():
+    """P4RuntimeSwitch, defined lazily: Mininet imports only where it is installed."""
+    from sdnperf.emulation.p4switch import P4Switch, P4SwitchError
+
+    class P4RuntimeSwitch(P4Switch):
+        """A Mininet switch running a P4Runtime switch daemon on 127.0.0.1:grpc_port.
+
+        Ready when the gRPC port accepts connections; stopped (SIGTERM, then SIGKILL) with
+        the network, and `--die-with-parent` where the daemon supports it."""
+
+        def __init__(self, name, grpc_port: int, device_id: int, target: str = "sdnperf",
+                     binary: str | None = None, log_dir: str | None = None,
+                     ready_timeout: float = 20.0, extra_args: list[str] | None = None, **params):
+            super().__init__(name, json_path="(set by the controller)", cpu_port=CPU_PORT,
+                             binary=binary, log_dir=log_dir, ready_timeout=ready_timeout, **params)
+            self.grpc_port, self.device_id, self.target = int(grpc_port), int(device_id), target
+            self.extra_args = list(extra_args or [])
+
+        def ports(self) -> dict[int, str]:
+            return {port: intf.name for port, intf in sorted(self.intfs.items())
+                    if intf.name != "lo" and not (port == 0 and intf.name.endswith("lo"))}
+
+        def argv(self) -> list[str]:
+            ifaces = [x for port, name in self.ports().items() for x in ("-i", f"{port}@{name}")]
+            if self.target == "bmv2":
+                return [self.binary or BMV2_DAEMON, "--device-id", str(self.device_id), *ifaces,
+                        "--no-p4", *self.extra_args, "--",
+                        "--grpc-server-addr", f"127.0.0.1:{self.grpc_port}",
+                        "--cpu-port", str(CPU_PORT)]
+            return [self.binary or find_grpc_daemon() or GRPC_DAEMON, *ifaces,
+                    "--grpc-port", str(self.grpc_port), "--device-id", str(self.device_id),
+                    "--cpu-port", str(CPU_PORT), "--die-with-parent", *self.extra_args]
+
+        def start(self, controllers):
+            if self.proc is not None:
+                return
+            for intf in self.intfList():
+                if intf.name != "lo":
+                    self.cmd(f"ip link set dev {intf.name} up")
+            self.log_dir.mkdir(parents=True, exist_ok=True)
+            log = open(self.log_path, "w")
+            self.proc = subprocess.Popen(self.argv(), stdout=log, stderr=subprocess.STDOUT,
+                                         stdin=subprocess.DEVNULL, start_new_session=True)
+            log.close()
+            deadline = time.time() + self.ready_timeout
+            while time.time() < deadline:
+                if self.proc.poll() is not None:
+                    break
+                if _grpc_port_open(self.grpc_port):
+                    return
+                time.sleep(0.05)
+            err = self.log_path.read_text()[-2000:] if self.log_path.exists() else ""
+            self._kill()
+            raise P4SwitchError(f"{self.name}: {Path(self.argv()[0]).name} did not open gRPC port "
+                                f"{self.grpc_port}: {err.strip()}")
+
+        def _kill(self):
+            p = self.proc
+            if p is None:
+                return
+            if p.poll() is None:
+                try:
+                    os.killpg(p.pid, signal.SIGTERM)
+                    p.wait(timeout=3)
+                except ProcessLookupError:
+                    pass
+                except subprocess.TimeoutExpired:
+                    os.killpg(p.pid, signal.SIGKILL)
+                    p.wait(timeout=3)
+            self.proc = None
+
+    return P4RuntimeSwitch
+
+
+class P4Architecture(Architecture):
+    def check(self, spec: TopoSpec) -> None:
+        cfg = self.config
+        if cfg.app == "l2-learning" and spec.has_loops():
+            raise ArchitectureError(
+                f"architecture {cfg.name!r}: app l2-learning floods unknown destinations and "
+                f"topology {spec.name!r} has loops (broadcast storm); use app = "
+                "\"topo-forwarding\" or \"proactive\"")
+        if cfg.target == "bmv2" and not shutil.which(BMV2_DAEMON):
+            raise ArchitectureError(
+                f"architecture {cfg.name!r}: target = \"bmv2\" needs {BMV2_DAEMON} on PATH "
+                "(BMv2 built with P4Runtime support); it is not installed here. Use target = "
+                "\"sdnperf\" (our switch) instead")
+        if cfg.target == "sdnperf" and find_grpc_daemon() is None:
+            raise ArchitectureError(
+                f"architecture {cfg.name!r}: {GRPC_DAEMON} (our P4Runtime switch, rust/p4rt) "
+                "is not built: `cd rust && cargo build --release -p sdnperf-p4rt`")
+        if cfg.app == "runtime-json":
+            from sdnperf.controllers.p4rt import runtime_json
+            if not cfg.runtime_dir:
+                raise ArchitectureError(f"architecture {cfg.name!r}: app = \"runtime-json\" "
+                                        "needs runtime_dir (a folder of sN-runtime.json files)")
+            try:
+                files = runtime_json.files_for(Path(cfg.runtime_dir), spec.switches())
+                for path in files.values():
+                    runtime_json.load(path)
+            except runtime_json.RuntimeFileError as exc:
+                raise ArchitectureError(f"architecture {cfg.name!r}: {exc}") from None
+
+    def prepare(self, spec: TopoSpec) -> None:
+        from sdnperf.p4 import P4ProgramError, compiled
+        self.spec = spec
+        self.controller = None
+        self.program = None
+        if self.config.app != "runtime-json":
+            try:
+                self.program = compiled("l2l3")
+            except P4ProgramError as exc:
+                raise ArchitectureError(str(exc)) from None
+        self.switches = {}  # name -> (device id, grpc port)
+        self.run_dir.mkdir(parents=True, exist_ok=True)
+
+    def mininet_options(self) -> dict:
+        cls = switch_class()
+        target, log_dir = self.config.target, str(self.run_dir)
+
+        def make(name, **kwargs):
+            if name not in self.switches:
+                dev = device_id_for(name, 1 + len(self.switches))
+                self.switches[name] = (dev, process.free_port())
+            dev, port = self.switches[name]
+            return cls(name, grpc_port=port, device_id=dev, target=target, log_dir=log_dir, **kwargs)
+
+        return {"switch": make, "controller": None}
+
+    def controller_config(self, net) -> dict:
+        switches, links, hosts = [], [], []
+        for sw in net.switches:
+            switches.append({"name": sw.name, "device_id": sw.device_id,
+                             "address": f"127.0.0.1:{sw.grpc_port}", "ports": sorted(sw.ports())})
+        names = {sw.name for sw in net.switches}
+        for link in net.links:
+            a, b = link.intf1, link.intf2
+            na, nb = a.node, b.node
+            if na.name in names and nb.name in names:
+                links.append({"a": na.name, "a_port": na.ports[a], "b": nb.name, "b_port": nb.ports[b]})
+            elif na.name in names or nb.name in names:
+                (s, si), (h, hi) = ((na, a), (nb, b)) if na.name in names else ((nb, b), (na, a))
+                hosts.append({"name": h.name, "mac": hi.MAC(), "switch": s.name, "port": s.ports[si]})
+        config = {"app": self.config.app, "switches": switches, "links": links, "hosts": hosts,
+                  "election_id": 1}
+        if self.program is not None:
+            config["p4info"], config["device_config"] = str(self.program.p4info), str(self.program.json)
+        if self.config.app == "runtime-json":
+            config["runtime_dir"] = str(Path(self.config.runtime_dir).resolve())
+        return config
+
+    def network_started(self, net) -> None:
+        self._pids = [sw.proc.pid for sw in net.switches if getattr(sw, "proc", None)]
+        self.controller = process.p4rt_controller(self.controller_config(net), self.run_dir)
+        try:
+            self.controller.start()
+        except process.ControllerError as exc:
+            raise ArchitectureError(str(exc)) from None
+
+    def wait_ready(self, net, timeout: float) -> None:
+        n = len(net.switches)
+        edges = self.spec.switch_graph().number_of_edges()
+
+        def ready() -> bool:
+            if not self.controller.alive():
+                raise ArchitectureError(f"P4Runtime controller died:\n{self.controller.log_tail()}")
+            state = self.controller.state()
+            if state is None:
+                return False
+            if state.get("error"):
+                raise ArchitectureError(f"P4Runtime controller: {state['error']}\n"
+                                        f"{self.controller.log_tail()}")
+            if len(state["switches"]) < n or not state.get("ready"):
+                return False
+            if self.config.app == "topo-forwarding":
+                return state["links"] >= 2 * edges  # each link found in both directions
+            return True
+
+        wait_until(ready, timeout, f"{n} P4 switches to get their pipeline from the P4Runtime "
+                   "controller (and links to be discovered)", stable_for=0.3)
+
+    def processes(self) -> dict[str, list[int]]:
+        out = {}
+        if getattr(self, "_pids", None):
+            out["switch"] = list(self._pids)
+        if getattr(self, "controller", None) is not None and self.controller.pid:
+            out["controller"] = [self.controller.pid]
+        return out
+
+    def control_stats(self) -> dict[str, float]:
+        if getattr(self, "controller", None) is None:
+            return {}
+        asked = time.time()
+        state = self.controller.state()
+        deadline = time.monotonic() + 1.0
+        while state and state.get("time", 0) < asked and time.monotonic() < deadline:
+            time.sleep(0.05)
+            state = self.controller.state()
+        if not state:
+            return {}
+        return {"packet_ins": state["packet_ins"], "flow_mods": state["flow_mods"]}
+
+    def facts(self) -> dict:
+        return {"architecture": "p4", "target": self.config.target, "app": self.config.app,
+                "controller": "sdnperf-p4rt", "p4runtime": True,
+                "program": str(self.program.source.name) if getattr(self, "program", None) else
+                "runtime files", "cpu_port": CPU_PORT}
+
+    def stop(self) -> None:
+        controller = getattr(self, "controller", None)
+        if controller is not None:
+            controller.stop()

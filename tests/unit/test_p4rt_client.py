@@ -1,0 +1,181 @@
+"""The P4Runtime client and the controller process against an in-process P4Runtime server
+written for this test (arbitration, pipeline, Write with per-update errors, packet I/O)."""
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+
+import grpc
+import pytest
+from finsy.proto import p4r, p4r_grpc, rpc_status
+from google.protobuf import any_pb2
+
+from sdnperf import p4
+from sdnperf.controllers.p4rt.client import SwitchConnection, WriteError, update
+from sdnperf.controllers.p4rt.schema import Schema
+
+
+class FakeSwitch(p4r_grpc.P4RuntimeServicer):
+    def __init__(self):
+        self.pipeline = None
+        self.entries = {}
+        self.writes = []
+        self.packet_outs = []
+        self.streams = []
+
+    async def SetForwardingPipelineConfig(self, request, context):
+        self.pipeline = request.config
+        return p4r.SetForwardingPipelineConfigResponse()
+
+    async def Write(self, request, context):
+        self.writes.append(len(request.updates))
+        errors, failed = [], False
+        for u in request.updates:
+            key = u.entity.SerializeToString() if u.entity.WhichOneof("entity") != "table_entry" \
+                else bytes(u.entity.table_entry.table_id.to_bytes(4, "big")) + b"".join(
+                    m.SerializeToString() for m in u.entity.table_entry.match)
+            if u.type == p4r.Update.INSERT and key in self.entries:
+                errors.append(p4r.Error(canonical_code=6, message="entry exists"))
+                failed = True
+                continue
+            self.entries[key] = u
+            errors.append(p4r.Error(canonical_code=0))
+        if failed:
+            status = rpc_status.Status(code=2, message="batch failed")
+            for e in errors:
+                a = any_pb2.Any()
+                a.Pack(e)
+                status.details.append(a)
+            await context.abort(grpc.StatusCode.UNKNOWN, "batch failed",
+                                trailing_metadata=(("grpc-status-details-bin", status.SerializeToString()),))
+        return p4r.WriteResponse()
+
+    async def StreamChannel(self, request_iterator, context):
+        queue: asyncio.Queue = asyncio.Queue()
+        self.streams.append(queue)
+
+        async def reader():
+            async for req in request_iterator:
+                which = req.WhichOneof("update")
+                if which == "arbitration":
+                    resp = p4r.StreamMessageResponse(arbitration=p4r.MasterArbitrationUpdate(
+                        device_id=req.arbitration.device_id, election_id=req.arbitration.election_id))
+                    await queue.put(resp)
+                elif which == "packet":
+                    self.packet_outs.append(req.packet)
+            await queue.put(None)
+
+        task = asyncio.ensure_future(reader())
+        try:
+            while True:
+                msg = await queue.get()
+                if msg is None:
+                    return
+                yield msg
+        finally:
+            task.cancel()
+
+    async def send_packet_in(self, payload: bytes, port: int):
+        msg = p4r.StreamMessageResponse(packet=p4r.PacketIn(
+            payload=payload, metadata=[p4r.PacketMetadata(metadata_id=1, value=bytes([port]))]))
+        for q in self.streams:
+            await q.put(msg)
+
+
+@pytest.fixture(scope="module")
+def program(tmp_path_factory):
+    import os
+    os.environ.setdefault("SDNPERF_P4_CACHE", str(tmp_path_factory.mktemp("p4cache")))
+    try:
+        return p4.compiled("l2l3")
+    except p4.P4ProgramError as exc:
+        pytest.skip(str(exc))
+
+
+async def _serve(fake):
+    server = grpc.aio.server()
+    p4r_grpc.add_P4RuntimeServicer_to_server(fake, server)
+    port = server.add_insecure_port("127.0.0.1:0")
+    await server.start()
+    return server, port
+
+
+def test_connect_pipeline_write_batches_and_errors(program):
+    schema = Schema.from_file(program.p4info)
+
+    async def main():
+        fake = FakeSwitch()
+        server, port = await _serve(fake)
+        got = []
+        conn = SwitchConnection("s1", f"127.0.0.1:{port}", 1,
+                                on_packet_in=lambda c, pkt: got.append(pkt))
+        try:
+            await conn.connect(timeout=5)
+            await conn.set_pipeline(schema.p4info, program.json.read_bytes(), cookie=7)
+            assert fake.pipeline.cookie.cookie == 7
+            entries = [update("INSERT", schema.table_entry("dmac", {"eth_dst": i}, "forward",
+                                                           {"port": 1})) for i in range(1, 2501)]
+            futs = [conn.submit([e]) for e in entries]  # submitted at once: batched
+            await asyncio.gather(*futs)
+            assert sum(fake.writes) == 2500 and len(fake.writes) <= 4
+            with pytest.raises(WriteError, match="ALREADY_EXISTS"):
+                await conn.write([entries[5]])
+            await conn.packet_out(schema.packet_out(b"\x01" * 60, egress_port=3))
+            await fake.send_packet_in(b"\x02" * 60, 4)
+            for _ in range(50):
+                if got and fake.packet_outs:
+                    break
+                await asyncio.sleep(0.02)
+            assert got[0].payload == b"\x02" * 60
+            assert fake.packet_outs[0].metadata[0].value == b"\x03"
+        finally:
+            await conn.close()
+            await server.stop(None)
+
+    asyncio.run(main())
+
+
+def test_controller_process_l2_learning(program, tmp_path):
+    """The real controller process against the fake switch: pipeline, groups, state file,
+    a packet-in answered by a packet-out and an entry."""
+    import subprocess
+
+    async def main():
+        fake = FakeSwitch()
+        server, port = await _serve(fake)
+        state = tmp_path / "state.json"
+        cfg = {"app": "l2-learning", "p4info": str(program.p4info),
+               "device_config": str(program.json), "state_file": str(state),
+               "switches": [{"name": "s1", "device_id": 1, "address": f"127.0.0.1:{port}",
+                             "ports": [1, 2, 3]}]}
+        (tmp_path / "c.json").write_text(json.dumps(cfg))
+        proc = await asyncio.create_subprocess_exec(
+            sys.executable, "-m", "sdnperf.controllers.p4rt", "--config", str(tmp_path / "c.json"),
+            stderr=subprocess.PIPE)
+        try:
+            for _ in range(200):
+                if state.exists() and json.loads(state.read_text()).get("ready"):
+                    break
+                await asyncio.sleep(0.05)
+            doc = json.loads(state.read_text())
+            assert doc["switches"] == [1] and doc["ready"]
+            assert fake.pipeline is not None and len(fake.entries) == 3  # 3 flood groups
+            h1, h2 = bytes.fromhex("000000000001"), bytes.fromhex("000000000002")
+            await fake.send_packet_in(b"\xff" * 6 + h1 + b"\x08\x06" + b"\x00" * 46, 1)
+            await fake.send_packet_in(h1 + h2 + b"\x08\x06" + b"\x00" * 46, 2)
+            for _ in range(100):
+                if len(fake.packet_outs) >= 2 and len(fake.entries) >= 4:
+                    break
+                await asyncio.sleep(0.05)
+            assert len(fake.packet_outs) == 2 and len(fake.entries) == 4
+            await asyncio.sleep(0.3)
+            doc = json.loads(state.read_text())
+            assert doc["packet_ins"] == 2 and doc["flow_mods"] == 1
+        finally:
+            proc.terminate()
+            _, err = await asyncio.wait_for(proc.communicate(), 10)
+            await server.stop(None)
+        assert proc.returncode == 0, err.decode()
+
+    asyncio.run(main())
