@@ -321,6 +321,7 @@ pub struct Lower<'a> {
     key_prims: Vec<J>,
     pstate_prefix: String,
     pstate_accept: J,
+    fn_ret: Option<Place>,
 }
 
 
@@ -359,6 +360,7 @@ pub fn lower(prog: &Program, text: &str, sink: &mut Sink) -> Option<Ir> {
         key_prims: vec![],
         pstate_prefix: String::new(),
         pstate_accept: J::Null,
+        fn_ret: None,
     };
     l.run()
 }
@@ -1880,6 +1882,7 @@ impl<'a> Lower<'a> {
                     None => next.clone(),
                 };
                 self.ctx = Ctx::Cond;
+                self.key_prims.clear();
                 let (x, t) = self.rv(cond, Some(&Type::Bool))?;
                 if t != Type::Bool {
                     return Err(Error::new(cond.span, format!("condition must be bool, not {}", t.name())));
@@ -1891,7 +1894,7 @@ impl<'a> Lower<'a> {
                 self.pipelines[pipe].conditionals.push(json!({"name": name, "id": id,
                     "source_info": {"source_fragment": frag},
                     "expression": x.je(), "true_next": tb, "false_next": fb}));
-                Ok(Some(name))
+                Ok(Some(self.table_entry(&name)))
             }
             StmtKind::Switch(e, cases) => {
                 let call = match &e.kind {
@@ -3050,6 +3053,42 @@ impl<'a> Lower<'a> {
         Err(Error::new(e.span, format!("'{}' cannot be used as a value here", self.src(f.span))))
     }
 
+    /// Inlines a function body as statements (in the current action, or before the
+    /// current condition/table in an apply block); the result is a temporary.
+    fn inline_function_stmts(&mut self, e: &Expr, n: &str, rt: &Type, params: &[Param], body: &[Stmt], args: &[Arg]) -> PResult<(X, Type)> {
+        if self.ctx == Ctx::Parser || self.ctx == Ctx::Checksum || self.ctx == Ctx::Deparser {
+            return Err(Error::new(e.span, format!("function '{}' cannot be inlined here (only `return expr;` bodies are supported in parsers)", n)));
+        }
+        let ret = if *rt == Type::Void { None } else { Some(self.scalar(&format!("{}_ret_{}", n, self.tmp_count), rt)) };
+        self.tmp_count += 1;
+        let a = Action {
+            annos: vec![],
+            name: n.to_string(),
+            params: params.iter().map(|p| { let mut p = p.clone(); if p.dir == Dir::None { p.dir = Dir::In; } p }).collect(),
+            body: body.to_vec(),
+            span: e.span,
+        };
+        let saved_ret = std::mem::replace(&mut self.fn_ret, ret.clone());
+        let made = self.act.is_none();
+        if made {
+            self.act = Some(ActionCtx { prims: vec![], returns: vec![] });
+        }
+        let saved_ctx = self.ctx;
+        self.ctx = Ctx::Action;
+        let r = self.inline_action(&a, true, args, e.span);
+        self.ctx = saved_ctx;
+        self.fn_ret = saved_ret;
+        if made {
+            let act = self.act.take().unwrap();
+            self.key_prims.extend(act.prims);
+        }
+        r?;
+        match ret {
+            Some(Place::Field { hdr, field, ty }) => Ok((if ty == Type::Bool { X::un("d2b", X::Field(hdr, field)) } else { X::Field(hdr, field) }, ty)),
+            _ => Err(Error::new(e.span, format!("function '{}' returns no value", n))),
+        }
+    }
+
     fn inline_function(&mut self, e: &Expr, n: &str, ret: &TypeRef, params: &[Param], body: &[Stmt], args: &[Arg]) -> PResult<(X, Type)> {
         // Only functions of the form `{ return expr; }` (after local consts) are inlined as values.
         let rt = self.env.resolve(ret)?;
@@ -3059,12 +3098,15 @@ impl<'a> Lower<'a> {
         if self.inline_depth > 60 {
             return Err(Error::new(e.span, "function calls nested too deeply (recursion?)"));
         }
+        let simple = params.iter().all(|p| p.dir != Dir::Out && p.dir != Dir::InOut)
+            && body.iter().all(|s| matches!(s.kind, StmtKind::Return(_) | StmtKind::Const(..)))
+            && body.iter().any(|s| matches!(s.kind, StmtKind::Return(Some(_))));
+        if !simple {
+            return self.inline_function_stmts(e, n, &rt, params, body, args);
+        }
         let mut binds = vec![];
         for (p, a) in params.iter().zip(args) {
             let pt = self.env.resolve(&p.ty)?;
-            if p.dir == Dir::Out || p.dir == Dir::InOut {
-                return Err(Error::new(a.value.span, "functions with out/inout parameters cannot be used in expressions by this compiler"));
-            }
             let (x, t) = self.rv(&a.value, Some(&pt))?;
             self.check_assign(&pt, &t, a.value.span)?;
             binds.push((p.name.clone(), match x {
@@ -3167,8 +3209,16 @@ impl<'a> Lower<'a> {
                 Ok(())
             }
             StmtKind::Return(v) => {
-                if v.is_some() {
-                    return Err(Error::new(s.span, "actions cannot return a value"));
+                if let Some(v) = v {
+                    match self.fn_ret.clone() {
+                        Some(Place::Field { hdr, field, ty }) => {
+                            let (x, t) = self.rv(v, Some(&ty))?;
+                            self.check_assign(&ty, &t, v.span)?;
+                            let x = self.to_data(x, &t);
+                            self.push("assign", vec![json!({"type": "field", "value": [hdr, field]}), x.jp()], s.span);
+                        }
+                        _ => return Err(Error::new(s.span, "actions cannot return a value")),
+                    }
                 }
                 let at = self.act.as_ref().map(|a| a.prims.len()).unwrap_or(0);
                 self.push("_jump", vec![json!({"type": "hexstr", "value": "0x0"})], s.span);
@@ -3645,8 +3695,17 @@ impl<'a> Lower<'a> {
                     if args.len() != params.len() {
                         return Err(Error::new(cspan, format!("function '{}' expects {} argument(s), got {}", n, params.len(), args.len())));
                     }
+                    let rt = match self.functions.get(n) {
+                        Some(Decl::Function { ret, .. }) => self.env.resolve(&ret.clone())?,
+                        _ => Type::Void,
+                    };
+                    let ret = if rt == Type::Void { None } else { Some(self.scalar(&format!("{}_ret_{}", n, self.tmp_count), &rt)) };
+                    self.tmp_count += 1;
+                    let saved_ret = std::mem::replace(&mut self.fn_ret, ret);
                     let a = Action { annos: vec![], name: n.to_string(), params: params.iter().map(|p| { let mut p = p.clone(); if p.dir == Dir::None { p.dir = Dir::In; } p }).collect(), body, span: cspan };
-                    return self.inline_action(&a, true, args, cspan);
+                    let r = self.inline_action(&a, true, args, cspan);
+                    self.fn_ret = saved_ret;
+                    return r;
                 }
                 return Err(Error::new(cspan, format!("unknown function or action '{}'", n)));
             }

@@ -1,0 +1,2 @@
+header   "byttandard_m bo // <8" a;
+}

@@ -1,0 +1,1 @@
+bstandard_me   "bstantandard_me   "bstandard_me enum tadat boa/:"  bodard_me enum tadat boa/:"  bo

@@ -1,0 +1,1 @@
+header   "bstan @prio ^ rity(2) dard_me priority dard_me<:"  bo

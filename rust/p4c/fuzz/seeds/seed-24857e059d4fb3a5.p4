@@ -1,0 +1,1 @@
+header   "bstan @pri0xffff(2) dard_me 6num ?  ta "bctan @priority(2) dard_me enum tadata<:"  bodata<:"  bo

@@ -1,0 +1,2 @@
+header   "[7:07<        9      16key-1 (in8ut staard_m [3:lastIndex] e8" a key ;
+}

@@ -1,0 +1,1 @@
+63   "bi@<:header eader   "bi@<:eader 

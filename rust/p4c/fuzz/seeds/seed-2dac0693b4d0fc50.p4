@@ -1,0 +1,1 @@
+6eader   "bi@<:header 

@@ -1,0 +1,1 @@
+hecder   "b { "tanda & rd

@@ -1,0 +1,2 @@
+header    bit<8> bit;
+}

@@ -1,0 +1,1 @@
+header   "bstan @priority(2) dard_me enum dard_me<:"  bo

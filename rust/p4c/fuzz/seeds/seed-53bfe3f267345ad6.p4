@@ -1,0 +1,1 @@
+hecder   "b { #32w0x1`rd_m boetada  bota<: | "  bo

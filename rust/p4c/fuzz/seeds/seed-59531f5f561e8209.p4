@@ -1,0 +1,1 @@
+header   "bstan @pri0xffff(2) dard_me 6num ?  dard_me "bctan @prio last rity(2) dard_me e

@@ -1,0 +1,1 @@
+header   "bstan @Pri6ritstan @prio"  b<data<:"  boy(63) dard_me 6 const num ?  ta "bstan @pri>"  bodata<:"  bo

@@ -1,0 +1,1 @@
+hecder   lastIndex  "b { standard_   lastIndex  "b { standard_m boetadata<:"  bom boetadata<:"  bo

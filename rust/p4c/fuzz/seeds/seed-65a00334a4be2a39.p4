@@ -1,0 +1,1 @@
+header   hdr  "bststate<:"  bo

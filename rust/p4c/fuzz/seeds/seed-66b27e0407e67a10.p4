@@ -1,0 +1,1 @@
+header   "bstandardbo[3:4]<:"  bo

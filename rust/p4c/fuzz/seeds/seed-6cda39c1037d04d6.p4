@@ -1,0 +1,1 @@
+header   o" : bit<x" 

@@ -1,0 +1,1 @@
+header   "bstan @enum(2) dard_me 6num ?  ta "bstan @priority(2) dArd_me enum tadata<:"  bodata<:"  bo

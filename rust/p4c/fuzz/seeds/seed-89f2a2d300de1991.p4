@@ -1,0 +1,1 @@
+header   "bit<:"  b4

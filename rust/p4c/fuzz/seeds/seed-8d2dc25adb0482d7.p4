@@ -1,0 +1,1 @@
+hea"bt standard_metadata_t standastandard_me enum tadat boa/:"  boder   "bstandard_me enum tadat boa/:"  bo

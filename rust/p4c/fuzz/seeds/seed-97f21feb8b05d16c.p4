@@ -1,0 +1,1 @@
+header   "b4tandard_me enum tadat b4tandard_me<:"  bo

@@ -1,0 +1,2 @@
+header   "[7:0]<               in8ut staard_me2" a key ;
+}

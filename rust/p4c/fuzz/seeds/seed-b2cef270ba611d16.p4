@@ -1,0 +1,2 @@
+header   "[7:0]<               in8ut 1  staard_me8" a key ;
+}

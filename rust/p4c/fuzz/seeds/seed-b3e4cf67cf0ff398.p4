@@ -1,0 +1,1 @@
+he "b {cder   "b {

@@ -1,0 +1,1 @@
+heade"  botadata<:"  bo

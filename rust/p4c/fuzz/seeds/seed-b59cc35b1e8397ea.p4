@@ -1,0 +1,1 @@
+hecder   "b { #32w0x1`r|-| boet0la  bota<package: | "  bo

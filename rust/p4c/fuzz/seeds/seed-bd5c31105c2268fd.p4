@@ -1,0 +1,1 @@
+header   "bstandard_me tadata tadata<:"  bo

@@ -1,0 +1,2 @@
+header   "         inou lastIndex t standard_mete8" a;
+}

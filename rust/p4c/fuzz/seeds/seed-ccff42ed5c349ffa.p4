@@ -1,0 +1,2 @@
+header   "[7:0]<               inout sta .4ndard_metadata_t stan$a~" a;
+}

@@ -1,0 +1,2 @@
+hea  "bittadard_m bo // <8" a;
+}

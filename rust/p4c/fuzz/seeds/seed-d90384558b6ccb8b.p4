@@ -1,0 +1,1 @@
+header   "bstan @priority(65536) dard_me 6num ?  ta "bstan @priority(2) dard_me enum tadata<:"  bodata<:"  bo

@@ -1,0 +1,1 @@
+header   "bstandard_me enum tadat header<:"  bo

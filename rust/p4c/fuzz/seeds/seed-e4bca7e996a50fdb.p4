@@ -1,0 +1,1 @@
+hecder"  "b { standard_m boetadata<:"ty<:"typedef  bopedef  bo

@@ -1,0 +1,1 @@
+header   "bstdefault_action<:"  bo

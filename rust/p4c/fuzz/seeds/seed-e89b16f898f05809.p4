@@ -1,0 +1,1 @@
+header   "bsta  bon @pri6ritstan @prio"  b<data<:"  boy(63) dard_me 6 const num ?  ta "bstan @pri>"  bodata:07<               16s-1 (in8ut wt<:"  bo

@@ -1,0 +1,1 @@
+header   "[7:07<               16s-1 (in8ut staard_m [3:lastIndex] e8" a

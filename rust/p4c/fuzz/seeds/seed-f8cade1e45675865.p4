@@ -1,0 +1,1 @@
+header   "bst`nd_me enum tadata<:"  bo

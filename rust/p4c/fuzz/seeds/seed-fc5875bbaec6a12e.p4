@@ -1,0 +1,1 @@
+header   "[7:0]< 9             in8ut staard @id(7) _me8" a staard ;
