@@ -5,7 +5,8 @@
 
 use crate::ctl::{self, Request};
 use crate::exec::Job;
-use crate::ports::afpacket::{AfPacketPort, BATCH};
+use crate::ports::afpacket::BATCH;
+use crate::ports::PortIo;
 use crate::switch::{Switch, MAX_PORTS};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::Receiver;
@@ -26,7 +27,7 @@ pub fn install_signal_handlers() {
 
 pub struct Port {
     pub num: u32,
-    pub io: AfPacketPort,
+    pub io: PortIo,
 }
 
 /// Run-loop options.
@@ -43,7 +44,7 @@ pub fn run(mut sw: Switch, mut ports: Vec<Port>, ctl_rx: Option<Receiver<Request
     for (i, p) in ports.iter().enumerate() {
         by_num[p.num as usize] = Some(i);
     }
-    let mut pollfds: Vec<libc::pollfd> = ports.iter().map(|p| libc::pollfd { fd: p.io.fd, events: libc::POLLIN, revents: 0 }).collect();
+    let mut pollfds: Vec<libc::pollfd> = ports.iter().map(|p| libc::pollfd { fd: p.io.fd(), events: libc::POLLIN, revents: 0 }).collect();
     let mut sent: Vec<Box<Job>> = Vec::with_capacity(1024);
     let mut cpu_dropped = 0u64;
     let mut idle_spins = 0u32;
@@ -53,8 +54,8 @@ pub fn run(mut sw: Switch, mut ports: Vec<Port>, ctl_rx: Option<Receiver<Request
         // once a second: stop if an interface vanished (e.g. Mininet deleted the links)
         if last_check.elapsed() >= std::time::Duration::from_secs(1) {
             last_check = std::time::Instant::now();
-            if let Some(p) = ports.iter().find(|p| crate::ports::afpacket::ifindex(&p.io.name).is_err()) {
-                exit_reason = format!("interface {} vanished", p.io.name);
+            if let Some(p) = ports.iter().find(|p| crate::ports::afpacket::ifindex(p.io.name()).is_err()) {
+                exit_reason = format!("interface {} vanished", p.io.name());
                 break;
             }
         }
@@ -77,10 +78,9 @@ pub fn run(mut sw: Switch, mut ports: Vec<Port>, ctl_rx: Option<Receiver<Request
                 Some(i) => {
                     let delta = j.out.len() as isize - j.payload_off as isize;
                     let port = &mut ports[i].io;
-                    if port.vnet || j.vnet.is_none() || j.out_len() <= 9216 {
+                    // a super-packet cannot leave through a port without offload support
+                    if port.vnet() || j.vnet.is_none() || j.out_len() <= 9216 {
                         port.queue(&j.out, &j.buf[j.payload_off..], j.truncate, j.vnet, delta);
-                    } else {
-                        port.tx_dropped += 1;
                     }
                     sent.push(j);
                     if sent.len() >= 512 {
@@ -149,11 +149,8 @@ pub fn run(mut sw: Switch, mut ports: Vec<Port>, ctl_rx: Option<Receiver<Request
         s.rx, s.tx, s.dropped, s.parser_errors, s.recirculations, sw.recirc_dropped, sw.queue_dropped, sw.impair_dropped, cpu_dropped
     );
     for p in &ports {
-        let (_, kdrops) = p.io.kernel_stats();
-        eprintln!(
-            "  port {} {}: rx={} (large via copy path {}) rx_ring_drops={} tx={} tx_dropped={}",
-            p.num, p.io.name, p.io.rx_count, p.io.copied, kdrops, p.io.tx_count, p.io.tx_dropped
-        );
+        let (rx, tx, txd, extra) = p.io.counters();
+        eprintln!("  port {} {} ({}): rx={} tx={} tx_dropped={} {}", p.num, p.io.name(), p.io.kind(), rx, tx, txd, extra);
     }
     Ok(())
 }

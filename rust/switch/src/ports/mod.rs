@@ -1,4 +1,69 @@
-//! Packet I/O back ends. `memory` ports are what the STF runner uses (see `stf`);
-//! `afpacket` binds Linux interfaces.
+//! Packet I/O back ends. Memory ports are what the STF runner uses (see `stf`);
+//! `afpacket` (TPACKET_V2 ring + sendmmsg, offloads via PACKET_VNET_HDR) and `afxdp`
+//! (AF_XDP copy mode, for runs with host offloads off) bind Linux interfaces.
 
 pub mod afpacket;
+pub mod afxdp;
+
+use afpacket::AfPacketPort;
+use afxdp::AfXdpPort;
+
+pub enum PortIo {
+    Packet(AfPacketPort),
+    Xdp(AfXdpPort),
+}
+
+impl PortIo {
+    pub fn name(&self) -> &str {
+        match self {
+            PortIo::Packet(p) => &p.name,
+            PortIo::Xdp(p) => &p.name,
+        }
+    }
+    pub fn fd(&self) -> i32 {
+        match self {
+            PortIo::Packet(p) => p.fd,
+            PortIo::Xdp(p) => p.fd,
+        }
+    }
+    pub fn kind(&self) -> &'static str {
+        match self {
+            PortIo::Packet(_) => "af_packet",
+            PortIo::Xdp(_) => "af_xdp",
+        }
+    }
+    /// True when the port carries virtio_net_hdr (offloaded super-packets).
+    pub fn vnet(&self) -> bool {
+        matches!(self, PortIo::Packet(p) if p.vnet)
+    }
+    #[inline]
+    pub fn rx_burst(&mut self, max: usize, f: impl FnMut(&[u8], Option<[u8; 10]>)) -> usize {
+        match self {
+            PortIo::Packet(p) => p.rx_burst(max, f),
+            PortIo::Xdp(p) => p.rx_burst(max, f),
+        }
+    }
+    #[inline]
+    pub fn queue(&mut self, hdrs: &[u8], payload: &[u8], trunc: Option<usize>, vnet: Option<[u8; 10]>, delta: isize) {
+        match self {
+            PortIo::Packet(p) => p.queue(hdrs, payload, trunc, vnet, delta),
+            PortIo::Xdp(p) => p.queue(hdrs, payload, trunc),
+        }
+    }
+    pub fn flush(&mut self) {
+        match self {
+            PortIo::Packet(p) => p.flush(),
+            PortIo::Xdp(p) => p.flush(),
+        }
+    }
+    /// (rx, tx, tx_dropped, extra description)
+    pub fn counters(&self) -> (u64, u64, u64, String) {
+        match self {
+            PortIo::Packet(p) => {
+                let (_, drops) = p.kernel_stats();
+                (p.rx_count, p.tx_count, p.tx_dropped, format!("large via copy path {}, rx ring drops {}", p.copied, drops))
+            }
+            PortIo::Xdp(p) => (p.rx_count, p.tx_count, p.tx_dropped, String::new()),
+        }
+    }
+}

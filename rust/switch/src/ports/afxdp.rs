@@ -1,0 +1,407 @@
+//! AF_XDP port (copy mode, queue 0): a 6-instruction XDP program redirects every frame
+//! of the interface into our XSK socket; frames are read from the RX ring and sent
+//! through the TX ring. Attached through a BPF link, so the program disappears with the
+//! process. No libbpf: the program, map and link are made with the bpf(2) syscall.
+//!
+//! Limits: one RX queue (queue 0; veth has one by default); MTU-sized frames only (no
+//! TSO/GSO super-packets: attaching XDP to a veth turns GSO off on its peer), so this
+//! back end is for runs with host offloads off.
+
+use std::io;
+use std::sync::atomic::{AtomicU32, Ordering};
+
+const SYS_BPF: libc::c_long = 321;
+const BPF_MAP_CREATE: u32 = 0;
+const BPF_MAP_UPDATE_ELEM: u32 = 2;
+const BPF_PROG_LOAD: u32 = 5;
+const BPF_LINK_CREATE: u32 = 28;
+const BPF_MAP_TYPE_XSKMAP: u32 = 17;
+const BPF_PROG_TYPE_XDP: u32 = 6;
+const BPF_XDP: u32 = 37;
+
+const AF_XDP: i32 = 44;
+const SOL_XDP: i32 = 283;
+const XDP_MMAP_OFFSETS: i32 = 1;
+const XDP_RX_RING: i32 = 2;
+const XDP_TX_RING: i32 = 3;
+const XDP_UMEM_REG: i32 = 4;
+const XDP_UMEM_FILL_RING: i32 = 5;
+const XDP_UMEM_COMPLETION_RING: i32 = 6;
+const XDP_COPY: u16 = 1 << 1;
+const XDP_USE_NEED_WAKEUP: u16 = 1 << 3;
+const XDP_RING_NEED_WAKEUP: u32 = 1;
+const PGOFF_RX: i64 = 0;
+const PGOFF_TX: i64 = 0x8000_0000;
+const PGOFF_FILL: i64 = 0x1_0000_0000;
+const PGOFF_COMP: i64 = 0x1_8000_0000;
+
+const FRAME: usize = 2048;
+const NFRAMES: usize = 4096;
+const RING: u32 = 2048;
+
+fn bpf(cmd: u32, attr: &mut [u8; 128]) -> io::Result<i32> {
+    let r = unsafe { libc::syscall(SYS_BPF, cmd as libc::c_long, attr.as_mut_ptr(), 128usize) };
+    if r < 0 {
+        Err(io::Error::last_os_error())
+    } else {
+        Ok(r as i32)
+    }
+}
+
+fn put32(a: &mut [u8; 128], off: usize, v: u32) {
+    a[off..off + 4].copy_from_slice(&v.to_ne_bytes());
+}
+fn put64(a: &mut [u8; 128], off: usize, v: u64) {
+    a[off..off + 8].copy_from_slice(&v.to_ne_bytes());
+}
+
+fn insn(code: u8, dst: u8, src: u8, off: i16, imm: i32) -> u64 {
+    (code as u64) | (((src << 4 | dst) as u64) << 8) | (((off as u16) as u64) << 16) | (((imm as u32) as u64) << 32)
+}
+
+#[repr(C)]
+#[derive(Default, Clone, Copy)]
+struct RingOff {
+    producer: u64,
+    consumer: u64,
+    desc: u64,
+    flags: u64,
+}
+
+#[repr(C)]
+#[derive(Default, Clone, Copy)]
+struct MmapOffsets {
+    rx: RingOff,
+    tx: RingOff,
+    fr: RingOff,
+    cr: RingOff,
+}
+
+struct Ring {
+    map: *mut u8,
+    len: usize,
+    producer: *const AtomicU32,
+    consumer: *const AtomicU32,
+    flags: *const AtomicU32,
+    desc: *mut u8,
+    mask: u32,
+}
+
+impl Ring {
+    fn map(fd: i32, off: &RingOff, entries: u32, esize: usize, pgoff: i64) -> io::Result<Ring> {
+        let len = off.desc as usize + entries as usize * esize;
+        let m = unsafe { libc::mmap(std::ptr::null_mut(), len, libc::PROT_READ | libc::PROT_WRITE, libc::MAP_SHARED | libc::MAP_POPULATE, fd, pgoff) };
+        if m == libc::MAP_FAILED {
+            return Err(io::Error::last_os_error());
+        }
+        let b = m as *mut u8;
+        unsafe {
+            Ok(Ring {
+                map: b,
+                len,
+                producer: b.add(off.producer as usize) as *const AtomicU32,
+                consumer: b.add(off.consumer as usize) as *const AtomicU32,
+                flags: b.add(off.flags as usize) as *const AtomicU32,
+                desc: b.add(off.desc as usize),
+                mask: entries - 1,
+            })
+        }
+    }
+    fn prod(&self) -> &AtomicU32 {
+        unsafe { &*self.producer }
+    }
+    fn cons(&self) -> &AtomicU32 {
+        unsafe { &*self.consumer }
+    }
+    fn needs_wakeup(&self) -> bool {
+        unsafe { (*self.flags).load(Ordering::Acquire) & XDP_RING_NEED_WAKEUP != 0 }
+    }
+    fn addr_slot(&self, i: u32) -> *mut u64 {
+        unsafe { (self.desc as *mut u64).add((i & self.mask) as usize) }
+    }
+    /// xdp_desc { u64 addr; u32 len; u32 options }
+    fn desc_slot(&self, i: u32) -> *mut u8 {
+        unsafe { self.desc.add(((i & self.mask) as usize) * 16) }
+    }
+}
+
+impl Drop for Ring {
+    fn drop(&mut self) {
+        unsafe { libc::munmap(self.map as *mut libc::c_void, self.len) };
+    }
+}
+
+pub struct AfXdpPort {
+    pub name: String,
+    pub fd: i32,
+    umem: *mut u8,
+    rx: Ring,
+    tx: Ring,
+    fill: Ring,
+    comp: Ring,
+    free_tx: Vec<u64>,
+    tx_pending: u32,
+    map_fd: i32,
+    prog_fd: i32,
+    link_fd: i32,
+    pub rx_count: u64,
+    pub tx_count: u64,
+    pub tx_dropped: u64,
+}
+
+unsafe impl Send for AfXdpPort {}
+
+impl AfXdpPort {
+    pub fn open(name: &str) -> Result<AfXdpPort, String> {
+        let ctx = |what: &str, e: io::Error| format!("{}: af_xdp: {}: {}", name, what, e);
+        let ifindex = super::afpacket::ifindex(name).map_err(|e| ctx("if_nametoindex", e))? as u32;
+        // XSKMAP with one slot (queue 0)
+        let mut a = [0u8; 128];
+        put32(&mut a, 0, BPF_MAP_TYPE_XSKMAP);
+        put32(&mut a, 4, 4);
+        put32(&mut a, 8, 4);
+        put32(&mut a, 12, 1);
+        let map_fd = bpf(BPF_MAP_CREATE, &mut a).map_err(|e| ctx("map create", e))?;
+        // r2 = ctx->rx_queue_index; r1 = map; r3 = XDP_PASS; return bpf_redirect_map(r1, r2, r3)
+        let prog: [u64; 6] = [
+            insn(0x61, 2, 1, 16, 0),
+            insn(0x18, 1, 1, 0, map_fd),
+            0,
+            insn(0xb7, 3, 0, 0, 2),
+            insn(0x85, 0, 0, 0, 51),
+            insn(0x95, 0, 0, 0, 0),
+        ];
+        let license = b"GPL\0";
+        let mut log = vec![0u8; 4096];
+        let mut prog_fd = -1;
+        let mut last_err = None;
+        for eat in [BPF_XDP, 0] {
+            let mut a = [0u8; 128];
+            put32(&mut a, 0, BPF_PROG_TYPE_XDP);
+            put32(&mut a, 4, prog.len() as u32);
+            put64(&mut a, 8, prog.as_ptr() as u64);
+            put64(&mut a, 16, license.as_ptr() as u64);
+            put32(&mut a, 24, 1);
+            put32(&mut a, 28, log.len() as u32);
+            put64(&mut a, 32, log.as_mut_ptr() as u64);
+            put32(&mut a, 68, eat);
+            match bpf(BPF_PROG_LOAD, &mut a) {
+                Ok(fd) => {
+                    prog_fd = fd;
+                    break;
+                }
+                Err(e) => last_err = Some(e),
+            }
+        }
+        let close_all = |fds: &[i32]| {
+            for &f in fds {
+                if f >= 0 {
+                    unsafe { libc::close(f) };
+                }
+            }
+        };
+        if prog_fd < 0 {
+            close_all(&[map_fd]);
+            let l = String::from_utf8_lossy(&log);
+            return Err(format!("{} ({})", ctx("prog load", last_err.unwrap()), l.trim_end_matches('\0').trim()));
+        }
+        // socket + UMEM + rings
+        let fd = unsafe { libc::socket(AF_XDP, libc::SOCK_RAW | libc::SOCK_CLOEXEC, 0) };
+        if fd < 0 {
+            let e = io::Error::last_os_error();
+            close_all(&[map_fd, prog_fd]);
+            return Err(ctx("socket", e));
+        }
+        let fail = |what: &str, e: io::Error| {
+            close_all(&[fd, map_fd, prog_fd]);
+            ctx(what, e)
+        };
+        let umem_len = FRAME * NFRAMES;
+        let umem = unsafe {
+            libc::mmap(std::ptr::null_mut(), umem_len, libc::PROT_READ | libc::PROT_WRITE, libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_POPULATE, -1, 0)
+        };
+        if umem == libc::MAP_FAILED {
+            return Err(fail("umem mmap", io::Error::last_os_error()));
+        }
+        let reg: [u64; 3] = [umem as u64, umem_len as u64, FRAME as u64]; // addr, len, chunk_size | headroom 0
+        let r = unsafe { libc::setsockopt(fd, SOL_XDP, XDP_UMEM_REG, reg.as_ptr() as *const libc::c_void, 24) };
+        if r < 0 {
+            return Err(fail("XDP_UMEM_REG", io::Error::last_os_error()));
+        }
+        for opt in [XDP_UMEM_FILL_RING, XDP_UMEM_COMPLETION_RING, XDP_RX_RING, XDP_TX_RING] {
+            let n = RING;
+            let r = unsafe { libc::setsockopt(fd, SOL_XDP, opt, &n as *const u32 as *const libc::c_void, 4) };
+            if r < 0 {
+                return Err(fail("ring size", io::Error::last_os_error()));
+            }
+        }
+        let mut off = MmapOffsets::default();
+        let mut olen = std::mem::size_of::<MmapOffsets>() as u32;
+        let r = unsafe { libc::getsockopt(fd, SOL_XDP, XDP_MMAP_OFFSETS, &mut off as *mut _ as *mut libc::c_void, &mut olen) };
+        if r < 0 {
+            return Err(fail("XDP_MMAP_OFFSETS", io::Error::last_os_error()));
+        }
+        let rx = Ring::map(fd, &off.rx, RING, 16, PGOFF_RX).map_err(|e| fail("rx ring", e))?;
+        let tx = Ring::map(fd, &off.tx, RING, 16, PGOFF_TX).map_err(|e| fail("tx ring", e))?;
+        let fill = Ring::map(fd, &off.fr, RING, 8, PGOFF_FILL).map_err(|e| fail("fill ring", e))?;
+        let comp = Ring::map(fd, &off.cr, RING, 8, PGOFF_COMP).map_err(|e| fail("completion ring", e))?;
+        #[repr(C)]
+        struct SockaddrXdp {
+            family: u16,
+            flags: u16,
+            ifindex: u32,
+            queue_id: u32,
+            shared_umem_fd: u32,
+        }
+        let sa = SockaddrXdp { family: AF_XDP as u16, flags: XDP_COPY | XDP_USE_NEED_WAKEUP, ifindex, queue_id: 0, shared_umem_fd: 0 };
+        let r = unsafe { libc::bind(fd, &sa as *const _ as *const libc::sockaddr, std::mem::size_of::<SockaddrXdp>() as u32) };
+        if r < 0 {
+            return Err(fail("bind", io::Error::last_os_error()));
+        }
+        // xskmap[0] = socket
+        let key = 0u32;
+        let val = fd as u32;
+        let mut a = [0u8; 128];
+        put32(&mut a, 0, map_fd as u32);
+        put64(&mut a, 8, &key as *const u32 as u64);
+        put64(&mut a, 16, &val as *const u32 as u64);
+        bpf(BPF_MAP_UPDATE_ELEM, &mut a).map_err(|e| fail("xskmap update", e))?;
+        // attach through a link (detached automatically when we exit)
+        let mut a = [0u8; 128];
+        put32(&mut a, 0, prog_fd as u32);
+        put32(&mut a, 4, ifindex);
+        put32(&mut a, 8, BPF_XDP);
+        let link_fd = bpf(BPF_LINK_CREATE, &mut a).map_err(|e| fail("attach (BPF_LINK_CREATE)", e))?;
+        let p = AfXdpPort {
+            name: name.to_string(),
+            fd,
+            umem: umem as *mut u8,
+            rx,
+            tx,
+            fill,
+            comp,
+            free_tx: (NFRAMES / 2..NFRAMES).map(|i| (i * FRAME) as u64).collect(),
+            tx_pending: 0,
+            map_fd,
+            prog_fd,
+            link_fd,
+            rx_count: 0,
+            tx_count: 0,
+            tx_dropped: 0,
+        };
+        // the first half of the UMEM receives
+        let n = (NFRAMES / 2).min(RING as usize) as u32;
+        let prod = p.fill.prod().load(Ordering::Relaxed);
+        for i in 0..n {
+            unsafe { *p.fill.addr_slot(prod + i) = (i as usize * FRAME) as u64 };
+        }
+        p.fill.prod().store(prod + n, Ordering::Release);
+        Ok(p)
+    }
+
+    pub fn rx_burst(&mut self, max: usize, mut f: impl FnMut(&[u8], Option<[u8; 10]>)) -> usize {
+        let cons = self.rx.cons().load(Ordering::Relaxed);
+        let prod = self.rx.prod().load(Ordering::Acquire);
+        let n = (prod.wrapping_sub(cons) as usize).min(max) as u32;
+        if n == 0 {
+            if self.fill.needs_wakeup() {
+                unsafe { libc::recvfrom(self.fd, std::ptr::null_mut(), 0, libc::MSG_DONTWAIT, std::ptr::null_mut(), std::ptr::null_mut()) };
+            }
+            return 0;
+        }
+        let fprod = self.fill.prod().load(Ordering::Relaxed);
+        for i in 0..n {
+            let d = self.rx.desc_slot(cons + i);
+            let (addr, len) = unsafe { (std::ptr::read(d as *const u64), std::ptr::read(d.add(8) as *const u32)) };
+            let a = addr as usize;
+            if a + len as usize <= FRAME * NFRAMES {
+                let data = unsafe { std::slice::from_raw_parts(self.umem.add(a), len as usize) };
+                f(data, None);
+            }
+            unsafe { *self.fill.addr_slot(fprod + i) = addr & !(FRAME as u64 - 1) };
+        }
+        self.rx.cons().store(cons + n, Ordering::Release);
+        self.fill.prod().store(fprod + n, Ordering::Release);
+        self.rx_count += n as u64;
+        n as usize
+    }
+
+    fn reclaim(&mut self) {
+        let cons = self.comp.cons().load(Ordering::Relaxed);
+        let prod = self.comp.prod().load(Ordering::Acquire);
+        let n = prod.wrapping_sub(cons);
+        for i in 0..n {
+            self.free_tx.push(unsafe { *self.comp.addr_slot(cons + i) });
+        }
+        if n > 0 {
+            self.comp.cons().store(cons + n, Ordering::Release);
+        }
+    }
+
+    /// Copies one packet into a TX frame (dropped if it does not fit or no frame is free).
+    pub fn queue(&mut self, hdrs: &[u8], payload: &[u8], trunc: Option<usize>) {
+        let total = hdrs.len() + payload.len();
+        let len = trunc.unwrap_or(total).min(total);
+        if self.free_tx.is_empty() {
+            self.reclaim();
+        }
+        let tprod = self.tx.prod().load(Ordering::Relaxed);
+        let tcons = self.tx.cons().load(Ordering::Acquire);
+        if len > FRAME || tprod.wrapping_sub(tcons) >= RING {
+            self.tx_dropped += 1;
+            return;
+        }
+        let Some(addr) = self.free_tx.pop() else {
+            self.tx_dropped += 1;
+            return;
+        };
+        unsafe {
+            let dst = self.umem.add(addr as usize);
+            let h = hdrs.len().min(len);
+            std::ptr::copy_nonoverlapping(hdrs.as_ptr(), dst, h);
+            std::ptr::copy_nonoverlapping(payload.as_ptr(), dst.add(h), len - h);
+            let d = self.tx.desc_slot(tprod);
+            std::ptr::write(d as *mut u64, addr);
+            std::ptr::write(d.add(8) as *mut u32, len as u32);
+            std::ptr::write(d.add(12) as *mut u32, 0);
+        }
+        self.tx.prod().store(tprod + 1, Ordering::Release);
+        self.tx_pending += 1;
+        self.tx_count += 1;
+    }
+
+    pub fn flush(&mut self) {
+        if self.tx_pending > 0 {
+            // copy mode transmits on each kick, a limited batch (32) at a time
+            let prod = self.tx.prod().load(Ordering::Relaxed);
+            for _ in 0..(self.tx_pending / 16 + 4) {
+                let r = unsafe { libc::sendto(self.fd, std::ptr::null(), 0, libc::MSG_DONTWAIT, std::ptr::null(), 0) };
+                if self.tx.cons().load(Ordering::Acquire) == prod {
+                    break;
+                }
+                if r < 0 {
+                    let e = io::Error::last_os_error().raw_os_error();
+                    if e != Some(libc::EAGAIN) && e != Some(libc::EBUSY) && e != Some(libc::ENOBUFS) {
+                        break;
+                    }
+                }
+            }
+            self.tx_pending = 0;
+        } else if self.tx.needs_wakeup() && self.free_tx.len() < NFRAMES / 2 {
+            unsafe { libc::sendto(self.fd, std::ptr::null(), 0, libc::MSG_DONTWAIT, std::ptr::null(), 0) };
+        }
+        self.reclaim();
+    }
+}
+
+impl Drop for AfXdpPort {
+    fn drop(&mut self) {
+        unsafe {
+            libc::close(self.link_fd);
+            libc::close(self.fd);
+            libc::close(self.prog_fd);
+            libc::close(self.map_fd);
+            libc::munmap(self.umem as *mut libc::c_void, FRAME * NFRAMES);
+        }
+    }
+}
