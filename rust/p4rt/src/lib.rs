@@ -17,3 +17,8 @@ pub mod proto {
         }
     }
 }
+
+pub mod device;
+pub mod dp;
+pub mod pipe;
+pub mod server;

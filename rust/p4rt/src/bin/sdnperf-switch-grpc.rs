@@ -1,1 +1,164 @@
-fn main() {}
+//! sdnperf-switch-grpc: the sdnperf P4 switch with a P4Runtime server (like BMv2's
+//! simple_switch_grpc beside simple_switch). Starts with no pipeline until a controller
+//! sends SetForwardingPipelineConfig (BMv2 JSON as p4_device_config), or preloads one.
+
+use sdnperf_p4rt::device::Device;
+use sdnperf_p4rt::proto::p4::v1 as p4;
+use sdnperf_p4rt::{dp, server};
+use sdnperf_switch::ports::afpacket::AfPacketPort;
+use std::io::Write;
+use std::sync::atomic::Ordering;
+
+fn usage() -> ! {
+    eprintln!(
+        "usage: sdnperf-switch-grpc [--json PROG.json --p4info P4INFO.bin | --json PROG.p4] -i N@IFACE ... \
+[--cpu-port N] [--grpc-port PORT (9559)] [--grpc-addr ADDR (127.0.0.1)] [--device-id ID (1)] \
+[--ctl-socket PATH | --ctl HOST:PORT] [--no-vnet] [--busy-poll] [--max-passes N] [--die-with-parent]"
+    );
+    std::process::exit(2)
+}
+
+extern "C" fn on_signal(_: i32) {
+    dp::STOP.store(true, Ordering::SeqCst);
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    if args.iter().any(|a| a == "-h" || a == "--help") {
+        usage();
+    }
+    match run(&args) {
+        Ok(()) => std::process::exit(0),
+        Err(e) => {
+            eprintln!("sdnperf-switch-grpc: error: {}", e);
+            std::process::exit(1)
+        }
+    }
+}
+
+fn run(args: &[String]) -> Result<(), String> {
+    let mut json = None;
+    let mut p4info = None;
+    let mut ifaces: Vec<(u32, String)> = vec![];
+    let mut cpu_port = None;
+    let mut grpc_port = 9559u16;
+    let mut grpc_addr = "127.0.0.1".to_string();
+    let mut device_id = 1u64;
+    let mut vnet = true;
+    let mut busy_poll = false;
+    let mut max_passes = None;
+    let mut ctl = None;
+    let mut i = 0;
+    let next = |i: &mut usize| -> Result<String, String> {
+        *i += 1;
+        args.get(*i).cloned().ok_or_else(|| format!("{} needs a value", args[*i - 1]))
+    };
+    while i < args.len() {
+        match args[i].as_str() {
+            "--json" | "--program" => json = Some(next(&mut i)?),
+            "--p4info" => p4info = Some(next(&mut i)?),
+            "-i" | "--interface" => {
+                let v = next(&mut i)?;
+                let (n, name) = v.split_once('@').ok_or_else(|| format!("-i {}: expected N@IFACE", v))?;
+                let n: u32 = n.parse().map_err(|_| format!("-i {}: bad port number", v))?;
+                if n as usize >= sdnperf_switch::switch::MAX_PORTS || n == sdnperf_switch::exec::DROP_PORT {
+                    return Err(format!("-i {}: port number must be < 511", v));
+                }
+                ifaces.push((n, name.to_string()));
+            }
+            "--cpu-port" => cpu_port = Some(next(&mut i)?.parse::<u32>().map_err(|_| "bad --cpu-port")?),
+            "--grpc-port" => grpc_port = next(&mut i)?.parse().map_err(|_| "bad --grpc-port")?,
+            "--grpc-addr" => grpc_addr = next(&mut i)?,
+            "--device-id" => device_id = next(&mut i)?.parse().map_err(|_| "bad --device-id")?,
+            "--no-vnet" => vnet = false,
+            "--busy-poll" => busy_poll = true,
+            "--max-passes" => max_passes = Some(next(&mut i)?.parse::<u32>().map_err(|_| "bad --max-passes")?),
+            "--ctl-socket" => ctl = Some(sdnperf_switch::ctl::Listen::Unix(next(&mut i)?)),
+            "--ctl" => ctl = Some(sdnperf_switch::ctl::Listen::Tcp(next(&mut i)?)),
+            "--die-with-parent" => unsafe {
+                libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM);
+            },
+            other => return Err(format!("unknown option {} (try --help)", other)),
+        }
+        i += 1;
+    }
+    let mut dev = Device::new(cpu_port);
+    dev.max_passes = max_passes;
+    if let Some(path) = json {
+        let (bmv2, info) = if path.ends_with(".p4") {
+            let o = p4c::compile_file(std::path::Path::new(&path), &p4c::Options::default()).map_err(|d| format!("{}", d).trim_end().to_string())?;
+            (o.bmv2_json.into_bytes(), o.p4info_binary)
+        } else {
+            let info = p4info.ok_or("--json PROG.json needs --p4info P4INFO.bin (binary P4Info; or pass the .p4 source)")?;
+            let b = std::fs::read(&path).map_err(|e| format!("{}: {}", path, e))?;
+            let pi = std::fs::read(&info).map_err(|e| format!("{}: {}", info, e))?;
+            (b, pi)
+        };
+        use prost::Message;
+        let info = sdnperf_p4rt::proto::p4::config::v1::P4Info::decode(info.as_slice()).map_err(|e| format!("P4Info (binary expected): {}", e))?;
+        let cfg = p4::ForwardingPipelineConfig { p4info: Some(info), p4_device_config: bmv2, cookie: None };
+        let (pipe, prog) = server::build_pipe(&cfg).map_err(|s| s.message().to_string())?;
+        dev.commit(pipe, prog, false);
+    }
+    let mut ports = vec![];
+    for (n, name) in &ifaces {
+        ports.push(dp::Port { num: *n, io: AfPacketPort::open(name, vnet)? });
+    }
+    unsafe {
+        libc::signal(libc::SIGINT, on_signal as *const () as libc::sighandler_t);
+        libc::signal(libc::SIGTERM, on_signal as *const () as libc::sighandler_t);
+        libc::signal(libc::SIGPIPE, libc::SIG_IGN);
+    }
+    let addr = format!("{}:{}", grpc_addr, grpc_port);
+    let listener = std::net::TcpListener::bind(&addr).map_err(|e| format!("gRPC bind {}: {}", addr, e))?;
+    listener.set_nonblocking(true).map_err(|e| e.to_string())?;
+    let (h, rx) = dp::channel();
+    let (ev_tx, ev_rx) = tokio::sync::mpsc::channel(16384);
+    if let Some(l) = ctl {
+        // the simple_switch_CLI-like text commands, executed on the data-plane thread
+        let crx = sdnperf_switch::ctl::start_server(l)?;
+        let hc = h.clone();
+        std::thread::spawn(move || {
+            while let Ok(req) = crx.recv() {
+                hc.send(Box::new(move |d: &mut Device| {
+                    let ans = match d.sw.as_mut() {
+                        Some(sw) => sdnperf_switch::ctl::execute(sw, &req.line),
+                        None => Err("no pipeline loaded yet".into()),
+                    };
+                    let _ = req.reply.send(ans);
+                }));
+            }
+        });
+    }
+    let names: Vec<String> = ifaces.iter().map(|(n, s)| format!("{}@{}", n, s)).collect();
+    eprintln!("sdnperf-switch-grpc: P4Runtime on {} device_id={} ports {} cpu_port={:?}", addr, device_id, names.join(","), cpu_port);
+    let hd = h.clone();
+    let dpt = std::thread::Builder::new()
+        .name("dataplane".into())
+        .spawn(move || {
+            let reason = dp::run(dev, ports, &hd, rx, ev_tx, dp::Opts { busy_poll });
+            eprintln!("sdnperf-switch-grpc: stopping ({})", reason);
+            dp::STOP.store(true, Ordering::SeqCst);
+        })
+        .map_err(|e| e.to_string())?;
+    let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().map_err(|e| e.to_string())?;
+    let svc = server::Service::new(device_id, h);
+    rt.block_on(async move {
+        svc.spawn_event_router(ev_rx);
+        let l = tokio::net::TcpListener::from_std(listener).map_err(|e| e.to_string())?;
+        println!("READY");
+        let _ = std::io::stdout().flush();
+        let stop = async {
+            while !dp::STOP.load(Ordering::Relaxed) {
+                tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+            }
+        };
+        tonic::transport::Server::builder()
+            .add_service(svc.into_server())
+            .serve_with_incoming_shutdown(tokio_stream::wrappers::TcpListenerStream::new(l), stop)
+            .await
+            .map_err(|e| e.to_string())
+    })?;
+    let _ = dpt.join();
+    Ok(())
+}

@@ -1,0 +1,1208 @@
+//! The P4Runtime device: translates P4Runtime entities into the switch's tables, action
+//! profiles, externs and replication engine, and back for Read. It lives on the data-plane
+//! thread beside the `Switch` (no locks on the packet path); the gRPC side sends it
+//! closures. Every update is validated before the switch is touched, so a malformed
+//! request changes nothing and never disturbs forwarding.
+
+use crate::pipe::{bytes_to_u128, get_bits, set_bits, u128_to_bytes, Pipe, TableInfo};
+use crate::proto::p4::v1 as p4;
+use crate::proto::p4::v1::entity::Entity as E;
+use prost::Message;
+use sdnperf_switch::exec::Engine;
+use sdnperf_switch::pipeline::{width_mask, Program, INDIRECT_GROUP, INDIRECT_MEMBER};
+use sdnperf_switch::switch::Switch;
+use sdnperf_switch::tables::{prefix_mask, MatchKind};
+use std::collections::HashMap;
+use std::sync::Arc;
+use tonic::Code;
+
+#[derive(Debug, Clone)]
+pub struct PErr {
+    pub code: Code,
+    pub msg: String,
+}
+
+pub type R<T> = Result<T, PErr>;
+
+pub fn err<T>(code: Code, msg: impl Into<String>) -> R<T> {
+    Err(PErr { code, msg: msg.into() })
+}
+fn inval<T>(msg: impl Into<String>) -> R<T> {
+    err(Code::InvalidArgument, msg)
+}
+fn ia(e: String) -> PErr {
+    PErr { code: Code::InvalidArgument, msg: e }
+}
+
+struct Stored {
+    handle: u32,
+    /// normalized entry (canonical match, no counter data / idle fields)
+    entry: p4::TableEntry,
+    last_hit_ns: u64,
+    last_count: u64,
+    idle_notified: bool,
+}
+
+#[derive(Default)]
+struct TableState {
+    by_key: HashMap<Vec<u8>, Stored>,
+    /// initial default action (switch action index, data), for MODIFY without action
+    initial_default: (u32, Box<[u128]>),
+}
+
+/// Something the device wants to tell the primary controller.
+pub type Event = p4::stream_message_response::Update;
+
+pub struct Device {
+    pub sw: Option<Switch>,
+    pub pipe: Option<Arc<Pipe>>,
+    pub cpu_port: Option<u32>,
+    pub max_passes: Option<u32>,
+    tables: HashMap<u32, TableState>,
+    members: HashMap<u32, HashMap<u32, (u32, p4::ActionProfileMember)>>,
+    groups: HashMap<u32, HashMap<u32, (u32, p4::ActionProfileGroup)>>,
+    meter_cfg: HashMap<(u32, i64), p4::MeterConfig>,
+    mcast: HashMap<u32, (Vec<u32>, p4::MulticastGroupEntry)>,
+    clones: HashMap<u32, (Option<(u32, Vec<u32>)>, p4::CloneSessionEntry)>,
+    digest_cfg: HashMap<u32, p4::digest_entry::Config>,
+    digest_by_list: HashMap<u32, u32>,
+    next_list_id: u64,
+    last_idle_scan: u64,
+    pub packet_in_dropped: u64,
+}
+
+const CLONE_GROUP_BASE: u32 = 0x4000_0000;
+
+fn now_ns() -> u64 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos() as u64).unwrap_or(0)
+}
+
+impl Default for Device {
+    fn default() -> Self {
+        Device::new(None)
+    }
+}
+
+impl Device {
+    pub fn new(cpu_port: Option<u32>) -> Device {
+        Device {
+            sw: None,
+            pipe: None,
+            cpu_port,
+            max_passes: None,
+            tables: HashMap::new(),
+            members: HashMap::new(),
+            groups: HashMap::new(),
+            meter_cfg: HashMap::new(),
+            mcast: HashMap::new(),
+            clones: HashMap::new(),
+            digest_cfg: HashMap::new(),
+            digest_by_list: HashMap::new(),
+            next_list_id: 1,
+            last_idle_scan: 0,
+            packet_in_dropped: 0,
+        }
+    }
+
+    /// Installs a verified pipeline: a fresh switch, empty tables (like BMv2's
+    /// VERIFY_AND_COMMIT). With `reconcile`, the current forwarding state is replayed into
+    /// the new pipeline where its ids still exist.
+    pub fn commit(&mut self, pipe: Pipe, mut prog: Program, reconcile: bool) {
+        let saved = if reconcile && self.pipe.is_some() { self.read_all() } else { vec![] };
+        // tables that report idle timeouts count their hits (direct counters) so we see them
+        for t in pipe.tables.values() {
+            if t.idle_timeout {
+                prog.tables[t.sw].with_counters = true;
+            }
+        }
+        let mut sw = Switch::new(Engine::new(prog));
+        if let Some(m) = self.max_passes {
+            sw.eng.max_passes = m;
+        }
+        self.tables = pipe
+            .tables
+            .values()
+            .map(|t| {
+                let st = &sw.eng.prog.tables[t.sw];
+                (t.id, TableState { by_key: HashMap::new(), initial_default: (st.default_action, st.default_data.clone()) })
+            })
+            .collect();
+        self.digest_by_list = pipe.digests.values().map(|d| (d.list, d.id)).collect();
+        self.members.clear();
+        self.groups.clear();
+        self.meter_cfg.clear();
+        self.mcast.clear();
+        self.clones.clear();
+        self.digest_cfg.clear();
+        self.sw = Some(sw);
+        self.pipe = Some(Arc::new(pipe));
+        // members before groups before tables: read_all returns them in that order
+        for e in saved {
+            let _ = self.write(p4::update::Type::Insert as i32, &e);
+        }
+    }
+
+    fn parts(&mut self) -> R<(&mut Switch, Arc<Pipe>)> {
+        match (&mut self.sw, &self.pipe) {
+            (Some(sw), Some(p)) => Ok((sw, p.clone())),
+            _ => err(Code::FailedPrecondition, "no forwarding pipeline config set"),
+        }
+    }
+
+    // ------------------------------------------------------------------ write
+
+    pub fn write_update(&mut self, u: &p4::Update) -> R<()> {
+        let Some(ent) = &u.entity else { return inval("update without entity") };
+        self.write(u.r#type, ent)
+    }
+
+    pub fn write(&mut self, ty: i32, ent: &p4::Entity) -> R<()> {
+        use p4::update::Type as T;
+        let ty = match T::try_from(ty) {
+            Ok(T::Insert) => T::Insert,
+            Ok(T::Modify) => T::Modify,
+            Ok(T::Delete) => T::Delete,
+            _ => return inval("update type must be INSERT, MODIFY or DELETE"),
+        };
+        let Some(e) = &ent.entity else { return inval("empty entity") };
+        match e {
+            E::TableEntry(te) => self.write_table(ty, te),
+            E::ActionProfileMember(m) => self.write_member(ty, m),
+            E::ActionProfileGroup(g) => self.write_group(ty, g),
+            E::CounterEntry(c) => self.write_counter(ty, c),
+            E::DirectCounterEntry(c) => self.write_direct_counter(ty, c),
+            E::MeterEntry(m) => self.write_meter(ty, m),
+            E::DirectMeterEntry(m) => self.write_direct_meter(ty, m),
+            E::RegisterEntry(r) => self.write_register(ty, r),
+            E::PacketReplicationEngineEntry(p) => self.write_pre(ty, p),
+            E::DigestEntry(d) => self.write_digest(ty, d),
+            E::ValueSetEntry(_) => err(Code::Unimplemented, "value set entries are not supported"),
+            E::ExternEntry(_) => err(Code::Unimplemented, "extern entries are not supported"),
+        }
+    }
+
+    /// Validates and normalizes a match; returns (canonical matches, key, aux, prefix).
+    fn translate_match(t: &TableInfo, fms: &[p4::FieldMatch]) -> R<(Vec<p4::FieldMatch>, Vec<u128>, Vec<u128>, u32)> {
+        use p4::field_match::FieldMatchType as M;
+        let n = t.fields.len();
+        let mut slots: Vec<Option<&p4::FieldMatch>> = vec![None; n];
+        for fm in fms {
+            let pos = *t.field_pos.get(&fm.field_id).ok_or_else(|| ia(format!("table {}: unknown match field id {}", t.name, fm.field_id)))?;
+            if slots[pos].is_some() {
+                return inval(format!("table {}: match field {} given twice", t.name, t.fields[pos].name));
+            }
+            slots[pos] = Some(fm);
+        }
+        let mut canon = Vec::with_capacity(n);
+        let mut key = Vec::with_capacity(n);
+        let mut aux = Vec::with_capacity(n);
+        let mut prefix = 0u32;
+        for (f, s) in t.fields.iter().zip(slots) {
+            let bw = f.bitwidth;
+            let wm = width_mask(bw);
+            let val = |b: &[u8]| bytes_to_u128(b, bw).map_err(|e| ia(format!("table {} field {}: {}", t.name, f.name, e)));
+            let mt = s.and_then(|fm| fm.field_match_type.as_ref());
+            if s.is_some() && mt.is_none() {
+                return inval(format!("table {} field {}: field match without a value", t.name, f.name));
+            }
+            let (cm, k, a) = match (f.kind, mt) {
+                (MatchKind::Exact, None) => return inval(format!("table {}: exact field {} must be given", t.name, f.name)),
+                (MatchKind::Exact, Some(M::Exact(x))) => {
+                    let v = val(&x.value)?;
+                    (Some(M::Exact(p4::field_match::Exact { value: u128_to_bytes(v) })), v, wm)
+                }
+                (MatchKind::Lpm, None) => (None, 0, 0),
+                (MatchKind::Lpm, Some(M::Lpm(x))) => {
+                    let v = val(&x.value)?;
+                    if x.prefix_len <= 0 || x.prefix_len as u32 > bw {
+                        return inval(format!(
+                            "table {} field {}: prefix length {} must be 1..{} (omit the field for a zero-length prefix)",
+                            t.name, f.name, x.prefix_len, bw
+                        ));
+                    }
+                    let pm = prefix_mask(x.prefix_len as u32, bw);
+                    if v & !pm != 0 {
+                        return inval(format!("table {} field {}: value has bits set beyond the prefix length {}", t.name, f.name, x.prefix_len));
+                    }
+                    prefix = x.prefix_len as u32;
+                    (Some(M::Lpm(p4::field_match::Lpm { value: u128_to_bytes(v), prefix_len: x.prefix_len })), v, pm)
+                }
+                (MatchKind::Ternary, None) => (None, 0, 0),
+                (MatchKind::Ternary, Some(M::Ternary(x))) => {
+                    let v = val(&x.value)?;
+                    let m = val(&x.mask)?;
+                    if m == 0 {
+                        return inval(format!("table {} field {}: all-zero ternary mask (omit the field for a wildcard)", t.name, f.name));
+                    }
+                    if v & !m != 0 {
+                        return inval(format!("table {} field {}: value has bits set outside the mask", t.name, f.name));
+                    }
+                    (Some(M::Ternary(p4::field_match::Ternary { value: u128_to_bytes(v), mask: u128_to_bytes(m) })), v, m)
+                }
+                (MatchKind::Range, None) => (None, 0, wm),
+                (MatchKind::Range, Some(M::Range(x))) => {
+                    let lo = val(&x.low)?;
+                    let hi = val(&x.high)?;
+                    if lo > hi {
+                        return inval(format!("table {} field {}: range low > high", t.name, f.name));
+                    }
+                    if lo == 0 && hi == wm {
+                        return inval(format!("table {} field {}: full range (omit the field for a wildcard)", t.name, f.name));
+                    }
+                    (Some(M::Range(p4::field_match::Range { low: u128_to_bytes(lo), high: u128_to_bytes(hi) })), lo, hi)
+                }
+                (MatchKind::Optional, None) => (None, 0, 0),
+                (MatchKind::Optional, Some(M::Optional(x))) => {
+                    let v = val(&x.value)?;
+                    (Some(M::Optional(p4::field_match::Optional { value: u128_to_bytes(v) })), v, wm)
+                }
+                (k, Some(_)) => return inval(format!("table {} field {}: match kind must be {:?}", t.name, f.name, k)),
+                (k, None) => return inval(format!("table {} field {}: unsupported match kind {:?}", t.name, f.name, k)),
+            };
+            if let Some(cm) = cm {
+                canon.push(p4::FieldMatch { field_id: f.id, field_match_type: Some(cm) });
+            }
+            key.push(k);
+            aux.push(a);
+        }
+        Ok((canon, key, aux, prefix))
+    }
+
+    fn translate_action(pipe: &Pipe, dev_members: &HashMap<u32, HashMap<u32, (u32, p4::ActionProfileMember)>>, dev_groups: &HashMap<u32, HashMap<u32, (u32, p4::ActionProfileGroup)>>, t: &TableInfo, a: &p4::TableAction) -> R<(u32, Vec<u128>)> {
+        use p4::table_action::Type as A;
+        match &a.r#type {
+            None => inval(format!("table {}: entry without action", t.name)),
+            Some(A::Action(act)) => {
+                if t.profile.is_some() {
+                    return inval(format!("table {} is indirect: use an action profile member or group", t.name));
+                }
+                if !t.action_ids.contains(&act.action_id) {
+                    return inval(format!("table {}: action id {} is not an action of this table", t.name, act.action_id));
+                }
+                let (ai, data) = Self::action_data(pipe, act)?;
+                Ok((ai, data))
+            }
+            Some(A::ActionProfileMemberId(m)) => {
+                let p = t.profile.ok_or_else(|| ia(format!("table {} is not indirect", t.name)))?;
+                let h = dev_members.get(&p).and_then(|x| x.get(m)).ok_or_else(|| PErr { code: Code::NotFound, msg: format!("no action profile member {}", m) })?;
+                Ok((INDIRECT_MEMBER | h.0, vec![]))
+            }
+            Some(A::ActionProfileGroupId(g)) => {
+                let p = t.profile.ok_or_else(|| ia(format!("table {} is not indirect", t.name)))?;
+                let h = dev_groups.get(&p).and_then(|x| x.get(g)).ok_or_else(|| PErr { code: Code::NotFound, msg: format!("no action profile group {}", g) })?;
+                Ok((INDIRECT_GROUP | h.0, vec![]))
+            }
+            Some(A::ActionProfileActionSet(_)) => err(Code::Unimplemented, "one-shot action selector programming is not supported"),
+        }
+    }
+
+    fn action_data(pipe: &Pipe, act: &p4::Action) -> R<(u32, Vec<u128>)> {
+        let ai = pipe.actions.get(&act.action_id).ok_or_else(|| ia(format!("unknown action id {}", act.action_id)))?;
+        let mut data = vec![None; ai.params.len()];
+        for p in &act.params {
+            let pos = ai.params.iter().position(|x| x.0 == p.param_id).ok_or_else(|| ia(format!("action {}: unknown parameter id {}", ai.name, p.param_id)))?;
+            if data[pos].is_some() {
+                return inval(format!("action {}: parameter {} given twice", ai.name, p.param_id));
+            }
+            data[pos] = Some(bytes_to_u128(&p.value, ai.params[pos].1).map_err(|e| ia(format!("action {} parameter {}: {}", ai.name, p.param_id, e)))?);
+        }
+        let mut out = Vec::with_capacity(data.len());
+        for (i, d) in data.into_iter().enumerate() {
+            match d {
+                Some(v) => out.push(v),
+                None => return inval(format!("action {}: parameter id {} missing", ai.name, ai.params[i].0)),
+            }
+        }
+        Ok((ai.sw, out))
+    }
+
+    fn canonical_action(pipe: &Pipe, a: &p4::TableAction) -> p4::TableAction {
+        use p4::table_action::Type as A;
+        match &a.r#type {
+            Some(A::Action(act)) => {
+                let mut act = act.clone();
+                if let Some(ai) = pipe.actions.get(&act.action_id) {
+                    act.params.sort_by_key(|p| ai.params.iter().position(|x| x.0 == p.param_id));
+                }
+                for p in act.params.iter_mut() {
+                    if let Ok(v) = bytes_to_u128(&p.value, 128) {
+                        p.value = u128_to_bytes(v);
+                    }
+                }
+                p4::TableAction { r#type: Some(A::Action(act)) }
+            }
+            _ => a.clone(),
+        }
+    }
+
+    fn entry_key(canon: &[p4::FieldMatch], priority: i32) -> Vec<u8> {
+        let mut m = canon.to_vec();
+        m.sort_by_key(|f| f.field_id);
+        p4::TableEntry { r#match: m, priority, ..Default::default() }.encode_to_vec()
+    }
+
+    fn write_table(&mut self, ty: p4::update::Type, te: &p4::TableEntry) -> R<()> {
+        use p4::update::Type as T;
+        let (_, pipe) = self.parts()?;
+        let t = pipe.tables.get(&te.table_id).ok_or_else(|| PErr { code: Code::NotFound, msg: format!("unknown table id {}", te.table_id) })?;
+        if te.is_default_action {
+            if ty != T::Modify {
+                return inval(format!("table {}: the default entry can only be modified", t.name));
+            }
+            if !te.r#match.is_empty() || te.priority != 0 {
+                return inval(format!("table {}: the default entry has no match and no priority", t.name));
+            }
+            if t.const_default {
+                return err(Code::PermissionDenied, format!("table {} has a const default action", t.name));
+            }
+            let (ai, data) = match &te.action {
+                None => {
+                    let d = &self.tables[&t.id].initial_default;
+                    (d.0, d.1.to_vec())
+                }
+                Some(a) => {
+                    if t.profile.is_some() {
+                        return err(Code::Unimplemented, "default entries of indirect tables are not supported");
+                    }
+                    Self::translate_action(&pipe, &self.members, &self.groups, t, a)?
+                }
+            };
+            let sw = self.sw.as_mut().unwrap();
+            let st = &mut sw.eng.prog.tables[t.sw];
+            st.default_action = ai;
+            st.default_data = data.into_boxed_slice();
+            return Ok(());
+        }
+        if t.is_const {
+            return err(Code::PermissionDenied, format!("table {} is const", t.name));
+        }
+        if t.needs_priority {
+            if te.priority <= 0 {
+                return inval(format!("table {}: entries need a priority > 0 (ternary/range/optional match)", t.name));
+            }
+        } else if te.priority != 0 {
+            return inval(format!("table {}: priority must be 0 for exact/lpm tables", t.name));
+        }
+        if te.idle_timeout_ns < 0 || (te.idle_timeout_ns > 0 && !t.idle_timeout) {
+            return inval(format!("table {}: idle_timeout_ns set but the table does not support idle timeouts", t.name));
+        }
+        if te.counter_data.is_some() && t.direct_counter.is_none() && ty != T::Delete {
+            return inval(format!("table {} has no direct counter", t.name));
+        }
+        if te.meter_config.is_some() && t.direct_meter.is_none() && ty != T::Delete {
+            return inval(format!("table {} has no direct meter", t.name));
+        }
+        let (canon, key, aux, prefix) = Self::translate_match(t, &te.r#match)?;
+        let kb = Self::entry_key(&canon, te.priority);
+        let sw_prio = if t.needs_priority { Some((i32::MAX - te.priority) as i64) } else { None };
+        match ty {
+            T::Insert => {
+                let action = te.action.as_ref().ok_or_else(|| ia(format!("table {}: INSERT without action", t.name)))?;
+                let (ai, data) = Self::translate_action(&pipe, &self.members, &self.groups, t, action)?;
+                let ts = self.tables.get_mut(&t.id).unwrap();
+                if ts.by_key.contains_key(&kb) {
+                    return err(Code::AlreadyExists, format!("table {}: entry already exists", t.name));
+                }
+                if t.size > 0 && ts.by_key.len() as i64 >= t.size {
+                    return err(Code::ResourceExhausted, format!("table {} is full ({} entries)", t.name, t.size));
+                }
+                let sw = self.sw.as_mut().unwrap();
+                let h = sw.eng.prog.tables[t.sw].add(key, aux, prefix, sw_prio, ai, data).map_err(|e| {
+                    let code = if e.contains("duplicate") { Code::AlreadyExists } else { Code::InvalidArgument };
+                    PErr { code, msg: e }
+                })?;
+                let dc = &mut sw.eng.direct_counters[t.sw];
+                if dc.len() > h as usize {
+                    dc[h as usize] = (0, 0);
+                }
+                if let Some(c) = &te.counter_data {
+                    set_direct_counter(sw, t.sw, h, c);
+                }
+                if let Some(m) = &te.meter_config {
+                    set_direct_meter(sw, t.sw, h, m);
+                }
+                let count = sw.eng.direct_counters[t.sw].get(h as usize).map(|x| x.0).unwrap_or(0);
+                let entry = p4::TableEntry {
+                    table_id: t.id,
+                    r#match: canon,
+                    action: Some(Self::canonical_action(&pipe, action)),
+                    priority: te.priority,
+                    meter_config: te.meter_config,
+                    idle_timeout_ns: te.idle_timeout_ns,
+                    metadata: te.metadata.clone(),
+                    ..Default::default()
+                };
+                ts.by_key.insert(kb, Stored { handle: h, entry, last_hit_ns: now_ns(), last_count: count, idle_notified: false });
+                Ok(())
+            }
+            T::Modify => {
+                let action = match &te.action {
+                    Some(a) => Some(Self::translate_action(&pipe, &self.members, &self.groups, t, a)?),
+                    None => None,
+                };
+                let ts = self.tables.get_mut(&t.id).unwrap();
+                let st = ts.by_key.get_mut(&kb).ok_or_else(|| PErr { code: Code::NotFound, msg: format!("table {}: no such entry", t.name) })?;
+                let sw = self.sw.as_mut().unwrap();
+                if let Some((ai, data)) = action {
+                    sw.eng.prog.tables[t.sw].modify(st.handle, ai, data).map_err(|e| PErr { code: Code::Internal, msg: e })?;
+                    st.entry.action = te.action.as_ref().map(|a| Self::canonical_action(&pipe, a));
+                }
+                if let Some(c) = &te.counter_data {
+                    set_direct_counter(sw, t.sw, st.handle, c);
+                }
+                if let Some(m) = &te.meter_config {
+                    set_direct_meter(sw, t.sw, st.handle, m);
+                    st.entry.meter_config = Some(*m);
+                }
+                st.entry.idle_timeout_ns = te.idle_timeout_ns;
+                st.entry.metadata = te.metadata.clone();
+                st.idle_notified = false;
+                st.last_hit_ns = now_ns();
+                Ok(())
+            }
+            T::Delete => {
+                let ts = self.tables.get_mut(&t.id).unwrap();
+                let st = ts.by_key.remove(&kb).ok_or_else(|| PErr { code: Code::NotFound, msg: format!("table {}: no such entry", t.name) })?;
+                let sw = self.sw.as_mut().unwrap();
+                sw.eng.prog.tables[t.sw].delete(st.handle).map_err(|e| PErr { code: Code::Internal, msg: e })?;
+                if let Some(c) = sw.eng.direct_meter_cells[t.sw].get_mut(st.handle as usize) {
+                    *c = Default::default();
+                }
+                Ok(())
+            }
+            _ => unreachable!(),
+        }
+    }
+
+    fn find_entry(&self, te: &p4::TableEntry) -> R<(TableInfo, u32)> {
+        let pipe = self.pipe.clone().ok_or_else(|| PErr { code: Code::FailedPrecondition, msg: "no forwarding pipeline config set".into() })?;
+        let t = pipe.tables.get(&te.table_id).ok_or_else(|| PErr { code: Code::NotFound, msg: format!("unknown table id {}", te.table_id) })?;
+        let (canon, ..) = Self::translate_match(t, &te.r#match)?;
+        let kb = Self::entry_key(&canon, te.priority);
+        let st = self.tables[&t.id].by_key.get(&kb).ok_or_else(|| PErr { code: Code::NotFound, msg: format!("table {}: no such entry", t.name) })?;
+        Ok((t.clone(), st.handle))
+    }
+
+    fn write_direct_counter(&mut self, ty: p4::update::Type, c: &p4::DirectCounterEntry) -> R<()> {
+        if ty != p4::update::Type::Modify {
+            return inval("direct counter entries can only be modified");
+        }
+        let te = c.table_entry.as_ref().ok_or_else(|| ia("direct counter entry without table entry".into()))?;
+        let (t, h) = self.find_entry(te)?;
+        if t.direct_counter.is_none() {
+            return inval(format!("table {} has no direct counter", t.name));
+        }
+        let sw = self.sw.as_mut().unwrap();
+        set_direct_counter(sw, t.sw, h, &c.data.unwrap_or_default());
+        Ok(())
+    }
+
+    fn write_direct_meter(&mut self, ty: p4::update::Type, m: &p4::DirectMeterEntry) -> R<()> {
+        if ty != p4::update::Type::Modify {
+            return inval("direct meter entries can only be modified");
+        }
+        let te = m.table_entry.as_ref().ok_or_else(|| ia("direct meter entry without table entry".into()))?;
+        let (t, h) = self.find_entry(te)?;
+        if t.direct_meter.is_none() {
+            return inval(format!("table {} has no direct meter", t.name));
+        }
+        let (canon, ..) = Self::translate_match(&t, &te.r#match)?;
+        let kb = Self::entry_key(&canon, te.priority);
+        let sw = self.sw.as_mut().unwrap();
+        match &m.config {
+            Some(cfg) => set_direct_meter(sw, t.sw, h, cfg),
+            None => {
+                if let Some(c) = sw.eng.direct_meter_cells[t.sw].get_mut(h as usize) {
+                    *c = Default::default();
+                }
+            }
+        }
+        if let Some(st) = self.tables.get_mut(&t.id).and_then(|x| x.by_key.get_mut(&kb)) {
+            st.entry.meter_config = m.config;
+        }
+        Ok(())
+    }
+
+    fn write_member(&mut self, ty: p4::update::Type, m: &p4::ActionProfileMember) -> R<()> {
+        use p4::update::Type as T;
+        let (_, pipe) = self.parts()?;
+        let prof = pipe.profiles.get(&m.action_profile_id).ok_or_else(|| PErr { code: Code::NotFound, msg: format!("unknown action profile id {}", m.action_profile_id) })?;
+        let mems = self.members.entry(prof.id).or_default();
+        match ty {
+            T::Insert | T::Modify => {
+                let act = m.action.as_ref().ok_or_else(|| ia("member without action".into()))?;
+                let (ai, data) = Self::action_data(&pipe, act)?;
+                let sw = self.sw.as_mut().unwrap();
+                let pr = &mut sw.eng.prog.profiles[prof.sw];
+                match (ty, mems.get_mut(&m.member_id)) {
+                    (T::Insert, Some(_)) => err(Code::AlreadyExists, format!("member {} exists", m.member_id)),
+                    (T::Insert, None) => {
+                        if prof.size > 0 && mems.len() as i64 >= prof.size {
+                            return err(Code::ResourceExhausted, "action profile is full");
+                        }
+                        pr.members.push(Some((ai, data.into_boxed_slice())));
+                        mems.insert(m.member_id, ((pr.members.len() - 1) as u32, m.clone()));
+                        Ok(())
+                    }
+                    (_, Some(x)) => {
+                        pr.members[x.0 as usize] = Some((ai, data.into_boxed_slice()));
+                        x.1 = m.clone();
+                        Ok(())
+                    }
+                    (_, None) => err(Code::NotFound, format!("no member {}", m.member_id)),
+                }
+            }
+            _ => {
+                let x = mems.get(&m.member_id).ok_or_else(|| PErr { code: Code::NotFound, msg: format!("no member {}", m.member_id) })?;
+                let h = x.0;
+                let in_group = self.groups.get(&prof.id).map(|g| g.values().any(|(_, grp)| grp.members.iter().any(|gm| gm.member_id == m.member_id))).unwrap_or(false);
+                let sw = self.sw.as_mut().unwrap();
+                let used = pipe.tables.values().filter(|t| t.profile == Some(prof.id)).any(|t| {
+                    sw.eng.prog.tables[t.sw].entries.iter().flatten().any(|e| e.action == INDIRECT_MEMBER | h)
+                });
+                if in_group || used {
+                    return err(Code::FailedPrecondition, format!("member {} is still referenced", m.member_id));
+                }
+                sw.eng.prog.profiles[prof.sw].members[h as usize] = None;
+                self.members.get_mut(&prof.id).unwrap().remove(&m.member_id);
+                Ok(())
+            }
+        }
+    }
+
+    fn write_group(&mut self, ty: p4::update::Type, g: &p4::ActionProfileGroup) -> R<()> {
+        use p4::update::Type as T;
+        let (_, pipe) = self.parts()?;
+        let prof = pipe.profiles.get(&g.action_profile_id).ok_or_else(|| PErr { code: Code::NotFound, msg: format!("unknown action profile id {}", g.action_profile_id) })?;
+        if !prof.with_selector {
+            return inval("action profile has no selector: groups are not allowed");
+        }
+        let mems = self.members.get(&prof.id).cloned().unwrap_or_default();
+        let mut handles = vec![];
+        if ty != T::Delete {
+            if prof.max_group_size > 0 && g.members.len() as i32 > prof.max_group_size {
+                return err(Code::ResourceExhausted, "group larger than max_group_size");
+            }
+            for gm in &g.members {
+                let h = mems.get(&gm.member_id).ok_or_else(|| PErr { code: Code::NotFound, msg: format!("no member {}", gm.member_id) })?.0;
+                if gm.weight < 0 {
+                    return inval("negative member weight");
+                }
+                for _ in 0..gm.weight.max(1) {
+                    handles.push(h);
+                }
+            }
+        }
+        let grps = self.groups.entry(prof.id).or_default();
+        let sw = self.sw.as_mut().unwrap();
+        let pr = &mut sw.eng.prog.profiles[prof.sw];
+        match (ty, grps.get_mut(&g.group_id)) {
+            (T::Insert, Some(_)) => err(Code::AlreadyExists, format!("group {} exists", g.group_id)),
+            (T::Insert, None) => {
+                pr.groups.push(Some(handles));
+                grps.insert(g.group_id, ((pr.groups.len() - 1) as u32, g.clone()));
+                Ok(())
+            }
+            (T::Modify, Some(x)) => {
+                pr.groups[x.0 as usize] = Some(handles);
+                x.1 = g.clone();
+                Ok(())
+            }
+            (T::Delete, Some(x)) => {
+                let h = x.0;
+                let used = pipe.tables.values().filter(|t| t.profile == Some(prof.id)).any(|t| {
+                    sw.eng.prog.tables[t.sw].entries.iter().flatten().any(|e| e.action == INDIRECT_GROUP | h)
+                });
+                if used {
+                    return err(Code::FailedPrecondition, format!("group {} is still referenced", g.group_id));
+                }
+                sw.eng.prog.profiles[prof.sw].groups[h as usize] = None;
+                grps.remove(&g.group_id);
+                Ok(())
+            }
+            (_, None) => err(Code::NotFound, format!("no group {}", g.group_id)),
+            _ => inval("bad update type"),
+        }
+    }
+
+    fn write_counter(&mut self, ty: p4::update::Type, c: &p4::CounterEntry) -> R<()> {
+        if ty != p4::update::Type::Modify {
+            return inval("counter entries can only be modified");
+        }
+        let (sw, pipe) = self.parts()?;
+        let ci = pipe.counters.get(&c.counter_id).ok_or_else(|| PErr { code: Code::NotFound, msg: format!("unknown counter id {}", c.counter_id) })?;
+        let d = c.data.unwrap_or_default();
+        let ctr = &mut sw.eng.ext.counters[ci.sw];
+        match &c.index {
+            Some(i) => {
+                if i.index < 0 || i.index as usize >= ci.size {
+                    return err(Code::OutOfRange, format!("counter {} index {} out of range", ci.name, i.index));
+                }
+                ctr.packets[i.index as usize] = d.packet_count as u64;
+                ctr.bytes[i.index as usize] = d.byte_count as u64;
+            }
+            None => {
+                ctr.packets.iter_mut().for_each(|x| *x = d.packet_count as u64);
+                ctr.bytes.iter_mut().for_each(|x| *x = d.byte_count as u64);
+            }
+        }
+        Ok(())
+    }
+
+    fn write_meter(&mut self, ty: p4::update::Type, m: &p4::MeterEntry) -> R<()> {
+        if ty != p4::update::Type::Modify {
+            return inval("meter entries can only be modified");
+        }
+        let (sw, pipe) = self.parts()?;
+        let mi = pipe.meters.get(&m.meter_id).ok_or_else(|| PErr { code: Code::NotFound, msg: format!("unknown meter id {}", m.meter_id) })?;
+        let idx: Vec<usize> = match &m.index {
+            Some(i) if i.index < 0 || i.index as usize >= mi.size => return err(Code::OutOfRange, format!("meter {} index {} out of range", mi.name, i.index)),
+            Some(i) => vec![i.index as usize],
+            None => (0..mi.size).collect(),
+        };
+        for &i in &idx {
+            let cell = &mut sw.eng.ext.meters[mi.sw].cells[i];
+            match &m.config {
+                Some(c) => cell.configure(c.cir as f64 / 1e6, c.cburst as f64, c.pir as f64 / 1e6, c.pburst as f64),
+                None => *cell = Default::default(),
+            }
+        }
+        for i in idx {
+            match m.config {
+                Some(c) => self.meter_cfg.insert((m.meter_id, i as i64), c),
+                None => self.meter_cfg.remove(&(m.meter_id, i as i64)),
+            };
+        }
+        Ok(())
+    }
+
+    fn write_register(&mut self, ty: p4::update::Type, r: &p4::RegisterEntry) -> R<()> {
+        if ty != p4::update::Type::Modify {
+            return inval("register entries can only be modified");
+        }
+        let (sw, pipe) = self.parts()?;
+        let ri = pipe.registers.get(&r.register_id).ok_or_else(|| PErr { code: Code::NotFound, msg: format!("unknown register id {}", r.register_id) })?;
+        let v = match r.data.as_ref().and_then(|d| d.data.as_ref()) {
+            Some(p4::p4_data::Data::Bitstring(b)) => bytes_to_u128(b, ri.bitwidth).map_err(|e| ia(format!("register {}: {}", ri.name, e)))?,
+            _ => return inval(format!("register {}: data must be a bitstring", ri.name)),
+        };
+        match &r.index {
+            Some(i) => {
+                if i.index < 0 || !sw.eng.ext.register_write(ri.sw, i.index as usize, v) {
+                    return err(Code::OutOfRange, format!("register {} index {} out of range", ri.name, i.index));
+                }
+            }
+            None => sw.eng.ext.registers[ri.sw].vals.iter_mut().for_each(|x| *x = v),
+        }
+        Ok(())
+    }
+
+    fn replica_ports(reps: &[p4::Replica]) -> R<Vec<(u32, u32)>> {
+        let mut out = vec![];
+        for r in reps {
+            #[allow(deprecated)]
+            let port = match &r.port_kind {
+                Some(p4::replica::PortKind::EgressPort(p)) => *p,
+                Some(p4::replica::PortKind::Port(b)) => bytes_to_u128(b, 32).map_err(|e| ia(format!("replica port: {}", e)))? as u32,
+                None => return inval("replica without port"),
+            };
+            if port as usize >= sdnperf_switch::switch::MAX_PORTS {
+                return inval(format!("replica port {} out of range", port));
+            }
+            if out.contains(&(port, r.instance)) {
+                return inval(format!("duplicate replica (port {}, instance {})", port, r.instance));
+            }
+            out.push((port, r.instance));
+        }
+        Ok(out)
+    }
+
+    fn mk_nodes(sw: &mut Switch, g: u32, reps: &[(u32, u32)]) -> Vec<u32> {
+        let mut hs = vec![];
+        for &(port, rid) in reps {
+            let h = sw.eng.pre.node_create(rid, vec![port]);
+            let _ = sw.eng.pre.node_associate(g, h);
+            hs.push(h);
+        }
+        hs
+    }
+
+    fn write_pre(&mut self, ty: p4::update::Type, p: &p4::PacketReplicationEngineEntry) -> R<()> {
+        use p4::packet_replication_engine_entry::Type as P;
+        use p4::update::Type as T;
+        let (_, _pipe) = self.parts()?;
+        match &p.r#type {
+            None => inval("empty packet replication engine entry"),
+            Some(P::MulticastGroupEntry(m)) => {
+                let g = m.multicast_group_id;
+                if g == 0 || g >= CLONE_GROUP_BASE {
+                    return inval(format!("multicast group id {} out of range", g));
+                }
+                let reps = if ty == T::Delete { vec![] } else { Self::replica_ports(&m.replicas)? };
+                let exists = self.mcast.contains_key(&g);
+                let sw = self.sw.as_mut().unwrap();
+                match ty {
+                    T::Insert if exists => return err(Code::AlreadyExists, format!("multicast group {} exists", g)),
+                    T::Modify | T::Delete if !exists => return err(Code::NotFound, format!("no multicast group {}", g)),
+                    _ => {}
+                }
+                if let Some((old, _)) = self.mcast.remove(&g) {
+                    for h in old {
+                        let _ = sw.eng.pre.node_destroy(h);
+                    }
+                    let _ = sw.eng.pre.mgrp_destroy(g);
+                }
+                if ty != T::Delete {
+                    let _ = sw.eng.pre.mgrp_create(g);
+                    let hs = Self::mk_nodes(sw, g, &reps);
+                    self.mcast.insert(g, (hs, m.clone()));
+                }
+                Ok(())
+            }
+            Some(P::CloneSessionEntry(c)) => {
+                let s = c.session_id;
+                let reps = if ty == T::Delete { vec![] } else { Self::replica_ports(&c.replicas)? };
+                if c.packet_length_bytes < 0 {
+                    return inval("negative packet_length_bytes");
+                }
+                let exists = self.clones.contains_key(&s);
+                match ty {
+                    T::Insert if exists => return err(Code::AlreadyExists, format!("clone session {} exists", s)),
+                    T::Modify | T::Delete if !exists => return err(Code::NotFound, format!("no clone session {}", s)),
+                    _ => {}
+                }
+                let sw = self.sw.as_mut().unwrap();
+                if let Some((grp, _)) = self.clones.remove(&s) {
+                    if let Some((g, hs)) = grp {
+                        for h in hs {
+                            let _ = sw.eng.pre.node_destroy(h);
+                        }
+                        let _ = sw.eng.pre.mgrp_destroy(g);
+                    }
+                    sw.eng.pre.mirrors.remove(&s);
+                }
+                if ty != T::Delete {
+                    let mut mirror = sdnperf_switch::pre::Mirror::default();
+                    if c.packet_length_bytes > 0 {
+                        mirror.truncate = Some(c.packet_length_bytes as usize);
+                    }
+                    let mut grp = None;
+                    if reps.len() == 1 && reps[0].1 == 0 {
+                        mirror.port = Some(reps[0].0);
+                    } else if !reps.is_empty() {
+                        let g = CLONE_GROUP_BASE + s;
+                        let _ = sw.eng.pre.mgrp_create(g);
+                        let hs = Self::mk_nodes(sw, g, &reps);
+                        mirror.mgrp = Some(g);
+                        grp = Some((g, hs));
+                    }
+                    sw.eng.pre.mirrors.insert(s, mirror);
+                    self.clones.insert(s, (grp, c.clone()));
+                }
+                Ok(())
+            }
+        }
+    }
+
+    fn write_digest(&mut self, ty: p4::update::Type, d: &p4::DigestEntry) -> R<()> {
+        use p4::update::Type as T;
+        let (_, pipe) = self.parts()?;
+        if !pipe.digests.contains_key(&d.digest_id) {
+            return err(Code::NotFound, format!("unknown digest id {}", d.digest_id));
+        }
+        let exists = self.digest_cfg.contains_key(&d.digest_id);
+        match ty {
+            T::Insert if exists => err(Code::AlreadyExists, "digest entry exists"),
+            T::Modify | T::Delete if !exists => err(Code::NotFound, "no digest entry"),
+            T::Delete => {
+                self.digest_cfg.remove(&d.digest_id);
+                Ok(())
+            }
+            _ => {
+                let c = d.config.unwrap_or_default();
+                if c.max_timeout_ns < 0 || c.max_list_size < 0 || c.ack_timeout_ns < 0 {
+                    return inval("digest config values must not be negative");
+                }
+                self.digest_cfg.insert(d.digest_id, c);
+                Ok(())
+            }
+        }
+    }
+
+    // ------------------------------------------------------------------ read
+
+    pub fn read(&self, ent: &p4::Entity, out: &mut Vec<p4::Entity>) -> R<()> {
+        let Some(pipe) = self.pipe.clone() else {
+            return err(Code::FailedPrecondition, "no forwarding pipeline config set");
+        };
+        let sw = self.sw.as_ref().unwrap();
+        let wrap = |e: E| p4::Entity { entity: Some(e) };
+        let Some(e) = &ent.entity else { return inval("empty entity") };
+        match e {
+            E::TableEntry(q) => {
+                let tids: Vec<u32> = if q.table_id == 0 {
+                    let mut v: Vec<u32> = pipe.tables.keys().copied().collect();
+                    v.sort();
+                    v
+                } else if pipe.tables.contains_key(&q.table_id) {
+                    vec![q.table_id]
+                } else {
+                    return err(Code::NotFound, format!("unknown table id {}", q.table_id));
+                };
+                for tid in tids {
+                    let t = &pipe.tables[&tid];
+                    if q.is_default_action {
+                        if q.table_id == 0 {
+                            continue;
+                        }
+                        let st = &sw.eng.prog.tables[t.sw];
+                        let aid = pipe.action_by_sw.get(&st.default_action).copied().unwrap_or(0);
+                        let ai = pipe.actions.get(&aid);
+                        let params = ai
+                            .map(|ai| ai.params.iter().zip(st.default_data.iter()).map(|((id, _), v)| p4::action::Param { param_id: *id, value: u128_to_bytes(*v) }).collect())
+                            .unwrap_or_default();
+                        out.push(wrap(E::TableEntry(p4::TableEntry {
+                            table_id: tid,
+                            is_default_action: true,
+                            action: Some(p4::TableAction { r#type: Some(p4::table_action::Type::Action(p4::Action { action_id: aid, params })) }),
+                            ..Default::default()
+                        })));
+                        continue;
+                    }
+                    let ts = &self.tables[&tid];
+                    let one = |st: &Stored| -> p4::TableEntry {
+                        let mut e = st.entry.clone();
+                        if q.counter_data.is_some() && t.direct_counter.is_some() {
+                            let (p, b) = sw.eng.direct_counters[t.sw].get(st.handle as usize).copied().unwrap_or((0, 0));
+                            e.counter_data = Some(p4::CounterData { packet_count: p as i64, byte_count: b as i64 });
+                        }
+                        if q.time_since_last_hit.is_some() && t.idle_timeout {
+                            e.time_since_last_hit = Some(p4::table_entry::IdleTimeout { elapsed_ns: now_ns().saturating_sub(st.last_hit_ns) as i64 });
+                        }
+                        e
+                    };
+                    if q.table_id != 0 && (!q.r#match.is_empty() || q.priority != 0) {
+                        let (canon, ..) = Self::translate_match(t, &q.r#match)?;
+                        if let Some(st) = ts.by_key.get(&Self::entry_key(&canon, q.priority)) {
+                            out.push(wrap(E::TableEntry(one(st))));
+                        }
+                    } else {
+                        out.reserve(ts.by_key.len());
+                        for st in ts.by_key.values() {
+                            out.push(wrap(E::TableEntry(one(st))));
+                        }
+                    }
+                }
+            }
+            E::ActionProfileMember(q) => {
+                for (pid, mems) in &self.members {
+                    if q.action_profile_id != 0 && q.action_profile_id != *pid {
+                        continue;
+                    }
+                    for (mid, (_, m)) in mems {
+                        if q.member_id == 0 || q.member_id == *mid {
+                            out.push(wrap(E::ActionProfileMember(m.clone())));
+                        }
+                    }
+                }
+            }
+            E::ActionProfileGroup(q) => {
+                for (pid, grps) in &self.groups {
+                    if q.action_profile_id != 0 && q.action_profile_id != *pid {
+                        continue;
+                    }
+                    for (gid, (_, g)) in grps {
+                        if q.group_id == 0 || q.group_id == *gid {
+                            out.push(wrap(E::ActionProfileGroup(g.clone())));
+                        }
+                    }
+                }
+            }
+            E::CounterEntry(q) => {
+                let mut ids: Vec<&u32> = pipe.counters.keys().filter(|&&id| q.counter_id == 0 || q.counter_id == id).collect();
+                if ids.is_empty() && q.counter_id != 0 {
+                    return err(Code::NotFound, format!("unknown counter id {}", q.counter_id));
+                }
+                ids.sort();
+                for id in ids {
+                    let ci = &pipe.counters[id];
+                    let c = &sw.eng.ext.counters[ci.sw];
+                    let range: Vec<usize> = match &q.index {
+                        Some(i) if i.index < 0 || i.index as usize >= ci.size => return err(Code::OutOfRange, "counter index out of range"),
+                        Some(i) => vec![i.index as usize],
+                        None => (0..ci.size).collect(),
+                    };
+                    for i in range {
+                        out.push(wrap(E::CounterEntry(p4::CounterEntry {
+                            counter_id: *id,
+                            index: Some(p4::Index { index: i as i64 }),
+                            data: Some(p4::CounterData { packet_count: c.packets[i] as i64, byte_count: c.bytes[i] as i64 }),
+                        })));
+                    }
+                }
+            }
+            E::DirectCounterEntry(q) => {
+                let te = q.table_entry.clone().unwrap_or_default();
+                let mut tq = te.clone();
+                tq.counter_data = Some(Default::default());
+                let mut tmp = vec![];
+                self.read(&wrap(E::TableEntry(tq)), &mut tmp)?;
+                for e in tmp {
+                    if let Some(E::TableEntry(mut t)) = e.entity {
+                        if pipe.tables.get(&t.table_id).map(|x| x.direct_counter.is_none()).unwrap_or(true) {
+                            continue;
+                        }
+                        let data = t.counter_data.take();
+                        t.meter_config = None;
+                        out.push(wrap(E::DirectCounterEntry(p4::DirectCounterEntry { table_entry: Some(t), data })));
+                    }
+                }
+            }
+            E::MeterEntry(q) => {
+                let mut ids: Vec<&u32> = pipe.meters.keys().filter(|&&id| q.meter_id == 0 || q.meter_id == id).collect();
+                if ids.is_empty() && q.meter_id != 0 {
+                    return err(Code::NotFound, format!("unknown meter id {}", q.meter_id));
+                }
+                ids.sort();
+                for id in ids {
+                    let mi = &pipe.meters[id];
+                    let range: Vec<usize> = match &q.index {
+                        Some(i) if i.index < 0 || i.index as usize >= mi.size => return err(Code::OutOfRange, "meter index out of range"),
+                        Some(i) => vec![i.index as usize],
+                        None => (0..mi.size).collect(),
+                    };
+                    for i in range {
+                        out.push(wrap(E::MeterEntry(p4::MeterEntry {
+                            meter_id: *id,
+                            index: Some(p4::Index { index: i as i64 }),
+                            config: self.meter_cfg.get(&(*id, i as i64)).copied(),
+                            counter_data: None,
+                        })));
+                    }
+                }
+            }
+            E::DirectMeterEntry(q) => {
+                let te = q.table_entry.clone().unwrap_or_default();
+                let mut tmp = vec![];
+                self.read(&wrap(E::TableEntry(te)), &mut tmp)?;
+                for e in tmp {
+                    if let Some(E::TableEntry(mut t)) = e.entity {
+                        if pipe.tables.get(&t.table_id).map(|x| x.direct_meter.is_none()).unwrap_or(true) {
+                            continue;
+                        }
+                        let config = t.meter_config.take();
+                        t.counter_data = None;
+                        out.push(wrap(E::DirectMeterEntry(p4::DirectMeterEntry { table_entry: Some(t), config, counter_data: None })));
+                    }
+                }
+            }
+            E::RegisterEntry(q) => {
+                let mut ids: Vec<&u32> = pipe.registers.keys().filter(|&&id| q.register_id == 0 || q.register_id == id).collect();
+                if ids.is_empty() && q.register_id != 0 {
+                    return err(Code::NotFound, format!("unknown register id {}", q.register_id));
+                }
+                ids.sort();
+                for id in ids {
+                    let ri = &pipe.registers[id];
+                    let r = &sw.eng.ext.registers[ri.sw];
+                    let range: Vec<usize> = match &q.index {
+                        Some(i) if i.index < 0 || i.index as usize >= ri.size => return err(Code::OutOfRange, "register index out of range"),
+                        Some(i) => vec![i.index as usize],
+                        None => (0..ri.size).collect(),
+                    };
+                    for i in range {
+                        out.push(wrap(E::RegisterEntry(p4::RegisterEntry {
+                            register_id: *id,
+                            index: Some(p4::Index { index: i as i64 }),
+                            data: Some(p4::P4Data { data: Some(p4::p4_data::Data::Bitstring(u128_to_bytes(r.vals[i]))) }),
+                        })));
+                    }
+                }
+            }
+            E::PacketReplicationEngineEntry(q) => {
+                use p4::packet_replication_engine_entry::Type as P;
+                match &q.r#type {
+                    Some(P::MulticastGroupEntry(m)) => {
+                        let mut ids: Vec<&u32> = self.mcast.keys().filter(|&&g| m.multicast_group_id == 0 || m.multicast_group_id == g).collect();
+                        ids.sort();
+                        for g in ids {
+                            out.push(wrap(E::PacketReplicationEngineEntry(p4::PacketReplicationEngineEntry { r#type: Some(P::MulticastGroupEntry(self.mcast[g].1.clone())) })));
+                        }
+                    }
+                    Some(P::CloneSessionEntry(c)) => {
+                        let mut ids: Vec<&u32> = self.clones.keys().filter(|&&s| c.session_id == 0 || c.session_id == s).collect();
+                        ids.sort();
+                        for s in ids {
+                            out.push(wrap(E::PacketReplicationEngineEntry(p4::PacketReplicationEngineEntry { r#type: Some(P::CloneSessionEntry(self.clones[s].1.clone())) })));
+                        }
+                    }
+                    None => return inval("packet replication engine read needs a multicast group or clone session entry"),
+                }
+            }
+            E::DigestEntry(q) => {
+                let mut ids: Vec<&u32> = self.digest_cfg.keys().filter(|&&d| q.digest_id == 0 || q.digest_id == d).collect();
+                ids.sort();
+                for d in ids {
+                    out.push(wrap(E::DigestEntry(p4::DigestEntry { digest_id: *d, config: Some(self.digest_cfg[d]) })));
+                }
+            }
+            E::ValueSetEntry(_) => return err(Code::Unimplemented, "value set entries are not supported"),
+            E::ExternEntry(_) => return err(Code::Unimplemented, "extern entries are not supported"),
+        }
+        Ok(())
+    }
+
+    /// Every writable entity, in an order that can be written back (used by reconcile).
+    pub fn read_all(&self) -> Vec<p4::Entity> {
+        let mut out = vec![];
+        let wrap = |e: E| p4::Entity { entity: Some(e) };
+        for (_, mems) in &self.members {
+            for (_, m) in mems.values() {
+                out.push(wrap(E::ActionProfileMember(m.clone())));
+            }
+        }
+        for (_, grps) in &self.groups {
+            for (_, g) in grps.values() {
+                out.push(wrap(E::ActionProfileGroup(g.clone())));
+            }
+        }
+        for ts in self.tables.values() {
+            for st in ts.by_key.values() {
+                out.push(wrap(E::TableEntry(st.entry.clone())));
+            }
+        }
+        use p4::packet_replication_engine_entry::Type as P;
+        for (_, m) in self.mcast.values() {
+            out.push(wrap(E::PacketReplicationEngineEntry(p4::PacketReplicationEngineEntry { r#type: Some(P::MulticastGroupEntry(m.clone())) })));
+        }
+        for (_, c) in self.clones.values() {
+            out.push(wrap(E::PacketReplicationEngineEntry(p4::PacketReplicationEngineEntry { r#type: Some(P::CloneSessionEntry(c.clone())) })));
+        }
+        for (d, c) in &self.digest_cfg {
+            out.push(wrap(E::DigestEntry(p4::DigestEntry { digest_id: *d, config: Some(*c) })));
+        }
+        out
+    }
+
+    pub fn num_entries(&self, table_id: u32) -> usize {
+        self.tables.get(&table_id).map(|t| t.by_key.len()).unwrap_or(0)
+    }
+
+    // ------------------------------------------------------------------ packet I/O, events
+
+    /// A packet the switch sent to the CPU port -> PacketIn (controller header parsed).
+    pub fn packet_in(&self, bytes: &[u8]) -> Option<p4::PacketIn> {
+        let pipe = self.pipe.as_ref()?;
+        match &pipe.packet_in {
+            Some(cpm) => {
+                let n = cpm.bytes();
+                if bytes.len() < n {
+                    return None;
+                }
+                let mut off = 0;
+                let mut md = vec![];
+                for &(id, w) in &cpm.fields {
+                    md.push(p4::PacketMetadata { metadata_id: id, value: u128_to_bytes(get_bits(bytes, off, w)) });
+                    off += w as usize;
+                }
+                Some(p4::PacketIn { payload: bytes[n..].to_vec(), metadata: md })
+            }
+            None => Some(p4::PacketIn { payload: bytes.to_vec(), metadata: vec![] }),
+        }
+    }
+
+    /// PacketOut -> the bytes to inject at the CPU port (controller header prepended).
+    pub fn packet_out_bytes(&self, po: &p4::PacketOut) -> R<Vec<u8>> {
+        let Some(pipe) = &self.pipe else { return err(Code::FailedPrecondition, "no forwarding pipeline config set") };
+        let Some(cpm) = &pipe.packet_out else { return Ok(po.payload.clone()) };
+        let n = cpm.bytes();
+        let mut out = vec![0u8; n];
+        let mut off = 0;
+        for md in &po.metadata {
+            if !cpm.fields.iter().any(|f| f.0 == md.metadata_id) {
+                return inval(format!("packet-out: unknown metadata id {}", md.metadata_id));
+            }
+        }
+        for &(id, w) in &cpm.fields {
+            let v = match po.metadata.iter().find(|m| m.metadata_id == id) {
+                Some(m) => bytes_to_u128(&m.value, w).map_err(|e| ia(format!("packet-out metadata {}: {}", id, e)))?,
+                None => 0,
+            };
+            set_bits(&mut out, off, w, v);
+            off += w as usize;
+        }
+        out.extend_from_slice(&po.payload);
+        Ok(out)
+    }
+
+    /// Digests and idle-timeout notifications due now.
+    pub fn poll_events(&mut self, out: &mut Vec<Event>) {
+        let Some(sw) = self.sw.as_mut() else { return };
+        let Some(pipe) = self.pipe.clone() else { return };
+        if !sw.eng.digests.is_empty() {
+            let ds = std::mem::take(&mut sw.eng.digests);
+            let mut lists: HashMap<u32, Vec<p4::P4Data>> = HashMap::new();
+            for d in ds {
+                let Some(&did) = self.digest_by_list.get(&d.list) else { continue };
+                if !self.digest_cfg.contains_key(&did) {
+                    continue;
+                }
+                let members = d.values.iter().map(|v| p4::P4Data { data: Some(p4::p4_data::Data::Bitstring(u128_to_bytes(*v))) }).collect();
+                lists.entry(did).or_default().push(p4::P4Data { data: Some(p4::p4_data::Data::Struct(p4::P4StructLike { members })) });
+            }
+            for (did, data) in lists {
+                let max = self.digest_cfg[&did].max_list_size.max(0) as usize;
+                let chunk = if max == 0 { data.len().max(1) } else { max };
+                for c in data.chunks(chunk) {
+                    let list_id = self.next_list_id;
+                    self.next_list_id += 1;
+                    out.push(Event::Digest(p4::DigestList { digest_id: did, list_id, data: c.to_vec(), timestamp: now_ns() as i64 }));
+                }
+            }
+        }
+        let now = now_ns();
+        if now.saturating_sub(self.last_idle_scan) < 50_000_000 {
+            return;
+        }
+        self.last_idle_scan = now;
+        let mut expired = vec![];
+        for t in pipe.tables.values().filter(|t| t.idle_timeout) {
+            let Some(ts) = self.tables.get_mut(&t.id) else { continue };
+            for st in ts.by_key.values_mut() {
+                if st.entry.idle_timeout_ns <= 0 {
+                    continue;
+                }
+                let c = sw.eng.direct_counters[t.sw].get(st.handle as usize).map(|x| x.0).unwrap_or(0);
+                if c != st.last_count {
+                    st.last_count = c;
+                    st.last_hit_ns = now;
+                    st.idle_notified = false;
+                } else if !st.idle_notified && now.saturating_sub(st.last_hit_ns) >= st.entry.idle_timeout_ns as u64 {
+                    st.idle_notified = true;
+                    expired.push(st.entry.clone());
+                }
+            }
+        }
+        if !expired.is_empty() {
+            out.push(Event::IdleTimeoutNotification(p4::IdleTimeoutNotification { table_entry: expired, timestamp: now as i64 }));
+        }
+    }
+}
+
+fn set_direct_counter(sw: &mut Switch, ti: usize, h: u32, c: &p4::CounterData) {
+    let n = sw.eng.prog.tables[ti].entries.len().max(h as usize + 1);
+    let dc = &mut sw.eng.direct_counters[ti];
+    if dc.len() < n {
+        dc.resize(n, (0, 0));
+    }
+    dc[h as usize] = (c.packet_count.max(0) as u64, c.byte_count.max(0) as u64);
+}
+
+fn set_direct_meter(sw: &mut Switch, ti: usize, h: u32, m: &p4::MeterConfig) {
+    let n = sw.eng.prog.tables[ti].entries.len().max(h as usize + 1);
+    let cells = &mut sw.eng.direct_meter_cells[ti];
+    if cells.len() < n {
+        cells.resize(n, Default::default());
+    }
+    cells[h as usize].configure(m.cir as f64 / 1e6, m.cburst as f64, m.pir as f64 / 1e6, m.pburst as f64);
+}
