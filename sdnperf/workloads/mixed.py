@@ -18,6 +18,7 @@ import math
 import os
 import signal
 import threading
+import time
 from collections import defaultdict
 
 from ..samples import Sample, Summary
@@ -26,14 +27,17 @@ from .context import WorkloadContext, WorkloadError, WorkloadOutput
 from .traffic_config import MixedConfig
 
 JOIN_POLL_S = 0.2
+INTERRUPT_WAIT_S = 30.0  # for members to reap their tools after Ctrl-C
 
 
 class MemberContext:
     """The network as one member sees it: same hosts, its own log prefix, and every
     process it starts recorded so an interrupt can stop all members at once."""
 
-    def __init__(self, ctx: WorkloadContext, member: str, pids: set[int], lock: threading.Lock):
+    def __init__(self, ctx: WorkloadContext, member: str, pids: set[int], lock: threading.Lock,
+                 stop: threading.Event | None = None):
         self._ctx, self._member, self._pids, self._lock = ctx, member, pids, lock
+        self._stop = stop or threading.Event()
         self.host_names = ctx.host_names
         self.seed = ctx.seed
         results_dir = getattr(ctx, "results_dir", None)
@@ -41,6 +45,8 @@ class MemberContext:
             self.results_dir = results_dir
 
     def host(self, name: str):
+        if self._stop.is_set():  # interrupted: start nothing more
+            raise WorkloadError(f"member {self._member}: the mixed run was interrupted")
         return self._ctx.host(name)
 
     def log(self, msg: str) -> None:
@@ -49,6 +55,8 @@ class MemberContext:
     def on_process(self, pid: int) -> None:
         with self._lock:
             self._pids.add(pid)
+        if self._stop.is_set():  # started just as the run was interrupted
+            _kill({pid}, self._lock)
         hook = getattr(self._ctx, "on_process", None)
         if callable(hook):
             hook(pid)
@@ -87,14 +95,19 @@ def run_mixed(cfg: MixedConfig, ctx: WorkloadContext) -> WorkloadOutput:
 
     pids: set[int] = set()
     lock = threading.Lock()
+    stop = threading.Event()
     outputs: dict[str, WorkloadOutput] = {}
     errors: dict[str, str] = {}
 
+    finished = {m.name: threading.Event() for m in cfg.members}
+
     def member_main(member) -> None:
         try:
-            outputs[member.name] = run_workload(member, MemberContext(ctx, member.name, pids, lock))
+            outputs[member.name] = run_workload(member, MemberContext(ctx, member.name, pids, lock, stop))
         except Exception as exc:  # reported with the others below
             errors[member.name] = f"{type(exc).__name__}: {exc}"
+        finally:
+            finished[member.name].set()
 
     # Encoding video content (first use) must not compete with the members' traffic.
     for member in cfg.members:
@@ -112,16 +125,20 @@ def run_mixed(cfg: MixedConfig, ctx: WorkloadContext) -> WorkloadOutput:
                                     daemon=True) for m in cfg.members]
         for t in threads:
             t.start()
+        # Events, not Thread.join: a join interrupted by Ctrl-C can return early on the
+        # next call while the thread still runs (CPython issue 90882).
         try:
-            for t in threads:
-                while t.is_alive():
-                    t.join(JOIN_POLL_S)
+            for event in finished.values():
+                while not event.wait(JOIN_POLL_S):
+                    pass
         except KeyboardInterrupt:
             # Members wait on their tools; killing the tools ends those waits, and each
             # member's ProcessGroup then reaps what it started.
+            stop.set()
             _kill(pids, lock)
-            for t in threads:
-                t.join(30)
+            deadline = time.monotonic() + INTERRUPT_WAIT_S
+            for event in finished.values():
+                event.wait(max(0.0, deadline - time.monotonic()))
             raise
     if errors:
         raise WorkloadError(f"mixed workload '{cfg.name}': "
@@ -134,7 +151,18 @@ def _kill(pids: set[int], lock: threading.Lock) -> None:
     with lock:
         targets = list(pids)
     for pid in targets:
+        # Only our own unreaped children: a reaped PID may already belong to someone else.
+        if _parent(pid) != os.getpid():
+            continue
         try:
             os.kill(pid, signal.SIGKILL)
         except (ProcessLookupError, PermissionError):
             pass
+
+
+def _parent(pid: int) -> int | None:
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return int(f.read().rsplit(")", 1)[1].split()[1])
+    except (OSError, ValueError, IndexError):
+        return None

@@ -66,7 +66,16 @@ def metrics(out, workload=None):
 
 def assert_all_reaped(ctx):
     for pid in ctx.pids:
-        assert not os.path.exists(f"/proc/{pid}"), f"process {pid} left behind"
+        assert not os.path.exists(f"/proc/{pid}"), f"process {pid} left behind: {_describe(pid)}"
+
+
+def _describe(pid):
+    try:
+        cmd = open(f"/proc/{pid}/cmdline", "rb").read().replace(b"\0", b" ").decode()
+        state = [line for line in open(f"/proc/{pid}/status") if line.startswith(("State", "PPid"))]
+        return f"{cmd!r} {' '.join(x.strip() for x in state)} (we are {os.getpid()})"
+    except OSError:
+        return "(gone)"
 
 
 def test_tcp_connect(ctx):
@@ -229,4 +238,31 @@ def test_capture_on_switch_interface(ctx, tmp_path):
     # the switch port towards h4 carries the stream: ~2 Mbit/s plus headers
     assert max(v for _, v in series) == pytest.approx(2.1, rel=0.25)
     assert metrics(out)["loss_pct"] == 0
+    assert_all_reaped(ctx)
+
+
+def test_ctrl_c_during_a_mix_leaves_nothing(ctx):
+    import signal
+    import threading
+
+    from pydantic import TypeAdapter
+
+    from sdnperf.workloads.config import WorkloadConfig
+    cfg = TypeAdapter(WorkloadConfig).validate_python({
+        "kind": "mixed", "name": "mix", "members": [
+            {"kind": "voip", "name": "voip", "pairs": [["h3", "h1"]], "duration": 20},
+            {"kind": "live-video", "name": "live", "pairs": [["h4", "h2"]], "duration": 20},
+            {"kind": "tcp-connect", "name": "syn", "pairs": [["h1", "h2"]],
+             "connections": 2000, "interval": 0.01},
+            {"kind": "iperf-tcp", "name": "tcp", "pairs": [["h2", "h3"]], "duration": 20},
+        ]})
+    timer = threading.Timer(2.5, os.kill, (os.getpid(), signal.SIGINT))
+    started = time.monotonic()
+    timer.start()
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            run_workload(cfg, ctx)
+    finally:
+        timer.cancel()
+    assert time.monotonic() - started < 15
     assert_all_reaped(ctx)
