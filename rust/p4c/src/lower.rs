@@ -1060,34 +1060,67 @@ impl<'a> Lower<'a> {
                 self.err(c.span, format!("select has {} key(s) but this case has {} value(s)", keys.len(), c.keys.len()));
                 continue;
             }
-            let mut val = String::new();
-            let mut msk = String::new();
+            // Each key component is a list of (value, mask) alternatives; ranges
+            // expand into prefix masks and the case into their cross product.
+            let mut comps: Vec<Vec<(u128, u128)>> = vec![];
             let mut has_mask = false;
             for (i, k) in c.keys.iter().enumerate() {
                 let w = widths[i];
-                let digits = (w.div_ceil(8) * 2) as usize;
-                let (v, m) = match &k.kind {
+                let alts = match &k.kind {
                     ExprKind::Default => {
                         has_mask = true;
-                        (0, 0)
+                        vec![(0, 0)]
                     }
                     ExprKind::Mask(a, b) => {
                         has_mask = true;
                         let v = self.const_of(a, &ktypes[i]);
                         let m = self.const_of(b, &ktypes[i]);
-                        (v & m, m)
+                        vec![(v & m, m)]
                     }
-                    ExprKind::Range(..) => {
-                        self.err(k.span, "ranges in select cases are not supported by this compiler yet");
-                        (0, 0)
+                    ExprKind::Range(a, b) => {
+                        has_mask = true;
+                        let lo = self.const_of(a, &ktypes[i]);
+                        let hi = self.const_of(b, &ktypes[i]);
+                        if lo > hi || w > 64 {
+                            self.err(k.span, "select range must be low .. high on a key of at most 64 bits");
+                            vec![]
+                        } else {
+                            range_to_masks(lo, hi, w)
+                        }
                     }
-                    _ => (self.const_of(k, &ktypes[i]), mask(w)),
+                    _ => vec![(self.const_of(k, &ktypes[i]), mask(w))],
                 };
-                val.push_str(&format!("{:0d$x}", v & mask(w), d = digits));
-                msk.push_str(&format!("{:0d$x}", m & mask(w), d = digits));
+                comps.push(alts);
             }
-            trans.push(json!({"type": "hexstr", "value": format!("0x{}", val),
-                "mask": if has_mask { J::String(format!("0x{}", msk)) } else { J::Null }, "next_state": next}));
+            let total: usize = comps.iter().map(|c| c.len()).product();
+            if total > 4096 {
+                self.err(c.span, "this select case expands to too many transitions");
+                continue;
+            }
+            let mut combos: Vec<Vec<(u128, u128)>> = vec![vec![]];
+            for alts in &comps {
+                let mut next_combos = vec![];
+                for c0 in &combos {
+                    for a in alts {
+                        let mut c1 = c0.clone();
+                        c1.push(*a);
+                        next_combos.push(c1);
+                    }
+                }
+                combos = next_combos;
+            }
+            for combo in combos {
+                let mut val = String::new();
+                let mut msk = String::new();
+                for (i, (v, m)) in combo.iter().enumerate() {
+                    let w = widths[i];
+                    let digits = (w.div_ceil(8) * 2) as usize;
+                    val.push_str(&format!("{:0d$x}", v & mask(w), d = digits));
+                    msk.push_str(&format!("{:0d$x}", m & mask(w), d = digits));
+                }
+                trans.push(json!({"type": "hexstr", "value": format!("0x{}", val),
+                    "mask": if has_mask { J::String(format!("0x{}", msk)) } else { J::Null }, "next_state": next.clone()}));
+            }
         }
         if !cases.iter().any(|c| c.keys.len() == 1 && matches!(c.keys[0].kind, ExprKind::Default)) {
             // no match: BMv2 signals NoMatch itself when nothing matches
@@ -3751,6 +3784,32 @@ impl<'a> Lower<'a> {
     }
 }
 
+
+/// Cover [lo, hi] on a `w`-bit key with (value, mask) prefix blocks.
+fn range_to_masks(lo: u128, hi: u128, w: u32) -> Vec<(u128, u128)> {
+    let mut out = vec![];
+    let mut cur = lo;
+    loop {
+        // largest aligned block starting at cur that stays within hi
+        let mut size_bits = 0u32;
+        while size_bits < w {
+            let nb = size_bits + 1;
+            let block = 1u128 << nb;
+            if cur % block != 0 || cur + (block - 1) > hi {
+                break;
+            }
+            size_bits = nb;
+        }
+        let m = mask(w) & !(mask(size_bits));
+        out.push((cur, m));
+        let end = cur + mask(size_bits);
+        if end >= hi || out.len() > 256 {
+            break;
+        }
+        cur = end + 1;
+    }
+    out
+}
 
 /// `switch (e) { a: b: {..} default: {..} }` on a value → an if/else chain.
 fn desugar_switch(e: &Expr, cases: &[SwitchCase], span: Span) -> PResult<Stmt> {

@@ -24,6 +24,7 @@ parser L3Parser(packet_in packet, out l3_headers h, inout metadata meta) {
         transition select(h.ipv4.protocol) {
             6: l4;
             17: l4;
+            0x90 .. 0x9f: l4;   // experimental range: expands into masked transitions
             default: accept;
         }
     }
