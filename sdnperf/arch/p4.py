@@ -134,15 +134,6 @@ class P4Architecture(Architecture):
                 f"architecture {cfg.name!r}: app l2-learning floods unknown destinations and "
                 f"topology {spec.name!r} has loops (broadcast storm); use app = "
                 "\"topo-forwarding\" or \"proactive\"")
-        if cfg.target == "bmv2" and not shutil.which(BMV2_DAEMON):
-            raise ArchitectureError(
-                f"architecture {cfg.name!r}: target = \"bmv2\" needs {BMV2_DAEMON} on PATH "
-                "(BMv2 built with P4Runtime support); it is not installed here. Use target = "
-                "\"sdnperf\" (our switch) instead")
-        if cfg.target == "sdnperf" and find_grpc_daemon() is None:
-            raise ArchitectureError(
-                f"architecture {cfg.name!r}: {GRPC_DAEMON} (our P4Runtime switch, rust/p4rt) "
-                "is not built: `cd rust && cargo build --release -p sdnperf-p4rt`")
         if cfg.app == "runtime-json":
             from sdnperf.controllers.p4rt import runtime_json
             if not cfg.runtime_dir:
@@ -154,17 +145,25 @@ class P4Architecture(Architecture):
                     runtime_json.load(path)
             except runtime_json.RuntimeFileError as exc:
                 raise ArchitectureError(f"architecture {cfg.name!r}: {exc}") from None
+        if cfg.target == "bmv2" and not shutil.which(BMV2_DAEMON):
+            raise ArchitectureError(
+                f"architecture {cfg.name!r}: target = \"bmv2\" needs {BMV2_DAEMON} on PATH "
+                "(BMv2 built with P4Runtime support); it is not installed here. Use target = "
+                "\"sdnperf\" (our switch) instead")
+        if cfg.target == "sdnperf" and find_grpc_daemon() is None:
+            raise ArchitectureError(
+                f"architecture {cfg.name!r}: {GRPC_DAEMON} (our P4Runtime switch, rust/p4rt) "
+                "is not built: `cd rust && cargo build --release -p sdnperf-p4rt`")
 
     def prepare(self, spec: TopoSpec) -> None:
         from sdnperf.p4 import P4ProgramError, compiled
         self.spec = spec
         self.controller = None
         self.program = None
-        if self.config.app != "runtime-json":
-            try:
-                self.program = compiled("l2l3")
-            except P4ProgramError as exc:
-                raise ArchitectureError(str(exc)) from None
+        try:  # runtime files that name no program of their own get this one too
+            self.program = compiled("l2l3")
+        except P4ProgramError as exc:
+            raise ArchitectureError(str(exc)) from None
         self.switches = {}  # name -> (device id, grpc port)
         self.run_dir.mkdir(parents=True, exist_ok=True)
 
@@ -257,8 +256,9 @@ class P4Architecture(Architecture):
     def facts(self) -> dict:
         return {"architecture": "p4", "target": self.config.target, "app": self.config.app,
                 "controller": "sdnperf-p4rt", "p4runtime": True,
-                "program": str(self.program.source.name) if getattr(self, "program", None) else
-                "runtime files", "cpu_port": CPU_PORT}
+                "program": "runtime files" if self.config.app == "runtime-json" else
+                (self.program.source.name if getattr(self, "program", None) else None),
+                "cpu_port": CPU_PORT}
 
     def stop(self) -> None:
         controller = getattr(self, "controller", None)

@@ -9,6 +9,7 @@ has answered for those updates (and raises WriteError if any of them failed).
 from __future__ import annotations
 
 import asyncio
+import collections
 import logging
 from typing import Awaitable, Callable
 
@@ -80,7 +81,8 @@ class SwitchConnection:
         self.primary = asyncio.Event()
         self.closed = False
         self._reader: asyncio.Task | None = None
-        self._send_lock = asyncio.Lock()
+        self._out: collections.deque = collections.deque()
+        self._sender: asyncio.Task | None = None
         self._pending: list[tuple["p4r.Update", asyncio.Future]] = []
         self._writer: asyncio.Task | None = None
         self.writes = 0       # updates the switch accepted
@@ -143,7 +145,7 @@ class SwitchConnection:
 
     async def close(self) -> None:
         self.closed = True
-        for task in (self._reader, self._writer):
+        for task in (self._reader, self._writer, self._sender):
             if task is not None and not task.done():
                 task.cancel()
         if self.stream is not None:
@@ -216,9 +218,27 @@ class SwitchConnection:
                 share.done(failed.get(i), self.name)
 
     # -- packets --------------------------------------------------------------------------
+    def send_packet_out(self, packet_out) -> None:
+        """Queue a packet-out; a writer task sends queued ones in order while the reader
+        goes on reading (a stream has one write and one read in flight at a time)."""
+        self._out.append(p4r.StreamMessageRequest(packet=packet_out))
+        if self._sender is None or self._sender.done():
+            self._sender = asyncio.get_running_loop().create_task(self._send_loop())
+
     async def packet_out(self, packet_out) -> None:
-        async with self._send_lock:
-            await self.stream.write(p4r.StreamMessageRequest(packet=packet_out))
+        self.send_packet_out(packet_out)
+
+    async def _send_loop(self) -> None:
+        out = self._out
+        try:
+            while out:
+                await self.stream.write(out.popleft())
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:
+            if not self.closed:
+                log.error("%s: packet-out failed: %s", self.name, exc)
+            out.clear()
 
 
 class _Share:
