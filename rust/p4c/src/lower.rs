@@ -2605,17 +2605,17 @@ impl<'a> Lower<'a> {
                 match &bp {
                     Place::Struct { ty, members } | Place::Union { ty, members, .. } => match members.iter().find(|x| x.0 == *m) {
                         Some((_, p)) => Ok(p.clone()),
-                        None => Err(Error::new(e.span, format!("type {} has no field '{}'", ty, m))),
+                        None => Err(Error::new(member_span(e, m), format!("type {} has no field '{}'", ty, m))),
                     },
                     Place::Header { inst, ty } => match self.env.field_type(&Type::Header(ty.clone()), m) {
                         Some(t) => Ok(Place::Field { hdr: inst.clone(), field: m.clone(), ty: t }),
-                        None => Err(Error::new(e.span, format!("header {} has no field '{}'", ty, m))),
+                        None => Err(Error::new(member_span(e, m), format!("header {} has no field '{}'", ty, m))),
                     },
                     Place::DynHeader { elem, deref, .. } => {
                         let def = self.env.composite(elem).cloned().ok_or_else(|| Error::new(e.span, "unknown header"))?;
                         match def.fields.iter().position(|f| f.0 == *m) {
                             Some(off) => Ok(Place::DynField { x: X::op("access_field", deref.clone(), X::Raw(json!(off))), ty: def.fields[off].1.clone() }),
-                            None => Err(Error::new(e.span, format!("header {} has no field '{}'", elem, m))),
+                            None => Err(Error::new(member_span(e, m), format!("header {} has no field '{}'", elem, m))),
                         }
                     }
                     Place::DynField { ty, .. } => Err(Error::new(e.span, format!("a value of type {} has no field '{}'", ty.name(), m))),
@@ -3852,6 +3852,13 @@ fn desugar_switch(e: &Expr, cases: &[SwitchCase], span: Span) -> PResult<Stmt> {
         acc = Some(Stmt { kind: StmtKind::If(cond, Box::new(body), acc.map(Box::new)), span });
     }
     Ok(acc.unwrap_or(Stmt { kind: StmtKind::Empty, span }))
+}
+
+/// The span of the member name at the end of `base.member`.
+fn member_span(e: &Expr, m: &str) -> Span {
+    let hi = e.span.hi;
+    let lo = hi.saturating_sub(m.len() as u32).max(e.span.lo);
+    Span { lo, hi }
 }
 
 fn patch_returns(a: &mut ActionCtx) {
