@@ -174,6 +174,8 @@ class Path3:
         return sh(f"{BIN} ctl {CTL} " + " ".join(cmds))
 
     def stop_switch(self):
+        if hasattr(self, "banner"):
+            del self.banner
         if self.proc and self.proc.poll() is None:
             self.proc.send_signal(signal.SIGTERM)
             try:
@@ -278,13 +280,22 @@ def main():
         for off in (True, False):
             tag = "offload_on" if off else "offload_off"
             kinds = ("direct", "bridge", "switch") + (("ovs",) if OVS_OK and not args.skip_ovs else ())
+            if not off:
+                # offloads off: `--io auto` picks AF_XDP; AF_PACKET measured as well
+                kinds += ("switch_afpacket",)
             for kind in kinds:
-                with Path3(kind, off) as p:
+                with Path3("switch" if kind.startswith("switch") else kind, off) as p:
                     if kind == "switch":
                         p.start_switch(fwd)
+                    elif kind == "switch_afpacket":
+                        p.start_switch(fwd, extra=("--io", "af_packet"))
                     key = f"{kind}_{tag}"
                     res[key] = {"tcp_gbps": tcp(p, T)}
-                    if off:  # latency and 64-byte rate once, with the default (offloads on)
+                    if p.proc:
+                        res[key]["io"] = "af_xdp" if "af_xdp" in _switch_banner(p) else "af_packet"
+                    if off or kind.startswith("switch"):
+                        # latency and 64-byte rate with offloads on, and for our switch's
+                        # offloads-off back ends too
                         res[key]["rtt_min_us"], res[key]["rtt_avg_us"] = rtt(p)
                         res[key]["rate64_mpps"] = rate64(p, R, out=res[key])
                     print(key, res[key], flush=True)
@@ -356,6 +367,21 @@ def _lpm_entries(n: int, mac: str) -> list[str]:
     return list(dict.fromkeys(out))
 
 
+def _switch_banner(p: Path3) -> str:
+    """The switch's start-up line (ports and I/O back ends), read from its stderr."""
+    if not hasattr(p, "banner"):
+        import select
+        p.banner = ""
+        while select.select([p.proc.stderr], [], [], 0.2)[0]:
+            line = p.proc.stderr.readline()
+            if not line:
+                break
+            p.banner += line
+            if "ports " in line:
+                break
+    return p.banner
+
+
 def _write_cmds(cmds) -> str:
     f = tempfile.NamedTemporaryFile("w", prefix="sdpb-cmds-", suffix=".txt", delete=False)
     f.write("\n".join(cmds) + "\n")
@@ -367,6 +393,7 @@ def report(r, nlpm):
     kinds = [k for k in ("direct", "bridge", "ovs", "switch") if f"{k}_offload_on" in r]
     on = {k: r[f"{k}_offload_on"]["tcp_gbps"] for k in kinds}
     off = {k: r[f"{k}_offload_off"]["tcp_gbps"] for k in kinds}
+    so, sa = r.get("switch_offload_off", {}), r.get("switch_afpacket_offload_off", {})
     print("\n=== sdnperf-switch benchmark (one run) ===")
     print(f"conditions: {r['conditions']}")
     print("TCP iperf3 (Gbit/s)      offloads on   offloads off")
@@ -379,6 +406,11 @@ def report(r, nlpm):
               f"min RTT {o['rtt_min_us']:.1f} µs")
     print(f"  switch / direct veth    {on['switch'] / on['direct']:.2f}          {off['switch'] / off['direct']:.2f}")
     print(f"  switch / Linux bridge   {on['switch'] / on['bridge']:.2f}          {off['switch'] / off['bridge']:.2f}")
+    if sa:
+        print(f"  offloads off: switch via {so.get('io')} {off['switch']:.2f} Gbit/s, via af_packet {sa['tcp_gbps']:.2f} Gbit/s")
+        for name, v in ((so.get("io"), so), ("af_packet", sa)):
+            print(f"    64-byte via {name}: {v['rate64_mpps']:.3f} Mpps, switch CPU {v.get('switch_cpu_pct', 0):.0f} % -> "
+                  f"{v.get('mpps_per_switch_cpu_second') or 0:.2f} Mpps per switch CPU-second; min RTT {v['rtt_min_us']:.0f} µs")
     d, b, s = (r[f"{k}_offload_on"] for k in ("direct", "bridge", "switch"))
     print(f"64-byte rate (Mpps): direct {d['rate64_mpps']:.3f}  bridge {b['rate64_mpps']:.3f}  switch {s['rate64_mpps']:.3f}"
           f"  (switch/bridge {s['rate64_mpps'] / b['rate64_mpps']:.2f}); switch CPU {s.get('switch_cpu_pct', 0):.0f} %"
