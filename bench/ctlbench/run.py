@@ -11,8 +11,9 @@ rate of every OpenFlow controller sdnperf can start, on this machine.
 2. Saturation (cbench style): each controller in throughput mode (window 64 per switch,
    as many packet-ins as it answers) with 1 and 4 switches. The answered rate is its
    saturation rate.
-3. Knee (P4RCProbe style): one switch, offered rate doubled from 250/s until less than
-   90 % is answered; the last rate answered ≥ 90 % is reported.
+3. Knee (P4RCProbe style): one switch, offered rate doubled from about a quarter of the
+   controller's one-switch saturation rate until less than 90 % is answered; the last
+   rate answered ≥ 90 % is reported.
 
 Results go to a study store (OUT/study.sqlite, report.html) and a markdown table on stdout.
 The machine is shared: every figure states the probe's and the controller's CPU and
@@ -22,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import sys
 import time
 from pathlib import Path
@@ -95,18 +97,22 @@ def main() -> int:
                 for r in run(cfg, store, out, log):
                     lines.append(row(r, f"throughput, {threads} probe thread(s)"))
         lines += ["", "### Saturation (throughput mode, window 64/switch: as many as answered)", HEADER]
+        saturation: dict[str, float] = {}
         for c in ctls:
             if c["kind"] == "echo":
                 continue
             cfg = study("bench-ctlbench", [c], mode="throughput", switches=[1, 4], duration=dur)
             for r in run(cfg, store, out, log):
                 lines.append(row(r, "throughput"))
+                if r.params.get("switches") == 1:
+                    saturation[c["kind"]] = summ(r).get("ctl_answered_pps", 0.0)
         lines += ["", "### Knee (rate mode, 1 switch, offered rate doubled until < 90 % answered)",
                   HEADER]
         for c in ctls:
             if c["kind"] == "echo":
                 continue
-            rate, last_ok = 250.0, None
+            sat = saturation.get(c["kind"]) or 100.0
+            rate, last_ok = float(max(25, 2 ** math.floor(math.log2(max(sat / 4, 1))))), None
             while rate <= 512_000:
                 cfg = study("bench-ctlbench", [c], mode="rate", switches=[1], rate=[rate],
                             duration=dur)

@@ -12,6 +12,7 @@ from sdnperf.samples import CpuReport, RunResult, Sample, Summary
 
 PROBE_SATURATED_PCT = 90.0  # probe CPU per thread, % of one core
 CEILING_FACTOR = 2.0  # answered rate within this factor of the echo ceiling = probe-bound
+SLIP_SHARE = 0.02  # rate mode: more than this share of the schedule skipped = probe-bound
 
 
 @dataclass
@@ -43,8 +44,10 @@ def probe_bottleneck(doc: dict, ceiling_pps: float | None) -> list[str]:
                        "saturated")
     totals = doc.get("totals") or {}
     slips = int(totals.get("schedule_slips") or 0)
-    if slips:
-        reasons.append(f"the probe fell behind its send schedule and skipped {slips} packet-ins")
+    scheduled = slips + int(totals.get("sent") or 0)
+    if slips and slips > SLIP_SHARE * scheduled:
+        reasons.append(f"the probe fell behind its send schedule and skipped {slips} of "
+                       f"{scheduled} packet-ins ({slips / scheduled:.0%})")
     answered = float(totals.get("answered_rate") or 0.0)
     if ceiling_pps and answered > 0 and ceiling_pps < CEILING_FACTOR * answered:
         reasons.append(f"the answered rate {answered:,.0f}/s is within {CEILING_FACTOR:g}× of the "

@@ -23,10 +23,14 @@ use crate::config::{Config, Mode};
 use crate::hist::Histogram;
 use crate::of13::{self, t};
 
-const RBUF: usize = 256 * 1024;
+/// Read buffer: room for two maximum-size (64 KiB) OpenFlow messages.
+const RBUF: usize = 128 * 1024;
 /// Stop generating packet-ins while this much is waiting to be written (controller not
-/// reading): the socket, not our memory, holds the backlog.
-const WBUF_LIMIT: usize = 1 << 20;
+/// reading): the socket, not our memory, holds the backlog. Per switch: 1 MiB, less with
+/// many switches (64 MiB in all), at least 64 KiB.
+fn wbuf_limit(switches: usize) -> usize {
+    ((64usize << 20) / switches.max(1)).clamp(64 << 10, 1 << 20)
+}
 const NOT_SET: u64 = u64::MAX;
 
 const F_MEASURED: u8 = 1;
@@ -129,6 +133,7 @@ struct Sw {
     rend: usize,
     wbuf: Vec<u8>,
     wpos: usize,
+    wbuf_limit: usize,
     template: Vec<u8>,
     xid: u32,
     miss_send_len: u16,
@@ -219,7 +224,8 @@ impl Sw {
             rbuf: vec![0; RBUF],
             rstart: 0,
             rend: 0,
-            wbuf: Vec::with_capacity(WBUF_LIMIT + 64 * 1024),
+            wbuf: Vec::with_capacity(wbuf_limit(cfg.switches) + 16 * 1024),
+            wbuf_limit: wbuf_limit(cfg.switches),
             wpos: 0,
             template,
             xid: 1,
@@ -281,7 +287,7 @@ impl Sw {
         if self.wpos == self.wbuf.len() {
             self.wbuf.clear();
             self.wpos = 0;
-        } else if self.wpos > WBUF_LIMIT {
+        } else if self.wpos > self.wbuf_limit {
             self.wbuf.drain(..self.wpos);
             self.wpos = 0;
         }
@@ -559,7 +565,7 @@ impl Sw {
             return;
         }
         let measured = phase == Phase::Measure;
-        if self.pending() >= WBUF_LIMIT {
+        if self.pending() >= self.wbuf_limit {
             // The controller is not reading: what the schedule asks for now is not sent,
             // and counted as the controller's backpressure, not as the probe's slip.
             if self.blocked_since.is_none() {
@@ -580,7 +586,7 @@ impl Sw {
                 self.backpressure_ns += now - since.max(clk.measure_start);
             }
         }
-        let budget = |s: &Sw| (WBUF_LIMIT.saturating_sub(s.pending())) / s.template.len();
+        let budget = |s: &Sw| (s.wbuf_limit.saturating_sub(s.pending())) / s.template.len();
         match cfg.mode {
             Mode::Rate => {
                 let target = ((now - clk.load_start) as f64 * 1e-9 * cfg.rate) as u64;
