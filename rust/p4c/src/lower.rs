@@ -951,6 +951,14 @@ impl<'a> Lower<'a> {
                         continue;
                     }
                 }
+                if let StmtKind::If(c, a, b) = &s.kind {
+                    // split the state: evaluate the condition into a temporary and
+                    // select on it; both branches continue in a join state
+                    let (ncur, nops) = self.parser_if(pname, cur, ops, c, a, b.as_deref(), &mut k);
+                    cur = ncur;
+                    ops = nops;
+                    continue;
+                }
                 self.act = Some(ActionCtx { prims: vec![], returns: vec![] });
                 self.parser_extra_ops.clear();
                 let r = self.parser_stmt(s, pname);
@@ -976,6 +984,74 @@ impl<'a> Lower<'a> {
                 "name": cur, "id": id, "parser_ops": ops, "transition_key": key, "transitions": trans
             }));
         }
+    }
+
+    /// Lowers `if (c) a else b` inside parser state `cur` (with `ops` so far);
+    /// returns the join state's name and (empty) ops.
+    #[allow(clippy::too_many_arguments)]
+    fn parser_if(&mut self, pname: &str, cur: String, mut ops: Vec<J>, c: &Expr, a: &Stmt, b: Option<&Stmt>, k: &mut usize) -> (String, Vec<J>) {
+        let tag = *k;
+        *k += 1;
+        let then_name = format!("{}.then{}", cur, tag);
+        let else_name = format!("{}.else{}", cur, tag);
+        let join = format!("{}.join{}", cur, tag);
+        self.parser_extra_ops.clear();
+        let cond = self.rv(c, Some(&Type::Bool));
+        ops.append(&mut self.parser_extra_ops);
+        let key = match cond {
+            Ok((x, Type::Bool)) => {
+                let tmp = self.parser_temp(X::un("b2d", x), &Type::Bit(1));
+                ops.append(&mut self.parser_extra_ops);
+                match tmp {
+                    X::Field(h, f) => json!({"type": "field", "value": [h, f]}),
+                    _ => J::Null,
+                }
+            }
+            Ok((_, t)) => {
+                self.err(c.span, format!("condition must be bool, not {}", t.name()));
+                J::Null
+            }
+            Err(e) => {
+                self.sink.push(e);
+                J::Null
+            }
+        };
+        let id = self.ir.parser_states.len();
+        let else_target = if b.is_some() { else_name.clone() } else { join.clone() };
+        self.ir.parser_states.push(json!({"name": cur, "id": id, "parser_ops": ops,
+            "transition_key": if key.is_null() { json!([]) } else { json!([key]) },
+            "transitions": [
+                {"type": "hexstr", "value": "0x01", "mask": null, "next_state": then_name},
+                {"type": "default", "value": null, "mask": null, "next_state": else_target}]}));
+        for (name, body) in [(then_name, Some(a)), (else_name, b)] {
+            let Some(body) = body else { continue };
+            let stmts: Vec<Stmt> = match &body.kind {
+                StmtKind::Block(v) => v.clone(),
+                _ => vec![body.clone()],
+            };
+            self.scopes.push(HashMap::new());
+            let mut bcur = name;
+            let mut bops: Vec<J> = vec![];
+            let mut bk = 0;
+            for s in &stmts {
+                if let StmtKind::If(c2, a2, b2) = &s.kind {
+                    let (n2, o2) = self.parser_if(pname, bcur, bops, c2, a2, b2.as_deref(), &mut bk);
+                    bcur = n2;
+                    bops = o2;
+                    continue;
+                }
+                self.act = Some(ActionCtx { prims: vec![], returns: vec![] });
+                self.parser_extra_ops.clear();
+                let r = self.parser_stmt(s, pname);
+                bops.append(&mut self.parser_extra_ops);
+                bops.extend(r);
+            }
+            self.scopes.pop();
+            let id = self.ir.parser_states.len();
+            self.ir.parser_states.push(json!({"name": bcur, "id": id, "parser_ops": bops, "transition_key": [],
+                "transitions": [{"type": "default", "value": null, "mask": null, "next_state": join}]}));
+        }
+        (join, vec![])
     }
 
     fn find_decl_parser_by_states(&self, states: &[ParserState]) -> Option<&'a Decl> {
@@ -1373,7 +1449,7 @@ impl<'a> Lower<'a> {
                 self.declare_instance(i, pname);
                 Ok(vec![])
             }
-            StmtKind::If(..) => Err(Error::new(s.span, "if statements in parser states are not supported by this compiler yet (use select)")),
+            StmtKind::If(..) => Err(Error::new(s.span, "if statements are not supported inside nested blocks of parser states")),
             _ => Err(Error::new(s.span, "statement not allowed in a parser state")),
         }
     }

@@ -1,6 +1,6 @@
 /* Sub-parsers: the main parser hands IPv4 and its L4 header to a separate
- * parser (instantiated in the main parser), which also counts the options it
- * skipped in a local variable; ingress forwards by L4 destination port. */
+ * parser (instantiated in the main parser); ingress forwards by L4 destination
+ * port. The sub-parser also uses an if statement and a select range. */
 #include <core.p4>
 #include <v1model.p4>
 
@@ -20,7 +20,11 @@ struct metadata { bit<8> l4_proto; bit<1> parsed_l4; }
 parser L3Parser(packet_in packet, out l3_headers h, inout metadata meta) {
     state start {
         packet.extract(h.ipv4);
-        meta.l4_proto = h.ipv4.protocol;
+        if (h.ipv4.ttl == 0) {
+            meta.l4_proto = 0xff;     // an if inside a parser state
+        } else {
+            meta.l4_proto = h.ipv4.protocol;
+        }
         transition select(h.ipv4.protocol) {
             6: l4;
             17: l4;
@@ -62,7 +66,9 @@ control MyIngress(inout headers hdr, inout metadata meta,
         default_action = to_port(1);
     }
     apply {
-        if (meta.parsed_l4 == 1) {
+        if (meta.l4_proto == 0xff) {
+            standard_metadata.egress_spec = 4;
+        } else if (meta.parsed_l4 == 1) {
             by_port.apply();
         } else {
             standard_metadata.egress_spec = 2;
