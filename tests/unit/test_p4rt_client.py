@@ -12,7 +12,8 @@ from finsy.proto import p4r, p4r_grpc, rpc_status
 from google.protobuf import any_pb2
 
 from sdnperf import p4
-from sdnperf.controllers.p4rt.client import SwitchConnection, WriteError, update
+from sdnperf.controllers.p4rt.client import (SwitchConnection, ThreadedSwitchConnection,
+                                             WriteError, update)
 from sdnperf.controllers.p4rt.schema import Schema
 
 
@@ -101,14 +102,15 @@ async def _serve(fake):
     return server, port
 
 
-def test_connect_pipeline_write_batches_and_errors(program):
+@pytest.mark.parametrize("cls", [SwitchConnection, ThreadedSwitchConnection])
+def test_connect_pipeline_write_batches_and_errors(program, cls):
     schema = Schema.from_file(program.p4info)
 
     async def main():
         fake = FakeSwitch()
         server, port = await _serve(fake)
         got = []
-        conn = SwitchConnection("s1", f"127.0.0.1:{port}", 1,
+        conn = cls("s1", f"127.0.0.1:{port}", 1,
                                 on_packet_in=lambda c, pkt: got.append(pkt))
         try:
             await conn.connect(timeout=5)

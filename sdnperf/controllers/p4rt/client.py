@@ -262,3 +262,155 @@ class _Share:
 def _log_failure(fut: asyncio.Future) -> None:
     if not fut.cancelled() and fut.exception() is not None:
         log.warning("%s", fut.exception())
+
+
+class ThreadedSwitchConnection(SwitchConnection):
+    """The same connection on gRPC's synchronous API: the stream is read by a thread that
+    blocks in gRPC's C core (no GIL held while waiting) and hands packet-ins to the event
+    loop in batches; packet-outs go into a queue the stream's request iterator drains.
+    Cheaper per message than grpc.aio, whose every read and write is a round trip through
+    its poller."""
+
+    async def connect(self, timeout: float = 20.0) -> None:
+        import queue
+        import threading
+        self.loop = asyncio.get_running_loop()
+        options = [("grpc.max_send_message_length", 64 << 20),
+                   ("grpc.max_receive_message_length", 64 << 20)]
+        self.channel = grpc.insecure_channel(self.address, options=options)
+        ready = grpc.channel_ready_future(self.channel)
+        try:
+            await asyncio.wait_for(asyncio.wrap_future(_to_concurrent(ready)), timeout)
+        except asyncio.TimeoutError:
+            ready.cancel()
+            raise P4RuntimeError(f"{self.name}: no P4Runtime server at {self.address} "
+                                 f"after {timeout:.0f}s") from None
+        self.stub = p4r_grpc.P4RuntimeStub(self.channel)
+        self._requests: queue.SimpleQueue = queue.SimpleQueue()
+        self._inbox: collections.deque = collections.deque()
+        self._requests.put(p4r.StreamMessageRequest(arbitration=p4r.MasterArbitrationUpdate(
+            device_id=self.device_id, election_id=self.election_id)))
+        self.stream = self.stub.StreamChannel(self._request_iter())
+        self._thread = threading.Thread(target=self._read_thread, name=f"p4rt-{self.name}",
+                                        daemon=True)
+        self._thread.start()
+        try:
+            await asyncio.wait_for(self.primary.wait(), timeout)
+        except asyncio.TimeoutError:
+            raise P4RuntimeError(f"{self.name}: not primary for device {self.device_id} at "
+                                 f"{self.address} after {timeout:.0f}s") from None
+
+    def _request_iter(self):
+        while True:
+            msg = self._requests.get()
+            if msg is None:
+                return
+            yield msg
+
+    def _read_thread(self) -> None:
+        inbox, loop = self._inbox, self.loop
+        try:
+            for msg in self.stream:
+                was_empty = not inbox
+                inbox.append(msg)
+                if was_empty:
+                    loop.call_soon_threadsafe(self._wake)
+        except grpc.RpcError as exc:
+            if not self.closed:
+                log.error("%s: stream failed: %s", self.name, exc)
+        except RuntimeError:
+            pass  # event loop closed during shutdown
+
+    def _wake(self) -> None:
+        if self._reader is None or self._reader.done():
+            self._reader = self.loop.create_task(self._drain())
+
+    async def _drain(self) -> None:
+        inbox = self._inbox
+        while inbox:
+            msg = inbox.popleft()
+            which = msg.WhichOneof("update")
+            try:
+                if which == "packet":
+                    self.packet_ins += 1
+                    if self.on_packet_in is not None:
+                        result = self.on_packet_in(self, msg.packet)
+                        if result is not None:
+                            await result
+                elif which == "arbitration":
+                    if msg.arbitration.status.code == 0:
+                        self.primary.set()
+                    else:
+                        self.primary.clear()
+                        log.warning("%s: not primary: %s", self.name, msg.arbitration.status.message)
+                elif which == "error":
+                    log.warning("%s: stream error %s: %s", self.name, msg.error.canonical_code,
+                                msg.error.message)
+            except asyncio.CancelledError:
+                raise
+            except Exception:
+                log.exception("%s: packet-in handling failed", self.name)
+
+    def send_packet_out(self, packet_out) -> None:
+        self._requests.put(p4r.StreamMessageRequest(packet=packet_out))
+
+    async def _unary(self, method, request, timeout: float):
+        fut = method.future(request, timeout=timeout)
+        return await asyncio.wrap_future(_to_concurrent(fut))
+
+    async def set_pipeline(self, p4info, device_config: bytes, cookie: int = 0) -> None:
+        req = p4r.SetForwardingPipelineConfigRequest(
+            device_id=self.device_id, election_id=self.election_id,
+            action=p4r.SetForwardingPipelineConfigRequest.VERIFY_AND_COMMIT,
+            config=p4r.ForwardingPipelineConfig(p4info=p4info, p4_device_config=device_config,
+                                                cookie=p4r.ForwardingPipelineConfig.Cookie(cookie=cookie)))
+        try:
+            await self._unary(self.stub.SetForwardingPipelineConfig, req, 60)
+        except grpc.RpcError as exc:
+            raise P4RuntimeError(f"{self.name}: SetForwardingPipelineConfig failed: "
+                                 f"{exc.code().name}: {exc.details()}") from None
+
+    async def write_now(self, updates: list) -> None:
+        req = p4r.WriteRequest(device_id=self.device_id, election_id=self.election_id,
+                               updates=updates)
+        try:
+            await self._unary(self.stub.Write, req, 30)
+        except grpc.RpcError as exc:
+            errors = rpc_error_details(exc)
+            self.write_errors += len(errors) or len(updates)
+            self.writes += len(updates) - (len(errors) or len(updates))
+            raise WriteError(f"{self.name}: Write of {len(updates)} update(s) failed: "
+                             f"{exc.code().name}: {exc.details()}"
+                             + "".join(f"\n  update {i}: {e}" for i, e in errors[:10]), errors) from None
+        self.writes += len(updates)
+
+    async def close(self) -> None:
+        self.closed = True
+        for task in (self._reader, self._writer):
+            if task is not None and not task.done():
+                task.cancel()
+        if getattr(self, "_requests", None) is not None:
+            self._requests.put(None)
+        if self.stream is not None:
+            self.stream.cancel()
+        if self.channel is not None:
+            self.channel.close()
+
+
+def _to_concurrent(grpc_future):
+    """A concurrent.futures.Future mirroring a gRPC future (for asyncio.wrap_future)."""
+    import concurrent.futures
+    out: concurrent.futures.Future = concurrent.futures.Future()
+
+    def done(f):
+        if f.cancelled():
+            out.cancel()
+            return
+        exc = f.exception()
+        if exc is not None:
+            out.set_exception(exc)
+        else:
+            out.set_result(f.result())
+
+    grpc_future.add_done_callback(done)
+    return out

@@ -8,6 +8,7 @@ controller.json (written by the lab, sdnperf/arch/p4.py):
      "runtime_dir": "dir with sN-runtime.json",                      # runtime-json only
      "state_file": "controller-state.json", "status_port": 40123,
      "election_id": 1, "probe_interval": 1.0,
+     "transport": "threads" | "aio",            # gRPC sync API + reader thread (default), or grpc.aio
      "switches": [{"name": "s1", "device_id": 1, "address": "127.0.0.1:50001",
                    "ports": [1, 2, 3]}],
      "links": [{"a": "s1", "a_port": 2, "b": "s2", "b_port": 1}],   # proactive only
@@ -32,7 +33,7 @@ import time
 from pathlib import Path
 
 from sdnperf.controllers.p4rt import apps as apps_mod
-from sdnperf.controllers.p4rt.client import SwitchConnection
+from sdnperf.controllers.p4rt.client import SwitchConnection, ThreadedSwitchConnection
 from sdnperf.controllers.p4rt.schema import Schema
 from sdnperf.controllers.p4rt.topology import Topology
 
@@ -160,7 +161,8 @@ class Controller(apps_mod.Fabric):
 
     async def _bring_up(self, sw: dict) -> None:
         dev = int(sw["device_id"])
-        conn = SwitchConnection(sw["name"], sw["address"], dev,
+        cls = SwitchConnection if self.config.get("transport") == "aio" else ThreadedSwitchConnection
+        conn = cls(sw["name"], sw["address"], dev,
                                 election_id=int(self.config.get("election_id", 1)),
                                 on_packet_in=self._on_packet_in)
         self.conns[dev] = conn
