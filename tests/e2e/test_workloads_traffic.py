@@ -256,6 +256,8 @@ def test_ctrl_c_during_a_mix_leaves_nothing(ctx):
              "connections": 2000, "interval": 0.01},
             {"kind": "iperf-tcp", "name": "tcp", "pairs": [["h2", "h3"]], "duration": 20},
         ]})
+    # A background job of a non-interactive shell inherits SIGINT ignored: make Ctrl-C real.
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
     timer = threading.Timer(2.5, os.kill, (os.getpid(), signal.SIGINT))
     started = time.monotonic()
     timer.start()
@@ -264,5 +266,6 @@ def test_ctrl_c_during_a_mix_leaves_nothing(ctx):
             run_workload(cfg, ctx)
     finally:
         timer.cancel()
+        signal.signal(signal.SIGINT, previous)
     assert time.monotonic() - started < 15
     assert_all_reaped(ctx)
