@@ -36,6 +36,8 @@ pub struct Opts {
     pub cpu_port: Option<u32>,
     /// never sleep: spin on the rings (lowest latency, one core at 100 %)
     pub busy_poll: bool,
+    /// keep spinning this long after the last packet before sleeping in poll()
+    pub spin_ns: u64,
 }
 
 pub fn run(mut sw: Switch, mut ports: Vec<Port>, ctl_rx: Option<Receiver<Request>>, opts: Opts) -> Result<(), String> {
@@ -47,7 +49,7 @@ pub fn run(mut sw: Switch, mut ports: Vec<Port>, ctl_rx: Option<Receiver<Request
     let mut pollfds: Vec<libc::pollfd> = ports.iter().map(|p| libc::pollfd { fd: p.io.fd(), events: libc::POLLIN, revents: 0 }).collect();
     let mut sent: Vec<Box<Job>> = Vec::with_capacity(1024);
     let mut cpu_dropped = 0u64;
-    let mut idle_spins = 0u32;
+    let mut last_work = 0u64;
     let mut last_check = std::time::Instant::now();
     let mut exit_reason = String::from("signal");
     while !STOP.load(Ordering::Relaxed) {
@@ -109,8 +111,9 @@ pub fn run(mut sw: Switch, mut ports: Vec<Port>, ctl_rx: Option<Receiver<Request
             }
         }
         if got == 0 && !had_tx {
-            idle_spins += 1;
-            if idle_spins < 64 || opts.busy_poll {
+            // keep polling the rings for a short while after the last packet: at moderate
+            // rates the next one usually comes before a sleep/wake-up would have finished
+            if opts.busy_poll || now.saturating_sub(last_work) < opts.spin_ns {
                 std::hint::spin_loop();
                 continue;
             }
@@ -139,7 +142,7 @@ pub fn run(mut sw: Switch, mut ports: Vec<Port>, ctl_rx: Option<Receiver<Request
                 libc::poll(pollfds.as_mut_ptr(), pollfds.len() as u64, timeout_ms);
             }
         } else {
-            idle_spins = 0;
+            last_work = now;
         }
     }
     let s = sw.eng.stats;

@@ -167,6 +167,7 @@ fn cmd_run(args: &[String]) -> Result<(), String> {
     let mut commands = None;
     let mut max_passes = None;
     let mut busy_poll = false;
+    let mut spin_ns = 20_000u64;
     let mut io = String::from("auto");
     let mut i = 0;
     let next = |i: &mut usize| -> Result<String, String> {
@@ -195,6 +196,7 @@ fn cmd_run(args: &[String]) -> Result<(), String> {
             }
             "--no-vnet" => vnet = false,
             "--busy-poll" => busy_poll = true,
+            "--spin-us" => spin_ns = next(&mut i)?.parse::<u64>().map_err(|_| "bad --spin-us")? * 1000,
             "--io" => {
                 io = next(&mut i)?;
                 if !["auto", "af_packet", "af_xdp"].contains(&io.as_str()) {
@@ -267,12 +269,12 @@ fn cmd_run(args: &[String]) -> Result<(), String> {
     );
     println!("READY");
     let _ = std::io::stdout().flush();
-    dataplane::run(sw, ports, ctl_rx, dataplane::Opts { cpu_port, busy_poll })
+    dataplane::run(sw, ports, ctl_rx, dataplane::Opts { cpu_port, busy_poll, spin_ns })
 }
 
 fn usage() -> ! {
     eprintln!(
-        "usage:\n  sdnperf-switch stf PROGRAM(.json|.p4) TEST.stf\n  sdnperf-switch run --json PROG.json -i N@IFACE ... [--cpu-port N] [--ctl HOST:PORT | --ctl-socket PATH] [--impair N:delay=5ms,...] [--no-vnet] [--die-with-parent] [--commands FILE] [--max-passes N] [--busy-poll] [--io auto|af_packet|af_xdp]\n  sdnperf-switch ctl (HOST:PORT|SOCKET) COMMAND... | -f FILE\n  sdnperf-switch check PROGRAM"
+        "usage:\n  sdnperf-switch stf PROGRAM(.json|.p4) TEST.stf\n  sdnperf-switch run --json PROG.json -i N@IFACE ... [--cpu-port N] [--ctl HOST:PORT | --ctl-socket PATH] [--impair N:delay=5ms,...] [--no-vnet] [--die-with-parent] [--commands FILE] [--max-passes N] [--busy-poll] [--spin-us 20] [--io auto|af_packet|af_xdp]\n  sdnperf-switch ctl (HOST:PORT|SOCKET) COMMAND... | -f FILE\n  sdnperf-switch check PROGRAM"
     );
     std::process::exit(2)
 }
