@@ -37,6 +37,9 @@ fi
 echo "==> pip install sdnperf"
 .venv/bin/python -m pip install -q --upgrade pip
 .venv/bin/python -m pip install -q -e '.[test]'
+# p4runtime-shell pins protobuf < 3.21; it runs with finsy's protobuf 6 under the pure-Python
+# protobuf implementation (the interop test sets it), so its pins are skipped.
+.venv/bin/python -m pip install -q --no-deps 'p4runtime-shell>=0.0.6'
 
 # Rust tools (compiler, switch). rustup's cargo lives in ~/.cargo/bin.
 export PATH="$HOME/.cargo/bin:$PATH"
