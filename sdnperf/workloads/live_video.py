@@ -18,13 +18,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..samples import Sample, Summary
-from .agents import agent_argv
+from .agents import agent_argv, wait_ready
 from .capture import capturing
 from .context import WorkloadContext, WorkloadError, WorkloadOutput
 from .jitter import mean_abs_delay_change, rfc3550_jitter
 from .pairs import resolve_pairs
 from .procs import ProcessGroup
-from .tcp_connect import wait_ready
 from .traffic_config import LiveVideoConfig
 
 BASE_PORT = 12000  # stream i goes to BASE_PORT + i

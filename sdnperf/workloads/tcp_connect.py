@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..samples import Sample, Summary
-from .agents import agent_argv
+from .agents import agent_argv, wait_ready
 from .capture import capturing
 from .context import WorkloadContext, WorkloadError, WorkloadOutput
 from .pairs import resolve_pairs
@@ -105,20 +105,6 @@ def connect_output(name: str, results: dict[str, ProbeResult], t0: float,
     if total:
         summaries.append(Summary(name, "connect_fail_pct", 100.0 * failed / total, "%"))
     return WorkloadOutput(samples, summaries)
-
-
-def wait_ready(paths: dict[str, Path], procs: dict, what: str, timeout: float) -> None:
-    """Block until every server agent created its ready file (it listens/binds)."""
-    deadline = time.monotonic() + timeout
-    for key, path in paths.items():
-        while not path.exists():
-            proc = procs[key]
-            if proc.popen.poll() is not None:
-                raise WorkloadError(f"{what} on {key} exited at start: "
-                                    f"{proc.errors()[-300:] or proc.returncode}")
-            if time.monotonic() > deadline:
-                raise WorkloadError(f"{what} on {key} not ready after {timeout:g} s")
-            time.sleep(0.01)
 
 
 def run_tcp_connect(cfg: TcpConnectConfig, ctx: WorkloadContext) -> WorkloadOutput:

@@ -18,12 +18,11 @@ from pathlib import Path
 
 from ..samples import Sample, Summary
 from . import playout
-from .agents import agent_argv
+from .agents import agent_argv, wait_ready
 from .capture import capturing
 from .context import WorkloadContext, WorkloadError, WorkloadOutput
 from .pairs import resolve_pairs
 from .procs import ProcessGroup
-from .tcp_connect import wait_ready
 from .traffic_config import VideoConfig
 from .video_content import prepare, segment_count
 
