@@ -2400,6 +2400,21 @@ impl<'a> Lower<'a> {
                 "implementation" => {
                     let n = match &e.kind {
                         ExprKind::Name(n) => n.clone(),
+                        // an anonymous instance: `implementation = action_selector(...);`
+                        ExprKind::Call(f, targs, args) if matches!(&f.kind, ExprKind::Name(k) if k == "action_selector" || k == "action_profile") => {
+                            let ExprKind::Name(k) = &f.kind else { unreachable!() };
+                            let local = format!("{}_ap", t.name);
+                            let inst = Instance {
+                                annos: vec![],
+                                ty: TypeRef::Named(k.clone(), targs.clone(), f.span),
+                                args: args.clone(),
+                                name: local.clone(),
+                                span: e.span,
+                            };
+                            let ctl_name = self.ctl.as_ref().map(|c| c.name.clone()).unwrap_or_default();
+                            self.declare_instance(&inst, &ctl_name);
+                            local
+                        }
                         _ => {
                             self.err(e.span, "implementation must name an action_profile or action_selector instance");
                             continue;
