@@ -590,6 +590,39 @@ pub fn execute(sw: &mut Switch, line: &str) -> Result<String, String> {
             sw.set_impair(port, cfg)?;
             Ok(String::new())
         }
+        "packet_out" | "packet_out_port" => {
+            // packet_out HEX...: inject as received on the CPU port (P4Runtime packet-out);
+            // packet_out_port PORT HEX...: inject as received on PORT
+            let (port, hexs) = if *cmd == "packet_out" {
+                (sw.cpu_port.ok_or("no --cpu-port configured (use packet_out_port PORT HEX)")?, &w[1..])
+            } else {
+                (num(w.get(1), "port")? as u32, &w[2.min(w.len())..])
+            };
+            if hexs.is_empty() {
+                return Err("packet_out: missing packet data".into());
+            }
+            let hex: String = hexs.concat();
+            if hex.len() % 2 != 0 || !hex.chars().all(|c| c.is_ascii_hexdigit()) {
+                return Err("packet_out: data must be an even number of hex digits".into());
+            }
+            let bytes: Vec<u8> = (0..hex.len() / 2).map(|i| u8::from_str_radix(&hex[2 * i..2 * i + 2], 16).unwrap()).collect();
+            let now = sw.eng.now_ns();
+            sw.receive(port, &bytes, None, now);
+            Ok(String::new())
+        }
+        "packet_in_read" => {
+            // packet_in_read [MAX]: pops queued packet-ins, one "PORT HEX" line each
+            let max = match w.get(1) {
+                Some(m) => parse_value(m)? as usize,
+                None => usize::MAX,
+            };
+            let mut out = vec![];
+            while out.len() < max {
+                let Some((p, b)) = sw.packet_in.pop_front() else { break };
+                out.push(format!("{} {}", p, b.iter().map(|x| format!("{:02x}", x)).collect::<String>()));
+            }
+            Ok(out.join("\n"))
+        }
         "stats" => {
             let s = sw.eng.stats;
             Ok(format!(
@@ -607,7 +640,9 @@ pub fn execute(sw: &mut Switch, line: &str) -> Result<String, String> {
         "help" => Ok("commands: table_add table_set_default table_clear table_delete table_modify table_num_entries show_tables \
 mc_mgrp_create mc_mgrp_destroy mc_node_create mc_node_update mc_node_destroy mc_node_associate mc_node_dissociate \
 mirroring_add mirroring_add_mc mirroring_delete register_read register_write register_reset counter_read counter_reset \
-meter_set_rates set_queue_rate set_queue_depth port_impair stats digests"
+meter_set_rates set_queue_rate set_queue_depth port_impair pvs_add pvs_remove pvs_clear \
+act_prof_create_member act_prof_create_group act_prof_add_member_to_group table_indirect_add \
+table_indirect_add_with_group table_indirect_set_default packet_out packet_out_port packet_in_read stats digests"
             .into()),
         other => Err(format!("unknown command {} (try help)", other)),
     }

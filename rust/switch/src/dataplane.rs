@@ -48,7 +48,9 @@ pub fn run(mut sw: Switch, mut ports: Vec<Port>, ctl_rx: Option<Receiver<Request
     }
     let mut pollfds: Vec<libc::pollfd> = ports.iter().map(|p| libc::pollfd { fd: p.io.fd(), events: libc::POLLIN, revents: 0 }).collect();
     let mut sent: Vec<Box<Job>> = Vec::with_capacity(1024);
-    let mut cpu_dropped = 0u64;
+    let mut cpu_dropped = 0u64; // packets handed to the packet-in queue
+    let mut cpu_packets: Vec<Box<Job>> = Vec::new();
+    sw.cpu_port = cpu_port;
     let mut last_work = 0u64;
     let mut last_check = std::time::Instant::now();
     let mut exit_reason = String::from("signal");
@@ -96,11 +98,16 @@ pub fn run(mut sw: Switch, mut ports: Vec<Port>, ctl_rx: Option<Receiver<Request
                 }
                 None => {
                     if Some(j.egress_port) == cpu_port {
-                        cpu_dropped += 1;
+                        cpu_packets.push(j);
+                    } else {
+                        sent.push(j);
                     }
-                    sent.push(j);
                 }
             }
+        }
+        for j in cpu_packets.drain(..) {
+            cpu_dropped += 1;
+            sw.to_packet_in(j);
         }
         if had_tx {
             for p in ports.iter_mut() {
@@ -148,7 +155,7 @@ pub fn run(mut sw: Switch, mut ports: Vec<Port>, ctl_rx: Option<Receiver<Request
     let s = sw.eng.stats;
     eprintln!("sdnperf-switch: stopping ({})", exit_reason);
     eprintln!(
-        "sdnperf-switch: counters: rx={} tx={} dropped={} parser_errors={} recirculations={} recirc_dropped={} queue_dropped={} impair_dropped={} cpu_port_dropped={}",
+        "sdnperf-switch: counters: rx={} tx={} dropped={} parser_errors={} recirculations={} recirc_dropped={} queue_dropped={} impair_dropped={} cpu_port_packets={}",
         s.rx, s.tx, s.dropped, s.parser_errors, s.recirculations, sw.recirc_dropped, sw.queue_dropped, sw.impair_dropped, cpu_dropped
     );
     for p in &ports {

@@ -45,7 +45,14 @@ pub struct Switch {
     pub queue_dropped: u64,
     pub impair_dropped: u64,
     pub recirc_dropped: u64,
+    /// port whose packets go to the control plane (packet-in) instead of an interface
+    pub cpu_port: Option<u32>,
+    /// packet-in queue: (egress port, bytes), bounded by PACKET_IN_LIMIT
+    pub packet_in: VecDeque<(u32, Vec<u8>)>,
+    pub packet_in_dropped: u64,
 }
+
+pub const PACKET_IN_LIMIT: usize = 4096;
 
 impl Switch {
     pub fn new(eng: Engine) -> Switch {
@@ -63,6 +70,9 @@ impl Switch {
             queue_dropped: 0,
             impair_dropped: 0,
             recirc_dropped: 0,
+            cpu_port: None,
+            packet_in: VecDeque::new(),
+            packet_in_dropped: 0,
         }
     }
 
@@ -79,6 +89,18 @@ impl Switch {
         // a port whose impairment was removed keeps draining its delay line
         self.impaired = (0..MAX_PORTS as u32).filter(|&p| self.impair[p as usize].is_some()).collect();
         Ok(())
+    }
+
+    /// Hands a finished packet to the control plane (CPU port).
+    pub fn to_packet_in(&mut self, j: Box<Job>) {
+        if self.packet_in.len() >= PACKET_IN_LIMIT {
+            self.packet_in_dropped += 1;
+        } else {
+            let mut v = Vec::with_capacity(j.out_len());
+            j.out_bytes(&mut v);
+            self.packet_in.push_back((j.egress_port, v));
+        }
+        self.eng.recycle(j);
     }
 
     /// A packet arrives on `port`.
