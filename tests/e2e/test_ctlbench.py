@@ -107,3 +107,11 @@ def test_controller_crash_mid_run_is_reported_and_partial_results_kept(tmp_path,
     assert s["ctl_answered_pps"] > 0  # measured before the crash
     assert s["ctl_disconnected"] == 2
     assert run.params["controller_crashed"] is True
+
+
+def test_probe_ceiling_reaches_300k_packet_ins_per_second(capsys):
+    """The issue's bar: ≥ 300,000 packet-ins/s over OpenFlow on loopback (echo controller)."""
+    assert main(["ceiling", "--switches", "4", "--duration", "2"]) == 0
+    out = capsys.readouterr().out
+    rate = float(out.split("):", 1)[1].split("packet-ins/s")[0].replace(",", ""))
+    assert rate >= 300_000, out

@@ -163,3 +163,24 @@ def test_report_of_other_studies_has_no_ctlbench_figures(tmp_path):
         added = []
         add_plots(store, sid, tmp_path, lambda *a: added.append(a))
         assert added == []
+
+
+def test_missing_osken_app_is_a_clear_error():
+    import importlib.util
+
+    from sdnperf.controllers.process import ControllerError
+    from sdnperf.ctlbench import controllers
+    if importlib.util.find_spec("os_ken") is None or \
+            importlib.util.find_spec(controllers.SIMPLE_SWITCH_13) is not None:
+        pytest.skip("needs an os-ken without the sample apps")
+    with pytest.raises(ControllerError, match="ships no sample apps"):
+        controllers._osken_module("simple_switch_13")
+    with pytest.raises(ControllerError, match="does not exist"):
+        controllers._osken_module("/nonexistent/app.py")
+
+
+def test_faucet_config_has_one_dp_per_switch():
+    from sdnperf.ctlbench.controllers import faucet_yaml
+    text = faucet_yaml([1, 2, 3], 2)
+    assert text.count("dp_id:") == 3 and "dp_id: 0x3" in text
+    assert text.count("native_vlan: bench") == 6

@@ -241,3 +241,46 @@ fn count_mode_ends_early() {
     stop.store(true, std::sync::atomic::Ordering::SeqCst);
     h.join().unwrap().unwrap();
 }
+
+#[test]
+fn rate_mode_keeps_its_schedule() {
+    let l = TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = l.local_addr().unwrap();
+    let stop = Arc::new(AtomicBool::new(false));
+    let st = stop.clone();
+    let h = thread::spawn(move || echo::serve(l, st, Arc::new(echo::EchoStats::default()), Some(Duration::from_secs(10))));
+    let mut c = cfg(addr, 2);
+    c.mode = Mode::Rate;
+    c.rate = 2000.0;
+    c.duration = 1.0;
+    let doc = run(c);
+    let sent = doc["totals"]["sent"].as_u64().unwrap() as f64;
+    assert!((sent - 4000.0).abs() < 400.0, "{doc}");
+    assert_eq!(doc["totals"]["offered_rate"], 4000.0);
+    assert_eq!(doc["totals"]["answered"], doc["totals"]["sent"]);
+    stop.store(true, std::sync::atomic::Ordering::SeqCst);
+    h.join().unwrap().unwrap();
+}
+
+#[test]
+fn controller_that_never_answers_loses_everything_and_keeps_the_window() {
+    let addr = fake(|mut s| {
+        handshake(&mut s);
+        let _ = s.set_read_timeout(Some(Duration::from_millis(50)));
+        let mut buf = [0u8; 4096];
+        let until = std::time::Instant::now() + Duration::from_secs(3);
+        while std::time::Instant::now() < until {
+            let _ = s.read(&mut buf);
+        }
+    });
+    let mut c = cfg(addr, 1);
+    c.window = 4;
+    let doc = run(c);
+    assert_eq!(doc["status"], "ok", "{doc}");
+    assert_eq!(doc["totals"]["answered"], 0);
+    // every timeout (0.3 s) frees the window: a few rounds of 4 in 0.8 s, all lost
+    let sent = doc["totals"]["sent"].as_u64().unwrap();
+    assert!(sent >= 4 && sent <= 16, "{doc}");
+    assert_eq!(doc["totals"]["lost"], doc["totals"]["sent"]);
+    assert!(doc["rtt_us"]["p50"].is_null());
+}
