@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from sdnperf.arch import ArchitectureError, make_architecture
+from sdnperf.arch import ArchitectureError, architecture_class, make_architecture
 from sdnperf.emulation import cleanup
 from sdnperf.emulation.network import Network, check_link_features
 from sdnperf.samples import RunResult, Summary
@@ -75,6 +75,15 @@ def preflight(study: LoadedStudy) -> None:
             raise StudyRefused(str(exc)) from None
 
 
+def host_offloads(study: LoadedStudy) -> bool:
+    """Resolve study.host_offloads ("auto": off when any architecture's first packets go
+    through a controller; see Architecture.controller_sees_packets)."""
+    setting = study.config.study.host_offloads
+    if setting != "auto":
+        return setting == "on"
+    return not any(architecture_class(a).controller_sees_packets for a in study.config.architecture)
+
+
 def execute_run(study: LoadedStudy, run: RunSpec, run_dir: Path,
                 log: Callable[[str], None] = lambda msg: None) -> RunResult:
     from sdnperf.fidelity.cpu import CpuSampler
@@ -92,11 +101,14 @@ def execute_run(study: LoadedStudy, run: RunSpec, run_dir: Path,
     try:
         arch.check(study.topology)
         arch.prepare(study.topology)
-        network = Network(study.topology, arch, run_dir, ipv6=study.config.study.ipv6)
+        offloads = host_offloads(study)
+        network = Network(study.topology, arch, run_dir, ipv6=study.config.study.ipv6,
+                          host_offloads=offloads)
         t0 = time.monotonic()
         net = network.start(READY_TIMEOUT_S)
         result.params["network_ready_s"] = round(time.monotonic() - t0, 3)
-        result.params["facts"] = {**arch.facts(), "ipv6": study.config.study.ipv6}
+        result.params["facts"] = {**arch.facts(), "ipv6": study.config.study.ipv6,
+                                  "host_tx_offloads": offloads}
         for role, pids in arch.processes().items():
             for pid in pids:
                 sampler.watch(role, pid)

@@ -13,13 +13,17 @@ ARCHITECTURE_MODULES = {
 }
 
 
-def make_architecture(config, run_dir: Path) -> Architecture:
-    """Instantiate the architecture for a validated config (imports Mininet lazily)."""
+def architecture_class(config) -> type[Architecture]:
+    """The class for a validated config (imports Mininet lazily)."""
     import importlib
 
     module_name, class_name = ARCHITECTURE_MODULES[config.kind]
-    cls = getattr(importlib.import_module(module_name), class_name)
-    return cls(config, run_dir)
+    return getattr(importlib.import_module(module_name), class_name)
 
 
-__all__ = ["Architecture", "ArchitectureError", "make_architecture", "ARCHITECTURE_MODULES"]
+def make_architecture(config, run_dir: Path) -> Architecture:
+    return architecture_class(config)(config, run_dir)
+
+
+__all__ = ["Architecture", "ArchitectureError", "architecture_class", "make_architecture",
+           "ARCHITECTURE_MODULES"]

@@ -98,6 +98,7 @@ class OvsStandaloneArchitecture(_OvsArchitecture):
 
 class OpenflowArchitecture(_OvsArchitecture):
     fail_mode = "secure"
+    controller_sees_packets = True
 
     def check(self, spec: TopoSpec) -> None:
         cfg = self.config

@@ -56,8 +56,10 @@ def _disable_ipv6(interface: str) -> None:
 class Network:
     """A started Mininet network: `with Network(...) as net:` stops it on any exit."""
 
-    def __init__(self, spec: TopoSpec, arch: Architecture, run_dir: Path, ipv6: bool = False):
+    def __init__(self, spec: TopoSpec, arch: Architecture, run_dir: Path, ipv6: bool = False,
+                 host_offloads: bool = True):
         self.spec, self.arch, self.run_dir, self.ipv6 = spec, arch, Path(run_dir), ipv6
+        self.host_offloads = host_offloads
         self.net = None
         self.registry = Registry(self.run_dir / "registry.json")
 
@@ -84,6 +86,11 @@ class Network:
             # Switch ports live in the root namespace: keep them from talking IPv6 too.
             for name in self.registry.interfaces:
                 _disable_ipv6(name)
+        if not self.host_offloads:
+            for host in self.net.hosts:
+                for intf in host.intfList():
+                    if intf.name != "lo":
+                        host.cmd("ethtool -K", intf, "tx off >/dev/null 2>&1")
         self.net.start()
         self.arch.network_started(self.net)
         self.arch.wait_ready(self.net, ready_timeout)

@@ -5,6 +5,8 @@ topology parameters are checked by the chosen generator (topo/registry.py).
 """
 from __future__ import annotations
 
+from typing import Literal
+
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from sdnperf.arch.config import ArchitectureConfig
@@ -24,6 +26,10 @@ class StudySection(_Strict):
     # Off by default: hosts' IPv6 router/neighbour solicitations and MLD reports would reach
     # reactive controllers as packet-ins no workload sent.
     ipv6: bool = False
+    # Hosts' TX checksum/segmentation offload. "auto": off when an architecture of the study
+    # sends first packets through a controller (they would arrive with partial checksums and
+    # be dropped), else on. Applied to every architecture alike, so the comparison is fair.
+    host_offloads: Literal["auto", "on", "off"] = "auto"
 
 
 class LinkDefaults(_Strict):
