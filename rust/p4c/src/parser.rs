@@ -112,6 +112,22 @@ impl<'s> Parser<'s> {
                 let ps = self.prev_span();
                 return Err(Error::new(Span { lo: ps.hi, hi: ps.hi }, format!("expected ';' after {}", describe(&self.toks[self.pos - 1].tok))));
             }
+            if p == "}" && self.at_eof() {
+                // point at the '{' that is never closed
+                let mut stack = vec![];
+                for t in &self.toks {
+                    match t.tok {
+                        Tok::Punct("{") => stack.push(t.span),
+                        Tok::Punct("}") => {
+                            stack.pop();
+                        }
+                        _ => {}
+                    }
+                }
+                if let Some(sp) = stack.last() {
+                    return Err(Error::new(*sp, "this '{' is never closed (end of file reached)"));
+                }
+            }
             Err(self.unexpected(&format!("'{}'", p)))
         }
     }

@@ -19,6 +19,18 @@ fn golden_p4info_basic_router() {
 }
 
 #[test]
+fn golden_p4info_acl_stateful() {
+    // counters, direct counters, meters, direct meters, registers, const table
+    assert_eq!(compile("acl_stateful").p4info_text, golden("acl_stateful"));
+}
+
+#[test]
+fn golden_p4info_l2_switch() {
+    // digest with type_info
+    assert_eq!(compile("l2_switch").p4info_text, golden("l2_switch"));
+}
+
+#[test]
 fn golden_p4info_packet_io() {
     assert_eq!(compile("packet_io").p4info_text, golden("packet_io"));
 }

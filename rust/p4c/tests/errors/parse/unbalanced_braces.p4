@@ -1,0 +1,6 @@
+control C() {
+    apply {
+        if (true) {
+            x = 1;
+    }
+}
