@@ -140,9 +140,18 @@ def comparison(store: Store, study_id: int, baseline: str | None = None,
         unit.setdefault((s.workload, s.metric), s.unit)
         better.setdefault((s.workload, s.metric), s.better)
 
+    # A mixed run stores its members' summaries as "run workload/member": they get rows of
+    # their own, right after the mix, counted against the mix's runs.
+    run_of: dict[str, str] = {}
+    for w in _in_order(r.workload for r in runs):
+        run_of[w] = w
+        for member in metric_order:
+            if member.startswith(w + "/"):
+                run_of[member] = w
+
     rows: list[Row] = []
     for topology in _in_order(r.topology for r in runs):
-        for workload in _in_order(r.workload for r in runs):
+        for workload in run_of:
             stored = metric_order.get(workload, [])
             shown = [m for m in stored if only_metrics is None or m in only_metrics]
             if stored and not shown:
@@ -150,7 +159,7 @@ def comparison(store: Store, study_id: int, baseline: str | None = None,
             for metric in _registry_order(shown) or [NO_METRIC]:
                 base_values = values.get((topology, workload, metric, base), [])
                 for arch in archs:
-                    cell_runs = runs_by_cell.get((topology, workload, arch), [])
+                    cell_runs = runs_by_cell.get((topology, run_of[workload], arch), [])
                     if not cell_runs:
                         continue
                     row = _row(workload, metric, arch, base, cell_runs,

@@ -197,3 +197,23 @@ def test_metrics_follow_registry_order_and_can_be_chosen(study):
     assert [(r.metric, r.architecture, r.failed) for r in short] == [
         ("throughput_mbps", "bridge", 0), ("throughput_mbps", "ovs", 0),
         ("throughput_mbps", "openflow", 1)]
+
+
+def test_mixed_members_get_rows_counted_against_the_mix(tmp_path):
+    from sdnperf.report.table import comparison
+    from sdnperf.samples import RunResult, Summary
+    from sdnperf.store.sqlite import Store
+
+    store = Store(tmp_path / "mix.sqlite")
+    sid = store.open_study("mix", None, {"study": {"baseline": "a"}}, {})
+    for arch, value in (("a", 1.0), ("b", 2.0)):
+        store.record_run(sid, RunResult(
+            key=f"t|{arch}|mix|1", topology="t", architecture=arch, workload="mix", repetition=1,
+            params={}, status="ok",
+            summaries=[Summary("mix", "aggregate_mbps", 10 * value, "Mbit/s", "higher"),
+                       Summary("mix/voip", "mos", value, "MOS", "higher")]))
+    rows = comparison(store, sid)
+    assert [(r.workload, r.metric, r.architecture) for r in rows] == [
+        ("mix", "aggregate_mbps", "a"), ("mix", "aggregate_mbps", "b"),
+        ("mix/voip", "mos", "a"), ("mix/voip", "mos", "b")]
+    assert all(r.n == 1 for r in rows)
