@@ -149,5 +149,10 @@ class P4Switch(Switch):
         self._kill()
         super().stop(deleteIntfs)
 
+    @property
+    def pid(self) -> int | None:
+        """The switch process (for CPU sampling), None when not running."""
+        return self.proc.pid if self.proc is not None and self.proc.poll() is None else None
+
     def connected(self):
         return self.proc is not None and self.proc.poll() is None

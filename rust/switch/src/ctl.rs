@@ -394,6 +394,45 @@ pub fn execute(sw: &mut Switch, line: &str) -> Result<String, String> {
             let ti = p.table_by_name(w.get(1).ok_or("usage: table_num_entries TABLE")?).ok_or("unknown table")?;
             Ok(p.tables[ti].num_entries.to_string())
         }
+        "table_dump" => {
+            let p = &sw.eng.prog;
+            let ti = p.table_by_name(w.get(1).ok_or("usage: table_dump TABLE")?).ok_or("unknown table")?;
+            let t = &p.tables[ti];
+            let act = |a: u32, d: &[u128]| -> String {
+                use crate::pipeline::{INDIRECT_GROUP, INDIRECT_MEMBER, NO_ACTION};
+                if a == NO_ACTION {
+                    "(none)".into()
+                } else if t.profile.is_some() && a & INDIRECT_GROUP != 0 {
+                    format!("group {}", a & !INDIRECT_GROUP)
+                } else if t.profile.is_some() && a & INDIRECT_MEMBER != 0 {
+                    format!("member {}", a & !INDIRECT_MEMBER)
+                } else {
+                    let ds: Vec<String> = d.iter().map(|x| format!("{:#x}", x)).collect();
+                    format!("{}({})", p.actions.get(a as usize).map(|x| x.name.as_str()).unwrap_or("?"), ds.join(", "))
+                }
+            };
+            let mut out = vec![];
+            for (h, e) in t.entries.iter().enumerate() {
+                let Some(e) = e else { continue };
+                let ks: Vec<String> = t
+                    .keys
+                    .iter()
+                    .enumerate()
+                    .map(|(i, k)| match k.kind {
+                        MatchKind::Lpm => format!("{}={:#x}/{}", k.name, e.key[i], e.prefix),
+                        MatchKind::Range => format!("{}={:#x}->{:#x}", k.name, e.key[i], e.aux.get(i).copied().unwrap_or(0)),
+                        MatchKind::Ternary | MatchKind::Optional => {
+                            format!("{}={:#x}&&&{:#x}", k.name, e.key[i], e.aux.get(i).copied().unwrap_or(0))
+                        }
+                        _ => format!("{}={:#x}", k.name, e.key[i]),
+                    })
+                    .collect();
+                let prio = if t.needs_priority() { format!(" priority={}", e.priority) } else { String::new() };
+                out.push(format!("{}: {} => {}{}", h, ks.join(" "), act(e.action, &e.data), prio));
+            }
+            out.push(format!("default: {}", act(t.default_action, &t.default_data)));
+            Ok(out.join("\n"))
+        }
         "show_tables" => {
             let p = &sw.eng.prog;
             Ok(p
@@ -641,7 +680,7 @@ pub fn execute(sw: &mut Switch, line: &str) -> Result<String, String> {
 mc_mgrp_create mc_mgrp_destroy mc_node_create mc_node_update mc_node_destroy mc_node_associate mc_node_dissociate \
 mirroring_add mirroring_add_mc mirroring_delete register_read register_write register_reset counter_read counter_reset \
 meter_set_rates set_queue_rate set_queue_depth port_impair pvs_add pvs_remove pvs_clear \
-act_prof_create_member act_prof_create_group act_prof_add_member_to_group table_indirect_add \
+table_dump act_prof_create_member act_prof_create_group act_prof_add_member_to_group table_indirect_add \
 table_indirect_add_with_group table_indirect_set_default packet_out packet_out_port packet_in_read stats digests"
             .into()),
         other => Err(format!("unknown command {} (try help)", other)),

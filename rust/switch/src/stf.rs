@@ -233,7 +233,19 @@ pub fn run(sw: &mut Switch, text: &str) -> StfResult {
                 Ok(())
             }
             "remove" | "check_counter" | "expect_digest" => Err(format!("line {}: STF command {} is not supported", line, cmd)),
-            _ => ctl::execute(sw, l).map(|_| ()).map_err(|e| format!("line {}: {}", line, e)),
+            _ => match ctl::execute(sw, l) {
+                Ok(out) => {
+                    // show what inspection commands print (table_dump, register_read, stats ...)
+                    let quiet = ["Entry has been added", "node was created", "Member has been created", "Group has been created"];
+                    if !out.is_empty() && !quiet.iter().any(|q| out.starts_with(q)) {
+                        for o in out.lines() {
+                            report.push_str(&format!("line {}: {}\n", line, o));
+                        }
+                    }
+                    Ok(())
+                }
+                Err(e) => Err(format!("line {}: {}", line, e)),
+            },
         };
         if let Err(e) = res {
             ok = false;
