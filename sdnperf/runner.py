@@ -56,6 +56,7 @@ class HostContext:
     seed: int
     on_process: Callable[[int], None]
     log: Callable[[str], None]
+    results_dir: Path | None = None  # this run's folder for files a workload keeps (pcaps)
 
     def host(self, name: str):
         return self.net.get(name)
@@ -85,7 +86,8 @@ def host_offloads(study: LoadedStudy) -> bool:
 
 
 def execute_run(study: LoadedStudy, run: RunSpec, run_dir: Path,
-                log: Callable[[str], None] = lambda msg: None) -> RunResult:
+                log: Callable[[str], None] = lambda msg: None,
+                results_dir: Path | None = None) -> RunResult:
     from sdnperf.fidelity.cpu import CpuSampler
     from sdnperf.workloads.base import run_workload
 
@@ -113,7 +115,8 @@ def execute_run(study: LoadedStudy, run: RunSpec, run_dir: Path,
             for pid in pids:
                 sampler.watch(role, pid)
         ctx = HostContext(net, study.topology.hosts(), study.config.study.seed,
-                          on_process=lambda pid: sampler.watch("traffic", pid), log=log)
+                          on_process=lambda pid: sampler.watch("traffic", pid), log=log,
+                          results_dir=results_dir)
         sampler.start()
         try:
             output = run_workload(run.workload, ctx)
@@ -138,6 +141,10 @@ def execute_run(study: LoadedStudy, run: RunSpec, run_dir: Path,
             arch.stop()
     result.finished = time.time()
     return result
+
+
+def _folder(run_key: str) -> str:
+    return run_key.replace("|", "_")
 
 
 class StudyRunner:
@@ -165,7 +172,8 @@ class StudyRunner:
                 if self.progress:
                     self.progress(n, len(todo), run)
                 run_dir = study_dir / f"run{run.index:04d}"
-                result = execute_run(self.study, run, run_dir, self.log)
+                result = execute_run(self.study, run, run_dir, self.log,
+                                     results_dir=self.results_dir / "runs" / _folder(run.key))
                 self.store.record_run(study_id, result)
                 results.append(result)
                 if result.status == "failed":
@@ -177,7 +185,7 @@ class StudyRunner:
 
     def _keep_logs(self, run: RunSpec, run_dir: Path) -> None:
         """A failed run's daemon/controller logs are evidence: copy them next to the results."""
-        dest = self.results_dir / "logs" / run.key.replace("|", "_")
+        dest = self.results_dir / "logs" / _folder(run.key)
         if run_dir.exists():
             shutil.copytree(run_dir, dest, dirs_exist_ok=True,
                             ignore=shutil.ignore_patterns("*.sock", "*.ctl", "conf.db"))

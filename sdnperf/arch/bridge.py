@@ -20,6 +20,13 @@ SETTLED = {PORT_DISABLED, PORT_FORWARDING, PORT_BLOCKING}
 STP_TIMERS_CS = {"hello_time": 100, "forward_delay": 200, "max_age": 600}  # centiseconds
 
 
+def _operstate(interface: str) -> str:
+    try:
+        return Path(f"/sys/class/net/{interface}/operstate").read_text().strip()
+    except OSError:
+        return "missing"
+
+
 class LinuxBridgeSwitch(Switch):
     """A Mininet switch node backed by one Linux bridge named after the node."""
 
@@ -46,8 +53,18 @@ class LinuxBridgeSwitch(Switch):
                 states.append(-1)
         return states
 
+    def ports_up(self) -> bool:
+        brif = Path(f"/sys/class/net/{self.name}/brif")
+        ports = list(brif.glob("*")) if brif.exists() else []
+        return all(_operstate(p.name) == "up" for p in ports)
+
     def connected(self):
-        return all(s in SETTLED for s in self.port_states()) if self.stp else True
+        # Without STP a port forwards once its link is up; a frame sent before that (the
+        # first ARP of a workload) would be lost, so readiness waits for carrier too.
+        states = self.port_states()
+        if self.stp:
+            return all(s in SETTLED for s in states) and self.ports_up()
+        return all(s == PORT_FORWARDING for s in states) and self.ports_up()
 
     def stop(self, deleteIntfs=True):
         self.cmd("ip link del", self.name, "2>/dev/null")
@@ -68,12 +85,11 @@ class BridgeArchitecture(Architecture):
         return {"switch": make, "controller": None}
 
     def wait_ready(self, net, timeout: float) -> None:
-        if not self.stp:
-            return
-        # Ports pass listening -> learning -> forwarding (2 x forward delay); one more hello
-        # of stability guards against a root change re-opening the election.
-        wait_until(lambda: all(sw.connected() for sw in net.switches), timeout,
-                   "Linux bridge spanning tree to converge", stable_for=1.5)
+        # With STP, ports pass listening -> learning -> forwarding (2 x forward delay); one
+        # more hello of stability guards against a root change re-opening the election.
+        what = "Linux bridge spanning tree to converge" if self.stp else "bridge ports to come up"
+        wait_until(lambda: all(sw.connected() for sw in net.switches), timeout, what,
+                   interval=0.05, stable_for=1.5 if self.stp else 0.0)
 
     def facts(self) -> dict:
         return {"architecture": "bridge", "stp": self.stp,
