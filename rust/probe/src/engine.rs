@@ -147,7 +147,7 @@ struct Sw {
     next_seq: u64,
     low: u64,
     outstanding: u64,
-    last_seq_for_host: Vec<u64>,
+    hosts: u64,
     load_sent: u64,
     // measurement-window counters
     sent: u64,
@@ -237,7 +237,7 @@ impl Sw {
             next_seq: 0,
             low: 0,
             outstanding: 0,
-            last_seq_for_host: vec![NOT_SET; cfg.hosts as usize],
+            hosts: cfg.hosts as u64,
             load_sent: 0,
             sent: 0,
             answered: 0,
@@ -434,15 +434,24 @@ impl Sw {
         Ok(())
     }
 
+    /// The packet-in a FLOW_MOD naming one of our host MACs answers: the oldest one from
+    /// that host still waiting (a controller handles packet-ins in order). Host h sends
+    /// the sequence numbers ≡ h (mod hosts), so this walks at most outstanding/hosts slots.
     fn seq_for_macs(&self, src: Option<[u8; 6]>, dst: Option<[u8; 6]>) -> Option<u64> {
+        let hosts = self.hosts;
         for m in [src, dst].into_iter().flatten() {
-            if let Some((sw, host)) = of13::decode_host_mac(&m) {
-                if sw as usize == (self.index & 0xffff) && (host as usize) < self.last_seq_for_host.len() {
-                    let seq = self.last_seq_for_host[host as usize];
-                    if seq != NOT_SET {
-                        return Some(seq);
-                    }
+            let Some((sw, host)) = of13::decode_host_mac(&m) else { continue };
+            if sw as usize != (self.index & 0xffff) || host as u64 >= hosts {
+                continue;
+            }
+            let h = host as u64;
+            let mut seq = self.low + (h + hosts - self.low % hosts) % hosts;
+            while seq < self.next_seq {
+                let slot = &self.ring[(seq & self.mask) as usize];
+                if slot.seq == seq && slot.flags & (F_ANSWERED | F_EXPIRED) == 0 {
+                    return Some(seq);
                 }
+                seq += hosts;
             }
         }
         None
@@ -550,7 +559,6 @@ impl Sw {
         of13::patch_frame(&mut m[of13::PI_DATA_OFF..], of13::host_mac(sw, dst_h), of13::host_mac(sw, src_h), id);
         let idx = (seq & self.mask) as usize;
         self.ring[idx] = Slot { seq, sent_ns: now, flags: if measured { F_MEASURED } else { 0 } };
-        self.last_seq_for_host[src_h as usize] = seq;
         self.outstanding += 1;
         self.load_sent += 1;
         self.cur.sent += 1;
