@@ -130,7 +130,16 @@ class CtlbenchRunner:
             self.log(f"[{i}/{len(runs)}] {what}: {spec.switches} switch(es), {spec.mode}"
                      + (f", {spec.rate:g} pkt-in/s per switch" if spec.rate else "")
                      + (f", rep {spec.repetition}" if not spec.ceiling else ""))
-            result = self.run_one(spec, binary)
+            try:
+                result = self.run_one(spec, binary)
+            except Exception as exc:  # one broken run must not cost the study
+                result = RunResult(key=spec.key, topology=convert.topology_name(spec.switches),
+                                   architecture=spec.controller.label,
+                                   workload=convert.workload_name(spec.mode, spec.rate),
+                                   repetition=spec.repetition,
+                                   params={"switches": spec.switches, "mode": spec.mode},
+                                   status="failed", error=f"run failed: {exc!r}",
+                                   started=time.time(), finished=time.time())
             if spec.ceiling and result.status == "ok":
                 self.ceiling[spec.switches] = float(result.params.get("answered_rate") or 0)
             self.store.record_run(study_id, result)
