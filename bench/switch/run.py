@@ -292,7 +292,7 @@ def main():
                     key = f"{kind}_{tag}"
                     res[key] = {"tcp_gbps": tcp(p, T)}
                     if p.proc:
-                        res[key]["io"] = "af_xdp" if "af_xdp" in _switch_banner(p) else "af_packet"
+                        res[key]["io"] = "af_xdp" if "=af_xdp" in _switch_banner(p) else "af_packet"
                     if off or kind.startswith("switch"):
                         # latency and 64-byte rate with offloads on, and for our switch's
                         # offloads-off back ends too
