@@ -70,12 +70,12 @@ def switch_class():
             self.grpc_port, self.device_id, self.target = int(grpc_port), int(device_id), target
             self.extra_args = list(extra_args or [])
 
-        def ports(self) -> dict[int, str]:
+        def port_names(self) -> dict[int, str]:
             return {port: intf.name for port, intf in sorted(self.intfs.items())
                     if intf.name != "lo" and not (port == 0 and intf.name.endswith("lo"))}
 
         def argv(self) -> list[str]:
-            ifaces = [x for port, name in self.ports().items() for x in ("-i", f"{port}@{name}")]
+            ifaces = [x for port, name in self.port_names().items() for x in ("-i", f"{port}@{name}")]
             if self.target == "bmv2":
                 return [self.binary or BMV2_DAEMON, "--device-id", str(self.device_id), *ifaces,
                         "--no-p4", *self.extra_args, "--",
@@ -184,7 +184,7 @@ class P4Architecture(Architecture):
         switches, links, hosts = [], [], []
         for sw in net.switches:
             switches.append({"name": sw.name, "device_id": sw.device_id,
-                             "address": f"127.0.0.1:{sw.grpc_port}", "ports": sorted(sw.ports())})
+                             "address": f"127.0.0.1:{sw.grpc_port}", "ports": sorted(sw.port_names())})
         names = {sw.name for sw in net.switches}
         for link in net.links:
             a, b = link.intf1, link.intf2
