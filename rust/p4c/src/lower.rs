@@ -322,6 +322,9 @@ pub struct Lower<'a> {
     pstate_prefix: String,
     pstate_accept: J,
     fn_ret: Option<Place>,
+    too_big: bool,
+    header_names: HashSet<String>,
+    scalar_names: HashSet<String>,
 }
 
 
@@ -361,6 +364,9 @@ pub fn lower(prog: &Program, text: &str, sink: &mut Sink) -> Option<Ir> {
         pstate_prefix: String::new(),
         pstate_accept: J::Null,
         fn_ret: None,
+        too_big: false,
+        header_names: HashSet::new(),
+        scalar_names: HashSet::new(),
     };
     l.run()
 }
@@ -569,10 +575,11 @@ impl<'a> Lower<'a> {
     fn add_header(&mut self, name: &str, ty: &str, metadata: bool) -> usize {
         let mut n = name.to_string();
         let mut k = 0;
-        while self.ir.headers.iter().any(|h| h.name == n) {
+        while self.header_names.contains(&n) || n == "scalars" || n == "standard_metadata" {
             k += 1;
             n = format!("{}_{}", name, k);
         }
+        self.header_names.insert(n.clone());
         self.add_header_type(ty, metadata);
         self.ir.headers.push(HeaderInst { name: n, ty: ty.to_string(), metadata });
         self.ir.headers.len() // index after scalars insertion (+1 applied: scalars is id 0)
@@ -581,10 +588,11 @@ impl<'a> Lower<'a> {
     fn scalar(&mut self, name: &str, ty: &Type) -> Place {
         let mut n = name.to_string();
         let mut k = 0;
-        while self.scalar_fields.iter().any(|f| f.0 == n) {
+        while self.scalar_names.contains(&n) {
             k += 1;
             n = format!("{}_{}", name, k);
         }
+        self.scalar_names.insert(n.clone());
         let fw = match ty {
             Type::Int(w) => FieldW::Fixed(*w, true),
             Type::Varbit(w) => FieldW::Var(*w),
@@ -621,6 +629,13 @@ impl<'a> Lower<'a> {
 
     /// Create storage for a value of type `ty`; `hname` names headers, `sname` scalar fields.
     fn make_place(&mut self, _tyname: &str, sname: &str, ty: Type, meta: bool, hname: &str) -> Place {
+        if self.ir.headers.len() + self.scalar_fields.len() > 100_000 {
+            if !self.too_big {
+                self.too_big = true;
+                self.err(Span::default(), "the program declares more than 100000 header instances and metadata fields");
+            }
+            return Place::Struct { ty: String::new(), members: vec![] };
+        }
         match &ty {
             Type::Struct(n) => {
                 let def = match self.env.composite(n) {
