@@ -1,6 +1,6 @@
 """`sdnperf ctlbench`: benchmark OpenFlow controllers with emulated switches.
 
-    sdnperf ctlbench run bench/ctlbench/ctlbench-openflow.toml
+    sdnperf ctlbench run examples/ctlbench-openflow.toml
     sdnperf ctlbench run -c echo -c osken:l2-learning -c ovs-testcontroller \\
         --switches 1,4,16 --mode throughput --duration 5
     sdnperf ctlbench run -c faucet --mode rate --switches 1 --rate 100,200,400,800
@@ -39,7 +39,7 @@ def build_parser() -> argparse.ArgumentParser:
     r = sub.add_parser("run", help="run a benchmark study (file and/or options)",
                        description="Run controllers × switches × rates × repetitions. Options "
                                    "override the file's [load] and [[controller]] tables.")
-    r.add_argument("file", nargs="?", help="ctlbench TOML file (see bench/ctlbench/ctlbench-openflow.toml)")
+    r.add_argument("file", nargs="?", help="ctlbench TOML file (see examples/ctlbench-openflow.toml)")
     r.add_argument("-c", "--controller", action="append", metavar="SPEC",
                    help="echo | osken[:APP] | faucet | ovs-testcontroller | 127.0.0.1:PORT "
                         "(repeatable)")

@@ -31,12 +31,13 @@ Errors name the file, line and field.
 """
 from __future__ import annotations
 
-import re
 import tomllib
 from pathlib import Path
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from sdnperf.study.locate import format_path, line_of
 
 KINDS = ("echo", "osken", "faucet", "ovs-testcontroller", "external")
 
@@ -153,24 +154,6 @@ class CtlbenchFile(_Strict):
         return self
 
 
-def _line_of(text: str, loc: tuple) -> int | None:
-    """Best-effort line number of a field: the last key of the location in the text."""
-    keys = [k for k in loc if isinstance(k, str)]
-    if not keys:
-        return None
-    pat = re.compile(rf"^\s*{re.escape(keys[-1])}\s*=", re.M)
-    if keys[0] == "controller" and len(loc) > 1 and isinstance(loc[1], int):
-        # the n-th [[controller]] table
-        starts = [m.start() for m in re.finditer(r"^\s*\[\[controller\]\]", text, re.M)]
-        if loc[1] < len(starts):
-            begin = starts[loc[1]]
-            end = starts[loc[1] + 1] if loc[1] + 1 < len(starts) else len(text)
-            m = pat.search(text, begin, end) if len(keys) > 1 else None
-            return text.count("\n", 0, m.start() if m else begin) + 1
-    m = pat.search(text)
-    return text.count("\n", 0, m.start()) + 1 if m else None
-
-
 def parse(text: str, source: str = "<text>") -> CtlbenchFile:
     try:
         data = tomllib.loads(text)
@@ -182,8 +165,8 @@ def parse(text: str, source: str = "<text>") -> CtlbenchFile:
         lines = []
         for err in exc.errors():
             loc = tuple(err["loc"])
-            field = ".".join(f"[{p}]" if isinstance(p, int) else str(p) for p in loc).replace(".[", "[")
-            line = _line_of(text, loc)
+            field = format_path(loc)
+            line = line_of(text, loc)
             where = f"{source}:{line}" if line else source
             msg = err["msg"].removeprefix("Value error, ")
             lines.append(f"{where}: {field or '(file)'}: {msg}")
