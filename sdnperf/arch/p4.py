@@ -53,22 +53,35 @@ def device_id_for(name: str, fallback: int) -> int:
 
 
 def switch_class():
-    """P4RuntimeSwitch, defined lazily: Mininet imports only where it is installed."""
-    from sdnperf.emulation.p4switch import P4Switch, P4SwitchError
+    """P4RuntimeSwitch, defined lazily: Mininet imports only where it is installed.
 
-    class P4RuntimeSwitch(P4Switch):
+    It is a Mininet Switch of its own (not a P4Switch subclass) so that changes to
+    emulation/p4switch.py, which runs the switch without P4Runtime, cannot break it."""
+    from mininet.node import Switch
+
+    class P4RuntimeSwitchError(RuntimeError):
+        pass
+
+    class P4RuntimeSwitch(Switch):
         """A Mininet switch running a P4Runtime switch daemon on 127.0.0.1:grpc_port.
 
-        Ready when the gRPC port accepts connections; stopped (SIGTERM, then SIGKILL) with
-        the network, and `--die-with-parent` where the daemon supports it."""
+        Ready when the gRPC port accepts connections; stopped (SIGTERM to its process
+        group, then SIGKILL) with the network, and `--die-with-parent` for our daemon."""
 
         def __init__(self, name, grpc_port: int, device_id: int, target: str = "sdnperf",
                      binary: str | None = None, log_dir: str | None = None,
                      ready_timeout: float = 20.0, extra_args: list[str] | None = None, **params):
-            super().__init__(name, json_path="(set by the controller)", cpu_port=CPU_PORT,
-                             binary=binary, log_dir=log_dir, ready_timeout=ready_timeout, **params)
+            super().__init__(name, **params)
             self.grpc_port, self.device_id, self.target = int(grpc_port), int(device_id), target
+            self.binary, self.ready_timeout = binary, ready_timeout
             self.extra_args = list(extra_args or [])
+            self.log_dir = Path(log_dir) if log_dir else Path("/tmp")
+            self.log_path = self.log_dir / f"p4rt-switch-{name}.log"
+            self.proc: subprocess.Popen | None = None
+
+        @classmethod
+        def setup(cls):
+            pass
 
         def port_names(self) -> dict[int, str]:
             return {port: intf.name for port, intf in sorted(self.intfs.items())
@@ -104,9 +117,13 @@ def switch_class():
                     return
                 time.sleep(0.05)
             err = self.log_path.read_text()[-2000:] if self.log_path.exists() else ""
+            argv0 = Path(self.argv()[0]).name
             self._kill()
-            raise P4SwitchError(f"{self.name}: {Path(self.argv()[0]).name} did not open gRPC port "
-                                f"{self.grpc_port}: {err.strip()}")
+            raise P4RuntimeSwitchError(f"{self.name}: {argv0} did not open gRPC port "
+                                       f"{self.grpc_port}: {err.strip()}")
+
+        def daemon_pid(self) -> int | None:
+            return self.proc.pid if self.proc is not None and self.proc.poll() is None else None
 
         def _kill(self):
             p = self.proc
@@ -122,6 +139,13 @@ def switch_class():
                     os.killpg(p.pid, signal.SIGKILL)
                     p.wait(timeout=3)
             self.proc = None
+
+        def stop(self, deleteIntfs=True):
+            self._kill()
+            super().stop(deleteIntfs)
+
+        def connected(self):
+            return self.proc is not None and self.proc.poll() is None
 
     return P4RuntimeSwitch
 
@@ -203,7 +227,7 @@ class P4Architecture(Architecture):
         return config
 
     def network_started(self, net) -> None:
-        self._pids = [sw.proc.pid for sw in net.switches if getattr(sw, "proc", None)]
+        self._pids = [sw.daemon_pid() for sw in net.switches if sw.daemon_pid()]
         self.controller = process.p4rt_controller(self.controller_config(net), self.run_dir)
         try:
             self.controller.start()
