@@ -348,7 +348,22 @@ fn copy_header(p: &Program, phv: &mut Phv, dst: HeaderId, src: HeaderId) {
     phv.valid[dst as usize] = phv.valid[src as usize];
 }
 
+/// A union member becoming valid makes the other members invalid.
+#[inline]
+fn union_exclusive(p: &Program, phv: &mut Phv, h: HeaderId) {
+    if let Some(u) = p.headers[h as usize].union {
+        for &o in &p.unions[u as usize].1 {
+            if o != h {
+                phv.valid[o as usize] = false;
+            }
+        }
+    }
+}
+
 fn set_header_valid(p: &Program, phv: &mut Phv, h: HeaderId, valid: bool) {
+    if valid {
+        union_exclusive(p, phv, h);
+    }
     if valid && !phv.valid[h as usize] {
         // a newly valid header starts zeroed (bmv2 behaviour)
         let hi = &p.headers[h as usize];
@@ -1084,6 +1099,12 @@ fn exec_prim_simple(p: &Program, phv: &mut Phv, ev: &Ev, prim: &Prim, flags: &mu
             flags.exit = true;
             return false;
         }
+        Prim::AssignUnion(d, s) => {
+            let (dm, sm) = (&p.unions[*d as usize].1, &p.unions[*s as usize].1);
+            for (a, b) in dm.iter().zip(sm.iter()) {
+                copy_header(p, phv, *a, *b);
+            }
+        }
         Prim::AssignStack(d, s) => {
             let dh = &p.stacks[*d as usize].headers;
             let sh = &p.stacks[*s as usize].headers;
@@ -1145,6 +1166,7 @@ fn extract(p: &Program, phv: &mut Phv, pkt: &[u8], cursor: usize, h: HeaderId) -
         }
     }
     phv.valid[h as usize] = true;
+    union_exclusive(p, phv, h);
     Some(n)
 }
 

@@ -68,6 +68,8 @@ struct Loader<'a> {
     action_idx: HashMap<i64, u32>,
     varbit_max: Vec<u32>,
     vsets: Vec<ValueSet>,
+    unions: Vec<(String, Vec<HeaderId>)>,
+    union_idx: HashMap<String, u32>,
 }
 
 impl<'a> Loader<'a> {
@@ -91,6 +93,8 @@ impl<'a> Loader<'a> {
             action_idx: HashMap::new(),
             varbit_max: vec![],
             vsets: vec![],
+            unions: vec![],
+            union_idx: HashMap::new(),
         };
         l.load_headers()?;
         Ok(l)
@@ -152,7 +156,7 @@ impl<'a> Loader<'a> {
                 off += w;
             }
             self.hdr_idx.insert(name.clone(), hid);
-            self.headers.push(HeaderInfo { name, first_field: first, num_fields: fs.len() as u32, bits: off, metadata, varbit });
+            self.headers.push(HeaderInfo { name, first_field: first, num_fields: fs.len() as u32, bits: off, metadata, varbit, union: None });
         }
         for st in arr(self.j, "header_stacks") {
             let name = s(st, "name")?.to_string();
@@ -165,6 +169,17 @@ impl<'a> Loader<'a> {
             self.stack_idx.insert(name.clone(), self.stacks.len() as u32);
             self.stack_type.push(s(st, "header_type").unwrap_or("").to_string());
             self.stacks.push(StackInfo { name, headers: ids });
+        }
+        for u in arr(self.j, "header_unions") {
+            let name = s(u, "name")?.to_string();
+            let ids: Vec<HeaderId> = arr(u, "header_ids").iter().filter_map(|x| x.as_u64()).map(|x| x as HeaderId).collect();
+            let ui = self.unions.len() as u32;
+            for &h in &ids {
+                let hi = self.headers.get_mut(h as usize).ok_or_else(|| format!("header_unions \"{}\": bad header id {}", name, h))?;
+                hi.union = Some(ui);
+            }
+            self.union_idx.insert(name.clone(), ui);
+            self.unions.push((name, ids));
         }
         for a in arr(self.j, "field_aliases") {
             if let (Some(alias), Some(t)) = (a.get(0).and_then(|x| x.as_str()), a.get(1).and_then(|x| x.as_array())) {
@@ -309,6 +324,16 @@ impl<'a> Loader<'a> {
             "~" => Ok(Expr::Un(UnOp::BitNot, Box::new(r()?))),
             "d2b" => Ok(Expr::Un(UnOp::D2B, Box::new(r()?))),
             "b2d" => Ok(Expr::Un(UnOp::B2D, Box::new(r()?))),
+            "valid_union" => {
+                let rv = right.ok_or("valid_union without operand")?;
+                let un = rv.get("value").and_then(|x| x.as_str()).unwrap_or("");
+                let ui = *self.union_idx.get(un).ok_or_else(|| format!("unknown header union {}", un))?;
+                let mut e = Expr::Const(0);
+                for &h in &self.unions[ui as usize].1 {
+                    e = Expr::Bin(BinOp::Or, Box::new(e), Box::new(Expr::Valid(h)));
+                }
+                Ok(e)
+            }
             "valid" => {
                 let rv = right.ok_or("valid without operand")?;
                 match rv.get("type").and_then(|x| x.as_str()) {
@@ -450,6 +475,13 @@ impl<'a> Loader<'a> {
             }
             "modify_field_rng_uniform" => Prim::Random(pl(0)?, pe(1)?, pe(2)?),
             "generate_digest" => Prim::Digest(pe(0)?, pint(1)?),
+            "assign_union" => {
+                let u = |i: usize| -> R<u32> {
+                    let n = ps.get(i).and_then(|x| x.get("value")).and_then(|x| x.as_str()).unwrap_or("");
+                    self.union_idx.get(n).copied().ok_or_else(|| format!("unknown header union {}", n))
+                };
+                Prim::AssignUnion(u(0)?, u(1)?)
+            }
             "assign_header_stack" => Prim::AssignStack(
                 self.stack(ps[0]["value"].as_str().unwrap_or(""))?,
                 self.stack(ps.get(1).ok_or("assign_header_stack: missing source")?["value"].as_str().unwrap_or(""))?,
@@ -675,6 +707,7 @@ impl<'a> Loader<'a> {
         let err_packet_too_short = err("PacketTooShort", 1);
         let err_stack_out_of_bounds = err("StackOutOfBounds", 3);
         Ok(Program {
+            unions: self.unions,
             profiles,
             vsets: self.vsets,
             varbit_max: self.varbit_max,

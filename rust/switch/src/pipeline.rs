@@ -17,6 +17,8 @@ pub struct HeaderInfo {
     pub metadata: bool,
     /// trailing varbit field: (varbit slot in the PHV, max bytes)
     pub varbit: Option<(u32, u32)>,
+    /// the header union this header is a member of (index into Program::unions)
+    pub union: Option<u32>,
 }
 
 #[derive(Debug, Clone)]
@@ -126,6 +128,8 @@ pub enum Prim {
     Digest(Expr, u32),
     /// copy a whole header stack (dst, src)
     AssignStack(u32, u32),
+    /// copy a whole header union (dst, src)
+    AssignUnion(u32, u32),
     Push(u32, u32),
     Pop(u32, u32),
     Jump(u32),
@@ -312,6 +316,8 @@ pub struct ValueSet {
 }
 
 pub struct Program {
+    /// header unions: name and member headers
+    pub unions: Vec<(String, Vec<HeaderId>)>,
     pub profiles: Vec<ActionProfile>,
     pub vsets: Vec<ValueSet>,
     /// max bytes of each varbit slot

@@ -46,6 +46,128 @@ impl FxHasher {
 }
 pub type FastMap<K, V> = HashMap<K, V, BuildHasherDefault<FxHasher>>;
 
+/// Key -> entry handle. Single-field keys are stored inline (one cache line per probe);
+/// multi-field keys as boxed slices.
+#[derive(Debug, Clone)]
+enum KeyMap {
+    Single(FastMap<u128, u32>),
+    Multi(FastMap<Box<[u128]>, u32>),
+}
+
+impl KeyMap {
+    fn new(nkeys: usize) -> KeyMap {
+        if nkeys == 1 {
+            KeyMap::Single(FastMap::default())
+        } else {
+            KeyMap::Multi(FastMap::default())
+        }
+    }
+    #[inline]
+    fn get(&self, k: &[u128]) -> Option<u32> {
+        match self {
+            KeyMap::Single(m) => m.get(&k[0]).copied(),
+            KeyMap::Multi(m) => m.get(k).copied(),
+        }
+    }
+    fn contains(&self, k: &[u128]) -> bool {
+        self.get(k).is_some()
+    }
+    fn insert(&mut self, k: &[u128], h: u32) {
+        match self {
+            KeyMap::Single(m) => {
+                m.insert(k[0], h);
+            }
+            KeyMap::Multi(m) => {
+                m.insert(k.to_vec().into_boxed_slice(), h);
+            }
+        }
+    }
+    fn remove(&mut self, k: &[u128]) {
+        match self {
+            KeyMap::Single(m) => {
+                m.remove(&k[0]);
+            }
+            KeyMap::Multi(m) => {
+                m.remove(k);
+            }
+        }
+    }
+    fn len(&self) -> usize {
+        match self {
+            KeyMap::Single(m) => m.len(),
+            KeyMap::Multi(m) => m.len(),
+        }
+    }
+    fn clear(&mut self) {
+        match self {
+            KeyMap::Single(m) => m.clear(),
+            KeyMap::Multi(m) => m.clear(),
+        }
+    }
+}
+
+/// One prefix length of an lpm table, with a one-hash Bloom filter (for large levels)
+/// that skips most probes of lengths the key cannot match.
+#[derive(Debug, Clone)]
+struct LpmLevel {
+    prefix: u32,
+    map: KeyMap,
+    bloom: Vec<u64>,
+    bloom_shift: u32,
+}
+
+#[inline]
+fn bloom_hash(k: &[u128]) -> u64 {
+    let mut h = 0x9E37_79B9_7F4A_7C15u64;
+    for v in k {
+        h = (h ^ (*v as u64) ^ ((*v >> 64) as u64).rotate_left(29)).wrapping_mul(0xff51_afd7_ed55_8ccd);
+        h ^= h >> 32;
+    }
+    h.wrapping_mul(0xc4ce_b9fe_1a85_ec53)
+}
+
+impl LpmLevel {
+    const BLOOM_MIN_ENTRIES: usize = 4096;
+    #[inline]
+    fn may_contain(&self, k: &[u128]) -> bool {
+        if self.bloom.is_empty() {
+            return true;
+        }
+        let b = bloom_hash(k) >> self.bloom_shift;
+        self.bloom[(b >> 6) as usize] & (1 << (b & 63)) != 0
+    }
+    fn bloom_add(&mut self, k: &[u128]) {
+        if !self.bloom.is_empty() {
+            let b = bloom_hash(k) >> self.bloom_shift;
+            self.bloom[(b >> 6) as usize] |= 1 << (b & 63);
+        }
+    }
+    /// (Re)builds the filter at ~16 bits per entry once the level is large.
+    fn maybe_rebuild(&mut self, entries: &[Option<Entry>]) {
+        let n = self.map.len();
+        if n < Self::BLOOM_MIN_ENTRIES {
+            return;
+        }
+        let bits = self.bloom.len() * 64;
+        if bits >= n * 8 {
+            return;
+        }
+        let want = (n * 16).next_power_of_two().max(1 << 16);
+        self.bloom = vec![0u64; want / 64];
+        self.bloom_shift = 64 - want.trailing_zeros();
+        let handles: Vec<u32> = match &self.map {
+            KeyMap::Single(m) => m.values().copied().collect(),
+            KeyMap::Multi(m) => m.values().copied().collect(),
+        };
+        for h in handles {
+            if let Some(Some(e)) = entries.get(h as usize) {
+                let k = e.key.clone();
+                self.bloom_add(&k);
+            }
+        }
+    }
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum MatchKind {
     Exact,
@@ -115,9 +237,9 @@ pub struct Table {
     pub layout: Layout,
     pub entries: Vec<Option<Entry>>,
     free: Vec<u32>,
-    exact: FastMap<Box<[u128]>, u32>,
-    /// (prefix length, map) sorted by prefix length, longest first
-    lpm: Vec<(u32, FastMap<Box<[u128]>, u32>)>,
+    exact: KeyMap,
+    /// one level per prefix length, longest first
+    lpm: Vec<LpmLevel>,
     generic: Vec<u32>,
     pub default_action: u32,
     pub default_data: Box<[u128]>,
@@ -138,6 +260,7 @@ pub struct Table {
 
 impl Table {
     pub fn new(name: String, keys: Vec<KeySpec>) -> Table {
+        let nkeys = keys.len();
         let layout = if keys.is_empty() {
             Layout::Keyless
         } else if keys.iter().all(|k| matches!(k.kind, MatchKind::Exact | MatchKind::Valid)) {
@@ -159,7 +282,7 @@ impl Table {
             layout,
             entries: Vec::new(),
             free: Vec::new(),
-            exact: FastMap::default(),
+            exact: KeyMap::new(nkeys),
             lpm: Vec::new(),
             generic: Vec::new(),
             default_action: 0,
@@ -199,6 +322,7 @@ impl Table {
         for (i, k) in self.keys.iter().enumerate() {
             key[i] &= width_mask(k.width);
         }
+        let mut lpm_level = None;
         let handle = match self.free.pop() {
             Some(h) => h,
             None => {
@@ -211,12 +335,11 @@ impl Table {
         match self.layout {
             Layout::Keyless => return Err(format!("table {} has no key; use setdefault", self.name)),
             Layout::Exact => {
-                let k: Box<[u128]> = key.clone().into_boxed_slice();
-                if self.exact.contains_key(&k) {
+                if self.exact.contains(&key) {
                     self.free.push(handle);
                     return Err(format!("table {}: duplicate entry", self.name));
                 }
-                self.exact.insert(k, handle);
+                self.exact.insert(&key, handle);
             }
             Layout::Lpm(pos) => {
                 let w = self.keys[pos].width;
@@ -225,20 +348,22 @@ impl Table {
                     return Err(format!("table {}: prefix length {} > field width {}", self.name, prefix, w));
                 }
                 key[pos] &= prefix_mask(prefix, w);
-                let k: Box<[u128]> = key.clone().into_boxed_slice();
-                let idx = match self.lpm.iter().position(|(p, _)| *p == prefix) {
+                let nk = self.keys.len();
+                let idx = match self.lpm.iter().position(|l| l.prefix == prefix) {
                     Some(i) => i,
                     None => {
-                        self.lpm.push((prefix, FastMap::default()));
-                        self.lpm.sort_by(|a, b| b.0.cmp(&a.0));
-                        self.lpm.iter().position(|(p, _)| *p == prefix).unwrap()
+                        self.lpm.push(LpmLevel { prefix, map: KeyMap::new(nk), bloom: Vec::new(), bloom_shift: 0 });
+                        self.lpm.sort_by(|a, b| b.prefix.cmp(&a.prefix));
+                        self.lpm.iter().position(|l| l.prefix == prefix).unwrap()
                     }
                 };
-                if self.lpm[idx].1.contains_key(&k) {
+                if self.lpm[idx].map.contains(&key) {
                     self.free.push(handle);
                     return Err(format!("table {}: duplicate entry", self.name));
                 }
-                self.lpm[idx].1.insert(k, handle);
+                self.lpm[idx].map.insert(&key, handle);
+                self.lpm[idx].bloom_add(&key);
+                lpm_level = Some(idx);
             }
             Layout::Generic => {}
         }
@@ -281,6 +406,10 @@ impl Table {
             self.generic.insert(pos, handle);
         }
         self.num_entries += 1;
+        if let Some(i) = lpm_level {
+            let entries = &self.entries;
+            self.lpm[i].maybe_rebuild(entries);
+        }
         Ok(handle)
     }
 
@@ -294,9 +423,9 @@ impl Table {
                 self.exact.remove(&e.key);
             }
             Layout::Lpm(_) => {
-                if let Some(i) = self.lpm.iter().position(|(p, _)| *p == e.prefix) {
-                    self.lpm[i].1.remove(&e.key);
-                    if self.lpm[i].1.is_empty() {
+                if let Some(i) = self.lpm.iter().position(|l| l.prefix == e.prefix) {
+                    self.lpm[i].map.remove(&e.key);
+                    if self.lpm[i].map.len() == 0 {
                         self.lpm.remove(i);
                     }
                 }
@@ -334,15 +463,18 @@ impl Table {
     pub fn lookup(&self, key: &[u128], scratch: &mut [u128]) -> Option<u32> {
         match self.layout {
             Layout::Keyless => None,
-            Layout::Exact => self.exact.get(key).copied(),
+            Layout::Exact => self.exact.get(key),
             Layout::Lpm(pos) => {
                 let n = key.len();
                 scratch[..n].copy_from_slice(key);
                 let w = self.keys[pos].width;
-                for (p, map) in &self.lpm {
-                    scratch[pos] = key[pos] & prefix_mask(*p, w);
-                    if let Some(h) = map.get(&scratch[..n]) {
-                        return Some(*h);
+                for l in &self.lpm {
+                    scratch[pos] = key[pos] & prefix_mask(l.prefix, w);
+                    let k = &scratch[..n];
+                    if l.may_contain(k) {
+                        if let Some(h) = l.map.get(k) {
+                            return Some(h);
+                        }
                     }
                 }
                 None
@@ -393,6 +525,25 @@ mod tests {
         assert_eq!(t.lookup(&[0x0b020203], &mut s), None);
         t.delete(b).unwrap();
         assert_eq!(t.lookup(&[0x0a010203], &mut s), Some(a));
+    }
+    #[test]
+    fn lpm_large_levels_with_bloom() {
+        let mut t = Table::new("t".into(), vec![spec(MatchKind::Lpm, 32)]);
+        let mut s = [0u128; 4];
+        for i in 0..20_000u128 {
+            t.add(vec![(16 << 24) | (i << 8)], vec![], 24, None, 1, vec![]).unwrap();
+        }
+        let wide = t.add(vec![16 << 24], vec![], 8, None, 2, vec![]).unwrap();
+        for i in (0..20_000u128).step_by(97) {
+            let h = t.lookup(&[(16 << 24) | (i << 8) | 5], &mut s).unwrap();
+            assert_eq!(t.entries[h as usize].as_ref().unwrap().action, 1);
+        }
+        // outside the /24s but inside the /8
+        assert_eq!(t.lookup(&[(16 << 24) | (30_000 << 8)], &mut s), Some(wide));
+        assert_eq!(t.lookup(&[17 << 24], &mut s), None);
+        let h = t.lookup(&[(16 << 24) | (77 << 8)], &mut s).unwrap();
+        t.delete(h).unwrap();
+        assert_eq!(t.lookup(&[(16 << 24) | (77 << 8)], &mut s), Some(wide));
     }
     #[test]
     fn ternary_priority() {

@@ -149,7 +149,9 @@ class Prog:
                           "conditionals": p["conditionals"]})
         j = {
             "header_types": self.header_types, "headers": self.headers,
-            "header_stacks": self.stacks, "header_union_types": [], "header_unions": [],
+            "header_stacks": self.stacks,
+            "header_union_types": getattr(self, "union_types", []),
+            "header_unions": getattr(self, "unions", []),
             "header_union_stacks": [], "field_lists": self.field_lists,
             "errors": [["NoError", 0], ["PacketTooShort", 1], ["NoMatch", 2],
                        ["StackOutOfBounds", 3], ["HeaderTooShort", 4], ["ParserTimeout", 5]],
@@ -713,6 +715,54 @@ def selector():
     open("selector.stf", "w").write("\n".join(lines) + "\n")
 
 
+def unions():
+    """Header union: extracting or validating one member invalidates the other;
+    valid_union; deparser emits only the valid member."""
+    p = Prog("unions")
+    p.header("ethernet", ETH)
+    p.header("u.h1", [("a", 16)], type_name="h1_t")
+    p.header("u.h2", [("b", 32)], type_name="h2_t")
+    p.union_types = [{"name": "u_t", "id": 0, "headers": [["h1", "h1_t"], ["h2", "h2_t"]]}]
+    p.unions = [{"name": "u", "id": 0, "union_type": "u_t", "header_ids": [2, 3], "pi_omit": True}]
+    p.state("start", [{"op": "extract", "parameters": [{"type": "regular", "value": "ethernet"}]}],
+            [F("ethernet", "etherType")],
+            [{"type": "hexstr", "value": "0x1111", "mask": None, "next_state": "p1"},
+             {"type": "hexstr", "value": "0x2222", "mask": None, "next_state": "p2"},
+             {"type": "default", "value": None, "mask": None, "next_state": None}])
+    p.state("p1", [{"op": "extract", "parameters": [{"type": "regular", "value": "u.h1"}]}], [],
+            [{"type": "default", "value": None, "mask": None, "next_state": None}])
+    p.state("p2", [{"op": "extract", "parameters": [{"type": "regular", "value": "u.h2"}]}], [],
+            [{"type": "default", "value": None, "mask": None, "next_state": None}])
+    p.deparser = ["ethernet", "u.h1", "u.h2"]
+    p.action("to_h2", [], [prim("add_header", HDR("u.h2")),
+                           assign(F("u.h2", "b"), E("|", H(0xbeef0000), F("u.h1", "a"))),
+                           assign(F("ethernet", "etherType"), H(0x2222))])
+    p.action("port1", [], [assign(F("standard_metadata", "egress_spec"), H(1))])
+    p.action("port2", [], [assign(F("standard_metadata", "egress_spec"), H(2))])
+    p.table("ingress", "t_h2", [], ["to_h2"], "to_h2")
+    p.table("ingress", "t_p1", [], ["port1"], "port1")
+    p.table("ingress", "t_p2", [], ["port2"], "port2")
+    p.pipelines["ingress"]["init"] = "c_h1"
+    p.pipelines["ingress"]["tables"][0]["next_tables"] = {"to_h2": "c_any"}
+    p.cond("ingress", "c_h1", E("d2b", None, E("valid", None, HDR("u.h1"))), "t_h2", "c_any")
+    p.cond("ingress", "c_any", E("valid_union", None, {"type": "header_union", "value": "u"}), "t_p1", "t_p2")
+    e1 = eth("00:00:00:00:00:02", "00:00:00:00:00:01", 0x1111) + b"\x12\x34" + b"pl"
+    o1 = eth("00:00:00:00:00:02", "00:00:00:00:00:01", 0x2222) + b"\xbe\xef\x12\x34" + b"pl"
+    e2 = eth("00:00:00:00:00:02", "00:00:00:00:00:01", 0x2222) + b"\x00\x00\x00\x07" + b"pl"
+    e3 = eth("00:00:00:00:00:02", "00:00:00:00:00:01", 0x3333) + b"pl"
+    stf = f"""# h1 becomes h2 (h1 invalidated by the union), union valid -> port 1
+packet 0 {hx(e1)}
+expect 1 {hx(o1)}$
+packet 0 {hx(e2)}
+expect 1 {hx(e2)}$
+# no member valid -> port 2
+packet 0 {hx(e3)}
+expect 2 {hx(e3)}$
+"""
+    p.dump()
+    open("unions.stf", "w").write(stf)
+
+
 def queues():
     """Egress queue with a rate: enq_qdepth / deq_qdepth / deq_timedelta written into the
     packet; plus per-port impairment (delay) and queue depth drops."""
@@ -759,6 +809,7 @@ def queues():
 
 
 if __name__ == "__main__":
+    unions()
     l2_basic()
     selector()
     queues()
