@@ -7,7 +7,7 @@ from sdnperf.report.html import write_report
 from sdnperf.report.table import CPU_MARK
 from sdnperf.samples import RunResult
 from sdnperf.store import Store
-from test_report_data import CPU_BOUND_KEY, CPU_REASON, FAILED_KEY, build_study
+from .test_report_data import CPU_BOUND_KEY, CPU_REASON, FAILED_KEY, build_study
 
 
 def report_of_synthetic(tmp_path) -> str:

@@ -7,7 +7,7 @@ import pytest
 from sdnperf.report import plots, series
 from sdnperf.samples import RunResult, Sample, Summary
 from sdnperf.store import Store
-from test_report_data import build_study
+from .test_report_data import build_study
 
 PNG = b"\x89PNG\r\n\x1a\n"
 

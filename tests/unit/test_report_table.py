@@ -7,7 +7,7 @@ from rich.console import Console
 from sdnperf.report.table import CPU_MARK, RECORD_COLUMNS, comparison, footnotes, render_table
 from sdnperf.samples import RunResult, Summary
 from sdnperf.store import Store
-from test_report_data import CPU_BOUND_KEY, CPU_REASON, REPS, build_study
+from .test_report_data import CPU_BOUND_KEY, CPU_REASON, REPS, build_study
 
 
 @pytest.fixture

@@ -15,7 +15,7 @@ from sdnperf.samples import CpuReport, RunResult, Sample, Summary
 from sdnperf.store import Store
 from sdnperf.store.schema import SchemaError
 from sdnperf.store.sqlite import RUN_CSV_COLUMNS, SAMPLE_CSV_COLUMNS, SUMMARY_CSV_COLUMNS
-from test_report_data import CPU_BOUND_KEY, CPU_REASON, FAILED_KEY, build_study
+from .test_report_data import CPU_BOUND_KEY, CPU_REASON, FAILED_KEY, build_study
 
 REPO = Path(__file__).resolve().parents[2]
 
