@@ -1,1 +1,175 @@
-fn main() {}
+//! P4Runtime table-write benchmark client (bench/p4runtime/run.py drives it).
+//!
+//! Connects as primary, pushes PROGRAM.json + P4INFO.bin (VERIFY_AND_COMMIT), then writes
+//! `--entries` table entries in WriteRequests of `--batch` updates, one request in flight
+//! at a time (a controller waiting for each answer), and reports entries/s for INSERT,
+//! MODIFY and DELETE. Requests are built during the timed loop, as a controller would.
+//! Table `--table` (default l2: exact 48-bit key, action forward(port)); with
+//! `--table ipv4_lpm`: /32 and /24 LPM keys, action route(dmac, port).
+
+use prost::Message;
+use sdnperf_p4rt::proto::p4::config::v1 as cfg;
+use sdnperf_p4rt::proto::p4::v1 as p4;
+use sdnperf_p4rt::proto::p4::v1::p4_runtime_client::P4RuntimeClient;
+use std::time::Instant;
+
+fn usage() -> ! {
+    eprintln!("usage: sdnperf-p4rt-bench --addr HOST:PORT --json PROG.json --p4info P4INFO.bin [--device-id 1] [--entries 100000] [--batch 1000] [--table l2|ipv4_lpm] [--json-out FILE]");
+    std::process::exit(2)
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let mut addr = None;
+    let mut json = None;
+    let mut p4info = None;
+    let mut device_id = 1u64;
+    let mut entries = 100_000usize;
+    let mut batch = 1000usize;
+    let mut table = "l2".to_string();
+    let mut json_out = None;
+    let mut i = 0;
+    while i < args.len() {
+        let v = args.get(i + 1).cloned().unwrap_or_else(|| usage());
+        match args[i].as_str() {
+            "--addr" => addr = Some(v),
+            "--json" => json = Some(v),
+            "--p4info" => p4info = Some(v),
+            "--device-id" => device_id = v.parse().unwrap_or_else(|_| usage()),
+            "--entries" => entries = v.parse().unwrap_or_else(|_| usage()),
+            "--batch" => batch = v.parse::<usize>().unwrap_or_else(|_| usage()).max(1),
+            "--table" => table = v,
+            "--json-out" => json_out = Some(v),
+            _ => usage(),
+        }
+        i += 2;
+    }
+    let (Some(addr), Some(json), Some(p4info)) = (addr, json, p4info) else { usage() };
+    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    if let Err(e) = rt.block_on(run(addr, json, p4info, device_id, entries, batch, table, json_out)) {
+        eprintln!("sdnperf-p4rt-bench: error: {}", e);
+        std::process::exit(1);
+    }
+}
+
+fn u128v(v: u128) -> p4::Uint128 {
+    p4::Uint128 { high: (v >> 64) as u64, low: v as u64 }
+}
+
+#[allow(clippy::too_many_arguments)]
+async fn run(addr: String, json: String, p4info: String, device_id: u64, n: usize, batch: usize, table: String, json_out: Option<String>) -> Result<(), String> {
+    let info = cfg::P4Info::decode(std::fs::read(&p4info).map_err(|e| format!("{}: {}", p4info, e))?.as_slice()).map_err(|e| e.to_string())?;
+    let bmv2 = std::fs::read(&json).map_err(|e| format!("{}: {}", json, e))?;
+    let mut c = P4RuntimeClient::connect(format!("http://{}", addr))
+        .await
+        .map_err(|e| format!("connect {}: {}", addr, e))?
+        .max_decoding_message_size(256 << 20)
+        .max_encoding_message_size(256 << 20);
+    // arbitration
+    let (tx, rx) = tokio::sync::mpsc::channel(16);
+    let election = 1u128;
+    tx.send(p4::StreamMessageRequest {
+        update: Some(p4::stream_message_request::Update::Arbitration(p4::MasterArbitrationUpdate {
+            device_id,
+            role: None,
+            election_id: Some(u128v(election)),
+            status: None,
+        })),
+    })
+    .await
+    .map_err(|e| e.to_string())?;
+    let mut stream = c.stream_channel(tokio_stream::wrappers::ReceiverStream::new(rx)).await.map_err(|e| e.to_string())?.into_inner();
+    let first = stream.message().await.map_err(|e| e.to_string())?.ok_or("stream closed")?;
+    match first.update {
+        Some(p4::stream_message_response::Update::Arbitration(a)) if a.status.as_ref().map(|s| s.code) == Some(0) => {}
+        other => return Err(format!("not primary: {:?}", other)),
+    }
+    c.set_forwarding_pipeline_config(p4::SetForwardingPipelineConfigRequest {
+        device_id,
+        election_id: Some(u128v(election)),
+        action: p4::set_forwarding_pipeline_config_request::Action::VerifyAndCommit as i32,
+        config: Some(p4::ForwardingPipelineConfig { p4info: Some(info.clone()), p4_device_config: bmv2, cookie: Some(p4::forwarding_pipeline_config::Cookie { cookie: 1 }) }),
+        ..Default::default()
+    })
+    .await
+    .map_err(|e| format!("SetForwardingPipelineConfig: {}", e))?;
+    let t = info
+        .tables
+        .iter()
+        .find(|t| t.preamble.as_ref().map(|p| p.name.ends_with(&table)).unwrap_or(false))
+        .ok_or_else(|| format!("no table {}", table))?;
+    let tid = t.preamble.as_ref().unwrap().id;
+    let act_name = if table == "l2" { "forward" } else { "route" };
+    let act = info.actions.iter().find(|a| a.preamble.as_ref().map(|p| p.name.ends_with(act_name)).unwrap_or(false)).ok_or("no action")?;
+    let aid = act.preamble.as_ref().unwrap().id;
+    let lpm = table != "l2";
+    let entry = |k: usize, port: u32| -> p4::TableEntry {
+        let (fm, params) = if lpm {
+            // half /32 host routes, half /24 prefixes
+            let (v, len) = if k % 2 == 0 { (0x0a00_0000u32 + k as u32, 32) } else { (0x0b00_0000u32.wrapping_add((k as u32) << 8), 24) };
+            (
+                p4::field_match::FieldMatchType::Lpm(p4::field_match::Lpm { value: v.to_be_bytes().to_vec(), prefix_len: len }),
+                vec![
+                    p4::action::Param { param_id: 1, value: vec![2, 0, 0, (k >> 16) as u8, (k >> 8) as u8, k as u8] },
+                    p4::action::Param { param_id: 2, value: port.to_be_bytes()[2..].to_vec() },
+                ],
+            )
+        } else {
+            let mac = (0x0200_0000_0000u64 + k as u64).to_be_bytes()[2..].to_vec();
+            (
+                p4::field_match::FieldMatchType::Exact(p4::field_match::Exact { value: mac }),
+                vec![p4::action::Param { param_id: 1, value: port.to_be_bytes()[2..].to_vec() }],
+            )
+        };
+        p4::TableEntry {
+            table_id: tid,
+            r#match: vec![p4::FieldMatch { field_id: 1, field_match_type: Some(fm) }],
+            action: Some(p4::TableAction { r#type: Some(p4::table_action::Type::Action(p4::Action { action_id: aid, params })) }),
+            ..Default::default()
+        }
+    };
+    let mut results = vec![];
+    for (name, ty, port) in [("insert", p4::update::Type::Insert, 1u32), ("modify", p4::update::Type::Modify, 2), ("delete", p4::update::Type::Delete, 1)] {
+        let t0 = Instant::now();
+        let mut lat = vec![];
+        let mut k = 0;
+        while k < n {
+            let m = batch.min(n - k);
+            let tb = Instant::now();
+            let updates = (k..k + m).map(|x| p4::Update { r#type: ty as i32, entity: Some(p4::Entity { entity: Some(p4::entity::Entity::TableEntry(entry(x, port))) }) }).collect();
+            c.write(p4::WriteRequest { device_id, election_id: Some(u128v(election)), updates, ..Default::default() })
+                .await
+                .map_err(|e| format!("{} batch at {}: {}", name, k, e))?;
+            lat.push(tb.elapsed().as_secs_f64() * 1e3);
+            k += m;
+        }
+        let el = t0.elapsed().as_secs_f64();
+        if name == "insert" {
+            // check: everything is there
+            let mut got = 0;
+            let mut rs = c
+                .read(p4::ReadRequest { device_id, entities: vec![p4::Entity { entity: Some(p4::entity::Entity::TableEntry(p4::TableEntry { table_id: tid, ..Default::default() })) }], ..Default::default() })
+                .await
+                .map_err(|e| e.to_string())?
+                .into_inner();
+            while let Some(r) = rs.message().await.map_err(|e| e.to_string())? {
+                got += r.entities.len();
+            }
+            if got != n {
+                return Err(format!("read back {} entries, wrote {}", got, n));
+            }
+        }
+        lat.sort_by(|a, b| a.partial_cmp(b).unwrap());
+        let p = |q: f64| lat[((lat.len() - 1) as f64 * q).round() as usize];
+        println!(
+            "{:<6} {} entries in batches of {}: {:.3} s = {:.0} entries/s (per batch ms: median {:.2}, p90 {:.2}, max {:.2})",
+            name, n, batch, el, n as f64 / el, p(0.5), p(0.9), p(1.0)
+        );
+        results.push(format!("\"{}\": {{\"entries\": {}, \"batch\": {}, \"seconds\": {:.4}, \"rate\": {:.0}, \"batch_ms_median\": {:.3}, \"batch_ms_p90\": {:.3}}}", name, n, batch, el, n as f64 / el, p(0.5), p(0.9)));
+    }
+    if let Some(f) = json_out {
+        std::fs::write(&f, format!("{{\"table\": \"{}\", {}}}\n", table, results.join(", "))).map_err(|e| e.to_string())?;
+    }
+    drop(tx);
+    Ok(())
+}
