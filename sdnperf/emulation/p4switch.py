@@ -150,8 +150,9 @@ class P4Switch(Switch):
         super().stop(deleteIntfs)
 
     @property
-    def pid(self) -> int | None:
-        """The switch process (for CPU sampling), None when not running."""
+    def switch_pid(self) -> int | None:
+        """The sdnperf-switch process (for CPU sampling), None when not running.
+        (Mininet's own `pid` is the node's shell.)"""
         return self.proc.pid if self.proc is not None and self.proc.poll() is None else None
 
     def connected(self):
