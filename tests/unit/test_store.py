@@ -163,10 +163,9 @@ def test_a_failed_retry_that_crashes_keeps_the_old_row(store):
 CRASHER = textwrap.dedent("""
     import os, sys
     sys.path.insert(0, {repo!r})
-    sys.path.insert(0, {tests!r})
     from sdnperf.store import Store
     from sdnperf.store.sqlite import Store as S
-    from test_store import run
+    from tests.unit.test_store import run
     store = Store(sys.argv[1])
     sid = store.open_study("s", "", {{}}, {{}})
     store.record_run(sid, run("durable", n_samples=4))
@@ -183,7 +182,7 @@ CRASHER = textwrap.dedent("""
 
 def test_process_killed_mid_run_loses_only_that_run(tmp_path):
     db = tmp_path / "study.db"
-    script = CRASHER.format(repo=str(REPO), tests=str(Path(__file__).parent))
+    script = CRASHER.format(repo=str(REPO))
     proc = subprocess.run([sys.executable, "-c", script, str(db)], capture_output=True, text=True)
     assert proc.returncode == 9, proc.stderr
     with Store(db) as store:
