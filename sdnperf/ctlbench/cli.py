@@ -201,7 +201,10 @@ def cmd_ceiling(args) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
+    from sdnperf.emulation.cleanup import ensure_tag
+
     args = build_parser().parse_args(argv)
+    ensure_tag()  # controllers and probes inherit it: `sdnperf clean` finds them after a crash
     if args.command == "run":
         return cmd_run(args)
     return cmd_ceiling(args)
