@@ -195,7 +195,9 @@ impl Pipe {
                     None => return Err(format!("table {} field {}: unsupported match type", name, mf.name)),
                 };
                 let swk = if k.kind == MatchKind::Valid { MatchKind::Exact } else { k.kind };
-                if swk != kind {
+                // BMv2 JSON has no optional match: p4c emits it as ternary
+                let compatible = swk == kind || (kind == MatchKind::Optional && swk == MatchKind::Ternary);
+                if !compatible {
                     return Err(format!("table {} field {}: P4Info says {:?}, device config {:?}", name, mf.name, kind, k.kind));
                 }
                 if mf.bitwidth as u32 != k.width && k.kind != MatchKind::Valid {

@@ -1,0 +1,451 @@
+//! P4Runtime entities <-> switch tables: tests on tests/programs/features.p4 compiled by the
+//! workspace compiler, with packets run through the switch in memory.
+
+use prost::Message;
+use sdnperf_p4rt::device::{Device, Event};
+use sdnperf_p4rt::pipe::{u128_to_bytes, Pipe};
+use sdnperf_p4rt::proto::p4::config::v1 as cfg;
+use sdnperf_p4rt::proto::p4::v1 as p4;
+use sdnperf_p4rt::proto::p4::v1::entity::Entity as E;
+use p4::update::Type as T;
+use tonic::Code;
+
+fn compile() -> (cfg::P4Info, String) {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/programs/features.p4");
+    let o = p4c::compile_file(&path, &p4c::Options::default()).expect("features.p4 compiles");
+    (cfg::P4Info::decode(o.p4info_binary.as_slice()).unwrap(), o.bmv2_json)
+}
+
+struct Fx {
+    dev: Device,
+    info: cfg::P4Info,
+}
+
+impl Fx {
+    fn new() -> Fx {
+        let (info, json) = compile();
+        let prog = sdnperf_switch::json::load_str(&json).unwrap();
+        let pipe = Pipe::build(info.clone(), json.into_bytes(), Some(7), &prog).unwrap();
+        let mut dev = Device::new(Some(255));
+        dev.commit(pipe, prog, false);
+        Fx { dev, info }
+    }
+    fn id(&self, name: &str) -> u32 {
+        let i = &self.info;
+        let pre = i
+            .tables
+            .iter()
+            .map(|x| &x.preamble)
+            .chain(i.actions.iter().map(|x| &x.preamble))
+            .chain(i.action_profiles.iter().map(|x| &x.preamble))
+            .chain(i.counters.iter().map(|x| &x.preamble))
+            .chain(i.direct_counters.iter().map(|x| &x.preamble))
+            .chain(i.meters.iter().map(|x| &x.preamble))
+            .chain(i.registers.iter().map(|x| &x.preamble))
+            .chain(i.digests.iter().map(|x| &x.preamble))
+            .flatten()
+            .find(|p| p.name == name || p.name.ends_with(&format!(".{}", name)))
+            .unwrap_or_else(|| panic!("no {}", name));
+        pre.id
+    }
+    fn w(&mut self, t: T, e: E) -> Result<(), (Code, String)> {
+        self.dev.write(t as i32, &p4::Entity { entity: Some(e) }).map_err(|e| (e.code, e.msg))
+    }
+    fn read(&self, e: E) -> Vec<E> {
+        let mut out = vec![];
+        self.dev.read(&p4::Entity { entity: Some(e) }, &mut out).unwrap();
+        out.into_iter().map(|x| x.entity.unwrap()).collect()
+    }
+    fn action(&self, name: &str, params: &[u128]) -> p4::TableAction {
+        p4::TableAction {
+            r#type: Some(p4::table_action::Type::Action(p4::Action {
+                action_id: self.id(name),
+                params: params.iter().enumerate().map(|(i, v)| p4::action::Param { param_id: i as u32 + 1, value: u128_to_bytes(*v) }).collect(),
+            })),
+        }
+    }
+    /// Runs a frame through the switch; returns (egress port, bytes) of each output.
+    fn packet(&mut self, port: u32, bytes: &[u8]) -> Vec<(u32, Vec<u8>)> {
+        let sw = self.dev.sw.as_mut().unwrap();
+        let now = sw.eng.now_ns();
+        sw.receive(port, bytes, None, now);
+        sw.service(now);
+        let mut out = vec![];
+        for j in std::mem::take(&mut sw.ready) {
+            let mut v = vec![];
+            j.out_bytes(&mut v);
+            out.push((j.egress_port, v));
+            sw.eng.recycle(j);
+        }
+        out
+    }
+}
+
+fn exact(id: u32, v: &[u8]) -> p4::FieldMatch {
+    p4::FieldMatch { field_id: id, field_match_type: Some(p4::field_match::FieldMatchType::Exact(p4::field_match::Exact { value: v.to_vec() })) }
+}
+fn lpm(id: u32, v: u32, len: i32) -> p4::FieldMatch {
+    p4::FieldMatch { field_id: id, field_match_type: Some(p4::field_match::FieldMatchType::Lpm(p4::field_match::Lpm { value: v.to_be_bytes().to_vec(), prefix_len: len })) }
+}
+fn ternary(id: u32, v: u128, m: u128) -> p4::FieldMatch {
+    p4::FieldMatch { field_id: id, field_match_type: Some(p4::field_match::FieldMatchType::Ternary(p4::field_match::Ternary { value: u128_to_bytes(v), mask: u128_to_bytes(m) })) }
+}
+fn range(id: u32, lo: u128, hi: u128) -> p4::FieldMatch {
+    p4::FieldMatch { field_id: id, field_match_type: Some(p4::field_match::FieldMatchType::Range(p4::field_match::Range { low: u128_to_bytes(lo), high: u128_to_bytes(hi) })) }
+}
+fn optional(id: u32, v: u128) -> p4::FieldMatch {
+    p4::FieldMatch { field_id: id, field_match_type: Some(p4::field_match::FieldMatchType::Optional(p4::field_match::Optional { value: u128_to_bytes(v) })) }
+}
+
+const MAC_A: [u8; 6] = [0, 0, 0, 0, 0, 0xa];
+const MAC_B: [u8; 6] = [0, 0, 0, 0, 0, 0xb];
+
+fn eth(dst: [u8; 6], src: [u8; 6], ethertype: u16, rest: &[u8]) -> Vec<u8> {
+    let mut v = dst.to_vec();
+    v.extend_from_slice(&src);
+    v.extend_from_slice(&ethertype.to_be_bytes());
+    v.extend_from_slice(rest);
+    v.resize(v.len().max(60), 0);
+    v
+}
+
+fn ipv4(dst: [u8; 6], src_ip: u32, dst_ip: u32, ttl: u8, proto: u8) -> Vec<u8> {
+    let mut ip = vec![0x45, 0, 0, 20, 0, 0, 0, 0, ttl, proto, 0, 0];
+    ip.extend_from_slice(&src_ip.to_be_bytes());
+    ip.extend_from_slice(&dst_ip.to_be_bytes());
+    eth(dst, MAC_A, 0x0800, &ip)
+}
+
+fn te(table_id: u32, m: Vec<p4::FieldMatch>, a: Option<p4::TableAction>, prio: i32) -> E {
+    E::TableEntry(p4::TableEntry { table_id, r#match: m, action: a, priority: prio, ..Default::default() })
+}
+
+#[test]
+fn pipeline_maps_every_p4info_object() {
+    let f = Fx::new();
+    let p = f.dev.pipe.as_ref().unwrap();
+    assert_eq!(p.tables.len(), 5);
+    assert_eq!(p.cookie, Some(7));
+    assert!(p.tables[&f.id("acl")].needs_priority);
+    assert!(p.tables[&f.id("ipv4_lpm")].idle_timeout);
+    assert!(p.tables[&f.id("ipv4_lpm")].direct_counter.is_some());
+    assert!(p.tables[&f.id("ecmp")].profile.is_some());
+    assert_eq!(p.packet_in.as_ref().unwrap().bytes(), 2);
+    assert_eq!(p.digests.len(), 1);
+}
+
+#[test]
+fn pipeline_rejects_p4info_that_does_not_match_the_program() {
+    let (mut info, json) = compile();
+    info.tables[0].preamble.as_mut().unwrap().name = "MyIngress.nope".into();
+    info.tables[0].preamble.as_mut().unwrap().alias = "nope".into();
+    let prog = sdnperf_switch::json::load_str(&json).unwrap();
+    let e = Pipe::build(info, vec![], None, &prog).err().unwrap();
+    assert!(e.contains("nope"), "{}", e);
+}
+
+#[test]
+fn exact_insert_read_modify_delete_and_errors() {
+    let mut f = Fx::new();
+    let dmac = f.id("dmac");
+    let fwd = f.action("forward", &[2]);
+    f.w(T::Insert, te(dmac, vec![exact(1, &MAC_B)], Some(fwd.clone()), 0)).unwrap();
+    // forwarded by the entry
+    let out = f.packet(1, &eth(MAC_B, MAC_A, 0x88b5, &[]));
+    assert_eq!(out.iter().map(|o| o.0).collect::<Vec<_>>(), vec![2]);
+    // canonical read: leading zeros stripped
+    let r = f.read(te(dmac, vec![], None, 0));
+    assert_eq!(r.len(), 1);
+    let E::TableEntry(e) = &r[0] else { panic!() };
+    assert_eq!(e.r#match, vec![exact(1, &[0xb])]);
+    assert_eq!(e.action, Some(fwd.clone()));
+    // duplicate, wildcard read over all tables
+    assert_eq!(f.w(T::Insert, te(dmac, vec![exact(1, &[0xb])], Some(fwd.clone()), 0)).unwrap_err().0, Code::AlreadyExists);
+    assert_eq!(f.read(te(0, vec![], None, 0)).len(), 1);
+    // malformed: value wider than 48 bits, unknown field, missing exact field, priority on exact table
+    for bad in [
+        te(dmac, vec![exact(1, &[1, 0, 0, 0, 0, 0, 0])], Some(fwd.clone()), 0),
+        te(dmac, vec![exact(9, &[1])], Some(fwd.clone()), 0),
+        te(dmac, vec![], Some(fwd.clone()), 0),
+        te(dmac, vec![exact(1, &[3])], Some(fwd.clone()), 5),
+        te(dmac, vec![exact(1, &[3])], Some(f.action("route", &[1, 2])), 0),
+        te(dmac, vec![exact(1, &[3])], Some(f.action("forward", &[0x200])), 0),
+        te(dmac, vec![exact(1, &[3])], None, 0),
+    ] {
+        assert_eq!(f.w(T::Insert, bad).unwrap_err().0, Code::InvalidArgument);
+    }
+    assert_eq!(f.dev.num_entries(dmac), 1);
+    assert_eq!(f.dev.sw.as_ref().unwrap().eng.prog.tables[f.dev.pipe.as_ref().unwrap().tables[&dmac].sw].num_entries, 1);
+    // modify, then delete
+    f.w(T::Modify, te(dmac, vec![exact(1, &MAC_B)], Some(f.action("forward", &[3])), 0)).unwrap();
+    assert_eq!(f.packet(1, &eth(MAC_B, MAC_A, 0x88b5, &[]))[0].0, 3);
+    assert_eq!(f.w(T::Modify, te(dmac, vec![exact(1, &MAC_A)], Some(fwd.clone()), 0)).unwrap_err().0, Code::NotFound);
+    f.w(T::Delete, te(dmac, vec![exact(1, &MAC_B)], None, 0)).unwrap();
+    assert_eq!(f.w(T::Delete, te(dmac, vec![exact(1, &MAC_B)], None, 0)).unwrap_err().0, Code::NotFound);
+    assert!(f.read(te(dmac, vec![], None, 0)).is_empty());
+    // unknown table
+    assert_eq!(f.w(T::Insert, te(12345, vec![], Some(fwd), 0)).unwrap_err().0, Code::NotFound);
+}
+
+#[test]
+fn lpm_canonical_form_and_longest_prefix() {
+    let mut f = Fx::new();
+    let t = f.id("ipv4_lpm");
+    let route = |f: &Fx, port| Some(f.action("route", &[0x0200_0000_0001, port]));
+    assert_eq!(f.w(T::Insert, te(t, vec![lpm(1, 0x0a00_0001, 24)], route(&f, 1), 0)).unwrap_err().0, Code::InvalidArgument); // host bits set
+    assert_eq!(f.w(T::Insert, te(t, vec![lpm(1, 0, 0)], route(&f, 1), 0)).unwrap_err().0, Code::InvalidArgument); // /0 must be omitted
+    f.w(T::Insert, te(t, vec![lpm(1, 0x0a00_0000, 8)], route(&f, 1), 0)).unwrap();
+    f.w(T::Insert, te(t, vec![lpm(1, 0x0a01_0200, 24)], route(&f, 2), 0)).unwrap();
+    f.w(T::Insert, te(t, vec![], route(&f, 4), 0)).unwrap(); // default route: field omitted
+    let port_of = |f: &mut Fx, ip| f.packet(1, &ipv4([9; 6], 1, ip, 64, 17)).iter().filter(|o| o.0 != 255).map(|o| o.0).collect::<Vec<_>>();
+    assert_eq!(port_of(&mut f, 0x0a01_0203), vec![2]);
+    assert_eq!(port_of(&mut f, 0x0a02_0203), vec![1]);
+    assert_eq!(port_of(&mut f, 0x0b02_0203), vec![4]);
+    assert_eq!(f.read(te(t, vec![], None, 0)).len(), 3);
+    assert_eq!(f.read(te(t, vec![lpm(1, 0x0a01_0200, 24)], None, 0)).len(), 1);
+}
+
+#[test]
+fn ternary_range_optional_priorities() {
+    let mut f = Fx::new();
+    let t = f.id("acl");
+    let m = |src: (u128, u128), ttl: (u128, u128), proto: Option<u128>| {
+        let mut v = vec![exact(1, &[8, 0]), ternary(2, src.0, src.1), range(3, ttl.0, ttl.1)];
+        if let Some(p) = proto {
+            v.push(optional(4, p));
+        }
+        v
+    };
+    // priority is required; zero masks / full ranges must be omitted; value outside mask
+    assert_eq!(f.w(T::Insert, te(t, m((0xa, 0xff), (1, 10), None), Some(f.action("forward", &[1])), 0)).unwrap_err().0, Code::InvalidArgument);
+    assert_eq!(f.w(T::Insert, te(t, m((0, 0), (1, 10), None), Some(f.action("forward", &[1])), 1)).unwrap_err().0, Code::InvalidArgument);
+    assert_eq!(f.w(T::Insert, te(t, m((0xa, 0xff), (0, 255), None), Some(f.action("forward", &[1])), 1)).unwrap_err().0, Code::InvalidArgument);
+    assert_eq!(f.w(T::Insert, te(t, m((0x1a, 0x0f), (1, 10), None), Some(f.action("forward", &[1])), 1)).unwrap_err().0, Code::InvalidArgument);
+    assert_eq!(f.w(T::Insert, te(t, m((0xa, 0xff), (10, 1), None), Some(f.action("forward", &[1])), 1)).unwrap_err().0, Code::InvalidArgument);
+    // low priority: any ttl 1..100 from MAC_A; high priority: same, protocol 6 only
+    let low = vec![exact(1, &[8, 0]), ternary(2, 0xa, 0xff), range(3, 1, 100)];
+    f.w(T::Insert, te(t, low.clone(), Some(f.action("forward", &[1])), 10)).unwrap();
+    f.w(T::Insert, te(t, m((0xa, 0xff), (1, 100), Some(6)), Some(f.action("forward", &[2])), 20)).unwrap();
+    // same match, other priority: a different entry
+    f.w(T::Insert, te(t, low.clone(), Some(f.action("forward", &[3])), 5)).unwrap();
+    let port = |f: &mut Fx, ttl, proto| f.packet(1, &ipv4([9; 6], 1, 2, ttl, proto)).iter().map(|o| o.0).filter(|&p| p != 255).collect::<Vec<_>>();
+    assert_eq!(port(&mut f, 64, 6), vec![2]); // higher priority number wins (P4Runtime)
+    assert_eq!(port(&mut f, 64, 17), vec![1]);
+    assert_eq!(f.read(te(t, vec![], None, 0)).len(), 3);
+    let one = f.read(te(t, low.clone(), None, 10));
+    assert_eq!(one.len(), 1);
+    let E::TableEntry(e) = &one[0] else { panic!() };
+    assert_eq!(e.r#match.len(), 3, "the omitted optional field stays omitted");
+    assert_eq!(e.priority, 10);
+    f.w(T::Delete, te(t, m((0xa, 0xff), (1, 100), Some(6)), None, 20)).unwrap();
+    assert_eq!(port(&mut f, 64, 6), vec![1]);
+}
+
+#[test]
+fn default_entry_modify_read_reset() {
+    let mut f = Fx::new();
+    let t = f.id("dmac");
+    let def = |a| E::TableEntry(p4::TableEntry { table_id: t, action: a, is_default_action: true, ..Default::default() });
+    let r = f.read(def(None));
+    let E::TableEntry(e) = &r[0] else { panic!() };
+    assert_eq!(e.action, Some(f.action("to_cpu", &[])));
+    assert_eq!(f.w(T::Insert, def(Some(f.action("forward", &[3])))).unwrap_err().0, Code::InvalidArgument);
+    f.w(T::Modify, def(Some(f.action("forward", &[3])))).unwrap();
+    assert_eq!(f.packet(1, &eth(MAC_B, MAC_A, 0x88b5, &[]))[0].0, 3);
+    let E::TableEntry(e) = &f.read(def(None))[0] else { panic!() };
+    assert_eq!(e.action, Some(f.action("forward", &[3])));
+    f.w(T::Modify, def(None)).unwrap(); // back to the program's default
+    assert_eq!(f.packet(1, &eth(MAC_B, MAC_A, 0x88b5, &[]))[0].0, 255);
+}
+
+#[test]
+fn action_profile_members_groups_and_indirect_entries() {
+    let mut f = Fx::new();
+    let prof = f.id("ecmp_sel");
+    let t = f.id("ecmp");
+    let act = |f: &Fx, p| match f.action("forward", &[p]).r#type {
+        Some(p4::table_action::Type::Action(a)) => a,
+        _ => unreachable!(),
+    };
+    for (m, p) in [(1u32, 5u128), (2, 6)] {
+        f.w(T::Insert, E::ActionProfileMember(p4::ActionProfileMember { action_profile_id: prof, member_id: m, action: Some(act(&f, p)) })).unwrap();
+    }
+    let grp = |g, ms: &[u32]| {
+        E::ActionProfileGroup(p4::ActionProfileGroup {
+            action_profile_id: prof,
+            group_id: g,
+            members: ms.iter().map(|&m| p4::action_profile_group::Member { member_id: m, weight: 1, ..Default::default() }).collect(),
+            max_size: 0,
+        })
+    };
+    f.w(T::Insert, grp(10, &[1, 2])).unwrap();
+    assert_eq!(f.w(T::Insert, grp(11, &[9])).unwrap_err().0, Code::NotFound);
+    let ind = |g| Some(p4::TableAction { r#type: Some(p4::table_action::Type::ActionProfileGroupId(g)) });
+    f.w(T::Insert, te(t, vec![exact(1, &[10, 0, 0, 1])], ind(10), 0)).unwrap();
+    f.w(T::Insert, te(t, vec![exact(1, &[10, 0, 0, 2])], Some(p4::TableAction { r#type: Some(p4::table_action::Type::ActionProfileMemberId(2)) }), 0)).unwrap();
+    // a direct action in an indirect table is malformed
+    assert_eq!(f.w(T::Insert, te(t, vec![exact(1, &[10, 0, 0, 3])], Some(f.action("forward", &[1])), 0)).unwrap_err().0, Code::InvalidArgument);
+    let mut seen = std::collections::BTreeSet::new();
+    for src in 0..64u32 {
+        for (p, _) in f.packet(1, &ipv4([9; 6], src, 0x0a00_0001, 64, 17)) {
+            seen.insert(p);
+        }
+    }
+    assert!(seen.contains(&5) && seen.contains(&6), "{:?}", seen);
+    assert!(f.packet(1, &ipv4([9; 6], 1, 0x0a00_0002, 64, 17)).iter().any(|o| o.0 == 6));
+    // members in use cannot go
+    assert_eq!(f.w(T::Delete, E::ActionProfileMember(p4::ActionProfileMember { action_profile_id: prof, member_id: 1, action: None })).unwrap_err().0, Code::FailedPrecondition);
+    assert_eq!(f.read(E::ActionProfileMember(p4::ActionProfileMember { action_profile_id: prof, ..Default::default() })).len(), 2);
+    assert_eq!(f.read(E::ActionProfileGroup(p4::ActionProfileGroup { action_profile_id: 0, ..Default::default() })).len(), 1);
+}
+
+#[test]
+fn counters_direct_counters_registers_meters() {
+    let mut f = Fx::new();
+    let c = f.id("port_counter");
+    f.packet(3, &eth(MAC_B, MAC_A, 0x88b5, &[]));
+    f.packet(3, &eth(MAC_B, MAC_A, 0x88b5, &[]));
+    let r = f.read(E::CounterEntry(p4::CounterEntry { counter_id: c, index: Some(p4::Index { index: 3 }), data: None }));
+    let E::CounterEntry(e) = &r[0] else { panic!() };
+    assert_eq!(e.data.unwrap().packet_count, 2);
+    assert_eq!(e.data.unwrap().byte_count, 120);
+    assert_eq!(f.read(E::CounterEntry(p4::CounterEntry { counter_id: c, ..Default::default() })).len(), 64);
+    f.w(T::Modify, E::CounterEntry(p4::CounterEntry { counter_id: c, index: Some(p4::Index { index: 3 }), data: Some(p4::CounterData { packet_count: 0, byte_count: 0 }) })).unwrap();
+    let E::CounterEntry(e) = &f.read(E::CounterEntry(p4::CounterEntry { counter_id: c, index: Some(p4::Index { index: 3 }), data: None }))[0] else { panic!() };
+    assert_eq!(e.data.unwrap().packet_count, 0);
+    assert_eq!(f.w(T::Modify, E::CounterEntry(p4::CounterEntry { counter_id: c, index: Some(p4::Index { index: 64 }), data: None })).unwrap_err().0, Code::OutOfRange);
+    // direct counter of ipv4_lpm
+    let t = f.id("ipv4_lpm");
+    f.w(T::Insert, te(t, vec![lpm(1, 0x0a00_0000, 8)], Some(f.action("route", &[1, 1])), 0)).unwrap();
+    f.packet(1, &ipv4([9; 6], 1, 0x0a00_0005, 64, 17));
+    let r = f.read(E::DirectCounterEntry(p4::DirectCounterEntry { table_entry: Some(p4::TableEntry { table_id: t, ..Default::default() }), data: None }));
+    let E::DirectCounterEntry(e) = &r[0] else { panic!() };
+    assert_eq!(e.data.unwrap().packet_count, 1);
+    let mut q = p4::TableEntry { table_id: t, counter_data: Some(Default::default()), ..Default::default() };
+    let E::TableEntry(e) = &f.read(E::TableEntry(q.clone()))[0] else { panic!() };
+    assert_eq!(e.counter_data.unwrap().packet_count, 1);
+    q.r#match = vec![lpm(1, 0x0a00_0000, 8)];
+    f.w(T::Modify, E::DirectCounterEntry(p4::DirectCounterEntry { table_entry: Some(q.clone()), data: Some(p4::CounterData { packet_count: 100, byte_count: 5 }) })).unwrap();
+    let E::TableEntry(e) = &f.read(E::TableEntry(q))[0] else { panic!() };
+    assert_eq!(e.counter_data.unwrap().packet_count, 100);
+    // register
+    let reg = f.id("reg");
+    let E::RegisterEntry(e) = &f.read(E::RegisterEntry(p4::RegisterEntry { register_id: reg, index: Some(p4::Index { index: 0 }), data: None }))[0] else { panic!() };
+    assert_eq!(e.data.as_ref().unwrap().data, Some(p4::p4_data::Data::Bitstring(vec![1])));
+    f.w(T::Modify, E::RegisterEntry(p4::RegisterEntry { register_id: reg, index: Some(p4::Index { index: 5 }), data: Some(p4::P4Data { data: Some(p4::p4_data::Data::Bitstring(vec![0x12, 0x34])) }) })).unwrap();
+    let E::RegisterEntry(e) = &f.read(E::RegisterEntry(p4::RegisterEntry { register_id: reg, index: Some(p4::Index { index: 5 }), data: None }))[0] else { panic!() };
+    assert_eq!(e.data.as_ref().unwrap().data, Some(p4::p4_data::Data::Bitstring(vec![0x12, 0x34])));
+    assert_eq!(
+        f.w(T::Modify, E::RegisterEntry(p4::RegisterEntry { register_id: reg, index: Some(p4::Index { index: 1 }), data: Some(p4::P4Data { data: Some(p4::p4_data::Data::Bitstring(vec![1, 0, 0, 0, 0])) }) })).unwrap_err().0,
+        Code::InvalidArgument
+    );
+    // meter config
+    let m = f.id("port_meter");
+    let mc = p4::MeterConfig { cir: 1000, cburst: 10, pir: 2000, pburst: 20, eburst: 0 };
+    f.w(T::Modify, E::MeterEntry(p4::MeterEntry { meter_id: m, index: Some(p4::Index { index: 2 }), config: Some(mc), counter_data: None })).unwrap();
+    let E::MeterEntry(e) = &f.read(E::MeterEntry(p4::MeterEntry { meter_id: m, index: Some(p4::Index { index: 2 }), ..Default::default() }))[0] else { panic!() };
+    assert_eq!(e.config, Some(mc));
+}
+
+#[test]
+fn multicast_groups_and_clone_sessions() {
+    use p4::packet_replication_engine_entry::Type as P;
+    let mut f = Fx::new();
+    let rep = |port: u32, inst| p4::Replica { instance: inst, backup_replicas: vec![], port_kind: Some(p4::replica::PortKind::Port(u128_to_bytes(port as u128))) };
+    let mg = |g, reps: Vec<p4::Replica>| E::PacketReplicationEngineEntry(p4::PacketReplicationEngineEntry { r#type: Some(P::MulticastGroupEntry(p4::MulticastGroupEntry { multicast_group_id: g, replicas: reps, metadata: vec![] })) });
+    f.w(T::Insert, mg(1, vec![rep(1, 0), rep(2, 0), rep(3, 1)])).unwrap();
+    assert_eq!(f.w(T::Insert, mg(1, vec![])).unwrap_err().0, Code::AlreadyExists);
+    assert_eq!(f.w(T::Insert, mg(2, vec![rep(1, 0), rep(1, 0)])).unwrap_err().0, Code::InvalidArgument);
+    f.w(T::Modify, mg(1, vec![rep(4, 0)])).unwrap();
+    let r = f.read(mg(0, vec![]));
+    assert_eq!(r.len(), 1);
+    assert_eq!(f.dev.sw.as_ref().unwrap().eng.pre.groups[&1].len(), 1);
+    let cs = |s, reps| E::PacketReplicationEngineEntry(p4::PacketReplicationEngineEntry { r#type: Some(P::CloneSessionEntry(p4::CloneSessionEntry { session_id: s, replicas: reps, class_of_service: 0, packet_length_bytes: 100 })) });
+    f.w(T::Insert, cs(5, vec![rep(255, 0)])).unwrap();
+    assert_eq!(f.dev.sw.as_ref().unwrap().eng.pre.mirrors[&5].port, Some(255));
+    assert_eq!(f.read(cs(0, vec![])).len(), 1);
+    f.w(T::Delete, cs(5, vec![])).unwrap();
+    f.w(T::Delete, mg(1, vec![])).unwrap();
+    assert!(f.read(mg(0, vec![])).is_empty());
+    assert!(f.dev.sw.as_ref().unwrap().eng.pre.mirrors.is_empty());
+}
+
+#[test]
+fn packet_in_and_packet_out() {
+    let mut f = Fx::new();
+    // dmac misses -> to_cpu: the switch emits packet_in header + frame on port 255
+    let frame = eth(MAC_B, MAC_A, 0x88b5, b"hello");
+    let out = f.packet(7, &frame);
+    let cpu = out.iter().find(|o| o.0 == 255).expect("to cpu");
+    let pi = f.dev.packet_in(&cpu.1).unwrap();
+    assert_eq!(pi.payload, frame);
+    assert_eq!(pi.metadata[0], p4::PacketMetadata { metadata_id: 1, value: vec![7] });
+    // packet-out with egress_port 3: header prepended, the program sends it to port 3
+    let po = p4::PacketOut { payload: frame.clone(), metadata: vec![p4::PacketMetadata { metadata_id: 1, value: vec![3] }] };
+    let bytes = f.dev.packet_out_bytes(&po).unwrap();
+    assert_eq!(&bytes[..2], &[0x01, 0x80]); // 9-bit port 3 then 7 pad bits
+    let out = f.packet(255, &bytes);
+    assert_eq!(out, vec![(3, frame.clone())]);
+    let bad = p4::PacketOut { payload: frame, metadata: vec![p4::PacketMetadata { metadata_id: 1, value: vec![2, 0] }] };
+    assert_eq!(f.dev.packet_out_bytes(&bad).unwrap_err().code, Code::InvalidArgument);
+}
+
+#[test]
+fn digests_and_idle_timeouts() {
+    let mut f = Fx::new();
+    let d = f.id("learn_t");
+    // without a DigestEntry nothing is sent
+    f.packet(4, &eth(MAC_B, MAC_A, 0x88b5, &[]));
+    let mut ev = vec![];
+    f.dev.poll_events(&mut ev);
+    assert!(ev.iter().all(|e| !matches!(e, Event::Digest(_))));
+    f.w(T::Insert, E::DigestEntry(p4::DigestEntry { digest_id: d, config: Some(p4::digest_entry::Config { max_timeout_ns: 0, max_list_size: 1, ack_timeout_ns: 0 }) })).unwrap();
+    f.packet(4, &eth(MAC_B, MAC_A, 0x88b5, &[]));
+    f.packet(5, &eth(MAC_B, MAC_A, 0x88b5, &[]));
+    let mut ev = vec![];
+    f.dev.poll_events(&mut ev);
+    let lists: Vec<&p4::DigestList> = ev.iter().filter_map(|e| if let Event::Digest(l) = e { Some(l) } else { None }).collect();
+    assert_eq!(lists.len(), 2, "max_list_size 1");
+    let p4::p4_data::Data::Struct(s) = lists[0].data[0].data.as_ref().unwrap() else { panic!() };
+    assert_eq!(s.members[0].data, Some(p4::p4_data::Data::Bitstring(vec![0xa])));
+    assert_eq!(s.members[1].data, Some(p4::p4_data::Data::Bitstring(vec![4])));
+    // idle timeout on ipv4_lpm
+    let t = f.id("ipv4_lpm");
+    let mut e = p4::TableEntry { table_id: t, r#match: vec![lpm(1, 0x0a00_0000, 8)], action: Some(f.action("route", &[1, 1])), ..Default::default() };
+    e.idle_timeout_ns = 30_000_000;
+    f.w(T::Insert, E::TableEntry(e.clone())).unwrap();
+    assert_eq!(f.w(T::Insert, te(f.id("dmac"), vec![exact(1, &[1])], Some(f.action("forward", &[1])), 0)).map(|_| ()), Ok(()));
+    let mut no_idle = p4::TableEntry { table_id: f.id("dmac"), r#match: vec![exact(1, &[2])], action: Some(f.action("forward", &[1])), ..Default::default() };
+    no_idle.idle_timeout_ns = 1;
+    assert_eq!(f.w(T::Insert, E::TableEntry(no_idle)).unwrap_err().0, Code::InvalidArgument);
+    std::thread::sleep(std::time::Duration::from_millis(80));
+    let mut ev = vec![];
+    f.dev.poll_events(&mut ev);
+    let idle: Vec<&p4::IdleTimeoutNotification> = ev.iter().filter_map(|e| if let Event::IdleTimeoutNotification(n) = e { Some(n) } else { None }).collect();
+    assert_eq!(idle.len(), 1);
+    assert_eq!(idle[0].table_entry[0].r#match, e.r#match);
+    // notified once; a hit re-arms it
+    std::thread::sleep(std::time::Duration::from_millis(60));
+    let mut ev = vec![];
+    f.dev.poll_events(&mut ev);
+    assert!(ev.is_empty());
+    let q = p4::TableEntry { table_id: t, time_since_last_hit: Some(Default::default()), ..Default::default() };
+    let E::TableEntry(r) = &f.read(E::TableEntry(q))[0] else { panic!() };
+    assert!(r.time_since_last_hit.unwrap().elapsed_ns >= 100_000_000);
+}
+
+#[test]
+fn reconcile_keeps_state_and_commit_clears_it() {
+    let mut f = Fx::new();
+    let t = f.id("dmac");
+    f.w(T::Insert, te(t, vec![exact(1, &MAC_B)], Some(f.action("forward", &[2])), 0)).unwrap();
+    let (info, json) = compile();
+    let prog = sdnperf_switch::json::load_str(&json).unwrap();
+    let pipe = Pipe::build(info.clone(), json.clone().into_bytes(), None, &prog).unwrap();
+    f.dev.commit(pipe, prog, true);
+    assert_eq!(f.packet(1, &eth(MAC_B, MAC_A, 0x88b5, &[]))[0].0, 2);
+    let prog = sdnperf_switch::json::load_str(&json).unwrap();
+    let pipe = Pipe::build(info, json.into_bytes(), None, &prog).unwrap();
+    f.dev.commit(pipe, prog, false);
+    assert!(f.read(te(t, vec![], None, 0)).is_empty());
+}
