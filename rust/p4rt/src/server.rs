@@ -18,6 +18,8 @@ use tokio_stream::{Stream, StreamExt};
 use tonic::{Code, Request, Response, Status, Streaming};
 
 pub const API_VERSION: &str = "1.4.1";
+/// largest google.rpc.Status we put in grpc-status-details-bin (base64 grows it by 4/3)
+const MAX_DETAILS: usize = 11000;
 
 struct Ctrl {
     role: String,
@@ -163,23 +165,40 @@ impl P4Runtime for Service {
         if results.iter().all(|r| r.is_ok()) {
             return Ok(Response::new(p4::WriteResponse {}));
         }
-        let mut details = Vec::with_capacity(n);
-        let mut first = None;
-        for r in &results {
-            let e = match r {
-                Ok(()) => p4::Error { canonical_code: 0, message: String::new(), space: String::new(), code: 0, details: None },
-                Err(e) => {
-                    if first.is_none() {
-                        first = Some(e.msg.clone());
-                    }
-                    p4::Error { canonical_code: e.code as i32, message: e.msg.clone(), space: "sdnperf".into(), code: 0, details: None }
-                }
-            };
-            details.push(prost_types::Any { type_url: "type.googleapis.com/p4.v1.Error".into(), value: e.encode_to_vec() });
-        }
         let nfail = results.iter().filter(|r| r.is_err()).count();
-        let msg = format!("{} of {} updates failed; first: {}", nfail, n, first.unwrap_or_default());
-        let st = rpc::Status { code: Code::Unknown as i32, message: msg.clone(), details };
+        let first = results.iter().enumerate().find_map(|(i, r)| r.as_ref().err().map(|e| (i, e.clone()))).unwrap();
+        let msg = format!("{} of {} updates failed; first: update {}: {}", nfail, n, first.0, first.1.msg);
+        // one p4.v1.Error per update; gRPC clients cap trailing metadata (often 8-16 KiB),
+        // so big batches keep the codes and only the first failure's message
+        let mk = |with_msgs: bool| -> rpc::Status {
+            let details = results
+                .iter()
+                .enumerate()
+                .map(|(i, r)| {
+                    let e = match r {
+                        Ok(()) => p4::Error::default(),
+                        Err(e) => p4::Error {
+                            canonical_code: e.code as i32,
+                            message: if with_msgs || i == first.0 { e.msg.clone() } else { String::new() },
+                            space: "sdnperf".into(),
+                            code: 0,
+                            details: None,
+                        },
+                    };
+                    prost_types::Any { type_url: "type.googleapis.com/p4.v1.Error".into(), value: e.encode_to_vec() }
+                })
+                .collect();
+            rpc::Status { code: Code::Unknown as i32, message: msg.clone(), details }
+        };
+        let mut st = mk(true);
+        if st.encoded_len() > MAX_DETAILS {
+            st = mk(false);
+        }
+        if st.encoded_len() > MAX_DETAILS {
+            // still too large for the trailer: codes of the failures only are lost
+            let m = format!("{} (per-update details omitted: {} updates are too many for gRPC metadata)", msg, n);
+            return Err(Status::new(Code::Unknown, m));
+        }
         Err(Status::with_details(Code::Unknown, msg, st.encode_to_vec().into()))
     }
 
