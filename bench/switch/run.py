@@ -315,10 +315,14 @@ def main():
             a, b = slope(ns_list, [rec[n]["rtt_min_us"] for n in ns_list])
             res["recirc"] = {"points": rec, "rtt_fit_us": {"a": a, "b_per_pass_rtt": b,
                                                            "per_pass_one_way_us": b / 2}}
-            res["recirc"]["membench_ns_per_packet"] = {
-                n: membench(str(PROGS / "recirc_n.json"), "--packets", "500000",
-                            "--commands", _write_cmds([f"table_set_default t_n set_n {n}"]))
-                for n in ns_list}
+            res["recirc"]["membench_ns_per_packet"] = {}
+            for n in ns_list:
+                cf = _write_cmds([f"table_set_default t_n set_n {n}"])
+                try:
+                    res["recirc"]["membench_ns_per_packet"][n] = membench(
+                        str(PROGS / "recirc_n.json"), "--packets", str(max(20000, 500000 // (n + 1))), "--commands", cf)
+                finally:
+                    os.unlink(cf)
         # LPM scale
         with Path3("switch", True) as p:
             small = [f"table_add lpm set_dmac 16.{i}.0.0/24 => {SINK_MAC}" for i in range(10)]
@@ -331,10 +335,12 @@ def main():
                 lpm[name] = {"load_s": load}
                 lpm[name]["rate64_mpps"] = rate64(p, R, flows=flows, dst_ip="16.0.0.1", step=step, out=lpm[name])
                 cf = _write_cmds(cmds)
-                lpm[name]["membench_ns_per_packet"] = membench(fwd, "--commands", cf, "--packets", "1000000",
-                                                               "--flows", str(flows), "--dst-ip", "16.0.0.1",
-                                                               "--dst-step", str(step))
-                os.unlink(cf)
+                try:
+                    lpm[name]["membench_ns_per_packet"] = membench(fwd, "--commands", cf, "--packets", "1000000",
+                                                                   "--flows", str(flows), "--dst-ip", "16.0.0.1",
+                                                                   "--dst-step", str(step))
+                finally:
+                    os.unlink(cf)
                 print("lpm", name, lpm[name], flush=True)
                 p.stop_switch()
             res["lpm"] = lpm
