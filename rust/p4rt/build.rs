@@ -34,6 +34,31 @@ fn main() {
             Err(e) => errors.push(format!("{}: {}", py, e)),
         }
     }
+    if fds_bytes.is_none() {
+        // fresh machine without the package yet: fetch it (and protobuf) from PyPI into
+        // OUT_DIR with pip, for this build only
+        let out = PathBuf::from(std::env::var("OUT_DIR").unwrap()).join("pydeps");
+        for py in &candidates {
+            let ok = Command::new(py)
+                .args(["-m", "pip", "install", "--quiet", "--disable-pip-version-check", "--no-deps", "--target"])
+                .arg(&out)
+                .args(["finsy", "protobuf"])
+                .status()
+                .map(|s| s.success())
+                .unwrap_or(false);
+            if !ok {
+                continue;
+            }
+            match Command::new(py).arg(&script).env("PYTHONPATH", &out).output() {
+                Ok(o) if o.status.success() && !o.stdout.is_empty() => {
+                    fds_bytes = Some(o.stdout);
+                    break;
+                }
+                Ok(o) => errors.push(format!("{} (pip --target): {}", py, String::from_utf8_lossy(&o.stderr).lines().last().unwrap_or(""))),
+                Err(e) => errors.push(format!("{} (pip --target): {}", py, e)),
+            }
+        }
+    }
     let Some(bytes) = fds_bytes else {
         panic!(
             "sdnperf-p4rt needs the P4Runtime protobuf definitions from a Python package: \

@@ -8,6 +8,16 @@ os.environ.setdefault("PROTOCOL_BUFFERS_PYTHON_IMPLEMENTATION", "python")
 from google.protobuf import descriptor_pb2  # noqa: E402
 
 try:
+    # load finsy's generated modules without running finsy/__init__ (which needs grpc etc.)
+    import importlib.util
+    import types
+
+    _spec = importlib.util.find_spec("finsy")
+    _base = _spec.submodule_search_locations[0]
+    for _name, _path in (("finsy", _base), ("finsy.proto", _base + "/proto")):
+        _m = types.ModuleType(_name)
+        _m.__path__ = [_path]
+        sys.modules[_name] = _m
     from finsy.proto.p4.v1 import p4runtime_pb2
     from finsy.proto.p4.config.v1 import p4info_pb2
     source = "finsy"
