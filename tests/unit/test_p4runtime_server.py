@@ -116,8 +116,11 @@ def test_pipeline_actions_and_get_response_types(server, compiled):
     assert c.next().arbitration.status.code == 0
     cap = c.stub.Capabilities(p4r.CapabilitiesRequest())
     assert cap.p4runtime_api_version.startswith("1.")
-    # nothing loaded yet: an empty config; writes fail with FAILED_PRECONDITION in details
+    # nothing loaded yet: an empty config; writes fail with FAILED_PRECONDITION
     assert not c.get(p4r.GetForwardingPipelineConfigRequest.ALL).HasField("p4info")
+    with pytest.raises(grpc.RpcError) as ei:
+        c.write(p4r.Update(type=p4r.Update.INSERT, entity=p4r.Entity(table_entry=_entry(info, 5, 1))))
+    assert ei.value.code() == grpc.StatusCode.FAILED_PRECONDITION
     S = p4r.SetForwardingPipelineConfigRequest
     with pytest.raises(grpc.RpcError) as ei:
         c.set(S.VERIFY, info, b"{not json")

@@ -88,7 +88,11 @@ pub fn run(mut dev: Device, mut ports: Vec<Port>, h: &DpHandle, rx: mpsc::Receiv
         }
         let mut got = 0;
         while let Ok(c) = rx.try_recv() {
-            c(&mut dev);
+            // a bug in request handling must not stop forwarding: the caller sees the
+            // dropped reply channel (UNAVAILABLE/INTERNAL), packets keep flowing
+            if std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| c(&mut dev))).is_err() {
+                eprintln!("sdnperf-switch-grpc: internal error while handling a request (see the message above); forwarding continues");
+            }
             got += 1;
         }
         let Some(sw) = dev.sw.as_mut() else {

@@ -260,6 +260,9 @@ impl Pipe {
         }
         for c in &p4info.controller_packet_metadata {
             let (_, name, _) = pre(&c.preamble);
+            if let Some(m) = c.metadata.iter().find(|m| m.bitwidth <= 0 || m.bitwidth > 128) {
+                return Err(format!("controller packet metadata {}.{}: bitwidth {} not supported (1..128)", name, m.name, m.bitwidth));
+            }
             let info = CpmInfo { fields: c.metadata.iter().map(|m| (m.id, m.bitwidth as u32)).collect() };
             match name.as_str() {
                 "packet_in" => pipe.packet_in = Some(info),

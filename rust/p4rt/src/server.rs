@@ -159,9 +159,14 @@ impl P4Runtime for Service {
         let n = updates.len();
         let results = self
             .dp
-            .call(move |d: &mut Device| updates.iter().map(|u| d.write_update(u)).collect::<Vec<_>>())
+            .call(move |d: &mut Device| {
+                if d.pipe.is_none() {
+                    return Err(Status::failed_precondition("no forwarding pipeline config set"));
+                }
+                Ok(updates.iter().map(|u| d.write_update(u)).collect::<Vec<_>>())
+            })
             .await
-            .ok_or_else(|| Status::unavailable("switch stopped"))?;
+            .ok_or_else(|| Status::internal("request handling failed inside the switch (forwarding continues)"))??;
         if results.iter().all(|r| r.is_ok()) {
             return Ok(Response::new(p4::WriteResponse {}));
         }
@@ -218,7 +223,7 @@ impl P4Runtime for Service {
                 Ok::<_, PErr>(out)
             })
             .await
-            .ok_or_else(|| Status::unavailable("switch stopped"))?
+            .ok_or_else(|| Status::internal("request handling failed inside the switch (forwarding continues)"))?
             .map_err(status)?;
         // one ReadResponse per 1000 entities
         let mut chunks: Vec<Result<p4::ReadResponse, Status>> = vec![];
