@@ -706,7 +706,7 @@ impl Engine {
                                     j.phv.set(p, rf, color);
                                 }
                             }
-                            (e.action, &e.data)
+                            (e.action, e.data.as_slice())
                         }
                         None => (t.default_action, &t.default_data),
                     };

@@ -168,6 +168,40 @@ impl LpmLevel {
     }
 }
 
+/// Action parameters of an entry, stored inline when there are at most three.
+#[derive(Debug, Clone)]
+pub struct ActionData {
+    inline: [u128; 3],
+    len: u8,
+    heap: Option<Box<[u128]>>,
+}
+
+impl ActionData {
+    pub fn new(v: Vec<u128>) -> ActionData {
+        if v.len() <= 3 {
+            let mut inline = [0u128; 3];
+            inline[..v.len()].copy_from_slice(&v);
+            ActionData { inline, len: v.len() as u8, heap: None }
+        } else {
+            ActionData { inline: [0; 3], len: 0, heap: Some(v.into_boxed_slice()) }
+        }
+    }
+    #[inline]
+    pub fn as_slice(&self) -> &[u128] {
+        match &self.heap {
+            None => &self.inline[..self.len as usize],
+            Some(b) => b,
+        }
+    }
+}
+
+impl std::ops::Deref for ActionData {
+    type Target = [u128];
+    fn deref(&self) -> &[u128] {
+        self.as_slice()
+    }
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum MatchKind {
     Exact,
@@ -216,7 +250,8 @@ pub struct Entry {
     pub prefix: u32,
     pub priority: i64,
     pub action: u32,
-    pub data: Box<[u128]>,
+    /// action data (up to 3 values inline: no extra cache miss on a hit)
+    pub data: ActionData,
     pub packets: u64,
     pub bytes: u64,
 }
@@ -393,7 +428,7 @@ impl Table {
             prefix,
             priority,
             action,
-            data: data.into_boxed_slice(),
+            data: ActionData::new(data),
             packets: 0,
             bytes: 0,
         });
@@ -451,7 +486,7 @@ impl Table {
         match self.entries.get_mut(handle as usize).and_then(|e| e.as_mut()) {
             Some(e) => {
                 e.action = action;
-                e.data = data.into_boxed_slice();
+                e.data = ActionData::new(data);
                 Ok(())
             }
             None => Err(format!("table {}: no entry with handle {}", self.name, handle)),
