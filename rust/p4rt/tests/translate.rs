@@ -449,3 +449,62 @@ fn reconcile_keeps_state_and_commit_clears_it() {
     f.dev.commit(pipe, prog, false);
     assert!(f.read(te(t, vec![], None, 0)).is_empty());
 }
+
+/// Random, mostly malformed updates never panic and never break forwarding.
+#[test]
+fn random_updates_never_panic() {
+    let mut f = Fx::new();
+    let dmac = f.id("dmac");
+    f.w(T::Insert, te(dmac, vec![exact(1, &MAC_B)], Some(f.action("forward", &[2])), 0)).unwrap();
+    let tables: Vec<u32> = f.info.tables.iter().map(|t| t.preamble.as_ref().unwrap().id).chain([0, 7]).collect();
+    let actions: Vec<u32> = f.info.actions.iter().map(|a| a.preamble.as_ref().unwrap().id).chain([0, 9]).collect();
+    let mut s = 0x9E37_79B9_7F4A_7C15u64;
+    let mut rnd = move |n: u64| {
+        s ^= s << 13;
+        s ^= s >> 7;
+        s ^= s << 17;
+        s % n.max(1)
+    };
+    for _ in 0..20_000 {
+        let bytes = |r: &mut dyn FnMut(u64) -> u64| (0..r(20)).map(|_| r(256) as u8).collect::<Vec<u8>>();
+        let nf = rnd(5);
+        let mut m = vec![];
+        for _ in 0..nf {
+            let fid = rnd(6) as u32;
+            use p4::field_match::FieldMatchType as M;
+            let t = match rnd(6) {
+                0 => M::Exact(p4::field_match::Exact { value: bytes(&mut rnd) }),
+                1 => M::Lpm(p4::field_match::Lpm { value: bytes(&mut rnd), prefix_len: rnd(80) as i32 - 10 }),
+                2 => M::Ternary(p4::field_match::Ternary { value: bytes(&mut rnd), mask: bytes(&mut rnd) }),
+                3 => M::Range(p4::field_match::Range { low: bytes(&mut rnd), high: bytes(&mut rnd) }),
+                4 => M::Optional(p4::field_match::Optional { value: bytes(&mut rnd) }),
+                _ => M::Other(Default::default()),
+            };
+            m.push(p4::FieldMatch { field_id: fid, field_match_type: if rnd(10) == 0 { None } else { Some(t) } });
+        }
+        let params = (0..rnd(4)).map(|_| p4::action::Param { param_id: rnd(4) as u32, value: bytes(&mut rnd) }).collect();
+        let action = match rnd(5) {
+            0 => None,
+            1 => Some(p4::TableAction { r#type: Some(p4::table_action::Type::ActionProfileMemberId(rnd(3) as u32)) }),
+            2 => Some(p4::TableAction { r#type: Some(p4::table_action::Type::ActionProfileGroupId(rnd(3) as u32)) }),
+            _ => Some(p4::TableAction { r#type: Some(p4::table_action::Type::Action(p4::Action { action_id: actions[rnd(actions.len() as u64) as usize], params })) }),
+        };
+        let e = p4::TableEntry {
+            table_id: tables[rnd(tables.len() as u64) as usize],
+            r#match: m,
+            action,
+            priority: rnd(5) as i32 - 1,
+            is_default_action: rnd(8) == 0,
+            idle_timeout_ns: rnd(3) as i64 - 1,
+            ..Default::default()
+        };
+        let ty = [T::Insert, T::Modify, T::Delete][rnd(3) as usize];
+        let _ = f.dev.write(ty as i32, &p4::Entity { entity: Some(E::TableEntry(e.clone())) });
+        let mut out = vec![];
+        let _ = f.dev.read(&p4::Entity { entity: Some(E::TableEntry(e)) }, &mut out);
+    }
+    // the entry written first may have been modified or deleted by the random stream, but
+    // the switch still runs packets through the pipeline
+    let _ = f.packet(1, &eth(MAC_B, MAC_A, 0x88b5, &[]));
+    let _ = f.packet(1, &ipv4([9; 6], 1, 2, 64, 6));
+}
