@@ -201,8 +201,16 @@ fn num(s: Option<&&str>, what: &str) -> Result<u128, String> {
     parse_value(s.ok_or_else(|| format!("missing {}", what))?)
 }
 
-/// Executes one control command. Returns its output text.
+/// Executes one control command. Returns its output text. A bug in a command handler
+/// becomes an error answer instead of taking the data plane down.
 pub fn execute(sw: &mut Switch, line: &str) -> Result<String, String> {
+    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| execute_inner(sw, line))) {
+        Ok(r) => r,
+        Err(_) => Err(format!("internal error while executing: {}", line)),
+    }
+}
+
+fn execute_inner(sw: &mut Switch, line: &str) -> Result<String, String> {
     let w: Vec<&str> = line.split_whitespace().collect();
     let Some(cmd) = w.first() else { return Ok(String::new()) };
     match *cmd {
@@ -213,7 +221,7 @@ pub fn execute(sw: &mut Switch, line: &str) -> Result<String, String> {
             }
             let table = w[1];
             let action = w[2];
-            let arrow = w.iter().position(|x| *x == "=>").unwrap_or(w.len());
+            let arrow = w.iter().position(|x| *x == "=>").unwrap_or(w.len()).max(3);
             let ti = sw.eng.prog.table_by_name(table).ok_or_else(|| format!("unknown table {}", table))?;
             let specs = sw.eng.prog.tables[ti].keys.clone();
             let needs_prio = sw.eng.prog.tables[ti].needs_priority();
@@ -301,7 +309,7 @@ pub fn execute(sw: &mut Switch, line: &str) -> Result<String, String> {
         "table_indirect_add" | "table_indirect_add_with_group" => {
             // table_indirect_add TABLE KEYS... => MEMBER|GROUP [PRIORITY]
             let table = w.get(1).ok_or("usage: table_indirect_add TABLE KEY... => HANDLE [PRIORITY]")?;
-            let arrow = w.iter().position(|x| *x == "=>").ok_or("missing =>")?;
+            let arrow = w.iter().position(|x| *x == "=>").ok_or("missing =>")?.max(2);
             let p = &mut sw.eng.prog;
             let ti = p.table_by_name(table).ok_or_else(|| format!("unknown table {}", table))?;
             let t = &p.tables[ti];
@@ -606,6 +614,9 @@ pub fn execute(sw: &mut Switch, line: &str) -> Result<String, String> {
                     sw.eng.prog.table_by_name(&t)
                 })
                 .ok_or_else(|| format!("unknown meter {}", name))?;
+            if sw.eng.prog.tables[ti].entries.get(i).map(|e| e.is_none()).unwrap_or(true) {
+                return Err(format!("table {} has no entry with handle {}", sw.eng.prog.tables[ti].name, i));
+            }
             let cells = &mut sw.eng.direct_meter_cells[ti];
             if cells.len() <= i {
                 cells.resize(i + 1, MeterCell::default());
