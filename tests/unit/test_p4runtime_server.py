@@ -242,3 +242,29 @@ def test_finsy_controller_connects_and_writes(server, compiled):
 
     got, left = asyncio.run(asyncio.wait_for(main(), 30))
     assert len(got) == 1 and not left
+
+
+def test_idle_timeout_notification_reaches_the_primary(server, tmp_path):
+    subprocess.run([str(_tool("sdnperf-p4c")), str(REPO / "rust/p4rt/tests/programs/features.p4"), "-o", str(tmp_path)],
+                   check=True, capture_output=True)
+    info = text_format.Parse((tmp_path / "features.p4info.txtpb").read_text(), p4i.P4Info())
+    blob = (tmp_path / "features.json").read_bytes()
+    c = Client(server, 1)
+    c.next()
+    c.set(p4r.SetForwardingPipelineConfigRequest.VERIFY_AND_COMMIT, info, blob)
+    t = next(x for x in info.tables if x.preamble.name == "MyIngress.ipv4_lpm")
+    a = next(x for x in info.actions if x.preamble.name == "MyIngress.route")
+    d = next(x for x in info.digests)
+    entry = p4r.TableEntry(table_id=t.preamble.id, idle_timeout_ns=50_000_000,
+                           match=[p4r.FieldMatch(field_id=1, lpm=p4r.FieldMatch.LPM(value=bytes([10, 0, 0, 0]), prefix_len=8))],
+                           action=p4r.TableAction(action=p4r.Action(action_id=a.preamble.id, params=[
+                               p4r.Action.Param(param_id=1, value=b"\x01"), p4r.Action.Param(param_id=2, value=b"\x01")])))
+    c.write(p4r.Update(type=p4r.Update.INSERT, entity=p4r.Entity(table_entry=entry)),
+            p4r.Update(type=p4r.Update.INSERT, entity=p4r.Entity(digest_entry=p4r.DigestEntry(
+                digest_id=d.preamble.id, config=p4r.DigestEntry.Config(max_list_size=10)))))
+    msg = c.next()
+    assert msg.HasField("idle_timeout_notification"), msg
+    assert msg.idle_timeout_notification.table_entry[0].match == entry.match
+    got = c.read(p4r.Entity(digest_entry=p4r.DigestEntry()))
+    assert [e.digest_entry.config.max_list_size for e in got] == [10]
+    c.close()
