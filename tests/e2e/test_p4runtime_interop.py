@@ -477,3 +477,24 @@ def test_malformed_write_is_invalid_argument_and_forwarding_continues(lab, compi
         assert any(f[:len(fwd)] == fwd for f in Lab.frames(sniff)), mac
     c.close()
     assert lab.alive()
+
+
+def test_digest_list_from_a_packet(lab, tmp_path):
+    """features.p4 learns unknown source MACs with a digest: a frame into port 2 becomes a
+    DigestList {srcAddr, ingress_port} on the primary's stream, which acks it."""
+    p4c = _tool("sdnperf-p4c", "SDNPERF_P4C_BIN")
+    subprocess.run([str(p4c), str(REPO / "rust/p4rt/tests/programs/features.p4"), "-o", str(tmp_path)], check=True, capture_output=True)
+    c = Ctl(lab.addr, 3)
+    assert c.arbitration().status.code == 0
+    info = c.set_pipeline(tmp_path / "features.p4info.txtpb", tmp_path / "features.json")
+    p4r = c.p4r
+    d = info.digests[0]
+    c.write(p4r.Update(type=p4r.Update.INSERT, entity=p4r.Entity(digest_entry=p4r.DigestEntry(
+        digest_id=d.preamble.id, config=p4r.DigestEntry.Config(max_list_size=1)))))
+    lab.send(2, _frame(MAC1, "00:00:00:00:00:42", b"learn me"))
+    msg = next(m for m in c.responses if m.HasField("digest"))
+    members = msg.digest.data[0].struct.members
+    assert members[0].bitstring == b"\x42" and members[1].bitstring == b"\x02"
+    c.requests.put(p4r.StreamMessageRequest(digest_ack=p4r.DigestListAck(digest_id=d.preamble.id, list_id=msg.digest.list_id)))
+    c.close()
+    assert lab.alive()
