@@ -21,6 +21,7 @@ import shutil
 import signal
 import socket
 import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -29,6 +30,7 @@ from sdnperf.controllers import process
 from sdnperf.topo.spec import TopoSpec
 
 CPU_PORT = 255
+_WARNED: list = []  # the shaping caveat is printed once per process
 GRPC_DAEMON = "sdnperf-switch-grpc"
 BMV2_DAEMON = "simple_switch_grpc"
 
@@ -78,6 +80,7 @@ def switch_class():
             self.log_dir = Path(log_dir) if log_dir else Path("/tmp")
             self.log_path = self.log_dir / f"p4rt-switch-{name}.log"
             self.proc: subprocess.Popen | None = None
+            self.before_stop = None  # set by the architecture: stops the controller first
 
         @classmethod
         def setup(cls):
@@ -132,7 +135,7 @@ def switch_class():
             if p.poll() is None:
                 try:
                     os.killpg(p.pid, signal.SIGTERM)
-                    p.wait(timeout=3)
+                    p.wait(timeout=1)
                 except ProcessLookupError:
                     pass
                 except subprocess.TimeoutExpired:
@@ -141,6 +144,10 @@ def switch_class():
             self.proc = None
 
         def stop(self, deleteIntfs=True):
+            if self.before_stop is not None:
+                # An open P4Runtime stream holds a daemon's graceful shutdown: the
+                # controller goes first (the runner stops the network before the arch).
+                self.before_stop()
             self._kill()
             super().stop(deleteIntfs)
 
@@ -179,6 +186,15 @@ class P4Architecture(Architecture):
                 f"architecture {cfg.name!r}: {GRPC_DAEMON} (our P4Runtime switch, rust/p4rt) "
                 "is not built: `cd rust && cargo build --release -p sdnperf-p4rt`")
 
+    def shaping_caveat(self, spec: TopoSpec) -> str | None:
+        """Our switch sends with PACKET_QDISC_BYPASS (rust/switch ports/afpacket.rs), so tc
+        qdiscs on its ports (Mininet's htb/netem) do not act on what it transmits."""
+        if self.config.target == "sdnperf" and (spec.needs_tc() or spec.needs_netem()):
+            return ("link bandwidth/delay/loss act only where hosts transmit: our P4 switch "
+                    "sends with PACKET_QDISC_BYPASS, so tc on its own ports is skipped "
+                    "(switch-to-switch links are not shaped)")
+        return None
+
     def prepare(self, spec: TopoSpec) -> None:
         from sdnperf.p4 import P4ProgramError, compiled
         self.spec = spec
@@ -189,6 +205,10 @@ class P4Architecture(Architecture):
         except P4ProgramError as exc:
             raise ArchitectureError(str(exc)) from None
         self.switches = {}  # name -> (device id, grpc port)
+        self.caveat = self.shaping_caveat(spec)
+        if self.caveat and not _WARNED:
+            _WARNED.append(True)
+            print(f"warning: architecture {self.config.name!r}: {self.caveat}", file=sys.stderr)
         self.run_dir.mkdir(parents=True, exist_ok=True)
 
     def mininet_options(self) -> dict:
@@ -200,7 +220,9 @@ class P4Architecture(Architecture):
                 dev = device_id_for(name, 1 + len(self.switches))
                 self.switches[name] = (dev, process.free_port())
             dev, port = self.switches[name]
-            return cls(name, grpc_port=port, device_id=dev, target=target, log_dir=log_dir, **kwargs)
+            sw = cls(name, grpc_port=port, device_id=dev, target=target, log_dir=log_dir, **kwargs)
+            sw.before_stop = self.stop
+            return sw
 
         return {"switch": make, "controller": None}
 
@@ -282,7 +304,7 @@ class P4Architecture(Architecture):
                 "controller": "sdnperf-p4rt", "p4runtime": True,
                 "program": "runtime files" if self.config.app == "runtime-json" else
                 (self.program.source.name if getattr(self, "program", None) else None),
-                "cpu_port": CPU_PORT}
+                "cpu_port": CPU_PORT, "link_shaping_caveat": getattr(self, "caveat", None)}
 
     def stop(self) -> None:
         controller = getattr(self, "controller", None)
