@@ -66,6 +66,9 @@ pub struct Device {
     clones: HashMap<u32, (Option<(u32, Vec<u32>)>, p4::CloneSessionEntry)>,
     digest_cfg: HashMap<u32, p4::digest_entry::Config>,
     digest_by_list: HashMap<u32, u32>,
+    /// digest data sent and not yet acked (suppressed until ack or ack_timeout_ns)
+    digest_pending: HashMap<u32, HashMap<Vec<u128>, u64>>,
+    digest_lists: HashMap<(u32, u64), Vec<Vec<u128>>>,
     next_list_id: u64,
     last_idle_scan: u64,
     pub packet_in_dropped: u64,
@@ -98,6 +101,8 @@ impl Device {
             clones: HashMap::new(),
             digest_cfg: HashMap::new(),
             digest_by_list: HashMap::new(),
+            digest_pending: HashMap::new(),
+            digest_lists: HashMap::new(),
             next_list_id: 1,
             last_idle_scan: 0,
             packet_in_dropped: 0,
@@ -134,6 +139,8 @@ impl Device {
         self.mcast.clear();
         self.clones.clear();
         self.digest_cfg.clear();
+        self.digest_pending.clear();
+        self.digest_lists.clear();
         self.sw = Some(sw);
         self.pipe = Some(Arc::new(pipe));
         // members before groups before tables: read_all returns them in that order
@@ -816,6 +823,8 @@ impl Device {
             T::Modify | T::Delete if !exists => err(Code::NotFound, "no digest entry"),
             T::Delete => {
                 self.digest_cfg.remove(&d.digest_id);
+                self.digest_pending.remove(&d.digest_id);
+                self.digest_lists.retain(|k, _| k.0 != d.digest_id);
                 Ok(())
             }
             _ => {
@@ -1135,28 +1144,59 @@ impl Device {
         Ok(out)
     }
 
+    /// A controller acknowledged a digest list: its data may be sent again.
+    pub fn digest_ack(&mut self, digest_id: u32, list_id: u64) {
+        if let Some(vals) = self.digest_lists.remove(&(digest_id, list_id)) {
+            if let Some(p) = self.digest_pending.get_mut(&digest_id) {
+                for v in vals {
+                    p.remove(&v);
+                }
+            }
+        }
+    }
+
     /// Digests and idle-timeout notifications due now.
     pub fn poll_events(&mut self, out: &mut Vec<Event>) {
         let Some(sw) = self.sw.as_mut() else { return };
         let Some(pipe) = self.pipe.clone() else { return };
         if !sw.eng.digests.is_empty() {
             let ds = std::mem::take(&mut sw.eng.digests);
-            let mut lists: HashMap<u32, Vec<p4::P4Data>> = HashMap::new();
+            let now = now_ns();
+            let mut lists: HashMap<u32, Vec<Vec<u128>>> = HashMap::new();
             for d in ds {
                 let Some(&did) = self.digest_by_list.get(&d.list) else { continue };
-                if !self.digest_cfg.contains_key(&did) {
-                    continue;
+                let Some(cfg) = self.digest_cfg.get(&did) else { continue };
+                if cfg.ack_timeout_ns > 0 {
+                    // the same data is not sent again until it is acked or the ack times out
+                    let pend = self.digest_pending.entry(did).or_default();
+                    match pend.get(&d.values) {
+                        Some(&t) if now.saturating_sub(t) < cfg.ack_timeout_ns as u64 => continue,
+                        _ => {
+                            pend.insert(d.values.clone(), now);
+                        }
+                    }
                 }
-                let members = d.values.iter().map(|v| p4::P4Data { data: Some(p4::p4_data::Data::Bitstring(u128_to_bytes(*v))) }).collect();
-                lists.entry(did).or_default().push(p4::P4Data { data: Some(p4::p4_data::Data::Struct(p4::P4StructLike { members })) });
+                lists.entry(did).or_default().push(d.values);
             }
             for (did, data) in lists {
-                let max = self.digest_cfg[&did].max_list_size.max(0) as usize;
+                let cfg = self.digest_cfg[&did];
+                let max = cfg.max_list_size.max(0) as usize;
                 let chunk = if max == 0 { data.len().max(1) } else { max };
                 for c in data.chunks(chunk) {
                     let list_id = self.next_list_id;
                     self.next_list_id += 1;
-                    out.push(Event::Digest(p4::DigestList { digest_id: did, list_id, data: c.to_vec(), timestamp: now_ns() as i64 }));
+                    let items = c
+                        .iter()
+                        .map(|vals| p4::P4Data {
+                            data: Some(p4::p4_data::Data::Struct(p4::P4StructLike {
+                                members: vals.iter().map(|v| p4::P4Data { data: Some(p4::p4_data::Data::Bitstring(u128_to_bytes(*v))) }).collect(),
+                            })),
+                        })
+                        .collect();
+                    if cfg.ack_timeout_ns > 0 {
+                        self.digest_lists.insert((did, list_id), c.to_vec());
+                    }
+                    out.push(Event::Digest(p4::DigestList { digest_id: did, list_id, data: items, timestamp: now as i64 }));
                 }
             }
         }

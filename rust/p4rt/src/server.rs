@@ -371,7 +371,9 @@ impl P4Runtime for Service {
                             }
                         }));
                     }
-                    Some(U::DigestAck(_)) => {}
+                    Some(U::DigestAck(a)) => {
+                        dp.send(Box::new(move |d: &mut Device| d.digest_ack(a.digest_id, a.list_id)));
+                    }
                     Some(U::Other(_)) | None => {
                         let _ = tx.try_send(Ok(stream_error(Code::Unimplemented, "unsupported stream message", None)));
                     }

@@ -409,6 +409,23 @@ fn digests_and_idle_timeouts() {
     let p4::p4_data::Data::Struct(s) = lists[0].data[0].data.as_ref().unwrap() else { panic!() };
     assert_eq!(s.members[0].data, Some(p4::p4_data::Data::Bitstring(vec![0xa])));
     assert_eq!(s.members[1].data, Some(p4::p4_data::Data::Bitstring(vec![4])));
+    // with an ack timeout, the same data is suppressed until acked
+    f.w(T::Modify, E::DigestEntry(p4::DigestEntry { digest_id: d, config: Some(p4::digest_entry::Config { max_timeout_ns: 0, max_list_size: 10, ack_timeout_ns: 10_000_000_000 }) })).unwrap();
+    let count = |f: &mut Fx| {
+        let mut ev = vec![];
+        f.dev.poll_events(&mut ev);
+        ev.into_iter().filter_map(|e| if let Event::Digest(l) = e { Some(l) } else { None }).collect::<Vec<_>>()
+    };
+    f.packet(4, &eth(MAC_B, MAC_A, 0x88b5, &[]));
+    f.packet(4, &eth(MAC_B, MAC_A, 0x88b5, &[]));
+    let l = count(&mut f);
+    assert_eq!(l.len(), 1);
+    assert_eq!(l[0].data.len(), 1, "duplicate within the batch suppressed");
+    f.packet(4, &eth(MAC_B, MAC_A, 0x88b5, &[]));
+    assert!(count(&mut f).is_empty(), "not acked yet");
+    f.dev.digest_ack(d, l[0].list_id);
+    f.packet(4, &eth(MAC_B, MAC_A, 0x88b5, &[]));
+    assert_eq!(count(&mut f).len(), 1);
     // idle timeout on ipv4_lpm
     let t = f.id("ipv4_lpm");
     let mut e = p4::TableEntry { table_id: t, r#match: vec![lpm(1, 0x0a00_0000, 8)], action: Some(f.action("route", &[1, 1])), ..Default::default() };
