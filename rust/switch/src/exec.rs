@@ -585,7 +585,7 @@ impl Engine {
                             Some(n) => cursor += n,
                             None => break 'outer ParseEnd::Reject(p.err_packet_too_short),
                         }
-                        phv.stack_next[*s as usize] += 1;
+                        // (extract() moved nextIndex past this element)
                     }
                     ParserOp::Set(l, e) => {
                         let v = ev.eval(e, phv);
@@ -1167,6 +1167,11 @@ fn extract(p: &Program, phv: &mut Phv, pkt: &[u8], cursor: usize, h: HeaderId) -
     }
     phv.valid[h as usize] = true;
     union_exclusive(p, phv, h);
+    // extracting hs[i] directly also moves nextIndex past i (as extract(hs.next) would)
+    if let Some((s, i)) = hi.stack_of {
+        let nx = &mut phv.stack_next[s as usize];
+        *nx = (*nx).max(i + 1);
+    }
     Some(n)
 }
 

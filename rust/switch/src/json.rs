@@ -156,7 +156,7 @@ impl<'a> Loader<'a> {
                 off += w;
             }
             self.hdr_idx.insert(name.clone(), hid);
-            self.headers.push(HeaderInfo { name, first_field: first, num_fields: fs.len() as u32, bits: off, metadata, varbit, union: None });
+            self.headers.push(HeaderInfo { name, first_field: first, num_fields: fs.len() as u32, bits: off, metadata, varbit, union: None, stack_of: None });
         }
         for st in arr(self.j, "header_stacks") {
             let name = s(st, "name")?.to_string();
@@ -166,7 +166,11 @@ impl<'a> Loader<'a> {
                     return Err(format!("header_stacks \"{}\": bad header id {}", name, i));
                 }
             }
-            self.stack_idx.insert(name.clone(), self.stacks.len() as u32);
+            let si = self.stacks.len() as u32;
+            for (k, &h) in ids.iter().enumerate() {
+                self.headers[h as usize].stack_of = Some((si, k as u32));
+            }
+            self.stack_idx.insert(name.clone(), si);
             self.stack_type.push(s(st, "header_type").unwrap_or("").to_string());
             self.stacks.push(StackInfo { name, headers: ids });
         }
@@ -373,7 +377,10 @@ impl<'a> Loader<'a> {
             }
             "access_field" => {
                 let lv = left.ok_or("access_field without header")?;
-                let off = right.and_then(|x| x.get("value")).and_then(|x| x.as_u64()).ok_or("access_field offset")? as u32;
+                // bmv2 writes the field offset as a bare number; accept {"value": n} too
+                let off = right
+                    .and_then(|x| x.as_u64().or_else(|| x.get("value").and_then(|v| v.as_u64())))
+                    .ok_or("access_field offset")? as u32;
                 match self.header_ref(lv)? {
                     HeaderRef::Fixed(h) => {
                         let hi = &self.headers[h as usize];

@@ -19,6 +19,8 @@ pub struct HeaderInfo {
     pub varbit: Option<(u32, u32)>,
     /// the header union this header is a member of (index into Program::unions)
     pub union: Option<u32>,
+    /// (stack, index) when this header is an element of a header stack
+    pub stack_of: Option<(u32, u32)>,
 }
 
 #[derive(Debug, Clone)]
