@@ -14,7 +14,7 @@ use sdnperf_p4rt::proto::p4::v1::p4_runtime_client::P4RuntimeClient;
 use std::time::Instant;
 
 fn usage() -> ! {
-    eprintln!("usage: sdnperf-p4rt-bench --addr HOST:PORT --json PROG.json --p4info P4INFO.bin [--device-id 1] [--entries 100000] [--batch 1000] [--table l2|ipv4_lpm] [--json-out FILE]");
+    eprintln!("usage: sdnperf-p4rt-bench --addr HOST:PORT --json PROG.json --p4info P4INFO.bin [--device-id 1] [--entries 100000] [--batch 1000] [--table l2|ipv4_lpm] [--json-out FILE]\n       sdnperf-p4rt-bench ... --packet-io N [--window 256]   (packet_io.p4: packet-outs to the CPU port come back as packet-ins)");
     std::process::exit(2)
 }
 
@@ -28,6 +28,8 @@ fn main() {
     let mut batch = 1000usize;
     let mut table = "l2".to_string();
     let mut json_out = None;
+    let mut packet_io = 0usize;
+    let mut window = 256usize;
     let mut i = 0;
     while i < args.len() {
         let v = args.get(i + 1).cloned().unwrap_or_else(|| usage());
@@ -40,13 +42,15 @@ fn main() {
             "--batch" => batch = v.parse::<usize>().unwrap_or_else(|_| usage()).max(1),
             "--table" => table = v,
             "--json-out" => json_out = Some(v),
+            "--packet-io" => packet_io = v.parse().unwrap_or_else(|_| usage()),
+            "--window" => window = v.parse::<usize>().unwrap_or_else(|_| usage()).max(1),
             _ => usage(),
         }
         i += 2;
     }
     let (Some(addr), Some(json), Some(p4info)) = (addr, json, p4info) else { usage() };
     let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
-    if let Err(e) = rt.block_on(run(addr, json, p4info, device_id, entries, batch, table, json_out)) {
+    if let Err(e) = rt.block_on(run(addr, json, p4info, device_id, entries, batch, table, json_out, packet_io, window)) {
         eprintln!("sdnperf-p4rt-bench: error: {}", e);
         std::process::exit(1);
     }
@@ -57,7 +61,7 @@ fn u128v(v: u128) -> p4::Uint128 {
 }
 
 #[allow(clippy::too_many_arguments)]
-async fn run(addr: String, json: String, p4info: String, device_id: u64, n: usize, batch: usize, table: String, json_out: Option<String>) -> Result<(), String> {
+async fn run(addr: String, json: String, p4info: String, device_id: u64, n: usize, batch: usize, table: String, json_out: Option<String>, packet_io: usize, window: usize) -> Result<(), String> {
     let info = cfg::P4Info::decode(std::fs::read(&p4info).map_err(|e| format!("{}: {}", p4info, e))?.as_slice()).map_err(|e| e.to_string())?;
     let bmv2 = std::fs::read(&json).map_err(|e| format!("{}: {}", json, e))?;
     let mut c = P4RuntimeClient::connect(format!("http://{}", addr))
@@ -66,7 +70,7 @@ async fn run(addr: String, json: String, p4info: String, device_id: u64, n: usiz
         .max_decoding_message_size(256 << 20)
         .max_encoding_message_size(256 << 20);
     // arbitration
-    let (tx, rx) = tokio::sync::mpsc::channel(16);
+    let (tx, rx) = tokio::sync::mpsc::channel(4096);
     let election = 1u128;
     tx.send(p4::StreamMessageRequest {
         update: Some(p4::stream_message_request::Update::Arbitration(p4::MasterArbitrationUpdate {
@@ -93,6 +97,9 @@ async fn run(addr: String, json: String, p4info: String, device_id: u64, n: usiz
     })
     .await
     .map_err(|e| format!("SetForwardingPipelineConfig: {}", e))?;
+    if packet_io > 0 {
+        return packet_io_loop(tx, stream, packet_io, window, json_out).await;
+    }
     let t = info
         .tables
         .iter()
@@ -169,6 +176,69 @@ async fn run(addr: String, json: String, p4info: String, device_id: u64, n: usiz
     }
     if let Some(f) = json_out {
         std::fs::write(&f, format!("{{\"table\": \"{}\", {}}}\n", table, results.join(", "))).map_err(|e| e.to_string())?;
+    }
+    drop(tx);
+    Ok(())
+}
+
+/// Packet-out -> switch -> packet-in round trips on loopback (no ports): with packet_io.p4,
+/// a packet-out whose egress_port is the CPU port (255) comes back as a packet-in.
+/// `window` packet-outs in flight at most.
+async fn packet_io_loop(
+    tx: tokio::sync::mpsc::Sender<p4::StreamMessageRequest>,
+    mut stream: tonic::Streaming<p4::StreamMessageResponse>,
+    n: usize,
+    window: usize,
+    json_out: Option<String>,
+) -> Result<(), String> {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::Arc;
+    let got = Arc::new(AtomicUsize::new(0));
+    let notify = Arc::new(tokio::sync::Notify::new());
+    let t0 = Instant::now();
+    let (g2, n2) = (got.clone(), notify.clone());
+    let reader = tokio::spawn(async move {
+        let mut rtts = Vec::with_capacity(n);
+        while let Ok(Some(m)) = stream.message().await {
+            if let Some(p4::stream_message_response::Update::Packet(p)) = m.update {
+                if p.payload.len() >= 22 {
+                    let sent = u64::from_be_bytes(p.payload[14..22].try_into().unwrap());
+                    rtts.push(t0.elapsed().as_nanos() as u64 - sent);
+                }
+                if g2.fetch_add(1, Ordering::SeqCst) + 1 >= n {
+                    n2.notify_one();
+                    break;
+                }
+                n2.notify_one();
+            }
+        }
+        rtts
+    });
+    let mut sent = 0usize;
+    while sent < n {
+        while sent - got.load(Ordering::SeqCst) >= window {
+            if tokio::time::timeout(std::time::Duration::from_secs(5), notify.notified()).await.is_err() {
+                return Err(format!("no packet-in for 5 s ({} of {} back)", got.load(Ordering::SeqCst), sent));
+            }
+        }
+        let mut payload = vec![0xff; 6];
+        payload.extend_from_slice(&[0x02, 0, 0, 0, 0, 1, 0x88, 0xb5]);
+        payload.extend_from_slice(&(t0.elapsed().as_nanos() as u64).to_be_bytes());
+        payload.resize(60, 0);
+        let po = p4::PacketOut { payload, metadata: vec![p4::PacketMetadata { metadata_id: 1, value: vec![0, 255] }] };
+        tx.send(p4::StreamMessageRequest { update: Some(p4::stream_message_request::Update::Packet(po)) }).await.map_err(|e| e.to_string())?;
+        sent += 1;
+    }
+    let mut rtts = tokio::time::timeout(std::time::Duration::from_secs(10), reader).await.map_err(|_| "packet-ins stopped".to_string())?.map_err(|e| e.to_string())?;
+    let el = t0.elapsed().as_secs_f64();
+    rtts.sort();
+    let q = |x: f64| rtts.get(((rtts.len().max(1) - 1) as f64 * x) as usize).copied().unwrap_or(0) as f64 / 1e3;
+    println!(
+        "packet-io {} packet-outs -> packet-ins, window {}: {:.3} s = {:.0} round trips/s (RTT us: median {:.0}, p99 {:.0})",
+        n, window, el, n as f64 / el, q(0.5), q(0.99)
+    );
+    if let Some(f) = json_out {
+        std::fs::write(&f, format!("{{\"packet_io\": {{\"n\": {}, \"window\": {}, \"seconds\": {:.4}, \"rate\": {:.0}, \"rtt_us_median\": {:.1}, \"rtt_us_p99\": {:.1}}}}}\n", n, window, el, n as f64 / el, q(0.5), q(0.99))).map_err(|e| e.to_string())?;
     }
     drop(tx);
     Ok(())
