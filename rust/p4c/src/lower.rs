@@ -2725,7 +2725,12 @@ impl<'a> Lower<'a> {
                         }
                     }
                     Place::DynField { ty, .. } => Err(Error::new(e.span, format!("a value of type {} has no field '{}'", ty.name(), m))),
-                    Place::Stack { .. } => Err(Error::new(e.span, format!("'.{}' on a header stack is not a location here", m))),
+                    Place::Stack { name, elem, .. } if m == "last" && self.ctx != Ctx::Parser => {
+                        let idx = X::un("last_stack_index", X::Stack(name.clone()));
+                        let deref = X::op("dereference_header_stack", X::Stack(name.clone()), idx);
+                        Ok(Place::DynHeader { stack: name.clone(), elem: elem.clone(), deref })
+                    }
+                    Place::Stack { .. } => Err(Error::new(member_span(e, m), format!("'.{}' on a header stack is not a location here", m))),
                     Place::Field { ty, .. } => Err(Error::new(e.span, format!("a value of type {} has no field '{}'", ty.name(), m))),
                 }
             }
@@ -3462,6 +3467,10 @@ impl<'a> Lower<'a> {
                 match rp {
                     Place::Header { inst: ri, ty: rt } if rt == *ty => {
                         self.push("assign_header", vec![json!({"type": "header", "value": inst}), json!({"type": "header", "value": ri})], span);
+                        Ok(())
+                    }
+                    Place::DynHeader { deref, elem, .. } if elem == *ty => {
+                        self.push("assign_header", vec![json!({"type": "header", "value": inst}), json!({"type": "expression", "value": deref.je()})], span);
                         Ok(())
                     }
                     p => Err(Error::new(r.span, format!("cannot assign {} to a header of type {}", p.ty().name(), ty))),
