@@ -148,16 +148,20 @@ fn run(args: &[String]) -> Result<(), String> {
         let l = tokio::net::TcpListener::from_std(listener).map_err(|e| e.to_string())?;
         println!("READY");
         let _ = std::io::stdout().flush();
-        let stop = async {
+        let stopped = || async {
             while !dp::STOP.load(Ordering::Relaxed) {
-                tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+                tokio::time::sleep(std::time::Duration::from_millis(20)).await;
             }
         };
-        tonic::transport::Server::builder()
+        let serve = tonic::transport::Server::builder()
             .add_service(svc.into_server())
-            .serve_with_incoming_shutdown(tokio_stream::wrappers::TcpListenerStream::new(l), stop)
-            .await
-            .map_err(|e| e.to_string())
+            .serve_with_incoming_shutdown(tokio_stream::wrappers::TcpListenerStream::new(l), stopped());
+        // graceful shutdown waits for open streams; controllers keep theirs open, so after
+        // a short grace period the connections are dropped
+        tokio::select! {
+            r = serve => r.map_err(|e| e.to_string()),
+            _ = async { stopped().await; tokio::time::sleep(std::time::Duration::from_millis(200)).await } => Ok(()),
+        }
     })?;
     let _ = dpt.join();
     Ok(())
