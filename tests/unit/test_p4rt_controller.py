@@ -248,3 +248,25 @@ def test_state_file_is_what_the_lab_reads(tmp_path):
     doc = json.loads(path.read_text())
     assert doc["switches"] == [1, 2] and doc["links"] == 1
     assert doc["packet_ins"] == 5 and doc["flow_mods"] == 3 and doc["time"] > 0
+
+
+def test_l2_learning_sync_path_matches_async(schema):
+    fab = FakeFabric(Topology(ports={1: [1, 2, 3]}), schema)
+    app = apps.L2Learning(fab)
+
+    class Out:
+        def __init__(self):
+            self.outs, self.writes = [], []
+
+        def packet_out(self, payload, port=0, group=0):
+            self.outs.append((port, group))
+
+        def write(self, updates):
+            self.writes.append(updates)
+
+    out = Out()
+    app.packet_in_sync(1, 1, frame(0xFFFFFFFFFFFF, 1), out)
+    app.packet_in_sync(1, 2, frame(1, 2), out)
+    app.packet_in_sync(1, 2, frame(1, 2), out)
+    assert out.outs == [(0, 1), (1, 0), (1, 0)]
+    assert len(out.writes) == 1 and fab.state.flow_mods == 1 and fab.state.packet_ins == 3

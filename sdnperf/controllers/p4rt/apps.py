@@ -95,6 +95,31 @@ class L2Learning(App):
         await self.fabric.write(device, [update("INSERT", multicast_group(p, [q for q in ports if q != p]))
                                          for p in ports])
 
+    def packet_in_sync(self, device: int, in_port: int, payload: bytes, out) -> None:
+        """The same decision without awaiting, for the connection's reader thread:
+        out.packet_out(payload, port=, group=) and out.write(updates) queue without waiting.
+        Per-switch tables are only touched by that switch's thread; counters under a lock."""
+        if len(payload) < 14 or payload[12:14] == ETH_LLDP:
+            return
+        dst, src = payload[0:6], payload[6:12]
+        table = self.port_of.setdefault(device, {})
+        table[src] = in_port
+        out_port = table.get(dst) if not dst[0] & 1 else None
+        upd = None
+        if out_port is not None:
+            upd = _entry_update(self.fabric, self.written, device, "flow_port",
+                                {"in_port": in_port, "eth_src": src, "eth_dst": dst},
+                                "forward", {"port": out_port})
+        with self.fabric.state.lock:
+            self.fabric.state.packet_ins += 1
+            self.fabric.state.flow_mods += upd is not None
+        if upd is not None:
+            out.write([upd])
+        if out_port is None:
+            out.packet_out(payload, group=in_port)
+        else:
+            out.packet_out(payload, port=out_port)
+
     async def packet_in(self, device: int, in_port: int, payload: bytes) -> None:
         if len(payload) < 14 or payload[12:14] == ETH_LLDP:
             return

@@ -307,10 +307,25 @@ class ThreadedSwitchConnection(SwitchConnection):
                 return
             yield msg
 
+    # A synchronous packet-in handler run on the reader thread itself (no hop to the event
+    # loop): fast_packet_in(conn, packet) -> True when it handled the packet. Set by the
+    # controller for apps whose packet-in handling never waits (l2-learning).
+    fast_packet_in = None
+
     def _read_thread(self) -> None:
         inbox, loop = self._inbox, self.loop
+        fast = self.fast_packet_in
         try:
             for msg in self.stream:
+                if fast is not None and msg.HasField("packet"):
+                    self.packet_ins += 1
+                    try:
+                        if fast(self, msg.packet):
+                            continue
+                    except Exception:
+                        log.exception("%s: packet-in handling failed", self.name)
+                        continue
+                    self.packet_ins -= 1  # counted again by _drain
                 was_empty = not inbox
                 inbox.append(msg)
                 if was_empty:
@@ -353,6 +368,16 @@ class ThreadedSwitchConnection(SwitchConnection):
 
     def send_packet_out(self, packet_out) -> None:
         self._requests.put(p4r.StreamMessageRequest(packet=packet_out))
+
+    def send_request(self, request) -> None:
+        """A ready StreamMessageRequest (any thread)."""
+        self._requests.put(request)
+
+    def submit_threadsafe(self, updates: list) -> None:
+        """Queue writes from another thread (not awaited; failures are logged)."""
+        def submit():
+            self.submit(updates).add_done_callback(_log_failure)
+        self.loop.call_soon_threadsafe(submit)
 
     async def _unary(self, method, request, timeout: float):
         fut = method.future(request, timeout=timeout)

@@ -29,6 +29,7 @@ import logging
 import os
 import signal
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -51,6 +52,7 @@ class StateFile:
         self.flow_mods = 0
         self.ready = False
         self.error: str | None = None
+        self.lock = threading.Lock()
         self._last = 0.0
 
     def snapshot(self) -> dict:
@@ -159,6 +161,13 @@ class Controller(apps_mod.Fabric):
         meta = self._decoders[conn.device_id](packet)
         return self.app.packet_in(conn.device_id, meta.get("ingress_port", 0), packet.payload)
 
+    def _fast_packet_in(self, conn, packet) -> bool:
+        """Reader-thread path for apps with packet_in_sync (see client.fast_packet_in)."""
+        meta = self._decoders[conn.device_id](packet)
+        self.app.packet_in_sync(conn.device_id, meta.get("ingress_port", 0), packet.payload,
+                                _SyncOut(self, conn))
+        return True
+
     async def _bring_up(self, sw: dict) -> None:
         dev = int(sw["device_id"])
         cls = SwitchConnection if self.config.get("transport") == "aio" else ThreadedSwitchConnection
@@ -166,6 +175,8 @@ class Controller(apps_mod.Fabric):
                                 election_id=int(self.config.get("election_id", 1)),
                                 on_packet_in=self._on_packet_in)
         self.conns[dev] = conn
+        if hasattr(self.app, "packet_in_sync") and isinstance(conn, ThreadedSwitchConnection):
+            conn.fast_packet_in = self._fast_packet_in
         await conn.connect(timeout=float(self.config.get("connect_timeout", 30)))
         _schema, p4info, device_config = self.pipelines[dev]
         await conn.set_pipeline(p4info, device_config, cookie=int(time.time()))
@@ -211,6 +222,29 @@ class Controller(apps_mod.Fabric):
             await writer.drain()
         finally:
             writer.close()
+
+
+class _SyncOut:
+    """packet_out / write for packet_in_sync, queued without waiting (thread-safe)."""
+
+    __slots__ = ("ids", "conn")
+
+    def __init__(self, controller: "Controller", conn):
+        self.ids, self.conn = controller._packet_out_ids[conn.device_id], conn
+
+    def packet_out(self, payload: bytes, port: int = 0, group: int = 0) -> None:
+        from finsy.proto import p4r
+        req = p4r.StreamMessageRequest()
+        pkt = req.packet
+        pkt.payload = payload
+        if "egress_port" in self.ids:
+            pkt.metadata.add(metadata_id=self.ids["egress_port"][0], value=_enc(port))
+        if group and "mcast_grp" in self.ids:
+            pkt.metadata.add(metadata_id=self.ids["mcast_grp"][0], value=_enc(group))
+        self.conn.send_request(req)
+
+    def write(self, updates: list) -> None:
+        self.conn.submit_threadsafe(updates)
 
 
 def _enc(n: int) -> bytes:
