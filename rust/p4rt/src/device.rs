@@ -36,11 +36,19 @@ fn ia(e: String) -> PErr {
 
 struct Stored {
     handle: u32,
+    /// one-shot action set: hidden members and group in the switch's profile
+    oneshot: Option<OneShot>,
     /// normalized entry (canonical match, no counter data / idle fields)
     entry: p4::TableEntry,
     last_hit_ns: u64,
     last_count: u64,
     idle_notified: bool,
+}
+
+struct OneShot {
+    profile: usize,
+    members: Vec<u32>,
+    group: u32,
 }
 
 #[derive(Default)]
@@ -299,7 +307,57 @@ impl Device {
                 let h = dev_groups.get(&p).and_then(|x| x.get(g)).ok_or_else(|| PErr { code: Code::NotFound, msg: format!("no action profile group {}", g) })?;
                 Ok((INDIRECT_GROUP | h.0, vec![]))
             }
-            Some(A::ActionProfileActionSet(_)) => err(Code::Unimplemented, "one-shot action selector programming is not supported"),
+            Some(A::ActionProfileActionSet(_)) => Ok((u32::MAX, vec![])), // allocated by the caller (one_shot)
+        }
+    }
+
+    /// Validates a one-shot action set and creates its hidden members and group.
+    fn one_shot(sw: &mut Switch, pipe: &Pipe, t: &TableInfo, a: &p4::TableAction) -> R<Option<(u32, OneShot)>> {
+        let Some(p4::table_action::Type::ActionProfileActionSet(set)) = &a.r#type else { return Ok(None) };
+        let p = t.profile.ok_or_else(|| ia(format!("table {} is not indirect", t.name)))?;
+        let prof = &pipe.profiles[&p];
+        if set.action_profile_actions.is_empty() {
+            return inval("empty action profile action set");
+        }
+        if !prof.with_selector && set.action_profile_actions.len() > 1 {
+            return inval("action profile without selector: a one-shot set holds one action");
+        }
+        let mut acts = vec![];
+        for apa in &set.action_profile_actions {
+            let act = apa.action.as_ref().ok_or_else(|| ia("action set member without action".into()))?;
+            if !t.action_ids.contains(&act.action_id) {
+                return inval(format!("table {}: action id {} is not an action of this table", t.name, act.action_id));
+            }
+            if apa.weight < 0 {
+                return inval("negative weight");
+            }
+            acts.push((Self::action_data(pipe, act)?, apa.weight.max(1)));
+        }
+        let pr = &mut sw.eng.prog.profiles[prof.sw];
+        let mut members = vec![];
+        let mut grp = vec![];
+        for ((ai, data), w) in acts {
+            pr.members.push(Some((ai, data.into_boxed_slice())));
+            let h = (pr.members.len() - 1) as u32;
+            members.push(h);
+            for _ in 0..w {
+                grp.push(h);
+            }
+        }
+        pr.groups.push(Some(grp));
+        let group = (pr.groups.len() - 1) as u32;
+        Ok(Some((INDIRECT_GROUP | group, OneShot { profile: prof.sw, members, group })))
+    }
+
+    fn free_one_shot(sw: &mut Switch, o: OneShot) {
+        let pr = &mut sw.eng.prog.profiles[o.profile];
+        if let Some(g) = pr.groups.get_mut(o.group as usize) {
+            *g = None;
+        }
+        for m in o.members {
+            if let Some(x) = pr.members.get_mut(m as usize) {
+                *x = None;
+            }
         }
     }
 
@@ -414,10 +472,19 @@ impl Device {
                     return err(Code::ResourceExhausted, format!("table {} is full ({} entries)", t.name, t.size));
                 }
                 let sw = self.sw.as_mut().unwrap();
-                let h = sw.eng.prog.tables[t.sw].add(key, aux, prefix, sw_prio, ai, data).map_err(|e| {
-                    let code = if e.contains("duplicate") { Code::AlreadyExists } else { Code::InvalidArgument };
-                    PErr { code, msg: e }
-                })?;
+                let oneshot = Self::one_shot(sw, &pipe, t, action)?;
+                let ai = oneshot.as_ref().map(|o| o.0).unwrap_or(ai);
+                let h = match sw.eng.prog.tables[t.sw].add(key, aux, prefix, sw_prio, ai, data) {
+                    Ok(h) => h,
+                    Err(e) => {
+                        if let Some((_, o)) = oneshot {
+                            Self::free_one_shot(sw, o);
+                        }
+                        let code = if e.contains("duplicate") { Code::AlreadyExists } else { Code::InvalidArgument };
+                        return err(code, e);
+                    }
+                };
+                let oneshot = oneshot.map(|o| o.1);
                 let dc = &mut sw.eng.direct_counters[t.sw];
                 if dc.len() > h as usize {
                     dc[h as usize] = (0, 0);
@@ -439,7 +506,7 @@ impl Device {
                     metadata: te.metadata.clone(),
                     ..Default::default()
                 };
-                ts.by_key.insert(kb, Stored { handle: h, entry, last_hit_ns: now_ns(), last_count: count, idle_notified: false });
+                ts.by_key.insert(kb, Stored { handle: h, oneshot, entry, last_hit_ns: now_ns(), last_count: count, idle_notified: false });
                 Ok(())
             }
             T::Modify => {
@@ -451,7 +518,12 @@ impl Device {
                 let st = ts.by_key.get_mut(&kb).ok_or_else(|| PErr { code: Code::NotFound, msg: format!("table {}: no such entry", t.name) })?;
                 let sw = self.sw.as_mut().unwrap();
                 if let Some((ai, data)) = action {
+                    let oneshot = Self::one_shot(sw, &pipe, t, te.action.as_ref().unwrap())?;
+                    let ai = oneshot.as_ref().map(|o| o.0).unwrap_or(ai);
                     sw.eng.prog.tables[t.sw].modify(st.handle, ai, data).map_err(|e| PErr { code: Code::Internal, msg: e })?;
+                    if let Some(old) = std::mem::replace(&mut st.oneshot, oneshot.map(|o| o.1)) {
+                        Self::free_one_shot(sw, old);
+                    }
                     st.entry.action = te.action.as_ref().map(|a| Self::canonical_action(&pipe, a));
                 }
                 if let Some(c) = &te.counter_data {
@@ -472,6 +544,9 @@ impl Device {
                 let st = ts.by_key.remove(&kb).ok_or_else(|| PErr { code: Code::NotFound, msg: format!("table {}: no such entry", t.name) })?;
                 let sw = self.sw.as_mut().unwrap();
                 sw.eng.prog.tables[t.sw].delete(st.handle).map_err(|e| PErr { code: Code::Internal, msg: e })?;
+                if let Some(o) = st.oneshot {
+                    Self::free_one_shot(sw, o);
+                }
                 if let Some(c) = sw.eng.direct_meter_cells[t.sw].get_mut(st.handle as usize) {
                     *c = Default::default();
                 }

@@ -293,6 +293,35 @@ fn action_profile_members_groups_and_indirect_entries() {
     }
     assert!(seen.contains(&5) && seen.contains(&6), "{:?}", seen);
     assert!(f.packet(1, &ipv4([9; 6], 1, 0x0a00_0002, 64, 17)).iter().any(|o| o.0 == 6));
+    // one-shot action set: hidden members/group, cleaned up on delete
+    let fwd_id = f.id("forward");
+    let set = |ports: &[u128]| {
+        let act = |_: &(), p: u128| p4::Action { action_id: fwd_id, params: vec![p4::action::Param { param_id: 1, value: u128_to_bytes(p) }] };
+        Some(p4::TableAction {
+            r#type: Some(p4::table_action::Type::ActionProfileActionSet(p4::ActionProfileActionSet {
+                action_profile_actions: ports.iter().map(|&p| p4::ActionProfileAction { action: Some(act(&(), p)), weight: 1, watch_kind: None }).collect(),
+                ..Default::default()
+            })),
+        })
+    };
+    let k = vec![exact(1, &[10, 0, 0, 9])];
+    f.w(T::Insert, te(t, k.clone(), set(&[7, 8]), 0)).unwrap();
+    let mut seen = std::collections::BTreeSet::new();
+    for src in 0..64u32 {
+        for (p, _) in f.packet(1, &ipv4([9; 6], src, 0x0a00_0009, 64, 17)) {
+            seen.insert(p);
+        }
+    }
+    assert!(seen.contains(&7) && seen.contains(&8), "{:?}", seen);
+    f.w(T::Modify, te(t, k.clone(), set(&[9]), 0)).unwrap();
+    assert!(f.packet(1, &ipv4([9; 6], 3, 0x0a00_0009, 64, 17)).iter().any(|o| o.0 == 9));
+    let E::TableEntry(e) = &f.read(te(t, k.clone(), None, 0))[0] else { panic!() };
+    assert_eq!(e.action, set(&[9]));
+    f.w(T::Delete, te(t, k, None, 0)).unwrap();
+    let sw = f.dev.sw.as_ref().unwrap();
+    let swp = &sw.eng.prog.profiles[f.dev.pipe.as_ref().unwrap().profiles[&f.id("ecmp_sel")].sw];
+    assert_eq!(swp.members.iter().flatten().count(), 2, "only the two real members remain");
+    assert_eq!(swp.groups.iter().flatten().count(), 1);
     // members in use cannot go
     assert_eq!(f.w(T::Delete, E::ActionProfileMember(p4::ActionProfileMember { action_profile_id: prof, member_id: 1, action: None })).unwrap_err().0, Code::FailedPrecondition);
     assert_eq!(f.read(E::ActionProfileMember(p4::ActionProfileMember { action_profile_id: prof, ..Default::default() })).len(), 2);
