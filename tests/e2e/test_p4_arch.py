@@ -91,3 +91,15 @@ def test_runtime_json_example(tmp_path):
     loss, facts, stats = ping_all(spec, cfg, tmp_path)
     assert loss == 0.0 and facts["program"] == "runtime files"
     assert stats["packet_ins"] == 0
+
+
+@pytest.mark.parametrize("example", ["p4-runtime-json", "p4-compare"])
+def test_example_studies_run(example, tmp_path):
+    import subprocess
+    import sys
+    proc = subprocess.run([sys.executable, "-m", "sdnperf.cli", "run", f"examples/{example}.toml",
+                           "--no-report", "--out", str(tmp_path)], cwd=REPO,
+                          capture_output=True, text=True, timeout=600)
+    output = proc.stdout + proc.stderr
+    assert proc.returncode == 0, output
+    assert "No run failed" in output and "loss_pct" in output
