@@ -152,9 +152,12 @@ impl P4Runtime for Service {
         let r = req.into_inner();
         self.check_device(r.device_id)?;
         self.check_primary(&r.role, eid(&r.election_id))?;
-        if r.atomicity != p4::write_request::Atomicity::ContinueOnError as i32 {
-            return Err(Status::unimplemented("only CONTINUE_ON_ERROR atomicity is supported"));
-        }
+        use p4::write_request::Atomicity as At;
+        let rollback = match At::try_from(r.atomicity) {
+            Ok(At::ContinueOnError) => false,
+            Ok(At::RollbackOnError) | Ok(At::DataplaneAtomic) => true,
+            Err(_) => return Err(Status::invalid_argument("unknown atomicity")),
+        };
         let updates = r.updates;
         let n = updates.len();
         let results = self
@@ -163,7 +166,7 @@ impl P4Runtime for Service {
                 if d.pipe.is_none() {
                     return Err(Status::failed_precondition("no forwarding pipeline config set"));
                 }
-                Ok(updates.iter().map(|u| d.write_update(u)).collect::<Vec<_>>())
+                Ok(d.write_batch(&updates, rollback))
             })
             .await
             .ok_or_else(|| Status::internal("request handling failed inside the switch (forwarding continues)"))??;

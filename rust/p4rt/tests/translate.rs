@@ -554,3 +554,37 @@ fn random_updates_never_panic() {
     let _ = f.packet(1, &eth(MAC_B, MAC_A, 0x88b5, &[]));
     let _ = f.packet(1, &ipv4([9; 6], 1, 2, 64, 6));
 }
+
+#[test]
+fn rollback_on_error_undoes_the_batch() {
+    let mut f = Fx::new();
+    let t = f.id("dmac");
+    let up = |ty: T, e: E| p4::Update { r#type: ty as i32, entity: Some(p4::Entity { entity: Some(e) }) };
+    f.w(T::Insert, te(t, vec![exact(1, &[1])], Some(f.action("forward", &[1])), 0)).unwrap();
+    f.w(T::Insert, te(t, vec![exact(1, &[2])], Some(f.action("forward", &[2])), 0)).unwrap();
+    let batch = vec![
+        up(T::Insert, te(t, vec![exact(1, &[3])], Some(f.action("forward", &[3])), 0)),
+        up(T::Modify, te(t, vec![exact(1, &[1])], Some(f.action("forward", &[4])), 0)),
+        up(T::Delete, te(t, vec![exact(1, &[2])], None, 0)),
+        up(T::Insert, te(t, vec![exact(1, &[1])], Some(f.action("forward", &[5])), 0)), // duplicate: fails
+        up(T::Insert, te(t, vec![exact(1, &[6])], Some(f.action("forward", &[6])), 0)),
+    ];
+    let r = f.dev.write_batch(&batch, true);
+    let codes: Vec<Code> = r.iter().map(|x| x.as_ref().err().map(|e| e.code).unwrap_or(Code::Ok)).collect();
+    assert_eq!(codes, vec![Code::Aborted, Code::Aborted, Code::Aborted, Code::AlreadyExists, Code::Aborted]);
+    let mut got: Vec<(Vec<u8>, p4::TableAction)> = f
+        .read(te(t, vec![], None, 0))
+        .into_iter()
+        .map(|e| match e {
+            E::TableEntry(e) => (e.r#match[0].encode_to_vec(), e.action.unwrap()),
+            _ => unreachable!(),
+        })
+        .collect();
+    got.sort_by(|a, b| a.0.cmp(&b.0));
+    assert_eq!(got.len(), 2);
+    assert_eq!(got[0].1, f.action("forward", &[1]));
+    assert_eq!(got[1].1, f.action("forward", &[2]));
+    // without rollback the good ones stay
+    let r = f.dev.write_batch(&batch, false);
+    assert_eq!(r.iter().filter(|x| x.is_ok()).count(), 4);
+}
