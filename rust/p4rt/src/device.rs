@@ -254,9 +254,38 @@ impl Device {
             E::RegisterEntry(r) => self.write_register(ty, r),
             E::PacketReplicationEngineEntry(p) => self.write_pre(ty, p),
             E::DigestEntry(d) => self.write_digest(ty, d),
-            E::ValueSetEntry(_) => err(Code::Unimplemented, "value set entries are not supported"),
+            E::ValueSetEntry(v) => self.write_value_set(ty, v),
             E::ExternEntry(_) => err(Code::Unimplemented, "extern entries are not supported"),
         }
+    }
+
+    /// Parser value sets: MODIFY replaces all members (exact or ternary on one field).
+    fn write_value_set(&mut self, ty: p4::update::Type, v: &p4::ValueSetEntry) -> R<()> {
+        use p4::field_match::FieldMatchType as M;
+        if ty != p4::update::Type::Modify {
+            return inval("value set entries can only be modified");
+        }
+        let (sw, pipe) = self.parts()?;
+        let &(vi, (fid, bw), size) = pipe.value_sets.get(&v.value_set_id).ok_or_else(|| PErr { code: Code::NotFound, msg: format!("unknown value set id {} (or one with several fields)", v.value_set_id) })?;
+        if size > 0 && v.members.len() > size as usize {
+            return err(Code::ResourceExhausted, format!("value set holds at most {} members", size));
+        }
+        let mut vals = vec![];
+        for m in &v.members {
+            let [fm] = m.r#match.as_slice() else { return inval("value set member needs exactly one field match") };
+            if fm.field_id != fid {
+                return inval(format!("value set member: unknown field id {}", fm.field_id));
+            }
+            let wm = width_mask(bw);
+            let (val, mask) = match &fm.field_match_type {
+                Some(M::Exact(x)) => (bytes_to_u128(&x.value, bw).map_err(ia)?, wm),
+                Some(M::Ternary(x)) => (bytes_to_u128(&x.value, bw).map_err(ia)?, bytes_to_u128(&x.mask, bw).map_err(ia)?),
+                _ => return inval("value set members are exact or ternary matches"),
+            };
+            vals.push((val & mask, mask));
+        }
+        sw.eng.prog.vsets[vi].values = vals;
+        Ok(())
     }
 
     /// Validates and normalizes a match; returns (canonical matches, key, aux, prefix).
@@ -1193,7 +1222,26 @@ impl Device {
                     out.push(wrap(E::DigestEntry(p4::DigestEntry { digest_id: *d, config: Some(self.digest_cfg[d]) })));
                 }
             }
-            E::ValueSetEntry(_) => return err(Code::Unimplemented, "value set entries are not supported"),
+            E::ValueSetEntry(q) => {
+                let mut ids: Vec<&u32> = pipe.value_sets.keys().filter(|&&id| q.value_set_id == 0 || q.value_set_id == id).collect();
+                ids.sort();
+                for id in ids {
+                    let (vi, (fid, bw), _) = pipe.value_sets[id];
+                    let members = sw.eng.prog.vsets[vi]
+                        .values
+                        .iter()
+                        .map(|&(v, m)| {
+                            let t = if m == width_mask(bw) {
+                                p4::field_match::FieldMatchType::Exact(p4::field_match::Exact { value: u128_to_bytes(v) })
+                            } else {
+                                p4::field_match::FieldMatchType::Ternary(p4::field_match::Ternary { value: u128_to_bytes(v), mask: u128_to_bytes(m) })
+                            };
+                            p4::ValueSetMember { r#match: vec![p4::FieldMatch { field_id: fid, field_match_type: Some(t) }] }
+                        })
+                        .collect();
+                    out.push(wrap(E::ValueSetEntry(p4::ValueSetEntry { value_set_id: *id, members })));
+                }
+            }
             E::ExternEntry(_) => return err(Code::Unimplemented, "extern entries are not supported"),
         }
         Ok(())

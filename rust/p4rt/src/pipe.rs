@@ -100,6 +100,8 @@ pub struct Pipe {
     pub direct_counters: HashMap<u32, u32>,
     pub direct_meters: HashMap<u32, u32>,
     pub digests: HashMap<u32, DigestInfo>,
+    /// parser value sets: id -> (switch index, one match field's (id, bitwidth), size)
+    pub value_sets: HashMap<u32, (usize, (u32, u32), i32)>,
     pub packet_in: Option<CpmInfo>,
     pub packet_out: Option<CpmInfo>,
 }
@@ -151,6 +153,7 @@ impl Pipe {
             direct_counters: HashMap::new(),
             direct_meters: HashMap::new(),
             digests: HashMap::new(),
+            value_sets: HashMap::new(),
             packet_in: None,
             packet_out: None,
         };
@@ -256,6 +259,13 @@ impl Pipe {
                 .map(|(i, _)| *i);
             if let Some(list) = list {
                 pipe.digests.insert(id, DigestInfo { id, name, list });
+            }
+        }
+        for v in &p4info.value_sets {
+            let (id, name, alias) = pre(&v.preamble);
+            let Some(sw) = find(prog.vsets.iter().map(|x| x.name.as_str()), &name, &alias) else { continue };
+            if let [mf] = v.r#match.as_slice() {
+                pipe.value_sets.insert(id, (sw, (mf.id, mf.bitwidth as u32), v.size));
             }
         }
         for c in &p4info.controller_packet_metadata {

@@ -588,3 +588,26 @@ fn rollback_on_error_undoes_the_batch() {
     let r = f.dev.write_batch(&batch, false);
     assert_eq!(r.iter().filter(|x| x.is_ok()).count(), 4);
 }
+
+#[test]
+fn parser_value_set_members() {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../p4c/tests/corpus/ipv4_options.p4");
+    let o = p4c::compile_file(&path, &p4c::Options::default()).unwrap();
+    let info = cfg::P4Info::decode(o.p4info_binary.as_slice()).unwrap();
+    let prog = sdnperf_switch::json::load_str(&o.bmv2_json).unwrap();
+    let vs = info.value_sets[0].preamble.as_ref().unwrap().id;
+    let pipe = Pipe::build(info, o.bmv2_json.into_bytes(), None, &prog).unwrap();
+    let mut dev = Device::new(None);
+    dev.commit(pipe, prog, false);
+    let m = |v: &[u8]| p4::ValueSetMember { r#match: vec![exact(1, v)] };
+    let ent = |members| p4::Entity { entity: Some(E::ValueSetEntry(p4::ValueSetEntry { value_set_id: vs, members })) };
+    dev.write(T::Modify as i32, &ent(vec![m(&[0x88, 0xb5]), m(&[0x12, 0x34])])).unwrap();
+    assert_eq!(dev.sw.as_ref().unwrap().eng.prog.vsets[0].values, vec![(0x88b5, 0xffff), (0x1234, 0xffff)]);
+    let mut out = vec![];
+    dev.read(&ent(vec![]), &mut out).unwrap();
+    let Some(E::ValueSetEntry(r)) = &out[0].entity else { panic!() };
+    assert_eq!(r.members, vec![m(&[0x88, 0xb5]), m(&[0x12, 0x34])]);
+    assert_eq!(dev.write(T::Modify as i32, &ent(vec![m(&[1]); 5])).unwrap_err().code, Code::ResourceExhausted);
+    assert_eq!(dev.write(T::Insert as i32, &ent(vec![])).unwrap_err().code, Code::InvalidArgument);
+    assert_eq!(dev.write(T::Modify as i32, &ent(vec![m(&[1, 0, 0])])).unwrap_err().code, Code::InvalidArgument);
+}
