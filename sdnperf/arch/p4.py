@@ -79,6 +79,7 @@ def switch_class():
             self.extra_args = list(extra_args or [])
             self.log_dir = Path(log_dir) if log_dir else Path("/tmp")
             self.log_path = self.log_dir / f"p4rt-switch-{name}.log"
+            self.ctl_socket = str(self.log_dir / f"p4rt-{name}.ctl")
             self.proc: subprocess.Popen | None = None
             self.before_stop = None  # set by the architecture: stops the controller first
 
@@ -99,7 +100,8 @@ def switch_class():
                         "--cpu-port", str(CPU_PORT)]
             return [self.binary or find_grpc_daemon() or GRPC_DAEMON, *ifaces,
                     "--grpc-port", str(self.grpc_port), "--device-id", str(self.device_id),
-                    "--cpu-port", str(CPU_PORT), "--die-with-parent", *self.extra_args]
+                    "--cpu-port", str(CPU_PORT), "--ctl-socket", self.ctl_socket,
+                    "--die-with-parent", *self.extra_args]
 
         def start(self, controllers):
             if self.proc is not None:
@@ -124,6 +126,17 @@ def switch_class():
             self._kill()
             raise P4RuntimeSwitchError(f"{self.name}: {argv0} did not open gRPC port "
                                        f"{self.grpc_port}: {err.strip()}")
+
+        def ctl(self, *commands: str) -> str:
+            """Control commands on our daemon's socket (port_impair, table_dump, ...)."""
+            from sdnperf.p4 import find_tool
+            r = subprocess.run([find_tool("sdnperf-switch", "SDNPERF_SWITCH_BIN"), "ctl",
+                                self.ctl_socket, "-f", "/dev/stdin"],
+                               input="\n".join(commands) + "\n", capture_output=True, text=True,
+                               timeout=10)
+            if r.returncode != 0:
+                raise P4RuntimeSwitchError(f"{self.name}: ctl {commands}: {r.stderr.strip()}")
+            return r.stdout
 
         def daemon_pid(self) -> int | None:
             return self.proc.pid if self.proc is not None and self.proc.poll() is None else None
@@ -190,10 +203,35 @@ class P4Architecture(Architecture):
         """Our switch sends with PACKET_QDISC_BYPASS (rust/switch ports/afpacket.rs), so tc
         qdiscs on its ports (Mininet's htb/netem) do not act on what it transmits."""
         if self.config.target == "sdnperf" and (spec.needs_tc() or spec.needs_netem()):
-            return ("link bandwidth/delay/loss act only where hosts transmit: our P4 switch "
-                    "sends with PACKET_QDISC_BYPASS, so tc on its own ports is skipped "
-                    "(switch-to-switch links are not shaped)")
+            return ("our P4 switch sends with PACKET_QDISC_BYPASS, so tc on its own ports is "
+                    "skipped; link bandwidth/delay/loss are applied there by the switch's own "
+                    "port impairment (port_impair), tc still shapes what hosts send")
         return None
+
+    def impair_switch_ports(self, net) -> dict[str, dict[int, str]]:
+        """Each switch port gets its link's bw/delay/loss as port impairment, so every
+        direction of every link is shaped once, as Mininet's TCLink does with tc."""
+        graph, done = self.spec.graph, {}
+        names = {sw.name for sw in net.switches}
+        for link in net.links:
+            for intf, other in ((link.intf1, link.intf2), (link.intf2, link.intf1)):
+                node = intf.node
+                if node.name not in names or not graph.has_edge(node.name, other.node.name):
+                    continue
+                attrs = graph.edges[node.name, other.node.name]
+                parts = []
+                if attrs.get("bw"):
+                    parts.append(f"rate={float(attrs['bw']):g}mbit")
+                if attrs.get("delay_ms"):
+                    parts.append(f"delay={float(attrs['delay_ms']):g}ms")
+                if attrs.get("loss_pct"):
+                    parts.append(f"loss={float(attrs['loss_pct']):g}%")
+                if parts:
+                    port = node.ports[intf]
+                    spec = ",".join(parts)
+                    node.ctl(f"port_impair {port} {spec}")
+                    done.setdefault(node.name, {})[port] = spec
+        return done
 
     def prepare(self, spec: TopoSpec) -> None:
         from sdnperf.p4 import P4ProgramError, compiled
@@ -208,7 +246,7 @@ class P4Architecture(Architecture):
         self.caveat = self.shaping_caveat(spec)
         if self.caveat and not _WARNED:
             _WARNED.append(True)
-            print(f"warning: architecture {self.config.name!r}: {self.caveat}", file=sys.stderr)
+            print(f"note: architecture {self.config.name!r}: {self.caveat}", file=sys.stderr)
         self.run_dir.mkdir(parents=True, exist_ok=True)
 
     def mininet_options(self) -> dict:
@@ -277,6 +315,8 @@ class P4Architecture(Architecture):
 
         wait_until(ready, timeout, f"{n} P4 switches to get their pipeline from the P4Runtime "
                    "controller (and links to be discovered)", stable_for=0.3)
+        if self.caveat:  # the pipeline is in: the switches accept port commands now
+            self.impaired = self.impair_switch_ports(net)
 
     def processes(self) -> dict[str, list[int]]:
         out = {}
@@ -304,7 +344,8 @@ class P4Architecture(Architecture):
                 "controller": "sdnperf-p4rt", "p4runtime": True,
                 "program": "runtime files" if self.config.app == "runtime-json" else
                 (self.program.source.name if getattr(self, "program", None) else None),
-                "cpu_port": CPU_PORT, "link_shaping_caveat": getattr(self, "caveat", None)}
+                "cpu_port": CPU_PORT, "link_shaping_caveat": getattr(self, "caveat", None),
+                "switch_port_impairment": bool(getattr(self, "impaired", None))}
 
     def stop(self) -> None:
         controller = getattr(self, "controller", None)
