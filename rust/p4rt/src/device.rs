@@ -140,6 +140,21 @@ impl Device {
                 (t.id, TableState { by_key: HashMap::new(), initial_default: (st.default_action, st.default_data.clone()) })
             })
             .collect();
+        // entries the program itself installs (const entries) are readable, flagged is_const
+        for t in pipe.tables.values() {
+            let st = &sw.eng.prog.tables[t.sw];
+            if st.num_entries == 0 {
+                continue;
+            }
+            let ts = self.tables.get_mut(&t.id).unwrap();
+            for (h, e) in st.entries.iter().enumerate() {
+                let Some(e) = e else { continue };
+                if let Some(entry) = Self::entry_from_switch(&pipe, t, st, e) {
+                    let kb = Self::entry_key(&entry.r#match, entry.priority);
+                    ts.by_key.insert(kb, Stored { handle: h as u32, oneshot: None, entry, last_hit_ns: now_ns(), last_count: 0, idle_notified: false });
+                }
+            }
+        }
         self.digest_by_list = pipe.digests.values().map(|d| (d.list, d.id)).collect();
         self.members.clear();
         self.groups.clear();
@@ -155,6 +170,58 @@ impl Device {
         for e in saved {
             let _ = self.write(p4::update::Type::Insert as i32, &e);
         }
+    }
+
+    /// A switch table entry as P4Runtime shows it (for entries the program installs).
+    fn entry_from_switch(pipe: &Pipe, t: &TableInfo, st: &sdnperf_switch::tables::Table, e: &sdnperf_switch::tables::Entry) -> Option<p4::TableEntry> {
+        use p4::field_match::FieldMatchType as M;
+        let mut m = vec![];
+        for (i, f) in t.fields.iter().enumerate() {
+            let wm = width_mask(f.bitwidth);
+            let v = *e.key.get(i)?;
+            let aux = e.aux.get(i).copied();
+            let fm = match f.kind {
+                MatchKind::Exact => Some(M::Exact(p4::field_match::Exact { value: u128_to_bytes(v) })),
+                MatchKind::Lpm => {
+                    let p = match aux {
+                        Some(mask) => mask.count_ones().min(f.bitwidth),
+                        None => e.prefix,
+                    };
+                    (p > 0).then(|| M::Lpm(p4::field_match::Lpm { value: u128_to_bytes(v), prefix_len: p as i32 }))
+                }
+                MatchKind::Ternary | MatchKind::Optional => {
+                    let mask = aux.unwrap_or(wm);
+                    if mask == 0 {
+                        None
+                    } else if f.kind == MatchKind::Optional {
+                        Some(M::Optional(p4::field_match::Optional { value: u128_to_bytes(v) }))
+                    } else {
+                        Some(M::Ternary(p4::field_match::Ternary { value: u128_to_bytes(v), mask: u128_to_bytes(mask) }))
+                    }
+                }
+                MatchKind::Range => {
+                    let hi = aux.unwrap_or(wm);
+                    (!(v == 0 && hi == wm)).then(|| M::Range(p4::field_match::Range { low: u128_to_bytes(v), high: u128_to_bytes(hi) }))
+                }
+                MatchKind::Valid => None,
+            };
+            if let Some(fm) = fm {
+                m.push(p4::FieldMatch { field_id: f.id, field_match_type: Some(fm) });
+            }
+        }
+        let priority = if t.needs_priority { (i32::MAX as i64 - e.priority).clamp(1, i32::MAX as i64) as i32 } else { 0 };
+        let aid = *pipe.action_by_sw.get(&e.action)?;
+        let ai = &pipe.actions[&aid];
+        let params = ai.params.iter().zip(e.data.iter()).map(|((id, _), v)| p4::action::Param { param_id: *id, value: u128_to_bytes(*v) }).collect();
+        let _ = st;
+        Some(p4::TableEntry {
+            table_id: t.id,
+            r#match: m,
+            action: Some(p4::TableAction { r#type: Some(p4::table_action::Type::Action(p4::Action { action_id: aid, params })) }),
+            priority,
+            is_const: true,
+            ..Default::default()
+        })
     }
 
     fn parts(&mut self) -> R<(&mut Switch, Arc<Pipe>)> {

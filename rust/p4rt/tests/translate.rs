@@ -611,3 +611,27 @@ fn parser_value_set_members() {
     assert_eq!(dev.write(T::Insert as i32, &ent(vec![])).unwrap_err().code, Code::InvalidArgument);
     assert_eq!(dev.write(T::Modify as i32, &ent(vec![m(&[1, 0, 0])])).unwrap_err().code, Code::InvalidArgument);
 }
+
+#[test]
+fn const_entries_are_readable_and_protected() {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../p4c/tests/corpus/calc.p4");
+    let o = p4c::compile_file(&path, &p4c::Options::default()).unwrap();
+    let info = cfg::P4Info::decode(o.p4info_binary.as_slice()).unwrap();
+    let prog = sdnperf_switch::json::load_str(&o.bmv2_json).unwrap();
+    let t = info.tables.iter().find(|t| t.preamble.as_ref().unwrap().name.ends_with("calculate")).unwrap().clone();
+    let tid = t.preamble.as_ref().unwrap().id;
+    let pipe = Pipe::build(info, o.bmv2_json.into_bytes(), None, &prog).unwrap();
+    let mut dev = Device::new(None);
+    dev.commit(pipe, prog, false);
+    let mut out = vec![];
+    dev.read(&p4::Entity { entity: Some(E::TableEntry(p4::TableEntry { table_id: tid, ..Default::default() })) }, &mut out).unwrap();
+    assert_eq!(out.len(), 5);
+    let Some(E::TableEntry(e)) = &out[0].entity else { panic!() };
+    assert!(e.is_const);
+    let mut e = e.clone();
+    e.is_const = false;
+    let r = dev.write(T::Delete as i32, &p4::Entity { entity: Some(E::TableEntry(e)) });
+    if t.is_const_table {
+        assert_eq!(r.unwrap_err().code, Code::PermissionDenied);
+    }
+}
