@@ -71,3 +71,39 @@ def test_example_runtime_files_are_valid():
         pytest.skip(str(exc))
     for name, path in runtime_json.files_for(folder, ["s1", "s2", "s3"]).items():
         assert runtime_json.load(path).build_updates(schema)
+
+
+def test_switch_ports_get_their_links_shaping(tmp_path):
+    """tc is bypassed on our switch's ports: each switch port gets its link's bw/delay/loss
+    as port impairment (hosts' own ports stay with tc)."""
+    from types import SimpleNamespace as NS
+    spec = build_topology("linear", {"switches": 2}, seed=1).with_link_defaults(100, 2, 0.5)
+    arch = make_architecture(P4Config(kind="p4", name="p4"), tmp_path)
+    arch.spec = spec
+    assert "port impairment" in arch.shaping_caveat(spec)
+    assert arch.shaping_caveat(build_topology("linear", {"switches": 2}, seed=1)) is None
+    sent = {}
+
+    def node(name, ports):
+        n = NS(name=name, ports=ports)
+        n.ctl = lambda *cmds: sent.setdefault(name, []).extend(cmds)
+        return n
+
+    class Intf:
+        node = None
+
+    i = {k: Intf() for k in ("h1", "s1a", "s1b", "s2a", "s2b", "h2")}
+    s1 = node("s1", {i["s1a"]: 1, i["s1b"]: 2})
+    s2 = node("s2", {i["s2a"]: 1, i["s2b"]: 2})
+    h1, h2 = node("h1", {i["h1"]: 0}), node("h2", {i["h2"]: 0})
+    for k, n in (("h1", h1), ("s1a", s1), ("s1b", s1), ("s2a", s2), ("s2b", s2), ("h2", h2)):
+        i[k].node = n
+    net = NS(switches=[s1, s2], links=[NS(intf1=i["h1"], intf2=i["s1a"]),
+                                      NS(intf1=i["s1b"], intf2=i["s2b"]),
+                                      NS(intf1=i["h2"], intf2=i["s2a"])])
+    done = arch.impair_switch_ports(net)
+    assert done == {"s1": {1: "rate=100mbit,delay=2ms,loss=0.5%", 2: "rate=100mbit,delay=2ms,loss=0.5%"},
+                    "s2": {2: "rate=100mbit,delay=2ms,loss=0.5%", 1: "rate=100mbit,delay=2ms,loss=0.5%"}}
+    assert sorted(sent["s1"]) == ["port_impair 1 rate=100mbit,delay=2ms,loss=0.5%",
+                                  "port_impair 2 rate=100mbit,delay=2ms,loss=0.5%"]
+    assert "h1" not in sent
