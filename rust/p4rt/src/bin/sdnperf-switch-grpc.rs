@@ -153,9 +153,20 @@ fn run(args: &[String]) -> Result<(), String> {
                 tokio::time::sleep(std::time::Duration::from_millis(20)).await;
             }
         };
+        // Packet-in/out are small messages on a long-lived stream: without TCP_NODELAY,
+        // Nagle's algorithm holds some of them back for tens of milliseconds.
+        let incoming = tokio_stream::StreamExt::map(
+            tokio_stream::wrappers::TcpListenerStream::new(l),
+            |conn| {
+                if let Ok(ref stream) = conn {
+                    let _ = stream.set_nodelay(true);
+                }
+                conn
+            },
+        );
         let serve = tonic::transport::Server::builder()
             .add_service(svc.into_server())
-            .serve_with_incoming_shutdown(tokio_stream::wrappers::TcpListenerStream::new(l), stopped());
+            .serve_with_incoming_shutdown(incoming, stopped());
         // graceful shutdown waits for open streams; controllers keep theirs open, so after
         // a short grace period the connections are dropped
         tokio::select! {
