@@ -82,7 +82,8 @@ def host_offloads(study: LoadedStudy) -> bool:
     setting = study.config.study.host_offloads
     if setting != "auto":
         return setting == "on"
-    return not any(architecture_class(a).controller_sees_packets for a in study.config.architecture)
+    return not any(architecture_class(a).controller_sees_packets(a)
+                   for a in study.config.architecture)
 
 
 def execute_run(study: LoadedStudy, run: RunSpec, run_dir: Path,

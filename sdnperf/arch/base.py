@@ -24,11 +24,15 @@ class ArchitectureError(RuntimeError):
 
 
 class Architecture(ABC):
-    # True when first packets travel through a controller (packet-in/packet-out). Such
-    # packets must carry complete checksums: a host's checksum offload leaves them partial,
-    # and a switch that hands them to a controller (OVS userspace datapath, our P4 switch's
-    # CPU port) forwards them broken, so the lab turns host offloads off (study.host_offloads).
-    controller_sees_packets = False
+    @classmethod
+    def controller_sees_packets(cls, config) -> bool:
+        """True when first packets travel through a controller (packet-in/packet-out).
+
+        Such packets must carry complete checksums: a host's checksum offload leaves them
+        partial, and a switch that hands them to a controller (OVS userspace datapath, our
+        P4 switch's CPU port) forwards them broken, so the lab turns host offloads off
+        (study.host_offloads)."""
+        return False
 
     def __init__(self, config, run_dir: Path):
         self.config = config

@@ -98,7 +98,10 @@ class OvsStandaloneArchitecture(_OvsArchitecture):
 
 class OpenflowArchitecture(_OvsArchitecture):
     fail_mode = "secure"
-    controller_sees_packets = True
+
+    @classmethod
+    def controller_sees_packets(cls, config) -> bool:
+        return True
 
     def check(self, spec: TopoSpec) -> None:
         cfg = self.config

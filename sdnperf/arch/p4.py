@@ -104,6 +104,8 @@ def switch_class():
                     "--die-with-parent", *self.extra_args]
 
         def start(self, controllers):
+            # Only spawn here: Mininet starts switches one after another, and the daemons
+            # come up in parallel while the others spawn; wait_listening() waits for them.
             if self.proc is not None:
                 return
             for intf in self.intfList():
@@ -114,7 +116,10 @@ def switch_class():
             self.proc = subprocess.Popen(self.argv(), stdout=log, stderr=subprocess.STDOUT,
                                          stdin=subprocess.DEVNULL, start_new_session=True)
             log.close()
-            deadline = time.time() + self.ready_timeout
+            self._started_at = time.time()
+
+        def wait_listening(self):
+            deadline = self._started_at + self.ready_timeout
             while time.time() < deadline:
                 if self.proc.poll() is not None:
                     break
@@ -171,6 +176,10 @@ def switch_class():
 
 
 class P4Architecture(Architecture):
+    @classmethod
+    def controller_sees_packets(cls, config) -> bool:
+        return config.app in ("l2-learning", "topo-forwarding")  # the reactive apps
+
     def check(self, spec: TopoSpec) -> None:
         cfg = self.config
         if cfg.app == "l2-learning" and spec.has_loops():
@@ -287,6 +296,8 @@ class P4Architecture(Architecture):
         return config
 
     def network_started(self, net) -> None:
+        for sw in net.switches:
+            sw.wait_listening()
         self._pids = [sw.daemon_pid() for sw in net.switches if sw.daemon_pid()]
         self.controller = process.p4rt_controller(self.controller_config(net), self.run_dir)
         try:
