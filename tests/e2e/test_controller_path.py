@@ -3,21 +3,14 @@ connection, sent via packet-in/packet-out on the userspace datapath, would be dr
 a partial checksum if hosts kept TX checksum offload (study.host_offloads = "auto")."""
 from __future__ import annotations
 
-import os
-import shutil
 import textwrap
-
-import pytest
 
 from sdnperf.runner import execute_run, host_offloads
 from sdnperf.study.loader import load_study_text
 from sdnperf.study.plan import plan_runs
+from tests.e2e.support import NEEDS_MININET
 
-pytestmark = [
-    pytest.mark.e2e,
-    pytest.mark.skipif(os.geteuid() != 0, reason="Mininet needs root"),
-    pytest.mark.skipif(not shutil.which("mnexec"), reason="needs Mininet"),
-]
+pytestmark = NEEDS_MININET
 
 STUDY = textwrap.dedent("""\
     [study]

@@ -3,8 +3,6 @@ including the GraphML import, the transit-stub generator and a user's own Minine
 class — or, when it needs a kernel feature this machine lacks, is refused with exit 2."""
 from __future__ import annotations
 
-import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -13,12 +11,9 @@ import pytest
 
 from sdnperf.emulation import capabilities
 from sdnperf.study.loader import load_study
+from tests.e2e.support import NEEDS_MININET
 
-pytestmark = [
-    pytest.mark.e2e,
-    pytest.mark.skipif(os.geteuid() != 0, reason="Mininet needs root"),
-    pytest.mark.skipif(not shutil.which("mnexec"), reason="needs Mininet"),
-]
+pytestmark = NEEDS_MININET
 
 EXAMPLES = sorted((Path(__file__).resolve().parents[2] / "examples").glob("topo-*.toml"))
 

@@ -4,8 +4,6 @@ loss on every built-in topology: l2-learning on loop-free ones, topo-forwarding 
 proactive entries, and P4-tutorial runtime files."""
 from __future__ import annotations
 
-import os
-import shutil
 from pathlib import Path
 
 import pytest
@@ -14,12 +12,9 @@ from sdnperf.arch import make_architecture
 from sdnperf.arch.config import P4Config
 from sdnperf.emulation.network import Network
 from sdnperf.topo.registry import build_topology
+from tests.e2e.support import NEEDS_MININET
 
-pytestmark = [
-    pytest.mark.e2e,
-    pytest.mark.skipif(os.geteuid() != 0, reason="Mininet needs root"),
-    pytest.mark.skipif(not shutil.which("mnexec"), reason="needs Mininet"),
-]
+pytestmark = NEEDS_MININET
 
 REPO = Path(__file__).resolve().parents[2]
 TOPOLOGIES = {

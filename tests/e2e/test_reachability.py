@@ -2,21 +2,15 @@
 through real Mininet + Linux bridge / Open vSwitch + os-ken (and Faucet, ovs-testcontroller)."""
 from __future__ import annotations
 
-import os
-import shutil
-
 import pytest
 
 from sdnperf.arch import ArchitectureError, make_architecture
 from sdnperf.arch.config import BridgeConfig, OpenflowConfig, OvsStandaloneConfig
 from sdnperf.emulation.network import Network
 from sdnperf.topo.registry import build_topology
+from tests.e2e.support import NEEDS_MININET
 
-pytestmark = [
-    pytest.mark.e2e,
-    pytest.mark.skipif(os.geteuid() != 0, reason="Mininet needs root"),
-    pytest.mark.skipif(not shutil.which("mnexec"), reason="needs Mininet"),
-]
+pytestmark = NEEDS_MININET
 
 TOPOLOGIES = {
     "single": {"hosts": 3},

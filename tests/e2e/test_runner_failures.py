@@ -3,24 +3,18 @@ network is still torn down completely."""
 from __future__ import annotations
 
 import os
-import shutil
 import signal
 import textwrap
 import threading
 import time
 from pathlib import Path
 
-import pytest
-
 from sdnperf.runner import execute_run
 from sdnperf.study.loader import load_study_text
 from sdnperf.study.plan import plan_runs
+from tests.e2e.support import NEEDS_MININET
 
-pytestmark = [
-    pytest.mark.e2e,
-    pytest.mark.skipif(os.geteuid() != 0, reason="Mininet needs root"),
-    pytest.mark.skipif(not shutil.which("mnexec"), reason="needs Mininet"),
-]
+pytestmark = NEEDS_MININET
 
 STUDY = textwrap.dedent("""\
     [study]

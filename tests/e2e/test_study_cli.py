@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import signal
 import sqlite3
 import subprocess
@@ -13,12 +12,9 @@ import time
 from pathlib import Path
 
 import pytest
+from tests.e2e.support import NEEDS_MININET
 
-pytestmark = [
-    pytest.mark.e2e,
-    pytest.mark.skipif(os.geteuid() != 0, reason="Mininet needs root"),
-    pytest.mark.skipif(not shutil.which("mnexec"), reason="needs Mininet"),
-]
+pytestmark = NEEDS_MININET
 
 STUDY = textwrap.dedent("""\
     [study]

@@ -6,6 +6,7 @@ import pytest
 
 from sdnperf.workloads import (IperfTcpConfig, IperfUdpConfig, PingConfig, WorkloadError,
                                run_workload)
+from tests.e2e.support import NetContext
 
 pytestmark = [
     pytest.mark.e2e,
@@ -13,26 +14,6 @@ pytestmark = [
     pytest.mark.skipif(not shutil.which("iperf3") or not shutil.which("mnexec"),
                        reason="needs iperf3 and Mininet"),
 ]
-
-
-class NetContext:
-    """The smallest WorkloadContext: a started Mininet network."""
-
-    def __init__(self, net):
-        self.net = net
-        self.host_names = [h.name for h in net.hosts]
-        self.seed = 1
-        self.pids: list[int] = []
-        self.messages: list[str] = []
-
-    def host(self, name):
-        return self.net.get(name)
-
-    def log(self, msg):
-        self.messages.append(msg)
-
-    def on_process(self, pid):
-        self.pids.append(pid)
 
 
 @pytest.fixture(scope="module")

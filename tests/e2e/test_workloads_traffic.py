@@ -13,32 +13,10 @@ import pytest
 
 from sdnperf.workloads import WorkloadError, run_workload
 from sdnperf.workloads.traffic_config import TcpConnectConfig
+from tests.e2e.support import NEEDS_MININET, NetContext
 
-pytestmark = [
-    pytest.mark.e2e,
-    pytest.mark.skipif(os.geteuid() != 0, reason="Mininet needs root"),
-    pytest.mark.skipif(not shutil.which("mnexec"), reason="needs Mininet"),
-]
+pytestmark = NEEDS_MININET
 
-
-class NetContext:
-    """The smallest WorkloadContext: a started Mininet network."""
-
-    def __init__(self, net):
-        self.net = net
-        self.host_names = [h.name for h in net.hosts]
-        self.seed = 1
-        self.pids: list[int] = []
-        self.messages: list[str] = []
-
-    def host(self, name):
-        return self.net.get(name)
-
-    def log(self, msg):
-        self.messages.append(msg)
-
-    def on_process(self, pid):
-        self.pids.append(pid)
 
 
 @pytest.fixture(scope="module")
