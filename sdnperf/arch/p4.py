@@ -35,6 +35,9 @@ GRPC_DAEMON = "sdnperf-switch-grpc"
 BMV2_DAEMON = "simple_switch_grpc"
 
 
+UNIX_PATH_MAX = 100  # sun_path holds 108 bytes; keep a margin
+
+
 def find_grpc_daemon() -> str | None:
     from sdnperf.p4 import P4ProgramError, find_tool
     try:
@@ -79,7 +82,10 @@ def switch_class():
             self.extra_args = list(extra_args or [])
             self.log_dir = Path(log_dir) if log_dir else Path("/tmp")
             self.log_path = self.log_dir / f"p4rt-switch-{name}.log"
-            self.ctl_socket = str(self.log_dir / f"p4rt-{name}.ctl")
+            socket_path = self.log_dir / f"p4rt-{name}.ctl"
+            if len(str(socket_path)) > UNIX_PATH_MAX:  # a deep run dir: a short path instead
+                socket_path = Path("/tmp") / f"sdnperf-{os.getpid()}-{name}-{grpc_port}.ctl"
+            self.ctl_socket = str(socket_path)
             self.proc: subprocess.Popen | None = None
             self.before_stop = None  # set by the architecture: stops the controller first
 
@@ -160,6 +166,7 @@ def switch_class():
                     os.killpg(p.pid, signal.SIGKILL)
                     p.wait(timeout=3)
             self.proc = None
+            Path(self.ctl_socket).unlink(missing_ok=True)
 
         def stop(self, deleteIntfs=True):
             if self.before_stop is not None:
