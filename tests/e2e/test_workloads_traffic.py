@@ -169,7 +169,7 @@ def test_video_streaming(ctx, tmp_path, monkeypatch, content, rule):
     assert_all_reaped(ctx)
 
 
-# --- the example studies, through the CLI on bridge and openflow ------------------------
+# --- the example studies, through the CLI on bridge, openflow and p4 ---------------------
 
 # (the campus mix takes minutes: run by hand, see its header)
 EXAMPLES = sorted(p for p in (Path(__file__).resolve().parents[2] / "examples").glob("workload-*.toml")
@@ -198,7 +198,7 @@ def test_example_study_runs(path, tmp_path):
         runs = conn.execute("select architecture, status, error from run").fetchall()
         summaries = conn.execute("select count(*) from summary").fetchone()[0]
     assert runs and all(status == "ok" for _, status, _ in runs), runs
-    assert {arch for arch, _, _ in runs} == {"bridge", "openflow"}
+    assert {arch for arch, _, _ in runs} == {"bridge", "openflow", "p4"}
     assert summaries > 0
 
 
