@@ -216,7 +216,9 @@ def run_voip(cfg: VoipConfig, ctx: WorkloadContext) -> WorkloadOutput:
             senders[flow] = group.start(ctx.host(src), argv, f"ITGSend {flow}")
         limit = cfg.duration + MARGIN_S
         group.wait(list(senders.values()), limit)
-        time.sleep(0.5)  # the receivers close their logs when the sender signals the end
+        # The receivers write and close a call's log when its sender signals the end; on a
+        # busy machine that can take a while, and a log read too early counts as all lost.
+        _await_logs([recv for _, recv in logs.values()])
         group.stop_all()
         problems, calls = [], {}
         for flow, proc in senders.items():
@@ -237,6 +239,18 @@ def run_voip(cfg: VoipConfig, ctx: WorkloadContext) -> WorkloadOutput:
     out = voip_output(cfg.name, calls, offsets)
     out.processes_started = started
     return out
+
+
+def _await_logs(paths: list[Path], timeout: float = 5.0) -> None:
+    """Wait until every log exists and has stopped growing (or `timeout` passes)."""
+    deadline = time.monotonic() + timeout
+    last: list[int] = []
+    while time.monotonic() < deadline:
+        sizes = [p.stat().st_size if p.exists() else -1 for p in paths]
+        if sizes == last and all(size > 0 for size in sizes):
+            return
+        last = sizes
+        time.sleep(0.2)
 
 
 def _await_itgrecv(name: str, receivers: dict) -> None:

@@ -1,4 +1,4 @@
-"""Every examples/workload-*.toml loads with the study loader, on bridge and openflow,
+"""Every examples/workload-*.toml loads with the study loader, on bridge, openflow and p4,
 without link delay/loss (this kernel may lack sch_netem)."""
 from pathlib import Path
 
@@ -18,7 +18,8 @@ def test_one_example_per_new_kind():
 @pytest.mark.parametrize("path", EXAMPLES, ids=lambda p: p.stem)
 def test_example_loads(path):
     study = load_study(path)
-    assert {a.kind for a in study.config.architecture} == {"bridge", "openflow"}
+    kinds = {a.kind for a in study.config.architecture}
+    assert {"bridge", "openflow"} <= kinds <= {"bridge", "openflow", "p4"}
     assert not study.topology.needs_netem()
     hosts = set(study.topology.hosts())
     for wl in study.config.workload:
