@@ -90,6 +90,26 @@ class SwitchConnection:
         self.packet_ins = 0
 
     # -- connection -----------------------------------------------------------------------
+    async def _handle(self, msg) -> None:
+        """One StreamMessageResponse: packet-in, arbitration or stream error."""
+        which = msg.WhichOneof("update")
+        if which == "packet":
+            self.packet_ins += 1
+            if self.on_packet_in is not None:
+                result = self.on_packet_in(self, msg.packet)
+                if result is not None:
+                    await result
+        elif which == "arbitration":
+            if msg.arbitration.status.code == 0:
+                self.primary.set()
+            else:
+                self.primary.clear()
+                log.warning("%s: not primary: %s", self.name, msg.arbitration.status.message)
+        elif which == "error":
+            log.warning("%s: stream error %s: %s", self.name, msg.error.canonical_code,
+                        msg.error.message)
+        # digests, idle timeouts: not used by our apps
+
     async def connect(self, timeout: float = 20.0) -> None:
         """Open the channel and the stream, and become primary (or raise P4RuntimeError)."""
         options = [("grpc.max_send_message_length", 64 << 20),
@@ -118,23 +138,7 @@ class SwitchConnection:
                 if msg is grpc.aio.EOF:
                     log.warning("%s: stream closed by the switch", self.name)
                     return
-                which = msg.WhichOneof("update")
-                if which == "packet":
-                    self.packet_ins += 1
-                    if self.on_packet_in is not None:
-                        result = self.on_packet_in(self, msg.packet)
-                        if result is not None:
-                            await result
-                elif which == "arbitration":
-                    if msg.arbitration.status.code == 0:
-                        self.primary.set()
-                    else:
-                        self.primary.clear()
-                        log.warning("%s: not primary: %s", self.name, msg.arbitration.status.message)
-                elif which == "error":
-                    log.warning("%s: stream error %s: %s", self.name, msg.error.canonical_code,
-                                msg.error.message)
-                # digests, idle timeouts: not used by our apps
+                await self._handle(msg)
         except asyncio.CancelledError:
             raise
         except grpc.RpcError as exc:
@@ -344,23 +348,8 @@ class ThreadedSwitchConnection(SwitchConnection):
         inbox = self._inbox
         while inbox:
             msg = inbox.popleft()
-            which = msg.WhichOneof("update")
             try:
-                if which == "packet":
-                    self.packet_ins += 1
-                    if self.on_packet_in is not None:
-                        result = self.on_packet_in(self, msg.packet)
-                        if result is not None:
-                            await result
-                elif which == "arbitration":
-                    if msg.arbitration.status.code == 0:
-                        self.primary.set()
-                    else:
-                        self.primary.clear()
-                        log.warning("%s: not primary: %s", self.name, msg.arbitration.status.message)
-                elif which == "error":
-                    log.warning("%s: stream error %s: %s", self.name, msg.error.canonical_code,
-                                msg.error.message)
+                await self._handle(msg)
             except asyncio.CancelledError:
                 raise
             except Exception:
