@@ -32,3 +32,21 @@ class NetContext:
 
     def on_process(self, pid):
         self.pids.append(pid)
+
+
+class WrongAddressContext(NetContext):
+    """A context whose host h2 claims an address it does not have: its servers cannot bind
+    and connections to it fail, so workloads must report the failure and reap everything."""
+
+    def host(self, name):
+        real = super().host(name)
+        if name != "h2":
+            return real
+
+        class Liar:
+            def __getattr__(self, attr):
+                return getattr(real, attr)
+
+            def IP(self):
+                return "10.255.255.254"
+        return Liar()

@@ -6,7 +6,7 @@ import pytest
 
 from sdnperf.workloads import (IperfTcpConfig, IperfUdpConfig, PingConfig, WorkloadError,
                                run_workload)
-from tests.e2e.support import NetContext
+from tests.e2e.support import NetContext, WrongAddressContext
 
 pytestmark = [
     pytest.mark.e2e,
@@ -78,21 +78,7 @@ def test_udp(ctx):
 
 def test_failure_is_reported_and_nothing_left_behind(ctx):
     # A destination that exists but whose server cannot bind: an address it does not have.
-    class WrongAddress(NetContext):
-        def host(self, name):
-            real = super().host(name)
-            if name != "h2":
-                return real
-
-            class Liar:
-                def __getattr__(self, attr):
-                    return getattr(real, attr)
-
-                def IP(self):
-                    return "10.255.255.254"
-            return Liar()
-
-    bad = WrongAddress(ctx.net)
+    bad = WrongAddressContext(ctx.net)
     with pytest.raises(WorkloadError, match="h1->h2"):
         run_workload(IperfTcpConfig(kind="iperf-tcp", name="tcp", pairs=[["h1", "h2"]],
                                     duration=1), bad)

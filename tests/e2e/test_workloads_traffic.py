@@ -13,7 +13,7 @@ import pytest
 
 from sdnperf.workloads import WorkloadError, run_workload
 from sdnperf.workloads.traffic_config import TcpConnectConfig
-from tests.e2e.support import NEEDS_MININET, NetContext
+from tests.e2e.support import NEEDS_MININET, NetContext, WrongAddressContext
 
 pytestmark = NEEDS_MININET
 
@@ -69,21 +69,7 @@ def test_tcp_connect(ctx):
 
 
 def test_tcp_connect_refused_is_failure_not_crash(ctx):
-    class WrongAddress(NetContext):
-        def host(self, name):
-            real = super().host(name)
-            if name != "h2":
-                return real
-
-            class Liar:
-                def __getattr__(self, attr):
-                    return getattr(real, attr)
-
-                def IP(self):
-                    return "10.255.255.254"
-            return Liar()
-
-    bad = WrongAddress(ctx.net)
+    bad = WrongAddressContext(ctx.net)
     with pytest.raises(WorkloadError, match="h2"):
         run_workload(TcpConnectConfig(kind="tcp-connect", name="syn", pairs=[["h1", "h2"]],
                                       connections=2), bad)
