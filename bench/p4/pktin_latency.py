@@ -27,7 +27,7 @@ from sdnperf.controllers import process  # noqa: E402
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--count", type=int, default=50)
-    ap.add_argument("--transport", choices=["threads", "aio"], default="threads")
+    ap.add_argument("--transport", choices=["h2", "threads", "aio"], default="h2")
     args = ap.parse_args()
     for a, b in (("lat1a", "lat1b"), ("lat2a", "lat2b")):
         subprocess.run(["ip", "link", "add", a, "type", "veth", "peer", "name", b], check=True)

@@ -12,7 +12,8 @@ from finsy.proto import p4r, p4r_grpc, rpc_status
 from google.protobuf import any_pb2
 
 from sdnperf import p4
-from sdnperf.controllers.p4rt.client import (SwitchConnection, ThreadedSwitchConnection,
+from sdnperf.controllers.p4rt.client import (StreamSwitchConnection, SwitchConnection,
+                                             ThreadedSwitchConnection,
                                              WriteError, update)
 from sdnperf.controllers.p4rt.schema import Schema
 
@@ -102,7 +103,7 @@ async def _serve(fake):
     return server, port
 
 
-@pytest.mark.parametrize("cls", [SwitchConnection, ThreadedSwitchConnection])
+@pytest.mark.parametrize("cls", [SwitchConnection, ThreadedSwitchConnection, StreamSwitchConnection])
 def test_connect_pipeline_write_batches_and_errors(program, cls):
     schema = Schema.from_file(program.p4info)
 
@@ -138,16 +139,17 @@ def test_connect_pipeline_write_batches_and_errors(program, cls):
     asyncio.run(main())
 
 
-def test_controller_process_l2_learning(program, tmp_path):
+@pytest.mark.parametrize("transport", ["h2", "threads", "aio"])
+def test_controller_process_l2_learning(program, tmp_path, transport):
     """The real controller process against the fake switch: pipeline, groups, state file,
-    a packet-in answered by a packet-out and an entry."""
+    a packet-in answered by a packet-out and an entry, on each stream transport."""
     import subprocess
 
     async def main():
         fake = FakeSwitch()
         server, port = await _serve(fake)
         state = tmp_path / "state.json"
-        cfg = {"app": "l2-learning", "p4info": str(program.p4info),
+        cfg = {"app": "l2-learning", "p4info": str(program.p4info), "transport": transport,
                "device_config": str(program.json), "state_file": str(state),
                "switches": [{"name": "s1", "device_id": 1, "address": f"127.0.0.1:{port}",
                              "ports": [1, 2, 3]}]}
@@ -181,3 +183,13 @@ def test_controller_process_l2_learning(program, tmp_path):
         assert proc.returncode == 0, err.decode()
 
     asyncio.run(main())
+
+
+def test_unknown_transport_is_named(program, tmp_path, capsys):
+    from sdnperf.controllers.p4rt.controller import main
+    cfg = {"app": "l2-learning", "p4info": str(program.p4info), "transport": "carrier-pigeon",
+           "device_config": str(program.json),
+           "switches": [{"name": "s1", "device_id": 1, "address": "127.0.0.1:1", "ports": [1]}]}
+    (tmp_path / "c.json").write_text(json.dumps(cfg))
+    assert main(["--config", str(tmp_path / "c.json")]) == 2
+    assert "transport: 'carrier-pigeon' is not one of h2, threads, aio" in capsys.readouterr().err

@@ -428,3 +428,115 @@ def _to_concurrent(grpc_future):
 
     grpc_future.add_done_callback(done)
     return out
+
+
+class StreamSwitchConnection(SwitchConnection):
+    """The stream on our own HTTP/2 framing (h2stream.py) in the event loop's thread, unary
+    RPCs on grpc.aio. Packet-ins are handled as they are parsed from a socket read; the
+    packet-outs they cause leave together in one socket write. No thread hand-offs."""
+
+    fast_packet_in = None  # as ThreadedSwitchConnection.fast_packet_in, run in data_received
+
+    async def connect(self, timeout: float = 20.0) -> None:
+        from sdnperf.controllers.p4rt import h2stream
+        self.loop = loop = asyncio.get_running_loop()
+        options = [("grpc.max_send_message_length", 64 << 20),
+                   ("grpc.max_receive_message_length", 64 << 20)]
+        self.channel = grpc.aio.insecure_channel(self.address, options=options)
+        try:
+            await asyncio.wait_for(self.channel.channel_ready(), timeout)
+        except asyncio.TimeoutError:
+            raise P4RuntimeError(f"{self.name}: no P4Runtime server at {self.address} "
+                                 f"after {timeout:.0f}s") from None
+        self.stub = p4r_grpc.P4RuntimeStub(self.channel)
+        self._inbox: collections.deque = collections.deque()
+        self._parse = p4r.StreamMessageResponse.FromString
+        host, _, port = self.address.rpartition(":")
+        self._h2 = h2stream.GrpcStream(self.address, "/p4.v1.P4Runtime/StreamChannel",
+                                       self._on_message, self._on_closed)
+        try:
+            _transport, self._proto = await asyncio.wait_for(loop.create_connection(
+                lambda: h2stream.StreamProtocol(self._h2), host.strip("[]"), int(port)), timeout)
+        except (OSError, asyncio.TimeoutError) as exc:
+            raise P4RuntimeError(f"{self.name}: cannot open the stream to {self.address}: "
+                                 f"{exc}") from None
+        self.stream = self._proto
+        self.send_request(p4r.StreamMessageRequest(arbitration=p4r.MasterArbitrationUpdate(
+            device_id=self.device_id, election_id=self.election_id)))
+        try:
+            await asyncio.wait_for(self.primary.wait(), timeout)
+        except asyncio.TimeoutError:
+            why = f" ({self._h2.closed})" if self._h2.closed else ""
+            raise P4RuntimeError(f"{self.name}: not primary for device {self.device_id} at "
+                                 f"{self.address} after {timeout:.0f}s{why}") from None
+
+    def _on_message(self, data: bytes) -> None:
+        try:
+            msg = self._parse(data)
+        except Exception as exc:  # DecodeError: skip the message, keep the stream
+            log.warning("%s: undecodable stream message (%d bytes): %s", self.name, len(data), exc)
+            return
+        fast = self.fast_packet_in
+        if fast is not None and msg.HasField("packet"):
+            self.packet_ins += 1
+            try:
+                if fast(self, msg.packet):
+                    return
+            except Exception:
+                log.exception("%s: packet-in handling failed", self.name)
+                return
+            self.packet_ins -= 1  # counted again by _handle
+        inbox = self._inbox
+        inbox.append(msg)
+        if self._reader is None or self._reader.done():
+            self._reader = self.loop.create_task(self._drain())
+
+    async def _drain(self) -> None:
+        inbox = self._inbox
+        while inbox:
+            msg = inbox.popleft()
+            try:
+                await self._handle(msg)
+            except asyncio.CancelledError:
+                raise
+            except Exception:
+                log.exception("%s: packet-in handling failed", self.name)
+
+    def _on_closed(self, reason: str) -> None:
+        self.primary.clear()
+        if not self.closed:
+            log.error("%s: stream closed: %s", self.name, reason)
+
+    # Packet-outs waiting for the switch's flow-control window beyond this are dropped
+    # (counted, logged): a switch that stops reading must not grow the controller forever.
+    MAX_BLOCKED = 8 << 20
+    packet_outs_dropped = 0
+
+    def send_request(self, request) -> None:
+        """A StreamMessageRequest, sent with the current batch (event-loop thread only)."""
+        if self._h2.blocked > self.MAX_BLOCKED and request.HasField("packet"):
+            self.packet_outs_dropped += 1
+            if self.packet_outs_dropped in (1, 10, 100) or self.packet_outs_dropped % 10000 == 0:
+                log.warning("%s: switch not reading the stream: %d packet-outs dropped",
+                            self.name, self.packet_outs_dropped)
+            return
+        self._proto.send(request.SerializeToString())
+
+    def send_packet_out(self, packet_out) -> None:
+        self.send_request(p4r.StreamMessageRequest(packet=packet_out))
+
+    def submit_threadsafe(self, updates: list) -> None:
+        """As ThreadedSwitchConnection's; here the caller is on the loop already."""
+        self.submit(updates).add_done_callback(_log_failure)
+
+    async def close(self) -> None:
+        self.closed = True
+        for task in (self._reader, self._writer):
+            if task is not None and not task.done():
+                task.cancel()
+        proto = getattr(self, "_proto", None)
+        if proto is not None and proto.transport is not None:
+            proto.transport.write(self._h2.end())
+            proto.transport.close()
+        if self.channel is not None:
+            await self.channel.close(grace=None)

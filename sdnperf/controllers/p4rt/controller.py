@@ -8,7 +8,7 @@ controller.json (written by the lab, sdnperf/arch/p4.py):
      "runtime_dir": "dir with sN-runtime.json",                      # runtime-json only
      "state_file": "controller-state.json", "status_port": 40123,
      "election_id": 1, "probe_interval": 1.0,
-     "transport": "threads" | "aio",            # gRPC sync API + reader thread (default), or grpc.aio
+     "transport": "h2" | "threads" | "aio",     # how the stream is carried (TRANSPORTS below)
      "switches": [{"name": "s1", "device_id": 1, "address": "127.0.0.1:50001",
                    "ports": [1, 2, 3]}],
      "links": [{"a": "s1", "a_port": 2, "b": "s2", "b_port": 1}],   # proactive only
@@ -34,11 +34,16 @@ import time
 from pathlib import Path
 
 from sdnperf.controllers.p4rt import apps as apps_mod
-from sdnperf.controllers.p4rt.client import SwitchConnection, ThreadedSwitchConnection
+from sdnperf.controllers.p4rt.client import (StreamSwitchConnection, SwitchConnection,
+                                             ThreadedSwitchConnection)
 from sdnperf.controllers.p4rt.schema import Schema
 from sdnperf.controllers.p4rt.topology import Topology
 
 log = logging.getLogger("sdnperf.p4rt")
+# "transport" in the config: how the stream is carried (unary RPCs are grpcio in all three)
+TRANSPORTS = {"h2": StreamSwitchConnection,        # own HTTP/2 framing, event-loop thread
+              "threads": ThreadedSwitchConnection,  # grpcio sync API + a reader thread
+              "aio": SwitchConnection}              # grpc.aio
 
 
 class StateFile:
@@ -78,6 +83,9 @@ class StateFile:
 class Controller(apps_mod.Fabric):
     def __init__(self, config: dict):
         self.config = config
+        if config.get("transport", "h2") not in TRANSPORTS:
+            raise ValueError(f"transport: {config['transport']!r} is not one of "
+                             f"{', '.join(TRANSPORTS)}")
         self.state = StateFile(config.get("state_file"))
         names = {}
         self.topology = Topology()
@@ -170,12 +178,12 @@ class Controller(apps_mod.Fabric):
 
     async def _bring_up(self, sw: dict) -> None:
         dev = int(sw["device_id"])
-        cls = SwitchConnection if self.config.get("transport") == "aio" else ThreadedSwitchConnection
+        cls = TRANSPORTS[self.config.get("transport", "h2")]
         conn = cls(sw["name"], sw["address"], dev,
-                                election_id=int(self.config.get("election_id", 1)),
-                                on_packet_in=self._on_packet_in)
+                   election_id=int(self.config.get("election_id", 1)),
+                   on_packet_in=self._on_packet_in)
         self.conns[dev] = conn
-        if hasattr(self.app, "packet_in_sync") and isinstance(conn, ThreadedSwitchConnection):
+        if hasattr(self.app, "packet_in_sync") and cls is not SwitchConnection:
             conn.fast_packet_in = self._fast_packet_in
         await conn.connect(timeout=float(self.config.get("connect_timeout", 30)))
         _schema, p4info, device_config = self.pipelines[dev]
