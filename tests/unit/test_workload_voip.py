@@ -110,3 +110,16 @@ def test_config_and_argv(tmp_path):
     with pytest.raises(ValidationError, match="frames_per_packet for G.729"):
         ta.validate_python({"kind": "voip", "name": "v", "pairs": [["h1", "h2"]],
                             "codec": "G.729", "frames_per_packet": 1})
+
+
+def test_shared_receiver_log_splits_by_sender():
+    # ITGRecv can write two concurrent calls into one log: both number their packets from
+    # 1, so the calls are told apart by the sender's address/port, never by sequence alone.
+    text = ("Flow>0001 Seq> 1 Src> 10.0.0.1/4000 Dest> 10.0.0.2/10000 txTime>1:00:00.000000 rxTime>1:00:00.001000 Size> 172\n"
+            "Flow>0002 Seq> 1 Src> 10.0.0.3/5000 Dest> 10.0.0.2/10001 txTime>1:00:00.000500 rxTime>1:00:00.002500 Size> 172\n"
+            "Flow>0001 Seq> 2 Src> 10.0.0.1/4000 Dest> 10.0.0.2/10000 txTime>1:00:00.020000 rxTime>1:00:00.021000 Size> 172\n")
+    shared = parse_itgdec(text)
+    assert len(shared.packets) == 3 and shared.sources() == {"10.0.0.1/4000", "10.0.0.3/5000"}
+    first, second = shared.from_source("10.0.0.1/4000"), shared.from_source("10.0.0.3/5000")
+    assert [p.seq for p in first.packets] == [1, 2] and [p.seq for p in second.packets] == [1]
+    assert second.packets[0].delay_ms == pytest.approx(2.0)
