@@ -1,22 +1,7 @@
 //! sdnperf-p4rt: a P4Runtime (gRPC) server for the sdnperf P4 switch.
 
-pub mod proto {
-    pub mod google {
-        pub mod rpc {
-            include!(concat!(env!("OUT_DIR"), "/google.rpc.rs"));
-        }
-    }
-    pub mod p4 {
-        pub mod v1 {
-            include!(concat!(env!("OUT_DIR"), "/p4.v1.rs"));
-        }
-        pub mod config {
-            pub mod v1 {
-                include!(concat!(env!("OUT_DIR"), "/p4.config.v1.rs"));
-            }
-        }
-    }
-}
+/// The generated P4Runtime code lives in its own crate (shared with sdnperf-probe).
+pub use sdnperf_p4rt_proto as proto;
 
 pub mod device;
 pub mod dp;

@@ -1,5 +1,5 @@
-//! Probe configuration (protocol-independent load schedule + OpenFlow specifics) and its
-//! command-line parsing.
+//! Probe configuration (protocol-independent load schedule + OpenFlow and P4Runtime
+//! specifics) and its command-line parsing.
 
 use std::net::{SocketAddr, ToSocketAddrs};
 
@@ -23,9 +23,33 @@ impl Mode {
     }
 }
 
+/// The southbound protocol of the emulated switches.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Protocol {
+    /// N TCP connections to the controller, OpenFlow 1.3.
+    OpenFlow13,
+    /// N P4Runtime devices (gRPC servers) the controller connects to.
+    P4Runtime,
+}
+
+impl Protocol {
+    pub fn name(self) -> &'static str {
+        match self {
+            Protocol::OpenFlow13 => "openflow13",
+            Protocol::P4Runtime => "p4runtime",
+        }
+    }
+}
+
 #[derive(Debug, Clone)]
 pub struct Config {
+    pub protocol: Protocol,
+    /// OpenFlow: the controller's address
     pub controller: SocketAddr,
+    /// P4Runtime: where device 1 listens (device i on port + i - 1; port 0: any free ports)
+    pub listen: SocketAddr,
+    /// P4Runtime: write `{"devices": [{"device_id", "address"}]}` here once listening
+    pub devices_file: Option<String>,
     pub switches: usize,
     pub mode: Mode,
     /// packet-ins per second per switch (rate mode)
@@ -43,6 +67,7 @@ pub struct Config {
     /// emulated hosts (distinct MACs) behind each switch
     pub hosts: u32,
     pub ports: u32,
+    /// OpenFlow datapath id / P4Runtime device id of the first switch
     pub dpid_base: u64,
     pub threads: usize,
     /// send packet-ins with buffer ids (answers may then refer to the buffer)
@@ -63,7 +88,10 @@ pub struct Config {
 impl Default for Config {
     fn default() -> Self {
         Config {
+            protocol: Protocol::OpenFlow13,
             controller: "127.0.0.1:6653".parse().unwrap(),
+            listen: "127.0.0.1:0".parse().unwrap(),
+            devices_file: None,
             switches: 1,
             mode: Mode::Throughput,
             rate: 1000.0,
@@ -109,6 +137,13 @@ impl Config {
     pub fn validate(&self) -> Result<(), String> {
         if !self.controller.ip().is_loopback() {
             return Err(format!("--controller {}: only loopback addresses are allowed", self.controller));
+        }
+        if !self.listen.ip().is_loopback() {
+            return Err(format!("--listen {}: only loopback addresses are allowed", self.listen));
+        }
+        if self.protocol == Protocol::P4Runtime && self.listen.port() != 0
+            && self.listen.port() as usize + self.switches - 1 > 65535 {
+            return Err(format!("--listen {}: {} devices do not fit below port 65536", self.listen, self.switches));
         }
         if self.switches == 0 || self.switches > 65535 {
             return Err("--switches must be 1..65535".into());
@@ -165,7 +200,24 @@ fn num<T: std::str::FromStr>(flag: &str, v: Option<String>) -> Result<T, String>
 
 /// Parse the arguments of `sdnperf-probe openflow`.
 pub fn parse_openflow_args(args: &[String]) -> Result<Config, String> {
-    let mut c = Config::default();
+    parse_args(Protocol::OpenFlow13, args)
+}
+
+/// Parse the arguments of `sdnperf-probe p4runtime`.
+pub fn parse_p4runtime_args(args: &[String]) -> Result<Config, String> {
+    parse_args(Protocol::P4Runtime, args)
+}
+
+const OPENFLOW_ONLY: &[&str] = &["--controller", "--buffer-ids", "--reason", "--table-id", "--vlan"];
+const P4RUNTIME_ONLY: &[&str] = &["--listen", "--devices-file", "--device-id-base"];
+
+fn parse_args(protocol: Protocol, args: &[String]) -> Result<Config, String> {
+    let mut c = Config { protocol, ..Config::default() };
+    if protocol == Protocol::P4Runtime {
+        // the controller is started after the devices listen, and may take a while to
+        // import, compile and connect
+        c.connect_timeout = 60.0;
+    }
     let mut it = args.iter().cloned();
     while let Some(a) = it.next() {
         let (flag, inline) = match a.split_once('=') {
@@ -173,7 +225,16 @@ pub fn parse_openflow_args(args: &[String]) -> Result<Config, String> {
             _ => (a.clone(), None),
         };
         let mut val = || inline.clone().or_else(|| it.next());
+        let other_only = if protocol == Protocol::P4Runtime { OPENFLOW_ONLY } else { P4RUNTIME_ONLY };
+        if other_only.contains(&flag.as_str()) {
+            let other = if protocol == Protocol::P4Runtime { "openflow" } else { "p4runtime" };
+            return Err(format!("{flag} is an option of `sdnperf-probe {other}`, not of `{}` (see --help)",
+                               if protocol == Protocol::P4Runtime { "p4runtime" } else { "openflow" }));
+        }
         match flag.as_str() {
+            "--listen" => c.listen = parse_loopback(&val().ok_or("--listen needs a value")?, "--listen")?,
+            "--devices-file" => c.devices_file = Some(val().ok_or("--devices-file needs a value")?),
+            "--device-id-base" => c.dpid_base = num(&flag, val())?,
             "--controller" => c.controller = parse_loopback(&val().ok_or("--controller needs a value")?, "--controller")?,
             "--switches" => c.switches = num(&flag, val())?,
             "--mode" => {

@@ -1,10 +1,15 @@
-//! The OpenFlow 1.3 switch emulator: N switches, each one TCP connection to the controller,
-//! spread over `threads` worker threads, each running a mio event loop.
+//! The load engine, shared by both southbound protocols, and the OpenFlow 1.3 switches.
 //!
-//! Hot path: packet-ins are built by copying a per-switch template into the connection's
-//! reusable write buffer and patching a few fields; answers are parsed in place from the
-//! reusable read buffer; in-flight packet-ins live in a fixed ring of slots. Nothing is
-//! allocated per packet.
+//! Protocol-independent: `Flight` (one emulated switch's load schedule, ring of in-flight
+//! packet-ins, counters, time series and RTT histogram), `Shared`/`Clock` (the timeline)
+//! and `run_timeline` (connect → settle → warm-up → measure → drain, probe CPU). The
+//! P4Runtime devices (`p4rt`) drive the same `Flight`s and return the same `SwResult`s.
+//!
+//! OpenFlow: N switches, each one TCP connection to the controller, spread over `threads`
+//! worker threads, each running a mio event loop. Hot path: packet-ins are built by
+//! copying a per-switch template into the connection's reusable write buffer and patching
+//! a few fields; answers are parsed in place from the reusable read buffer; in-flight
+//! packet-ins live in a fixed ring of slots. Nothing is allocated per packet.
 //!
 //! Timeline (shared by all workers, offsets from `Shared::base`):
 //!   connect + handshake → settle → warm-up → measurement → drain → end.
@@ -21,6 +26,7 @@ use mio::{Events, Interest, Poll, Token};
 
 use crate::config::{Config, Mode};
 use crate::hist::Histogram;
+use crate::frame;
 use crate::of13::{self, t};
 
 /// Read buffer: room for two maximum-size (64 KiB) OpenFlow messages.
@@ -31,7 +37,7 @@ const RBUF: usize = 128 * 1024;
 fn wbuf_limit(switches: usize) -> usize {
     ((64usize << 20) / switches.max(1)).clamp(64 << 10, 1 << 20)
 }
-const NOT_SET: u64 = u64::MAX;
+pub const NOT_SET: u64 = u64::MAX;
 
 const F_MEASURED: u8 = 1;
 const F_ANSWERED: u8 = 2;
@@ -115,13 +121,426 @@ pub struct SwResult {
     pub backpressure_skipped: u64,
     pub backpressure_ns: u64,
     pub ctl_errors: u64,
-    pub msg_counts: [u64; 32],
+    /// messages received from the controller, by type name
+    pub messages: Vec<(String, u64)>,
     pub ticks: Vec<Tick>,
     pub hist: Histogram,
 }
 
+/// Where in the timeline `now` is.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Phase {
+    Before,
+    Warmup,
+    Measure,
+    Drain,
+    End,
+}
+
+/// The timeline as one worker sees it (ns from `Shared::base`; NOT_SET until the load starts).
+#[derive(Clone, Copy, Debug)]
+pub struct Clock {
+    pub load_start: u64,
+    pub measure_start: u64,
+    pub measure_end: u64,
+    pub run_end: u64,
+}
+
+impl Clock {
+    pub fn unset() -> Clock {
+        Clock { load_start: NOT_SET, measure_start: NOT_SET, measure_end: NOT_SET, run_end: NOT_SET }
+    }
+
+    /// Pick up the load start and an early end (packet count reached) from `sh`.
+    pub fn sync(&mut self, cfg: &Config, sh: &Shared) {
+        if self.load_start == NOT_SET {
+            let ls = sh.load_start.load(Ordering::SeqCst);
+            if ls != NOT_SET {
+                self.load_start = ls;
+                self.measure_start = ls + secs(cfg.warmup);
+                self.measure_end = self.measure_start + secs(cfg.duration);
+                self.run_end = self.measure_end + secs(cfg.drain);
+            }
+        }
+        if self.load_start != NOT_SET {
+            let me = sh.measure_end.load(Ordering::SeqCst);
+            if me != NOT_SET && me < self.measure_end {
+                self.measure_end = me;
+                self.run_end = me + secs(cfg.drain);
+            }
+        }
+    }
+
+    pub fn phase(&self, now: u64) -> Phase {
+        if self.load_start == NOT_SET || now < self.load_start {
+            Phase::Before
+        } else if now < self.measure_start {
+            Phase::Warmup
+        } else if now < self.measure_end {
+            Phase::Measure
+        } else if now < self.run_end {
+            Phase::Drain
+        } else {
+            Phase::End
+        }
+    }
+}
+
+pub fn secs(s: f64) -> u64 {
+    (s * 1e9) as u64
+}
+
+/// One emulated switch's load, independent of the protocol: when to send, the ring of
+/// in-flight packet-ins, matching answers to them, counters, time series, histogram.
+/// The protocol side asks `due` how many to send, calls `record` for each one it sends
+/// (and encodes the packet with the returned sequence number), and reports answers with
+/// `answer_id` / `answer_seq` / `answer_buffer` / `seq_for_macs`.
+pub struct Flight {
+    pub index: usize,
+    ring: Vec<Slot>,
+    mask: u64,
+    next_seq: u64,
+    low: u64,
+    pub outstanding: u64,
+    hosts: u64,
+    load_sent: u64,
+    // measurement-window counters
+    pub sent: u64,
+    pub answered: u64,
+    pub lost: u64,
+    pub late: u64,
+    pub duplicates: u64,
+    pub unmatched: u64,
+    pub schedule_slips: u64,
+    pub backpressure_skipped: u64,
+    pub backpressure_ns: u64,
+    blocked_since: Option<u64>,
+    pub ctl_errors: u64,
+    // time series
+    ticks: Vec<Tick>,
+    cur: Tick,
+    hist: Histogram,
+    counted_done: bool,
+}
+
+impl Flight {
+    pub fn new(index: usize, cfg: &Config) -> Flight {
+        let ring_size = cfg.ring_size();
+        let n_ticks = ((cfg.warmup + cfg.duration.min(3600.0) + cfg.drain) / cfg.interval).ceil() as usize + 2;
+        Flight {
+            index,
+            ring: vec![Slot { seq: NOT_SET, sent_ns: 0, flags: 0 }; ring_size],
+            mask: ring_size as u64 - 1,
+            next_seq: 0,
+            low: 0,
+            outstanding: 0,
+            hosts: cfg.hosts as u64,
+            load_sent: 0,
+            sent: 0,
+            answered: 0,
+            lost: 0,
+            late: 0,
+            duplicates: 0,
+            unmatched: 0,
+            schedule_slips: 0,
+            backpressure_skipped: 0,
+            backpressure_ns: 0,
+            blocked_since: None,
+            ctl_errors: 0,
+            ticks: Vec::with_capacity(n_ticks.min(1 << 20)),
+            cur: Tick::default(),
+            hist: Histogram::new(),
+            counted_done: false,
+        }
+    }
+
+    pub fn ring_len(&self) -> usize {
+        self.ring.len()
+    }
+
+    /// The 64-bit id a packet-in carries in its frame: switch index << 40 | sequence.
+    #[inline]
+    pub fn id_of(&self, seq: u64) -> u64 {
+        ((self.index as u64) << 40) | seq
+    }
+
+    /// How many packet-ins the load mode calls for now, and whether they are measured.
+    /// `blocked`: the controller is not reading (the write side is full); `room`: how
+    /// many more fit into the write side.
+    pub fn due(&mut self, cfg: &Config, clk: &Clock, now: u64, phase: Phase, blocked: bool, room: u64) -> (u64, bool) {
+        if !(phase == Phase::Warmup || phase == Phase::Measure) {
+            return (0, false);
+        }
+        let measured = phase == Phase::Measure;
+        if blocked {
+            // The controller is not reading: what the schedule asks for now is not sent,
+            // and counted as the controller's backpressure, not as the probe's slip.
+            if self.blocked_since.is_none() {
+                self.blocked_since = Some(now);
+            }
+            if cfg.mode == Mode::Rate {
+                let target = ((now - clk.load_start) as f64 * 1e-9 * cfg.rate) as u64;
+                let skip = target.saturating_sub(self.load_sent);
+                self.load_sent += skip;
+                if measured {
+                    self.backpressure_skipped += skip;
+                }
+            }
+            return (0, measured);
+        }
+        if let Some(since) = self.blocked_since.take() {
+            if measured {
+                self.backpressure_ns += now - since.max(clk.measure_start);
+            }
+        }
+        let mut n = match cfg.mode {
+            Mode::Rate => {
+                let target = ((now - clk.load_start) as f64 * 1e-9 * cfg.rate) as u64;
+                let mut due = target.saturating_sub(self.load_sent);
+                // More than 50 ms behind schedule: the probe (or the socket) could not keep
+                // up; skip the backlog rather than burst it, and say so.
+                let slack = (cfg.rate * 0.05) as u64 + 16;
+                if due > slack {
+                    let skip = due - slack;
+                    self.load_sent += skip;
+                    if measured {
+                        self.schedule_slips += skip;
+                    }
+                    due = slack;
+                }
+                if due > room {
+                    // the write side fills up: the controller reads too slowly
+                    let skip = due - room;
+                    self.load_sent += skip;
+                    if measured {
+                        self.backpressure_skipped += skip;
+                    }
+                    due = room;
+                }
+                due
+            }
+            Mode::Throughput | Mode::Latency => {
+                let window = cfg.window_per_switch() as u64;
+                window.saturating_sub(self.outstanding).min(room)
+            }
+        };
+        if let (Some(limit), true) = (cfg.packets, measured) {
+            n = n.min(limit.saturating_sub(self.sent));
+        }
+        (n, measured)
+    }
+
+    /// Book one packet-in sent now; returns its sequence number.
+    #[inline]
+    pub fn record(&mut self, now: u64, measured: bool) -> u64 {
+        if self.next_seq - self.low >= self.ring.len() as u64 {
+            // ring full (rate mode far ahead of the answers): the oldest is given up as lost
+            let slot = &mut self.ring[(self.low & self.mask) as usize];
+            if slot.flags & (F_ANSWERED | F_EXPIRED) == 0 {
+                slot.flags |= F_EXPIRED;
+                self.outstanding -= 1;
+                if slot.flags & F_MEASURED != 0 {
+                    self.lost += 1;
+                }
+            }
+            self.low += 1;
+        }
+        let seq = self.next_seq;
+        self.next_seq += 1;
+        let idx = (seq & self.mask) as usize;
+        self.ring[idx] = Slot { seq, sent_ns: now, flags: if measured { F_MEASURED } else { 0 } };
+        self.outstanding += 1;
+        self.load_sent += 1;
+        self.cur.sent += 1;
+        if measured {
+            self.sent += 1;
+        }
+        seq
+    }
+
+    /// Source and destination host of packet-in `seq` (host h sends seq ≡ h mod hosts).
+    #[inline]
+    pub fn hosts_of(&self, seq: u64) -> (u32, u32) {
+        ((seq % self.hosts) as u32, ((seq + 1) % self.hosts) as u32)
+    }
+
+    /// The packet-in an answer naming one of our host MACs answers: the oldest one from
+    /// that host still waiting (a controller handles packet-ins in order). Host h sends
+    /// the sequence numbers ≡ h (mod hosts), so this walks at most outstanding/hosts slots.
+    pub fn seq_for_macs(&self, src: Option<[u8; 6]>, dst: Option<[u8; 6]>) -> Option<u64> {
+        let hosts = self.hosts;
+        for m in [src, dst].into_iter().flatten() {
+            let Some((sw, host)) = frame::decode_host_mac(&m) else { continue };
+            if sw as usize != (self.index & 0xffff) || host as u64 >= hosts {
+                continue;
+            }
+            let h = host as u64;
+            let mut seq = self.low + (h + hosts - self.low % hosts) % hosts;
+            while seq < self.next_seq {
+                let slot = &self.ring[(seq & self.mask) as usize];
+                if slot.seq == seq && slot.flags & (F_ANSWERED | F_EXPIRED) == 0 {
+                    return Some(seq);
+                }
+                seq += hosts;
+            }
+        }
+        None
+    }
+
+    pub fn answer_buffer(&mut self, buffer_id: u32, clk: &Clock, now: u64) {
+        let slot = self.ring[(buffer_id as u64 & self.mask) as usize];
+        if slot.seq != NOT_SET && (slot.seq as u32 & 0x7fff_ffff) == buffer_id {
+            self.answer_seq(slot.seq, clk, now);
+        } else {
+            self.unmatched += 1;
+        }
+    }
+
+    pub fn answer_id(&mut self, id: u64, clk: &Clock, now: u64) {
+        if (id >> 40) as usize != self.index {
+            self.unmatched += 1;
+            return;
+        }
+        self.answer_seq(id & ((1 << 40) - 1), clk, now);
+    }
+
+    #[inline]
+    pub fn answer_seq(&mut self, seq: u64, clk: &Clock, now: u64) {
+        let slot = &mut self.ring[(seq & self.mask) as usize];
+        if slot.seq != seq {
+            if seq < self.next_seq {
+                self.late += 1;
+            } else {
+                self.unmatched += 1;
+            }
+            return;
+        }
+        if slot.flags & F_ANSWERED != 0 {
+            self.duplicates += 1;
+            return;
+        }
+        if slot.flags & F_EXPIRED != 0 {
+            self.late += 1;
+            return;
+        }
+        slot.flags |= F_ANSWERED;
+        let measured = slot.flags & F_MEASURED != 0;
+        let rtt = now.saturating_sub(slot.sent_ns);
+        self.outstanding -= 1;
+        if clk.phase(now) != Phase::Before {
+            self.cur.answered += 1;
+        }
+        if measured {
+            self.answered += 1;
+            self.hist.record(rtt);
+        }
+    }
+
+    /// Free the slots of answered and timed-out packet-ins at the tail of the ring.
+    pub fn expire(&mut self, now: u64, timeout: u64) {
+        while self.low < self.next_seq {
+            let slot = &mut self.ring[(self.low & self.mask) as usize];
+            if slot.flags & (F_ANSWERED | F_EXPIRED) != 0 {
+                self.low += 1;
+            } else if now.saturating_sub(slot.sent_ns) > timeout {
+                slot.flags |= F_EXPIRED;
+                self.outstanding -= 1;
+                if slot.flags & F_MEASURED != 0 {
+                    self.lost += 1;
+                }
+                self.low += 1;
+            } else {
+                break;
+            }
+        }
+    }
+
+    pub fn close_ticks(&mut self, upto: usize) {
+        while self.ticks.len() < upto {
+            let mut t = self.cur;
+            t.outstanding = self.outstanding;
+            self.ticks.push(t);
+            self.cur = Tick::default();
+        }
+    }
+
+    /// Per-iteration bookkeeping after events: count mode (a switch is done when it has
+    /// sent its packets, or is gone; all done ends the measurement) and the time series.
+    pub fn housekeeping(&mut self, cfg: &Config, sh: &Shared, clk: &Clock, now: u64, closed: bool, ever_ready: bool) {
+        if clk.load_start == NOT_SET {
+            return;
+        }
+        let phase = clk.phase(now);
+        let finished = closed || (phase == Phase::Measure && cfg.packets.is_some_and(|n| self.sent >= n));
+        if finished && !self.counted_done && ever_ready {
+            self.counted_done = true;
+            sh.done.fetch_add(1, Ordering::SeqCst);
+        }
+        if now >= clk.load_start {
+            self.close_ticks(((now - clk.load_start) / secs(cfg.interval)) as usize);
+        }
+    }
+
+    /// The end of the run: the last ticks, backpressure still in force, and the result.
+    #[allow(clippy::too_many_arguments)]
+    pub fn finish(mut self, sh: &Shared, clk: &Clock, cfg: &Config, dpid: u64, state: SwState, ever_ready: bool,
+                  error: Option<String>, closed_at: Option<u64>, messages: Vec<(String, u64)>) -> SwResult {
+        let end = sh.now();
+        let total_ticks = if clk.load_start == NOT_SET { 0 } else { (end.saturating_sub(clk.load_start) / secs(cfg.interval)) as usize + 1 };
+        self.close_ticks(total_ticks);
+        if let Some(since) = self.blocked_since.take() {
+            if clk.measure_start != NOT_SET && since < clk.measure_end {
+                self.backpressure_ns += clk.measure_end.saturating_sub(since.max(clk.measure_start));
+            }
+        }
+        // whatever was sent in the window and never answered is lost
+        while self.low < self.next_seq {
+            let slot = self.ring[(self.low & self.mask) as usize];
+            if slot.seq == self.low && slot.flags & (F_ANSWERED | F_EXPIRED) == 0 && slot.flags & F_MEASURED != 0 {
+                self.lost += 1;
+            }
+            self.low += 1;
+        }
+        let closed_at_s = closed_at.map(|c| {
+            if clk.load_start == NOT_SET { 0.0 } else { (c as f64 - clk.load_start as f64) * 1e-9 }
+        });
+        SwResult {
+            index: self.index,
+            dpid,
+            state,
+            ever_ready,
+            error,
+            closed_at_s,
+            sent: self.sent,
+            answered: self.answered,
+            lost: self.lost,
+            late: self.late,
+            duplicates: self.duplicates,
+            unmatched: self.unmatched,
+            schedule_slips: self.schedule_slips,
+            backpressure_skipped: self.backpressure_skipped,
+            backpressure_ns: self.backpressure_ns,
+            ctl_errors: self.ctl_errors,
+            messages,
+            ticks: self.ticks,
+            hist: self.hist,
+        }
+    }
+}
+
+/// Count mode: end the measurement once every switch that was ready at the start is done.
+pub fn check_count_done(cfg: &Config, sh: &Shared, clk: &Clock, now: u64) {
+    if cfg.packets.is_some() && clk.phase(now) == Phase::Measure {
+        let need = sh.ready_at_start.load(Ordering::SeqCst);
+        if need > 0 && sh.done.load(Ordering::SeqCst) >= need {
+            let _ = sh.measure_end.fetch_min(now, Ordering::SeqCst);
+        }
+    }
+}
+
+// ---- OpenFlow 1.3 switches ------------------------------------------------------------------
+
 struct Sw {
-    index: usize,
     dpid: u64,
     stream: Option<TcpStream>,
     state: SwState,
@@ -141,80 +560,16 @@ struct Sw {
     /// cookie put in packet-ins: that of the last flow the controller added (a real
     /// switch reports the cookie of the table-miss flow; Faucet checks it)
     pi_cookie: u64,
-    // in-flight packet-ins
-    ring: Vec<Slot>,
-    mask: u64,
-    next_seq: u64,
-    low: u64,
-    outstanding: u64,
-    hosts: u64,
-    load_sent: u64,
-    // measurement-window counters
-    sent: u64,
-    answered: u64,
-    lost: u64,
-    late: u64,
-    duplicates: u64,
-    unmatched: u64,
-    schedule_slips: u64,
-    backpressure_skipped: u64,
-    backpressure_ns: u64,
-    blocked_since: Option<u64>,
-    ctl_errors: u64,
     msg_counts: [u64; 32],
-    // time series
-    ticks: Vec<Tick>,
-    cur: Tick,
-    hist: Histogram,
-    counted_done: bool,
-}
-
-/// Where in the timeline `now` is.
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
-enum Phase {
-    Before,
-    Warmup,
-    Measure,
-    Drain,
-    End,
-}
-
-struct Clock {
-    load_start: u64,
-    measure_start: u64,
-    measure_end: u64,
-    run_end: u64,
-}
-
-impl Clock {
-    fn phase(&self, now: u64) -> Phase {
-        if self.load_start == NOT_SET || now < self.load_start {
-            Phase::Before
-        } else if now < self.measure_start {
-            Phase::Warmup
-        } else if now < self.measure_end {
-            Phase::Measure
-        } else if now < self.run_end {
-            Phase::Drain
-        } else {
-            Phase::End
-        }
-    }
-}
-
-fn secs(s: f64) -> u64 {
-    (s * 1e9) as u64
+    fl: Flight,
 }
 
 impl Sw {
     fn new(index: usize, cfg: &Config) -> Sw {
-        let ring_size = cfg.ring_size();
         let mut template = Vec::with_capacity(of13::PI_LEN + 4);
         let reason = if cfg.reason_action { of13::REASON_ACTION } else { of13::REASON_NO_MATCH };
         of13::packet_in_template(&mut template, reason, cfg.table_id, cfg.vlan);
-        let n_ticks = ((cfg.warmup + cfg.duration.min(3600.0) + cfg.drain) / cfg.interval).ceil() as usize + 2;
         Sw {
-            index,
             dpid: cfg.dpid_base + index as u64,
             stream: None,
             state: SwState::Connecting,
@@ -232,29 +587,8 @@ impl Sw {
             miss_send_len: 128,
             config_flags: 0,
             pi_cookie: 0,
-            ring: vec![Slot { seq: NOT_SET, sent_ns: 0, flags: 0 }; ring_size],
-            mask: ring_size as u64 - 1,
-            next_seq: 0,
-            low: 0,
-            outstanding: 0,
-            hosts: cfg.hosts as u64,
-            load_sent: 0,
-            sent: 0,
-            answered: 0,
-            lost: 0,
-            late: 0,
-            duplicates: 0,
-            unmatched: 0,
-            schedule_slips: 0,
-            backpressure_skipped: 0,
-            backpressure_ns: 0,
-            blocked_since: None,
-            ctl_errors: 0,
             msg_counts: [0; 32],
-            ticks: Vec::with_capacity(n_ticks.min(1 << 20)),
-            cur: Tick::default(),
-            hist: Histogram::new(),
-            counted_done: false,
+            fl: Flight::new(index, cfg),
         }
     }
 
@@ -297,7 +631,6 @@ impl Sw {
     fn pending(&self) -> usize {
         self.wbuf.len() - self.wpos
     }
-
     /// Read everything available and handle every whole message.
     fn read(&mut self, cfg: &Config, sh: &Shared, clk: &Clock, now: u64) -> Result<(), String> {
         loop {
@@ -364,11 +697,11 @@ impl Sw {
         let w = &mut self.wbuf;
         match typ {
             t::ERROR => {
-                self.ctl_errors += 1;
+                self.fl.ctl_errors += 1;
             }
             t::ECHO_REQUEST => of13::echo_reply(w, xid, &msg[8..]),
             t::FEATURES_REQUEST => {
-                let n_buffers = if cfg.buffer_ids { self.ring.len() as u32 } else { 0 };
+                let n_buffers = if cfg.buffer_ids { self.fl.ring_len() as u32 } else { 0 };
                 of13::features_reply(w, xid, self.dpid, n_buffers);
                 if !self.ever_ready {
                     self.ever_ready = true;
@@ -402,11 +735,11 @@ impl Sw {
                 Some(po) => {
                     if po.buffer_id != of13::NO_BUFFER {
                         let b = po.buffer_id;
-                        self.answer_buffer(b, clk, now);
-                    } else if let Some(id) = of13::frame_id(po.data) {
-                        self.answer_id(id, clk, now);
+                        self.fl.answer_buffer(b, clk, now);
+                    } else if let Some(id) = frame::frame_id(po.data) {
+                        self.fl.answer_id(id, clk, now);
                     } else {
-                        self.unmatched += 1;
+                        self.fl.unmatched += 1;
                     }
                 }
                 None => return Err("malformed PACKET_OUT from controller".into()),
@@ -417,9 +750,9 @@ impl Sw {
                         self.pi_cookie = fm.cookie;
                     }
                     if fm.buffer_id != of13::NO_BUFFER && cfg.buffer_ids {
-                        self.answer_buffer(fm.buffer_id, clk, now);
-                    } else if let Some(seq) = self.seq_for_macs(fm.eth_src, fm.eth_dst) {
-                        self.answer_seq(seq, clk, now);
+                        self.fl.answer_buffer(fm.buffer_id, clk, now);
+                    } else if let Some(seq) = self.fl.seq_for_macs(fm.eth_src, fm.eth_dst) {
+                        self.fl.answer_seq(seq, clk, now);
                     }
                 }
                 None => return Err("malformed FLOW_MOD from controller".into()),
@@ -427,125 +760,20 @@ impl Sw {
             t::SET_ASYNC | t::GROUP_MOD | t::PORT_MOD | t::TABLE_MOD | t::METER_MOD | t::ECHO_REPLY
             | t::EXPERIMENTER => {}
             _ => {
-                self.ctl_errors += 1;
+                self.fl.ctl_errors += 1;
                 of13::error(w, xid, of13::ET_BAD_REQUEST, of13::BRC_BAD_TYPE, msg);
             }
         }
         Ok(())
     }
 
-    /// The packet-in a FLOW_MOD naming one of our host MACs answers: the oldest one from
-    /// that host still waiting (a controller handles packet-ins in order). Host h sends
-    /// the sequence numbers ≡ h (mod hosts), so this walks at most outstanding/hosts slots.
-    fn seq_for_macs(&self, src: Option<[u8; 6]>, dst: Option<[u8; 6]>) -> Option<u64> {
-        let hosts = self.hosts;
-        for m in [src, dst].into_iter().flatten() {
-            let Some((sw, host)) = of13::decode_host_mac(&m) else { continue };
-            if sw as usize != (self.index & 0xffff) || host as u64 >= hosts {
-                continue;
-            }
-            let h = host as u64;
-            let mut seq = self.low + (h + hosts - self.low % hosts) % hosts;
-            while seq < self.next_seq {
-                let slot = &self.ring[(seq & self.mask) as usize];
-                if slot.seq == seq && slot.flags & (F_ANSWERED | F_EXPIRED) == 0 {
-                    return Some(seq);
-                }
-                seq += hosts;
-            }
-        }
-        None
-    }
-
-    fn answer_buffer(&mut self, buffer_id: u32, clk: &Clock, now: u64) {
-        let slot = self.ring[(buffer_id as u64 & self.mask) as usize];
-        if slot.seq != NOT_SET && (slot.seq as u32 & 0x7fff_ffff) == buffer_id {
-            self.answer_seq(slot.seq, clk, now);
-        } else {
-            self.unmatched += 1;
-        }
-    }
-
-    fn answer_id(&mut self, id: u64, clk: &Clock, now: u64) {
-        if (id >> 40) as usize != self.index {
-            self.unmatched += 1;
-            return;
-        }
-        self.answer_seq(id & ((1 << 40) - 1), clk, now);
-    }
-
-    #[inline]
-    fn answer_seq(&mut self, seq: u64, clk: &Clock, now: u64) {
-        let slot = &mut self.ring[(seq & self.mask) as usize];
-        if slot.seq != seq {
-            if seq < self.next_seq {
-                self.late += 1;
-            } else {
-                self.unmatched += 1;
-            }
-            return;
-        }
-        if slot.flags & F_ANSWERED != 0 {
-            self.duplicates += 1;
-            return;
-        }
-        if slot.flags & F_EXPIRED != 0 {
-            self.late += 1;
-            return;
-        }
-        slot.flags |= F_ANSWERED;
-        let measured = slot.flags & F_MEASURED != 0;
-        let rtt = now.saturating_sub(slot.sent_ns);
-        self.outstanding -= 1;
-        if clk.phase(now) != Phase::Before {
-            self.cur.answered += 1;
-        }
-        if measured {
-            self.answered += 1;
-            self.hist.record(rtt);
-        }
-    }
-
-    /// Free the slots of answered and timed-out packet-ins at the tail of the ring.
-    fn expire(&mut self, now: u64, timeout: u64) {
-        while self.low < self.next_seq {
-            let slot = &mut self.ring[(self.low & self.mask) as usize];
-            if slot.flags & (F_ANSWERED | F_EXPIRED) != 0 {
-                self.low += 1;
-            } else if now.saturating_sub(slot.sent_ns) > timeout {
-                slot.flags |= F_EXPIRED;
-                self.outstanding -= 1;
-                if slot.flags & F_MEASURED != 0 {
-                    self.lost += 1;
-                }
-                self.low += 1;
-            } else {
-                break;
-            }
-        }
-    }
 
     #[inline]
     fn send_one(&mut self, cfg: &Config, now: u64, measured: bool) {
-        if self.next_seq - self.low >= self.ring.len() as u64 {
-            // ring full (rate mode far ahead of the answers): the oldest is given up as lost
-            let slot = &mut self.ring[(self.low & self.mask) as usize];
-            if slot.flags & (F_ANSWERED | F_EXPIRED) == 0 {
-                slot.flags |= F_EXPIRED;
-                self.outstanding -= 1;
-                if slot.flags & F_MEASURED != 0 {
-                    self.lost += 1;
-                }
-            }
-            self.low += 1;
-        }
-        let seq = self.next_seq;
-        self.next_seq += 1;
-        let hosts = cfg.hosts as u64;
-        let src_h = (seq % hosts) as u32;
-        let dst_h = ((seq + 1) % hosts) as u32;
-        let sw = (self.index & 0xffff) as u32;
-        let id = ((self.index as u64) << 40) | seq;
+        let seq = self.fl.record(now, measured);
+        let (src_h, dst_h) = self.fl.hosts_of(seq);
+        let sw = (self.fl.index & 0xffff) as u32;
+        let id = self.fl.id_of(seq);
         let start = self.wbuf.len();
         self.wbuf.extend_from_slice(&self.template);
         let m = &mut self.wbuf[start..];
@@ -556,137 +784,35 @@ impl Sw {
         m[of13::PI_BUFFER_OFF..of13::PI_BUFFER_OFF + 4].copy_from_slice(&buffer_id.to_be_bytes());
         let in_port = src_h % cfg.ports + 1;
         m[of13::PI_IN_PORT_OFF..of13::PI_IN_PORT_OFF + 4].copy_from_slice(&in_port.to_be_bytes());
-        of13::patch_frame(&mut m[of13::PI_DATA_OFF..], of13::host_mac(sw, dst_h), of13::host_mac(sw, src_h), id);
-        let idx = (seq & self.mask) as usize;
-        self.ring[idx] = Slot { seq, sent_ns: now, flags: if measured { F_MEASURED } else { 0 } };
-        self.outstanding += 1;
-        self.load_sent += 1;
-        self.cur.sent += 1;
-        if measured {
-            self.sent += 1;
-        }
+        frame::patch_frame(&mut m[of13::PI_DATA_OFF..], frame::host_mac(sw, dst_h), frame::host_mac(sw, src_h), id);
     }
 
     /// Send the packet-ins the load mode calls for now.
     fn generate(&mut self, cfg: &Config, clk: &Clock, now: u64, phase: Phase) {
-        if self.state != SwState::Ready || !(phase == Phase::Warmup || phase == Phase::Measure) {
+        if self.state != SwState::Ready {
             return;
         }
-        let measured = phase == Phase::Measure;
-        if self.pending() >= self.wbuf_limit {
-            // The controller is not reading: what the schedule asks for now is not sent,
-            // and counted as the controller's backpressure, not as the probe's slip.
-            if self.blocked_since.is_none() {
-                self.blocked_since = Some(now);
-            }
-            if cfg.mode == Mode::Rate {
-                let target = ((now - clk.load_start) as f64 * 1e-9 * cfg.rate) as u64;
-                let skip = target.saturating_sub(self.load_sent);
-                self.load_sent += skip;
-                if measured {
-                    self.backpressure_skipped += skip;
-                }
-            }
-            return;
-        }
-        if let Some(since) = self.blocked_since.take() {
-            if measured {
-                self.backpressure_ns += now - since.max(clk.measure_start);
-            }
-        }
-        let budget = |s: &Sw| (s.wbuf_limit.saturating_sub(s.pending())) / s.template.len();
-        match cfg.mode {
-            Mode::Rate => {
-                let target = ((now - clk.load_start) as f64 * 1e-9 * cfg.rate) as u64;
-                let mut due = target.saturating_sub(self.load_sent);
-                // More than 50 ms behind schedule: the probe (or the socket) could not keep
-                // up; skip the backlog rather than burst it, and say so.
-                let slack = (cfg.rate * 0.05) as u64 + 16;
-                if due > slack {
-                    let skip = due - slack;
-                    self.load_sent += skip;
-                    if measured {
-                        self.schedule_slips += skip;
-                    }
-                    due = slack;
-                }
-                let room = budget(self) as u64;
-                if due > room {
-                    // the write buffer fills up: the controller reads too slowly
-                    let skip = due - room;
-                    self.load_sent += skip;
-                    if measured {
-                        self.backpressure_skipped += skip;
-                    }
-                    due = room;
-                }
-                let mut n = due;
-                if let (Some(limit), true) = (cfg.packets, measured) {
-                    n = n.min(limit.saturating_sub(self.sent));
-                }
-                for _ in 0..n {
-                    self.send_one(cfg, now, measured);
-                }
-            }
-            Mode::Throughput | Mode::Latency => {
-                let window = cfg.window_per_switch() as u64;
-                let mut n = window.saturating_sub(self.outstanding).min(budget(self) as u64);
-                if let (Some(limit), true) = (cfg.packets, measured) {
-                    n = n.min(limit.saturating_sub(self.sent));
-                }
-                for _ in 0..n {
-                    self.send_one(cfg, now, measured);
-                }
-            }
+        let blocked = self.pending() >= self.wbuf_limit;
+        let room = (self.wbuf_limit.saturating_sub(self.pending()) / self.template.len()) as u64;
+        let (n, measured) = self.fl.due(cfg, clk, now, phase, blocked, room);
+        for _ in 0..n {
+            self.send_one(cfg, now, measured);
         }
     }
 
-    fn close_ticks(&mut self, upto: usize) {
-        while self.ticks.len() < upto {
-            let mut t = self.cur;
-            t.outstanding = self.outstanding;
-            self.ticks.push(t);
-            self.cur = Tick::default();
-        }
-    }
-
-    fn result(mut self, clk: &Clock) -> SwResult {
-        // whatever was sent in the window and never answered is lost
-        while self.low < self.next_seq {
-            let slot = self.ring[(self.low & self.mask) as usize];
-            if slot.seq == self.low && slot.flags & (F_ANSWERED | F_EXPIRED) == 0 && slot.flags & F_MEASURED != 0 {
-                self.lost += 1;
+    fn result(self, sh: &Shared, clk: &Clock, cfg: &Config) -> SwResult {
+        let mut messages = Vec::new();
+        for (ty, c) in self.msg_counts.iter().enumerate() {
+            if *c > 0 {
+                let name = if ty < t::COUNT { t::name(ty as u8).to_string() } else { format!("type_{ty}") };
+                messages.push((name, *c));
             }
-            self.low += 1;
         }
-        let closed_at_s = self.closed_at.map(|c| {
-            if clk.load_start == NOT_SET { 0.0 } else { (c as f64 - clk.load_start as f64) * 1e-9 }
-        });
-        SwResult {
-            index: self.index,
-            dpid: self.dpid,
-            state: self.state,
-            ever_ready: self.ever_ready,
-            error: self.error,
-            closed_at_s,
-            sent: self.sent,
-            answered: self.answered,
-            lost: self.lost,
-            late: self.late,
-            duplicates: self.duplicates,
-            unmatched: self.unmatched,
-            schedule_slips: self.schedule_slips,
-            backpressure_skipped: self.backpressure_skipped,
-            backpressure_ns: self.backpressure_ns,
-            ctl_errors: self.ctl_errors,
-            msg_counts: self.msg_counts,
-            ticks: self.ticks,
-            hist: self.hist,
-        }
+        self.fl.finish(sh, clk, cfg, self.dpid, self.state, self.ever_ready, self.error, self.closed_at, messages)
     }
 }
 
-/// Run the switches `indices` until the end of the timeline; returns their results.
+/// Run the OpenFlow switches `indices` until the end of the timeline; returns their results.
 pub fn worker(cfg: Arc<Config>, sh: Arc<Shared>, indices: Vec<usize>) -> Vec<SwResult> {
     let mut poll = match Poll::new() {
         Ok(p) => p,
@@ -698,7 +824,7 @@ pub fn worker(cfg: Arc<Config>, sh: Arc<Shared>, indices: Vec<usize>) -> Vec<SwR
                     s.error = Some(format!("cannot create poller: {e}"));
                     s.state = SwState::Closed;
                     sh.failed.fetch_add(1, Ordering::SeqCst);
-                    s.result(&Clock { load_start: NOT_SET, measure_start: 0, measure_end: 0, run_end: 0 })
+                    s.result(&sh, &Clock::unset(), &cfg)
                 })
                 .collect()
         }
@@ -736,27 +862,11 @@ pub fn worker(cfg: Arc<Config>, sh: Arc<Shared>, indices: Vec<usize>) -> Vec<SwR
     }
     let mut events = Events::with_capacity(1024);
     let timeout = secs(cfg.timeout);
-    let interval = secs(cfg.interval);
-    let mut clk = Clock { load_start: NOT_SET, measure_start: NOT_SET, measure_end: NOT_SET, run_end: NOT_SET };
+    let mut clk = Clock::unset();
     let mut to_close: Vec<(usize, String)> = Vec::new();
     loop {
         let now = sh.now();
-        if clk.load_start == NOT_SET {
-            let ls = sh.load_start.load(Ordering::SeqCst);
-            if ls != NOT_SET {
-                clk.load_start = ls;
-                clk.measure_start = ls + secs(cfg.warmup);
-                clk.measure_end = clk.measure_start + secs(cfg.duration);
-                clk.run_end = clk.measure_end + secs(cfg.drain);
-            }
-        }
-        if clk.load_start != NOT_SET {
-            let me = sh.measure_end.load(Ordering::SeqCst);
-            if me != NOT_SET && me < clk.measure_end {
-                clk.measure_end = me;
-                clk.run_end = me + secs(cfg.drain);
-            }
-        }
+        clk.sync(&cfg, &sh);
         let phase = clk.phase(now);
         if phase == Phase::End || sh.stop.load(Ordering::Relaxed) {
             break;
@@ -765,7 +875,7 @@ pub fn worker(cfg: Arc<Config>, sh: Arc<Shared>, indices: Vec<usize>) -> Vec<SwR
             if sw.state == SwState::Closed {
                 continue;
             }
-            sw.expire(now, timeout);
+            sw.fl.expire(now, timeout);
             sw.generate(&cfg, &clk, now, phase);
         }
         for (k, sw) in sws.iter_mut().enumerate() {
@@ -811,44 +921,13 @@ pub fn worker(cfg: Arc<Config>, sh: Arc<Shared>, indices: Vec<usize>) -> Vec<SwR
                 sw.close(&poll, now, Some(why));
             }
         }
-        // count mode: a switch is done when it has sent its packets (or is gone)
-        if clk.load_start != NOT_SET {
-            let phase = clk.phase(now);
-            for sw in sws.iter_mut() {
-                let finished = sw.state == SwState::Closed
-                    || (phase == Phase::Measure && cfg.packets.is_some_and(|n| sw.sent >= n));
-                if finished && !sw.counted_done && sw.ever_ready {
-                    sw.counted_done = true;
-                    sh.done.fetch_add(1, Ordering::SeqCst);
-                }
-            }
-            if cfg.packets.is_some() && phase == Phase::Measure {
-                let need = sh.ready_at_start.load(Ordering::SeqCst);
-                if need > 0 && sh.done.load(Ordering::SeqCst) >= need {
-                    let _ = sh.measure_end.fetch_min(now, Ordering::SeqCst);
-                }
-            }
-            if now >= clk.load_start {
-                let tick = ((now - clk.load_start) / interval) as usize;
-                for sw in sws.iter_mut() {
-                    sw.close_ticks(tick);
-                }
-            }
+        for sw in sws.iter_mut() {
+            let closed = sw.state == SwState::Closed;
+            sw.fl.housekeeping(&cfg, &sh, &clk, now, closed, sw.ever_ready);
         }
+        check_count_done(&cfg, &sh, &clk, now);
     }
-    let end = sh.now();
-    let total_ticks = if clk.load_start == NOT_SET { 0 } else { (end.saturating_sub(clk.load_start) / interval) as usize + 1 };
-    sws.into_iter()
-        .map(|mut sw| {
-            sw.close_ticks(total_ticks);
-            if let Some(since) = sw.blocked_since.take() {
-                if clk.measure_start != NOT_SET && since < clk.measure_end {
-                    sw.backpressure_ns += clk.measure_end.saturating_sub(since.max(clk.measure_start));
-                }
-            }
-            sw.result(&clk)
-        })
-        .collect()
+    sws.into_iter().map(|sw| sw.result(&sh, &clk, &cfg)).collect()
 }
 
 /// Timeline actually used by a run (seconds).
@@ -874,23 +953,39 @@ pub fn process_cpu_ns() -> u64 {
 
 pub struct RunOutput {
     pub results: Vec<SwResult>,
+    /// P4Runtime: the devices' addresses, by index (empty for OpenFlow)
+    pub endpoints: Vec<String>,
     pub timeline: Timeline,
     pub cpu_measure_pct: f64,
     pub cpu_run_pct: f64,
 }
 
-/// Run a whole benchmark: connect, handshake, settle, warm-up, measure, drain.
+/// Run a whole OpenFlow benchmark: connect, handshake, settle, warm-up, measure, drain.
 pub fn run(cfg: Config) -> RunOutput {
+    run_timeline(cfg, |cfg, sh| {
+        let threads = cfg.threads.min(cfg.switches).max(1);
+        (0..threads)
+            .map(|w| {
+                let idx: Vec<usize> = (0..cfg.switches).filter(|i| i % threads == w).collect();
+                let (c, s) = (cfg.clone(), sh.clone());
+                std::thread::spawn(move || worker(c, s, idx))
+            })
+            .collect()
+    })
+}
+
+/// The timeline of a run, whatever the protocol: start the workers (`spawn`), wait until
+/// every switch is ready or failed (bounded by the connect timeout), settle, then start
+/// the load (warm-up, measurement with the probe's CPU sampled, drain) and collect the
+/// workers' results.
+pub fn run_timeline(
+    cfg: Config,
+    spawn: impl FnOnce(&Arc<Config>, &Arc<Shared>) -> Vec<std::thread::JoinHandle<Vec<SwResult>>>,
+) -> RunOutput {
     let cfg = Arc::new(cfg);
     let sh = Arc::new(Shared::new());
     let cpu0 = process_cpu_ns();
-    let threads = cfg.threads.min(cfg.switches).max(1);
-    let mut handles = Vec::new();
-    for w in 0..threads {
-        let idx: Vec<usize> = (0..cfg.switches).filter(|i| i % threads == w).collect();
-        let (c, s) = (cfg.clone(), sh.clone());
-        handles.push(std::thread::spawn(move || worker(c, s, idx)));
-    }
+    let handles = spawn(&cfg, &sh);
     // wait for every switch to finish its handshake (or fail), bounded
     let deadline = sh.now() + secs(cfg.connect_timeout);
     while sh.ready.load(Ordering::SeqCst) + sh.failed.load(Ordering::SeqCst) < cfg.switches && sh.now() < deadline {
@@ -941,5 +1036,5 @@ pub fn run(cfg: Config) -> RunOutput {
     results.sort_by_key(|r| r.index);
     let wall = sh.now().max(1);
     let cpu_run_pct = 100.0 * (process_cpu_ns() - cpu0) as f64 / wall as f64;
-    RunOutput { results, timeline, cpu_measure_pct, cpu_run_pct }
+    RunOutput { results, endpoints: Vec::new(), timeline, cpu_measure_pct, cpu_run_pct }
 }

@@ -11,6 +11,7 @@
 pub mod config;
 pub mod echo;
 pub mod engine;
+pub mod frame;
 pub mod hist;
 pub mod of13;
 pub mod report;

@@ -1,12 +1,11 @@
-//! The JSON document printed by `sdnperf-probe openflow` (schema "sdnperf-probe/1",
-//! described field by field in README.md).
+//! The JSON document printed by `sdnperf-probe openflow` and `sdnperf-probe p4runtime`
+//! (schema "sdnperf-probe/1", described field by field in README.md).
 
 use serde_json::{json, Map, Value};
 
-use crate::config::Config;
+use crate::config::{Config, Protocol};
 use crate::engine::{RunOutput, SwResult, SwState};
 use crate::hist::Histogram;
-use crate::of13::t;
 
 pub const SCHEMA: &str = "sdnperf-probe/1";
 
@@ -113,10 +112,8 @@ pub fn build(cfg: &Config, out: &RunOutput) -> Value {
         .iter()
         .map(|r| {
             let mut msgs = Map::new();
-            for (ty, c) in r.msg_counts.iter().enumerate() {
-                if *c > 0 {
-                    msgs.insert(if ty < t::COUNT { t::name(ty as u8).to_string() } else { format!("type_{ty}") }, json!(c));
-                }
+            for (name, c) in &r.messages {
+                msgs.insert(name.clone(), json!(c));
             }
             json!({
                 "index": r.index, "dpid": r.dpid, "state": state(r.state), "ready": r.ever_ready,
@@ -138,10 +135,11 @@ pub fn build(cfg: &Config, out: &RunOutput) -> Value {
         .collect();
     json!({
         "schema": SCHEMA,
-        "protocol": "openflow13",
+        "protocol": cfg.protocol.name(),
         "status": status,
         "config": {
-            "controller": cfg.controller.to_string(), "switches": cfg.switches, "mode": cfg.mode.name(),
+            "controller": if cfg.protocol == Protocol::OpenFlow13 { json!(cfg.controller.to_string()) } else { Value::Null },
+            "devices": out.endpoints, "switches": cfg.switches, "mode": cfg.mode.name(),
             "rate_per_switch": if cfg.mode == crate::config::Mode::Rate { json!(cfg.rate) } else { Value::Null },
             "window": cfg.window_per_switch().min(u32::MAX as usize),
             "warmup_s": cfg.warmup, "duration_s": cfg.duration, "packets": cfg.packets,

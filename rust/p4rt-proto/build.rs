@@ -1,4 +1,5 @@
-//! Generates the P4Runtime gRPC code (prost + tonic) from protobuf definitions that an
+//! Generates the P4Runtime gRPC code (prost + tonic; crate sdnperf-p4rt-proto, used by
+//! sdnperf-p4rt and sdnperf-probe) from protobuf definitions that an
 //! installed Python package ships (finsy, or p4runtime): `py/dump_fds.py` prints them as a
 //! FileDescriptorSet, which is compiled without protoc. The interpreter is $SDNPERF_PYTHON,
 //! else the repository's .venv, else python3.
