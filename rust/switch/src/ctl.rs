@@ -7,7 +7,7 @@
 //! A future P4Runtime server can sit beside this one and send the same `Request`s.
 
 use crate::externs::MeterCell;
-use crate::impair::ImpairCfg;
+use crate::impair::parse_port_spec;
 use crate::pipeline::{width_mask, INDIRECT_GROUP, INDIRECT_MEMBER};
 use crate::switch::Switch;
 use crate::tables::MatchKind;
@@ -635,11 +635,14 @@ fn execute_inner(sw: &mut Switch, line: &str) -> Result<String, String> {
             Ok(String::new())
         }
         "port_impair" => {
+            // port_impair PORT [direction=in|out|both] delay=5ms,jitter=1ms,loss=1%,rate=100mbit,limit=N,seed=N
+            // (keys may also be separated by spaces; no keys = remove; default direction out)
             let port = num(w.get(1), "port")? as u32;
-            let cfg = ImpairCfg::parse(&w[2..].join(","))?;
-            sw.set_impair(port, cfg)?;
+            let (dir, cfg) = parse_port_spec(&w[2.min(w.len())..].join(","))?;
+            sw.set_port_impair(port, dir, cfg)?;
             Ok(String::new())
         }
+        "port_impair_show" => Ok(sw.describe_impairments()),
         "packet_out" | "packet_out_port" => {
             // packet_out HEX...: inject as received on the CPU port (P4Runtime packet-out);
             // packet_out_port PORT HEX...: inject as received on PORT
@@ -690,7 +693,7 @@ fn execute_inner(sw: &mut Switch, line: &str) -> Result<String, String> {
         "help" => Ok("commands: table_add table_set_default table_clear table_delete table_modify table_num_entries show_tables \
 mc_mgrp_create mc_mgrp_destroy mc_node_create mc_node_update mc_node_destroy mc_node_associate mc_node_dissociate \
 mirroring_add mirroring_add_mc mirroring_delete register_read register_write register_reset counter_read counter_reset \
-meter_set_rates set_queue_rate set_queue_depth port_impair pvs_add pvs_remove pvs_clear \
+meter_set_rates set_queue_rate set_queue_depth port_impair port_impair_show pvs_add pvs_remove pvs_clear \
 table_dump act_prof_create_member act_prof_create_group act_prof_add_member_to_group table_indirect_add \
 table_indirect_add_with_group table_indirect_set_default packet_out packet_out_port packet_in_read stats digests"
             .into()),

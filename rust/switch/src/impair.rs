@@ -1,9 +1,51 @@
-//! Per-port link impairment applied to packets leaving a port: fixed delay, jitter
-//! (uniform ±jitter, packets stay in FIFO order), random loss, and a rate limit
-//! (serialisation at `rate_bps` with a bounded backlog). Replaces netem where the kernel
-//! lacks it.
+//! Per-port link impairment: fixed delay, jitter (uniform ±jitter, packets stay in FIFO
+//! order), random loss, and a rate limit (serialisation at `rate_bps` with a bounded
+//! backlog). A port can be impaired on egress (packets it transmits), on ingress (packets
+//! it receives, before the pipeline sees them) or both, so a link to a host whose kernel
+//! lacks sch_netem is impaired in both directions by the switch alone.
 
 use std::collections::VecDeque;
+
+/// Which side of a port an impairment acts on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Direction {
+    /// packets the switch transmits on the port (the default)
+    Out,
+    /// packets the switch receives on the port, held before ingress
+    In,
+    Both,
+}
+
+impl Direction {
+    pub fn parse(v: &str) -> Result<Direction, String> {
+        match v.trim() {
+            "out" | "egress" => Ok(Direction::Out),
+            "in" | "ingress" => Ok(Direction::In),
+            "both" => Ok(Direction::Both),
+            other => Err(format!("direction {}: expected in, out or both", other)),
+        }
+    }
+    pub fn has_in(self) -> bool {
+        self != Direction::Out
+    }
+    pub fn has_out(self) -> bool {
+        self != Direction::In
+    }
+}
+
+/// Parses a port impairment spec with an optional `direction=in|out|both` key (default
+/// out), e.g. "direction=both,delay=5ms,loss=1%".
+pub fn parse_port_spec(s: &str) -> Result<(Direction, ImpairCfg), String> {
+    let mut dir = Direction::Out;
+    let mut rest = Vec::new();
+    for part in s.split(',').filter(|x| !x.is_empty()) {
+        match part.split_once('=') {
+            Some((k, v)) if k.trim() == "direction" => dir = Direction::parse(v)?,
+            _ => rest.push(part),
+        }
+    }
+    Ok((dir, ImpairCfg::parse(&rest.join(","))?))
+}
 
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct ImpairCfg {
@@ -15,6 +57,9 @@ pub struct ImpairCfg {
     pub rate_bps: u64,
     /// max packets held (delay line + rate backlog); 0 = default 10000
     pub limit: usize,
+    /// loss/jitter random sequence seed; None = a fixed per-port, per-direction default,
+    /// so runs are repeatable either way
+    pub seed: Option<u64>,
 }
 
 impl ImpairCfg {
@@ -42,10 +87,39 @@ impl ImpairCfg {
                 }
                 "rate" => c.rate_bps = parse_rate_bps(v)?,
                 "limit" => c.limit = v.trim().parse().map_err(|e| format!("limit {}: {}", v, e))?,
+                "seed" => c.seed = Some(v.trim().parse().map_err(|e| format!("seed {}: {}", v, e))?),
                 other => return Err(format!("impairment: unknown key {}", other)),
             }
         }
         Ok(c)
+    }
+
+    /// The spec back in the `parse` syntax (only the keys that are set).
+    pub fn describe(&self) -> String {
+        let mut parts = vec![];
+        if self.delay_ns > 0 {
+            parts.push(format!("delay={}us", self.delay_ns as f64 / 1e3));
+        }
+        if self.jitter_ns > 0 {
+            parts.push(format!("jitter={}us", self.jitter_ns as f64 / 1e3));
+        }
+        if self.loss > 0.0 {
+            parts.push(format!("loss={}%", self.loss * 100.0));
+        }
+        if self.rate_bps > 0 {
+            parts.push(format!("rate={}bit", self.rate_bps));
+        }
+        if self.limit > 0 {
+            parts.push(format!("limit={}", self.limit));
+        }
+        if let Some(s) = self.seed {
+            parts.push(format!("seed={}", s));
+        }
+        if parts.is_empty() {
+            "none".into()
+        } else {
+            parts.join(",")
+        }
     }
 }
 
@@ -86,6 +160,15 @@ pub fn parse_rate_bps(v: &str) -> Result<u64, String> {
     Ok((f * mul) as u64)
 }
 
+/// splitmix64 of the seed: xorshift's first outputs from a small seed (1, 2, ...) are
+/// tiny numbers, which would read as "lose the first packets".
+fn mix(seed: u64) -> u64 {
+    let mut z = seed.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    (z ^ (z >> 31)) | 1
+}
+
 pub struct Impair<T> {
     pub cfg: ImpairCfg,
     line: VecDeque<(u64, T)>,
@@ -97,8 +180,18 @@ pub struct Impair<T> {
 }
 
 impl<T> Impair<T> {
+    /// `seed` is used unless the config names its own.
     pub fn new(cfg: ImpairCfg, seed: u64) -> Self {
-        Impair { cfg, line: VecDeque::new(), last_release: 0, link_free_at: 0, rng: seed | 1, dropped_loss: 0, dropped_full: 0 }
+        let rng = mix(cfg.seed.unwrap_or(seed));
+        Impair { cfg, line: VecDeque::new(), last_release: 0, link_free_at: 0, rng, dropped_loss: 0, dropped_full: 0 }
+    }
+    /// Changes the parameters; packets already held keep their release times. A config
+    /// with its own seed restarts the random sequence.
+    pub fn reconfigure(&mut self, cfg: ImpairCfg) {
+        if let Some(s) = cfg.seed {
+            self.rng = mix(s);
+        }
+        self.cfg = cfg;
     }
     fn rand(&mut self) -> u64 {
         let mut x = self.rng;
@@ -174,5 +267,65 @@ mod tests {
     fn loss_all() {
         let mut im = Impair::new(ImpairCfg::parse("loss=100%").unwrap(), 1);
         assert!(im.offer(0, 10, 1).is_err());
+    }
+
+    fn lost_of(spec: &str, seed: u64, n: u32) -> u32 {
+        let mut im = Impair::new(ImpairCfg::parse(spec).unwrap(), seed);
+        for i in 0..n {
+            let _ = im.offer(i as u64, 100, i);
+            while im.poll(i as u64).is_some() {}
+        }
+        im.dropped_loss as u32
+    }
+
+    #[test]
+    fn loss_rate_within_bounds_for_every_seed() {
+        // 10 % of 20000: mean 2000, sd ~42; ±5 sd
+        for seed in [0u64, 1, 2, 3, 42, u64::MAX] {
+            let lost = lost_of("loss=10%", seed, 20_000);
+            assert!((1790..=2210).contains(&lost), "seed {}: lost {} of 20000", seed, lost);
+        }
+        // small seeds must not lose the first packets (xorshift from seed 1 starts tiny)
+        assert_eq!(lost_of("loss=1%", 1, 5), 0);
+    }
+
+    #[test]
+    fn seeded_loss_is_repeatable() {
+        let a = lost_of("loss=30%,seed=7", 1, 5000);
+        assert_eq!(a, lost_of("loss=30%,seed=7", 999, 5000)); // the config's seed wins
+        assert_ne!(lost_of("loss=30%,seed=7", 1, 5000), lost_of("loss=30%,seed=8", 1, 5000));
+        // reconfiguring with a seed restarts the sequence
+        let mut im = Impair::new(ImpairCfg::parse("loss=30%,seed=7").unwrap(), 0);
+        let first: Vec<bool> = (0..50).map(|i| im.offer(i, 1, i).is_ok()).collect();
+        im.reconfigure(ImpairCfg::parse("loss=30%,seed=7").unwrap());
+        let again: Vec<bool> = (0..50).map(|i| im.offer(i, 1, i).is_ok()).collect();
+        assert_eq!(first, again);
+    }
+
+    #[test]
+    fn jitter_stays_within_bounds_and_in_order() {
+        let mut im = Impair::new(ImpairCfg::parse("delay=10ms,jitter=2ms").unwrap(), 5);
+        let mut last = 0;
+        for i in 0..1000u64 {
+            let now = i * 100_000; // 0.1 ms apart
+            im.offer(now, 100, i).unwrap();
+            let t = im.line.back().unwrap().0;
+            assert!(t >= now + 8_000_000 && t <= (now + 12_000_000).max(last), "release {} for {}", t, now);
+            assert!(t >= last);
+            last = t;
+        }
+    }
+
+    #[test]
+    fn port_spec_direction() {
+        let (d, c) = parse_port_spec("direction=both,delay=5ms,loss=1%").unwrap();
+        assert_eq!(d, Direction::Both);
+        assert_eq!((c.delay_ns, c.loss), (5_000_000, 0.01));
+        assert_eq!(parse_port_spec("delay=1ms").unwrap().0, Direction::Out);
+        assert_eq!(parse_port_spec("direction=in").unwrap(), (Direction::In, ImpairCfg::default()));
+        assert!(parse_port_spec("direction=up,delay=1ms").unwrap_err().contains("in, out or both"));
+        assert!(ImpairCfg::parse("seed=x").is_err());
+        let c = ImpairCfg::parse("delay=1.5ms,loss=2%,rate=10mbit,seed=3").unwrap();
+        assert_eq!(ImpairCfg::parse(&c.describe()).unwrap(), c);
     }
 }

@@ -1,10 +1,12 @@
 //! The switch core shared by every port back end (memory ports for STF, AF_PACKET for
 //! Linux interfaces): per-port egress queues between ingress and egress (optional rate
 //! in packets/s and depth, like simple_switch's set_queue_rate / set_queue_depth),
-//! recirculation, and per-port impairment before transmission.
+//! recirculation, and per-port impairment: on egress before transmission, and on ingress
+//! between the port and the pipeline (`receive` holds the packet, `service` runs it
+//! through ingress once its time has come), so every data-plane loop gets both.
 
 use crate::exec::{Engine, Job};
-use crate::impair::{Impair, ImpairCfg};
+use crate::impair::{Direction, Impair, ImpairCfg};
 use std::collections::VecDeque;
 
 pub const MAX_PORTS: usize = 512;
@@ -32,7 +34,10 @@ impl Default for PortQueue {
 pub struct Switch {
     pub eng: Engine,
     pub queues: Vec<PortQueue>,
+    /// egress impairment per port (packets the switch transmits)
     pub impair: Vec<Option<Impair<Box<Job>>>>,
+    /// ingress impairment per port (packets the switch receives, before the pipeline)
+    pub impair_in: Vec<Option<Impair<Box<Job>>>>,
     /// packets ready to transmit (egress_port set, `out` deparsed)
     pub ready: Vec<Box<Job>>,
     to_egress: Vec<Box<Job>>,
@@ -40,8 +45,9 @@ pub struct Switch {
     recirc: Vec<Box<Job>>,
     recirc_q: VecDeque<Box<Job>>,
     active: Vec<u32>,
-    /// ports with an impairment configured
+    /// ports with an egress / ingress impairment configured
     impaired: Vec<u32>,
+    impaired_in: Vec<u32>,
     pub queue_dropped: u64,
     pub impair_dropped: u64,
     pub recirc_dropped: u64,
@@ -60,6 +66,7 @@ impl Switch {
             eng,
             queues: (0..MAX_PORTS).map(|_| PortQueue::default()).collect(),
             impair: (0..MAX_PORTS).map(|_| None).collect(),
+            impair_in: (0..MAX_PORTS).map(|_| None).collect(),
             ready: Vec::with_capacity(256),
             to_egress: Vec::with_capacity(256),
             tx: Vec::with_capacity(256),
@@ -67,6 +74,7 @@ impl Switch {
             recirc_q: VecDeque::new(),
             active: Vec::new(),
             impaired: Vec::new(),
+            impaired_in: Vec::new(),
             queue_dropped: 0,
             impair_dropped: 0,
             recirc_dropped: 0,
@@ -76,19 +84,41 @@ impl Switch {
         }
     }
 
+    /// Sets the egress impairment of `port` (see `set_port_impair`).
     pub fn set_impair(&mut self, port: u32, cfg: ImpairCfg) -> Result<(), String> {
-        let slot = self.impair.get_mut(port as usize).ok_or_else(|| format!("port {} out of range", port))?;
-        if cfg.is_noop() && slot.as_ref().map(|i| i.is_empty()).unwrap_or(true) {
-            *slot = None;
-        } else {
-            match slot {
-                Some(im) => im.cfg = cfg,
-                None => *slot = Some(Impair::new(cfg, 0x9E37_79B9_7F4A_7C15 ^ port as u64)),
+        self.set_port_impair(port, Direction::Out, cfg)
+    }
+
+    /// Sets the impairment of one or both sides of `port`; a no-op config removes it (a
+    /// delay line still holding packets keeps draining first). The two sides draw their
+    /// losses from different random sequences unless the config names a seed.
+    pub fn set_port_impair(&mut self, port: u32, dir: Direction, cfg: ImpairCfg) -> Result<(), String> {
+        if port as usize >= MAX_PORTS {
+            return Err(format!("port {} out of range", port));
+        }
+        let p = port as usize;
+        if dir.has_out() {
+            set_slot(&mut self.impair[p], cfg, 0x9E37_79B9_7F4A_7C15 ^ port as u64);
+        }
+        if dir.has_in() {
+            set_slot(&mut self.impair_in[p], cfg, 0xD1B5_4A32_D192_ED03 ^ port as u64);
+        }
+        self.impaired = (0..MAX_PORTS as u32).filter(|&p| self.impair[p as usize].is_some()).collect();
+        self.impaired_in = (0..MAX_PORTS as u32).filter(|&p| self.impair_in[p as usize].is_some()).collect();
+        Ok(())
+    }
+
+    /// One line per impaired port side: "port 1 in: delay=...,loss=... held=N lost=N full=N".
+    pub fn describe_impairments(&self) -> String {
+        let mut out = vec![];
+        for p in 0..MAX_PORTS {
+            for (side, slot) in [("in", &self.impair_in[p]), ("out", &self.impair[p])] {
+                if let Some(im) = slot {
+                    out.push(format!("port {} {}: {} held={} lost={} full={}", p, side, im.cfg.describe(), im.len(), im.dropped_loss, im.dropped_full));
+                }
             }
         }
-        // a port whose impairment was removed keeps draining its delay line
-        self.impaired = (0..MAX_PORTS as u32).filter(|&p| self.impair[p as usize].is_some()).collect();
-        Ok(())
+        out.join("\n")
     }
 
     /// Hands a finished packet to the control plane (CPU port).
@@ -103,9 +133,17 @@ impl Switch {
         self.eng.recycle(j);
     }
 
-    /// A packet arrives on `port`.
+    /// A packet arrives on `port`. With an ingress impairment on the port it waits in
+    /// the port's delay line (a pooled copy, no allocation) and `service` runs it later.
     pub fn receive(&mut self, port: u32, bytes: &[u8], vnet: Option<[u8; 10]>, now: u64) {
         let j = self.eng.new_packet(port, bytes, vnet);
+        if let Some(im) = self.impair_in.get_mut(port as usize).and_then(|x| x.as_mut()) {
+            if let Err(j) = im.offer(now, bytes.len(), j) {
+                self.impair_dropped += 1;
+                self.eng.recycle(j);
+            }
+            return;
+        }
         self.eng.ingress(j, now, &mut self.to_egress);
         self.enqueue_pending(now);
     }
@@ -137,6 +175,17 @@ impl Switch {
     /// Runs egress for every queued packet that may leave now (respecting queue rates),
     /// including recirculations, then moves impaired packets whose time has come to `ready`.
     pub fn service(&mut self, now: u64) {
+        // packets held by ingress impairment whose time has come enter the pipeline first
+        for &p in &self.impaired_in {
+            if let Some(im) = self.impair_in[p as usize].as_mut() {
+                while let Some(j) = im.poll(now) {
+                    self.eng.ingress(j, now, &mut self.to_egress);
+                }
+            }
+        }
+        if !self.to_egress.is_empty() {
+            self.enqueue_pending(now);
+        }
         let mut rounds = 0;
         let mut budget = RECIRC_BUDGET;
         loop {
@@ -228,7 +277,9 @@ impl Switch {
                 t = Some(t.map_or(q.next_ns, |x| x.min(q.next_ns)));
             }
         }
-        for im in self.impaired.iter().filter_map(|&p| self.impair[p as usize].as_ref()) {
+        let out = self.impaired.iter().filter_map(|&p| self.impair[p as usize].as_ref());
+        let inn = self.impaired_in.iter().filter_map(|&p| self.impair_in[p as usize].as_ref());
+        for im in out.chain(inn) {
             if let Some(r) = im.next_release() {
                 t = Some(t.map_or(r, |x| x.min(r)));
             }
@@ -237,6 +288,18 @@ impl Switch {
     }
 
     pub fn pending(&self) -> bool {
-        !self.active.is_empty() || !self.recirc_q.is_empty() || self.impaired.iter().any(|&p| self.impair[p as usize].as_ref().map(|i| !i.is_empty()).unwrap_or(false))
+        let held = |slots: &[Option<Impair<Box<Job>>>], ports: &[u32]| ports.iter().any(|&p| slots[p as usize].as_ref().map(|i| !i.is_empty()).unwrap_or(false));
+        !self.active.is_empty() || !self.recirc_q.is_empty() || held(&self.impair, &self.impaired) || held(&self.impair_in, &self.impaired_in)
+    }
+}
+
+fn set_slot(slot: &mut Option<Impair<Box<Job>>>, cfg: ImpairCfg, seed: u64) {
+    if cfg.is_noop() && slot.as_ref().map(|i| i.is_empty()).unwrap_or(true) {
+        *slot = None;
+    } else {
+        match slot {
+            Some(im) => im.reconfigure(cfg),
+            None => *slot = Some(Impair::new(cfg, seed)),
+        }
     }
 }
