@@ -66,7 +66,7 @@ def preflight(study: LoadedStudy) -> None:
     """Refuse impossible studies before anything starts: kernel features, arch × topology."""
     from sdnperf.emulation.network import EmulationError
     try:
-        check_link_features(study.topology)
+        check_link_features(study.topology, study.config.architecture)
     except EmulationError as exc:
         raise StudyRefused(str(exc)) from None
     for arch_cfg in study.config.architecture:

@@ -34,6 +34,12 @@ class Architecture(ABC):
         (study.host_offloads)."""
         return False
 
+    @classmethod
+    def impairs_links_itself(cls, config) -> bool:
+        """True when this architecture emulates link delay/loss in its own switches, so a
+        study with delay/loss runs on a kernel without sch_netem (p4 on our switch)."""
+        return False
+
     def __init__(self, config, run_dir: Path):
         self.config = config
         self.run_dir = Path(run_dir)

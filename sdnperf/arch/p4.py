@@ -187,6 +187,11 @@ class P4Architecture(Architecture):
     def controller_sees_packets(cls, config) -> bool:
         return config.app in ("l2-learning", "topo-forwarding")  # the reactive apps
 
+    @classmethod
+    def impairs_links_itself(cls, config) -> bool:
+        # our switch impairs its ports in both directions; simple_switch relies on tc
+        return config.target == "sdnperf"
+
     def check(self, spec: TopoSpec) -> None:
         cfg = self.config
         if cfg.app == "l2-learning" and spec.has_loops():
@@ -221,12 +226,18 @@ class P4Architecture(Architecture):
         if self.config.target == "sdnperf" and (spec.needs_tc() or spec.needs_netem()):
             return ("our P4 switch sends with PACKET_QDISC_BYPASS, so tc on its own ports is "
                     "skipped; link bandwidth/delay/loss are applied there by the switch's own "
-                    "port impairment (port_impair), tc still shapes what hosts send")
+                    "port impairment (port_impair), tc still shapes what hosts send (without "
+                    "sch_netem the switch port's ingress delays/drops what hosts send)")
         return None
 
-    def impair_switch_ports(self, net) -> dict[str, dict[int, str]]:
+    def impair_switch_ports(self, net, kernel_netem: bool) -> dict[str, dict[int, str]]:
         """Each switch port gets its link's bw/delay/loss as port impairment, so every
-        direction of every link is shaped once, as Mininet's TCLink does with tc."""
+        direction of every link is shaped once, as Mininet's TCLink does with tc (which
+        puts the link's netem/htb on both interface ends, each acting on what its end
+        sends: one delay per direction). The switch's egress stands for its own end; a
+        switch-switch link has a switch at both ends. A host's end is tc in the host
+        (htb for bw; netem for delay/loss where the kernel has it); without sch_netem the
+        switch port's ingress takes the host end's delay/loss instead (direction=in)."""
         graph, done = self.spec.graph, {}
         names = {sw.name for sw in net.switches}
         for link in net.links:
@@ -242,11 +253,16 @@ class P4Architecture(Architecture):
                     parts.append(f"delay={float(attrs['delay_ms']):g}ms")
                 if attrs.get("loss_pct"):
                     parts.append(f"loss={float(attrs['loss_pct']):g}%")
+                port = node.ports[intf]
                 if parts:
-                    port = node.ports[intf]
                     spec = ",".join(parts)
-                    node.ctl(f"port_impair {port} {spec}")
+                    node.ctl(f"port_impair {port} direction=out {spec}")
                     done.setdefault(node.name, {})[port] = spec
+                host_end = [p for p in parts if not p.startswith("rate=")]
+                if other.node.name not in names and not kernel_netem and host_end:
+                    spec = ",".join(host_end)
+                    node.ctl(f"port_impair {port} direction=in {spec}")
+                    done.setdefault(node.name, {})[f"{port}-in"] = spec
         return done
 
     def prepare(self, spec: TopoSpec) -> None:
@@ -334,7 +350,9 @@ class P4Architecture(Architecture):
         wait_until(ready, timeout, f"{n} P4 switches to get their pipeline from the P4Runtime "
                    "controller (and links to be discovered)", stable_for=0.3)
         if self.caveat:  # the pipeline is in: the switches accept port commands now
-            self.impaired = self.impair_switch_ports(net)
+            from sdnperf.emulation import capabilities
+            self.kernel_netem = not self.spec.needs_netem() or capabilities.netem().ok
+            self.impaired = self.impair_switch_ports(net, self.kernel_netem)
 
     def processes(self) -> dict[str, list[int]]:
         out = {}
@@ -363,7 +381,16 @@ class P4Architecture(Architecture):
                 "program": "runtime files" if self.config.app == "runtime-json" else
                 (self.program.source.name if getattr(self, "program", None) else None),
                 "cpu_port": CPU_PORT, "link_shaping_caveat": getattr(self, "caveat", None),
-                "switch_port_impairment": bool(getattr(self, "impaired", None))}
+                "switch_port_impairment": bool(getattr(self, "impaired", None)),
+                "host_link_impairment": self.host_link_impairment()}
+
+    def host_link_impairment(self) -> str | None:
+        """Who delays/drops the host-to-switch direction of host links (None: nothing to)."""
+        if not getattr(self, "impaired", None) or not self.spec.needs_netem():
+            return None
+        if getattr(self, "kernel_netem", True):
+            return "netem in the host"
+        return "switch port ingress (no sch_netem)"
 
     def stop(self) -> None:
         controller = getattr(self, "controller", None)

@@ -6,6 +6,7 @@ from pathlib import Path
 
 from sdnperf.arch.base import Architecture
 from sdnperf.emulation import capabilities
+from sdnperf.emulation.capabilities import Capability
 from sdnperf.emulation.cleanup import Registry, planned_names
 from sdnperf.topo.spec import TopoSpec
 
@@ -14,16 +15,41 @@ class EmulationError(RuntimeError):
     pass
 
 
-def check_link_features(spec: TopoSpec) -> None:
+def arch_label(config) -> str:
+    """How a refusal names an architecture of the study: its name, and kind/target when
+    the name does not say them."""
+    extra = [] if config.name == config.kind else [config.kind]
+    if getattr(config, "target", None) not in (None, "sdnperf"):
+        extra.append(f"target {config.target}")
+    return f"{config.name} ({', '.join(extra)})" if extra else config.name
+
+
+def check_link_features(spec: TopoSpec, architectures=(), netem: Capability | None = None) -> None:
     """Refuse (in words) link settings this kernel cannot emulate, instead of skipping them
-    silently as Mininet's TCLink does when sch_netem is missing."""
+    silently as Mininet's TCLink does when sch_netem is missing.
+
+    Without sch_netem, link delay/loss still run on architectures that emulate them in
+    their own switches (Architecture.impairs_links_itself: p4 on our switch); every other
+    architecture of the study is named in the refusal. `netem` defaults to the detected
+    capability (a test passes its own)."""
     if spec.needs_netem():
-        cap = capabilities.netem()
+        cap = netem if netem is not None else capabilities.netem()
         if not cap.ok:
-            raise EmulationError(f"topology {spec.name!r} sets link delay or loss, but {cap.detail}. "
-                                 "Remove delay_ms/loss_pct, or run on a kernel with sch_netem "
-                                 "(e.g. Ubuntu's linux-modules-extra).")
-    if spec.needs_tc():
+            from sdnperf.arch import architecture_class
+            blocked = [a for a in architectures if not architecture_class(a).impairs_links_itself(a)]
+            able = [a for a in architectures if architecture_class(a).impairs_links_itself(a)]
+            if blocked or not architectures:
+                who = (f"architecture(s) {', '.join(arch_label(a) for a in blocked)} cannot run "
+                       "this study here" if blocked else "no architecture can run it here")
+                also = (f"; {', '.join(arch_label(a) for a in able)} would use its switch's "
+                        "per-port impairment" if able else "")
+                raise EmulationError(
+                    f"topology {spec.name!r} sets link delay or loss, which needs the kernel's "
+                    f"sch_netem qdisc (not available: {cap.detail}); {who}{also}. Remove "
+                    "delay_ms/loss_pct, run on a kernel with sch_netem (e.g. Ubuntu's "
+                    "linux-modules-extra), or use the p4 architecture (kind = \"p4\", target = "
+                    "\"sdnperf\"), whose switch impairs its ports itself.")
+    if spec.needs_htb():
         cap = capabilities.htb()
         if not cap.ok:
             raise EmulationError(f"topology {spec.name!r} sets link bandwidth, but {cap.detail}")
@@ -69,7 +95,12 @@ class Network:
 
         from sdnperf.topo.mininet_adapter import to_mininet_topo
 
-        topo = to_mininet_topo(self.spec)
+        # Without sch_netem, the architecture's switches emulate link delay/loss (checked
+        # again here: never a silently missing delay), and Mininet gets only the bandwidth.
+        kernel_netem = not self.spec.needs_netem() or capabilities.netem().ok
+        if not kernel_netem and not type(self.arch).impairs_links_itself(self.arch.config):
+            check_link_features(self.spec, [self.arch.config])  # raises, in words
+        topo = to_mininet_topo(self.spec, netem=kernel_netem)
         self.registry.interfaces, self.registry.bridges = planned_names(topo)
         taken = [n for n in self.registry.interfaces + self.registry.bridges
                  if Path(f"/sys/class/net/{n}").exists()]
@@ -78,7 +109,7 @@ class Network:
                 f"interface(s) {', '.join(taken[:5])} already exist: another Mininet network is "
                 "running, or a crashed one left them (`sdnperf clean` removes sdnperf's own)")
         self.registry.save()  # before anything exists: a kill -9 from here on is cleanable
-        link_cls = TCLink if self.spec.needs_tc() or self.spec.needs_netem() else Link
+        link_cls = TCLink if self.spec.needs_htb() or (kernel_netem and self.spec.needs_netem()) else Link
         self.net = Mininet(topo=topo, link=link_cls, host=_host_class(self.ipv6), autoSetMacs=True,
                            build=False, waitConnected=False, **self.arch.mininet_options())
         self.net.build()

@@ -14,11 +14,13 @@ def _ms(value: float) -> str:
     return f"{text}ms"
 
 
-def link_opts(link: Link) -> dict:
+def link_opts(link: Link, netem: bool = True) -> dict:
     """TCLink options for one link, only those that are set.
 
     Zero delay and zero loss are left out, so a study whose defaults are 0 does not need
     sch_netem in the kernel. The links only take effect when the net uses TCLink.
+    netem=False leaves delay and loss out altogether: the architecture's switches emulate
+    them (the kernel has no sch_netem; emulation/network.py decides).
     """
     opts = {}
     if link.bw is not None:
@@ -27,9 +29,9 @@ def link_opts(link: Link) -> dict:
                                 f"the {MININET_MAX_BW_MBIT} Mbit/s Mininet can shape; "
                                 f"leave bw unset for an unshaped link")
         opts["bw"] = link.bw
-    if link.delay_ms:
+    if link.delay_ms and netem:
         opts["delay"] = _ms(link.delay_ms)
-    if link.loss_pct:
+    if link.loss_pct and netem:
         opts["loss"] = link.loss_pct
     return opts
 
@@ -41,8 +43,9 @@ def check_links(spec: TopoSpec) -> None:
         link_opts(link)
 
 
-def to_mininet_topo(spec: TopoSpec):
-    """A mininet.topo.Topo with the same hosts, switches and links (and link options)."""
+def to_mininet_topo(spec: TopoSpec, netem: bool = True):
+    """A mininet.topo.Topo with the same hosts, switches and links (and link options;
+    netem=False: without delay/loss, see link_opts)."""
     from mininet.topo import Topo
 
     spec.validate()
@@ -54,5 +57,5 @@ def to_mininet_topo(spec: TopoSpec):
     for link in spec.links():
         extra = spec.graph.edges[link.node1, link.node2].get("opts", {})
         topo.addLink(link.node1, link.node2, port1=link.port1, port2=link.port2,
-                     **{**extra, **link_opts(link)})
+                     **{**extra, **link_opts(link, netem)})
     return topo

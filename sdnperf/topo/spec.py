@@ -126,9 +126,13 @@ class TopoSpec:
         """True when some link asks for delay or loss (which needs sch_netem in the kernel)."""
         return any((link.delay_ms or 0) > 0 or (link.loss_pct or 0) > 0 for link in self.links())
 
+    def needs_htb(self) -> bool:
+        """True when some link has a bandwidth limit (tc htb)."""
+        return any(link.bw is not None for link in self.links())
+
     def needs_tc(self) -> bool:
         """True when some link is shaped (bandwidth, delay or loss)."""
-        return self.needs_netem() or any(link.bw is not None for link in self.links())
+        return self.needs_netem() or self.needs_htb()
 
     def describe(self) -> str:
         loops = "with loops" if self.has_loops() else "no loops"

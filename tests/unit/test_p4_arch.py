@@ -73,9 +73,11 @@ def test_example_runtime_files_are_valid():
         assert runtime_json.load(path).build_updates(schema)
 
 
-def test_switch_ports_get_their_links_shaping(tmp_path):
+@pytest.mark.parametrize("kernel_netem", [True, False])
+def test_switch_ports_get_their_links_shaping(tmp_path, kernel_netem):
     """tc is bypassed on our switch's ports: each switch port gets its link's bw/delay/loss
-    as port impairment (hosts' own ports stay with tc)."""
+    as port impairment (hosts' own ports stay with tc). Without sch_netem, a host-facing
+    port also delays/drops what it receives (the host end's share: bw stays with htb)."""
     from types import SimpleNamespace as NS
     spec = build_topology("linear", {"switches": 2}, seed=1).with_link_defaults(100, 2, 0.5)
     arch = make_architecture(P4Config(kind="p4", name="p4"), tmp_path)
@@ -101,9 +103,14 @@ def test_switch_ports_get_their_links_shaping(tmp_path):
     net = NS(switches=[s1, s2], links=[NS(intf1=i["h1"], intf2=i["s1a"]),
                                       NS(intf1=i["s1b"], intf2=i["s2b"]),
                                       NS(intf1=i["h2"], intf2=i["s2a"])])
-    done = arch.impair_switch_ports(net)
-    assert done == {"s1": {1: "rate=100mbit,delay=2ms,loss=0.5%", 2: "rate=100mbit,delay=2ms,loss=0.5%"},
-                    "s2": {2: "rate=100mbit,delay=2ms,loss=0.5%", 1: "rate=100mbit,delay=2ms,loss=0.5%"}}
-    assert sorted(sent["s1"]) == ["port_impair 1 rate=100mbit,delay=2ms,loss=0.5%",
-                                  "port_impair 2 rate=100mbit,delay=2ms,loss=0.5%"]
+    done = arch.impair_switch_ports(net, kernel_netem)
+    link = "rate=100mbit,delay=2ms,loss=0.5%"
+    expected = {"s1": {1: link, 2: link}, "s2": {2: link, 1: link}}
+    if not kernel_netem:  # the host-facing ports: s1 port 1 (h1), s2 port 1 (h2)
+        expected["s1"]["1-in"] = expected["s2"]["1-in"] = "delay=2ms,loss=0.5%"
+    assert done == expected
+    out = [f"port_impair 1 direction=out {link}", f"port_impair 2 direction=out {link}"]
+    inn = [] if kernel_netem else ["port_impair 1 direction=in delay=2ms,loss=0.5%"]
+    assert sorted(sent["s1"]) == sorted(out + inn)
+    assert sorted(sent["s2"]) == sorted(out + inn)
     assert "h1" not in sent

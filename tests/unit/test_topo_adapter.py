@@ -64,3 +64,13 @@ def test_same_graph_as_mininets_own_generators(ours, theirs):
     topo = to_mininet_topo(build_topology(*ours, 1))
     assert topo.hosts() == reference.hosts() and topo.switches() == reference.switches()
     assert link_set(topo.links()) == link_set(reference.links())
+
+
+def test_without_kernel_netem_only_bandwidth_reaches_mininet():
+    """netem=False (the switches emulate delay/loss): Mininet's TCLink must not try netem."""
+    link = Link("h1", "s1", bw=10, delay_ms=5, loss_pct=2)
+    assert link_opts(link, netem=False) == {"bw": 10}
+    assert link_opts(link) == {"bw": 10, "delay": "5ms", "loss": 2}
+    spec = build_topology("single", {"hosts": 2}, 1).with_link_defaults(None, 5, 2)
+    topo = to_mininet_topo(spec, netem=False)
+    assert not {"delay", "loss"} & set(topo.linkInfo("h1", "s1"))
