@@ -60,7 +60,9 @@ class FakeSwitch(p4r_grpc.P4RuntimeServicer):
         async def reader():
             async for req in request_iterator:
                 which = req.WhichOneof("update")
-                if which == "arbitration":
+                if which == "arbitration" and req.arbitration.device_id != 1:
+                    await queue.put(f"unknown device id {req.arbitration.device_id}")
+                elif which == "arbitration":
                     resp = p4r.StreamMessageResponse(arbitration=p4r.MasterArbitrationUpdate(
                         device_id=req.arbitration.device_id, election_id=req.arbitration.election_id))
                     await queue.put(resp)
@@ -74,6 +76,8 @@ class FakeSwitch(p4r_grpc.P4RuntimeServicer):
                 msg = await queue.get()
                 if msg is None:
                     return
+                if isinstance(msg, str):
+                    await context.abort(grpc.StatusCode.NOT_FOUND, msg)
                 yield msg
         finally:
             task.cancel()
@@ -132,6 +136,23 @@ def test_connect_pipeline_write_batches_and_errors(program, cls):
                 await asyncio.sleep(0.02)
             assert got[0].payload == b"\x02" * 60
             assert fake.packet_outs[0].metadata[0].value == b"\x03"
+        finally:
+            await conn.close()
+            await server.stop(None)
+
+    asyncio.run(main())
+
+
+def test_stream_refused_names_the_grpc_status(program):
+    """A stream the server ends at once (wrong device id): the error carries its status."""
+    from sdnperf.controllers.p4rt.client import P4RuntimeError
+
+    async def main():
+        server, port = await _serve(FakeSwitch())
+        conn = StreamSwitchConnection("s7", f"127.0.0.1:{port}", 7)
+        try:
+            with pytest.raises(P4RuntimeError, match=r"NOT_FOUND \(5\): unknown device id 7"):
+                await conn.connect(timeout=3)
         finally:
             await conn.close()
             await server.stop(None)

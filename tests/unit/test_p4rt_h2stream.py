@@ -5,10 +5,15 @@ from __future__ import annotations
 
 import struct
 
+import hpack
 import pytest
 
 from sdnperf.controllers.p4rt import h2stream as h
 from sdnperf.controllers.p4rt.h2stream import GrpcStream, frame
+
+
+TRAILERS = hpack.Encoder().encode([(":status", "200"), ("grpc-status", "5"),
+                                   ("grpc-message", "unknown%20device%20id%207")])
 
 
 def frames(data: bytes) -> list[tuple[int, int, int, bytes]]:
@@ -109,8 +114,13 @@ def test_ping_acked_and_receive_window_replenished():
     (frame(h.RST_STREAM, 0, 1, struct.pack(">L", 8)), "reset the stream (CANCEL)"),
     (frame(h.GOAWAY, 0, 0, struct.pack(">LL", 0, 11) + b"slow down"),
      "GOAWAY ENHANCE_YOUR_CALM: slow down"),
-    (frame(h.HEADERS, h.END_STREAM | h.END_HEADERS, 1, b"\x88"), "ended the stream (trailers)"),
-    (frame(h.DATA, h.END_STREAM, 1, b""), "ended the stream"),
+    (frame(h.HEADERS, h.END_STREAM | h.END_HEADERS, 1, b"\x88"), "the server ended the stream"),
+    (frame(h.DATA, h.END_STREAM, 1, b""), "the server ended the stream"),
+    # trailers-only answer, the block split over HEADERS + CONTINUATION
+    (frame(h.HEADERS, h.END_STREAM, 1, TRAILERS[:7]) + frame(h.CONTINUATION, h.END_HEADERS, 1, TRAILERS[7:]),
+     "the server ended the stream: NOT_FOUND (5): unknown device id 7"),
+    (frame(h.HEADERS, h.END_HEADERS, 1, hpack.Encoder().encode([(":status", "503")])),
+     "HTTP status 503"),
 ])
 def test_stream_end_is_reported_once(wire, reason):
     s, _, closed = new()

@@ -450,6 +450,7 @@ class StreamSwitchConnection(SwitchConnection):
                                  f"after {timeout:.0f}s") from None
         self.stub = p4r_grpc.P4RuntimeStub(self.channel)
         self._inbox: collections.deque = collections.deque()
+        self._ended = asyncio.Event()
         self._parse = p4r.StreamMessageResponse.FromString
         host, _, port = self.address.rpartition(":")
         self._h2 = h2stream.GrpcStream(self.address, "/p4.v1.P4Runtime/StreamChannel",
@@ -463,12 +464,14 @@ class StreamSwitchConnection(SwitchConnection):
         self.stream = self._proto
         self.send_request(p4r.StreamMessageRequest(arbitration=p4r.MasterArbitrationUpdate(
             device_id=self.device_id, election_id=self.election_id)))
-        try:
-            await asyncio.wait_for(self.primary.wait(), timeout)
-        except asyncio.TimeoutError:
-            why = f" ({self._h2.closed})" if self._h2.closed else ""
+        waits = [loop.create_task(self.primary.wait()), loop.create_task(self._ended.wait())]
+        await asyncio.wait(waits, timeout=timeout, return_when=asyncio.FIRST_COMPLETED)
+        for t in waits:
+            t.cancel()
+        if not self.primary.is_set():
+            why = self._h2.closed or f"no arbitration answer after {timeout:.0f}s"
             raise P4RuntimeError(f"{self.name}: not primary for device {self.device_id} at "
-                                 f"{self.address} after {timeout:.0f}s{why}") from None
+                                 f"{self.address}: {why}")
 
     def _on_message(self, data: bytes) -> None:
         try:
@@ -504,6 +507,7 @@ class StreamSwitchConnection(SwitchConnection):
 
     def _on_closed(self, reason: str) -> None:
         self.primary.clear()
+        self._ended.set()
         if not self.closed:
             log.error("%s: stream closed: %s", self.name, reason)
 

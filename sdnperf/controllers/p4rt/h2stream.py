@@ -15,16 +15,18 @@ bytes to write now (DATA frames within the server's flow-control windows, plus S
 PING acks and WINDOW_UPDATEs). `StreamProtocol` runs it on an asyncio transport.
 
 Scope, deliberately small: one stream (id 1), cleartext, no message compression. HPACK:
-our request headers are literals without Huffman coding or indexing; the server's header
-blocks are never decoded (we announce a header table size of 0, so there is no table
-state to follow), hence a stream that ends is reported with the HTTP/2 facts we have
-(END_STREAM, RST_STREAM code, GOAWAY code and debug text), not with grpc-status.
+our request headers are literals without Huffman coding or indexing; the server's few
+header blocks (response headers, trailers) are decoded with the `hpack` package, so a
+stream the server ends is reported with its grpc-status and grpc-message.
 """
 from __future__ import annotations
 
 import asyncio
 import socket
 import struct
+import urllib.parse
+
+import hpack
 
 PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"
 DATA, HEADERS, PRIORITY, RST_STREAM, SETTINGS, PUSH_PROMISE, PING, GOAWAY, WINDOW_UPDATE, \
@@ -37,6 +39,11 @@ RECV_WINDOW = 1 << 30          # what we let the server send before we acknowled
 ERROR_NAMES = {0: "NO_ERROR", 1: "PROTOCOL_ERROR", 2: "INTERNAL_ERROR", 3: "FLOW_CONTROL_ERROR",
                5: "STREAM_CLOSED", 6: "FRAME_SIZE_ERROR", 7: "REFUSED_STREAM", 8: "CANCEL",
                11: "ENHANCE_YOUR_CALM"}
+
+GRPC_CODES = {0: "OK", 1: "CANCELLED", 2: "UNKNOWN", 3: "INVALID_ARGUMENT", 4: "DEADLINE_EXCEEDED",
+              5: "NOT_FOUND", 6: "ALREADY_EXISTS", 7: "PERMISSION_DENIED", 8: "RESOURCE_EXHAUSTED",
+              9: "FAILED_PRECONDITION", 10: "ABORTED", 11: "OUT_OF_RANGE", 12: "UNIMPLEMENTED",
+              13: "INTERNAL", 14: "UNAVAILABLE", 15: "DATA_LOSS", 16: "UNAUTHENTICATED"}
 
 _HEAD = struct.Struct(">BHBBL")   # 24-bit length as 8 + 16 bits, type, flags, stream id
 _U32 = struct.Struct(">L")
@@ -98,8 +105,10 @@ class GrpcStream:
         self._peer_initial_window = DEFAULT_WINDOW
         self._max_frame = 16384
         self._unacked = 0                     # received DATA bytes not yet window-updated
-        self._in_headers = False              # inside HEADERS + CONTINUATION
-        self._headers_end_stream = False
+        self._hpack = hpack.Decoder()
+        self._block = b""                     # HEADERS + CONTINUATION fragments so far
+        self._block_ends_stream = False
+        self.headers: dict[str, str] = {}     # the response's headers and trailers
 
     # -- sending ---------------------------------------------------------------------------
     def start(self) -> bytes:
@@ -185,15 +194,19 @@ class GrpcStream:
         finally:
             del msg[:mpos]
         if flags & END_STREAM:
-            self._close("the server ended the stream")
+            self._close(self.ending())
 
     def _control(self, kind: int, flags: int, sid: int, payload: bytes) -> None:
         if kind in (HEADERS, CONTINUATION):
-            # header blocks are not decoded (see the module docstring); only their end matters
             if kind == HEADERS:
-                self._headers_end_stream = bool(flags & END_STREAM)
-            if flags & END_HEADERS and self._headers_end_stream and sid == STREAM_ID:
-                self._close("the server ended the stream (trailers)")
+                if flags & PADDED:
+                    payload = payload[1:len(payload) - payload[0]]
+                if flags & PRIORITY_FLAG:
+                    payload = payload[5:]
+                self._block, self._block_ends_stream = b"", bool(flags & END_STREAM)
+            self._block += payload
+            if flags & END_HEADERS:
+                self._header_block(sid)
         elif kind == SETTINGS:
             if flags & ACK:
                 return
@@ -224,6 +237,31 @@ class GrpcStream:
                 self._close(f"the server closed the connection (GOAWAY {ERROR_NAMES.get(code, code)}"
                             + (f": {debug}" if debug else "") + ")")
         # PRIORITY, PUSH_PROMISE (disabled by our settings), unknown types: ignored (RFC 9113 5.5)
+
+    def _header_block(self, sid: int) -> None:
+        """Decoded even when not ours: HPACK's table is shared by the connection."""
+        try:
+            fields = self._hpack.decode(self._block)
+        except Exception as exc:  # hpack.HPACKError and friends
+            self._close(f"undecodable header block from the server: {exc}")
+            return
+        if sid != STREAM_ID:
+            return
+        self.headers.update(fields)
+        status = self.headers.get(":status", "200")
+        if status != "200":
+            self._close(f"the server answered HTTP status {status}")
+        elif self._block_ends_stream:
+            self._close(self.ending())
+
+    def ending(self) -> str:
+        """The server's grpc-status and grpc-message, in words."""
+        code = self.headers.get("grpc-status")
+        if code is None:
+            return "the server ended the stream"
+        name = GRPC_CODES.get(int(code), "code") if code.isdigit() else "code"
+        message = urllib.parse.unquote(self.headers.get("grpc-message", ""))
+        return f"the server ended the stream: {name} ({code})" + (f": {message}" if message else "")
 
     def _close(self, reason: str) -> None:
         if self.closed is None:
