@@ -1,12 +1,14 @@
 //! sdnperf-probe: a controller benchmark load generator.
 //!
-//! Layout, so a second southbound protocol (P4Runtime) can be added beside OpenFlow:
+//! Layout (two southbound protocols, one engine and one report):
 //! - `config`: the protocol-independent load schedule (modes, windows, counts) + CLI parsing;
 //! - `hist`, `report`: RTT histogram and the JSON output (schema in README.md), shared;
-//! - `of13` + `engine`: OpenFlow 1.3 encoding and the emulated-switch event loop;
-//! - `echo`: our echo controller (measures the probe's ceiling).
-//! A P4Runtime mode adds `p4rt` (gRPC servers the controller dials) producing the same
-//! `engine::SwResult`s, so `report` and the Python side stay unchanged.
+//! - `engine`: the load engine (`Flight`, timeline) and the OpenFlow switches' event loop;
+//! - `of13`, `frame`: OpenFlow 1.3 encoding; the Ethernet/IPv4/TCP frame packet-ins carry;
+//! - `echo`: our OpenFlow echo controller (measures the probe's ceiling);
+//! - `p4rt`: the P4Runtime mode: emulated devices (gRPC servers the controller dials) that
+//!   drive the same `engine::Flight`s and produce the same `engine::SwResult`s, and a
+//!   P4Runtime echo controller. `report` and the Python side serve both protocols.
 
 pub mod config;
 pub mod echo;
@@ -14,4 +16,5 @@ pub mod engine;
 pub mod frame;
 pub mod hist;
 pub mod of13;
+pub mod p4rt;
 pub mod report;
