@@ -546,12 +546,16 @@ mod tests {
 
     #[test]
     fn canonical_bytes_are_shortest_and_width_masked() {
-        let mut b = [0u8; 8];
-        assert_eq!(&b[..canonical(0, 9, &mut b)], &[0]);
-        assert_eq!(&b[..canonical(3, 9, &mut b)], &[3]);
-        assert_eq!(&b[..canonical(300, 9, &mut b)], &[1, 44]);
-        assert_eq!(&b[..canonical(512 + 5, 9, &mut b)], &[5]); // masked to 9 bits
-        assert_eq!(&b[..canonical(0x1_0000, 32, &mut b)], &[1, 0, 0]);
+        let c = |v: u64, w: u32| {
+            let mut b = [0u8; 8];
+            let n = canonical(v, w, &mut b);
+            b[..n].to_vec()
+        };
+        assert_eq!(c(0, 9), vec![0]);
+        assert_eq!(c(3, 9), vec![3]);
+        assert_eq!(c(300, 9), vec![1, 44]);
+        assert_eq!(c(512 + 5, 9), vec![5]); // masked to 9 bits
+        assert_eq!(c(0x1_0000, 32), vec![1, 0, 0]);
     }
 
     #[test]
