@@ -119,6 +119,13 @@ def cmd_check(args) -> int:
     from sdnperf.study.plan import plan_runs
     print(f"{study.path}: ok — {study.topology.describe()}; "
           f"{len(plan_runs(study))} runs")
+    if os.geteuid() == 0:  # probing the kernel's qdiscs needs root
+        from sdnperf.emulation.network import EmulationError, check_link_features
+        try:
+            check_link_features(study.topology, study.config.architecture)
+        except EmulationError as exc:
+            print(f"warning: the file is valid, but `sdnperf run` refuses it on this machine: {exc}",
+                  file=sys.stderr)
     return EXIT_OK
 
 

@@ -52,7 +52,7 @@ def checks() -> list[tuple[Capability, str]]:
         (capabilities.tool("ovs-vswitchd"), "ovs-standalone and openflow architectures"),
         (capabilities.ovs_datapath(), "—"),
         (capabilities.htb(), "link bandwidth limits"),
-        (capabilities.netem(), "link delay and loss (netem); P4 switch impairment still works"),
+        (capabilities.netem(), "link delay and loss on bridge/openflow/bmv2 (p4 on our switch uses its own port impairment)"),
         (capabilities.tool("iperf3"), "iperf-tcp / iperf-udp workloads"),
         (capabilities.tool("ping", ("-V",)), "ping workload"),
         (capabilities.tool(venv_tool("osken-manager")), "openflow with controller = osken"),

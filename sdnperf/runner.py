@@ -99,6 +99,7 @@ def execute_run(study: LoadedStudy, run: RunSpec, run_dir: Path,
                                "topology": study.topology.describe()},
                        status="ok", started=time.time())
     arch = make_architecture(run.architecture, run_dir)
+    arch.seed = study.config.study.seed * 1_000_003 + run.repetition
     network = None
     sampler = CpuSampler()
     try:

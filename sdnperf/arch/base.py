@@ -43,6 +43,10 @@ class Architecture(ABC):
     def __init__(self, config, run_dir: Path):
         self.config = config
         self.run_dir = Path(run_dir)
+        # Seeds what the architecture itself randomises (p4: its switches' link loss). The
+        # runner sets it from the study seed and the repetition: repeatable, different per
+        # repetition, the same for every architecture of one repetition.
+        self.seed = 0
 
     @property
     def name(self) -> str:

@@ -256,14 +256,20 @@ class P4Architecture(Architecture):
                 port = node.ports[intf]
                 if parts:
                     spec = ",".join(parts)
-                    node.ctl(f"port_impair {port} direction=out {spec}")
+                    node.ctl(f"port_impair {port} direction=out {spec}{self._seed(node, port, 0)}")
                     done.setdefault(node.name, {})[port] = spec
                 host_end = [p for p in parts if not p.startswith("rate=")]
                 if other.node.name not in names and not kernel_netem and host_end:
                     spec = ",".join(host_end)
-                    node.ctl(f"port_impair {port} direction=in {spec}")
+                    node.ctl(f"port_impair {port} direction=in {spec}{self._seed(node, port, 1)}")
                     done.setdefault(node.name, {})[f"{port}-in"] = spec
         return done
+
+    def _seed(self, node, port: int, side: int) -> str:
+        """The loss seed of one port side: from the run's seed, distinct per switch, port
+        and direction (the switch mixes it), so repetitions differ and reruns repeat."""
+        device = getattr(node, "device_id", 0)
+        return f",seed={(self.seed * 4_000_037 + device * 1_031 + port * 2 + side) % 2**63}"
 
     def prepare(self, spec: TopoSpec) -> None:
         from sdnperf.p4 import P4ProgramError, compiled

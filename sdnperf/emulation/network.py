@@ -45,7 +45,7 @@ def check_link_features(spec: TopoSpec, architectures=(), netem: Capability | No
                         "per-port impairment" if able else "")
                 raise EmulationError(
                     f"topology {spec.name!r} sets link delay or loss, which needs the kernel's "
-                    f"sch_netem qdisc (not available: {cap.detail}); {who}{also}. Remove "
+                    f"sch_netem qdisc — {cap.detail}; {who}{also}. Remove "
                     "delay_ms/loss_pct, run on a kernel with sch_netem (e.g. Ubuntu's "
                     "linux-modules-extra), or use the p4 architecture (kind = \"p4\", target = "
                     "\"sdnperf\"), whose switch impairs its ports itself.")

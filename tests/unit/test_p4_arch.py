@@ -87,7 +87,7 @@ def test_switch_ports_get_their_links_shaping(tmp_path, kernel_netem):
     sent = {}
 
     def node(name, ports):
-        n = NS(name=name, ports=ports)
+        n = NS(name=name, ports=ports, device_id=int(name[1:]))
         n.ctl = lambda *cmds: sent.setdefault(name, []).extend(cmds)
         return n
 
@@ -111,6 +111,14 @@ def test_switch_ports_get_their_links_shaping(tmp_path, kernel_netem):
     assert done == expected
     out = [f"port_impair 1 direction=out {link}", f"port_impair 2 direction=out {link}"]
     inn = [] if kernel_netem else ["port_impair 1 direction=in delay=2ms,loss=0.5%"]
-    assert sorted(sent["s1"]) == sorted(out + inn)
-    assert sorted(sent["s2"]) == sorted(out + inn)
+    unseeded = {name: sorted(c.rsplit(",seed=", 1)[0] for c in cmds) for name, cmds in sent.items()}
+    assert unseeded["s1"] == sorted(out + inn)
+    assert unseeded["s2"] == sorted(out + inn)
     assert "h1" not in sent
+    # every port side draws its own loss sequence; another run seed gives other sequences
+    seeds = [c.rsplit(",seed=", 1)[1] for cmds in sent.values() for c in cmds]
+    assert len(set(seeds)) == len(seeds)
+    arch.seed = 7
+    sent.clear()
+    arch.impair_switch_ports(net, kernel_netem)
+    assert not set(seeds) & {c.rsplit(",seed=", 1)[1] for cmds in sent.values() for c in cmds}
