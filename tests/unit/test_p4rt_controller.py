@@ -270,3 +270,27 @@ def test_l2_learning_sync_path_matches_async(schema):
     app.packet_in_sync(1, 2, frame(1, 2), out)
     assert out.outs == [(0, 1), (1, 0), (1, 0)]
     assert len(out.writes) == 1 and fab.state.flow_mods == 1 and fab.state.packet_ins == 3
+
+
+def test_hand_encoded_packet_out_is_protobufs(schema, tmp_path):
+    """controller._SyncOut writes PacketOut bytes itself: they must parse to the message
+    protobuf would build (payloads shorter and longer than a one-byte length)."""
+    from finsy.proto import p4r
+
+    from sdnperf.controllers.p4rt.controller import _SyncOut
+
+    class Conn:
+        device_id = 1
+
+    class Ctl:
+        _packet_out_ids = {1: schema.packet_metadata["packet_out"]}
+
+    out = _SyncOut(Ctl(), Conn())
+    for payload, port, group in [(b"\x01" * 60, 3, 0), (b"\x02" * 1500, 0, 7), (b"", 300, 0),
+                                 (b"\x03" * 127, 2, 65535)]:
+        msg = p4r.StreamMessageRequest.FromString(out.encode(payload, port, group))
+        want = p4r.StreamMessageRequest(packet=schema.packet_out(payload, egress_port=port))
+        if group:
+            want.packet.metadata.add(metadata_id=schema.packet_metadata["packet_out"]["mcast_grp"][0],
+                                     value=group.to_bytes((group.bit_length() + 7) // 8, "big"))
+        assert msg == want

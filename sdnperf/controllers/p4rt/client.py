@@ -519,12 +519,22 @@ class StreamSwitchConnection(SwitchConnection):
     def send_request(self, request) -> None:
         """A StreamMessageRequest, sent with the current batch (event-loop thread only)."""
         if self._h2.blocked > self.MAX_BLOCKED and request.HasField("packet"):
-            self.packet_outs_dropped += 1
-            if self.packet_outs_dropped in (1, 10, 100) or self.packet_outs_dropped % 10000 == 0:
-                log.warning("%s: switch not reading the stream: %d packet-outs dropped",
-                            self.name, self.packet_outs_dropped)
+            self._drop_packet_out()
             return
         self._proto.send(request.SerializeToString())
+
+    def send_serialized(self, data: bytes) -> None:
+        """A packet-out StreamMessageRequest already in wire form (controller._SyncOut)."""
+        if self._h2.blocked > self.MAX_BLOCKED:
+            self._drop_packet_out()
+            return
+        self._proto.send(data)
+
+    def _drop_packet_out(self) -> None:
+        self.packet_outs_dropped += 1
+        if self.packet_outs_dropped in (1, 10, 100) or self.packet_outs_dropped % 10000 == 0:
+            log.warning("%s: switch not reading the stream: %d packet-outs dropped",
+                        self.name, self.packet_outs_dropped)
 
     def send_packet_out(self, packet_out) -> None:
         self.send_request(p4r.StreamMessageRequest(packet=packet_out))

@@ -111,6 +111,9 @@ class Controller(apps_mod.Fabric):
             for dev in self.topology.ports:
                 self.pipelines[dev] = (self.schema, self.schema.p4info, device_config)
         self._decoders = {dev: s.packet_in_decoder() for dev, (s, _, _) in self.pipelines.items()}
+        # the fast path reads only this field of a packet-in's metadata
+        self._ingress_ids = {dev: s.packet_metadata.get("packet_in", {}).get("ingress_port", (None,))[0]
+                             for dev, (s, _, _) in self.pipelines.items()}
         self._packet_out_ids = {}
         for dev, (s, _, _) in self.pipelines.items():
             fields = s.packet_metadata.get("packet_out", {})
@@ -170,10 +173,15 @@ class Controller(apps_mod.Fabric):
         return self.app.packet_in(conn.device_id, meta.get("ingress_port", 0), packet.payload)
 
     def _fast_packet_in(self, conn, packet) -> bool:
-        """Reader-thread path for apps with packet_in_sync (see client.fast_packet_in)."""
-        meta = self._decoders[conn.device_id](packet)
-        self.app.packet_in_sync(conn.device_id, meta.get("ingress_port", 0), packet.payload,
-                                _SyncOut(self, conn))
+        """Per-packet path for apps with packet_in_sync (see client.fast_packet_in): runs on
+        the connection's reader (thread or socket callback), nothing awaited."""
+        dev = conn.device_id
+        mid, port = self._ingress_ids[dev], 0
+        for m in packet.metadata:
+            if m.metadata_id == mid:
+                port = int.from_bytes(m.value, "big")
+                break
+        self.app.packet_in_sync(dev, port, packet.payload, conn.sync_out)
         return True
 
     async def _bring_up(self, sw: dict) -> None:
@@ -184,6 +192,7 @@ class Controller(apps_mod.Fabric):
                    on_packet_in=self._on_packet_in)
         self.conns[dev] = conn
         if hasattr(self.app, "packet_in_sync") and cls is not SwitchConnection:
+            conn.sync_out = _SyncOut(self, conn)
             conn.fast_packet_in = self._fast_packet_in
         await conn.connect(timeout=float(self.config.get("connect_timeout", 30)))
         _schema, p4info, device_config = self.pipelines[dev]
@@ -233,26 +242,68 @@ class Controller(apps_mod.Fabric):
 
 
 class _SyncOut:
-    """packet_out / write for packet_in_sync, queued without waiting (thread-safe)."""
-
-    __slots__ = ("ids", "conn")
+    """packet_out / write for packet_in_sync, queued without waiting (thread-safe), one per
+    connection. A packet-out is encoded by hand from cached pieces: the payload field, then
+    the metadata serialized once per (port, group) — protobuf's encoding of a message is
+    the concatenation of its fields, so this is exactly PacketOut's wire form."""
 
     def __init__(self, controller: "Controller", conn):
         self.ids, self.conn = controller._packet_out_ids[conn.device_id], conn
+        self._meta: dict[tuple[int, int], bytes] = {}
+        self._raw = hasattr(conn, "send_serialized")  # else it wants message objects
 
-    def packet_out(self, payload: bytes, port: int = 0, group: int = 0) -> None:
+    def _metadata(self, port: int, group: int) -> bytes:
         from finsy.proto import p4r
-        req = p4r.StreamMessageRequest()
-        pkt = req.packet
-        pkt.payload = payload
+        pkt = p4r.PacketOut()
         if "egress_port" in self.ids:
             pkt.metadata.add(metadata_id=self.ids["egress_port"][0], value=_enc(port))
         if group and "mcast_grp" in self.ids:
             pkt.metadata.add(metadata_id=self.ids["mcast_grp"][0], value=_enc(group))
-        self.conn.send_request(req)
+        data = pkt.SerializeToString()
+        if len(self._meta) < 4096:  # ports x groups: small; bounded anyway
+            self._meta[(port, group)] = data
+        return data
+
+    def encode(self, payload: bytes, port: int = 0, group: int = 0) -> bytes:
+        """StreamMessageRequest{packet: PacketOut{payload, metadata}} in wire form."""
+        meta = self._meta.get((port, group)) or self._metadata(port, group)
+        n = len(payload)
+        inner = _PAYLOAD_TAG + (bytes((n,)) if n < 128 else _varint(n)) + payload + meta
+        n = len(inner)
+        return _PACKET_TAG + (bytes((n,)) if n < 128 else _varint(n)) + inner
+
+    def packet_out(self, payload: bytes, port: int = 0, group: int = 0) -> None:
+        data = self.encode(payload, port, group)
+        if self._raw:
+            self.conn.send_serialized(data)
+        else:
+            from finsy.proto import p4r
+            self.conn.send_request(p4r.StreamMessageRequest.FromString(data))
 
     def write(self, updates: list) -> None:
         self.conn.submit_threadsafe(updates)
+
+
+def _varint(n: int) -> bytes:
+    out = bytearray()
+    while n >= 0x80:
+        out.append((n & 0x7F) | 0x80)
+        n >>= 7
+    out.append(n)
+    return bytes(out)
+
+
+def _tag(message, field: str) -> bytes:
+    """Key byte(s) of a length-delimited field, from the descriptor (not hard-coded)."""
+    return _varint(message.DESCRIPTOR.fields_by_name[field].number << 3 | 2)
+
+
+def _tags():
+    from finsy.proto import p4r
+    return _tag(p4r.StreamMessageRequest, "packet"), _tag(p4r.PacketOut, "payload")
+
+
+_PACKET_TAG, _PAYLOAD_TAG = _tags()
 
 
 def _enc(n: int) -> bytes:
