@@ -49,7 +49,7 @@ def rx(iface: str) -> int:
     return int(Path(f"/sys/class/net/{iface}/statistics/rx_packets").read_text())
 
 
-def paced_send(iface: str, rate: float, seconds: float) -> None:
+def paced_send(iface: str, rate: float, seconds: float, frame: bytes = FRAME) -> None:
     """`rate` frames/s into `iface` for `seconds`, in bursts every 0.5 ms."""
     s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW)
     s.bind((iface, 0))
@@ -63,7 +63,7 @@ def paced_send(iface: str, rate: float, seconds: float) -> None:
         due = int(now * rate) - sent
         for _ in range(due):
             try:
-                send(FRAME)
+                send(frame)
             except OSError:  # ENOBUFS: the veth queue is full, the frame is not offered
                 pass
         sent += due
@@ -117,7 +117,13 @@ def main() -> int:
     ap.add_argument("--repeat", type=int, default=1, help="runs against the same controller")
     ap.add_argument("--transport", choices=["h2", "threads", "aio"], default="h2")
     ap.add_argument("--py-spy", metavar="FILE", help="py-spy collapsed stacks of the first run")
+    ap.add_argument("--send", metavar="IFACE", help="only send: --rate frames/s of FRAME_HEX "
+                    "into IFACE for --seconds (pktin_arch.py runs this inside a Mininet host)")
+    ap.add_argument("--frame-hex", default=FRAME.hex(), help="the frame --send sends")
     args = ap.parse_args()
+    if args.send:
+        paced_send(args.send, args.rate, args.seconds, bytes.fromhex(args.frame_hex))
+        return 0
     if args.py_spy:
         args.py_spy_bin = shutil.which("py-spy")
         if not args.py_spy_bin:
