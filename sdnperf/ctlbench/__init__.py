@@ -1,5 +1,6 @@
-"""Controller benchmark (`sdnperf ctlbench`): emulated OpenFlow 1.3 switches flood a
-controller with packet-ins; sent/answered rates, RTT distribution, outstanding packets,
+"""Controller benchmark (`sdnperf ctlbench`): emulated OpenFlow 1.3 switches (which connect
+to the controller) or P4Runtime devices (which the controller dials) flood a controller
+with packet-ins; sent/answered rates, RTT distribution, outstanding packets,
 fairness and CPU use go into the same study store and report as every other study.
 
 The load generator is the Rust binary `sdnperf-probe` (rust/probe, JSON schema in its

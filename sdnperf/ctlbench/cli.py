@@ -1,10 +1,12 @@
-"""`sdnperf ctlbench`: benchmark OpenFlow controllers with emulated switches.
+"""`sdnperf ctlbench`: benchmark OpenFlow and P4Runtime controllers with emulated switches.
 
     sdnperf ctlbench run examples/ctlbench-openflow.toml
     sdnperf ctlbench run -c echo -c osken:l2-learning -c ovs-testcontroller \\
         --switches 1,4,16 --mode throughput --duration 5
     sdnperf ctlbench run -c faucet --mode rate --switches 1 --rate 100,200,400,800
+    sdnperf ctlbench run --protocol p4runtime -c p4rt --switches 1,4   # our P4Runtime controller
     sdnperf ctlbench ceiling --switches 4          # the probe's ceiling (echo controller)
+    sdnperf ctlbench ceiling --protocol p4runtime --switches 4
     sdnperf report results/ctlbench                 # the report, as for every study
 """
 from __future__ import annotations
@@ -30,7 +32,8 @@ def _list(kind):
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="sdnperf ctlbench",
-        description="Controller benchmark: N emulated OpenFlow 1.3 switches (sdnperf-probe) "
+        description="Controller benchmark: N emulated OpenFlow 1.3 switches, or N emulated "
+                    "P4Runtime devices the controller connects to (sdnperf-probe), "
                     "send packet-ins to a controller; sent/answered rates, reaction-time "
                     "distribution, outstanding packets, fairness and CPU use are stored as a "
                     "study (SQLite, CSV, HTML report).",
@@ -41,8 +44,13 @@ def build_parser() -> argparse.ArgumentParser:
                                    "override the file's [load] and [[controller]] tables.")
     r.add_argument("file", nargs="?", help="ctlbench TOML file (see examples/ctlbench-openflow.toml)")
     r.add_argument("-c", "--controller", action="append", metavar="SPEC",
-                   help="echo | osken[:APP] | faucet | ovs-testcontroller | 127.0.0.1:PORT "
-                        "(repeatable)")
+                   help="openflow13: echo | osken[:APP] | faucet | ovs-testcontroller | "
+                        "127.0.0.1:PORT; p4runtime: echo | p4rt[:APP] (our P4Runtime "
+                        "controller, app l2-learning) | 127.0.0.1:PORT (an external controller "
+                        "that dials device 1 there, device i on PORT+i-1) (repeatable)")
+    r.add_argument("--protocol", choices=["openflow13", "p4runtime"],
+                   help="southbound protocol of the emulated switches (default: the file's, "
+                        "else openflow13)")
     r.add_argument("--mode", choices=["rate", "throughput", "latency"])
     r.add_argument("--switches", type=_list(int), help="switch counts, e.g. 1,4,16")
     r.add_argument("--rate", type=_list(float), help="packet-ins/s per switch (rate mode), e.g. 100,1000")
@@ -57,6 +65,7 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--resume", action="store_true", help="skip runs already stored ok")
     r.add_argument("--no-report", action="store_true", help="skip the HTML report")
     c = sub.add_parser("ceiling", help="measure the probe's ceiling against the echo controller")
+    c.add_argument("--protocol", choices=["openflow13", "p4runtime"], default="openflow13")
     c.add_argument("--switches", type=int, default=4)
     c.add_argument("--duration", type=float, default=3.0)
     c.add_argument("--window", type=int, default=64)
@@ -70,7 +79,7 @@ def _config(args):
     data = cfg.model_dump()
     if args.controller:
         data["controller"] = [controller_from_arg(s).model_dump() for s in args.controller]
-    for name in ("mode", "switches", "rate", "window", "warmup", "duration", "packets"):
+    for name in ("protocol", "mode", "switches", "rate", "window", "warmup", "duration", "packets"):
         v = getattr(args, name)
         if v is not None:
             data["load"][name] = v
@@ -80,6 +89,8 @@ def _config(args):
         data["study"]["repetitions"] = args.repetitions
     if args.name:
         data["study"]["name"] = args.name
+    if args.protocol == "p4runtime" and not args.controller and not args.file:
+        data["controller"] = [{"kind": "p4rt", "app": "l2-learning"}]
     cfg = CtlbenchFile.model_validate(data)
     if not cfg.study.baseline:
         cfg.study.baseline = cfg.controller[0].label
@@ -170,33 +181,58 @@ def report(store, study_id: int, results_dir: Path, html: bool = True) -> None:
 def cmd_ceiling(args) -> int:
     """Run the echo controller and the probe in throughput mode; print the ceiling."""
     import subprocess
+    import tempfile
 
     from sdnperf.controllers.process import free_port
-    from sdnperf.ctlbench.probe import ProbeError, binary
+    from sdnperf.ctlbench.probe import ProbeError, binary, wait_devices
     try:
         exe = binary()
     except ProbeError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT
-    port = free_port()
-    echo = subprocess.Popen([exe, "echo-controller", "--listen", f"127.0.0.1:{port}"],
-                            stderr=subprocess.DEVNULL, start_new_session=True)
-    try:
-        time.sleep(0.3)
-        out = subprocess.run([exe, "openflow", "--controller", f"127.0.0.1:{port}", "--switches",
-                              str(args.switches), "--mode", "throughput", "--window",
-                              str(args.window), "--threads", str(args.threads), "--warmup", "1",
-                              "--duration", str(args.duration)],
-                             capture_output=True, timeout=args.duration + 60)
-    finally:
-        echo.terminate()
-        echo.wait(timeout=5)
-    doc = json.loads(out.stdout or b"null") or {}
+    load = ["--switches", str(args.switches), "--mode", "throughput", "--window", str(args.window),
+            "--threads", str(args.threads), "--warmup", "1", "--duration", str(args.duration)]
+    if args.protocol == "p4runtime":
+        # devices first; the echo controller dials them
+        with tempfile.TemporaryDirectory(prefix="sdnperf-ceiling-") as tmp:
+            devices = Path(tmp) / "devices.json"
+            probe = subprocess.Popen([exe, "p4runtime", *load, "--devices-file", str(devices),
+                                      "--connect-timeout", "20"],
+                                     stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                                     start_new_session=True)
+            echo = None
+            try:
+                wait_devices(devices, probe)
+                echo = subprocess.Popen([exe, "p4runtime-echo", "--devices-file", str(devices),
+                                         "--threads", str(args.threads)],
+                                        stderr=subprocess.DEVNULL, start_new_session=True)
+                stdout, _ = probe.communicate(timeout=args.duration + 60)
+            except (ProbeError, subprocess.TimeoutExpired) as exc:
+                probe.kill()
+                probe.communicate()
+                print(f"error: {exc}", file=sys.stderr)
+                return EXIT_FAIL
+            finally:
+                if echo is not None:
+                    echo.terminate()
+                    echo.wait(timeout=5)
+    else:
+        port = free_port()
+        echo = subprocess.Popen([exe, "echo-controller", "--listen", f"127.0.0.1:{port}"],
+                                stderr=subprocess.DEVNULL, start_new_session=True)
+        try:
+            time.sleep(0.3)
+            stdout = subprocess.run([exe, "openflow", "--controller", f"127.0.0.1:{port}", *load],
+                                    capture_output=True, timeout=args.duration + 60).stdout
+        finally:
+            echo.terminate()
+            echo.wait(timeout=5)
+    doc = json.loads(stdout or b"null") or {}
     t = doc.get("totals") or {}
-    print(f"probe ceiling ({args.switches} switches, window {args.window}, {args.threads} probe "
-          f"thread(s)): {t.get('answered_rate', 0):,.0f} packet-ins/s answered; probe CPU "
-          f"{doc.get('probe_cpu', {}).get('measure_pct', 0):.0f} % of one core; RTT p50 "
-          f"{doc.get('rtt_us', {}).get('p50')} µs")
+    print(f"probe ceiling ({args.protocol}, {args.switches} switches, window {args.window}, "
+          f"{args.threads} probe thread(s)): {t.get('answered_rate', 0):,.0f} packet-ins/s "
+          f"answered; probe CPU {doc.get('probe_cpu', {}).get('measure_pct', 0):.0f} % of one "
+          f"core; RTT p50 {doc.get('rtt_us', {}).get('p50')} µs")
     return EXIT_OK if t.get("answered_rate") else EXIT_FAIL
 
 

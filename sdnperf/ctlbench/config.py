@@ -5,15 +5,20 @@
     repetitions = 1
 
     [[controller]]                  # one table per controller under test
-    kind = "echo"                   # echo | osken | faucet | ovs-testcontroller | external
+    kind = "echo"                   # openflow13: echo | osken | faucet | ovs-testcontroller
+    #                               #             | external
+    #                               # p4runtime:  echo | p4rt | external
     # app = "l2-learning"           # osken: l2-learning | topo-forwarding | simple_switch_13
     #                               #        | a module name | a .py file
-    # address = "127.0.0.1:6653"    # external
+    #                               # p4rt (our P4Runtime controller): l2-learning
+    # address = "127.0.0.1:6653"    # external: openflow13: the controller's address;
+    #                               # p4runtime: where device 1 listens (device i on
+    #                               # PORT+i-1); the external controller dials the devices
     # pid = 1234                    # external: sample this process's CPU (optional)
     # name = "label"                # how the report names it (default from kind/app)
 
     [load]
-    protocol = "openflow13"         # (p4runtime: not built yet)
+    protocol = "openflow13"         # openflow13 | p4runtime
     mode = "throughput"             # rate | throughput | latency
     switches = [1, 4, 16]           # sweep
     rate = [100, 1000]              # packet-ins/s per switch (rate mode; sweep)
@@ -39,7 +44,11 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from sdnperf.study.locate import format_path, line_of
 
-KINDS = ("echo", "osken", "faucet", "ovs-testcontroller", "external")
+KINDS = ("echo", "osken", "faucet", "ovs-testcontroller", "p4rt", "external")
+# the controllers each southbound protocol can be benchmarked with
+PROTOCOL_KINDS = {"openflow13": ("echo", "osken", "faucet", "ovs-testcontroller", "external"),
+                  "p4runtime": ("echo", "p4rt", "external")}
+P4RT_APPS = ("l2-learning",)  # apps of our P4Runtime controller that answer every packet-in
 
 
 class ConfigError(ValueError):
@@ -57,7 +66,7 @@ class StudySection(_Strict):
 
 
 class ControllerSpec(_Strict):
-    kind: Literal["echo", "osken", "faucet", "ovs-testcontroller", "external"]
+    kind: Literal["echo", "osken", "faucet", "ovs-testcontroller", "p4rt", "external"]
     app: str | None = None
     address: str | None = None
     pid: int | None = None
@@ -65,10 +74,13 @@ class ControllerSpec(_Strict):
 
     @model_validator(mode="after")
     def _check(self):
-        if self.kind == "osken" and not self.app:
+        if self.kind in ("osken", "p4rt") and not self.app:
             self.app = "l2-learning"
-        if self.kind != "osken" and self.app:
-            raise ValueError(f"'app' is only for kind = \"osken\", not {self.kind!r}")
+        if self.kind not in ("osken", "p4rt") and self.app:
+            raise ValueError(f"'app' is only for kind = \"osken\" or \"p4rt\", not {self.kind!r}")
+        if self.kind == "p4rt" and self.app not in P4RT_APPS:
+            raise ValueError(f"p4rt app {self.app!r}: expected one of {', '.join(P4RT_APPS)} "
+                             "(an app that answers every packet-in)")
         if self.kind == "external":
             if not self.address:
                 raise ValueError("kind = \"external\" needs address = \"127.0.0.1:PORT\"")
@@ -83,6 +95,8 @@ class ControllerSpec(_Strict):
     def label(self) -> str:
         if self.name:
             return self.name
+        if self.kind == "p4rt":
+            return f"p4rt-{self.app}"
         if self.kind == "osken":
             app = Path(self.app).stem if self.app.endswith(".py") else self.app.rsplit(".", 1)[-1]
             return f"osken-{app}"
@@ -92,8 +106,8 @@ class ControllerSpec(_Strict):
 
 
 class LoadSection(_Strict):
-    # The southbound protocol of the emulated switches. "p4runtime" is reserved for the
-    # P4Runtime mode (emulated P4Runtime devices), which is not built yet.
+    # The southbound protocol of the emulated switches: OpenFlow 1.3 switches connect to
+    # the controller; P4Runtime devices (gRPC servers) are dialled by the controller.
     protocol: Literal["openflow13", "p4runtime"] = "openflow13"
     mode: Literal["rate", "throughput", "latency"] = "throughput"
     switches: list[int] = Field(default_factory=lambda: [1])
@@ -111,14 +125,6 @@ class LoadSection(_Strict):
     buffer_ids: bool = False
     ceiling: bool = True
     ceiling_duration: float = Field(2.0, gt=0)
-
-    @field_validator("protocol")
-    @classmethod
-    def _protocol(cls, v):
-        if v == "p4runtime":
-            raise ValueError("the P4Runtime mode is not built yet (it needs the P4Runtime "
-                             "device emulation); use protocol = \"openflow13\"")
-        return v
 
     @field_validator("switches")
     @classmethod
@@ -147,6 +153,11 @@ class CtlbenchFile(_Strict):
 
     @model_validator(mode="after")
     def _unique(self):
+        allowed = PROTOCOL_KINDS[self.load.protocol]
+        for c in self.controller:
+            if c.kind not in allowed:
+                raise ValueError(f"controller kind {c.kind!r} does not speak {self.load.protocol}; "
+                                 f"with protocol = \"{self.load.protocol}\" use {' | '.join(allowed)}")
         labels = [c.label for c in self.controller]
         dup = {x for x in labels if labels.count(x) > 1}
         if dup:
@@ -183,11 +194,12 @@ def load(path: str | Path) -> CtlbenchFile:
 
 
 def controller_from_arg(spec: str) -> ControllerSpec:
-    """`echo`, `osken:l2-learning`, `faucet`, `ovs-testcontroller`, `127.0.0.1:6653`."""
+    """`echo`, `osken:l2-learning`, `faucet`, `ovs-testcontroller`, `p4rt[:APP]`,
+    `127.0.0.1:6653`."""
     kind, _, arg = spec.partition(":")
     try:
-        if kind == "osken":
-            return ControllerSpec(kind="osken", app=arg or "l2-learning")
+        if kind in ("osken", "p4rt"):
+            return ControllerSpec(kind=kind, app=arg or "l2-learning")
         if kind in ("echo", "faucet", "ovs-testcontroller") and not arg:
             return ControllerSpec(kind=kind)
         if kind in ("127.0.0.1", "localhost") and arg.isdigit():
@@ -197,4 +209,4 @@ def controller_from_arg(spec: str) -> ControllerSpec:
     except ValidationError as exc:
         raise ConfigError(f"--controller {spec}: {exc.errors()[0]['msg']}") from None
     raise ConfigError(f"--controller {spec}: expected echo, osken[:APP], faucet, "
-                      "ovs-testcontroller or 127.0.0.1:PORT")
+                      "ovs-testcontroller, p4rt[:APP] or 127.0.0.1:PORT")

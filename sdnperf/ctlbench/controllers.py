@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import importlib.util
 import shutil
+import subprocess
 import tempfile
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -121,6 +123,67 @@ def start(spec: ControllerSpec, run_dir: Path, load: LoadSection, switches: int,
         raise ControllerError(f"unknown controller kind {spec.kind!r}")
     try:
         running.proc.start()
+    except BaseException:
+        running.stop()
+        raise
+    running.pid = running.proc.pid
+    return running
+
+
+class _Dialer(ControllerProcess):
+    """A controller that dials the devices and listens on nothing (our P4Runtime echo):
+    started = still running after a moment; the probe sees when it became primary."""
+
+    def start(self, timeout: float = 20.0) -> None:
+        self.run_dir.mkdir(parents=True, exist_ok=True)
+        log = open(self.log_path, "wb")
+        self.proc = subprocess.Popen(self.argv, stdout=log, stderr=subprocess.STDOUT,
+                                     stdin=subprocess.DEVNULL, env=self.env,
+                                     start_new_session=True)
+        log.close()
+        time.sleep(0.2)
+        if self.proc.poll() is not None:
+            raise ControllerError(f"{self.kind} exited with code {self.proc.returncode} at "
+                                  f"start-up:\n{self.log_tail()}")
+
+
+def p4rt_controller_config(app: str, devices: list[dict], ports: int) -> dict:
+    """The config of our P4Runtime controller (sdnperf/controllers/p4rt/controller.py) for
+    the probe's devices, with l2l3.p4 compiled as sdnperf/arch/p4.py does."""
+    from sdnperf.p4 import P4ProgramError, compiled
+    try:
+        prog = compiled("l2l3")
+    except P4ProgramError as exc:
+        raise ControllerError(f"cannot compile sdnperf/p4/l2l3.p4 for the P4Runtime "
+                              f"controller: {exc}") from None
+    switches = [{"name": f"s{d['device_id']}", "device_id": int(d["device_id"]),
+                 "address": d["address"], "ports": list(range(1, ports + 1))} for d in devices]
+    return {"app": app, "switches": switches, "links": [], "hosts": [], "election_id": 1,
+            "p4info": str(prog.p4info), "device_config": str(prog.json)}
+
+
+def start_p4runtime(spec: ControllerSpec, run_dir: Path, load: LoadSection, devices: list[dict],
+                    devices_file: Path, probe_binary: str) -> Running:
+    """Start a controller that dials the probe's P4Runtime devices; raises ControllerError.
+    `devices`: [{device_id, address}] as the probe announced them (also in devices_file)."""
+    run_dir = Path(run_dir)
+    run_dir.mkdir(parents=True, exist_ok=True)
+    first = devices[0]["address"] if devices else "?"
+    if spec.kind == "external":
+        return Running(spec, first, pid=spec.pid,
+                       notes=[f"external P4Runtime controller: dials the devices at {first} "
+                              f"(device ids {devices[0]['device_id']}..) and on"] if devices else [])
+    if spec.kind == "echo":
+        proc = _Dialer("p4rt-echo", [probe_binary, "p4runtime-echo", "--devices-file",
+                                     str(devices_file)], run_dir, 0)
+    elif spec.kind == "p4rt":
+        proc = process.p4rt_controller(p4rt_controller_config(spec.app, devices, load.ports), run_dir)
+    else:  # pragma: no cover - the config model refuses other kinds
+        raise ControllerError(f"controller kind {spec.kind!r} does not speak P4Runtime")
+    running = Running(spec, first, proc)
+    try:
+        # a Python controller imports grpc/finsy and compiles first: give it time
+        running.proc.start(timeout=60.0)
     except BaseException:
         running.stop()
         raise

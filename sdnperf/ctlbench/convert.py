@@ -139,12 +139,17 @@ def to_run_result(doc: dict, *, key: str, controller: str, mode: str, switches: 
     if status == "failed":
         errs = doc.get("errors") or []
         first = errs[0]["error"] if errs else "no switch completed the handshake"
-        errors.append(f"no emulated switch completed the OpenFlow handshake: {first}")
+        if doc.get("protocol") == "p4runtime":
+            errors.append(f"no emulated P4Runtime device got a primary controller and a pipeline: "
+                          f"{first}")
+        else:
+            errors.append(f"no emulated switch completed the OpenFlow handshake: {first}")
     elif not crash and int(sw_info.get("disconnected") or 0):
         errs = doc.get("errors") or []
-        errors.append(f"the controller dropped {sw_info.get('disconnected')} switch connection(s): "
+        what = "P4Runtime stream(s)" if doc.get("protocol") == "p4runtime" else "switch connection(s)"
+        errors.append(f"the controller dropped {sw_info.get('disconnected')} {what}: "
                       f"{errs[0]['error'] if errs else '?'} (partial results kept)")
-    run_params = {**params, "probe_status": status, "probe_bound": bool(reasons),
+    run_params = {**params, "probe_status": status, "protocol": doc.get("protocol"), "probe_bound": bool(reasons),
                   "backpressure_skipped": int(totals.get("backpressure_skipped") or 0),
                   "probe_bound_reasons": reasons, "controller_crashed": bool(crash),
                   "probe_errors": (doc.get("errors") or [])[:20],

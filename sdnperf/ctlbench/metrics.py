@@ -17,7 +17,9 @@ CEILING = "ctl_probe_ceiling_pps"
 
 METRICS = [
     Metric(ANSWERED, "pkt/s", "higher", "answered rate",
-           "Packet-ins answered per second (first PACKET_OUT or FLOW_MOD naming the packet), "
+           "Packet-ins answered per second (first PACKET_OUT or FLOW_MOD naming the packet; "
+           "over P4Runtime: first packet-out carrying its frame, or table write naming its "
+           "host MACs), "
            "over the measurement window, all emulated switches together. Over time: answers "
            "received per interval."),
     Metric(SENT, "pkt/s", "higher", "sent rate",
@@ -62,9 +64,11 @@ METRICS = [
            "packet-in at once) with the same number of switches: the fastest any controller "
            "can be measured on this machine. A result within 2× of it is probe-bound."),
     Metric("ctl_switches_ready", "switches", "higher", "switches connected",
-           "Emulated switches that completed the OpenFlow handshake."),
+           "Emulated switches that completed the OpenFlow handshake (P4Runtime: devices with a "
+           "primary controller and a committed pipeline)."),
     Metric("ctl_disconnected", "switches", "lower", "switches disconnected",
-           "Emulated switches whose connection the controller closed (or lost) during the run."),
+           "Emulated switches whose connection (P4Runtime: stream) the controller closed (or "
+           "lost) during the run."),
 ]
 for _m in METRICS:
     register(_m)

@@ -111,6 +111,7 @@ class CtlbenchRunner:
         self.resume, self.log = resume, log
         self.source, self.environment = source, environment or {}
         self.ceiling: dict[int, float] = {}
+        self._extra: list[str] = []  # probe options the OpenFlow controller needs
 
     def run(self) -> tuple[int, list[RunResult]]:
         study_id = self.store.open_study(self.cfg.study.name, self.source,
@@ -150,43 +151,84 @@ class CtlbenchRunner:
                 self.log(f"  note: {result.cpu.reason}")
         return study_id, results
 
+    def _failed(self, spec: RunSpec, params: dict, error: str, started: float,
+                cpu: CpuReport | None = None) -> RunResult:
+        return RunResult(key=spec.key, topology=convert.topology_name(spec.switches),
+                         architecture=spec.controller.label,
+                         workload=convert.workload_name(spec.mode, spec.rate),
+                         repetition=spec.repetition, params=params, status="failed",
+                         error=error, started=started, finished=time.time(),
+                         **({"cpu": cpu} if cpu is not None else {}))
+
+    def _probe_argv(self, spec: RunSpec, binary: str, target: str) -> list[str]:
+        """`target`: the controller's address (OpenFlow) or the devices file (P4Runtime)."""
+        load = self.cfg.load
+        kw = {}
+        if spec.ceiling:
+            kw = dict(mode="throughput", duration=load.ceiling_duration,
+                      warmup=min(load.warmup, 0.5))
+        rate = None if spec.ceiling else spec.rate
+        if load.protocol == "p4runtime":
+            listen = spec.controller.address if spec.controller.kind == "external" else None
+            return probe.p4runtime_argv(binary, Path(target), load, spec.switches, rate,
+                                        listen=listen, **kw)
+        return probe.openflow_argv(binary, target, load, spec.switches, rate, self._extra, **kw)
+
     def run_one(self, spec: RunSpec, binary: str) -> RunResult:
         load = self.cfg.load
         run_dir = self.results_dir / "logs" / re.sub(r"[^A-Za-z0-9_.-]+", "_", spec.key)
         started = time.time()
         params = {"controller": spec.controller.label, "kind": spec.controller.kind,
                   "app": spec.controller.app, "mode": spec.mode, "switches": spec.switches,
-                  "rate_per_switch": spec.rate, "ceiling": spec.ceiling, "run_dir": str(run_dir)}
+                  "rate_per_switch": spec.rate, "ceiling": spec.ceiling, "run_dir": str(run_dir),
+                  "protocol": load.protocol}
         args = dict(key=spec.key, controller=spec.controller.label, mode=spec.mode,
                     switches=spec.switches, rate=spec.rate, repetition=spec.repetition)
-        try:
-            ctl = controllers.start(spec.controller, run_dir, load, spec.switches, binary)
-        except ControllerError as exc:
-            return RunResult(key=spec.key, topology=convert.topology_name(spec.switches),
-                             architecture=spec.controller.label,
-                             workload=convert.workload_name(spec.mode, spec.rate),
-                             repetition=spec.repetition, params=params, status="failed",
-                             error=f"controller did not start: {exc}", started=started,
-                             finished=time.time())
         doc, crash, stderr_tail = None, None, ""
         sampler = CpuSampler(interval=0.5)
-        rss = _RssPoller(ctl.pid, time.monotonic())
+        t0 = 0.0  # when the sampler (and so the probe's clock) started
+        rss = None
+        ctl = proc = None
         try:
-            if ctl.pid:
-                sampler.watch("controller", ctl.pid)
-            extra = list(ctl.probe_args)
-            if spec.ceiling:
-                argv = probe.openflow_argv(binary, ctl.address, load, spec.switches, None, extra,
-                                           mode="throughput", duration=load.ceiling_duration,
-                                           warmup=min(load.warmup, 0.5))
+            if load.protocol == "p4runtime":
+                # the devices listen first, then the controller dials them
+                devices_file = run_dir / "devices.json"
+                run_dir.mkdir(parents=True, exist_ok=True)
+                devices_file.unlink(missing_ok=True)
+                argv = self._probe_argv(spec, binary, str(devices_file))
+                sampler.start()
+                t0 = time.monotonic()
+                proc = probe.start(argv, run_dir / "probe.stderr")
+                sampler.watch("probe", proc.pid)
+                try:
+                    devices = probe.wait_devices(devices_file, proc)
+                    ctl = controllers.start_p4runtime(spec.controller, run_dir, load, devices,
+                                                      devices_file, binary)
+                except (ControllerError, probe.ProbeError) as exc:
+                    proc.kill()
+                    proc.communicate()
+                    what = "controller did not start" if isinstance(exc, ControllerError) else "probe failed"
+                    return self._failed(spec, params, f"{what}: {exc}", started, sampler.stop())
+                if ctl.pid:
+                    sampler.watch("controller", ctl.pid)
             else:
-                argv = probe.openflow_argv(binary, ctl.address, load, spec.switches, spec.rate, extra)
+                try:
+                    ctl = controllers.start(spec.controller, run_dir, load, spec.switches, binary)
+                except ControllerError as exc:
+                    return self._failed(spec, params, f"controller did not start: {exc}", started)
+                self._extra = list(ctl.probe_args)
+                argv = self._probe_argv(spec, binary, ctl.address)
+                if ctl.pid:
+                    sampler.watch("controller", ctl.pid)
+                sampler.start()
+                t0 = time.monotonic()
+            rss = _RssPoller(ctl.pid, t0)
             params["probe_argv"] = argv[1:]
             params["notes"] = ctl.notes
-            sampler.start()
             rss.start()
-            proc = probe.start(argv, run_dir / "probe.stderr")
-            sampler.watch("probe", proc.pid)
+            if proc is None:
+                proc = probe.start(argv, run_dir / "probe.stderr")
+                sampler.watch("probe", proc.pid)
             try:
                 out, _ = proc.communicate(timeout=probe.time_limit(load))
             except subprocess.TimeoutExpired:
@@ -204,19 +246,19 @@ class CtlbenchRunner:
                 doc = None
             if not isinstance(doc, dict):
                 err = (run_dir / "probe.stderr").read_text(errors="replace")[-2000:]
-                return RunResult(key=spec.key, topology=convert.topology_name(spec.switches),
-                                 architecture=spec.controller.label,
-                                 workload=convert.workload_name(spec.mode, spec.rate),
-                                 repetition=spec.repetition, params=params, status="failed",
-                                 error=crash or f"probe produced no JSON (exit {proc.returncode}) "
-                                 f"{stderr_tail}: {err}", started=started, finished=time.time(),
-                                 cpu=cpu)
+                return self._failed(spec, params, crash or f"probe produced no JSON (exit "
+                                    f"{proc.returncode}) {stderr_tail}: {err}", started, cpu)
             (run_dir / "probe.json").write_text(json.dumps(doc))
             usage = _usage(sampler, rss_series, doc)
         finally:
             sampler.stop()
-            rss.stop()
-            ctl.stop()
+            if rss is not None:
+                rss.stop()
+            if proc is not None and proc.poll() is None:
+                proc.kill()
+                proc.communicate()
+            if ctl is not None:
+                ctl.stop()
         totals = doc.get("totals") or {}
         params["answered_rate"] = totals.get("answered_rate")
         ceiling = None if spec.ceiling else self.ceiling.get(spec.switches)

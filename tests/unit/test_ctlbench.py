@@ -112,8 +112,15 @@ def test_config_errors_name_file_line_field():
         config.parse('[[controller]]\nkind = "external"\naddress = "192.0.2.1:6653"\n', "f.toml")
     with pytest.raises(config.ConfigError, match="unique"):
         config.parse('[[controller]]\nkind = "echo"\n[[controller]]\nkind = "echo"\n', "f.toml")
-    with pytest.raises(config.ConfigError, match="P4Runtime mode is not built yet"):
-        config.parse('[load]\nprotocol = "p4runtime"\n', "f.toml")
+    with pytest.raises(config.ConfigError, match="does not speak p4runtime"):
+        config.parse('[[controller]]\nkind = "osken"\n[load]\nprotocol = "p4runtime"\n', "f.toml")
+    with pytest.raises(config.ConfigError, match="does not speak openflow13"):
+        config.parse('[[controller]]\nkind = "p4rt"\n', "f.toml")
+    with pytest.raises(config.ConfigError, match="p4rt app 'proactive'"):
+        config.parse('[[controller]]\nkind = "p4rt"\napp = "proactive"\n[load]\nprotocol = "p4runtime"\n')
+    p4 = config.parse('[[controller]]\nkind = "p4rt"\n[load]\nprotocol = "p4runtime"\n')
+    assert p4.controller[0].label == "p4rt-l2-learning" and p4.load.protocol == "p4runtime"
+    assert config.controller_from_arg("p4rt").app == "l2-learning"
     assert config.controller_from_arg("osken:l2-learning").label == "osken-l2-learning"
     assert config.controller_from_arg("127.0.0.1:6653").kind == "external"
     with pytest.raises(config.ConfigError):

@@ -127,7 +127,7 @@ pub async fn serve_device(addr: String, device_id: u64, election: u64, stats: Ar
 }
 
 /// Run the echo controller for `devices` ((device id, address)) until `max_time` (or
-/// until every stream has ended).
+/// until it is killed).
 pub fn run(devices: Vec<(u64, String)>, election: u64, threads: usize, max_time: Option<Duration>) -> Result<(), String> {
     let rt = if threads <= 1 {
         tokio::runtime::Builder::new_current_thread().enable_all().build()
@@ -152,11 +152,20 @@ pub fn run(devices: Vec<(u64, String)>, election: u64, threads: usize, max_time:
                 let _ = t.await;
             }
         };
+        // like any controller, it stays up when the devices go away (the benchmark
+        // stops it), unless --max-time is given
         match max_time {
             Some(m) => {
-                let _ = tokio::time::timeout(m, all).await;
+                let _ = tokio::time::timeout(m, async {
+                    all.await;
+                    std::future::pending::<()>().await
+                })
+                .await;
             }
-            None => all.await,
+            None => {
+                all.await;
+                std::future::pending::<()>().await
+            }
         }
     });
     stop.store(true, Ordering::Relaxed);
