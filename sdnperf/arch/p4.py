@@ -215,6 +215,16 @@ class P4Architecture(Architecture):
                 f"architecture {cfg.name!r}: target = \"bmv2\" needs {BMV2_DAEMON} on PATH "
                 "(BMv2 built with P4Runtime support); it is not installed here. Use target = "
                 "\"sdnperf\" (our switch) instead")
+        if cfg.target == "sdnperf" and spec.needs_netem():
+            # without sch_netem only the switch's ports delay/drop: a link with no switch
+            # end (a custom Topo's host-host link) would silently keep neither
+            from sdnperf.emulation import capabilities
+            bare = [f"{x.node1}-{x.node2}" for x in spec.links()
+                    if (x.delay_ms or x.loss_pct) and spec.is_host(x.node1) and spec.is_host(x.node2)]
+            if bare and not capabilities.netem().ok:
+                raise ArchitectureError(
+                    f"architecture {cfg.name!r}: link(s) {', '.join(bare[:5])} set delay/loss "
+                    "but join two hosts: without sch_netem only a switch port can impair a link")
         if cfg.target == "sdnperf" and find_grpc_daemon() is None:
             raise ArchitectureError(
                 f"architecture {cfg.name!r}: {GRPC_DAEMON} (our P4Runtime switch, rust/p4rt) "

@@ -85,3 +85,28 @@ def test_preflight_uses_the_detected_capability(monkeypatch, kernel_has_netem):
     else:
         with pytest.raises(StudyRefused, match="sch_netem.*bridge cannot run"):
             preflight(s)
+
+
+@pytest.mark.parametrize("kernel_has_netem", [True, False])
+def test_p4_refuses_a_delayed_host_to_host_link_without_netem(monkeypatch, tmp_path, kernel_has_netem):
+    """Only switch ports impair without sch_netem: a host-host link (a custom Topo's) with
+    delay would keep none, so p4 refuses it there instead of running it undelayed."""
+    import networkx as nx
+
+    from sdnperf.arch import ArchitectureError, make_architecture
+    from sdnperf.arch.config import P4Config
+    from sdnperf.topo.spec import TopoSpec
+    monkeypatch.setattr(capabilities, "netem", lambda: NETEM if kernel_has_netem else NO_NETEM)
+    monkeypatch.setattr("sdnperf.arch.p4.find_grpc_daemon", lambda: "/bin/true")
+    g = nx.Graph()
+    g.add_node("h1", kind="host")
+    g.add_node("h2", kind="host")
+    g.add_node("s1", kind="switch")
+    g.add_edge("h1", "h2", delay_ms=5)
+    g.add_edge("h1", "s1")
+    arch = make_architecture(P4Config(kind="p4", name="p4", app="proactive"), tmp_path)
+    if kernel_has_netem:
+        arch.check(TopoSpec("hh", g))
+    else:
+        with pytest.raises(ArchitectureError, match="h1-h2 set delay/loss but join two hosts"):
+            arch.check(TopoSpec("hh", g))
