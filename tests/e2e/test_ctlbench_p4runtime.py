@@ -1,0 +1,185 @@
+"""ctlbench over P4Runtime end to end: the probe's emulated P4Runtime devices dialled by our
+P4Runtime controller (sdnperf/controllers/p4rt, app l2-learning, l2l3.p4 compiled by our
+compiler) and by the probe's P4Runtime echo controller; and a controller that misbehaves on
+the stream (garbage, unknown messages, foreign frames, wrong ids, an abrupt close) never
+crashes the probe. No root needed (loopback gRPC only)."""
+from __future__ import annotations
+
+import json
+import queue
+import subprocess
+import time
+
+import grpc
+import pytest
+
+from sdnperf.ctlbench import config
+from sdnperf.ctlbench.cli import main
+from sdnperf.ctlbench.probe import ProbeError, binary, wait_devices
+from sdnperf.ctlbench.runner import CtlbenchRunner
+from sdnperf.store import Store
+
+pytestmark = pytest.mark.e2e
+
+
+@pytest.fixture(scope="module", autouse=True)
+def probe_built():
+    try:
+        binary()
+    except ProbeError as exc:
+        pytest.skip(str(exc))
+
+
+def _study(ctl: str, **load) -> config.CtlbenchFile:
+    load = {"protocol": '"p4runtime"', "warmup": 0.5, "duration": 1.5, "drain": 0.5,
+            "ceiling": "false", **load}
+    text = (f'[study]\nname = "e2e-p4rt"\n[[controller]]\n{ctl}\n[load]\n'
+            + "".join(f"{k} = {v}\n" for k, v in load.items()))
+    return config.parse(text)
+
+
+def _run(tmp_path, cfg):
+    with Store(tmp_path / "study.sqlite") as store:
+        sid, results = CtlbenchRunner(cfg, store, tmp_path, log=lambda m: None).run()
+        return results, store.runs(sid), store.summaries(sid)
+
+
+def _summ(summaries, run_id):
+    return {s.metric: s.value for s in summaries if s.run_id == run_id}
+
+
+def _doc(tmp_path, key_part: str) -> dict:
+    (path,) = [p for p in tmp_path.glob("logs/*/probe.json") if key_part in str(p)]
+    return json.loads(path.read_text())
+
+
+def test_our_p4runtime_controller_answers_every_packet_in(tmp_path):
+    """Low rate, 2 devices: the controller becomes primary, pushes l2l3's pipeline (its
+    packet_in header gives the ingress_port metadata), and answers every packet-in with a
+    packet-out carrying our frame; nothing is lost."""
+    cfg = _study('kind = "p4rt"\napp = "l2-learning"', mode='"rate"', switches="[2]",
+                 rate="[50]")
+    results, runs, summaries = _run(tmp_path, cfg)
+    assert len(runs) == 1 and runs[0].status == "ok", runs[0].error
+    s = _summ(summaries, runs[0].id)
+    assert s["ctl_answered_pps"] == pytest.approx(100, rel=0.2)
+    assert s["ctl_lost"] == 0 and s["ctl_switches_ready"] == 2 and s["ctl_disconnected"] == 0
+    assert 0 < s["ctl_rtt_p50_ms"] <= s["ctl_rtt_p99_ms"]
+    assert "ctl_controller_cpu_pct" in s
+    doc = _doc(tmp_path, "p4rt-l2-learning")
+    assert doc["protocol"] == "p4runtime" and doc["status"] == "ok"
+    assert [sw["dpid"] for sw in doc["per_switch"]] == [1, 2]
+    for sw in doc["per_switch"]:
+        msgs = sw["messages_from_controller"]
+        assert sw["answered"] > 0 and sw["lost"] == 0 and sw["unmatched"] == 0
+        assert msgs["set_pipeline"] == 1 and msgs["arbitration"] >= 1 and msgs["packet_out"] > 0
+        assert msgs["write"] >= 1  # the app's multicast groups (and entries)
+    assert results[0].params["protocol"] == "p4runtime"
+
+
+def test_p4runtime_echo_ceiling_and_probe_bound_rule(tmp_path, capsys):
+    assert main(["ceiling", "--protocol", "p4runtime", "--switches", "2", "--duration", "1"]) == 0
+    out = capsys.readouterr().out
+    rate = float(out.split("):", 1)[1].split("packet-ins/s")[0].replace(",", ""))
+    assert rate > 20_000, out
+    # in a study, the echo run is the ceiling the controller runs are judged against
+    cfg = _study('kind = "echo"', switches="[1]", ceiling="true", ceiling_duration=1.0)
+    results, runs, summaries = _run(tmp_path, cfg)
+    assert [r.status for r in runs] == ["ok", "ok"], [r.error for r in runs]
+    echo_run = _summ(summaries, runs[1].id)
+    assert echo_run["ctl_probe_ceiling_pps"] > 0
+    assert results[1].params["probe_bound"] is True  # the echo is within 2x of the ceiling
+
+
+def _raw_stream(address: str):
+    """StreamChannel with raw bytes both ways (to send what no stub would)."""
+    channel = grpc.insecure_channel(address)
+    call = channel.stream_stream("/p4.v1.P4Runtime/StreamChannel",
+                                 request_serializer=lambda b: b, response_deserializer=lambda b: b)
+    return channel, call
+
+
+def test_misbehaving_p4runtime_controller_never_crashes_the_probe(tmp_path):
+    """Device 1: primary + pipeline, then garbage bytes, an unknown stream message, a
+    packet-out with a foreign frame, one with a truncated payload length, a write from a
+    non-primary election id, then the stream is cancelled mid-load. Device 2: arbitration
+    for a device id that does not exist. The probe prints its report, exit 0, partial."""
+    from finsy.proto import p4i, p4r, p4r_grpc
+
+    exe = binary()
+    devices_file = tmp_path / "devices.json"
+    probe = subprocess.Popen([exe, "p4runtime", "--switches", "2", "--mode", "throughput",
+                              "--window", "4", "--warmup", "0.2", "--duration", "1.5",
+                              "--drain", "0.2", "--settle", "0.1", "--connect-timeout", "4",
+                              "--devices-file", str(devices_file)],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        devs = wait_devices(devices_file, probe)
+        a1, a2 = devs[0]["address"], devs[1]["address"]
+        arb = p4r.StreamMessageRequest(arbitration=p4r.MasterArbitrationUpdate(
+            device_id=1, election_id=p4r.Uint128(low=5)))
+        q: queue.SimpleQueue = queue.SimpleQueue()
+        q.put(arb.SerializeToString())
+
+        def requests():
+            while True:
+                item = q.get()
+                if item is None:
+                    return
+                yield item
+
+        ch1, call1 = _raw_stream(a1)
+        responses = call1(requests())
+        first = p4r.StreamMessageResponse.FromString(next(responses))
+        assert first.arbitration.status.code == 0
+        stub = p4r_grpc.P4RuntimeStub(ch1)
+        p4info = p4i.P4Info(controller_packet_metadata=[p4i.ControllerPacketMetadata(
+            preamble=p4i.Preamble(id=1, name="packet_in"),
+            metadata=[p4i.ControllerPacketMetadata.Metadata(id=1, name="ingress_port", bitwidth=9)])])
+        stub.SetForwardingPipelineConfig(p4r.SetForwardingPipelineConfigRequest(
+            device_id=1, election_id=p4r.Uint128(low=5),
+            action=p4r.SetForwardingPipelineConfigRequest.VERIFY_AND_COMMIT,
+            config=p4r.ForwardingPipelineConfig(p4info=p4info,
+                                                cookie=p4r.ForwardingPipelineConfig.Cookie(cookie=42))))
+        got = stub.GetForwardingPipelineConfig(p4r.GetForwardingPipelineConfigRequest(
+            device_id=1, response_type=p4r.GetForwardingPipelineConfigRequest.COOKIE_ONLY))
+        assert got.config.cookie.cookie == 42
+        with pytest.raises(grpc.RpcError) as e:
+            stub.Write(p4r.WriteRequest(device_id=1, election_id=p4r.Uint128(low=4)))
+        assert e.value.code() == grpc.StatusCode.PERMISSION_DENIED
+        # device 2: wrong device id on its stream
+        ch2, call2 = _raw_stream(a2)
+        bad_arb = p4r.StreamMessageRequest(arbitration=p4r.MasterArbitrationUpdate(
+            device_id=99, election_id=p4r.Uint128(low=1)))
+        r2 = call2(iter([bad_arb.SerializeToString()]))
+        reply = p4r.StreamMessageResponse.FromString(next(r2))
+        assert reply.arbitration.status.code == grpc.StatusCode.NOT_FOUND.value[0]
+        time.sleep(0.6)  # the load has started: packet-ins arrive on stream 1
+        for _ in range(3):
+            pin = p4r.StreamMessageResponse.FromString(next(responses))
+            assert pin.packet.payload[-12:-8] == b"SDNP"
+            assert pin.packet.metadata[0].metadata_id == 1
+        q.put(b"\xff\xff\xff\xff")                                   # garbage
+        q.put(b"\x12\x7f\x0a")                                      # truncated packet-out
+        q.put(p4r.StreamMessageRequest(packet=p4r.PacketOut(payload=b"\x00" * 60)).SerializeToString())
+        q.put(b"\x22\x02\x0a\x00")                                  # "other" (Any)
+        q.put(b"\xfa\x07\x01\x00")                                  # unknown field 127
+        time.sleep(0.3)
+        responses.cancel()  # the controller goes away mid-load
+        ch1.close()
+        ch2.close()
+        out, err = probe.communicate(timeout=30)
+    finally:
+        if probe.poll() is None:
+            probe.kill()
+            probe.communicate()
+    assert probe.returncode == 0, err.decode()
+    doc = json.loads(out)
+    assert doc["status"] == "partial"
+    d1, d2 = doc["per_switch"]
+    assert d1["ready"] and d1["state"] == "closed" and "stream" in d1["error"]
+    assert d1["controller_errors"] >= 3  # garbage, truncated packet-out, wrong election id
+    assert d1["unmatched"] >= 1          # the foreign frame
+    assert d1["messages_from_controller"]["stream_malformed"] >= 2
+    assert not d2["ready"] and d2["controller_errors"] >= 1
+    assert "primary" in d2["error"]
