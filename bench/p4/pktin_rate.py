@@ -98,7 +98,7 @@ async def run(args) -> dict:
     await server.start()
     run_dir = Path(tempfile.mkdtemp(prefix="p4-pktin-"))
     ctl = process.p4rt_controller({"app": "l2-learning", "p4info": str(prog.p4info),
-                                   "device_config": str(prog.json),
+                                   "device_config": str(prog.json), "transport": args.transport,
                                    "switches": [{"name": "s1", "device_id": 1,
                                                  "address": f"127.0.0.1:{port}",
                                                  "ports": [1, 2, 3, 4]}]}, run_dir)
@@ -121,6 +121,7 @@ async def run(args) -> dict:
         c_ctl, c_me = cpu_ctl.cpu_percent(), cpu_me.cpu_percent()
         sw.stop = True
         return {"controller": "sdnperf-p4rt l2-learning", "protocol": "P4Runtime",
+                "transport": args.transport,
                 "window": args.window, "hosts": args.hosts, "duration_s": round(elapsed, 2),
                 "sent": sw.sent, "answered": sw.answered,
                 "answered_per_s": round(sw.answered / elapsed),
@@ -138,6 +139,7 @@ def main() -> int:
     ap.add_argument("--window", type=int, default=64)
     ap.add_argument("--hosts", type=int, default=100)
     ap.add_argument("--repeat", type=int, default=1)
+    ap.add_argument("--transport", choices=["h2", "threads", "aio"], default="h2")
     args = ap.parse_args()
     for _ in range(args.repeat):
         print(json.dumps(asyncio.run(run(args))))

@@ -108,7 +108,7 @@ async def _serve(fake):
 
 
 @pytest.mark.parametrize("cls", [SwitchConnection, ThreadedSwitchConnection, StreamSwitchConnection])
-def test_connect_pipeline_write_batches_and_errors(program, cls):
+def test_connect_pipeline_write_batches_and_errors(program, cls, caplog):
     schema = Schema.from_file(program.p4info)
 
     async def main():
@@ -128,6 +128,12 @@ def test_connect_pipeline_write_batches_and_errors(program, cls):
             assert sum(fake.writes) == 2500 and len(fake.writes) <= 4
             with pytest.raises(WriteError, match="ALREADY_EXISTS"):
                 await conn.write([entries[5]])
+            conn.submit_nowait([entries[6]])  # nobody waits: the failure is logged
+            for _ in range(100):
+                if conn.write_errors >= 2:
+                    break
+                await asyncio.sleep(0.02)
+            assert "1 queued write(s) failed so far" in caplog.text and "ALREADY_EXISTS" in caplog.text
             await conn.packet_out(schema.packet_out(b"\x01" * 60, egress_port=3))
             await fake.send_packet_in(b"\x02" * 60, 4)
             for _ in range(50):

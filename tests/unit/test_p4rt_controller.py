@@ -294,3 +294,24 @@ def test_hand_encoded_packet_out_is_protobufs(schema, tmp_path):
             want.packet.metadata.add(metadata_id=schema.packet_metadata["packet_out"]["mcast_grp"][0],
                                      value=group.to_bytes((group.bit_length() + 7) // 8, "big"))
         assert msg == want
+
+
+def test_exact_entry_builder_matches_table_entry(schema):
+    from finsy.proto import p4r
+
+    from sdnperf.controllers.p4rt.client import update
+    from sdnperf.controllers.p4rt.schema import SchemaError
+    assert (apps._INSERT, apps._MODIFY) == (p4r.Update.INSERT, p4r.Update.MODIFY)
+    build = schema.exact_entry_builder("flow_port", ("eth_dst", "in_port", "eth_src"), "forward", ("port",))
+    src, dst = bytes.fromhex("000000000001"), bytes.fromhex("0a0000000002")
+    for kind, port in (("INSERT", 2), ("MODIFY", 0)):
+        got = build(getattr(p4r.Update, kind), (dst, 1, src), (port,))
+        want = update(kind, schema.table_entry("flow_port", {"eth_dst": dst, "in_port": 1, "eth_src": src},
+                                               "forward", {"port": port}))
+        assert got == want
+    with pytest.raises(SchemaError, match="does not fit in 9 bits"):
+        build(p4r.Update.INSERT, (dst, 1, src), (512,))
+    with pytest.raises(SchemaError, match="every key field"):
+        schema.exact_entry_builder("flow_port", ("eth_dst",), "forward", ("port",))
+    with pytest.raises(SchemaError, match="parameters are"):
+        schema.exact_entry_builder("flow_port", ("eth_dst", "in_port", "eth_src"), "forward", ())

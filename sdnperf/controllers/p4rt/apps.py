@@ -27,6 +27,7 @@ from sdnperf.controllers.p4rt.topology import (Topology, lldp_probe, parse_lldp_
                                                proactive_plan)
 
 log = logging.getLogger("sdnperf.p4rt")
+_INSERT, _MODIFY = 1, 2  # p4.v1.Update.Type (checked against the protos in the tests)
 FLOOD_MEMORY_S = 1.0
 ETH_LLDP = b"\x88\xcc"
 
@@ -86,6 +87,21 @@ class L2Learning(App):
     def __init__(self, fabric):
         super().__init__(fabric)
         self.port_of: dict[int, dict[bytes, int]] = {}
+        self.flows: dict[tuple, int] = {}  # (device, in_port, src, dst) -> port written
+        self._build = None
+
+    def flow_update(self, device: int, in_port: int, src: bytes, dst: bytes, out_port: int):
+        """The flow_port Update for this pair: INSERT the first time, MODIFY when the port
+        changed, None when the switch has it already (one write per new pair, not per packet)."""
+        key = (device, in_port, src, dst)
+        prev = self.flows.get(key)
+        if prev == out_port:
+            return None
+        self.flows[key] = out_port
+        if self._build is None:
+            self._build = self.fabric.schema.exact_entry_builder(
+                "flow_port", ("in_port", "eth_src", "eth_dst"), "forward", ("port",))
+        return self._build(_MODIFY if prev is not None else _INSERT, (in_port, src, dst), (out_port,))
 
     async def switch_ready(self, device: int) -> None:
         from sdnperf.controllers.p4rt.client import update
@@ -107,9 +123,7 @@ class L2Learning(App):
         out_port = table.get(dst) if not dst[0] & 1 else None
         upd = None
         if out_port is not None:
-            upd = _entry_update(self.fabric, self.written, device, "flow_port",
-                                {"in_port": in_port, "eth_src": src, "eth_dst": dst},
-                                "forward", {"port": out_port})
+            upd = self.flow_update(device, in_port, src, dst, out_port)
         with self.fabric.state.lock:
             self.fabric.state.packet_ins += 1
             self.fabric.state.flow_mods += upd is not None
@@ -131,9 +145,7 @@ class L2Learning(App):
         if out_port is None:
             await self.fabric.packet_out(device, payload, group=in_port)
             return
-        upd = _entry_update(self.fabric, self.written, device, "flow_port",
-                            {"in_port": in_port, "eth_src": src, "eth_dst": dst},
-                            "forward", {"port": out_port})
+        upd = self.flow_update(device, in_port, src, dst, out_port)
         if upd is not None:
             self.fabric.state.flow_mods += 1
             await self.fabric.write(device, [upd], wait=False)

@@ -201,6 +201,17 @@ class SwitchConnection:
             self._writer = loop.create_task(self._write_loop())
         return fut
 
+    def submit_nowait(self, updates: list) -> None:
+        """Queue updates for the batcher without a future (per-packet writes): failures are
+        logged, at most one line per second with the count."""
+        share = self.__dict__.get("_log_share")
+        if share is None:
+            share = self._log_share = _LogShare()
+        for u in updates:
+            self._pending.append((u, share))
+        if self._writer is None or self._writer.done():
+            self._writer = asyncio.get_running_loop().create_task(self._write_loop())
+
     async def write(self, updates: list, wait: bool = True) -> None:
         fut = self.submit(updates)
         if wait:
@@ -261,6 +272,22 @@ class _Share:
                                                   + "; ".join(self.errors[:5])))
             else:
                 self.fut.set_result(None)
+
+
+class _LogShare:
+    """The _Share of submit_nowait's updates: nobody waits, failures are logged."""
+
+    def __init__(self):
+        self.failed, self.last = 0, 0.0
+
+    def done(self, error: str | None, name: str) -> None:
+        if error:
+            import time
+            self.failed += 1
+            now = time.monotonic()
+            if now - self.last >= 1.0:
+                self.last = now
+                log.warning("%s: %d queued write(s) failed so far; latest: %s", name, self.failed, error)
 
 
 def _log_failure(fut: asyncio.Future) -> None:
@@ -364,9 +391,7 @@ class ThreadedSwitchConnection(SwitchConnection):
 
     def submit_threadsafe(self, updates: list) -> None:
         """Queue writes from another thread (not awaited; failures are logged)."""
-        def submit():
-            self.submit(updates).add_done_callback(_log_failure)
-        self.loop.call_soon_threadsafe(submit)
+        self.loop.call_soon_threadsafe(self.submit_nowait, updates)
 
     async def _unary(self, method, request, timeout: float):
         fut = method.future(request, timeout=timeout)
@@ -541,7 +566,7 @@ class StreamSwitchConnection(SwitchConnection):
 
     def submit_threadsafe(self, updates: list) -> None:
         """As ThreadedSwitchConnection's; here the caller is on the loop already."""
-        self.submit(updates).add_done_callback(_log_failure)
+        self.submit_nowait(updates)
 
     async def close(self) -> None:
         self.closed = True
