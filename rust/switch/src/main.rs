@@ -1,7 +1,7 @@
 use sdnperf_switch::{load_program, stf};
 use sdnperf_switch::exec::Engine;
 use sdnperf_switch::switch::Switch;
-use sdnperf_switch::ports::{afpacket::AfPacketPort, afxdp::AfXdpPort, PortIo};
+use sdnperf_switch::ports::{afpacket::AfPacketPort, afxdp::AfXdpPort, xdpgen::XdpGen, PortIo};
 use sdnperf_switch::{ctl, dataplane, impair::ImpairCfg};
 use std::io::Write;
 
@@ -99,8 +99,12 @@ fn cmd_membench(args: &[String]) -> Result<(), String> {
 }
 
 /// Traffic generator for benchmarks: sends UDP/IPv4 frames of `--size` bytes (without
-/// FCS) as fast as possible on an interface with AF_PACKET + sendmmsg, cycling over
-/// `--flows` destination addresses `--dst-ip + i * --dst-step`.
+/// FCS) as fast as possible (or at `--pps`) out of an interface, cycling over `--flows`
+/// destination addresses `--dst-ip + i * --dst-step`. Two engines (`--mode`):
+/// `xdp` — the kernel transmits a template frame from an XDP program in live-frames
+/// test-run mode (several Mpps; one flow only; a veth peer must have NAPI on, i.e. an XDP
+/// program or GRO), `af_packet` — AF_PACKET + sendmmsg (any flows; ~0.1-0.2 Mpps here).
+/// `auto` (default) picks xdp for one flow when the kernel takes it.
 fn cmd_blast(args: &[String]) -> Result<(), String> {
     let mut iface = None;
     let mut size = 60usize;
@@ -110,6 +114,8 @@ fn cmd_blast(args: &[String]) -> Result<(), String> {
     let mut dst_ip = 0x0a63_0002u32;
     let mut step = 1u32;
     let mut flows = 1u32;
+    let mut mode = String::from("auto");
+    let mut pps = 0f64;
     let mut i = 0;
     let mac = |s: &str| -> Result<[u8; 6], String> {
         let v = ctl::parse_value(s)?;
@@ -126,6 +132,17 @@ fn cmd_blast(args: &[String]) -> Result<(), String> {
             "--dst-ip" => dst_ip = ctl::parse_value(&v)? as u32,
             "--dst-step" => step = v.parse().map_err(|_| "bad --dst-step")?,
             "--flows" => flows = v.parse::<u32>().map_err(|_| "bad --flows")?.max(1),
+            "--pps" => pps = v.parse().map_err(|_| "bad --pps")?,
+            "--mode" => {
+                mode = v.clone();
+                if !["auto", "xdp", "af_packet"].contains(&mode.as_str()) {
+                    return Err(format!("--mode {}: expected auto, xdp or af_packet", mode));
+                }
+            }
+            "-h" | "--help" => {
+                println!("usage: sdnperf-switch blast IFACE [--mode auto|xdp|af_packet] [--size 60] [--seconds 5] [--pps RATE] [--dst-mac M] [--src-mac M] [--dst-ip A] [--flows N --dst-step S]");
+                return Ok(());
+            }
             other if !other.starts_with('-') => {
                 iface = Some(other.to_string());
                 i += 1;
@@ -137,9 +154,53 @@ fn cmd_blast(args: &[String]) -> Result<(), String> {
     }
     let iface = iface.ok_or("blast needs an interface")?;
     let size = size.max(42);
-    let mut port = AfPacketPort::open(&iface, false)?;
     let pkts = udp_frames(size, dmac, smac, dst_ip, step, flows);
+    if mode == "xdp" && flows > 1 {
+        return Err("--mode xdp sends one template frame: use --flows 1 or --mode af_packet".into());
+    }
     let t0 = std::time::Instant::now();
+    // pacing: `chunk` frames per call, then wait until the schedule catches up
+    let paced = |sent: u64| {
+        if pps > 0.0 {
+            let due = sent as f64 / pps;
+            let el = t0.elapsed().as_secs_f64();
+            if due > el {
+                std::thread::sleep(std::time::Duration::from_secs_f64(due - el));
+            }
+        }
+    };
+    if mode != "af_packet" && flows == 1 {
+        match XdpGen::new(&iface, &pkts[0]) {
+            Ok(mut g) => {
+                let chunk: u32 = if pps > 0.0 { ((pps / 1000.0) as u32).clamp(1, 65536) } else { 65536 };
+                let mut sent = 0u64;
+                let mut first = true;
+                while t0.elapsed().as_secs_f64() < secs {
+                    match g.send(chunk) {
+                        Ok(()) => sent += chunk as u64,
+                        Err(e) if first && mode == "auto" => {
+                            eprintln!("blast: {}; falling back to af_packet", e);
+                            break;
+                        }
+                        Err(e) => return Err(e),
+                    }
+                    first = false;
+                    paced(sent);
+                }
+                if sent > 0 {
+                    let el = t0.elapsed().as_secs_f64();
+                    println!(
+                        "blast: mode xdp (XDP_TX live frames): {} frames in {:.2} s = {:.0} pps run; the kernel's accepted count is xdp_xmit in `ethtool -S {}`; {} bytes each",
+                        sent, el, sent as f64 / el, iface, size
+                    );
+                    return Ok(());
+                }
+            }
+            Err(e) if mode == "auto" => eprintln!("blast: {}; falling back to af_packet", e),
+            Err(e) => return Err(e),
+        }
+    }
+    let mut port = AfPacketPort::open(&iface, false)?;
     let mut k = 0usize;
     let empty: [u8; 0] = [];
     while t0.elapsed().as_secs_f64() < secs {
@@ -148,12 +209,34 @@ fn cmd_blast(args: &[String]) -> Result<(), String> {
             k += 1;
         }
         port.flush();
+        paced(k as u64);
     }
     let el = t0.elapsed().as_secs_f64();
     println!(
-        "blast: offered {} frames in {:.2} s = {:.0} pps ({} sent, {} dropped at the socket), {} bytes each",
+        "blast: mode af_packet (sendmmsg): offered {} frames in {:.2} s = {:.0} pps ({} sent, {} dropped at the socket), {} bytes each",
         k, el, port.tx_count as f64 / el, port.tx_count, port.tx_dropped, size
     );
+    Ok(())
+}
+
+/// Benchmark sink: attaches an XDP_DROP program to IFACE until SIGINT/SIGTERM or
+/// `--seconds` (drops show as xdp_drops in `ethtool -S IFACE`).
+fn cmd_xdp_sink(args: &[String]) -> Result<(), String> {
+    let iface = args.first().ok_or("xdp-sink needs an interface")?;
+    let secs: f64 = match args.get(1).map(|s| s.as_str()) {
+        Some("--seconds") => args.get(2).and_then(|v| v.parse().ok()).ok_or("bad --seconds")?,
+        None => f64::INFINITY,
+        Some(o) => return Err(format!("unknown option {}", o)),
+    };
+    let link = sdnperf_switch::ports::xdpgen::attach_drop(iface)?;
+    dataplane::install_signal_handlers();
+    println!("READY");
+    let _ = std::io::stdout().flush();
+    let t0 = std::time::Instant::now();
+    while !dataplane::STOP.load(std::sync::atomic::Ordering::Relaxed) && t0.elapsed().as_secs_f64() < secs {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    unsafe { libc::close(link) };
     Ok(())
 }
 
@@ -309,6 +392,13 @@ fn main() {
             std::process::exit(if r.passed { 0 } else { 1 });
         }
         "blast" => std::process::exit(match cmd_blast(&args[2..]) {
+            Ok(()) => 0,
+            Err(e) => {
+                eprintln!("error: {}", e);
+                1
+            }
+        }),
+        "xdp-sink" => std::process::exit(match cmd_xdp_sink(&args[2..]) {
             Ok(()) => 0,
             Err(e) => {
                 eprintln!("error: {}", e);

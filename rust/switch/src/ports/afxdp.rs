@@ -13,15 +13,16 @@ use std::sync::atomic::{AtomicU32, Ordering};
 const SYS_BPF: libc::c_long = 321;
 const BPF_MAP_CREATE: u32 = 0;
 const BPF_MAP_UPDATE_ELEM: u32 = 2;
-const BPF_PROG_LOAD: u32 = 5;
-const BPF_LINK_CREATE: u32 = 28;
+pub(crate) const BPF_PROG_LOAD: u32 = 5;
+pub(crate) const BPF_LINK_CREATE: u32 = 28;
 const BPF_MAP_TYPE_XSKMAP: u32 = 17;
-const BPF_PROG_TYPE_XDP: u32 = 6;
-const BPF_XDP: u32 = 37;
+pub(crate) const BPF_PROG_TYPE_XDP: u32 = 6;
+pub(crate) const BPF_XDP: u32 = 37;
 
 const AF_XDP: i32 = 44;
 const SOL_XDP: i32 = 283;
 const XDP_MMAP_OFFSETS: i32 = 1;
+const XDP_STATISTICS: i32 = 7;
 const XDP_RX_RING: i32 = 2;
 const XDP_TX_RING: i32 = 3;
 const XDP_UMEM_REG: i32 = 4;
@@ -36,10 +37,14 @@ const PGOFF_FILL: i64 = 0x1_0000_0000;
 const PGOFF_COMP: i64 = 0x1_8000_0000;
 
 const FRAME: usize = 2048;
-const NFRAMES: usize = 4096;
-const RING: u32 = 2048;
+/// Receive side: fill and RX rings of RX_FRAMES (8192 = ~6 ms at 1.4 Mpps, so that a
+/// switch descheduled for a few ms on a busy machine does not lose packets), the first
+/// RX_FRAMES of the UMEM; transmit side: TX and completion rings of TX_FRAMES, the rest.
+const RX_FRAMES: usize = 8192;
+const TX_FRAMES: usize = 2048;
+const NFRAMES: usize = RX_FRAMES + TX_FRAMES;
 
-fn bpf(cmd: u32, attr: &mut [u8; 128]) -> io::Result<i32> {
+pub(crate) fn bpf(cmd: u32, attr: &mut [u8; 128]) -> io::Result<i32> {
     let r = unsafe { libc::syscall(SYS_BPF, cmd as libc::c_long, attr.as_mut_ptr(), 128usize) };
     if r < 0 {
         Err(io::Error::last_os_error())
@@ -48,14 +53,14 @@ fn bpf(cmd: u32, attr: &mut [u8; 128]) -> io::Result<i32> {
     }
 }
 
-fn put32(a: &mut [u8; 128], off: usize, v: u32) {
+pub(crate) fn put32(a: &mut [u8; 128], off: usize, v: u32) {
     a[off..off + 4].copy_from_slice(&v.to_ne_bytes());
 }
-fn put64(a: &mut [u8; 128], off: usize, v: u64) {
+pub(crate) fn put64(a: &mut [u8; 128], off: usize, v: u64) {
     a[off..off + 8].copy_from_slice(&v.to_ne_bytes());
 }
 
-fn insn(code: u8, dst: u8, src: u8, off: i16, imm: i32) -> u64 {
+pub(crate) fn insn(code: u8, dst: u8, src: u8, off: i16, imm: i32) -> u64 {
     (code as u64) | (((src << 4 | dst) as u64) << 8) | (((off as u16) as u64) << 16) | (((imm as u32) as u64) << 32)
 }
 
@@ -228,8 +233,12 @@ impl AfXdpPort {
         if r < 0 {
             return Err(fail("XDP_UMEM_REG", io::Error::last_os_error()));
         }
-        for opt in [XDP_UMEM_FILL_RING, XDP_UMEM_COMPLETION_RING, XDP_RX_RING, XDP_TX_RING] {
-            let n = RING;
+        for (opt, n) in [
+            (XDP_UMEM_FILL_RING, RX_FRAMES as u32),
+            (XDP_UMEM_COMPLETION_RING, TX_FRAMES as u32),
+            (XDP_RX_RING, RX_FRAMES as u32),
+            (XDP_TX_RING, TX_FRAMES as u32),
+        ] {
             let r = unsafe { libc::setsockopt(fd, SOL_XDP, opt, &n as *const u32 as *const libc::c_void, 4) };
             if r < 0 {
                 return Err(fail("ring size", io::Error::last_os_error()));
@@ -241,10 +250,10 @@ impl AfXdpPort {
         if r < 0 {
             return Err(fail("XDP_MMAP_OFFSETS", io::Error::last_os_error()));
         }
-        let rx = Ring::map(fd, &off.rx, RING, 16, PGOFF_RX).map_err(|e| fail("rx ring", e))?;
-        let tx = Ring::map(fd, &off.tx, RING, 16, PGOFF_TX).map_err(|e| fail("tx ring", e))?;
-        let fill = Ring::map(fd, &off.fr, RING, 8, PGOFF_FILL).map_err(|e| fail("fill ring", e))?;
-        let comp = Ring::map(fd, &off.cr, RING, 8, PGOFF_COMP).map_err(|e| fail("completion ring", e))?;
+        let rx = Ring::map(fd, &off.rx, RX_FRAMES as u32, 16, PGOFF_RX).map_err(|e| fail("rx ring", e))?;
+        let tx = Ring::map(fd, &off.tx, TX_FRAMES as u32, 16, PGOFF_TX).map_err(|e| fail("tx ring", e))?;
+        let fill = Ring::map(fd, &off.fr, RX_FRAMES as u32, 8, PGOFF_FILL).map_err(|e| fail("fill ring", e))?;
+        let comp = Ring::map(fd, &off.cr, TX_FRAMES as u32, 8, PGOFF_COMP).map_err(|e| fail("completion ring", e))?;
         #[repr(C)]
         struct SockaddrXdp {
             family: u16,
@@ -280,7 +289,7 @@ impl AfXdpPort {
             tx,
             fill,
             comp,
-            free_tx: (NFRAMES / 2..NFRAMES).map(|i| (i * FRAME) as u64).collect(),
+            free_tx: (RX_FRAMES..NFRAMES).map(|i| (i * FRAME) as u64).collect(),
             tx_pending: 0,
             map_fd,
             prog_fd,
@@ -289,8 +298,8 @@ impl AfXdpPort {
             tx_count: 0,
             tx_dropped: 0,
         };
-        // the first half of the UMEM receives
-        let n = (NFRAMES / 2).min(RING as usize) as u32;
+        // the first RX_FRAMES of the UMEM receive
+        let n = RX_FRAMES as u32;
         let prod = p.fill.prod().load(Ordering::Relaxed);
         for i in 0..n {
             unsafe { *p.fill.addr_slot(prod + i) = (i as usize * FRAME) as u64 };
@@ -347,7 +356,7 @@ impl AfXdpPort {
         }
         let tprod = self.tx.prod().load(Ordering::Relaxed);
         let tcons = self.tx.cons().load(Ordering::Acquire);
-        if len > FRAME || tprod.wrapping_sub(tcons) >= RING {
+        if len > FRAME || tprod.wrapping_sub(tcons) >= TX_FRAMES as u32 {
             self.tx_dropped += 1;
             return;
         }
@@ -387,10 +396,26 @@ impl AfXdpPort {
                 }
             }
             self.tx_pending = 0;
-        } else if self.tx.needs_wakeup() && self.free_tx.len() < NFRAMES / 2 {
+        } else if self.tx.needs_wakeup() && self.free_tx.len() < TX_FRAMES {
             unsafe { libc::sendto(self.fd, std::ptr::null(), 0, libc::MSG_DONTWAIT, std::ptr::null(), 0) };
         }
         self.reclaim();
+    }
+}
+
+impl AfXdpPort {
+    /// Kernel counters of the socket: (rx dropped, rx ring full, fill ring empty).
+    pub fn kernel_stats(&self) -> (u64, u64, u64) {
+        // struct xdp_statistics { rx_dropped, rx_invalid_descs, tx_invalid_descs,
+        //   rx_ring_full, rx_fill_ring_empty_descs, tx_ring_empty_descs }
+        let mut st = [0u64; 6];
+        let mut len = std::mem::size_of_val(&st) as u32;
+        let r = unsafe { libc::getsockopt(self.fd, SOL_XDP, XDP_STATISTICS, st.as_mut_ptr() as *mut libc::c_void, &mut len) };
+        if r < 0 {
+            (0, 0, 0)
+        } else {
+            (st[0], st[3], st[4])
+        }
     }
 }
 

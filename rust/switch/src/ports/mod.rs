@@ -4,6 +4,7 @@
 
 pub mod afpacket;
 pub mod afxdp;
+pub mod xdpgen;
 
 use afpacket::AfPacketPort;
 use afxdp::AfXdpPort;
@@ -63,7 +64,10 @@ impl PortIo {
                 let (_, drops) = p.kernel_stats();
                 (p.rx_count, p.tx_count, p.tx_dropped, format!("large via copy path {}, rx ring drops {}", p.copied, drops))
             }
-            PortIo::Xdp(p) => (p.rx_count, p.tx_count, p.tx_dropped, String::new()),
+            PortIo::Xdp(p) => {
+                let (d, full, empty) = p.kernel_stats();
+                (p.rx_count, p.tx_count, p.tx_dropped, format!("kernel rx dropped {} (rx ring full {}, fill ring empty {})", d, full, empty))
+            }
         }
     }
 }
