@@ -24,6 +24,7 @@ Typical use:
   sdnperf doctor                   what this machine can and cannot do
   sdnperf clean                    remove whatever a crashed study left behind
   sdnperf ctlbench run -c osken:l2-learning --switches 1,4,16   controller benchmark
+  sdnperf ctlbench run --protocol p4runtime -c p4rt --switches 1,4   ... over P4Runtime
 """
 
 
