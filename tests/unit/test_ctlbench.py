@@ -191,3 +191,40 @@ def test_faucet_config_has_one_dp_per_switch():
     text = faucet_yaml([1, 2, 3], 2)
     assert text.count("dp_id:") == 3 and "dp_id: 0x3" in text
     assert text.count("native_vlan: bench") == 6
+
+
+def test_p4runtime_probe_argv_devices_file_and_failures(tmp_path):
+    """P4Runtime runs start the devices first: the argv, waiting for their addresses, a
+    probe that dies before listening, and the failure wording of a P4Runtime run."""
+    import subprocess
+    import sys
+
+    from sdnperf.ctlbench import probe
+    cfg = config.parse('[[controller]]\nkind = "p4rt"\n[load]\nprotocol = "p4runtime"\n'
+                       'mode = "rate"\nrate = [100]\n')
+    argv = probe.p4runtime_argv("probe", tmp_path / "d.json", cfg.load, 3, 100.0,
+                                listen="127.0.0.1:50001")
+    assert argv[:2] == ["probe", "p4runtime"] and "--controller" not in argv
+    assert argv[argv.index("--devices-file") + 1] == str(tmp_path / "d.json")
+    assert argv[argv.index("--listen") + 1] == "127.0.0.1:50001"
+    assert argv[argv.index("--rate") + 1] == "100"
+    of = probe.openflow_argv("probe", "127.0.0.1:6653", cfg.load, 1, 100.0)
+    assert of[:4] == ["probe", "openflow", "--controller", "127.0.0.1:6653"]
+    (tmp_path / "d.json").write_text('{"devices": [{"device_id": 1, "address": "127.0.0.1:5"}]}')
+    alive = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(5)"])
+    try:
+        assert probe.wait_devices(tmp_path / "d.json", alive) == [
+            {"device_id": 1, "address": "127.0.0.1:5"}]
+    finally:
+        alive.kill()
+        alive.wait()
+    dead = subprocess.Popen([sys.executable, "-c", "raise SystemExit(3)"])
+    dead.wait()
+    with pytest.raises(probe.ProbeError, match="exited .code 3. before its P4Runtime devices"):
+        probe.wait_devices(tmp_path / "missing.json", dead)
+    doc = probe_doc(status="failed")
+    doc["protocol"] = "p4runtime"
+    doc["errors"] = [{"switch": 0, "dpid": 1, "at_s": 0, "error": "no controller became primary"}]
+    r = convert_doc(doc)
+    assert r.status == "failed" and "P4Runtime device" in r.error and "primary" in r.error
+    assert r.params["protocol"] == "p4runtime"
