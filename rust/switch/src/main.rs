@@ -2,7 +2,8 @@ use sdnperf_switch::{load_program, stf};
 use sdnperf_switch::exec::Engine;
 use sdnperf_switch::switch::Switch;
 use sdnperf_switch::ports::{afpacket::AfPacketPort, afxdp::AfXdpPort, xdpgen::XdpGen, PortIo};
-use sdnperf_switch::{ctl, dataplane, impair::ImpairCfg};
+use sdnperf_switch::impair::{parse_port_spec, Direction, ImpairCfg};
+use sdnperf_switch::{ctl, dataplane};
 use std::io::Write;
 
 fn udp_frames(size: usize, dmac: [u8; 6], smac: [u8; 6], dst_ip: u32, step: u32, flows: u32) -> Vec<Vec<u8>> {
@@ -245,7 +246,7 @@ fn cmd_run(args: &[String]) -> Result<(), String> {
     let mut ifaces: Vec<(u32, String)> = vec![];
     let mut cpu_port = None;
     let mut listen = None;
-    let mut impairs: Vec<(u32, ImpairCfg)> = vec![];
+    let mut impairs: Vec<(u32, Direction, ImpairCfg)> = vec![];
     let mut vnet = true;
     let mut commands = None;
     let mut max_passes = None;
@@ -275,7 +276,8 @@ fn cmd_run(args: &[String]) -> Result<(), String> {
             "--impair" => {
                 let v = next(&mut i)?;
                 let (n, spec) = v.split_once(':').ok_or_else(|| format!("--impair {}: expected N:delay=..", v))?;
-                impairs.push((n.parse().map_err(|_| "bad --impair port")?, ImpairCfg::parse(spec)?));
+                let (dir, cfg) = parse_port_spec(spec).map_err(|e| format!("--impair {}: {}", v, e))?;
+                impairs.push((n.parse().map_err(|_| "bad --impair port")?, dir, cfg));
             }
             "--no-vnet" => vnet = false,
             "--busy-poll" => busy_poll = true,
@@ -303,8 +305,8 @@ fn cmd_run(args: &[String]) -> Result<(), String> {
     if let Some(m) = max_passes {
         sw.eng.max_passes = m;
     }
-    for (n, c) in impairs {
-        sw.set_impair(n, c)?;
+    for (n, dir, c) in impairs {
+        sw.set_port_impair(n, dir, c)?;
     }
     if let Some(f) = commands {
         let text = std::fs::read_to_string(&f).map_err(|e| format!("{}: {}", f, e))?;
@@ -357,7 +359,7 @@ fn cmd_run(args: &[String]) -> Result<(), String> {
 
 fn usage() -> ! {
     eprintln!(
-        "usage:\n  sdnperf-switch stf PROGRAM(.json|.p4) TEST.stf\n  sdnperf-switch run --json PROG.json -i N@IFACE ... [--cpu-port N] [--ctl HOST:PORT | --ctl-socket PATH] [--impair N:delay=5ms,...] [--no-vnet] [--die-with-parent] [--commands FILE] [--max-passes N] [--busy-poll] [--spin-us 20] [--io auto|af_packet|af_xdp]\n  sdnperf-switch ctl (HOST:PORT|SOCKET) COMMAND... | -f FILE\n  sdnperf-switch check PROGRAM"
+        "usage:\n  sdnperf-switch stf PROGRAM(.json|.p4) TEST.stf\n  sdnperf-switch run --json PROG.json -i N@IFACE ... [--cpu-port N] [--ctl HOST:PORT | --ctl-socket PATH] [--impair N:[direction=in|out|both,]delay=5ms,jitter=1ms,loss=1%,rate=100mbit,seed=N] [--no-vnet] [--die-with-parent] [--commands FILE] [--max-passes N] [--busy-poll] [--spin-us 20] [--io auto|af_packet|af_xdp]\n  sdnperf-switch ctl (HOST:PORT|SOCKET) COMMAND... | -f FILE\n  sdnperf-switch check PROGRAM"
     );
     std::process::exit(2)
 }
