@@ -220,3 +220,14 @@ def test_unknown_transport_is_named(program, tmp_path, capsys):
     (tmp_path / "c.json").write_text(json.dumps(cfg))
     assert main(["--config", str(tmp_path / "c.json")]) == 2
     assert "transport: 'carrier-pigeon' is not one of h2, threads, aio" in capsys.readouterr().err
+
+
+def test_h2_transport_wants_host_and_port():
+    from sdnperf.controllers.p4rt.client import P4RuntimeError
+
+    async def main():
+        conn = StreamSwitchConnection("s1", "unix:/tmp/p4rt.sock", 1)
+        with pytest.raises(P4RuntimeError, match="needs a HOST:PORT address, got 'unix:/tmp/p4rt.sock'"):
+            await conn.connect(timeout=1)
+
+    asyncio.run(main())

@@ -465,6 +465,10 @@ class StreamSwitchConnection(SwitchConnection):
     async def connect(self, timeout: float = 20.0) -> None:
         from sdnperf.controllers.p4rt import h2stream
         self.loop = loop = asyncio.get_running_loop()
+        host, _, port = self.address.rpartition(":")
+        if not host or not port.isdigit():
+            raise P4RuntimeError(f"{self.name}: transport h2 needs a HOST:PORT address, got "
+                                 f"{self.address!r} (\"transport\": \"threads\" takes any gRPC target)")
         options = [("grpc.max_send_message_length", 64 << 20),
                    ("grpc.max_receive_message_length", 64 << 20)]
         self.channel = grpc.aio.insecure_channel(self.address, options=options)
@@ -477,7 +481,6 @@ class StreamSwitchConnection(SwitchConnection):
         self._inbox: collections.deque = collections.deque()
         self._ended = asyncio.Event()
         self._parse = p4r.StreamMessageResponse.FromString
-        host, _, port = self.address.rpartition(":")
         self._h2 = h2stream.GrpcStream(self.address, "/p4.v1.P4Runtime/StreamChannel",
                                        self._on_message, self._on_closed)
         try:
