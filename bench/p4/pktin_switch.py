@@ -97,11 +97,15 @@ def one_run(args, ctl, sw, seconds: float) -> dict:
         spy.wait(timeout=30)
     answered = rx("pin2a") - before_out
     st = ctl.state()
+    # packet-outs the controller dropped because the switch read its stream too slowly
+    dropped = [line.rsplit(": ", 1)[1].split()[0] for line in ctl.log_path.read_text().splitlines()
+               if "packet-outs dropped" in line]
     return {"controller": "sdnperf-p4rt l2-learning", "switch": "sdnperf-switch-grpc",
             "transport": args.transport, "load": f"paced {args.rate:.0f}/s" if args.rate > 0 else "blast",
             "seconds": round(elapsed, 2), "offered": rx("pin1b") - before_offered,
             "packet_ins": st["packet_ins"] - before_in, "answered": answered,
             "answered_per_s": round(answered / elapsed),
+            "controller_packet_outs_dropped_at_least": int(dropped[-1]) if dropped else 0,
             "controller_cpu_pct": c_ctl, "switch_cpu_pct": c_sw,
             "sender_cpu_pct": c_me if args.rate > 0 else None,
             "loadavg_1min": round(load0, 2), "cpus": psutil.cpu_count()}

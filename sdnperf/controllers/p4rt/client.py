@@ -540,8 +540,10 @@ class StreamSwitchConnection(SwitchConnection):
             log.error("%s: stream closed: %s", self.name, reason)
 
     # Packet-outs waiting for the switch's flow-control window beyond this are dropped
-    # (counted, logged): a switch that stops reading must not grow the controller forever.
-    MAX_BLOCKED = 8 << 20
+    # (counted, logged): a switch that reads the stream slower than packet-ins arrive must
+    # not grow the controller's memory, nor the age of what it sends (1 MB ≈ 11k packet-outs
+    # of 60-byte frames, a few hundred ms at the rates where that happens).
+    MAX_BLOCKED = 1 << 20
     packet_outs_dropped = 0
 
     def send_request(self, request) -> None:
@@ -560,7 +562,7 @@ class StreamSwitchConnection(SwitchConnection):
 
     def _drop_packet_out(self) -> None:
         self.packet_outs_dropped += 1
-        if self.packet_outs_dropped in (1, 10, 100) or self.packet_outs_dropped % 10000 == 0:
+        if self.packet_outs_dropped in (1, 10, 100, 1000) or self.packet_outs_dropped % 10000 == 0:
             log.warning("%s: switch not reading the stream: %d packet-outs dropped",
                         self.name, self.packet_outs_dropped)
 
