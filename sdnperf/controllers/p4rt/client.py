@@ -1,5 +1,11 @@
-"""One P4Runtime connection to one switch (grpc.aio): arbitration as primary, pipeline,
-batched writes, packet-in / packet-out on the stream.
+"""One P4Runtime connection to one switch: arbitration as primary, pipeline, batched
+writes, packet-in / packet-out on the stream. Three ways to carry the stream (the
+controller's "transport"), unary RPCs always on grpcio:
+
+- `StreamSwitchConnection` ("h2", default): our own HTTP/2 framing (h2stream.py) in the
+  event loop's thread; a socket read's packet-ins are answered in one socket write.
+- `ThreadedSwitchConnection` ("threads"): grpcio's synchronous API and a reader thread.
+- `SwitchConnection` ("aio"): grpc.aio, also the base class (pipeline, writes).
 
 Writes go through a per-switch batcher: updates submitted while a Write RPC is in flight
 are sent together in the next one (up to `MAX_BATCH`), so a burst of packet-ins costs a
