@@ -30,6 +30,10 @@ pub struct Phv {
     /// varbit contents per slot: (length in bytes, bytes)
     pub vb_len: Vec<u32>,
     pub vb: Vec<Vec<u8>>,
+    /// per header: 1 + its byte offset in the job's `buf` while its fields still hold
+    /// exactly the bytes extracted there (0 = written since, or not extracted); the
+    /// deparser then copies those bytes instead of packing every field again
+    pub orig: Vec<u32>,
 }
 
 impl Phv {
@@ -40,6 +44,7 @@ impl Phv {
             stack_next: vec![0; p.stacks.len()],
             vb_len: vec![0; p.varbit_max.len()],
             vb: p.varbit_max.iter().map(|&m| vec![0u8; m as usize]).collect(),
+            orig: vec![0; p.headers.len()],
         }
     }
     fn reset(&mut self, p: &Program) {
@@ -49,19 +54,24 @@ impl Phv {
         }
         self.stack_next.iter_mut().for_each(|v| *v = 0);
         self.vb_len.iter_mut().for_each(|v| *v = 0);
+        self.orig.iter_mut().for_each(|v| *v = 0);
     }
     fn copy_from(&mut self, o: &Phv) {
         self.vals.copy_from_slice(&o.vals);
         self.valid.copy_from_slice(&o.valid);
         self.stack_next.copy_from_slice(&o.stack_next);
         self.vb_len.copy_from_slice(&o.vb_len);
+        // the copy's bytes may come from another buffer (clone_job restores `orig`)
+        self.orig.iter_mut().for_each(|v| *v = 0);
         for (i, &l) in o.vb_len.iter().enumerate() {
             self.vb[i][..l as usize].copy_from_slice(&o.vb[i][..l as usize]);
         }
     }
     #[inline]
     fn set(&mut self, p: &Program, f: FieldId, v: u128) {
-        self.vals[f as usize] = v & p.fields[f as usize].mask;
+        let fi = &p.fields[f as usize];
+        self.vals[f as usize] = v & fi.mask;
+        self.orig[fi.header as usize] = 0;
     }
     #[inline]
     fn set_opt(&mut self, p: &Program, f: Option<FieldId>, v: u128) {
@@ -152,6 +162,9 @@ pub struct Engine {
     pub max_passes: u32,
     /// print parser states, conditions and table lookups to stderr (debugging)
     pub trace: bool,
+    /// tests: when the deparser copies an unmodified header's original bytes, also pack
+    /// its fields and panic if the two differ (a write path that missed `Phv::orig`)
+    pub check_deparse_copy: bool,
     pool: Vec<Box<Job>>,
     scratch: Vec<u8>,
     reps: Vec<(u32, u32)>,
@@ -346,6 +359,7 @@ fn copy_header(p: &Program, phv: &mut Phv, dst: HeaderId, src: HeaderId) {
         phv.vals[d.first_field as usize + i] = phv.vals[s.first_field as usize + i];
     }
     phv.valid[dst as usize] = phv.valid[src as usize];
+    phv.orig[dst as usize] = 0;
 }
 
 /// A union member becoming valid makes the other members invalid.
@@ -361,6 +375,7 @@ fn union_exclusive(p: &Program, phv: &mut Phv, h: HeaderId) {
 }
 
 fn set_header_valid(p: &Program, phv: &mut Phv, h: HeaderId, valid: bool) {
+    phv.orig[h as usize] = 0;
     if valid {
         union_exclusive(p, phv, h);
     }
@@ -434,6 +449,7 @@ impl Engine {
             stats: Stats::default(),
             max_passes: MAX_PASSES,
             trace: std::env::var_os("SDNPERF_SWITCH_TRACE").is_some(),
+            check_deparse_copy: false,
             pool: Vec::new(),
             scratch: Vec::with_capacity(2048),
             reps: Vec::new(),
@@ -490,6 +506,8 @@ impl Engine {
         j.phv.copy_from(&src.phv);
         j.buf.clear();
         j.buf.extend_from_slice(&src.buf);
+        j.phv.orig.copy_from_slice(&src.phv.orig); // same bytes
+
         j.payload_off = src.payload_off;
         j.out.clear();
         j.in_port = src.in_port;
@@ -812,13 +830,19 @@ impl Engine {
             let hi = &p.headers[h as usize];
             let start = j.out.len();
             let nbytes = (hi.bits as usize).div_ceil(8);
-            if nbytes <= HDR_PAD_MAX {
+            let o = j.phv.orig[h as usize] as usize;
+            if o != 0 && !self.check_deparse_copy {
+                j.out.extend_from_slice(&j.buf[o - 1..o - 1 + nbytes]);
+            } else if nbytes <= HDR_PAD_MAX {
                 let mut w = [0u8; HDR_PAD_MAX + 16];
                 for f in hi.first_field..hi.first_field + hi.num_fields {
                     let fi = &p.fields[f as usize];
                     store_field(&mut w, fi.offset, fi.width, j.phv.vals[f as usize]);
                 }
                 j.out.extend_from_slice(&w[..nbytes]);
+                if o != 0 {
+                    assert_eq!(&j.out[start..], &j.buf[o - 1..o - 1 + nbytes], "deparse copy of header {} differs from its fields", hi.name);
+                }
                 if let Some((slot, _)) = hi.varbit {
                     let l = j.phv.vb_len[slot as usize] as usize;
                     j.out.extend_from_slice(&j.phv.vb[slot as usize][..l]);
@@ -1166,6 +1190,8 @@ fn extract(p: &Program, phv: &mut Phv, pkt: &[u8], cursor: usize, h: HeaderId) -
         }
     }
     phv.valid[h as usize] = true;
+    // whole-byte fixed-size headers can be deparsed by copying these bytes back
+    phv.orig[h as usize] = if hi.bits % 8 == 0 && hi.varbit.is_none() { (cursor + 1) as u32 } else { 0 };
     union_exclusive(p, phv, h);
     // extracting hs[i] directly also moves nextIndex past i (as extract(hs.next) would)
     if let Some((s, i)) = hi.stack_of {

@@ -27,6 +27,7 @@ fn hand_written_programs_pass_their_stf() {
         let prog = json::load_file(p.to_str().unwrap()).unwrap_or_else(|e| panic!("{}", e));
         let stf_text = std::fs::read_to_string(p.with_extension("stf")).unwrap();
         let mut sw = Switch::new(Engine::new(prog));
+        sw.eng.check_deparse_copy = true;
         let r = stf::run(&mut sw, &stf_text);
         if !r.passed {
             failed.push(format!("{}:\n{}", p.display(), r.report));
@@ -59,6 +60,7 @@ fn seed_packets(stf_text: &str) -> Vec<Vec<u8>> {
 
 fn fuzz_one(prog: sdnperf_switch::pipeline::Program, stf_text: &str, rng: &mut Rng, deadline: std::time::Instant) {
     let mut sw = Switch::new(Engine::new(prog));
+    sw.eng.check_deparse_copy = true;
     // install the program's entries (and run its test once)
     let _ = stf::run(&mut sw, stf_text);
     let seeds = seed_packets(stf_text);
@@ -143,6 +145,7 @@ fn compiler_corpus() {
             }
         };
         let mut sw = Switch::new(Engine::new(prog));
+        sw.eng.check_deparse_copy = true;
         let r = stf::run(&mut sw, &std::fs::read_to_string(&stf_path).unwrap());
         if r.passed {
             pass.push(name);
