@@ -307,7 +307,9 @@ def pps_once(kind: str, secs: float, gen_cpu: int, sw_cpu: int, io: str = "auto"
            check=False)
         pids: list[int] = []
         if kind == "switch":
-            p.start_switch(str(PROGS / "l1_fwd.json"), extra=("--io", io), cpu=sw_cpu, nice=nice)
+            # a deep AF_XDP receive ring (64 MiB): the generator's core hands frames over in
+            # bursts of NAPI polls, which an 8192-frame ring does not always absorb
+            p.start_switch(str(PROGS / "l1_fwd.json"), extra=("--io", io, "--rx-frames", "32768"), cpu=sw_cpu, nice=nice)
             r["io"] = re.findall(r"=(af_\w+)", _switch_banner(p))
             pids = [p.proc.pid] + _ksoftirqd(sw_cpu)
         gen = subprocess.Popen(["taskset", "-c", str(gen_cpu), "ip", "netns", "exec", NS_A, BIN, "blast", "sdpbA0",

@@ -38,12 +38,12 @@ const PGOFF_FILL: i64 = 0x1_0000_0000;
 const PGOFF_COMP: i64 = 0x1_8000_0000;
 
 const FRAME: usize = 2048;
-/// Receive side: fill and RX rings of RX_FRAMES (8192 = ~6 ms at 1.4 Mpps, so that a
-/// switch descheduled for a few ms on a busy machine does not lose packets), the first
-/// RX_FRAMES of the UMEM; transmit side: TX and completion rings of TX_FRAMES, the rest.
-const RX_FRAMES: usize = 8192;
+/// Receive side: fill and RX rings of `rx_frames` (default 8192 = 16 MiB; the kernel
+/// fills them in bursts of its NAPI polls, and a switch descheduled for a few ms on a busy
+/// machine must not lose packets), the first `rx_frames` of the UMEM; transmit side: TX
+/// and completion rings of TX_FRAMES, the rest.
+pub const RX_FRAMES_DEFAULT: usize = 8192;
 const TX_FRAMES: usize = 2048;
-const NFRAMES: usize = RX_FRAMES + TX_FRAMES;
 
 pub(crate) fn bpf(cmd: u32, attr: &mut [u8; 128]) -> io::Result<i32> {
     let r = unsafe { libc::syscall(SYS_BPF, cmd as libc::c_long, attr.as_mut_ptr(), 128usize) };
@@ -141,6 +141,7 @@ pub struct AfXdpPort {
     pub name: String,
     pub fd: i32,
     umem: *mut u8,
+    umem_len: usize,
     rx: Ring,
     tx: Ring,
     fill: Ring,
@@ -159,6 +160,15 @@ unsafe impl Send for AfXdpPort {}
 
 impl AfXdpPort {
     pub fn open(name: &str) -> Result<AfXdpPort, String> {
+        Self::open_with(name, RX_FRAMES_DEFAULT)
+    }
+
+    /// `rx_frames`: receive ring size, a power of two.
+    pub fn open_with(name: &str, rx_frames: usize) -> Result<AfXdpPort, String> {
+        if !rx_frames.is_power_of_two() || !(64..=1 << 20).contains(&rx_frames) {
+            return Err(format!("{}: af_xdp: rx ring of {} frames: expected a power of two in 64..=1048576", name, rx_frames));
+        }
+        let nframes = rx_frames + TX_FRAMES;
         let ctx = |what: &str, e: io::Error| format!("{}: af_xdp: {}: {}", name, what, e);
         let ifindex = super::afpacket::ifindex(name).map_err(|e| ctx("if_nametoindex", e))? as u32;
         // XSKMAP with one slot (queue 0)
@@ -222,7 +232,7 @@ impl AfXdpPort {
             close_all(&[fd, map_fd, prog_fd]);
             ctx(what, e)
         };
-        let umem_len = FRAME * NFRAMES;
+        let umem_len = FRAME * nframes;
         let umem = unsafe {
             libc::mmap(std::ptr::null_mut(), umem_len, libc::PROT_READ | libc::PROT_WRITE, libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_POPULATE, -1, 0)
         };
@@ -235,9 +245,9 @@ impl AfXdpPort {
             return Err(fail("XDP_UMEM_REG", io::Error::last_os_error()));
         }
         for (opt, n) in [
-            (XDP_UMEM_FILL_RING, RX_FRAMES as u32),
+            (XDP_UMEM_FILL_RING, rx_frames as u32),
             (XDP_UMEM_COMPLETION_RING, TX_FRAMES as u32),
-            (XDP_RX_RING, RX_FRAMES as u32),
+            (XDP_RX_RING, rx_frames as u32),
             (XDP_TX_RING, TX_FRAMES as u32),
         ] {
             let r = unsafe { libc::setsockopt(fd, SOL_XDP, opt, &n as *const u32 as *const libc::c_void, 4) };
@@ -255,9 +265,9 @@ impl AfXdpPort {
         if r < 0 {
             return Err(fail("XDP_MMAP_OFFSETS", io::Error::last_os_error()));
         }
-        let rx = Ring::map(fd, &off.rx, RX_FRAMES as u32, 16, PGOFF_RX).map_err(|e| fail("rx ring", e))?;
+        let rx = Ring::map(fd, &off.rx, rx_frames as u32, 16, PGOFF_RX).map_err(|e| fail("rx ring", e))?;
         let tx = Ring::map(fd, &off.tx, TX_FRAMES as u32, 16, PGOFF_TX).map_err(|e| fail("tx ring", e))?;
-        let fill = Ring::map(fd, &off.fr, RX_FRAMES as u32, 8, PGOFF_FILL).map_err(|e| fail("fill ring", e))?;
+        let fill = Ring::map(fd, &off.fr, rx_frames as u32, 8, PGOFF_FILL).map_err(|e| fail("fill ring", e))?;
         let comp = Ring::map(fd, &off.cr, TX_FRAMES as u32, 8, PGOFF_COMP).map_err(|e| fail("completion ring", e))?;
         #[repr(C)]
         struct SockaddrXdp {
@@ -290,11 +300,12 @@ impl AfXdpPort {
             name: name.to_string(),
             fd,
             umem: umem as *mut u8,
+            umem_len,
             rx,
             tx,
             fill,
             comp,
-            free_tx: (RX_FRAMES..NFRAMES).map(|i| (i * FRAME) as u64).collect(),
+            free_tx: (rx_frames..nframes).map(|i| (i * FRAME) as u64).collect(),
             tx_pending: 0,
             map_fd,
             prog_fd,
@@ -303,8 +314,8 @@ impl AfXdpPort {
             tx_count: 0,
             tx_dropped: 0,
         };
-        // the first RX_FRAMES of the UMEM receive
-        let n = RX_FRAMES as u32;
+        // the first rx_frames of the UMEM receive
+        let n = rx_frames as u32;
         let prod = p.fill.prod().load(Ordering::Relaxed);
         for i in 0..n {
             unsafe { *p.fill.addr_slot(prod + i) = (i as usize * FRAME) as u64 };
@@ -328,7 +339,7 @@ impl AfXdpPort {
             let d = self.rx.desc_slot(cons + i);
             let (addr, len) = unsafe { (std::ptr::read(d as *const u64), std::ptr::read(d.add(8) as *const u32)) };
             let a = addr as usize;
-            if a + len as usize <= FRAME * NFRAMES {
+            if a + len as usize <= self.umem_len {
                 let data = unsafe { std::slice::from_raw_parts(self.umem.add(a), len as usize) };
                 f(data, None);
             }
@@ -431,7 +442,7 @@ impl Drop for AfXdpPort {
             libc::close(self.fd);
             libc::close(self.prog_fd);
             libc::close(self.map_fd);
-            libc::munmap(self.umem as *mut libc::c_void, FRAME * NFRAMES);
+            libc::munmap(self.umem as *mut libc::c_void, self.umem_len);
         }
     }
 }
