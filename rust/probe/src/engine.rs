@@ -483,9 +483,9 @@ impl Flight {
 
     /// The end of the run: the last ticks, backpressure still in force, and the result.
     #[allow(clippy::too_many_arguments)]
-    pub fn finish(mut self, sh: &Shared, clk: &Clock, cfg: &Config, dpid: u64, state: SwState, ever_ready: bool,
+    /// `end`: the end of the run (ns), the same for every switch so their series align.
+    pub fn finish(mut self, end: u64, clk: &Clock, cfg: &Config, dpid: u64, state: SwState, ever_ready: bool,
                   error: Option<String>, closed_at: Option<u64>, messages: Vec<(String, u64)>) -> SwResult {
-        let end = sh.now();
         let total_ticks = if clk.load_start == NOT_SET { 0 } else { (end.saturating_sub(clk.load_start) / secs(cfg.interval)) as usize + 1 };
         self.close_ticks(total_ticks);
         if let Some(since) = self.blocked_since.take() {
@@ -800,7 +800,7 @@ impl Sw {
         }
     }
 
-    fn result(self, sh: &Shared, clk: &Clock, cfg: &Config) -> SwResult {
+    fn result(self, end: u64, clk: &Clock, cfg: &Config) -> SwResult {
         let mut messages = Vec::new();
         for (ty, c) in self.msg_counts.iter().enumerate() {
             if *c > 0 {
@@ -808,7 +808,7 @@ impl Sw {
                 messages.push((name, *c));
             }
         }
-        self.fl.finish(sh, clk, cfg, self.dpid, self.state, self.ever_ready, self.error, self.closed_at, messages)
+        self.fl.finish(end, clk, cfg, self.dpid, self.state, self.ever_ready, self.error, self.closed_at, messages)
     }
 }
 
@@ -824,7 +824,7 @@ pub fn worker(cfg: Arc<Config>, sh: Arc<Shared>, indices: Vec<usize>) -> Vec<SwR
                     s.error = Some(format!("cannot create poller: {e}"));
                     s.state = SwState::Closed;
                     sh.failed.fetch_add(1, Ordering::SeqCst);
-                    s.result(&sh, &Clock::unset(), &cfg)
+                    s.result(sh.now(), &Clock::unset(), &cfg)
                 })
                 .collect()
         }
@@ -927,7 +927,8 @@ pub fn worker(cfg: Arc<Config>, sh: Arc<Shared>, indices: Vec<usize>) -> Vec<SwR
         }
         check_count_done(&cfg, &sh, &clk, now);
     }
-    sws.into_iter().map(|sw| sw.result(&sh, &clk, &cfg)).collect()
+    let end = sh.now();
+    sws.into_iter().map(|sw| sw.result(end, &clk, &cfg)).collect()
 }
 
 /// Timeline actually used by a run (seconds).

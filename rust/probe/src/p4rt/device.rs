@@ -286,8 +286,8 @@ impl Device {
         true
     }
 
-    /// The result at the end of the run.
-    pub fn result(&self) -> SwResult {
+    /// The result at the end of the run (`end`: ns, the same for every device).
+    pub fn result(&self, end: u64) -> SwResult {
         let mut c = self.lock();
         let fl = std::mem::replace(&mut c.fl, Flight::new(self.index, &Config { hosts: 2, ..Config::default() }));
         let mut messages = Vec::new();
@@ -304,7 +304,7 @@ impl Device {
             SwState::Handshake => Some("the controller is primary but pushed no pipeline (SetForwardingPipelineConfig)".into()),
             _ => None,
         });
-        fl.finish(&self.sh, &clk, &self.cfg, self.device_id, state, ever, error, closed_at, messages)
+        fl.finish(end, &clk, &self.cfg, self.device_id, state, ever, error, closed_at, messages)
     }
 
     fn answer_write(&self, c: &mut Core, req: &p4::WriteRequest, now: u64) {
@@ -575,7 +575,8 @@ pub fn serve(cfg: Arc<Config>, sh: Arc<Shared>, listeners: Vec<std::net::TcpList
                 d.lock().error = Some(format!("cannot start the async runtime: {e}"));
             }
             sh.failed.fetch_add(devices.len(), Ordering::SeqCst);
-            return devices.iter().map(|d| d.result()).collect();
+            let end = sh.now();
+            return devices.iter().map(|d| d.result(end)).collect();
         }
     };
     rt.block_on(async {
@@ -614,7 +615,8 @@ pub fn serve(cfg: Arc<Config>, sh: Arc<Shared>, listeners: Vec<std::net::TcpList
             }
         }
     });
-    let results = devices.iter().map(|d| d.result()).collect();
+    let end = sh.now();
+    let results = devices.iter().map(|d| d.result(end)).collect();
     rt.shutdown_background(); // open streams end with the process
     results
 }
