@@ -183,3 +183,26 @@ def test_misbehaving_p4runtime_controller_never_crashes_the_probe(tmp_path):
     assert d1["messages_from_controller"]["stream_malformed"] >= 2
     assert not d2["ready"] and d2["controller_errors"] >= 1
     assert "primary" in d2["error"]
+
+
+def test_external_p4runtime_controller_dials_the_devices_at_the_given_address(tmp_path):
+    """kind = "external": the devices listen where the file says (device i on PORT+i-1)
+    and a controller started by the user (here the probe's echo, retrying) dials them."""
+    from sdnperf.controllers.process import free_port
+    port = free_port()
+    echo = subprocess.Popen([binary(), "p4runtime-echo", "--device", f"1@127.0.0.1:{port}",
+                             "--device", f"2@127.0.0.1:{port + 1}"],
+                            stderr=subprocess.DEVNULL, start_new_session=True)
+    try:
+        cfg = _study(f'kind = "external"\naddress = "127.0.0.1:{port}"\npid = {echo.pid}',
+                     switches="[2]", window=4)
+        results, runs, summaries = _run(tmp_path, cfg)
+    finally:
+        echo.kill()
+        echo.wait()
+    assert runs[0].status == "ok", runs[0].error
+    s = _summ(summaries, runs[0].id)
+    assert s["ctl_answered_pps"] > 100 and s["ctl_switches_ready"] == 2
+    assert "ctl_controller_cpu_pct" in s  # sampled through the given pid
+    doc = _doc(tmp_path, "external")
+    assert doc["config"]["devices"] == [f"127.0.0.1:{port}", f"127.0.0.1:{port + 1}"]
