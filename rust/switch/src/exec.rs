@@ -1174,7 +1174,14 @@ fn extract(p: &Program, phv: &mut Phv, pkt: &[u8], cursor: usize, h: HeaderId) -
     if cursor + n > pkt.len() {
         return None;
     }
-    if n <= HDR_PAD_MAX {
+    if cursor + n + 16 <= pkt.len() {
+        // enough bytes behind the header for every field's 8/16-byte load
+        let w = &pkt[cursor..];
+        for f in hi.first_field..hi.first_field + hi.num_fields {
+            let fi = &p.fields[f as usize];
+            phv.vals[f as usize] = load_field(w, fi.offset, fi.width);
+        }
+    } else if n <= HDR_PAD_MAX {
         // copy into a zero-padded window so every field is one unaligned big-endian load
         let mut w = [0u8; HDR_PAD_MAX + 16];
         w[..n].copy_from_slice(&pkt[cursor..cursor + n]);
