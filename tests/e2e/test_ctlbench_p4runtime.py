@@ -206,3 +206,39 @@ def test_external_p4runtime_controller_dials_the_devices_at_the_given_address(tm
     assert "ctl_controller_cpu_pct" in s  # sampled through the given pid
     doc = _doc(tmp_path, "external")
     assert doc["config"]["devices"] == [f"127.0.0.1:{port}", f"127.0.0.1:{port + 1}"]
+
+
+def test_p4runtime_controller_crash_mid_run_is_reported_and_partial_results_kept(tmp_path,
+                                                                                monkeypatch):
+    """SIGKILL our P4Runtime controller during the load: its streams die, the devices are
+    reported closed, the run is failed with "crashed mid-run", what was measured is kept."""
+    import os
+    import signal
+    import threading
+
+    from sdnperf.ctlbench import controllers
+    real_start = controllers.start_p4runtime
+
+    def start_and_schedule_kill(*args, **kwargs):
+        running = real_start(*args, **kwargs)
+
+        def kill_once_loaded():  # ready on every device, then 1.5 s into the load
+            deadline = time.monotonic() + 60
+            while time.monotonic() < deadline and len((running.proc.state() or {}).get(
+                    "switches", [])) < 2:
+                time.sleep(0.05)
+            time.sleep(2.0)  # settle 0.5 + warm-up 0.5 + 1 s of measurement
+            os.killpg(running.pid, signal.SIGKILL)
+
+        threading.Thread(target=kill_once_loaded, daemon=True).start()
+        return running
+
+    monkeypatch.setattr(controllers, "start_p4runtime", start_and_schedule_kill)
+    cfg = _study('kind = "p4rt"', switches="[2]", mode='"rate"', rate="[200]", duration=3)
+    results, runs, summaries = _run(tmp_path, cfg)
+    run = runs[0]
+    assert run.status == "failed"
+    assert "crashed mid-run" in run.error and "partial results kept" in run.error
+    s = _summ(summaries, run.id)
+    assert s["ctl_answered_pps"] > 0 and s["ctl_disconnected"] == 2
+    assert run.params["controller_crashed"] is True
