@@ -229,7 +229,7 @@ def rate64(p: Path3, secs: float, flows=1, dst_ip=IP_B, step=1, out: dict | None
     CPU use and the rate per CPU-second of the switch (its capacity on one core; the
     generator and the switch share this machine's cores with everything else)."""
     rx = lambda: int(ns(NS_B, "cat /sys/class/net/sdpbB0/statistics/rx_packets"))
-    gen = subprocess.Popen(["ip", "netns", "exec", NS_A, BIN, "blast", "sdpbA0", "--seconds", str(secs + 1.5),
+    gen = subprocess.Popen(["ip", "netns", "exec", NS_A, BIN, "blast", "sdpbA0", "--mode", "af_packet", "--seconds", str(secs + 1.5),
                             "--dst-mac", SINK_MAC, "--dst-ip", dst_ip,
                             "--dst-step", str(step), "--flows", str(flows)],
                            stdout=subprocess.PIPE, text=True)

@@ -104,8 +104,8 @@ fn cmd_membench(args: &[String]) -> Result<(), String> {
 /// destination addresses `--dst-ip + i * --dst-step`. Two engines (`--mode`):
 /// `xdp` — the kernel transmits a template frame from an XDP program in live-frames
 /// test-run mode (several Mpps; one flow only; a veth peer must have NAPI on, i.e. an XDP
-/// program or GRO), `af_packet` — AF_PACKET + sendmmsg (any flows; ~0.1-0.2 Mpps here).
-/// `auto` (default) picks xdp for one flow when the kernel takes it.
+/// program or GRO), `af_packet` (default) — AF_PACKET + sendmmsg (any flows, pacing;
+/// ~0.1-0.4 Mpps here). `auto` picks xdp for one unpaced flow when the kernel takes it.
 fn cmd_blast(args: &[String]) -> Result<(), String> {
     let mut iface = None;
     let mut size = 60usize;
@@ -115,7 +115,7 @@ fn cmd_blast(args: &[String]) -> Result<(), String> {
     let mut dst_ip = 0x0a63_0002u32;
     let mut step = 1u32;
     let mut flows = 1u32;
-    let mut mode = String::from("auto");
+    let mut mode = String::from("af_packet");
     let mut pps = 0f64;
     let mut i = 0;
     let mac = |s: &str| -> Result<[u8; 6], String> {
@@ -141,7 +141,7 @@ fn cmd_blast(args: &[String]) -> Result<(), String> {
                 }
             }
             "-h" | "--help" => {
-                println!("usage: sdnperf-switch blast IFACE [--mode auto|xdp|af_packet] [--size 60] [--seconds 5] [--pps RATE] [--dst-mac M] [--src-mac M] [--dst-ip A] [--flows N --dst-step S]");
+                println!("usage: sdnperf-switch blast IFACE [--mode af_packet|xdp|auto] [--size 60] [--seconds 5] [--pps RATE] [--dst-mac M] [--src-mac M] [--dst-ip A] [--flows N --dst-step S]");
                 return Ok(());
             }
             other if !other.starts_with('-') => {
