@@ -103,6 +103,34 @@ def _usage(sampler: CpuSampler, rss: list[tuple[float, float]], doc: dict | None
         rss_series=[(round(tt - load_start, 3), mb) for tt, mb in rss])
 
 
+CONTROLLER_DEATH_GRACE_S = 2.0
+
+
+def _wait_probe(proc: subprocess.Popen, ctl, limit: float) -> tuple[bytes, str]:
+    """The probe's stdout once it ends. When the controller process died, the probe is
+    asked to stop (SIGTERM: it ends its measurement, drains and prints its report) after a
+    short grace, instead of measuring a dead controller, or waiting out its connect
+    timeout, until the end of its timeline."""
+    deadline = time.monotonic() + limit
+    died_at, note = None, ""
+    while True:
+        try:
+            out, _ = proc.communicate(timeout=0.25)
+            return out, note
+        except subprocess.TimeoutExpired:
+            pass
+        now = time.monotonic()
+        if now > deadline:
+            proc.kill()
+            out, _ = proc.communicate()
+            return out, "probe overran its timeline and was killed"
+        if died_at is None and ctl.proc is not None and not ctl.alive():
+            died_at = now
+        if died_at is not None and not note and now - died_at > CONTROLLER_DEATH_GRACE_S:
+            proc.terminate()
+            note = "the probe was stopped early because the controller died"
+
+
 class CtlbenchRunner:
     def __init__(self, cfg: CtlbenchFile, store: Store, results_dir: Path, *,
                  resume: bool = False, log: Callable[[str], None] = print,
@@ -224,17 +252,14 @@ class CtlbenchRunner:
                 t0 = time.monotonic()
             rss = _RssPoller(ctl.pid, t0)
             params["probe_argv"] = argv[1:]
-            params["notes"] = ctl.notes
+            params["notes"] = list(ctl.notes)
             rss.start()
             if proc is None:
                 proc = probe.start(argv, run_dir / "probe.stderr")
                 sampler.watch("probe", proc.pid)
-            try:
-                out, _ = proc.communicate(timeout=probe.time_limit(load))
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                out, _ = proc.communicate()
-                stderr_tail = "probe overran its timeline and was killed"
+            out, stderr_tail = _wait_probe(proc, ctl, probe.time_limit(load))
+            if stderr_tail:
+                params["notes"].append(stderr_tail)
             cpu = sampler.stop()
             rss_series = rss.stop()
             if not ctl.alive():

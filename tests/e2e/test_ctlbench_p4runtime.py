@@ -242,3 +242,27 @@ def test_p4runtime_controller_crash_mid_run_is_reported_and_partial_results_kept
     s = _summ(summaries, run.id)
     assert s["ctl_answered_pps"] > 0 and s["ctl_disconnected"] == 2
     assert run.params["controller_crashed"] is True
+
+
+def test_controller_dying_before_the_devices_are_ready_fails_fast(tmp_path, monkeypatch):
+    """A controller that dies before any device is ready (here: a process that never
+    dials and exits after 0.5 s): the probe is stopped after a short grace, not after its
+    60 s connect timeout, and the run says the controller crashed."""
+    import sys
+
+    from sdnperf.ctlbench import controllers
+
+    def start_dud(spec, run_dir, *args, **kwargs):
+        proc = controllers._Dialer("dud", [sys.executable, "-c", "import time; time.sleep(0.5)"],
+                                   run_dir, 0)
+        running = controllers.Running(spec, "127.0.0.1:1", proc)
+        proc.start()
+        running.pid = proc.pid
+        return running
+
+    monkeypatch.setattr(controllers, "start_p4runtime", start_dud)
+    t0 = time.monotonic()
+    results, runs, summaries = _run(tmp_path, _study('kind = "p4rt"', switches="[1]"))
+    assert time.monotonic() - t0 < 30
+    assert runs[0].status == "failed" and "crashed" in runs[0].error
+    assert results[0].params["probe_status"] == "failed"

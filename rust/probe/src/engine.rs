@@ -941,6 +941,27 @@ pub struct Timeline {
     pub load_start_ns: u64,
 }
 
+static STOP_REQUESTED: AtomicBool = AtomicBool::new(false);
+
+extern "C" fn on_stop_signal(_sig: libc::c_int) {
+    STOP_REQUESTED.store(true, Ordering::SeqCst); // async-signal-safe: one atomic store
+}
+
+/// SIGTERM / SIGINT end the run early instead of killing the probe: no new load, the
+/// measurement window ends, the drain runs, the report is printed (the orchestrator uses
+/// this when the controller died).
+pub fn install_stop_handler() {
+    // SAFETY: the handler only stores to an atomic.
+    unsafe {
+        libc::signal(libc::SIGTERM, on_stop_signal as extern "C" fn(libc::c_int) as libc::sighandler_t);
+        libc::signal(libc::SIGINT, on_stop_signal as extern "C" fn(libc::c_int) as libc::sighandler_t);
+    }
+}
+
+pub fn stop_requested() -> bool {
+    STOP_REQUESTED.load(Ordering::Relaxed)
+}
+
 /// CPU time of this process, in nanoseconds (user + system).
 pub fn process_cpu_ns() -> u64 {
     let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
@@ -989,14 +1010,16 @@ pub fn run_timeline(
     let handles = spawn(&cfg, &sh);
     // wait for every switch to finish its handshake (or fail), bounded
     let deadline = sh.now() + secs(cfg.connect_timeout);
-    while sh.ready.load(Ordering::SeqCst) + sh.failed.load(Ordering::SeqCst) < cfg.switches && sh.now() < deadline {
+    while sh.ready.load(Ordering::SeqCst) + sh.failed.load(Ordering::SeqCst) < cfg.switches && sh.now() < deadline
+        && !stop_requested()
+    {
         std::thread::sleep(Duration::from_millis(2));
     }
     let connected_s = sh.now() as f64 * 1e-9;
     let ready = sh.ready.load(Ordering::SeqCst);
     let mut timeline = Timeline { connected_s, load_started: false, warmup_s: 0.0, measure_s: 0.0, drain_s: 0.0, load_start_ns: 0 };
     let mut cpu_measure_pct = 0.0;
-    if ready > 0 {
+    if ready > 0 && !stop_requested() {
         std::thread::sleep(Duration::from_secs_f64(cfg.settle));
         sh.ready_at_start.store(sh.ready.load(Ordering::SeqCst), Ordering::SeqCst);
         let ls = sh.now();
@@ -1006,6 +1029,11 @@ pub fn run_timeline(
         let ms = ls + secs(cfg.warmup);
         let planned_end = ms + secs(cfg.duration);
         while sh.now() < ms {
+            if stop_requested() {
+                // stopped in the warm-up: an empty measurement window, then the drain
+                let _ = sh.measure_end.fetch_min(ms, Ordering::SeqCst);
+                break;
+            }
             std::thread::sleep(Duration::from_millis(1));
         }
         let (c1, t1) = (process_cpu_ns(), sh.now());
@@ -1015,12 +1043,17 @@ pub fn run_timeline(
             if now >= planned_end || (me != NOT_SET && now >= me) {
                 break;
             }
+            if stop_requested() {
+                // SIGTERM/SIGINT: the measurement ends now; the drain still collects answers
+                let _ = sh.measure_end.fetch_min(now.max(ms), Ordering::SeqCst);
+                break;
+            }
             std::thread::sleep(Duration::from_millis(1));
         }
         let (c2, t2) = (process_cpu_ns(), sh.now());
-        cpu_measure_pct = 100.0 * (c2 - c1) as f64 / (t2 - t1).max(1) as f64;
+        cpu_measure_pct = if t2 > t1 { 100.0 * (c2 - c1) as f64 / (t2 - t1) as f64 } else { 0.0 };
         let me = sh.measure_end.load(Ordering::SeqCst);
-        let end = if me != NOT_SET { me.min(planned_end) } else { planned_end };
+        let end = if me != NOT_SET { me.min(planned_end).max(ms) } else { planned_end };
         timeline.warmup_s = cfg.warmup;
         timeline.measure_s = (end - ms) as f64 * 1e-9;
         timeline.drain_s = cfg.drain;

@@ -55,6 +55,8 @@ P4RUNTIME OPTIONS:
   Packet-outs answer by the id in their frame, Writes by the host MACs in their match.
 
 Output: one JSON document on stdout, schema \"sdnperf-probe/1\" (see rust/probe/README.md).
+SIGTERM or SIGINT ends the run early (the measurement window ends, the drain runs) and
+the report is printed as usual.
 Exit status: 0 when at least one switch completed its handshake, 3 when none did, 2 on bad
 arguments, 1 when the devices cannot listen.
 ";
@@ -67,6 +69,7 @@ fn main() -> ExitCode {
     }
     match args[0].as_str() {
         "openflow" => {
+            engine::install_stop_handler();
             let cfg = match config::parse_openflow_args(&args[1..]) {
                 Ok(c) => c,
                 Err(e) => {
@@ -84,6 +87,7 @@ fn main() -> ExitCode {
             }
         }
         "p4runtime" => {
+            engine::install_stop_handler();
             let cfg = match config::parse_p4runtime_args(&args[1..]) {
                 Ok(c) => c,
                 Err(e) => {
