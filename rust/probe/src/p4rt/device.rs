@@ -620,3 +620,71 @@ pub fn serve(cfg: Arc<Config>, sh: Arc<Shared>, listeners: Vec<std::net::TcpList
     rt.shutdown_background(); // open streams end with the process
     results
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use sdnperf_p4rt_proto::p4::config::v1 as cfgp;
+
+    fn pipeline() -> p4::ForwardingPipelineConfig {
+        let mf = |id: u32, name: &str, bitwidth: i32| cfgp::MatchField { id, name: name.into(), bitwidth, ..Default::default() };
+        let info = cfgp::P4Info {
+            tables: vec![cfgp::Table {
+                preamble: Some(cfgp::Preamble { id: 77, name: "flow_port".into(), ..Default::default() }),
+                match_fields: vec![mf(1, "standard_metadata.ingress_port", 9), mf(2, "hdr.ethernet.srcAddr", 48), mf(3, "hdr.ethernet.dstAddr", 48)],
+                ..Default::default()
+            }],
+            ..Default::default()
+        };
+        p4::ForwardingPipelineConfig { p4info: Some(info), p4_device_config: vec![], cookie: Some(p4::forwarding_pipeline_config::Cookie { cookie: 9 }) }
+    }
+
+    fn entry(src: [u8; 6], dst: [u8; 6]) -> p4::Update {
+        let exact = |field_id: u32, v: &[u8]| p4::FieldMatch {
+            field_id,
+            field_match_type: Some(p4::field_match::FieldMatchType::Exact(p4::field_match::Exact { value: v.to_vec() })),
+        };
+        p4::Update {
+            r#type: p4::update::Type::Insert as i32,
+            entity: Some(p4::Entity {
+                entity: Some(p4::entity::Entity::TableEntry(p4::TableEntry {
+                    table_id: 77,
+                    r#match: vec![exact(1, &[1]), exact(2, &src), exact(3, &dst)],
+                    ..Default::default()
+                })),
+            }),
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn writes_answer_the_oldest_waiting_packet_of_the_host_in_their_match() {
+        let cfg = Arc::new(Config { hosts: 4, ..Config::default() });
+        let sh = Arc::new(Shared::new());
+        let dev = Device::new(2, cfg, sh);
+        let mut c = dev.lock();
+        c.committed = Some(Pipeline::new(pipeline()));
+        c.clk = Clock { load_start: 0, measure_start: 0, measure_end: u64::MAX / 2, run_end: u64::MAX / 2 };
+        // packets 0..8: host h sends seq h and h + 4
+        for s in 0..8 {
+            assert_eq!(c.fl.record(1000 + s, true), s);
+        }
+        let host = |h: u32| frame::host_mac(2, h);
+        // host 1 -> 2 twice: answers seq 1, then seq 5 (the oldest waiting each time)
+        let req = p4::WriteRequest { updates: vec![entry(host(1), host(2))], ..Default::default() };
+        dev.answer_write(&mut c, &req, 5000);
+        dev.answer_write(&mut c, &req, 5000);
+        assert_eq!(c.fl.answered, 2);
+        assert_eq!(c.fl.outstanding, 6);
+        // another device's MACs, or a table without MAC fields: nothing
+        let other = p4::WriteRequest { updates: vec![entry(frame::host_mac(3, 1), frame::host_mac(3, 2))], ..Default::default() };
+        dev.answer_write(&mut c, &other, 5000);
+        assert_eq!(c.fl.answered, 2);
+        // the packet-out for seq 1 arrives later: a duplicate
+        let id = c.fl.id_of(1);
+        let clk = c.clk;
+        c.fl.answer_id(id, &clk, 6000);
+        assert_eq!(c.fl.duplicates, 1);
+        assert_eq!(Pipeline::new(pipeline()).mac_fields.get(&(77, 3)), Some(&MacRole::Dst));
+    }
+}
