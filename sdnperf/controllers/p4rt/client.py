@@ -543,7 +543,9 @@ class StreamSwitchConnection(SwitchConnection):
         self.primary.clear()
         self._ended.set()
         if not self.closed:
-            log.error("%s: stream closed: %s", self.name, reason)
+            # a switch shutting down ends the stream with OK: worth a line, not an error
+            level = logging.WARNING if reason.endswith("OK (0)") else logging.ERROR
+            log.log(level, "%s: stream closed: %s", self.name, reason)
 
     # Packet-outs waiting for the switch's flow-control window beyond this are dropped
     # (counted, logged): a switch that reads the stream slower than packet-ins arrive must
