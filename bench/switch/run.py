@@ -433,7 +433,8 @@ def main():
     R = 1.5 if args.quick else 4.0
     res: dict = {"conditions": {"kernel": os.uname().release, "cpus": os.cpu_count(),
                                 "loadavg_start": os.getloadavg(), "switch": BIN,
-                                "generator": "sdnperf-switch blast (AF_PACKET sendmmsg, 60-byte frames + FCS = 64)"}}
+                                "generator": "64-byte one-core figures: sdnperf-switch blast --mode xdp; recirculation and "
+                                              "LPM rates: blast --mode af_packet (sendmmsg); 60-byte frames + FCS = 64"}}
     fwd = str(PROGS / "l1_fwd.json")
     if args.only == "pps":
         try:
