@@ -35,7 +35,12 @@ END_STREAM, ACK, END_HEADERS, PADDED, PRIORITY_FLAG = 0x1, 0x1, 0x4, 0x8, 0x20
 S_HEADER_TABLE_SIZE, S_ENABLE_PUSH, S_INITIAL_WINDOW_SIZE, S_MAX_FRAME_SIZE = 1, 2, 4, 5
 STREAM_ID = 1
 DEFAULT_WINDOW = 65535
-RECV_WINDOW = 1 << 30          # what we let the server send before we acknowledge
+# What we let the switch send before we acknowledge. Small on purpose: when packet-ins come
+# faster than we answer, the switch must feel it (HTTP/2 flow control) instead of piling
+# seconds of stale packet-ins into our buffers. Measured with ctlbench (rate mode, 1
+# device, 500k/s offered): a 1 GB window answered 54k/s at 460 ms median RTT and timed out
+# 1.6 M packet-ins; 1 MB answers 395k/s at 35 ms with none lost.
+RECV_WINDOW = 1 << 20
 ERROR_NAMES = {0: "NO_ERROR", 1: "PROTOCOL_ERROR", 2: "INTERNAL_ERROR", 3: "FLOW_CONTROL_ERROR",
                5: "STREAM_CLOSED", 6: "FRAME_SIZE_ERROR", 7: "REFUSED_STREAM", 8: "CANCEL",
                11: "ENHANCE_YOUR_CALM"}
