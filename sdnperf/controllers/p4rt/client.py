@@ -116,6 +116,38 @@ class SwitchConnection:
                         msg.error.message)
         # digests, idle timeouts: not used by our apps
 
+    # A synchronous packet-in handler run where the stream is read (no hop to the event
+    # loop): fast_packet_in(conn, packet) -> True when it handled the packet. Set by the
+    # controller for apps whose packet-in handling never waits (l2-learning).
+    fast_packet_in = None
+
+    def _handled_fast(self, msg) -> bool:
+        """True when `fast_packet_in` took care of `msg` (or failed on it: logged, dropped)."""
+        fast = self.fast_packet_in
+        if fast is None or not msg.HasField("packet"):
+            return False
+        self.packet_ins += 1
+        try:
+            if fast(self, msg.packet):
+                return True
+        except Exception:
+            log.exception("%s: packet-in handling failed", self.name)
+            return True
+        self.packet_ins -= 1  # counted again by _handle
+        return False
+
+    async def _drain(self) -> None:
+        """Handle the messages the stream reader queued in `_inbox`, in order."""
+        inbox = self._inbox
+        while inbox:
+            msg = inbox.popleft()
+            try:
+                await self._handle(msg)
+            except asyncio.CancelledError:
+                raise
+            except Exception:
+                log.exception("%s: packet-in handling failed", self.name)
+
     async def connect(self, timeout: float = 20.0) -> None:
         """Open the channel and the stream, and become primary (or raise P4RuntimeError)."""
         options = [("grpc.max_send_message_length", 64 << 20),
@@ -344,25 +376,12 @@ class ThreadedSwitchConnection(SwitchConnection):
                 return
             yield msg
 
-    # A synchronous packet-in handler run on the reader thread itself (no hop to the event
-    # loop): fast_packet_in(conn, packet) -> True when it handled the packet. Set by the
-    # controller for apps whose packet-in handling never waits (l2-learning).
-    fast_packet_in = None
-
     def _read_thread(self) -> None:
         inbox, loop = self._inbox, self.loop
-        fast = self.fast_packet_in
         try:
             for msg in self.stream:
-                if fast is not None and msg.HasField("packet"):
-                    self.packet_ins += 1
-                    try:
-                        if fast(self, msg.packet):
-                            continue
-                    except Exception:
-                        log.exception("%s: packet-in handling failed", self.name)
-                        continue
-                    self.packet_ins -= 1  # counted again by _drain
+                if self._handled_fast(msg):
+                    continue
                 was_empty = not inbox
                 inbox.append(msg)
                 if was_empty:
@@ -376,17 +395,6 @@ class ThreadedSwitchConnection(SwitchConnection):
     def _wake(self) -> None:
         if self._reader is None or self._reader.done():
             self._reader = self.loop.create_task(self._drain())
-
-    async def _drain(self) -> None:
-        inbox = self._inbox
-        while inbox:
-            msg = inbox.popleft()
-            try:
-                await self._handle(msg)
-            except asyncio.CancelledError:
-                raise
-            except Exception:
-                log.exception("%s: packet-in handling failed", self.name)
 
     def send_packet_out(self, packet_out) -> None:
         self._requests.put(p4r.StreamMessageRequest(packet=packet_out))
@@ -466,7 +474,6 @@ class StreamSwitchConnection(SwitchConnection):
     RPCs on grpc.aio. Packet-ins are handled as they are parsed from a socket read; the
     packet-outs they cause leave together in one socket write. No thread hand-offs."""
 
-    fast_packet_in = None  # as ThreadedSwitchConnection.fast_packet_in, run in data_received
 
     async def connect(self, timeout: float = 20.0) -> None:
         from sdnperf.controllers.p4rt import h2stream
@@ -513,31 +520,11 @@ class StreamSwitchConnection(SwitchConnection):
         except Exception as exc:  # DecodeError: skip the message, keep the stream
             log.warning("%s: undecodable stream message (%d bytes): %s", self.name, len(data), exc)
             return
-        fast = self.fast_packet_in
-        if fast is not None and msg.HasField("packet"):
-            self.packet_ins += 1
-            try:
-                if fast(self, msg.packet):
-                    return
-            except Exception:
-                log.exception("%s: packet-in handling failed", self.name)
-                return
-            self.packet_ins -= 1  # counted again by _handle
-        inbox = self._inbox
-        inbox.append(msg)
+        if self._handled_fast(msg):
+            return
+        self._inbox.append(msg)
         if self._reader is None or self._reader.done():
             self._reader = self.loop.create_task(self._drain())
-
-    async def _drain(self) -> None:
-        inbox = self._inbox
-        while inbox:
-            msg = inbox.popleft()
-            try:
-                await self._handle(msg)
-            except asyncio.CancelledError:
-                raise
-            except Exception:
-                log.exception("%s: packet-in handling failed", self.name)
 
     def _on_closed(self, reason: str) -> None:
         self.primary.clear()
