@@ -51,13 +51,16 @@ class ControllerProcess:
     def pid(self) -> int | None:
         return self.proc.pid if self.proc else None
 
-    def start(self, timeout: float = 20.0) -> None:
+    def spawn(self) -> None:
+        """Start the process in its own session, output to `log_path`; no readiness check."""
         self.run_dir.mkdir(parents=True, exist_ok=True)
-        log = open(self.log_path, "wb")
-        self.proc = subprocess.Popen(self.argv, stdout=log, stderr=subprocess.STDOUT,
-                                     stdin=subprocess.DEVNULL, env=self.env,
-                                     start_new_session=True)
-        log.close()
+        with open(self.log_path, "wb") as log:
+            self.proc = subprocess.Popen(self.argv, stdout=log, stderr=subprocess.STDOUT,
+                                         stdin=subprocess.DEVNULL, env=self.env,
+                                         start_new_session=True)
+
+    def start(self, timeout: float = 20.0) -> None:
+        self.spawn()
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:

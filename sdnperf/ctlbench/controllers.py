@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import importlib.util
 import shutil
-import subprocess
 import tempfile
 import time
 from dataclasses import dataclass, field
@@ -135,12 +134,7 @@ class _Dialer(ControllerProcess):
     started = still running after a moment; the probe sees when it became primary."""
 
     def start(self, timeout: float = 20.0) -> None:
-        self.run_dir.mkdir(parents=True, exist_ok=True)
-        log = open(self.log_path, "wb")
-        self.proc = subprocess.Popen(self.argv, stdout=log, stderr=subprocess.STDOUT,
-                                     stdin=subprocess.DEVNULL, env=self.env,
-                                     start_new_session=True)
-        log.close()
+        self.spawn()
         time.sleep(0.2)
         if self.proc.poll() is not None:
             raise ControllerError(f"{self.kind} exited with code {self.proc.returncode} at "

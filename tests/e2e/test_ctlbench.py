@@ -11,38 +11,12 @@ import threading
 
 import pytest
 
-from sdnperf.ctlbench import config, controllers
+from sdnperf.ctlbench import controllers
 from sdnperf.ctlbench.cli import main
-from sdnperf.ctlbench.probe import ProbeError, binary
-from sdnperf.ctlbench.runner import CtlbenchRunner
 from sdnperf.store import Store
+from tests.e2e.ctlbench_support import probe_built, run_metrics, run_study, short_study  # noqa: F401
 
-pytestmark = pytest.mark.e2e
-
-
-@pytest.fixture(scope="module", autouse=True)
-def probe_built():
-    try:
-        binary()
-    except ProbeError as exc:
-        pytest.skip(str(exc))
-
-
-def _short(ctl: str, **load) -> config.CtlbenchFile:
-    load = {"warmup": 0.5, "duration": 1.5, "drain": 0.5, "ceiling": "false", **load}
-    text = (f'[study]\nname = "e2e"\n[[controller]]\n{ctl}\n[load]\n'
-            + "".join(f"{k} = {v}\n" for k, v in load.items()))
-    return config.parse(text)
-
-
-def _run(tmp_path, cfg):
-    with Store(tmp_path / "study.sqlite") as store:
-        sid, results = CtlbenchRunner(cfg, store, tmp_path, log=lambda m: None).run()
-        return results, store.runs(sid), store.summaries(sid)
-
-
-def _answered(summaries, run_id):
-    return {s.metric: s.value for s in summaries if s.run_id == run_id}
+pytestmark = [pytest.mark.e2e, pytest.mark.usefixtures("probe_built")]
 
 
 @pytest.mark.parametrize("ctl", ['kind = "osken"\napp = "l2-learning"',
@@ -50,9 +24,9 @@ def _answered(summaries, run_id):
 def test_real_controller_answers_packet_ins(tmp_path, ctl):
     if "ovs-testcontroller" in ctl and not shutil.which("ovs-testcontroller"):
         pytest.skip("ovs-testcontroller not installed")
-    results, runs, summaries = _run(tmp_path, _short(ctl, switches="[2]", window=8))
+    results, runs, summaries = run_study(tmp_path, short_study(ctl, switches="[2]", window=8))
     assert len(runs) == 1 and runs[0].status == "ok", runs[0].error
-    s = _answered(summaries, runs[0].id)
+    s = run_metrics(summaries, runs[0].id)
     assert s["ctl_answered_pps"] > 50
     assert s["ctl_switches_ready"] == 2 and s["ctl_disconnected"] == 0
     assert 0 < s["ctl_rtt_p50_ms"] <= s["ctl_rtt_p99_ms"] <= s["ctl_rtt_max_ms"]
@@ -82,9 +56,9 @@ def test_rate_mode_latency_mode_and_report(tmp_path):
 def test_faucet_learns_from_emulated_switches(tmp_path):
     if not shutil.which(controllers.process.venv_tool("faucet")):
         pytest.skip("faucet not installed")
-    results, runs, summaries = _run(tmp_path, _short('kind = "faucet"', switches="[1]", window=4))
+    results, runs, summaries = run_study(tmp_path, short_study('kind = "faucet"', switches="[1]", window=4))
     assert runs[0].status == "ok", runs[0].error
-    assert _answered(summaries, runs[0].id)["ctl_answered_pps"] > 10
+    assert run_metrics(summaries, runs[0].id)["ctl_answered_pps"] > 10
 
 
 def test_controller_crash_mid_run_is_reported_and_partial_results_kept(tmp_path, monkeypatch):
@@ -98,12 +72,12 @@ def test_controller_crash_mid_run_is_reported_and_partial_results_kept(tmp_path,
         return running
 
     monkeypatch.setattr(controllers, "start", start_and_schedule_kill)
-    cfg = _short('kind = "osken"\napp = "l2-learning"', switches="[2]", duration=3)
-    results, runs, summaries = _run(tmp_path, cfg)
+    cfg = short_study('kind = "osken"\napp = "l2-learning"', switches="[2]", duration=3)
+    results, runs, summaries = run_study(tmp_path, cfg)
     run = runs[0]
     assert run.status == "failed"
     assert "crashed mid-run" in run.error and "partial results kept" in run.error
-    s = _answered(summaries, run.id)
+    s = run_metrics(summaries, run.id)
     assert s["ctl_answered_pps"] > 0  # measured before the crash
     assert s["ctl_disconnected"] == 2
     assert run.params["controller_crashed"] is True

@@ -13,39 +13,15 @@ import time
 import grpc
 import pytest
 
-from sdnperf.ctlbench import config
 from sdnperf.ctlbench.cli import main
-from sdnperf.ctlbench.probe import ProbeError, binary, wait_devices
-from sdnperf.ctlbench.runner import CtlbenchRunner
-from sdnperf.store import Store
+from sdnperf.ctlbench.probe import binary, wait_devices
+from tests.e2e.ctlbench_support import probe_built, run_metrics, run_study, short_study  # noqa: F401
 
-pytestmark = pytest.mark.e2e
-
-
-@pytest.fixture(scope="module", autouse=True)
-def probe_built():
-    try:
-        binary()
-    except ProbeError as exc:
-        pytest.skip(str(exc))
+pytestmark = [pytest.mark.e2e, pytest.mark.usefixtures("probe_built")]
 
 
-def _study(ctl: str, **load) -> config.CtlbenchFile:
-    load = {"protocol": '"p4runtime"', "warmup": 0.5, "duration": 1.5, "drain": 0.5,
-            "ceiling": "false", **load}
-    text = (f'[study]\nname = "e2e-p4rt"\n[[controller]]\n{ctl}\n[load]\n'
-            + "".join(f"{k} = {v}\n" for k, v in load.items()))
-    return config.parse(text)
-
-
-def _run(tmp_path, cfg):
-    with Store(tmp_path / "study.sqlite") as store:
-        sid, results = CtlbenchRunner(cfg, store, tmp_path, log=lambda m: None).run()
-        return results, store.runs(sid), store.summaries(sid)
-
-
-def _summ(summaries, run_id):
-    return {s.metric: s.value for s in summaries if s.run_id == run_id}
+def p4_study(ctl: str, **load):
+    return short_study(ctl, name="e2e-p4rt", protocol='"p4runtime"', **load)
 
 
 def _doc(tmp_path, key_part: str) -> dict:
@@ -57,11 +33,11 @@ def test_our_p4runtime_controller_answers_every_packet_in(tmp_path):
     """Low rate, 2 devices: the controller becomes primary, pushes l2l3's pipeline (its
     packet_in header gives the ingress_port metadata), and answers every packet-in with a
     packet-out carrying our frame; nothing is lost."""
-    cfg = _study('kind = "p4rt"\napp = "l2-learning"', mode='"rate"', switches="[2]",
+    cfg = p4_study('kind = "p4rt"\napp = "l2-learning"', mode='"rate"', switches="[2]",
                  rate="[50]")
-    results, runs, summaries = _run(tmp_path, cfg)
+    results, runs, summaries = run_study(tmp_path, cfg)
     assert len(runs) == 1 and runs[0].status == "ok", runs[0].error
-    s = _summ(summaries, runs[0].id)
+    s = run_metrics(summaries, runs[0].id)
     assert s["ctl_answered_pps"] == pytest.approx(100, rel=0.2)
     assert s["ctl_lost"] == 0 and s["ctl_switches_ready"] == 2 and s["ctl_disconnected"] == 0
     assert 0 < s["ctl_rtt_p50_ms"] <= s["ctl_rtt_p99_ms"]
@@ -83,10 +59,10 @@ def test_p4runtime_echo_ceiling_and_probe_bound_rule(tmp_path, capsys):
     rate = float(out.split("):", 1)[1].split("packet-ins/s")[0].replace(",", ""))
     assert rate > 20_000, out
     # in a study, the echo run is the ceiling the controller runs are judged against
-    cfg = _study('kind = "echo"', switches="[1]", ceiling="true", ceiling_duration=1.0)
-    results, runs, summaries = _run(tmp_path, cfg)
+    cfg = p4_study('kind = "echo"', switches="[1]", ceiling="true", ceiling_duration=1.0)
+    results, runs, summaries = run_study(tmp_path, cfg)
     assert [r.status for r in runs] == ["ok", "ok"], [r.error for r in runs]
-    echo_run = _summ(summaries, runs[1].id)
+    echo_run = run_metrics(summaries, runs[1].id)
     assert echo_run["ctl_probe_ceiling_pps"] > 0
     assert results[1].params["probe_bound"] is True  # the echo is within 2x of the ceiling
 
@@ -194,14 +170,14 @@ def test_external_p4runtime_controller_dials_the_devices_at_the_given_address(tm
                              "--device", f"2@127.0.0.1:{port + 1}"],
                             stderr=subprocess.DEVNULL, start_new_session=True)
     try:
-        cfg = _study(f'kind = "external"\naddress = "127.0.0.1:{port}"\npid = {echo.pid}',
+        cfg = p4_study(f'kind = "external"\naddress = "127.0.0.1:{port}"\npid = {echo.pid}',
                      switches="[2]", window=4)
-        results, runs, summaries = _run(tmp_path, cfg)
+        results, runs, summaries = run_study(tmp_path, cfg)
     finally:
         echo.kill()
         echo.wait()
     assert runs[0].status == "ok", runs[0].error
-    s = _summ(summaries, runs[0].id)
+    s = run_metrics(summaries, runs[0].id)
     assert s["ctl_answered_pps"] > 100 and s["ctl_switches_ready"] == 2
     assert "ctl_controller_cpu_pct" in s  # sampled through the given pid
     doc = _doc(tmp_path, "external")
@@ -234,12 +210,12 @@ def test_p4runtime_controller_crash_mid_run_is_reported_and_partial_results_kept
         return running
 
     monkeypatch.setattr(controllers, "start_p4runtime", start_and_schedule_kill)
-    cfg = _study('kind = "p4rt"', switches="[2]", mode='"rate"', rate="[200]", duration=3)
-    results, runs, summaries = _run(tmp_path, cfg)
+    cfg = p4_study('kind = "p4rt"', switches="[2]", mode='"rate"', rate="[200]", duration=3)
+    results, runs, summaries = run_study(tmp_path, cfg)
     run = runs[0]
     assert run.status == "failed"
     assert "crashed mid-run" in run.error and "partial results kept" in run.error
-    s = _summ(summaries, run.id)
+    s = run_metrics(summaries, run.id)
     assert s["ctl_answered_pps"] > 0 and s["ctl_disconnected"] == 2
     assert run.params["controller_crashed"] is True
 
@@ -262,7 +238,7 @@ def test_controller_dying_before_the_devices_are_ready_fails_fast(tmp_path, monk
 
     monkeypatch.setattr(controllers, "start_p4runtime", start_dud)
     t0 = time.monotonic()
-    results, runs, summaries = _run(tmp_path, _study('kind = "p4rt"', switches="[1]"))
+    results, runs, summaries = run_study(tmp_path, p4_study('kind = "p4rt"', switches="[1]"))
     assert time.monotonic() - t0 < 30
     assert runs[0].status == "failed" and "crashed" in runs[0].error
     assert results[0].params["probe_status"] == "failed"
