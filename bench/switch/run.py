@@ -297,11 +297,33 @@ def _ksoftirqd(cpu: int) -> list[int]:
     return []
 
 
-def pps_once(kind: str, secs: float, gen_cpu: int, sw_cpu: int, io: str = "auto", nice: int = 0) -> dict:
+def _napi_threads(dev: str) -> set[int]:
+    """PIDs of threaded-NAPI kernel threads named after `dev` (napi/DEV-ID, comm cut at 15)."""
+    out = set()
+    for d in Path("/proc").iterdir():
+        if d.name.isdigit():
+            try:
+                if (d / "comm").read_text().strip().startswith(f"napi/{dev}-"[:15]):
+                    out.add(int(d.name))
+            except OSError:
+                pass
+    return out
+
+
+def pps_once(kind: str, secs: float, gen_cpu: int, sw_cpu: int, io: str = "auto", nice: int = 0,
+             sink_rps: bool = False, own_ingress: bool = False) -> dict:
     """One 64-byte run through `kind` (direct | bridge | switch): offered and forwarded
-    Mpps, and for the switch the CPU use of its core (see the comment above)."""
+    Mpps, and for the switch the CPU use of its core (see the comment above). sink_rps:
+    RPS on the sink veth steers B's receive (backlog processing, IP drop) to gen_cpu, so
+    the switch's core carries only the switch's transmit up to the enqueue on that
+    backlog (an accounting variant; forwarded still = B's rx counter, i.e. frames the
+    sink's backlog accepted). own_ingress: the switch's ingress NAPI (sdpbS1, XDP redirect
+    and copy into the socket) runs as a thread pinned to sw_cpu and is charged to the
+    switch, so the switch core carries exactly the switch's work."""
     with Path3("direct" if kind == "direct" else kind, offloads=False) as p:
         r: dict = {}
+        if sink_rps:
+            ns(NS_B, f"sh -c 'echo {1 << gen_cpu:x} > /sys/class/net/sdpbB0/queues/rx-0/rps_cpus'")
         # NAPI on the receiving veth (GRO on): it takes the generator's xdp_frames
         ns(NS_B if kind == "direct" else NS_S, f"ethtool -K {'sdpbB0' if kind == 'direct' else 'sdpbS1'} gro on",
            check=False)
@@ -312,6 +334,19 @@ def pps_once(kind: str, secs: float, gen_cpu: int, sw_cpu: int, io: str = "auto"
             p.start_switch(str(PROGS / "l1_fwd.json"), extra=("--io", io, "--rx-frames", "32768"), cpu=sw_cpu, nice=nice)
             r["io"] = re.findall(r"=(af_\w+)", _switch_banner(p))
             pids = [p.proc.pid] + _ksoftirqd(sw_cpu)
+            if own_ingress:
+                # threads that exist before are other users' devices of the same name
+                before = _napi_threads("sdpbS1")
+                ns(NS_S, "sh -c 'echo 1 > /sys/class/net/sdpbS1/threaded'")
+                time.sleep(0.1)
+                new = sorted(_napi_threads("sdpbS1") - before)
+                if not new:
+                    raise RuntimeError("own_ingress: no napi/sdpbS1-* thread appeared after threaded=1")
+                for t in new:
+                    sh(f"taskset -pc {sw_cpu} {t}")
+                    if nice:
+                        sh(f"renice -n {nice} -p {t}", check=False)
+                pids += new
         gen = subprocess.Popen(["taskset", "-c", str(gen_cpu), "ip", "netns", "exec", NS_A, BIN, "blast", "sdpbA0",
                                 "--mode", "xdp", "--seconds", str(secs + 1.5), "--dst-mac", SINK_MAC],
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=bool(nice))
@@ -344,14 +379,17 @@ def pps_once(kind: str, secs: float, gen_cpu: int, sw_cpu: int, io: str = "auto"
 
 def pps_bench(args, res: dict):
     gen_cpu, sw_cpu = args.gen_cpu, args.switch_cpu
-    kinds = [("direct", "auto"), ("bridge", "auto"), ("switch", "auto")] + [("switch", "af_packet")] * args.pps_af_packet
+    kinds = [("direct", "auto"), ("bridge", "auto"), ("switch", "auto")] + [("switch", "af_packet")] * args.pps_af_packet \
+        + [("switch", "sink_rps")] * args.pps_sink_rps + [("switch", "own_core")] * args.pps_own_core
     out: dict = {"generator": "sdnperf-switch blast --mode xdp (XDP_TX, BPF_PROG_TEST_RUN live frames)",
                  "nice": args.nice,
                  "gen_cpu": gen_cpu, "switch_cpu": sw_cpu, "runs": {}}
     for rep in range(args.repeat):
         for kind, io in kinds:
             key = kind if io == "auto" else f"{kind}_{io}"
-            r = pps_once(kind, args.pps_seconds, gen_cpu, sw_cpu, io, args.nice)
+            rps, own = io in ("sink_rps", "own_core"), io == "own_core"
+            r = pps_once(kind, args.pps_seconds, gen_cpu, sw_cpu, "auto" if rps else io, args.nice, sink_rps=rps,
+                         own_ingress=own)
             out["runs"].setdefault(key, []).append(r)
             print(f"pps {key} run {rep + 1}: " + ", ".join(f"{k}={v:.3f}" if isinstance(v, float) else f"{k}={v}"
                                                       for k, v in r.items()), flush=True)
@@ -390,6 +428,23 @@ def report_pps(r: dict):
         print(f"  switch / bridge: forwarded {s / max(b, 1e-9):.2f}"
               + (f", one-core capacity {mean('switch', 'mpps_per_core_second') / bridge_core:.2f}" if bridge_core else ""))
         print(f"  switch / direct veth: forwarded {s / max(d, 1e-9):.2f}")
+        print(f"  charged to the switch core (CPU {r['switch_cpu']}): pipeline, AF_XDP transmit, veth "
+              f"transmit and the sink's receive (B's stack, run in the sender's softirq); to the generator core: "
+              f"generator and the switch's ingress NAPI (XDP redirect + copy into the socket)")
+    if "switch_sink_rps" in runs:
+        v = runs["switch_sink_rps"]
+        print(f"  accounting variant switch_sink_rps (sink's receive moved to CPU {r['gen_cpu']} by RPS; the switch "
+              f"core keeps the transmit up to the enqueue on B's backlog): forwarded "
+              f"{_ms([x['forwarded_mpps'] for x in v])} Mpps at {_ms([x['switch_cpu_pct'] for x in v])} % of the "
+              f"switch core = {_ms([x['mpps_per_core_second'] for x in v])} Mpps per switch CPU-second (headline row "
+              f"'switch': {_ms([x['mpps_per_core_second'] for x in runs['switch']])}); the switch's ingress "
+              f"stays on CPU {r['gen_cpu']}")
+    if "switch_own_core" in runs:
+        v = runs["switch_own_core"]
+        print(f"  accounting variant switch_own_core (switch core = ingress NAPI thread + switch process + its "
+              f"transmit up to B's backlog; generator and sink's receive on CPU {r['gen_cpu']}): forwarded "
+              f"{_ms([x['forwarded_mpps'] for x in v])} Mpps at {_ms([x['switch_cpu_pct'] for x in v])} % of the "
+              f"switch core = {_ms([x['mpps_per_core_second'] for x in v])} Mpps per switch CPU-second")
 
 
 def slope(xs, ys):
@@ -423,6 +478,12 @@ def main():
                          "machine takes little of their cores; 0 = leave as is")
     ap.add_argument("--pps-af-packet", action="store_const", const=1, default=0,
                     help="also measure the switch with --io af_packet in the pps figures")
+    ap.add_argument("--pps-sink-rps", action="store_const", const=1, default=0,
+                    help="also measure the switch with the sink's receive steered (RPS) to --gen-cpu: an "
+                         "accounting variant in which the switch's core no longer carries the sink's stack")
+    ap.add_argument("--pps-own-core", action="store_const", const=1, default=0,
+                    help="also measure the switch with the sink's receive on --gen-cpu (RPS) and its ingress NAPI "
+                         "as a thread on --switch-cpu: the switch core carries the switch's work and nothing else")
     args = ap.parse_args()
     if os.geteuid() != 0:
         sys.exit("run as root")
