@@ -334,6 +334,7 @@ def pps_once(kind: str, secs: float, gen_cpu: int, sw_cpu: int, io: str = "auto"
             p.start_switch(str(PROGS / "l1_fwd.json"), extra=("--io", io, "--rx-frames", "32768"), cpu=sw_cpu, nice=nice)
             r["io"] = re.findall(r"=(af_\w+)", _switch_banner(p))
             pids = [p.proc.pid] + _ksoftirqd(sw_cpu)
+            nk = len(pids)  # pids[nk:] are ingress NAPI threads (own_ingress)
             if own_ingress:
                 # threads that exist before are other users' devices of the same name
                 before = _napi_threads("sdpbS1")
@@ -371,7 +372,9 @@ def pps_once(kind: str, secs: float, gen_cpu: int, sw_cpu: int, io: str = "auto"
             cpu = [(b - a) / 1e9 / dt for a, b in zip(c0, c1)]
             r["switch_cpu_pct"] = 100 * sum(cpu)
             r["switch_process_cpu_pct"] = 100 * cpu[0]
-            r["ksoftirqd_cpu_pct"] = 100 * sum(cpu[1:])
+            r["ksoftirqd_cpu_pct"] = 100 * sum(cpu[1:nk])
+            if own_ingress:
+                r["ingress_napi_cpu_pct"] = 100 * sum(cpu[nk:])
             r["mpps_per_core_second"] = r["forwarded_mpps"] / sum(cpu) if sum(cpu) > 0 else None
             p.stop_switch()
         return r
@@ -444,7 +447,8 @@ def report_pps(r: dict):
         print(f"  accounting variant switch_own_core (switch core = ingress NAPI thread + switch process + its "
               f"transmit up to B's backlog; generator and sink's receive on CPU {r['gen_cpu']}): forwarded "
               f"{_ms([x['forwarded_mpps'] for x in v])} Mpps at {_ms([x['switch_cpu_pct'] for x in v])} % of the "
-              f"switch core = {_ms([x['mpps_per_core_second'] for x in v])} Mpps per switch CPU-second")
+              f"switch core (ingress NAPI thread {_ms([x['ingress_napi_cpu_pct'] for x in v])} %) = "
+              f"{_ms([x['mpps_per_core_second'] for x in v])} Mpps per switch CPU-second")
 
 
 def slope(xs, ys):
