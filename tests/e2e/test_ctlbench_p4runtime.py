@@ -63,8 +63,19 @@ def test_p4runtime_echo_ceiling_and_probe_bound_rule(tmp_path, capsys):
     results, runs, summaries = run_study(tmp_path, cfg)
     assert [r.status for r in runs] == ["ok", "ok"], [r.error for r in runs]
     echo_run = run_metrics(summaries, runs[1].id)
-    assert echo_run["ctl_probe_ceiling_pps"] > 0
-    assert results[1].params["probe_bound"] is True  # the echo is within 2x of the ceiling
+    ceiling, answered = echo_run["ctl_probe_ceiling_pps"], echo_run["ctl_answered_pps"]
+    assert ceiling > 0 and answered > 0
+    # The rule is judged against that ceiling: an echo run answering within 2x of it is
+    # probe-bound. Which side it falls on depends on two 1-s measurements of a busy
+    # machine, so the test checks the judgement, with a 5 % margin for the two rate
+    # definitions (summary over the window vs the probe's totals).
+    reasons = results[1].params["probe_bound_reasons"]
+    assert results[1].params["probe_bound"] is bool(reasons)
+    ceiling_reason = any("ceiling" in why for why in reasons)
+    if answered * 2 > ceiling * 1.05:
+        assert ceiling_reason, (answered, ceiling, reasons)
+    elif answered * 2 < ceiling * 0.95:
+        assert not ceiling_reason, (answered, ceiling, reasons)
 
 
 def _raw_stream(address: str):
