@@ -14,7 +14,7 @@ fi
 
 APT_PACKAGES=(
   mininet openvswitch-switch openvswitch-testcontroller
-  iperf iperf3 iputils-ping tcpdump iproute2 ethtool bridge-utils procps psmisc d-itg ffmpeg
+  iperf iperf3 iputils-ping tcpdump iproute2 ethtool bridge-utils procps psmisc kmod d-itg ffmpeg
   python3-venv python3-pip python3-dev build-essential pkg-config ca-certificates curl
 )
 missing=()
@@ -44,8 +44,13 @@ echo "==> pip install sdnperf"
 # Rust tools (compiler, switch). rustup's cargo lives in ~/.cargo/bin.
 export PATH="$HOME/.cargo/bin:$PATH"
 if ! command -v cargo >/dev/null; then
-  echo "==> cargo not found: installing Debian's cargo"
-  apt-get install -y -q --no-install-recommends cargo rustc
+  # Debian 12's own rustc (1.63) is too old for our crates (tonic, tokio); bookworm ships a
+  # current one as rustc-web/cargo-web. Elsewhere (Ubuntu) the distribution's cargo.
+  apt-get update -q
+  rust_pkgs=(cargo rustc)
+  if apt-cache show cargo-web >/dev/null 2>&1; then rust_pkgs=(cargo-web rustc-web); fi
+  echo "==> cargo not found: installing ${rust_pkgs[*]}"
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${rust_pkgs[@]}"
 fi
 echo "==> cargo build --release (rust/)"
 cargo build --release --quiet --manifest-path rust/Cargo.toml
