@@ -12,16 +12,10 @@ import json
 import select
 import socket
 import statistics
-import subprocess
 import sys
-import tempfile
 import time
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
-from sdnperf import p4  # noqa: E402
-from sdnperf.arch.p4 import find_grpc_daemon  # noqa: E402
-from sdnperf.controllers import process  # noqa: E402
+from one_switch import switch_and_controller
 
 
 def main() -> int:
@@ -29,28 +23,7 @@ def main() -> int:
     ap.add_argument("--count", type=int, default=50)
     ap.add_argument("--transport", choices=["h2", "threads", "aio"], default="h2")
     args = ap.parse_args()
-    for a, b in (("lat1a", "lat1b"), ("lat2a", "lat2b")):
-        subprocess.run(["ip", "link", "add", a, "type", "veth", "peer", "name", b], check=True)
-        for i in (a, b):
-            subprocess.run(["ip", "link", "set", i, "up"], check=True)
-            Path(f"/proc/sys/net/ipv6/conf/{i}/disable_ipv6").write_text("1")
-    prog = p4.compiled("l2l3")
-    port = process.free_port()
-    run_dir = Path(tempfile.mkdtemp(prefix="p4-lat-"))
-    sw = subprocess.Popen([find_grpc_daemon(), "-i", "1@lat1b", "-i", "2@lat2b", "--cpu-port", "255",
-                           "--grpc-port", str(port), "--device-id", "1", "--die-with-parent"],
-                          stdout=subprocess.DEVNULL, stderr=open(run_dir / "switch.log", "w"))
-    ctl = None
-    try:
-        time.sleep(0.5)
-        ctl = process.p4rt_controller({"app": "l2-learning", "p4info": str(prog.p4info),
-                                       "device_config": str(prog.json), "transport": args.transport,
-                                       "switches": [{"name": "s1", "device_id": 1,
-                                                     "address": f"127.0.0.1:{port}",
-                                                     "ports": [1, 2]}]}, run_dir)
-        ctl.start()
-        while not (ctl.state() or {}).get("ready"):
-            time.sleep(0.05)
+    with switch_and_controller("lat", args.transport):
         tx = socket.socket(socket.AF_PACKET, socket.SOCK_RAW)
         tx.bind(("lat1a", 0))
         rx = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(0x88B5))
@@ -75,13 +48,6 @@ def main() -> int:
                           "min_ms": round(lat[0], 3), "median_ms": round(statistics.median(lat), 3),
                           "p90_ms": round(lat[int(0.9 * (len(lat) - 1))], 3),
                           "max_ms": round(lat[-1], 3), "first_five_ms": first}))
-    finally:
-        if ctl is not None:
-            ctl.stop()
-        sw.terminate()
-        sw.wait(timeout=5)
-        for a in ("lat1a", "lat2a"):
-            subprocess.run(["ip", "link", "del", a], capture_output=True)
     return 0
 
 

@@ -26,7 +26,6 @@ import shutil
 import socket
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 from pathlib import Path
@@ -35,14 +34,9 @@ import psutil
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 from sdnperf import p4  # noqa: E402
-from sdnperf.arch.p4 import find_grpc_daemon  # noqa: E402
-from sdnperf.controllers import process  # noqa: E402
+from one_switch import switch_and_controller  # noqa: E402
 
 FRAME = (bytes.fromhex("000000000002" "000000000001") + b"\x08\x00" + bytes(46))
-
-
-def sh(*cmd):
-    subprocess.run(cmd, check=True)
 
 
 def rx(iface: str) -> int:
@@ -135,48 +129,15 @@ def main() -> int:
     if Path("/sys/class/net/pin1a").exists():
         print("pin1a exists: run me in a private namespace (see --help)", file=sys.stderr)
         return 2
-    for a, b in (("pin1a", "pin1b"), ("pin2a", "pin2b")):
-        sh("ip", "link", "add", a, "type", "veth", "peer", "name", b)
-        for i in (a, b):
-            sh("ip", "link", "set", i, "up")
-            Path(f"/proc/sys/net/ipv6/conf/{i}/disable_ipv6").write_text("1")
-    prog = p4.compiled("l2l3")
-    port = process.free_port()
-    run_dir = Path(tempfile.mkdtemp(prefix="p4-pktin-sw-"))
-    sw = subprocess.Popen([find_grpc_daemon(), "-i", "1@pin1b", "-i", "2@pin2b", "--cpu-port", "255",
-                           "--grpc-port", str(port), "--device-id", "1", "--die-with-parent"],
-                          stdout=subprocess.DEVNULL, stderr=open(run_dir / "switch.log", "w"))
-    ctl = None
-    try:
-        time.sleep(0.5)
-        ctl = process.p4rt_controller({"app": "l2-learning", "p4info": str(prog.p4info),
-                                       "device_config": str(prog.json), "transport": args.transport,
-                                       "switches": [{"name": "s1", "device_id": 1,
-                                                     "address": f"127.0.0.1:{port}",
-                                                     "ports": [1, 2]}]}, run_dir)
-        ctl.start()
-        for _ in range(200):
-            st = ctl.state()
-            if st and st.get("ready"):
-                break
-            time.sleep(0.05)
-        else:
-            raise SystemExit(f"controller not ready:\n{ctl.log_tail()}")
+    with switch_and_controller("pin", args.transport) as (sw, ctl, run_dir):
         for _ in range(args.repeat):
             print(json.dumps(one_run(args, ctl, sw, args.seconds)), flush=True)
             time.sleep(0.5)
-    finally:
-        if ctl is not None:
-            ctl.stop()
-        sw.terminate()
-        sw.wait(timeout=5)
-        # the daemon's exit counters: packet-ins it could not queue for the controller
-        # (packet_in_dropped) and port drops say where unanswered frames went
-        counters = [line.strip() for line in (run_dir / "switch.log").read_text().splitlines()
-                    if "counters" in line or line.strip().startswith("port ")]
-        print(json.dumps({"switch_exit_counters": counters}))
-        for a in ("pin1a", "pin2a"):
-            subprocess.run(["ip", "link", "del", a], capture_output=True)
+    # the daemon's exit counters: packet-ins it could not queue for the controller
+    # (packet_in_dropped) and port drops say where unanswered frames went
+    counters = [line.strip() for line in (run_dir / "switch.log").read_text().splitlines()
+                if "counters" in line or line.strip().startswith("port ")]
+    print(json.dumps({"switch_exit_counters": counters}))
     return 0
 
 

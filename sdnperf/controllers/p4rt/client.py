@@ -148,8 +148,8 @@ class SwitchConnection:
             except Exception:
                 log.exception("%s: packet-in handling failed", self.name)
 
-    async def connect(self, timeout: float = 20.0) -> None:
-        """Open the channel and the stream, and become primary (or raise P4RuntimeError)."""
+    async def _open_channel(self, timeout: float) -> None:
+        """The grpc.aio channel and stub for unary RPCs, once the server answers."""
         options = [("grpc.max_send_message_length", 64 << 20),
                    ("grpc.max_receive_message_length", 64 << 20)]
         self.channel = grpc.aio.insecure_channel(self.address, options=options)
@@ -159,6 +159,10 @@ class SwitchConnection:
             raise P4RuntimeError(f"{self.name}: no P4Runtime server at {self.address} "
                                  f"after {timeout:.0f}s") from None
         self.stub = p4r_grpc.P4RuntimeStub(self.channel)
+
+    async def connect(self, timeout: float = 20.0) -> None:
+        """Open the channel and the stream, and become primary (or raise P4RuntimeError)."""
+        await self._open_channel(timeout)
         self.stream = self.stub.StreamChannel()
         await self.stream.write(p4r.StreamMessageRequest(arbitration=p4r.MasterArbitrationUpdate(
             device_id=self.device_id, election_id=self.election_id)))
@@ -474,7 +478,6 @@ class StreamSwitchConnection(SwitchConnection):
     RPCs on grpc.aio. Packet-ins are handled as they are parsed from a socket read; the
     packet-outs they cause leave together in one socket write. No thread hand-offs."""
 
-
     async def connect(self, timeout: float = 20.0) -> None:
         from sdnperf.controllers.p4rt import h2stream
         self.loop = loop = asyncio.get_running_loop()
@@ -482,15 +485,7 @@ class StreamSwitchConnection(SwitchConnection):
         if not host or not port.isdigit():
             raise P4RuntimeError(f"{self.name}: transport h2 needs a HOST:PORT address, got "
                                  f"{self.address!r} (\"transport\": \"threads\" takes any gRPC target)")
-        options = [("grpc.max_send_message_length", 64 << 20),
-                   ("grpc.max_receive_message_length", 64 << 20)]
-        self.channel = grpc.aio.insecure_channel(self.address, options=options)
-        try:
-            await asyncio.wait_for(self.channel.channel_ready(), timeout)
-        except asyncio.TimeoutError:
-            raise P4RuntimeError(f"{self.name}: no P4Runtime server at {self.address} "
-                                 f"after {timeout:.0f}s") from None
-        self.stub = p4r_grpc.P4RuntimeStub(self.channel)
+        await self._open_channel(timeout)
         self._inbox: collections.deque = collections.deque()
         self._ended = asyncio.Event()
         self._parse = p4r.StreamMessageResponse.FromString
