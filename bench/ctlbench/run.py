@@ -120,20 +120,7 @@ def main() -> int:
             for c in ctls:
                 if c["kind"] == "echo":
                     continue
-                sat = saturation.get(c["kind"]) or 100.0
-                rate, last_ok = float(max(25, 2 ** math.floor(math.log2(max(sat / 4, 1))))), None
-                while rate <= 512_000:
-                    cfg = study("bench-ctlbench", [c], mode="rate", switches=[1], rate=[rate],
-                                duration=dur)
-                    (r,) = run(cfg, store, out, log)
-                    lines.append(row(r, f"rate {rate:g}/s"))
-                    s = summ(r)
-                    if r.status != "ok" or s.get("ctl_answered_pps", 0) < 0.9 * rate:
-                        break
-                    last_ok = rate
-                    rate *= 2
-                lines.append(f"| **{CtlbenchFile.model_validate({'controller': [c]}).controller[0].label}** "
-                             f"| 1 | knee | ≥ 90 % answered up to **{last_ok or 0:g}/s** offered | | | | | |")
+                lines += knee(c, saturation.get(c["kind"]), 512_000, {}, "rate", store, out, log, dur)
         if args.protocol in ("p4runtime", "both"):
             lines += [""] + p4runtime_section(store, out, log, dur, args.quick, kinds)
     text = "\n".join(lines)
@@ -172,21 +159,29 @@ def p4runtime_section(store, out, log, dur, quick, kinds) -> list[str]:
     lines += ["", "### P4Runtime: knee (rate mode, 1 device, offered rate doubled until < 90 % "
               "answered)", HEADER]
     for c in [c for c in ctls if c["kind"] != "echo"]:
-        sat = saturation.get(c["kind"]) or 100.0
-        rate, last_ok = float(max(25, 2 ** math.floor(math.log2(max(sat / 4, 1))))), None
-        while rate <= 1_024_000:
-            cfg = study("bench-ctlbench", [c], mode="rate", switches=[1], rate=[rate],
-                        duration=dur, **p4)
-            (r,) = run(cfg, store, out, log)
-            lines.append(row(r, f"p4runtime rate {rate:g}/s"))
-            s = summ(r)
-            if r.status != "ok" or s.get("ctl_answered_pps", 0) < 0.9 * rate:
-                break
-            last_ok = rate
-            rate *= 2
-        label = CtlbenchFile.model_validate({"controller": [c], "load": p4}).controller[0].label
-        lines.append(f"| **{label}** | 1 | knee | ≥ 90 % answered up to **{last_ok or 0:g}/s** "
-                     "offered | | | | | |")
+        lines += knee(c, saturation.get(c["kind"]), 1_024_000, p4, "p4runtime rate", store, out,
+                      log, dur)
+    return lines
+
+
+def knee(c: dict, saturation: float | None, max_rate: float, load: dict, what: str,
+         store, out, log, dur) -> list[str]:
+    """Rate mode, 1 switch: double the offered rate, from about a quarter of the saturation
+    rate, until < 90 % is answered; a row per step and the knee's row."""
+    lines = []
+    rate, last_ok = float(max(25, 2 ** math.floor(math.log2(max((saturation or 100.0) / 4, 1))))), None
+    while rate <= max_rate:
+        cfg = study("bench-ctlbench", [c], mode="rate", switches=[1], rate=[rate], duration=dur,
+                    **load)
+        (r,) = run(cfg, store, out, log)
+        lines.append(row(r, f"{what} {rate:g}/s"))
+        if r.status != "ok" or summ(r).get("ctl_answered_pps", 0) < 0.9 * rate:
+            break
+        last_ok = rate
+        rate *= 2
+    label = CtlbenchFile.model_validate({"controller": [c], "load": load}).controller[0].label
+    lines.append(f"| **{label}** | 1 | knee | ≥ 90 % answered up to **{last_ok or 0:g}/s** "
+                 "offered | | | | | |")
     return lines
 
 
