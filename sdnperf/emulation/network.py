@@ -36,8 +36,9 @@ def check_link_features(spec: TopoSpec, architectures=(), netem: Capability | No
         cap = netem if netem is not None else capabilities.netem()
         if not cap.ok:
             from sdnperf.arch import architecture_class
-            blocked = [a for a in architectures if not architecture_class(a).impairs_links_itself(a)]
-            able = [a for a in architectures if architecture_class(a).impairs_links_itself(a)]
+            able, blocked = [], []
+            for a in architectures:
+                (able if architecture_class(a).impairs_links_itself(a) else blocked).append(a)
             if blocked or not architectures:
                 who = (f"architecture(s) {', '.join(arch_label(a) for a in blocked)} cannot run "
                        "this study here" if blocked else "no architecture can run it here")
