@@ -139,7 +139,6 @@ class CtlbenchRunner:
         self.resume, self.log = resume, log
         self.source, self.environment = source, environment or {}
         self.ceiling: dict[int, float] = {}
-        self._extra: list[str] = []  # probe options the OpenFlow controller needs
 
     def run(self) -> tuple[int, list[RunResult]]:
         study_id = self.store.open_study(self.cfg.study.name, self.source,
@@ -188,8 +187,10 @@ class CtlbenchRunner:
                          error=error, started=started, finished=time.time(),
                          **({"cpu": cpu} if cpu is not None else {}))
 
-    def _probe_argv(self, spec: RunSpec, binary: str, target: str) -> list[str]:
-        """`target`: the controller's address (OpenFlow) or the devices file (P4Runtime)."""
+    def _probe_argv(self, spec: RunSpec, binary: str, target: str,
+                    extra: list[str] | None = None) -> list[str]:
+        """`target`: the controller's address (OpenFlow) or the devices file (P4Runtime);
+        `extra`: probe options the OpenFlow controller needs."""
         load = self.cfg.load
         kw = {}
         if spec.ceiling:
@@ -200,7 +201,7 @@ class CtlbenchRunner:
             listen = spec.controller.address if spec.controller.kind == "external" else None
             return probe.p4runtime_argv(binary, Path(target), load, spec.switches, rate,
                                         listen=listen, **kw)
-        return probe.openflow_argv(binary, target, load, spec.switches, rate, self._extra, **kw)
+        return probe.openflow_argv(binary, target, load, spec.switches, rate, extra, **kw)
 
     def run_one(self, spec: RunSpec, binary: str) -> RunResult:
         load = self.cfg.load
@@ -244,8 +245,7 @@ class CtlbenchRunner:
                     ctl = controllers.start(spec.controller, run_dir, load, spec.switches, binary)
                 except ControllerError as exc:
                     return self._failed(spec, params, f"controller did not start: {exc}", started)
-                self._extra = list(ctl.probe_args)
-                argv = self._probe_argv(spec, binary, ctl.address)
+                argv = self._probe_argv(spec, binary, ctl.address, list(ctl.probe_args))
                 if ctl.pid:
                     sampler.watch("controller", ctl.pid)
                 sampler.start()
