@@ -78,13 +78,7 @@ fn main() -> ExitCode {
                 }
             };
             let out = engine::run(cfg.clone());
-            let doc = report::build(&cfg, &out);
-            println!("{}", serde_json::to_string(&doc).unwrap_or_else(|_| "{}".into()));
-            if doc["switches"]["ready"].as_u64().unwrap_or(0) == 0 {
-                ExitCode::from(3)
-            } else {
-                ExitCode::SUCCESS
-            }
+            print_report(&cfg, &out)
         }
         "p4runtime" => {
             engine::install_stop_handler();
@@ -102,13 +96,7 @@ fn main() -> ExitCode {
                     return ExitCode::from(1);
                 }
             };
-            let doc = report::build(&cfg, &out);
-            println!("{}", serde_json::to_string(&doc).unwrap_or_else(|_| "{}".into()));
-            if doc["switches"]["ready"].as_u64().unwrap_or(0) == 0 {
-                ExitCode::from(3)
-            } else {
-                ExitCode::SUCCESS
-            }
+            print_report(&cfg, &out)
         }
         "p4runtime-echo" => match p4runtime_echo(&args[1..]) {
             Ok(()) => ExitCode::SUCCESS,
@@ -151,6 +139,18 @@ fn main() -> ExitCode {
             eprintln!("sdnperf-probe: unknown command {other:?} (see --help)");
             ExitCode::from(2)
         }
+    }
+}
+
+/// Prints the JSON report of a finished run (either protocol); exit 3 when no switch
+/// ever completed its handshake.
+fn print_report(cfg: &config::Config, out: &engine::RunOutput) -> ExitCode {
+    let doc = report::build(cfg, out);
+    println!("{}", serde_json::to_string(&doc).unwrap_or_else(|_| "{}".into()));
+    if doc["switches"]["ready"].as_u64().unwrap_or(0) == 0 {
+        ExitCode::from(3)
+    } else {
+        ExitCode::SUCCESS
     }
 }
 
