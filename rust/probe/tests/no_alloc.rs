@@ -42,7 +42,7 @@ fn packet_in_out_round_trip_allocates_nothing() {
     let mut pout = Vec::with_capacity(4096);
     let clk = Clock { load_start: 0, measure_start: 0, measure_end: u64::MAX / 2, run_end: u64::MAX / 2 };
     let mut now = 1_000u64;
-    let mut round = |fl: &mut Flight, pin: &mut Vec<u8>, pout: &mut Vec<u8>, fr: &mut Vec<u8>, now: u64| {
+    let round = |fl: &mut Flight, pin: &mut Vec<u8>, pout: &mut Vec<u8>, fr: &mut Vec<u8>, now: u64| {
         let (n, measured) = fl.due(&cfg, &clk, now, Phase::Measure, false, 1 << 20);
         for _ in 0..n {
             let seq = fl.record(now, measured);

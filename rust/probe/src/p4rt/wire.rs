@@ -257,7 +257,6 @@ pub fn encode_packet_in(out: &mut impl BufMut, fr: &mut [u8], layout: &PacketInL
     let mut vals = [[0u8; 8]; 8];
     let mut lens = [0usize; 8];
     let mut meta_len = 0;
-    let n_meta = layout.fields.len().min(8);
     for (k, &(mid, width, kind)) in layout.fields.iter().take(8).enumerate() {
         let v = match kind {
             MetaKind::IngressPort => port as u64,
@@ -273,23 +272,30 @@ pub fn encode_packet_in(out: &mut impl BufMut, fr: &mut [u8], layout: &PacketInL
     out.put_u8((1 << 3) | WT_LEN);
     put_varint(out, fr.len() as u64);
     out.put_slice(fr);
-    for (k, &(mid, _, _)) in layout.fields.iter().take(n_meta).enumerate() {
-        out.put_u8((2 << 3) | WT_LEN);
-        put_varint(out, entry_len(mid, lens[k]) as u64);
-        if mid != 0 {
-            out.put_u8((1 << 3) | WT_VARINT);
-            put_varint(out, mid as u64);
-        }
-        out.put_u8((2 << 3) | WT_LEN);
-        put_varint(out, lens[k] as u64);
-        out.put_slice(&vals[k][..lens[k]]);
+    for (k, &(mid, _, _)) in layout.fields.iter().take(8).enumerate() {
+        put_metadata(out, mid, &vals[k][..lens[k]]);
     }
 }
 
+/// Encoded length of a PacketMetadata body (metadata_id omitted when 0, as protobuf does).
 #[inline]
 fn entry_len(mid: u32, vlen: usize) -> usize {
     let id_part = if mid != 0 { 1 + varint_len(mid as u64) } else { 0 };
     id_part + 1 + varint_len(vlen as u64) + vlen
+}
+
+/// Write one `metadata` field (2) of a PacketIn/PacketOut: key, length, PacketMetadata body.
+#[inline]
+fn put_metadata(out: &mut impl BufMut, mid: u32, value: &[u8]) {
+    out.put_u8((2 << 3) | WT_LEN);
+    put_varint(out, entry_len(mid, value.len()) as u64);
+    if mid != 0 {
+        out.put_u8((1 << 3) | WT_VARINT);
+        put_varint(out, mid as u64);
+    }
+    out.put_u8((2 << 3) | WT_LEN);
+    put_varint(out, value.len() as u64);
+    out.put_slice(value);
 }
 
 /// The emulated device's StreamChannel codec.
@@ -464,15 +470,7 @@ pub fn encode_packet_out(out: &mut impl BufMut, payload: &[u8], port_id: u32, po
     out.put_u8((1 << 3) | WT_LEN);
     put_varint(out, payload.len() as u64);
     out.put_slice(payload);
-    out.put_u8((2 << 3) | WT_LEN);
-    put_varint(out, entry as u64);
-    if port_id != 0 {
-        out.put_u8((1 << 3) | WT_VARINT);
-        put_varint(out, port_id as u64);
-    }
-    out.put_u8((2 << 3) | WT_LEN);
-    put_varint(out, port.len() as u64);
-    out.put_slice(port);
+    put_metadata(out, port_id, port);
 }
 
 /// Our echo controller's StreamChannel codec; `ingress_id`: metadata id of the packet-in's
