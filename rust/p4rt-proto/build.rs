@@ -5,7 +5,7 @@
 //! else the repository's .venv, else python3.
 
 use prost::Message;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 
 fn main() {
@@ -26,13 +26,12 @@ fn main() {
     let mut errors = vec![];
     let mut fds_bytes = None;
     for py in &candidates {
-        match Command::new(py).arg(&script).output() {
-            Ok(o) if o.status.success() && !o.stdout.is_empty() => {
-                fds_bytes = Some(o.stdout);
+        match dump_fds(py, &script, None) {
+            Ok(b) => {
+                fds_bytes = Some(b);
                 break;
             }
-            Ok(o) => errors.push(format!("{}: {}", py, String::from_utf8_lossy(&o.stderr).lines().last().unwrap_or(""))),
-            Err(e) => errors.push(format!("{}: {}", py, e)),
+            Err(e) => errors.push(format!("{py}: {e}")),
         }
     }
     if fds_bytes.is_none() {
@@ -50,13 +49,12 @@ fn main() {
             if !ok {
                 continue;
             }
-            match Command::new(py).arg(&script).env("PYTHONPATH", &out).output() {
-                Ok(o) if o.status.success() && !o.stdout.is_empty() => {
-                    fds_bytes = Some(o.stdout);
+            match dump_fds(py, &script, Some(&out)) {
+                Ok(b) => {
+                    fds_bytes = Some(b);
                     break;
                 }
-                Ok(o) => errors.push(format!("{} (pip --target): {}", py, String::from_utf8_lossy(&o.stderr).lines().last().unwrap_or(""))),
-                Err(e) => errors.push(format!("{} (pip --target): {}", py, e)),
+                Err(e) => errors.push(format!("{py} (pip --target): {e}")),
             }
         }
     }
@@ -74,4 +72,19 @@ fn main() {
         .build_client(true)
         .compile_fds(fds)
         .expect("generating P4Runtime code");
+}
+
+/// Runs py/dump_fds.py with interpreter `py` (extra PYTHONPATH if given): the serialized
+/// FileDescriptorSet, or the last line of its stderr / the spawn error.
+fn dump_fds(py: &str, script: &Path, pythonpath: Option<&Path>) -> Result<Vec<u8>, String> {
+    let mut cmd = Command::new(py);
+    cmd.arg(script);
+    if let Some(p) = pythonpath {
+        cmd.env("PYTHONPATH", p);
+    }
+    match cmd.output() {
+        Ok(o) if o.status.success() && !o.stdout.is_empty() => Ok(o.stdout),
+        Ok(o) => Err(String::from_utf8_lossy(&o.stderr).lines().last().unwrap_or("").to_string()),
+        Err(e) => Err(e.to_string()),
+    }
 }
