@@ -111,19 +111,27 @@ class L2Learning(App):
         await self.fabric.write(device, [update("INSERT", multicast_group(p, [q for q in ports if q != p]))
                                          for p in ports])
 
-    def packet_in_sync(self, device: int, in_port: int, payload: bytes, out) -> None:
-        """The same decision without awaiting, for the connection's reader thread:
-        out.packet_out(payload, port=, group=) and out.write(updates) queue without waiting.
-        Per-switch tables are only touched by that switch's thread; counters under a lock."""
+    def _learn(self, device: int, in_port: int, payload: bytes):
+        """Learn the frame's source port; (port to send it to, None = flood; the flow_port
+        Update to write or None), or None for frames the app ignores (runts, LLDP)."""
         if len(payload) < 14 or payload[12:14] == ETH_LLDP:
-            return
+            return None
         dst, src = payload[0:6], payload[6:12]
         table = self.port_of.setdefault(device, {})
         table[src] = in_port
         out_port = table.get(dst) if not dst[0] & 1 else None
-        upd = None
-        if out_port is not None:
-            upd = self.flow_update(device, in_port, src, dst, out_port)
+        if out_port is None:
+            return None, None
+        return out_port, self.flow_update(device, in_port, src, dst, out_port)
+
+    def packet_in_sync(self, device: int, in_port: int, payload: bytes, out) -> None:
+        """The same decision without awaiting, for the connection's reader thread:
+        out.packet_out(payload, port=, group=) and out.write(updates) queue without waiting.
+        Per-switch tables are only touched by that switch's thread; counters under a lock."""
+        decision = self._learn(device, in_port, payload)
+        if decision is None:
+            return
+        out_port, upd = decision
         with self.fabric.state.lock:
             self.fabric.state.packet_ins += 1
             self.fabric.state.flow_mods += upd is not None
@@ -135,17 +143,14 @@ class L2Learning(App):
             out.packet_out(payload, port=out_port)
 
     async def packet_in(self, device: int, in_port: int, payload: bytes) -> None:
-        if len(payload) < 14 or payload[12:14] == ETH_LLDP:
+        decision = self._learn(device, in_port, payload)
+        if decision is None:
             return
+        out_port, upd = decision
         self.fabric.state.packet_ins += 1
-        dst, src = payload[0:6], payload[6:12]
-        table = self.port_of.setdefault(device, {})
-        table[src] = in_port
-        out_port = table.get(dst) if not dst[0] & 1 else None
         if out_port is None:
             await self.fabric.packet_out(device, payload, group=in_port)
             return
-        upd = self.flow_update(device, in_port, src, dst, out_port)
         if upd is not None:
             self.fabric.state.flow_mods += 1
             await self.fabric.write(device, [upd], wait=False)
