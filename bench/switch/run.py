@@ -286,28 +286,26 @@ def _xdp_xmit(netns: str, dev: str) -> int:
     return sum(int(m) for m in re.findall(r"tx_queue_\d+_xdp_xmit: (\d+)", out))
 
 
-def _ksoftirqd(cpu: int) -> list[int]:
+def _pids_by_comm(match) -> list[int]:
+    """PIDs of the tasks whose name (/proc/PID/comm) satisfies `match`."""
+    out = []
     for d in Path("/proc").iterdir():
         if d.name.isdigit():
             try:
-                if (d / "comm").read_text().strip() == f"ksoftirqd/{cpu}":
-                    return [int(d.name)]
+                if match((d / "comm").read_text().strip()):
+                    out.append(int(d.name))
             except OSError:
                 pass
-    return []
+    return out
+
+
+def _ksoftirqd(cpu: int) -> list[int]:
+    return _pids_by_comm(lambda c: c == f"ksoftirqd/{cpu}")[:1]
 
 
 def _napi_threads(dev: str) -> set[int]:
     """PIDs of threaded-NAPI kernel threads named after `dev` (napi/DEV-ID, comm cut at 15)."""
-    out = set()
-    for d in Path("/proc").iterdir():
-        if d.name.isdigit():
-            try:
-                if (d / "comm").read_text().strip().startswith(f"napi/{dev}-"[:15]):
-                    out.add(int(d.name))
-            except OSError:
-                pass
-    return out
+    return set(_pids_by_comm(lambda c: c.startswith(f"napi/{dev}-"[:15])))
 
 
 def pps_once(kind: str, secs: float, gen_cpu: int, sw_cpu: int, io: str = "auto", nice: int = 0,
