@@ -14,7 +14,7 @@ const SYS_BPF: libc::c_long = 321;
 const BPF_MAP_CREATE: u32 = 0;
 const BPF_MAP_UPDATE_ELEM: u32 = 2;
 pub(crate) const BPF_PROG_LOAD: u32 = 5;
-pub(crate) const BPF_LINK_CREATE: u32 = 28;
+const BPF_LINK_CREATE: u32 = 28;
 const BPF_MAP_TYPE_XSKMAP: u32 = 17;
 pub(crate) const BPF_PROG_TYPE_XDP: u32 = 6;
 pub(crate) const BPF_XDP: u32 = 37;
@@ -59,6 +59,16 @@ pub(crate) fn put32(a: &mut [u8; 128], off: usize, v: u32) {
 }
 pub(crate) fn put64(a: &mut [u8; 128], off: usize, v: u64) {
     a[off..off + 8].copy_from_slice(&v.to_ne_bytes());
+}
+
+/// Attaches an XDP program to an interface through a BPF link and returns the link fd:
+/// the program stays attached until that fd is closed (or the process exits).
+pub(crate) fn attach_xdp(prog_fd: i32, ifindex: u32) -> io::Result<i32> {
+    let mut a = [0u8; 128];
+    put32(&mut a, 0, prog_fd as u32);
+    put32(&mut a, 4, ifindex);
+    put32(&mut a, 8, BPF_XDP);
+    bpf(BPF_LINK_CREATE, &mut a)
 }
 
 pub(crate) fn insn(code: u8, dst: u8, src: u8, off: i16, imm: i32) -> u64 {
@@ -290,12 +300,7 @@ impl AfXdpPort {
         put64(&mut a, 8, &key as *const u32 as u64);
         put64(&mut a, 16, &val as *const u32 as u64);
         bpf(BPF_MAP_UPDATE_ELEM, &mut a).map_err(|e| fail("xskmap update", e))?;
-        // attach through a link (detached automatically when we exit)
-        let mut a = [0u8; 128];
-        put32(&mut a, 0, prog_fd as u32);
-        put32(&mut a, 4, ifindex);
-        put32(&mut a, 8, BPF_XDP);
-        let link_fd = bpf(BPF_LINK_CREATE, &mut a).map_err(|e| fail("attach (BPF_LINK_CREATE)", e))?;
+        let link_fd = attach_xdp(prog_fd, ifindex).map_err(|e| fail("attach (BPF_LINK_CREATE)", e))?;
         let p = AfXdpPort {
             name: name.to_string(),
             fd,

@@ -12,7 +12,7 @@
 //!
 //! Also: an XDP_DROP program to attach as a cheap sink (`attach_drop`).
 
-use super::afxdp::{bpf, insn, put32, put64, BPF_LINK_CREATE, BPF_PROG_LOAD, BPF_PROG_TYPE_XDP, BPF_XDP};
+use super::afxdp::{attach_xdp, bpf, insn, put32, put64, BPF_PROG_LOAD, BPF_PROG_TYPE_XDP, BPF_XDP};
 use std::io;
 
 const BPF_PROG_TEST_RUN: u32 = 10;
@@ -80,11 +80,7 @@ impl Drop for XdpGen {
 pub fn attach_drop(iface: &str) -> Result<i32, String> {
     let ifindex = super::afpacket::ifindex(iface).map_err(|e| format!("{}: {}", iface, e))? as u32;
     let prog_fd = load_const_prog(XDP_DROP, BPF_XDP).map_err(|e| format!("{}: xdp sink: prog load: {}", iface, e))?;
-    let mut a = [0u8; 128];
-    put32(&mut a, 0, prog_fd as u32);
-    put32(&mut a, 4, ifindex);
-    put32(&mut a, 8, BPF_XDP);
-    let r = bpf(BPF_LINK_CREATE, &mut a).map_err(|e| format!("{}: xdp sink: attach: {}", iface, e));
+    let r = attach_xdp(prog_fd, ifindex).map_err(|e| format!("{}: xdp sink: attach: {}", iface, e));
     unsafe { libc::close(prog_fd) };
     r
 }
