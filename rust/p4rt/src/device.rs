@@ -149,7 +149,7 @@ impl Device {
             let ts = self.tables.get_mut(&t.id).unwrap();
             for (h, e) in st.entries.iter().enumerate() {
                 let Some(e) = e else { continue };
-                if let Some(entry) = Self::entry_from_switch(&pipe, t, st, e) {
+                if let Some(entry) = Self::entry_from_switch(&pipe, t, e) {
                     let kb = Self::entry_key(&entry.r#match, entry.priority);
                     ts.by_key.insert(kb, Stored { handle: h as u32, oneshot: None, entry, last_hit_ns: now_ns(), last_count: 0, idle_notified: false });
                 }
@@ -173,7 +173,7 @@ impl Device {
     }
 
     /// A switch table entry as P4Runtime shows it (for entries the program installs).
-    fn entry_from_switch(pipe: &Pipe, t: &TableInfo, st: &sdnperf_switch::tables::Table, e: &sdnperf_switch::tables::Entry) -> Option<p4::TableEntry> {
+    fn entry_from_switch(pipe: &Pipe, t: &TableInfo, e: &sdnperf_switch::tables::Entry) -> Option<p4::TableEntry> {
         use p4::field_match::FieldMatchType as M;
         let mut m = vec![];
         for (i, f) in t.fields.iter().enumerate() {
@@ -213,7 +213,6 @@ impl Device {
         let aid = *pipe.action_by_sw.get(&e.action)?;
         let ai = &pipe.actions[&aid];
         let params = ai.params.iter().zip(e.data.iter()).map(|((id, _), v)| p4::action::Param { param_id: *id, value: u128_to_bytes(*v) }).collect();
-        let _ = st;
         Some(p4::TableEntry {
             table_id: t.id,
             r#match: m,

@@ -507,7 +507,6 @@ impl Engine {
         j.buf.clear();
         j.buf.extend_from_slice(&src.buf);
         j.phv.orig.copy_from_slice(&src.phv.orig); // same bytes
-
         j.payload_off = src.payload_off;
         j.out.clear();
         j.in_port = src.in_port;
