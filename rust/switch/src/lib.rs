@@ -12,7 +12,10 @@
 //! - `ports`    — packet I/O back ends (memory for STF, AF_PACKET for Linux interfaces)
 //! - `stf`      — STF test runner
 //! - `ctl`      — runtime control commands, server and client
+//! - `bpf`      — the bpf(2) system call (maps, programs, XDP links, test runs)
+//! - `xdpfast`  — XDP fast path: simple programs compiled to eBPF, run in the kernel
 
+pub mod bpf;
 pub mod ctl;
 pub mod dataplane;
 pub mod exec;
@@ -25,6 +28,7 @@ pub mod pre;
 pub mod stf;
 pub mod switch;
 pub mod tables;
+pub mod xdpfast;
 
 /// Loads a program: BMv2 JSON, or P4 source compiled through the p4c crate.
 pub fn load_program(path: &str) -> Result<pipeline::Program, String> {

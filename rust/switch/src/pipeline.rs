@@ -146,7 +146,7 @@ pub struct Action {
     pub prims: Vec<Prim>,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Node {
     Table(u32),
     Cond(u32),

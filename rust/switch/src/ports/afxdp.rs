@@ -7,17 +7,10 @@
 //! TSO/GSO super-packets: attaching XDP to a veth turns GSO off on its peer), so this
 //! back end is for runs with host offloads off.
 
+use crate::bpf::{attach_xdp, bpf, insn, put32, put64, BPF_MAP_CREATE, BPF_MAP_TYPE_XSKMAP, BPF_MAP_UPDATE_ELEM, BPF_PROG_LOAD, BPF_PROG_TYPE_XDP, BPF_XDP};
 use std::io;
 use std::sync::atomic::{AtomicU32, Ordering};
 
-const SYS_BPF: libc::c_long = 321;
-const BPF_MAP_CREATE: u32 = 0;
-const BPF_MAP_UPDATE_ELEM: u32 = 2;
-pub(crate) const BPF_PROG_LOAD: u32 = 5;
-const BPF_LINK_CREATE: u32 = 28;
-const BPF_MAP_TYPE_XSKMAP: u32 = 17;
-pub(crate) const BPF_PROG_TYPE_XDP: u32 = 6;
-pub(crate) const BPF_XDP: u32 = 37;
 
 const AF_XDP: i32 = 44;
 const SOL_XDP: i32 = 283;
@@ -44,36 +37,6 @@ const FRAME: usize = 2048;
 /// and completion rings of TX_FRAMES, the rest.
 pub const RX_FRAMES_DEFAULT: usize = 8192;
 const TX_FRAMES: usize = 2048;
-
-pub(crate) fn bpf(cmd: u32, attr: &mut [u8; 128]) -> io::Result<i32> {
-    let r = unsafe { libc::syscall(SYS_BPF, cmd as libc::c_long, attr.as_mut_ptr(), 128usize) };
-    if r < 0 {
-        Err(io::Error::last_os_error())
-    } else {
-        Ok(r as i32)
-    }
-}
-
-pub(crate) fn put32(a: &mut [u8; 128], off: usize, v: u32) {
-    a[off..off + 4].copy_from_slice(&v.to_ne_bytes());
-}
-pub(crate) fn put64(a: &mut [u8; 128], off: usize, v: u64) {
-    a[off..off + 8].copy_from_slice(&v.to_ne_bytes());
-}
-
-/// Attaches an XDP program to an interface through a BPF link and returns the link fd:
-/// the program stays attached until that fd is closed (or the process exits).
-pub(crate) fn attach_xdp(prog_fd: i32, ifindex: u32) -> io::Result<i32> {
-    let mut a = [0u8; 128];
-    put32(&mut a, 0, prog_fd as u32);
-    put32(&mut a, 4, ifindex);
-    put32(&mut a, 8, BPF_XDP);
-    bpf(BPF_LINK_CREATE, &mut a)
-}
-
-pub(crate) fn insn(code: u8, dst: u8, src: u8, off: i16, imm: i32) -> u64 {
-    (code as u64) | (((src << 4 | dst) as u64) << 8) | (((off as u16) as u64) << 16) | (((imm as u32) as u64) << 32)
-}
 
 #[repr(C)]
 #[derive(Default, Clone, Copy)]

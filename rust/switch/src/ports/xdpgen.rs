@@ -12,10 +12,10 @@
 //!
 //! Also: an XDP_DROP program to attach as a cheap sink (`attach_drop`).
 
-use super::afxdp::{attach_xdp, bpf, insn, put32, put64, BPF_PROG_LOAD, BPF_PROG_TYPE_XDP, BPF_XDP};
+use crate::bpf::{attach_xdp, bpf, insn, put32, put64, BPF_PROG_LOAD, BPF_PROG_TYPE_XDP, BPF_XDP};
 use std::io;
 
-const BPF_PROG_TEST_RUN: u32 = 10;
+use crate::bpf::BPF_PROG_TEST_RUN;
 const BPF_F_TEST_XDP_LIVE_FRAMES: u32 = 1 << 1;
 const XDP_DROP: i32 = 1;
 const XDP_TX: i32 = 3;

@@ -1,0 +1,166 @@
+//! The XDP fast path against the engine: every program of the test corpus in the fast
+//! path's subset, its STF table set-up, and its STF packets plus thousands of mutated and
+//! random ones, run through both (the fast path with BPF_PROG_TEST_RUN, needs root).
+//! Wherever the fast path finishes a packet (forward or drop) it must agree with the
+//! engine byte for byte; what it hands to the engine is counted, and must stay a minority
+//! for well-formed packets.
+
+use sdnperf_switch::exec::Engine;
+use sdnperf_switch::switch::Switch;
+use sdnperf_switch::xdpfast::{self, FastPath, Outcome};
+use std::path::PathBuf;
+
+fn programs() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/programs")
+}
+
+/// The engine's verdict: (egress port, bytes) of every copy sent.
+fn engine_run(eng: &mut Engine, port: u32, pkt: &[u8]) -> Vec<(u32, Vec<u8>)> {
+    let j = eng.new_packet(port, pkt, None);
+    let mut to_egress = Vec::new();
+    eng.ingress(j, 0, &mut to_egress);
+    let mut out = Vec::new();
+    while let Some(j) = to_egress.pop() {
+        let (mut tx, mut recirc, mut more) = (Vec::new(), Vec::new(), Vec::new());
+        eng.egress(j, 0, 0, &mut tx, &mut recirc, &mut more);
+        to_egress.extend(more);
+        for t in tx {
+            let mut v = Vec::new();
+            t.out_bytes(&mut v);
+            out.push((t.egress_port, v));
+        }
+    }
+    out
+}
+
+/// xorshift: reproducible packets without a dependency
+struct Rng(u64);
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n as u64) as usize
+    }
+}
+
+fn stf_packets(stf: &str) -> Vec<(u32, Vec<u8>)> {
+    stf.lines()
+        .filter_map(|l| {
+            let mut t = l.split_whitespace();
+            if t.next()? != "packet" {
+                return None;
+            }
+            let port: u32 = t.next()?.parse().ok()?;
+            let hex: String = t.collect();
+            let bytes = (0..hex.len() / 2).map(|i| u8::from_str_radix(&hex[2 * i..2 * i + 2], 16).ok()).collect::<Option<Vec<u8>>>()?;
+            Some((port, bytes))
+        })
+        .collect()
+}
+
+/// Runs `name` (STF set-up + packets + mutations) through engine and fast path.
+/// Returns (packets compared, punted).
+fn differential(name: &str, extra_setup: &[&str], seed: u64) -> (usize, usize) {
+    let json = programs().join(format!("{}.json", name));
+    let stf = std::fs::read_to_string(programs().join(format!("{}.stf", name))).unwrap();
+    let prog = sdnperf_switch::json::load_file(json.to_str().unwrap()).unwrap();
+    let mut sw = Switch::new(Engine::new(prog));
+    // table and multicast set-up only: the STF without its packets and expectations
+    let setup: String = stf
+        .lines()
+        .filter(|l| !l.trim_start().starts_with("packet") && !l.trim_start().starts_with("expect"))
+        .chain(extra_setup.iter().copied())
+        .collect::<Vec<_>>()
+        .join("\n");
+    let r = sdnperf_switch::stf::run(&mut sw, &setup);
+    assert!(r.passed, "{}: set-up failed: {}", name, r.report);
+    let ports: Vec<(u32, u32)> = (0..8).map(|p| (p, 1)).collect(); // every port -> lo (never used: test runs do not redirect)
+    let fp = FastPath::new(&sw.eng.prog, &ports, None).unwrap_or_else(|e| panic!("{}: {}", name, e));
+    let base = stf_packets(&stf);
+    assert!(!base.is_empty());
+    let mut rng = Rng(seed);
+    let (mut compared, mut punted) = (0, 0);
+    for i in 0..4000 {
+        let (port, mut pkt) = base[i % base.len()].clone();
+        let port = if i % 7 == 0 { rng.below(5) as u32 } else { port };
+        match i % 4 {
+            0 => {}
+            1 => {
+                // a few random bytes in the headers
+                for _ in 0..1 + rng.below(3) {
+                    let at = rng.below(pkt.len().min(40));
+                    pkt[at] = rng.next() as u8;
+                }
+            }
+            2 => pkt.truncate(rng.below(pkt.len() + 1)),
+            _ => {
+                let n = rng.below(80);
+                pkt = (0..n).map(|_| rng.next() as u8).collect();
+            }
+        }
+        if pkt.len() < 14 {
+            continue; // no Ethernet header: never reaches an XDP hook (test runs refuse it)
+        }
+        let want = engine_run(&mut sw.eng, port, &pkt);
+        match fp.test_packet(port, &pkt).unwrap() {
+            Outcome::Punt => punted += 1,
+            Outcome::Drop => {
+                assert!(want.is_empty(), "{}: packet {} port {} {:02x?}: fast path dropped, engine sent {:02x?}", name, i, port, pkt, want);
+                compared += 1;
+            }
+            Outcome::Forward(p, bytes) => {
+                assert_eq!(want, vec![(p, bytes.clone())], "{}: packet {} port {} {:02x?}: fast path sent to {} {:02x?}", name, i, port, pkt, p, bytes);
+                compared += 1;
+            }
+        }
+    }
+    let c = fp.counters();
+    assert_eq!(c[2] as usize, punted, "punt counter");
+    (compared, punted)
+}
+
+#[test]
+fn corpus_programs_in_the_subset_are_recognised() {
+    let mut inside = Vec::new();
+    for e in std::fs::read_dir(programs()).unwrap().flatten() {
+        let p = e.path();
+        if p.extension().map(|x| x == "json").unwrap_or(false) {
+            let prog = sdnperf_switch::json::load_file(p.to_str().unwrap()).unwrap();
+            if xdpfast::unsupported_reason(&prog).is_none() {
+                inside.push(p.file_stem().unwrap().to_string_lossy().to_string());
+            }
+        }
+    }
+    inside.sort();
+    assert_eq!(inside, ["l1_fwd", "l2_basic", "l2_mcast"]);
+    // and the reasons name what is missing
+    let q = sdnperf_switch::json::load_file(programs().join("queues.json").to_str().unwrap()).unwrap();
+    assert!(xdpfast::unsupported_reason(&q).unwrap().contains("enq_qdepth"));
+    let c = sdnperf_switch::json::load_file(programs().join("basic_l3.json").to_str().unwrap()).unwrap();
+    assert!(xdpfast::unsupported_reason(&c).unwrap().contains("checksum"));
+}
+
+#[test]
+fn l1_fwd_agrees_with_the_engine() {
+    let (compared, punted) = differential("l1_fwd", &[], 0x1234_5678_9abc_def1);
+    println!("l1_fwd: {} compared, {} punted", compared, punted);
+    assert!(compared > 2000, "too few packets finished by the fast path: {}", compared);
+}
+
+#[test]
+fn l2_basic_agrees_with_the_engine() {
+    let (compared, punted) = differential("l2_basic", &[], 0x0bad_cafe_f00d_0001);
+    println!("l2_basic: {} compared, {} punted", compared, punted);
+    assert!(compared > 300 && punted > 0, "compared {} punted {}", compared, punted); // floods go to the engine (multicast)
+}
+
+#[test]
+fn l2_mcast_agrees_with_the_engine() {
+    let (compared, punted) = differential("l2_mcast", &[], 0x5eed_0000_0000_0007);
+    println!("l2_mcast: {} compared, {} punted", compared, punted);
+    assert!(compared > 500 && punted > 0, "compared {} punted {}", compared, punted);
+}
