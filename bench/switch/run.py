@@ -309,7 +309,7 @@ def _napi_threads(dev: str) -> set[int]:
 
 
 def pps_once(kind: str, secs: float, gen_cpu: int, sw_cpu: int, io: str = "auto", nice: int = 0,
-             sink_rps: bool = False, own_ingress: bool = False) -> dict:
+             sink_rps: bool = False, own_ingress: bool = False, fastpath: bool = False) -> dict:
     """One 64-byte run through `kind` (direct | bridge | switch): offered and forwarded
     Mpps, and for the switch the CPU use of its core (see the comment above). sink_rps:
     RPS on the sink veth steers B's receive (backlog processing, IP drop) to gen_cpu, so
@@ -317,7 +317,10 @@ def pps_once(kind: str, secs: float, gen_cpu: int, sw_cpu: int, io: str = "auto"
     backlog (an accounting variant; forwarded still = B's rx counter, i.e. frames the
     sink's backlog accepted). own_ingress: the switch's ingress NAPI (sdpbS1, XDP redirect
     and copy into the socket) runs as a thread pinned to sw_cpu and is charged to the
-    switch, so the switch core carries exactly the switch's work."""
+    switch, so the switch core carries exactly the switch's work. fastpath: the switch runs
+    the program in the XDP hook (`--xdp-fastpath`), which forwards by XDP redirect inside
+    sdpbS1's NAPI, i.e. on the generator's core like the Linux bridge; the sink then gets
+    xdp_frames and needs its NAPI on (GRO), exactly as in the direct run."""
     with Path3("direct" if kind == "direct" else kind, offloads=False) as p:
         r: dict = {}
         if sink_rps:
@@ -325,11 +328,16 @@ def pps_once(kind: str, secs: float, gen_cpu: int, sw_cpu: int, io: str = "auto"
         # NAPI on the receiving veth (GRO on): it takes the generator's xdp_frames
         ns(NS_B if kind == "direct" else NS_S, f"ethtool -K {'sdpbB0' if kind == 'direct' else 'sdpbS1'} gro on",
            check=False)
+        if fastpath:
+            ns(NS_B, "ethtool -K sdpbB0 gro on", check=False)
         pids: list[int] = []
         if kind == "switch":
             # a deep AF_XDP receive ring (64 MiB): the generator's core hands frames over in
             # bursts of NAPI polls, which an 8192-frame ring does not always absorb
-            p.start_switch(str(PROGS / "l1_fwd.json"), extra=("--io", io, "--rx-frames", "32768"), cpu=sw_cpu, nice=nice)
+            p.start_switch(str(PROGS / "l1_fwd.json"), extra=("--io", io, "--rx-frames", "32768")
+                           + ("--xdp-fastpath",) * fastpath, cpu=sw_cpu, nice=nice)
+            if fastpath and "xdp fast path on" not in _switch_banner(p):
+                raise RuntimeError(f"fast path did not start: {_switch_banner(p)}")
             r["io"] = re.findall(r"=(af_\w+)", _switch_banner(p))
             pids = [p.proc.pid] + _ksoftirqd(sw_cpu)
             nk = len(pids)  # pids[nk:] are ingress NAPI threads (own_ingress)
@@ -381,16 +389,17 @@ def pps_once(kind: str, secs: float, gen_cpu: int, sw_cpu: int, io: str = "auto"
 def pps_bench(args, res: dict):
     gen_cpu, sw_cpu = args.gen_cpu, args.switch_cpu
     kinds = [("direct", "auto"), ("bridge", "auto"), ("switch", "auto")] + [("switch", "af_packet")] * args.pps_af_packet \
-        + [("switch", "sink_rps")] * args.pps_sink_rps + [("switch", "own_core")] * args.pps_own_core
+        + [("switch", "sink_rps")] * args.pps_sink_rps + [("switch", "own_core")] * args.pps_own_core \
+        + [("switch", "fastpath")] * args.pps_fastpath
     out: dict = {"generator": "sdnperf-switch blast --mode xdp (XDP_TX, BPF_PROG_TEST_RUN live frames)",
                  "nice": args.nice,
                  "gen_cpu": gen_cpu, "switch_cpu": sw_cpu, "runs": {}}
     for rep in range(args.repeat):
         for kind, io in kinds:
             key = kind if io == "auto" else f"{kind}_{io}"
-            rps, own = io in ("sink_rps", "own_core"), io == "own_core"
-            r = pps_once(kind, args.pps_seconds, gen_cpu, sw_cpu, "auto" if rps else io, args.nice, sink_rps=rps,
-                         own_ingress=own)
+            rps, own, fast = io in ("sink_rps", "own_core"), io == "own_core", io == "fastpath"
+            r = pps_once(kind, args.pps_seconds, gen_cpu, sw_cpu, "auto" if rps or fast else io, args.nice, sink_rps=rps,
+                         own_ingress=own, fastpath=fast)
             out["runs"].setdefault(key, []).append(r)
             print(f"pps {key} run {rep + 1}: " + ", ".join(f"{k}={v:.3f}" if isinstance(v, float) else f"{k}={v}"
                                                       for k, v in r.items()), flush=True)
@@ -440,6 +449,17 @@ def report_pps(r: dict):
               f"switch core = {_ms([x['mpps_per_core_second'] for x in v])} Mpps per switch CPU-second (headline row "
               f"'switch': {_ms([x['mpps_per_core_second'] for x in runs['switch']])}); the switch's ingress "
               f"stays on CPU {r['gen_cpu']}")
+    if "switch_fastpath" in runs:
+        v = runs["switch_fastpath"]
+        f = mean("switch_fastpath", "forwarded_mpps")
+        cap = 1 / (1 / f - 1 / d) if 0 < f < d else None
+        print(f"  switch_fastpath (--xdp-fastpath: l1_fwd compiled to eBPF, forwarding by XDP redirect in sdpbS1's "
+              f"NAPI on CPU {r['gen_cpu']}, together with the generator and the sink's receive, like the bridge): "
+              f"forwarded {_ms([x['forwarded_mpps'] for x in v])} Mpps = {f / max(d, 1e-9):.2f} of direct veth, "
+              f"{f / max(b, 1e-9):.2f} of the bridge; switch process {_ms([x['switch_process_cpu_pct'] for x in v])} % "
+              f"of CPU {r['switch_cpu']}"
+              + (f"; one-core capacity (derived as for the bridge) {cap:.2f} Mpps" if cap else
+                 "; forwarded as much as direct veth (capacity above what this generator can show)"))
     if "switch_own_core" in runs:
         v = runs["switch_own_core"]
         print(f"  accounting variant switch_own_core (switch core = ingress NAPI thread + switch process + its "
@@ -472,6 +492,9 @@ def main():
                     help="pps: only the 64-byte one-core forwarding rate (direct veth, bridge, switch)")
     ap.add_argument("--repeat", type=int, default=3, help="runs per path for the pps figures (default 3)")
     ap.add_argument("--pps-seconds", type=float, default=3.0, help="measurement window per pps run")
+    ap.add_argument("--pps-fastpath", action="store_const", const=1, default=0,
+                    help="also measure the switch with --xdp-fastpath (the program runs in the kernel's XDP hook; "
+                         "sink GRO on as in the direct run)")
     ap.add_argument("--gen-cpu", type=int, default=0, help="CPU of the generator and the sink's NAPI thread")
     ap.add_argument("--switch-cpu", type=int, default=1, help="CPU of the forwarder (switch process + ingress NAPI)")
     ap.add_argument("--nice", type=int, default=-20,

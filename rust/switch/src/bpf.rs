@@ -11,6 +11,7 @@ pub const BPF_MAP_DELETE_ELEM: u32 = 3;
 pub const BPF_PROG_LOAD: u32 = 5;
 pub const BPF_PROG_TEST_RUN: u32 = 10;
 pub const BPF_LINK_CREATE: u32 = 28;
+pub const BPF_LINK_UPDATE: u32 = 29;
 pub const BPF_PROG_TYPE_XDP: u32 = 6;
 pub const BPF_XDP: u32 = 37;
 

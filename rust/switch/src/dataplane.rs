@@ -10,6 +10,7 @@ use crate::exec::Job;
 const RX_BATCH: usize = 256;
 use crate::ports::PortIo;
 use crate::switch::{Switch, MAX_PORTS};
+use crate::xdpfast::FastPath;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::Receiver;
 
@@ -42,8 +43,32 @@ pub struct Opts {
     pub spin_ns: u64,
 }
 
-pub fn run(mut sw: Switch, mut ports: Vec<Port>, ctl_rx: Option<Receiver<Request>>, opts: Opts) -> Result<(), String> {
+/// Runs the loop. `fast`: the XDP fast path serving these ports (see `xdpfast`): its
+/// maps follow every control request, and it is off while the switch shapes traffic.
+pub fn run(mut sw: Switch, mut ports: Vec<Port>, ctl_rx: Option<Receiver<Request>>, opts: Opts, mut fast: Option<FastPath>) -> Result<(), String> {
     let cpu_port = opts.cpu_port;
+    let mut fast_on = fast.is_some();
+    let follow_control = |sw: &Switch, fast: &mut Option<FastPath>, fast_on: &mut bool| {
+        if let Some(fp) = fast.as_mut() {
+            let want = !sw.shapes_traffic();
+            match fp.sync(&sw.eng.prog) {
+                Err(e) => {
+                    if *fast_on {
+                        eprintln!("sdnperf-switch: xdp fast path off: {}", e);
+                    }
+                    *fast_on = false;
+                }
+                Ok(()) => {
+                    if want != *fast_on {
+                        eprintln!("sdnperf-switch: xdp fast path {}", if want { "on" } else { "off while ports are impaired or rate-limited" });
+                    }
+                    *fast_on = want;
+                    let _ = fp.set_enabled(want);
+                }
+            }
+        }
+    };
+    follow_control(&sw, &mut fast, &mut fast_on);
     let mut by_num: Vec<Option<usize>> = vec![None; MAX_PORTS];
     for (i, p) in ports.iter().enumerate() {
         by_num[p.num as usize] = Some(i);
@@ -66,9 +91,14 @@ pub fn run(mut sw: Switch, mut ports: Vec<Port>, ctl_rx: Option<Receiver<Request
             }
         }
         if let Some(rx) = &ctl_rx {
+            let mut changed = false;
             while let Ok(req) = rx.try_recv() {
                 let ans = ctl::execute(&mut sw, &req.line);
                 let _ = req.reply.send(ans);
+                changed = true;
+            }
+            if changed {
+                follow_control(&sw, &mut fast, &mut fast_on);
             }
         }
         let now = sw.eng.now_ns();
@@ -160,6 +190,10 @@ pub fn run(mut sw: Switch, mut ports: Vec<Port>, ctl_rx: Option<Receiver<Request
         "sdnperf-switch: counters: rx={} tx={} dropped={} parser_errors={} recirculations={} recirc_dropped={} queue_dropped={} impair_dropped={} cpu_port_packets={}",
         s.rx, s.tx, s.dropped, s.parser_errors, s.recirculations, sw.recirc_dropped, sw.queue_dropped, sw.impair_dropped, cpu_dropped
     );
+    if let Some(fp) = &fast {
+        let [fwd, dropped, punted] = fp.counters();
+        eprintln!("sdnperf-switch: xdp fast path: forwarded={} dropped={} to_engine={}", fwd, dropped, punted);
+    }
     for p in &ports {
         let (rx, tx, txd, extra) = p.io.counters();
         eprintln!("  port {} {} ({}): rx={} tx={} tx_dropped={} {}", p.num, p.io.name(), p.io.kind(), rx, tx, txd, extra);

@@ -2,6 +2,7 @@ use sdnperf_switch::{load_program, stf};
 use sdnperf_switch::exec::Engine;
 use sdnperf_switch::switch::Switch;
 use sdnperf_switch::ports::{afpacket::AfPacketPort, afxdp::AfXdpPort, xdpgen::XdpGen, PortIo};
+use sdnperf_switch::xdpfast::FastPath;
 use sdnperf_switch::impair::{parse_port_spec, Direction, ImpairCfg};
 use sdnperf_switch::{ctl, dataplane};
 use std::io::Write;
@@ -255,6 +256,7 @@ fn cmd_run(args: &[String]) -> Result<(), String> {
     let mut spin_ns = 20_000u64;
     let mut io = String::from("auto");
     let mut rx_frames = sdnperf_switch::ports::afxdp::RX_FRAMES_DEFAULT;
+    let mut fast_path = false;
     let mut i = 0;
     let next = |i: &mut usize| -> Result<String, String> {
         *i += 1;
@@ -291,6 +293,7 @@ fn cmd_run(args: &[String]) -> Result<(), String> {
                 }
             }
             "--rx-frames" => rx_frames = next(&mut i)?.parse().map_err(|_| "bad --rx-frames")?,
+            "--xdp-fastpath" => fast_path = true,
             "--max-passes" => max_passes = Some(next(&mut i)?.parse::<u32>().map_err(|_| "bad --max-passes")?),
             "--die-with-parent" => unsafe {
                 // SIGTERM when the process that started us exits (even if it is killed)
@@ -341,6 +344,7 @@ fn cmd_run(args: &[String]) -> Result<(), String> {
         };
         ports.push(dataplane::Port { num: *n, io: port });
     }
+    let fast = if fast_path { start_fast_path(&sw, &mut ports, cpu_port, &mut notes) } else { None };
     let ctl_rx = match listen {
         Some(l) => Some(ctl::start_server(l)?),
         None => None,
@@ -357,12 +361,52 @@ fn cmd_run(args: &[String]) -> Result<(), String> {
     );
     println!("READY");
     let _ = std::io::stdout().flush();
-    dataplane::run(sw, ports, ctl_rx, dataplane::Opts { cpu_port, busy_poll, spin_ns })
+    dataplane::run(sw, ports, ctl_rx, dataplane::Opts { cpu_port, busy_poll, spin_ns }, fast)
+}
+
+/// Puts the program into the XDP hook of every port (all must be AF_XDP), if it is in
+/// the fast path's subset; otherwise says why and leaves the ports as they are.
+fn start_fast_path(sw: &Switch, ports: &mut [dataplane::Port], cpu_port: Option<u32>, notes: &mut Vec<String>) -> Option<FastPath> {
+    if let Some(p) = ports.iter().find(|p| p.io.kind() != "af_xdp") {
+        notes.push(format!("xdp fast path off: port {} is {} (needs af_xdp: --io af_xdp or --no-vnet)", p.io.name(), p.io.kind()));
+        return None;
+    }
+    let mut ifs = Vec::new();
+    for p in ports.iter() {
+        match sdnperf_switch::ports::afpacket::ifindex(p.io.name()) {
+            Ok(i) => ifs.push((p.num, i as u32)),
+            Err(e) => {
+                notes.push(format!("xdp fast path off: {}: {}", p.io.name(), e));
+                return None;
+            }
+        }
+    }
+    let fp = match FastPath::new(&sw.eng.prog, &ifs, cpu_port) {
+        Ok(fp) => fp,
+        Err(e) => {
+            notes.push(format!("xdp fast path off: {}", e));
+            return None;
+        }
+    };
+    for p in ports.iter_mut() {
+        if let PortIo::Xdp(x) = &mut p.io {
+            let r = fp.set_socket(p.num, x.fd).and_then(|_| x.replace_program(fp.prog(p.num).unwrap().0));
+            if let Err(e) = r {
+                notes.push(format!("xdp fast path off: {}", e));
+                return None; // ports whose program was replaced keep working: the punt path is their socket
+            }
+        }
+    }
+    notes.push(format!(
+        "xdp fast path on for port(s) {}: forwarding in the kernel (XDP redirect; a veth peer needs NAPI: an XDP program or GRO on); the rest goes to the engine",
+        ifs.iter().map(|(n, _)| n.to_string()).collect::<Vec<_>>().join(",")
+    ));
+    Some(fp)
 }
 
 fn usage() -> ! {
     eprintln!(
-        "usage:\n  sdnperf-switch stf PROGRAM(.json|.p4) TEST.stf\n  sdnperf-switch run --json PROG.json -i N@IFACE ... [--cpu-port N] [--ctl HOST:PORT | --ctl-socket PATH] [--impair N:[direction=in|out|both,]delay=5ms,jitter=1ms,loss=1%,rate=100mbit,seed=N] [--no-vnet] [--die-with-parent] [--commands FILE] [--max-passes N] [--busy-poll] [--spin-us 20] [--io auto|af_packet|af_xdp] [--rx-frames 8192 (AF_XDP receive ring, 2 KiB each)]\n  sdnperf-switch ctl (HOST:PORT|SOCKET) COMMAND... | -f FILE\n  sdnperf-switch check PROGRAM\n  sdnperf-switch blast IFACE [--mode auto|xdp|af_packet] ... (generator; blast --help)\n  sdnperf-switch xdp-sink IFACE [--seconds S]\n  sdnperf-switch membench PROGRAM [--commands FILE] [--packets N]"
+        "usage:\n  sdnperf-switch stf PROGRAM(.json|.p4) TEST.stf\n  sdnperf-switch run --json PROG.json -i N@IFACE ... [--cpu-port N] [--ctl HOST:PORT | --ctl-socket PATH] [--impair N:[direction=in|out|both,]delay=5ms,jitter=1ms,loss=1%,rate=100mbit,seed=N] [--no-vnet] [--die-with-parent] [--commands FILE] [--max-passes N] [--busy-poll] [--spin-us 20] [--io auto|af_packet|af_xdp] [--rx-frames 8192 (AF_XDP receive ring, 2 KiB each)] [--xdp-fastpath (AF_XDP ports: run simple programs in the kernel's XDP hook)]\n  sdnperf-switch ctl (HOST:PORT|SOCKET) COMMAND... | -f FILE\n  sdnperf-switch check PROGRAM\n  sdnperf-switch blast IFACE [--mode auto|xdp|af_packet] ... (generator; blast --help)\n  sdnperf-switch xdp-sink IFACE [--seconds S]\n  sdnperf-switch membench PROGRAM [--commands FILE] [--packets N]"
     );
     std::process::exit(2)
 }

@@ -108,6 +108,12 @@ impl Switch {
         Ok(())
     }
 
+    /// True while any port is impaired or has a rate-limited egress queue: traffic then
+    /// needs the engine's timing (the XDP fast path is switched off meanwhile).
+    pub fn shapes_traffic(&self) -> bool {
+        !self.impaired.is_empty() || !self.impaired_in.is_empty() || self.queues.iter().any(|q| q.rate_pps != 0)
+    }
+
     /// One line per impaired port side: "port 1 in: delay=...,loss=... held=N lost=N full=N".
     pub fn describe_impairments(&self) -> String {
         let mut out = vec![];

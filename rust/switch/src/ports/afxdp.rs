@@ -7,7 +7,7 @@
 //! TSO/GSO super-packets: attaching XDP to a veth turns GSO off on its peer), so this
 //! back end is for runs with host offloads off.
 
-use crate::bpf::{attach_xdp, bpf, insn, put32, put64, BPF_MAP_CREATE, BPF_MAP_TYPE_XSKMAP, BPF_MAP_UPDATE_ELEM, BPF_PROG_LOAD, BPF_PROG_TYPE_XDP, BPF_XDP};
+use crate::bpf::{attach_xdp, bpf, insn, put32, put64, BPF_LINK_UPDATE, BPF_MAP_CREATE, BPF_MAP_TYPE_XSKMAP, BPF_MAP_UPDATE_ELEM, BPF_PROG_LOAD, BPF_PROG_TYPE_XDP, BPF_XDP};
 use std::io;
 use std::sync::atomic::{AtomicU32, Ordering};
 
@@ -388,6 +388,15 @@ impl AfXdpPort {
 }
 
 impl AfXdpPort {
+    /// Swaps the interface's XDP program for `prog_fd` (the XDP fast path's, which
+    /// forwards what it can and redirects the rest into this socket).
+    pub fn replace_program(&mut self, prog_fd: i32) -> Result<(), String> {
+        let mut a = [0u8; 128];
+        put32(&mut a, 0, self.link_fd as u32);
+        put32(&mut a, 4, prog_fd as u32);
+        bpf(BPF_LINK_UPDATE, &mut a).map(|_| ()).map_err(|e| format!("{}: af_xdp: replace XDP program (BPF_LINK_UPDATE): {}", self.name, e))
+    }
+
     /// Kernel counters of the socket: (rx dropped, rx ring full, fill ring empty).
     pub fn kernel_stats(&self) -> (u64, u64, u64) {
         // struct xdp_statistics { rx_dropped, rx_invalid_descs, tx_invalid_descs,
