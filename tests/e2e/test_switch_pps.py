@@ -86,3 +86,119 @@ def test_xdp_generator_refuses_what_it_cannot_do(path3):
         g = subprocess.run(["ip", "netns", "exec", nss["A"], binary, "blast", a, "--mode", "xdp", "--seconds", "0.1",
                             *extra], capture_output=True, text=True)
         assert g.returncode == 1 and "--mode af_packet" in g.stderr, g.stderr
+
+
+def _start(binary, nss, s1, s2, program=PROGRAM, *extra):
+    sw = subprocess.Popen(["ip", "netns", "exec", nss["S"], binary, "run", "--json", program, "-i", f"1@{s1}",
+                           "-i", f"2@{s2}", "--no-vnet", "--die-with-parent", *extra],
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    line = sw.stdout.readline().strip()
+    if line != "READY":
+        sw.kill()
+        raise AssertionError(sw.stderr.read())
+    return sw
+
+
+def _stop(sw) -> str:
+    sw.terminate()
+    return sw.communicate(timeout=10)[1]
+
+
+def _gro_on(nss, a, b):
+    # a redirect into a veth is accepted only while the peer runs NAPI (GRO on)
+    for n, d in ((nss["A"], a), (nss["B"], b)):
+        sh(f"ip netns exec {n} ethtool -K {d} gro on")
+
+
+def test_xdp_fastpath_forwards_in_the_kernel(path3):
+    """--xdp-fastpath: l1_fwd runs in the XDP hook; the generator's frames reach B without
+    passing through the switch process (its AF_XDP socket transmits next to nothing)."""
+    binary = _binary()
+    nss, a, s1, s2, b = path3
+    _gro_on(nss, a, b)
+    sw = _start(binary, nss, s1, s2, PROGRAM, "--xdp-fastpath")
+    try:
+        banner = ""
+        while "ports " not in banner:
+            banner += sw.stderr.readline()
+        assert "xdp fast path on for port(s) 1,2" in banner, banner
+        g = subprocess.run(["ip", "netns", "exec", nss["A"], binary, "blast", a, "--mode", "xdp", "--seconds", "1",
+                            "--dst-mac", SINK_MAC], capture_output=True, text=True)
+        assert g.returncode == 0, g.stderr
+        time.sleep(0.3)
+        offered = sum(int(x) for x in re.findall(r"tx_queue_\d+_xdp_xmit: (\d+)", sh(f"ip netns exec {nss['A']} ethtool -S {a}")))
+        fwd = int(sh(f"ip netns exec {nss['B']} cat /sys/class/net/{b}/statistics/rx_packets"))
+        assert offered > 20_000
+        assert 0.5 * offered < fwd <= offered + 20, (offered, fwd)
+    finally:
+        err = _stop(sw)
+    m = re.search(r"xdp fast path: on forwarded=(\d+) dropped=(\d+) to_engine=(\d+)", err)
+    assert m, err
+    assert int(m.group(1)) >= fwd - 20, (m.group(0), fwd)
+    tx = re.search(r"port 2 \S+ \(af_xdp\): rx=\d+ tx=(\d+)", err)
+    assert tx and int(tx.group(1)) < 100, err  # only what the engine handled (IPv6 ND/MLD from S's kernel)
+
+
+def _ping(nss, dst, count=3):
+    return subprocess.run(["ip", "netns", "exec", nss["A"], "ping", "-c", str(count), "-i", "0.2", "-W", "1", dst],
+                          capture_output=True, text=True)
+
+
+def _ctl(binary, nss, sock, *cmd):
+    r = subprocess.run(["ip", "netns", "exec", nss["S"], binary, "ctl", sock, " ".join(cmd)],
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr + r.stdout
+    return r.stdout
+
+
+def _fast(binary, nss, sock):
+    out = _ctl(binary, nss, sock, "fastpath")
+    m = re.search(r"(on|off) forwarded=(\d+) dropped=(\d+) to_engine=(\d+)", out)
+    assert m, out
+    return m.group(1), int(m.group(2)), int(m.group(3)), int(m.group(4))
+
+
+def test_xdp_fastpath_follows_tables_and_steps_aside_for_impairment(path3, tmp_path):
+    """Ping through the fast path; a table entry added at run time drops in the kernel;
+    an impairment turns the fast path off (the engine delays the packets) and back on."""
+    binary = _binary()
+    nss, a, s1, s2, b = path3
+    _gro_on(nss, a, b)
+    sh(f"ip -n {nss['A']} addr add 10.77.0.1/24 dev {a}")
+    sh(f"ip -n {nss['B']} addr add 10.77.0.2/24 dev {b}")
+    for n, d in ((nss["A"], a), (nss["B"], b)):
+        sh(f"ip -n {n} link set {d} up")
+        sh(f"ip netns exec {n} ethtool -K {d} tx off tso off gso off")
+    sock = str(tmp_path / "ctl.sock")
+    sw = _start(binary, nss, s1, s2, PROGRAM, "--xdp-fastpath", "--ctl-socket", sock)
+    try:
+        assert _ping(nss, "10.77.0.2").returncode == 0
+        state, fwd0, drop0, _ = _fast(binary, nss, sock)
+        assert state == "on" and fwd0 >= 6  # 3 echo requests + 3 replies at least
+        _ctl(binary, nss, sock, "table_add", "lpm", "drop", "10.77.0.2/32")
+        assert _ping(nss, "10.77.0.2", 2).returncode != 0
+        _, _, drop1, _ = _fast(binary, nss, sock)
+        assert drop1 >= drop0 + 2
+        _ctl(binary, nss, sock, "table_clear", "lpm")
+        assert _ping(nss, "10.77.0.2").returncode == 0
+        _ctl(binary, nss, sock, "port_impair", "2", "delay=30ms")
+        state, fwd1, _, _ = _fast(binary, nss, sock)
+        assert state == "off"
+        r = _ping(nss, "10.77.0.2")
+        assert r.returncode == 0
+        rtt_min = float(re.search(r"= ([\d.]+)/", r.stdout).group(1))
+        assert rtt_min >= 30, r.stdout  # the engine delayed the packets
+        assert _fast(binary, nss, sock)[1] == fwd1  # nothing forwarded in the kernel while off
+        _ctl(binary, nss, sock, "port_impair", "2", "delay=0ms")
+        assert _fast(binary, nss, sock)[0] == "on"
+    finally:
+        _stop(sw)
+
+
+def test_xdp_fastpath_refused_program_says_why(path3):
+    binary = _binary()
+    nss, a, s1, s2, b = path3
+    queues = os.path.join(os.path.dirname(PROGRAM), "queues.json")
+    sw = _start(binary, nss, s1, s2, queues, "--xdp-fastpath")
+    err = _stop(sw)
+    assert "xdp fast path off: reads standard_metadata.enq_qdepth" in err, err

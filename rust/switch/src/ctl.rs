@@ -695,7 +695,7 @@ mc_mgrp_create mc_mgrp_destroy mc_node_create mc_node_update mc_node_destroy mc_
 mirroring_add mirroring_add_mc mirroring_delete register_read register_write register_reset counter_read counter_reset \
 meter_set_rates set_queue_rate set_queue_depth port_impair port_impair_show pvs_add pvs_remove pvs_clear \
 table_dump act_prof_create_member act_prof_create_group act_prof_add_member_to_group table_indirect_add \
-table_indirect_add_with_group table_indirect_set_default packet_out packet_out_port packet_in_read stats digests"
+table_indirect_add_with_group table_indirect_set_default packet_out packet_out_port packet_in_read stats digests fastpath (sdnperf-switch run only)"
             .into()),
         other => Err(format!("unknown command {} (try help)", other)),
     }

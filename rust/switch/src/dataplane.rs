@@ -28,6 +28,17 @@ pub fn install_signal_handlers() {
     }
 }
 
+/// The `fastpath` control command's answer: state and the kernel-side counters.
+fn fast_status(fast: &Option<FastPath>, on: bool) -> String {
+    match fast {
+        None => "not running (start with --xdp-fastpath; AF_XDP ports and a program in its subset)".into(),
+        Some(fp) => {
+            let [fwd, dropped, punted] = fp.counters();
+            format!("{} forwarded={} dropped={} to_engine={}", if on { "on" } else { "off" }, fwd, dropped, punted)
+        }
+    }
+}
+
 pub struct Port {
     pub num: u32,
     pub io: PortIo,
@@ -93,9 +104,13 @@ pub fn run(mut sw: Switch, mut ports: Vec<Port>, ctl_rx: Option<Receiver<Request
         if let Some(rx) = &ctl_rx {
             let mut changed = false;
             while let Ok(req) = rx.try_recv() {
-                let ans = ctl::execute(&mut sw, &req.line);
+                let ans = if req.line.trim() == "fastpath" {
+                    Ok(fast_status(&fast, fast_on))
+                } else {
+                    changed = true;
+                    ctl::execute(&mut sw, &req.line)
+                };
                 let _ = req.reply.send(ans);
-                changed = true;
             }
             if changed {
                 follow_control(&sw, &mut fast, &mut fast_on);
@@ -190,9 +205,8 @@ pub fn run(mut sw: Switch, mut ports: Vec<Port>, ctl_rx: Option<Receiver<Request
         "sdnperf-switch: counters: rx={} tx={} dropped={} parser_errors={} recirculations={} recirc_dropped={} queue_dropped={} impair_dropped={} cpu_port_packets={}",
         s.rx, s.tx, s.dropped, s.parser_errors, s.recirculations, sw.recirc_dropped, sw.queue_dropped, sw.impair_dropped, cpu_dropped
     );
-    if let Some(fp) = &fast {
-        let [fwd, dropped, punted] = fp.counters();
-        eprintln!("sdnperf-switch: xdp fast path: forwarded={} dropped={} to_engine={}", fwd, dropped, punted);
+    if fast.is_some() {
+        eprintln!("sdnperf-switch: xdp fast path: {}", fast_status(&fast, fast_on));
     }
     for p in &ports {
         let (rx, tx, txd, extra) = p.io.counters();
