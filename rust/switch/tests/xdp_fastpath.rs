@@ -65,9 +65,14 @@ fn stf_packets(stf: &str) -> Vec<(u32, Vec<u8>)> {
 /// Runs `name` (STF set-up + packets + mutations) through engine and fast path.
 /// Returns (packets compared, punted).
 fn differential(name: &str, extra_setup: &[&str], seed: u64) -> (usize, usize) {
-    let json = programs().join(format!("{}.json", name));
-    let stf = std::fs::read_to_string(programs().join(format!("{}.stf", name))).unwrap();
-    let prog = sdnperf_switch::json::load_file(json.to_str().unwrap()).unwrap();
+    differential_at(&programs().join(format!("{}.json", name)), extra_setup, seed)
+}
+
+fn differential_at(program: &std::path::Path, extra_setup: &[&str], seed: u64) -> (usize, usize) {
+    let name = program.file_name().unwrap().to_string_lossy().to_string();
+    let name = name.as_str();
+    let stf = std::fs::read_to_string(program.with_extension("stf")).unwrap();
+    let prog = sdnperf_switch::load_program(program.to_str().unwrap()).unwrap();
     let mut sw = Switch::new(Engine::new(prog));
     // table and multicast set-up only: the STF without its packets and expectations
     let setup: String = stf
@@ -123,6 +128,8 @@ fn differential(name: &str, extra_setup: &[&str], seed: u64) -> (usize, usize) {
     (compared, punted)
 }
 
+const EXPECTED_CORPUS_INSIDE: [&str; 4] = ["basic_router", "functions", "multicast", "subparser"];
+
 #[test]
 fn corpus_programs_in_the_subset_are_recognised() {
     let mut inside = Vec::new();
@@ -163,4 +170,27 @@ fn l2_mcast_agrees_with_the_engine() {
     let (compared, punted) = differential("l2_mcast", &[], 0x5eed_0000_0000_0007);
     println!("l2_mcast: {} compared, {} punted", compared, punted);
     assert!(compared > 500 && punted > 0, "compared {} punted {}", compared, punted);
+}
+
+fn corpus() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../p4c/tests/corpus")
+}
+
+/// The compiler's corpus (P4 source, compiled on the fly): the programs inside the subset
+/// are the expected ones, and each agrees with the engine.
+#[test]
+fn compiler_corpus_programs_in_the_subset_agree_with_the_engine() {
+    let mut inside = Vec::new();
+    let mut files: Vec<PathBuf> = std::fs::read_dir(corpus()).unwrap().flatten().map(|e| e.path()).filter(|p| p.extension().map(|x| x == "p4").unwrap_or(false)).collect();
+    files.sort();
+    for p in files {
+        let prog = sdnperf_switch::load_program(p.to_str().unwrap()).unwrap();
+        if xdpfast::unsupported_reason(&prog).is_none() {
+            let (compared, punted) = differential_at(&p, &[], 0xfeed_beef_0000_0001);
+            println!("{}: {} compared, {} punted", p.display(), compared, punted);
+            assert!(compared > 100, "{}: only {} packets finished by the fast path", p.display(), compared);
+            inside.push(p.file_stem().unwrap().to_string_lossy().to_string());
+        }
+    }
+    assert_eq!(inside, EXPECTED_CORPUS_INSIDE);
 }

@@ -7,6 +7,7 @@ pub const R1: u8 = 1;
 pub const R2: u8 = 2;
 pub const R3: u8 = 3;
 pub const R4: u8 = 4;
+pub const R5: u8 = 5;
 pub const R6: u8 = 6;
 pub const R7: u8 = 7;
 pub const R8: u8 = 8;

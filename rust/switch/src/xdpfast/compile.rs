@@ -2,9 +2,11 @@
 //!
 //! The subset: a loop-free parser extracting fixed-size, byte-aligned headers; exact and
 //! lpm tables (at most one lpm key, last in byte order) without counters, meters or
-//! action profiles; actions of assignments, mark_to_drop, exit and p4c's jumps; no
-//! checksums, clones, recirculation, registers, digests, header validity changes or
-//! reads of timestamps and queue metadata; fields of at most 64 bits wherever used.
+//! action profiles; actions of assignments, mark_to_drop, exit and p4c's jumps; csum16
+//! checksum updates over fields and constants (verification only when the program does
+//! not read checksum_error, its sole effect); no clones, recirculation, registers,
+//! digests, header validity changes or reads of timestamps and queue metadata; fields of
+//! at most 64 bits wherever used.
 //!
 //! Values are 64-bit. A u64 result equals the engine's u128 result whenever it is
 //! "exact" (non-negative and below 2^64, see `exact`); arithmetic is right modulo 2^64.
@@ -20,7 +22,7 @@
 
 use super::asm::*;
 use crate::exec::DROP_PORT;
-use crate::pipeline::{BinOp, Expr, HeaderRef, LValue, Node, ParserOp, Prim, Program, UnOp, NO_ACTION};
+use crate::pipeline::{Algo, BinOp, CalcInput, Expr, HeaderRef, LValue, Node, ParserOp, Prim, Program, UnOp, NO_ACTION};
 use crate::tables::{KeySrc, Layout, MatchKind, Table};
 use std::collections::HashMap;
 
@@ -31,7 +33,8 @@ const HIT: i16 = -24;
 const KEY32: i16 = -32;
 const TMP0: i16 = -40;
 const TMP_SLOTS: usize = 24;
-const KEYBUF: i16 = -488;
+/// accumulator spill for checksums is R5 (no helper calls while summing)
+const KEYBUF: i16 = -496;
 const KEYBUF_MAX: u32 = 4 + 256;
 
 const XDP_DROP: i32 = 1;
@@ -217,9 +220,6 @@ impl<'a> Gen<'a> {
 
     fn analyse(&mut self) -> Result<(), String> {
         let p = self.p;
-        if !p.checksums.is_empty() {
-            return unsupported("checksum verification/update");
-        }
         if p.std.egress_spec.is_none() || p.std.egress_port.is_none() {
             return unsupported("no v1model standard_metadata");
         }
@@ -299,7 +299,33 @@ impl<'a> Gen<'a> {
                 }
             }
         }
+        for c in p.checksums.iter().filter(|c| c.update) {
+            let calc = &p.calcs[c.calc as usize];
+            if calc.algo != Algo::Csum16 {
+                return unsupported(format!("checksum {}: only csum16 updates", c.name));
+            }
+            for inp in &calc.inputs {
+                match inp {
+                    CalcInput::Field(f) => self.used[*f as usize] = true,
+                    CalcInput::Const(v, w) if *v <= u64::MAX as u128 && *w <= 64 => {}
+                    _ => return unsupported(format!("checksum {}: inputs other than fields and constants", c.name)),
+                }
+            }
+            if let Some(e) = &c.cond {
+                need_exact(e)?;
+                self.scan_expr(e)?;
+            }
+            self.written[c.target as usize] = true;
+            self.used[c.target as usize] = true;
+        }
         // metadata the fast path cannot provide
+        if p.checksums.iter().any(|c| c.verify) {
+            if let Some(f) = s.checksum_error {
+                if self.reads(f) {
+                    return unsupported("reads standard_metadata.checksum_error (checksum verification)");
+                }
+            }
+        }
         for f in [s.ingress_global_timestamp, s.egress_global_timestamp, s.enq_timestamp, s.enq_qdepth, s.deq_timedelta, s.deq_qdepth]
             .into_iter()
             .flatten()
@@ -503,6 +529,7 @@ impl<'a> Gen<'a> {
         self.control(p.egress.init)?;
         self.a.ldx(DW, R0, R9, self.lay.field(spec));
         self.a.jcc_imm(JEQ, R0, DROP_PORT as i32, self.drop);
+        self.update_checksums()?;
         // the egress port must have a device in the devmap (else: the engine decides)
         self.a.ldx(DW, R0, R9, self.lay.field(eport));
         if let Some(c) = self.cpu_port {
@@ -638,6 +665,64 @@ impl<'a> Gen<'a> {
         self.a.ldx(DW, R1, FP, CURSOR);
         self.a.alu_imm(ADD, R1, len);
         self.a.stx(DW, FP, CURSOR, R1);
+        Ok(())
+    }
+
+    // ------------------------------------------------------------------ checksums
+
+    /// csum16 updates, as the engine does them before deparsing: the inputs' bits are
+    /// concatenated and summed as 16-bit big-endian words (a trailing partial word padded
+    /// with zeros). Every input lands at a fixed bit offset, so each one is cut into its
+    /// word-aligned pieces and the pieces are added to R5.
+    fn update_checksums(&mut self) -> Result<(), String> {
+        let p = self.p;
+        for c in p.checksums.iter().filter(|c| c.update) {
+            let skip = self.a.label();
+            if let Some(e) = &c.cond {
+                self.expr(e, 0)?;
+                self.a.jcc_imm(JEQ, R0, 0, skip);
+            }
+            self.a.mov_imm(R5, 0);
+            let mut o = 0u32; // bit offset in the concatenation
+            for inp in &p.calcs[c.calc as usize].inputs {
+                let w = match inp {
+                    CalcInput::Field(f) => {
+                        self.a.ldx(DW, R0, R9, self.lay.field(*f));
+                        p.fields[*f as usize].width
+                    }
+                    CalcInput::Const(v, w) => {
+                        self.a.const64(R0, *v as u64);
+                        *w
+                    }
+                    _ => return unsupported("checksum input"),
+                };
+                let end = o + w;
+                for k in o / 16..end.div_ceil(16) {
+                    let (a, b) = ((16 * k).max(o), (16 * k + 16).min(end));
+                    self.a.mov(R1, R0);
+                    if end - b > 0 {
+                        self.a.alu_imm(RSH, R1, (end - b) as i32);
+                    }
+                    self.a.and64(R1, mask64(b - a));
+                    if 16 * k + 16 - b > 0 {
+                        self.a.alu_imm(LSH, R1, (16 * k + 16 - b) as i32);
+                    }
+                    self.a.alu_reg(ADD, R5, R1);
+                }
+                o = end;
+            }
+            for _ in 0..4 {
+                self.a.mov(R1, R5);
+                self.a.alu_imm(RSH, R1, 16);
+                self.a.alu_imm(AND, R5, 0xffff);
+                self.a.alu_reg(ADD, R5, R1);
+            }
+            self.a.alu_imm(XOR, R5, 0xffff);
+            let w = p.fields[c.target as usize].width;
+            self.a.and64(R5, mask64(w));
+            self.a.stx(DW, R9, self.lay.field(c.target), R5);
+            self.a.bind(skip);
+        }
         Ok(())
     }
 
