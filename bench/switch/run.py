@@ -381,7 +381,9 @@ def pps_once(kind: str, secs: float, gen_cpu: int, sw_cpu: int, io: str = "auto"
             r["ksoftirqd_cpu_pct"] = 100 * sum(cpu[1:nk])
             if own_ingress:
                 r["ingress_napi_cpu_pct"] = 100 * sum(cpu[nk:])
-            r["mpps_per_core_second"] = r["forwarded_mpps"] / sum(cpu) if sum(cpu) > 0 else None
+            # with the fast path the pipeline runs in the kernel on the generator's core, not
+            # in the switch process: a per-switch-CPU figure would mean nothing
+            r["mpps_per_core_second"] = r["forwarded_mpps"] / sum(cpu) if sum(cpu) > 0 and not fastpath else None
             p.stop_switch()
         return r
 
@@ -636,17 +638,25 @@ def _lpm_entries(n: int, mac: str) -> list[str]:
 
 
 def _switch_banner(p: Path3) -> str:
-    """The switch's start-up line (ports and I/O back ends), read from its stderr."""
+    """The switch's start-up lines (notes, ports and I/O back ends), read from its stderr.
+    The switch writes them before READY (which start_switch waited for), so whatever the
+    pipe holds now is the whole banner; raw non-blocking reads, because a buffered
+    readline would swallow lines that select() then no longer reports."""
     if not hasattr(p, "banner"):
-        import select
-        p.banner = ""
-        while select.select([p.proc.stderr], [], [], 0.2)[0]:
-            line = p.proc.stderr.readline()
-            if not line:
-                break
-            p.banner += line
-            if "ports " in line:
-                break
+        fd = p.proc.stderr.fileno()
+        os.set_blocking(fd, False)
+        chunks = []
+        try:
+            while True:
+                b = os.read(fd, 65536)
+                if not b:
+                    break
+                chunks.append(b)
+        except BlockingIOError:
+            pass
+        finally:
+            os.set_blocking(fd, True)
+        p.banner = b"".join(chunks).decode(errors="replace")
     return p.banner
 
 
