@@ -56,6 +56,14 @@ pub fn attach_xdp(prog_fd: i32, ifindex: u32) -> io::Result<i32> {
 /// A file descriptor closed on drop (maps, programs, links).
 #[derive(Debug)]
 pub struct Fd(pub i32);
+impl Fd {
+    /// Gives up ownership: the caller closes the descriptor.
+    pub fn into_raw(self) -> i32 {
+        let fd = self.0;
+        std::mem::forget(self);
+        fd
+    }
+}
 impl Drop for Fd {
     fn drop(&mut self) {
         if self.0 >= 0 {
@@ -105,6 +113,7 @@ pub fn map_lookup(map: &Fd, key: &[u8], value: &mut [u8]) -> io::Result<bool> {
 }
 
 /// Loads an XDP program; on failure the error carries the verifier's log (its tail).
+/// `expected_attach` = BPF_XDP for links; kernels before 5.9 want 0 (see `load_xdp_any`).
 pub fn load_xdp(prog: &[u64], expected_attach: u32) -> Result<Fd, String> {
     let license = b"GPL\0";
     let mut log = vec![0u8; 1 << 20];
@@ -124,6 +133,12 @@ pub fn load_xdp(prog: &[u64], expected_attach: u32) -> Result<Fd, String> {
         let tail: Vec<&str> = tail.into_iter().rev().collect();
         format!("BPF_PROG_LOAD: {} ({} instructions); verifier: {}", e, prog.len(), tail.join("\n"))
     })
+}
+
+/// Loads an XDP program for attachment through a link: with expected attach type
+/// BPF_XDP, or without one where the kernel does not know that field yet.
+pub fn load_xdp_any(prog: &[u64]) -> Result<Fd, String> {
+    load_xdp(prog, BPF_XDP).or_else(|_| load_xdp(prog, 0))
 }
 
 /// Runs an XDP program once on `data` (BPF_PROG_TEST_RUN, no live frames: a redirect

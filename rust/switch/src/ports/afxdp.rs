@@ -7,7 +7,7 @@
 //! TSO/GSO super-packets: attaching XDP to a veth turns GSO off on its peer), so this
 //! back end is for runs with host offloads off.
 
-use crate::bpf::{attach_xdp, bpf, insn, put32, put64, BPF_LINK_UPDATE, BPF_MAP_CREATE, BPF_MAP_TYPE_XSKMAP, BPF_MAP_UPDATE_ELEM, BPF_PROG_LOAD, BPF_PROG_TYPE_XDP, BPF_XDP};
+use crate::bpf::{attach_xdp, bpf, insn, load_xdp_any, put32, put64, BPF_LINK_UPDATE, BPF_MAP_CREATE, BPF_MAP_TYPE_XSKMAP, BPF_MAP_UPDATE_ELEM};
 use std::io;
 use std::sync::atomic::{AtomicU32, Ordering};
 
@@ -160,28 +160,6 @@ impl AfXdpPort {
             insn(0x85, 0, 0, 0, 51),
             insn(0x95, 0, 0, 0, 0),
         ];
-        let license = b"GPL\0";
-        let mut log = vec![0u8; 4096];
-        let mut prog_fd = -1;
-        let mut last_err = None;
-        for eat in [BPF_XDP, 0] {
-            let mut a = [0u8; 128];
-            put32(&mut a, 0, BPF_PROG_TYPE_XDP);
-            put32(&mut a, 4, prog.len() as u32);
-            put64(&mut a, 8, prog.as_ptr() as u64);
-            put64(&mut a, 16, license.as_ptr() as u64);
-            put32(&mut a, 24, 1);
-            put32(&mut a, 28, log.len() as u32);
-            put64(&mut a, 32, log.as_mut_ptr() as u64);
-            put32(&mut a, 68, eat);
-            match bpf(BPF_PROG_LOAD, &mut a) {
-                Ok(fd) => {
-                    prog_fd = fd;
-                    break;
-                }
-                Err(e) => last_err = Some(e),
-            }
-        }
         let close_all = |fds: &[i32]| {
             for &f in fds {
                 if f >= 0 {
@@ -189,11 +167,13 @@ impl AfXdpPort {
                 }
             }
         };
-        if prog_fd < 0 {
-            close_all(&[map_fd]);
-            let l = String::from_utf8_lossy(&log);
-            return Err(format!("{} ({})", ctx("prog load", last_err.unwrap()), l.trim_end_matches('\0').trim()));
-        }
+        let prog_fd = match load_xdp_any(&prog) {
+            Ok(fd) => fd.into_raw(),
+            Err(e) => {
+                close_all(&[map_fd]);
+                return Err(format!("{}: af_xdp: prog load: {}", name, e));
+            }
+        };
         // socket + UMEM + rings
         let fd = unsafe { libc::socket(AF_XDP, libc::SOCK_RAW | libc::SOCK_CLOEXEC, 0) };
         if fd < 0 {

@@ -12,8 +12,7 @@
 //!
 //! Also: an XDP_DROP program to attach as a cheap sink (`attach_drop`).
 
-use crate::bpf::{attach_xdp, bpf, insn, put32, put64, BPF_PROG_LOAD, BPF_PROG_TYPE_XDP, BPF_XDP};
-use std::io;
+use crate::bpf::{attach_xdp, bpf, insn, load_xdp, put32, put64, BPF_XDP};
 
 use crate::bpf::BPF_PROG_TEST_RUN;
 const BPF_F_TEST_XDP_LIVE_FRAMES: u32 = 1 << 1;
@@ -23,16 +22,9 @@ const XDP_TX: i32 = 3;
 const KBATCH: u32 = 256;
 
 /// Loads `r0 = action; exit` as an XDP program; returns its fd.
-fn load_const_prog(action: i32, attach_type: u32) -> io::Result<i32> {
+fn load_const_prog(action: i32, attach_type: u32) -> Result<i32, String> {
     let prog: [u64; 2] = [insn(0xb7, 0, 0, 0, action), insn(0x95, 0, 0, 0, 0)];
-    let license = b"GPL\0";
-    let mut a = [0u8; 128];
-    put32(&mut a, 0, BPF_PROG_TYPE_XDP);
-    put32(&mut a, 4, prog.len() as u32);
-    put64(&mut a, 8, prog.as_ptr() as u64);
-    put64(&mut a, 16, license.as_ptr() as u64);
-    put32(&mut a, 68, attach_type);
-    bpf(BPF_PROG_LOAD, &mut a)
+    load_xdp(&prog, attach_type).map(|fd| fd.into_raw())
 }
 
 /// The generator: one template frame, sent `n` times per `send` call.

@@ -454,6 +454,14 @@ impl<'a> Gen<'a> {
         self.maps.map(which).unwrap_or(-1)
     }
 
+    /// R0 = bpf_map_lookup_elem(map, fp + key) (NULL when absent).
+    fn map_lookup(&mut self, map_fd: i32, key: i16) {
+        self.a.ld_map(R1, map_fd);
+        self.a.mov(R2, FP);
+        self.a.alu_imm(ADD, R2, key as i32);
+        self.a.call(MAP_LOOKUP_ELEM);
+    }
+
     fn count(&mut self, i: usize) {
         let off = self.lay.counter(i);
         self.a.ldx(DW, R1, R9, off);
@@ -478,19 +486,13 @@ impl<'a> Gen<'a> {
         // the fast path is switched on/off through ctl[0]
         self.a.st_imm(W, FP, KEY32, 0);
         let ctl = self.map(|m| m.ctl);
-        self.a.ld_map(R1, ctl);
-        self.a.mov(R2, FP);
-        self.a.alu_imm(ADD, R2, KEY32 as i32);
-        self.a.call(MAP_LOOKUP_ELEM);
+        self.map_lookup(ctl, KEY32);
         self.a.jcc_imm(JEQ, R0, 0, punt_uncounted);
         self.a.ldx(W, R0, R0, 0);
         self.a.jcc_imm(JEQ, R0, 0, punt_uncounted);
         // r9 = this CPU's scratch area
         let phv = self.map(|m| m.phv);
-        self.a.ld_map(R1, phv);
-        self.a.mov(R2, FP);
-        self.a.alu_imm(ADD, R2, KEY32 as i32);
-        self.a.call(MAP_LOOKUP_ELEM);
+        self.map_lookup(phv, KEY32);
         self.a.jcc_imm(JEQ, R0, 0, punt_uncounted);
         self.a.mov(R9, R0);
         // a fresh PHV: used fields 0, headers invalid (metadata valid)
@@ -537,10 +539,7 @@ impl<'a> Gen<'a> {
         }
         self.a.stx(W, FP, KEY32, R0);
         let devmap = self.map(|m| m.devmap);
-        self.a.ld_map(R1, devmap);
-        self.a.mov(R2, FP);
-        self.a.alu_imm(ADD, R2, KEY32 as i32);
-        self.a.call(MAP_LOOKUP_ELEM);
+        self.map_lookup(devmap, KEY32);
         self.a.jcc_imm(JEQ, R0, 0, self.punt);
         self.deparse()?;
         self.count(0);
@@ -874,10 +873,7 @@ impl<'a> Gen<'a> {
                 off += bytes as i16;
             }
             let map = self.map(|m| m.tables[ti].unwrap_or(-1));
-            self.a.ld_map(R1, map);
-            self.a.mov(R2, FP);
-            self.a.alu_imm(ADD, R2, KEYBUF as i32);
-            self.a.call(MAP_LOOKUP_ELEM);
+            self.map_lookup(map, KEYBUF);
             self.a.mov_imm(R1, 1);
             self.a.stx(DW, FP, HIT, R1);
             self.a.jcc_imm(JNE, R0, 0, found);
@@ -886,10 +882,7 @@ impl<'a> Gen<'a> {
         self.a.st_imm(DW, FP, HIT, 0);
         self.a.st_imm(W, FP, KEY32, ti as i32);
         let defaults = self.map(|m| m.defaults);
-        self.a.ld_map(R1, defaults);
-        self.a.mov(R2, FP);
-        self.a.alu_imm(ADD, R2, KEY32 as i32);
-        self.a.call(MAP_LOOKUP_ELEM);
+        self.map_lookup(defaults, KEY32);
         self.a.jcc_imm(JEQ, R0, 0, self.punt);
         self.a.bind(found);
         self.a.stx(DW, FP, VALPTR, R0);
