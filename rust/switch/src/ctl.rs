@@ -203,6 +203,16 @@ fn num(s: Option<&&str>, what: &str) -> Result<u128, String> {
 
 /// Executes one control command. Returns its output text. A bug in a command handler
 /// becomes an error answer instead of taking the data plane down.
+/// False for commands that change neither tables nor port shaping (reads, packet-in
+/// queue): whoever mirrors the tables elsewhere (the XDP fast path) can skip them.
+pub fn changes_forwarding(line: &str) -> bool {
+    let cmd = line.split_whitespace().next().unwrap_or("");
+    !matches!(
+        cmd,
+        "stats" | "table_dump" | "table_num_entries" | "show_tables" | "counter_read" | "register_read" | "port_impair_show" | "packet_in_read" | "digests" | "help"
+    )
+}
+
 pub fn execute(sw: &mut Switch, line: &str) -> Result<String, String> {
     match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| execute_inner(sw, line))) {
         Ok(r) => r,

@@ -107,7 +107,7 @@ pub fn run(mut sw: Switch, mut ports: Vec<Port>, ctl_rx: Option<Receiver<Request
                 let ans = if req.line.trim() == "fastpath" {
                     Ok(fast_status(&fast, fast_on))
                 } else {
-                    changed = true;
+                    changed |= ctl::changes_forwarding(&req.line);
                     ctl::execute(&mut sw, &req.line)
                 };
                 let _ = req.reply.send(ans);

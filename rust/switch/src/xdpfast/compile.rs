@@ -243,6 +243,7 @@ impl<'a> Gen<'a> {
                     }
                     ParserOp::Set(l, e) => self.scan_assign(l, e)?,
                     ParserOp::Verify(c, e) => {
+                        need_exact(c)?;
                         self.scan_expr(c)?;
                         self.scan_expr(e)?;
                     }
