@@ -309,7 +309,7 @@ def _napi_threads(dev: str) -> set[int]:
 
 
 def pps_once(kind: str, secs: float, gen_cpu: int, sw_cpu: int, io: str = "auto", nice: int = 0,
-             sink_rps: bool = False, own_ingress: bool = False, fastpath: bool = False) -> dict:
+             sink_rps: bool = False, own_ingress: bool = False, fastpath: bool = False, xdp_sink: bool = False) -> dict:
     """One 64-byte run through `kind` (direct | bridge | switch): offered and forwarded
     Mpps, and for the switch the CPU use of its core (see the comment above). sink_rps:
     RPS on the sink veth steers B's receive (backlog processing, IP drop) to gen_cpu, so
@@ -320,7 +320,10 @@ def pps_once(kind: str, secs: float, gen_cpu: int, sw_cpu: int, io: str = "auto"
     switch, so the switch core carries exactly the switch's work. fastpath: the switch runs
     the program in the XDP hook (`--xdp-fastpath`), which forwards by XDP redirect inside
     sdpbS1's NAPI, i.e. on the generator's core like the Linux bridge; the sink then gets
-    xdp_frames and needs its NAPI on (GRO), exactly as in the direct run."""
+    xdp_frames and needs its NAPI on (GRO), exactly as in the direct run. xdp_sink: B drops
+    frames in an XDP program (`sdnperf-switch xdp-sink`, counted in B's rx_packets) instead
+    of its IP stack: the cheapest possible receiver, so that generator, forwarder and sink
+    fit on one core with room to spare."""
     with Path3("direct" if kind == "direct" else kind, offloads=False) as p:
         r: dict = {}
         if sink_rps:
@@ -330,6 +333,12 @@ def pps_once(kind: str, secs: float, gen_cpu: int, sw_cpu: int, io: str = "auto"
            check=False)
         if fastpath:
             ns(NS_B, "ethtool -K sdpbB0 gro on", check=False)
+        sink = None
+        if xdp_sink:
+            sink = subprocess.Popen(["ip", "netns", "exec", NS_B, BIN, "xdp-sink", "sdpbB0", "--seconds", str(secs + 4)],
+                                    stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+            if sink.stdout.readline().strip() != "READY":
+                raise RuntimeError(f"xdp-sink failed: {sink.stderr.read()}")
         pids: list[int] = []
         if kind == "switch":
             # a deep AF_XDP receive ring (64 MiB): the generator's core hands frames over in
@@ -369,6 +378,9 @@ def pps_once(kind: str, secs: float, gen_cpu: int, sw_cpu: int, io: str = "auto"
             c1 = [_sched_ns(q) for q in pids]
         finally:
             out, err = gen.communicate(timeout=60)
+            if sink:
+                sink.terminate()
+                sink.wait(timeout=10)
         if gen.returncode != 0:
             raise RuntimeError(f"generator failed: {err.strip()}")
         dt = t1 - t0
@@ -392,16 +404,18 @@ def pps_bench(args, res: dict):
     gen_cpu, sw_cpu = args.gen_cpu, args.switch_cpu
     kinds = [("direct", "auto"), ("bridge", "auto"), ("switch", "auto")] + [("switch", "af_packet")] * args.pps_af_packet \
         + [("switch", "sink_rps")] * args.pps_sink_rps + [("switch", "own_core")] * args.pps_own_core \
-        + [("switch", "fastpath")] * args.pps_fastpath
+        + [("switch", "fastpath")] * args.pps_fastpath \
+        + [("direct", "xdpsink"), ("switch", "xdpsink"), ("switch", "fastpath_xdpsink")] * args.pps_xdp_sink
     out: dict = {"generator": "sdnperf-switch blast --mode xdp (XDP_TX, BPF_PROG_TEST_RUN live frames)",
                  "nice": args.nice,
                  "gen_cpu": gen_cpu, "switch_cpu": sw_cpu, "runs": {}}
     for rep in range(args.repeat):
         for kind, io in kinds:
             key = kind if io == "auto" else f"{kind}_{io}"
-            rps, own, fast = io in ("sink_rps", "own_core"), io == "own_core", io == "fastpath"
-            r = pps_once(kind, args.pps_seconds, gen_cpu, sw_cpu, "auto" if rps or fast else io, args.nice, sink_rps=rps,
-                         own_ingress=own, fastpath=fast)
+            rps, own = io in ("sink_rps", "own_core"), io == "own_core"
+            fast, xsink = "fastpath" in io, "xdpsink" in io
+            r = pps_once(kind, args.pps_seconds, gen_cpu, sw_cpu, "auto" if rps or fast or xsink else io, args.nice,
+                         sink_rps=rps, own_ingress=own, fastpath=fast, xdp_sink=xsink)
             out["runs"].setdefault(key, []).append(r)
             print(f"pps {key} run {rep + 1}: " + ", ".join(f"{k}={v:.3f}" if isinstance(v, float) else f"{k}={v}"
                                                       for k, v in r.items()), flush=True)
@@ -462,6 +476,18 @@ def report_pps(r: dict):
               f"of CPU {r['switch_cpu']}"
               + (f"; one-core capacity (derived as for the bridge) {cap:.2f} Mpps" if cap else
                  "; forwarded as much as direct veth (capacity above what this generator can show)"))
+    if "direct_xdpsink" in runs:
+        dx = mean("direct_xdpsink", "forwarded_mpps")
+        print(f"  with an XDP_DROP sink in B (--pps-xdp-sink; the same sink for all three): direct veth "
+              f"{_ms([x['forwarded_mpps'] for x in runs['direct_xdpsink']])} Mpps (generator + sink on CPU "
+              f"{r['gen_cpu']})")
+        for key, what in (("switch_xdpsink", f"switch (engine in user space on CPU {r['switch_cpu']})"),
+                          ("switch_fastpath_xdpsink", f"switch --xdp-fastpath (generator, switch and sink all on "
+                                                      f"CPU {r['gen_cpu']})")):
+            f = mean(key, "forwarded_mpps")
+            cap = 1 / (1 / f - 1 / dx) if 0 < f < dx else None
+            print(f"    {what}: forwarded {_ms([x['forwarded_mpps'] for x in runs[key]])} Mpps = {f / max(dx, 1e-9):.2f} "
+                  f"of direct" + (f"; one-core capacity (derived) {cap:.2f} Mpps" if cap and "fastpath" in key else ""))
     if "switch_own_core" in runs:
         v = runs["switch_own_core"]
         print(f"  accounting variant switch_own_core (switch core = ingress NAPI thread + switch process + its "
@@ -497,6 +523,9 @@ def main():
     ap.add_argument("--pps-fastpath", action="store_const", const=1, default=0,
                     help="also measure the switch with --xdp-fastpath (the program runs in the kernel's XDP hook; "
                          "sink GRO on as in the direct run)")
+    ap.add_argument("--pps-xdp-sink", action="store_const", const=1, default=0,
+                    help="also measure direct veth, the switch and the switch with --xdp-fastpath into an XDP_DROP "
+                         "sink (no IP stack in B)")
     ap.add_argument("--gen-cpu", type=int, default=0, help="CPU of the generator and the sink's NAPI thread")
     ap.add_argument("--switch-cpu", type=int, default=1, help="CPU of the forwarder (switch process + ingress NAPI)")
     ap.add_argument("--nice", type=int, default=-20,
