@@ -33,7 +33,7 @@ const HIT: i16 = -24;
 const KEY32: i16 = -32;
 const TMP0: i16 = -40;
 const TMP_SLOTS: usize = 24;
-/// accumulator spill for checksums is R5 (no helper calls while summing)
+/// table key buffer: an LPM key's u32 prefix length, then up to 256 key bytes
 const KEYBUF: i16 = -496;
 const KEYBUF_MAX: u32 = 4 + 256;
 
@@ -123,14 +123,19 @@ pub struct MapFds {
     pub xskmap: i32,
 }
 
-/// Checks that the program is in the fast path's subset (Err = the first reason it is not).
+/// Checks that the program is in the fast path's subset (Err = the first reason it is
+/// not) by compiling it without maps.
 pub fn check(p: &Program) -> Result<(), String> {
-    Gen::new(p, 0, None, None).map(|_| ())
+    generate(p, 0, None, None).map(|_| ())
 }
 
 /// Builds the XDP program for packets arriving on `port`.
 pub fn compile(p: &Program, port: u32, cpu_port: Option<u32>, maps: &MapFds) -> Result<Vec<u64>, String> {
-    let mut g = Gen::new(p, port, cpu_port, Some(maps))?;
+    generate(p, port, cpu_port, Some(maps))
+}
+
+fn generate(p: &Program, port: u32, cpu_port: Option<u32>, maps: Option<&MapFds>) -> Result<Vec<u64>, String> {
+    let mut g = Gen::new(p, port, cpu_port, maps)?;
     g.program()?;
     g.a.finish()
 }
