@@ -393,7 +393,10 @@ fn start_fast_path(sw: &Switch, ports: &mut [dataplane::Port], cpu_port: Option<
             let r = fp.set_socket(p.num, x.fd).and_then(|_| x.replace_program(fp.prog(p.num).unwrap().0));
             if let Err(e) = r {
                 notes.push(format!("xdp fast path off: {}", e));
-                return None; // ports whose program was replaced keep working: the punt path is their socket
+                // ports whose program was already replaced keep working: switched off, the
+                // fast path hands every packet to the port's socket
+                let _ = fp.set_enabled(false);
+                return None;
             }
         }
     }
