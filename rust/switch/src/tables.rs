@@ -289,6 +289,8 @@ pub struct Table {
     pub max_size: usize,
     pub num_entries: usize,
     pub insert_seq: i64,
+    /// bumped by every change of the entries (mirrors elsewhere resync only on change)
+    pub version: u64,
     /// indirect table: entries point at members/groups of this action profile
     pub profile: Option<u32>,
 }
@@ -332,6 +334,7 @@ impl Table {
             max_size: 0,
             num_entries: 0,
             insert_seq: 0,
+            version: 0,
             profile: None,
         }
     }
@@ -441,6 +444,7 @@ impl Table {
             self.generic.insert(pos, handle);
         }
         self.num_entries += 1;
+        self.version += 1;
         if let Some(i) = lpm_level {
             let entries = &self.entries;
             self.lpm[i].maybe_rebuild(entries);
@@ -470,6 +474,7 @@ impl Table {
         }
         self.free.push(handle);
         self.num_entries -= 1;
+        self.version += 1;
         Ok(())
     }
 
@@ -480,6 +485,7 @@ impl Table {
         self.lpm.clear();
         self.generic.clear();
         self.num_entries = 0;
+        self.version += 1;
     }
 
     pub fn modify(&mut self, handle: u32, action: u32, data: Vec<u128>) -> Result<(), String> {
@@ -487,6 +493,7 @@ impl Table {
             Some(e) => {
                 e.action = action;
                 e.data = ActionData::new(data);
+                self.version += 1;
                 Ok(())
             }
             None => Err(format!("table {}: no entry with handle {}", self.name, handle)),

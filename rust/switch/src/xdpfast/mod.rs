@@ -28,6 +28,8 @@ struct TableMap {
     nparams: usize,
     /// what the map holds (key bytes -> value bytes), to update only differences
     shadow: HashMap<Vec<u8>, Vec<u8>>,
+    /// the table's `version` the map was last made equal to
+    synced: Option<u64>,
 }
 
 pub struct FastPath {
@@ -87,7 +89,7 @@ impl FastPath {
                     };
                     let fd = map_create(kind, key.size, 8 + 8 * nparams as u32, cap, BPF_F_NO_PREALLOC)
                         .map_err(io(&format!("table {} map", t.name)))?;
-                    Some(TableMap { fd, key, nparams, shadow: HashMap::new() })
+                    Some(TableMap { fd, key, nparams, shadow: HashMap::new(), synced: None })
                 }
             });
         }
@@ -138,8 +140,9 @@ impl FastPath {
         matches!(map_lookup(&self.ctl, &0u32.to_ne_bytes(), &mut v), Ok(true)) && u32::from_ne_bytes(v) != 0
     }
 
-    /// Makes the maps equal the engine's tables and default actions (only differences are
-    /// written). On error the fast path is switched off, so the engine decides alone.
+    /// Makes the maps equal the engine's tables and default actions (tables whose entries
+    /// changed since the last sync are compared, and only differences are written). On
+    /// error the fast path is switched off, so the engine decides alone.
     pub fn sync(&mut self, p: &Program) -> Result<(), String> {
         let r = self.sync_inner(p);
         if r.is_err() {
@@ -154,8 +157,8 @@ impl FastPath {
                 .ok_or_else(|| format!("xdp fast path: table {}: default action data wider than 64 bits", t.name))?;
             map_update(&self.defaults, &(ti as u32).to_ne_bytes(), &v).map_err(io("defaults update"))?;
             let tm = match &mut self.tables[ti] {
-                Some(tm) => tm,
-                None => continue,
+                Some(tm) if tm.synced != Some(t.version) => tm,
+                _ => continue,
             };
             let mut want: HashMap<Vec<u8>, Vec<u8>> = HashMap::with_capacity(t.num_entries);
             for e in t.entries.iter().flatten() {
@@ -185,6 +188,7 @@ impl FastPath {
                 }
             }
             tm.shadow = want;
+            tm.synced = Some(t.version);
         }
         Ok(())
     }
