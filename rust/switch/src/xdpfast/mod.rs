@@ -19,7 +19,7 @@ use crate::pipeline::Program;
 use compile::{key_layout, value_params, KeyLayout, MapFds, PhvLayout, COUNTERS};
 use std::collections::HashMap;
 
-/// Ports of at most this number can be fast-path egress ports (devmap size).
+/// Ports numbered below this can be fast-path egress ports (devmap size).
 pub const MAX_PORTS: u32 = 512;
 
 struct TableMap {
@@ -133,11 +133,6 @@ impl FastPath {
     /// On: the fast path forwards what it can. Off: every packet goes to the sockets.
     pub fn set_enabled(&self, on: bool) -> Result<(), String> {
         map_update(&self.ctl, &0u32.to_ne_bytes(), &(on as u32).to_ne_bytes()).map_err(io("ctl update"))
-    }
-
-    pub fn enabled(&self) -> bool {
-        let mut v = [0u8; 4];
-        matches!(map_lookup(&self.ctl, &0u32.to_ne_bytes(), &mut v), Ok(true)) && u32::from_ne_bytes(v) != 0
     }
 
     /// Makes the maps equal the engine's tables and default actions (tables whose entries
