@@ -2,21 +2,12 @@
 //! program with random and truncated packets, and (when built with the `p4` feature and
 //! the compiler corpus exists) runs the compiler corpus through the STF runner.
 
+mod common;
+
+use common::{programs, Rng};
 use sdnperf_switch::exec::Engine;
 use sdnperf_switch::switch::Switch;
 use sdnperf_switch::{json, stf};
-use std::path::{Path, PathBuf};
-
-fn programs() -> Vec<PathBuf> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/programs");
-    let mut v: Vec<PathBuf> = std::fs::read_dir(&dir)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().map(|e| e == "json").unwrap_or(false))
-        .collect();
-    v.sort();
-    v
-}
 
 #[test]
 fn hand_written_programs_pass_their_stf() {
@@ -36,34 +27,13 @@ fn hand_written_programs_pass_their_stf() {
     assert!(failed.is_empty(), "{}", failed.join("\n"));
 }
 
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-}
-
-/// Packets taken from the STF file (to reach deep parser states), then mutated.
-fn seed_packets(stf_text: &str) -> Vec<Vec<u8>> {
-    stf_text
-        .lines()
-        .filter_map(|l| l.strip_prefix("packet "))
-        .filter_map(|l| {
-            let hex: String = l.split_whitespace().skip(1).collect();
-            (0..hex.len() / 2).map(|i| u8::from_str_radix(&hex[2 * i..2 * i + 2], 16).ok()).collect()
-        })
-        .collect()
-}
-
 fn fuzz_one(prog: sdnperf_switch::pipeline::Program, stf_text: &str, rng: &mut Rng, deadline: std::time::Instant) {
     let mut sw = Switch::new(Engine::new(prog));
     sw.eng.check_deparse_copy = true;
     // install the program's entries (and run its test once)
     let _ = stf::run(&mut sw, stf_text);
-    let seeds = seed_packets(stf_text);
+    // packets taken from the STF file (to reach deep parser states), then mutated
+    let seeds: Vec<Vec<u8>> = common::stf_packets(stf_text).into_iter().map(|(_, p)| p).collect();
     let mut now = 1_000_000_000u64;
     for i in 0..20_000u32 {
         let pkt: Vec<u8> = if !seeds.is_empty() && i % 2 == 0 {
@@ -106,12 +76,9 @@ fn fuzz_random_and_truncated_packets_never_crash() {
     }
     #[cfg(feature = "p4")]
     {
-        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../p4c/tests/corpus");
-        if let Ok(rd) = std::fs::read_dir(&dir) {
-            for p in rd.map(|e| e.unwrap().path()).filter(|p| p.extension().map(|e| e == "p4").unwrap_or(false)) {
-                if let Ok(prog) = sdnperf_switch::load_program(p.to_str().unwrap()) {
-                    cases.push((prog, std::fs::read_to_string(p.with_extension("stf")).unwrap_or_default()));
-                }
+        for p in common::corpus() {
+            if let Ok(prog) = sdnperf_switch::load_program(p.to_str().unwrap()) {
+                cases.push((prog, std::fs::read_to_string(p.with_extension("stf")).unwrap_or_default()));
             }
         }
     }
@@ -124,13 +91,13 @@ fn fuzz_random_and_truncated_packets_never_crash() {
 #[cfg(feature = "p4")]
 #[test]
 fn compiler_corpus() {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../p4c/tests/corpus");
-    let Ok(rd) = std::fs::read_dir(&dir) else { return };
+    let files = common::corpus();
+    if files.is_empty() {
+        return;
+    }
     let mut pass = vec![];
     let mut fail = vec![];
     let mut nocompile = vec![];
-    let mut files: Vec<PathBuf> = rd.map(|e| e.unwrap().path()).filter(|p| p.extension().map(|e| e == "p4").unwrap_or(false)).collect();
-    files.sort();
     for p in files {
         let stf_path = p.with_extension("stf");
         if !stf_path.exists() {

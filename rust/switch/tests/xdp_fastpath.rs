@@ -5,14 +5,13 @@
 //! engine byte for byte; what it hands to the engine is counted, and must stay a minority
 //! for well-formed packets.
 
+mod common;
+
+use common::{corpus, programs_dir, stf_packets, Rng};
 use sdnperf_switch::exec::Engine;
 use sdnperf_switch::switch::Switch;
 use sdnperf_switch::xdpfast::{self, FastPath, Outcome};
-use std::path::PathBuf;
-
-fn programs() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/programs")
-}
+use std::path::Path;
 
 /// The engine's verdict: (egress port, bytes) of every copy sent.
 fn engine_run(eng: &mut Engine, port: u32, pkt: &[u8]) -> Vec<(u32, Vec<u8>)> {
@@ -33,42 +32,13 @@ fn engine_run(eng: &mut Engine, port: u32, pkt: &[u8]) -> Vec<(u32, Vec<u8>)> {
     out
 }
 
-/// xorshift: reproducible packets without a dependency
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
-}
-
-fn stf_packets(stf: &str) -> Vec<(u32, Vec<u8>)> {
-    stf.lines()
-        .filter_map(|l| {
-            let mut t = l.split_whitespace();
-            if t.next()? != "packet" {
-                return None;
-            }
-            let port: u32 = t.next()?.parse().ok()?;
-            let hex: String = t.collect();
-            let bytes = (0..hex.len() / 2).map(|i| u8::from_str_radix(&hex[2 * i..2 * i + 2], 16).ok()).collect::<Option<Vec<u8>>>()?;
-            Some((port, bytes))
-        })
-        .collect()
-}
-
 /// Runs `name` (STF set-up + packets + mutations) through engine and fast path.
 /// Returns (packets compared, punted).
 fn differential(name: &str, extra_setup: &[&str], seed: u64) -> (usize, usize) {
-    differential_at(&programs().join(format!("{}.json", name)), extra_setup, seed)
+    differential_at(&programs_dir().join(format!("{}.json", name)), extra_setup, seed)
 }
 
-fn differential_at(program: &std::path::Path, extra_setup: &[&str], seed: u64) -> (usize, usize) {
+fn differential_at(program: &Path, extra_setup: &[&str], seed: u64) -> (usize, usize) {
     let name = program.file_name().unwrap().to_string_lossy().to_string();
     let name = name.as_str();
     let stf = std::fs::read_to_string(program.with_extension("stf")).unwrap();
@@ -133,21 +103,17 @@ const EXPECTED_CORPUS_INSIDE: [&str; 4] = ["basic_router", "functions", "multica
 #[test]
 fn corpus_programs_in_the_subset_are_recognised() {
     let mut inside = Vec::new();
-    for e in std::fs::read_dir(programs()).unwrap().flatten() {
-        let p = e.path();
-        if p.extension().map(|x| x == "json").unwrap_or(false) {
-            let prog = sdnperf_switch::json::load_file(p.to_str().unwrap()).unwrap();
-            if xdpfast::unsupported_reason(&prog).is_none() {
-                inside.push(p.file_stem().unwrap().to_string_lossy().to_string());
-            }
+    for p in common::programs() {
+        let prog = sdnperf_switch::json::load_file(p.to_str().unwrap()).unwrap();
+        if xdpfast::unsupported_reason(&prog).is_none() {
+            inside.push(p.file_stem().unwrap().to_string_lossy().to_string());
         }
     }
-    inside.sort();
     assert_eq!(inside, ["l1_fwd", "l2_basic", "l2_mcast"]);
     // and the reasons name what is missing
-    let q = sdnperf_switch::json::load_file(programs().join("queues.json").to_str().unwrap()).unwrap();
+    let q = sdnperf_switch::json::load_file(programs_dir().join("queues.json").to_str().unwrap()).unwrap();
     assert!(xdpfast::unsupported_reason(&q).unwrap().contains("enq_qdepth"));
-    let c = sdnperf_switch::json::load_file(programs().join("basic_l3.json").to_str().unwrap()).unwrap();
+    let c = sdnperf_switch::json::load_file(programs_dir().join("basic_l3.json").to_str().unwrap()).unwrap();
     assert!(xdpfast::unsupported_reason(&c).unwrap().contains("checksum"));
 }
 
@@ -172,18 +138,12 @@ fn l2_mcast_agrees_with_the_engine() {
     assert!(compared > 500 && punted > 0, "compared {} punted {}", compared, punted);
 }
 
-fn corpus() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../p4c/tests/corpus")
-}
-
 /// The compiler's corpus (P4 source, compiled on the fly): the programs inside the subset
 /// are the expected ones, and each agrees with the engine.
 #[test]
 fn compiler_corpus_programs_in_the_subset_agree_with_the_engine() {
     let mut inside = Vec::new();
-    let mut files: Vec<PathBuf> = std::fs::read_dir(corpus()).unwrap().flatten().map(|e| e.path()).filter(|p| p.extension().map(|x| x == "p4").unwrap_or(false)).collect();
-    files.sort();
-    for p in files {
+    for p in corpus() {
         let prog = sdnperf_switch::load_program(p.to_str().unwrap()).unwrap();
         if xdpfast::unsupported_reason(&prog).is_none() {
             let (compared, punted) = differential_at(&p, &[], 0xfeed_beef_0000_0001);
