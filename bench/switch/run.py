@@ -400,12 +400,30 @@ def pps_once(kind: str, secs: float, gen_cpu: int, sw_cpu: int, io: str = "auto"
         return r
 
 
+# Optional rows of the pps figures: --pps-NAME -> ((path, variant) rows it adds, help).
+PPS_VARIANTS = {
+    "af-packet": ([("switch", "af_packet")], "also measure the switch with --io af_packet in the pps figures"),
+    "sink-rps": ([("switch", "sink_rps")],
+                 "also measure the switch with the sink's receive steered (RPS) to --gen-cpu: an accounting "
+                 "variant in which the switch's core no longer carries the sink's stack"),
+    "own-core": ([("switch", "own_core")],
+                 "also measure the switch with the sink's receive on --gen-cpu (RPS) and its ingress NAPI as a "
+                 "thread on --switch-cpu: the switch core carries the switch's work and nothing else"),
+    "fastpath": ([("switch", "fastpath")],
+                 "also measure the switch with --xdp-fastpath (the program runs in the kernel's XDP hook; sink "
+                 "GRO on as in the direct run)"),
+    "xdp-sink": ([("direct", "xdpsink"), ("switch", "xdpsink"), ("switch", "fastpath_xdpsink")],
+                 "also measure direct veth, the switch and the switch with --xdp-fastpath into an XDP_DROP sink "
+                 "(no IP stack in B)"),
+}
+
+
 def pps_bench(args, res: dict):
     gen_cpu, sw_cpu = args.gen_cpu, args.switch_cpu
-    kinds = [("direct", "auto"), ("bridge", "auto"), ("switch", "auto")] + [("switch", "af_packet")] * args.pps_af_packet \
-        + [("switch", "sink_rps")] * args.pps_sink_rps + [("switch", "own_core")] * args.pps_own_core \
-        + [("switch", "fastpath")] * args.pps_fastpath \
-        + [("direct", "xdpsink"), ("switch", "xdpsink"), ("switch", "fastpath_xdpsink")] * args.pps_xdp_sink
+    kinds = [("direct", "auto"), ("bridge", "auto"), ("switch", "auto")]
+    for name, (rows, _) in PPS_VARIANTS.items():
+        if getattr(args, "pps_" + name.replace("-", "_")):
+            kinds += rows
     out: dict = {"generator": "sdnperf-switch blast --mode xdp (XDP_TX, BPF_PROG_TEST_RUN live frames)",
                  "nice": args.nice,
                  "gen_cpu": gen_cpu, "switch_cpu": sw_cpu, "runs": {}}
@@ -520,26 +538,14 @@ def main():
                     help="pps: only the 64-byte one-core forwarding rate (direct veth, bridge, switch)")
     ap.add_argument("--repeat", type=int, default=3, help="runs per path for the pps figures (default 3)")
     ap.add_argument("--pps-seconds", type=float, default=3.0, help="measurement window per pps run")
-    ap.add_argument("--pps-fastpath", action="store_const", const=1, default=0,
-                    help="also measure the switch with --xdp-fastpath (the program runs in the kernel's XDP hook; "
-                         "sink GRO on as in the direct run)")
-    ap.add_argument("--pps-xdp-sink", action="store_const", const=1, default=0,
-                    help="also measure direct veth, the switch and the switch with --xdp-fastpath into an XDP_DROP "
-                         "sink (no IP stack in B)")
     ap.add_argument("--gen-cpu", type=int, default=0, help="CPU of the generator and the sink's NAPI thread")
     ap.add_argument("--switch-cpu", type=int, default=1, help="CPU of the forwarder (switch process + ingress NAPI)")
     ap.add_argument("--nice", type=int, default=-20,
                     help="nice value of the generator and forwarder (their own sessions' autogroup nice; kernel "
                          "threads by renice) in the pps runs: default -20, so that other load on a shared "
                          "machine takes little of their cores; 0 = leave as is")
-    ap.add_argument("--pps-af-packet", action="store_const", const=1, default=0,
-                    help="also measure the switch with --io af_packet in the pps figures")
-    ap.add_argument("--pps-sink-rps", action="store_const", const=1, default=0,
-                    help="also measure the switch with the sink's receive steered (RPS) to --gen-cpu: an "
-                         "accounting variant in which the switch's core no longer carries the sink's stack")
-    ap.add_argument("--pps-own-core", action="store_const", const=1, default=0,
-                    help="also measure the switch with the sink's receive on --gen-cpu (RPS) and its ingress NAPI "
-                         "as a thread on --switch-cpu: the switch core carries the switch's work and nothing else")
+    for name, (_, help_text) in PPS_VARIANTS.items():
+        ap.add_argument(f"--pps-{name}", action="store_true", help=help_text)
     args = ap.parse_args()
     if os.geteuid() != 0:
         sys.exit("run as root")
