@@ -213,7 +213,7 @@ class CtlbenchRunner:
                   "protocol": load.protocol}
         args = dict(key=spec.key, controller=spec.controller.label, mode=spec.mode,
                     switches=spec.switches, rate=spec.rate, repetition=spec.repetition)
-        doc, crash, stderr_tail = None, None, ""
+        doc, crash, probe_note = None, None, ""
         sampler = CpuSampler(interval=0.5)
         t0 = 0.0  # when the sampler (and so the probe's clock) started
         rss = None
@@ -257,9 +257,9 @@ class CtlbenchRunner:
             if proc is None:
                 proc = probe.start(argv, run_dir / "probe.stderr")
                 sampler.watch("probe", proc.pid)
-            out, stderr_tail = _wait_probe(proc, ctl, probe.time_limit(load))
-            if stderr_tail:
-                params["notes"].append(stderr_tail)
+            out, probe_note = _wait_probe(proc, ctl, probe.time_limit(load))
+            if probe_note:
+                params["notes"].append(probe_note)
             cpu = sampler.stop()
             rss_series = rss.stop()
             if not ctl.alive():
@@ -272,7 +272,7 @@ class CtlbenchRunner:
             if not isinstance(doc, dict):
                 err = (run_dir / "probe.stderr").read_text(errors="replace")[-2000:]
                 return self._failed(spec, params, crash or f"probe produced no JSON (exit "
-                                    f"{proc.returncode}) {stderr_tail}: {err}", started, cpu)
+                                    f"{proc.returncode}) {probe_note}: {err}", started, cpu)
             (run_dir / "probe.json").write_text(json.dumps(doc))
             usage = _usage(sampler, rss_series, doc)
         finally:
