@@ -29,6 +29,7 @@ use std::collections::HashMap;
 // stack slots (offsets from the frame pointer)
 const CURSOR: i16 = -8;
 const VALPTR: i16 = -16;
+/// whether the table just applied hit (only for tables that branch on hit/miss)
 const HIT: i16 = -24;
 const KEY32: i16 = -32;
 const TMP0: i16 = -40;
@@ -880,12 +881,15 @@ impl<'a> Gen<'a> {
             }
             let map = self.map(|m| m.tables[ti].unwrap_or(-1));
             self.map_lookup(map, KEYBUF);
-            self.a.mov_imm(R1, 1);
-            self.a.stx(DW, FP, HIT, R1);
+            if t.hit_miss.is_some() {
+                self.a.st_imm(DW, FP, HIT, 1);
+            }
             self.a.jcc_imm(JNE, R0, 0, found);
         }
         // miss: the default entry
-        self.a.st_imm(DW, FP, HIT, 0);
+        if t.hit_miss.is_some() {
+            self.a.st_imm(DW, FP, HIT, 0);
+        }
         self.a.st_imm(W, FP, KEY32, ti as i32);
         let defaults = self.map(|m| m.defaults);
         self.map_lookup(defaults, KEY32);
