@@ -49,14 +49,27 @@ def path3():
             subprocess.run(["ip", "netns", "del", n], capture_output=True)
 
 
+def _start(binary, nss, s1, s2, program=PROGRAM, *extra):
+    sw = subprocess.Popen(["ip", "netns", "exec", nss["S"], binary, "run", "--json", program, "-i", f"1@{s1}",
+                           "-i", f"2@{s2}", "--no-vnet", "--die-with-parent", *extra],
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    line = sw.stdout.readline().strip()
+    if line != "READY":
+        sw.kill()
+        raise AssertionError(sw.stderr.read())
+    return sw
+
+
+def _stop(sw) -> str:
+    sw.terminate()
+    return sw.communicate(timeout=10)[1]
+
+
 def test_xdp_generator_through_af_xdp_switch(path3):
     binary = _binary()
     nss, a, s1, s2, b = path3
-    sw = subprocess.Popen(["ip", "netns", "exec", nss["S"], binary, "run", "--json", PROGRAM, "-i", f"1@{s1}",
-                           "-i", f"2@{s2}", "--no-vnet", "--rx-frames", "8192", "--die-with-parent"],
-                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    sw = _start(binary, nss, s1, s2, PROGRAM, "--rx-frames", "8192")
     try:
-        assert sw.stdout.readline().strip() == "READY", sw.stderr.read()
         banner = sw.stderr.readline()
         if "=af_xdp" not in banner:
             pytest.skip(f"kernel refused AF_XDP: {banner.strip()}")
@@ -72,8 +85,7 @@ def test_xdp_generator_through_af_xdp_switch(path3):
         # every forwarded frame was offered; most of them make it even on a busy machine
         assert 0.2 * offered < fwd <= offered + 10, (offered, fwd)
     finally:
-        sw.terminate()
-        _, err = sw.communicate(timeout=10)
+        err = _stop(sw)
     # (B's counter also sees a few IPv6 ND/MLD frames from S's own kernel)
     m = re.search(r"port 2 \S+ \(af_xdp\): rx=\d+ tx=(\d+)", err)
     assert m and abs(int(m.group(1)) - fwd) <= 20, err
@@ -86,22 +98,6 @@ def test_xdp_generator_refuses_what_it_cannot_do(path3):
         g = subprocess.run(["ip", "netns", "exec", nss["A"], binary, "blast", a, "--mode", "xdp", "--seconds", "0.1",
                             *extra], capture_output=True, text=True)
         assert g.returncode == 1 and "--mode af_packet" in g.stderr, g.stderr
-
-
-def _start(binary, nss, s1, s2, program=PROGRAM, *extra):
-    sw = subprocess.Popen(["ip", "netns", "exec", nss["S"], binary, "run", "--json", program, "-i", f"1@{s1}",
-                           "-i", f"2@{s2}", "--no-vnet", "--die-with-parent", *extra],
-                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    line = sw.stdout.readline().strip()
-    if line != "READY":
-        sw.kill()
-        raise AssertionError(sw.stderr.read())
-    return sw
-
-
-def _stop(sw) -> str:
-    sw.terminate()
-    return sw.communicate(timeout=10)[1]
 
 
 def _gro_on(nss, a, b):

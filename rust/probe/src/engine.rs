@@ -482,8 +482,8 @@ impl Flight {
     }
 
     /// The end of the run: the last ticks, backpressure still in force, and the result.
-    #[allow(clippy::too_many_arguments)]
     /// `end`: the end of the run (ns), the same for every switch so their series align.
+    #[allow(clippy::too_many_arguments)]
     pub fn finish(mut self, end: u64, clk: &Clock, cfg: &Config, dpid: u64, state: SwState, ever_ready: bool,
                   error: Option<String>, closed_at: Option<u64>, messages: Vec<(String, u64)>) -> SwResult {
         let total_ticks = if clk.load_start == NOT_SET { 0 } else { (end.saturating_sub(clk.load_start) / secs(cfg.interval)) as usize + 1 };
