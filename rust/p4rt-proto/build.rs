@@ -26,7 +26,7 @@ fn main() {
     let mut errors = vec![];
     let mut fds_bytes = None;
     for py in &candidates {
-        match dump_fds(py, &script, None) {
+        match dump_fds(py, &script) {
             Ok(b) => {
                 fds_bytes = Some(b);
                 break;
@@ -34,34 +34,12 @@ fn main() {
             Err(e) => errors.push(format!("{py}: {e}")),
         }
     }
-    if fds_bytes.is_none() {
-        // fresh machine without the package yet: fetch it (and protobuf) from PyPI into
-        // OUT_DIR with pip, for this build only
-        let out = PathBuf::from(std::env::var("OUT_DIR").unwrap()).join("pydeps");
-        for py in &candidates {
-            let ok = Command::new(py)
-                .args(["-m", "pip", "install", "--quiet", "--disable-pip-version-check", "--no-deps", "--target"])
-                .arg(&out)
-                .args(["finsy", "protobuf"])
-                .status()
-                .map(|s| s.success())
-                .unwrap_or(false);
-            if !ok {
-                continue;
-            }
-            match dump_fds(py, &script, Some(&out)) {
-                Ok(b) => {
-                    fds_bytes = Some(b);
-                    break;
-                }
-                Err(e) => errors.push(format!("{py} (pip --target): {e}")),
-            }
-        }
-    }
     let Some(bytes) = fds_bytes else {
         panic!(
-            "sdnperf-p4rt needs the P4Runtime protobuf definitions from a Python package: \
-             `pip install finsy` (or `p4runtime`) into the repository's .venv, or set SDNPERF_PYTHON. Tried: {}",
+            "sdnperf-p4rt needs the P4Runtime protobuf definitions from an installed Python package \
+             (finsy or p4runtime). The build never downloads them: run scripts/install.sh (it \
+             installs the repository's .venv before building), or set SDNPERF_PYTHON to an \
+             interpreter that has one of them. Tried: {}",
             errors.join("; ")
         );
     };
@@ -74,15 +52,10 @@ fn main() {
         .expect("generating P4Runtime code");
 }
 
-/// Runs py/dump_fds.py with interpreter `py` (extra PYTHONPATH if given): the serialized
+/// Runs py/dump_fds.py with interpreter `py`: the serialized
 /// FileDescriptorSet, or the last line of its stderr / the spawn error.
-fn dump_fds(py: &str, script: &Path, pythonpath: Option<&Path>) -> Result<Vec<u8>, String> {
-    let mut cmd = Command::new(py);
-    cmd.arg(script);
-    if let Some(p) = pythonpath {
-        cmd.env("PYTHONPATH", p);
-    }
-    match cmd.output() {
+fn dump_fds(py: &str, script: &Path) -> Result<Vec<u8>, String> {
+    match Command::new(py).arg(script).output() {
         Ok(o) if o.status.success() && !o.stdout.is_empty() => Ok(o.stdout),
         Ok(o) => Err(String::from_utf8_lossy(&o.stderr).lines().last().unwrap_or("").to_string()),
         Err(e) => Err(e.to_string()),
