@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import shutil
 import sys
 import time
 from pathlib import Path
@@ -304,22 +303,13 @@ RUST_TOOLS = {
 }
 
 
-def rust_binary(name: str) -> str | None:
-    """Our Rust binaries: $SDNPERF_BIN_DIR, the repo's release build, or PATH."""
-    candidates = [os.environ.get("SDNPERF_BIN_DIR"),
-                  str(Path(__file__).resolve().parents[1] / "rust" / "target" / "release")]
-    for folder in filter(None, candidates):
-        path = Path(folder) / name
-        if path.exists():
-            return str(path)
-    return shutil.which(name)
-
-
 def run_rust_tool(tool: str, args: list[str]) -> int:
+    from sdnperf import tools
     binary_name, _ = RUST_TOOLS[tool]
-    binary = rust_binary(binary_name)
-    if binary is None:
-        print(f"error: {binary_name} is not built; run scripts/install.sh", file=sys.stderr)
+    try:
+        binary = tools.find(binary_name)
+    except tools.ToolNotFound as exc:
+        print(f"error: {exc}", file=sys.stderr)
         return EXIT_FAIL
     argv = [binary, *(["stf"] if tool == "stf" else []), *args]
     os.execv(binary, argv)

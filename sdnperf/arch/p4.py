@@ -21,6 +21,7 @@ import sys
 import time
 from pathlib import Path
 
+from sdnperf import tools
 from sdnperf.arch.base import Architecture, ArchitectureError, wait_until
 from sdnperf.controllers import process
 from sdnperf.topo.spec import TopoSpec
@@ -29,14 +30,6 @@ CPU_PORT = 255
 _WARNED: list = []  # the shaping caveat is printed once per process
 GRPC_DAEMON = "sdnperf-switch-grpc"
 BMV2_DAEMON = "simple_switch_grpc"
-
-
-def find_grpc_daemon() -> str | None:
-    from sdnperf.p4 import P4ProgramError, find_tool
-    try:
-        return find_tool(GRPC_DAEMON, "SDNPERF_SWITCH_GRPC_BIN")
-    except P4ProgramError:
-        return None
 
 
 def device_id_for(name: str, fallback: int) -> int:
@@ -88,10 +81,10 @@ class P4Architecture(Architecture):
                 raise ArchitectureError(
                     f"architecture {cfg.name!r}: link(s) {', '.join(bare[:5])} set delay/loss "
                     "but join two hosts: without sch_netem only a switch port can impair a link")
-        if cfg.target == "sdnperf" and find_grpc_daemon() is None:
+        if cfg.target == "sdnperf" and tools.locate(GRPC_DAEMON) is None:
             raise ArchitectureError(
                 f"architecture {cfg.name!r}: {GRPC_DAEMON} (our P4Runtime switch, rust/p4rt) "
-                "is not built: `cd rust && cargo build --release -p sdnperf-p4rt`")
+                f"is not built: {tools.build_hint(GRPC_DAEMON)}")
         return {}
 
     def __init__(self, config, spec: TopoSpec, run_dir: Path, needs: dict, seed: int = 0):
@@ -169,7 +162,7 @@ class P4Architecture(Architecture):
     def mininet_options(self) -> dict:
         from sdnperf.emulation.p4switch import P4Switch
         target, log_dir = self.config.target, str(self.run_dir)
-        binary = BMV2_DAEMON if target == "bmv2" else find_grpc_daemon() or GRPC_DAEMON
+        binary = self.switch_binary()
 
         def make(name, **kwargs):
             if name not in self.switches:
@@ -180,6 +173,10 @@ class P4Architecture(Architecture):
                             binary=binary, log_dir=log_dir, **kwargs)
 
         return {"switch": make, "controller": None}
+
+    def switch_binary(self) -> str:
+        """The switch daemon every switch of this architecture runs."""
+        return BMV2_DAEMON if self.config.target == "bmv2" else tools.find(GRPC_DAEMON)
 
     def controller_config(self, net) -> dict:
         switches, links, hosts = [], [], []

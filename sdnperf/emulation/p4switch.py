@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import os
 import select
-import shutil
 import signal
 import socket
 import subprocess
@@ -28,28 +27,14 @@ from pathlib import Path
 
 from mininet.node import Switch
 
-REPO = Path(__file__).resolve().parents[2]
+from sdnperf import tools
+
+SWITCH = "sdnperf-switch"  # runs programs; its `ctl` talks to every switch of ours
 UNIX_PATH_MAX = 100  # sun_path holds 108 bytes; keep a margin
 
 
 class P4SwitchError(RuntimeError):
     pass
-
-
-def find_binary() -> str:
-    """SDNPERF_SWITCH_BIN, then PATH, then the workspace's release builds."""
-    env = os.environ.get("SDNPERF_SWITCH_BIN")
-    if env:
-        return env
-    found = shutil.which("sdnperf-switch")
-    if found:
-        return found
-    cands = [REPO / "rust" / d / "release" / "sdnperf-switch" for d in ("target", "target-switch")]
-    cands = [c for c in cands if c.exists()]
-    if cands:  # the most recently built one
-        return str(max(cands, key=lambda c: c.stat().st_mtime))
-    raise P4SwitchError("sdnperf-switch not found: build it with `cd rust && cargo build --release` "
-                        "or set SDNPERF_SWITCH_BIN")
 
 
 def grpc_port_open(port: int) -> bool:
@@ -122,7 +107,7 @@ class P4Switch(Switch):
     def argv(self) -> list[str]:
         ifaces = [x for port, name in self.port_names().items() for x in ("-i", f"{port}@{name}")]
         if self.grpc_port is None:
-            argv = [self.binary or find_binary(), "run", "--json", self.json_path,
+            argv = [self.binary or tools.find(SWITCH), "run", "--json", self.json_path,
                     "--ctl-socket", self.ctl_socket, "--die-with-parent", *ifaces]
             for port, spec in sorted(self.impair.items()):
                 argv += ["--impair", f"{port}:{spec}"]
@@ -191,7 +176,7 @@ class P4Switch(Switch):
         """Runs control commands on our switch's socket (simple_switch_CLI-like:
         table_add, port_impair, table_dump, ...); returns their output."""
         # a P4Runtime switch's `binary` is its daemon; `sdnperf-switch ctl` talks to both
-        ctl_binary = self.binary if self.grpc_port is None and self.binary else find_binary()
+        ctl_binary = self.binary if self.grpc_port is None and self.binary else tools.find(SWITCH)
         r = subprocess.run([ctl_binary, "ctl", self.ctl_socket, "-f", "/dev/stdin"],
                            input="\n".join(commands) + "\n", capture_output=True, text=True, timeout=10)
         if r.returncode != 0:

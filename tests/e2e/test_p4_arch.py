@@ -29,8 +29,9 @@ LOOP_FREE = ["single", "linear", "tree", "campus"]
 
 @pytest.fixture(autouse=True)
 def needs_daemon():
-    from sdnperf.arch.p4 import GRPC_DAEMON, find_grpc_daemon
-    if find_grpc_daemon() is None:
+    from sdnperf import tools
+    from sdnperf.arch.p4 import GRPC_DAEMON
+    if tools.locate(GRPC_DAEMON) is None:
         pytest.skip(f"{GRPC_DAEMON} is not built")
 
 

@@ -97,7 +97,7 @@ def test_p4_refuses_a_delayed_host_to_host_link_without_netem(monkeypatch, tmp_p
     from sdnperf.arch.config import P4Config
     from sdnperf.topo.spec import TopoSpec
     monkeypatch.setattr(capabilities, "netem", lambda: NETEM if kernel_has_netem else NO_NETEM)
-    monkeypatch.setattr("sdnperf.arch.p4.find_grpc_daemon", lambda: "/bin/true")
+    monkeypatch.setenv("SDNPERF_SWITCH_GRPC_BIN", "/bin/true")  # built or not
     g = nx.Graph()
     g.add_node("h1", kind="host")
     g.add_node("h2", kind="host")
