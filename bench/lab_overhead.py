@@ -15,10 +15,9 @@ from pathlib import Path
 
 from mininet.log import setLogLevel
 
-from sdnperf.arch import make_architecture
 from sdnperf.arch.config import BridgeConfig, OpenflowConfig, OvsStandaloneConfig
 from sdnperf.emulation.cleanup import ensure_tag
-from sdnperf.emulation.network import Network
+from sdnperf.runner import started_network
 from sdnperf.topo.registry import build_topology
 
 ARCHITECTURES = {
@@ -33,18 +32,10 @@ TOPOLOGIES = {
 
 
 def build_and_tear_down(spec, config, run_dir: Path) -> tuple[float, float]:
-    arch = make_architecture(config, run_dir)
-    arch.check(spec)
-    network = Network(spec, arch, run_dir)
     t0 = time.perf_counter()
-    try:
-        arch.prepare(spec)
-        network.start(ready_timeout=300)
+    with started_network(spec, config, run_dir, ready_timeout=300):
         built = time.perf_counter() - t0
-    finally:
         t1 = time.perf_counter()
-        network.stop()
-        arch.stop()
     return built, time.perf_counter() - t1
 
 

@@ -3,12 +3,13 @@ from __future__ import annotations
 
 import argparse
 import os
-import shutil
 import sys
+import textwrap
 import time
 from pathlib import Path
 
-EXIT_OK, EXIT_FAIL, EXIT_BAD_INPUT, EXIT_INTERRUPTED = 0, 1, 2, 130
+from sdnperf.commands import (EXIT_BAD_INPUT, EXIT_FAIL, EXIT_INTERRUPTED, EXIT_OK, print_report,
+                              results_store_path)
 
 DESCRIPTION = """\
 sdnperf: build emulated networks, put forwarding architectures under test
@@ -30,17 +31,13 @@ Typical use:
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
-    # Tools written in Rust take their own arguments: hand them over untouched.
-    if argv and argv[0] in RUST_TOOLS:
-        return run_rust_tool(argv[0], argv[1:])
-    if argv and argv[0] == "ctlbench":  # its own argument parser
-        from sdnperf.ctlbench.cli import main as ctlbench_main
-        return ctlbench_main(argv[1:])
     parser = build_parser()
+    # Tools written in Rust take their own arguments: hand them over untouched (all but a
+    # lone --help, which is ours; `sdnperf switch -- --help` asks the tool).
+    if argv and argv[0] in RUST_TOOLS and argv[1:] not in (["-h"], ["--help"]):
+        passed = argv[2:] if argv[1:2] == ["--"] else argv[1:]
+        return run_rust_tool(argv[0], passed)
     args = parser.parse_args(argv)
-    if not getattr(args, "func", None):
-        parser.print_help()
-        return EXIT_BAD_INPUT
     try:
         return args.func(args)
     except KeyboardInterrupt:
@@ -49,8 +46,11 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from sdnperf import tools
+    from sdnperf.ctlbench.cli import add_ctlbench_command
     parser = argparse.ArgumentParser(prog="sdnperf", description=DESCRIPTION,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.set_defaults(func=usage(parser))
     sub = parser.add_subparsers(metavar="COMMAND")
 
     p = sub.add_parser("run", help="run a study (default: the embedded default study)",
@@ -64,8 +64,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--no-report", action="store_true", help="skip the HTML report")
     p.set_defaults(func=cmd_run)
 
-    p = sub.add_parser("check", help="validate a study file without running it")
-    p.add_argument("study", nargs="?")
+    p = sub.add_parser("check", help="validate a study file without running it",
+                       description="Validate a study file (errors name file:line:field) "
+                                   "and count its runs, without running anything.")
+    p.add_argument("study", nargs="?", help="study TOML file (omit for the default study)")
     p.set_defaults(func=cmd_check)
 
     p = sub.add_parser("report", help="table, HTML report and CSV from a stored study",
@@ -77,7 +79,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--csv", help="folder for CSV export (default: RESULTS/csv)")
     p.set_defaults(func=cmd_report)
 
-    topo = sub.add_parser("topo", help="topology tools")
+    topo = sub.add_parser("topo", help="topology tools",
+                          description="Topology tools: `sdnperf topo show KIND|STUDY.toml`.")
+    topo.set_defaults(func=usage(topo))
     topo_sub = topo.add_subparsers(metavar="ACTION")
     p = topo_sub.add_parser("show", help="describe a topology (and draw it as PNG)",
                             description="KIND is a topology kind (campus, tree, ...) or a study "
@@ -88,18 +92,39 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--seed", type=int, default=1)
     p.set_defaults(func=cmd_topo_show)
 
-    p = sub.add_parser("doctor", help="what this machine can and cannot do, and why")
+    p = sub.add_parser("doctor", help="what this machine can and cannot do, and why",
+                       description="Check this machine's kernel features, tools and our Rust "
+                                   "binaries, and say what each missing one prevents.")
     p.set_defaults(func=cmd_doctor)
 
     p = sub.add_parser("clean", help="remove processes, interfaces and run dirs a crashed "
-                                     "study left behind (only what sdnperf created)")
+                                     "study left behind (only what sdnperf created)",
+                       description="Remove the processes, interfaces and run dirs that a "
+                                   "crashed or killed study left behind; only what sdnperf "
+                                   "created (tagged processes, registered interfaces).")
     p.set_defaults(func=cmd_clean)
 
-    sub.add_parser("ctlbench", add_help=False,
-                   help="benchmark SDN controllers with emulated switches flooding packet-ins")
-    for tool, (_, helptext) in RUST_TOOLS.items():
-        sub.add_parser(tool, help=helptext, add_help=False)
+    add_ctlbench_command(sub)
+    for tool, (binary, helptext) in RUST_TOOLS.items():
+        own = f"{binary} stf" if tool == "stf" else binary
+        about = (f"Runs our Rust binary {own} with ARGS passed through untouched (the binary "
+                 f"sdnperf doctor shows: ${tools.env_var(binary)}, $SDNPERF_BIN_DIR, "
+                 f"rust/target*/release, PATH). `sdnperf {tool} -- --help` shows {own}'s own "
+                 "options.")
+        p = sub.add_parser(tool, help=helptext, usage=f"sdnperf {tool} [--] ARGS...",
+                           formatter_class=argparse.RawDescriptionHelpFormatter,
+                           description=f"{helptext[0].upper()}{helptext[1:]}.\n\n"
+                                       + textwrap.fill(about, 88))
+        p.set_defaults(func=usage(p))
     return parser
+
+
+def usage(parser: argparse.ArgumentParser):
+    """A command given without its action: print that command's help."""
+    def show(args) -> int:
+        parser.print_help()
+        return EXIT_BAD_INPUT
+    return show
 
 
 # -- run -----------------------------------------------------------------------------------
@@ -148,13 +173,7 @@ def cmd_run(args) -> int:
     from sdnperf.study.plan import plan_runs
 
     results_dir = Path(args.out) / study.name
-    results_dir.mkdir(parents=True, exist_ok=True)
-    db_path = results_dir / "study.sqlite"
-    if db_path.exists() and not args.resume:
-        # A new study never overwrites an old one: the previous database is kept aside.
-        backup = db_path.with_name(f"study-{time.strftime('%Y%m%d-%H%M%S')}.sqlite")
-        db_path.rename(backup)
-        console.print(f"previous results kept as {backup}")
+    db_path = results_store_path(results_dir, args.resume, console.print)
     total = len(plan_runs(study))
     console.print(f"[bold]{study.name}[/]: {study.topology.describe()}; "
                   f"{len(study.config.architecture)} architectures × {len(study.config.workload)} "
@@ -186,7 +205,7 @@ def cmd_run(args) -> int:
                           f"continue with: sdnperf run --resume {args.study or ''}".rstrip())
             return EXIT_INTERRUPTED
         failed = [r for r in results if r.status == "failed"]
-        _report(store, study_id, results_dir, baseline=None, html=not args.no_report)
+        print_report(store, study_id, results_dir, html=not args.no_report)
         console.print(f"done in {time.monotonic() - started:.0f}s; results: {results_dir}/")
         if failed:
             console.print(f"[red]{len(failed)} run(s) failed[/]: see the report and {results_dir}/logs")
@@ -194,23 +213,6 @@ def cmd_run(args) -> int:
         return EXIT_OK
     finally:
         store.close()
-
-
-def _report(store, study_id: int, results_dir: Path, baseline, html: bool = True,
-            html_path=None, csv_dir=None) -> None:
-    from rich.console import Console
-
-    from sdnperf.report.table import comparison, render_table
-    rows = comparison(store, study_id, baseline)
-    # Piped output (CI logs, files) gets a wide table instead of an 80-column squeeze.
-    render_table(rows, Console(width=None if sys.stdout.isatty() else 160))
-    written = store.export_csv(study_id, csv_dir or results_dir / "csv")
-    print(f"CSV: {', '.join(str(p) for p in written)}")
-    if html:
-        from sdnperf.report.html import write_report
-        out = write_report(store, study_id, html_path or results_dir / "report.html")
-        print(f"HTML report: {out}")
-    print(f"SQLite: {store.path}")
 
 
 def cmd_report(args) -> int:
@@ -226,8 +228,8 @@ def cmd_report(args) -> int:
         if not studies:
             print(f"error: {db_path}: holds no study", file=sys.stderr)
             return EXIT_BAD_INPUT
-        _report(store, studies[-1].id, db_path.parent, args.baseline, html=True,
-                html_path=args.html, csv_dir=args.csv)
+        print_report(store, studies[-1].id, db_path.parent, args.baseline, html=True,
+                     html_path=args.html, csv_dir=args.csv)
     finally:
         store.close()
     return EXIT_OK
@@ -304,22 +306,13 @@ RUST_TOOLS = {
 }
 
 
-def rust_binary(name: str) -> str | None:
-    """Our Rust binaries: $SDNPERF_BIN_DIR, the repo's release build, or PATH."""
-    candidates = [os.environ.get("SDNPERF_BIN_DIR"),
-                  str(Path(__file__).resolve().parents[1] / "rust" / "target" / "release")]
-    for folder in filter(None, candidates):
-        path = Path(folder) / name
-        if path.exists():
-            return str(path)
-    return shutil.which(name)
-
-
 def run_rust_tool(tool: str, args: list[str]) -> int:
+    from sdnperf import tools
     binary_name, _ = RUST_TOOLS[tool]
-    binary = rust_binary(binary_name)
-    if binary is None:
-        print(f"error: {binary_name} is not built; run scripts/install.sh", file=sys.stderr)
+    try:
+        binary = tools.find(binary_name)
+    except tools.ToolNotFound as exc:
+        print(f"error: {exc}", file=sys.stderr)
         return EXIT_FAIL
     argv = [binary, *(["stf"] if tool == "stf" else []), *args]
     os.execv(binary, argv)

@@ -20,16 +20,12 @@ def _mininet() -> Capability:
 
 
 def _rust(name: str) -> Capability:
-    from sdnperf.cli import rust_binary
-    path = rust_binary(name)
-    return Capability(name, bool(path), path or "not built (scripts/install.sh builds it)")
-
-
-def _p4_grpc() -> Capability:
-    from sdnperf.arch.p4 import GRPC_DAEMON, find_grpc_daemon
-    path = find_grpc_daemon()
-    return Capability(GRPC_DAEMON, bool(path),
-                      path or "not built (cargo build --release -p sdnperf-p4rt)")
+    """One of our Rust binaries, found as runs find it (sdnperf/tools.py)."""
+    from sdnperf import tools
+    try:
+        return Capability(name, True, tools.find(name))
+    except tools.ToolNotFound as exc:
+        return Capability(name, False, str(exc))
 
 
 def _p4rt_client() -> Capability:
@@ -63,7 +59,8 @@ def checks() -> list[tuple[Capability, str]]:
         (capabilities.tool("ITGSend", ("-h",)), "VoIP workload (D-ITG)"),
         (_rust("sdnperf-p4c"), "compiling P4 programs"),
         (_rust("sdnperf-switch"), "the p4 architecture and STF tests"),
-        (_p4_grpc(), "the p4 architecture (P4Runtime switch, target = \"sdnperf\")"),
+        (_rust("sdnperf-switch-grpc"), "the p4 architecture (P4Runtime switch, target = \"sdnperf\")"),
+        (_rust("sdnperf-probe"), "sdnperf ctlbench (controller benchmark load)"),
         (capabilities.tool("simple_switch_grpc", ("--version",)),
          "p4 architecture with target = \"bmv2\" (optional)"),
         (_p4rt_client(), "the p4 architecture's P4Runtime controller"),

@@ -9,17 +9,19 @@ from __future__ import annotations
 import shutil
 import time
 import traceback
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Iterator
 
-from sdnperf.arch import ArchitectureError, architecture_class, make_architecture
-from sdnperf.emulation import cleanup
+from sdnperf.arch import Architecture, ArchitectureError, architecture_class, check_architecture
+from sdnperf.emulation import capabilities, cleanup
 from sdnperf.emulation.network import Network, check_link_features
 from sdnperf.samples import RunResult, Summary
 from sdnperf.store.sqlite import Store
 from sdnperf.study.loader import LoadedStudy
 from sdnperf.study.plan import RunSpec, plan_runs
+from sdnperf.topo.spec import TopoSpec
 
 READY_TIMEOUT_S = 90.0
 # Mininet messages that are harmless here and would drown the progress display: htb's
@@ -71,7 +73,7 @@ def preflight(study: LoadedStudy) -> None:
         raise StudyRefused(str(exc)) from None
     for arch_cfg in study.config.architecture:
         try:
-            make_architecture(arch_cfg, Path("/nonexistent")).check(study.topology)
+            check_architecture(arch_cfg, study.topology)
         except ArchitectureError as exc:
             raise StudyRefused(str(exc)) from None
 
@@ -86,9 +88,61 @@ def host_offloads(study: LoadedStudy) -> bool:
                    for a in study.config.architecture)
 
 
+@dataclass
+class StartedNetwork:
+    """A built network whose data plane forwards, and the architecture running it."""
+
+    arch: Architecture
+    net: object  # mininet.net.Mininet (or a test's fake)
+    ready_s: float  # from building the network until the architecture was ready
+
+
+@contextmanager
+def started_network(spec: TopoSpec, config, run_dir: Path, *, seed: int = 0, ipv6: bool = False,
+                    host_offloads: bool = True, ready_timeout: float = READY_TIMEOUT_S,
+                    network_class=Network, architecture=architecture_class,
+                    ) -> Iterator[StartedNetwork]:
+    """The run lifecycle, the one place that calls an architecture's steps, each once:
+    check (refuse before anything starts) -> prepare -> build the network ->
+    network_started -> wait_ready -> [the caller measures] -> before_network_stop ->
+    stop the network -> stop. Whatever fails (or Ctrl-C), everything started so far stops.
+
+    `network_class` and `architecture` (config -> class) let unit tests run the lifecycle
+    on fakes."""
+    cls = architecture(config)
+    # Without sch_netem only an architecture whose switches impair links may run a topology
+    # with delay/loss (checked again here: never a silently missing delay).
+    kernel_netem = not spec.needs_netem() or capabilities.netem().ok
+    if not kernel_netem and not cls.impairs_links_itself(config):
+        check_link_features(spec, [config])  # raises, in words
+    arch = cls(config, spec, run_dir, cls.check(config, spec), seed=seed)
+    network = None
+    try:
+        arch.prepare()
+        network = network_class(spec, run_dir, arch.mininet_options(), netem=kernel_netem,
+                                ipv6=ipv6, host_offloads=host_offloads)
+        t0 = time.monotonic()
+        net = network.start()
+        arch.network_started(net)
+        arch.wait_ready(net, ready_timeout)
+        yield StartedNetwork(arch, net, time.monotonic() - t0)
+    finally:
+        try:
+            if network is not None:
+                try:
+                    arch.before_network_stop()
+                finally:
+                    network.stop()
+        finally:
+            arch.stop()
+
+
 def execute_run(study: LoadedStudy, run: RunSpec, run_dir: Path,
                 log: Callable[[str], None] = lambda msg: None,
-                results_dir: Path | None = None) -> RunResult:
+                results_dir: Path | None = None, *, network_class=Network,
+                architecture=architecture_class) -> RunResult:
+    """One run: a fresh network, the workload, the architecture's counters; a failure in
+    any step is stored as the run's error (with its traceback in run_dir)."""
     from sdnperf.fidelity.cpu import CpuSampler
     from sdnperf.workloads.base import run_workload
 
@@ -98,49 +152,40 @@ def execute_run(study: LoadedStudy, run: RunSpec, run_dir: Path,
                                "workload": run.workload.model_dump(mode="json"),
                                "topology": study.topology.describe()},
                        status="ok", started=time.time())
-    arch = make_architecture(run.architecture, run_dir)
-    arch.seed = study.config.study.seed * 1_000_003 + run.repetition
-    network = None
     sampler = CpuSampler()
     try:
-        arch.check(study.topology)
-        arch.prepare(study.topology)
         offloads = host_offloads(study)
-        network = Network(study.topology, arch, run_dir, ipv6=study.config.study.ipv6,
-                          host_offloads=offloads)
-        t0 = time.monotonic()
-        net = network.start(READY_TIMEOUT_S)
-        result.params["network_ready_s"] = round(time.monotonic() - t0, 3)
-        result.params["facts"] = {**arch.facts(), "ipv6": study.config.study.ipv6,
-                                  "host_tx_offloads": offloads}
-        for role, pids in arch.processes().items():
-            for pid in pids:
-                sampler.watch(role, pid)
-        ctx = HostContext(net, study.topology.hosts(), study.config.study.seed,
-                          on_process=lambda pid: sampler.watch("traffic", pid), log=log,
-                          results_dir=results_dir)
-        sampler.start()
-        try:
-            output = run_workload(run.workload, ctx)
-        finally:
-            result.cpu = sampler.stop()
-        result.samples = list(output.samples)
-        result.summaries = list(output.summaries)
-        for metric, value in arch.control_stats().items():
-            result.summaries.append(Summary(run.workload.name, metric, float(value), "count", "lower"))
-        arch.check_alive()  # a controller or switch that died mid-run voids the run
+        with started_network(study.topology, run.architecture, run_dir,
+                             seed=study.config.study.seed * 1_000_003 + run.repetition,
+                             ipv6=study.config.study.ipv6, host_offloads=offloads,
+                             network_class=network_class, architecture=architecture) as started:
+            arch, net = started.arch, started.net
+            result.params["network_ready_s"] = round(started.ready_s, 3)
+            result.params["facts"] = {**arch.facts(), "ipv6": study.config.study.ipv6,
+                                      "host_tx_offloads": offloads}
+            for role, pids in arch.processes().items():
+                for pid in pids:
+                    sampler.watch(role, pid)
+            ctx = HostContext(net, study.topology.hosts(), study.config.study.seed,
+                              on_process=lambda pid: sampler.watch("traffic", pid), log=log,
+                              results_dir=results_dir)
+            sampler.start()
+            try:
+                output = run_workload(run.workload, ctx)
+            finally:
+                result.cpu = sampler.stop()
+            result.samples = list(output.samples)
+            result.summaries = list(output.summaries)
+            for metric, value in arch.control_stats().items():
+                result.summaries.append(Summary(run.workload.name, metric, float(value), "count",
+                                                "lower"))
+            arch.check_alive()  # a controller or switch that died mid-run voids the run
     except Exception as exc:  # a failed run is a result too: stored with its reason
         result.status = "failed"
         result.error = f"{type(exc).__name__}: {exc}"
         log(f"run {run.key} failed: {result.error}")
         (run_dir / "traceback.txt").parent.mkdir(parents=True, exist_ok=True)
         (run_dir / "traceback.txt").write_text(traceback.format_exc())
-    finally:
-        try:
-            if network is not None:
-                network.stop()
-        finally:
-            arch.stop()
     result.finished = time.time()
     return result
 

@@ -16,11 +16,9 @@ import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
-from sdnperf.arch import make_architecture  # noqa: E402
 from sdnperf.arch.config import P4Config  # noqa: E402
 from sdnperf.emulation import capabilities  # noqa: E402
-from sdnperf.emulation.network import Network  # noqa: E402
-from sdnperf.runner import quiet_mininet  # noqa: E402
+from sdnperf.runner import quiet_mininet, started_network  # noqa: E402
 from sdnperf.topo.registry import build_topology  # noqa: E402
 
 TOPOS = {"single": ({"hosts": 2}, 2), "linear": ({"switches": 2}, 3)}
@@ -29,18 +27,12 @@ TOPOS = {"single": ({"hosts": 2}, 2), "linear": ({"switches": 2}, 3)}
 def ping(spec, count: int, interval: float, seed: int):
     """(min, avg RTT ms, loss fraction) of one ping series between the first and last host."""
     with tempfile.TemporaryDirectory(prefix="sdnperf-impair-") as tmp:
-        arch = make_architecture(P4Config(kind="p4", name="p4", app="proactive"), Path(tmp))
-        arch.seed = seed
-        network = Network(spec, arch, Path(tmp))
-        try:
-            arch.prepare(spec)
-            net = network.start(ready_timeout=90)
+        config = P4Config(kind="p4", name="p4", app="proactive")
+        with started_network(spec, config, Path(tmp), seed=seed, ready_timeout=90) as started:
+            net = started.net
             src, dst = net.get(spec.hosts()[0]), net.get(spec.hosts()[-1])
             src.cmd(f"ping -c 3 -i 0.2 -W 2 {dst.IP()}")  # ARP first
             out = src.cmd(f"ping -q -c {count} -i {interval} -W 3 {dst.IP()}")
-        finally:
-            network.stop()
-            arch.stop()
     sent, got = map(int, re.search(r"(\d+) packets transmitted, (\d+) received", out).groups())
     rtt = re.search(r"= ([\d.]+)/([\d.]+)/", out)
     return float(rtt.group(1)), float(rtt.group(2)), 1 - got / sent

@@ -11,7 +11,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 from sdnperf import p4  # noqa: E402
-from sdnperf.arch.p4 import find_grpc_daemon  # noqa: E402
+from sdnperf import tools  # noqa: E402
 from sdnperf.controllers import process  # noqa: E402
 
 
@@ -33,7 +33,7 @@ def switch_and_controller(prefix: str, transport: str, ready_timeout: float = 10
     port = process.free_port()
     run_dir = Path(tempfile.mkdtemp(prefix=f"p4-{prefix}-"))
     with open(run_dir / "switch.log", "w") as log:
-        sw = subprocess.Popen([find_grpc_daemon(), "-i", f"1@{pairs[0][1]}", "-i", f"2@{pairs[1][1]}",
+        sw = subprocess.Popen([tools.find("sdnperf-switch-grpc"), "-i", f"1@{pairs[0][1]}", "-i", f"2@{pairs[1][1]}",
                                "--cpu-port", "255", "--grpc-port", str(port), "--device-id", "1",
                                "--die-with-parent"], stdout=subprocess.DEVNULL, stderr=log)
     ctl = None

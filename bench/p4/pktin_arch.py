@@ -26,9 +26,8 @@ import psutil
 
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
-from sdnperf.arch import make_architecture  # noqa: E402
 from sdnperf.arch.config import OpenflowConfig, P4Config  # noqa: E402
-from sdnperf.emulation.network import Network  # noqa: E402
+from sdnperf.runner import started_network  # noqa: E402
 from sdnperf.topo.registry import build_topology  # noqa: E402
 
 # locally administered MACs no host has: every frame is a miss, every answer a flood
@@ -51,12 +50,8 @@ def port_toward(net, host: str) -> str:
 
 def one_run(kind: str, args, run_dir: Path) -> dict:
     spec = build_topology("single", {"hosts": 2}, seed=1)
-    arch = make_architecture(ARCHS[kind](), run_dir)
-    arch.check(spec)
-    network = Network(spec, arch, run_dir)
-    try:
-        arch.prepare(spec)
-        net = network.start(ready_timeout=90)
+    with started_network(spec, ARCHS[kind](), run_dir, ready_timeout=90) as started:
+        arch, net = started.arch, started.net
         pids = arch.processes()
         procs = {role: psutil.Process(pids[role][0]) for role in ("controller", "switch") if pids.get(role)}
         port_in, port_out = port_toward(net, "h1"), port_toward(net, "h2")
@@ -75,9 +70,6 @@ def one_run(kind: str, args, run_dir: Path) -> dict:
         offered = counter(port_in, "rx_packets") - offered0
         answered = counter(port_out, "tx_packets") - answered0
         stats = arch.control_stats()
-    finally:
-        network.stop()
-        arch.stop()
     return {"arch": kind, "controller": "sdnperf-p4rt l2-learning" if kind == "p4" else "os-ken l2-learning",
             "rate": args.rate, "seconds": args.seconds, "offered": offered, "answered": answered,
             # per second of sending (the sender's own start-up is not load)

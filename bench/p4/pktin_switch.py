@@ -33,7 +33,7 @@ from pathlib import Path
 import psutil
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
-from sdnperf import p4  # noqa: E402
+from sdnperf import tools  # noqa: E402
 from one_switch import switch_and_controller  # noqa: E402
 
 FRAME = (bytes.fromhex("000000000002" "000000000001") + b"\x08\x00" + bytes(46))
@@ -81,7 +81,7 @@ def one_run(args, ctl, sw, seconds: float) -> dict:
     if args.rate > 0:
         paced_send("pin1a", args.rate, seconds)
     else:
-        subprocess.run([p4.find_tool("sdnperf-switch", "SDNPERF_SWITCH_BIN"), "blast", "pin1a",
+        subprocess.run([tools.find("sdnperf-switch"), "blast", "pin1a",
                         "--seconds", str(seconds), "--dst-mac", "0x000000000002",
                         "--src-mac", "0x000000000001"], capture_output=True)
     elapsed = time.monotonic() - t0

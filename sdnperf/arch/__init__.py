@@ -1,9 +1,8 @@
 """Architectures under test; `ARCHITECTURES` is the one place to add a new one."""
 from __future__ import annotations
 
-from pathlib import Path
-
 from sdnperf.arch.base import Architecture, ArchitectureError
+from sdnperf.topo.spec import TopoSpec
 
 ARCHITECTURE_MODULES = {
     "bridge": ("sdnperf.arch.bridge", "BridgeArchitecture"),
@@ -21,9 +20,10 @@ def architecture_class(config) -> type[Architecture]:
     return getattr(importlib.import_module(module_name), class_name)
 
 
-def make_architecture(config, run_dir: Path) -> Architecture:
-    return architecture_class(config)(config, run_dir)
+def check_architecture(config, spec: TopoSpec) -> dict:
+    """What `config` needs of `spec`, or ArchitectureError; starts nothing (no run folder)."""
+    return architecture_class(config).check(config, spec)
 
 
-__all__ = ["Architecture", "ArchitectureError", "architecture_class", "make_architecture",
+__all__ = ["Architecture", "ArchitectureError", "architecture_class", "check_architecture",
            "ARCHITECTURE_MODULES"]

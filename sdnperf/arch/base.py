@@ -1,13 +1,18 @@
 """The architecture seam: how switches forward and who controls them.
 
-The runner drives every architecture through the same five steps:
-    check(spec)        refuse combinations that cannot work, before anything starts
-    prepare(spec)      start daemons / controllers that must exist before the network
+The runner (sdnperf/runner.py, `started_network`) drives every architecture through the
+same steps, each exactly once, in this order:
+    check(config, spec)  (a classmethod, pure) refuse combinations that cannot work, or say
+                         what the architecture needs of the topology (e.g. spanning tree);
+                         the runner calls it and hands the answer to __init__
+    prepare()          start daemons / controllers that must exist before the network
     mininet_options()  the switch (and controller) classes Mininet builds the network with
     network_started(net) last steps that need the built network (e.g. port numbers)
     wait_ready(net)    block until the data plane forwards (STP converged, switches connected,
                        links discovered)
-    stop()             stop everything prepare() started
+    ... the workload runs; processes(), facts(), control_stats(), check_alive() ...
+    before_network_stop()  (only when a network was built) let go of the switches
+    stop()             stop everything prepare() started (also after a failure in any step)
 """
 from __future__ import annotations
 
@@ -40,22 +45,29 @@ class Architecture(ABC):
         study with delay/loss runs on a kernel without sch_netem (p4 on our switch)."""
         return False
 
-    def __init__(self, config, run_dir: Path):
+    @classmethod
+    def check(cls, config, spec: TopoSpec) -> dict:
+        """Raise ArchitectureError when this architecture cannot run on `spec`; else what it
+        needs of the topology (handed to __init__ as `needs`). No side effects: the runner
+        calls it for every architecture before a study starts, and again for each run."""
+        return {}
+
+    def __init__(self, config, spec: TopoSpec, run_dir: Path, needs: dict, seed: int = 0):
+        """Only records; nothing starts before prepare(). `needs` is check()'s answer."""
         self.config = config
+        self.spec = spec
         self.run_dir = Path(run_dir)
+        self.needs = needs
         # Seeds what the architecture itself randomises (p4: its switches' link loss). The
         # runner sets it from the study seed and the repetition: repeatable, different per
         # repetition, the same for every architecture of one repetition.
-        self.seed = 0
+        self.seed = seed
 
     @property
     def name(self) -> str:
         return self.config.name
 
-    def check(self, spec: TopoSpec) -> None:
-        """Raise ArchitectureError when this architecture cannot run on `spec`."""
-
-    def prepare(self, spec: TopoSpec) -> None:
+    def prepare(self) -> None:
         """Start what must run before Mininet builds the network."""
 
     @abstractmethod
@@ -83,8 +95,19 @@ class Architecture(ABC):
         """Control-plane counters at the end of a run (packet-ins, flow writes), if known."""
         return {}
 
+    def before_network_stop(self) -> None:
+        """Called once before the network is torn down (p4: its controller closes the
+        P4Runtime streams, which would hold the switches' graceful shutdown)."""
+
     def stop(self) -> None:
-        """Stop everything prepare() started. Must be safe to call twice or after a failure."""
+        """Stop everything prepare() started, after the network is gone (OVS: Mininet
+        deletes its bridges through the daemons). Also called when an earlier step failed,
+        so it stops only what was started."""
+
+
+def spanning_tree_wanted(mode: str, spec: TopoSpec) -> bool:
+    """A study's `stp = "auto" | "on" | "off"`: auto is on exactly when the topology has loops."""
+    return spec.has_loops() if mode == "auto" else mode == "on"
 
 
 def wait_until(predicate: Callable[[], bool], timeout: float, what: str,

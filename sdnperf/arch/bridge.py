@@ -11,7 +11,7 @@ from pathlib import Path
 
 from mininet.node import Switch
 
-from sdnperf.arch.base import Architecture, wait_until
+from sdnperf.arch.base import Architecture, spanning_tree_wanted, wait_until
 from sdnperf.topo.spec import TopoSpec
 
 # Linux bridge port states, as /sys/class/net/BR/brif/PORT/state reports them.
@@ -72,9 +72,13 @@ class LinuxBridgeSwitch(Switch):
 
 
 class BridgeArchitecture(Architecture):
-    def check(self, spec: TopoSpec) -> None:
-        mode = self.config.stp
-        self.stp = spec.has_loops() if mode == "auto" else mode == "on"
+    @classmethod
+    def check(cls, config, spec: TopoSpec) -> dict:
+        return {"stp": spanning_tree_wanted(config.stp, spec)}
+
+    def __init__(self, config, spec: TopoSpec, run_dir: Path, needs: dict, seed: int = 0):
+        super().__init__(config, spec, run_dir, needs, seed)
+        self.stp: bool = needs["stp"]
 
     def mininet_options(self) -> dict:
         stp = self.stp

@@ -8,12 +8,12 @@ from __future__ import annotations
 
 import functools
 import re
-import subprocess
 import time
+from pathlib import Path
 
 from mininet.node import OVSSwitch, RemoteController
 
-from sdnperf.arch.base import Architecture, ArchitectureError, wait_until
+from sdnperf.arch.base import Architecture, ArchitectureError, spanning_tree_wanted, wait_until
 from sdnperf.controllers import faucet_config, process
 from sdnperf.emulation.ovs import OvsDaemons
 from sdnperf.topo.spec import TopoSpec
@@ -32,10 +32,12 @@ class StartedController(RemoteController):
 class _OvsArchitecture(Architecture):
     fail_mode = "standalone"
 
-    def prepare(self, spec: TopoSpec) -> None:
-        self.spec = spec
-        datapath = None if self.config.datapath == "auto" else self.config.datapath
+    def __init__(self, config, spec: TopoSpec, run_dir: Path, needs: dict, seed: int = 0):
+        super().__init__(config, spec, run_dir, needs, seed)
+        datapath = None if config.datapath == "auto" else config.datapath
         self.ovs = OvsDaemons(self.run_dir / "ovs", datapath=datapath)
+
+    def prepare(self) -> None:
         self.ovs.start()
 
     def _switch_class(self, **extra):
@@ -43,8 +45,8 @@ class _OvsArchitecture(Architecture):
                                  **extra)
 
     def processes(self) -> dict[str, list[int]]:
-        ovs = getattr(self, "ovs", None)
-        return {"switch": [ovs.pids()["ovs-vswitchd"]]} if ovs and "ovs-vswitchd" in ovs.pids() else {}
+        pid = self.ovs.pids().get("ovs-vswitchd")
+        return {"switch": [pid]} if pid else {}
 
     def check_alive(self) -> None:
         missing = {"ovsdb-server", "ovs-vswitchd"} - set(self.ovs.pids())
@@ -53,20 +55,20 @@ class _OvsArchitecture(Architecture):
                                     f"see {self.ovs.run_dir}")
 
     def facts(self) -> dict:
-        ovs = getattr(self, "ovs", None)
-        return {"architecture": self.config.kind,
-                "ovs_datapath": ovs.datapath if ovs else None}
+        return {"architecture": self.config.kind, "ovs_datapath": self.ovs.datapath}
 
     def stop(self) -> None:
-        ovs = getattr(self, "ovs", None)
-        if ovs is not None:
-            ovs.stop()
+        self.ovs.stop()
 
 
 class OvsStandaloneArchitecture(_OvsArchitecture):
-    def check(self, spec: TopoSpec) -> None:
-        mode = self.config.stp
-        self.rstp = spec.has_loops() if mode == "auto" else mode == "on"
+    @classmethod
+    def check(cls, config, spec: TopoSpec) -> dict:
+        return {"rstp": spanning_tree_wanted(config.stp, spec)}
+
+    def __init__(self, config, spec: TopoSpec, run_dir: Path, needs: dict, seed: int = 0):
+        super().__init__(config, spec, run_dir, needs, seed)
+        self.rstp: bool = needs["rstp"]
 
     def mininet_options(self) -> dict:
         return {"switch": self._switch_class(), "controller": None}
@@ -103,8 +105,9 @@ class OpenflowArchitecture(_OvsArchitecture):
     def controller_sees_packets(cls, config) -> bool:
         return True
 
-    def check(self, spec: TopoSpec) -> None:
-        cfg = self.config
+    @classmethod
+    def check(cls, config, spec: TopoSpec) -> dict:
+        cfg = config
         floods = cfg.controller == "ovs-testcontroller" or (
             cfg.controller == "osken" and cfg.app == "l2-learning")
         if floods and spec.has_loops():
@@ -116,20 +119,24 @@ class OpenflowArchitecture(_OvsArchitecture):
             raise ArchitectureError(
                 f"architecture {cfg.name!r}: faucet needs a stacking configuration on topologies "
                 f"with loops, which sdnperf does not generate yet; topology {spec.name!r} has loops")
+        return {}
 
-    def prepare(self, spec: TopoSpec) -> None:
-        super().prepare(spec)
-        cfg = self.config
-        if cfg.controller == "osken":
-            self.controller = process.osken(cfg.app, self.run_dir)
-            self.controller.env["SDNPERF_IDLE_TIMEOUT"] = str(cfg.idle_timeout)
-        elif cfg.controller == "ovs-testcontroller":
+    def __init__(self, config, spec: TopoSpec, run_dir: Path, needs: dict, seed: int = 0):
+        super().__init__(config, spec, run_dir, needs, seed)
+        if config.controller == "osken":
+            self.controller = process.osken(config.app, self.run_dir)
+            self.controller.env["SDNPERF_IDLE_TIMEOUT"] = str(config.idle_timeout)
+        elif config.controller == "ovs-testcontroller":
             self.controller = process.ovs_testcontroller(self.run_dir)
         else:
-            # Faucet's config names port numbers, known only once Mininet has built the net.
             self.controller = process.faucet(self.run_dir / "faucet.yaml", self.run_dir)
-            return
-        self.controller.start()
+
+    def prepare(self) -> None:
+        super().prepare()
+        if self.config.controller != "faucet":
+            # Faucet's config names port numbers, known only once Mininet has built the
+            # net: it starts in network_started().
+            self.controller.start()
 
     def network_started(self, net) -> None:
         if self.config.controller == "faucet":
@@ -162,9 +169,8 @@ class OpenflowArchitecture(_OvsArchitecture):
 
     def processes(self) -> dict[str, list[int]]:
         out = super().processes()
-        controller = getattr(self, "controller", None)
-        if controller and controller.pid:
-            out["controller"] = [controller.pid]
+        if self.controller.pid:
+            out["controller"] = [self.controller.pid]
         return out
 
     def check_alive(self) -> None:
@@ -175,8 +181,8 @@ class OpenflowArchitecture(_OvsArchitecture):
                                     f"{self.controller.log_tail()}")
 
     def control_stats(self) -> dict[str, float]:
-        controller = getattr(self, "controller", None)
-        if controller is None or controller.state_file is None:
+        controller = self.controller
+        if controller.state_file is None:
             return {}
         asked = time.time()
         state = controller.state()
@@ -194,15 +200,5 @@ class OpenflowArchitecture(_OvsArchitecture):
                 "openflow": "1.3", "idle_timeout_s": self.config.idle_timeout}
 
     def stop(self) -> None:
-        controller = getattr(self, "controller", None)
-        if controller is not None:
-            controller.stop()
+        self.controller.stop()
         super().stop()
-
-
-def ovs_version() -> str | None:
-    try:
-        out = subprocess.run(["ovs-vswitchd", "--version"], capture_output=True, text=True).stdout
-        return out.splitlines()[0] if out else None
-    except OSError:
-        return None

@@ -15,16 +15,13 @@ first use, or the program named in the runtime files) and runs its app:
 """
 from __future__ import annotations
 
-import os
 import re
 import shutil
-import signal
-import socket
-import subprocess
 import sys
 import time
 from pathlib import Path
 
+from sdnperf import tools
 from sdnperf.arch.base import Architecture, ArchitectureError, wait_until
 from sdnperf.controllers import process
 from sdnperf.topo.spec import TopoSpec
@@ -35,151 +32,9 @@ GRPC_DAEMON = "sdnperf-switch-grpc"
 BMV2_DAEMON = "simple_switch_grpc"
 
 
-UNIX_PATH_MAX = 100  # sun_path holds 108 bytes; keep a margin
-
-
-def find_grpc_daemon() -> str | None:
-    from sdnperf.p4 import P4ProgramError, find_tool
-    try:
-        return find_tool(GRPC_DAEMON, "SDNPERF_SWITCH_GRPC_BIN")
-    except P4ProgramError:
-        return None
-
-
-def _grpc_port_open(port: int) -> bool:
-    with socket.socket() as s:
-        s.settimeout(0.2)
-        return s.connect_ex(("127.0.0.1", port)) == 0
-
-
 def device_id_for(name: str, fallback: int) -> int:
     m = re.search(r"(\d+)$", name)
     return int(m.group(1)) if m and int(m.group(1)) > 0 else fallback
-
-
-def switch_class():
-    """P4RuntimeSwitch, defined lazily: Mininet imports only where it is installed.
-
-    It is a Mininet Switch of its own (not a P4Switch subclass) so that changes to
-    emulation/p4switch.py, which runs the switch without P4Runtime, cannot break it."""
-    from mininet.node import Switch
-
-    class P4RuntimeSwitchError(RuntimeError):
-        pass
-
-    class P4RuntimeSwitch(Switch):
-        """A Mininet switch running a P4Runtime switch daemon on 127.0.0.1:grpc_port.
-
-        Ready when the gRPC port accepts connections; stopped (SIGTERM to its process
-        group, then SIGKILL) with the network, and `--die-with-parent` for our daemon."""
-
-        def __init__(self, name, grpc_port: int, device_id: int, target: str = "sdnperf",
-                     binary: str | None = None, log_dir: str | None = None,
-                     ready_timeout: float = 20.0, extra_args: list[str] | None = None, **params):
-            super().__init__(name, **params)
-            self.grpc_port, self.device_id, self.target = int(grpc_port), int(device_id), target
-            self.binary, self.ready_timeout = binary, ready_timeout
-            self.extra_args = list(extra_args or [])
-            self.log_dir = Path(log_dir) if log_dir else Path("/tmp")
-            self.log_path = self.log_dir / f"p4rt-switch-{name}.log"
-            socket_path = self.log_dir / f"p4rt-{name}.ctl"
-            if len(str(socket_path)) > UNIX_PATH_MAX:  # a deep run dir: a short path instead
-                socket_path = Path("/tmp") / f"sdnperf-{os.getpid()}-{name}-{grpc_port}.ctl"
-            self.ctl_socket = str(socket_path)
-            self.proc: subprocess.Popen | None = None
-            self.before_stop = None  # set by the architecture: stops the controller first
-
-        @classmethod
-        def setup(cls):
-            pass
-
-        def port_names(self) -> dict[int, str]:
-            return {port: intf.name for port, intf in sorted(self.intfs.items())
-                    if intf.name != "lo" and not (port == 0 and intf.name.endswith("lo"))}
-
-        def argv(self) -> list[str]:
-            ifaces = [x for port, name in self.port_names().items() for x in ("-i", f"{port}@{name}")]
-            if self.target == "bmv2":
-                return [self.binary or BMV2_DAEMON, "--device-id", str(self.device_id), *ifaces,
-                        "--no-p4", *self.extra_args, "--",
-                        "--grpc-server-addr", f"127.0.0.1:{self.grpc_port}",
-                        "--cpu-port", str(CPU_PORT)]
-            return [self.binary or find_grpc_daemon() or GRPC_DAEMON, *ifaces,
-                    "--grpc-port", str(self.grpc_port), "--device-id", str(self.device_id),
-                    "--cpu-port", str(CPU_PORT), "--ctl-socket", self.ctl_socket,
-                    "--die-with-parent", *self.extra_args]
-
-        def start(self, controllers):
-            # Only spawn here: Mininet starts switches one after another, and the daemons
-            # come up in parallel while the others spawn; wait_listening() waits for them.
-            if self.proc is not None:
-                return
-            for intf in self.intfList():
-                if intf.name != "lo":
-                    self.cmd(f"ip link set dev {intf.name} up")
-            self.log_dir.mkdir(parents=True, exist_ok=True)
-            log = open(self.log_path, "w")
-            self.proc = subprocess.Popen(self.argv(), stdout=log, stderr=subprocess.STDOUT,
-                                         stdin=subprocess.DEVNULL, start_new_session=True)
-            log.close()
-            self._started_at = time.time()
-
-        def wait_listening(self):
-            deadline = self._started_at + self.ready_timeout
-            while time.time() < deadline:
-                if self.proc.poll() is not None:
-                    break
-                if _grpc_port_open(self.grpc_port):
-                    return
-                time.sleep(0.05)
-            err = self.log_path.read_text()[-2000:] if self.log_path.exists() else ""
-            argv0 = Path(self.argv()[0]).name
-            self._kill()
-            raise P4RuntimeSwitchError(f"{self.name}: {argv0} did not open gRPC port "
-                                       f"{self.grpc_port}: {err.strip()}")
-
-        def ctl(self, *commands: str) -> str:
-            """Control commands on our daemon's socket (port_impair, table_dump, ...)."""
-            from sdnperf.p4 import find_tool
-            r = subprocess.run([find_tool("sdnperf-switch", "SDNPERF_SWITCH_BIN"), "ctl",
-                                self.ctl_socket, "-f", "/dev/stdin"],
-                               input="\n".join(commands) + "\n", capture_output=True, text=True,
-                               timeout=10)
-            if r.returncode != 0:
-                raise P4RuntimeSwitchError(f"{self.name}: ctl {commands}: {r.stderr.strip()}")
-            return r.stdout
-
-        def daemon_pid(self) -> int | None:
-            return self.proc.pid if self.proc is not None and self.proc.poll() is None else None
-
-        def _kill(self):
-            p = self.proc
-            if p is None:
-                return
-            if p.poll() is None:
-                try:
-                    os.killpg(p.pid, signal.SIGTERM)
-                    p.wait(timeout=1)
-                except ProcessLookupError:
-                    pass
-                except subprocess.TimeoutExpired:
-                    os.killpg(p.pid, signal.SIGKILL)
-                    p.wait(timeout=3)
-            self.proc = None
-            Path(self.ctl_socket).unlink(missing_ok=True)
-
-        def stop(self, deleteIntfs=True):
-            if self.before_stop is not None:
-                # An open P4Runtime stream holds a daemon's graceful shutdown: the
-                # controller goes first (the runner stops the network before the arch).
-                self.before_stop()
-            self._kill()
-            super().stop(deleteIntfs)
-
-        def connected(self):
-            return self.proc is not None and self.proc.poll() is None
-
-    return P4RuntimeSwitch
 
 
 class P4Architecture(Architecture):
@@ -192,8 +47,9 @@ class P4Architecture(Architecture):
         # our switch impairs its ports in both directions; simple_switch relies on tc
         return config.target == "sdnperf"
 
-    def check(self, spec: TopoSpec) -> None:
-        cfg = self.config
+    @classmethod
+    def check(cls, config, spec: TopoSpec) -> dict:
+        cfg = config
         if cfg.app == "l2-learning" and spec.has_loops():
             raise ArchitectureError(
                 f"architecture {cfg.name!r}: app l2-learning floods unknown destinations and "
@@ -225,10 +81,21 @@ class P4Architecture(Architecture):
                 raise ArchitectureError(
                     f"architecture {cfg.name!r}: link(s) {', '.join(bare[:5])} set delay/loss "
                     "but join two hosts: without sch_netem only a switch port can impair a link")
-        if cfg.target == "sdnperf" and find_grpc_daemon() is None:
+        if cfg.target == "sdnperf" and tools.locate(GRPC_DAEMON) is None:
             raise ArchitectureError(
                 f"architecture {cfg.name!r}: {GRPC_DAEMON} (our P4Runtime switch, rust/p4rt) "
-                "is not built: `cd rust && cargo build --release -p sdnperf-p4rt`")
+                f"is not built: {tools.build_hint(GRPC_DAEMON)}")
+        return {}
+
+    def __init__(self, config, spec: TopoSpec, run_dir: Path, needs: dict, seed: int = 0):
+        super().__init__(config, spec, run_dir, needs, seed)
+        self.caveat = self.shaping_caveat(spec)
+        self.program = None  # the default pipeline, compiled in prepare()
+        self.switches: dict[str, tuple[int, int]] = {}  # name -> (device id, grpc port)
+        self.switch_pids: list[int] = []
+        self.controller: process.ControllerProcess | None = None  # needs the built network
+        self.kernel_netem = True  # whether hosts' ends of links delay/drop with netem
+        self.impaired: dict[str, dict] = {}  # switch -> port -> impairment set on it
 
     def shaping_caveat(self, spec: TopoSpec) -> str | None:
         """Our switch sends with PACKET_QDISC_BYPASS (rust/switch ports/afpacket.rs), so tc
@@ -281,36 +148,35 @@ class P4Architecture(Architecture):
         device = getattr(node, "device_id", 0)
         return f",seed={(self.seed * 4_000_037 + device * 1_031 + port * 2 + side) % 2**63}"
 
-    def prepare(self, spec: TopoSpec) -> None:
+    def prepare(self) -> None:
         from sdnperf.p4 import P4ProgramError, compiled
-        self.spec = spec
-        self.controller = None
-        self.program = None
         try:  # runtime files that name no program of their own get this one too
             self.program = compiled("l2l3")
         except P4ProgramError as exc:
             raise ArchitectureError(str(exc)) from None
-        self.switches = {}  # name -> (device id, grpc port)
-        self.caveat = self.shaping_caveat(spec)
         if self.caveat and not _WARNED:
             _WARNED.append(True)
             print(f"note: architecture {self.config.name!r}: {self.caveat}", file=sys.stderr)
         self.run_dir.mkdir(parents=True, exist_ok=True)
 
     def mininet_options(self) -> dict:
-        cls = switch_class()
+        from sdnperf.emulation.p4switch import P4Switch
         target, log_dir = self.config.target, str(self.run_dir)
+        binary = self.switch_binary()
 
         def make(name, **kwargs):
             if name not in self.switches:
                 dev = device_id_for(name, 1 + len(self.switches))
                 self.switches[name] = (dev, process.free_port())
             dev, port = self.switches[name]
-            sw = cls(name, grpc_port=port, device_id=dev, target=target, log_dir=log_dir, **kwargs)
-            sw.before_stop = self.stop
-            return sw
+            return P4Switch(name, grpc_port=port, device_id=dev, cpu_port=CPU_PORT, target=target,
+                            binary=binary, log_dir=log_dir, **kwargs)
 
         return {"switch": make, "controller": None}
+
+    def switch_binary(self) -> str:
+        """The switch daemon every switch of this architecture runs."""
+        return BMV2_DAEMON if self.config.target == "bmv2" else tools.find(GRPC_DAEMON)
 
     def controller_config(self, net) -> dict:
         switches, links, hosts = [], [], []
@@ -337,7 +203,7 @@ class P4Architecture(Architecture):
     def network_started(self, net) -> None:
         for sw in net.switches:
             sw.wait_listening()
-        self._pids = [sw.daemon_pid() for sw in net.switches if sw.daemon_pid()]
+        self.switch_pids = [sw.switch_pid for sw in net.switches if sw.switch_pid]
         self.controller = process.p4rt_controller(self.controller_config(net), self.run_dir)
         try:
             self.controller.start()
@@ -372,14 +238,14 @@ class P4Architecture(Architecture):
 
     def processes(self) -> dict[str, list[int]]:
         out = {}
-        if getattr(self, "_pids", None):
-            out["switch"] = list(self._pids)
-        if getattr(self, "controller", None) is not None and self.controller.pid:
+        if self.switch_pids:
+            out["switch"] = list(self.switch_pids)
+        if self.controller is not None and self.controller.pid:
             out["controller"] = [self.controller.pid]
         return out
 
     def control_stats(self) -> dict[str, float]:
-        if getattr(self, "controller", None) is None:
+        if self.controller is None:
             return {}
         asked = time.time()
         state = self.controller.state()
@@ -395,20 +261,22 @@ class P4Architecture(Architecture):
         return {"architecture": "p4", "target": self.config.target, "app": self.config.app,
                 "controller": "sdnperf-p4rt", "p4runtime": True,
                 "program": "runtime files" if self.config.app == "runtime-json" else
-                (self.program.source.name if getattr(self, "program", None) else None),
-                "cpu_port": CPU_PORT, "link_shaping_caveat": getattr(self, "caveat", None),
-                "switch_port_impairment": bool(getattr(self, "impaired", None)),
+                (self.program.source.name if self.program else None),
+                "cpu_port": CPU_PORT, "link_shaping_caveat": self.caveat,
+                "switch_port_impairment": bool(self.impaired),
                 "host_link_impairment": self.host_link_impairment()}
 
     def host_link_impairment(self) -> str | None:
         """Who delays/drops the host-to-switch direction of host links (None: nothing to)."""
-        if not getattr(self, "impaired", None) or not self.spec.needs_netem():
+        if not self.impaired or not self.spec.needs_netem():
             return None
-        if getattr(self, "kernel_netem", True):
+        if self.kernel_netem:
             return "netem in the host"
         return "switch port ingress (no sch_netem)"
 
-    def stop(self) -> None:
-        controller = getattr(self, "controller", None)
-        if controller is not None:
-            controller.stop()
+    def before_network_stop(self) -> None:
+        # An open P4Runtime stream holds a daemon's graceful shutdown: the controller goes
+        # before the switches. (It exists only once the network is built; the switches go
+        # with the network, so stop() has nothing left to do.)
+        if self.controller is not None:
+            self.controller.stop()

@@ -40,9 +40,7 @@ class ControllerProcess:
     def __init__(self, kind: str, argv: list[str], run_dir: Path, port: int,
                  env: dict[str, str] | None = None, state_file: Path | None = None):
         self.kind, self.argv, self.run_dir, self.port = kind, argv, Path(run_dir), port
-        self.env = {**os.environ, **(env or {})}
-        # Wrappers such as faucet exec osken-manager by name: let them find the venv's.
-        self.env["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), self.env.get("PATH", "")])
+        self.env = dict(env or {})  # on top of the environment as it is at spawn()
         self.state_file = state_file
         self.log_path = self.run_dir / f"controller-{kind}.log"
         self.proc: subprocess.Popen | None = None
@@ -54,9 +52,14 @@ class ControllerProcess:
     def spawn(self) -> None:
         """Start the process in its own session, output to `log_path`; no readiness check."""
         self.run_dir.mkdir(parents=True, exist_ok=True)
+        # os.environ as it is now: a run's private OVS daemons (OVS_RUNDIR) start before
+        # the controller but after this object is made.
+        env = {**os.environ, **self.env}
+        # Wrappers such as faucet exec osken-manager by name: let them find the venv's.
+        env["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")])
         with open(self.log_path, "wb") as log:
             self.proc = subprocess.Popen(self.argv, stdout=log, stderr=subprocess.STDOUT,
-                                         stdin=subprocess.DEVNULL, env=self.env,
+                                         stdin=subprocess.DEVNULL, env=env,
                                          start_new_session=True)
 
     def start(self, timeout: float = 20.0) -> None:

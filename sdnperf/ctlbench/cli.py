@@ -17,7 +17,8 @@ import sys
 import time
 from pathlib import Path
 
-EXIT_OK, EXIT_FAIL, EXIT_BAD_INPUT, EXIT_INTERRUPTED = 0, 1, 2, 130
+from sdnperf.commands import (EXIT_BAD_INPUT, EXIT_FAIL, EXIT_INTERRUPTED, EXIT_OK, print_report,
+                              results_store_path)
 
 
 def _list(kind):
@@ -29,16 +30,23 @@ def _list(kind):
     return parse
 
 
-def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
-        prog="sdnperf ctlbench",
+def add_ctlbench_command(commands) -> None:
+    """`sdnperf ctlbench run|ceiling`, added to the sdnperf parser's subcommands."""
+    p = commands.add_parser(
+        "ctlbench", help="benchmark SDN controllers with emulated switches flooding packet-ins",
         description="Controller benchmark: N emulated OpenFlow 1.3 switches, or N emulated "
                     "P4Runtime devices the controller connects to (sdnperf-probe), "
                     "send packet-ins to a controller; sent/answered rates, reaction-time "
                     "distribution, outstanding packets, fairness and CPU use are stored as a "
                     "study (SQLite, CSV, HTML report).",
         formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__.split("\n\n", 1)[1])
-    sub = p.add_subparsers(dest="command", required=True)
+
+    def usage(args) -> int:
+        p.print_help()
+        return EXIT_BAD_INPUT
+
+    p.set_defaults(func=usage)
+    sub = p.add_subparsers(metavar="ACTION")
     r = sub.add_parser("run", help="run a benchmark study (file and/or options)",
                        description="Run controllers × switches × rates × repetitions. Options "
                                    "override the file's [load] and [[controller]] tables.")
@@ -64,13 +72,16 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--results", help="results directory (default results/<study name>)")
     r.add_argument("--resume", action="store_true", help="skip runs already stored ok")
     r.add_argument("--no-report", action="store_true", help="skip the HTML report")
-    c = sub.add_parser("ceiling", help="measure the probe's ceiling against the echo controller")
+    r.set_defaults(func=cmd_run)
+    c = sub.add_parser("ceiling", help="measure the probe's ceiling against the echo controller",
+                       description="Measure the probe's own ceiling (packet-ins/s it can send "
+                                   "and count) against the probe's echo controller.")
     c.add_argument("--protocol", choices=["openflow13", "p4runtime"], default="openflow13")
     c.add_argument("--switches", type=int, default=4)
     c.add_argument("--duration", type=float, default=3.0)
     c.add_argument("--window", type=int, default=64)
     c.add_argument("--threads", type=int, default=1)
-    return p
+    c.set_defaults(func=cmd_ceiling)
 
 
 def _config(args):
@@ -100,6 +111,8 @@ def _config(args):
 def cmd_run(args) -> int:
     from pydantic import ValidationError
 
+    from sdnperf.emulation.cleanup import ensure_tag
+
     from sdnperf.ctlbench.config import ConfigError
     from sdnperf.ctlbench.probe import ProbeError
     from sdnperf.ctlbench.runner import CtlbenchRunner, plan
@@ -110,13 +123,9 @@ def cmd_run(args) -> int:
     except (ConfigError, ValidationError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT
+    ensure_tag()  # controllers and probes inherit it: `sdnperf clean` finds them after a crash
     results_dir = Path(args.results or Path("results") / cfg.study.name)
-    results_dir.mkdir(parents=True, exist_ok=True)
-    db_path = results_dir / "study.sqlite"
-    if db_path.exists() and not args.resume:
-        backup = db_path.with_name(f"study-{time.strftime('%Y%m%d-%H%M%S')}.sqlite")
-        db_path.rename(backup)
-        print(f"previous results kept as {backup}")
+    db_path = results_store_path(results_dir, args.resume)
     runs = plan(cfg)
     print(f"{cfg.study.name}: {len(cfg.controller)} controller(s) × {len(cfg.load.points())} load "
           f"point(s) × {cfg.study.repetitions} repetition(s) = {len(runs)} runs "
@@ -136,7 +145,7 @@ def cmd_run(args) -> int:
             print(f"\ninterrupted: finished runs are stored in {db_path}; continue with --resume")
             return EXIT_INTERRUPTED
         _print_summary(results)
-        report(store, study_id, results_dir, html=not args.no_report)
+        print_report(store, study_id, results_dir, html=not args.no_report)
         failed = [r for r in results if r.status != "ok"]
         if failed:
             print(f"{len(failed)} run(s) failed; see the report and {results_dir}/logs")
@@ -164,20 +173,6 @@ def _print_summary(results) -> None:
     print()
 
 
-def report(store, study_id: int, results_dir: Path, html: bool = True) -> None:
-    from rich.console import Console
-
-    from sdnperf.report.table import comparison, render_table
-    rows = comparison(store, study_id)
-    render_table(rows, Console(width=None if sys.stdout.isatty() else 160))
-    written = store.export_csv(study_id, results_dir / "csv")
-    print(f"CSV: {', '.join(str(p) for p in written)}")
-    if html:
-        from sdnperf.report.html import write_report
-        print(f"HTML report: {write_report(store, study_id, results_dir / 'report.html')}")
-    print(f"SQLite: {store.path}")
-
-
 def cmd_ceiling(args) -> int:
     """Run the echo controller and the probe in throughput mode; print the ceiling."""
     import subprocess
@@ -185,6 +180,8 @@ def cmd_ceiling(args) -> int:
 
     from sdnperf.controllers.process import free_port
     from sdnperf.ctlbench.probe import ProbeError, binary, wait_devices
+    from sdnperf.emulation.cleanup import ensure_tag
+    ensure_tag()  # the probe and echo controller inherit it (sdnperf clean)
     try:
         exe = binary()
     except ProbeError as exc:
@@ -235,16 +232,3 @@ def cmd_ceiling(args) -> int:
           f"core; RTT p50 {doc.get('rtt_us', {}).get('p50')} µs")
     return EXIT_OK if t.get("answered_rate") else EXIT_FAIL
 
-
-def main(argv: list[str] | None = None) -> int:
-    from sdnperf.emulation.cleanup import ensure_tag
-
-    args = build_parser().parse_args(argv)
-    ensure_tag()  # controllers and probes inherit it: `sdnperf clean` finds them after a crash
-    if args.command == "run":
-        return cmd_run(args)
-    return cmd_ceiling(args)
-
-
-if __name__ == "__main__":
-    sys.exit(main())

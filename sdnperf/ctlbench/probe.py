@@ -2,37 +2,23 @@
 from __future__ import annotations
 
 import json
-import os
-import shutil
 import subprocess
 import time
 from pathlib import Path
 
+from sdnperf import tools
 from sdnperf.ctlbench.config import LoadSection
-
-REPO = Path(__file__).resolve().parents[2]
-BUILD_HINT = ("build it with: cd rust && CARGO_TARGET_DIR=target-probe cargo build --release "
-              "-p sdnperf-probe (or set SDNPERF_PROBE to its path)")
-
 
 class ProbeError(RuntimeError):
     pass
 
 
 def binary() -> str:
-    """$SDNPERF_PROBE, else the newest built rust/target*/release/sdnperf-probe, else PATH."""
-    env = os.environ.get("SDNPERF_PROBE")
-    if env:
-        if not Path(env).is_file():
-            raise ProbeError(f"SDNPERF_PROBE={env}: no such file")
-        return env
-    cands = [p for p in (REPO / "rust").glob("target*/release/sdnperf-probe") if p.is_file()]
-    if cands:
-        return str(max(cands, key=lambda p: p.stat().st_mtime))
-    found = shutil.which("sdnperf-probe")
-    if found:
-        return found
-    raise ProbeError(f"sdnperf-probe not found; {BUILD_HINT}")
+    """sdnperf-probe, found as every Rust binary is (sdnperf/tools.py)."""
+    try:
+        return tools.find("sdnperf-probe")
+    except tools.ToolNotFound as exc:
+        raise ProbeError(str(exc)) from None
 
 
 def openflow_argv(probe: str, address: str, load: LoadSection, switches: int,

@@ -1,10 +1,12 @@
-"""Build, start and stop one Mininet network for one run."""
+"""Build, start and stop one Mininet network for one run.
+
+Only Mininet: the architecture's steps around it (prepare, network_started, wait_ready,
+stop) are the runner's to call (sdnperf/runner.py, started_network)."""
 from __future__ import annotations
 
 import subprocess
 from pathlib import Path
 
-from sdnperf.arch.base import Architecture
 from sdnperf.emulation import capabilities
 from sdnperf.emulation.capabilities import Capability
 from sdnperf.emulation.cleanup import Registry, planned_names
@@ -81,27 +83,27 @@ def _disable_ipv6(interface: str) -> None:
 
 
 class Network:
-    """A started Mininet network: `with Network(...) as net:` stops it on any exit."""
+    """One Mininet network: `start()` builds and starts it, `stop()` tears it down.
 
-    def __init__(self, spec: TopoSpec, arch: Architecture, run_dir: Path, ipv6: bool = False,
-                 host_offloads: bool = True):
-        self.spec, self.arch, self.run_dir, self.ipv6 = spec, arch, Path(run_dir), ipv6
+    mininet_options: the architecture's switch/controller classes (mininet_options()).
+    netem: the kernel delays/drops links (TCLink gets delay/loss); False leaves them to
+    the switches (checked by the runner, check_link_features)."""
+
+    def __init__(self, spec: TopoSpec, run_dir: Path, mininet_options: dict, netem: bool,
+                 ipv6: bool = False, host_offloads: bool = True):
+        self.spec, self.run_dir, self.ipv6 = spec, Path(run_dir), ipv6
+        self.mininet_options, self.netem = mininet_options, netem
         self.host_offloads = host_offloads
         self.net = None
         self.registry = Registry(self.run_dir / "registry.json")
 
-    def start(self, ready_timeout: float = 90.0):
+    def start(self):
         from mininet.link import Link, TCLink
         from mininet.net import Mininet
 
         from sdnperf.topo.mininet_adapter import to_mininet_topo
 
-        # Without sch_netem, the architecture's switches emulate link delay/loss (checked
-        # again here: never a silently missing delay), and Mininet gets only the bandwidth.
-        kernel_netem = not self.spec.needs_netem() or capabilities.netem().ok
-        if not kernel_netem and not type(self.arch).impairs_links_itself(self.arch.config):
-            check_link_features(self.spec, [self.arch.config])  # raises, in words
-        topo = to_mininet_topo(self.spec, netem=kernel_netem)
+        topo = to_mininet_topo(self.spec, netem=self.netem)
         self.registry.interfaces, self.registry.bridges = planned_names(topo)
         taken = [n for n in self.registry.interfaces + self.registry.bridges
                  if Path(f"/sys/class/net/{n}").exists()]
@@ -110,9 +112,9 @@ class Network:
                 f"interface(s) {', '.join(taken[:5])} already exist: another Mininet network is "
                 "running, or a crashed one left them (`sdnperf clean` removes sdnperf's own)")
         self.registry.save()  # before anything exists: a kill -9 from here on is cleanable
-        link_cls = TCLink if self.spec.needs_htb() or (kernel_netem and self.spec.needs_netem()) else Link
+        link_cls = TCLink if self.spec.needs_htb() or (self.netem and self.spec.needs_netem()) else Link
         self.net = Mininet(topo=topo, link=link_cls, host=_host_class(self.ipv6), autoSetMacs=True,
-                           build=False, waitConnected=False, **self.arch.mininet_options())
+                           build=False, waitConnected=False, **self.mininet_options)
         self.net.build()
         if not self.ipv6:
             # Switch ports live in the root namespace: keep them from talking IPv6 too.
@@ -124,8 +126,6 @@ class Network:
                     if intf.name != "lo":
                         host.cmd("ethtool -K", intf, "tx off >/dev/null 2>&1")
         self.net.start()
-        self.arch.network_started(self.net)
-        self.arch.wait_ready(self.net, ready_timeout)
         return self.net
 
     def stop(self) -> None:
@@ -155,9 +155,3 @@ class Network:
         for name in self.registry.bridges + self.registry.interfaces:
             if Path(f"/sys/class/net/{name}").exists():
                 subprocess.run(["ip", "link", "del", name], capture_output=True)
-
-    def __enter__(self):
-        return self.start()
-
-    def __exit__(self, *exc):
-        self.stop()

@@ -84,7 +84,7 @@ class OvsDaemons:
 
     def stop(self) -> None:
         """Stop both daemons (vswitchd first so it releases its ports), restore the env."""
-        if self.datapath == "kernel":
+        if self.datapath == "kernel" and self._procs:
             # Kernel datapaths outlive the daemon: delete bridges while vswitchd still runs.
             for br in self.vsctl("list-br", check=False).split():
                 self.vsctl("--if-exists", "del-br", br, check=False)

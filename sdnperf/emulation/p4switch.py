@@ -1,6 +1,14 @@
-"""Our P4 software switch (`sdnperf-switch`, rust/switch) as a Mininet switch node.
+"""Our P4 software switch as a Mininet switch node: the one node class for P4 switches.
+
+Loaded with a program (`sdnperf-switch run`, rust/switch):
 
     net = Mininet(topo=..., switch=partial(P4Switch, json_path="prog.json"), controller=None)
+
+or empty, programmed by a P4Runtime controller on 127.0.0.1:grpc_port (`sdnperf-switch-grpc`,
+rust/p4rt; the `p4` architecture, which also runs BMv2's `simple_switch_grpc` with
+target="bmv2"):
+
+    partial(P4Switch, grpc_port=50001, device_id=1, log_dir=run_dir)
 
 Each switch process binds the node's interfaces as ports `-i N@IFACE` (N = Mininet port
 number), listens for runtime control on a private Unix socket (`P4Switch.ctl(...)`), and
@@ -11,87 +19,115 @@ from __future__ import annotations
 
 import os
 import select
-import shutil
 import signal
+import socket
 import subprocess
 import time
 from pathlib import Path
 
 from mininet.node import Switch
 
-REPO = Path(__file__).resolve().parents[2]
+from sdnperf import tools
+
+SWITCH = "sdnperf-switch"  # runs programs; its `ctl` talks to every switch of ours
+UNIX_PATH_MAX = 100  # sun_path holds 108 bytes; keep a margin
 
 
 class P4SwitchError(RuntimeError):
     pass
 
 
-def find_binary() -> str:
-    """SDNPERF_SWITCH_BIN, then PATH, then the workspace's release builds."""
-    env = os.environ.get("SDNPERF_SWITCH_BIN")
-    if env:
-        return env
-    found = shutil.which("sdnperf-switch")
-    if found:
-        return found
-    cands = [REPO / "rust" / d / "release" / "sdnperf-switch" for d in ("target", "target-switch")]
-    cands = [c for c in cands if c.exists()]
-    if cands:  # the most recently built one
-        return str(max(cands, key=lambda c: c.stat().st_mtime))
-    raise P4SwitchError("sdnperf-switch not found: build it with `cd rust && cargo build --release` "
-                        "or set SDNPERF_SWITCH_BIN")
+def grpc_port_open(port: int) -> bool:
+    with socket.socket() as s:
+        s.settimeout(0.2)
+        return s.connect_ex(("127.0.0.1", port)) == 0
 
 
 class P4Switch(Switch):
-    """A Mininet switch running `sdnperf-switch run`.
+    """A Mininet switch running one P4 switch process.
 
-    json_path: BMv2 JSON program (or .p4, compiled by the switch when built with `p4`).
-    commands: control commands applied before the switch reports ready (table_add ...).
-    impair: {port_number: "delay=5ms,jitter=1ms,loss=1%,rate=100mbit"}.
-    vnet: carry TSO/GSO offloads through (PACKET_VNET_HDR); False needs offloads off.
+    With json_path (a BMv2 JSON program, or .p4 compiled by the switch when built with
+    `p4`): `sdnperf-switch run`, ready when it prints READY (start() waits for it).
+      commands: control commands applied before the switch reports ready (table_add ...).
+      impair: {port_number: "delay=5ms,jitter=1ms,loss=1%,rate=100mbit"}.
+      vnet: carry TSO/GSO offloads through (PACKET_VNET_HDR); False needs offloads off.
+    With grpc_port instead: the P4Runtime switch daemon `binary` with no program, device
+    id `device_id` and CPU port `cpu_port` (target "sdnperf": sdnperf-switch-grpc; "bmv2":
+    simple_switch_grpc, whose command line differs).
+    start() only spawns it: Mininet starts switches one after another and the daemons come
+    up in parallel; wait_listening() waits until its gRPC port accepts connections.
     """
 
     def __init__(self, name, json_path: str | None = None, commands: list[str] | None = None,
                  impair: dict[int, str] | None = None, vnet: bool = True, cpu_port: int | None = None,
-                 ready_timeout: float = 10.0, binary: str | None = None, log_dir: str | None = None,
-                 **params):
+                 grpc_port: int | None = None, device_id: int | None = None, target: str = "sdnperf",
+                 extra_args: list[str] | None = None, ready_timeout: float | None = None,
+                 binary: str | None = None, log_dir: str | None = None, **params):
         super().__init__(name, **params)
-        if json_path is None:
-            raise P4SwitchError(f"{name}: P4Switch needs json_path")
-        self.json_path = str(json_path)
+        if (json_path is None) == (grpc_port is None):
+            raise P4SwitchError(f"{name}: P4Switch needs json_path (a program) or grpc_port "
+                                "(P4Runtime), not both")
+        if grpc_port is not None and (binary is None or cpu_port is None or device_id is None):
+            raise P4SwitchError(f"{name}: a P4Runtime switch needs binary, device_id, cpu_port")
+        self.json_path = None if json_path is None else str(json_path)
         self.commands = list(commands or [])
         self.impair = dict(impair or {})
         self.vnet = vnet
         self.cpu_port = cpu_port
-        self.ready_timeout = ready_timeout
+        self.grpc_port = None if grpc_port is None else int(grpc_port)
+        self.device_id = None if device_id is None else int(device_id)
+        self.target = target
+        self.extra_args = list(extra_args or [])
+        self.ready_timeout = ready_timeout or (10.0 if grpc_port is None else 20.0)
         self.binary = binary
-        self.log_dir = Path(log_dir) if log_dir else Path("/tmp")
         self.proc: subprocess.Popen | None = None
-        self.ctl_socket = f"/tmp/sdnperf-p4-{name}-{os.getpid()}.sock"
-        self.log_path = self.log_dir / f"sdnperf-p4-{name}-{os.getpid()}.log"
-        self.cmd_file = self.log_dir / f"sdnperf-p4-{name}-{os.getpid()}.commands"
+        self._started_at = 0.0
+        if log_dir:
+            self.log_dir = Path(log_dir)
+            stem = f"p4-switch-{name}"
+            socket_path = self.log_dir / f"{stem}.ctl"
+        else:
+            self.log_dir = Path("/tmp")
+            stem = f"sdnperf-p4-{name}-{os.getpid()}"
+            socket_path = self.log_dir / f"{stem}.sock"
+        if len(str(socket_path)) > UNIX_PATH_MAX:  # a deep run dir: a short path instead
+            socket_path = Path("/tmp") / f"sdnperf-{os.getpid()}-{name}.ctl"
+        self.ctl_socket = str(socket_path)
+        self.log_path = self.log_dir / f"{stem}.log"
+        self.cmd_file = self.log_dir / f"{stem}.commands"
 
     @classmethod
     def setup(cls):
         pass
 
+    def port_names(self) -> dict[int, str]:
+        return {port: intf.name for port, intf in sorted(self.intfs.items())
+                if intf.name != "lo" and not (port == 0 and intf.name.endswith("lo"))}
+
     def argv(self) -> list[str]:
-        argv = [self.binary or find_binary(), "run", "--json", self.json_path,
-                "--ctl-socket", self.ctl_socket, "--die-with-parent"]
-        for port, intf in sorted(self.intfs.items()):
-            if intf.name == "lo" or port == 0 and intf.name.endswith("lo"):
-                continue
-            argv += ["-i", f"{port}@{intf.name}"]
-        for port, spec in sorted(self.impair.items()):
-            argv += ["--impair", f"{port}:{spec}"]
-        if not self.vnet:
-            argv.append("--no-vnet")
-        if self.cpu_port is not None:
-            argv += ["--cpu-port", str(self.cpu_port)]
-        if self.commands:
-            self.cmd_file.write_text("\n".join(self.commands) + "\n")
-            argv += ["--commands", str(self.cmd_file)]
-        return argv
+        ifaces = [x for port, name in self.port_names().items() for x in ("-i", f"{port}@{name}")]
+        if self.grpc_port is None:
+            argv = [self.binary or tools.find(SWITCH), "run", "--json", self.json_path,
+                    "--ctl-socket", self.ctl_socket, "--die-with-parent", *ifaces]
+            for port, spec in sorted(self.impair.items()):
+                argv += ["--impair", f"{port}:{spec}"]
+            if not self.vnet:
+                argv.append("--no-vnet")
+            if self.cpu_port is not None:
+                argv += ["--cpu-port", str(self.cpu_port)]
+            if self.commands:
+                self.cmd_file.write_text("\n".join(self.commands) + "\n")
+                argv += ["--commands", str(self.cmd_file)]
+            return argv
+        if self.target == "bmv2":
+            return [self.binary, "--device-id", str(self.device_id), *ifaces,
+                    "--no-p4", *self.extra_args, "--",
+                    "--grpc-server-addr", f"127.0.0.1:{self.grpc_port}",
+                    "--cpu-port", str(self.cpu_port)]
+        return [self.binary, *ifaces,
+                "--grpc-port", str(self.grpc_port), "--device-id", str(self.device_id),
+                "--cpu-port", str(self.cpu_port), "--ctl-socket", self.ctl_socket,
+                "--die-with-parent", *self.extra_args]
 
     def start(self, controllers):
         if self.proc is not None:
@@ -99,51 +135,73 @@ class P4Switch(Switch):
         for intf in self.intfList():
             if intf.name != "lo":
                 self.cmd(f"ip link set dev {intf.name} up")
-        log = open(self.log_path, "w")
-        self.proc = subprocess.Popen(self.argv(), stdout=subprocess.PIPE, stderr=log,
-                                     stdin=subprocess.DEVNULL, start_new_session=True)
-        log.close()
-        deadline = time.time() + self.ready_timeout
-        line = b""
+        self.log_dir.mkdir(parents=True, exist_ok=True)
+        with open(self.log_path, "w") as log:
+            # A program switch says READY on stdout; a P4Runtime one logs everything.
+            stdout = subprocess.PIPE if self.grpc_port is None else log
+            self.proc = subprocess.Popen(self.argv(), stdout=stdout, stderr=log,
+                                         stdin=subprocess.DEVNULL, start_new_session=True)
+        self._started_at = time.time()
+        if self.grpc_port is None:
+            self._wait_ready_line()
+
+    def _wait_ready_line(self) -> None:
+        deadline = self._started_at + self.ready_timeout
         while time.time() < deadline:
             if self.proc.poll() is not None:
                 break
             r, _, _ = select.select([self.proc.stdout], [], [], 0.1)
-            if r:
-                line = self.proc.stdout.readline()
-                if line.strip() == b"READY":
-                    return
+            if r and self.proc.stdout.readline().strip() == b"READY":
+                return
+        self._fail("did not become ready")
+
+    def wait_listening(self) -> None:
+        """Block until a P4Runtime switch's gRPC port accepts connections."""
+        deadline = self._started_at + self.ready_timeout
+        while time.time() < deadline:
+            if self.proc is None or self.proc.poll() is not None:
+                break
+            if grpc_port_open(self.grpc_port):
+                return
+            time.sleep(0.05)
+        self._fail(f"did not open gRPC port {self.grpc_port}")
+
+    def _fail(self, what: str):
         err = self.log_path.read_text()[-2000:] if self.log_path.exists() else ""
+        argv0 = Path(self.argv()[0]).name
         self._kill()
-        raise P4SwitchError(f"{self.name}: sdnperf-switch did not become ready: {err.strip()}")
+        raise P4SwitchError(f"{self.name}: {argv0} {what}: {err.strip()}")
 
     def ctl(self, *commands: str) -> str:
-        """Runs control commands (simple_switch_CLI-like); returns their output."""
-        r = subprocess.run([self.binary or find_binary(), "ctl", self.ctl_socket, "-f", "/dev/stdin"],
+        """Runs control commands on our switch's socket (simple_switch_CLI-like:
+        table_add, port_impair, table_dump, ...); returns their output."""
+        # a P4Runtime switch's `binary` is its daemon; `sdnperf-switch ctl` talks to both
+        ctl_binary = self.binary if self.grpc_port is None and self.binary else tools.find(SWITCH)
+        r = subprocess.run([ctl_binary, "ctl", self.ctl_socket, "-f", "/dev/stdin"],
                            input="\n".join(commands) + "\n", capture_output=True, text=True, timeout=10)
         if r.returncode != 0:
             raise P4SwitchError(f"{self.name}: ctl {commands}: {r.stderr.strip()}")
         return r.stdout
 
     def _kill(self):
+        """SIGTERM to the switch's process group, SIGKILL after 3 s."""
         p = self.proc
         if p is None:
             return
         if p.poll() is None:
-            p.send_signal(signal.SIGTERM)
             try:
+                os.killpg(p.pid, signal.SIGTERM)
                 p.wait(timeout=3)
+            except ProcessLookupError:
+                pass
             except subprocess.TimeoutExpired:
-                p.kill()
+                os.killpg(p.pid, signal.SIGKILL)
                 p.wait(timeout=3)
         if p.stdout:
             p.stdout.close()
         self.proc = None
         for f in (self.ctl_socket, self.cmd_file):
-            try:
-                os.unlink(f)
-            except FileNotFoundError:
-                pass
+            Path(f).unlink(missing_ok=True)
 
     def stop(self, deleteIntfs=True):
         self._kill()
@@ -151,7 +209,7 @@ class P4Switch(Switch):
 
     @property
     def switch_pid(self) -> int | None:
-        """The sdnperf-switch process (for CPU sampling), None when not running.
+        """The switch process (for CPU sampling), None when not running.
         (Mininet's own `pid` is the node's shell.)"""
         return self.proc.pid if self.proc is not None and self.proc.poll() is None else None
 

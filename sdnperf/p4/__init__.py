@@ -17,8 +17,9 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from sdnperf import tools
+
 PROGRAM_DIR = Path(__file__).parent
-REPO = PROGRAM_DIR.parents[1]
 CPU_PORT = 255  # the CPU_PORT of l2l3.p4
 
 
@@ -33,27 +34,12 @@ class CompiledProgram:
     p4info: Path
 
 
-def find_tool(name: str, env_var: str) -> str:
-    """One of our Rust binaries: $ENV_VAR, PATH, else the most recently built release build
-    in the workspace's target directories."""
-    env = os.environ.get(env_var)
-    if env:
-        return env
-    candidates = [p for p in REPO.glob(f"rust/target*/release/{name}") if p.is_file()]
-    if os.environ.get("SDNPERF_BIN_DIR"):
-        candidates.append(Path(os.environ["SDNPERF_BIN_DIR"]) / name)
-    candidates = [c for c in candidates if c.exists()]
-    if candidates:
-        return str(max(candidates, key=lambda c: c.stat().st_mtime))
-    found = shutil.which(name)
-    if found:
-        return found
-    raise P4ProgramError(f"{name} not found: build it (`cd rust && cargo build --release`) or "
-                         f"set {env_var}")
-
-
 def find_compiler() -> str:
-    return find_tool("sdnperf-p4c", "SDNPERF_P4C_BIN")
+    """Our P4 compiler (sdnperf/tools.py finds it); P4ProgramError when it is not built."""
+    try:
+        return tools.find("sdnperf-p4c")
+    except tools.ToolNotFound as exc:
+        raise P4ProgramError(str(exc)) from None
 
 
 def cache_root() -> Path:

@@ -12,7 +12,7 @@ import threading
 import pytest
 
 from sdnperf.ctlbench import controllers
-from sdnperf.ctlbench.cli import main
+from sdnperf.cli import main
 from sdnperf.store import Store
 from tests.e2e.ctlbench_support import probe_built, run_metrics, run_study, short_study  # noqa: F401
 
@@ -39,7 +39,7 @@ def test_real_controller_answers_packet_ins(tmp_path, ctl):
 
 def test_rate_mode_latency_mode_and_report(tmp_path):
     """The CLI: a rate sweep on one switch against os-ken, report written."""
-    rc = main(["run", "-c", "osken:l2-learning", "--mode", "rate", "--switches", "1",
+    rc = main(["ctlbench", "run", "-c", "osken:l2-learning", "--mode", "rate", "--switches", "1",
                "--rate", "50,200", "--warmup", "0.5", "--duration", "1.5", "--no-ceiling",
                "--results", str(tmp_path)])
     assert rc == 0
@@ -85,7 +85,7 @@ def test_controller_crash_mid_run_is_reported_and_partial_results_kept(tmp_path,
 
 def test_probe_ceiling_reaches_300k_packet_ins_per_second(capsys):
     """The issue's bar: ≥ 300,000 packet-ins/s over OpenFlow on loopback (echo controller)."""
-    assert main(["ceiling", "--switches", "4", "--duration", "2"]) == 0
+    assert main(["ctlbench", "ceiling", "--switches", "4", "--duration", "2"]) == 0
     out = capsys.readouterr().out
     rate = float(out.split("):", 1)[1].split("packet-ins/s")[0].replace(",", ""))
     assert rate >= 300_000, out

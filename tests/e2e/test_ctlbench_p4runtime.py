@@ -13,7 +13,7 @@ import time
 import grpc
 import pytest
 
-from sdnperf.ctlbench.cli import main
+from sdnperf.cli import main
 from sdnperf.ctlbench.probe import binary, wait_devices
 from tests.e2e.ctlbench_support import probe_built, run_metrics, run_study, short_study  # noqa: F401
 
@@ -54,7 +54,7 @@ def test_our_p4runtime_controller_answers_every_packet_in(tmp_path):
 
 
 def test_p4runtime_echo_ceiling_and_probe_bound_rule(tmp_path, capsys):
-    assert main(["ceiling", "--protocol", "p4runtime", "--switches", "2", "--duration", "1"]) == 0
+    assert main(["ctlbench", "ceiling", "--protocol", "p4runtime", "--switches", "2", "--duration", "1"]) == 0
     out = capsys.readouterr().out
     rate = float(out.split("):", 1)[1].split("packet-ins/s")[0].replace(",", ""))
     assert rate > 20_000, out

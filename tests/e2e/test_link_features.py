@@ -64,9 +64,9 @@ OPENFLOW = '[[architecture]]\nname = "of"\nkind = "openflow"\ncontroller = "oske
 
 
 def test_p4_delay_study_accepted_either_way(tmp_path):
-    from sdnperf.arch.p4 import find_grpc_daemon
+    from sdnperf import tools
     from sdnperf.study.loader import load_study_text
-    if find_grpc_daemon() is None:
+    if tools.locate("sdnperf-switch-grpc") is None:
         pytest.skip("sdnperf-switch-grpc is not built")
     preflight(load_study_text(study_text(P4), "t.toml", tmp_path))  # netem or not
 

@@ -8,9 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from sdnperf.arch import make_architecture
 from sdnperf.arch.config import P4Config
-from sdnperf.emulation.network import Network
+from sdnperf.runner import started_network
 from sdnperf.topo.registry import build_topology
 from tests.e2e.support import NEEDS_MININET
 
@@ -30,24 +29,18 @@ LOOP_FREE = ["single", "linear", "tree", "campus"]
 
 @pytest.fixture(autouse=True)
 def needs_daemon():
-    from sdnperf.arch.p4 import GRPC_DAEMON, find_grpc_daemon
-    if find_grpc_daemon() is None:
+    from sdnperf import tools
+    from sdnperf.arch.p4 import GRPC_DAEMON
+    if tools.locate(GRPC_DAEMON) is None:
         pytest.skip(f"{GRPC_DAEMON} is not built")
 
 
 def ping_all(spec, config, tmp_path):
-    arch = make_architecture(config, tmp_path / "run")
-    arch.check(spec)
-    network = Network(spec, arch, tmp_path / "run")
-    try:
-        arch.prepare(spec)
-        net = network.start(ready_timeout=90)
+    with started_network(spec, config, tmp_path / "run", ready_timeout=90) as started:
+        arch, net = started.arch, started.net
         pids = arch.processes()
         loss = net.pingAll(timeout=2)
         stats = arch.control_stats()
-    finally:
-        network.stop()
-        arch.stop()
     for pid in pids.get("switch", []) + pids.get("controller", []):
         assert not Path(f"/proc/{pid}").exists() or \
             Path(f"/proc/{pid}/stat").read_text().split()[2] == "Z", f"process {pid} left running"

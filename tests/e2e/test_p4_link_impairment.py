@@ -12,10 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from sdnperf.arch import make_architecture
 from sdnperf.arch.config import P4Config
 from sdnperf.emulation import capabilities
-from sdnperf.emulation.network import Network
+from sdnperf.runner import started_network
 from sdnperf.topo.registry import build_topology
 from tests.e2e.support import NEEDS_MININET
 
@@ -25,27 +24,22 @@ REPO = Path(__file__).resolve().parents[2]
 
 @pytest.fixture(autouse=True)
 def needs_daemon():
-    from sdnperf.arch.p4 import GRPC_DAEMON, find_grpc_daemon
-    if find_grpc_daemon() is None:
+    from sdnperf import tools
+    from sdnperf.arch.p4 import GRPC_DAEMON
+    if tools.locate(GRPC_DAEMON) is None:
         pytest.skip(f"{GRPC_DAEMON} is not built")
 
 
 def ping(spec, tmp_path, count: int, interval: float):
     """(received, transmitted, min, avg RTT in ms, port_impair_show per switch, facts)."""
-    arch = make_architecture(P4Config(kind="p4", name="p4", app="proactive"), tmp_path / "run")
-    arch.check(spec)
-    network = Network(spec, arch, tmp_path / "run")
-    try:
-        arch.prepare(spec)
-        net = network.start(ready_timeout=90)
+    config = P4Config(kind="p4", name="p4", app="proactive")
+    with started_network(spec, config, tmp_path / "run", ready_timeout=90) as started:
+        arch, net = started.arch, started.net
         src, dst = net.get(spec.hosts()[0]), net.get(spec.hosts()[-1])
         src.cmd(f"ping -c 3 -i 0.2 -W 2 {dst.IP()}")  # ARP resolved before the series
         out = src.cmd(f"ping -q -c {count} -i {interval} -W 3 {dst.IP()}")
         shown = {sw.name: sw.ctl("port_impair_show") for sw in net.switches}
         facts = arch.facts()
-    finally:
-        network.stop()
-        arch.stop()
     sent, got = map(int, re.search(r"(\d+) packets transmitted, (\d+) received", out).groups())
     rtt = re.search(r"= ([\d.]+)/([\d.]+)/", out)
     lo, avg = (float(rtt.group(1)), float(rtt.group(2))) if rtt else (None, None)

@@ -41,17 +41,12 @@ pytestmark = [
 ]
 
 
-def _tool(name: str, env: str) -> Path:
-    if os.environ.get(env):
-        return Path(os.environ[env])
-    cands = [REPO / "rust" / d / "release" / name for d in ("target", "target-p4rt", "target-p4c")]
-    cands += [REPO / "rust" / d / "debug" / name for d in ("target-p4rt",)]
-    found = [c for c in cands if c.exists()]
-    for c in sorted(found, key=lambda p: p.stat().st_mtime, reverse=True):
-        probe = subprocess.run([str(c), "--help"], capture_output=True, text=True)
-        if "not implemented" not in probe.stdout + probe.stderr:
-            return c
-    pytest.skip(f"{name} not built (cargo build --release in rust/)")
+def _tool(name: str) -> Path:
+    from sdnperf import tools
+    try:
+        return Path(tools.find(name))
+    except tools.ToolNotFound as exc:
+        pytest.skip(str(exc))
 
 
 def _mac(s: str) -> bytes:
@@ -165,14 +160,14 @@ class Lab:
 @pytest.fixture(scope="module")
 def compiled(tmp_path_factory) -> tuple[Path, Path]:
     out = tmp_path_factory.mktemp("p4rt-prog")
-    p4c = _tool("sdnperf-p4c", "SDNPERF_P4C_BIN")
+    p4c = _tool("sdnperf-p4c")
     subprocess.run([str(p4c), str(PROGRAM), "-o", str(out)], check=True, capture_output=True)
     return out / "packet_io.p4info.txtpb", out / "packet_io.json"
 
 
 @pytest.fixture
 def lab(tmp_path):
-    binary = _tool("sdnperf-switch-grpc", "SDNPERF_P4RT_BIN")
+    binary = _tool("sdnperf-switch-grpc")
     lab = Lab(tmp_path)
     try:
         lab.setup()
@@ -491,7 +486,7 @@ def test_malformed_write_is_invalid_argument_and_forwarding_continues(lab, compi
 def test_digest_list_from_a_packet(lab, tmp_path):
     """features.p4 learns unknown source MACs with a digest: a frame into port 2 becomes a
     DigestList {srcAddr, ingress_port} on the primary's stream, which acks it."""
-    p4c = _tool("sdnperf-p4c", "SDNPERF_P4C_BIN")
+    p4c = _tool("sdnperf-p4c")
     subprocess.run([str(p4c), str(REPO / "rust/p4rt/tests/programs/features.p4"), "-o", str(tmp_path)], check=True, capture_output=True)
     c = Ctl(lab.addr, 3)
     assert c.arbitration().status.code == 0

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from sdnperf.arch import ArchitectureError, make_architecture
+from sdnperf.arch import ArchitectureError, check_architecture
 from sdnperf.arch.config import BridgeConfig, OpenflowConfig, OvsStandaloneConfig
-from sdnperf.emulation.network import Network
+from sdnperf.runner import started_network
 from sdnperf.topo.registry import build_topology
 from tests.e2e.support import NEEDS_MININET
 
@@ -32,19 +32,12 @@ def arch_config(kind: str, loops: bool):
 
 
 def ping_all(spec, config, tmp_path):
-    arch = make_architecture(config, tmp_path / "run")
-    arch.check(spec)
-    network = Network(spec, arch, tmp_path / "run")
-    try:
-        arch.prepare(spec)
-        net = network.start(ready_timeout=90)
+    with started_network(spec, config, tmp_path / "run", ready_timeout=90) as started:
+        arch, net = started.arch, started.net
         loss = net.pingAll(timeout=2)
         # IPv6 is off by default: no solicitations reach reactive controllers.
         assert net.hosts[0].cmd("cat /proc/sys/net/ipv6/conf/all/disable_ipv6").strip() == "1"
         stats = arch.control_stats()
-    finally:
-        network.stop()
-        arch.stop()
     return loss, arch.facts(), stats
 
 
@@ -73,6 +66,5 @@ def test_alternative_controllers(controller, tmp_path):
 
 def test_flooding_controller_refused_on_loops(tmp_path):
     spec = build_topology("grid", {"rows": 2, "cols": 2}, seed=1)
-    arch = make_architecture(OpenflowConfig(kind="openflow", name="of", app="l2-learning"), tmp_path)
     with pytest.raises(ArchitectureError, match="topo-forwarding"):
-        arch.check(spec)
+        check_architecture(OpenflowConfig(kind="openflow", name="of", app="l2-learning"), spec)

@@ -19,10 +19,10 @@ SINK_MAC = "0x020000000099"
 
 
 def _binary():
-    from sdnperf.emulation.p4switch import P4SwitchError, find_binary
+    from sdnperf import tools
     try:
-        return find_binary()
-    except P4SwitchError as e:
+        return tools.find("sdnperf-switch")
+    except tools.ToolNotFound as e:
         pytest.skip(str(e))
 
 

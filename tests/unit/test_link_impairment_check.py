@@ -93,20 +93,20 @@ def test_p4_refuses_a_delayed_host_to_host_link_without_netem(monkeypatch, tmp_p
     delay would keep none, so p4 refuses it there instead of running it undelayed."""
     import networkx as nx
 
-    from sdnperf.arch import ArchitectureError, make_architecture
+    from sdnperf.arch import ArchitectureError, check_architecture
     from sdnperf.arch.config import P4Config
     from sdnperf.topo.spec import TopoSpec
     monkeypatch.setattr(capabilities, "netem", lambda: NETEM if kernel_has_netem else NO_NETEM)
-    monkeypatch.setattr("sdnperf.arch.p4.find_grpc_daemon", lambda: "/bin/true")
+    monkeypatch.setenv("SDNPERF_SWITCH_GRPC_BIN", "/bin/true")  # built or not
     g = nx.Graph()
     g.add_node("h1", kind="host")
     g.add_node("h2", kind="host")
     g.add_node("s1", kind="switch")
     g.add_edge("h1", "h2", delay_ms=5)
     g.add_edge("h1", "s1")
-    arch = make_architecture(P4Config(kind="p4", name="p4", app="proactive"), tmp_path)
+    config = P4Config(kind="p4", name="p4", app="proactive")
     if kernel_has_netem:
-        arch.check(TopoSpec("hh", g))
+        check_architecture(config, TopoSpec("hh", g))
     else:
         with pytest.raises(ArchitectureError, match="h1-h2 set delay/loss but join two hosts"):
-            arch.check(TopoSpec("hh", g))
+            check_architecture(config, TopoSpec("hh", g))

@@ -4,7 +4,7 @@ from __future__ import annotations
 import pydantic
 import pytest
 
-from sdnperf.arch import ARCHITECTURE_MODULES, ArchitectureError, make_architecture
+from sdnperf.arch import ARCHITECTURE_MODULES, ArchitectureError, check_architecture
 from sdnperf.arch.config import P4Config
 from sdnperf.study.loader import load_study_text
 from sdnperf.topo.registry import build_topology
@@ -28,26 +28,23 @@ def test_study_file_with_p4():
 
 def test_l2_learning_refused_on_loops(tmp_path):
     spec = build_topology("grid", {"rows": 2, "cols": 2}, seed=1)
-    arch = make_architecture(P4Config(kind="p4", name="p4", app="l2-learning"), tmp_path)
     with pytest.raises(ArchitectureError, match="topo-forwarding"):
-        arch.check(spec)
+        check_architecture(P4Config(kind="p4", name="p4", app="l2-learning"), spec)
 
 
 def test_bmv2_refused_without_simple_switch_grpc(tmp_path, monkeypatch):
     monkeypatch.setenv("PATH", str(tmp_path))
     spec = build_topology("single", {"hosts": 2}, seed=1)
-    arch = make_architecture(P4Config(kind="p4", name="p4", target="bmv2"), tmp_path)
     with pytest.raises(ArchitectureError, match="simple_switch_grpc"):
-        arch.check(spec)
+        check_architecture(P4Config(kind="p4", name="p4", target="bmv2"), spec)
 
 
 def test_runtime_json_needs_a_file_per_switch(tmp_path):
     spec = build_topology("linear", {"switches": 3}, seed=1)
     (tmp_path / "s1-runtime.json").write_text("{}")
     cfg = P4Config(kind="p4", name="p4", app="runtime-json", runtime_dir=str(tmp_path))
-    arch = make_architecture(cfg, tmp_path)
     try:
-        arch.check(spec)
+        check_architecture(cfg, spec)
     except ArchitectureError as exc:
         if "not built" in str(exc):
             pytest.skip(str(exc))
@@ -55,7 +52,7 @@ def test_runtime_json_needs_a_file_per_switch(tmp_path):
     else:
         pytest.fail("missing runtime files accepted")
     with pytest.raises(ArchitectureError, match="runtime_dir"):
-        make_architecture(P4Config(kind="p4", name="p4", app="runtime-json"), tmp_path).check(spec)
+        check_architecture(P4Config(kind="p4", name="p4", app="runtime-json"), spec)
 
 
 def test_example_runtime_files_are_valid():
@@ -79,9 +76,9 @@ def test_switch_ports_get_their_links_shaping(tmp_path, kernel_netem):
     as port impairment (hosts' own ports stay with tc). Without sch_netem, a host-facing
     port also delays/drops what it receives (the host end's share: bw stays with htb)."""
     from types import SimpleNamespace as NS
+    from sdnperf.arch.p4 import P4Architecture
     spec = build_topology("linear", {"switches": 2}, seed=1).with_link_defaults(100, 2, 0.5)
-    arch = make_architecture(P4Config(kind="p4", name="p4"), tmp_path)
-    arch.spec = spec
+    arch = P4Architecture(P4Config(kind="p4", name="p4"), spec, tmp_path, needs={})
     assert "port impairment" in arch.shaping_caveat(spec)
     assert arch.shaping_caveat(build_topology("linear", {"switches": 2}, seed=1)) is None
     sent = {}

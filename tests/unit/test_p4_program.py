@@ -12,9 +12,10 @@ TESTS = sorted((Path(p4.__file__).parent / "tests").glob("*.stf"))
 
 
 def _tools():
+    from sdnperf import tools
     try:
-        return p4.find_compiler(), p4.find_tool("sdnperf-switch", "SDNPERF_SWITCH_BIN")
-    except p4.P4ProgramError as exc:
+        return tools.find("sdnperf-p4c"), tools.find("sdnperf-switch")
+    except tools.ToolNotFound as exc:
         pytest.skip(str(exc))
 
 

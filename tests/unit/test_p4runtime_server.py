@@ -5,7 +5,6 @@ arbitration rules, and per-update errors. Clients: finsy's generated stubs and f
 from __future__ import annotations
 
 import asyncio
-import os
 import socket
 import subprocess
 from pathlib import Path
@@ -25,16 +24,11 @@ PROGRAM = REPO / "rust/p4c/tests/corpus/packet_io.p4"
 
 
 def _tool(name: str) -> Path:
-    env = {"sdnperf-switch-grpc": "SDNPERF_P4RT_BIN", "sdnperf-p4c": "SDNPERF_P4C_BIN"}[name]
-    if os.environ.get(env):
-        return Path(os.environ[env])
-    cands = [REPO / "rust" / d / "release" / name for d in ("target", "target-p4rt", "target-p4c")]
-    cands.append(REPO / "rust/target-p4rt/debug" / name)
-    for c in sorted((c for c in cands if c.exists()), key=lambda p: p.stat().st_mtime, reverse=True):
-        r = subprocess.run([str(c), "--help"], capture_output=True, text=True)
-        if "not implemented" not in r.stdout + r.stderr:
-            return c
-    pytest.skip(f"{name} not built (cargo build --release in rust/)")
+    from sdnperf import tools
+    try:
+        return Path(tools.find(name))
+    except tools.ToolNotFound as exc:
+        pytest.skip(str(exc))
 
 
 @pytest.fixture(scope="module")

@@ -1,0 +1,40 @@
+"""What the `sdnperf` subcommands share: exit codes, a study's results folder and the
+report printed and written from its store (studies and ctlbench alike)."""
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+from typing import Callable
+
+EXIT_OK, EXIT_FAIL, EXIT_BAD_INPUT, EXIT_INTERRUPTED = 0, 1, 2, 130
+
+
+def results_store_path(results_dir: Path, resume: bool, say: Callable[[str], None] = print) -> Path:
+    """Create `results_dir` and return its study.sqlite. A new study never overwrites an
+    old one: without `resume`, the previous database is kept aside under a dated name."""
+    results_dir.mkdir(parents=True, exist_ok=True)
+    db_path = results_dir / "study.sqlite"
+    if db_path.exists() and not resume:
+        backup = db_path.with_name(f"study-{time.strftime('%Y%m%d-%H%M%S')}.sqlite")
+        db_path.rename(backup)
+        say(f"previous results kept as {backup}")
+    return db_path
+
+
+def print_report(store, study_id: int, results_dir: Path, baseline=None, html: bool = True,
+                 html_path=None, csv_dir=None) -> None:
+    """The comparison table on stdout; CSV files, and the HTML report unless html=False."""
+    from rich.console import Console
+
+    from sdnperf.report.table import comparison, render_table
+    rows = comparison(store, study_id, baseline)
+    # Piped output (CI logs, files) gets a wide table instead of an 80-column squeeze.
+    render_table(rows, Console(width=None if sys.stdout.isatty() else 160))
+    written = store.export_csv(study_id, csv_dir or results_dir / "csv")
+    print(f"CSV: {', '.join(str(p) for p in written)}")
+    if html:
+        from sdnperf.report.html import write_report
+        out = write_report(store, study_id, html_path or results_dir / "report.html")
+        print(f"HTML report: {out}")
+    print(f"SQLite: {store.path}")
