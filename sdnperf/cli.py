@@ -143,11 +143,14 @@ def _plan(study, only: str | None):
 
 def matrix_text(study, plan) -> str:
     """'2 topologies × 3 points × 2 architectures × 1 workload × 2 repetitions = 24 runs'."""
+    import math
+
+    from sdnperf.study.sweep import groups, sweeps_of
     from sdnperf.topo.spec import count_of
     cfg = study.config
-    points = {(r.topology, r.point) for r in plan}
+    points = math.prod(len(g[0].values) for g in groups(sweeps_of(study)))
     parts = [count_of(len(study.topologies), "topology").replace("topologys", "topologies"),
-             count_of(len({p for _, p in points}), "sweep point") if cfg.sweep else "",
+             count_of(points, "sweep point") if cfg.sweep else "",
              count_of(len(cfg.architecture), "architecture"),
              count_of(len(cfg.workload), "workload"),
              count_of(cfg.study.repetitions, "repetition")]

@@ -11,8 +11,8 @@ from sdnperf.topo.spec import count_of
 
 # Seconds to build a network and get it ready when no earlier run measured it: a small
 # topology with a controller on the 2-core lab machine (campus + P4 takes longer).
-NETWORK_BUILD_S = 10.0
-TEARDOWN_S = 2.0  # stopping the network, daemons and controller
+NETWORK_BUILD_S = 5.0
+TEARDOWN_S = 1.0  # stopping the network, daemons and controller; storing the run
 UNKNOWN_WORKLOAD_S = 10.0  # a workload whose length the file does not say (fixed bytes)
 
 

@@ -49,4 +49,4 @@ def test_check_prints_the_matrix_and_an_estimate(tmp_path):
     assert proc.returncode == 0, proc.stderr
     assert ("matrix: 1 topology × 3 sweep points × 2 architectures × 1 workload × "
             "2 repetitions → 12 runs, order interleaved") in proc.stdout
-    assert "estimated duration: ~" in proc.stdout and "12 runs assuming 10 s" in proc.stdout
+    assert "estimated duration: ~" in proc.stdout and "12 runs assuming 5 s" in proc.stdout

@@ -61,4 +61,4 @@ def test_estimate_uses_measured_build_times_else_the_constant(plan):
     assert est.measured == per_kind and est.assumed == per_kind
     assert est.seconds == pytest.approx(per_kind * (5.0 + 1 + TEARDOWN_S)
                                         + per_kind * (NETWORK_BUILD_S + 1 + TEARDOWN_S))
-    assert "12 runs with measured" in est.text() and "12 runs assuming 10 s" in est.text()
+    assert "12 runs with measured" in est.text() and "12 runs assuming 5 s" in est.text()
