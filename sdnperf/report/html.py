@@ -124,27 +124,25 @@ def _sweep_section(item: SweepMetric, png: Path | None, base: str | None) -> str
             f"<th>architecture</th><th>{escape(item.param)}</th><th>n</th>"
             "<th>mean ± 95 % CI</th><th>unit</th>"
             f"<th>Δ vs {escape(base or 'baseline')}</th><th>p (test)</th><th>p (Holm)</th></tr>")
+    def row(topology: str, label: str, x: str, stats, cells: str) -> str:
+        return ("<tr>" + (f"<td>{escape(topology)}</td>" if several else "")
+                + f'<td>{escape(label)}</td><td class="num">{escape(x)}</td>'
+                f'<td class="num">{stats.n}</td>'
+                f'<td class="num">{escape(fmt.mean_pm(stats.mean, stats.half_width))}</td>'
+                f"<td>{escape(item.unit)}</td>{cells}</tr>")
+
     body = []
     for curve in item.curves:
         for p in curve.points:
-            body.append(
-                "<tr>" + (f"<td>{escape(curve.topology)}</td>" if several else "")
-                + f"<td>{escape(curve.label)}</td><td class=\"num\">{escape(str(p.x))}</td>"
-                f'<td class="num">{p.stats.n}</td>'
-                f'<td class="num">{escape(fmt.mean_pm(p.stats.mean, p.stats.half_width))}</td>'
-                f"<td>{escape(item.unit)}</td>"
-                f'<td class="num {escape(p.diff.verdict) if p.diff else ""}">'
-                f"{escape(p.diff.words()) if p.diff else ''}</td>"
-                f'<td class="num">{fmt.p_value(p.p) if p.test else ""}'
-                f"{f' ({escape(p.test)})' if p.test else ''}</td>"
-                f'<td class="num">{fmt.p_value(p.p_holm) if p.test else ""}</td></tr>')
+            verdict = escape(p.diff.verdict) if p.diff else ""
+            body.append(row(
+                curve.topology, curve.label, str(p.x), p.stats,
+                f'<td class="num {verdict}">{escape(p.diff.words()) if p.diff else ""}</td>'
+                f'<td class="num">{fmt.p_value(p.p) + f" ({escape(p.test)})" if p.test else ""}</td>'
+                f'<td class="num">{fmt.p_value(p.p_holm) if p.test else ""}</td>'))
     for flat in item.flats:
-        body.append(
-            "<tr>" + (f"<td>{escape(flat.topology)}</td>" if several else "")
-            + f"<td>{escape(flat.architecture)}</td><td>(not swept)</td>"
-            f'<td class="num">{flat.stats.n}</td>'
-            f'<td class="num">{escape(fmt.mean_pm(flat.stats.mean, flat.stats.half_width))}</td>'
-            f"<td>{escape(item.unit)}</td><td></td><td></td><td></td></tr>")
+        body.append(row(flat.topology, flat.architecture, "(not swept)", flat.stats,
+                        "<td></td><td></td><td></td>"))
     parts.append(f"<table>{head}{''.join(body)}</table>")
     fits = [c for c in item.curves if c.fit is not None or c.fit_note]
     if fits:
