@@ -10,8 +10,8 @@ Grammar (dot-separated; docs/study-format.md, "Sweeps"):
 A field is any field of the entry's pydantic model except `name` and `kind`; a field that
 holds a model goes on with that model's fields (`topology.link.bw`,
 `workload.w.pairs.permutation`), a field that holds a table of free keys (a dict) goes on
-with the keys the study file gives it (`architecture.p4.params.recirc_passes`: give the key
-a value in the study file, so a misspelt key cannot pass). Topology fields are those of the
+with the keys of the validated entry (`architecture.p4.params.recirc_passes`: those the
+study file gives and those the model fills in, so a misspelt key cannot pass). Topology fields are those of the
 generator's parameter model plus `link.bw|delay_ms|loss_pct`.
 
 Nothing here knows the names of particular fields: the models are walked, so a field added
