@@ -16,7 +16,7 @@ from pathlib import Path
 from sdnperf.report import fmt, metrics
 from sdnperf.report.plots import _colors, all_plots
 from sdnperf.report.sweep_plots import sweep_figure
-from sdnperf.report.sweeps import SweepMetric, sweep_metrics
+from sdnperf.report.sweeps import SweepMetric, fit_number, sweep_metrics
 from sdnperf.report.series import conditions
 from sdnperf.report.table import CPU_MARK, comparison, footnotes
 from sdnperf.store import RunRow, Store, StudyRow
@@ -156,8 +156,8 @@ def _sweep_section(item: SweepMetric, png: Path | None, base: str | None) -> str
             rows.append(
                 f"<tr><td>{escape(c.topology)}</td><td>{escape(c.label)}</td>"
                 f"<td>{escape(c.fit.formula())}</td>"
-                f'<td class="num">{escape(fmt.mean_pm(c.fit.a, half_a))}</td>'
-                f'<td class="num">{escape(fmt.mean_pm(c.fit.b, half_b))}</td>'
+                f'<td class="num">{escape(fit_number(c.fit.a, half_a))}</td>'
+                f'<td class="num">{escape(fit_number(c.fit.b, half_b))}</td>'
                 f'<td class="num">{c.fit.r2:.4f}</td><td class="num">{c.fit.n}</td></tr>')
         parts.append("<p>Fits over every run (least squares, scipy.stats.linregress; ± is the "
                      "95 % CI, t(n−2) × standard error):</p><table><tr><th>topology</th>"

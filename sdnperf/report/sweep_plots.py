@@ -15,9 +15,8 @@ import numpy as np
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
-from sdnperf.report import fmt
 from sdnperf.report.plots import DPI, _save
-from sdnperf.report.sweeps import SweepMetric
+from sdnperf.report.sweeps import SweepMetric, fit_number
 from sdnperf.study.sweep import format_value
 
 DECADES = 100.0  # max/min ratio from which an axis is drawn logarithmic
@@ -72,8 +71,8 @@ def sweep_figure(item: SweepMetric, out_dir: str | Path, colors: dict[str, str],
                         and lo > 0 else np.linspace(lo, hi, 60))
                 ax.plot(grid, [curve.fit.predict(g) for g in grid], color=color,
                         linestyle=(0, (4, 2)), linewidth=1,
-                        label=f"{curve.label} fit: a={fmt.num(curve.fit.a, 3)}, "
-                              f"b={fmt.num(curve.fit.b, 3)}, R²={curve.fit.r2:.3f}")
+                        label=f"{curve.label} fit: a={fit_number(curve.fit.a)}, "
+                              f"b={fit_number(curve.fit.b)}, R²={curve.fit.r2:.3f}")
         for flat in (f for f in item.flats if f.topology == topology):
             color = colors.get(flat.architecture, "C0")
             ax.axhline(flat.stats.mean, color=color, linestyle=":",

@@ -12,6 +12,7 @@ together, since that many comparisons would otherwise find something by chance.
 from __future__ import annotations
 
 import math
+import warnings
 from collections import defaultdict
 from dataclasses import dataclass, field
 
@@ -175,6 +176,14 @@ def _fit(item: SweepMetric, curve: Curve) -> None:
 
 def _compare(item: SweepMetric, base: str) -> None:
     """Each architecture vs the baseline at the same point; Holm over all of them."""
+    with warnings.catch_warnings():
+        # near-identical groups (a count that is the same in every run) make scipy warn
+        # about precision; the test result says what it can, the report is no place for it
+        warnings.simplefilter("ignore", RuntimeWarning)
+        _compare_points(item, base)
+
+
+def _compare_points(item: SweepMetric, base: str) -> None:
     baseline = {(c.topology, c.rest, format_value(p.x)): p.values
                 for c in item.curves if c.architecture == base for p in c.points}
     tested: list[CurvePoint] = []
@@ -193,17 +202,26 @@ def _compare(item: SweepMetric, base: str) -> None:
         p.p_holm = adjusted
 
 
-def fit_lines(items: list[SweepMetric]) -> list[str]:
-    """One line per fitted curve, for the terminal: a and b with their 95 % CIs, and R²."""
+def fit_number(value: float, half_width: float | None = None) -> str:
+    """A fitted coefficient (± its CI half-width): fixed decimals in the usual range,
+    3 significant digits in scientific notation for very small or large slopes."""
     from sdnperf.report import fmt
+    if value == 0 or 1e-3 <= abs(value) < 1e6:
+        return fmt.mean_pm(value, half_width)
+    return f"{value:.3g}" + ("" if half_width is None else f" ± {half_width:.2g}")
+
+
+def fit_lines(items: list[SweepMetric]) -> list[str]:
+    """One line per fitted curve, for the terminal: a and b with their 95 % CIs, and R².
+    Curves whose runs all gave the same value (a flat line, nothing to fit) are left out."""
     lines = []
     for item in items:
         for c in item.curves:
-            if c.fit is None:
+            if c.fit is None or (c.fit.b == 0 and c.fit.stderr_b == 0):
                 continue
             half_a, half_b = c.fit.ci()
             where = f" on {c.topology}" if len(item.topologies) > 1 else ""
             lines.append(f"fit {item.workload} {item.metric} vs {item.param}, {c.label}{where}: "
-                         f"{c.fit.formula()}, a = {fmt.mean_pm(c.fit.a, half_a)}, "
-                         f"b = {fmt.mean_pm(c.fit.b, half_b)}, R² = {c.fit.r2:.4f} (n={c.fit.n})")
+                         f"{c.fit.formula()}, a = {fit_number(c.fit.a, half_a)}, "
+                         f"b = {fit_number(c.fit.b, half_b)}, R² = {c.fit.r2:.4f} (n={c.fit.n})")
     return lines
