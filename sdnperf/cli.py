@@ -128,9 +128,15 @@ def _load(path) -> "LoadedStudy | None":  # noqa: F821
 
 def _plan(study, only: str | None):
     """The study's plan, narrowed by --only; None (after printing why) for a bad EXPR."""
+    from sdnperf.study.loader import StudyError
     from sdnperf.study.plan import plan_runs
     from sdnperf.study.select import SelectionError, parse_selection
-    plan = plan_runs(study)
+    try:
+        plan = plan_runs(study)  # validates every combination of sweep values
+    except StudyError as exc:
+        for problem in exc.problems:
+            print(f"error: {problem}", file=sys.stderr)
+        return None, None
     if not only:
         return plan, None
     try:

@@ -104,8 +104,9 @@ def test_link_rate_sweep_on_bridge_and_p4(tmp_path):
 
 
 def test_udp_frame_size_sweep_changes_what_goes_on_the_wire(tmp_path):
-    # 1.5 Mbit/s of UDP payload through 2 Mbit/s links: with 1400-byte datagrams the frames
-    # add 3 % and fit; with 64-byte datagrams they add ~65 % and a good part is dropped.
+    # 1.8 Mbit/s of UDP payload through 2 Mbit/s links: with 1400-byte datagrams the frames
+    # add 3 % and fit; with 64-byte datagrams they add ~65 % (3 Mbit/s on the wire), more
+    # than the 1000-packet queue can hold for 3 s, and a good part is dropped.
     text = LINE.format(name="frames", reps=1, seed=1, extra="") + textwrap.dedent("""\
         [topology.link]
         bw = 2
@@ -114,8 +115,8 @@ def test_udp_frame_size_sweep_changes_what_goes_on_the_wire(tmp_path):
         name = "udp"
         kind = "iperf-udp"
         pairs = [["h1", "h2"]]
-        rate = "1.5M"
-        duration = 2
+        rate = "1.8M"
+        duration = 3
 
         [[sweep]]
         param = "workload.udp.length"

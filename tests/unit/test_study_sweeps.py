@@ -203,3 +203,16 @@ def test_valid_paths_cover_models(tmp_path):
                      "architecture.bridge.stp", "workload.udp.rate", "workload.udp.length"):
         assert expected in paths
     assert not any(p.endswith((".name", ".kind")) for p in paths)
+
+
+def test_a_combination_of_valid_values_can_still_be_refused(tmp_path):
+    # duration and bytes are each fine alone, not together: the plan validates every point
+    text = BASE.replace('kind = "iperf-udp"', 'kind = "iperf-tcp"').replace("duration = 1\n", "") \
+        + '\n[[sweep]]\nparam = "workload.udp.duration"\nvalues = [1, 2]\n' \
+        + '\n[[sweep]]\nparam = "workload.udp.bytes"\nvalues = ["1M"]\n'
+    study = load(text, tmp_path)
+    with pytest.raises(StudyError) as info:
+        plan_runs(study)
+    (problem,) = info.value.problems
+    assert str(problem).endswith("give either duration or bytes, not both")
+    assert "sweep[1].values: at workload.udp.bytes=1M,workload.udp.duration=1" in str(problem)
