@@ -29,6 +29,11 @@ Typical use:
 """
 
 
+ONLY_HELP = ("run a slice of the plan: NAME=VALUE terms joined by ',' (all must hold), "
+             "alternatives by '|'; NAME is topology, arch, workload, rep or a swept parameter "
+             "path, e.g. 'arch=p4,workload.udp.length=64|1400'")
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     parser = build_parser()
@@ -62,12 +67,18 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", default="results", help="results folder (default: ./results)")
     p.add_argument("--repetitions", type=int, help="override study.repetitions")
     p.add_argument("--no-report", action="store_true", help="skip the HTML report")
+    p.add_argument("--only", metavar="EXPR", help=ONLY_HELP)
     p.set_defaults(func=cmd_run)
 
     p = sub.add_parser("check", help="validate a study file without running it",
-                       description="Validate a study file (errors name file:line:field) "
-                                   "and count its runs, without running anything.")
+                       description="Validate a study file; print its matrix (runs per "
+                                   "topology, sweep point, architecture, workload) and an "
+                                   "estimated duration (network build times measured by "
+                                   "earlier runs in --out, else an assumed constant).")
     p.add_argument("study", nargs="?", help="study TOML file (omit for the default study)")
+    p.add_argument("--out", default="results",
+                   help="results folder whose earlier runs give measured build times")
+    p.add_argument("--only", metavar="EXPR", help=ONLY_HELP)
     p.set_defaults(func=cmd_check)
 
     p = sub.add_parser("report", help="table, HTML report and CSV from a stored study",
@@ -138,17 +149,69 @@ def _load(path) -> "LoadedStudy | None":  # noqa: F821
         return None
 
 
+def _plan(study, only: str | None):
+    """The study's plan, narrowed by --only; None (after printing why) for a bad EXPR."""
+    from sdnperf.study.loader import StudyError
+    from sdnperf.study.plan import plan_runs
+    from sdnperf.study.select import SelectionError, parse_selection
+    try:
+        plan = plan_runs(study)  # validates every combination of sweep values
+    except StudyError as exc:
+        for problem in exc.problems:
+            print(f"error: {problem}", file=sys.stderr)
+        return None, None
+    if not only:
+        return plan, None
+    try:
+        selection = parse_selection(only, [s.param for s in study.config.sweep])
+    except SelectionError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return None, None
+    return [r for r in plan if selection.matches(r)], selection
+
+
+def matrix_text(study, plan) -> str:
+    """'2 topologies × 3 points × 2 architectures × 1 workload × 2 repetitions = 24 runs'."""
+    import math
+
+    from sdnperf.study.sweep import groups, sweeps_of
+    from sdnperf.topo.spec import count_of
+    cfg = study.config
+    points = math.prod(len(g[0].values) for g in groups(sweeps_of(study)))
+    parts = [count_of(len(study.topologies), "topology").replace("topologys", "topologies"),
+             count_of(points, "sweep point") if cfg.sweep else "",
+             count_of(len(cfg.architecture), "architecture"),
+             count_of(len(cfg.workload), "workload"),
+             count_of(cfg.study.repetitions, "repetition")]
+    return " × ".join(p for p in parts if p) + f" → {count_of(len(plan), 'run')}"
+
+
 def cmd_check(args) -> int:
     study = _load(args.study)
     if study is None:
         return EXIT_BAD_INPUT
-    from sdnperf.study.plan import plan_runs
-    print(f"{study.path}: ok — {study.topology.describe()}; "
-          f"{len(plan_runs(study))} runs")
+    plan, selection = _plan(study, args.only)
+    if plan is None:
+        return EXIT_BAD_INPUT
+    from sdnperf.study.estimate import build_times, estimate
+    measured = {}
+    db_path = Path(args.out) / study.name / "study.sqlite"
+    if db_path.exists():
+        from sdnperf.store.sqlite import Store
+        with Store(db_path) as store:
+            measured = build_times(r for s in store.studies() for r in store.runs(s.id))
+    for label, topology in study.topologies.items():
+        print(f"{study.path}: ok — {topology.describe()}")
+    print(f"matrix: {matrix_text(study, plan)}"
+          + (f" (--only {selection})" if selection else "")
+          + f", order {study.config.study.order}")
+    print(f"estimated duration: {estimate(plan, measured).text()}")
     if os.geteuid() == 0:  # probing the kernel's qdiscs needs root
         from sdnperf.emulation.network import EmulationError, check_link_features
+        from sdnperf.runner import run_studies
         try:
-            check_link_features(study.topology, study.config.architecture)
+            for variant in run_studies(plan) or [study]:
+                check_link_features(variant.topology, variant.config.architecture)
         except EmulationError as exc:
             print(f"warning: the file is valid, but `sdnperf run` refuses it on this machine: {exc}",
                   file=sys.stderr)
@@ -168,35 +231,46 @@ def cmd_run(args) -> int:
     if args.repetitions:
         study.config.study.repetitions = args.repetitions
     from sdnperf.fidelity.environment import collect
+    from rich.markup import escape
+
+    from sdnperf.fidelity.provenance import collect_provenance
     from sdnperf.runner import StudyRefused, StudyRunner
     from sdnperf.store.sqlite import Store
-    from sdnperf.study.plan import plan_runs
+    from sdnperf.study.sweep import format_point
+    plan, selection = _plan(study, args.only)
+    if plan is None:
+        return EXIT_BAD_INPUT
 
     results_dir = Path(args.out) / study.name
     db_path = results_store_path(results_dir, args.resume, console.print)
-    total = len(plan_runs(study))
-    console.print(f"[bold]{study.name}[/]: {study.topology.describe()}; "
-                  f"{len(study.config.architecture)} architectures × {len(study.config.workload)} "
-                  f"workloads × {study.config.study.repetitions} repetitions = {total} runs")
+    console.print(f"[bold]{escape(study.name)}[/]: "
+                  f"{escape('; '.join(t.describe() for t in study.topologies.values()))}; "
+                  f"{escape(matrix_text(study, plan))}"
+                  + (f" (--only {escape(str(selection))})" if selection else ""))
     started = time.monotonic()
 
     def progress(n, count, run):
         elapsed = time.monotonic() - started
         eta = f", ~{elapsed / (n - 1) * (count - n + 1):.0f}s left" if n > 1 else ""
-        console.print(f"[{n}/{count}] {run.architecture.name} · {run.workload.name} · "
-                      f"rep {run.repetition}  ({elapsed:.0f}s elapsed{eta})")
+        where = " · ".join([*([run.topology] if len(study.topologies) > 1 else []),
+                            run.architecture.name, run.workload.name,
+                            *([format_point(run.point)] if run.point else [])])
+        console.print(f"[{n}/{count}] {escape(where)} · rep {run.repetition}  "
+                      f"({elapsed:.0f}s elapsed{eta})")
 
     def log(msg):
-        console.print(f"  [yellow]{msg}[/]")
+        console.print(f"  [yellow]{escape(msg)}[/]")
 
     store = Store(db_path)
     try:
+        from sdnperf.emulation.capabilities import ovs_kernel_module
+        datapath = "kernel" if ovs_kernel_module() else "user (netdev)"
+        environment = collect(datapath=datapath)
         runner = StudyRunner(study, store, results_dir, resume=args.resume,
-                             progress=progress, log=log)
+                             progress=progress, log=log, only=selection,
+                             provenance=collect_provenance(study, plan, environment))
         try:
-            from sdnperf.emulation.capabilities import ovs_kernel_module
-            datapath = "kernel" if ovs_kernel_module() else "user (netdev)"
-            study_id, results = runner.run(collect(datapath=datapath))
+            study_id, results = runner.run(environment)
         except StudyRefused as exc:
             console.print(f"[red]error:[/] {exc}")
             return EXIT_BAD_INPUT

@@ -31,6 +31,9 @@ def print_report(store, study_id: int, results_dir: Path, baseline=None, html: b
     rows = comparison(store, study_id, baseline)
     # Piped output (CI logs, files) gets a wide table instead of an 80-column squeeze.
     render_table(rows, Console(width=None if sys.stdout.isatty() else 160))
+    from sdnperf.report.sweeps import fit_lines, sweep_metrics
+    for line in fit_lines(sweep_metrics(store, study_id, baseline)):
+        print(line)
     written = store.export_csv(study_id, csv_dir or results_dir / "csv")
     print(f"CSV: {', '.join(str(p) for p in written)}")
     if html:

@@ -194,22 +194,34 @@ def _folder(run_key: str) -> str:
     return run_key.replace("|", "_")
 
 
+def run_studies(plan: list[RunSpec]) -> list[LoadedStudy]:
+    """The distinct studies the runs see (one per topology × sweep point), for preflight."""
+    return list({id(r.study): r.study for r in plan if r.study is not None}.values())
+
+
 class StudyRunner:
     def __init__(self, study: LoadedStudy, store: Store, results_dir: Path, resume: bool,
-                 progress=None, log: Callable[[str], None] = print):
+                 progress=None, log: Callable[[str], None] = print, only=None,
+                 provenance: dict | None = None):
         self.study, self.store, self.results_dir = study, store, Path(results_dir)
         self.resume, self.progress, self.log = resume, progress, log
+        self.only = only  # a study.select.Selection, or None for every run
+        self.provenance = provenance or {}
 
     def run(self, environment: dict) -> tuple[int, list[RunResult]]:
         quiet_mininet()
-        preflight(self.study)
+        plan = plan_runs(self.study)
+        if self.only is not None:
+            plan = [r for r in plan if self.only.matches(r)]
+        for study in run_studies(plan) or [self.study]:
+            preflight(study)
         tag = cleanup.ensure_tag()
         study_dir = cleanup.run_root() / tag
         cfg = self.study.config
         study_id = self.store.open_study(self.study.name, self.study.path,
-                                         cfg.model_dump(mode="json"), environment)
+                                         cfg.model_dump(mode="json"), environment,
+                                         provenance=self.provenance)
         done = self.store.done_keys(study_id) if self.resume else set()
-        plan = plan_runs(self.study)
         todo = [r for r in plan if r.key not in done]
         if done:
             self.log(f"resuming: {len(plan) - len(todo)} of {len(plan)} runs already stored")
@@ -219,8 +231,9 @@ class StudyRunner:
                 if self.progress:
                     self.progress(n, len(todo), run)
                 run_dir = study_dir / f"run{run.index:04d}"
-                result = execute_run(self.study, run, run_dir, self.log,
+                result = execute_run(run.study or self.study, run, run_dir, self.log,
                                      results_dir=self.results_dir / "runs" / _folder(run.key))
+                result.point, result.position = dict(run.point), run.index
                 self.store.record_run(study_id, result)
                 results.append(result)
                 if result.status == "failed":

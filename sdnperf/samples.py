@@ -66,3 +66,5 @@ class RunResult:
     samples: list[Sample] = field(default_factory=list)
     summaries: list[Summary] = field(default_factory=list)
     cpu: CpuReport = field(default_factory=CpuReport)
+    point: dict = field(default_factory=dict)  # swept parameter path -> value (study/sweep.py)
+    position: int | None = None  # the run's place in the study's planned order

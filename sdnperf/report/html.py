@@ -13,8 +13,10 @@ import time
 from html import escape
 from pathlib import Path
 
-from sdnperf.report import metrics
-from sdnperf.report.plots import all_plots
+from sdnperf.report import fmt, metrics
+from sdnperf.report.plots import _colors, all_plots
+from sdnperf.report.sweep_plots import sweep_figure
+from sdnperf.report.sweeps import SweepMetric, fit_number, sweep_metrics
 from sdnperf.report.series import conditions
 from sdnperf.report.table import CPU_MARK, comparison, footnotes
 from sdnperf.store import RunRow, Store, StudyRow
@@ -47,13 +49,20 @@ def write_report(store: Store, study_id: int, out_path: str | Path,
     runs = store.runs(study_id)
     rows = comparison(store, study_id, baseline)
     base = next((r.architecture for r in rows if r.is_baseline), baseline)
+    curves = sweep_metrics(store, study_id, base)
     with tempfile.TemporaryDirectory(prefix="sdnperf-plots-") as tmp:
         plots = all_plots(store, study_id, tmp, base)
         figures = [(p.stem, caption, _data_uri(p)) for p, caption in plots.figures]
+        colors = _colors(store, study_id, base)
+        sweep_parts = [_sweep_section(item, sweep_figure(item, tmp, colors,
+                                                         conditions(store, study_id)), base)
+                       for item in curves]
     metric_names = _metrics_shown(store, study_id)
     parts = [
         _header(study, runs, store, study_id),
         _environment(study.environment),
+        _provenance(study.provenance),
+        *(["<h2>Sweeps</h2>", SWEEP_INTRO, *sweep_parts] if curves else []),
         "<h2>Comparison</h2>",
         _comparison_table(rows, base),
         _footnotes(footnotes(rows)),
@@ -91,6 +100,100 @@ def _header(study: StudyRow, runs: list[RunRow], store: Store, study_id: int) ->
         f"{bound} CPU-bound. Conditions: {escape(conditions(store, study_id))}.<br>"
         f"Raw data: <code>{escape(str(store.path))}</code> (SQLite).</p>"
     )
+
+
+SWEEP_INTRO = (
+    "<p>One figure per swept parameter and metric, one panel per topology. Lines: mean of "
+    "the runs at each value; band: its 95 % confidence interval; dots: the runs; dashed: the "
+    "fit the study asked for. A dotted horizontal line is an architecture that does not have "
+    "the parameter. In the tables, p compares each architecture with the baseline at the "
+    "same point; p (Holm) is the same p adjusted for every comparison of that table "
+    "(Holm–Bonferroni), the one to read when scanning many points.</p>")
+
+
+def _sweep_section(item: SweepMetric, png: Path | None, base: str | None) -> str:
+    several = len(item.topologies) > 1
+    parts = [f"<h3>{escape(item.workload)}: {escape(item.metric)} vs "
+             f"<code>{escape(item.param)}</code></h3>"]
+    if png is not None:
+        parts.append(f'<figure><img alt="{escape(png.stem)}" src="{_data_uri(png)}">'
+                     f"<figcaption>{escape(item.label)} ({escape(item.unit)}, "
+                     f"{escape(item.better)} is better) against {escape(item.param)}."
+                     "</figcaption></figure>")
+    head = ("<tr>" + ("<th>topology</th>" if several else "") +
+            f"<th>architecture</th><th>{escape(item.param)}</th><th>n</th>"
+            "<th>mean ± 95 % CI</th><th>unit</th>"
+            f"<th>Δ vs {escape(base or 'baseline')}</th><th>p (test)</th><th>p (Holm)</th></tr>")
+    def row(topology: str, label: str, x: str, stats, cells: str) -> str:
+        return ("<tr>" + (f"<td>{escape(topology)}</td>" if several else "")
+                + f'<td>{escape(label)}</td><td class="num">{escape(x)}</td>'
+                f'<td class="num">{stats.n}</td>'
+                f'<td class="num">{escape(fmt.mean_pm(stats.mean, stats.half_width))}</td>'
+                f"<td>{escape(item.unit)}</td>{cells}</tr>")
+
+    body = []
+    for curve in item.curves:
+        for p in curve.points:
+            verdict = escape(p.diff.verdict) if p.diff else ""
+            body.append(row(
+                curve.topology, curve.label, str(p.x), p.stats,
+                f'<td class="num {verdict}">{escape(p.diff.words()) if p.diff else ""}</td>'
+                f'<td class="num">{fmt.p_value(p.p) + f" ({escape(p.test)})" if p.test else ""}</td>'
+                f'<td class="num">{fmt.p_value(p.p_holm) if p.test else ""}</td>'))
+    for flat in item.flats:
+        body.append(row(flat.topology, flat.architecture, "(not swept)", flat.stats,
+                        "<td></td><td></td><td></td>"))
+    parts.append(f"<table>{head}{''.join(body)}</table>")
+    fits = [c for c in item.curves if c.fit is not None or c.fit_note]
+    if fits:
+        rows = []
+        for c in fits:
+            if c.fit is None:
+                rows.append(f"<tr><td>{escape(c.topology)}</td><td>{escape(c.label)}</td>"
+                            f'<td colspan="5">{escape(c.fit_note)}</td></tr>')
+                continue
+            half_a, half_b = c.fit.ci()
+            rows.append(
+                f"<tr><td>{escape(c.topology)}</td><td>{escape(c.label)}</td>"
+                f"<td>{escape(c.fit.formula())}</td>"
+                f'<td class="num">{escape(fit_number(c.fit.a, half_a))}</td>'
+                f'<td class="num">{escape(fit_number(c.fit.b, half_b))}</td>'
+                f'<td class="num">{c.fit.r2:.4f}</td><td class="num">{c.fit.n}</td></tr>')
+        parts.append("<p>Fits over every run (least squares, scipy.stats.linregress; ± is the "
+                     "95 % CI, t(n−2) × standard error):</p><table><tr><th>topology</th>"
+                     "<th>line</th><th>model</th><th>a</th><th>b</th><th>R²</th><th>n</th></tr>"
+                     + "".join(rows) + "</table>")
+    return "\n".join(parts)
+
+
+PROVENANCE_FIELDS = [("study file", "study_file"), ("study SHA-256", "study_sha256"),
+                     ("sdnperf version", "sdnperf_version"), ("host", "hostname")]
+
+
+def _provenance(prov: dict) -> str:
+    if not prov:
+        return ("<h2>Provenance</h2><p>No provenance was recorded (a study stored before "
+                "sdnperf recorded it).</p>")
+    rows = [(label, str(prov.get(key))) for label, key in PROVENANCE_FIELDS]
+    git = prov.get("git") or {}
+    rows.append(("git commit", f"{git.get('commit')}" + (" (with uncommitted changes)"
+                                                         if git.get("dirty") else "")))
+    for group in ("p4_programs", "architecture_files"):
+        for name, digest in (prov.get(group) or {}).items():
+            rows.append((f"SHA-256 of {name}", str(digest)))
+    rows += [(f"tool {k}", str(v)) for k, v in (prov.get("tools") or {}).items() if v]
+    rows += [(f"kernel {k}", str(v)) for k, v in (prov.get("kernel") or {}).items() if v is not None]
+    order = prov.get("run_order") or {}
+    keys = order.get("keys") or []
+    rows.append(("run order", f"{order.get('order')} (seed {order.get('seed')}), {len(keys)} runs"))
+    if prov.get("resumes"):
+        rows.append(("resumed", f"{len(prov['resumes'])} time(s)"))
+    table = "".join(f"<tr><th>{escape(k)}</th><td>{escape(v)}</td></tr>" for k, v in rows)
+    return ("<h2>Provenance</h2><table>" + table + "</table>"
+            "<details><summary>run order (planned)</summary><pre>"
+            + escape("\n".join(keys)) + "</pre></details>"
+            "<details><summary>study file as run</summary><pre>"
+            + escape(prov.get("study_text") or "") + "</pre></details>")
 
 
 def _environment(env: dict) -> str:

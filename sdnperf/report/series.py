@@ -125,9 +125,9 @@ def conditions(store: Store, study_id: int) -> str:
     topologies = sorted({r.topology for r in runs})
     # repetitions actually run (the spec may have changed on a resume): the largest
     # number of runs of any topology × architecture × workload cell
-    cells: dict[tuple[str, str, str], int] = defaultdict(int)
-    for r in runs:
-        cells[(r.topology, r.architecture, r.workload)] += 1
+    cells: dict[tuple, int] = defaultdict(int)
+    for r in runs:  # a sweep point is part of the cell
+        cells[(r.topology, r.architecture, r.workload, tuple(sorted(map(str, r.point.items()))))] += 1
     reps = max(cells.values(), default=0)
     parts = [", ".join(topologies), f"n={reps} repetition{'s' if reps != 1 else ''}"]
     bound = sum(1 for r in runs if r.cpu_bound)

@@ -168,19 +168,35 @@ class LinearFit:
     r2: float
     n: int
     stderr_b: float
+    stderr_a: float = math.nan
+    transform: str = "linear"  # "log": the fit is y = a + b·ln(x)
 
     def predict(self, x: float) -> float:
-        return self.a + self.b * x
+        return self.a + self.b * (math.log(x) if self.transform == "log" else x)
 
     def solve(self, y: float) -> float:
         """The x at which the fit reaches y (e.g. passes needed for a target delay)."""
         if self.b == 0:
             return math.nan
-        return (y - self.a) / self.b
+        u = (y - self.a) / self.b
+        return math.exp(u) if self.transform == "log" else u
+
+    def ci(self, confidence: float = CONFIDENCE) -> tuple[float | None, float | None]:
+        """Half-widths of the confidence intervals of a and b: t(n−2) · standard error;
+        None when n ≤ 2 (a line through two points has no error estimate)."""
+        if self.n <= 2 or not math.isfinite(self.stderr_b):
+            return None, None
+        t = float(sps.t.ppf((1 + confidence) / 2, df=self.n - 2))
+        return t * self.stderr_a, t * self.stderr_b
+
+    def formula(self) -> str:
+        x = "ln(x)" if self.transform == "log" else "x"
+        return f"y = a + b·{x}"
 
 
 def linear_fit(x: Sequence[float], y: Sequence[float]) -> LinearFit:
-    """Least-squares fit y = a + b·x, with r²."""
+    """Least-squares fit y = a + b·x with r² and the standard errors of a and b
+    (scipy.stats.linregress)."""
     xs = np.asarray(list(x), dtype=float)
     ys = np.asarray(list(y), dtype=float)
     if xs.shape != ys.shape:
@@ -190,8 +206,35 @@ def linear_fit(x: Sequence[float], y: Sequence[float]) -> LinearFit:
     if len(xs) < 2 or np.ptp(xs) == 0:
         raise ValueError("linear_fit needs at least two distinct x values")
     if np.ptp(ys) == 0:  # a flat line fits exactly; linregress would give r = NaN
-        return LinearFit(float(ys[0]), 0.0, 1.0, len(xs), 0.0)
+        return LinearFit(float(ys[0]), 0.0, 1.0, len(xs), 0.0, 0.0)
     res = sps.linregress(xs, ys)
-    stderr = float(res.stderr) if len(xs) > 2 else math.nan
+    more = len(xs) > 2
     return LinearFit(float(res.intercept), float(res.slope), float(res.rvalue**2),
-                     len(xs), stderr)
+                     len(xs), float(res.stderr) if more else math.nan,
+                     float(res.intercept_stderr) if more else math.nan)
+
+
+def log_fit(x: Sequence[float], y: Sequence[float]) -> LinearFit:
+    """Least-squares fit y = a + b·ln(x) (x > 0): a linear fit against ln(x)."""
+    xs = np.asarray(list(x), dtype=float)
+    if np.any(xs[np.isfinite(xs)] <= 0):
+        raise ValueError("log fit needs x > 0")
+    with np.errstate(divide="ignore", invalid="ignore"):
+        fit = linear_fit(np.log(xs), y)
+    return LinearFit(fit.a, fit.b, fit.r2, fit.n, fit.stderr_b, fit.stderr_a, "log")
+
+
+def holm(pvalues: Sequence[float | None]) -> list[float | None]:
+    """Holm–Bonferroni adjusted p-values (None stays None and is not counted).
+
+    Sorted ascending p(1) ≤ … ≤ p(m): adj(i) = max over j ≤ i of min(1, (m − j + 1)·p(j)),
+    which keeps the family-wise error rate at α over the m comparisons."""
+    present = [(p, i) for i, p in enumerate(pvalues) if p is not None and math.isfinite(p)]
+    present.sort()
+    m = len(present)
+    out: list[float | None] = [None] * len(pvalues)
+    running = 0.0
+    for rank, (p, i) in enumerate(present):
+        running = max(running, min(1.0, (m - rank) * p))
+        out[i] = running
+    return out

@@ -1,5 +1,6 @@
 """The comparison table: one row per workload × metric × architecture, over repetitions
-(and per topology, should a study hold several: rows never mix topologies).
+(and per topology and sweep point, should a study hold several: rows never mix them; the
+topology column then reads "topology · path=value,...").
 
 Each row holds n (ok runs with a value), the mean with its 95 % CI, the difference to the
 baseline architecture in % with "better/worse" wording, the p-value of the study's
@@ -28,6 +29,7 @@ from sdnperf.report.stats import (
 )
 from sdnperf.samples import Better
 from sdnperf.store import RunRow, Store
+from sdnperf.study.sweep import format_point
 
 CPU_MARK = "⚠ CPU"
 CPU_FOOTNOTE = (
@@ -121,10 +123,11 @@ def comparison(store: Store, study_id: int, baseline: str | None = None,
     base = _resolve_baseline(store, study_id, archs, baseline)
     archs = [base] + [a for a in archs if a != base]
 
-    # A cell is topology × workload × architecture; rows never mix topologies.
+    # A cell is topology (and sweep point) × workload × architecture; rows never mix them.
+    where = {r.id: _where(r) for r in runs}
     runs_by_cell: dict[tuple[str, str, str], list[RunRow]] = defaultdict(list)
     for r in runs:
-        runs_by_cell[(r.topology, r.workload, r.architecture)].append(r)
+        runs_by_cell[(where[r.id], r.workload, r.architecture)].append(r)
 
     # values[(topology, workload, metric, arch)] = summary values of ok runs
     values: dict[tuple[str, str, str, str], list[float]] = defaultdict(list)
@@ -136,7 +139,7 @@ def comparison(store: Store, study_id: int, baseline: str | None = None,
             continue
         if s.metric not in metric_order[s.workload]:
             metric_order[s.workload].append(s.metric)
-        values[(s.topology, s.workload, s.metric, s.architecture)].append(s.value)
+        values[(where[s.run_id], s.workload, s.metric, s.architecture)].append(s.value)
         unit.setdefault((s.workload, s.metric), s.unit)
         better.setdefault((s.workload, s.metric), s.better)
 
@@ -150,7 +153,7 @@ def comparison(store: Store, study_id: int, baseline: str | None = None,
                 run_of[member] = w
 
     rows: list[Row] = []
-    for topology in _in_order(r.topology for r in runs):
+    for topology in _in_order(where[r.id] for r in runs):
         for workload in run_of:
             stored = metric_order.get(workload, [])
             shown = [m for m in stored if only_metrics is None or m in only_metrics]
@@ -169,6 +172,12 @@ def comparison(store: Store, study_id: int, baseline: str | None = None,
                     row.topology = topology
                     rows.append(row)
     return rows
+
+
+def _where(run: RunRow) -> str:
+    """The run's topology, with its sweep point when it has one."""
+    return f"{run.topology} · {format_point(tuple(sorted(run.point.items())))}" if run.point \
+        else run.topology
 
 
 def _row(workload, metric, arch, base, cell_runs, vals, base_vals, unit, better) -> Row:

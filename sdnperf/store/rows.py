@@ -18,6 +18,7 @@ class StudyRow:
     spec: dict
     created: float  # unix time
     environment: dict
+    provenance: dict = field(default_factory=dict)  # sdnperf/fidelity/provenance.py
 
 
 @dataclass(frozen=True)
@@ -36,6 +37,8 @@ class RunRow:
     finished: float
     cpu_bound: bool
     cpu: CpuReport = field(default_factory=CpuReport)
+    point: dict = field(default_factory=dict)  # swept parameter path -> value
+    position: int | None = None  # place in the planned run order
 
     @property
     def duration(self) -> float:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Callable
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 # The statements that create a version-1 database from nothing.
 CREATE_V1 = """
@@ -66,7 +66,46 @@ CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL);
 # MIGRATIONS[n] turns a version-n database into version n+1. Add an entry (and bump
 # SCHEMA_VERSION) whenever the schema changes; never edit CREATE_V1 in place for files
 # that already exist in the wild.
-MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {}
+def _v1_to_v2(conn: sqlite3.Connection) -> None:
+    """Sweeps and provenance: additive only, so a v1 study reads as a study without sweeps.
+
+    run.point: the run's sweep point as JSON; run.position: its place in the planned order;
+    run_param: the same point one row per parameter (untyped `value`: 64 stays an integer,
+    "10M" text), from which the `tidy` view makes one column per swept parameter;
+    study.provenance: what produced the study (sdnperf/fidelity/provenance.py)."""
+    conn.execute("ALTER TABLE study ADD COLUMN provenance TEXT NOT NULL DEFAULT '{}'")
+    conn.execute("ALTER TABLE run ADD COLUMN point TEXT NOT NULL DEFAULT '{}'")
+    conn.execute("ALTER TABLE run ADD COLUMN position INTEGER")
+    conn.execute("CREATE TABLE IF NOT EXISTS run_param ("
+                 "run_id INTEGER NOT NULL REFERENCES run(id) ON DELETE CASCADE, "
+                 "param TEXT NOT NULL, value, PRIMARY KEY (run_id, param))")
+    create_tidy_view(conn, [])
+
+
+def create_tidy_view(conn: sqlite3.Connection, params: list[str]) -> None:
+    """(Re)create `tidy`: one row per run × summary metric (a run without summaries, e.g.
+    a failed one, has one row with NULL metric), one column per swept parameter."""
+    columns = "".join(
+        f", (SELECT p.value FROM run_param p WHERE p.run_id = r.id AND p.param = "
+        f"{_sql_text(param)}) AS {_sql_name(param)}" for param in params)
+    conn.execute("DROP VIEW IF EXISTS tidy")
+    conn.execute(
+        "CREATE VIEW tidy AS SELECT st.name AS study, r.id AS run_id, r.key, r.topology, "
+        "r.architecture, r.workload AS run_workload, r.repetition, r.position, r.status, "
+        f"r.cpu_bound{columns}, s.workload, s.metric, s.value, s.unit, s.better "
+        "FROM run r JOIN study st ON st.id = r.study_id "
+        "LEFT JOIN summary s ON s.run_id = r.id")
+
+
+def _sql_text(text: str) -> str:
+    return "'" + text.replace("'", "''") + "'"
+
+
+def _sql_name(text: str) -> str:
+    return '"' + text.replace('"', '""') + '"'
+
+
+MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {1: _v1_to_v2}
 
 
 class SchemaError(RuntimeError):

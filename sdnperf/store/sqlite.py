@@ -17,7 +17,7 @@ from typing import Any
 
 from sdnperf.samples import CpuReport, RunResult
 from sdnperf.store.rows import RunRow, SampleRow, StudyRow, SummaryRow
-from sdnperf.store.schema import SchemaError, ensure_schema
+from sdnperf.store.schema import SchemaError, create_tidy_view, ensure_schema
 
 # Filters `Store.samples()` accepts, and the column each one tests.
 _SAMPLE_FILTERS = {
@@ -82,26 +82,34 @@ class Store:
 
     # -- writing ---------------------------------------------------------------------
     def open_study(self, name: str, source: str | Path | None, spec: dict,
-                   environment: dict) -> int:
+                   environment: dict, provenance: dict | None = None) -> int:
         """Create the study, or return the existing one of that name.
 
         On an existing study the environment is replaced by the current one (a resumed
-        study reports the machine it finished on); its spec and creation date are kept.
+        study reports the machine it finished on); its spec and creation date are kept,
+        and so is its provenance, to which each resume appends its own under "resumes".
         `source` is the study file's path, or None for the embedded default study.
         """
         with self._transaction():
-            row = self._conn.execute("SELECT id FROM study WHERE name = ?", (name,)).fetchone()
+            row = self._conn.execute("SELECT id, provenance FROM study WHERE name = ?",
+                                     (name,)).fetchone()
             if row:
+                kept = json.loads(row[1] or "{}")
+                if provenance:
+                    if kept:
+                        kept.setdefault("resumes", []).append(provenance)
+                    else:
+                        kept = provenance
                 self._conn.execute(
-                    "UPDATE study SET environment = ? WHERE id = ?",
-                    (_to_json(environment), row[0]),
+                    "UPDATE study SET environment = ?, provenance = ? WHERE id = ?",
+                    (_to_json(environment), _to_json(kept), row[0]),
                 )
                 return int(row[0])
             cur = self._conn.execute(
-                "INSERT INTO study (name, source, spec, created, environment) "
-                "VALUES (?, ?, ?, ?, ?)",
+                "INSERT INTO study (name, source, spec, created, environment, provenance) "
+                "VALUES (?, ?, ?, ?, ?, ?)",
                 (name, "" if source is None else str(source), _to_json(spec), time.time(),
-                 _to_json(environment)),
+                 _to_json(environment), _to_json(provenance or {})),
             )
             return int(cur.lastrowid)
 
@@ -121,17 +129,25 @@ class Store:
             )
             cur = self._conn.execute(
                 "INSERT INTO run (study_id, key, topology, architecture, workload, "
-                "repetition, params, status, error, started, finished, cpu_bound, cpu) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                "repetition, params, status, error, started, finished, cpu_bound, cpu, "
+                "point, position) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
                     study_id, result.key, result.topology, result.architecture,
                     result.workload, int(result.repetition), _to_json(result.params),
                     result.status, result.error or "", float(result.started),
                     float(result.finished), int(bool(result.cpu.cpu_bound)),
-                    _to_json(asdict(result.cpu)),
+                    _to_json(asdict(result.cpu)), _to_json(result.point), result.position,
                 ),
             )
             run_id = int(cur.lastrowid)
+            if result.point:
+                known = set(self.swept_params())
+                self._conn.executemany(
+                    "INSERT INTO run_param (run_id, param, value) VALUES (?, ?, ?)",
+                    ((run_id, param, _param_value(value)) for param, value in result.point.items()),
+                )
+                if not set(result.point) <= known:  # a new column for the tidy view
+                    create_tidy_view(self._conn, self.swept_params())
             self._conn.executemany(
                 "INSERT INTO sample (run_id, workload, metric, value, unit, flow, phase, t, seq) "
                 "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
@@ -158,16 +174,25 @@ class Store:
     # -- reading ---------------------------------------------------------------------
     def study(self, study_id: int) -> StudyRow:
         row = self._conn.execute(
-            "SELECT id, name, source, spec, created, environment FROM study WHERE id = ?",
-            (study_id,),
+            "SELECT id, name, source, spec, created, environment, provenance FROM study "
+            "WHERE id = ?", (study_id,),
         ).fetchone()
         if row is None:
             raise KeyError(f"{self.path}: no study with id {study_id}")
-        return StudyRow(row[0], row[1], row[2], json.loads(row[3]), row[4], json.loads(row[5]))
+        return StudyRow(row[0], row[1], row[2], json.loads(row[3]), row[4], json.loads(row[5]),
+                        json.loads(row[6] or "{}"))
 
     def studies(self) -> list[StudyRow]:
         ids = [r[0] for r in self._conn.execute("SELECT id FROM study ORDER BY id")]
         return [self.study(i) for i in ids]
+
+    def swept_params(self, study_id: int | None = None) -> list[str]:
+        """Swept parameter paths that runs recorded (of one study, or of the file), in the
+        order first recorded."""
+        sql = ("SELECT p.param, MIN(p.rowid) AS first FROM run_param p JOIN run r ON r.id = p.run_id"
+               + (" WHERE r.study_id = ?" if study_id is not None else "")
+               + " GROUP BY p.param ORDER BY first")
+        return [r[0] for r in self._conn.execute(sql, () if study_id is None else (study_id,))]
 
     def done_keys(self, study_id: int) -> set[str]:
         """Keys of the runs that finished ok: `--resume` skips them, retries the rest."""
@@ -180,8 +205,8 @@ class Store:
         """All runs of the study, failed ones included, in the order they were recorded."""
         rows = self._conn.execute(
             "SELECT id, study_id, key, topology, architecture, workload, repetition, params, "
-            "status, error, started, finished, cpu_bound, cpu FROM run WHERE study_id = ? "
-            "ORDER BY id",
+            "status, error, started, finished, cpu_bound, cpu, point, position FROM run "
+            "WHERE study_id = ? ORDER BY id",
             (study_id,),
         )
         return [
@@ -189,7 +214,7 @@ class Store:
                 id=r[0], study_id=r[1], key=r[2], topology=r[3], architecture=r[4],
                 workload=r[5], repetition=r[6], params=json.loads(r[7]), status=r[8],
                 error=r[9], started=r[10], finished=r[11], cpu_bound=bool(r[12]),
-                cpu=_cpu_from_json(r[13]),
+                cpu=_cpu_from_json(r[13]), point=json.loads(r[14] or "{}"), position=r[15],
             )
             for r in rows
         ]
@@ -266,10 +291,15 @@ class Store:
         out.mkdir(parents=True, exist_ok=True)
         runs = self.runs(study_id)
         keys = {r.id: r.key for r in runs}
+        # Swept parameters: one column each, after the fixed ones (blank where a run has
+        # no such parameter), so a CSV reader gets the same tidy table as the `tidy` view.
+        swept = self.swept_params(study_id)
+        points = {r.id: [_blank(r.point.get(p)) for p in swept] for r in runs}
         run_rows = [
             [r.id, r.key, r.topology, r.architecture, r.workload, r.repetition, r.status,
              r.error, r.started, r.finished, round(r.duration, 6), int(r.cpu_bound),
-             r.cpu.reason, r.cpu.peak_total, _to_json(r.params), _to_json(asdict(r.cpu))]
+             r.cpu.reason, r.cpu.peak_total, _to_json(r.params), _to_json(asdict(r.cpu)),
+             *points[r.id]]
             for r in runs
         ]
         sample_rows = (
@@ -279,13 +309,14 @@ class Store:
         )
         summary_rows = (
             [s.run_id, s.run_key, s.topology, s.architecture, s.repetition, s.status,
-             int(s.cpu_bound), s.workload, s.metric, s.value, s.unit, s.better]
+             int(s.cpu_bound), s.workload, s.metric, s.value, s.unit, s.better,
+             *points[s.run_id]]
             for s in self.summaries(study_id)
         )
         return [
-            _write_csv(out / "runs.csv", RUN_CSV_COLUMNS, run_rows),
+            _write_csv(out / "runs.csv", RUN_CSV_COLUMNS + swept, run_rows),
             _write_csv(out / "samples.csv", SAMPLE_CSV_COLUMNS, sample_rows),
-            _write_csv(out / "summaries.csv", SUMMARY_CSV_COLUMNS, summary_rows),
+            _write_csv(out / "summaries.csv", SUMMARY_CSV_COLUMNS + swept, summary_rows),
         ]
 
     # -- internals -------------------------------------------------------------------
@@ -326,6 +357,13 @@ def _check_result(result: RunResult) -> None:
 def _to_json(value: Any) -> str:
     # default=str: a Path or a datetime in params must not lose a finished run.
     return json.dumps(value, sort_keys=True, default=str)
+
+
+def _param_value(value: Any) -> Any:
+    """A sweep value as SQLite stores it: numbers and text as they are, others as JSON."""
+    if isinstance(value, (int, float, str)) or value is None:
+        return value
+    return _to_json(value)
 
 
 def _real(value: float) -> float | None:

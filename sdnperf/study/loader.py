@@ -44,8 +44,16 @@ class LoadedStudy:
     path: str  # file path, or "<default>" for the embedded study
     text: str
     config: StudyFile
-    topology: TopoSpec
+    topology: TopoSpec  # the first (often only) topology
     raw: dict = field(default_factory=dict)
+    # label -> topology; the label (a [[topology]]'s name, else the generated name) is
+    # what run keys, tables and plots call it, and the TopoSpec carries it as its name
+    topologies: dict[str, TopoSpec] = field(default_factory=dict)
+    base_dir: Path = field(default_factory=Path.cwd)
+
+    def __post_init__(self) -> None:
+        if not self.topologies:
+            self.topologies = {self.topology.name: self.topology}
 
     @property
     def name(self) -> str:
@@ -74,32 +82,59 @@ def load_study_text(text: str, source: str, base_dir: Path) -> LoadedStudy:
         found = re.search(r"at line (\d+)", str(exc))  # 3.11's error has no lineno attribute
         line = int(found.group(1)) if found else None
         raise StudyError([Problem(source, line, "", f"not valid TOML: {exc}")]) from None
+    config, topologies = validate_raw(raw, text, source, base_dir)
+    study = LoadedStudy(source, text, config, next(iter(topologies.values())), raw, topologies,
+                        base_dir)
+    from sdnperf.study.sweep import check_sweeps  # it builds study variants with this module
+    problems = check_sweeps(study)
+    if problems:
+        raise StudyError(problems)
+    return study
+
+
+def validate_raw(raw: dict, text: str, source: str,
+                 base_dir: Path) -> tuple[StudyFile, dict[str, TopoSpec]]:
+    """Validate a study dict and build its topologies (label -> TopoSpec), or StudyError."""
     try:
         config = StudyFile.model_validate(raw)
     except pydantic.ValidationError as exc:
         raise StudyError(_problems(exc, text, source, (), raw)) from None
+    several = isinstance(config.topology, list)
+    topologies: dict[str, TopoSpec] = {}
+    for i, entry in enumerate(config.topologies()):
+        prefix = ("topology", i) if several else ("topology",)
+        topology = _build_topology(config, entry, prefix, text, source, base_dir, raw)
+        topology.name = entry.name or topology.name
+        topologies[topology.name] = topology
+        problems = _check_hosts(config, topology, text, source)
+        if problems:
+            raise StudyError(problems)
+    return config, topologies
+
+
+def _build_topology(config: StudyFile, entry, prefix: tuple, text: str, source: str,
+                    base_dir: Path, raw: dict) -> TopoSpec:
     try:
-        topology = build_topology(config.topology.kind, config.topology_params(),
+        topology = build_topology(entry.kind, config.topology_params(entry),
                                   config.study.seed, base_dir)
     except pydantic.ValidationError as exc:
-        raise StudyError(_problems(exc, text, source, ("topology",), raw)) from None
+        raise StudyError(_problems(exc, text, source, prefix, raw)) from None
     except ValueError as exc:  # unknown kind, unreadable GraphML, bad custom class ...
-        field_path = ("topology", getattr(exc, "field", None) or
+        field_path = (*prefix, getattr(exc, "field", None) or
                       ("kind" if "kind" in str(exc) else ""))
-        field_path = tuple(p for p in field_path if p)
+        field_path = tuple(p for p in field_path if p != "")
         raise StudyError([Problem(source, line_of(text, field_path), format_path(field_path),
                                   str(exc))]) from None
-    link = config.topology.link
+    link = entry.link
     if link:
         topology = topology.with_link_defaults(link.bw, link.delay_ms, link.loss_pct)
-    problems = _check_hosts(config, topology, text, source)
-    if problems:
-        raise StudyError(problems)
-    return LoadedStudy(source, text, config, topology, raw)
+    return topology
 
 
 def _without_union_tag(loc: tuple, raw: dict) -> tuple:
     """pydantic puts the union tag in the path (workload.0.ping.count): drop it for humans."""
+    if len(loc) >= 2 and loc[0] == "topology" and loc[1] in ("table", "list"):
+        loc = (loc[0], *loc[2:])
     if len(loc) >= 3 and isinstance(loc[1], int):
         try:
             if raw[loc[0]][loc[1]].get("kind") == loc[2]:

@@ -1,13 +1,15 @@
-"""The study file schema: `[study]`, `[topology]`, `[[architecture]]`, `[[workload]]`.
+"""The study file schema: `[study]`, `[topology]` (or several `[[topology]]`),
+`[[architecture]]`, `[[workload]]` and `[[sweep]]`.
 
 Architectures and workloads bring their own models (arch/config.py, workloads/config.py);
-topology parameters are checked by the chosen generator (topo/registry.py).
+topology parameters are checked by the chosen generator (topo/registry.py); sweep paths
+are resolved against all of these by study/paths.py.
 """
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Any, Literal, Union
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, model_validator
 
 from sdnperf.arch.config import ArchitectureConfig
 from sdnperf.workloads.config import WorkloadConfig
@@ -30,6 +32,9 @@ class StudySection(_Strict):
     # sends first packets through a controller (they would arrive with partial checksums and
     # be dropped), else on. Applied to every architecture alike, so the comparison is fair.
     host_offloads: Literal["auto", "on", "off"] = "auto"
+    # "random": the whole matrix shuffled with the study seed, so the drift of a shared
+    # machine does not line up with one architecture or one sweep point.
+    order: Literal["interleaved", "random"] = "interleaved"
 
 
 class LinkDefaults(_Strict):
@@ -39,21 +44,64 @@ class LinkDefaults(_Strict):
     loss_pct: float | None = Field(None, ge=0, le=100)
 
 
+TOPOLOGY_NAME = r"^[A-Za-z0-9_.-]+$"
+
+
 class TopologySection(BaseModel):
     # Generator parameters sit beside `kind`; the generator validates them.
     model_config = ConfigDict(extra="allow")
     kind: str
+    # Label of the topology in run keys, tables and plots. Required for [[topology]]
+    # entries; a single [topology] without it is labelled by its generated name.
+    name: str | None = Field(None, min_length=1, pattern=TOPOLOGY_NAME)
     link: LinkDefaults | None = None
+
+
+class SweepSection(_Strict):
+    """One swept parameter: its path in the study (study/paths.py) and its values."""
+    param: str = Field(min_length=1)
+    values: list[Any] = Field(min_length=1)
+    # Sweeps with mode = "zip" advance together (equal lengths); that group and every
+    # "grid" sweep are then combined as a cartesian product.
+    mode: Literal["grid", "zip"] = "grid"
+    fit: Literal["linear", "log", "none"] = "none"  # curve fitted in the report
+
+    @model_validator(mode="after")
+    def _distinct_values(self):
+        seen = []
+        for value in self.values:
+            if value in seen:
+                raise ValueError(f"value {value!r} is listed twice")
+            seen.append(value)
+        return self
+
+
+# One [topology] table or several [[topology]] entries; told apart by shape so an error
+# names one form only (loader.py drops the tag from error locations).
+TopologyTables = Annotated[
+    Union[Annotated[TopologySection, Tag("table")], Annotated[list[TopologySection], Tag("list")]],
+    Discriminator(lambda v: "list" if isinstance(v, list) else "table"),
+]
 
 
 class StudyFile(_Strict):
     study: StudySection
-    topology: TopologySection
+    topology: TopologyTables
     architecture: list[ArchitectureConfig] = Field(min_length=1)
     workload: list[WorkloadConfig] = Field(min_length=1)
+    sweep: list[SweepSection] = Field(default_factory=list)
 
     @model_validator(mode="after")
     def _names_and_baseline(self):
+        if isinstance(self.topology, list):
+            if not self.topology:
+                raise ValueError("[[topology]] needs at least one entry")
+            names = [t.name for t in self.topology]
+            if None in names:
+                raise ValueError("every [[topology]] entry needs a `name` (its label in keys "
+                                 "and plots)")
+            if len(set(names)) != len(names):
+                raise ValueError("two [[topology]] entries have the same name; names must be unique")
         for section, items in (("architecture", self.architecture), ("workload", self.workload)):
             seen = set()
             for item in items:
@@ -68,6 +116,11 @@ class StudyFile(_Strict):
                              f"architectures: {', '.join(names)}")
         return self
 
-    def topology_params(self) -> dict:
-        """The generator's parameters: the [topology] table without kind and link."""
-        return dict(self.topology.model_extra or {})
+    def topologies(self) -> list[TopologySection]:
+        """The topology entries: the single [topology] table or every [[topology]]."""
+        return list(self.topology) if isinstance(self.topology, list) else [self.topology]
+
+    def topology_params(self, entry: TopologySection | None = None) -> dict:
+        """A generator's parameters: a topology table without kind, name and link."""
+        entry = entry or self.topologies()[0]
+        return dict(entry.model_extra or {})

@@ -120,3 +120,48 @@ def test_linear_fit_edge_cases():
         stats.linear_fit([1, 1], [2, 3])
     with pytest.raises(ValueError, match="x has 2 values, y has 3"):
         stats.linear_fit([1, 2], [1, 2, 3])
+
+
+def test_linear_fit_recovers_known_a_b_and_r2_with_confidence_intervals():
+    rng = np.random.default_rng(3)
+    x = np.repeat(np.arange(1, 11, dtype=float), 5)
+    noise = rng.normal(0, 0.5, x.size)
+    y = 2.0 + 0.75 * x + noise
+    fit = stats.linear_fit(x, y)
+    half_a, half_b = fit.ci()
+    # The CIs are t(n-2)·SE and cover the true values.
+    assert fit.a - half_a < 2.0 < fit.a + half_a and fit.b - half_b < 0.75 < fit.b + half_b
+    assert half_b == pytest.approx(stats.sps.t.ppf(0.975, 48) * fit.stderr_b)
+    # R² = 1 − SS_res/SS_tot, computed here independently of scipy.
+    resid = y - (fit.a + fit.b * x)
+    assert fit.r2 == pytest.approx(1 - np.sum(resid**2) / np.sum((y - y.mean()) ** 2))
+    # A noiseless line: exact a, b, R² = 1, zero-width intervals.
+    exact = stats.linear_fit([1, 2, 3, 4], [5, 7, 9, 11])
+    assert (exact.a, exact.b, exact.r2) == (pytest.approx(3), pytest.approx(2), pytest.approx(1))
+    assert exact.ci() == (pytest.approx(0, abs=1e-9), pytest.approx(0, abs=1e-9))
+    # Two points: a line, but no interval.
+    assert stats.linear_fit([1, 2], [1, 3]).ci() == (None, None)
+
+
+def test_log_fit_recovers_a_and_b():
+    x = np.array([1, 10, 100, 1000, 10000], dtype=float)
+    fit = stats.log_fit(x, 4.0 + 1.5 * np.log(x))
+    assert fit.a == pytest.approx(4.0) and fit.b == pytest.approx(1.5) and fit.r2 == pytest.approx(1)
+    assert fit.predict(100) == pytest.approx(4.0 + 1.5 * math.log(100))
+    assert fit.solve(fit.predict(50)) == pytest.approx(50)
+    with pytest.raises(ValueError, match="x > 0"):
+        stats.log_fit([0, 1, 2], [1, 2, 3])
+
+
+def test_holm_against_a_worked_example():
+    # p = [0.01, 0.04, 0.03, 0.005], m = 4. Sorted: 0.005, 0.01, 0.03, 0.04.
+    #   0.005 · 4 = 0.02
+    #   0.01  · 3 = 0.03
+    #   0.03  · 2 = 0.06
+    #   0.04  · 1 = 0.04 -> raised to the running maximum 0.06 (adjusted p never decrease)
+    # In the original order: [0.03, 0.06, 0.06, 0.02]. A missing p stays missing and does
+    # not count in m.
+    assert stats.holm([0.01, 0.04, None, 0.03, 0.005]) == pytest.approx(
+        [0.03, 0.06, None, 0.06, 0.02])
+    assert stats.holm([0.6, 0.5]) == [1.0, 1.0]  # capped at 1
+    assert stats.holm([]) == []

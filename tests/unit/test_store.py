@@ -216,14 +216,14 @@ def test_migration_hook_runs_and_bumps_version(tmp_path, monkeypatch):
     db = tmp_path / "study.db"
     Store(db).close()
     calls = []
-    monkeypatch.setattr(schema, "SCHEMA_VERSION", 2)
-    monkeypatch.setitem(schema.MIGRATIONS, 1, lambda conn: calls.append(
+    monkeypatch.setattr(schema, "SCHEMA_VERSION", 3)
+    monkeypatch.setitem(schema.MIGRATIONS, 2, lambda conn: calls.append(
         conn.execute("ALTER TABLE run ADD COLUMN note TEXT")))
     Store(db).close()
-    Store(db).close()  # already at 2: no second migration
+    Store(db).close()  # already at 3: no second migration
     assert len(calls) == 1
     with sqlite3.connect(db) as conn:
-        assert conn.execute("SELECT version FROM schema_version").fetchall() == [(2,)]
+        assert conn.execute("SELECT version FROM schema_version").fetchall() == [(3,)]
 
 
 def test_export_csv(tmp_path):

@@ -1,0 +1,97 @@
+"""Figures of a sweep study: metric versus parameter (report/sweeps.py gives the data).
+
+One figure per swept parameter × metric; one panel per topology (small multiples, shared
+y axis); in each panel one line per architecture: the mean at each value with its 95 % CI
+as a band, every run as a dot, the fit (when the study asks for one) dashed. An
+architecture without the parameter is a dotted horizontal line with its band. Axes turn
+logarithmic when the values span two decades or more.
+"""
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import numpy as np
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.figure import Figure
+
+from sdnperf.report.plots import DPI, _save
+from sdnperf.report.sweeps import SweepMetric, fit_number
+from sdnperf.study.sweep import format_value
+
+DECADES = 100.0  # max/min ratio from which an axis is drawn logarithmic
+PANEL_SIZE = (5.0, 4.0)
+MAX_COLUMNS = 3
+
+
+def spans_decades(values) -> bool:
+    vals = [float(v) for v in values if isinstance(v, (int, float)) and math.isfinite(v)]
+    return bool(vals) and min(vals) > 0 and max(vals) / min(vals) >= DECADES
+
+
+def sweep_figure(item: SweepMetric, out_dir: str | Path, colors: dict[str, str],
+                 conditions: str) -> Path | None:
+    if not item.curves:
+        return None
+    xs = item.xs()
+    position = ({format_value(x): float(x) for x in xs} if item.numeric
+                else {format_value(x): float(i) for i, x in enumerate(xs)})
+    panels = item.topologies or [""]
+    cols = min(MAX_COLUMNS, len(panels))
+    rows = math.ceil(len(panels) / cols)
+    fig = Figure(figsize=(PANEL_SIZE[0] * cols + 1.5, PANEL_SIZE[1] * rows + 0.8), dpi=DPI,
+                 layout="constrained")
+    FigureCanvasAgg(fig)
+    axes = fig.subplots(rows, cols, sharey=True, squeeze=False).ravel()
+    log_x = item.numeric and spans_decades(xs)
+    means = [p.stats.mean for c in item.curves for p in c.points] + [f.stats.mean for f in item.flats]
+    log_y = spans_decades(means)
+    styles = ["-", "--", "-.", ":"]
+    for ax, topology in zip(axes, panels):
+        ax.grid(True, alpha=0.3)
+        rests = list(dict.fromkeys(c.rest for c in item.curves))
+        for curve in (c for c in item.curves if c.topology == topology):
+            color = colors.get(curve.architecture, "C0")
+            x = np.array([position[format_value(p.x)] for p in curve.points])
+            mean = np.array([p.stats.mean for p in curve.points])
+            low = np.array([p.stats.low if p.stats.low is not None else p.stats.mean
+                            for p in curve.points])
+            high = np.array([p.stats.high if p.stats.high is not None else p.stats.mean
+                             for p in curve.points])
+            ax.plot(x, mean, marker="o", color=color, label=curve.label,
+                    linestyle=styles[rests.index(curve.rest) % len(styles)])
+            if len(x) > 1:
+                ax.fill_between(x, low, high, color=color, alpha=0.18, linewidth=0)
+            for p in curve.points:  # every run as a dot
+                ax.scatter(np.full(len(p.values), position[format_value(p.x)]), p.values,
+                           color=color, s=10, alpha=0.6, zorder=3)
+            if curve.fit is not None:
+                lo, hi = float(min(x)), float(max(x))
+                grid = (np.geomspace(lo, hi, 60) if (log_x or curve.fit.transform == "log")
+                        and lo > 0 else np.linspace(lo, hi, 60))
+                ax.plot(grid, [curve.fit.predict(g) for g in grid], color=color,
+                        linestyle=(0, (4, 2)), linewidth=1,
+                        label=f"{curve.label} fit: a={fit_number(curve.fit.a)}, "
+                              f"b={fit_number(curve.fit.b)}, R²={curve.fit.r2:.3f}")
+        for flat in (f for f in item.flats if f.topology == topology):
+            color = colors.get(flat.architecture, "C0")
+            ax.axhline(flat.stats.mean, color=color, linestyle=":",
+                       label=f"{flat.architecture} (not swept)")
+            if flat.stats.half_width is not None:
+                ax.axhspan(flat.stats.low, flat.stats.high, color=color, alpha=0.1)
+        if log_x:
+            ax.set_xscale("log")
+        if log_y:
+            ax.set_yscale("log")
+        if not item.numeric:
+            ax.set_xticks(list(position.values()), [format_value(x) for x in xs])
+        ax.set_xlabel(item.param + (" (log scale)" if log_x else ""))
+        if topology:
+            ax.set_title(topology, fontsize="medium")
+        ax.legend(fontsize="x-small")
+    for ax in axes[len(panels):]:
+        ax.set_visible(False)
+    axes[0].set_ylabel(f"{item.label} ({item.unit})" + (", log scale" if log_y else ""))
+    fig.suptitle(f"{item.workload}: {item.metric} vs {item.param} — mean, 95 % CI band, "
+                 f"dots = runs\n{conditions}", fontsize="medium")
+    return _save(fig, out_dir, f"sweep_{item.param}_{item.workload}_{item.metric}")
