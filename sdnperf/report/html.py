@@ -15,7 +15,7 @@ from pathlib import Path
 
 from sdnperf.report import fmt, metrics
 from sdnperf.report.plots import _colors, all_plots
-from sdnperf.report.sweep_plots import sweep_figure
+from sdnperf.report.sweep_plots import sweep_figure, topology_panels
 from sdnperf.report.sweeps import SweepMetric, fit_number, sweep_metrics
 from sdnperf.report.series import conditions
 from sdnperf.report.table import CPU_MARK, comparison, footnotes
@@ -57,12 +57,18 @@ def write_report(store: Store, study_id: int, out_path: str | Path,
         sweep_parts = [_sweep_section(item, sweep_figure(item, tmp, colors,
                                                          conditions(store, study_id)), base)
                        for item in curves]
+        archs = [base] + [a for a in dict.fromkeys(r.architecture for r in runs) if a != base]
+        panels = [f'<figure><img alt="{escape(p.stem)}" src="{_data_uri(p)}">'
+                  f"<figcaption>{escape(caption)}</figcaption></figure>"
+                  for p, caption in topology_panels(store, study_id, tmp, colors,
+                                                    conditions(store, study_id), archs)]
     metric_names = _metrics_shown(store, study_id)
     parts = [
         _header(study, runs, store, study_id),
         _environment(study.environment),
         _provenance(study.provenance),
         *(["<h2>Sweeps</h2>", SWEEP_INTRO, *sweep_parts] if curves else []),
+        *(["<h2>Topologies</h2>", *panels] if panels else []),
         "<h2>Comparison</h2>",
         _comparison_table(rows, base),
         _footnotes(footnotes(rows)),

@@ -99,3 +99,18 @@ def test_a_study_without_sweeps_has_no_curves(tmp_path):
     assert sweep_metrics(store, sid) == []
     html = write_report(store, sid, tmp_path / "r.html").read_text()
     assert "<h2>Sweeps</h2>" not in html and "No provenance was recorded" in html
+
+
+def test_several_topologies_without_sweeps_get_small_multiples(tmp_path):
+    from sdnperf.report.sweep_plots import topology_panels
+    store = Store(tmp_path / "s.sqlite")
+    sid = store.open_study("s", "", {}, {})
+    for n, (topology, arch, value) in enumerate([("line", "bridge", 1.0), ("line", "p4", 2.0),
+                                                 ("grid", "bridge", 1.5), ("grid", "p4", 2.5)]):
+        store.record_run(sid, RunResult(key=f"k{n}", topology=topology, architecture=arch,
+                                        workload="ping", repetition=1, params={}, status="ok",
+                                        summaries=[Summary("ping", "rtt_ms", value, "ms")]))
+    (png, caption), = topology_panels(store, sid, tmp_path, {}, "c", ["bridge", "p4"])
+    assert png.exists() and "one panel per topology" in caption
+    html = write_report(store, sid, tmp_path / "r.html").read_text()
+    assert "<h2>Topologies</h2>" in html and "<h2>Sweeps</h2>" not in html
