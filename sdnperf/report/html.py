@@ -232,9 +232,11 @@ def _comparison_table(rows, base: str | None) -> str:
     if not rows:
         return "<p>No runs were recorded.</p>"
     several = len({r.topology for r in rows}) > 1
+    holm_column = any(r.p_holm is not None for r in rows)
     head = ("<tr>" + ("<th>topology</th>" if several else "") + "<th>workload</th><th>metric</th><th>architecture</th><th>n</th>"
             "<th>failed</th><th>mean ± 95 % CI</th><th>unit</th>"
-            f"<th>Δ vs {escape(base or 'baseline')}</th><th>p (test)</th><th>sig</th>"
+            f"<th>Δ vs {escape(base or 'baseline')}</th><th>p (test)</th>"
+            + ("<th>p (Holm)</th>" if holm_column else "") + "<th>sig</th>"
             "<th>CPU</th></tr>")
     body, previous = [], None
     for row in rows:
@@ -264,7 +266,9 @@ def _comparison_table(rows, base: str | None) -> str:
             f"<td>{escape(row.unit)}</td>"
             f'<td class="num {escape(rec["verdict"])}">'
             f"{escape('baseline' if row.is_baseline else rec['diff'])}</td>"
-            f'<td class="num">{p_cell}</td><td>{escape(row.significance)}</td>'
+            f'<td class="num">{p_cell}</td>'
+            + (f'<td class="num">{rec["p_holm_text"]}</td>' if holm_column else "")
+            + f"<td>{escape(row.significance)}</td>"
             f"<td>{cpu_cell}</td></tr>"
         )
     return f"<table>{head}{''.join(body)}</table>"
