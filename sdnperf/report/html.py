@@ -15,7 +15,7 @@ from pathlib import Path
 
 from sdnperf.report import fmt, metrics
 from sdnperf.report.plots import _colors, all_plots
-from sdnperf.report.sweep_plots import sweep_figure
+from sdnperf.report.sweep_plots import sweep_figure, topology_panels
 from sdnperf.report.sweeps import SweepMetric, fit_number, sweep_metrics
 from sdnperf.report.series import conditions
 from sdnperf.report.table import CPU_MARK, comparison, footnotes
@@ -57,12 +57,18 @@ def write_report(store: Store, study_id: int, out_path: str | Path,
         sweep_parts = [_sweep_section(item, sweep_figure(item, tmp, colors,
                                                          conditions(store, study_id)), base)
                        for item in curves]
+        archs = [base] + [a for a in dict.fromkeys(r.architecture for r in runs) if a != base]
+        panels = [f'<figure><img alt="{escape(p.stem)}" src="{_data_uri(p)}">'
+                  f"<figcaption>{escape(caption)}</figcaption></figure>"
+                  for p, caption in topology_panels(store, study_id, tmp, colors,
+                                                    conditions(store, study_id), archs)]
     metric_names = _metrics_shown(store, study_id)
     parts = [
         _header(study, runs, store, study_id),
         _environment(study.environment),
         _provenance(study.provenance),
         *(["<h2>Sweeps</h2>", SWEEP_INTRO, *sweep_parts] if curves else []),
+        *(["<h2>Topologies</h2>", *panels] if panels else []),
         "<h2>Comparison</h2>",
         _comparison_table(rows, base),
         _footnotes(footnotes(rows)),
@@ -226,9 +232,11 @@ def _comparison_table(rows, base: str | None) -> str:
     if not rows:
         return "<p>No runs were recorded.</p>"
     several = len({r.topology for r in rows}) > 1
+    holm_column = any(r.p_holm is not None for r in rows)
     head = ("<tr>" + ("<th>topology</th>" if several else "") + "<th>workload</th><th>metric</th><th>architecture</th><th>n</th>"
             "<th>failed</th><th>mean ± 95 % CI</th><th>unit</th>"
-            f"<th>Δ vs {escape(base or 'baseline')}</th><th>p (test)</th><th>sig</th>"
+            f"<th>Δ vs {escape(base or 'baseline')}</th><th>p (test)</th>"
+            + ("<th>p (Holm)</th>" if holm_column else "") + "<th>sig</th>"
             "<th>CPU</th></tr>")
     body, previous = [], None
     for row in rows:
@@ -258,7 +266,9 @@ def _comparison_table(rows, base: str | None) -> str:
             f"<td>{escape(row.unit)}</td>"
             f'<td class="num {escape(rec["verdict"])}">'
             f"{escape('baseline' if row.is_baseline else rec['diff'])}</td>"
-            f'<td class="num">{p_cell}</td><td>{escape(row.significance)}</td>'
+            f'<td class="num">{p_cell}</td>'
+            + (f'<td class="num">{rec["p_holm_text"]}</td>' if holm_column else "")
+            + f"<td>{escape(row.significance)}</td>"
             f"<td>{cpu_cell}</td></tr>"
         )
     return f"<table>{head}{''.join(body)}</table>"

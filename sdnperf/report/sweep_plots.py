@@ -95,3 +95,52 @@ def sweep_figure(item: SweepMetric, out_dir: str | Path, colors: dict[str, str],
     fig.suptitle(f"{item.workload}: {item.metric} vs {item.param} — mean, 95 % CI band, "
                  f"dots = runs\n{conditions}", fontsize="medium")
     return _save(fig, out_dir, f"sweep_{item.param}_{item.workload}_{item.metric}")
+
+
+def topology_panels(store, study_id: int, out_dir: str | Path, colors: dict[str, str],
+                    conditions: str, archs: list[str]) -> list[tuple[Path, str]]:
+    """A study with several topologies: per workload × metric, one panel per topology
+    (small multiples, shared y axis), a bar per architecture (mean, 95 % CI) and its runs
+    as dots. Metrics a sweep figure already shows per point are drawn there instead."""
+    from collections import defaultdict
+
+    from sdnperf.report import metrics
+    from sdnperf.report.stats import mean_ci
+    runs = {r.id: r for r in store.runs(study_id)}
+    topologies = list(dict.fromkeys(r.topology for r in runs.values()))
+    if len(topologies) < 2:
+        return []
+    data: dict[tuple[str, str], dict] = defaultdict(lambda: defaultdict(lambda: defaultdict(list)))
+    units: dict[tuple[str, str], str] = {}
+    for s in store.summaries(study_id):
+        if s.status == "ok" and math.isfinite(s.value) and not runs[s.run_id].point:
+            data[(s.workload, s.metric)][s.topology][s.architecture].append(s.value)
+            units.setdefault((s.workload, s.metric), s.unit)
+    out = []
+    for (workload, metric), per_topology in data.items():
+        cols = min(MAX_COLUMNS, len(topologies))
+        rows = math.ceil(len(topologies) / cols)
+        fig = Figure(figsize=(PANEL_SIZE[0] * cols, PANEL_SIZE[1] * rows + 0.8), dpi=DPI,
+                     layout="constrained")
+        FigureCanvasAgg(fig)
+        axes = fig.subplots(rows, cols, sharey=True, squeeze=False).ravel()
+        for ax, topology in zip(axes, topologies):
+            ax.grid(True, alpha=0.3, axis="y")
+            shown = [a for a in archs if a in per_topology.get(topology, {})]
+            for i, arch in enumerate(shown):
+                values = per_topology[topology][arch]
+                ci = mean_ci(values)
+                ax.bar(i, ci.mean, color=colors.get(arch, "C0"), alpha=0.8,
+                       yerr=ci.half_width, capsize=5)
+                ax.scatter(np.full(len(values), i), values, color="black", s=10, zorder=3)
+            ax.set_xticks(range(len(shown)), shown)
+            ax.set_title(topology, fontsize="medium")
+        for ax in axes[len(topologies):]:
+            ax.set_visible(False)
+        axes[0].set_ylabel(f"{metrics.label(metric)} ({units[(workload, metric)]})")
+        fig.suptitle(f"{workload}: {metric} per topology — mean, 95 % CI, dots = runs\n"
+                     f"{conditions}", fontsize="medium")
+        path = _save(fig, out_dir, f"topologies_{workload}_{metric}")
+        out.append((path, f"{workload}: {metrics.label(metric)} on each topology "
+                          "(one panel per topology, shared y axis)."))
+    return out

@@ -24,7 +24,7 @@ from rich.text import Text
 
 from sdnperf.report import fmt, metrics
 from sdnperf.report.stats import (
-    Difference, MeanCI, TestResult, compare_groups, mean_ci, pct_difference,
+    Difference, MeanCI, TestResult, compare_groups, holm, mean_ci, pct_difference,
     significance_mark,
 )
 from sdnperf.samples import Better
@@ -54,6 +54,9 @@ class Row:
     cpu_bound_runs: list[str] = field(default_factory=list)  # run keys
     cpu_reasons: dict[str, str] = field(default_factory=dict)  # run key -> reason
     topology: str = ""
+    # Holm-adjusted p over every comparison of this workload × metric, when the table
+    # compares at several topologies or sweep points (None otherwise)
+    p_holm: float | None = None
 
     @property
     def n(self) -> int:
@@ -94,6 +97,8 @@ class Row:
             "test": self.test.test if self.test else "",
             "p": self.p,
             "p_text": fmt.p_value(self.p),
+            "p_holm": self.p_holm,
+            "p_holm_text": fmt.p_value(self.p_holm) if self.p_holm is not None else "",
             "significance": self.significance,
             "cpu_bound": bool(self.cpu_bound_runs),
             "cpu_mark": self.cpu_mark,
@@ -153,7 +158,7 @@ def comparison(store: Store, study_id: int, baseline: str | None = None,
                 run_of[member] = w
 
     rows: list[Row] = []
-    for topology in _in_order(where[r.id] for r in runs):
+    for topology in _groups_in_order(runs, where):
         for workload in run_of:
             stored = metric_order.get(workload, [])
             shown = [m for m in stored if only_metrics is None or m in only_metrics]
@@ -171,7 +176,37 @@ def comparison(store: Store, study_id: int, baseline: str | None = None,
                                better.get((workload, metric), _default_better(metric)))
                     row.topology = topology
                     rows.append(row)
+    if len(set(where.values())) > 1:
+        _adjust_p(rows)
     return rows
+
+
+def _adjust_p(rows: list[Row]) -> None:
+    """Holm over each workload × metric's comparisons (one per topology/point × architecture):
+    with that many tests some would look significant by chance."""
+    families: dict[tuple[str, str], list[Row]] = defaultdict(list)
+    for row in rows:
+        if row.p is not None:
+            families[(row.workload, row.metric)].append(row)
+    for family in families.values():
+        for row, adjusted in zip(family, holm([r.p for r in family])):
+            row.p_holm = adjusted
+
+
+def _groups_in_order(runs: list[RunRow], where: dict[int, str]) -> list[str]:
+    """Topologies in the order they ran first; their sweep points by value (numbers as
+    numbers), whatever order the runs had."""
+    topologies = _in_order(r.topology for r in runs)
+
+    def value_key(value):
+        number = isinstance(value, (int, float)) and not isinstance(value, bool)
+        return (0, float(value), "") if number else (1, 0.0, str(value))
+
+    first = {}
+    for r in runs:
+        first.setdefault(where[r.id], (topologies.index(r.topology),
+                                       tuple((p, value_key(v)) for p, v in sorted(r.point.items()))))
+    return sorted(first, key=lambda group: first[group])
 
 
 def _where(run: RunRow) -> str:
@@ -257,6 +292,9 @@ def footnotes(rows: list[Row]) -> list[str]:
                      "with their errors in the report.")
     if any(r.stats.n == 1 for r in rows):
         notes.append("n=1: a single repetition has no confidence interval and no test.")
+    if any(r.p_holm is not None for r in rows):
+        notes.append("p Holm: p adjusted (Holm–Bonferroni) over every comparison of the same "
+                     "workload and metric at the table's topologies and sweep points.")
     if any(r.test and r.test.test for r in rows):
         notes.append("Δ vs baseline: difference of the means in % of the baseline's mean; "
                      "better/worse takes into account whether lower or higher is better.")
@@ -276,11 +314,13 @@ def render_table(rows: list[Row], console: Console | None = None, title: str = "
     console = console or Console()
     any_failed = any(r.failed for r in rows)
     any_bound = any(r.cpu_mark for r in rows)
+    any_holm = any(r.p_holm is not None for r in rows)
     several_topologies = len({r.topology for r in rows}) > 1
     name_columns = (["topology"] if several_topologies else []) + ["workload", "metric", "arch"]
     number_columns = [("n", "right")] + ([("fail", "right")] if any_failed else []) + [
         ("mean ± 95% CI", "right"), ("unit", "left"), ("Δ vs baseline", "right"),
-        ("p", "left")] + ([("CPU", "left")] if any_bound else [])
+        ("p", "left")] + ([("p Holm", "left")] if any_holm else []) + (
+        [("CPU", "left")] if any_bound else [])
 
     cells, previous = [], None
     for row in rows:
@@ -301,6 +341,7 @@ def render_table(rows: list[Row], console: Console | None = None, title: str = "
             Text("baseline" if row.is_baseline else rec["diff"],
                  style={"better": "green", "worse": "red"}.get(rec["verdict"], "")),
             Text(p_cell),
+            *([Text(rec["p_holm_text"])] if any_holm else []),
             *([Text(row.cpu_mark, style="yellow")] if any_bound else []),
         ]))
 

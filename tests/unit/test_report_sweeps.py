@@ -99,3 +99,43 @@ def test_a_study_without_sweeps_has_no_curves(tmp_path):
     assert sweep_metrics(store, sid) == []
     html = write_report(store, sid, tmp_path / "r.html").read_text()
     assert "<h2>Sweeps</h2>" not in html and "No provenance was recorded" in html
+
+
+def test_several_topologies_without_sweeps_get_small_multiples(tmp_path):
+    from sdnperf.report.sweep_plots import topology_panels
+    store = Store(tmp_path / "s.sqlite")
+    sid = store.open_study("s", "", {}, {})
+    for n, (topology, arch, value) in enumerate([("line", "bridge", 1.0), ("line", "p4", 2.0),
+                                                 ("grid", "bridge", 1.5), ("grid", "p4", 2.5)]):
+        store.record_run(sid, RunResult(key=f"k{n}", topology=topology, architecture=arch,
+                                        workload="ping", repetition=1, params={}, status="ok",
+                                        summaries=[Summary("ping", "rtt_ms", value, "ms")]))
+    (png, caption), = topology_panels(store, sid, tmp_path, {}, "c", ["bridge", "p4"])
+    assert png.exists() and "one panel per topology" in caption
+    html = write_report(store, sid, tmp_path / "r.html").read_text()
+    assert "<h2>Topologies</h2>" in html and "<h2>Sweeps</h2>" not in html
+
+
+def test_comparison_table_splits_points_and_adds_holm(tmp_path):
+    from rich.console import Console
+
+    from sdnperf.report.stats import holm
+    from sdnperf.report.table import comparison, render_table
+    store, sid = build(tmp_path)
+    rows = [r for r in comparison(store, sid) if r.metric == "jitter_ms"]
+    assert [r.topology for r in rows if r.architecture == "p4"] == [
+        "line · workload.udp.length=64", "line · workload.udp.length=512",
+        "line · workload.udp.length=1400"]
+    tested = [r for r in rows if r.p is not None]
+    assert [r.p_holm for r in tested] == pytest.approx(holm([r.p for r in tested]))
+    console = Console(width=200, record=True)
+    render_table(rows, console)
+    assert "p Holm" in console.export_text()
+    # a single point: the table stays as it was
+    single = Store(tmp_path / "one.sqlite")
+    one = single.open_study("one", "", {}, {})
+    for n, arch in enumerate(("bridge", "p4", "bridge", "p4")):
+        single.record_run(one, RunResult(key=f"k{n}", topology="t", architecture=arch,
+                                         workload="w", repetition=n, params={}, status="ok",
+                                         summaries=[Summary("w", "rtt_ms", 1.0 + n, "ms")]))
+    assert all(r.p_holm is None for r in comparison(single, one))
