@@ -21,6 +21,7 @@ Typical use:
   sdnperf run --resume STUDY.toml  continue a study that was interrupted
   sdnperf report results/default   table + HTML report + CSV from a stored study
   sdnperf topo show campus --png campus.png
+  sdnperf recirc plan --target-delay 5ms --from results/recirc   passes for a 5 ms hold
   sdnperf doctor                   what this machine can and cannot do
   sdnperf clean                    remove whatever a crashed study left behind
   sdnperf ctlbench run -c osken:l2-learning --switches 1,4,16   controller benchmark
@@ -94,6 +95,9 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("clean", help="remove processes, interfaces and run dirs a crashed "
                                      "study left behind (only what sdnperf created)")
     p.set_defaults(func=cmd_clean)
+
+    from sdnperf.studies import recirc_cli
+    recirc_cli.add_parser(sub)
 
     sub.add_parser("ctlbench", add_help=False,
                    help="benchmark SDN controllers with emulated switches flooding packet-ins")
