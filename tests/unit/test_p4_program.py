@@ -96,8 +96,8 @@ def test_programs_share_the_fabric_and_the_cache_key_follows_it(cache, tmp_path)
     assert PROGRAM_DIR / "include" / "l2l3_fabric.p4" in includes
     src = tmp_path / "prog"
     (src / "include").mkdir(parents=True)
-    for name in ("recirc.p4", "include/l2l3_fabric.p4"):
-        (src / name).write_text((PROGRAM_DIR / name).read_text())
+    for path in [PROGRAM_DIR / "recirc.p4", *includes]:
+        (src / path.relative_to(PROGRAM_DIR)).write_text(path.read_text())
     first = p4.compile_file(src / "recirc.p4")
     fabric = src / "include" / "l2l3_fabric.p4"
     fabric.write_text(fabric.read_text() + "\n/* edited */\n")

@@ -10,13 +10,9 @@
 #ifndef SDNPERF_L2L3_FABRIC_P4
 #define SDNPERF_L2L3_FABRIC_P4
 
-#define CPU_PORT 255
-#define ETH_ARP  0x0806
-#define ETH_IPV4 0x0800
-#define ETH_LLDP 0x88cc
+#include "headers.p4"
 
-typedef bit<9>  port_t;
-typedef bit<48> mac_t;
+#define CPU_PORT 255
 
 @controller_header("packet_in")
 header packet_in_t {
@@ -29,39 +25,6 @@ header packet_out_t {
     bit<9>  egress_port;
     bit<7>  _pad;
     bit<16> mcast_grp;     /* non-zero: replicate to this group instead of egress_port */
-}
-
-header ethernet_t {
-    mac_t     dst_addr;
-    mac_t     src_addr;
-    bit<16>   ether_type;
-}
-
-header arp_t {
-    bit<16> htype;
-    bit<16> ptype;
-    bit<8>  hlen;
-    bit<8>  plen;
-    bit<16> oper;
-    mac_t   sha;
-    bit<32> spa;
-    mac_t   tha;
-    bit<32> tpa;
-}
-
-header ipv4_t {
-    bit<4>  version;
-    bit<4>  ihl;
-    bit<8>  diffserv;
-    bit<16> total_len;
-    bit<16> identification;
-    bit<3>  flags;
-    bit<13> frag_offset;
-    bit<8>  ttl;
-    bit<8>  protocol;
-    bit<16> hdr_checksum;
-    bit<32> src_addr;
-    bit<32> dst_addr;
 }
 
 struct headers_t {
