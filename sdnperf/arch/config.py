@@ -42,7 +42,7 @@ class P4Config(_ArchBase):
                                     "(app = \"runtime-json\"); relative paths from the working directory")
     target: Literal["sdnperf", "bmv2"] = "sdnperf"
     program: str = Field("l2l3", description="a P4 program shipped with sdnperf, by name "
-                         "(sdnperf/p4/catalog.py): l2l3, recirc")
+                         "(sdnperf/p4/catalog.py): l2l3, recirc, l2, ipv4, vlan, pipeline8")
     params: dict[str, int | str] = Field(default_factory=dict, validate_default=True,
                                          description="the program's "
                                          "run-time parameters, written over P4Runtime at start")

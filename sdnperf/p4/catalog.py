@@ -129,6 +129,14 @@ PROGRAMS: dict[str, Program] = {p.name: p for p in (
                   "key dst_addr (ternary) of the one entry of RecircEgress.recirc_select"),
         )},
         make_writes=_recirc_writes),
+    # Workload complexity (seed 001): no app writes their tables yet, runtime files do.
+    Program("l2", "L2 bridging: one exact table on the destination MAC", ("runtime-json",)),
+    Program("ipv4", "IPv4 routing: checksum check, TTL, LPM, MAC rewrite, checksum update",
+            ("runtime-json",)),
+    Program("vlan", "802.1Q: tag on access ports, forward per (VLAN, MAC), untag toward "
+            "access ports", ("runtime-json",)),
+    Program("pipeline8", "eight tables per IPv4 packet: port class, ACL, LPM, ECMP hash, "
+            "next hop, flow counters, source MAC, DSCP remark", ("runtime-json",)),
 )}
 
 

@@ -3,6 +3,7 @@ P4Runtime updates the controller builds from them (against the compiled program'
 from __future__ import annotations
 
 import textwrap
+from pathlib import Path
 
 import pytest
 
@@ -61,7 +62,7 @@ def test_bad_values_are_refused_naming_the_param(values, message):
 
 
 def test_unknown_program_names_the_ones_there_are():
-    with pytest.raises(ParamError, match="programs: l2l3, recirc"):
+    with pytest.raises(ParamError, match="programs: l2l3, recirc, l2, ipv4"):
         program("recirculate")
 
 
@@ -93,6 +94,17 @@ def test_study_file_bad_param_names_file_line_and_field(tmp_path):
 def test_study_file_unknown_program_names_the_field(tmp_path):
     errs = load_problems(STUDY.replace('program = "recirc"', 'program = "recirk"'), tmp_path)
     assert len(errs) == 1 and ":11: architecture[0].program:" in errs[0], errs
+
+
+def test_every_shipped_program_is_in_the_catalog():
+    assert {p.stem for p in Path(p4.__file__).parent.glob("*.p4")} == set(PROGRAMS)
+
+
+def test_a_program_no_app_can_drive_is_refused_naming_the_apps(tmp_path):
+    errs = load_problems(STUDY.replace('program = "recirc"', 'program = "vlan"')
+                         .replace("params = {recirc_passes = 7}\n", ""), tmp_path)
+    assert len(errs) == 1 and "program 'vlan' cannot be driven by app 'l2-learning' " \
+        "(apps: runtime-json)" in errs[0], errs
 
 
 def test_study_file_params_of_another_program_are_refused(tmp_path):
