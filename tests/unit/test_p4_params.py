@@ -10,6 +10,7 @@ import pytest
 from sdnperf import p4
 from sdnperf.p4.catalog import ANY, PROGRAMS, ParamError, program
 from sdnperf.study.loader import StudyError, load_study
+from tests.unit.test_p4_program import _tools, cache  # noqa: F401
 
 STUDY = textwrap.dedent("""\
     [study]
@@ -113,12 +114,8 @@ def test_study_file_params_of_another_program_are_refused(tmp_path):
 
 
 @pytest.fixture
-def schema_of(tmp_path, monkeypatch):
-    monkeypatch.setenv("SDNPERF_P4_CACHE", str(tmp_path / "cache"))
-    try:
-        p4.find_compiler()
-    except p4.P4ProgramError as exc:
-        pytest.skip(str(exc))
+def schema_of(cache):
+    _tools()
     from sdnperf.controllers.p4rt.schema import Schema
     return lambda name: Schema.from_file(p4.compiled(name).p4info)
 

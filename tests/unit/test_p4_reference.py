@@ -11,7 +11,7 @@ import pytest
 from google.protobuf import text_format
 
 from sdnperf import p4
-from tests.unit.test_p4_program import PROGRAM_DIR, TESTS, run_stf
+from tests.unit.test_p4_program import PROGRAM_DIR, TESTS, _tools, cache, run_stf  # noqa: F401
 
 REPO = Path(__file__).resolve().parents[2]
 REFERENCE = Path(os.environ.get("SDNPERF_P4_REFERENCE") or REPO.parent / "shared" / "p4-reference")
@@ -74,12 +74,8 @@ def p4info_names(path: Path) -> set[tuple]:
 
 
 @pytest.fixture
-def ours(tmp_path, monkeypatch):
-    monkeypatch.setenv("SDNPERF_P4_CACHE", str(tmp_path / "cache"))
-    try:
-        p4.find_compiler()
-    except p4.P4ProgramError as exc:
-        pytest.skip(str(exc))
+def ours(cache):
+    _tools()
     return p4.compiled
 
 
