@@ -121,7 +121,7 @@ PROGRAMS: dict[str, Program] = {p.name: p for p in (
         params={p.name: p for p in (
             Param("recirc_passes", "times a selected packet goes round the pipeline again",
                   "int", 0, "default action of table RecircEgress.recirc_config: "
-                  "RecircEgress.set_passes(passes)", minimum=0, maximum=255),
+                  "RecircEgress.set_passes(passes)", minimum=0, maximum=65535),
             Param("recirc_dscp", "DSCP of the packets to recirculate", "dscp", ANY,
                   "key dscp (ternary) of the one entry of RecircEgress.recirc_select"),
             Param("recirc_dst", "IPv4 destination of the packets to recirculate",

@@ -1,11 +1,12 @@
 """recirc.p4 on our P4Runtime switch in Mininet, its passes set at run time over P4Runtime
-(`params = {recirc_passes = N}`): a study with N = 0 and N = 15 as two architectures (RTT
-with 15 passes is larger; only the direction is asserted), and the switch's counters show
-exactly N recirculations per selected packet."""
+(`params = {recirc_passes = N}`): a study with N = 0, 15 and 1000 as architectures (RTT
+with 15 passes is larger than with 0; only the direction is asserted), `recirc plan` on its
+store, and the switch's counters show exactly N recirculations per selected packet, on our
+switch and on BMv2."""
 from __future__ import annotations
 
-import os
 import json
+import os
 import re
 import sqlite3
 import statistics
@@ -48,6 +49,13 @@ STUDY = textwrap.dedent("""\
     program = "recirc"
     params = {recirc_passes = 15}
 
+    [[architecture]]
+    name = "recirc-1000"
+    kind = "p4"
+    app = "proactive"
+    program = "recirc"
+    params = {recirc_passes = 1000}
+
     [[workload]]
     name = "ping"
     kind = "ping"
@@ -83,30 +91,52 @@ def test_study_rtt_grows_with_passes(tmp_path):
     for arch, metric, value, _ in rows:
         rtt[arch, metric] = min(value, rtt.get((arch, metric), value))
     median = {arch: statistics.median(v for a, v in steady if a == arch)
-              for arch in ("recirc-0", "recirc-15")}
+              for arch in ("recirc-0", "recirc-15", "recirc-1000")}
     print({k: round(v, 4) for k, v in rtt.items() if k[1].startswith("rtt")}, median)
     # the minimum and the median: a shared machine's outliers move the mean either way
     assert rtt["recirc-15", "rtt_min_ms"] > rtt["recirc-0", "rtt_min_ms"]
-    assert median["recirc-15"] > median["recirc-0"]
+    assert median["recirc-1000"] > median["recirc-15"] > median["recirc-0"]
     # each run stores the params its switch was given
     stored = {arch: json.loads(params)["facts"]["params"] for arch, _, _, params in rows}
     assert stored["recirc-15"]["recirc_passes"] == 15 and stored["recirc-0"]["recirc_passes"] == 0
-    # the planner reads the same store: 4 runs, N in {0, 15}
+    # the planner reads the same store: 6 runs, N in {0, 15, 1000}
     plan = subprocess.run([sys.executable, "-m", "sdnperf.cli", "recirc", "plan", "--target-delay",
                            "1ms", "--metric", "rtt_min_ms", "--from",
                            str(tmp_path / "results" / "recirc")], capture_output=True, text=True,
                           timeout=60)
     print(plan.stdout)
     assert plan.returncode == 0, plan.stdout + plan.stderr
-    assert "target sdnperf: 4 runs, recirc_passes [0, 15], rtt_min_ms" in plan.stdout
+    assert "target sdnperf: 6 runs, recirc_passes [0, 15, 1000], rtt_min_ms" in plan.stdout
     assert re.search(r"An added delay of 1 ms needs N = \d+ passes", plan.stdout)
 
 
-def switch_counters(passes: int, tmp_path: Path) -> tuple[int, int]:
-    """Ping h1 -> h2 PINGS times through one switch running recirc.p4 with `passes`;
-    (the program's recirculations counter, the switch's own recirculation count)."""
+REFERENCE_BIN = Path(os.environ.get("SDNPERF_P4_REFERENCE") or
+                     Path(__file__).resolve().parents[3] / "shared" / "p4-reference") / "bin"
+
+
+def read_counter(sw, p4info: Path, name: str) -> int:
+    """Packets of counter `name`[0], read over P4Runtime by a second (non-primary) client:
+    what any P4Runtime tool would see, on our switch and on BMv2 alike."""
+    import grpc
+    from finsy.proto import p4r, p4r_grpc
+
+    from sdnperf.controllers.p4rt.schema import Schema
+    schema = Schema.from_file(p4info)
+    counter_id = next(c.preamble.id for c in schema.p4info.counters if c.preamble.name == name)
+    with grpc.insecure_channel(f"127.0.0.1:{sw.grpc_port}") as channel:
+        request = p4r.ReadRequest(device_id=sw.device_id, entities=[p4r.Entity(
+            counter_entry=p4r.CounterEntry(counter_id=counter_id, index=p4r.Index(index=0)))])
+        for response in p4r_grpc.P4RuntimeStub(channel).Read(request, timeout=10):
+            for entity in response.entities:
+                return entity.counter_entry.data.packet_count
+    raise AssertionError(f"no {name} in the switch's answer")
+
+
+def switch_counters(passes: int, tmp_path: Path, target: str = "sdnperf") -> dict:
+    """Ping h1 -> h2 PINGS times through one switch running recirc.p4 with `passes`: the
+    program's recirculations counter (P4Runtime), our switch's own count, the min RTT."""
     spec = build_topology("single", {"hosts": 2}, seed=1)
-    config = P4Config(kind="p4", name="p4", app="proactive", program="recirc",
+    config = P4Config(kind="p4", name="p4", app="proactive", program="recirc", target=target,
                       params={"recirc_passes": passes})
     arch = make_architecture(config, tmp_path / "run")
     arch.check(spec)
@@ -118,19 +148,34 @@ def switch_counters(passes: int, tmp_path: Path) -> tuple[int, int]:
         out = h1.cmd(f"ping -c {PINGS} -i 0.05 -W 2 {h2.IP()}")
         assert f"{PINGS} received" in out, out
         sw = net.switches[0]
-        counter = sw.ctl("counter_read RecircEgress.recirculations 0")
-        stats = sw.ctl("stats")
+        found = {"counter": read_counter(sw, arch.program.p4info, "RecircEgress.recirculations"),
+                 "rtt_min_ms": float(re.search(r"= ([\d.]+)/", out).group(1))}
+        if target == "sdnperf":
+            found["switch_total"] = int(re.search(r"recirculations=(\d+)", sw.ctl("stats")).group(1))
+            found["ctl_counter"] = int(re.search(r"packets=(\d+)", sw.ctl(
+                "counter_read RecircEgress.recirculations 0")).group(1))
     finally:
         network.stop()
         arch.stop()
-    return (int(re.search(r"packets=(\d+)", counter).group(1)),
-            int(re.search(r"recirculations=(\d+)", stats).group(1)))
+    return found
 
 
 @pytest.mark.parametrize("passes", [0, 15])
 def test_counters_show_n_passes_per_selected_packet(passes, tmp_path):
     # proactive entries: every echo request and reply is forwarded by the tables (no
     # packet-in / packet-out), and every IPv4 packet is selected (recirc_dscp = "any")
-    counter, switch_total = switch_counters(passes, tmp_path)
-    assert counter == passes * 2 * PINGS
-    assert switch_total == counter
+    found = switch_counters(passes, tmp_path)
+    assert found["counter"] == passes * 2 * PINGS
+    assert found["switch_total"] == found["ctl_counter"] == found["counter"]
+
+
+def test_bmv2_reads_the_same_params(tmp_path, monkeypatch):
+    """BMv2's simple_switch_grpc (the reference, ../shared/p4-reference) takes the same
+    P4Runtime writes: its counter shows N passes per packet and its RTT grows with N."""
+    if not (REFERENCE_BIN / "simple_switch_grpc").exists():
+        pytest.skip(f"BMv2 is not in ../shared/p4-reference ({REFERENCE_BIN.parent})")
+    monkeypatch.setenv("PATH", f"{REFERENCE_BIN}:{os.environ['PATH']}")
+    none, some = (switch_counters(n, tmp_path / str(n), target="bmv2") for n in (0, 15))
+    print(none, some)
+    assert (none["counter"], some["counter"]) == (0, 15 * 2 * PINGS)
+    assert some["rtt_min_ms"] > none["rtt_min_ms"]

@@ -50,8 +50,8 @@ def test_defaults_are_filled_in_and_values_normalised():
 
 @pytest.mark.parametrize("values, message", [
     ({"recirc_pases": 1}, "has no param 'recirc_pases' (its params: recirc_dscp, recirc_dst, recirc_passes)"),
-    ({"recirc_passes": 256}, "'recirc_passes': 256 is outside 0..255"),
-    ({"recirc_passes": -1}, "'recirc_passes': -1 is outside 0..255"),
+    ({"recirc_passes": 65536}, "'recirc_passes': 65536 is outside 0..65535"),
+    ({"recirc_passes": -1}, "'recirc_passes': -1 is outside 0..65535"),
     ({"recirc_passes": "7"}, "'recirc_passes': '7' is not an integer"),
     ({"recirc_passes": True}, "'recirc_passes': True is not an integer"),
     ({"recirc_dscp": 64}, "'recirc_dscp': 64 is not a DSCP value"),
@@ -86,10 +86,10 @@ def test_study_file_accepts_params_and_stores_every_one(tmp_path):
 
 
 def test_study_file_bad_param_names_file_line_and_field(tmp_path):
-    errs = load_problems(STUDY.replace("recirc_passes = 7", "recirc_passes = 700"), tmp_path)
+    errs = load_problems(STUDY.replace("recirc_passes = 7", "recirc_passes = 70000"), tmp_path)
     assert len(errs) == 1
     assert errs[0].startswith(f"{tmp_path / 'study.toml'}:12: architecture[0].params:"), errs
-    assert "'recirc_passes': 700 is outside 0..255" in errs[0]
+    assert "'recirc_passes': 70000 is outside 0..65535" in errs[0]
 
 
 def test_study_file_unknown_program_names_the_field(tmp_path):
@@ -132,6 +132,8 @@ def test_every_program_in_the_catalog_compiles_and_its_writes_fit_its_p4info(sch
     default, select = updates
     assert default.type == p4r.Update.MODIFY and default.entity.table_entry.is_default_action
     assert default.entity.table_entry.action.action.params[0].value == bytes([15])
+    big = param_updates(schema_of("recirc"), program("recirc").writes({"recirc_passes": 65535}))
+    assert big[0].entity.table_entry.action.action.params[0].value == b"\xff\xff"
     assert select.type == p4r.Update.INSERT and select.entity.table_entry.priority == 1
     (field,) = select.entity.table_entry.match
     assert (field.ternary.value, field.ternary.mask) == (bytes([46]), bytes([63]))
