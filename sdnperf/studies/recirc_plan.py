@@ -52,7 +52,7 @@ class Plan:
         return (f"each pass adds {f.b:.4g} {unit} ({f.confidence:.0%} CI {f.b_ci[0]:.4g} .. "
                 f"{f.b_ci[1]:.4g}); base {f.a:.4g} {unit} (CI {f.a_ci[0]:.4g} .. {f.a_ci[1]:.4g}); "
                 f"R² = {f.r2:.3f}, {f.n} points. {what} delay of {self.target:g} {unit} needs "
-                f"N = {self.passes} passes (fit: {self.estimate:.3g}; from the CIs: "
+                f"N = {self.passes} passes (fit: {self.estimate:.1f}; from the CIs: "
                 f"{self.interval[0]} .. {hi})")
 
 
