@@ -2,8 +2,8 @@
 study says are needed for a target delay.
 
 Reads a study's store (read only): every ok run of a p4 architecture running recirc.p4
-gives one point (its recirc_passes, the run's RTT summary); the points of each target
-(our switch, BMv2) are fitted apart (recirc_plan.py).
+gives one point (its recirc_passes, the run's RTT summary); the points of each topology,
+workload and target (our switch, BMv2) are fitted apart (recirc_plan.py).
 """
 from __future__ import annotations
 
@@ -41,7 +41,8 @@ def add_parser(sub) -> None:
 
 
 def points(runs, summaries, metric: str, architectures=None) -> dict[str, list[tuple[int, float]]]:
-    """(recirc_passes, metric value) of every ok recirc.p4 run, by target (sdnperf, bmv2)."""
+    """(recirc_passes, metric value) of every ok recirc.p4 run, by "topology, workload,
+    target" (a curve each: our switch and BMv2 are not one line)."""
     value = {(s.run_id, s.metric): s.value for s in summaries}
     out: dict[str, list[tuple[int, float]]] = defaultdict(list)
     for run in runs:
@@ -51,7 +52,8 @@ def points(runs, summaries, metric: str, architectures=None) -> dict[str, list[t
             continue
         v = value.get((run.id, metric))
         if v is not None and v == v:  # NaN: no reply came back
-            out[arch.get("target", "sdnperf")].append((int(arch["params"]["recirc_passes"]), v))
+            curve = f"{run.topology}, {run.workload}, target {arch.get('target', 'sdnperf')}"
+            out[curve].append((int(arch["params"]["recirc_passes"]), v))
     return dict(out)
 
 
@@ -81,14 +83,14 @@ def cmd_plan(args) -> int:
                       "architecture with program = \"recirc\" and a ping workload "
                       f"({args.metric}); run a study that sweeps its recirc_passes first")
     status = EXIT_OK
-    for target_name, pts in sorted(found.items()):
+    for curve, pts in sorted(found.items()):
         xs, ys = [p[0] for p in pts], [p[1] for p in pts]
-        print(f"{study.name}, target {target_name}: {len(pts)} runs, recirc_passes "
-              f"{sorted(set(xs))}, {args.metric}")
+        print(f"{study.name}: {curve}: {len(pts)} runs, recirc_passes {sorted(set(xs))}, "
+              f"{args.metric}")
         try:
             plan = passes_for(fit_linear(xs, ys, args.confidence), target, added=not args.total)
         except PlanError as exc:
-            print(f"error: {target_name}: {exc}", file=sys.stderr)
+            print(f"error: {curve}: {exc}", file=sys.stderr)
             status = EXIT_BAD_INPUT
             continue
         print(f"  {plan.sentence('ms')}")

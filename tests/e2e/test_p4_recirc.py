@@ -106,7 +106,7 @@ def test_study_rtt_grows_with_passes(tmp_path):
                           timeout=60)
     print(plan.stdout)
     assert plan.returncode == 0, plan.stdout + plan.stderr
-    assert "target sdnperf: 6 runs, recirc_passes [0, 15, 1000], rtt_min_ms" in plan.stdout
+    assert "ping, target sdnperf: 6 runs, recirc_passes [0, 15, 1000], rtt_min_ms" in plan.stdout
     assert re.search(r"An added delay of 1 ms needs N = \d+ passes", plan.stdout)
 
 

@@ -37,7 +37,8 @@ def test_plan_prints_the_fit_and_the_passes(tmp_path, capsys):
     write_study(tmp_path / "study.sqlite", synthetic())
     assert main(["recirc", "plan", "--target-delay", "5ms", "--from", str(tmp_path)]) == 0
     out = capsys.readouterr().out
-    assert "target sdnperf: 21 runs, recirc_passes [0, 1, 3, 7, 15, 31, 63], rtt_ms" in out
+    assert "recirc: single, ping, target sdnperf: 21 runs, recirc_passes [0, 1, 3, 7, 15, 31, 63], " \
+        "rtt_ms" in out
     n = int(re.search(r"needs N = (\d+) passes", out).group(1))
     assert 240 <= n <= 260  # 5 ms / 0.02 ms per pass
     lo, hi = map(int, re.search(r"from the CIs: (\d+) \.\. (\d+)", out).groups())
@@ -50,7 +51,7 @@ def test_each_target_is_fitted_apart(tmp_path, capsys):
     write_study(db, [(n, 1.0 + 0.5 * n) for n in (0, 1, 3, 7)], target="bmv2")
     assert main(["recirc", "plan", "--target-delay", "5ms", "--from", str(db), "--total"]) == 0
     out = capsys.readouterr().out
-    assert "target bmv2: 4 runs" in out and "target sdnperf: 21 runs" in out
+    assert "single, ping, target bmv2: 4 runs" in out and "single, ping, target sdnperf: 21 runs" in out
     assert "A total delay of 5 ms needs N = 8 passes" in out  # (5 - 1) / 0.5
 
 
