@@ -9,10 +9,9 @@ import re
 
 import pytest
 
-from sdnperf.arch import make_architecture
 from sdnperf.arch.config import P4Config
-from sdnperf.emulation.network import Network
 from sdnperf.topo.registry import build_topology
+from tests.e2e.arch_network import started_network
 from tests.e2e.support import NEEDS_MININET
 
 pytestmark = NEEDS_MININET
@@ -85,17 +84,9 @@ def test_program_forwards_pings(program, tmp_path):
     spec = build_topology("single", {"hosts": 2}, seed=1)
     config = P4Config(kind="p4", name=program, app="runtime-json", runtime_dir=str(runtime),
                       program=program)
-    arch = make_architecture(config, tmp_path / "run")
-    arch.check(spec)
-    network = Network(spec, arch, tmp_path / "run")
-    try:
-        arch.prepare(spec)
-        net = network.start(ready_timeout=90)
+    with started_network(spec, config, tmp_path / "run") as (net, arch):
         out = net.get("h1").cmd("ping -c 3 -i 0.1 -W 2 10.0.0.2")
         facts = arch.facts()
-    finally:
-        network.stop()
-        arch.stop()
     assert " 0% packet loss" in out, out
     assert facts["program"] == "runtime files"
     ttls = {int(t) for t in re.findall(r"ttl=(\d+)", out)}

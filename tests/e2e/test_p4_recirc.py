@@ -17,15 +17,15 @@ from pathlib import Path
 
 import pytest
 
-from sdnperf.arch import make_architecture
 from sdnperf.arch.config import P4Config
-from sdnperf.emulation.network import Network
 from sdnperf.topo.registry import build_topology
+from tests.e2e.arch_network import started_network
 from tests.e2e.support import NEEDS_MININET
 
 pytestmark = NEEDS_MININET
 PINGS = 5
 
+PASSES = (0, 15, 1000)  # one architecture each (sweeps would make them one)
 STUDY = textwrap.dedent("""\
     [study]
     name = "recirc"
@@ -35,34 +35,20 @@ STUDY = textwrap.dedent("""\
     kind = "single"
     hosts = 2
 
-    [[architecture]]
-    name = "recirc-0"
-    kind = "p4"
-    app = "proactive"
-    program = "recirc"
-    params = {recirc_passes = 0}
-
-    [[architecture]]
-    name = "recirc-15"
-    kind = "p4"
-    app = "proactive"
-    program = "recirc"
-    params = {recirc_passes = 15}
-
-    [[architecture]]
-    name = "recirc-1000"
-    kind = "p4"
-    app = "proactive"
-    program = "recirc"
-    params = {recirc_passes = 1000}
-
     [[workload]]
     name = "ping"
     kind = "ping"
     pairs = [["h1", "h2"]]
     count = 200
     interval = 0.01
-    """)
+    """) + "".join(f"""
+[[architecture]]
+name = "recirc-{n}"
+kind = "p4"
+app = "proactive"
+program = "recirc"
+params = {{recirc_passes = {n}}}
+""" for n in PASSES)
 
 
 @pytest.fixture(autouse=True)
@@ -91,7 +77,7 @@ def test_study_rtt_grows_with_passes(tmp_path):
     for arch, metric, value, _ in rows:
         rtt[arch, metric] = min(value, rtt.get((arch, metric), value))
     median = {arch: statistics.median(v for a, v in steady if a == arch)
-              for arch in ("recirc-0", "recirc-15", "recirc-1000")}
+              for arch in (f"recirc-{n}" for n in PASSES)}
     print({k: round(v, 4) for k, v in rtt.items() if k[1].startswith("rtt")}, median)
     # the minimum and the median: a shared machine's outliers move the mean either way
     assert rtt["recirc-15", "rtt_min_ms"] > rtt["recirc-0", "rtt_min_ms"]
@@ -138,12 +124,7 @@ def switch_counters(passes: int, tmp_path: Path, target: str = "sdnperf") -> dic
     spec = build_topology("single", {"hosts": 2}, seed=1)
     config = P4Config(kind="p4", name="p4", app="proactive", program="recirc", target=target,
                       params={"recirc_passes": passes})
-    arch = make_architecture(config, tmp_path / "run")
-    arch.check(spec)
-    network = Network(spec, arch, tmp_path / "run")
-    try:
-        arch.prepare(spec)
-        net = network.start(ready_timeout=90)
+    with started_network(spec, config, tmp_path / "run") as (net, arch):
         h1, h2 = net.get("h1"), net.get("h2")
         out = h1.cmd(f"ping -c {PINGS} -i 0.05 -W 2 {h2.IP()}")
         assert f"{PINGS} received" in out, out
@@ -154,9 +135,6 @@ def switch_counters(passes: int, tmp_path: Path, target: str = "sdnperf") -> dic
             found["switch_total"] = int(re.search(r"recirculations=(\d+)", sw.ctl("stats")).group(1))
             found["ctl_counter"] = int(re.search(r"packets=(\d+)", sw.ctl(
                 "counter_read RecircEgress.recirculations 0")).group(1))
-    finally:
-        network.stop()
-        arch.stop()
     return found
 
 
