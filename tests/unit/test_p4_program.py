@@ -89,6 +89,11 @@ def test_recirc_passes_are_counted():
     assert counter_reads(report) == [0, 1, 3, 0, 3, 0, 0]
 
 
+def test_recirc_selects_by_destination():
+    report = run_stf(PROGRAM_DIR / "recirc.p4", PROGRAM_DIR / "tests" / "recirc" / "select_dst.stf")
+    assert counter_reads(report) == [2, 0]
+
+
 def test_programs_share_the_fabric_and_the_cache_key_follows_it(cache, tmp_path):
     """An edited include must give a new compile (the cache key hashes local includes)."""
     _tools()
