@@ -145,3 +145,39 @@ def test_a_write_naming_a_missing_table_is_refused_with_its_number(schema_of):
     with pytest.raises(SchemaError, match=r"params write #1 \('recirc_config'\)"):
         param_updates(schema_of("l2l3"), [{"table": "recirc_config", "default": True,
                                            "action": "set_passes", "params": {"passes": 1}}])
+
+
+def test_controller_writes_params_after_the_pipeline_and_before_the_app(schema_of, monkeypatch):
+    """What the switch sees, in order, from sdnperf's controller bringing one switch up
+    (the connection is a recording fake; the app is the real proactive one)."""
+    import asyncio
+
+    from sdnperf.controllers.p4rt import controller as ctl
+    prog = p4.compiled("recirc")
+    seen = []
+
+    class Recorder:
+        def __init__(self, name, address, device_id, election_id, on_packet_in):
+            self.device_id = device_id
+
+        async def connect(self, timeout):
+            seen.append("connect")
+
+        async def set_pipeline(self, p4info, device_config, cookie=0):
+            seen.append("pipeline")
+
+        async def write(self, updates, wait=True):
+            seen.append([u.entity.table_entry.table_id or "group" for u in updates])
+
+    monkeypatch.setitem(ctl.TRANSPORTS, "aio", Recorder)
+    schema = schema_of("recirc")
+    c = ctl.Controller({"app": "proactive", "transport": "aio", "p4info": str(prog.p4info),
+                        "device_config": str(prog.json),
+                        "params": program("recirc").writes({"recirc_passes": 9}),
+                        "switches": [{"name": "s1", "device_id": 1, "address": "x",
+                                      "ports": [1, 2]}],
+                        "hosts": [{"mac": "00:00:00:00:00:01", "switch": "s1", "port": 1}]})
+    asyncio.run(c._bring_up({"name": "s1", "device_id": 1, "address": "x"}))
+    config, select = (schema.table(t).id for t in ("recirc_config", "recirc_select"))
+    assert seen[:3] == ["connect", "pipeline", [config, select]]
+    assert len(seen) == 4  # then the app's own entries
