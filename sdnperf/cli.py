@@ -9,7 +9,7 @@ import time
 from pathlib import Path
 
 from sdnperf.commands import (EXIT_BAD_INPUT, EXIT_FAIL, EXIT_INTERRUPTED, EXIT_OK, print_report,
-                              results_store_path)
+                              results_store_path, usage)
 
 DESCRIPTION = """\
 sdnperf: build emulated networks, put forwarding architectures under test
@@ -22,6 +22,7 @@ Typical use:
   sdnperf run --resume STUDY.toml  continue a study that was interrupted
   sdnperf report results/default   table + HTML report + CSV from a stored study
   sdnperf topo show campus --png campus.png
+  sdnperf recirc plan --target-delay 5ms --from results/recirc   passes for a 5 ms hold
   sdnperf doctor                   what this machine can and cannot do
   sdnperf clean                    remove whatever a crashed study left behind
   sdnperf ctlbench run -c osken:l2-learning --switches 1,4,16   controller benchmark
@@ -116,6 +117,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_clean)
 
     add_ctlbench_command(sub)
+    from sdnperf.studies import recirc_cli
+    recirc_cli.add_parser(sub)
     for tool, (binary, helptext) in RUST_TOOLS.items():
         own = f"{binary} stf" if tool == "stf" else binary
         about = (f"Runs our Rust binary {own} with ARGS passed through untouched (the binary "
@@ -128,14 +131,6 @@ def build_parser() -> argparse.ArgumentParser:
                                        + textwrap.fill(about, 88))
         p.set_defaults(func=usage(p))
     return parser
-
-
-def usage(parser: argparse.ArgumentParser):
-    """A command given without its action: print that command's help."""
-    def show(args) -> int:
-        parser.print_help()
-        return EXIT_BAD_INPUT
-    return show
 
 
 # -- run -----------------------------------------------------------------------------------

@@ -10,6 +10,14 @@ from typing import Callable
 EXIT_OK, EXIT_FAIL, EXIT_BAD_INPUT, EXIT_INTERRUPTED = 0, 1, 2, 130
 
 
+def usage(parser):
+    """A command given without its action: print that command's help."""
+    def show(args) -> int:
+        parser.print_help()
+        return EXIT_BAD_INPUT
+    return show
+
+
 def results_store_path(results_dir: Path, resume: bool, say: Callable[[str], None] = print) -> Path:
     """Create `results_dir` and return its study.sqlite. A new study never overwrites an
     old one: without `resume`, the previous database is kept aside under a dated name."""

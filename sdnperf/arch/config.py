@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from typing import Annotated, Literal, Union
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
 
 
 class _ArchBase(BaseModel):
@@ -41,6 +41,32 @@ class P4Config(_ArchBase):
     runtime_dir: str | None = Field(None, description="folder of sN-runtime.json files "
                                     "(app = \"runtime-json\"); relative paths from the working directory")
     target: Literal["sdnperf", "bmv2"] = "sdnperf"
+    program: str = Field("l2l3", description="a P4 program shipped with sdnperf, by name "
+                         "(sdnperf/p4/catalog.py): l2l3, recirc, l2, ipv4, vlan, pipeline8")
+    params: dict[str, int | str] = Field(default_factory=dict, validate_default=True,
+                                         description="the program's "
+                                         "run-time parameters, written over P4Runtime at start")
+
+    @field_validator("program")
+    @classmethod
+    def _known_program(cls, value: str, info: ValidationInfo) -> str:
+        from sdnperf.p4.catalog import program
+        prog = program(value)  # ParamError (a ValueError) names the programs there are
+        app = info.data.get("app")
+        if app is not None and app not in prog.apps:
+            raise ValueError(f"program {prog.name!r} cannot be driven by app {app!r} "
+                             f"(apps: {', '.join(prog.apps)})")
+        return value
+
+    @field_validator("params")
+    @classmethod
+    def _program_params(cls, value: dict, info: ValidationInfo) -> dict:
+        """Every param of the program, checked, defaults filled in (so a stored run says
+        exactly what the switch was given)."""
+        from sdnperf.p4.catalog import program
+        if "program" not in info.data:  # the program itself was refused
+            return value
+        return program(info.data["program"]).validate(value)
 
 
 ArchitectureConfig = Annotated[Union[BridgeConfig, OvsStandaloneConfig, OpenflowConfig, P4Config],

@@ -5,8 +5,10 @@ BMv2's `simple_switch_grpc`) bound to 127.0.0.1 on its own gRPC port, with devic
 switch's number (s3 -> 3) and CPU port 255; `target = "bmv2"` runs `simple_switch_grpc`
 instead, when it is on PATH. The switches start without a program: the controller
 (sdnperf/controllers/p4rt, started once Mininet has numbered the ports) connects to every
-one, becomes primary, pushes the pipeline (sdnperf/p4/l2l3.p4, compiled by our compiler on
-first use, or the program named in the runtime files) and runs its app:
+one, becomes primary, pushes the pipeline (`program`, a program shipped in sdnperf/p4/ —
+l2l3.p4 by default — compiled by our compiler on first use, or the program named in the
+runtime files), writes the program's run-time `params` (sdnperf/p4/catalog.py) and runs its
+app:
 
     l2-learning      reactive MAC learning, floods (loop-free topologies only)
     topo-forwarding  LLDP discovery, shortest paths, entries along the whole path
@@ -151,7 +153,7 @@ class P4Architecture(Architecture):
     def prepare(self) -> None:
         from sdnperf.p4 import P4ProgramError, compiled
         try:  # runtime files that name no program of their own get this one too
-            self.program = compiled("l2l3")
+            self.program = compiled(self.config.program)
         except P4ProgramError as exc:
             raise ArchitectureError(str(exc)) from None
         if self.caveat and not _WARNED:
@@ -198,6 +200,8 @@ class P4Architecture(Architecture):
             config["p4info"], config["device_config"] = str(self.program.p4info), str(self.program.json)
         if self.config.app == "runtime-json":
             config["runtime_dir"] = str(Path(self.config.runtime_dir).resolve())
+        from sdnperf.p4.catalog import program
+        config["params"] = program(self.config.program).writes(self.config.params)
         return config
 
     def network_started(self, net) -> None:
@@ -262,6 +266,7 @@ class P4Architecture(Architecture):
                 "controller": "sdnperf-p4rt", "p4runtime": True,
                 "program": "runtime files" if self.config.app == "runtime-json" else
                 (self.program.source.name if self.program else None),
+                "params": dict(self.config.params),
                 "cpu_port": CPU_PORT, "link_shaping_caveat": self.caveat,
                 "switch_port_impairment": bool(self.impaired),
                 "host_link_impairment": self.host_link_impairment()}

@@ -18,7 +18,7 @@ import time
 from pathlib import Path
 
 from sdnperf.commands import (EXIT_BAD_INPUT, EXIT_FAIL, EXIT_INTERRUPTED, EXIT_OK, print_report,
-                              results_store_path)
+                              results_store_path, usage)
 
 
 def _list(kind):
@@ -41,11 +41,7 @@ def add_ctlbench_command(commands) -> None:
                     "study (SQLite, CSV, HTML report).",
         formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__.split("\n\n", 1)[1])
 
-    def usage(args) -> int:
-        p.print_help()
-        return EXIT_BAD_INPUT
-
-    p.set_defaults(func=usage)
+    p.set_defaults(func=usage(p))
     sub = p.add_subparsers(metavar="ACTION")
     r = sub.add_parser("run", help="run a benchmark study (file and/or options)",
                        description="Run controllers × switches × rates × repetitions. Options "

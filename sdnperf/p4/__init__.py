@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 import shutil
 import subprocess
 import tempfile
@@ -56,13 +57,31 @@ def _digest(*paths: Path) -> str:
     return h.hexdigest()[:16]
 
 
+_LOCAL_INCLUDE = re.compile(rb'^\s*#\s*include\s+"([^"]+)"', re.M)
+
+
+def local_includes(source: Path) -> list[Path]:
+    """The files `source` includes with #include "..." (relative to the including file),
+    recursively, in a stable order: an edited include must change the cache key too."""
+    seen: list[Path] = []
+    todo = [Path(source).resolve()]
+    while todo:
+        current = todo.pop(0)
+        for name in _LOCAL_INCLUDE.findall(current.read_bytes()):
+            path = (current.parent / name.decode()).resolve()
+            if path.exists() and path not in seen:
+                seen.append(path)
+                todo.append(path)
+    return seen
+
+
 def compile_file(source: Path, compiler: str | None = None) -> CompiledProgram:
     """Compile `source` (once per content of source and compiler) into the cache."""
     source = Path(source).resolve()
     if not source.exists():
         raise P4ProgramError(f"P4 program {source} does not exist")
     compiler = compiler or find_compiler()
-    out = cache_root() / f"{source.stem}-{_digest(source, Path(compiler))}"
+    out = cache_root() / f"{source.stem}-{_digest(source, *local_includes(source), Path(compiler))}"
     prog = CompiledProgram(source, out / f"{source.stem}.json", out / f"{source.stem}.p4info.txtpb")
     if prog.json.exists() and prog.p4info.exists():
         return prog

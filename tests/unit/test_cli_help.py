@@ -26,6 +26,8 @@ OWN_WORD = {
     ("p4c",): "sdnperf-p4c",
     ("switch",): "sdnperf-switch",
     ("stf",): "sdnperf-switch stf",
+    ("recirc",): "ACTION",
+    ("recirc", "plan"): "--target-delay",
 }
 
 

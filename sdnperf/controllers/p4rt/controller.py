@@ -8,6 +8,7 @@ controller.json (written by the lab, sdnperf/arch/p4.py):
      "runtime_dir": "dir with sN-runtime.json",                      # runtime-json only
      "state_file": "controller-state.json", "status_port": 40123,
      "election_id": 1, "probe_interval": 1.0,
+     "params": [{"table": ..., "action": ..., ...}],   # the program's run-time params (params.py)
      "transport": "h2" | "threads" | "aio",     # how the stream is carried (TRANSPORTS below)
      "switches": [{"name": "s1", "device_id": 1, "address": "127.0.0.1:50001",
                    "ports": [1, 2, 3]}],
@@ -36,6 +37,7 @@ from pathlib import Path
 from sdnperf.controllers.p4rt import apps as apps_mod
 from sdnperf.controllers.p4rt.client import (StreamSwitchConnection, SwitchConnection,
                                              ThreadedSwitchConnection)
+from sdnperf.controllers.p4rt.params import param_updates
 from sdnperf.controllers.p4rt.schema import Schema
 from sdnperf.controllers.p4rt.topology import Topology
 
@@ -119,6 +121,9 @@ class Controller(apps_mod.Fabric):
             fields = s.packet_metadata.get("packet_out", {})
             self._packet_out_ids[dev] = fields
         self.app = self._make_app(app)
+        # checked here, before any switch is touched
+        self.param_updates = {dev: param_updates(s, config.get("params", []))
+                              for dev, (s, _, _) in self.pipelines.items()}
 
     def _load_runtime_files(self) -> None:
         from sdnperf.controllers.p4rt import runtime_json
@@ -197,6 +202,8 @@ class Controller(apps_mod.Fabric):
         await conn.connect(timeout=float(self.config.get("connect_timeout", 30)))
         _schema, p4info, device_config = self.pipelines[dev]
         await conn.set_pipeline(p4info, device_config, cookie=int(time.time()))
+        if self.param_updates[dev]:
+            await self.write(dev, self.param_updates[dev])
         await self.app.switch_ready(dev)
         self.state.switches.add(dev)
         self.state.touch(force=True)

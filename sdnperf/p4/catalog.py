@@ -1,0 +1,148 @@
+"""The P4 programs sdnperf ships, by name, and the run-time parameters each one reads.
+
+A study picks a program with `program = "recirc"` in a `[[architecture]]` of kind p4 and
+sets its parameters with `params = {recirc_passes = 7}`. The controller writes them into
+every switch right after pushing the pipeline and before its app starts, so changing a
+parameter (a sweep point) never recompiles the program.
+
+    program("recirc").validate({"recirc_passes": 7})  # -> every param, defaults filled in
+    program("recirc").writes({...validated...})        # -> P4Runtime writes for the controller
+
+A write is a plain dict (it travels in the controller's JSON config, see
+sdnperf/controllers/p4rt/params.py): {"table", "action", "params", and either
+"default": true (MODIFY the table's default action) or "match" + "priority" (INSERT one
+entry)}.
+"""
+from __future__ import annotations
+
+import ipaddress
+from dataclasses import dataclass, field
+from typing import Callable
+
+ANY = "any"  # the value of a selection parameter that matches every packet
+
+
+class ParamError(ValueError):
+    pass
+
+
+@dataclass(frozen=True)
+class Param:
+    """One run-time parameter: what it means, the values it takes and where it goes."""
+    name: str
+    doc: str
+    kind: str            # "int": minimum..maximum; "dscp": "any" or 0..63; "ipv4_prefix": "any" or A.B.C.D[/L]
+    default: int | str
+    p4runtime: str       # the P4Runtime object it is written to, in words (docs, facts)
+    minimum: int = 0
+    maximum: int = 0
+
+    def check(self, value):
+        """The value, normalised; ParamError naming the parameter if it does not fit."""
+        what = f"param {self.name!r}"
+        if self.kind == "int":
+            if isinstance(value, bool) or not isinstance(value, int):
+                raise ParamError(f"{what}: {value!r} is not an integer "
+                                 f"({self.minimum}..{self.maximum})")
+            if not self.minimum <= value <= self.maximum:
+                raise ParamError(f"{what}: {value} is outside {self.minimum}..{self.maximum}")
+            return value
+        if value == ANY:
+            return ANY
+        if self.kind == "dscp":
+            if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= 63:
+                raise ParamError(f"{what}: {value!r} is not a DSCP value (0..63) or \"any\"")
+            return value
+        if self.kind == "ipv4_prefix":
+            try:
+                return str(ipaddress.IPv4Network(str(value), strict=True))
+            except ValueError as exc:
+                raise ParamError(f"{what}: {value!r} is not an IPv4 address or prefix, nor "
+                                 f"\"any\" ({exc})") from None
+        raise AssertionError(f"unknown param kind {self.kind}")
+
+    def describe(self) -> str:
+        values = (f"{self.minimum}..{self.maximum}" if self.kind == "int" else
+                  '"any" or 0..63' if self.kind == "dscp" else '"any" or an IPv4 prefix')
+        return f"{self.name} ({values}, default {self.default!r}): {self.doc}; {self.p4runtime}"
+
+
+@dataclass(frozen=True)
+class Program:
+    name: str
+    summary: str
+    apps: tuple[str, ...]   # the controller apps that can drive it (see controllers/p4rt/apps.py)
+    params: dict[str, Param] = field(default_factory=dict)
+    make_writes: Callable[[dict], list[dict]] | None = None
+
+    @property
+    def file(self) -> str:
+        return f"{self.name}.p4"
+
+    def validate(self, values: dict | None) -> dict:
+        """Every parameter of the program, the given ones checked, the others defaulted."""
+        values = dict(values or {})
+        unknown = sorted(set(values) - set(self.params))
+        if unknown:
+            known = ", ".join(sorted(self.params)) or "none"
+            raise ParamError(f"program {self.name!r} has no param {unknown[0]!r} "
+                             f"(its params: {known})")
+        return {name: p.check(values[name]) if name in values else p.default
+                for name, p in self.params.items()}
+
+    def writes(self, values: dict) -> list[dict]:
+        """The P4Runtime writes that set `values` (validated) on a switch."""
+        return self.make_writes(self.validate(values)) if self.make_writes else []
+
+
+def _recirc_writes(v: dict) -> list[dict]:
+    match = {}
+    if v["recirc_dscp"] != ANY:
+        match["dscp"] = [v["recirc_dscp"], 0x3F]
+    if v["recirc_dst"] != ANY:
+        net = ipaddress.IPv4Network(v["recirc_dst"])
+        match["dst_addr"] = [str(net.network_address), str(net.netmask)]
+    return [
+        {"table": "RecircEgress.recirc_config", "default": True,
+         "action": "RecircEgress.set_passes", "params": {"passes": v["recirc_passes"]}},
+        {"table": "RecircEgress.recirc_select", "match": match, "priority": 1,
+         "action": "RecircEgress.select_packet", "params": {}},
+    ]
+
+
+_FORWARDING_APPS = ("l2-learning", "topo-forwarding", "proactive", "runtime-json")
+
+PROGRAMS: dict[str, Program] = {p.name: p for p in (
+    Program("l2l3", "L2/L3 fabric: learning, topology and proactive forwarding, LPM routing "
+            "for runtime files", _FORWARDING_APPS),
+    Program(
+        "recirc", "l2l3's forwarding; selected IPv4 packets recirculated N times before they "
+        "leave (delay control by recirculation)", _FORWARDING_APPS,
+        params={p.name: p for p in (
+            Param("recirc_passes", "times a selected packet goes round the pipeline again",
+                  "int", 0, "default action of table RecircEgress.recirc_config: "
+                  "RecircEgress.set_passes(passes)", minimum=0, maximum=65535),
+            Param("recirc_dscp", "DSCP of the packets to recirculate", "dscp", ANY,
+                  "key dscp (ternary) of the one entry of RecircEgress.recirc_select"),
+            Param("recirc_dst", "IPv4 destination of the packets to recirculate",
+                  "ipv4_prefix", ANY,
+                  "key dst_addr (ternary) of the one entry of RecircEgress.recirc_select"),
+        )},
+        make_writes=_recirc_writes),
+    # Workload complexity (seed 001): no app writes their tables yet, runtime files do.
+    Program("l2", "L2 bridging: one exact table on the destination MAC", ("runtime-json",)),
+    Program("ipv4", "IPv4 routing: checksum check, TTL, LPM, MAC rewrite, checksum update",
+            ("runtime-json",)),
+    Program("vlan", "802.1Q: tag on access ports, forward per (VLAN, MAC), untag toward "
+            "access ports", ("runtime-json",)),
+    Program("pipeline8", "eight tables per IPv4 packet: port class, ACL, LPM, ECMP hash, "
+            "next hop, flow counters, source MAC, DSCP remark", ("runtime-json",)),
+)}
+
+
+def program(name: str) -> Program:
+    try:
+        return PROGRAMS[name]
+    except KeyError:
+        raise ParamError(f"no P4 program {name!r} ships with sdnperf "
+                         f"(programs: {', '.join(PROGRAMS)})") from None

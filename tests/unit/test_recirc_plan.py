@@ -1,0 +1,110 @@
+"""recirc plan, the pure part: the fit delay = a + b·N on synthetic data with known a and b,
+its confidence intervals against the textbook formulas, and N for a target delay."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from sdnperf.studies.recirc_plan import (PlanError, fit_linear, parse_delay_ms, passes_for)
+
+PASSES = [0, 1, 3, 7, 15, 31, 63]
+
+
+def synthetic(a: float, b: float, noise: float, reps: int = 5, seed: int = 1):
+    rng = np.random.default_rng(seed)
+    x = [n for n in PASSES for _ in range(reps)]
+    y = [a + b * n + rng.normal(0, noise) for n in x]
+    return x, y
+
+
+def test_exact_line_is_recovered_with_zero_width_intervals():
+    x = PASSES
+    fit = fit_linear(x, [0.98 + 0.68 * n for n in x])
+    assert fit.a == pytest.approx(0.98) and fit.b == pytest.approx(0.68)
+    assert fit.r2 == pytest.approx(1.0)
+    assert fit.a_ci == pytest.approx((0.98, 0.98)) and fit.b_ci == pytest.approx((0.68, 0.68))
+
+
+def test_intervals_match_the_textbook_formulas():
+    x, y = synthetic(a=2.0, b=0.05, noise=0.2)
+    fit = fit_linear(x, y, confidence=0.95)
+    X, Y = np.array(x, float), np.array(y, float)
+    n = len(X)
+    b = ((X - X.mean()) * (Y - Y.mean())).sum() / ((X - X.mean()) ** 2).sum()
+    a = Y.mean() - b * X.mean()
+    s = math.sqrt(((Y - a - b * X) ** 2).sum() / (n - 2))
+    se_b = s / math.sqrt(((X - X.mean()) ** 2).sum())
+    se_a = s * math.sqrt(1 / n + X.mean() ** 2 / ((X - X.mean()) ** 2).sum())
+    t = stats.t.ppf(0.975, n - 2)
+    assert fit.b == pytest.approx(b) and fit.a == pytest.approx(a)
+    assert fit.b_ci == pytest.approx((b - t * se_b, b + t * se_b))
+    assert fit.a_ci == pytest.approx((a - t * se_a, a + t * se_a))
+    r = np.corrcoef(X, Y)[0, 1]
+    assert fit.r2 == pytest.approx(r * r)
+    assert fit.n == n
+
+
+def test_known_a_and_b_fall_in_their_intervals_about_95_percent_of_the_time():
+    hits_a = hits_b = 0
+    for seed in range(200):
+        fit = fit_linear(*synthetic(a=1.0, b=0.5, noise=1.0, reps=2, seed=seed))
+        hits_a += fit.a_ci[0] <= 1.0 <= fit.a_ci[1]
+        hits_b += fit.b_ci[0] <= 0.5 <= fit.b_ci[1]
+    assert 0.90 <= hits_a / 200 <= 0.99 and 0.90 <= hits_b / 200 <= 0.99
+
+
+def test_passes_for_an_added_delay():
+    fit = fit_linear(*synthetic(a=0.1, b=0.02, noise=0.005))
+    plan = passes_for(fit, target=5.0)  # 5 / 0.02 = 250 passes
+    assert plan.estimate == pytest.approx(250, rel=0.05)
+    assert plan.passes == math.ceil(plan.estimate)
+    low, high = plan.interval
+    assert low <= plan.passes <= high
+    assert low == math.ceil(5.0 / fit.b_ci[1]) and high == math.ceil(5.0 / fit.b_ci[0])
+    assert "each pass adds" in plan.sentence() and f"N = {plan.passes}" in plan.sentence()
+
+
+def test_passes_for_a_total_delay_uses_the_intercept_too():
+    fit = fit_linear([0, 0, 10, 10], [1.0, 1.0, 2.0, 2.0])  # a = 1, b = 0.1, no noise
+    plan = passes_for(fit, target=3.0, added=False)
+    assert plan.estimate == pytest.approx(20) and plan.passes == 20
+    assert plan.interval == (20, 20)
+    assert passes_for(fit, target=0.5, added=False).passes == 0  # reached without passes
+
+
+def test_a_slope_whose_interval_reaches_zero_has_no_upper_bound():
+    fit = fit_linear([0, 1, 2, 3, 4, 5], [1.0, 1.3, 0.9, 1.4, 1.0, 1.35])
+    assert fit.b > 0 and fit.b_ci[0] < 0
+    plan = passes_for(fit, target=1.0)
+    assert plan.interval[1] is None and "unbounded" in plan.sentence()
+
+
+@pytest.mark.parametrize("x, y, message", [
+    ([1, 1, 1], [1.0, 2.0, 3.0], "at least 2 different pass counts"),
+    ([0, 1], [1.0, 2.0], "at least 3 points"),
+    ([0, 1, 2], [1.0, 2.0], "3 pass counts but 2 delays"),
+    ([0, 1, 2], [1.0, float("nan"), 2.0], "finite"),
+])
+def test_fit_refuses_what_it_cannot_fit(x, y, message):
+    with pytest.raises(PlanError, match=message):
+        fit_linear(x, y)
+
+
+def test_a_falling_line_cannot_reach_a_target():
+    with pytest.raises(PlanError, match="does not grow"):
+        passes_for(fit_linear([0, 1, 2], [3.0, 2.0, 1.0]), target=5.0)
+
+
+@pytest.mark.parametrize("text, ms", [("5ms", 5.0), ("250us", 0.25), ("0.5s", 500.0), ("2", 2.0),
+                                      (" 5 ms ", 5.0)])
+def test_parse_delay(text, ms):
+    assert parse_delay_ms(text) == pytest.approx(ms)
+
+
+@pytest.mark.parametrize("text", ["five ms", "-1ms", "0", "inf"])
+def test_parse_delay_refuses(text):
+    with pytest.raises(PlanError):
+        parse_delay_ms(text)
