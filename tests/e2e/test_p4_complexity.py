@@ -11,7 +11,7 @@ import pytest
 
 from sdnperf.arch.config import P4Config
 from sdnperf.topo.registry import build_topology
-from tests.e2e.arch_network import started_network
+from sdnperf.runner import started_network
 from tests.e2e.support import NEEDS_MININET
 
 pytestmark = NEEDS_MININET
@@ -22,8 +22,9 @@ BROADCAST = "ff:ff:ff:ff:ff:ff"
 
 @pytest.fixture(autouse=True)
 def needs_daemon():
-    from sdnperf.arch.p4 import GRPC_DAEMON, find_grpc_daemon
-    if find_grpc_daemon() is None:
+    from sdnperf import tools
+    from sdnperf.arch.p4 import GRPC_DAEMON
+    if tools.locate(GRPC_DAEMON) is None:
         pytest.skip(f"{GRPC_DAEMON} is not built")
 
 
@@ -84,7 +85,8 @@ def test_program_forwards_pings(program, tmp_path):
     spec = build_topology("single", {"hosts": 2}, seed=1)
     config = P4Config(kind="p4", name=program, app="runtime-json", runtime_dir=str(runtime),
                       program=program)
-    with started_network(spec, config, tmp_path / "run") as (net, arch):
+    with started_network(spec, config, tmp_path / "run") as started:
+        net, arch = started.net, started.arch
         out = net.get("h1").cmd("ping -c 3 -i 0.1 -W 2 10.0.0.2")
         facts = arch.facts()
     assert " 0% packet loss" in out, out

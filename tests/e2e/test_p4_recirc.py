@@ -19,7 +19,7 @@ import pytest
 
 from sdnperf.arch.config import P4Config
 from sdnperf.topo.registry import build_topology
-from tests.e2e.arch_network import started_network
+from sdnperf.runner import started_network
 from tests.e2e.support import NEEDS_MININET
 
 pytestmark = NEEDS_MININET
@@ -53,8 +53,9 @@ params = {{recirc_passes = {n}}}
 
 @pytest.fixture(autouse=True)
 def needs_daemon():
-    from sdnperf.arch.p4 import GRPC_DAEMON, find_grpc_daemon
-    if find_grpc_daemon() is None:
+    from sdnperf import tools
+    from sdnperf.arch.p4 import GRPC_DAEMON
+    if tools.locate(GRPC_DAEMON) is None:
         pytest.skip(f"{GRPC_DAEMON} is not built")
 
 
@@ -124,7 +125,8 @@ def switch_counters(passes: int, tmp_path: Path, target: str = "sdnperf") -> dic
     spec = build_topology("single", {"hosts": 2}, seed=1)
     config = P4Config(kind="p4", name="p4", app="proactive", program="recirc", target=target,
                       params={"recirc_passes": passes})
-    with started_network(spec, config, tmp_path / "run") as (net, arch):
+    with started_network(spec, config, tmp_path / "run") as started:
+        net, arch = started.net, started.arch
         h1, h2 = net.get("h1"), net.get("h2")
         out = h1.cmd(f"ping -c {PINGS} -i 0.05 -W 2 {h2.IP()}")
         assert f"{PINGS} received" in out, out
