@@ -39,7 +39,7 @@ class P4Config(_ArchBase):
     kind: Literal["p4"]
     app: Literal["l2-learning", "topo-forwarding", "proactive", "runtime-json"] = "l2-learning"
     runtime_dir: str | None = Field(None, description="folder of sN-runtime.json files "
-                                    "(app = \"runtime-json\"); relative paths from the working directory")
+                                    "(app = \"runtime-json\"); relative to the study file's folder")
     target: Literal["sdnperf", "bmv2"] = "sdnperf"
 
 

@@ -2,6 +2,9 @@
 
 Every error names the file, the line and the field path, e.g.
     examples/campus.toml:23: workload[0].count: Input should be greater than or equal to 1
+and a file with several mistakes gets all of them at once (the schema's, the topology
+generator's; host names in pairs once both are right). Paths in a study file (runtime_dir,
+GraphML files, custom Topo modules) are relative to the file's folder; absolute ones stay.
 """
 from __future__ import annotations
 
@@ -13,8 +16,9 @@ from pathlib import Path
 
 import pydantic
 
+from sdnperf.arch.config import P4Config
 from sdnperf.study.locate import format_path, line_of
-from sdnperf.study.schema import StudyFile
+from sdnperf.study.schema import StudyFile, TopologySection
 from sdnperf.topo.registry import build_topology
 from sdnperf.topo.spec import TopoSpec
 
@@ -74,28 +78,55 @@ def load_study_text(text: str, source: str, base_dir: Path) -> LoadedStudy:
         found = re.search(r"at line (\d+)", str(exc))  # 3.11's error has no lineno attribute
         line = int(found.group(1)) if found else None
         raise StudyError([Problem(source, line, "", f"not valid TOML: {exc}")]) from None
+    problems: list[Problem] = []
     try:
         config = StudyFile.model_validate(raw)
     except pydantic.ValidationError as exc:
-        raise StudyError(_problems(exc, text, source, (), raw)) from None
+        config = None
+        problems += _problems(exc, text, source, (), raw)
+    topology = _topology(raw, text, source, base_dir, problems)
+    if config is not None and topology is not None:
+        problems += _check_hosts(config, topology, text, source)
+    if problems:
+        raise StudyError(problems)
+    _resolve_paths(config, base_dir)
+    return LoadedStudy(source, text, config, topology, raw)
+
+
+def _topology(raw: dict, text: str, source: str, base_dir: Path,
+              problems: list[Problem]) -> TopoSpec | None:
+    """The [topology] table built by its generator, or None with its problems appended
+    (also when other tables have mistakes: all of them are reported at once)."""
     try:
-        topology = build_topology(config.topology.kind, config.topology_params(),
-                                  config.study.seed, base_dir)
+        section = TopologySection.model_validate(raw.get("topology"))
+    except pydantic.ValidationError:
+        return None  # the schema's problems already name it
+    seed = raw.get("study", {}).get("seed", 1) if isinstance(raw.get("study"), dict) else 1
+    try:
+        topology = build_topology(section.kind, dict(section.model_extra or {}),
+                                  seed if isinstance(seed, int) else 1, base_dir)
     except pydantic.ValidationError as exc:
-        raise StudyError(_problems(exc, text, source, ("topology",), raw)) from None
+        problems += _problems(exc, text, source, ("topology",), raw)
+        return None
     except ValueError as exc:  # unknown kind, unreadable GraphML, bad custom class ...
         field_path = ("topology", getattr(exc, "field", None) or
                       ("kind" if "kind" in str(exc) else ""))
         field_path = tuple(p for p in field_path if p)
-        raise StudyError([Problem(source, line_of(text, field_path), format_path(field_path),
-                                  str(exc))]) from None
-    link = config.topology.link
+        problems.append(Problem(source, line_of(text, field_path), format_path(field_path),
+                                str(exc)))
+        return None
+    link = section.link
     if link:
         topology = topology.with_link_defaults(link.bw, link.delay_ms, link.loss_pct)
-    problems = _check_hosts(config, topology, text, source)
-    if problems:
-        raise StudyError(problems)
-    return LoadedStudy(source, text, config, topology, raw)
+    return topology
+
+
+def _resolve_paths(config: StudyFile, base_dir: Path) -> None:
+    """Relative paths in the file are relative to its folder, as in other configuration
+    formats (the topology generators resolve theirs with base_dir too)."""
+    for arch in config.architecture:
+        if isinstance(arch, P4Config) and arch.runtime_dir:
+            arch.runtime_dir = str(Path(base_dir) / arch.runtime_dir)  # absolute: kept as is
 
 
 def _without_union_tag(loc: tuple, raw: dict) -> tuple:

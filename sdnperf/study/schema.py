@@ -67,7 +67,3 @@ class StudyFile(_Strict):
             raise ValueError(f"study.baseline {self.study.baseline!r} is not one of the "
                              f"architectures: {', '.join(names)}")
         return self
-
-    def topology_params(self) -> dict:
-        """The generator's parameters: the [topology] table without kind and link."""
-        return dict(self.topology.model_extra or {})
