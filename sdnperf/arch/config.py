@@ -39,7 +39,7 @@ class P4Config(_ArchBase):
     kind: Literal["p4"]
     app: Literal["l2-learning", "topo-forwarding", "proactive", "runtime-json"] = "l2-learning"
     runtime_dir: str | None = Field(None, description="folder of sN-runtime.json files "
-                                    "(app = \"runtime-json\"); relative paths from the working directory")
+                                    "(app = \"runtime-json\"); relative to the study file's folder")
     target: Literal["sdnperf", "bmv2"] = "sdnperf"
     program: str = Field("l2l3", description="a P4 program shipped with sdnperf, by name "
                          "(sdnperf/p4/catalog.py): l2l3, recirc, l2, ipv4, vlan, pipeline8")

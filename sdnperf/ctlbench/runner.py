@@ -7,7 +7,7 @@ import re
 import subprocess
 import threading
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
@@ -46,13 +46,6 @@ def plan(cfg: CtlbenchFile) -> list[RunSpec]:
                 runs.append(RunSpec(f"{c.label}|{load.mode}|{n}sw{r}|{rep}", c, n, rate,
                                     load.mode, rep))
     return runs
-
-
-@dataclass
-class Sampled:
-    report: CpuReport
-    cpu_series: list[tuple[float, float]] = field(default_factory=list)
-    rss_series: list[tuple[float, float]] = field(default_factory=list)
 
 
 class _RssPoller(threading.Thread):

@@ -4,7 +4,8 @@ Three marks, each surviving a `kill -9` of the study process:
 - every process sdnperf starts inherits SDNPERF_TAG in its environment (Mininet host
   shells, whose death removes their namespaces; OVS daemons; controllers; iperf ...);
 - a registry file per network, written *before* the network is built, lists the
-  interfaces and Linux bridges it will create in the root namespace;
+  interfaces and Linux bridges it will create in the root namespace (and one per private
+  OVS with the userspace datapath: its `ovs-netdev` device);
 - each run's directory (OVS database, logs) lives under RUN_ROOT.
 Nothing named by `mn -c`-style guessing is touched: a user's own Mininet or OVS survives.
 """
@@ -140,7 +141,7 @@ def clean(tag: str | None = None) -> CleanReport:
     report.processes = [f"{comm}({pid})" for pid, comm in sorted(victims.items())]
     if not RUN_ROOT.exists():
         return report
-    for registry_file in sorted(RUN_ROOT.glob("*/*/registry.json")) + sorted(RUN_ROOT.glob("*/registry.json")):
+    for registry_file in sorted(RUN_ROOT.glob("**/registry.json")):
         try:
             data = json.loads(registry_file.read_text())
         except (OSError, ValueError):

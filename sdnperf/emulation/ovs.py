@@ -15,12 +15,16 @@ import time
 from pathlib import Path
 
 from sdnperf.emulation import capabilities
+from sdnperf.emulation.cleanup import Registry
 
 OVS_SCHEMA_CANDIDATES = (
     Path("/usr/share/openvswitch/vswitch.ovsschema"),
     Path("/usr/local/share/openvswitch/vswitch.ovsschema"),
 )
 OVS_ENV_KEYS = ("OVS_RUNDIR", "OVS_DBDIR", "OVS_LOGDIR", "OVS_SYSCONFDIR")
+# The userspace datapath's tap device: removed when ovs-vswitchd exits cleanly, left in the
+# kernel when the study is killed (-9) and the daemon then terminated by `sdnperf clean`.
+USERSPACE_DATAPATH_DEVICE = "ovs-netdev"
 
 
 class OvsError(RuntimeError):
@@ -36,6 +40,8 @@ class OvsDaemons:
         self.datapath = datapath or ("kernel" if capabilities.ovs_kernel_module() else "user")
         self._saved_env: dict[str, str | None] = {}
         self._procs: dict[str, subprocess.Popen] = {}
+        # what `sdnperf clean` must remove if this process dies (ovs-netdev, when ours)
+        self.registry = Registry(self.run_dir / "registry.json")
 
     # -- paths ---------------------------------------------------------------------------
     @property
@@ -55,6 +61,10 @@ class OvsDaemons:
         if schema is None:
             raise OvsError("vswitch.ovsschema not found; is openvswitch-common installed?")
         self.run_dir.mkdir(parents=True, exist_ok=True)
+        if self.datapath == "user" and not Path(f"/sys/class/net/{USERSPACE_DATAPATH_DEVICE}").exists():
+            # ours once the first bridge exists: listed for `clean` before it does
+            self.registry.interfaces = [USERSPACE_DATAPATH_DEVICE]
+            self.registry.save()
         db = self.run_dir / "conf.db"
         if db.exists():
             db.unlink()
@@ -93,6 +103,7 @@ class OvsDaemons:
             if proc is not None:
                 terminate_pid(proc.pid)
                 proc.wait()
+        self.registry.discard()
         self._restore_env()
 
     # -- helpers ---------------------------------------------------------------------------

@@ -2,6 +2,9 @@
 
 Every error names the file, the line and the field path, e.g.
     examples/campus.toml:23: workload[0].count: Input should be greater than or equal to 1
+and a file with several mistakes gets all of them at once (the schema's, the topology
+generator's; host names in pairs once both are right). Paths in a study file (runtime_dir,
+GraphML files, custom Topo modules) are relative to the file's folder; absolute ones stay.
 """
 from __future__ import annotations
 
@@ -13,8 +16,9 @@ from pathlib import Path
 
 import pydantic
 
+from sdnperf.arch.config import P4Config
 from sdnperf.study.locate import format_path, line_of
-from sdnperf.study.schema import StudyFile
+from sdnperf.study.schema import StudyFile, TopologySection
 from sdnperf.topo.registry import build_topology
 from sdnperf.topo.spec import TopoSpec
 
@@ -94,41 +98,66 @@ def load_study_text(text: str, source: str, base_dir: Path) -> LoadedStudy:
 
 def validate_raw(raw: dict, text: str, source: str,
                  base_dir: Path) -> tuple[StudyFile, dict[str, TopoSpec]]:
-    """Validate a study dict and build its topologies (label -> TopoSpec), or StudyError."""
+    """Validate a study dict and build its topologies (label -> TopoSpec), or StudyError
+    with every problem found at once (schema, each topology, hosts), each file:line:field."""
+    problems: list[Problem] = []
     try:
         config = StudyFile.model_validate(raw)
     except pydantic.ValidationError as exc:
-        raise StudyError(_problems(exc, text, source, (), raw)) from None
-    several = isinstance(config.topology, list)
+        config = None
+        problems += _problems(exc, text, source, (), raw)
+    entries = raw.get("topology")
+    several = isinstance(entries, list)
+    seed = raw.get("study", {}).get("seed", 1) if isinstance(raw.get("study"), dict) else 1
     topologies: dict[str, TopoSpec] = {}
-    for i, entry in enumerate(config.topologies()):
+    for i, entry in enumerate(entries if several else [entries]):
         prefix = ("topology", i) if several else ("topology",)
-        topology = _build_topology(config, entry, prefix, text, source, base_dir, raw)
-        topology.name = entry.name or topology.name
+        topology = _topology(entry, prefix, seed if isinstance(seed, int) else 1, text, source,
+                             base_dir, raw, problems)
+        if topology is None:
+            continue
         topologies[topology.name] = topology
-        problems = _check_hosts(config, topology, text, source)
-        if problems:
-            raise StudyError(problems)
+        if config is not None:
+            problems += _check_hosts(config, topology, text, source)
+    if problems:
+        raise StudyError(problems)
+    _resolve_paths(config, base_dir)
     return config, topologies
 
 
-def _build_topology(config: StudyFile, entry, prefix: tuple, text: str, source: str,
-                    base_dir: Path, raw: dict) -> TopoSpec:
+def _topology(entry, prefix: tuple, seed: int, text: str, source: str, base_dir: Path,
+              raw: dict, problems: list[Problem]) -> TopoSpec | None:
+    """One topology table built by its generator and labelled by its name, or None with its
+    problems appended (also when other tables have mistakes: all are reported at once)."""
     try:
-        topology = build_topology(entry.kind, config.topology_params(entry),
-                                  config.study.seed, base_dir)
+        section = TopologySection.model_validate(entry)
+    except pydantic.ValidationError:
+        return None  # the schema's problems already name it
+    try:
+        topology = build_topology(section.kind, dict(section.model_extra or {}), seed, base_dir)
     except pydantic.ValidationError as exc:
-        raise StudyError(_problems(exc, text, source, prefix, raw)) from None
+        problems += _problems(exc, text, source, prefix, raw)
+        return None
     except ValueError as exc:  # unknown kind, unreadable GraphML, bad custom class ...
         field_path = (*prefix, getattr(exc, "field", None) or
                       ("kind" if "kind" in str(exc) else ""))
         field_path = tuple(p for p in field_path if p != "")
-        raise StudyError([Problem(source, line_of(text, field_path), format_path(field_path),
-                                  str(exc))]) from None
-    link = entry.link
+        problems.append(Problem(source, line_of(text, field_path), format_path(field_path),
+                                str(exc)))
+        return None
+    topology.name = section.name or topology.name
+    link = section.link
     if link:
         topology = topology.with_link_defaults(link.bw, link.delay_ms, link.loss_pct)
     return topology
+
+
+def _resolve_paths(config: StudyFile, base_dir: Path) -> None:
+    """Relative paths in the file are relative to its folder, as in other configuration
+    formats (the topology generators resolve theirs with base_dir too)."""
+    for arch in config.architecture:
+        if isinstance(arch, P4Config) and arch.runtime_dir:
+            arch.runtime_dir = str(Path(base_dir) / arch.runtime_dir)  # absolute: kept as is
 
 
 def _without_union_tag(loc: tuple, raw: dict) -> tuple:

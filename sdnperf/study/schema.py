@@ -119,8 +119,3 @@ class StudyFile(_Strict):
     def topologies(self) -> list[TopologySection]:
         """The topology entries: the single [topology] table or every [[topology]]."""
         return list(self.topology) if isinstance(self.topology, list) else [self.topology]
-
-    def topology_params(self, entry: TopologySection | None = None) -> dict:
-        """A generator's parameters: a topology table without kind, name and link."""
-        entry = entry or self.topologies()[0]
-        return dict(entry.model_extra or {})

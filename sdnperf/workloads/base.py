@@ -25,7 +25,7 @@ REGISTRY: dict[str, Callable[..., WorkloadOutput]] = {
     "voip": run_voip,
     "live-video": run_live_video,
     "video": run_video,
-    "mixed": run_mixed,
+    "mixed": lambda cfg, ctx: run_mixed(cfg, ctx, run_workload),  # members dispatch here too
 }
 
 

@@ -24,8 +24,7 @@ SNAPLEN = 128  # headers are enough for rates and timing; keeps files small
 
 
 def capture_dir(cfg, ctx: WorkloadContext) -> Path:
-    base = getattr(ctx, "results_dir", None)
-    return Path(base) / "captures" if base else Path(cfg.capture_dir)
+    return Path(ctx.results_dir) / "captures" if ctx.results_dir else Path(cfg.capture_dir)
 
 
 def _node_and_intf(point: str, ctx: WorkloadContext) -> tuple[object, str]:

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
 from ..samples import Sample, Summary
@@ -12,16 +13,20 @@ class WorkloadContext(Protocol):
     """The runner's view of a built network, as a workload needs it.
 
     `host(name)` returns a Mininet host (anything with `.cmd`, `.popen` and `.IP()`).
-    A runner may also define `on_process(pid: int) -> None`; workloads call it for every
-    traffic process they start (e.g. to hand the PID to `CpuSampler.watch("traffic", pid)`).
+    Workloads call `on_process(pid)` for every traffic process they start (the runner hands
+    the PID to `CpuSampler.watch("traffic", pid)`). `results_dir` is this run's folder for
+    files a workload keeps (pcaps); None sends them to the study's `capture_dir`.
     """
 
     host_names: list[str]
     seed: int
+    results_dir: Path | None
 
     def host(self, name: str) -> Any: ...
 
     def log(self, msg: str) -> None: ...
+
+    def on_process(self, pid: int) -> None: ...
 
 
 @dataclass

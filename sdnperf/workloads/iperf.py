@@ -13,7 +13,7 @@ import time
 from dataclasses import dataclass, field
 
 from ..samples import Sample, Summary
-from .config import IperfTcpConfig, IperfUdpConfig, Pairs
+from .basic_config import IperfTcpConfig, IperfUdpConfig, Pairs
 from .context import WorkloadContext, WorkloadError, WorkloadOutput
 from .pairs import resolve_pairs
 from .procs import Launched, ProcessGroup

@@ -20,6 +20,7 @@ import signal
 import threading
 import time
 from collections import defaultdict
+from typing import Callable
 
 from ..samples import Sample, Summary
 from .capture import capturing
@@ -40,9 +41,7 @@ class MemberContext:
         self._stop = stop or threading.Event()
         self.host_names = ctx.host_names
         self.seed = ctx.seed
-        results_dir = getattr(ctx, "results_dir", None)
-        if results_dir is not None:
-            self.results_dir = results_dir
+        self.results_dir = ctx.results_dir
 
     def host(self, name: str):
         if self._stop.is_set():  # interrupted: start nothing more
@@ -57,9 +56,7 @@ class MemberContext:
             self._pids.add(pid)
         if self._stop.is_set():  # started just as the run was interrupted
             _kill({pid}, self._lock)
-        hook = getattr(self._ctx, "on_process", None)
-        if callable(hook):
-            hook(pid)
+        self._ctx.on_process(pid)
 
 
 def merge_outputs(name: str, outputs: dict[str, WorkloadOutput]) -> WorkloadOutput:
@@ -90,8 +87,10 @@ def merge_outputs(name: str, outputs: dict[str, WorkloadOutput]) -> WorkloadOutp
                           sum(out.processes_started for out in outputs.values()))
 
 
-def run_mixed(cfg: MixedConfig, ctx: WorkloadContext) -> WorkloadOutput:
-    from .base import run_workload  # the seam dispatches members like any workload
+def run_mixed(cfg: MixedConfig, ctx: WorkloadContext,
+              run_workload: Callable[[object, WorkloadContext], WorkloadOutput]) -> WorkloadOutput:
+    """`run_workload` is the seam's dispatcher (base.py passes it): members run like any
+    workload."""
 
     pids: set[int] = set()
     lock = threading.Lock()

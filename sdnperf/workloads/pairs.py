@@ -4,7 +4,7 @@ from __future__ import annotations
 import random
 import re
 
-from .config import AllToOne, Pairs, Permutation
+from .basic_config import AllToOne, Pairs, Permutation
 
 
 def _natural_key(name: str) -> list:

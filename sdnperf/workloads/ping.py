@@ -12,7 +12,7 @@ import time
 from dataclasses import dataclass, field
 
 from ..samples import Sample, Summary
-from .config import PingConfig
+from .basic_config import PingConfig
 from .context import WorkloadContext, WorkloadError, WorkloadOutput
 from .pairs import resolve_pairs
 from .procs import ProcessGroup

@@ -16,6 +16,8 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
+from .context import WorkloadContext
+
 # After SIGTERM, how long a tool gets to exit before SIGKILL.
 TERM_GRACE_S = 1.0
 
@@ -57,7 +59,7 @@ def _read(path: str) -> str:
 class ProcessGroup:
     """Processes of one workload; all stopped and reaped on exit of the `with` block."""
 
-    def __init__(self, ctx: Any = None):
+    def __init__(self, ctx: WorkloadContext):
         self._ctx = ctx
         self._procs: list[Launched] = []
         self._dir = tempfile.mkdtemp(prefix="sdnperf-wl-")
@@ -75,9 +77,7 @@ class ProcessGroup:
             popen = host.popen(argv, stdin=subprocess.DEVNULL, stdout=out, stderr=err)
         launched = Launched(label, popen, out_path, err_path, started)
         self._procs.append(launched)
-        hook = getattr(self._ctx, "on_process", None)
-        if callable(hook):
-            hook(popen.pid)
+        self._ctx.on_process(popen.pid)
         return launched
 
     def wait(self, procs: list[Launched], timeout_s: float) -> list[Launched]:

@@ -1,7 +1,7 @@
 """Study-file models of the application workloads: tcp-connect, voip, live-video, video, mixed.
 
-They live apart from config.py (which holds ping/iperf) and are joined into its
-`WorkloadConfig` union there. Like every workload model they forbid unknown fields.
+They build on basic_config.py (which holds ping/iperf) and are joined with it into the
+`WorkloadConfig` union in config.py. Like every workload model they forbid unknown fields.
 """
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ from typing import Annotated, Literal, Union
 
 from pydantic import Field, field_validator, model_validator
 
-from .config import (IperfTcpConfig, IperfUdpConfig, PingConfig, _suffixed_field, _Workload,
-                     parse_suffixed)
+from .basic_config import (IperfTcpConfig, IperfUdpConfig, PingConfig, _suffixed_field,
+                           _Workload, parse_suffixed)
 
 # "h1" (a host: its interface) or "s1-eth2" (one interface of a node)
 _CAPTURE_POINT = re.compile(r"^[A-Za-z][A-Za-z0-9_]*(-[A-Za-z0-9_.]+)?$")

@@ -21,6 +21,7 @@ class NetContext:
         self.net = net
         self.host_names = [h.name for h in net.hosts]
         self.seed = 1
+        self.results_dir = None
         self.pids: list[int] = []
         self.messages: list[str] = []
 

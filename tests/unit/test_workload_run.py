@@ -36,6 +36,7 @@ class FakeContext:
     def __init__(self, n=4, replace=None, interrupt_at=None):
         self.host_names = [f"h{i}" for i in range(1, n + 1)]
         self.seed = 1
+        self.results_dir = None
         self.argvs: list[tuple[str, list[str]]] = []
         self.pids: list[int] = []
         self.messages: list[str] = []

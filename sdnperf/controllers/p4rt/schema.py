@@ -131,7 +131,6 @@ class Schema:
         for c in p4info.controller_packet_metadata:
             self.packet_metadata[c.preamble.name] = {m.name: (m.id, m.bitwidth) for m in c.metadata}
         self._action_by_id = {a.id: a for a in self.actions.values()}
-        self._table_by_id = {t.id: t for t in self.tables.values()}
 
     @classmethod
     def from_text(cls, text: str, origin: str = "P4Info") -> "Schema":
@@ -161,9 +160,6 @@ class Schema:
 
     def action_name(self, action_id: int) -> str:
         return self._action_by_id[action_id].name
-
-    def table_name(self, table_id: int) -> str:
-        return self._table_by_id[table_id].name
 
     # -- messages --------------------------------------------------------------------------
     def action_msg(self, action: str, params: dict | None = None) -> "p4r.Action":

@@ -48,10 +48,6 @@ def parse_lldp_probe(frame: bytes) -> tuple[int, int] | None:
         return None
 
 
-def mac_text(b: bytes) -> str:
-    return ":".join(f"{x:02x}" for x in b)
-
-
 @dataclass
 class Topology:
     """Switches (device id -> ports), switch links and hosts, as the lab knows them."""
