@@ -158,7 +158,7 @@ def comparison(store: Store, study_id: int, baseline: str | None = None,
                 run_of[member] = w
 
     rows: list[Row] = []
-    for topology in _in_order(where[r.id] for r in runs):
+    for topology in _groups_in_order(runs, where):
         for workload in run_of:
             stored = metric_order.get(workload, [])
             shown = [m for m in stored if only_metrics is None or m in only_metrics]
@@ -191,6 +191,22 @@ def _adjust_p(rows: list[Row]) -> None:
     for family in families.values():
         for row, adjusted in zip(family, holm([r.p for r in family])):
             row.p_holm = adjusted
+
+
+def _groups_in_order(runs: list[RunRow], where: dict[int, str]) -> list[str]:
+    """Topologies in the order they ran first; their sweep points by value (numbers as
+    numbers), whatever order the runs had."""
+    topologies = _in_order(r.topology for r in runs)
+
+    def value_key(value):
+        number = isinstance(value, (int, float)) and not isinstance(value, bool)
+        return (0, float(value), "") if number else (1, 0.0, str(value))
+
+    first = {}
+    for r in runs:
+        first.setdefault(where[r.id], (topologies.index(r.topology),
+                                       tuple((p, value_key(v)) for p, v in sorted(r.point.items()))))
+    return sorted(first, key=lambda group: first[group])
 
 
 def _where(run: RunRow) -> str:

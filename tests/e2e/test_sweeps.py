@@ -233,3 +233,25 @@ def test_random_order_is_reproduced_from_the_seed(tmp_path):
     assert provenance["study_text"] == text and provenance["git"]["commit"]
     html = (out / "order" / "report.html").read_text()
     assert "random (seed 11)" in html
+    # `check` now estimates from the network build times these runs measured
+    check = sdnperf("check", str(path), "--out", str(out), run_root=tmp_path / "runroot")
+    stdout, _ = check.communicate(timeout=60)
+    assert check.returncode == 0 and "4 runs with measured network build times" in stdout, stdout
+
+
+def test_only_runs_a_slice_and_resume_adds_the_rest(tmp_path):
+    text = LINE.format(name="slice", reps=1, seed=1, extra="") + PING_SWEEP.format(count=2)
+    code, stdout, path, out = run_study(tmp_path, text, "--only", "workload.ping.size=56|1000")
+    assert code == 0, stdout
+    db = out / "slice" / "study.sqlite"
+    sizes = lambda: sorted(int(k.split("=")[1].split("|")[0]) for k, _ in runs_in(db))  # noqa: E731
+    assert sizes() == [56, 1000]
+    proc = sdnperf("run", "--resume", str(path), "--out", str(out), "--only", "rep=1",
+                   run_root=tmp_path / "runroot")
+    stdout, _ = proc.communicate(timeout=300)
+    assert proc.returncode == 0 and "resuming: 2 of 4 runs already stored" in stdout, stdout
+    assert sizes() == [56, 200, 600, 1000]
+    bad = sdnperf("run", str(path), "--out", str(out), "--only", "speed=3",
+                  run_root=tmp_path / "runroot")
+    stdout, _ = bad.communicate(timeout=60)
+    assert bad.returncode == 2 and "unknown name 'speed'" in stdout
