@@ -311,7 +311,7 @@ def cmd_topo_show(args) -> int:
         study = _load(args.what)
         if study is None:
             return EXIT_BAD_INPUT
-        spec = study.topology
+        specs = list(study.topologies.values())
     else:
         import pydantic
 
@@ -324,7 +324,7 @@ def cmd_topo_show(args) -> int:
             name, value = item.split("=", 1)
             params[name] = _literal(value)
         try:
-            spec = build_topology(args.what, params, args.seed, Path.cwd())
+            specs = [build_topology(args.what, params, args.seed, Path.cwd())]
         except pydantic.ValidationError as exc:
             for err in exc.errors():
                 print(f"error: {'.'.join(map(str, err['loc']))}: {err['msg']}", file=sys.stderr)
@@ -332,9 +332,13 @@ def cmd_topo_show(args) -> int:
         except ValueError as exc:
             print(f"error: {exc}", file=sys.stderr)
             return EXIT_BAD_INPUT
-    print(render_text(spec))
-    if args.png:
-        print(f"drawn: {draw_png(spec, Path(args.png))}")
+    for spec in specs:  # a study file may hold several [[topology]] entries
+        print(render_text(spec))
+        if args.png:
+            png = Path(args.png)
+            if len(specs) > 1:  # one drawing each: NAME-<topology>.png
+                png = png.with_name(f"{png.stem}-{spec.name}{png.suffix}")
+            print(f"drawn: {draw_png(spec, png)}")
     return EXIT_OK
 
 

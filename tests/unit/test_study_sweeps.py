@@ -216,3 +216,15 @@ def test_a_combination_of_valid_values_can_still_be_refused(tmp_path):
     (problem,) = info.value.problems
     assert str(problem).endswith("give either duration or bytes, not both")
     assert "sweep[1].values: at workload.udp.bytes=1M,workload.udp.duration=1" in str(problem)
+
+
+def test_topo_show_prints_every_topology_of_a_study(tmp_path):
+    import subprocess
+    import sys
+    path = tmp_path / "two.toml"
+    path.write_text(TWO_TOPOLOGIES)
+    proc = subprocess.run([sys.executable, "-m", "sdnperf.cli", "topo", "show", str(path),
+                           "--png", str(tmp_path / "t.png")], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    assert "line: 2 switches" in proc.stdout and "grid: 2 switches" in proc.stdout
+    assert (tmp_path / "t-line.png").exists() and (tmp_path / "t-grid.png").exists()
