@@ -144,7 +144,8 @@ def cmd_run(args) -> int:
         from sdnperf.cluster.cli import check_cluster_args
         problem = check_cluster_args(args)
         if problem:
-            console.print(f"[red]error:[/] {problem}")
+            from rich.markup import escape
+            console.print(f"[red]error:[/] {escape(problem)}")
             return EXIT_BAD_INPUT
     if os.geteuid() != 0 and not (args.cluster and not args.cluster.startswith("local:")):
         console.print("[red]error:[/] sdnperf run needs root (Mininet creates namespaces and links)")
@@ -224,6 +225,10 @@ def _report(store, study_id: int, results_dir: Path, baseline, html: bool = True
     rows = comparison(store, study_id, baseline)
     # Piped output (CI logs, files) gets a wide table instead of an 80-column squeeze.
     render_table(rows, Console(width=None if sys.stdout.isatty() else 160))
+    from sdnperf.cluster.variance import node_report
+    nodes = node_report(store, study_id)  # a study run on a cluster: does the node matter?
+    for warning in nodes.warnings() if nodes else []:
+        print(f"warning: {warning}")
     written = store.export_csv(study_id, csv_dir or results_dir / "csv")
     print(f"CSV: {', '.join(str(p) for p in written)}")
     if html:
