@@ -9,10 +9,12 @@ its own network namespace (isolated.py).
 """
 from __future__ import annotations
 
+import os
 import re
 import shutil
 import tempfile
 from dataclasses import dataclass
+from pathlib import Path
 
 from sdnperf.cluster import NODE_RESOURCE
 
@@ -30,6 +32,17 @@ def local_size(address: str) -> int | None:
     if not 1 <= n <= MAX_LOCAL_NODES:
         raise ValueError(f"--cluster {address}: N must be between 1 and {MAX_LOCAL_NODES}")
     return n
+
+
+FOLDER_PREFIX = "sdnperf-ray-"
+
+
+def remove_stale_folders() -> None:
+    """Ray folders of local clusters whose driver was killed (named after its PID)."""
+    for folder in Path("/tmp").glob(f"{FOLDER_PREFIX}*-*"):
+        pid = folder.name[len(FOLDER_PREFIX):].split("-")[0]
+        if pid.isdigit() and not Path(f"/proc/{pid}").exists():
+            shutil.rmtree(folder, ignore_errors=True)
 
 
 def keep_ray_on_loopback() -> None:
@@ -50,8 +63,9 @@ class LocalCluster:
         """Start the head and the nodes; returns the address to connect to."""
         from ray.cluster_utils import Cluster
         keep_ray_on_loopback()
+        remove_stale_folders()
         # Ray's socket paths must stay short (sun_path): a short folder under /tmp.
-        self.temp_dir = tempfile.mkdtemp(prefix="sdnperf-ray-", dir="/tmp")
+        self.temp_dir = tempfile.mkdtemp(prefix=f"{FOLDER_PREFIX}{os.getpid()}-", dir="/tmp")
         common = dict(node_ip_address="127.0.0.1", include_dashboard=False,
                       object_store_memory=OBJECT_STORE_BYTES)
         self._cluster = Cluster(initialize_head=True, connect=False, head_node_args=dict(
