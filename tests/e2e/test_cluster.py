@@ -191,3 +191,21 @@ def test_resume_after_the_driver_is_killed(study_file, tmp_path):
     assert len(runs) == 6 and all(r["status"] == "ok" for r in runs), runs
     assert_blocks_intact(runs)
     assert not ray_processes()
+
+
+def test_nodes_refuse_a_study_their_kernel_cannot_run(study_file, tmp_path):
+    from sdnperf.emulation.capabilities import netem
+    if netem().ok:
+        pytest.skip("this kernel has sch_netem: every node can run a study with link delay")
+    study = study_file()
+    study.write_text(study.read_text().replace('switches = 2', 'switches = 2\n'
+                                               'link = { delay_ms = 5 }'))
+    proc = sdnperf("run", str(study), "--out", str(tmp_path / "out"), "--cluster", "local:2",
+                   run_root=tmp_path / "rr")
+    out, _ = proc.communicate(timeout=300)
+    assert proc.returncode == 2, out
+    text = " ".join(out.split())
+    assert f"node {os.uname().nodename}-1 refuses" in text, out
+    assert "sch_netem" in text and "no node can run this study" in text
+    assert not runs_in(tmp_path / "out" / "cl" / "study.sqlite")
+    assert not ray_processes()
