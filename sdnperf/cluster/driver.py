@@ -9,6 +9,7 @@ previous one is back, so a run is committed the moment it finishes.
 from __future__ import annotations
 
 import logging
+import socket
 import time
 import uuid
 from dataclasses import dataclass
@@ -78,8 +79,12 @@ class ClusterRunner:
             self.log(f"starting a local Ray cluster of {size} node(s) on 127.0.0.1")
             self._local = LocalCluster(size)
             address = self._local.start()
-        elif address.split("://")[-1].split(":")[0] in ("127.0.0.1", "localhost"):
-            keep_ray_on_loopback()
+        else:
+            problem = unreachable(address)
+            if problem:
+                raise ClusterRefused(f"cannot reach the Ray cluster at {address}: {problem}")
+            if address.split("://")[-1].split(":")[0] in ("127.0.0.1", "localhost"):
+                keep_ray_on_loopback()
         try:
             ray.init(address=address, logging_level=logging.WARNING, log_to_driver=False)
         except (ConnectionError, ValueError, RuntimeError) as exc:
@@ -231,6 +236,19 @@ class ClusterRunner:
             for other in lost.not_run:
                 commit(failed_result(self.study, other, f"not run: {reason} (second loss of "
                                      "its block)"), job)
+
+
+def unreachable(address: str, timeout: float = 5.0) -> str | None:
+    """Why nothing answers at a Ray address (HOST:PORT or ray://HOST:PORT), or None.
+    Ray itself would retry a dead address for minutes."""
+    host, _, port = address.split("://")[-1].rpartition(":")
+    if not host or not port.isdigit():
+        return "write HOST:PORT (the head's GCS port, 6379 by default) or ray://HOST:PORT"
+    try:
+        socket.create_connection((host.strip("[]"), int(port)), timeout=timeout).close()
+    except OSError as exc:
+        return f"nothing answers on {host}:{port} ({exc.strerror or exc})"
+    return None
 
 
 def failed_result(study, run, reason: str, started: float | None = None) -> RunResult:

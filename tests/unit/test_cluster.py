@@ -12,7 +12,7 @@ import pytest
 from sdnperf.cli import EXIT_BAD_INPUT, main
 from sdnperf.cluster import INSTALL_HINT
 from sdnperf.cluster.blocks import block_key, blocks_to_run, make_blocks
-from sdnperf.cluster.driver import node_labels
+from sdnperf.cluster.driver import node_labels, unreachable
 from sdnperf.cluster.local import local_size
 from sdnperf.cluster.preflight import compare_nodes
 from sdnperf.cluster.schedule import MAX_ATTEMPTS, Schedule
@@ -224,3 +224,15 @@ def test_cluster_without_ray_says_how_to_get_it(monkeypatch, capsys, tmp_path):
 def test_a_bad_local_address_is_refused(capsys, tmp_path):
     assert main(["run", "--cluster", "local:x"]) == EXIT_BAD_INPUT
     assert "write local:N" in capsys.readouterr().err
+
+
+def test_an_address_where_nothing_answers_is_refused_at_once():
+    import socket
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]  # bound, not listening: connections are refused
+        assert "nothing answers on 127.0.0.1:" in unreachable(f"127.0.0.1:{port}")
+        assert "nothing answers" in unreachable(f"ray://127.0.0.1:{port}")
+        s.listen()
+        assert unreachable(f"127.0.0.1:{port}") is None
+    assert "write HOST:PORT" in unreachable("headnode")
