@@ -209,3 +209,21 @@ def test_nodes_refuse_a_study_their_kernel_cannot_run(study_file, tmp_path):
     assert "sch_netem" in text and "no node can run this study" in text
     assert not runs_in(tmp_path / "out" / "cl" / "study.sqlite")
     assert not ray_processes()
+
+
+def test_controllers_and_the_p4_switch_work_inside_a_runs_namespace(study_file, tmp_path):
+    """Controllers listen on 127.0.0.1 inside the run's namespace; the P4 switch's
+    P4Runtime server too; every daemon's run dir is the namespace's private tmpfs."""
+    study = study_file(reps=1)
+    study.write_text(study.read_text().replace('name = "ovs"\nkind = "ovs-standalone"',
+                                               'name = "osken"\nkind = "openflow"\n\n'
+                                               '[[architecture]]\nname = "p4"\nkind = "p4"'))
+    proc = sdnperf("run", str(study), "--out", str(tmp_path / "out"), "--cluster", "local:1",
+                   "--no-report", run_root=tmp_path / "rr")
+    out, _ = proc.communicate(timeout=300)
+    assert proc.returncode == 0, out
+    runs = stored(tmp_path / "out" / "cl" / "study.sqlite")
+    assert sorted(r["architecture"]["name"] for r in runs) == ["bridge", "osken", "p4"]
+    assert all(r["status"] == "ok" for r in runs), runs
+    assert not ray_processes()
+    assert not any((tmp_path / "rr").glob("*/*")), "run dirs must stay inside the namespace"
