@@ -45,8 +45,10 @@ class ClusterRunner:
 
     def __init__(self, study, store, results_dir: Path, resume: bool, address: str,
                  allow_mixed: bool = False, progress=None,
-                 log: Callable[[str], None] = print):
+                 log: Callable[[str], None] = print, only=None, provenance: dict | None = None):
         self.study, self.store, self.results_dir = study, store, Path(results_dir).resolve()
+        self.only = only  # a run selection (`--only`), or None for every run
+        self.provenance = provenance
         self.resume, self.address, self.allow_mixed = resume, address, allow_mixed
         self.progress, self.log = progress, log
         self.session = uuid.uuid4().hex[:12]
@@ -157,10 +159,12 @@ class ClusterRunner:
         cfg = self.study.config
         environment = {**environment, "cluster": {
             "address": self.address, "nodes": {n.label: n.facts for n in self.nodes.values()}}}
+        extra = {"provenance": self.provenance} if self.provenance else {}
         study_id = self.store.open_study(self.study.name, self.study.path,
-                                         cfg.model_dump(mode="json"), environment)
+                                         cfg.model_dump(mode="json"), environment, **extra)
         done = self.store.done_keys(study_id) if self.resume else set()
-        blocks = make_blocks(plan_runs(self.study), self.study.topology.name)
+        plan = [r for r in plan_runs(self.study) if self.only is None or self.only.matches(r)]
+        blocks = make_blocks(plan, self.study.topology.name)
         todo = blocks_to_run(blocks, done)
         if self.resume and done:
             self.log(f"resuming: {len(blocks) - len(todo)} of {len(blocks)} blocks complete; "
