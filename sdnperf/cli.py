@@ -19,6 +19,7 @@ Typical use:
   sdnperf run                      run the embedded default study (campus: bridge vs openflow)
   sdnperf run examples/topo-tree.toml
   sdnperf run --resume STUDY.toml  continue a study that was interrupted
+  sdnperf run STUDY.toml --cluster local:2   spread its runs over Ray nodes (docs/scale-out.md)
   sdnperf report results/default   table + HTML report + CSV from a stored study
   sdnperf topo show campus --png campus.png
   sdnperf doctor                   what this machine can and cannot do
