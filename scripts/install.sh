@@ -36,7 +36,7 @@ if [ ! -x .venv/bin/python ] || ! .venv/bin/python -c 'import mininet.net' 2>/de
 fi
 echo "==> pip install sdnperf (versions pinned by scripts/constraints.txt)"
 .venv/bin/python -m pip install -q --upgrade pip
-.venv/bin/python -m pip install -q -c scripts/constraints.txt -e '.[test]'
+.venv/bin/python -m pip install -q -c scripts/constraints.txt -e '.[test,cluster]'
 # p4runtime-shell pins protobuf < 3.21; it runs with finsy's protobuf 6 under the pure-Python
 # protobuf implementation (the interop test sets it), so its pins are skipped.
 .venv/bin/python -m pip install -q -c scripts/constraints.txt --no-deps 'p4runtime-shell>=0.0.6'

@@ -20,6 +20,7 @@ Typical use:
   sdnperf run                      run the embedded default study (campus: bridge vs openflow)
   sdnperf run examples/topo-tree.toml
   sdnperf run --resume STUDY.toml  continue a study that was interrupted
+  sdnperf run STUDY.toml --cluster local:2   spread its runs over Ray nodes (docs/scale-out.md)
   sdnperf report results/default   table + HTML report + CSV from a stored study
   sdnperf topo show campus --png campus.png
   sdnperf recirc plan --target-delay 5ms --from results/recirc   passes for a 5 ms hold
@@ -69,6 +70,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--repetitions", type=int, help="override study.repetitions")
     p.add_argument("--no-report", action="store_true", help="skip the HTML report")
     p.add_argument("--only", metavar="EXPR", help=ONLY_HELP)
+    p.add_argument("--cluster", metavar="ADDRESS",
+                   help="run the study's blocks on a Ray cluster (its address, ray://HOST:PORT, "
+                        "or local:N for N nodes on this machine); docs/scale-out.md")
+    p.add_argument("--allow-mixed", action="store_true",
+                   help="with --cluster: run even if nodes differ (versions, tools, kernel "
+                        "features); nodes that cannot run the study are left out")
     p.set_defaults(func=cmd_run)
 
     p = sub.add_parser("check", help="validate a study file without running it",
@@ -217,7 +224,14 @@ def cmd_run(args) -> int:
     from rich.console import Console
 
     console = Console(stderr=True)
-    if os.geteuid() != 0:
+    if args.cluster:
+        from sdnperf.cluster.cli import check_cluster_args
+        problem = check_cluster_args(args)
+        if problem:
+            from rich.markup import escape
+            console.print(f"[red]error:[/] {escape(problem)}")
+            return EXIT_BAD_INPUT
+    if os.geteuid() != 0 and not (args.cluster and not args.cluster.startswith("local:")):
         console.print("[red]error:[/] sdnperf run needs root (Mininet creates namespaces and links)")
         return EXIT_FAIL
     study = _load(args.study)
@@ -261,12 +275,22 @@ def cmd_run(args) -> int:
         from sdnperf.emulation.capabilities import ovs_kernel_module
         datapath = "kernel" if ovs_kernel_module() else "user (netdev)"
         environment = collect(datapath=datapath)
-        runner = StudyRunner(study, store, results_dir, resume=args.resume,
-                             progress=progress, log=log, only=selection,
-                             provenance=collect_provenance(study, plan, environment))
+        provenance = collect_provenance(study, plan, environment)
+        if args.cluster:  # the same contract on the nodes of a Ray cluster
+            from sdnperf.cluster.driver import ClusterRefused, ClusterRunner
+            refusals: tuple = (StudyRefused, ClusterRefused)
+            runner = ClusterRunner(study, store, results_dir, resume=args.resume,
+                                   address=args.cluster, allow_mixed=args.allow_mixed,
+                                   progress=progress, log=log, only=selection,
+                                   provenance=provenance)
+        else:
+            refusals = (StudyRefused,)
+            runner = StudyRunner(study, store, results_dir, resume=args.resume,
+                                 progress=progress, log=log, only=selection,
+                                 provenance=provenance)
         try:
             study_id, results = runner.run(environment)
-        except StudyRefused as exc:
+        except refusals as exc:
             console.print(f"[red]error:[/] {exc}")
             return EXIT_BAD_INPUT
         except KeyboardInterrupt:

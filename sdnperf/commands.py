@@ -42,6 +42,10 @@ def print_report(store, study_id: int, results_dir: Path, baseline=None, html: b
     from sdnperf.report.sweeps import fit_lines, sweep_metrics
     for line in fit_lines(sweep_metrics(store, study_id, baseline)):
         print(line)
+    from sdnperf.cluster.variance import node_report
+    nodes = node_report(store, study_id)  # a study run on a cluster: does the node matter?
+    for warning in nodes.warnings() if nodes else []:
+        print(f"warning: {warning}")
     written = store.export_csv(study_id, csv_dir or results_dir / "csv")
     print(f"CSV: {', '.join(str(p) for p in written)}")
     if html:

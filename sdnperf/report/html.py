@@ -13,6 +13,7 @@ import time
 from html import escape
 from pathlib import Path
 
+from sdnperf.cluster.variance import html_section, node_report
 from sdnperf.report import fmt, metrics
 from sdnperf.report.plots import _colors, all_plots
 from sdnperf.report.sweep_plots import sweep_figure, topology_panels
@@ -78,6 +79,7 @@ def write_report(store: Store, study_id: int, out_path: str | Path,
         _not_drawn(plots.skipped),
         _failed_runs(runs),
         _cpu_bound_runs(runs),
+        node_section(store, study_id),  # runs spread over a cluster's nodes
         _how_to_read(metric_names),
     ]
     page = (
@@ -285,6 +287,10 @@ def _not_drawn(skipped: list[str]) -> str:
         return ""
     items = "".join(f"<li>{escape(s)}</li>" for s in skipped)
     return f'<p class="meta">Not drawn:</p><ul class="meta">{items}</ul>'
+
+
+def node_section(store: Store, study_id: int) -> str:
+    return html_section(node_report(store, study_id))
 
 
 def _failed_runs(runs: list[RunRow]) -> str:
