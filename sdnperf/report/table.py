@@ -294,20 +294,16 @@ def write_csv(rows: list[Row], path: str | Path) -> Path:
 def footnotes(rows: list[Row]) -> list[str]:
     """The notes the table needs, only those that apply to these rows."""
     notes: list[str] = []
-    reasons: dict[str, str] = {}
-    for row in rows:
-        reasons.update(row.cpu_reasons)
-    if reasons:
-        notes.append(CPU_FOOTNOTE)
-        for key, reason in reasons.items():
-            notes.append(f"  CPU-bound run {key}: {reason or 'no reason recorded'}")
-    emulator: dict[str, str] = {}
-    for row in rows:
-        emulator.update(row.emulator_reasons)
-    if emulator:
-        notes.append(EMU_FOOTNOTE)
-        for key, reason in emulator.items():
-            notes.append(f"  emulator-bound run {key}: {reason}")
+    for footnote, label, reasons_of in (
+            (CPU_FOOTNOTE, "CPU-bound", lambda row: row.cpu_reasons),
+            (EMU_FOOTNOTE, "emulator-bound", lambda row: row.emulator_reasons)):
+        reasons: dict[str, str] = {}
+        for row in rows:
+            reasons.update(reasons_of(row))
+        if reasons:
+            notes.append(footnote)
+            for key, reason in reasons.items():
+                notes.append(f"  {label} run {key}: {reason or 'no reason recorded'}")
     if any(r.failed for r in rows):
         notes.append("failed: runs that did not finish; they are not in n, and are listed "
                      "with their errors in the report.")
