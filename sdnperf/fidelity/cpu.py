@@ -18,8 +18,8 @@ import time
 from dataclasses import dataclass, field
 
 from ..samples import CpuReport
-from .procstat import (CpuTimes, ProcTimes, busy_pct, descendants, read_all_pids,
-                       read_cpu_times, read_pid)
+from .procstat import (CpuTimes, ProcTimes, busy_pct, descendants, parent_map, read_cpu_times,
+                       read_pid)
 
 # ---- When is a run CPU-bound? ---------------------------------------------------------
 # Why: when the CPU is the bottleneck, a result measures the machine, not the architecture
@@ -127,7 +127,7 @@ class CpuSampler:
 
     `watch(role, pid)` may be called before or during sampling, several times per role.
     With `include_children`, every descendant of a watched PID counts for its role (found
-    by listing every process, a few ms per 100 processes); a process under two roles counts for
+    by listing every process's parent, a few ms per 100 processes); a process under two roles counts for
     both. Processes that exit are simply dropped from later intervals. `stop()` may be
     called again; it returns the same report.
     """
@@ -194,17 +194,13 @@ class CpuSampler:
             watched = {role: set(pids) for role, pids in self._watched.items()}
         t = time.monotonic()
         cpus = read_cpu_times()
+        parent_of = parent_map() if self.include_children and watched else {}
         procs: dict[tuple[str, int], ProcTimes] = {}
-        if self.include_children and watched:
-            table = read_all_pids()
-            for role, roots in watched.items():
-                for pid in roots | descendants(roots, table):
-                    if pid in table:
-                        procs[(role, pid)] = table[pid]
-        else:
-            for role, roots in watched.items():
-                for pid in roots:
-                    proc = read_pid(pid)
-                    if proc is not None:
-                        procs[(role, pid)] = proc
+        read: dict[int, ProcTimes | None] = {}  # a process under two roles is read once
+        for role, roots in watched.items():
+            for pid in roots | descendants(roots, parent_of):
+                if pid not in read:
+                    read[pid] = read_pid(pid)
+                if read[pid] is not None:
+                    procs[(role, pid)] = read[pid]
         return Snapshot(t, cpus, procs)

@@ -56,10 +56,9 @@ def test_busy_pct():
 
 
 def test_descendants():
-    table = {pid: ProcTimes(pid, ppid, "x", 0, 0)
-             for pid, ppid in [(1, 0), (10, 1), (11, 10), (12, 11), (20, 1), (30, 12)]}
-    assert descendants({10}, table) == {11, 12, 30}
-    assert descendants({99}, table) == set()
+    parent_of = {1: 0, 10: 1, 11: 10, 12: 11, 20: 1, 30: 12}
+    assert descendants({10}, parent_of) == {11, 12, 30}
+    assert descendants({99}, parent_of) == set()
 
 
 def snap(t, machine_busy, cores_busy, procs=None):
@@ -173,5 +172,5 @@ def test_children_of_a_watched_process_count():
 
 
 def _children(pid):
-    from sdnperf.fidelity.procstat import read_all_pids
-    return descendants({pid}, read_all_pids())
+    from sdnperf.fidelity.procstat import parent_map
+    return descendants({pid}, parent_map())
