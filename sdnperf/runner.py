@@ -7,6 +7,7 @@ finished run is already committed, so `sdnperf run --resume` continues where it 
 from __future__ import annotations
 
 import shutil
+import subprocess
 import time
 import traceback
 from contextlib import contextmanager
@@ -201,7 +202,7 @@ def _probe_switch_pace(spec: TopoSpec, net, cpu: CpuReport, log: Callable[[str],
     src, dst, switches = pair
     try:
         min_rtt = hops.measure(net, src, dst)
-    except Exception as exc:  # the run's figures stand without the probe
+    except (OSError, subprocess.SubprocessError) as exc:  # the figures stand without it
         log(f"  switch pace probe {src}->{dst} failed: {type(exc).__name__}: {exc}")
         return
     if min_rtt is not None:

@@ -26,8 +26,8 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
 HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(REPO))
-from sdnperf import tools  # noqa: E402  (after the path: the script runs from a checkout)
+sys.path.insert(0, str(REPO))  # the script runs from a checkout: sdnperf from there
+from sdnperf import tools
 
 
 def tool(name: str) -> Path:

@@ -32,8 +32,9 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(REPO))
-from sdnperf import tools  # noqa: E402  (after the path: the script runs from a checkout)
+sys.path.insert(0, str(REPO))  # the script runs from a checkout: sdnperf from there
+from sdnperf import tools
+
 PROGS = REPO / "rust/switch/tests/programs"
 NS_A, NS_B, NS_S = "sdpbA", "sdpbB", "sdpbS"
 IP_A, IP_B = "10.98.0.1", "10.98.0.2"

@@ -351,8 +351,8 @@ GENERAL_TERMS = [
      "Shapiro–Wilk test doubts normality (with n = 3 per group Mann–Whitney cannot go below "
      "p = 0.1). sig: *** p < 0.001, ** p < 0.01, * p < 0.05, ns not significant."),
     (CPU_MARK, "At least one run of that cell was CPU-bound (see 'CPU-bound runs')."),
-    (EMU_MARK, "At least one run of that cell was emulator-bound: a switch forwarded far slower "
-     "than on a small topology (see 'Emulator-bound runs')."),
+    (EMU_MARK, ("At least one run of that cell was emulator-bound: a switch forwarded far "
+                "slower than on a small topology (see 'Emulator-bound runs').")),
     ("failed", "Runs that did not finish; listed under 'Failed runs' with their errors."),
     ("cold / steady", "A flow's first packet on a freshly built network is 'cold' (it may pay "
      "for ARP and controller flow setup); the packets after it are the steady state."),

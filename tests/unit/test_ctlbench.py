@@ -187,8 +187,9 @@ def test_missing_osken_app_is_a_clear_error():
 
 
 def test_faucet_config_has_one_dp_per_switch():
-    from sdnperf.ctlbench.controllers import faucet_yaml
     import yaml
+
+    from sdnperf.ctlbench.controllers import faucet_yaml
     config = yaml.safe_load(faucet_yaml([1, 2, 3], 2))
     assert [dp["dp_id"] for dp in config["dps"].values()] == [1, 2, 3]
     assert [port["native_vlan"] for dp in config["dps"].values()

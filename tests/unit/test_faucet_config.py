@@ -13,9 +13,8 @@ class Intf:  # Mininet's Intf as far as render() looks (a dict key, like Mininet
 
 
 def test_render_one_dp_per_switch_ports_in_order_without_loopback():
-    intf = lambda name: Intf(name)  # noqa: E731
     s1 = SimpleNamespace(name="s1", dpid="000000000000000a",
-                         ports={intf("s1-eth2"): 2, intf("lo"): 0, intf("s1-eth1"): 1})
+                         ports={Intf("s1-eth2"): 2, Intf("lo"): 0, Intf("s1-eth1"): 1})
     config = yaml.safe_load(faucet_config.render([s1]))
     assert config["vlans"] == {"sdnperf": {"vid": faucet_config.VLAN}}
     dp = config["dps"]["s1"]

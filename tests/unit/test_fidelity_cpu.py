@@ -36,9 +36,9 @@ def test_proc_times_of():
 
 def test_read_pid_odd_comm():
     # comm with a space and a ')' inside, as a process may name itself
-    child = subprocess.Popen([sys.executable, "-c", "import sys, time\n"
-                              "open('/proc/self/comm', 'w').write('osken ctl) x')\n"
-                              "print(flush=True)\ntime.sleep(30)"], stdout=subprocess.PIPE)
+    code = ("import time\nopen('/proc/self/comm', 'w').write('osken ctl) x')\n"
+            "print(flush=True)\ntime.sleep(30)")
+    child = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE)
     try:
         child.stdout.readline()
         p = read_pid(child.pid)
