@@ -85,6 +85,11 @@ def measure(net, src: str, dst: str) -> float | None:
     for count, interval in ((2, 0.2), (PROBE_PINGS, PROBE_INTERVAL_S)):
         proc = host.popen(ping_argv(dst_ip, count, interval, 56, 2.0), stdout=subprocess.PIPE,
                           stderr=subprocess.STDOUT, text=True)
-        out, _ = proc.communicate(timeout=count * (interval + 2.0) + 5.0)
+        try:
+            out, _ = proc.communicate(timeout=count * (interval + 2.0) + 5.0)
+        except subprocess.TimeoutExpired:
+            proc.kill()  # never leave a ping behind in a host that is about to go
+            proc.wait()
+            raise
     replies = parse_ping(out).replies
     return min(r.rtt_ms for r in replies) if replies else None
