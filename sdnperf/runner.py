@@ -7,6 +7,7 @@ finished run is already committed, so `sdnperf run --resume` continues where it 
 from __future__ import annotations
 
 import shutil
+import subprocess
 import time
 import traceback
 from contextlib import contextmanager
@@ -17,7 +18,8 @@ from typing import Callable, Iterator
 from sdnperf.arch import Architecture, ArchitectureError, architecture_class, check_architecture
 from sdnperf.emulation import capabilities, cleanup
 from sdnperf.emulation.network import Network, check_link_features
-from sdnperf.samples import RunResult, Summary
+from sdnperf.fidelity import hops
+from sdnperf.samples import CpuReport, RunResult, Summary
 from sdnperf.store.sqlite import Store
 from sdnperf.study.loader import LoadedStudy
 from sdnperf.study.plan import RunSpec, plan_runs
@@ -179,6 +181,7 @@ def execute_run(study: LoadedStudy, run: RunSpec, run_dir: Path,
             for metric, value in arch.control_stats().items():
                 result.summaries.append(Summary(run.workload.name, metric, float(value), "count",
                                                 "lower"))
+            _probe_switch_pace(study.topology, net, result.cpu, log)  # after the counters
             arch.check_alive()  # a controller or switch that died mid-run voids the run
     except Exception as exc:  # a failed run is a result too: stored with its reason
         result.status = "failed"
@@ -188,6 +191,25 @@ def execute_run(study: LoadedStudy, run: RunSpec, run_dir: Path,
         (run_dir / "traceback.txt").write_text(traceback.format_exc())
     result.finished = time.time()
     return result
+
+
+def _probe_switch_pace(spec: TopoSpec, net, cpu: CpuReport, log: Callable[[str], None]) -> None:
+    """Mark the run emulator-bound when one switch forwards far slower than on a small
+    topology (fidelity/hops.py). A probe that cannot run leaves the run unmarked."""
+    pair = hops.probe_pair(spec)
+    if pair is None:
+        return
+    src, dst, switches = pair
+    try:
+        min_rtt = hops.measure(net, src, dst)
+    except (OSError, subprocess.SubprocessError) as exc:  # the figures stand without it
+        log(f"  switch pace probe {src}->{dst} failed: {type(exc).__name__}: {exc}")
+        return
+    if min_rtt is not None:
+        cpu.switch_ms = round(hops.per_switch_ms(min_rtt, switches), 4)
+    cpu.emulator_bound, cpu.emulator_reason = hops.judge(min_rtt, switches)
+    if cpu.emulator_bound:
+        log(f"  emulator-bound: {cpu.emulator_reason}")
 
 
 def _folder(run_key: str) -> str:

@@ -40,13 +40,18 @@ class Summary:
 
 @dataclass
 class CpuReport:
-    """CPU use during a run, from the fidelity sampler."""
+    """CPU use during a run, from the fidelity sampler, and the emulator's per-switch pace."""
 
     per_role: dict[str, float] = field(default_factory=dict)  # role -> mean % of one core
     per_core: list[float] = field(default_factory=list)  # mean busy % per core
     peak_total: float = 0.0  # highest whole-machine busy % over any sampling interval
     cpu_bound: bool = False
     reason: str = ""  # why the run was marked CPU-bound, in words
+    # fidelity/hops.py: one switch's forwarding time, probed after the workload, and
+    # whether it was far above a small topology's (the emulator, not the architecture)
+    switch_ms: float | None = None
+    emulator_bound: bool = False
+    emulator_reason: str = ""
 
 
 @dataclass

@@ -18,7 +18,8 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 # binary -> cargo package that builds it, for the hint when it is missing
 PACKAGES = {"sdnperf-p4c": "sdnperf-p4c", "sdnperf-switch": "sdnperf-switch",
-            "sdnperf-switch-grpc": "sdnperf-p4rt", "sdnperf-probe": "sdnperf-probe"}
+            "sdnperf-switch-grpc": "sdnperf-p4rt", "sdnperf-p4rt-bench": "sdnperf-p4rt",
+            "sdnperf-probe": "sdnperf-probe"}
 
 
 class ToolNotFound(RuntimeError):

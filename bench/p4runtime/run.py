@@ -26,16 +26,15 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
 HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(REPO))  # the script runs from a checkout: sdnperf from there
+from sdnperf import tools
 
 
 def tool(name: str) -> Path:
-    cands = [REPO / "rust" / d / "release" / name for d in ("target", "target-p4rt", "target-p4c")]
-    found = [c for c in cands if c.exists()]
-    for c in sorted(found, key=lambda p: p.stat().st_mtime, reverse=True):
-        r = subprocess.run([str(c), "--help"], capture_output=True, text=True)
-        if "not implemented" not in r.stdout + r.stderr:
-            return c
-    sys.exit(f"run.py: {name} not built (cd rust && cargo build --release)")
+    try:
+        return Path(tools.find(name))
+    except tools.ToolNotFound as exc:
+        sys.exit(f"run.py: {exc}")
 
 
 def free_port() -> int:

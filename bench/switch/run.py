@@ -32,7 +32,9 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(REPO))  # the script runs from a checkout: sdnperf from there
+from sdnperf import tools
+
 PROGS = REPO / "rust/switch/tests/programs"
 NS_A, NS_B, NS_S = "sdpbA", "sdpbB", "sdpbS"
 IP_A, IP_B = "10.98.0.1", "10.98.0.2"
@@ -54,14 +56,10 @@ def ns(n: str, cmd: str, **kw) -> str:
 
 
 def binary() -> str:
-    env = os.environ.get("SDNPERF_SWITCH_BIN")
-    if env:
-        return env
-    cands = [REPO / "rust" / d / "release" / "sdnperf-switch" for d in ("target", "target-switch")]
-    cands = [c for c in cands if c.exists()]
-    if not cands:
-        sys.exit("build first: cd rust && cargo build --release")
-    return str(max(cands, key=lambda c: c.stat().st_mtime))
+    try:
+        return tools.find("sdnperf-switch")
+    except tools.ToolNotFound as exc:
+        sys.exit(f"run.py: {exc}")
 
 
 BIN = binary()

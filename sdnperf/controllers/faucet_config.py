@@ -6,20 +6,21 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import yaml
+
 VLAN = 100
 
 
 def render(switches) -> str:
     """YAML text for started Mininet switches (needs their dpids and port numbers)."""
-    lines = ["vlans:", f"  sdnperf:", f"    vid: {VLAN}", "dps:"]
+    dps = {}
     for sw in switches:
-        lines += [f"  {sw.name}:", f"    dp_id: 0x{sw.dpid}", "    hardware: Open vSwitch",
-                  "    interfaces:"]
-        for intf, port in sorted(sw.ports.items(), key=lambda item: item[1]):
-            if intf.name == "lo" or port == 0:
-                continue
-            lines += [f"      {port}:", f"        name: {intf.name}", f"        native_vlan: sdnperf"]
-    return "\n".join(lines) + "\n"
+        interfaces = {port: {"name": intf.name, "native_vlan": "sdnperf"}
+                      for intf, port in sorted(sw.ports.items(), key=lambda item: item[1])
+                      if intf.name != "lo" and port != 0}
+        dps[sw.name] = {"dp_id": int(sw.dpid, 16), "hardware": "Open vSwitch",
+                        "interfaces": interfaces}
+    return yaml.safe_dump({"vlans": {"sdnperf": {"vid": VLAN}}, "dps": dps}, sort_keys=False)
 
 
 def write(switches, path) -> Path:

@@ -9,6 +9,9 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import psutil
+import yaml
+
 from sdnperf.controllers import process
 from sdnperf.controllers.process import ControllerError, ControllerProcess
 from sdnperf.ctlbench.config import ControllerSpec, LoadSection
@@ -47,13 +50,14 @@ class Running:
 def faucet_yaml(dpids: list[int], ports: int) -> str:
     """One Faucet dp per emulated switch, every port untagged on one VLAN, host limits
     raised so learning is not banned after 255 hosts."""
-    lines = ["vlans:", "  bench:", f"    vid: {FAUCET_VLAN}", "    max_hosts: 16000000", "dps:"]
-    for d in dpids:
-        lines += [f"  probe{d}:", f"    dp_id: {hex(d)}", "    hardware: Open vSwitch",
-                  "    interfaces:"]
-        for p in range(1, ports + 1):
-            lines += [f"      {p}:", "        native_vlan: bench", "        max_hosts: 16000000"]
-    return "\n".join(lines) + "\n"
+    port = {"native_vlan": "bench", "max_hosts": 16000000}
+    config = {
+        "vlans": {"bench": {"vid": FAUCET_VLAN, "max_hosts": 16000000}},
+        "dps": {f"probe{d}": {"dp_id": d, "hardware": "Open vSwitch",
+                              "interfaces": {p: dict(port) for p in range(1, ports + 1)}}
+                for d in dpids},
+    }
+    return yaml.safe_dump(config, sort_keys=False)
 
 
 def _osken_module(app: str) -> tuple[list[str], dict[str, str]]:
@@ -187,23 +191,19 @@ def start_p4runtime(spec: ControllerSpec, run_dir: Path, load: LoadSection, devi
 
 def rss_mb(pid: int) -> float | None:
     """Resident memory of a process and its descendants, MB."""
-    from sdnperf.fidelity.procstat import descendants, read_all_pids
     try:
-        pids = {pid} | descendants({pid}, read_all_pids())
-    except OSError:
-        pids = {pid}
+        root = psutil.Process(pid)
+        procs = [root] + root.children(recursive=True)
+    except psutil.Error:
+        return None
     total = 0
     seen = False
-    for p in pids:
+    for proc in procs:
         try:
-            with open(f"/proc/{p}/status") as f:
-                for line in f:
-                    if line.startswith("VmRSS:"):
-                        total += int(line.split()[1])
-                        seen = True
-                        break
-        except (OSError, ValueError):
-            continue
-    return total / 1024.0 if seen else None
+            total += proc.memory_info().rss
+            seen = True
+        except psutil.Error:
+            continue  # exited meanwhile
+    return total / 2**20 if seen else None
 
 

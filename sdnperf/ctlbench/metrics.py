@@ -53,9 +53,9 @@ METRICS = [
            "measurement window's intervals, all switches; over time: at each interval's end."),
     Metric(CTL_CPU, "%", "lower", "controller CPU",
            "CPU use of the controller process and its children during the measurement window, "
-           "% of one core (from /proc)."),
+           "% of one core."),
     Metric(CTL_RSS, "MB", "lower", "controller memory",
-           "Largest resident set size of the controller process and its children (from /proc)."),
+           "Largest resident set size of the controller process and its children."),
     Metric(PROBE_CPU, "%", "lower", "probe CPU",
            "CPU use of the load generator (sdnperf-probe) during the measurement window, % of "
            "one core. Near 100 % per probe thread, the probe and not the controller sets the pace."),

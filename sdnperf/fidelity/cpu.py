@@ -1,6 +1,6 @@
 """CPU use of the machine, its cores and the run's processes; the "CPU-bound" mark.
 
-`CpuSampler` reads /proc in a background thread every `interval` seconds. The arithmetic
+`CpuSampler` reads the counters (psutil) in a background thread every `interval` seconds. The arithmetic
 (`interval_between`, `summarize`, `judge`) is pure, so the rule is tested on synthetic
 readings.
 
@@ -18,8 +18,8 @@ import time
 from dataclasses import dataclass, field
 
 from ..samples import CpuReport
-from .procstat import (CLOCK_TICKS, CpuTimes, ProcTimes, busy_pct, descendants,
-                       read_all_pids, read_pid, read_proc_stat)
+from .procstat import (CpuTimes, ProcTimes, busy_pct, descendants, parent_map, read_cpu_times,
+                       read_pid)
 
 # ---- When is a run CPU-bound? ---------------------------------------------------------
 # Why: when the CPU is the bottleneck, a result measures the machine, not the architecture
@@ -57,7 +57,7 @@ class Interval:
     names: dict[int, str] = field(default_factory=dict)  # pid -> command name
 
 
-def interval_between(prev: Snapshot, cur: Snapshot, ticks_per_s: int = CLOCK_TICKS) -> Interval:
+def interval_between(prev: Snapshot, cur: Snapshot) -> Interval:
     """Busy shares between two snapshots. A process counts only when both snapshots saw
     it with the same start time (so exits and PID reuse never produce bogus numbers)."""
     seconds = max(cur.t - prev.t, 1e-9)
@@ -69,7 +69,7 @@ def interval_between(prev: Snapshot, cur: Snapshot, ticks_per_s: int = CLOCK_TIC
         before = prev.procs.get(key)
         if before is None or before.start != now.start:
             continue
-        out.procs[key] = 100.0 * (now.ticks - before.ticks) / ticks_per_s / seconds
+        out.procs[key] = 100.0 * (now.cpu_s - before.cpu_s) / seconds
         out.names[now.pid] = now.comm
     return out
 
@@ -123,11 +123,11 @@ def summarize(intervals: list[Interval], roles: list[str]) -> CpuReport:
 
 
 class CpuSampler:
-    """Samples /proc in a background thread between `start()` and `stop()`.
+    """Samples the counters in a background thread between `start()` and `stop()`.
 
     `watch(role, pid)` may be called before or during sampling, several times per role.
     With `include_children`, every descendant of a watched PID counts for its role (found
-    by scanning /proc, ~2 ms per 100 processes); a process under two roles counts for
+    by listing every process's parent, a few ms per 100 processes); a process under two roles counts for
     both. Processes that exit are simply dropped from later intervals. `stop()` may be
     called again; it returns the same report.
     """
@@ -138,7 +138,7 @@ class CpuSampler:
         self.interval = interval
         self.include_children = include_children
         self.intervals: list[Interval] = []  # the timeline, for plots
-        self.errors: list[str] = []  # problems reading /proc; sampling goes on
+        self.errors: list[str] = []  # problems reading the counters; sampling goes on
         self._watched: dict[str, set[int]] = {}
         self._lock = threading.Lock()
         self._stop = threading.Event()
@@ -193,18 +193,14 @@ class CpuSampler:
         with self._lock:
             watched = {role: set(pids) for role, pids in self._watched.items()}
         t = time.monotonic()
-        cpus = read_proc_stat()
+        cpus = read_cpu_times()
+        parent_of = parent_map() if self.include_children and watched else {}
         procs: dict[tuple[str, int], ProcTimes] = {}
-        if self.include_children and watched:
-            table = read_all_pids()
-            for role, roots in watched.items():
-                for pid in roots | descendants(roots, table):
-                    if pid in table:
-                        procs[(role, pid)] = table[pid]
-        else:
-            for role, roots in watched.items():
-                for pid in roots:
-                    proc = read_pid(pid)
-                    if proc is not None:
-                        procs[(role, pid)] = proc
+        read: dict[int, ProcTimes | None] = {}  # a process under two roles is read once
+        for role, roots in watched.items():
+            for pid in roots | descendants(roots, parent_of):
+                if pid not in read:
+                    read[pid] = read_pid(pid)
+                if read[pid] is not None:
+                    procs[(role, pid)] = read[pid]
         return Snapshot(t, cpus, procs)

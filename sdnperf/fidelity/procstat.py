@@ -1,100 +1,92 @@
-"""Reading /proc: CPU time counters of the machine, each core and single processes.
+"""CPU time counters of the machine, each core and single processes (read with psutil).
 
-Parsers take text so the arithmetic is testable on synthetic readings; the `read_*`
-helpers do the file access and treat a vanished process as "no reading".
+The conversions from psutil's readings (`cpu_times_of`, `proc_times_of`) are pure, so the
+arithmetic is testable on synthetic readings; the `read_*` helpers do the reading and
+treat a vanished process as "no reading".
 """
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 
-CLOCK_TICKS = os.sysconf("SC_CLK_TCK")  # /proc counts CPU time in these units
+import psutil
+
+# What one process reading needs; psutil reads them all from one /proc/PID/stat.
+_PROC_ATTRS = ["pid", "ppid", "name", "cpu_times", "create_time"]
 
 
 @dataclass(frozen=True)
 class CpuTimes:
-    """Cumulative ticks of one /proc/stat cpu line."""
+    """Cumulative busy and total time of one cpu (or the whole machine), in seconds."""
 
-    busy: int
-    total: int
+    busy: float
+    total: float
 
 
 @dataclass(frozen=True)
 class ProcTimes:
-    """Cumulative CPU ticks of one process (all its threads)."""
+    """Cumulative CPU time of one process (all its threads)."""
 
     pid: int
     ppid: int
     comm: str
-    ticks: int  # utime + stime
-    start: int  # start time since boot, in ticks: tells a reused PID apart
+    cpu_s: float  # user + system seconds
+    start: float  # creation time: tells a reused PID apart
 
 
-def parse_proc_stat(text: str) -> dict[str, CpuTimes]:
-    """{"cpu": whole machine, "cpu0": ..., "cpu1": ...} from /proc/stat.
+def cpu_times_of(t) -> CpuTimes:
+    """Busy and total time from one psutil `cpu_times()` reading.
 
     Busy = user + nice + system + irq + softirq + steal; idle = idle + iowait (a core
     waiting for I/O could run something else). guest time is already inside user.
     """
-    out = {}
-    for line in text.splitlines():
-        if not line.startswith("cpu"):
-            continue
-        name, *fields = line.split()
-        v = [int(x) for x in fields] + [0] * (8 - len(fields))
-        user, nice, system, idle, iowait, irq, softirq, steal = v[:8]
-        busy = user + nice + system + irq + softirq + steal
-        out[name] = CpuTimes(busy=busy, total=busy + idle + iowait)
-    return out
+    busy = t.user + t.nice + t.system + t.irq + t.softirq + t.steal
+    return CpuTimes(busy=busy, total=busy + t.idle + t.iowait)
 
 
-def parse_pid_stat(text: str) -> ProcTimes:
-    """Fields of /proc/PID/stat that matter here. comm may hold spaces and ')'."""
-    head, _, rest = text.rpartition(")")
-    pid_text, _, comm = head.partition(" (")
-    f = rest.split()
-    # f[0] is field 3 (state): ppid=4, utime=14, stime=15, starttime=22 -> f[1], f[11], f[12], f[19]
-    return ProcTimes(pid=int(pid_text), ppid=int(f[1]), comm=comm,
-                     ticks=int(f[11]) + int(f[12]), start=int(f[19]))
+def proc_times_of(info: dict) -> ProcTimes | None:
+    """A ProcTimes from psutil's `as_dict(_PROC_ATTRS)`; None when a field could not be read."""
+    if any(info.get(key) is None for key in _PROC_ATTRS):
+        return None
+    times = info["cpu_times"]
+    return ProcTimes(pid=info["pid"], ppid=info["ppid"], comm=info["name"],
+                     cpu_s=times.user + times.system, start=info["create_time"])
 
 
 def busy_pct(prev: CpuTimes, cur: CpuTimes) -> float:
-    """Busy share of one cpu line between two readings, in % (0 when no time passed)."""
+    """Busy share of one cpu between two readings, in % (0 when no time passed)."""
     total = cur.total - prev.total
     if total <= 0:
         return 0.0
     return max(0.0, min(100.0, 100.0 * (cur.busy - prev.busy) / total))
 
 
-def read_proc_stat() -> dict[str, CpuTimes]:
-    with open("/proc/stat") as f:
-        return parse_proc_stat(f.read())
+def read_cpu_times() -> dict[str, CpuTimes]:
+    """{"cpu": whole machine, "cpu0": ..., "cpu1": ...}."""
+    out = {"cpu": cpu_times_of(psutil.cpu_times())}
+    for i, t in enumerate(psutil.cpu_times(percpu=True)):
+        out[f"cpu{i}"] = cpu_times_of(t)
+    return out
 
 
 def read_pid(pid: int) -> ProcTimes | None:
     try:
-        with open(f"/proc/{pid}/stat") as f:
-            return parse_pid_stat(f.read())
-    except (OSError, ValueError, IndexError):
+        return proc_times_of(psutil.Process(pid).as_dict(_PROC_ATTRS))
+    except psutil.Error:
         return None  # exited (or exiting) between listing and reading
 
 
-def read_all_pids() -> dict[int, ProcTimes]:
-    """Every process on the machine; about 2 ms for 100 processes."""
-    out = {}
-    for name in os.listdir("/proc"):
-        if name.isdigit():
-            proc = read_pid(int(name))
-            if proc is not None:
-                out[proc.pid] = proc
-    return out
+def parent_map() -> dict[int, int]:
+    """{pid: parent pid} of every process: the cheap full scan (reading every process's
+    CPU times too would cost twice as much per sample, for processes nobody watches)."""
+    return {proc.pid: proc.info["ppid"] for proc in psutil.process_iter(["ppid"])
+            if proc.info["ppid"] is not None}
 
 
-def descendants(roots: set[int], table: dict[int, ProcTimes]) -> set[int]:
-    """PIDs in `table` below any of `roots` (children, grandchildren, ...), roots excluded."""
+def descendants(roots: set[int], parent_of: dict[int, int]) -> set[int]:
+    """PIDs in `parent_of` below any of `roots` (children, grandchildren, ...), roots excluded."""
     children: dict[int, list[int]] = {}
-    for proc in table.values():
-        children.setdefault(proc.ppid, []).append(proc.pid)
+    for pid, ppid in parent_of.items():
+        children.setdefault(ppid, []).append(pid)
     found: set[int] = set()
     stack = list(roots)
     while stack:

@@ -19,7 +19,7 @@ from sdnperf.report.plots import _colors, all_plots
 from sdnperf.report.sweep_plots import sweep_figure, topology_panels
 from sdnperf.report.sweeps import SweepMetric, fit_number, sweep_metrics
 from sdnperf.report.series import conditions
-from sdnperf.report.table import CPU_MARK, comparison, footnotes
+from sdnperf.report.table import CPU_MARK, EMU_MARK, comparison, footnotes
 from sdnperf.store import RunRow, Store, StudyRow
 
 CSS = """
@@ -79,6 +79,7 @@ def write_report(store: Store, study_id: int, out_path: str | Path,
         _not_drawn(plots.skipped),
         _failed_runs(runs),
         _cpu_bound_runs(runs),
+        _emulator_bound_runs(runs),
         node_section(store, study_id),  # runs spread over a cluster's nodes
         _how_to_read(metric_names),
     ]
@@ -327,6 +328,23 @@ def _cpu_bound_runs(runs: list[RunRow]) -> str:
             f"{rows}</table>")
 
 
+def _emulator_bound_runs(runs: list[RunRow]) -> str:
+    bound = [r for r in runs if r.cpu.emulator_bound]
+    if not bound:
+        return ""  # the CPU section already says the numbers measure the network
+    rows = "".join(
+        f"<tr><td>{escape(r.key)}</td><td class=\"num\">{r.cpu.switch_ms:.2f} ms</td>"
+        f"<td>{escape(r.cpu.emulator_reason)}</td></tr>"
+        for r in bound
+    )
+    return (f"<h2>Emulator-bound runs</h2><p>{len(bound)} run(s) were marked "
+            f"<span class=\"cpu\">{escape(EMU_MARK)}</span>: one switch took far longer to forward "
+            "a packet than on a small topology, so their numbers measure the emulator rather than "
+            "the architecture. They are kept in the means and flagged in the table.</p>"
+            "<table><tr><th>run</th><th>one switch, one packet</th><th>reason</th></tr>"
+            f"{rows}</table>")
+
+
 GENERAL_TERMS = [
     ("n", "Number of repetitions (runs that finished ok) the row's numbers are computed from."),
     ("mean ± 95 % CI", "Mean of the per-run values, with a 95 % confidence interval from "
@@ -339,6 +357,8 @@ GENERAL_TERMS = [
      "Shapiro–Wilk test doubts normality (with n = 3 per group Mann–Whitney cannot go below "
      "p = 0.1). sig: *** p < 0.001, ** p < 0.01, * p < 0.05, ns not significant."),
     (CPU_MARK, "At least one run of that cell was CPU-bound (see 'CPU-bound runs')."),
+    (EMU_MARK, ("At least one run of that cell was emulator-bound: a switch forwarded far "
+                "slower than on a small topology (see 'Emulator-bound runs').")),
     ("failed", "Runs that did not finish; listed under 'Failed runs' with their errors."),
     ("cold / steady", "A flow's first packet on a freshly built network is 'cold' (it may pay "
      "for ARP and controller flow setup); the packets after it are the steady state."),

@@ -134,6 +134,9 @@ def conditions(store: Store, study_id: int) -> str:
     failed = sum(1 for r in runs if r.status == "failed")
     if bound:
         parts.append(f"{bound} CPU-bound run{'s' if bound != 1 else ''}")
+    emulator = sum(1 for r in runs if r.cpu.emulator_bound)
+    if emulator:
+        parts.append(f"{emulator} emulator-bound run{'s' if emulator != 1 else ''}")
     if failed:
         parts.append(f"{failed} failed run{'s' if failed != 1 else ''} excluded")
     return ", ".join(p for p in parts if p)

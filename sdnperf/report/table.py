@@ -4,7 +4,8 @@ topology column then reads "topology · path=value,...").
 
 Each row holds n (ok runs with a value), the mean with its 95 % CI, the difference to the
 baseline architecture in % with "better/worse" wording, the p-value of the study's
-significance rule (stats.compare_groups), a CPU-bound mark and the number of failed runs.
+significance rule (stats.compare_groups), the CPU-bound and emulator-bound marks and the
+number of failed runs.
 Failed runs are never dropped silently: they are counted in their row, and an
 architecture whose runs all failed still gets a row with n = 0.
 """
@@ -36,6 +37,12 @@ CPU_FOOTNOTE = (
     f"{CPU_MARK}: at least one run of this cell was CPU-bound — the machine was saturated "
     "during the run, so its numbers may measure the host rather than the network."
 )
+EMU_MARK = "⚠ EMU"
+EMU_FOOTNOTE = (
+    f"{EMU_MARK}: at least one run of this cell was emulator-bound — one switch took far longer "
+    "to forward a packet than on a small topology, so its numbers measure the emulator (e.g. one "
+    "userspace ovs-vswitchd for every switch) rather than the architecture."
+)
 NO_METRIC = ""  # metric of the placeholder row of a workload × architecture with no data
 
 
@@ -53,6 +60,8 @@ class Row:
     test: TestResult | None = None
     cpu_bound_runs: list[str] = field(default_factory=list)  # run keys
     cpu_reasons: dict[str, str] = field(default_factory=dict)  # run key -> reason
+    emulator_bound_runs: list[str] = field(default_factory=list)  # run keys (fidelity/hops.py)
+    emulator_reasons: dict[str, str] = field(default_factory=dict)  # run key -> reason
     topology: str = ""
     # Holm-adjusted p over every comparison of this workload × metric, when the table
     # compares at several topologies or sweep points (None otherwise)
@@ -72,7 +81,8 @@ class Row:
 
     @property
     def cpu_mark(self) -> str:
-        return CPU_MARK if self.cpu_bound_runs else ""
+        return " ".join(mark for mark, runs in ((CPU_MARK, self.cpu_bound_runs),
+                                                (EMU_MARK, self.emulator_bound_runs)) if runs)
 
     def record(self) -> dict:
         """The row as plain data (numbers and display strings) for CSV and HTML."""
@@ -103,6 +113,8 @@ class Row:
             "cpu_bound": bool(self.cpu_bound_runs),
             "cpu_mark": self.cpu_mark,
             "cpu_bound_runs": " ".join(self.cpu_bound_runs),
+            "emulator_bound": bool(self.emulator_bound_runs),
+            "emulator_bound_runs": " ".join(self.emulator_bound_runs),
         }
 
 
@@ -223,6 +235,8 @@ def _row(workload, metric, arch, base, cell_runs, vals, base_vals, unit, better)
         is_baseline=arch == base,
         cpu_bound_runs=[r.key for r in cell_runs if r.cpu_bound],
         cpu_reasons={r.key: r.cpu.reason for r in cell_runs if r.cpu_bound},
+        emulator_bound_runs=[r.key for r in cell_runs if r.cpu.emulator_bound],
+        emulator_reasons={r.key: r.cpu.emulator_reason for r in cell_runs if r.cpu.emulator_bound},
     )
     if not row.is_baseline and metric != NO_METRIC:
         base_stats = mean_ci(base_vals)
@@ -280,13 +294,16 @@ def write_csv(rows: list[Row], path: str | Path) -> Path:
 def footnotes(rows: list[Row]) -> list[str]:
     """The notes the table needs, only those that apply to these rows."""
     notes: list[str] = []
-    reasons: dict[str, str] = {}
-    for row in rows:
-        reasons.update(row.cpu_reasons)
-    if reasons:
-        notes.append(CPU_FOOTNOTE)
-        for key, reason in reasons.items():
-            notes.append(f"  CPU-bound run {key}: {reason or 'no reason recorded'}")
+    for footnote, label, reasons_of in (
+            (CPU_FOOTNOTE, "CPU-bound", lambda row: row.cpu_reasons),
+            (EMU_FOOTNOTE, "emulator-bound", lambda row: row.emulator_reasons)):
+        reasons: dict[str, str] = {}
+        for row in rows:
+            reasons.update(reasons_of(row))
+        if reasons:
+            notes.append(footnote)
+            for key, reason in reasons.items():
+                notes.append(f"  {label} run {key}: {reason or 'no reason recorded'}")
     if any(r.failed for r in rows):
         notes.append("failed: runs that did not finish; they are not in n, and are listed "
                      "with their errors in the report.")
@@ -378,7 +395,7 @@ def render_table(rows: list[Row], console: Console | None = None, title: str = "
         console.print(Segments(console.render(table, wide)), crop=False)
     if not any_failed:
         console.print("No run failed.", highlight=False)
-    if not any_bound:
+    if not any(r.cpu_bound_runs for r in rows):
         console.print("No run was CPU-bound.", highlight=False)
     for note in footnotes(rows):
         console.print(note, markup=False, highlight=False)

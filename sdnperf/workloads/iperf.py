@@ -16,7 +16,7 @@ from ..samples import Sample, Summary
 from .basic_config import IperfTcpConfig, IperfUdpConfig, Pairs
 from .context import WorkloadContext, WorkloadError, WorkloadOutput
 from .pairs import resolve_pairs
-from .procs import Launched, ProcessGroup
+from .procs import Launched, ProcessGroup, listens
 
 BASE_PORT = 5201  # pair i uses BASE_PORT + i
 SERVER_START_TIMEOUT_S = 5.0
@@ -273,7 +273,7 @@ def _await_listening(name: str, pairs: list[_Pair]) -> None:
             if p.server.popen.poll() is not None:
                 raise WorkloadError(f"workload '{name}': iperf3 server for {p.flow} on "
                                     f"{p.dst_ip}:{p.port} exited at start: {_server_error(p.server)}")
-            if _listens(p.server.pid, p.port):
+            if listens(p.server.pid, p.port, "iperf3"):
                 waiting.remove(p)
         if not waiting:
             return
@@ -282,29 +282,6 @@ def _await_listening(name: str, pairs: list[_Pair]) -> None:
                                 f"{SERVER_START_TIMEOUT_S:g} s: "
                                 + ", ".join(p.flow for p in waiting))
         time.sleep(0.01)
-
-
-def _listens(pid: int, port: int) -> bool:
-    """True once `pid` is iperf3 (mnexec has exec'd, so it is in the host's namespace) and
-    that namespace has a TCP socket listening on `port`."""
-    try:
-        with open(f"/proc/{pid}/comm") as f:
-            if f.read().strip() != "iperf3":
-                return False
-    except OSError:
-        return False
-    wanted = f":{port:04X}"
-    for table in ("tcp", "tcp6"):
-        try:
-            with open(f"/proc/{pid}/net/{table}") as f:
-                next(f, None)  # header
-                for line in f:
-                    cols = line.split()
-                    if len(cols) > 3 and cols[1].endswith(wanted) and cols[3] == "0A":  # LISTEN
-                        return True
-        except OSError:
-            continue
-    return False
 
 
 def _server_error(proc: Launched) -> str:

@@ -22,6 +22,8 @@ import time
 from collections import defaultdict
 from typing import Callable
 
+import psutil
+
 from ..samples import Sample, Summary
 from .capture import capturing
 from .context import WorkloadContext, WorkloadError, WorkloadOutput
@@ -161,7 +163,6 @@ def _kill(pids: set[int], lock: threading.Lock) -> None:
 
 def _parent(pid: int) -> int | None:
     try:
-        with open(f"/proc/{pid}/stat") as f:
-            return int(f.read().rsplit(")", 1)[1].split()[1])
-    except (OSError, ValueError, IndexError):
+        return psutil.Process(pid).ppid()
+    except psutil.Error:
         return None

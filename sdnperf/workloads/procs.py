@@ -16,6 +16,8 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
+import psutil
+
 from .context import WorkloadContext
 
 # After SIGTERM, how long a tool gets to exit before SIGKILL.
@@ -54,6 +56,27 @@ def _read(path: str) -> str:
             return f.read()
     except OSError:
         return ""
+
+
+def listens(pid: int, port: int, name: str) -> bool:
+    """True once `pid` runs `name` (mnexec has exec'd, so it is in the host's namespace)
+    and that namespace has a TCP socket listening on `port`.
+
+    The socket tables are read from /proc/PID/net, the process's own network namespace:
+    psutil's connection lists read the caller's (the root namespace's) tables instead.
+    """
+    try:
+        if psutil.Process(pid).name() != name:
+            return False
+    except psutil.Error:
+        return False
+    wanted = f":{port:04X}"
+    for table in ("tcp", "tcp6"):
+        for line in _read(f"/proc/{pid}/net/{table}").splitlines()[1:]:
+            cols = line.split()
+            if len(cols) > 3 and cols[1].endswith(wanted) and cols[3] == "0A":  # LISTEN
+                return True
+    return False
 
 
 class ProcessGroup:

@@ -31,7 +31,7 @@ from .capture import capturing
 from .context import WorkloadContext, WorkloadError, WorkloadOutput
 from .jitter import mean_abs_delay_change, rfc3550_jitter
 from .pairs import resolve_pairs
-from .procs import ProcessGroup
+from .procs import ProcessGroup, listens
 from .traffic_config import VoipConfig
 
 SIGNAL_PORT = 9000  # ITGRecv's default signalling port
@@ -277,7 +277,7 @@ def _await_logs(paths: list[Path], timeout: float = 5.0) -> None:
 def _await_itgrecv(name: str, receivers: dict) -> None:
     deadline = time.monotonic() + READY_TIMEOUT_S
     for host, proc in receivers.items():
-        while not _listens(proc.pid, SIGNAL_PORT, "ITGRecv"):
+        while not listens(proc.pid, SIGNAL_PORT, "ITGRecv"):
             if proc.popen.poll() is not None:
                 raise WorkloadError(f"voip workload '{name}': ITGRecv on {host} exited: "
                                     f"{(proc.errors() or proc.output())[-300:]}")
@@ -285,18 +285,3 @@ def _await_itgrecv(name: str, receivers: dict) -> None:
                 raise WorkloadError(f"voip workload '{name}': ITGRecv on {host} not listening "
                                     f"on port {SIGNAL_PORT} after {READY_TIMEOUT_S:g} s")
             time.sleep(0.01)
-
-
-def _listens(pid: int, port: int, comm: str) -> bool:
-    """True once `pid` runs `comm` (mnexec has exec'd into the host) and listens on `port`."""
-    try:
-        if Path(f"/proc/{pid}/comm").read_text().strip() != comm:
-            return False
-        lines = []
-        for table in ("tcp", "tcp6"):
-            lines += Path(f"/proc/{pid}/net/{table}").read_text().splitlines()[1:]
-    except OSError:
-        return False
-    wanted = f":{port:04X}"
-    return any(len(c) > 3 and c[1].endswith(wanted) and c[3] == "0A"
-               for c in (line.split() for line in lines))

@@ -187,10 +187,14 @@ def test_missing_osken_app_is_a_clear_error():
 
 
 def test_faucet_config_has_one_dp_per_switch():
+    import yaml
+
     from sdnperf.ctlbench.controllers import faucet_yaml
-    text = faucet_yaml([1, 2, 3], 2)
-    assert text.count("dp_id:") == 3 and "dp_id: 0x3" in text
-    assert text.count("native_vlan: bench") == 6
+    config = yaml.safe_load(faucet_yaml([1, 2, 3], 2))
+    assert [dp["dp_id"] for dp in config["dps"].values()] == [1, 2, 3]
+    assert [port["native_vlan"] for dp in config["dps"].values()
+            for port in dp["interfaces"].values()] == ["bench"] * 6
+    assert config["vlans"]["bench"]["max_hosts"] == 16000000
 
 
 def test_p4runtime_probe_argv_devices_file_and_failures(tmp_path):

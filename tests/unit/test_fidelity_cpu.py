@@ -1,36 +1,53 @@
-"""The CPU-bound rule on synthetic /proc readings, and a short real sampling."""
+"""The CPU-bound rule on synthetic readings, and a short real sampling."""
 import subprocess
 import sys
 import time
 
+import psutil
 import pytest
 
 from sdnperf.fidelity import cpu
 from sdnperf.fidelity.cpu import CpuSampler, Interval, Snapshot, interval_between, judge, summarize
-from sdnperf.fidelity.procstat import (CpuTimes, ProcTimes, busy_pct, descendants,
-                                       parse_pid_stat, parse_proc_stat)
+from sdnperf.fidelity.procstat import (CpuTimes, ProcTimes, busy_pct, cpu_times_of, descendants,
+                                       proc_times_of, read_cpu_times, read_pid)
 
-PROC_STAT = """cpu  8802 0 4857 104489 391 0 1033 12 0 0
-cpu0 2381 0 1907 54931 27 0 545 2 0 0
-cpu1 6421 0 2949 49557 364 0 487 9 0 0
-intr 123 0 0
-ctxt 456
-"""
-# comm with a space and a ')' inside, as a process may name itself
-PID_STAT = ("4242 (osken ctl) x) S 1 4242 4242 0 -1 4194560 1 0 0 0 150 50 0 0 20 0 3 0 "
-            "60166 3133440 413 18446744073709551615 1 1 0 0 0 0 0 0 0 0 0 0 17 0 0 0 0 0 0")
+# psutil's cpu_times() tuple: user nice system idle iowait irq softirq steal guest guest_nice
+CPU_TIMES = type(psutil.cpu_times())(8802, 0, 4857, 104489, 391, 0, 1033, 12, 0, 0)
 
 
-def test_parse_proc_stat():
-    cpus = parse_proc_stat(PROC_STAT)
-    assert set(cpus) == {"cpu", "cpu0", "cpu1"}
+def test_cpu_times_of():
     # busy = user+nice+system+irq+softirq+steal; idle+iowait count as idle
-    assert cpus["cpu"] == CpuTimes(busy=8802 + 4857 + 1033 + 12, total=8802 + 4857 + 1033 + 12 + 104489 + 391)
+    assert cpu_times_of(CPU_TIMES) == CpuTimes(busy=8802 + 4857 + 1033 + 12,
+                                               total=8802 + 4857 + 1033 + 12 + 104489 + 391)
 
 
-def test_parse_pid_stat_odd_comm():
-    p = parse_pid_stat(PID_STAT)
-    assert (p.pid, p.ppid, p.comm, p.ticks, p.start) == (4242, 1, "osken ctl) x", 200, 60166)
+def test_read_cpu_times_machine_and_cores():
+    cpus = read_cpu_times()
+    assert set(cpus) == {"cpu"} | {f"cpu{i}" for i in range(psutil.cpu_count())}
+    assert all(0 < c.busy <= c.total for c in cpus.values())
+
+
+def test_proc_times_of():
+    times = type(psutil.Process().cpu_times())(1.5, 0.5, 0, 0, 0)
+    info = {"pid": 4242, "ppid": 1, "name": "osken", "cpu_times": times, "create_time": 60.5}
+    assert proc_times_of(info) == ProcTimes(4242, 1, "osken", 2.0, 60.5)
+    assert proc_times_of({**info, "cpu_times": None}) is None  # access denied / gone
+
+
+def test_read_pid_odd_comm():
+    # comm with a space and a ')' inside, as a process may name itself
+    code = ("import time\nopen('/proc/self/comm', 'w').write('osken ctl) x')\n"
+            "print(flush=True)\ntime.sleep(30)")
+    child = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE)
+    try:
+        child.stdout.readline()
+        p = read_pid(child.pid)
+        assert (p.pid, p.ppid, p.comm) == (child.pid, psutil.Process().pid, "osken ctl) x")
+        assert p.cpu_s >= 0 and p.start == psutil.Process(child.pid).create_time()
+    finally:
+        child.kill()
+        child.wait()
+    assert read_pid(child.pid) is None  # gone
 
 
 def test_busy_pct():
@@ -39,26 +56,25 @@ def test_busy_pct():
 
 
 def test_descendants():
-    table = {pid: ProcTimes(pid, ppid, "x", 0, 0)
-             for pid, ppid in [(1, 0), (10, 1), (11, 10), (12, 11), (20, 1), (30, 12)]}
-    assert descendants({10}, table) == {11, 12, 30}
-    assert descendants({99}, table) == set()
+    parent_of = {1: 0, 10: 1, 11: 10, 12: 11, 20: 1, 30: 12}
+    assert descendants({10}, parent_of) == {11, 12, 30}
+    assert descendants({99}, parent_of) == set()
 
 
 def snap(t, machine_busy, cores_busy, procs=None):
-    """A snapshot whose counters are cumulative ticks (100 per second per core)."""
+    """A snapshot whose counters are cumulative (100 units per second per core)."""
     cpus = {"cpu": CpuTimes(sum(cores_busy), 100 * len(cores_busy) * t)}
     cpus.update({f"cpu{i}": CpuTimes(b, 100 * t) for i, b in enumerate(cores_busy)})
     return Snapshot(t, cpus, procs or {})
 
 
 def test_interval_between_processes_and_pid_reuse():
-    p = lambda pid, ticks, start=1: ProcTimes(pid, 1, f"p{pid}", ticks, start)  # noqa: E731
+    p = lambda pid, cpu_s, start=1: ProcTimes(pid, 1, f"p{pid}", cpu_s, start)  # noqa: E731
     a = snap(0, 0, [0, 0], {("switch", 5): p(5, 0), ("traffic", 6): p(6, 0),
                             ("traffic", 7): p(7, 0)})
-    b = snap(2, 0, [100, 150], {("switch", 5): p(5, 190), ("traffic", 6): p(6, 50, start=9),
-                                ("ctl", 8): p(8, 10)})
-    iv = interval_between(a, b, ticks_per_s=100)
+    b = snap(2, 0, [100, 150], {("switch", 5): p(5, 1.9), ("traffic", 6): p(6, 0.5, start=9),
+                                ("ctl", 8): p(8, 0.1)})
+    iv = interval_between(a, b)
     assert iv.seconds == 2 and iv.cores == [50.0, 75.0] and iv.machine == 62.5
     assert iv.procs == {("switch", 5): 95.0}  # 6 was reused, 7 exited, 8 is new
     assert iv.names == {5: "p5"}
@@ -156,5 +172,5 @@ def test_children_of_a_watched_process_count():
 
 
 def _children(pid):
-    from sdnperf.fidelity.procstat import read_all_pids
-    return descendants({pid}, read_all_pids())
+    from sdnperf.fidelity.procstat import parent_map
+    return descendants({pid}, parent_map())

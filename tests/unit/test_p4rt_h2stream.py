@@ -53,9 +53,14 @@ def test_start_is_preface_settings_window_and_request_headers():
     assert b"\x02te\x08trailers" in block
 
 
-def test_hpack_integer_continuation():
-    assert h._hpack_int(10, 5, 0) == b"\x0a"
-    assert h._hpack_int(1337, 5, 0) == bytes([31, 154, 10])  # RFC 7541 C.1.2
+def test_request_headers_decode_back_also_with_long_values():
+    # a 200-byte path needs HPACK's integer continuation for its length (RFC 7541 5.1)
+    path = "/" + "p" * 199
+    block = h.request_headers(hpack.Encoder(), "10.0.0.1:9559", path)
+    assert hpack.Decoder().decode(block) == [
+        (":method", "POST"), (":scheme", "http"), (":path", path),
+        (":authority", "10.0.0.1:9559"), ("content-type", "application/grpc"),
+        ("te", "trailers"), ("user-agent", "sdnperf-p4rt")]
 
 
 def test_messages_split_and_merged_across_frames_and_reads():

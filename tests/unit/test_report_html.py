@@ -54,3 +54,19 @@ def test_report_escapes_names_and_errors(tmp_path):
     assert "<script>" not in page and "&lt;script&gt;" in page
     assert "Traceback &lt;module&gt; &amp; friends" in page
     assert "Not drawn" in page  # no samples at all: every figure is explained, none drawn
+
+
+def test_emulator_bound_runs_have_their_section_and_mark(tmp_path):
+    from sdnperf.report.table import EMU_MARK
+    from sdnperf.samples import CpuReport, Summary
+    reason = "one switch took 6.33 ms to forward a packet"
+    with Store(tmp_path / "s.db") as store:
+        sid = store.open_study("grid", "g.toml", {}, {})
+        store.record_run(sid, RunResult(
+            "g|ovs|ping|1", "grid", "ovs", "ping", 1, {}, "ok",
+            summaries=[Summary("ping", "rtt_ms", 25.3, "ms")],
+            cpu=CpuReport(switch_ms=6.33, emulator_bound=True, emulator_reason=reason)))
+        page = write_report(store, sid, tmp_path / "r.html").read_text(encoding="utf-8")
+    assert "<h2>Emulator-bound runs</h2>" in page and "6.33 ms" in page and reason in page
+    assert EMU_MARK in page and "g|ovs|ping|1" in page
+    assert "<h2>CPU-bound runs</h2><p>None" in page  # the two marks stay apart

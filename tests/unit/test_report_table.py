@@ -217,3 +217,17 @@ def test_mixed_members_get_rows_counted_against_the_mix(tmp_path):
         ("mix", "aggregate_mbps", "a"), ("mix", "aggregate_mbps", "b"),
         ("mix/voip", "mos", "a"), ("mix/voip", "mos", "b")]
     assert all(r.n == 1 for r in rows)
+
+
+def test_emulator_bound_mark_and_footnote_beside_the_cpu_mark():
+    from sdnperf.report.stats import MeanCI
+    from sdnperf.report.table import EMU_FOOTNOTE, EMU_MARK, Row
+    row = Row("ping", "rtt_ms", "openflow", "ms", "lower", MeanCI(1, 1.0, None, None), 0, False,
+              emulator_bound_runs=["k1"], emulator_reasons={"k1": "one switch took 5.00 ms"})
+    assert row.cpu_mark == EMU_MARK
+    assert row.record()["emulator_bound"] and row.record()["emulator_bound_runs"] == "k1"
+    notes = footnotes([row])
+    assert EMU_FOOTNOTE in notes and "  emulator-bound run k1: one switch took 5.00 ms" in notes
+    assert CPU_MARK not in " ".join(notes)
+    row.cpu_bound_runs, row.cpu_reasons = ["k1"], {"k1": "machine busy"}
+    assert row.cpu_mark == f"{CPU_MARK} {EMU_MARK}"

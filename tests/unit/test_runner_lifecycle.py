@@ -199,3 +199,17 @@ def test_started_network_yields_the_ready_network(study, tmp_path):
         assert [h.name for h in started.net.hosts] == study.topology.hosts()
         assert lab.calls[-1] == "wait_ready"
     assert lab.calls[-3:] == ["before_network_stop", "network.stop", "stop"]
+
+
+def test_switch_pace_probe_after_the_workload_marks_a_slow_emulator(study, tmp_path, monkeypatch):
+    """The recorded probe (min RTT 0.032 ms over the 2 switches of linear-2) is a fast
+    switch; the same reading against a far smaller baseline is emulator-bound."""
+    from sdnperf.fidelity import hops
+    result = run_once(study, tmp_path, Lab())
+    assert result.cpu.switch_ms == pytest.approx(0.032 / 4)
+    assert not result.cpu.emulator_bound and result.cpu.emulator_reason == ""
+    monkeypatch.setattr(hops, "BASELINE_HOP_MS", 0.001)
+    result = run_once(study, tmp_path, Lab())
+    assert result.status == "ok" and result.cpu.emulator_bound
+    assert "one switch took 0.01 ms" in result.cpu.emulator_reason
+    assert not result.cpu.cpu_bound or "emulator" not in result.cpu.reason  # two marks, apart

@@ -70,7 +70,7 @@ def default_replace(argv):
 
 @pytest.fixture(autouse=True)
 def servers_listen_at_once(monkeypatch):
-    monkeypatch.setattr(iperf, "_listens", lambda pid, port: True)
+    monkeypatch.setattr(iperf, "listens", lambda pid, port, name: True)
     monkeypatch.setattr(iperf, "SERVER_EXIT_WAIT_S", 0.1)
 
 
@@ -153,7 +153,7 @@ def test_server_failing_at_start_is_reported(monkeypatch):
         if argv[1] == "-s":
             return ["sh", "-c", "echo 'unable to start listener' >&2; exit 1"]
         return default_replace(argv)
-    monkeypatch.setattr(iperf, "_listens", lambda pid, port: False)  # it never gets there
+    monkeypatch.setattr(iperf, "listens", lambda pid, port, name: False)  # it never gets there
     ctx = FakeContext(replace=bad_server)
     with pytest.raises(WorkloadError, match="exited at start: unable to start listener"):
         run_workload(IperfTcpConfig(kind="iperf-tcp", name="t", pairs=[["h1", "h2"]]), ctx)
@@ -179,3 +179,28 @@ def test_unknown_host_is_named_before_anything_starts():
     with pytest.raises(ValueError, match="h9"):
         run_workload(PingConfig(kind="ping", name="p", pairs=[["h1", "h9"]]), ctx)
     assert ctx.argvs == []
+
+
+def test_listens_sees_a_listening_socket_of_the_named_process():
+    import socket
+    import subprocess
+    import sys
+
+    import psutil
+
+    from sdnperf.workloads.procs import listens
+    code = ("import socket, sys, time\ns = socket.socket()\ns.bind(('127.0.0.1', 0))\n"
+            "s.listen()\nprint(s.getsockname()[1], flush=True)\ntime.sleep(30)")
+    child = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
+    try:
+        port = int(child.stdout.readline())
+        name = psutil.Process(child.pid).name()
+        assert listens(child.pid, port, name)
+        assert not listens(child.pid, port, "iperf3")  # not (yet) the tool we wait for
+        with socket.socket() as other:
+            other.bind(("127.0.0.1", 0))
+            assert not listens(child.pid, other.getsockname()[1], name)  # bound, not listening
+    finally:
+        child.kill()
+        child.wait()
+    assert not listens(child.pid, port, name)  # gone

@@ -14,10 +14,10 @@ every complete gRPC message, `send(bytes)` queues one message and `output()` ret
 bytes to write now (DATA frames within the server's flow-control windows, plus SETTINGS /
 PING acks and WINDOW_UPDATEs). `StreamProtocol` runs it on an asyncio transport.
 
-Scope, deliberately small: one stream (id 1), cleartext, no message compression. HPACK:
-our request headers are literals without Huffman coding or indexing; the server's few
-header blocks (response headers, trailers) are decoded with the `hpack` package, so a
-stream the server ends is reported with its grpc-status and grpc-message.
+Scope, deliberately small: one stream (id 1), cleartext, no message compression. HPACK is
+the `hpack` package's: its encoder writes our request headers, its decoder reads the
+server's few header blocks (response headers, trailers), so a stream the server ends is
+reported with its grpc-status and grpc-message.
 """
 from __future__ import annotations
 
@@ -63,34 +63,12 @@ def frame(kind: int, flags: int, stream: int, payload: bytes = b"") -> bytes:
     return _HEAD.pack(n >> 16, n & 0xFFFF, kind, flags, stream) + payload
 
 
-def _hpack_int(value: int, prefix_bits: int, first: int) -> bytes:
-    limit = (1 << prefix_bits) - 1
-    if value < limit:
-        return bytes([first | value])
-    out = [first | limit]
-    value -= limit
-    while value >= 128:
-        out.append((value & 127) | 128)
-        value >>= 7
-    out.append(value)
-    return bytes(out)
-
-
-def _hpack_str(text: str) -> bytes:
-    raw = text.encode()
-    return _hpack_int(len(raw), 7, 0) + raw  # H bit 0: not Huffman coded
-
-
-def request_headers(authority: str, path: str) -> bytes:
-    """HPACK block of a gRPC request: static-table :method POST / :scheme http, the rest as
-    literals without indexing (RFC 7541 6.2.2), so the server's table is never touched."""
-    block = bytes([0x83, 0x86])  # indexed: :method POST (3), :scheme http (6)
-    block += _hpack_int(4, 4, 0) + _hpack_str(path)        # name :path (4)
-    block += _hpack_int(1, 4, 0) + _hpack_str(authority)   # name :authority (1)
-    for name, value in (("content-type", "application/grpc"), ("te", "trailers"),
-                        ("user-agent", "sdnperf-p4rt")):
-        block += b"\x00" + _hpack_str(name) + _hpack_str(value)
-    return block
+def request_headers(encoder: hpack.Encoder, authority: str, path: str) -> bytes:
+    """HPACK block of a gRPC request (:method and :scheme first, as HTTP/2 requires);
+    not Huffman coded, so the path shows in a packet capture."""
+    return encoder.encode([(":method", "POST"), (":scheme", "http"), (":path", path),
+                           (":authority", authority), ("content-type", "application/grpc"),
+                           ("te", "trailers"), ("user-agent", "sdnperf-p4rt")], huffman=False)
 
 
 class GrpcStream:
@@ -111,6 +89,7 @@ class GrpcStream:
         self._max_frame = 16384
         self._unacked = 0                     # received DATA bytes not yet window-updated
         self._hpack = hpack.Decoder()
+        self._encoder = hpack.Encoder()       # its table mirrors the server's decoder
         self._block = b""                     # HEADERS + CONTINUATION fragments so far
         self._block_ends_stream = False
         self.headers: dict[str, str] = {}     # the response's headers and trailers
@@ -121,7 +100,7 @@ class GrpcStream:
             (S_HEADER_TABLE_SIZE, 0), (S_ENABLE_PUSH, 0), (S_INITIAL_WINDOW_SIZE, RECV_WINDOW)))
         return (PREFACE + frame(SETTINGS, 0, 0, settings)
                 + frame(WINDOW_UPDATE, 0, 0, _U32.pack(RECV_WINDOW - DEFAULT_WINDOW))
-                + frame(HEADERS, END_HEADERS, STREAM_ID, request_headers(self.authority, self.path)))
+                + frame(HEADERS, END_HEADERS, STREAM_ID, request_headers(self._encoder, self.authority, self.path)))
 
     def send(self, message: bytes) -> None:
         """Queue one message (serialized protobuf); sent by the next output()."""

@@ -1,0 +1,95 @@
+"""The "emulator-bound" mark: a run whose switches each take far longer to forward one
+packet than the same switches do on a small topology.
+
+Why: on a 10x10 grid (100 switches, ~380 ports) the openflow architecture's steady ping
+had a min RTT of 107 ms against 2.4 ms for p4, with no CPU-bound mark. Without the
+openvswitch kernel module every OVS switch of a run lives in ONE userspace ovs-vswitchd,
+whose main thread polls every port of every switch in one loop: a packet waits for that
+thread once per switch it crosses, and each pass of the loop grows with the port count
+(per-port receive/send system calls, poll() over every socket, per-port bookkeeping). The
+thread need not be busy for that (it sleeps in poll() between packets), so the CPU rule
+in cpu.py does not see it: the figure measures the emulator, not the architecture.
+
+The measure: after the workload, a few pings between two hosts whose path crosses as
+few switches as possible (two adjacent switches where the topology allows), min RTT /
+(2 x switches) = the time one switch takes to forward one packet. The min of a short
+series filters scheduling noise; the probe runs after the workload (never before it, so
+a "cold" first packet stays cold). `probe_pair` and `judge` are pure.
+"""
+from __future__ import annotations
+
+import subprocess
+
+import networkx as nx
+
+from ..topo.spec import TopoSpec
+
+# ---- When is a run emulator-bound? ----------------------------------------------------
+# One switch forwarding one packet on a small topology (3x3 grid, one host per switch,
+# this 2-core machine under a load average of ~15): OVS userspace ~0.2 ms, openflow ~0.18
+# ms, Linux bridge ~0.01 ms, our P4 switch ~0.07 ms (2.4 ms over 36 switch passes of the
+# 10x10 grid). On a 6x6 grid OVS userspace took 5.5 ms, on 10x10 ~13 ms.
+BASELINE_HOP_MS = 0.2  # small-topology per-switch time of the slowest architecture
+FACTOR = 5.0  # "far above": a switch this many times slower than the baseline
+PROBE_PINGS = 5  # pings of the measured series (after 2 that set up ARP and flows)
+PROBE_INTERVAL_S = 0.05
+# ----------------------------------------------------------------------------------------
+
+
+def probe_pair(spec: TopoSpec) -> tuple[str, str, int] | None:
+    """(source host, destination host, switches on the path between them): the first host
+    and the host reached over the fewest switches, preferring paths over at least two
+    switches (they cross a switch-to-switch link, as every longer path does). None when
+    no other host is reachable."""
+    hosts = spec.hosts()
+    if len(hosts) < 2:
+        return None
+    src = hosts[0]
+    lengths = nx.single_source_shortest_path_length(spec.graph, src)
+    reach = [(lengths[h] - 1, h) for h in hosts[1:] if h in lengths]  # edges - 1 = switches
+    if not reach:
+        return None
+    order = {h: i for i, h in enumerate(hosts)}
+    over_links = [r for r in reach if r[0] >= 2]
+    switches, dst = min(over_links or reach, key=lambda r: (r[0], order[r[1]]))
+    return src, dst, switches
+
+
+def per_switch_ms(min_rtt_ms: float, switches: int) -> float:
+    """Time one switch took to forward one packet: a round trip crosses each switch twice."""
+    return min_rtt_ms / (2 * max(switches, 1))
+
+
+def judge(min_rtt_ms: float | None, switches: int) -> tuple[bool, str]:
+    """(emulator_bound, reason in words) for a probe's min RTT over `switches` switches;
+    (False, "") when the probe got no answer (nothing measured, nothing claimed)."""
+    baseline_ms, factor = BASELINE_HOP_MS, FACTOR
+    if min_rtt_ms is None or switches < 1:
+        return False, ""
+    hop = per_switch_ms(min_rtt_ms, switches)
+    if hop <= factor * baseline_ms:
+        return False, ""
+    return True, (f"one switch took {hop:.2f} ms to forward a packet (min RTT {min_rtt_ms:.2f} ms "
+                  f"over {switches} switch{'es' if switches != 1 else ''}), more than "
+                  f"{factor:g}x the {baseline_ms:g} ms of a small topology: the emulator (e.g. one "
+                  f"userspace ovs-vswitchd polling every port) sets this pace, not the architecture")
+
+
+def measure(net, src: str, dst: str) -> float | None:
+    """Min RTT in ms of a short ping series src -> dst in a started network (None when no
+    reply came back). Two pings first set up ARP and any controller's flows."""
+    from ..workloads.ping import parse_ping, ping_argv
+
+    dst_ip = net.get(dst).IP()
+    host = net.get(src)
+    for count, interval in ((2, 0.2), (PROBE_PINGS, PROBE_INTERVAL_S)):
+        proc = host.popen(ping_argv(dst_ip, count, interval, 56, 2.0), stdout=subprocess.PIPE,
+                          stderr=subprocess.STDOUT, text=True)
+        try:
+            out, _ = proc.communicate(timeout=count * (interval + 2.0) + 5.0)
+        except subprocess.TimeoutExpired:
+            proc.kill()  # never leave a ping behind in a host that is about to go
+            proc.wait()
+            raise
+    replies = parse_ping(out).replies
+    return min(r.rtt_ms for r in replies) if replies else None
