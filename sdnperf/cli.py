@@ -22,6 +22,7 @@ Typical use:
   sdnperf run --resume STUDY.toml  continue a study that was interrupted
   sdnperf report results/default   table + HTML report + CSV from a stored study
   sdnperf topo show campus --png campus.png
+  sdnperf study list               the literature's studies, built in (study run NAME)
   sdnperf recirc plan --target-delay 5ms --from results/recirc   passes for a 5 ms hold
   sdnperf doctor                   what this machine can and cannot do
   sdnperf clean                    remove whatever a crashed study left behind
@@ -117,8 +118,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_clean)
 
     add_ctlbench_command(sub)
-    from sdnperf.studies import recirc_cli
+    from sdnperf.studies import recirc_cli, study_cli
     recirc_cli.add_parser(sub)
+    study_cli.add_parser(sub)
     for tool, (binary, helptext) in RUST_TOOLS.items():
         own = f"{binary} stf" if tool == "stf" else binary
         about = (f"Runs our Rust binary {own} with ARGS passed through untouched (the binary "
@@ -235,6 +237,8 @@ def cmd_run(args) -> int:
     plan, selection = _plan(study, args.only)
     if plan is None:
         return EXIT_BAD_INPUT
+    if getattr(args, "narrow", None):  # `sdnperf study run`: leaves out runs it cannot do here
+        plan, selection = args.narrow(plan, selection)
 
     results_dir = Path(args.out) / study.name
     db_path = results_store_path(results_dir, args.resume, console.print)

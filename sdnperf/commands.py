@@ -42,6 +42,13 @@ def print_report(store, study_id: int, results_dir: Path, baseline=None, html: b
     from sdnperf.report.sweeps import fit_lines, sweep_metrics
     for line in fit_lines(sweep_metrics(store, study_id, baseline)):
         print(line)
+    from sdnperf.studies.answers import answer_for
+    answer = answer_for(store, study_id)  # a built-in study's question and computed answer
+    if answer is not None:
+        print(f"\n{answer.question}")
+        for sentence in answer.sentences:
+            print(f"  - {sentence}")
+        print()
     written = store.export_csv(study_id, csv_dir or results_dir / "csv")
     print(f"CSV: {', '.join(str(p) for p in written)}")
     if html:

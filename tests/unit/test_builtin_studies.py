@@ -1,0 +1,163 @@
+"""Built-in studies: every shipped file is a valid study, `study list/show` read the package
+(durations measured, never guessed), and each study's answer is computed from a synthetic
+store written through the store's own API."""
+from __future__ import annotations
+
+import json
+import re
+
+import numpy as np
+import pytest
+
+from sdnperf.arch.config import P4Config
+from sdnperf.cli import main
+from sdnperf.samples import CpuReport, RunResult, Sample, Summary
+from sdnperf.store.sqlite import Store
+from sdnperf.studies import builtin
+from sdnperf.studies.answers import answer_for, builtin_of
+from sdnperf.studies.builtin import durations
+
+
+# -- the shipped files ---------------------------------------------------------------------
+@pytest.mark.parametrize("study", builtin.available(), ids=lambda s: s.name)
+def test_every_scale_is_a_valid_study_with_a_page(study):
+    from sdnperf.ctlbench.config import load as load_ctlbench
+    from sdnperf.study.loader import load_study
+    from sdnperf.study.plan import plan_runs
+    page = study.page.read_text()
+    for heading in ("**Question.**", "**Method**", "**Metrics.**", "**Reading the report.**"):
+        assert heading in page, f"{study.page}: no {heading}"
+    for scale in builtin.SCALES:
+        files = study.files(scale)
+        assert files, f"{study.name} has no {scale} scale"
+        for path in files:
+            if study.tool == "ctlbench":
+                cfg = load_ctlbench(path)
+                assert builtin_of(cfg.study.name) == study.name
+            else:
+                loaded = load_study(path)
+                assert loaded.name == study.name and builtin_of(loaded.name) == study.name
+                assert plan_runs(loaded)
+
+
+def test_smoke_scale_is_small():
+    """The e2e tests run every smoke file: at most 2 sweep points and 1 repetition."""
+    from sdnperf.study.loader import load_study
+    for study in builtin.available():
+        for path in study.files("smoke"):
+            if study.tool == "ctlbench":
+                import tomllib
+                data = tomllib.loads(path.read_text())
+                assert data["study"]["repetitions"] == 1
+                assert len(data["load"]["switches"]) * len(data["load"]["rate"]) <= 2
+                continue
+            cfg = load_study(path).config
+            assert cfg.study.repetitions == 1
+            for sweep in cfg.sweep:
+                assert len(sweep.values) <= 2, f"{path}: {sweep.param}"
+
+
+# -- study list / show ---------------------------------------------------------------------
+def test_list_says_not_measured_without_a_measurement(tmp_path, monkeypatch, capsys):
+    monkeypatch.setattr(durations, "FILE", tmp_path / "durations.json")
+    assert main(["study", "list"]) == 0
+    out = capsys.readouterr().out
+    for study in builtin.available():
+        assert study.name in out and study.question in out
+    assert out.count("quick scale: not measured on this machine") == len(builtin.available())
+
+
+def test_list_shows_the_measured_duration_from_the_file(tmp_path, monkeypatch, capsys):
+    path = tmp_path / "durations.json"
+    monkeypatch.setattr(durations, "FILE", path)
+    durations.record("recirculation", "quick", 187.4, "sdnperf study run recirculation", path=path)
+    stored = json.loads(path.read_text())["recirculation"]["quick"]
+    assert stored["seconds"] == 187.4 and stored["command"].startswith("sdnperf study run")
+    assert main(["study", "list"]) == 0
+    out = capsys.readouterr().out
+    block = "\n".join(out.split("recirculation\n", 1)[1].splitlines()[:3])
+    assert re.search(r"quick scale: 3 min 07 s \(measured \d{4}-\d\d-\d\d \d\d:\d\d UTC on ", block)
+    assert out.count("not measured") == len(builtin.available()) - 1
+
+
+def test_show_prints_the_file_that_runs_and_the_page(capsys):
+    assert main(["study", "show", "recirculation", "--scale", "paper"]) == 0
+    assert capsys.readouterr().out == builtin.find("recirculation").files("paper")[0].read_text()
+    assert main(["study", "show", "recirculation", "--page"]) == 0
+    assert capsys.readouterr().out.startswith("# recirculation")
+
+
+def test_unknown_study_and_part_are_clear_errors(capsys):
+    assert main(["study", "show", "nope"]) == 2
+    assert "no built-in study 'nope'; built-in studies: recirculation" in capsys.readouterr().err
+    assert main(["study", "run", "nope"]) == 2
+
+
+def test_help_exits_0(capsys):
+    for argv in (["study", "--help"], ["study", "run", "--help"], ["study", "list", "--help"]):
+        with pytest.raises(SystemExit) as exc:
+            main(argv)
+        assert exc.value.code == 0
+
+
+# -- answers on synthetic stores -----------------------------------------------------------
+def _run(store, sid, i, arch, workload, summaries, topology="one-switch", samples=(), cpu=None,
+         point=None, params=None, status="ok"):
+    store.record_run(sid, RunResult(
+        key=f"{topology}|{arch}|{workload}|{i}", topology=topology, architecture=arch,
+        workload=workload, repetition=1, params=params or {}, status=status,
+        summaries=[Summary(workload, m, v, u, b) for m, v, u, b in summaries],
+        samples=list(samples), cpu=cpu or CpuReport(), point=point or {}))
+
+
+def test_recirculation_answer_from_its_fit(tmp_path):
+    """RTT = 0.1 ms + 20 µs·N: the answer says 20 µs per pass and N ≈ 250 for 5 ms; TCP
+    halves between N = 15 and N = 31; CPU is reported per N."""
+    rng = np.random.default_rng(3)
+    with Store(tmp_path / "s.sqlite") as store:
+        sid = store.open_study("recirculation", None, {}, {})
+        i = 0
+        for n in (0, 1, 3, 7, 15, 31, 63):
+            arch = P4Config(kind="p4", name="p4", program="recirc", params={"recirc_passes": n})
+            params = {"architecture": arch.model_dump()}
+            point = {"architecture.p4.params.recirc_passes": n}
+            for rep in range(3):
+                rtts = [0.1 + 0.02 * n + abs(rng.normal(0, 0.001)) for _ in range(50)]
+                samples = [Sample("ping", "rtt_ms", v, "ms", "h1->h2", "steady", k * 0.01, k)
+                           for k, v in enumerate(rtts)]
+                _run(store, sid, i, "p4", "ping", [("rtt_ms", sum(rtts) / 50, "ms", "lower"),
+                                                   ("rtt_min_ms", min(rtts), "ms", "lower")],
+                     samples=samples, point=point, params=params,
+                     cpu=CpuReport(per_role={"switch": 10 + n}))
+                _run(store, sid, i + 1, "p4", "tcp",
+                     [("throughput_mbps", 1000 / (1 + n / 20), "Mbit/s", "higher")],
+                     point=point, params=params)
+                i += 2
+        answer = answer_for(store, sid)
+    assert answer.study == "recirculation" and answer.question.startswith("How much delay")
+    text = "\n".join(answer.sentences)
+    slope = float(re.search(r"adds ([\d.]+) µs of median RTT", text).group(1))
+    assert 19 < slope < 21
+    n = int(re.search(r"a 5 ms hold needs N ≥ (\d+)", text).group(1))
+    assert 235 <= n <= 255
+    assert "TCP throughput halves by N = 31" in text  # 1000 / (1 + 31/20) < 500 < at 15
+    assert re.search(r"switch CPU .* N = 0: 10 %, .* N = 63: 73 %", text)
+    assert re.search(r"p99 RTT [\d.]+ ms at N = 0, 1.3\d* ms at N = 63", text)
+
+
+def test_recirculation_answer_with_two_runs_gives_a_slope_without_a_ci(tmp_path):
+    with Store(tmp_path / "s.sqlite") as store:
+        sid = store.open_study("recirculation", None, {}, {})
+        for i, n in enumerate((0, 10)):
+            arch = P4Config(kind="p4", name="p4", program="recirc", params={"recirc_passes": n})
+            samples = [Sample("ping", "rtt_ms", 0.1 + 0.01 * n, "ms", "h1->h2", "steady")]
+            _run(store, sid, i, "p4", "ping", [("rtt_min_ms", 0.1 + 0.01 * n, "ms", "lower")],
+                 samples=samples, params={"architecture": arch.model_dump()})
+        text = " ".join(answer_for(store, sid).sentences)
+    assert "10 µs per pass (two runs: no confidence interval)" in text
+
+
+def test_other_studies_have_no_answer(tmp_path):
+    with Store(tmp_path / "s.sqlite") as store:
+        sid = store.open_study("my-study", None, {}, {})
+        assert answer_for(store, sid) is None
