@@ -157,6 +157,27 @@ def test_recirculation_answer_with_two_runs_gives_a_slope_without_a_ci(tmp_path)
     assert "10 µs per pass (two runs: no confidence interval)" in text
 
 
+def test_campus_answer_ranks_the_architectures(tmp_path):
+    with Store(tmp_path / "s.sqlite") as store:
+        sid = store.open_study("architectures-campus", None, {}, {})
+        i = 0
+        for arch, first, steady, tcp, jitter in (("bridge", 0.5, 0.1, 900, 0.02),
+                                                 ("openflow", 40.0, 0.2, 800, 0.05),
+                                                 ("p4", 20.0, 0.15, 950, 0.03)):
+            for rep in range(3):
+                _run(store, sid, i, arch, "ping", [("rtt_first_ms", first + rep * 0.01, "ms", "lower"),
+                                                   ("rtt_ms", steady, "ms", "lower")])
+                _run(store, sid, i + 1, arch, "tcp", [("throughput_mbps", tcp + rep, "Mbit/s", "higher")])
+                _run(store, sid, i + 2, arch, "udp", [("jitter_ms", jitter, "ms", "lower"),
+                                                      ("loss_pct", 0.0, "%", "lower")])
+                i += 3
+        text = "\n".join(answer_for(store, sid).sentences)
+    assert re.search(r"First packet RTT \(lowest first\): bridge 0.51 ms \(95 % CI .*n = 3\), 5.1× "
+                     r"its steady RTT; p4 20 ms.*; openflow 40 ms .*200× its steady RTT", text)
+    assert re.search(r"TCP throughput \(best first\): p4 951 Mbit/s .*; bridge .*; openflow", text)
+    assert re.search(r"UDP jitter \(best first\): bridge 0.02 ms .*; p4 .*; openflow", text)
+
+
 def test_other_studies_have_no_answer(tmp_path):
     with Store(tmp_path / "s.sqlite") as store:
         sid = store.open_study("my-study", None, {}, {})
