@@ -178,6 +178,29 @@ def test_campus_answer_ranks_the_architectures(tmp_path):
     assert re.search(r"UDP jitter \(best first\): bridge 0.02 ms .*; p4 .*; openflow", text)
 
 
+def test_topologies_answer_compares_with_openflow_per_topology(tmp_path):
+    """One sentence per topology; the mixed workload's members are stored as "mix/<member>"."""
+    with Store(tmp_path / "s.sqlite") as store:
+        sid = store.open_study("topologies-traffic", None, {}, {})
+        i = 0
+        for topo in ("grid", "multi-path"):
+            for arch, syn, rtt in (("openflow", 2.0, 0.4), ("p4", 1.0, 0.5)):
+                for rep in range(2):
+                    store.record_run(sid, RunResult(
+                        key=f"{topo}|{arch}|mix|{rep}", topology=topo, architecture=arch,
+                        workload="mix", repetition=rep, params={}, status="ok",
+                        summaries=[Summary("mix/syn", "connect_ms", syn, "ms"),
+                                   Summary("mix/voip", "mos", 4.0, "MOS", "higher")]))
+                    _run(store, sid, i, arch, "ping", [("rtt_ms", rtt, "ms", "lower")], topology=topo)
+                    i += 1
+        text = answer_for(store, sid).sentences
+    assert text == [
+        "grid: ping RTT [ms] openflow 0.4, p4 0.5 (+25.0 % (worse)); mixed: SYN delay [ms] "
+        "openflow 2, p4 1 (-50.0 % (better)); mixed: VoIP MOS [MOS] openflow 4, p4 4 (±0 %).",
+        "multi-path: ping RTT [ms] openflow 0.4, p4 0.5 (+25.0 % (worse)); mixed: SYN delay [ms] "
+        "openflow 2, p4 1 (-50.0 % (better)); mixed: VoIP MOS [MOS] openflow 4, p4 4 (±0 %)."]
+
+
 def test_other_studies_have_no_answer(tmp_path):
     with Store(tmp_path / "s.sqlite") as store:
         sid = store.open_study("my-study", None, {}, {})
