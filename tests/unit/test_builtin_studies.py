@@ -85,12 +85,16 @@ def test_show_prints_the_file_that_runs_and_the_page(capsys):
     assert capsys.readouterr().out == builtin.find("recirculation").files("paper")[0].read_text()
     assert main(["study", "show", "recirculation", "--page"]) == 0
     assert capsys.readouterr().out.startswith("# recirculation")
+    assert main(["study", "show", "controller-capacity", "--part", "p4runtime-rate"]) == 0
+    assert 'protocol = "p4runtime"' in capsys.readouterr().out
 
 
 def test_unknown_study_and_part_are_clear_errors(capsys):
     assert main(["study", "show", "nope"]) == 2
     assert "no built-in study 'nope'; built-in studies: recirculation" in capsys.readouterr().err
     assert main(["study", "run", "nope"]) == 2
+    assert main(["study", "show", "controller-capacity", "--part", "x"]) == 2
+    assert "has parts openflow-rate, openflow-switches" in capsys.readouterr().err
 
 
 def test_help_exits_0(capsys):
@@ -199,6 +203,28 @@ def test_topologies_answer_compares_with_openflow_per_topology(tmp_path):
         "openflow 2, p4 1 (-50.0 % (better)); mixed: VoIP MOS [MOS] openflow 4, p4 4 (±0 %).",
         "multi-path: ping RTT [ms] openflow 0.4, p4 0.5 (+25.0 % (worse)); mixed: SYN delay [ms] "
         "openflow 2, p4 1 (-50.0 % (better)); mixed: VoIP MOS [MOS] openflow 4, p4 4 (±0 %)."]
+
+
+def test_capacity_answer_finds_the_full_rate_and_the_most_answered(tmp_path):
+    with Store(tmp_path / "s.sqlite") as store:
+        sid = store.open_study("controller-capacity-openflow-rate", None, {}, {})
+        for i, (offered, answered) in enumerate(((500, 500), (2000, 1995), (8000, 3000))):
+            _run(store, sid, i, "osken-l2-learning", "ctlbench",
+                 [("ctl_offered_pps", offered, "1/s", "higher"),
+                  ("ctl_answered_pps", answered, "1/s", "higher"),
+                  ("ctl_rtt_p50_ms", 0.2 * (i + 1) ** 3, "ms", "lower"),
+                  ("ctl_rtt_p99_ms", 1.0 * (i + 1) ** 3, "ms", "lower"),
+                  ("ctl_controller_cpu_pct", 30 * (i + 1), "%", "lower")],
+                 params={"switches": 1, "rate_per_switch": offered, "protocol": "openflow13"})
+        _run(store, sid, 9, "echo (probe ceiling)", "ctlbench",
+             [("ctl_answered_pps", 90000, "1/s", "higher")], params={"ceiling": True, "switches": 1})
+        text = "\n".join(answer_for(store, sid).sentences)
+    assert answer_for.__module__  # the stored name "…-openflow-rate" maps to the study
+    assert ("osken-l2-learning (openflow13): answered ≥ 99 % of packet-ins up to 2,000/s offered; "
+            "the most it answered was 3,000/s (1 switch(es) × 8000/s, 38 % of offered)") in text
+    assert "median reaction time 0.2 ms at 500/s offered, 5.4 ms (p99 27 ms) at 8,000/s" in text
+    assert "controller CPU 90 % of one core there" in text
+    assert "echo" not in text
 
 
 def test_other_studies_have_no_answer(tmp_path):
