@@ -227,6 +227,25 @@ def test_capacity_answer_finds_the_full_rate_and_the_most_answered(tmp_path):
     assert "echo" not in text
 
 
+def test_capacity_answer_gives_the_stage_breakdown(tmp_path):
+    from sdnperf.ctlbench.convert import controller_stages, stage_summaries
+    state = {"stages": {"packets": 500, "mean_us": {"receive": 10.0, "decode": 5.0, "app": 20.0,
+                                                    "encode": 2.0, "send": 13.0}}}
+    assert controller_stages({"stages": {"packets": 0}}) is None and controller_stages(None) is None
+    summaries = stage_summaries("rate-1000pps", controller_stages(state))
+    assert [(s.metric, s.value, s.unit) for s in summaries][2] == ("ctl_stage_app_us", 20.0, "µs")
+    with Store(tmp_path / "s.sqlite") as store:
+        sid = store.open_study("controller-capacity-p4runtime-rate", None, {}, {})
+        _run(store, sid, 0, "p4rt-l2-learning", "rate-1000pps",
+             [("ctl_offered_pps", 1000, "1/s", "higher"), ("ctl_answered_pps", 1000, "1/s", "higher"),
+              *[(s.metric, s.value, s.unit, "lower") for s in summaries]],
+             params={"switches": 1, "rate_per_switch": 1000, "protocol": "p4runtime"})
+        text = answer_for(store, sid).sentences
+    assert text[1] == ("p4rt-l2-learning: stage breakdown at 1,000/s offered (mean per packet-in): "
+                       "receive 10 µs, decode 5 µs, app 20 µs, encode 2 µs, send 13 µs; 50 µs in "
+                       "all, at most 20,000 packet-ins/s on one core; the largest stage is app (40 %)")
+
+
 def test_other_studies_have_no_answer(tmp_path):
     with Store(tmp_path / "s.sqlite") as store:
         sid = store.open_study("my-study", None, {}, {})

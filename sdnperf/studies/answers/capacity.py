@@ -55,4 +55,21 @@ def answer(store, study_id: int) -> list[str]:
             text += (f" ({len(bound)} of {len(pts)} runs near the probe's ceiling: those measure "
                      "the probe, not the controller)")
         out.append(text + ".")
+        staged = [p for p in pts if any(k.startswith("ctl_stage_") for k in p[2])]
+        if staged:
+            out.append(f"{ctl}: " + stage_sentence(staged[-1][2], staged[-1][0]))
     return out
+
+
+STAGES = ("receive", "decode", "app", "encode", "send")
+
+
+def stage_sentence(m: dict, offered: float) -> str:
+    """Where the controller's time per packet-in goes at one load (controllers/p4rt/stages.py)."""
+    us = {s: m[f"ctl_stage_{s}_us"] for s in STAGES if f"ctl_stage_{s}_us" in m}
+    total = sum(us.values())
+    parts = ", ".join(f"{s} {v:.3g} µs" for s, v in us.items())
+    top = max(us, key=us.get)
+    return (f"stage breakdown at {offered:,.0f}/s offered (mean per packet-in): {parts}; "
+            f"{total:.3g} µs in all, at most {1e6 / total:,.0f} packet-ins/s on one core; "
+            f"the largest stage is {top} ({100 * us[top] / total:.0f} %)")
