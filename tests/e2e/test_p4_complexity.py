@@ -93,3 +93,28 @@ def test_program_forwards_pings(program, tmp_path):
     assert facts["program"] == "runtime files"
     ttls = {int(t) for t in re.findall(r"ttl=(\d+)", out)}
     assert ttls == ({63} if program in ("ipv4", "pipeline8") else {64}), out
+
+
+@pytest.mark.parametrize("program", ["l2", "ipv4", "vlan", "pipeline8"])
+def test_proactive_entries_from_the_topology(program, tmp_path):
+    """app = "proactive": the program's entries are built from the network (catalog
+    make_entries), no runtime files written by hand; the same pings go through."""
+    spec = build_topology("single", {"hosts": 3}, seed=1)
+    config = P4Config(kind="p4", name=program, app="proactive", program=program)
+    with started_network(spec, config, tmp_path / "run") as started:
+        out = started.net.get("h1").cmd("ping -c 3 -i 0.1 -W 2 10.0.0.3")
+        written = json.loads((tmp_path / "run" / "runtime" / "s1-runtime.json").read_text())
+    assert " 0% packet loss" in out, out
+    ttls = {int(t) for t in re.findall(r"ttl=(\d+)", out)}
+    assert ttls == ({63} if program in ("ipv4", "pipeline8") else {64}), out
+    assert len(written["multicast_group_entries"][0]["replicas"]) == 3
+
+
+def test_proactive_entries_need_one_switch(tmp_path):
+    from sdnperf.arch.base import ArchitectureError
+    spec = build_topology("linear", {"switches": 2}, seed=1)
+    config = P4Config(kind="p4", name="l2", app="proactive", program="l2")
+    with pytest.raises(ArchitectureError, match="for one switch with the hosts on its ports; "
+                                                "topology .* has 2 switches"):
+        with started_network(spec, config, tmp_path / "run"):
+            pass
