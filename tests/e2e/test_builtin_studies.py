@@ -22,6 +22,8 @@ EXPECT = {
     "recirculation": ["µs", "TCP throughput", "switch CPU"],
     "architectures-campus": ["First packet RTT (lowest first): ", "TCP throughput (best first): ",
                              "UDP jitter (best first): "],
+    "workload-complexity": ["UDP jitter with 64-byte frames", "TCP throughput with a 10M window",
+                            "Against P4 L2 bridging"],
     "topologies-traffic": ["multi-path: ", "grid: ", "transit-stub: ", "mixed: SYN delay"],
     "controller-capacity": ["(openflow13): answered", "(p4runtime): answered",
                             "p4rt-l2-learning: stage breakdown at "],

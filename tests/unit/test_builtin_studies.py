@@ -246,6 +246,32 @@ def test_capacity_answer_gives_the_stage_breakdown(tmp_path):
                        "all, at most 20,000 packet-ins/s on one core; the largest stage is app (40 %)")
 
 
+def test_complexity_answer_ranks_chains_and_prices_the_pipeline(tmp_path):
+    with Store(tmp_path / "s.sqlite") as store:
+        sid = store.open_study("workload-complexity", None, {}, {})
+        i = 0
+        for arch, rtt, tcp in (("kernel-l2", 0.05, 900), ("p4-l2", 0.10, 800),
+                               ("p4-pipeline8", 0.15, 600)):
+            for size in (18, 1472):
+                _run(store, sid, i, arch, "ping", [("rtt_ms", rtt + size / 1e4, "ms", "lower")],
+                     point={"workload.ping.size": size})
+                _run(store, sid, i + 1, arch, "udp", [("jitter_ms", rtt / 10, "ms", "lower")],
+                     point={"workload.udp.length": size})
+                i += 2
+            for window, scale in (("5K", 0.1), ("10M", 1.0)):
+                _run(store, sid, i, arch, "tcp", [("throughput_mbps", tcp * scale, "Mbit/s", "higher")],
+                     point={"workload.tcp.window": window})
+                i += 1
+        text = answer_for(store, sid).sentences
+    assert text[0] == ("ping RTT with 64-byte frames (best first): kernel-l2 0.0518 ms, "
+                       "p4-l2 0.102 ms, p4-pipeline8 0.152 ms.")
+    assert text[1].startswith("ping RTT with 1518-byte frames (best first): kernel-l2 0.197 ms")
+    assert "TCP throughput with a 5K window (best first): kernel-l2 90 Mbit/s, p4-l2 80" in text[4]
+    assert "TCP throughput with a 10M window (best first): kernel-l2 900 Mbit/s" in text[5]
+    assert text[-1] == ("Against P4 L2 bridging (largest frame / window): p4-pipeline8 RTT "
+                        "+20.2 % (worse); p4-pipeline8 TCP -25.0 % (worse).")  # 0.2972 / 0.2472
+
+
 def test_other_studies_have_no_answer(tmp_path):
     with Store(tmp_path / "s.sqlite") as store:
         sid = store.open_study("my-study", None, {}, {})
