@@ -18,9 +18,10 @@ def answer(store, study_id: int) -> list[str]:
     per_ctl = defaultdict(list)
     for rid, run in runs.items():
         m = metric[rid]
-        offered = m.get("ctl_offered_pps")
-        if offered is None and run.params.get("rate_per_switch"):
-            offered = run.params["rate_per_switch"] * run.params["switches"]
+        # the configured load (switches × rate): a switch the controller never served still
+        # counts as offered load, as P4RCProbe counts it
+        offered = (run.params["rate_per_switch"] * run.params["switches"]
+                   if run.params.get("rate_per_switch") else m.get("ctl_offered_pps"))
         if offered is None or "ctl_answered_pps" not in m:
             continue
         per_ctl[run.architecture].append((offered, run, m))
@@ -30,7 +31,7 @@ def answer(store, study_id: int) -> list[str]:
         proto = pts[0][1].params.get("protocol", "")
 
         def ratio(m, offered):
-            return m.get("ctl_answer_ratio_pct", 100.0 * m["ctl_answered_pps"] / offered if offered else 0)
+            return 100.0 * m["ctl_answered_pps"] / offered if offered else 0.0
         full = [p for p in pts if ratio(p[2], p[0]) >= FULL_PCT]
         best = max(pts, key=lambda p: p[2]["ctl_answered_pps"])
         lo, hi = pts[0], pts[-1]
@@ -42,6 +43,9 @@ def answer(store, study_id: int) -> list[str]:
                  if full else f"answered < {FULL_PCT:g} % of packet-ins at every load")
         text += (f"; the most it answered was {best[2]['ctl_answered_pps']:,.0f}/s ({load(best)}, "
                  f"{ratio(best[2], best[0]):.0f} % of offered)")
+        if hi is not best:
+            text += (f"; at the highest load, {hi[0]:,.0f}/s offered, it answered "
+                     f"{hi[2]['ctl_answered_pps']:,.0f}/s ({ratio(hi[2], hi[0]):.0f} %)")
         if "ctl_rtt_p50_ms" in lo[2] and "ctl_rtt_p50_ms" in hi[2]:
             text += (f"; median reaction time {lo[2]['ctl_rtt_p50_ms']:.3g} ms at {lo[0]:,.0f}/s offered, "
                      f"{hi[2]['ctl_rtt_p50_ms']:.3g} ms (p99 {hi[2].get('ctl_rtt_p99_ms', float('nan')):.3g} ms) "
