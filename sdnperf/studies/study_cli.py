@@ -37,17 +37,15 @@ def add_parser(sub) -> None:
                            description="Print the study file of a scale; it runs as is with "
                                        "`sdnperf run` (ctlbench studies: `sdnperf ctlbench "
                                        "run`). Redirect it to a file to copy and edit.")
-    p.add_argument("name")
-    p.add_argument("--scale", choices=builtin.SCALES, default="quick")
-    p.add_argument("--part", help="which file of a study with several (e.g. openflow, p4runtime)")
+    _name_and_scale(p)
+    p.add_argument("--part", help="which file of a study with several (e.g. openflow-rate)")
     p.add_argument("--page", action="store_true", help="print the study's page (README) instead")
     p.set_defaults(func=cmd_show)
     p = actions.add_parser("run", help="run a built-in study",
                            description="Run a built-in study at a scale: smoke (seconds-long, "
                                        "for tests), quick (at most 5 minutes on 2 cores) or "
                                        "paper (the literature's durations and repetitions).")
-    p.add_argument("name")
-    p.add_argument("--scale", choices=builtin.SCALES, default="quick")
+    _name_and_scale(p)
     p.add_argument("--out", default="results", help="results folder (default: ./results)")
     p.add_argument("--resume", action="store_true", help="keep finished runs, run the rest")
     p.add_argument("--only", metavar="EXPR", help="a slice of the plan, as `sdnperf run --only`")
@@ -56,6 +54,12 @@ def add_parser(sub) -> None:
                    help="store the wall time of this run in the package's durations.json "
                         "(only a complete run: no --only/--resume, not interrupted)")
     p.set_defaults(func=cmd_run)
+
+
+def _name_and_scale(p) -> None:
+    p.add_argument("name", help=f"a built-in study: {', '.join(builtin.STUDIES)}")
+    p.add_argument("--scale", choices=builtin.SCALES, default="quick",
+                   help="smoke (seconds), quick (≤ 5 min, default) or paper (hours)")
 
 
 def cmd_list(args) -> int:
