@@ -144,6 +144,10 @@ def cmd_run(args) -> int:
     if not files:
         print(f"error: {s.name} has no {args.scale} scale", file=sys.stderr)
         return EXIT_BAD_INPUT
+    if s.tool == "ctlbench" and args.only:
+        print(f"error: --only selects runs of `sdnperf run` studies; {s.name} runs "
+              "`sdnperf ctlbench run` files (edit a copy from `study show` instead)", file=sys.stderr)
+        return EXIT_BAD_INPUT
     started = time.monotonic()
     status = EXIT_OK
     for path in files:

@@ -93,6 +93,8 @@ def test_unknown_study_and_part_are_clear_errors(capsys):
     assert main(["study", "show", "nope"]) == 2
     assert "no built-in study 'nope'; built-in studies: recirculation" in capsys.readouterr().err
     assert main(["study", "run", "nope"]) == 2
+    assert main(["study", "run", "controller-capacity", "--only", "arch=x"]) == 2
+    assert "--only selects runs of `sdnperf run` studies" in capsys.readouterr().err
     assert main(["study", "show", "controller-capacity", "--part", "x"]) == 2
     assert "has parts openflow-rate, openflow-switches" in capsys.readouterr().err
 
