@@ -162,10 +162,14 @@ def cmd_run(args) -> int:
             print("not recorded: --record keeps only a complete run (no --only/--resume, "
                   "not interrupted)", file=sys.stderr)
         else:
-            m = durations.record(s.name, args.scale, seconds,
-                                 f"sdnperf study run {s.name} --scale {args.scale}",
-                                 all_ok=status == EXIT_OK)
-            print(f"recorded in {durations.FILE}: {m.text()}")
+            try:
+                m = durations.record(s.name, args.scale, seconds,
+                                     f"sdnperf study run {s.name} --scale {args.scale}",
+                                     all_ok=status == EXIT_OK)
+            except OSError as exc:  # an installed package may be read-only
+                print(f"not recorded: {durations.FILE}: {exc.strerror}", file=sys.stderr)
+            else:
+                print(f"recorded in {durations.FILE}: {m.text()}")
     return status
 
 
