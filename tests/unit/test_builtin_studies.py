@@ -278,3 +278,18 @@ def test_other_studies_have_no_answer(tmp_path):
     with Store(tmp_path / "s.sqlite") as store:
         sid = store.open_study("my-study", None, {}, {})
         assert answer_for(store, sid) is None
+
+
+def test_report_opens_with_the_question_and_the_answer(tmp_path, capsys):
+    from sdnperf.commands import print_report
+    with Store(tmp_path / "s.sqlite") as store:
+        sid = store.open_study("architectures-campus", None, {}, {})
+        for i, arch in enumerate(("bridge", "p4")):
+            _run(store, sid, i, arch, "ping", [("rtt_first_ms", 1.0 + i, "ms", "lower")])
+        print_report(store, sid, tmp_path, html=True)
+    out = capsys.readouterr().out
+    question = builtin.find("architectures-campus").question
+    assert f"\n{question}\n  - First packet RTT (lowest first): bridge 1 ms (n = 1); p4 2 ms" in out
+    html = (tmp_path / "report.html").read_text()
+    assert html.index("<h2>Question</h2>") < html.index("<h2>Comparison</h2>")
+    assert "<li>First packet RTT (lowest first): bridge 1 ms (n = 1); p4 2 ms (n = 1).</li>" in html
