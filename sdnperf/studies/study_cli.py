@@ -11,7 +11,6 @@ stores its wall time in the package's durations.json, which `study list` shows.
 from __future__ import annotations
 
 import argparse
-import shutil
 import sys
 import time
 from pathlib import Path
@@ -116,23 +115,33 @@ class Narrowed:
         return ", ".join(x for x in (str(self.selection or ""), self.why) if x)
 
 
-def bmv2_rule(say=print):
-    """Runs on BMv2 (target = "bmv2") only where they can run: simple_switch_grpc on PATH
-    (arch/p4.py looks there), and one switch per network (BMv2 switches started by sdnperf
+def machine_rule():
+    """keep(run) and why: the runs this machine can do. An architecture its own check
+    refuses here (a missing daemon, a kernel feature) is left out with that reason, not the
+    whole study; BMv2 runs only on one-switch networks (BMv2 switches started by sdnperf
     share one Thrift port, so a second one fails to start)."""
-    from sdnperf.arch.p4 import BMV2_DAEMON
-    found = shutil.which(BMV2_DAEMON) is not None
+    from sdnperf.arch import ArchitectureError, check_architecture
+    refused: dict[tuple[str, str], str] = {}  # (architecture, topology) -> reason, "" if fine
 
     def switches(run) -> int:
         graph = run.study.topology.graph
         return sum(1 for _, d in graph.nodes(data=True) if d.get("kind") == "switch")
 
     def keep(run) -> bool:
-        if getattr(run.architecture, "target", None) != "bmv2":
-            return True
-        return found and switches(run) == 1
-    why = ("BMv2 runs on one-switch topologies only" if found else
-           f"no BMv2 runs ({BMV2_DAEMON} is not on PATH)")
+        key = (run.architecture.name, run.topology)
+        if key not in refused:
+            try:
+                check_architecture(run.architecture, run.study.topology)
+                refused[key] = ""
+                if getattr(run.architecture, "target", None) == "bmv2" and switches(run) > 1:
+                    refused[key] = (f"{run.architecture.name} on {run.topology}: BMv2 runs on "
+                                    "one-switch topologies only")
+            except ArchitectureError as exc:
+                refused[key] = str(exc)
+        return not refused[key]
+
+    def why() -> str:
+        return "; ".join(sorted({r for r in refused.values() if r}))
     return keep, why
 
 
@@ -185,18 +194,19 @@ def _run_file(s, path: Path, args) -> int:
             resume=args.resume, no_report=args.no_report)
         return ctl.cmd_run(ns)
     from sdnperf import cli
-    keep, why = bmv2_rule()
+    keep, why = machine_rule()
     ns = argparse.Namespace(study=str(path), resume=args.resume, out=args.out, repetitions=None,
                             no_report=args.no_report, only=args.only,
                             narrow=lambda plan, selection: narrow(plan, selection, keep, why))
     return cli.cmd_run(ns)
 
 
-def narrow(plan, selection, keep, why: str):
+def narrow(plan, selection, keep, why):
     """The plan without the runs `keep` refuses, and a selection that says so (unchanged
-    when nothing is dropped)."""
+    when nothing is dropped). `why()`: the reasons, once `keep` has seen the plan."""
     kept = [r for r in plan if keep(r)]
     if len(kept) == len(plan):
         return plan, selection
-    print(f"note: {len(plan) - len(kept)} run(s) left out: {why}", flush=True)
-    return kept, Narrowed(selection, keep, why)
+    reasons = why()
+    print(f"note: {len(plan) - len(kept)} run(s) left out on this machine: {reasons}", flush=True)
+    return kept, Narrowed(selection, keep, "runs this machine cannot do left out")

@@ -293,3 +293,30 @@ def test_report_opens_with_the_question_and_the_answer(tmp_path, capsys):
     html = (tmp_path / "report.html").read_text()
     assert html.index("<h2>Question</h2>") < html.index("<h2>Comparison</h2>")
     assert "<li>First packet RTT (lowest first): bridge 1 ms (n = 1); p4 2 ms (n = 1).</li>" in html
+
+
+def test_study_run_leaves_out_what_this_machine_cannot_run(monkeypatch, capsys):
+    """BMv2 runs go where simple_switch_grpc is on PATH, and only on one-switch networks;
+    the rest of the plan is kept, with the reason printed."""
+    from sdnperf import tools
+    from sdnperf.arch import p4 as p4_arch
+    from sdnperf.studies.study_cli import machine_rule, narrow
+    from sdnperf.study.loader import load_study
+    from sdnperf.study.plan import plan_runs
+    monkeypatch.setattr(tools, "locate", lambda name: f"/bin/{name}")  # our switch "built"
+    plan = plan_runs(load_study(builtin.find("recirculation").files("quick")[0]))
+    bmv2 = [r for r in plan if r.architecture.target == "bmv2"]
+    assert bmv2 and len(bmv2) < len(plan)
+
+    monkeypatch.setattr(p4_arch.shutil, "which", lambda name: None)
+    keep, why = machine_rule()
+    kept, selection = narrow(plan, None, keep, why)
+    assert [r for r in kept if r.architecture.target == "bmv2"] == []
+    assert len(kept) == len(plan) - len(bmv2) and not selection.matches(bmv2[0])
+    assert "needs simple_switch_grpc on PATH" in capsys.readouterr().out
+
+    monkeypatch.setattr(p4_arch.shutil, "which", lambda name: f"/usr/bin/{name}")
+    keep, why = machine_rule()
+    kept, _ = narrow(plan, None, keep, why)
+    assert {r.topology for r in kept if r.architecture.target == "bmv2"} == {"one-switch"}
+    assert "p4-bmv2 on chain-of-two: BMv2 runs on one-switch topologies only" in capsys.readouterr().out
