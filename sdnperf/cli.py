@@ -23,6 +23,7 @@ Typical use:
   sdnperf run STUDY.toml --cluster local:2   spread its runs over Ray nodes (docs/scale-out.md)
   sdnperf report results/default   table + HTML report + CSV from a stored study
   sdnperf topo show campus --png campus.png
+  sdnperf study list               the literature's studies, built in (study run NAME)
   sdnperf recirc plan --target-delay 5ms --from results/recirc   passes for a 5 ms hold
   sdnperf doctor                   what this machine can and cannot do
   sdnperf clean                    remove whatever a crashed study left behind
@@ -124,8 +125,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_clean)
 
     add_ctlbench_command(sub)
-    from sdnperf.studies import recirc_cli
+    from sdnperf.studies import recirc_cli, study_cli
     recirc_cli.add_parser(sub)
+    study_cli.add_parser(sub)
     for tool, (binary, helptext) in RUST_TOOLS.items():
         own = f"{binary} stf" if tool == "stf" else binary
         about = (f"Runs our Rust binary {own} with ARGS passed through untouched (the binary "
@@ -249,6 +251,8 @@ def cmd_run(args) -> int:
     plan, selection = _plan(study, args.only)
     if plan is None:
         return EXIT_BAD_INPUT
+    if getattr(args, "narrow", None):  # `sdnperf study run`: leaves out runs it cannot do here
+        plan, selection = args.narrow(plan, selection)
 
     results_dir = Path(args.out) / study.name
     db_path = results_store_path(results_dir, args.resume, console.print)

@@ -46,6 +46,13 @@ def print_report(store, study_id: int, results_dir: Path, baseline=None, html: b
     nodes = node_report(store, study_id)  # a study run on a cluster: does the node matter?
     for warning in nodes.warnings() if nodes else []:
         print(f"warning: {warning}")
+    from sdnperf.studies.answers import answer_for
+    answer = answer_for(store, study_id)  # a built-in study's question and computed answer
+    if answer is not None:
+        print(f"\n{answer.question}")
+        for sentence in answer.sentences:
+            print(f"  - {sentence}")
+        print()
     written = store.export_csv(study_id, csv_dir or results_dir / "csv")
     print(f"CSV: {', '.join(str(p) for p in written)}")
     if html:

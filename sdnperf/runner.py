@@ -66,14 +66,17 @@ class HostContext:
         return self.net.get(name)
 
 
-def preflight(study: LoadedStudy) -> None:
-    """Refuse impossible studies before anything starts: kernel features, arch × topology."""
+def preflight(study: LoadedStudy, architectures: set[str] | None = None) -> None:
+    """Refuse impossible studies before anything starts: kernel features, arch × topology.
+    `architectures`: only these (those the selected runs use; default every one)."""
     from sdnperf.emulation.network import EmulationError
+    configs = [a for a in study.config.architecture
+               if architectures is None or a.name in architectures]
     try:
-        check_link_features(study.topology, study.config.architecture)
+        check_link_features(study.topology, configs)
     except EmulationError as exc:
         raise StudyRefused(str(exc)) from None
-    for arch_cfg in study.config.architecture:
+    for arch_cfg in configs:
         try:
             check_architecture(arch_cfg, study.topology)
         except ArchitectureError as exc:
@@ -236,7 +239,7 @@ class StudyRunner:
         if self.only is not None:
             plan = [r for r in plan if self.only.matches(r)]
         for study in run_studies(plan) or [self.study]:
-            preflight(study)
+            preflight(study, {r.architecture.name for r in plan if r.study is study} or None)
         tag = cleanup.ensure_tag()
         study_dir = cleanup.run_root() / tag
         cfg = self.study.config

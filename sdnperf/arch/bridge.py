@@ -11,7 +11,7 @@ from pathlib import Path
 
 from mininet.node import Switch
 
-from sdnperf.arch.base import Architecture, spanning_tree_wanted, wait_until
+from sdnperf.arch.base import Architecture, ArchitectureError, spanning_tree_wanted, wait_until
 from sdnperf.topo.spec import TopoSpec
 
 # Linux bridge port states, as /sys/class/net/BR/brif/PORT/state reports them.
@@ -30,17 +30,23 @@ def _operstate(interface: str) -> str:
 class LinuxBridgeSwitch(Switch):
     """A Mininet switch node backed by one Linux bridge named after the node."""
 
-    def __init__(self, name, stp: bool = False, **kwargs):
+    def __init__(self, name, stp: bool = False, vlan: int | None = None, **kwargs):
         self.stp = stp
+        self.vlan = vlan  # VLAN tagging chain: every port an access port of this VLAN
         super().__init__(name, **kwargs)
 
     def start(self, _controllers):
         self.cmd("ip link del", self.name, "2>/dev/null")
         timers = " ".join(f"{k} {v}" for k, v in STP_TIMERS_CS.items()) if self.stp else ""
-        self.cmd(f"ip link add name {self.name} type bridge stp_state {int(self.stp)} {timers}")
+        filtering = "vlan_filtering 1" if self.vlan else ""
+        self.cmd(f"ip link add name {self.name} type bridge stp_state {int(self.stp)} {timers} "
+                 f"{filtering}")
         for intf in self.intfList():
             if intf.name != "lo" and self.name in intf.name:
                 self.cmd("ip link set", intf, "master", self.name, "up")
+                if self.vlan:  # tagged with the VLAN on ingress, untagged on egress
+                    self.cmd("bridge vlan del dev", intf, "vid 1")
+                    self.cmd("bridge vlan add dev", intf, f"vid {int(self.vlan)} pvid untagged")
         self.cmd("ip link set", self.name, "up")
 
     def port_states(self) -> list[int]:
@@ -74,6 +80,12 @@ class LinuxBridgeSwitch(Switch):
 class BridgeArchitecture(Architecture):
     @classmethod
     def check(cls, config, spec: TopoSpec) -> dict:
+        if config.vlan:
+            from sdnperf.emulation import capabilities
+            cap = capabilities.bridge_vlan_filtering()
+            if not cap.ok:
+                raise ArchitectureError(f"architecture {config.name!r}: vlan = {config.vlan} "
+                                        f"needs VLAN filtering in Linux bridges: {cap.detail}")
         return {"stp": spanning_tree_wanted(config.stp, spec)}
 
     def __init__(self, config, spec: TopoSpec, run_dir: Path, needs: dict, seed: int = 0):
@@ -81,10 +93,10 @@ class BridgeArchitecture(Architecture):
         self.stp: bool = needs["stp"]
 
     def mininet_options(self) -> dict:
-        stp = self.stp
+        stp, vlan = self.stp, self.config.vlan
 
         def make(name, **kwargs):
-            return LinuxBridgeSwitch(name, stp=stp, **kwargs)
+            return LinuxBridgeSwitch(name, stp=stp, vlan=vlan, **kwargs)
 
         return {"switch": make, "controller": None}
 
@@ -96,5 +108,5 @@ class BridgeArchitecture(Architecture):
                    interval=0.05, stable_for=1.5 if self.stp else 0.0)
 
     def facts(self) -> dict:
-        return {"architecture": "bridge", "stp": self.stp,
+        return {"architecture": "bridge", "stp": self.stp, "vlan": self.config.vlan,
                 "stp_timers_s": {k: v / 100 for k, v in STP_TIMERS_CS.items()} if self.stp else None}

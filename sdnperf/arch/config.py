@@ -16,6 +16,8 @@ class BridgeConfig(_ArchBase):
     """Linux bridges with MAC learning; spanning tree on topologies with loops."""
     kind: Literal["bridge"]
     stp: Literal["auto", "on", "off"] = "auto"  # auto: on exactly when the topology has loops
+    vlan: int | None = Field(None, ge=1, le=4094, description="VLAN tagging: every host port an "
+                             "access port of this VLAN (vlan_filtering bridge); none: plain bridging")
 
 
 class OvsStandaloneConfig(_ArchBase):

@@ -17,6 +17,7 @@ app:
 """
 from __future__ import annotations
 
+import json
 import re
 import shutil
 import sys
@@ -32,6 +33,13 @@ CPU_PORT = 255
 _WARNED: list = []  # the shaping caveat is printed once per process
 GRPC_DAEMON = "sdnperf-switch-grpc"
 BMV2_DAEMON = "simple_switch_grpc"
+
+
+def _entry_builder(config):
+    """The program's proactive entry builder (catalog.Program.make_entries), if it has one."""
+    from sdnperf.p4.catalog import PROGRAMS
+    prog = PROGRAMS.get(config.program)
+    return prog.make_entries if prog else None
 
 
 def device_id_for(name: str, fallback: int) -> int:
@@ -68,6 +76,11 @@ class P4Architecture(Architecture):
                     runtime_json.load(path)
             except runtime_json.RuntimeFileError as exc:
                 raise ArchitectureError(f"architecture {cfg.name!r}: {exc}") from None
+        if cfg.app == "proactive" and _entry_builder(cfg) and len(spec.switches()) != 1:
+            raise ArchitectureError(
+                f"architecture {cfg.name!r}: program {cfg.program!r} gets its proactive "
+                f"entries for one switch with the hosts on its ports; topology {spec.name!r} "
+                f"has {len(spec.switches())} switches (give runtime files: app = \"runtime-json\")")
         if cfg.target == "bmv2" and not shutil.which(BMV2_DAEMON):
             raise ArchitectureError(
                 f"architecture {cfg.name!r}: target = \"bmv2\" needs {BMV2_DAEMON} on PATH "
@@ -200,6 +213,17 @@ class P4Architecture(Architecture):
             config["p4info"], config["device_config"] = str(self.program.p4info), str(self.program.json)
         if self.config.app == "runtime-json":
             config["runtime_dir"] = str(Path(self.config.runtime_dir).resolve())
+        elif self.config.app == "proactive" and _entry_builder(self.config):
+            # a program our apps do not drive: its entries, built from the network, go in
+            # as runtime files (catalog.Program.make_entries)
+            runtime = self.run_dir / "runtime"
+            runtime.mkdir(parents=True, exist_ok=True)
+            for sw in switches:
+                attached = [{"port": h["port"], "mac": h["mac"], "ip": net.get(h["name"]).IP()}
+                            for h in hosts if h["switch"] == sw["name"]]
+                (runtime / f"{sw['name']}-runtime.json").write_text(
+                    json.dumps(_entry_builder(self.config)(attached), indent=1))
+            config["app"], config["runtime_dir"] = "runtime-json", str(runtime.resolve())
         from sdnperf.p4.catalog import program
         config["params"] = program(self.config.program).writes(self.config.params)
         return config

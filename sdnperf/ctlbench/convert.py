@@ -164,3 +164,16 @@ def to_run_result(doc: dict, *, key: str, controller: str, mode: str, switches: 
 
 def _at(xs: list, i: int):
     return xs[i] if i < len(xs) else None
+
+
+def controller_stages(state: dict | None) -> dict | None:
+    """The per-stage times our P4Runtime controller reports in its state file ("stages":
+    packets, mean_us per stage), or None (another controller, or no packet-in timed)."""
+    stages = (state or {}).get("stages") or {}
+    return stages if stages.get("packets") else None
+
+
+def stage_summaries(workload: str, stages: dict) -> list[Summary]:
+    """ctl_stage_<stage>_us: mean µs per packet-in the controller spent in each stage."""
+    return [Summary(workload, f"ctl_stage_{name}_us", float(us), "µs", "lower")
+            for name, us in (stages.get("mean_us") or {}).items() if us is not None]

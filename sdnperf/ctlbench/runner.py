@@ -206,7 +206,7 @@ class CtlbenchRunner:
                   "protocol": load.protocol}
         args = dict(key=spec.key, controller=spec.controller.label, mode=spec.mode,
                     switches=spec.switches, rate=spec.rate, repetition=spec.repetition)
-        doc, crash, probe_note = None, None, ""
+        doc, crash, probe_note, stages = None, None, "", None
         sampler = CpuSampler(interval=0.5)
         t0 = 0.0  # when the sampler (and so the probe's clock) started
         rss = None
@@ -251,6 +251,7 @@ class CtlbenchRunner:
                 proc = probe.start(argv, run_dir / "probe.stderr")
                 sampler.watch("probe", proc.pid)
             out, probe_note = _wait_probe(proc, ctl, probe.time_limit(load))
+            stages = convert.controller_stages(ctl.proc.state() if ctl.proc else None)
             if probe_note:
                 params["notes"].append(probe_note)
             cpu = sampler.stop()
@@ -282,6 +283,10 @@ class CtlbenchRunner:
         ceiling = None if spec.ceiling else self.ceiling.get(spec.switches)
         if spec.ceiling:
             ceiling = float(totals.get("answered_rate") or 0) or None
-        return convert.to_run_result(doc, params=params, cpu=cpu, usage=usage,
-                                     ceiling_pps=ceiling, crash=crash, started=started,
-                                     finished=time.time(), **args)
+        result = convert.to_run_result(doc, params=params, cpu=cpu, usage=usage,
+                                       ceiling_pps=ceiling, crash=crash, started=started,
+                                       finished=time.time(), **args)
+        if stages:  # our P4Runtime controller times its stages (controllers/p4rt/stages.py)
+            result.params["controller_stages"] = stages
+            result.summaries += convert.stage_summaries(result.workload, stages)
+        return result

@@ -85,3 +85,26 @@ def tool(name: str, version_args: tuple[str, ...] = ("--version",)) -> Capabilit
         return Capability(Path(name).name, True, text[0] if text else path)
     except (subprocess.TimeoutExpired, OSError) as exc:
         return Capability(name, False, f"found at {path} but did not run: {exc}")
+
+
+@functools.cache
+def bridge_vlan_filtering() -> Capability:
+    """A Linux bridge with vlan_filtering (the kernel's VLAN tagging chain), tried in a
+    throwaway namespace: kernels built without CONFIG_BRIDGE_VLAN_FILTERING refuse it."""
+    name = "bridge-vlan-filtering"
+    if not shutil.which("ip"):
+        return Capability(name, False, "iproute2 (ip) not installed")
+    if os.geteuid() != 0:
+        return Capability(name, False, "needs root to probe")
+    ns = f"sdnperf-probe-{uuid.uuid4().hex[:8]}"
+    try:
+        if _run(["ip", "netns", "add", ns]).returncode != 0:
+            return Capability(name, False, "cannot create a network namespace")
+        proc = _run(["ip", "-n", ns, "link", "add", "b0", "type", "bridge", "vlan_filtering", "1"])
+        if proc.returncode == 0:
+            return Capability(name, True, "Linux bridges filter VLANs")
+        return Capability(name, False, "this kernel's bridges cannot filter VLANs "
+                          f"(CONFIG_BRIDGE_VLAN_FILTERING; {proc.stderr.strip()}): the kernel "
+                          "VLAN tagging chain (bridge with vlan = N) cannot run")
+    finally:
+        _run(["ip", "netns", "del", ns])

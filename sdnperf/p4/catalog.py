@@ -74,6 +74,10 @@ class Program:
     apps: tuple[str, ...]   # the controller apps that can drive it (see controllers/p4rt/apps.py)
     params: dict[str, Param] = field(default_factory=dict)
     make_writes: Callable[[dict], list[dict]] | None = None
+    # Proactive entries from the topology, for programs the controller's own apps do not
+    # drive: hosts [{"port", "mac", "ip"}] of one switch -> a runtime document
+    # (runtime_json.py's format: table_entries, multicast_group_entries).
+    make_entries: Callable[[list[dict]], dict] | None = None
 
     @property
     def file(self) -> str:
@@ -112,6 +116,79 @@ def _recirc_writes(v: dict) -> list[dict]:
 
 _FORWARDING_APPS = ("l2-learning", "topo-forwarding", "proactive", "runtime-json")
 
+# -- proactive entries of the workload-complexity programs (one switch, hosts on its ports) --
+ROUTER_MAC = "00:00:00:00:00:fe"  # the source MAC the routing programs rewrite to
+BROADCAST = "ff:ff:ff:ff:ff:ff"
+FLOOD_GROUP = 1
+VLAN_ID = 10                      # the access VLAN of every host port (vlan.p4)
+
+
+def _entry(table: str, action: str, params: dict | None = None, match: dict | None = None) -> dict:
+    e = {"table": table, "action_name": action, "action_params": params or {}}
+    if match is None:
+        e["default_action"] = True
+    else:
+        e["match"] = match
+    return e
+
+
+def _document(entries: list[dict], hosts: list[dict]) -> dict:
+    """A runtime document: the entries and one flood group over every host port."""
+    return {"target": "sdnperf", "table_entries": entries, "multicast_group_entries": [
+        {"multicast_group_id": FLOOD_GROUP,
+         "replicas": [{"egress_port": h["port"], "instance": 1} for h in hosts]}]}
+
+
+def _bridge(control: str, hosts: list[dict]) -> list[dict]:
+    """include/bridge.p4: each host's MAC to its port, broadcast to the flood group (ARP
+    crosses every chain this way, so the routing chains need no gateway on the hosts)."""
+    t = f"{control}.bridge.dmac"
+    return [_entry(t, f"{control}.bridge.forward", {"port": h["port"]}, {"eth_dst": h["mac"]})
+            for h in hosts] + [_entry(t, f"{control}.bridge.flood", {"group": FLOOD_GROUP},
+                                      {"eth_dst": BROADCAST})]
+
+
+def _l2_entries(hosts: list[dict]) -> dict:
+    return _document(_bridge("L2Ingress", hosts), hosts)
+
+
+def _ipv4_entries(hosts: list[dict]) -> dict:
+    """A /32 route per host (LPM): the switch routes every IPv4 packet (TTL, checksum, MAC
+    rewrite to ROUTER_MAC -> host) while the hosts keep one subnet."""
+    return _document(_bridge("Ipv4Ingress", hosts) + [
+        _entry("Ipv4Ingress.ipv4_lpm", "Ipv4Ingress.route",
+               {"src_mac": ROUTER_MAC, "dst_mac": h["mac"], "port": h["port"]},
+               {"dst_addr": [h["ip"], 32]}) for h in hosts], hosts)
+
+
+def _vlan_entries(hosts: list[dict]) -> dict:
+    """Every host port an access port of VLAN_ID: tagged on ingress, forwarded per
+    (VLAN, MAC), untagged on egress."""
+    return _document([e for h in hosts for e in (
+        _entry("VlanIngress.port_vlan", "VlanIngress.access", {"vid": VLAN_ID}, {"in_port": h["port"]}),
+        _entry("VlanEgress.egress_vlan", "VlanEgress.untag", {}, {"out_port": h["port"]}),
+        _entry("VlanIngress.vlan_dmac", "VlanIngress.forward", {"port": h["port"]},
+               {"vid": VLAN_ID, "eth_dst": h["mac"]}))] + [
+        _entry("VlanIngress.vlan_dmac", "VlanIngress.flood", {"group": FLOOD_GROUP},
+               {"vid": VLAN_ID, "eth_dst": BROADCAST})], hosts)
+
+
+def _pipeline8_entries(hosts: list[dict]) -> dict:
+    """Per host: a /32 LPM entry to a one-member ECMP group, its next hop (MAC, port) and
+    the egress source-MAC rewrite; the other tables run their defaults."""
+    return _document(_bridge("P8Ingress", hosts) + [e for i, h in enumerate(hosts, 1) for e in (
+        _entry("P8Ingress.ipv4_lpm", "P8Ingress.set_group", {"group": i, "size": 1},
+               {"dst_addr": [h["ip"], 32]}),
+        _entry("P8Ingress.ecmp_group", "P8Ingress.set_nexthop_id", {"id": i},
+               {"group": i, "index": 0}),
+        _entry("P8Ingress.nexthop", "P8Ingress.set_nexthop", {"dst_mac": h["mac"], "port": h["port"]},
+               {"id": i}),
+        _entry("P8Egress.smac_rewrite", "P8Egress.set_smac", {"mac": ROUTER_MAC},
+               {"out_port": h["port"]}))], hosts)
+
+
+_CHAIN_APPS = ("proactive", "runtime-json")
+
 PROGRAMS: dict[str, Program] = {p.name: p for p in (
     Program("l2l3", "L2/L3 fabric: learning, topology and proactive forwarding, LPM routing "
             "for runtime files", _FORWARDING_APPS),
@@ -129,14 +206,17 @@ PROGRAMS: dict[str, Program] = {p.name: p for p in (
                   "key dst_addr (ternary) of the one entry of RecircEgress.recirc_select"),
         )},
         make_writes=_recirc_writes),
-    # Workload complexity (seed 001): no app writes their tables yet, runtime files do.
-    Program("l2", "L2 bridging: one exact table on the destination MAC", ("runtime-json",)),
+    # Workload complexity (seed 001): runtime files, or proactive entries built from the
+    # topology (one switch) by make_entries.
+    Program("l2", "L2 bridging: one exact table on the destination MAC", _CHAIN_APPS,
+            make_entries=_l2_entries),
     Program("ipv4", "IPv4 routing: checksum check, TTL, LPM, MAC rewrite, checksum update",
-            ("runtime-json",)),
+            _CHAIN_APPS, make_entries=_ipv4_entries),
     Program("vlan", "802.1Q: tag on access ports, forward per (VLAN, MAC), untag toward "
-            "access ports", ("runtime-json",)),
+            "access ports", _CHAIN_APPS, make_entries=_vlan_entries),
     Program("pipeline8", "eight tables per IPv4 packet: port class, ACL, LPM, ECMP hash, "
-            "next hop, flow counters, source MAC, DSCP remark", ("runtime-json",)),
+            "next hop, flow counters, source MAC, DSCP remark", _CHAIN_APPS,
+            make_entries=_pipeline8_entries),
 )}
 
 

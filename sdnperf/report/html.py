@@ -66,6 +66,7 @@ def write_report(store: Store, study_id: int, out_path: str | Path,
     metric_names = _metrics_shown(store, study_id)
     parts = [
         _header(study, runs, store, study_id),
+        _answer(store, study_id),
         _environment(study.environment),
         _provenance(study.provenance),
         *(["<h2>Sweeps</h2>", SWEEP_INTRO, *sweep_parts] if curves else []),
@@ -109,6 +110,17 @@ def _header(study: StudyRow, runs: list[RunRow], store: Store, study_id: int) ->
         f"{bound} CPU-bound. Conditions: {escape(conditions(store, study_id))}.<br>"
         f"Raw data: <code>{escape(str(store.path))}</code> (SQLite).</p>"
     )
+
+
+def _answer(store: Store, study_id: int) -> str:
+    """A built-in study's question and the answer computed from its runs (studies/answers)."""
+    from sdnperf.studies.answers import answer_for
+    answer = answer_for(store, study_id)
+    if answer is None:
+        return ""
+    items = "".join(f"<li>{escape(s)}</li>" for s in answer.sentences)
+    return (f'<h2>Question</h2><p class="question">{escape(answer.question)}</p>'
+            f"<h2>Answer (computed from the runs below)</h2><ul>{items}</ul>")
 
 
 SWEEP_INTRO = (

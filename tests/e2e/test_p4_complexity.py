@@ -1,6 +1,7 @@
 """The workload-complexity programs (l2, ipv4, vlan, pipeline8) forward real traffic: one
 switch, two hosts (h1 = 10.0.0.1 / 00..01 on port 1, h2 = 10.0.0.2 / 00..02 on port 2),
-entries from P4-tutorial runtime files (app runtime-json, `program` = the program). Pings
+entries from P4-tutorial runtime files (app runtime-json, `program` = the program; the
+files hold the catalog's entries for these hosts), or built from the network (app proactive). Pings
 go through with no loss; the routing programs decrement the TTL (replies arrive with 63)."""
 from __future__ import annotations
 
@@ -16,8 +17,6 @@ from tests.e2e.support import NEEDS_MININET
 
 pytestmark = NEEDS_MININET
 HOSTS = {1: ("00:00:00:00:00:01", "10.0.0.1"), 2: ("00:00:00:00:00:02", "10.0.0.2")}
-ROUTER_MAC = "00:00:00:00:00:fe"
-BROADCAST = "ff:ff:ff:ff:ff:ff"
 
 
 @pytest.fixture(autouse=True)
@@ -28,60 +27,18 @@ def needs_daemon():
         pytest.skip(f"{GRPC_DAEMON} is not built")
 
 
-def entry(table, action, params=None, match=None):
-    e = {"table": table, "action_name": action, "action_params": params or {}}
-    if match is None:
-        e["default_action"] = True
-    else:
-        e["match"] = match
-    return e
-
-
-def bridge(control: str) -> list[dict]:
-    """The bridge control's entries (include/bridge.p4): both hosts, broadcast to group 1."""
-    t = f"{control}.bridge.dmac"
-    return [entry(t, f"{control}.bridge.forward", {"port": p}, {"eth_dst": mac})
-            for p, (mac, _) in HOSTS.items()] + \
-        [entry(t, f"{control}.bridge.flood", {"group": 1}, {"eth_dst": BROADCAST})]
-
-
-def entries(program: str) -> list[dict]:
-    if program == "l2":
-        return bridge("L2Ingress")
-    if program == "ipv4":
-        return bridge("Ipv4Ingress") + [
-            entry("Ipv4Ingress.ipv4_lpm", "Ipv4Ingress.route",
-                  {"src_mac": ROUTER_MAC, "dst_mac": mac, "port": p}, {"dst_addr": [ip, 32]})
-            for p, (mac, ip) in HOSTS.items()]
-    if program == "vlan":
-        return [e for p, (mac, _) in HOSTS.items() for e in (
-            entry("VlanIngress.port_vlan", "VlanIngress.access", {"vid": 10}, {"in_port": p}),
-            entry("VlanEgress.egress_vlan", "VlanEgress.untag", {}, {"out_port": p}),
-            entry("VlanIngress.vlan_dmac", "VlanIngress.forward", {"port": p},
-                  {"vid": 10, "eth_dst": mac}))] + [
-            entry("VlanIngress.vlan_dmac", "VlanIngress.flood", {"group": 1},
-                  {"vid": 10, "eth_dst": BROADCAST})]
-    if program == "pipeline8":
-        return bridge("P8Ingress") + [e for p, (mac, ip) in HOSTS.items() for e in (
-            entry("P8Ingress.ipv4_lpm", "P8Ingress.set_group", {"group": p, "size": 1},
-                  {"dst_addr": [ip, 32]}),
-            entry("P8Ingress.ecmp_group", "P8Ingress.set_nexthop_id", {"id": p},
-                  {"group": p, "index": 0}),
-            entry("P8Ingress.nexthop", "P8Ingress.set_nexthop", {"dst_mac": mac, "port": p},
-                  {"id": p}),
-            entry("P8Egress.smac_rewrite", "P8Egress.set_smac", {"mac": ROUTER_MAC},
-                  {"out_port": p}))]
-    raise AssertionError(program)
+def runtime_document(program: str) -> dict:
+    """The program's entries for HOSTS from the catalog's builder, as a runtime file."""
+    from sdnperf.p4.catalog import program as find
+    return find(program).make_entries([{"port": p, "mac": mac, "ip": ip}
+                                       for p, (mac, ip) in HOSTS.items()])
 
 
 @pytest.mark.parametrize("program", ["l2", "ipv4", "vlan", "pipeline8"])
 def test_program_forwards_pings(program, tmp_path):
     runtime = tmp_path / "runtime"
     runtime.mkdir()
-    (runtime / "s1-runtime.json").write_text(json.dumps({
-        "target": "sdnperf", "table_entries": entries(program),
-        "multicast_group_entries": [{"multicast_group_id": 1, "replicas": [
-            {"egress_port": p, "instance": 1} for p in HOSTS]}]}))
+    (runtime / "s1-runtime.json").write_text(json.dumps(runtime_document(program)))
     spec = build_topology("single", {"hosts": 2}, seed=1)
     config = P4Config(kind="p4", name=program, app="runtime-json", runtime_dir=str(runtime),
                       program=program)
@@ -93,3 +50,28 @@ def test_program_forwards_pings(program, tmp_path):
     assert facts["program"] == "runtime files"
     ttls = {int(t) for t in re.findall(r"ttl=(\d+)", out)}
     assert ttls == ({63} if program in ("ipv4", "pipeline8") else {64}), out
+
+
+@pytest.mark.parametrize("program", ["l2", "ipv4", "vlan", "pipeline8"])
+def test_proactive_entries_from_the_topology(program, tmp_path):
+    """app = "proactive": the program's entries are built from the network (catalog
+    make_entries), no runtime files written by hand; the same pings go through."""
+    spec = build_topology("single", {"hosts": 3}, seed=1)
+    config = P4Config(kind="p4", name=program, app="proactive", program=program)
+    with started_network(spec, config, tmp_path / "run") as started:
+        out = started.net.get("h1").cmd("ping -c 3 -i 0.1 -W 2 10.0.0.3")
+        written = json.loads((tmp_path / "run" / "runtime" / "s1-runtime.json").read_text())
+    assert " 0% packet loss" in out, out
+    ttls = {int(t) for t in re.findall(r"ttl=(\d+)", out)}
+    assert ttls == ({63} if program in ("ipv4", "pipeline8") else {64}), out
+    assert len(written["multicast_group_entries"][0]["replicas"]) == 3
+
+
+def test_proactive_entries_need_one_switch(tmp_path):
+    from sdnperf.arch.base import ArchitectureError
+    spec = build_topology("linear", {"switches": 2}, seed=1)
+    config = P4Config(kind="p4", name="l2", app="proactive", program="l2")
+    with pytest.raises(ArchitectureError, match="for one switch with the hosts on its ports; "
+                                                "topology .* has 2 switches"):
+        with started_network(spec, config, tmp_path / "run"):
+            pass

@@ -28,6 +28,10 @@ OWN_WORD = {
     ("stf",): "sdnperf-switch stf",
     ("recirc",): "ACTION",
     ("recirc", "plan"): "--target-delay",
+    ("study",): "ACTION",
+    ("study", "list"): "not measured",
+    ("study", "show"): "--page",
+    ("study", "run"): "--record",
 }
 
 

@@ -105,7 +105,7 @@ def test_a_program_no_app_can_drive_is_refused_naming_the_apps(tmp_path):
     errs = load_problems(STUDY.replace('program = "recirc"', 'program = "vlan"')
                          .replace("params = {recirc_passes = 7}\n", ""), tmp_path)
     assert len(errs) == 1 and "program 'vlan' cannot be driven by app 'l2-learning' " \
-        "(apps: runtime-json)" in errs[0], errs
+        "(apps: proactive, runtime-json)" in errs[0], errs
 
 
 def test_study_file_params_of_another_program_are_refused(tmp_path):

@@ -22,6 +22,8 @@ from typing import Awaitable, Callable
 import grpc
 from finsy.proto import p4r, p4r_grpc, rpc_status
 
+from sdnperf.controllers.p4rt import h2stream, stages
+
 log = logging.getLogger("sdnperf.p4rt")
 MAX_BATCH = 1000
 
@@ -479,7 +481,6 @@ class StreamSwitchConnection(SwitchConnection):
     packet-outs they cause leave together in one socket write. No thread hand-offs."""
 
     async def connect(self, timeout: float = 20.0) -> None:
-        from sdnperf.controllers.p4rt import h2stream
         self.loop = loop = asyncio.get_running_loop()
         host, _, port = self.address.rpartition(":")
         if not host or not port.isdigit():
@@ -493,7 +494,7 @@ class StreamSwitchConnection(SwitchConnection):
                                        self._on_message, self._on_closed)
         try:
             _transport, self._proto = await asyncio.wait_for(loop.create_connection(
-                lambda: h2stream.StreamProtocol(self._h2), host.strip("[]"), int(port)), timeout)
+                lambda: _TimedStreamProtocol(self._h2), host.strip("[]"), int(port)), timeout)
         except (OSError, asyncio.TimeoutError) as exc:
             raise P4RuntimeError(f"{self.name}: cannot open the stream to {self.address}: "
                                  f"{exc}") from None
@@ -510,12 +511,23 @@ class StreamSwitchConnection(SwitchConnection):
                                  f"{self.address}: {why}")
 
     def _on_message(self, data: bytes) -> None:
+        clock = stages.CLOCK
+        t0 = stages.now()
         try:
             msg = self._parse(data)
         except Exception as exc:  # DecodeError: skip the message, keep the stream
             log.warning("%s: undecodable stream message (%d bytes): %s", self.name, len(data), exc)
             return
-        if self._handled_fast(msg):
+        t1 = stages.now()
+        nested = clock.ns[stages.ENCODE] + clock.ns[stages.SEND]
+        handled = self._handled_fast(msg)
+        t2 = stages.now()
+        if handled:  # a packet-in answered here: time its stages (stages.py)
+            clock.packets += 1
+            clock.ns[stages.DECODE] += t1 - t0
+            clock.ns[stages.APP] += (t2 - t1) - (clock.ns[stages.ENCODE] + clock.ns[stages.SEND] - nested)
+        clock.callback_ns += t2 - t0
+        if handled:
             return
         self._inbox.append(msg)
         if self._reader is None or self._reader.done():
@@ -545,10 +557,12 @@ class StreamSwitchConnection(SwitchConnection):
 
     def send_serialized(self, data: bytes) -> None:
         """A packet-out StreamMessageRequest already in wire form (controller._SyncOut)."""
+        t0 = stages.now()
         if self._h2.blocked > self.MAX_BLOCKED:
             self._drop_packet_out()
             return
         self._proto.send(data)
+        stages.CLOCK.ns[stages.SEND] += stages.now() - t0
 
     def _drop_packet_out(self) -> None:
         self.packet_outs_dropped += 1
@@ -574,3 +588,24 @@ class StreamSwitchConnection(SwitchConnection):
             proto.transport.close()
         if self.channel is not None:
             await self.channel.close(grace=None)
+
+
+class _TimedStreamProtocol(h2stream.StreamProtocol):
+    """The h2 stream's protocol, timing "receive" (framing, callbacks excluded) and the
+    socket writes of "send" for stages.py."""
+
+    def data_received(self, data: bytes) -> None:
+        clock = stages.CLOCK
+        t0, inside, flushed = stages.now(), clock.callback_ns, clock.flush_ns
+        try:
+            super().data_received(data)
+        finally:
+            clock.ns[stages.RECEIVE] += ((stages.now() - t0) - (clock.callback_ns - inside)
+                                         - (clock.flush_ns - flushed))
+
+    def flush(self) -> None:
+        t0 = stages.now()
+        super().flush()
+        dt = stages.now() - t0
+        stages.CLOCK.ns[stages.SEND] += dt
+        stages.CLOCK.flush_ns += dt

@@ -34,7 +34,7 @@ import threading
 import time
 from pathlib import Path
 
-from sdnperf.controllers.p4rt import apps as apps_mod
+from sdnperf.controllers.p4rt import apps as apps_mod, stages
 from sdnperf.controllers.p4rt.client import (StreamSwitchConnection, SwitchConnection,
                                              ThreadedSwitchConnection)
 from sdnperf.controllers.p4rt.params import param_updates
@@ -65,7 +65,8 @@ class StateFile:
     def snapshot(self) -> dict:
         return {"switches": sorted(self.switches), "links": len(self.links),
                 "packet_ins": self.packet_ins, "flow_mods": self.flow_mods,
-                "ready": self.ready, "error": self.error, "time": time.time()}
+                "ready": self.ready, "error": self.error, "time": time.time(),
+                "stages": stages.CLOCK.snapshot()}  # per packet-in stage times (stages.py)
 
     def touch(self, force: bool = False) -> None:
         now = time.monotonic()
@@ -273,11 +274,14 @@ class _SyncOut:
 
     def encode(self, payload: bytes, port: int = 0, group: int = 0) -> bytes:
         """StreamMessageRequest{packet: PacketOut{payload, metadata}} in wire form."""
+        t0 = stages.now()
         meta = self._meta.get((port, group)) or self._metadata(port, group)
         n = len(payload)
         inner = _PAYLOAD_TAG + (bytes((n,)) if n < 128 else _varint(n)) + payload + meta
         n = len(inner)
-        return _PACKET_TAG + (bytes((n,)) if n < 128 else _varint(n)) + inner
+        data = _PACKET_TAG + (bytes((n,)) if n < 128 else _varint(n)) + inner
+        stages.CLOCK.ns[stages.ENCODE] += stages.now() - t0
+        return data
 
     def packet_out(self, payload: bytes, port: int = 0, group: int = 0) -> None:
         data = self.encode(payload, port, group)
