@@ -2563,18 +2563,8 @@ impl<'a> Lower<'a> {
                 }
             }
         }
-        if let ExprKind::Slice(b, hi, lo) = &e.kind {
-            if let Place::Field { hdr, field, ty } = self.place(b)? {
-                let h = self.const_of(hi, &Type::InfInt) as u32;
-                let l = self.const_of(lo, &Type::InfInt) as u32;
-                let w = ty.width().unwrap_or(0);
-                if h < l || h >= w {
-                    return Err(Error::new(e.span, "invalid slice"));
-                }
-                let m = shl(mask(h - l + 1), l as u128);
-                return Ok((json!([hdr, field]), w, Some(m)));
-            }
-        }
+        // a slice is computed into a temporary like any expression: the control plane gives
+        // the slice's value, not the value at its position in the field (as p4c does)
         if let Ok(p) = self.place(e) {
             return match p {
                 Place::Field { hdr, field, ty } => {
