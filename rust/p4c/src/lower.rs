@@ -327,6 +327,8 @@ pub struct Lower<'a> {
     fn_ret: Option<Place>,
     /// Set while lowering an assignment target whose right-hand side has side effects.
     snap_index: bool,
+    /// Copy-outs of the inlined bodies being lowered (outermost first), for `exit`.
+    copy_frames: Vec<Vec<(Place, Place)>>,
     too_big: bool,
     header_names: HashSet<String>,
     scalar_names: HashSet<String>,
@@ -370,6 +372,7 @@ pub fn lower(prog: &Program, text: &str, sink: &mut Sink) -> Option<Ir> {
         pstate_accept: J::Null,
         fn_ret: None,
         snap_index: false,
+        copy_frames: vec![],
         too_big: false,
         header_names: HashSet::new(),
         scalar_names: HashSet::new(),
@@ -2256,11 +2259,13 @@ impl<'a> Lower<'a> {
             }
         }
         if res.is_ok() {
+            let saved_frames = std::mem::replace(&mut self.copy_frames, vec![outs.clone()]);
             for s in &a.body {
                 if let Err(e) = self.action_stmt(s) {
                     self.sink.push(e);
                 }
             }
+            self.copy_frames = saved_frames;
             // `return` jumps to the copy-outs
             if let Some(act) = self.act.as_mut() {
                 patch_returns(act);
@@ -3374,6 +3379,7 @@ impl<'a> Lower<'a> {
                 Ok(())
             }
             StmtKind::Exit => {
+                self.copy_outs_before_exit(s.span)?;
                 self.push("exit", vec![], s.span);
                 Ok(())
             }
@@ -3728,12 +3734,14 @@ impl<'a> Lower<'a> {
         // `return` inside an inlined action jumps to the end of the inlined body
         let saved_returns = self.act.as_mut().map(|x| std::mem::take(&mut x.returns)).unwrap_or_default();
         let mut res = Ok(());
+        self.copy_frames.push(outs.clone());
         for s in &a.body {
             if let Err(e) = self.action_stmt(s) {
                 res = Err(e);
                 break;
             }
         }
+        self.copy_frames.pop();
         if let Some(act) = self.act.as_mut() {
             let end = act.prims.len();
             for r in std::mem::replace(&mut act.returns, saved_returns) {

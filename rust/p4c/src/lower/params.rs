@@ -97,7 +97,11 @@ impl<'a> Lower<'a> {
                 keys.push(self.names_keys(&effects::roots(e)));
                 places.push(None);
             } else {
-                let pl = self.place(e)?;
+                // the location is fixed at the call: a run-time index is read once, here
+                let saved = std::mem::replace(&mut self.snap_index, true);
+                let pl = self.place(e);
+                self.snap_index = saved;
+                let pl = pl?;
                 let mut k = vec![];
                 place_keys(&pl, &mut k);
                 keys.push(k);
@@ -169,6 +173,15 @@ impl<'a> Lower<'a> {
     pub(super) fn copy_outs(&mut self, outs: Vec<(Place, Place)>, span: Span) -> PResult<()> {
         for (dst, tmp) in outs {
             self.copy_place(&dst, &tmp, span)?;
+        }
+        Ok(())
+    }
+
+    /// `exit` inside inlined bodies: the pending copy-outs still happen (innermost first),
+    /// as p4c does.
+    pub(super) fn copy_outs_before_exit(&mut self, span: Span) -> PResult<()> {
+        for frame in self.copy_frames.clone().into_iter().rev() {
+            self.copy_outs(frame, span)?;
         }
         Ok(())
     }
