@@ -117,6 +117,7 @@ def read_pcap(path: Path) -> list[str]:
 
 def bmv2_outputs(ref: Path, json_path: Path, packets: list, tmp: Path, slot: int) -> dict:
     """Runs simple_switch with pcap-file ports until its output stops growing."""
+    tmp.mkdir(exist_ok=True)
     for p in PROBE_PORTS:
         write_pcap(tmp / f"p{p}_in.pcap", [b for (port, b) in packets if port == p])
     args = [ref / "bin" / "simple_switch", "--use-files", "0", "--thrift-port", str(19090 + slot),
@@ -161,10 +162,16 @@ def one(p4: Path, bins: dict, ref: Path, bmv2: bool, slot: int) -> dict:
         a, b = outputs(ra), outputs(rb)
         res["a"], res["b"] = a, b
         res["agree"] = a == b
-        if bmv2 and only_packets and "error" not in b:
-            c = bmv2_outputs(ref, tmp / "ref.json", packets, tmp, slot)
+        if only_packets and "error" not in b and (bmv2 or a != b):
+            c = bmv2_outputs(ref, tmp / "ref.json", packets, tmp / "c", slot)
             res["c"] = c
             res["bmv2_agree"] = {k: v for k, v in b.items() if isinstance(v, list)} == c
+            if a != b:
+                # the tie-breaker: BMv2 on our JSON too; equal BMv2 results mean the two
+                # JSONs mean the same and sdnperf-switch runs one of them wrongly
+                d = bmv2_outputs(ref, ours, packets, tmp / "d", slot)
+                res["d"] = d
+                res["culprit"] = "compiler" if c != d else "switch"
     return res
 
 
@@ -179,6 +186,8 @@ def main() -> int:
                     help="also run BMv2 simple_switch on every K-th program (0: never)")
     ap.add_argument("--keep", type=Path, default=Path(tempfile.gettempdir()) / "sdnperf-p4c-disagreements",
                     help="disagreeing programs are copied here")
+    ap.add_argument("--max-seconds", type=float, default=0,
+                    help="stop starting new programs after this long (0: no limit); the report counts what ran")
     ap.add_argument("--target", type=Path, default=REPO / "rust" / "target" / "release")
     a = ap.parse_args()
 
@@ -209,12 +218,19 @@ def main() -> int:
 
     t0 = time.monotonic()
     results = []
+
+    def job(i: int, p: Path):
+        if a.max_seconds and time.monotonic() - t0 > a.max_seconds:
+            return None
+        return one(p, bins, ref, a.bmv2_every > 0 and i % a.bmv2_every == 0, i % 64)
+
     try:
         with cf.ThreadPoolExecutor(a.jobs) as ex:
-            futs = [ex.submit(one, p, bins, ref, a.bmv2_every > 0 and i % a.bmv2_every == 0, i % 64)
-                    for i, p in enumerate(progs)]
+            futs = [ex.submit(job, i, p) for i, p in enumerate(progs)]
             for i, f in enumerate(cf.as_completed(futs), 1):
-                results.append(f.result())
+                r = f.result()
+                if r is not None:
+                    results.append(r)
                 if i % 100 == 0:
                     print(f"  {i}/{len(progs)} ({time.monotonic() - t0:.0f} s)", file=sys.stderr, flush=True)
     except KeyboardInterrupt:
@@ -224,6 +240,7 @@ def main() -> int:
         if gen_dir is not None:
             keep = [Path(r["path"]) for r in results if r.get("agree") is False or r.get("bmv2_agree") is False]
             a.keep.mkdir(parents=True, exist_ok=True)
+            a.keep.mkdir(parents=True, exist_ok=True)
             for k in keep:
                 for ext in (".p4", ".stf"):
                     if k.with_suffix(ext).exists():
@@ -232,17 +249,25 @@ def main() -> int:
     elapsed = time.monotonic() - t0
     results.sort(key=lambda r: r["name"])
     both = [r for r in results if r["ours_ok"] and r["ref_ok"]]
-    dis = [r for r in both if not r["agree"]]
+    dis = [r for r in both if not r["agree"] and r.get("culprit") != "switch"]
+    sw = [r for r in both if r.get("culprit") == "switch"]
     bm = [r for r in both if "bmv2_agree" in r]
     bm_dis = [r for r in bm if not r["bmv2_agree"]]
     only_ref = [r for r in results if r["ref_ok"] and not r["ours_ok"]]
     only_ours = [r for r in results if r["ours_ok"] and not r["ref_ok"]]
+    if len(results) < len(progs):
+        print(f"time budget reached: {len(progs) - len(results)} of {len(progs)} programs not run")
     print(f"{len(results)} programs in {elapsed:.0f} s: {len(both)} compiled by both, "
-          f"{len(dis)} disagree (our JSON vs p4c's JSON on sdnperf-switch)")
+          f"{len(dis)} disagree (our JSON vs p4c's JSON; BMv2 confirms where it could run)")
+    print(f"sdnperf-switch runs the two JSONs differently but BMv2 runs them alike (a switch bug): {len(sw)}")
     print(f"BMv2 simple_switch on p4c's JSON: {len(bm)} compared, {len(bm_dis)} disagree with sdnperf-switch")
     print(f"refused by sdnperf-p4c only: {len(only_ref)}; by p4c only: {len(only_ours)}")
     for r in dis:
-        print(f"\nDISAGREE {r['path']}\n  ours: {r['a']}\n  p4c:  {r['b']}")
+        extra = f"\n  BMv2 on ours: {r['d']}\n  BMv2 on p4c's: {r['c']}" if "d" in r else ""
+        print(f"\nDISAGREE {r['path']}\n  ours: {r['a']}\n  p4c:  {r['b']}{extra}")
+    for r in sw:
+        print(f"\nSWITCH BUG {r['path']}\n  sdnperf-switch, our JSON: {r['a']}\n  sdnperf-switch, p4c's:    {r['b']}"
+              f"\n  BMv2 on both: {r['c']}")
     for r in bm_dis:
         print(f"\nBMV2 DISAGREES {r['path']}\n  sdnperf-switch: {r['b']}\n  simple_switch:  {r['c']}")
     for r in only_ref:
@@ -251,7 +276,7 @@ def main() -> int:
         print(f"refused by p4c only: {r['path']}: {' '.join(r.get('msg', []))[:200]}")
     if gen_dir is not None and (dis or bm_dis):
         print(f"(disagreeing generated programs copied to {a.keep})")
-    return 1 if dis or bm_dis else 0
+    return 1 if dis or bm_dis or sw else 0
 
 
 if __name__ == "__main__":
