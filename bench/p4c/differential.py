@@ -224,22 +224,24 @@ def main() -> int:
             return None
         return one(p, bins, ref, a.bmv2_every > 0 and i % a.bmv2_every == 0, i % 64)
 
+    # SIGTERM like Ctrl-C: running jobs finish (and stop their simple_switch), queued ones are dropped
+    signal.signal(signal.SIGTERM, lambda *_: signal.raise_signal(signal.SIGINT))
+    ex = cf.ThreadPoolExecutor(a.jobs)
     try:
-        with cf.ThreadPoolExecutor(a.jobs) as ex:
-            futs = [ex.submit(job, i, p) for i, p in enumerate(progs)]
-            for i, f in enumerate(cf.as_completed(futs), 1):
-                r = f.result()
-                if r is not None:
-                    results.append(r)
-                if i % 100 == 0:
-                    print(f"  {i}/{len(progs)} ({time.monotonic() - t0:.0f} s)", file=sys.stderr, flush=True)
+        futs = [ex.submit(job, i, p) for i, p in enumerate(progs)]
+        for i, f in enumerate(cf.as_completed(futs), 1):
+            r = f.result()
+            if r is not None:
+                results.append(r)
+            if i % 100 == 0:
+                print(f"  {i}/{len(progs)} ({time.monotonic() - t0:.0f} s)", file=sys.stderr, flush=True)
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
     finally:
+        ex.shutdown(wait=True, cancel_futures=True)
         if gen_dir is not None:
             keep = [Path(r["path"]) for r in results if r.get("agree") is False or r.get("bmv2_agree") is False]
-            a.keep.mkdir(parents=True, exist_ok=True)
             a.keep.mkdir(parents=True, exist_ok=True)
             for k in keep:
                 for ext in (".p4", ".stf"):

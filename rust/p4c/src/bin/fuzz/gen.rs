@@ -22,8 +22,14 @@ const FIELDS: &[&str] = &["hdr.h.a", "hdr.h.b", "hdr.h.c", "hdr.h.d", "hdr.h.e",
 
 struct Gen {
     rng: Rng,
-    /// functions declared so far: (name, returns bool, number of params)
-    funcs: Vec<(String, bool)>,
+    /// functions declared so far: (name, returns bool, has a `return` inside an `if`)
+    funcs: Vec<(String, bool, bool)>,
+    /// generating an action body: p4c 1.2.4.8 mis-predicates a `return` inside an `if` of
+    /// a function inlined into an action (it tests the returned-flag after the update), so
+    /// actions only call functions without one
+    in_action: bool,
+    /// the function being generated has a `return` inside an `if` (or calls one that has)
+    cur_early: bool,
     /// locals in scope (bit<8>)
     locals: Vec<String>,
     nlocal: usize,
@@ -111,7 +117,7 @@ impl Gen {
 
     /// A call of an earlier function returning bool (`want_bool`) or bit<8>.
     fn call(&mut self, want_bool: bool) -> Option<String> {
-        let cands: Vec<String> = self.funcs.iter().filter(|f| f.1 == want_bool).map(|f| f.0.clone()).collect();
+        let cands: Vec<String> = self.funcs.iter().filter(|f| f.1 == want_bool && !(self.in_action && f.2)).map(|f| f.0.clone()).collect();
         if cands.is_empty() {
             return None;
         }
@@ -186,7 +192,7 @@ impl Gen {
 }
 
 pub fn program(seed: u64) -> (String, String) {
-    let mut g = Gen { rng: Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1), funcs: vec![], locals: vec![], nlocal: 0, depth: 0, table_used: false, in_func: None };
+    let mut g = Gen { rng: Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1), funcs: vec![], in_action: false, cur_early: false, locals: vec![], nlocal: 0, depth: 0, table_used: false, in_func: None };
     let mut p = String::new();
     p.push_str("#include <core.p4>\n#include <v1model.p4>\n");
     p.push_str("header h_t { bit<8> a; bit<8> b; bit<8> c; bit<8> d; bit<8> e; bit<8> f; }\n");
@@ -223,12 +229,14 @@ pub fn program(seed: u64) -> (String, String) {
     );
     // tables cannot be applied inside actions
     g.table_used = true;
+    g.in_action = true;
     for i in 0..acts {
         let n = 1 + g.rng.below(2);
         let a = g.block(n);
         let _ = writeln!(table, "action a{}(inout bit<8> x) {{\nx = x + 1;\n{}}}", i, a);
     }
     g.table_used = false;
+    g.in_action = false;
     body.push_str("sm.egress_spec = 1;\n");
     for _ in 0..(2 + g.rng.below(5)) {
         if acts > 0 && g.rng.below(5) == 0 {
@@ -259,6 +267,7 @@ impl Gen {
         let ret_bool = self.rng.below(3) == 0;
         let name = format!("f{}", i);
         self.in_func = Some(ret_bool);
+        self.cur_early = false;
         let saved = std::mem::take(&mut self.locals);
         self.locals = vec!["x".into(), "y".into()];
         let mut body = String::new();
@@ -268,7 +277,7 @@ impl Gen {
         let last = if ret_bool { self.fbexpr() } else { self.fexpr() };
         self.locals = saved;
         self.in_func = None;
-        self.funcs.push((name.clone(), ret_bool));
+        self.funcs.push((name.clone(), ret_bool, self.cur_early));
         format!("{} {}(inout bit<8> x, in bit<8> y) {{\n{}return {};\n}}\n", if ret_bool { "bool" } else { "bit<8>" }, name, body, last)
     }
 
@@ -286,11 +295,12 @@ impl Gen {
             3 => format!("({} ? {} : {})", self.fbexpr(), self.fleaf(), self.fleaf()),
             _ => {
                 // an earlier function, on the parameters
-                let c: Vec<String> = self.funcs.iter().filter(|f| !f.1).map(|f| f.0.clone()).collect();
+                let c: Vec<(String, bool)> = self.funcs.iter().filter(|f| !f.1).map(|f| (f.0.clone(), f.2)).collect();
                 if c.is_empty() {
                     self.fleaf()
                 } else {
-                    let f = c[self.rng.below(c.len())].clone();
+                    let (f, early) = c[self.rng.below(c.len())].clone();
+                    self.cur_early |= early;
                     format!("{}(x, {})", f, self.fleaf())
                 }
             }
@@ -319,6 +329,7 @@ impl Gen {
                 s
             }
             1 => {
+                self.cur_early = true;
                 let ret = if self.in_func == Some(true) { self.fbexpr() } else { self.fexpr() };
                 format!("if ({}) {{\nx = {};\nreturn {};\n}}\n", self.fbexpr(), self.fexpr(), ret)
             }
