@@ -10,6 +10,7 @@ use crate::diag::{Error, PResult, Sink, Span};
 use serde_json::{json, Value as J};
 use std::collections::{BTreeMap, HashMap, HashSet};
 
+mod equality;
 mod params;
 use params::fn_is_simple;
 
@@ -3143,7 +3144,8 @@ impl<'a> Lower<'a> {
             "==" | "!=" => {
                 let (ax, bx) = if t == Type::Bool { (ax, bx) } else { (ax, bx) };
                 if matches!(t, Type::Header(_) | Type::Struct(_) | Type::Stack(..) | Type::Union(_)) {
-                    return Err(Error::new(e.span, "comparing headers/structs is not supported by this compiler yet"));
+                    let eq = self.composite_eq(e, a, b)?;
+                    return Ok((if op == "==" { eq } else { X::un("not", eq) }, Type::Bool));
                 }
                 if t == Type::Bool {
                     // compare as data

@@ -88,6 +88,9 @@ impl<'a> Lower<'a> {
     /// order, `dir` already defaulted), emitting copy-in primitives where needed; returns
     /// the bindings and the copy-outs (destination, temporary) to emit after the body.
     pub(super) fn bind_params(&mut self, a: &Action, args: &[(Param, Type, Expr)], span: Span) -> PResult<(Vec<(String, Bind)>, Vec<(Place, Place)>)> {
+        if args.is_empty() {
+            return Ok((vec![], vec![]));
+        }
         let access = effects::body_access(&a.body, &self.callee_bodies());
         // where each argument lives; out/inout arguments are evaluated once, here
         let mut places: Vec<Option<Place>> = vec![];
