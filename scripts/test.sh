@@ -5,5 +5,7 @@ cd "$(dirname "$0")/.."
 export PATH="$HOME/.cargo/bin:$PATH"
 echo "==> cargo test (rust/)"
 cargo test --release --quiet --manifest-path rust/Cargo.toml
+echo "==> differential: sdnperf-p4c vs p4c-bm2-ss (corpus + 20 generated programs; bench/p4c/README.md)"
+if [ -x "${SDNPERF_P4_REFERENCE:-../shared/p4-reference}/bin/p4c-bm2-ss" ]; then .venv/bin/python bench/p4c/differential.py --corpus --generate 20 --seed 1 --bmv2-every 5; else echo "skipped: reference tools not found in ../shared/p4-reference (or \$SDNPERF_P4_REFERENCE)"; fi
 echo "==> pytest"
 exec .venv/bin/python -m pytest -q -p no:cacheprovider tests "$@"

@@ -407,6 +407,12 @@ impl TypeEnv {
                 let (y, ty) = self.const_eval_d(b, locals, d + 1)?;
                 let t = if tx == Type::InfInt { ty.clone() } else { tx.clone() };
                 let t = if matches!(*op, "<<" | ">>") { tx.clone() } else { t };
+                // an unsized operand takes the other side's type first (8w255 == -1 is true)
+                let (x, y) = if matches!(*op, "<<" | ">>" | "++") { (x, y) } else { (fit(x, &t), fit(y, &t)) };
+                // signed types and unsized integers compare and shift right as signed values
+                let signed = matches!(t, Type::Int(_) | Type::InfInt);
+                let (sx, sy) = (sign_extend(x, &t) as i128, sign_extend(y, &t) as i128);
+                let ord = if signed { sx.cmp(&sy) } else { x.cmp(&y) };
                 let r = match *op {
                     "+" => x.wrapping_add(y),
                     "-" => x.wrapping_sub(y),
@@ -428,6 +434,7 @@ impl TypeEnv {
                             x << y
                         }
                     }
+                    ">>" if signed => (sx >> y.min(127)) as u128,
                     ">>" => {
                         if y >= 128 {
                             0
@@ -440,10 +447,10 @@ impl TypeEnv {
                     "^" => x ^ y,
                     "==" => return Ok(((x == y) as u128, Type::Bool)),
                     "!=" => return Ok(((x != y) as u128, Type::Bool)),
-                    "<" => return Ok(((x < y) as u128, Type::Bool)),
-                    ">" => return Ok(((x > y) as u128, Type::Bool)),
-                    "<=" => return Ok(((x <= y) as u128, Type::Bool)),
-                    ">=" => return Ok(((x >= y) as u128, Type::Bool)),
+                    "<" => return Ok((ord.is_lt() as u128, Type::Bool)),
+                    ">" => return Ok((ord.is_gt() as u128, Type::Bool)),
+                    "<=" => return Ok((ord.is_le() as u128, Type::Bool)),
+                    ">=" => return Ok((ord.is_ge() as u128, Type::Bool)),
                     "&&" => return Ok((((x != 0) && (y != 0)) as u128, Type::Bool)),
                     "||" => return Ok((((x != 0) || (y != 0)) as u128, Type::Bool)),
                     "++" => {

@@ -10,6 +10,7 @@
 pub mod ast;
 pub mod check;
 pub mod diag;
+pub mod effects;
 pub mod emit_bmv2;
 pub mod emit_p4info;
 pub mod lexer;

@@ -10,6 +10,10 @@ use crate::diag::{Error, PResult, Sink, Span};
 use serde_json::{json, Value as J};
 use std::collections::{BTreeMap, HashMap, HashSet};
 
+mod equality;
+mod params;
+use params::fn_is_simple;
+
 // ---------------------------------------------------------------- IR
 
 #[derive(Clone, Debug)]
@@ -322,6 +326,10 @@ pub struct Lower<'a> {
     pstate_prefix: String,
     pstate_accept: J,
     fn_ret: Option<Place>,
+    /// Set while lowering an assignment target whose right-hand side has side effects.
+    snap_index: bool,
+    /// Copy-outs of the inlined bodies being lowered (outermost first), for `exit`.
+    copy_frames: Vec<Vec<(Place, Place)>>,
     too_big: bool,
     header_names: HashSet<String>,
     scalar_names: HashSet<String>,
@@ -364,6 +372,8 @@ pub fn lower(prog: &Program, text: &str, sink: &mut Sink) -> Option<Ir> {
         pstate_prefix: String::new(),
         pstate_accept: J::Null,
         fn_ret: None,
+        snap_index: false,
+        copy_frames: vec![],
         too_big: false,
         header_names: HashSet::new(),
         scalar_names: HashSet::new(),
@@ -2007,7 +2017,10 @@ impl<'a> Lower<'a> {
                 };
                 self.ctx = Ctx::Cond;
                 self.key_prims.clear();
-                let (x, t) = self.rv(cond, Some(&Type::Bool))?;
+                let made = self.pre_begin();
+                let r = self.rv(cond, Some(&Type::Bool));
+                self.pre_end(made);
+                let (x, t) = r?;
                 if t != Type::Bool {
                     return Err(Error::new(cond.span, format!("condition must be bool, not {}", t.name())));
                 }
@@ -2211,6 +2224,7 @@ impl<'a> Lower<'a> {
         let mut params = vec![];
         let mut res = Ok(());
         let mut bi = 0;
+        let mut dir_pairs = vec![];
         for p in &a.params {
             let t = match self.env.resolve(&p.ty) {
                 Ok(t) => t,
@@ -2220,15 +2234,8 @@ impl<'a> Lower<'a> {
                 }
             };
             if p.dir != Dir::None {
-                let arg = &bound[bi].value;
+                dir_pairs.push((p.clone(), t, bound[bi].value.clone()));
                 bi += 1;
-                match self.bind_arg(p, &t, arg) {
-                    Ok(b) => self.bind(&p.name, b),
-                    Err(e) => {
-                        res = Err(e);
-                        break;
-                    }
-                }
             } else {
                 let w = match t.width() {
                     Some(w) => w,
@@ -2242,11 +2249,30 @@ impl<'a> Lower<'a> {
                 self.bind(&p.name, Bind::Val(X::Runtime(idx), t));
             }
         }
+        let mut outs = vec![];
         if res.is_ok() {
+            match self.bind_params(a, &dir_pairs, span) {
+                Ok((binds, o)) => {
+                    binds.into_iter().for_each(|(n, b)| self.bind(&n, b));
+                    outs = o;
+                }
+                Err(e) => res = Err(e),
+            }
+        }
+        if res.is_ok() {
+            let saved_frames = std::mem::replace(&mut self.copy_frames, vec![outs.clone()]);
             for s in &a.body {
                 if let Err(e) = self.action_stmt(s) {
                     self.sink.push(e);
                 }
+            }
+            self.copy_frames = saved_frames;
+            // `return` jumps to the copy-outs
+            if let Some(act) = self.act.as_mut() {
+                patch_returns(act);
+            }
+            if let Err(e) = self.copy_outs(outs, span) {
+                res = Err(e);
             }
         }
         self.scopes.pop();
@@ -2543,18 +2569,8 @@ impl<'a> Lower<'a> {
                 }
             }
         }
-        if let ExprKind::Slice(b, hi, lo) = &e.kind {
-            if let Place::Field { hdr, field, ty } = self.place(b)? {
-                let h = self.const_of(hi, &Type::InfInt) as u32;
-                let l = self.const_of(lo, &Type::InfInt) as u32;
-                let w = ty.width().unwrap_or(0);
-                if h < l || h >= w {
-                    return Err(Error::new(e.span, "invalid slice"));
-                }
-                let m = shl(mask(h - l + 1), l as u128);
-                return Ok((json!([hdr, field]), w, Some(m)));
-            }
-        }
+        // a slice is computed into a temporary like any expression: the control plane gives
+        // the slice's value, not the value at its position in the field (as p4c does)
         if let Ok(p) = self.place(e) {
             return match p {
                 Place::Field { hdr, field, ty } => {
@@ -2568,7 +2584,10 @@ impl<'a> Lower<'a> {
             };
         }
         // Any other expression: computed into a temporary just before the table.
-        let (x, t) = self.rv(e, None)?;
+        let made = self.pre_begin();
+        let r = self.rv(e, None);
+        self.pre_end(made);
+        let (x, t) = r?;
         let w = match &t {
             Type::Bool => 1,
             t => match t.width() {
@@ -2748,6 +2767,7 @@ impl<'a> Lower<'a> {
                                 if !matches!(it, Type::Bit(_) | Type::Int(_)) {
                                     return Err(Error::new(i.span, format!("a header stack index must be an integer, not {}", it.name())));
                                 }
+                                let ix = if self.snap_index { self.snapshot(ix, &it) } else { ix };
                                 let deref = X::op("dereference_header_stack", X::Stack(name.clone()), ix);
                                 return Ok(Place::DynHeader { stack: name, elem, deref });
                             }
@@ -2965,6 +2985,9 @@ impl<'a> Lower<'a> {
                 if ct != Type::Bool {
                     return Err(Error::new(c.span, "condition of ?: must be bool"));
                 }
+                if (self.has_effects(a) || self.has_effects(b)) && self.act.is_some() {
+                    return self.ternary_branches(e, cx, a, b, expect);
+                }
                 let (ax0, at0) = self.rv(a, expect)?;
                 let (bx, bt) = self.rv(b, Some(&at0).filter(|t| **t != Type::InfInt).or(expect))?;
                 let (ax, at) = if at0 == Type::InfInt && bt != Type::InfInt { self.rv(a, Some(&bt))? } else { (ax0, at0) };
@@ -3042,6 +3065,9 @@ impl<'a> Lower<'a> {
         match op {
             "&&" | "||" => {
                 let (ax, at) = self.rv(a, Some(&Type::Bool))?;
+                if self.has_effects(b) && self.act.is_some() && at == Type::Bool {
+                    return self.short_circuit(op, ax, b);
+                }
                 let (bx, bt) = self.rv(b, Some(&Type::Bool))?;
                 if at != Type::Bool || bt != Type::Bool {
                     return Err(Error::new(e.span, format!("'{}' needs bool operands, not {} and {}", op, at.name(), bt.name())));
@@ -3049,9 +3075,19 @@ impl<'a> Lower<'a> {
                 return Ok((X::op(if op == "&&" { "and" } else { "or" }, ax, bx), Type::Bool));
             }
             "<<" | ">>" => {
+                let first = if self.has_effects(b) {
+                    // left to right: the left operand is read before the right one's effects
+                    let (ax, at) = self.rv(a, None)?;
+                    Some((self.snapshot(ax, &at), at))
+                } else {
+                    None
+                };
                 let (bx, bt) = self.rv(b, None)?;
                 let right_const = matches!(bx, X::Hex(..));
-                let (ax, at) = self.rv(a, if right_const { expect } else { None })?;
+                let (ax, at) = match first {
+                    Some(f) => f,
+                    None => self.rv(a, if right_const { expect } else { None })?,
+                };
                 if !at.is_int_like() || !bt.is_int_like() {
                     return Err(Error::new(e.span, format!("'{}' needs integer operands", op)));
                 }
@@ -3066,6 +3102,7 @@ impl<'a> Lower<'a> {
             }
             "++" => {
                 let (ax, at) = self.rv(a, None)?;
+                let ax = if self.has_effects(b) { self.snapshot(ax, &at) } else { ax };
                 let (bx, bt) = self.rv(b, None)?;
                 let (wa, wb) = match (&at, &bt) {
                     (Type::Bit(x) | Type::Int(x), Type::Bit(y) | Type::Int(y)) => (*x, *y),
@@ -3084,6 +3121,9 @@ impl<'a> Lower<'a> {
         }
         // typed binary: infer the literal side from the other
         let (mut ax, mut at) = self.rv(a, None)?;
+        if self.has_effects(b) {
+            ax = self.snapshot(ax, &at);
+        }
         let (bx, bt) = self.rv(b, if at != Type::InfInt { Some(&at) } else { None })?;
         if at == Type::InfInt && bt != Type::InfInt {
             let r = self.rv(a, Some(&bt))?;
@@ -3104,7 +3144,8 @@ impl<'a> Lower<'a> {
             "==" | "!=" => {
                 let (ax, bx) = if t == Type::Bool { (ax, bx) } else { (ax, bx) };
                 if matches!(t, Type::Header(_) | Type::Struct(_) | Type::Stack(..) | Type::Union(_)) {
-                    return Err(Error::new(e.span, "comparing headers/structs is not supported by this compiler yet"));
+                    let eq = self.composite_eq(e, a, b)?;
+                    return Ok((if op == "==" { eq } else { X::un("not", eq) }, Type::Bool));
                 }
                 if t == Type::Bool {
                     // compare as data
@@ -3213,19 +3254,13 @@ impl<'a> Lower<'a> {
             span: e.span,
         };
         let saved_ret = std::mem::replace(&mut self.fn_ret, ret.clone());
-        let made = self.act.is_none();
-        if made {
-            self.act = Some(ActionCtx { prims: vec![], returns: vec![] });
-        }
+        let made = self.pre_begin();
         let saved_ctx = self.ctx;
         self.ctx = Ctx::Action;
         let r = self.inline_action(&a, true, args, e.span);
         self.ctx = saved_ctx;
         self.fn_ret = saved_ret;
-        if made {
-            let act = self.act.take().unwrap();
-            self.key_prims.extend(act.prims);
-        }
+        self.pre_end(made);
         r?;
         match ret {
             Some(Place::Field { hdr, field, ty }) => Ok((if ty == Type::Bool { X::un("d2b", X::Field(hdr, field)) } else { X::Field(hdr, field) }, ty)),
@@ -3242,10 +3277,7 @@ impl<'a> Lower<'a> {
         if self.inline_depth > 60 {
             return Err(Error::new(e.span, "function calls nested too deeply (recursion?)"));
         }
-        let simple = params.iter().all(|p| p.dir != Dir::Out && p.dir != Dir::InOut)
-            && body.iter().all(|s| matches!(s.kind, StmtKind::Return(_) | StmtKind::Const(..)))
-            && body.iter().any(|s| matches!(s.kind, StmtKind::Return(Some(_))));
-        if !simple {
+        if !fn_is_simple(params, body) {
             return self.inline_function_stmts(e, n, &rt, params, body, args);
         }
         let mut binds = vec![];
@@ -3349,6 +3381,7 @@ impl<'a> Lower<'a> {
                 Ok(())
             }
             StmtKind::Exit => {
+                self.copy_outs_before_exit(s.span)?;
                 self.push("exit", vec![], s.span);
                 Ok(())
             }
@@ -3381,6 +3414,37 @@ impl<'a> Lower<'a> {
             }
             StmtKind::Inst(i) => Err(Error::new(i.span, "instantiations are not allowed here")),
         }
+    }
+
+    /// Outside actions (conditions, table keys), primitives of side effects go into an
+    /// action context whose primitives are then queued in `key_prims` (run by a synthetic
+    /// table before the condition or table); returns whether a context was made.
+    fn pre_begin(&mut self) -> bool {
+        let made = self.act.is_none();
+        if made {
+            self.act = Some(ActionCtx { prims: vec![], returns: vec![] });
+        }
+        made
+    }
+
+    fn pre_end(&mut self, made: bool) {
+        if !made {
+            return;
+        }
+        let mut act = self.act.take().unwrap();
+        patch_returns(&mut act);
+        // jump targets are indices into the primitive list they end up in
+        let base = self.key_prims.len();
+        for p in act.prims.iter_mut() {
+            let param = match p["op"].as_str() {
+                Some("_jump") => 0,
+                Some("_jump_if_zero") => 1,
+                _ => continue,
+            };
+            let t = p["parameters"][param]["value"].as_str().and_then(|v| usize::from_str_radix(v.trim_start_matches("0x"), 16).ok()).unwrap_or(0);
+            p["parameters"][param] = json!({"type": "hexstr", "value": format!("0x{:x}", t + base)});
+        }
+        self.key_prims.extend(act.prims);
     }
 
     fn set_jump(&mut self, at: usize, param: usize, target: usize) {
@@ -3417,7 +3481,12 @@ impl<'a> Lower<'a> {
             self.push("assign", vec![json!({"type": "field", "value": [hdr, field]}), v.jp()], span);
             return Ok(());
         }
-        let lp = self.place(l)?;
+        // the target's index is read before the right-hand side's effects when the target
+        // contains a call itself (as p4c orders it; a plain `s[i] = f(i)` reads i after f)
+        self.snap_index = self.has_effects(r) && crate::effects::has_call(l);
+        let lp = self.place(l);
+        self.snap_index = false;
+        let lp = lp?;
         match &lp {
             Place::DynField { x: lx, ty } => {
                 let (x, t) = self.rv(r, Some(ty))?;
@@ -3544,6 +3613,19 @@ impl<'a> Lower<'a> {
             (Place::Union { name, .. }, Place::Union { name: n2, .. }) => {
                 self.push("assign_union", vec![json!({"type": "header_union", "value": name}), json!({"type": "header_union", "value": n2})], span);
             }
+            // run-time stack elements (copy-in/copy-out of `s[i].f`, `s[i]`)
+            (Place::DynField { x, .. }, Place::Field { hdr, field, .. }) => {
+                self.push("assign", vec![json!({"type": "expression", "value": x.je()}), json!({"type": "field", "value": [hdr, field]})], span);
+            }
+            (Place::Field { hdr, field, .. }, Place::DynField { x, .. }) => {
+                self.push("assign", vec![json!({"type": "field", "value": [hdr, field]}), json!({"type": "expression", "value": x.je()})], span);
+            }
+            (Place::DynHeader { deref, .. }, Place::Header { inst, .. }) => {
+                self.push("assign_header", vec![json!({"type": "expression", "value": deref.je()}), json!({"type": "header", "value": inst})], span);
+            }
+            (Place::Header { inst, .. }, Place::DynHeader { deref, .. }) => {
+                self.push("assign_header", vec![json!({"type": "header", "value": inst}), json!({"type": "expression", "value": deref.je()})], span);
+            }
             _ => return Err(Error::new(span, "type mismatch in assignment")),
         }
         Ok(())
@@ -3631,15 +3713,22 @@ impl<'a> Lower<'a> {
             return Err(Error::new(span, "actions call each other too deeply (recursion?)"));
         }
         self.inline_depth += 1;
-        let mut binds = vec![];
+        let mut pairs = vec![];
         for (p, arg) in a.params.iter().zip(args) {
             let t = self.env.resolve(&p.ty)?;
             let mut pp = p.clone();
             if pp.dir == Dir::None {
                 pp.dir = Dir::In;
             }
-            binds.push((p.name.clone(), self.bind_arg(&pp, &t, &arg.value)?));
+            pairs.push((pp, t, arg.value.clone()));
         }
+        let (binds, outs) = match self.bind_params(a, &pairs, span) {
+            Ok(x) => x,
+            Err(e) => {
+                self.inline_depth -= 1;
+                return Err(e);
+            }
+        };
         self.scopes.push(HashMap::new());
         for (k, b) in binds {
             self.bind(&k, b);
@@ -3647,12 +3736,14 @@ impl<'a> Lower<'a> {
         // `return` inside an inlined action jumps to the end of the inlined body
         let saved_returns = self.act.as_mut().map(|x| std::mem::take(&mut x.returns)).unwrap_or_default();
         let mut res = Ok(());
+        self.copy_frames.push(outs.clone());
         for s in &a.body {
             if let Err(e) = self.action_stmt(s) {
                 res = Err(e);
                 break;
             }
         }
+        self.copy_frames.pop();
         if let Some(act) = self.act.as_mut() {
             let end = act.prims.len();
             for r in std::mem::replace(&mut act.returns, saved_returns) {
@@ -3663,7 +3754,8 @@ impl<'a> Lower<'a> {
         }
         self.scopes.pop();
         self.inline_depth -= 1;
-        res
+        res?;
+        self.copy_outs(outs, span)
     }
 
     fn extern_method(&mut self, kind: &str, name: &str, m: &str, args: &[Arg], cspan: Span, span: Span) -> PResult<()> {

@@ -156,8 +156,15 @@ fn mutate(rng: &mut Rng, input: &[u8], pool: &[Vec<u8>]) -> Vec<u8> {
     v
 }
 
+#[path = "fuzz/gen.rs"]
+mod gen;
+
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
+    if args.first().map(|a| a == "gen").unwrap_or(false) {
+        gen::main(&args[1..]);
+        return;
+    }
     let mut seconds = 60u64;
     let mut seed = 0x5eed_1234_u64;
     let mut dir = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
@@ -177,7 +184,7 @@ fn main() {
                 dir = PathBuf::from(args.get(i).cloned().unwrap_or_default());
             }
             "-h" | "--help" => {
-                println!("usage: sdnperf-p4c-fuzz [--seconds N] [--seed S] [--dir P4C_CRATE_DIR]");
+                println!("usage: sdnperf-p4c-fuzz [--seconds N] [--seed S] [--dir P4C_CRATE_DIR]\n       sdnperf-p4c-fuzz gen [--seed S] [--count N] [--out DIR]   (valid programs for differential testing)");
                 return;
             }
             other => {

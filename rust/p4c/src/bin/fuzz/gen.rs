@@ -1,0 +1,385 @@
+//! `sdnperf-p4c-fuzz gen`: random *valid* v1model programs with input packets, for
+//! differential testing (bench/p4c/differential.py compiles each with sdnperf-p4c and with
+//! p4c and compares what the switch does with both).
+//!
+//! The programs stay inside defined behaviour so that any difference is a bug: every local
+//! is initialized, only `in`/`inout` parameters, no division, constant shift amounts, all
+//! headers valid, stack indices masked into range. They exercise what the P4_16 semantics
+//! make subtle: functions and actions with `inout` parameters (aliased arguments included)
+//! called inside expressions, `&&`/`||`/`?:` around such calls, run-time stack indices,
+//! slices and concatenation, casts, tables keyed on expressions with ternary const entries,
+//! `exit` and `return` in nested blocks.
+//!
+//! `gen --seed S --count N --out DIR` writes DIR/gNNNNN.p4 and DIR/gNNNNN.stf (packets only,
+//! no expectations).
+
+use super::Rng;
+use std::fmt::Write;
+use std::path::PathBuf;
+
+/// Fields of header `h`, the stack `s[2]` and the metadata (all bit<8>).
+const FIELDS: &[&str] = &["hdr.h.a", "hdr.h.b", "hdr.h.c", "hdr.h.d", "hdr.h.e", "hdr.h.f", "hdr.s[0].v", "hdr.s[1].v", "m.x"];
+
+struct Gen {
+    rng: Rng,
+    /// functions declared so far: (name, returns bool, has a `return` inside an `if`)
+    funcs: Vec<(String, bool, bool)>,
+    /// generating an action body: p4c 1.2.4.8 mis-predicates a `return` inside an `if` of
+    /// a function inlined into an action (it tests the returned-flag after the update), so
+    /// actions only call functions without one
+    in_action: bool,
+    /// the function being generated has a `return` inside an `if` (or calls one that has)
+    cur_early: bool,
+    /// locals in scope (bit<8>)
+    locals: Vec<String>,
+    nlocal: usize,
+    depth: usize,
+    /// the table is applied at most once
+    table_used: bool,
+    /// inside a function body: `return` needs a value of this kind
+    in_func: Option<bool>,
+}
+
+impl Gen {
+    fn pick<'a>(&mut self, v: &'a [&'a str]) -> &'a str {
+        v[self.rng.below(v.len())]
+    }
+
+    fn lvalue(&mut self) -> String {
+        let n = self.rng.below(FIELDS.len() + self.locals.len() + 1);
+        if n < FIELDS.len() {
+            FIELDS[n].to_string()
+        } else if n < FIELDS.len() + self.locals.len() {
+            self.locals[n - FIELDS.len()].clone()
+        } else {
+            // a run-time stack index, always in range
+            format!("hdr.s[{} & 1].v", self.leaf())
+        }
+    }
+
+    fn leaf(&mut self) -> String {
+        match self.rng.below(4) {
+            0 => format!("8w{}", self.rng.below(256)),
+            _ => self.lvalue_simple(),
+        }
+    }
+
+    fn lvalue_simple(&mut self) -> String {
+        let n = self.rng.below(FIELDS.len() + self.locals.len());
+        if n < FIELDS.len() {
+            FIELDS[n].to_string()
+        } else {
+            self.locals[n - FIELDS.len()].clone()
+        }
+    }
+
+    /// A bit<8> expression.
+    fn expr(&mut self) -> String {
+        if self.depth > 3 {
+            return self.leaf();
+        }
+        self.depth += 1;
+        let r = match self.rng.below(12) {
+            0..=2 => self.leaf(),
+            3 => {
+                let op = self.pick(&["+", "-", "*", "&", "|", "^", "|+|", "|-|"]);
+                format!("({} {} {})", self.expr(), op, self.expr())
+            }
+            4 => format!("({} {} {})", self.expr(), self.pick(&["<<", ">>"]), self.rng.below(9)),
+            5 => format!("({} ? {} : {})", self.bexpr(), self.expr(), self.expr()),
+            6 => format!("({}[3:0] ++ {}[7:4])", self.expr(), self.expr()),
+            7 => format!("((bit<8>)(bit<4>){})", self.expr()),
+            8 => format!("((bit<8>)(int<8>){} >> 1)", self.expr()),
+            9 => format!("(~{})", self.expr()),
+            _ => self.call(false).unwrap_or_else(|| self.leaf()),
+        };
+        self.depth -= 1;
+        r
+    }
+
+    fn bexpr(&mut self) -> String {
+        if self.depth > 3 {
+            return format!("({} == {})", self.leaf(), self.leaf());
+        }
+        self.depth += 1;
+        let r = match self.rng.below(9) {
+            0..=2 => format!("({} {} {})", self.expr(), self.pick(&["==", "!=", "<", ">", "<=", ">="]), self.expr()),
+            3 => format!("({} && {})", self.bexpr(), self.bexpr()),
+            4 => format!("({} || {})", self.bexpr(), self.bexpr()),
+            5 => format!("(!{})", self.bexpr()),
+            6 => "hdr.h.isValid()".to_string(),
+            7 => format!("((int<8>){} < (int<8>){})", self.expr(), self.expr()),
+            _ => self.call(true).unwrap_or_else(|| "true".into()),
+        };
+        self.depth -= 1;
+        r
+    }
+
+    /// A call of an earlier function returning bool (`want_bool`) or bit<8>.
+    fn call(&mut self, want_bool: bool) -> Option<String> {
+        let cands: Vec<String> = self.funcs.iter().filter(|f| f.1 == want_bool && !(self.in_action && f.2)).map(|f| f.0.clone()).collect();
+        if cands.is_empty() {
+            return None;
+        }
+        let f = cands[self.rng.below(cands.len())].clone();
+        // (inout x, in y): the same location for both now and then (aliasing)
+        let x = self.lvalue();
+        let y = if self.rng.below(4) == 0 { x.clone() } else { self.expr() };
+        Some(format!("{}({}, {})", f, x, y))
+    }
+
+    fn block(&mut self, n: usize) -> String {
+        let saved = self.locals.len();
+        let mut s = String::new();
+        for _ in 0..n {
+            s.push_str(&self.stmt());
+        }
+        self.locals.truncate(saved);
+        s
+    }
+
+    fn stmt(&mut self) -> String {
+        if self.depth > 2 {
+            return format!("{} = {};\n", self.lvalue(), self.expr());
+        }
+        self.depth += 1;
+        let r = match self.rng.below(14) {
+            0..=4 => format!("{} = {};\n", self.lvalue(), self.expr()),
+            5 => {
+                let n = format!("l{}", self.nlocal);
+                self.nlocal += 1;
+                let s = format!("bit<8> {} = {};\n", n, self.expr());
+                self.locals.push(n);
+                s
+            }
+            6 | 7 => {
+                let c = self.bexpr();
+                let n = 1 + self.rng.below(2);
+                let a = self.block(n);
+                if self.rng.below(2) == 0 {
+                    format!("if ({}) {{\n{}}}\n", c, a)
+                } else {
+                    let n = 1 + self.rng.below(2);
+                    let b = self.block(n);
+                    format!("if ({}) {{\n{}}} else {{\n{}}}\n", c, a, b)
+                }
+            }
+            8 => match self.call(false) {
+                Some(c) => format!("{};\n", c),
+                None => format!("{} = {};\n", self.lvalue(), self.expr()),
+            },
+            9 => format!("{}[{}:{}] = {};\n", self.lvalue_simple(), 7, 4, format_args!("{}[3:0]", self.expr())),
+            10 if self.in_func.is_none() => format!("swap({}, {});\n", self.lvalue(), self.lvalue()),
+            11 if self.depth > 1 => match self.in_func {
+                Some(true) => format!("return {};\n", self.bexpr()),
+                Some(false) => format!("return {};\n", self.expr()),
+                None if self.rng.below(3) == 0 => "exit;\n".to_string(),
+                None => "return;\n".to_string(),
+            },
+            12 if self.in_func.is_none() && !self.table_used && self.depth == 1 => {
+                self.table_used = true;
+                if self.rng.below(2) == 0 {
+                    "t.apply();\n".into()
+                } else {
+                    format!("if (t.apply().hit) {{\n{}}}\n", self.block(1))
+                }
+            }
+            _ => format!("{} = {};\n", self.lvalue(), self.expr()),
+        };
+        self.depth -= 1;
+        r
+    }
+}
+
+pub fn program(seed: u64) -> (String, String) {
+    let mut g = Gen { rng: Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1), funcs: vec![], in_action: false, cur_early: false, locals: vec![], nlocal: 0, depth: 0, table_used: false, in_func: None };
+    let mut p = String::new();
+    p.push_str("#include <core.p4>\n#include <v1model.p4>\n");
+    p.push_str("header h_t { bit<8> a; bit<8> b; bit<8> c; bit<8> d; bit<8> e; bit<8> f; }\n");
+    p.push_str("header s_t { bit<8> v; }\nstruct metadata_t { bit<8> x; }\nstruct headers_t { h_t h; s_t[2] s; }\n");
+    // functions see only their parameters x (inout) and y (in)
+    let nf = g.rng.below(4);
+    for i in 0..nf {
+        let f = g.function_params_only(i);
+        p.push_str(&f);
+    }
+    p.push_str("void swap(inout bit<8> a, inout bit<8> b) { bit<8> t = a; a = b; b = t; }\n");
+    p.push_str(
+        "parser P(packet_in pkt, out headers_t hdr, inout metadata_t meta, inout standard_metadata_t sm) {\n\
+         state start { pkt.extract(hdr.h); pkt.extract(hdr.s.next); pkt.extract(hdr.s.next); transition accept; }\n}\n\
+         control VC(inout headers_t hdr, inout metadata_t meta) { apply { } }\n",
+    );
+    let _ = writeln!(p, "control Ing(inout headers_t hdr, inout metadata_t m, inout standard_metadata_t sm) {{");
+    let acts = g.rng.below(3);
+    let mut body = String::new();
+    let mut table = String::new();
+    let keyx = g.expr();
+    let keyy = g.lvalue_simple();
+    let _ = write!(table, "action set(bit<8> v) {{ hdr.h.a = v; hdr.h.b = hdr.h.b + v; }}\naction inc() {{ hdr.h.c = hdr.h.c + 1; }}\n");
+    let mut entries = String::new();
+    for k in 0..g.rng.below(4) {
+        let _ = writeln!(entries, "({} &&& 8w{}, 8w{}) : set(8w{});", g.rng.below(256), g.rng.below(256), g.rng.below(256), k * 7 + 1);
+    }
+    let _ = write!(
+        table,
+        "table t {{\n key = {{ {} : ternary @name(\"k0\"); {} : exact @name(\"k1\"); }}\n actions = {{ set; inc; NoAction; }}\n default_action = inc();\n{}}}\n",
+        keyx,
+        keyy,
+        if entries.is_empty() { String::new() } else { format!(" const entries = {{\n{} }}\n", entries) }
+    );
+    // tables cannot be applied inside actions
+    g.table_used = true;
+    g.in_action = true;
+    for i in 0..acts {
+        let n = 1 + g.rng.below(2);
+        let a = g.block(n);
+        let _ = writeln!(table, "action a{}(inout bit<8> x) {{\nx = x + 1;\n{}}}", i, a);
+    }
+    g.table_used = false;
+    g.in_action = false;
+    body.push_str("sm.egress_spec = 1;\n");
+    for _ in 0..(2 + g.rng.below(5)) {
+        if acts > 0 && g.rng.below(5) == 0 {
+            let k = g.rng.below(acts);
+            let _ = writeln!(body, "a{}({});", k, g.lvalue());
+        } else {
+            body.push_str(&g.stmt());
+        }
+    }
+    let _ = write!(p, "{}apply {{\n{}}}\n}}\n", table, body);
+    p.push_str(
+        "control Eg(inout headers_t hdr, inout metadata_t m, inout standard_metadata_t sm) { apply { } }\n\
+         control CC(inout headers_t hdr, inout metadata_t m) { apply { } }\n\
+         control Dep(packet_out pkt, in headers_t hdr) { apply { pkt.emit(hdr); } }\n\
+         V1Switch(P(), VC(), Ing(), Eg(), CC(), Dep()) main;\n",
+    );
+    let mut stf = String::new();
+    for _ in 0..3 {
+        let bytes: Vec<String> = (0..12).map(|_| format!("{:02x}", g.rng.below(256))).collect();
+        let _ = writeln!(stf, "packet 0 {}", bytes.join(""));
+    }
+    (p, stf)
+}
+
+impl Gen {
+    /// A function over its parameters x (inout) and y (in) and its own locals.
+    fn function_params_only(&mut self, i: usize) -> String {
+        let ret_bool = self.rng.below(3) == 0;
+        let name = format!("f{}", i);
+        self.in_func = Some(ret_bool);
+        self.cur_early = false;
+        let saved = std::mem::take(&mut self.locals);
+        self.locals = vec!["x".into(), "y".into()];
+        let mut body = String::new();
+        for _ in 0..(1 + self.rng.below(3)) {
+            body.push_str(&self.fstmt());
+        }
+        let last = if ret_bool { self.fbexpr() } else { self.fexpr() };
+        self.locals = saved;
+        self.in_func = None;
+        self.funcs.push((name.clone(), ret_bool, self.cur_early));
+        format!("{} {}(inout bit<8> x, in bit<8> y) {{\n{}return {};\n}}\n", if ret_bool { "bool" } else { "bit<8>" }, name, body, last)
+    }
+
+    fn fleaf(&mut self) -> String {
+        match self.rng.below(3) {
+            0 => format!("8w{}", self.rng.below(256)),
+            _ => self.locals[self.rng.below(self.locals.len())].clone(),
+        }
+    }
+
+    fn fexpr(&mut self) -> String {
+        match self.rng.below(5) {
+            0 | 1 => self.fleaf(),
+            2 => format!("({} {} {})", self.fleaf(), self.pick(&["+", "-", "^", "&", "|", "|-|"]), self.fleaf()),
+            3 => format!("({} ? {} : {})", self.fbexpr(), self.fleaf(), self.fleaf()),
+            _ => {
+                // an earlier function, on the parameters
+                let c: Vec<(String, bool)> = self.funcs.iter().filter(|f| !f.1).map(|f| (f.0.clone(), f.2)).collect();
+                if c.is_empty() {
+                    self.fleaf()
+                } else {
+                    let (f, early) = c[self.rng.below(c.len())].clone();
+                    self.cur_early |= early;
+                    format!("{}(x, {})", f, self.fleaf())
+                }
+            }
+        }
+    }
+
+    fn fbexpr(&mut self) -> String {
+        match self.rng.below(4) {
+            0 => format!("({} && {})", self.fbexpr_leaf(), self.fbexpr_leaf()),
+            1 => format!("({} || {})", self.fbexpr_leaf(), self.fbexpr_leaf()),
+            _ => self.fbexpr_leaf(),
+        }
+    }
+
+    fn fbexpr_leaf(&mut self) -> String {
+        format!("({} {} {})", self.fleaf(), self.pick(&["==", "!=", "<", ">"]), self.fleaf())
+    }
+
+    fn fstmt(&mut self) -> String {
+        match self.rng.below(6) {
+            0 => {
+                let n = format!("l{}", self.nlocal);
+                self.nlocal += 1;
+                let s = format!("bit<8> {} = {};\n", n, self.fexpr());
+                self.locals.push(n);
+                s
+            }
+            1 => {
+                self.cur_early = true;
+                let ret = if self.in_func == Some(true) { self.fbexpr() } else { self.fexpr() };
+                format!("if ({}) {{\nx = {};\nreturn {};\n}}\n", self.fbexpr(), self.fexpr(), ret)
+            }
+            2 => format!("if ({}) {{\nx = {};\n}} else {{\nx = {};\n}}\n", self.fbexpr(), self.fexpr(), self.fexpr()),
+            _ => format!("x = {};\n", self.fexpr()),
+        }
+    }
+}
+
+pub fn main(args: &[String]) {
+    let mut seed = 1u64;
+    let mut count = 100usize;
+    let mut out = PathBuf::from("gen-out");
+    let mut i = 0;
+    while i < args.len() {
+        match args[i].as_str() {
+            "--seed" => {
+                i += 1;
+                seed = args.get(i).and_then(|s| s.parse().ok()).unwrap_or(seed);
+            }
+            "--count" => {
+                i += 1;
+                count = args.get(i).and_then(|s| s.parse().ok()).unwrap_or(count);
+            }
+            "--out" => {
+                i += 1;
+                out = PathBuf::from(args.get(i).cloned().unwrap_or_default());
+            }
+            "-h" | "--help" => {
+                println!("usage: sdnperf-p4c-fuzz gen [--seed S] [--count N] [--out DIR]\n\nwrites DIR/gNNNNN.p4 + .stf: random valid v1model programs with input packets\n(no expectations), for bench/p4c/differential.py");
+                return;
+            }
+            other => {
+                eprintln!("unknown argument {}", other);
+                std::process::exit(2);
+            }
+        }
+        i += 1;
+    }
+    if let Err(e) = std::fs::create_dir_all(&out) {
+        eprintln!("error: {}: {}", out.display(), e);
+        std::process::exit(1);
+    }
+    for k in 0..count {
+        let s = seed.wrapping_add(k as u64);
+        let (p, stf) = program(s);
+        let base = out.join(format!("g{:06}", s));
+        if let Err(e) = std::fs::write(base.with_extension("p4"), p).and_then(|_| std::fs::write(base.with_extension("stf"), stf)) {
+            eprintln!("error: {}: {}", base.display(), e);
+            std::process::exit(1);
+        }
+    }
+}
