@@ -7,9 +7,13 @@ import sys
 import textwrap
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from sdnperf.commands import (EXIT_BAD_INPUT, EXIT_FAIL, EXIT_INTERRUPTED, EXIT_OK, print_report,
                               results_store_path, usage)
+
+if TYPE_CHECKING:
+    from sdnperf.study.loader import LoadedStudy
 
 DESCRIPTION = """\
 sdnperf: build emulated networks, put forwarding architectures under test
@@ -143,7 +147,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 # -- run -----------------------------------------------------------------------------------
-def _load(path) -> "LoadedStudy | None":  # noqa: F821
+def _load(path) -> LoadedStudy | None:
     from sdnperf.study.loader import StudyError, load_study
     try:
         return load_study(path)

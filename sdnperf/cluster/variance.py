@@ -45,7 +45,7 @@ class NodeReport:
 
     @property
     def flagged(self) -> list[Cell]:
-        return [c for c in self.tested if c.p < self.threshold]
+        return [c for c in self.tested if c.p is not None and c.p < self.threshold]
 
     def warnings(self) -> list[str]:
         out = []

@@ -119,7 +119,7 @@ def validate_raw(raw: dict, text: str, source: str,
         topologies[topology.name] = topology
         if config is not None:
             problems += _check_hosts(config, topology, text, source)
-    if problems:
+    if problems or config is None:
         raise StudyError(problems)
     _resolve_paths(config, base_dir)
     return config, topologies

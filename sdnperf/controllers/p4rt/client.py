@@ -91,7 +91,7 @@ class SwitchConnection:
         self._reader: asyncio.Task | None = None
         self._out: collections.deque = collections.deque()
         self._sender: asyncio.Task | None = None
-        self._pending: list[tuple["p4r.Update", asyncio.Future]] = []
+        self._pending: list[tuple["p4r.Update", _Share | _LogShare]] = []
         self._writer: asyncio.Task | None = None
         self.writes = 0       # updates the switch accepted
         self.write_errors = 0

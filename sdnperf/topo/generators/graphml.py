@@ -118,8 +118,9 @@ def build_graphml(p: GraphmlParams, seed: int, base_dir: Path | None = None) -> 
         a, z = switch_of[u], switch_of[v]
         delay = None
         if p.delay_from_coordinates:
-            if coords[a] is not None and coords[z] is not None:
-                delay = propagation_delay_ms(great_circle_km(*coords[a], *coords[z]))
+            ca, cz = coords[a], coords[z]
+            if ca is not None and cz is not None:
+                delay = propagation_delay_ms(great_circle_km(*ca, *cz))
             else:
                 missing.append(f"{a}-{z}")
         b.link(a, z, delay_ms=delay)
