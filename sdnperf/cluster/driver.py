@@ -211,8 +211,9 @@ class ClusterRunner:
                 try:
                     result, messages = ray.get(ref)
                 except RayTaskError as exc:  # the run's code raised on the node
-                    result, messages = failed_result(self.study, run, _first_line(exc),
-                                                     submitted), []
+                    cause = getattr(exc, "cause", None)  # the node's own exception
+                    reason = f"{type(cause).__name__}: {cause}" if cause else _first_line(exc)
+                    result, messages = failed_result(self.study, run, reason, submitted), []
                 except RayError as exc:  # the worker or its node is gone
                     self._node_lost(label, run, exc, schedule, commit, submitted)
                     continue

@@ -1,14 +1,18 @@
-"""One run in its own network (and mount) namespace, in a child process.
+"""One run in its own network, mount and PID namespaces, in a child process.
 
-Every run on a cluster node goes through here. Several Ray nodes on one machine (`--cluster local:N`, or real nodes that report the same
-boot id) would build Mininet networks side by side in one root namespace, where switch
-ports (s1-eth1 ...) and OVS bridges collide by name. So each run goes to a child process
-started with `unshare --net --mount`, which mounts its own /sys (so /sys/class/net shows
-its namespace), a private tmpfs on sdnperf's run root (OVS databases, sockets, registries:
-gone with the namespace) and on /run/netns, brings lo up (controllers listen on loopback
-inside it), runs the run and writes the pickled RunResult to a file. The child dies with
-its parent (PR_SET_PDEATHSIG) and tears its network down on SIGTERM; when it is gone the
-namespace goes with it, and any process it tagged but left running is killed here.
+Every run on a cluster node goes through here. Several Ray nodes on one machine
+(`--cluster local:N`, or real nodes that share a kernel) would build Mininet networks side by
+side in one root namespace, where switch ports (s1-eth1 ...) and OVS bridges collide by name.
+So each run goes to a child started with `unshare --net --mount --pid --fork --mount-proc
+--kill-child=SIGTERM`: its own /sys (so /sys/class/net shows its namespace), a private tmpfs
+on sdnperf's run root (OVS databases, sockets, registries) and on /run/netns, lo up
+(controllers listen on loopback inside it). It writes the pickled RunResult to a file.
+
+Nothing can outlive it: the child gets SIGTERM when its parent dies (PR_SET_PDEATHSIG on
+`unshare`, which passes it on with --kill-child) and tears its network down; and it is PID 1
+of its PID namespace, so when it ends, however it ends (Ray SIGKILLs a dead worker's
+children), the kernel kills every process left in the namespace (OVS daemons, controllers,
+host shells) and the network namespace goes with them.
 """
 from __future__ import annotations
 
@@ -20,6 +24,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 from sdnperf.emulation import cleanup
@@ -53,14 +58,16 @@ def run_isolated(study, run, results_dir: Path, session: str = "",
     if why_not:
         raise IsolationError(why_not)
     with tempfile.TemporaryDirectory(prefix="sdnperf-iso-") as tmp:
-        request, reply, tag_file = (Path(tmp) / n for n in ("request", "reply", "tag"))
+        request, reply = Path(tmp) / "request", Path(tmp) / "reply"
         request.write_bytes(pickle.dumps((study, run, str(results_dir))))
-        env = {k: v for k, v in os.environ.items() if k != cleanup.TAG_ENV}
-        env[SESSION_ENV] = session
+        # Tagged after this process (not the child, PID 1 in its namespace): `sdnperf clean`
+        # treats the run's processes as leftovers once this worker is gone.
+        env = {**os.environ, SESSION_ENV: session,
+               cleanup.TAG_ENV: f"sdnperf-{os.getpid()}-{int(time.time())}-{run.index}"}
         proc = subprocess.Popen(
-            ["unshare", "--net", "--mount", "--propagation", "private", "--",
-             sys.executable, "-m", "sdnperf.cluster.isolated", str(request), str(reply),
-             str(tag_file)],
+            ["unshare", "--net", "--mount", "--propagation", "private", "--pid", "--fork",
+             "--mount-proc", "--kill-child=SIGTERM", "--",
+             sys.executable, "-m", "sdnperf.cluster.isolated", str(request), str(reply)],
             env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT, text=True, preexec_fn=_die_with_parent,
             # Its own session: a signal to the node's process group (Ray stopping) does not
@@ -75,9 +82,6 @@ def run_isolated(study, run, results_dir: Path, session: str = "",
             except subprocess.TimeoutExpired:
                 proc.kill()
             raise
-        finally:
-            if tag_file.exists():  # whatever the child started and left behind
-                cleanup.clean(tag_file.read_text().strip())
         if proc.returncode != 0 or not reply.exists():
             tail = "\n".join(output.strip().splitlines()[-15:])
             raise IsolationError(f"isolated run {run.key} exited with {proc.returncode}: {tail}")
@@ -108,24 +112,27 @@ def _enter_namespace() -> None:
     subprocess.run(["ip", "link", "set", "lo", "up"], check=True)
 
 
-def _child(request: Path, reply: Path, tag_file: Path) -> int:
-    tag = cleanup.ensure_tag()  # sdnperf-<this pid>-<time>: ours to clean once we are gone
-    tag_file.write_text(tag)
+def _child(request: Path, reply: Path) -> int:
+    stopped = []
 
     def stop(signum, frame):
+        stopped.append(signum)
         raise SystemExit(128 + signum)  # unwinds execute_run's finally: network torn down
 
     signal.signal(signal.SIGTERM, stop)
-    _enter_namespace()
-    from sdnperf.cluster.node import run_here
-    study, run, results_dir = pickle.loads(request.read_bytes())
-    messages: list[str] = []
-    result = run_here(study, run, Path(results_dir), messages.append)
-    tmp = reply.with_suffix(".tmp")
-    tmp.write_bytes(pickle.dumps((result, messages)))
-    os.replace(tmp, reply)
-    return 0
-
+    try:
+        _enter_namespace()
+        from sdnperf.cluster.node import run_here
+        study, run, results_dir = pickle.loads(request.read_bytes())
+        messages: list[str] = []
+        result = run_here(study, run, Path(results_dir), messages.append)
+        tmp = reply.with_suffix(".tmp")
+        tmp.write_bytes(pickle.dumps((result, messages)))
+        os.replace(tmp, reply)
+        return 0
+    finally:
+        if stopped:  # our worker is gone (or gave up on us): nobody will remove the folder
+            shutil.rmtree(request.parent, ignore_errors=True)
 
 if __name__ == "__main__":
-    sys.exit(_child(*(Path(a) for a in sys.argv[1:4])))
+    sys.exit(_child(*(Path(a) for a in sys.argv[1:3])))

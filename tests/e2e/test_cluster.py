@@ -71,15 +71,18 @@ def assert_blocks_intact(runs: list[dict]) -> None:
 
 
 def ray_processes() -> list[str]:
-    """Processes of any local cluster sdnperf started (its Ray folder, its isolated runs)."""
+    """Processes of any local cluster sdnperf started (its Ray folder), and every process an
+    isolated run started (they carry its session mark: OVS daemons, controllers, shells)."""
+    from sdnperf.cluster.isolated import SESSION_ENV
     found = []
     for entry in Path("/proc").iterdir():
         if entry.name.isdigit():
             try:
                 cmd = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode()
+                environ = (entry / "environ").read_bytes()
             except OSError:
                 continue
-            if "sdnperf-ray-" in cmd or "sdnperf.cluster.isolated" in cmd:
+            if "sdnperf-ray-" in cmd or f"{SESSION_ENV}=".encode() in environ:
                 found.append(f"{entry.name}: {cmd[:120]}")
     return found
 
