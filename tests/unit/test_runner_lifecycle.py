@@ -199,3 +199,19 @@ def test_started_network_yields_the_ready_network(study, tmp_path):
         assert [h.name for h in started.net.hosts] == study.topology.hosts()
         assert lab.calls[-1] == "wait_ready"
     assert lab.calls[-3:] == ["before_network_stop", "network.stop", "stop"]
+
+
+def test_a_workload_failed_by_a_dead_process_says_the_process(study, tmp_path, monkeypatch):
+    """When the controller dies mid-run the workload usually fails too (pings hang): the
+    stored reason is the death, not its symptom."""
+    import sdnperf.workloads.base
+
+    def broken(workload, ctx):
+        raise RuntimeError("ping hung")
+
+    monkeypatch.setattr(sdnperf.workloads.base, "run_workload", broken)
+    result = run_once(study, tmp_path, Lab(dies=True))
+    assert result.status == "failed"
+    assert "controller fake died" in result.error
+    healthy = run_once(study, tmp_path, Lab())
+    assert healthy.error == "RuntimeError: ping hung"
