@@ -18,7 +18,6 @@ app:
 from __future__ import annotations
 
 import re
-import shutil
 import sys
 import time
 from pathlib import Path
@@ -68,11 +67,11 @@ class P4Architecture(Architecture):
                     runtime_json.load(path)
             except runtime_json.RuntimeFileError as exc:
                 raise ArchitectureError(f"architecture {cfg.name!r}: {exc}") from None
-        if cfg.target == "bmv2" and not shutil.which(BMV2_DAEMON):
+        if cfg.target == "bmv2" and tools.locate(BMV2_DAEMON) is None:
             raise ArchitectureError(
                 f"architecture {cfg.name!r}: target = \"bmv2\" needs {BMV2_DAEMON} on PATH "
-                "(BMv2 built with P4Runtime support); it is not installed here. Use target = "
-                "\"sdnperf\" (our switch) instead")
+                f"or in ${tools.env_var(BMV2_DAEMON)} (BMv2 built with P4Runtime support); it "
+                "is not found here. Use target = \"sdnperf\" (our switch) instead")
         if cfg.target == "sdnperf" and spec.needs_netem():
             # without sch_netem only the switch's ports delay/drop: a link with no switch
             # end (a custom Topo's host-host link) would silently keep neither
@@ -94,6 +93,7 @@ class P4Architecture(Architecture):
         self.caveat = self.shaping_caveat(spec)
         self.program = None  # the default pipeline, compiled in prepare()
         self.switches: dict[str, tuple[int, int]] = {}  # name -> (device id, grpc port)
+        self.thrift_ports: dict[str, int] = {}  # bmv2: name -> its Thrift runtime port
         self.switch_pids: list[int] = []
         self.controller: process.ControllerProcess | None = None  # needs the built network
         self.kernel_netem = True  # whether hosts' ends of links delay/drop with netem
@@ -170,15 +170,18 @@ class P4Architecture(Architecture):
             if name not in self.switches:
                 dev = device_id_for(name, 1 + len(self.switches))
                 self.switches[name] = (dev, process.free_port())
+                if target == "bmv2":
+                    self.thrift_ports[name] = process.free_port()
             dev, port = self.switches[name]
             return P4Switch(name, grpc_port=port, device_id=dev, cpu_port=CPU_PORT, target=target,
-                            binary=binary, log_dir=log_dir, **kwargs)
+                            binary=binary, log_dir=log_dir, thrift_port=self.thrift_ports.get(name),
+                            **kwargs)
 
         return {"switch": make, "controller": None}
 
     def switch_binary(self) -> str:
         """The switch daemon every switch of this architecture runs."""
-        return BMV2_DAEMON if self.config.target == "bmv2" else tools.find(GRPC_DAEMON)
+        return tools.find(BMV2_DAEMON if self.config.target == "bmv2" else GRPC_DAEMON)
 
     def controller_config(self, net) -> dict:
         switches, links, hosts = [], [], []
