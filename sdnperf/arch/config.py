@@ -106,6 +106,27 @@ class P4Config(_ArchBase):
     params: dict[str, int | str] = Field(default_factory=dict, validate_default=True,
                                          description="the program's "
                                          "run-time parameters, written over P4Runtime at start")
+    controller: Literal["sdnperf", "command", "remote"] = Field(
+        "sdnperf", description="who programs the switches: sdnperf's P4Runtime controller, "
+        "the study's command (started per run), or one already running that dials them")
+    command: list[str] | None = Field(None, min_length=1, description="controller = "
+                                      "\"command\": program and arguments, with placeholders")
+    grpc_base_port: int | None = Field(None, ge=1024, le=65000, description="switch sN "
+                                       "listens on 127.0.0.1:(grpc_base_port + N - 1); "
+                                       "default: free ports (remote: 50051, as the P4 tutorials)")
+    # the study file's folder, for a command's {study_dir} (set by the loader)
+    _study_dir: str = PrivateAttr(".")
+
+    @model_validator(mode="after")
+    def _fields_of_the_controller(self):
+        if (self.controller == "command") != (self.command is not None):
+            raise ValueError("command = [...] goes with controller = \"command\" (and only there)")
+        if self.controller == "command":
+            from sdnperf.controllers.external import P4RUNTIME_PLACEHOLDERS, check_placeholders
+            check_placeholders(self.command, P4RUNTIME_PLACEHOLDERS)
+        if self.controller == "remote" and self.grpc_base_port is None:
+            self.grpc_base_port = 50051
+        return self
 
     @field_validator("program")
     @classmethod

@@ -19,6 +19,12 @@ TOPOLOGY_FILE = "topology.json"
 # What an OpenFlow command may name: where to listen (sdnperf picks a free loopback port),
 # the run's folder, the study file's folder and the network description.
 OPENFLOW_PLACEHOLDERS = {"port", "host", "address", "run_dir", "study_dir", "topology_json"}
+# What a P4Runtime command may name: the switches (gRPC addresses and device ids, comma
+# separated in switch order, and {switches_json}: those with the pipeline files and CPU
+# port), the program sdnperf compiled (`program`), the run's and study's folders, the network.
+P4RUNTIME_PLACEHOLDERS = {"grpc_addresses", "device_ids", "p4info", "bmv2_json",
+                          "switches_json", "cpu_port", "run_dir", "study_dir", "topology_json"}
+SWITCHES_FILE = "switches.json"
 
 
 class PlaceholderError(ValueError):

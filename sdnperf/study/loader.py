@@ -158,9 +158,9 @@ def _resolve_paths(config: StudyFile, base_dir: Path) -> None:
     for arch in config.architecture:
         if isinstance(arch, P4Config) and arch.runtime_dir:
             arch.runtime_dir = str(Path(base_dir) / arch.runtime_dir)  # absolute: kept as is
-        if isinstance(arch, OpenflowConfig):
+        if isinstance(arch, (OpenflowConfig, P4Config)):
             arch._study_dir = str(Path(base_dir).resolve())  # a command's {study_dir}
-            if arch.own_osken_app():
+            if isinstance(arch, OpenflowConfig) and arch.own_osken_app():
                 arch.app = str(Path(base_dir) / arch.app)
 
 

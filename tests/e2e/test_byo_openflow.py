@@ -270,3 +270,32 @@ def test_command_dies_mid_run(tmp_path, app_file):
     assert result.status == "failed"
     assert "died" in result.error and "controller gave up" in result.error
     assert not leftovers(str(tmp_path))
+
+
+def test_the_study_goes_on_and_keeps_the_failed_controllers_log(tmp_path, app_file):
+    study = tmp_path / "two.toml"
+    study.write_text(HEAD.format(count=5) + textwrap.dedent(f"""\
+        [[architecture]]
+        name = "broken"
+        kind = "openflow"
+        controller = "command"
+        command = ["{sys.executable}", "-c", "import sys; sys.exit('bad licence')"]
+        [[architecture]]
+        name = "mine"
+        kind = "openflow"
+        controller = "osken"
+        app = "apps/minihub.py"
+        """))
+    proc = subprocess.run([sys.executable, "-m", "sdnperf.cli", "run", str(study), "--no-report",
+                           "--out", str(tmp_path / "out")], capture_output=True, text=True,
+                          timeout=600)
+    output = proc.stdout + proc.stderr
+    import sqlite3
+    db = next((tmp_path / "out").rglob("study.sqlite"))
+    rows = {arch: (status, error) for arch, status, error in sqlite3.connect(db).execute(
+        "SELECT architecture, status, error FROM run")}
+    assert rows["mine"][0] == "ok", output
+    assert rows["broken"][0] == "failed" and "bad licence" in rows["broken"][1]
+    logs = list((tmp_path / "out").rglob("logs/*broken*/controller-command.log"))
+    assert logs and "bad licence" in logs[0].read_text()
+    assert not leftovers(str(tmp_path))

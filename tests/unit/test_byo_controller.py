@@ -188,3 +188,28 @@ def test_study_dir_placeholder_is_the_study_files_folder(tmp_path):
     cfg = load(tmp_path, 'controller = "command"\ncommand = ["ctl", "{study_dir}/app.py"]\n') \
         .config.architecture[0]
     assert cfg._study_dir == str(tmp_path.resolve())
+
+
+P4_HEAD = HEAD.replace('kind = "openflow"', 'kind = "p4"')
+
+
+@pytest.mark.parametrize("arch, words", [
+    ('controller = "command"\n', 'command = [...] goes with controller = "command"'),
+    ('command = ["ctl"]\n', 'command = [...] goes with controller = "command"'),
+    ('controller = "command"\ncommand = ["ctl", "{port}"]\n', "unknown placeholder(s) {port}"),
+    ('controller = "remote"\ngrpc_base_port = 80\n', "grpc_base_port"),
+])
+def test_p4_controller_mistakes_are_named(tmp_path, arch, words):
+    with pytest.raises(StudyError) as info:
+        load_study_text(P4_HEAD + arch, str(tmp_path / "s.toml"), tmp_path)
+    assert words in str(info.value)
+
+
+def test_p4_remote_gets_the_tutorials_ports_and_a_command_its_placeholders(tmp_path):
+    remote = load_study_text(P4_HEAD + 'controller = "remote"\n', "s.toml", tmp_path)
+    assert remote.config.architecture[0].grpc_base_port == 50051
+    cmd = load_study_text(P4_HEAD + 'controller = "command"\ncommand = ["c", "{switches_json}", '
+                          '"{grpc_addresses}", "{device_ids}", "{p4info}", "{bmv2_json}", '
+                          '"{cpu_port}", "{topology_json}", "{study_dir}", "{run_dir}"]\n',
+                          "s.toml", tmp_path).config.architecture[0]
+    assert cmd.grpc_base_port is None and cmd._study_dir == str(tmp_path.resolve())
