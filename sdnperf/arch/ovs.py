@@ -15,7 +15,8 @@ from pathlib import Path
 
 from mininet.node import OVSSwitch, RemoteController
 
-from sdnperf.arch.base import Architecture, ArchitectureError, spanning_tree_wanted, wait_until
+from sdnperf.arch.base import (Architecture, ArchitectureError, check_controller, controller_log,
+                               spanning_tree_wanted, wait_until)
 from sdnperf.controllers import external, faucet_config, process
 from sdnperf.emulation.ovs import OvsDaemons
 from sdnperf.topo.spec import TopoSpec
@@ -222,7 +223,7 @@ class OpenflowArchitecture(_OvsArchitecture):
 
     def wait_ready(self, net, timeout: float) -> None:
         def ready() -> bool:
-            self._check_controller_alive("died")
+            check_controller(self.controller, "died")
             if self.controller is None or self.controller.state_file is None:
                 return self.switches_connected() and self.switches_programmed(net)
             state = self.controller.state()  # our apps say exactly who finished the handshake
@@ -233,14 +234,9 @@ class OpenflowArchitecture(_OvsArchitecture):
                 return state["links"] >= 2 * self.spec.switch_graph().number_of_edges()
             return True
 
-        try:
-            wait_until(ready, timeout, f"{len(net.switches)} switches to connect to "
-                       f"{self.controller_label()} (and links to be discovered)", stable_for=0.5)
-        except ArchitectureError as exc:
-            if self.controller is None or "timed out" not in str(exc):
-                raise
-            raise ArchitectureError(f"{exc}; {self.controller.kind}'s log ends:\n"
-                                    f"{self.controller.log_tail()}") from None
+        wait_until(ready, timeout, f"{len(net.switches)} switches to connect to "
+                   f"{self.controller_label()} (and links to be discovered)", stable_for=0.5,
+                   explain=lambda: controller_log(self.controller))
 
     def controller_label(self) -> str:
         if self.controller is None:
@@ -253,15 +249,9 @@ class OpenflowArchitecture(_OvsArchitecture):
             out["controller"] = [self.controller.pid]
         return out
 
-    def _check_controller_alive(self, what: str) -> None:
-        if self.controller is not None and not self.controller.alive():
-            raise ArchitectureError(f"controller {self.controller.kind} {what} "
-                                    f"(exit code {self.controller.proc.returncode}):\n"
-                                    f"{self.controller.log_tail()}")
-
     def check_alive(self) -> None:
         super().check_alive()
-        self._check_controller_alive("died during the run")
+        check_controller(self.controller, "died during the run")
         if self.controller is None and not self.switches_connected():
             raise ArchitectureError("the switches lost the remote controller {}:{} during the "
                                     "run".format(*self.address))

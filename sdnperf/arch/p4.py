@@ -23,7 +23,8 @@ import time
 from pathlib import Path
 
 from sdnperf import tools
-from sdnperf.arch.base import Architecture, ArchitectureError, wait_until
+from sdnperf.arch.base import (Architecture, ArchitectureError, check_controller, controller_log,
+                               wait_until)
 from sdnperf.controllers import process
 from sdnperf.topo.spec import TopoSpec
 
@@ -271,7 +272,7 @@ class P4Architecture(Architecture):
         waiting = {sw.name: sw for sw in net.switches}
 
         def ready() -> bool:
-            self._check_controller_alive("died")
+            check_controller(self.controller, "died", "P4Runtime controller")
             for name, sw in list(waiting.items()):
                 if has_pipeline(f"127.0.0.1:{sw.grpc_port}", sw.device_id, timeout=1.0):
                     del waiting[name]
@@ -279,24 +280,13 @@ class P4Architecture(Architecture):
 
         who = (self.controller.kind if self.controller else "the remote P4Runtime controller "
                f"(switch gRPC ports from {self.config.grpc_base_port})")
-        try:
-            wait_until(ready, timeout, f"{len(net.switches)} P4 switches to get a pipeline from "
-                       f"{who}", stable_for=0.5)
-        except ArchitectureError as exc:
-            if self.controller is None or "timed out" not in str(exc):
-                raise
-            raise ArchitectureError(f"{exc} (still without one: {', '.join(sorted(waiting))}); "
-                                    f"{self.controller.kind}'s log ends:\n"
-                                    f"{self.controller.log_tail()}") from None
-
-    def _check_controller_alive(self, what: str) -> None:
-        if self.controller is not None and not self.controller.alive():
-            raise ArchitectureError(f"P4Runtime controller {self.controller.kind} {what} "
-                                    f"(exit code {self.controller.proc.returncode}):\n"
-                                    f"{self.controller.log_tail()}")
+        wait_until(ready, timeout, f"{len(net.switches)} P4 switches to get a pipeline from "
+                   f"{who}", stable_for=0.5,
+                   explain=lambda: f" (still without one: {', '.join(sorted(waiting))})"
+                                   f"{controller_log(self.controller)}")
 
     def check_alive(self) -> None:
-        self._check_controller_alive("died during the run")
+        check_controller(self.controller, "died during the run", "P4Runtime controller")
 
     def _wait_our_controller(self, net, timeout: float) -> None:
         n = len(net.switches)

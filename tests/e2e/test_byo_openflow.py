@@ -279,7 +279,7 @@ def test_the_study_goes_on_and_keeps_the_failed_controllers_log(tmp_path, app_fi
         name = "broken"
         kind = "openflow"
         controller = "command"
-        command = ["{sys.executable}", "-c", "import sys; sys.exit('bad licence')"]
+        command = ["{sys.executable}", "-c", "import os, sys; sys.exit('bad licence ' + os.environ.get('SDNPERF_TAG', 'untagged'))"]
         [[architecture]]
         name = "mine"
         kind = "openflow"
@@ -297,5 +297,5 @@ def test_the_study_goes_on_and_keeps_the_failed_controllers_log(tmp_path, app_fi
     assert rows["mine"][0] == "ok", output
     assert rows["broken"][0] == "failed" and "bad licence" in rows["broken"][1]
     logs = list((tmp_path / "out").rglob("logs/*broken*/controller-command.log"))
-    assert logs and "bad licence" in logs[0].read_text()
+    assert logs and "bad licence sdnperf-" in logs[0].read_text()  # tagged for `sdnperf clean`
     assert not leftovers(str(tmp_path))

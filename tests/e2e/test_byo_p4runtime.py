@@ -10,16 +10,12 @@ import socket
 import subprocess
 import sys
 import textwrap
-import time
 from pathlib import Path
 
 import pytest
 
-from sdnperf.runner import execute_run
-from sdnperf.study.loader import load_study_text
-from sdnperf.study.plan import plan_runs
 from tests.e2e.support import NEEDS_MININET
-from tests.e2e.test_byo_openflow import leftovers
+from tests.e2e.test_byo_openflow import leftovers, ping_loss, run_arch
 
 pytestmark = NEEDS_MININET
 REPO = Path(__file__).resolve().parents[2]
@@ -27,20 +23,8 @@ REPO = Path(__file__).resolve().parents[2]
 # The example's own P4Runtime controller (p4runtime-shell, proactive L2 for l2.p4).
 CONTROLLER = REPO / "examples" / "byo_apps" / "p4rt_shell_l2.py"
 
-HEAD = textwrap.dedent("""\
-    [study]
-    name = "byo-p4"
-    repetitions = 1
-    [topology]
-    kind = "linear"
-    switches = 2
-    [[workload]]
-    name = "ping"
-    kind = "ping"
-    pairs = [["h1", "h2"]]
-    count = {count}
-    interval = 0.1
-    [[architecture]]
+# the architecture entry every test here starts from (HEAD: a 2-switch chain, h1 pings h2)
+P4_ARCH = textwrap.dedent("""\
     name = "mine"
     kind = "p4"
     program = "l2"
@@ -67,28 +51,18 @@ def controller_file(tmp_path):
     return path
 
 
-def run_arch(tmp_path: Path, arch: str, count: int = 10, ready_timeout: float | None = None,
-             monkeypatch=None):
-    if ready_timeout is not None:
-        import sdnperf.runner
-        monkeypatch.setattr(sdnperf.runner, "READY_TIMEOUT_S", ready_timeout)
-    study = load_study_text(HEAD.format(count=count) + textwrap.dedent(arch),
-                            str(tmp_path / "byo.toml"), tmp_path)
-    return execute_run(study, plan_runs(study)[0], tmp_path / "run")
-
-
-def loss(result) -> float:
-    return next(s.value for s in result.summaries if s.metric == "loss_pct")
+def run_p4(tmp_path: Path, extra: str, count: int = 10):
+    return run_arch(tmp_path, P4_ARCH + textwrap.dedent(extra), count=count)
 
 
 def test_p4runtime_shell_controller_started_by_command(tmp_path, controller_file):
-    result = run_arch(tmp_path, f"""\
+    result = run_p4(tmp_path, f"""\
         controller = "command"
         command = ["{sys.executable}", "{{study_dir}}/mycontroller.py", "{{switches_json}}",
                    "{{topology_json}}"]
         """)
     assert result.status == "ok", result.error
-    assert loss(result) == 0
+    assert ping_loss(result) == 0
     facts = result.params["facts"]
     assert facts["controller"] == "command" and facts["app"] is None
     assert "controller" in result.cpu.per_role
@@ -136,7 +110,7 @@ def test_remote_p4runtime_controller_dials_fixed_ports(tmp_path, controller_file
                             str(tmp_path / "topo.json")], stdout=subprocess.PIPE,
                            stderr=subprocess.STDOUT, text=True)
     try:
-        result = run_arch(tmp_path, f"""\
+        result = run_p4(tmp_path, f"""\
             controller = "remote"
             grpc_base_port = {base}
             """, count=5)
@@ -151,7 +125,7 @@ def test_remote_p4runtime_controller_dials_fixed_ports(tmp_path, controller_file
 
 
 def test_p4_command_that_exits_at_once(tmp_path):
-    result = run_arch(tmp_path, f"""\
+    result = run_p4(tmp_path, f"""\
         controller = "command"
         command = ["{sys.executable}", "-c", "import sys; sys.exit('cannot reach ' + sys.argv[1])", "{{grpc_addresses}}"]
         """)
@@ -161,10 +135,12 @@ def test_p4_command_that_exits_at_once(tmp_path):
 
 
 def test_p4_command_that_never_sets_a_pipeline(tmp_path, monkeypatch):
-    result = run_arch(tmp_path, f"""\
+    import sdnperf.runner
+    monkeypatch.setattr(sdnperf.runner, "READY_TIMEOUT_S", 6.0)
+    result = run_p4(tmp_path, f"""\
         controller = "command"
         command = ["{sys.executable}", "-c", "import time; print('thinking', flush=True); time.sleep(600)"]
-        """, ready_timeout=6.0, monkeypatch=monkeypatch)
+        """)
     assert result.status == "failed"
     assert "timed out" in result.error and "still without one: s1, s2" in result.error
     assert "thinking" in result.error
@@ -180,7 +156,7 @@ def test_p4_command_that_dies_mid_run(tmp_path, controller_file):
                 "sys.argv = sys.argv[1:]\n"
                 "runpy.run_path(sys.argv[0], run_name='__main__')\n")
     (tmp_path / "gives_up.py").write_text(gives_up)
-    result = run_arch(tmp_path, f"""\
+    result = run_p4(tmp_path, f"""\
         controller = "command"
         command = ["{sys.executable}", "{{study_dir}}/gives_up.py", "{{study_dir}}/mycontroller.py",
                    "{{switches_json}}", "{{topology_json}}"]

@@ -213,3 +213,16 @@ def test_p4_remote_gets_the_tutorials_ports_and_a_command_its_placeholders(tmp_p
                           '"{cpu_port}", "{topology_json}", "{study_dir}", "{run_dir}"]\n',
                           "s.toml", tmp_path).config.architecture[0]
     assert cmd.grpc_base_port is None and cmd._study_dir == str(tmp_path.resolve())
+
+
+def test_a_timeout_and_a_dead_controller_say_what_the_controller_said(tmp_path):
+    from sdnperf.arch.base import ArchitectureError, check_controller, controller_log, wait_until
+    dead = ControllerProcess("command", ["sh", "-c", "echo 'no licence' >&2; exit 3"], tmp_path, None)
+    dead.spawn()
+    dead.proc.wait(timeout=10)
+    with pytest.raises(ArchitectureError, match=r"controller command died \(exit code 3\):\nno licence"):
+        check_controller(dead, "died")
+    check_controller(None, "died")  # nothing started: nothing to say
+    with pytest.raises(ArchitectureError, match=r"waiting for x; command's log ends:\nno licence"):
+        wait_until(lambda: False, 0.1, "x", explain=lambda: controller_log(dead))
+    assert controller_log(None) == ""
