@@ -226,3 +226,16 @@ def test_a_timeout_and_a_dead_controller_say_what_the_controller_said(tmp_path):
     with pytest.raises(ArchitectureError, match=r"waiting for x; command's log ends:\nno licence"):
         wait_until(lambda: False, 0.1, "x", explain=lambda: controller_log(dead))
     assert controller_log(None) == ""
+
+
+def test_the_conditions_line_says_a_remote_controllers_cpu_was_not_measured(tmp_path):
+    from sdnperf.report import series
+    from sdnperf.samples import RunResult
+    from sdnperf.store.sqlite import Store
+    with Store(tmp_path / "s.db") as store:
+        sid = store.open_study("s", "", {}, {})
+        for arch, facts in (("ours", {"controller": "osken"}),
+                            ("onos", {"controller": "remote", "controller_cpu": "not measured"})):
+            store.record_run(sid, RunResult(f"t|{arch}|ping|0", "t", arch, "ping", 0,
+                                            {"facts": facts}, "ok"))
+        assert series.conditions(store, sid).endswith("controller CPU not measured for onos (remote)")
