@@ -95,8 +95,13 @@ class OpenflowConfig(_ArchBase):
 
 
 class P4Config(_ArchBase):
-    """Our P4 switch (or BMv2's simple_switch_grpc) under sdnperf's P4Runtime controller."""
+    """Our P4 switch (or BMv2's simple_switch_grpc) under a P4Runtime controller: sdnperf's,
+    the study's own (`command`) or one already running (`remote`)."""
     kind: Literal["p4"]
+    # before app/program: their checks are about sdnperf's own controller
+    controller: Literal["sdnperf", "command", "remote"] = Field(
+        "sdnperf", description="who programs the switches: sdnperf's P4Runtime controller, "
+        "the study's command (started per run), or one already running that dials them")
     app: Literal["l2-learning", "topo-forwarding", "proactive", "runtime-json"] = "l2-learning"
     runtime_dir: str | None = Field(None, description="folder of sN-runtime.json files "
                                     "(app = \"runtime-json\"); relative to the study file's folder")
@@ -106,9 +111,6 @@ class P4Config(_ArchBase):
     params: dict[str, int | str] = Field(default_factory=dict, validate_default=True,
                                          description="the program's "
                                          "run-time parameters, written over P4Runtime at start")
-    controller: Literal["sdnperf", "command", "remote"] = Field(
-        "sdnperf", description="who programs the switches: sdnperf's P4Runtime controller, "
-        "the study's command (started per run), or one already running that dials them")
     command: list[str] | None = Field(None, min_length=1, description="controller = "
                                       "\"command\": program and arguments, with placeholders")
     grpc_base_port: int | None = Field(None, ge=1024, le=65000, description="switch sN "
@@ -134,7 +136,8 @@ class P4Config(_ArchBase):
         from sdnperf.p4.catalog import program
         prog = program(value)  # ParamError (a ValueError) names the programs there are
         app = info.data.get("app")
-        if app is not None and app not in prog.apps:
+        ours = info.data.get("controller", "sdnperf") == "sdnperf"  # else `app` is unused
+        if ours and app is not None and app not in prog.apps:
             raise ValueError(f"program {prog.name!r} cannot be driven by app {app!r} "
                              f"(apps: {', '.join(prog.apps)})")
         return value

@@ -28,7 +28,6 @@ P4_ARCH = textwrap.dedent("""\
     name = "mine"
     kind = "p4"
     program = "l2"
-    app = "runtime-json"        # our controller's app; not used by someone else's
     """)
 
 

@@ -239,3 +239,12 @@ def test_the_conditions_line_says_a_remote_controllers_cpu_was_not_measured(tmp_
             store.record_run(sid, RunResult(f"t|{arch}|ping|0", "t", arch, "ping", 0,
                                             {"facts": facts}, "ok"))
         assert series.conditions(store, sid).endswith("controller CPU not measured for onos (remote)")
+
+
+def test_someone_elses_p4_controller_may_run_any_program(tmp_path):
+    # l2.p4 has no app of ours but runtime-json; a command brings its own logic
+    cfg = load_study_text(P4_HEAD + 'program = "l2"\ncontroller = "command"\ncommand = ["c"]\n',
+                          "s.toml", tmp_path).config.architecture[0]
+    assert cfg.program == "l2"
+    with pytest.raises(StudyError, match="cannot be driven by app"):
+        load_study_text(P4_HEAD + 'program = "l2"\n', "s.toml", tmp_path)
