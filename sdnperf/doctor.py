@@ -37,6 +37,24 @@ def _p4rt_client() -> Capability:
         return Capability("p4runtime client", False, f"cannot import ({exc}); pip install finsy")
 
 
+def _bmv2() -> Capability:
+    """BMv2's simple_switch_grpc, found as a run finds it ($SDNPERF_SIMPLE_SWITCH_GRPC_BIN, PATH)."""
+    from sdnperf import tools
+    path = tools.locate("simple_switch_grpc")
+    if path is None:
+        return Capability("simple_switch_grpc", False, "not on PATH (nor in "
+                          f"${tools.env_var('simple_switch_grpc')}): BMv2 built with P4Runtime")
+    return capabilities.tool(path, ("--version",))
+
+
+def _pox() -> Capability:
+    from sdnperf.controllers.process import POX_HINT, pox_home
+    home = pox_home()
+    if home is None:
+        return Capability("pox", False, f"no POX checkout ($POX_HOME or pox.py on PATH): {POX_HINT}")
+    return Capability("pox", True, str(home))
+
+
 def checks() -> list[tuple[Capability, str]]:
     """(capability, what is impossible without it)."""
     venv_tool = __import__("sdnperf.controllers.process", fromlist=["venv_tool"]).venv_tool
@@ -55,14 +73,14 @@ def checks() -> list[tuple[Capability, str]]:
         (capabilities.tool(venv_tool("faucet"), ("--version",)), "openflow with controller = faucet"),
         (capabilities.tool("ovs-testcontroller", ("--version",)),
          "openflow with controller = ovs-testcontroller"),
+        (_pox(), "openflow with controller = pox (optional)"),
         (capabilities.tool("tcpdump"), "packet capture"),
         (capabilities.tool("ITGSend", ("-h",)), "VoIP workload (D-ITG)"),
         (_rust("sdnperf-p4c"), "compiling P4 programs"),
         (_rust("sdnperf-switch"), "the p4 architecture and STF tests"),
         (_rust("sdnperf-switch-grpc"), "the p4 architecture (P4Runtime switch, target = \"sdnperf\")"),
         (_rust("sdnperf-probe"), "sdnperf ctlbench (controller benchmark load)"),
-        (capabilities.tool("simple_switch_grpc", ("--version",)),
-         "p4 architecture with target = \"bmv2\" (optional)"),
+        (_bmv2(), "p4 architecture with target = \"bmv2\" (optional)"),
         (_p4rt_client(), "the p4 architecture's P4Runtime controller"),
     ]
 

@@ -177,6 +177,9 @@ def execute_run(study: LoadedStudy, run: RunSpec, run_dir: Path,
             sampler.start()
             try:
                 output = run_workload(run.workload, ctx)
+            except Exception:
+                arch.check_alive()  # a dead controller or switch is the cause worth storing
+                raise
             finally:
                 result.cpu = sampler.stop()
             result.samples = list(output.samples)

@@ -111,8 +111,10 @@ def spanning_tree_wanted(mode: str, spec: TopoSpec) -> bool:
 
 
 def wait_until(predicate: Callable[[], bool], timeout: float, what: str,
-               interval: float = 0.2, stable_for: float = 0.0) -> None:
-    """Poll `predicate` until it has held for `stable_for` seconds; else ArchitectureError."""
+               interval: float = 0.2, stable_for: float = 0.0,
+               explain: Callable[[], str] = lambda: "") -> None:
+    """Poll `predicate` until it has held for `stable_for` seconds; else ArchitectureError
+    (with `explain()` appended: e.g. the end of a controller's log)."""
     deadline = time.monotonic() + timeout
     held_since = None
     while time.monotonic() < deadline:
@@ -123,4 +125,19 @@ def wait_until(predicate: Callable[[], bool], timeout: float, what: str,
         else:
             held_since = None
         time.sleep(interval)
-    raise ArchitectureError(f"timed out after {timeout:.0f}s waiting for {what}")
+    raise ArchitectureError(f"timed out after {timeout:.0f}s waiting for {what}{explain()}")
+
+
+def check_controller(controller, what: str, label: str = "controller") -> None:
+    """ArchitectureError with the end of its log when a controller process we started
+    (controllers/process.py ControllerProcess, or None: nothing started) has exited."""
+    if controller is not None and not controller.alive():
+        raise ArchitectureError(f"{label} {controller.kind} {what} (exit code "
+                                f"{controller.proc.returncode}):\n{controller.log_tail()}")
+
+
+def controller_log(controller) -> str:
+    """The end of a started controller's log, for an error message ("" when none)."""
+    if controller is None:
+        return ""
+    return f"; {controller.kind}'s log ends:\n{controller.log_tail()}"

@@ -7,14 +7,17 @@ is recorded with every run.
 from __future__ import annotations
 
 import functools
+import os
 import re
+import subprocess
 import time
 from pathlib import Path
 
 from mininet.node import OVSSwitch, RemoteController
 
-from sdnperf.arch.base import Architecture, ArchitectureError, spanning_tree_wanted, wait_until
-from sdnperf.controllers import faucet_config, process
+from sdnperf.arch.base import (Architecture, ArchitectureError, check_controller, controller_log,
+                               spanning_tree_wanted, wait_until)
+from sdnperf.controllers import external, faucet_config, process
 from sdnperf.emulation.ovs import OvsDaemons
 from sdnperf.topo.spec import TopoSpec
 
@@ -27,6 +30,11 @@ class StartedController(RemoteController):
 
     def checkListening(self):
         pass
+
+    def stop(self, *args, **kwargs):
+        # RemoteController.stop does nothing, which leaves this node's shell (`bash ...
+        # mininet:c0`) running after every run: end it like any other node's.
+        self.terminate()
 
 
 class _OvsArchitecture(Architecture):
@@ -99,6 +107,10 @@ class OvsStandaloneArchitecture(_OvsArchitecture):
 
 
 class OpenflowArchitecture(_OvsArchitecture):
+    """OVS switches (fail_mode=secure) under one OpenFlow controller on loopback: ours
+    (os-ken apps, faucet, ovs-testcontroller), the study's (`command`, an os-ken app file,
+    POX: started per run like ours) or one already running (`remote`: nothing started,
+    its CPU not measured)."""
     fail_mode = "secure"
 
     @classmethod
@@ -119,43 +131,101 @@ class OpenflowArchitecture(_OvsArchitecture):
             raise ArchitectureError(
                 f"architecture {cfg.name!r}: faucet needs a stacking configuration on topologies "
                 f"with loops, which sdnperf does not generate yet; topology {spec.name!r} has loops")
+        if cfg.own_osken_app() and not Path(cfg.app).is_file():
+            raise ArchitectureError(f"architecture {cfg.name!r}: os-ken app file {cfg.app} "
+                                    "does not exist")
+        if cfg.controller == "pox" and process.pox_home() is None:
+            raise ArchitectureError(f"architecture {cfg.name!r}: controller = \"pox\" needs a "
+                                    f"POX checkout: {process.POX_HINT}")
         return {}
 
     def __init__(self, config, spec: TopoSpec, run_dir: Path, needs: dict, seed: int = 0):
         super().__init__(config, spec, run_dir, needs, seed)
-        if config.controller == "osken":
+        kind = config.controller
+        self.controller: process.ControllerProcess | None = None  # None: a remote controller
+        self.address = ("127.0.0.1", 0)  # where the switches connect
+        if kind == "osken":
             self.controller = process.osken(config.app, self.run_dir)
             self.controller.env["SDNPERF_IDLE_TIMEOUT"] = str(config.idle_timeout)
-        elif config.controller == "ovs-testcontroller":
+        elif kind == "ovs-testcontroller":
             self.controller = process.ovs_testcontroller(self.run_dir)
-        else:
+        elif kind == "faucet":
             self.controller = process.faucet(self.run_dir / "faucet.yaml", self.run_dir)
+        elif kind == "pox":
+            self.controller = process.pox(config.app.split(), self.run_dir)
+        elif kind == "command":
+            port = process.free_port()
+            self.controller = external.command_controller(config.command, {
+                "port": port, "host": "127.0.0.1", "address": f"127.0.0.1:{port}",
+                "run_dir": self.run_dir, "study_dir": config._study_dir, "topology_json": self.run_dir / external.TOPOLOGY_FILE,
+            }, self.run_dir, port)
+        if self.controller is not None:
+            self.address = ("127.0.0.1", self.controller.port)
+        else:
+            host, _, port = config.address.rpartition(":")
+            self.address = (host, int(port))
+
+    def _starts_late(self) -> bool:
+        # Faucet's config names port numbers and a command may read {topology_json}: both
+        # exist only once Mininet has built the net (switches retry every second meanwhile).
+        return self.config.controller in ("faucet", "command")
 
     def prepare(self) -> None:
         super().prepare()
-        if self.config.controller != "faucet":
-            # Faucet's config names port numbers, known only once Mininet has built the
-            # net: it starts in network_started().
+        if self.controller is None:
+            host, port = self.address
+            if not process.port_open(port, host):
+                raise ArchitectureError(f"remote controller {host}:{port}: nothing listens there")
+        elif not self._starts_late():
+            self._start_controller()
+
+    def _start_controller(self) -> None:
+        try:
             self.controller.start()
+        except process.ControllerError as exc:
+            raise ArchitectureError(str(exc)) from None
 
     def network_started(self, net) -> None:
         if self.config.controller == "faucet":
             faucet_config.write(net.switches, self.controller.env["FAUCET_CONFIG"])
-            self.controller.start()
+        if self.config.controller == "command":
+            external.write_json(self.run_dir / external.TOPOLOGY_FILE,
+                                external.topology_description(net))
+        if self._starts_late():
+            self._start_controller()
 
     def mininet_options(self) -> dict:
-        port = self.controller.port
-        return {"switch": self._switch_class(protocols="OpenFlow13"),
-                "controller": functools.partial(StartedController, ip="127.0.0.1", port=port)}
+        host, port = self.address
+        return {"switch": self._switch_class(protocols=self.config.switch_protocols()),
+                "controller": functools.partial(StartedController, ip=host, port=port)}
+
+    def switches_connected(self) -> bool:
+        """Every switch's Controller row says is_connected (asked of our OVS, so it holds for
+        any controller; OVS refreshes it in its database within about a second)."""
+        rows = self.ovs.vsctl("--format=csv", "--no-headings", "--columns=is_connected",
+                              "list", "Controller", check=False).split()
+        return sum(r.strip() == "true" for r in rows) >= len(self.spec.switches())
+
+    def switches_programmed(self, net) -> bool:
+        """Every bridge has a flow entry. From OpenFlow 1.3 on a table miss drops, so a
+        controller that forwards anything installs at least its table-miss entry; under
+        1.0 a miss goes to the controller, and an empty table is a working one."""
+        if "OpenFlow10" in self.config.switch_protocols():
+            return True
+        protocols = self.config.switch_protocols()
+        for sw in net.switches:
+            proc = subprocess.run(["ovs-ofctl", "-O", protocols, "dump-aggregate", sw.name],
+                                  capture_output=True, text=True, env={**os.environ, **self.ovs.env()})
+            found = re.search(r"flow_count=(\d+)", proc.stdout)
+            if not found or int(found.group(1)) == 0:
+                return False
+        return True
 
     def wait_ready(self, net, timeout: float) -> None:
         def ready() -> bool:
-            if not self.controller.alive():
-                raise ArchitectureError(f"controller {self.controller.kind} died:\n"
-                                        f"{self.controller.log_tail()}")
-            if self.controller.state_file is None:
-                # OVS refreshes is_connected in its database only every few seconds.
-                return all(sw.connected() for sw in net.switches)
+            check_controller(self.controller, "died")
+            if self.controller is None or self.controller.state_file is None:
+                return self.switches_connected() and self.switches_programmed(net)
             state = self.controller.state()  # our apps say exactly who finished the handshake
             if state is None or len(state["switches"]) < len(net.switches):
                 return False
@@ -165,24 +235,30 @@ class OpenflowArchitecture(_OvsArchitecture):
             return True
 
         wait_until(ready, timeout, f"{len(net.switches)} switches to connect to "
-                   f"{self.controller.kind} (and links to be discovered)", stable_for=0.5)
+                   f"{self.controller_label()} (and links to be discovered)", stable_for=0.5,
+                   explain=lambda: controller_log(self.controller))
+
+    def controller_label(self) -> str:
+        if self.controller is None:
+            return "the remote controller at {}:{}".format(*self.address)
+        return self.controller.kind
 
     def processes(self) -> dict[str, list[int]]:
         out = super().processes()
-        if self.controller.pid:
+        if self.controller is not None and self.controller.pid:
             out["controller"] = [self.controller.pid]
         return out
 
     def check_alive(self) -> None:
         super().check_alive()
-        if not self.controller.alive():
-            raise ArchitectureError(f"controller {self.controller.kind} died during the run "
-                                    f"(exit code {self.controller.proc.returncode}):\n"
-                                    f"{self.controller.log_tail()}")
+        check_controller(self.controller, "died during the run")
+        if self.controller is None and not self.switches_connected():
+            raise ArchitectureError("the switches lost the remote controller {}:{} during the "
+                                    "run".format(*self.address))
 
     def control_stats(self) -> dict[str, float]:
         controller = self.controller
-        if controller.state_file is None:
+        if controller is None or controller.state_file is None:
             return {}
         asked = time.time()
         state = controller.state()
@@ -195,10 +271,18 @@ class OpenflowArchitecture(_OvsArchitecture):
         return {"packet_ins": state["packet_ins"], "flow_mods": state["flow_mods"]}
 
     def facts(self) -> dict:
-        return {**super().facts(), "controller": self.config.controller,
-                "app": self.config.app if self.config.controller == "osken" else None,
-                "openflow": "1.3", "idle_timeout_s": self.config.idle_timeout}
+        cfg = self.config
+        facts = {**super().facts(), "controller": cfg.controller,
+                 "app": cfg.app if cfg.controller in ("osken", "pox") else None,
+                 "openflow": cfg.switch_protocols(), "idle_timeout_s": cfg.idle_timeout}
+        if cfg.controller == "command":
+            facts["command"] = list(self.controller.argv)
+        if self.controller is None:
+            facts["controller_address"] = "{}:{}".format(*self.address)
+            facts["controller_cpu"] = "not measured (remote controller, not started by sdnperf)"
+        return facts
 
     def stop(self) -> None:
-        self.controller.stop()
+        if self.controller is not None:
+            self.controller.stop()
         super().stop()

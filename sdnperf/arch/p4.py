@@ -19,13 +19,13 @@ from __future__ import annotations
 
 import json
 import re
-import shutil
 import sys
 import time
 from pathlib import Path
 
 from sdnperf import tools
-from sdnperf.arch.base import Architecture, ArchitectureError, wait_until
+from sdnperf.arch.base import (Architecture, ArchitectureError, check_controller, controller_log,
+                               wait_until)
 from sdnperf.controllers import process
 from sdnperf.topo.spec import TopoSpec
 
@@ -50,6 +50,13 @@ def device_id_for(name: str, fallback: int) -> int:
 class P4Architecture(Architecture):
     @classmethod
     def controller_sees_packets(cls, config) -> bool:
+        if config.controller != "sdnperf":
+            return True  # someone else's controller: it may well be reactive
+        if config.target == "bmv2":
+            # BMv2 reads and sends whole frames (libpcap), without the virtio-net header
+            # that carries our switch's offloads: a partial checksum leaves it broken, so
+            # TCP never connects unless hosts complete their checksums (study.host_offloads)
+            return True
         return config.app in ("l2-learning", "topo-forwarding")  # the reactive apps
 
     @classmethod
@@ -60,12 +67,13 @@ class P4Architecture(Architecture):
     @classmethod
     def check(cls, config, spec: TopoSpec) -> dict:
         cfg = config
-        if cfg.app == "l2-learning" and spec.has_loops():
+        ours = cfg.controller == "sdnperf"  # app and runtime_dir are our controller's
+        if ours and cfg.app == "l2-learning" and spec.has_loops():
             raise ArchitectureError(
                 f"architecture {cfg.name!r}: app l2-learning floods unknown destinations and "
                 f"topology {spec.name!r} has loops (broadcast storm); use app = "
                 "\"topo-forwarding\" or \"proactive\"")
-        if cfg.app == "runtime-json":
+        if ours and cfg.app == "runtime-json":
             from sdnperf.controllers.p4rt import runtime_json
             if not cfg.runtime_dir:
                 raise ArchitectureError(f"architecture {cfg.name!r}: app = \"runtime-json\" "
@@ -81,11 +89,11 @@ class P4Architecture(Architecture):
                 f"architecture {cfg.name!r}: program {cfg.program!r} gets its proactive "
                 f"entries for one switch with the hosts on its ports; topology {spec.name!r} "
                 f"has {len(spec.switches())} switches (give runtime files: app = \"runtime-json\")")
-        if cfg.target == "bmv2" and not shutil.which(BMV2_DAEMON):
+        if cfg.target == "bmv2" and tools.locate(BMV2_DAEMON) is None:
             raise ArchitectureError(
                 f"architecture {cfg.name!r}: target = \"bmv2\" needs {BMV2_DAEMON} on PATH "
-                "(BMv2 built with P4Runtime support); it is not installed here. Use target = "
-                "\"sdnperf\" (our switch) instead")
+                f"or in ${tools.env_var(BMV2_DAEMON)} (BMv2 built with P4Runtime support); it "
+                "is not found here. Use target = \"sdnperf\" (our switch) instead")
         if cfg.target == "sdnperf" and spec.needs_netem():
             # without sch_netem only the switch's ports delay/drop: a link with no switch
             # end (a custom Topo's host-host link) would silently keep neither
@@ -107,6 +115,7 @@ class P4Architecture(Architecture):
         self.caveat = self.shaping_caveat(spec)
         self.program = None  # the default pipeline, compiled in prepare()
         self.switches: dict[str, tuple[int, int]] = {}  # name -> (device id, grpc port)
+        self.thrift_ports: dict[str, int] = {}  # bmv2: name -> its Thrift runtime port
         self.switch_pids: list[int] = []
         self.controller: process.ControllerProcess | None = None  # needs the built network
         self.kernel_netem = True  # whether hosts' ends of links delay/drop with netem
@@ -182,16 +191,20 @@ class P4Architecture(Architecture):
         def make(name, **kwargs):
             if name not in self.switches:
                 dev = device_id_for(name, 1 + len(self.switches))
-                self.switches[name] = (dev, process.free_port())
+                base = self.config.grpc_base_port  # fixed ports: a remote controller knows them
+                self.switches[name] = (dev, base + dev - 1 if base else process.free_port())
+                if target == "bmv2":
+                    self.thrift_ports[name] = process.free_port()
             dev, port = self.switches[name]
             return P4Switch(name, grpc_port=port, device_id=dev, cpu_port=CPU_PORT, target=target,
-                            binary=binary, log_dir=log_dir, **kwargs)
+                            binary=binary, log_dir=log_dir, thrift_port=self.thrift_ports.get(name),
+                            **kwargs)
 
         return {"switch": make, "controller": None}
 
     def switch_binary(self) -> str:
         """The switch daemon every switch of this architecture runs."""
-        return BMV2_DAEMON if self.config.target == "bmv2" else tools.find(GRPC_DAEMON)
+        return tools.find(BMV2_DAEMON if self.config.target == "bmv2" else GRPC_DAEMON)
 
     def controller_config(self, net) -> dict:
         switches, links, hosts = [], [], []
@@ -232,13 +245,74 @@ class P4Architecture(Architecture):
         for sw in net.switches:
             sw.wait_listening()
         self.switch_pids = [sw.switch_pid for sw in net.switches if sw.switch_pid]
-        self.controller = process.p4rt_controller(self.controller_config(net), self.run_dir)
+        if self.config.controller == "remote":
+            return  # it dials the switches' fixed ports itself
+        if self.config.controller == "command":
+            self.controller = self.command_controller(net)
+        else:
+            self.controller = process.p4rt_controller(self.controller_config(net), self.run_dir)
         try:
             self.controller.start()
         except process.ControllerError as exc:
             raise ArchitectureError(str(exc)) from None
 
+    def command_controller(self, net) -> process.ControllerProcess:
+        """The study's P4Runtime controller command, with the switches and the program
+        written to {switches_json} and the network to {topology_json}."""
+        from sdnperf.controllers import external
+        switches = [{"name": sw.name, "device_id": sw.device_id,
+                     "grpc_address": f"127.0.0.1:{sw.grpc_port}"} for sw in net.switches]
+        files = {"p4info": str(self.program.p4info), "bmv2_json": str(self.program.json)}
+        switches_json = external.write_json(self.run_dir / external.SWITCHES_FILE, {
+            **files, "cpu_port": CPU_PORT, "switches": switches})
+        topology_json = external.write_json(
+            self.run_dir / external.TOPOLOGY_FILE, external.topology_description(
+                net, lambda sw: {"device_id": sw.device_id,
+                                 "grpc_address": f"127.0.0.1:{sw.grpc_port}"}))
+        values = {**files, "switches_json": switches_json, "topology_json": topology_json,
+                  "grpc_addresses": ",".join(s["grpc_address"] for s in switches),
+                  "device_ids": ",".join(str(s["device_id"]) for s in switches),
+                  "cpu_port": CPU_PORT, "run_dir": self.run_dir,
+                  "study_dir": self.config._study_dir}
+        try:
+            return external.command_controller(self.config.command, values, self.run_dir, None)
+        except process.ControllerError as exc:
+            raise ArchitectureError(str(exc)) from None
+
     def wait_ready(self, net, timeout: float) -> None:
+        if self.config.controller != "sdnperf":
+            self._wait_pipelines(net, timeout)
+        else:
+            self._wait_our_controller(net, timeout)
+        if self.caveat:  # the pipeline is in: the switches accept port commands now
+            from sdnperf.emulation import capabilities
+            self.kernel_netem = not self.spec.needs_netem() or capabilities.netem().ok
+            self.impaired = self.impair_switch_ports(net, self.kernel_netem)
+
+    def _wait_pipelines(self, net, timeout: float) -> None:
+        """Someone else's controller: ready once every switch has a pipeline (only a
+        primary controller can set one), asked of the switches themselves."""
+        from sdnperf.controllers.p4rt.observer import has_pipeline
+        waiting = {sw.name: sw for sw in net.switches}
+
+        def ready() -> bool:
+            check_controller(self.controller, "died", "P4Runtime controller")
+            for name, sw in list(waiting.items()):
+                if has_pipeline(f"127.0.0.1:{sw.grpc_port}", sw.device_id, timeout=1.0):
+                    del waiting[name]
+            return not waiting
+
+        who = (self.controller.kind if self.controller else "the remote P4Runtime controller "
+               f"(switch gRPC ports from {self.config.grpc_base_port})")
+        wait_until(ready, timeout, f"{len(net.switches)} P4 switches to get a pipeline from "
+                   f"{who}", stable_for=0.5,
+                   explain=lambda: f" (still without one: {', '.join(sorted(waiting))})"
+                                   f"{controller_log(self.controller)}")
+
+    def check_alive(self) -> None:
+        check_controller(self.controller, "died during the run", "P4Runtime controller")
+
+    def _wait_our_controller(self, net, timeout: float) -> None:
         n = len(net.switches)
         edges = self.spec.switch_graph().number_of_edges()
 
@@ -259,10 +333,6 @@ class P4Architecture(Architecture):
 
         wait_until(ready, timeout, f"{n} P4 switches to get their pipeline from the P4Runtime "
                    "controller (and links to be discovered)", stable_for=0.3)
-        if self.caveat:  # the pipeline is in: the switches accept port commands now
-            from sdnperf.emulation import capabilities
-            self.kernel_netem = not self.spec.needs_netem() or capabilities.netem().ok
-            self.impaired = self.impair_switch_ports(net, self.kernel_netem)
 
     def processes(self) -> dict[str, list[int]]:
         out = {}
@@ -273,7 +343,7 @@ class P4Architecture(Architecture):
         return out
 
     def control_stats(self) -> dict[str, float]:
-        if self.controller is None:
+        if self.controller is None or self.controller.state_file is None:
             return {}
         asked = time.time()
         state = self.controller.state()
@@ -286,8 +356,16 @@ class P4Architecture(Architecture):
         return {"packet_ins": state["packet_ins"], "flow_mods": state["flow_mods"]}
 
     def facts(self) -> dict:
-        return {"architecture": "p4", "target": self.config.target, "app": self.config.app,
-                "controller": "sdnperf-p4rt", "p4runtime": True,
+        ours = self.config.controller == "sdnperf"
+        extra = {}
+        if self.config.controller == "command" and self.controller is not None:
+            extra["command"] = list(self.controller.argv)
+        if self.config.controller == "remote":
+            extra["controller_cpu"] = "not measured (remote controller, not started by sdnperf)"
+            extra["grpc_base_port"] = self.config.grpc_base_port
+        return {**extra, "architecture": "p4", "target": self.config.target,
+                "app": self.config.app if ours else None,
+                "controller": "sdnperf-p4rt" if ours else self.config.controller, "p4runtime": True,
                 "program": "runtime files" if self.config.app == "runtime-json" else
                 (self.program.source.name if self.program else None),
                 "params": dict(self.config.params),

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -16,6 +17,7 @@ from pathlib import Path
 
 APPS_DIR = Path(__file__).parent / "osken_apps"
 OSKEN_APPS = {"l2-learning": "l2_learning.py", "topo-forwarding": "topo_forwarding.py"}
+START_GRACE_S = 1.0  # a controller with no port to watch must live this long to have started
 
 
 def free_port(host: str = "127.0.0.1") -> int:
@@ -37,7 +39,7 @@ class ControllerError(RuntimeError):
 class ControllerProcess:
     """A running controller: argv + env + log file, stopped as a whole process group."""
 
-    def __init__(self, kind: str, argv: list[str], run_dir: Path, port: int,
+    def __init__(self, kind: str, argv: list[str], run_dir: Path, port: int | None,
                  env: dict[str, str] | None = None, state_file: Path | None = None):
         self.kind, self.argv, self.run_dir, self.port = kind, argv, Path(run_dir), port
         self.env = dict(env or {})  # on top of the environment as it is at spawn()
@@ -58,20 +60,28 @@ class ControllerProcess:
         # Wrappers such as faucet exec osken-manager by name: let them find the venv's.
         env["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")])
         with open(self.log_path, "wb") as log:
-            self.proc = subprocess.Popen(self.argv, stdout=log, stderr=subprocess.STDOUT,
-                                         stdin=subprocess.DEVNULL, env=env,
-                                         start_new_session=True)
+            try:
+                self.proc = subprocess.Popen(self.argv, stdout=log, stderr=subprocess.STDOUT,
+                                             stdin=subprocess.DEVNULL, env=env,
+                                             start_new_session=True)
+            except OSError as exc:  # a missing or non-executable program
+                raise ControllerError(f"{self.kind} controller {self.argv[0]!r} cannot be "
+                                      f"started: {exc.strerror}") from None
 
     def start(self, timeout: float = 20.0) -> None:
+        """Spawn, then wait until it listens on `port`; a controller without a port of its
+        own (one that dials P4Runtime switches) only has to survive START_GRACE_S."""
         self.spawn()
-        deadline = time.monotonic() + timeout
+        deadline = time.monotonic() + (timeout if self.port else START_GRACE_S)
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
                 raise ControllerError(f"{self.kind} exited with code {self.proc.returncode} "
                                       f"at start-up:\n{self.log_tail()}")
-            if _port_open(self.port):
+            if self.port and port_open(self.port):
                 return
             time.sleep(0.1)
+        if not self.port:
+            return
         raise ControllerError(f"{self.kind} did not listen on 127.0.0.1:{self.port} within "
                               f"{timeout:.0f}s:\n{self.log_tail()}")
 
@@ -107,27 +117,60 @@ class ControllerProcess:
             self.proc.wait(timeout=3)
 
 
-def _port_open(port: int) -> bool:
-    with socket.socket() as s:
-        s.settimeout(0.2)
-        return s.connect_ex(("127.0.0.1", port)) == 0
+def port_open(port: int, host: str = "127.0.0.1") -> bool:
+    try:
+        with socket.create_connection((host, port), timeout=0.5):
+            return True
+    except OSError:
+        return False
 
 
 def osken(app: str, run_dir: Path) -> ControllerProcess:
-    if app not in OSKEN_APPS:
-        raise ControllerError(f"unknown os-ken app {app!r}; choose from {sorted(OSKEN_APPS)}")
+    """osken-manager running one of our apps (by name: it writes our state file) or the
+    study's own app file (a path to a .py; no state file, so readiness is asked of OVS)."""
+    ours = app in OSKEN_APPS
+    if not ours and not (app.endswith(".py") and Path(app).is_file()):
+        raise ControllerError(f"os-ken app {app!r} is neither one of ours "
+                              f"({', '.join(sorted(OSKEN_APPS))}) nor an existing .py file")
     port = free_port()
-    state = Path(run_dir) / "controller-state.json"
+    state = Path(run_dir) / "controller-state.json" if ours else None
     argv = [venv_tool("osken-manager"), "--ofp-listen-host", "127.0.0.1",
             "--ofp-tcp-listen-port", str(port)]
     if app == "topo-forwarding":
         argv.append("--observe-links")
-    argv.append(str(APPS_DIR / OSKEN_APPS[app]))
+    argv.append(str(APPS_DIR / OSKEN_APPS[app]) if ours else str(Path(app).resolve()))
     # The apps import sdnperf.controllers.osken_apps.common: make the package importable.
     pythonpath = str(Path(__file__).resolve().parents[2])
-    env = {"SDNPERF_CONTROLLER_STATE": str(state),
-           "PYTHONPATH": os.pathsep.join(filter(None, [pythonpath, os.environ.get("PYTHONPATH")]))}
-    return ControllerProcess(f"osken-{app}", argv, run_dir, port, env=env, state_file=state)
+    env = {"PYTHONPATH": os.pathsep.join(filter(None, [pythonpath, os.environ.get("PYTHONPATH")]))}
+    if state:
+        env["SDNPERF_CONTROLLER_STATE"] = str(state)
+    kind = f"osken-{app}" if ours else f"osken-{Path(app).stem}"
+    return ControllerProcess(kind, argv, run_dir, port, env=env, state_file=state)
+
+
+def pox_home() -> Path | None:
+    """A POX checkout: $POX_HOME, else the folder of a `pox.py` on PATH (POX is not on
+    the package registries; `git clone https://github.com/noxrepo/pox`)."""
+    home = os.environ.get("POX_HOME")
+    if home:
+        return Path(home) if (Path(home) / "pox.py").is_file() else None
+    found = shutil.which("pox.py")
+    return Path(found).resolve().parent if found else None
+
+
+POX_HINT = ("POX is not on the package registries: `git clone https://github.com/noxrepo/pox` "
+            "and set POX_HOME to the checkout (or put its pox.py on PATH)")
+
+
+def pox(components: list[str], run_dir: Path) -> ControllerProcess:
+    """POX (OpenFlow 1.0) with `components` (e.g. forwarding.l2_learning and its --options)."""
+    home = pox_home()
+    if home is None:
+        raise ControllerError(f"controller = \"pox\" needs a POX checkout: {POX_HINT}")
+    port = free_port()
+    argv = [sys.executable, str(home / "pox.py"), "log.level", "--INFO",
+            "openflow.of_01", "--address=127.0.0.1", f"--port={port}", *components]
+    return ControllerProcess("pox", argv, run_dir, port)
 
 
 def ovs_testcontroller(run_dir: Path) -> ControllerProcess:

@@ -62,13 +62,16 @@ class P4Switch(Switch):
                  impair: dict[int, str] | None = None, vnet: bool = True, cpu_port: int | None = None,
                  grpc_port: int | None = None, device_id: int | None = None, target: str = "sdnperf",
                  extra_args: list[str] | None = None, ready_timeout: float | None = None,
-                 binary: str | None = None, log_dir: str | None = None, **params):
+                 binary: str | None = None, log_dir: str | None = None,
+                 thrift_port: int | None = None, **params):
         super().__init__(name, **params)
         if (json_path is None) == (grpc_port is None):
             raise P4SwitchError(f"{name}: P4Switch needs json_path (a program) or grpc_port "
                                 "(P4Runtime), not both")
         if grpc_port is not None and (binary is None or cpu_port is None or device_id is None):
             raise P4SwitchError(f"{name}: a P4Runtime switch needs binary, device_id, cpu_port")
+        if grpc_port is not None and target == "bmv2" and thrift_port is None:
+            raise P4SwitchError(f"{name}: BMv2 needs its own thrift_port (9090 is everyone's)")
         self.json_path = None if json_path is None else str(json_path)
         self.commands = list(commands or [])
         self.impair = dict(impair or {})
@@ -93,6 +96,13 @@ class P4Switch(Switch):
         if len(str(socket_path)) > UNIX_PATH_MAX:  # a deep run dir: a short path instead
             socket_path = Path("/tmp") / f"sdnperf-{os.getpid()}-{name}.ctl"
         self.ctl_socket = str(socket_path)
+        # BMv2 only: its Thrift runtime port and notifications
+        # socket (a short path like the control socket's)
+        self.thrift_port = thrift_port
+        notifications = self.log_dir / f"{stem}-notifications.ipc"
+        if len(str(notifications)) > UNIX_PATH_MAX:
+            notifications = Path("/tmp") / f"sdnperf-{os.getpid()}-{name}-notifications.ipc"
+        self.notifications_path = str(notifications)
         self.log_path = self.log_dir / f"{stem}.log"
         self.cmd_file = self.log_dir / f"{stem}.commands"
 
@@ -120,7 +130,12 @@ class P4Switch(Switch):
                 argv += ["--commands", str(self.cmd_file)]
             return argv
         if self.target == "bmv2":
+            # Per switch, as p4-utils does: BMv2's Thrift server and its nanomsg
+            # notifications socket otherwise take fixed defaults (port 9090,
+            # ipc:///tmp/bmv2-<device-id>-notifications.ipc), so a second switch fails.
             return [self.binary, "--device-id", str(self.device_id), *ifaces,
+                    "--thrift-port", str(self.thrift_port),
+                    "--notifications-addr", f"ipc://{self.notifications_path}",
                     "--no-p4", *self.extra_args, "--",
                     "--grpc-server-addr", f"127.0.0.1:{self.grpc_port}",
                     "--cpu-port", str(self.cpu_port)]
@@ -200,7 +215,7 @@ class P4Switch(Switch):
         if p.stdout:
             p.stdout.close()
         self.proc = None
-        for f in (self.ctl_socket, self.cmd_file):
+        for f in (self.ctl_socket, self.cmd_file, self.notifications_path):
             Path(f).unlink(missing_ok=True)
 
     def stop(self, deleteIntfs=True):

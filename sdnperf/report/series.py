@@ -139,4 +139,9 @@ def conditions(store: Store, study_id: int) -> str:
         parts.append(f"{emulator} emulator-bound run{'s' if emulator != 1 else ''}")
     if failed:
         parts.append(f"{failed} failed run{'s' if failed != 1 else ''} excluded")
+    # a controller sdnperf did not start (controller = "remote") had no CPU sampled
+    unmeasured = sorted({r.architecture for r in runs
+                         if r.params.get("facts", {}).get("controller_cpu")})
+    if unmeasured:
+        parts.append(f"controller CPU not measured for {', '.join(unmeasured)} (remote)")
     return ", ".join(p for p in parts if p)

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pydantic
 
-from sdnperf.arch.config import P4Config
+from sdnperf.arch.config import OpenflowConfig, P4Config
 from sdnperf.study.locate import format_path, line_of
 from sdnperf.study.schema import StudyFile, TopologySection
 from sdnperf.topo.registry import build_topology
@@ -158,6 +158,10 @@ def _resolve_paths(config: StudyFile, base_dir: Path) -> None:
     for arch in config.architecture:
         if isinstance(arch, P4Config) and arch.runtime_dir:
             arch.runtime_dir = str(Path(base_dir) / arch.runtime_dir)  # absolute: kept as is
+        if isinstance(arch, (OpenflowConfig, P4Config)):
+            arch._study_dir = str(Path(base_dir).resolve())  # a command's {study_dir}
+            if isinstance(arch, OpenflowConfig) and arch.own_osken_app():
+                arch.app = str(Path(base_dir) / arch.app)
 
 
 def _without_union_tag(loc: tuple, raw: dict) -> tuple:

@@ -308,14 +308,15 @@ def test_study_run_leaves_out_what_this_machine_cannot_run(monkeypatch, capsys):
     bmv2 = [r for r in plan if r.architecture.target == "bmv2"]
     assert bmv2 and len(bmv2) < len(plan)
 
-    monkeypatch.setattr(p4_arch.shutil, "which", lambda name: None)
+    monkeypatch.setattr(tools, "locate", lambda name: None if name == p4_arch.BMV2_DAEMON
+                        else f"/bin/{name}")
     keep, why = machine_rule()
     kept, selection = narrow(plan, None, keep, why)
     assert [r for r in kept if r.architecture.target == "bmv2"] == []
     assert len(kept) == len(plan) - len(bmv2) and not selection.matches(bmv2[0])
     assert "needs simple_switch_grpc on PATH" in capsys.readouterr().out
 
-    monkeypatch.setattr(p4_arch.shutil, "which", lambda name: f"/usr/bin/{name}")
+    monkeypatch.setattr(tools, "locate", lambda name: f"/bin/{name}")
     keep, why = machine_rule()
     kept, _ = narrow(plan, None, keep, why)
     assert {r.topology for r in kept if r.architecture.target == "bmv2"} == {"one-switch"}

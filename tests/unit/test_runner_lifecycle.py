@@ -213,3 +213,19 @@ def test_switch_pace_probe_after_the_workload_marks_a_slow_emulator(study, tmp_p
     assert result.status == "ok" and result.cpu.emulator_bound
     assert "one switch took 0.01 ms" in result.cpu.emulator_reason
     assert not result.cpu.cpu_bound or "emulator" not in result.cpu.reason  # two marks, apart
+
+
+def test_a_workload_failed_by_a_dead_process_says_the_process(study, tmp_path, monkeypatch):
+    """When the controller dies mid-run the workload usually fails too (pings hang): the
+    stored reason is the death, not its symptom."""
+    import sdnperf.workloads.base
+
+    def broken(workload, ctx):
+        raise RuntimeError("ping hung")
+
+    monkeypatch.setattr(sdnperf.workloads.base, "run_workload", broken)
+    result = run_once(study, tmp_path, Lab(dies=True))
+    assert result.status == "failed"
+    assert "controller fake died" in result.error
+    healthy = run_once(study, tmp_path, Lab())
+    assert healthy.error == "RuntimeError: ping hung"
