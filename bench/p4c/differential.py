@@ -32,22 +32,9 @@ import tempfile
 import time
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[2]
+from reftools import REPO, p4c_bm2_ss, reference_dir, run
+
 PROBE_PORTS = range(0, 8)
-TIMEOUT_S = 60
-
-
-def reference_dir() -> Path | None:
-    d = Path(os.environ.get("SDNPERF_P4_REFERENCE", REPO.parent / "shared" / "p4-reference"))
-    return d if (d / "bin" / "p4c-bm2-ss").exists() else None
-
-
-def run(cmd: list, cwd=None) -> tuple[int, str]:
-    try:
-        r = subprocess.run([str(c) for c in cmd], cwd=cwd, capture_output=True, text=True, timeout=TIMEOUT_S)
-        return r.returncode, r.stdout + r.stderr
-    except subprocess.TimeoutExpired:
-        return 124, f"timed out after {TIMEOUT_S} s"
 
 
 def probe_stf(stf_text: str) -> tuple[str, list[bytes], bool]:
@@ -127,7 +114,7 @@ def bmv2_outputs(ref: Path, json_path: Path, packets: list, tmp: Path, slot: int
     proc = subprocess.Popen([str(a) for a in args] + [str(json_path)], stdout=subprocess.DEVNULL,
                             stderr=subprocess.DEVNULL, start_new_session=True)
     try:
-        want, last, stable = len(packets), -1, 0
+        last, stable = -1, 0
         deadline = time.monotonic() + 10
         while time.monotonic() < deadline:
             time.sleep(0.2)
@@ -136,7 +123,6 @@ def bmv2_outputs(ref: Path, json_path: Path, packets: list, tmp: Path, slot: int
             last = size
             if stable >= 3 and size > 0 or stable >= 6:
                 break
-        _ = want
     finally:
         os.killpg(proc.pid, signal.SIGTERM)
         proc.wait()
@@ -152,7 +138,7 @@ def one(p4: Path, bins: dict, ref: Path, bmv2: bool, slot: int) -> dict:
         (tmp / "probe.stf").write_text(text)
         rc, out = run([bins["p4c"], p4, "-o", tmp / "ours", "-I", p4.parent])
         ours = tmp / "ours" / (p4.stem + ".json")
-        rc2, out2 = run([ref / "bin" / "p4c-bm2-ss", "-I", ref / "share" / "p4c" / "p4include", "-o", tmp / "ref.json", p4])
+        rc2, out2 = p4c_bm2_ss(ref, p4, tmp / "ref.json")
         res["ours_ok"], res["ref_ok"] = rc == 0, rc2 == 0
         if rc != 0 or rc2 != 0:
             res["msg"] = (out if rc != 0 else out2).strip().splitlines()[:2]

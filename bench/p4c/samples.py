@@ -21,20 +21,12 @@ import argparse
 import concurrent.futures as cf
 import hashlib
 import json
-import os
-import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[2]
-TIMEOUT_S = 60
-
-
-def reference_dir() -> Path | None:
-    d = Path(os.environ.get("SDNPERF_P4_REFERENCE", REPO.parent / "shared" / "p4-reference"))
-    return d if (d / "bin" / "p4c-bm2-ss").exists() else None
+from reftools import REPO, p4c_bm2_ss, reference_dir, run
 
 
 def v1model_samples(samples: Path) -> list[Path]:
@@ -47,14 +39,6 @@ def v1model_samples(samples: Path) -> list[Path]:
         if "v1model.p4" in text and "psa.p4" not in text:
             out.append(p4)
     return out
-
-
-def run(cmd: list[str], cwd: Path | None = None) -> tuple[int, str]:
-    try:
-        r = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, timeout=TIMEOUT_S)
-        return r.returncode, (r.stdout + r.stderr)
-    except subprocess.TimeoutExpired:
-        return 124, f"timed out after {TIMEOUT_S} s"
 
 
 def first_error(text: str) -> str:
@@ -83,38 +67,30 @@ def compile_ref(ref: Path, p4: Path, cache: Path) -> tuple[Path | None, str]:
         return cached, ""
     if err.exists():
         return None, err.read_text()
-    # -I: the bundle's p4include symlink may arrive as a plain file after copying
-    rc, out = run([str(ref / "bin" / "p4c-bm2-ss"), "-I", str(ref / "share" / "p4c" / "p4include"),
-                   "-o", str(cached), str(p4)], cwd=p4.parent)
+    rc, out = p4c_bm2_ss(ref, p4, cached)
     if rc == 0 and cached.exists():
         return cached, out
     err.write_text(out)
     return None, out
 
 
+def test(res: dict, who: str, json_path: Path | None, out: str, switch: Path, stf_path: Path):
+    """Records `who`_compiled / `who`_passed / `who`_msg for one compiler's output."""
+    res[f"{who}_compiled"] = json_path is not None
+    if json_path is not None:
+        ok, out = stf(switch, json_path, stf_path)
+        res[f"{who}_passed"] = ok
+    if json_path is None or not ok:
+        res[f"{who}_msg"] = first_error(out)
+
+
 def one(p4: Path, bins: dict, ref: Path | None, cache: Path) -> dict:
     stf_path = p4.with_suffix(".stf")
     res = {"name": p4.stem}
     with tempfile.TemporaryDirectory(prefix="p4c-sample-") as tmp:
-        j, out = compile_ours(bins["p4c"], p4, Path(tmp))
-        res["ours_compiled"] = j is not None
-        if j is None:
-            res["ours_msg"] = first_error(out)
-        else:
-            ok, out = stf(bins["switch"], j, stf_path)
-            res["ours_passed"] = ok
-            if not ok:
-                res["ours_msg"] = first_error(out)
+        test(res, "ours", *compile_ours(bins["p4c"], p4, Path(tmp)), bins["switch"], stf_path)
     if ref is not None:
-        j, out = compile_ref(ref, p4, cache)
-        res["ref_compiled"] = j is not None
-        if j is None:
-            res["ref_msg"] = first_error(out)
-        else:
-            ok, out = stf(bins["switch"], j, stf_path)
-            res["ref_passed"] = ok
-            if not ok:
-                res["ref_msg"] = first_error(out)
+        test(res, "ref", *compile_ref(ref, p4, cache), bins["switch"], stf_path)
     return res
 
 

@@ -8,6 +8,7 @@ const USAGE: &str = "usage: sdnperf-p4c PROGRAM.p4 -o OUTDIR [-D NAME[=VALUE]]..
 Compiles a P4_16 program for the v1model architecture into BMv2 JSON
 (OUTDIR/PROGRAM.json) and P4Info (OUTDIR/PROGRAM.p4info.txtpb, or
 OUTDIR/PROGRAM.p4info.bin with --p4info-format binary).
+Other architectures (PSA, PNA, eBPF, TNA) are out of scope.
 
 options:
   -o OUTDIR                 output directory (created if missing)

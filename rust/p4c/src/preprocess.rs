@@ -282,6 +282,10 @@ impl<'a> Pp<'a> {
                 }
                 Err(e) => self.err(f, l, c, src, format!("cannot read '{}': {}", p.display(), e)),
             },
+            // other architectures are out of scope: say so instead of "not found"
+            None if matches!(name.rsplit('/').next(), Some("psa.p4" | "pna.p4" | "ebpf_model.p4" | "ubpf_model.p4" | "tna.p4" | "t2na.p4")) => {
+                self.err(f, l, c, src, format!("'{}' is another architecture: sdnperf-p4c compiles v1model programs only (PSA, PNA, eBPF, TNA are out of scope)", name))
+            }
             None => self.err(f, l, c, src, format!("cannot find include file '{}'", name)),
         }
     }

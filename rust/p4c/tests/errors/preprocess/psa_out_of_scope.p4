@@ -1,0 +1,2 @@
+#include <core.p4>
+#include <bmv2/psa.p4>
