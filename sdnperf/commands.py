@@ -56,6 +56,7 @@ def print_report(store, study_id: int, results_dir: Path, baseline=None, html: b
     written = store.export_csv(study_id, csv_dir or results_dir / "csv")
     print(f"CSV: {', '.join(str(p) for p in written)}")
     if html:
+        import sdnperf.ctlbench.plots  # noqa: F401  (registers ctlbench's figures)
         from sdnperf.report.html import write_report
         out = write_report(store, study_id, html_path or results_dir / "report.html")
         print(f"HTML report: {out}")

@@ -1,5 +1,5 @@
 """ctlbench figures, drawn into the study's HTML report through the report's plot
-extension point (sdnperf.report.plots.PLOT_PROVIDERS): answered vs offered rate, reaction
+extension point (registered with sdnperf.report.plots.register_plot_provider): answered vs offered rate, reaction
 time vs number of switches (log scale), outstanding packet-ins over time, controller CPU
 vs load. Studies without ctlbench runs get nothing from here."""
 from __future__ import annotations
@@ -14,6 +14,7 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
 from sdnperf.ctlbench import metrics as m
+from sdnperf.report.plots import register_plot_provider
 from sdnperf.store import Store
 
 DPI = 100
@@ -167,6 +168,7 @@ def controller_cpu_vs_load(store: Store, study_id: int, out_dir) -> Path | None:
     return _save(fig, out_dir, "controller_cpu_vs_load")
 
 
+@register_plot_provider
 def add_plots(store: Store, study_id: int, out_dir, add: Add) -> None:
     """Plot provider for the HTML report; silent for studies without ctlbench runs."""
     if not _points(store, study_id):

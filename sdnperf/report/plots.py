@@ -6,12 +6,12 @@ workload and the conditions (topology, repetitions, CPU-bound runs); axes carry 
 """
 from __future__ import annotations
 
-import importlib
 import logging
 import math
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Callable
 
 import numpy as np
 from matplotlib.backends.backend_agg import FigureCanvasAgg
@@ -28,10 +28,19 @@ SIZE = (8, 4.5)
 RTT = "rtt_ms"
 THROUGHPUT = "throughput_mbps"
 
-# Extension point: figure providers of other subsystems, as "module:function". Each is
-# called as fn(store, study_id, out_dir, add) and adds figures through add(path, caption,
-# reason_if_not_drawn); it returns quietly when the study has nothing for it.
-PLOT_PROVIDERS = ["sdnperf.ctlbench.plots:add_plots"]
+# Extension point: figure providers of other subsystems register themselves when their
+# module is imported (register_plot_provider); the CLI imports them, so report/ names none.
+# Each is called as fn(store, study_id, out_dir, add) and adds figures through add(path,
+# caption, reason_if_not_drawn); it returns quietly when the study has nothing for it.
+PlotProvider = Callable[..., None]
+PLOT_PROVIDERS: list[PlotProvider] = []
+
+
+def register_plot_provider(provider: PlotProvider) -> PlotProvider:
+    """Add `provider` to every report (idempotent; usable as a decorator)."""
+    if provider not in PLOT_PROVIDERS:
+        PLOT_PROVIDERS.append(provider)
+    return provider
 
 
 @dataclass
@@ -79,10 +88,10 @@ def all_plots(store: Store, study_id: int, out_dir: str | Path,
             f"{w}: first-packet vs steady RTT — needs both 'cold' and steady {RTT} samples")
     if not rtt:
         add(None, "", f"RTT bars, CDF and first-packet plots — no workload recorded {RTT}")
-    for name in PLOT_PROVIDERS:
+    for provider in PLOT_PROVIDERS:
+        name = f"{provider.__module__}.{provider.__qualname__}"
         try:
-            module, _, func = name.partition(":")
-            getattr(importlib.import_module(module), func)(store, study_id, out_dir, add)
+            provider(store, study_id, out_dir, add)
         except Exception as exc:  # a provider's bug must not cost the whole report
             log.warning("plot provider %s failed: %s", name, exc)
             out.skipped.append(f"{name}: failed ({exc})")

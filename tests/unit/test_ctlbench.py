@@ -154,6 +154,7 @@ def test_store_round_trip_and_report_figures(tmp_path):
                         switches=n, usage=usage,
                         params={"switches": n, "mode": "rate", "rate_per_switch": rate}))
         assert len(store.runs(sid)) == 8
+        import sdnperf.ctlbench.plots  # noqa: F401  (registers its figures, as the CLI does)
         plots = all_plots(store, sid, tmp_path / "png")
         stems = {p.stem for p in plots.paths}
         assert {"ctlbench_answered_vs_offered", "ctlbench_outstanding_over_time",

@@ -104,3 +104,25 @@ def test_conditions_line(study):
 
 def test_architecture_order_puts_the_baseline_first(study):
     assert series.architectures(*study, "openflow") == ["openflow", "bridge", "ovs"]
+
+
+def test_registered_plot_providers_add_figures_and_a_failing_one_is_skipped(study, tmp_path,
+                                                                            monkeypatch):
+    store, study_id = study
+    monkeypatch.setattr(plots, "PLOT_PROVIDERS", [])
+    seen = []
+
+    @plots.register_plot_provider
+    def extra(store, study_id, out_dir, add):
+        seen.append(study_id)
+        add(None, "", "extra: nothing to draw here")
+
+    def broken(store, study_id, out_dir, add):
+        raise ValueError("bad data")
+
+    plots.register_plot_provider(broken)
+    plots.register_plot_provider(extra)  # twice: still called once
+    out = plots.all_plots(store, study_id, tmp_path / "png")
+    assert seen == [study_id]
+    assert "extra: nothing to draw here" in out.skipped
+    assert any("broken" in s and "bad data" in s for s in out.skipped)

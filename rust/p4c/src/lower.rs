@@ -2364,7 +2364,6 @@ impl<'a> Lower<'a> {
         // actions
         let mut actions = vec![];
         let mut action_annos = vec![];
-        let mut has_noaction = false;
         for ar in &t.actions {
             let (a, global) = match self.find_action(&ar.name) {
                 Some(x) => x,
@@ -2373,9 +2372,6 @@ impl<'a> Lower<'a> {
                     continue;
                 }
             };
-            if a.name == "NoAction" {
-                has_noaction = true;
-            }
             match self.get_action(&a, global, &ar.args, ar.span) {
                 Ok(i) => {
                     if !actions.contains(&i) {
@@ -2400,10 +2396,10 @@ impl<'a> Lower<'a> {
             match self.get_action(&a, global, bound, dref.span) {
                 Ok(i) => {
                     if !actions.contains(&i) {
-                        if t.default_action.is_some() && !(a.name == "NoAction" && !has_noaction && false) {
-                            if a.name != "NoAction" || t.default_action.is_some() {
-                                self.err(dref.span, format!("default action '{}' is not in the actions list of table '{}'", dref.name, t.name));
-                            }
+                        // an implicit NoAction default joins the list as default-only;
+                        // an explicit default must already be one of the table's actions
+                        if t.default_action.is_some() {
+                            self.err(dref.span, format!("default action '{}' is not in the actions list of table '{}'", dref.name, t.name));
                         }
                         actions.push(i);
                         action_annos.push(vec![Annotation { name: "defaultonly".into(), args: vec![], span: dref.span }]);
