@@ -67,6 +67,7 @@ def checks() -> list[tuple[Capability, str]]:
         (capabilities.ovs_datapath(), "—"),
         (capabilities.htb(), "link bandwidth limits"),
         (capabilities.netem(), "link delay and loss on bridge/openflow/bmv2 (p4 on our switch uses its own port impairment)"),
+        (capabilities.bridge_vlan_filtering(), "bridge with vlan = N (the kernel VLAN chain of workload-complexity)"),
         (capabilities.tool("iperf3"), "iperf-tcp / iperf-udp workloads"),
         (capabilities.tool("ping", ("-V",)), "ping workload"),
         (capabilities.tool(venv_tool("osken-manager")), "openflow with controller = osken"),
