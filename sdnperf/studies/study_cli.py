@@ -118,14 +118,9 @@ class Narrowed:
 def machine_rule():
     """keep(run) and why: the runs this machine can do. An architecture its own check
     refuses here (a missing daemon, a kernel feature) is left out with that reason, not the
-    whole study; BMv2 runs only on one-switch networks (BMv2 switches started by sdnperf
-    share one Thrift port, so a second one fails to start)."""
+    whole study."""
     from sdnperf.arch import ArchitectureError, check_architecture
     refused: dict[tuple[str, str], str] = {}  # (architecture, topology) -> reason, "" if fine
-
-    def switches(run) -> int:
-        graph = run.study.topology.graph
-        return sum(1 for _, d in graph.nodes(data=True) if d.get("kind") == "switch")
 
     def keep(run) -> bool:
         key = (run.architecture.name, run.topology)
@@ -133,9 +128,6 @@ def machine_rule():
             try:
                 check_architecture(run.architecture, run.study.topology)
                 refused[key] = ""
-                if getattr(run.architecture, "target", None) == "bmv2" and switches(run) > 1:
-                    refused[key] = (f"{run.architecture.name} on {run.topology}: BMv2 runs on "
-                                    "one-switch topologies only")
             except ArchitectureError as exc:
                 refused[key] = str(exc)
         return not refused[key]
