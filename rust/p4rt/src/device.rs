@@ -80,6 +80,8 @@ pub struct Device {
     next_list_id: u64,
     last_idle_scan: u64,
     pub packet_in_dropped: u64,
+    /// bumped by every pipeline commit (the data-plane loop rebuilds its fast path)
+    pub generation: u64,
 }
 
 const CLONE_GROUP_BASE: u32 = 0x4000_0000;
@@ -114,6 +116,7 @@ impl Device {
             next_list_id: 1,
             last_idle_scan: 0,
             packet_in_dropped: 0,
+            generation: 0,
         }
     }
 
@@ -166,6 +169,7 @@ impl Device {
         self.digest_lists.clear();
         self.sw = Some(sw);
         self.pipe = Some(Arc::new(pipe));
+        self.generation += 1;
         // members before groups before tables: read_all returns them in that order
         for e in saved {
             let _ = self.write(p4::update::Type::Insert as i32, &e);

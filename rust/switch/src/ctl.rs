@@ -6,6 +6,7 @@
 //! followed by a status line `ok` or `error: <message>`.
 //! A future P4Runtime server can sit beside this one and send the same `Request`s.
 
+use crate::dataplane::{Inbox, Mailbox};
 use crate::externs::MeterCell;
 use crate::impair::parse_port_spec;
 use crate::pipeline::{width_mask, INDIRECT_GROUP, INDIRECT_MEMBER};
@@ -730,7 +731,7 @@ pub enum Listen {
     Unix(String),
 }
 
-fn serve_conn<S: std::io::Read + Write>(stream: S, tx: mpsc::Sender<Request>) {
+fn serve_conn<S: std::io::Read + Write>(stream: S, tx: Mailbox<Request>) {
     let mut reader = BufReader::new(stream);
     let mut line = String::new();
     loop {
@@ -744,7 +745,7 @@ fn serve_conn<S: std::io::Read + Write>(stream: S, tx: mpsc::Sender<Request>) {
             continue;
         }
         let (rtx, rrx) = mpsc::channel();
-        if tx.send(Request { line: l.to_string(), reply: rtx }).is_err() {
+        if !tx.send(Request { line: l.to_string(), reply: rtx }) {
             return;
         }
         let ans = rrx.recv().unwrap_or(Err("switch stopped".into()));
@@ -760,9 +761,16 @@ fn serve_conn<S: std::io::Read + Write>(stream: S, tx: mpsc::Sender<Request>) {
     }
 }
 
-/// Starts the control server thread; requests arrive on the returned receiver.
-pub fn start_server(listen: Listen) -> Result<mpsc::Receiver<Request>, String> {
-    let (tx, rx) = mpsc::channel();
+/// Starts the control server thread; requests arrive in the returned inbox (its fd wakes
+/// a data-plane loop).
+pub fn start_server(listen: Listen) -> Result<Inbox<Request>, String> {
+    let (tx, rx) = crate::dataplane::mailbox();
+    start_server_into(listen, tx)?;
+    Ok(rx)
+}
+
+/// Starts the control server thread, sending requests to `tx`.
+pub fn start_server_into(listen: Listen, tx: Mailbox<Request>) -> Result<(), String> {
     match listen {
         Listen::Tcp(addr) => {
             let l = std::net::TcpListener::bind(&addr).map_err(|e| format!("ctl: bind {}: {}", addr, e))?;
@@ -784,7 +792,7 @@ pub fn start_server(listen: Listen) -> Result<mpsc::Receiver<Request>, String> {
             });
         }
     }
-    Ok(rx)
+    Ok(())
 }
 
 /// Client: sends each command, prints outputs; returns false if any command failed.

@@ -1,8 +1,7 @@
 use sdnperf_switch::{load_program, stf};
 use sdnperf_switch::exec::Engine;
 use sdnperf_switch::switch::Switch;
-use sdnperf_switch::ports::{afpacket::AfPacketPort, afxdp::AfXdpPort, xdpgen::XdpGen, PortIo};
-use sdnperf_switch::xdpfast::FastPath;
+use sdnperf_switch::ports::{afpacket::AfPacketPort, xdpgen::XdpGen};
 use sdnperf_switch::impair::{parse_port_spec, Direction, ImpairCfg};
 use sdnperf_switch::{ctl, dataplane};
 use std::io::Write;
@@ -324,33 +323,17 @@ fn cmd_run(args: &[String]) -> Result<(), String> {
             ctl::execute(&mut sw, l).map_err(|e| format!("{}:{}: {}", f, ln + 1, e))?;
         }
     }
-    // I/O back end per port: AF_XDP needs MTU-sized frames (no offloads), so `auto` picks
-    // it only with --no-vnet and falls back to AF_PACKET, saying why.
-    let mut ports = vec![];
     let mut notes = vec![];
-    for (n, name) in &ifaces {
-        let want_xdp = io == "af_xdp" || (io == "auto" && !vnet);
-        let port = if want_xdp {
-            match AfXdpPort::open_with(name, rx_frames) {
-                Ok(p) => PortIo::Xdp(p),
-                Err(e) if io == "auto" => {
-                    notes.push(format!("{}: AF_XDP unavailable ({}), using AF_PACKET", name, e));
-                    PortIo::Packet(AfPacketPort::open(name, vnet)?)
-                }
-                Err(e) => return Err(e),
-            }
-        } else {
-            PortIo::Packet(AfPacketPort::open(name, vnet)?)
-        };
-        ports.push(dataplane::Port { num: *n, io: port });
-    }
-    let fast = if fast_path { start_fast_path(&sw, &mut ports, cpu_port, &mut notes) } else { None };
-    let ctl_rx = match listen {
+    let ports = dataplane::open_ports(&ifaces, dataplane::IoKind::parse(&io)?, vnet, rx_frames, &mut notes)?;
+    let names: Vec<String> = ports.iter().map(|p| format!("{}@{}={}", p.num, p.io.name(), p.io.kind())).collect();
+    let requests = match listen {
         Some(l) => Some(ctl::start_server(l)?),
         None => None,
     };
+    let mut front = dataplane::CtlHooks { sw, requests };
+    let opts = dataplane::Opts { cpu_port, busy_poll, spin_ns, xdp_fastpath: fast_path, name: "sdnperf-switch".into() };
+    let dp = dataplane::Loop::new(&mut front, ports, opts);
     dataplane::install_signal_handlers();
-    let names: Vec<String> = ports.iter().map(|p| format!("{}@{}={}", p.num, p.io.name(), p.io.kind())).collect();
     for n in &notes {
         eprintln!("sdnperf-switch: {}", n);
     }
@@ -361,50 +344,8 @@ fn cmd_run(args: &[String]) -> Result<(), String> {
     );
     println!("READY");
     let _ = std::io::stdout().flush();
-    dataplane::run(sw, ports, ctl_rx, dataplane::Opts { cpu_port, busy_poll, spin_ns }, fast)
-}
-
-/// Puts the program into the XDP hook of every port (all must be AF_XDP), if it is in
-/// the fast path's subset; otherwise says why and leaves the ports as they are.
-fn start_fast_path(sw: &Switch, ports: &mut [dataplane::Port], cpu_port: Option<u32>, notes: &mut Vec<String>) -> Option<FastPath> {
-    if let Some(p) = ports.iter().find(|p| p.io.kind() != "af_xdp") {
-        notes.push(format!("xdp fast path off: port {} is {} (needs af_xdp: --io af_xdp or --no-vnet)", p.io.name(), p.io.kind()));
-        return None;
-    }
-    let mut ifs = Vec::new();
-    for p in ports.iter() {
-        match sdnperf_switch::ports::afpacket::ifindex(p.io.name()) {
-            Ok(i) => ifs.push((p.num, i as u32)),
-            Err(e) => {
-                notes.push(format!("xdp fast path off: {}: {}", p.io.name(), e));
-                return None;
-            }
-        }
-    }
-    let fp = match FastPath::new(&sw.eng.prog, &ifs, cpu_port) {
-        Ok(fp) => fp,
-        Err(e) => {
-            notes.push(format!("xdp fast path off: {}", e));
-            return None;
-        }
-    };
-    for p in ports.iter_mut() {
-        if let PortIo::Xdp(x) = &mut p.io {
-            let r = fp.set_socket(p.num, x.fd).and_then(|_| x.replace_program(fp.prog(p.num).unwrap().0));
-            if let Err(e) = r {
-                notes.push(format!("xdp fast path off: {}", e));
-                // ports whose program was already replaced keep working: switched off, the
-                // fast path hands every packet to the port's socket
-                let _ = fp.set_enabled(false);
-                return None;
-            }
-        }
-    }
-    notes.push(format!(
-        "xdp fast path on for port(s) {}: forwarding in the kernel (XDP redirect; a veth peer needs NAPI: an XDP program or GRO on); the rest goes to the engine",
-        ifs.iter().map(|(n, _)| n.to_string()).collect::<Vec<_>>().join(",")
-    ));
-    Some(fp)
+    dp.run(&mut front);
+    Ok(())
 }
 
 fn usage() -> ! {

@@ -4,8 +4,8 @@
 
 use sdnperf_p4rt::device::Device;
 use sdnperf_p4rt::proto::p4::v1 as p4;
-use sdnperf_p4rt::{dp, server};
-use sdnperf_switch::ports::afpacket::AfPacketPort;
+use sdnperf_p4rt::{hooks, server};
+use sdnperf_switch::dataplane::{self, STOP};
 use std::io::Write;
 use std::sync::atomic::Ordering;
 
@@ -13,13 +13,10 @@ fn usage() -> ! {
     eprintln!(
         "usage: sdnperf-switch-grpc [--json PROG.json --p4info P4INFO.bin | --json PROG.p4] -i N@IFACE ... \
 [--cpu-port N] [--grpc-port PORT (9559)] [--grpc-addr ADDR (127.0.0.1)] [--device-id ID (1)] \
-[--ctl-socket PATH | --ctl HOST:PORT] [--no-vnet] [--busy-poll] [--max-passes N] [--die-with-parent]"
+[--ctl-socket PATH | --ctl HOST:PORT] [--no-vnet] [--io af_packet|af_xdp|auto] [--rx-frames N] [--xdp-fastpath] \
+[--busy-poll] [--spin-us 20] [--max-passes N] [--die-with-parent]"
     );
     std::process::exit(2)
-}
-
-extern "C" fn on_signal(_: i32) {
-    dp::STOP.store(true, Ordering::SeqCst);
 }
 
 fn main() {
@@ -48,6 +45,10 @@ fn run(args: &[String]) -> Result<(), String> {
     let mut busy_poll = false;
     let mut max_passes = None;
     let mut ctl = None;
+    let mut io = dataplane::IoKind::Auto;
+    let mut rx_frames = sdnperf_switch::ports::afxdp::RX_FRAMES_DEFAULT;
+    let mut xdp_fastpath = false;
+    let mut spin_ns = 20_000u64;
     let mut i = 0;
     let next = |i: &mut usize| -> Result<String, String> {
         *i += 1;
@@ -72,6 +73,10 @@ fn run(args: &[String]) -> Result<(), String> {
             "--device-id" => device_id = next(&mut i)?.parse().map_err(|_| "bad --device-id")?,
             "--no-vnet" => vnet = false,
             "--busy-poll" => busy_poll = true,
+            "--spin-us" => spin_ns = next(&mut i)?.parse::<u64>().map_err(|_| "bad --spin-us")? * 1000,
+            "--io" => io = dataplane::IoKind::parse(&next(&mut i)?)?,
+            "--rx-frames" => rx_frames = next(&mut i)?.parse().map_err(|_| "bad --rx-frames")?,
+            "--xdp-fastpath" => xdp_fastpath = true,
             "--max-passes" => max_passes = Some(next(&mut i)?.parse::<u32>().map_err(|_| "bad --max-passes")?),
             "--ctl-socket" => ctl = Some(sdnperf_switch::ctl::Listen::Unix(next(&mut i)?)),
             "--ctl" => ctl = Some(sdnperf_switch::ctl::Listen::Tcp(next(&mut i)?)),
@@ -100,45 +105,26 @@ fn run(args: &[String]) -> Result<(), String> {
         let (pipe, prog) = server::build_pipe(&cfg).map_err(|s| s.message().to_string())?;
         dev.commit(pipe, prog, false);
     }
-    let mut ports = vec![];
-    for (n, name) in &ifaces {
-        ports.push(dp::Port { num: *n, io: AfPacketPort::open(name, vnet)? });
-    }
-    unsafe {
-        libc::signal(libc::SIGINT, on_signal as *const () as libc::sighandler_t);
-        libc::signal(libc::SIGTERM, on_signal as *const () as libc::sighandler_t);
-        libc::signal(libc::SIGPIPE, libc::SIG_IGN);
-    }
+    let mut notes = vec![];
+    let ports = dataplane::open_ports(&ifaces, io, vnet, rx_frames, &mut notes)?;
+    dataplane::install_signal_handlers();
     let addr = format!("{}:{}", grpc_addr, grpc_port);
     let listener = std::net::TcpListener::bind(&addr).map_err(|e| format!("gRPC bind {}: {}", addr, e))?;
     listener.set_nonblocking(true).map_err(|e| e.to_string())?;
-    let (h, rx) = dp::channel();
     let (ev_tx, ev_rx) = tokio::sync::mpsc::channel(16384);
-    if let Some(l) = ctl {
-        // the simple_switch_CLI-like text commands, executed on the data-plane thread
-        let crx = sdnperf_switch::ctl::start_server(l)?;
-        let hc = h.clone();
-        std::thread::spawn(move || {
-            while let Ok(req) = crx.recv() {
-                hc.send(Box::new(move |d: &mut Device| {
-                    let ans = match d.sw.as_mut() {
-                        Some(sw) => sdnperf_switch::ctl::execute(sw, &req.line),
-                        None => Err("no pipeline loaded yet".into()),
-                    };
-                    let _ = req.reply.send(ans);
-                }));
-            }
-        });
+    let (h, mut front) = hooks::channel(dev, ev_tx, ctl)?;
+    let names: Vec<String> = ports.iter().map(|p| format!("{}@{}={}", p.num, p.io.name(), p.io.kind())).collect();
+    for n in &notes {
+        eprintln!("sdnperf-switch-grpc: {}", n);
     }
-    let names: Vec<String> = ifaces.iter().map(|(n, s)| format!("{}@{}", n, s)).collect();
     eprintln!("sdnperf-switch-grpc: P4Runtime on {} device_id={} ports {} cpu_port={:?}", addr, device_id, names.join(","), cpu_port);
-    let hd = h.clone();
+    let opts = dataplane::Opts { cpu_port, busy_poll, spin_ns, xdp_fastpath, name: "sdnperf-switch-grpc".into() };
+    let dp = dataplane::Loop::new(&mut front, ports, opts);
     let dpt = std::thread::Builder::new()
         .name("dataplane".into())
         .spawn(move || {
-            let reason = dp::run(dev, ports, &hd, rx, ev_tx, dp::Opts { busy_poll });
-            eprintln!("sdnperf-switch-grpc: stopping ({})", reason);
-            dp::STOP.store(true, Ordering::SeqCst);
+            dp.run(&mut front);
+            STOP.store(true, Ordering::SeqCst);
         })
         .map_err(|e| e.to_string())?;
     let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().map_err(|e| e.to_string())?;
@@ -149,7 +135,7 @@ fn run(args: &[String]) -> Result<(), String> {
         println!("READY");
         let _ = std::io::stdout().flush();
         let stopped = || async {
-            while !dp::STOP.load(Ordering::Relaxed) {
+            while !STOP.load(Ordering::Relaxed) {
                 tokio::time::sleep(std::time::Duration::from_millis(20)).await;
             }
         };
