@@ -573,6 +573,12 @@ def test_af_xdp_ports_and_fast_path_follow_p4runtime_writes(tmp_path):
         lab.send(1, *[ROUTED_IN] * 3)
         assert not [f for f in Lab.frames(sniff) if f[:len(ROUTED_OUT)] == ROUTED_OUT]
         assert fast()[2] >= dropped + 3  # the default action (drop) ran in the kernel
+        # one switch, two front ends: an entry the ctl socket adds is what P4Runtime reads
+        _ctl_line(switch_cli, sock, "table_add MyIngress.ipv4_lpm MyIngress.ipv4_forward 10.0.2.0/24 => 0x000000000203 1")
+        read = p4r.ReadRequest(device_id=DEVICE_ID, entities=[p4r.Entity(table_entry=p4r.TableEntry(table_id=table.preamble.id))])
+        entries = [e.table_entry for resp in c.stub.Read(read) for e in resp.entities]
+        assert [(e.match[0].lpm.value, e.match[0].lpm.prefix_len) for e in entries] == [(bytes([10, 0, 2, 0]), 24)], entries
+        assert entries[0].action.action.action_id == fwd.preamble.id
         c.close()
         assert lab.alive()
     finally:

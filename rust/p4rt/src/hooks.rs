@@ -71,7 +71,10 @@ impl Hooks for P4rtHooks {
     fn control(&mut self, fast: &FastPathState) -> Changed {
         let mut got = false;
         if let Some(inbox) = &self.ctl {
-            got |= dataplane::serve_ctl(inbox, self.dev.sw.as_mut(), fast) != Changed::Nothing;
+            if dataplane::serve_ctl(inbox, self.dev.sw.as_mut(), fast) != Changed::Nothing {
+                got = true;
+                self.dev.sync_from_switch();
+            }
         }
         while let Ok(c) = self.inbox.rx.try_recv() {
             got = true;

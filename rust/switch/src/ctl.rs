@@ -173,8 +173,7 @@ pub fn add_entry(
             _ => aux.push(k.aux),
         }
     }
-    let t = &mut p.tables[ti];
-    t.add(kv, aux, prefix, priority, ai, data)
+    sw.entry_add(ti, kv, aux, prefix, priority, ai, data)
 }
 
 pub fn set_default(sw: &mut Switch, table: &str, action: &str, params: &[u128]) -> Result<(), String> {
@@ -351,7 +350,7 @@ fn execute_inner(sw: &mut Switch, line: &str) -> Result<String, String> {
                     aux.push(k.aux);
                 }
             }
-            let h = p.tables[ti].add(kv, aux, prefix, prio, target, vec![])?;
+            let h = sw.entry_add(ti, kv, aux, prefix, prio, target, vec![])?;
             Ok(format!("Entry has been added with handle {}", h))
         }
         "table_indirect_set_default" | "table_indirect_set_default_with_group" => {
@@ -377,19 +376,14 @@ fn execute_inner(sw: &mut Switch, line: &str) -> Result<String, String> {
         "table_clear" => {
             let p = &mut sw.eng.prog;
             let ti = p.table_by_name(w.get(1).ok_or("usage: table_clear TABLE")?).ok_or("unknown table")?;
-            p.tables[ti].clear();
-            sw.eng.direct_counters[ti].clear();
-            sw.eng.direct_meter_cells[ti].clear();
+            sw.table_clear(ti);
             Ok(String::new())
         }
         "table_delete" => {
             let p = &mut sw.eng.prog;
             let ti = p.table_by_name(w.get(1).ok_or("usage: table_delete TABLE HANDLE")?).ok_or("unknown table")?;
             let h = num(w.get(2), "handle")? as u32;
-            p.tables[ti].delete(h)?;
-            if let Some(c) = sw.eng.direct_counters[ti].get_mut(h as usize) {
-                *c = (0, 0);
-            }
+            sw.entry_delete(ti, h)?;
             Ok(String::new())
         }
         "table_modify" => {
@@ -405,7 +399,7 @@ fn execute_inner(sw: &mut Switch, line: &str) -> Result<String, String> {
             if params.len() != p.actions[ai].params.len() {
                 return Err("wrong number of action parameters".into());
             }
-            p.tables[ti].modify(h, ai as u32, params)?;
+            sw.entry_modify(ti, h, ai as u32, params)?;
             Ok(String::new())
         }
         "table_num_entries" => {
