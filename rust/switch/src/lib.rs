@@ -11,12 +11,14 @@
 //! - `impair`   — per-port delay / jitter / loss / rate limit
 //! - `ports`    — packet I/O back ends (memory for STF, AF_PACKET for Linux interfaces)
 //! - `stf`      — STF test runner
+//! - `cli`      — command-line options both switch binaries share (simple_switch's too)
 //! - `control`  — adding/modifying/deleting entries with their direct counters and meters
 //! - `ctl`      — runtime control commands, server and client
 //! - `bpf`      — the bpf(2) system call (maps, programs, XDP links, test runs)
 //! - `xdpfast`  — XDP fast path: simple programs compiled to eBPF, run in the kernel
 
 pub mod bpf;
+pub mod cli;
 pub mod control;
 pub mod ctl;
 pub mod dataplane;
