@@ -2,6 +2,7 @@
 //!
 //! Module map (one job each):
 //! - `json`     — BMv2 JSON loader, compiles names into indices
+//! - `json_shape` — the JSON types of a program's sections, checked first (errors name the JSON path)
 //! - `pipeline` — the compiled program (headers, fields, expressions, actions, parser, ...)
 //! - `tables`   — match tables (exact / lpm / ternary / range / optional)
 //! - `externs`  — registers, counters, meters, hash and checksum algorithms
@@ -26,6 +27,7 @@ pub mod exec;
 pub mod externs;
 pub mod impair;
 pub mod json;
+pub mod json_shape;
 pub mod pipeline;
 pub mod ports;
 pub mod pre;
