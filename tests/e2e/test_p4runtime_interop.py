@@ -71,13 +71,14 @@ SNIFF = textwrap.dedent("""
     import socket, sys, time, select
     s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(3))
     s.bind((sys.argv[1], 0))
+    ethertype = bytes.fromhex(sys.argv[3])
     print("ready", flush=True)
     end = time.time() + float(sys.argv[2])
     while time.time() < end:
         r, _, _ = select.select([s], [], [], 0.05)
         if r:
             data, addr = s.recvfrom(65535)
-            if addr[2] != socket.PACKET_OUTGOING and data[12:14] == bytes.fromhex("88b5"):
+            if addr[2] != socket.PACKET_OUTGOING and data[12:14] == ethertype:
                 print(data.hex(), flush=True)
 """)
 
@@ -115,12 +116,12 @@ class Lab:
             _ip("link", "set", self.sw_if[p], "up")
             _ip("-n", self.ns, "link", "set", self.host_if[p], "up")
 
-    def start(self, binary: Path):
+    def start(self, binary: Path, *extra: str, argv: list[str] | None = None):
         log = open(self.tmp / "switch.log", "w")
         self.proc = subprocess.Popen(
-            [str(binary), "--grpc-port", str(self.grpc_port), "--device-id", str(DEVICE_ID),
-             "--cpu-port", str(CPU_PORT), "-i", f"1@{self.sw_if[1]}", "-i", f"2@{self.sw_if[2]}",
-             "--die-with-parent"],
+            argv or [str(binary), "--grpc-port", str(self.grpc_port), "--device-id", str(DEVICE_ID),
+                     "--cpu-port", str(CPU_PORT), "-i", f"1@{self.sw_if[1]}", "-i", f"2@{self.sw_if[2]}",
+                     "--die-with-parent", *extra],
             stdout=subprocess.PIPE, stderr=log, text=True)
         line = self.proc.stdout.readline()
         assert line.strip() == "READY", (self.tmp / "switch.log").read_text()
@@ -141,8 +142,8 @@ class Lab:
         _ip("netns", "del", self.ns, check=False)
 
     # -- host-side packet I/O
-    def sniff(self, port: int, seconds: float) -> subprocess.Popen:
-        p = subprocess.Popen(["ip", "netns", "exec", self.ns, sys.executable, "-c", SNIFF, self.host_if[port], str(seconds)],
+    def sniff(self, port: int, seconds: float, ethertype: str = "88b5") -> subprocess.Popen:
+        p = subprocess.Popen(["ip", "netns", "exec", self.ns, sys.executable, "-c", SNIFF, self.host_if[port], str(seconds), ethertype],
                              stdout=subprocess.PIPE, text=True)
         assert p.stdout.readline().strip() == "ready"
         return p
@@ -502,3 +503,108 @@ def test_digest_list_from_a_packet(lab, tmp_path):
     c.requests.put(p4r.StreamMessageRequest(digest_ack=p4r.DigestListAck(digest_id=d.preamble.id, list_id=msg.digest.list_id)))
     c.close()
     assert lab.alive()
+
+
+# ------------------------------------------------------------------ AF_XDP ports and the XDP fast path
+
+ROUTED_IN = bytes.fromhex("00000000000100000000000A0800450000180000000040FD64E40A0000010A000105DEADBEEF")
+ROUTED_OUT = bytes.fromhex("000000000102000000000001080045000018000000003FFD65E40A0000010A000105DEADBEEF")
+
+
+def _ctl_line(binary: Path, sock: Path, line: str) -> str:
+    r = subprocess.run([str(binary), "ctl", str(sock), line], capture_output=True, text=True, timeout=10)
+    assert r.returncode == 0, r.stderr
+    return r.stdout
+
+
+def test_af_xdp_ports_and_fast_path_follow_p4runtime_writes(tmp_path):
+    """sdnperf-switch-grpc with AF_XDP ports and --xdp-fastpath: the pipeline arrives by
+    P4Runtime, a route written by P4Runtime forwards in the kernel's XDP hook (the fast
+    path's counters grow), and deleting it by P4Runtime makes the fast path drop."""
+    import re
+    binary = _tool("sdnperf-switch-grpc", "SDNPERF_P4RT_BIN")
+    switch_cli = _tool("sdnperf-switch", "SDNPERF_SWITCH_BIN")
+    p4c = _tool("sdnperf-p4c", "SDNPERF_P4C_BIN")
+    subprocess.run([str(p4c), str(REPO / "rust/p4c/tests/corpus/basic_router.p4"), "-o", str(tmp_path)], check=True, capture_output=True)
+    sock = tmp_path / "ctl.sock"
+    lab = Lab(tmp_path)
+    try:
+        lab.setup()
+        for p in (1, 2):  # an XDP redirect into a veth needs NAPI on the peer (GRO)
+            subprocess.run(["ip", "netns", "exec", lab.ns, "ethtool", "-K", lab.host_if[p], "gro", "on"], check=False, capture_output=True)
+        lab.start(binary, "--no-vnet", "--io", "af_xdp", "--xdp-fastpath", "--ctl-socket", str(sock))
+        c = Ctl(lab.addr, 9)
+        assert c.arbitration().status.code == 0
+        info = c.set_pipeline(tmp_path / "basic_router.p4info.txtpb", tmp_path / "basic_router.json")
+        deadline = time.time() + 5
+        while "fast path on" not in (tmp_path / "switch.log").read_text() and time.time() < deadline:
+            time.sleep(0.05)
+        log = (tmp_path / "switch.log").read_text()
+        assert "1@" + lab.sw_if[1] + "=af_xdp" in log and "xdp fast path on for port(s) 1,2" in log, log
+        p4r = c.p4r
+        table = next(x for x in info.tables if x.preamble.name == "MyIngress.ipv4_lpm")
+        fwd = next(x for x in info.actions if x.preamble.name == "MyIngress.ipv4_forward")
+        route = p4r.Entity(table_entry=p4r.TableEntry(
+            table_id=table.preamble.id,
+            match=[p4r.FieldMatch(field_id=1, lpm=p4r.FieldMatch.LPM(value=bytes([10, 0, 1, 0]), prefix_len=24))],
+            action=p4r.TableAction(action=p4r.Action(action_id=fwd.preamble.id, params=[
+                p4r.Action.Param(param_id=1, value=bytes.fromhex("000000000102")),
+                p4r.Action.Param(param_id=2, value=b"\x02")]))))
+        c.write(p4r.Update(type=p4r.Update.INSERT, entity=route))
+
+        def fast():
+            m = re.search(r"(on|off) forwarded=(\d+) dropped=(\d+)", _ctl_line(switch_cli, sock, "fastpath"))
+            assert m
+            return m.group(1), int(m.group(2)), int(m.group(3))
+
+        sniff = lab.sniff(2, 1.5, "0800")
+        lab.send(1, *[ROUTED_IN] * 5)
+        got = [f for f in Lab.frames(sniff) if f[:len(ROUTED_OUT)] == ROUTED_OUT]
+        assert len(got) == 5
+        state, forwarded, dropped = fast()
+        assert state == "on" and forwarded >= 5
+        c.write(p4r.Update(type=p4r.Update.DELETE, entity=route))
+        sniff = lab.sniff(2, 1.0, "0800")
+        lab.send(1, *[ROUTED_IN] * 3)
+        assert not [f for f in Lab.frames(sniff) if f[:len(ROUTED_OUT)] == ROUTED_OUT]
+        assert fast()[2] >= dropped + 3  # the default action (drop) ran in the kernel
+        # one switch, two front ends: an entry the ctl socket adds is what P4Runtime reads
+        _ctl_line(switch_cli, sock, "table_add MyIngress.ipv4_lpm MyIngress.ipv4_forward 10.0.2.0/24 => 0x000000000203 1")
+        read = p4r.ReadRequest(device_id=DEVICE_ID, entities=[p4r.Entity(table_entry=p4r.TableEntry(table_id=table.preamble.id))])
+        entries = [e.table_entry for resp in c.stub.Read(read) for e in resp.entities]
+        assert [(e.match[0].lpm.value, e.match[0].lpm.prefix_len) for e in entries] == [(bytes([10, 0, 2, 0]), 24)], entries
+        assert entries[0].action.action.action_id == fwd.preamble.id
+        c.close()
+        assert lab.alive()
+    finally:
+        lab.teardown()
+
+
+def test_simple_switch_grpc_command_line_starts_our_switch(tmp_path, compiled):
+    """The command line the P4 tutorials and p4-utils give simple_switch_grpc starts our
+    switch unchanged; a P4Runtime client then sets the pipeline and an entry forwards."""
+    binary = _tool("sdnperf-switch-grpc", "SDNPERF_P4RT_BIN")
+    p4info, bmv2 = compiled
+    lab = Lab(tmp_path)
+    try:
+        lab.setup()
+        lab.start(binary, argv=[
+            str(binary), "-i", f"1@{lab.sw_if[1]}", "-i", f"2@{lab.sw_if[2]}", "--log-console", "--log-level", "info",
+            "--thrift-port", str(_free_port()), "--device-id", str(DEVICE_ID), "--priority-queues", "1", "--no-p4",
+            "--", "--grpc-server-addr", lab.addr, "--cpu-port", str(CPU_PORT)])
+        assert "--thrift-port" in (tmp_path / "switch.log").read_text() or lab.alive()
+        c = Ctl(lab.addr, 4)
+        assert c.arbitration().status.code == 0
+        info = c.set_pipeline(p4info, bmv2)
+        c.write(c.l2_insert(info, _mac(MAC2), 2))
+        sniff = lab.sniff(2, 1.5)
+        fwd = _frame(MAC2, MAC1, b"tutorial style")
+        lab.send(1, fwd)
+        assert any(f[:len(fwd)] == fwd for f in Lab.frames(sniff))
+        c.close()
+        assert lab.alive()
+    finally:
+        lab.teardown()
+    # a flag that would change behaviour and is not implemented is refused by name
+    r = subprocess.run([str(binary), "--pcap", str(tmp_path), "-i", "1@lo"], capture_output=True, text=True, timeout=10)
+    assert r.returncode != 0 and "--pcap is not implemented" in r.stderr and "supported options:" in r.stderr

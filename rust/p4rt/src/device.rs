@@ -36,6 +36,8 @@ fn ia(e: String) -> PErr {
 
 struct Stored {
     handle: u32,
+    /// the entry's key as the switch holds it (to recognise a reused handle)
+    sw_key: Box<[u128]>,
     /// one-shot action set: hidden members and group in the switch's profile
     oneshot: Option<OneShot>,
     /// normalized entry (canonical match, no counter data / idle fields)
@@ -56,6 +58,8 @@ struct TableState {
     by_key: HashMap<Vec<u8>, Stored>,
     /// initial default action (switch action index, data), for MODIFY without action
     initial_default: (u32, Box<[u128]>),
+    /// the switch table's `version` when `by_key` was last compared with it
+    seen_version: u64,
 }
 
 /// Something the device wants to tell the primary controller.
@@ -80,6 +84,8 @@ pub struct Device {
     next_list_id: u64,
     last_idle_scan: u64,
     pub packet_in_dropped: u64,
+    /// bumped by every pipeline commit (the data-plane loop rebuilds its fast path)
+    pub generation: u64,
 }
 
 const CLONE_GROUP_BASE: u32 = 0x4000_0000;
@@ -114,6 +120,7 @@ impl Device {
             next_list_id: 1,
             last_idle_scan: 0,
             packet_in_dropped: 0,
+            generation: 0,
         }
     }
 
@@ -137,7 +144,7 @@ impl Device {
             .values()
             .map(|t| {
                 let st = &sw.eng.prog.tables[t.sw];
-                (t.id, TableState { by_key: HashMap::new(), initial_default: (st.default_action, st.default_data.clone()) })
+                (t.id, TableState { by_key: HashMap::new(), initial_default: (st.default_action, st.default_data.clone()), seen_version: st.version })
             })
             .collect();
         // entries the program itself installs (const entries) are readable, flagged is_const
@@ -149,9 +156,9 @@ impl Device {
             let ts = self.tables.get_mut(&t.id).unwrap();
             for (h, e) in st.entries.iter().enumerate() {
                 let Some(e) = e else { continue };
-                if let Some(entry) = Self::entry_from_switch(&pipe, t, e) {
+                if let Some(entry) = Self::entry_from_switch(&pipe, t, e, true) {
                     let kb = Self::entry_key(&entry.r#match, entry.priority);
-                    ts.by_key.insert(kb, Stored { handle: h as u32, oneshot: None, entry, last_hit_ns: now_ns(), last_count: 0, idle_notified: false });
+                    ts.by_key.insert(kb, Stored { handle: h as u32, sw_key: e.key.clone(), oneshot: None, entry, last_hit_ns: now_ns(), last_count: 0, idle_notified: false });
                 }
             }
         }
@@ -166,14 +173,60 @@ impl Device {
         self.digest_lists.clear();
         self.sw = Some(sw);
         self.pipe = Some(Arc::new(pipe));
+        self.generation += 1;
         // members before groups before tables: read_all returns them in that order
         for e in saved {
             let _ = self.write(p4::update::Type::Insert as i32, &e);
         }
     }
 
-    /// A switch table entry as P4Runtime shows it (for entries the program installs).
-    fn entry_from_switch(pipe: &Pipe, t: &TableInfo, e: &sdnperf_switch::tables::Entry) -> Option<p4::TableEntry> {
+    /// Brings the P4Runtime view of the tables up to date with the switch's tables after
+    /// another front end (ctl text commands) changed them: entries it added appear (as
+    /// P4Runtime shows them), entries it deleted go, and a modified action shows.
+    pub fn sync_from_switch(&mut self) {
+        let (Some(sw), Some(pipe)) = (self.sw.as_ref(), self.pipe.clone()) else { return };
+        for t in pipe.tables.values() {
+            let st = &sw.eng.prog.tables[t.sw];
+            let Some(ts) = self.tables.get_mut(&t.id) else { continue };
+            if ts.seen_version == st.version {
+                continue;
+            }
+            ts.seen_version = st.version;
+            let mut known = vec![false; st.entries.len()];
+            ts.by_key.retain(|_, s| match st.entries.get(s.handle as usize).and_then(|e| e.as_ref()) {
+                Some(e) if e.key == s.sw_key => {
+                    known[s.handle as usize] = true;
+                    // a changed direct action (ctl's table_modify) shows; indirect ones are ours
+                    if s.oneshot.is_none() {
+                        if let Some(now) = Self::entry_from_switch(&pipe, t, e, false) {
+                            if let Some(p4::table_action::Type::Action(a)) = now.action.as_ref().and_then(|a| a.r#type.as_ref()) {
+                                let mine = s.entry.action.as_ref().and_then(|x| x.r#type.as_ref());
+                                if !matches!(mine, Some(p4::table_action::Type::Action(m)) if m.action_id == a.action_id && m.params == a.params) {
+                                    s.entry.action = now.action;
+                                }
+                            }
+                        }
+                    }
+                    true
+                }
+                _ => false,
+            });
+            for (h, e) in st.entries.iter().enumerate() {
+                let Some(e) = e else { continue };
+                if known[h] {
+                    continue;
+                }
+                if let Some(entry) = Self::entry_from_switch(&pipe, t, e, false) {
+                    let kb = Self::entry_key(&entry.r#match, entry.priority);
+                    ts.by_key.insert(kb, Stored { handle: h as u32, sw_key: e.key.clone(), oneshot: None, entry, last_hit_ns: now_ns(), last_count: 0, idle_notified: false });
+                }
+            }
+        }
+    }
+
+    /// A switch table entry as P4Runtime shows it (entries the program installs, or
+    /// another front end added).
+    fn entry_from_switch(pipe: &Pipe, t: &TableInfo, e: &sdnperf_switch::tables::Entry, is_const: bool) -> Option<p4::TableEntry> {
         use p4::field_match::FieldMatchType as M;
         let mut m = vec![];
         for (i, f) in t.fields.iter().enumerate() {
@@ -218,7 +271,7 @@ impl Device {
             r#match: m,
             action: Some(p4::TableAction { r#type: Some(p4::table_action::Type::Action(p4::Action { action_id: aid, params })) }),
             priority,
-            is_const: true,
+            is_const,
             ..Default::default()
         })
     }
@@ -632,7 +685,7 @@ impl Device {
                 let sw = self.sw.as_mut().unwrap();
                 let oneshot = Self::one_shot(sw, &pipe, t, action)?;
                 let ai = oneshot.as_ref().map(|o| o.0).unwrap_or(ai);
-                let h = match sw.eng.prog.tables[t.sw].add(key, aux, prefix, sw_prio, ai, data) {
+                let h = match sw.entry_add(t.sw, key, aux, prefix, sw_prio, ai, data) {
                     Ok(h) => h,
                     Err(e) => {
                         if let Some((_, o)) = oneshot {
@@ -643,10 +696,6 @@ impl Device {
                     }
                 };
                 let oneshot = oneshot.map(|o| o.1);
-                let dc = &mut sw.eng.direct_counters[t.sw];
-                if dc.len() > h as usize {
-                    dc[h as usize] = (0, 0);
-                }
                 if let Some(c) = &te.counter_data {
                     set_direct_counter(sw, t.sw, h, c);
                 }
@@ -664,7 +713,8 @@ impl Device {
                     metadata: te.metadata.clone(),
                     ..Default::default()
                 };
-                ts.by_key.insert(kb, Stored { handle: h, oneshot, entry, last_hit_ns: now_ns(), last_count: count, idle_notified: false });
+                let sw_key = sw.eng.prog.tables[t.sw].entries[h as usize].as_ref().map(|e| e.key.clone()).unwrap_or_default();
+                ts.by_key.insert(kb, Stored { handle: h, sw_key, oneshot, entry, last_hit_ns: now_ns(), last_count: count, idle_notified: false });
                 Ok(())
             }
             T::Modify => {
@@ -678,7 +728,7 @@ impl Device {
                 if let Some((ai, data)) = action {
                     let oneshot = Self::one_shot(sw, &pipe, t, te.action.as_ref().unwrap())?;
                     let ai = oneshot.as_ref().map(|o| o.0).unwrap_or(ai);
-                    sw.eng.prog.tables[t.sw].modify(st.handle, ai, data).map_err(|e| PErr { code: Code::Internal, msg: e })?;
+                    sw.entry_modify(t.sw, st.handle, ai, data).map_err(|e| PErr { code: Code::Internal, msg: e })?;
                     if let Some(old) = std::mem::replace(&mut st.oneshot, oneshot.map(|o| o.1)) {
                         Self::free_one_shot(sw, old);
                     }
@@ -701,12 +751,9 @@ impl Device {
                 let ts = self.tables.get_mut(&t.id).unwrap();
                 let st = ts.by_key.remove(&kb).ok_or_else(|| PErr { code: Code::NotFound, msg: format!("table {}: no such entry", t.name) })?;
                 let sw = self.sw.as_mut().unwrap();
-                sw.eng.prog.tables[t.sw].delete(st.handle).map_err(|e| PErr { code: Code::Internal, msg: e })?;
+                sw.entry_delete(t.sw, st.handle).map_err(|e| PErr { code: Code::Internal, msg: e })?;
                 if let Some(o) = st.oneshot {
                     Self::free_one_shot(sw, o);
-                }
-                if let Some(c) = sw.eng.direct_meter_cells[t.sw].get_mut(st.handle as usize) {
-                    *c = Default::default();
                 }
                 Ok(())
             }

@@ -4,6 +4,6 @@
 pub use sdnperf_p4rt_proto as proto;
 
 pub mod device;
-pub mod dp;
+pub mod hooks;
 pub mod pipe;
 pub mod server;

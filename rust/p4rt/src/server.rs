@@ -3,7 +3,7 @@
 //! (packet-in/out, digests, idle timeouts), Capabilities.
 
 use crate::device::{Device, Event, PErr};
-use crate::dp::DpHandle;
+use crate::hooks::DpHandle;
 use crate::pipe::Pipe;
 use crate::proto::google::rpc;
 use crate::proto::p4::v1 as p4;
@@ -366,7 +366,7 @@ impl P4Runtime for Service {
                                 if d.cpu_port.is_none() {
                                     let _ = txc.try_send(Ok(stream_error(Code::FailedPrecondition, "switch started without --cpu-port", Some(po))));
                                 } else {
-                                    crate::dp::inject(d, &b)
+                                    crate::hooks::inject(d, &b)
                                 }
                             }
                             Err(e) => {

@@ -635,3 +635,35 @@ fn const_entries_are_readable_and_protected() {
         assert_eq!(r.unwrap_err().code, Code::PermissionDenied);
     }
 }
+
+/// ctl text commands and P4Runtime act on one switch without diverging: an entry ctl adds
+/// is read by P4Runtime (and can be deleted by it), a ctl modify shows in the Read, and an
+/// entry ctl deletes is gone from the Read.
+#[test]
+fn ctl_and_p4runtime_see_the_same_entries() {
+    let mut f = Fx::new();
+    let dmac = f.id("dmac");
+    let ctl = |f: &mut Fx, line: &str| {
+        sdnperf_switch::ctl::execute(f.dev.sw.as_mut().unwrap(), line).unwrap();
+        f.dev.sync_from_switch();
+    };
+    ctl(&mut f, "table_add dmac forward 0x00000000000b => 2");
+    let r = f.read(te(dmac, vec![], None, 0));
+    assert_eq!(r.len(), 1, "{:?}", r);
+    let E::TableEntry(e) = &r[0] else { panic!() };
+    assert_eq!(e.r#match, vec![exact(1, &[0xb])]);
+    assert_eq!(e.action, Some(f.action("forward", &[2])));
+    assert!(!e.is_const);
+    // P4Runtime sees it as existing, and a ctl modify shows
+    assert_eq!(f.w(T::Insert, te(dmac, vec![exact(1, &MAC_B)], Some(f.action("forward", &[3])), 0)).unwrap_err().0, Code::AlreadyExists);
+    ctl(&mut f, "table_modify dmac forward 0 => 3");
+    let E::TableEntry(e) = &f.read(te(dmac, vec![], None, 0))[0] else { panic!() };
+    assert_eq!(e.action, Some(f.action("forward", &[3])));
+    // P4Runtime deletes what ctl added; ctl's next entry reuses the handle
+    f.w(T::Delete, te(dmac, vec![exact(1, &MAC_B)], None, 0)).unwrap();
+    assert!(f.read(te(dmac, vec![], None, 0)).is_empty());
+    f.w(T::Insert, te(dmac, vec![exact(1, &MAC_A)], Some(f.action("forward", &[1])), 0)).unwrap();
+    ctl(&mut f, "table_delete dmac 0");
+    assert!(f.read(te(dmac, vec![], None, 0)).is_empty());
+    assert_eq!(f.dev.num_entries(dmac), 0);
+}

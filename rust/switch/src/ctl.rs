@@ -6,6 +6,7 @@
 //! followed by a status line `ok` or `error: <message>`.
 //! A future P4Runtime server can sit beside this one and send the same `Request`s.
 
+use crate::dataplane::{Inbox, Mailbox};
 use crate::externs::MeterCell;
 use crate::impair::parse_port_spec;
 use crate::pipeline::{width_mask, INDIRECT_GROUP, INDIRECT_MEMBER};
@@ -172,8 +173,7 @@ pub fn add_entry(
             _ => aux.push(k.aux),
         }
     }
-    let t = &mut p.tables[ti];
-    t.add(kv, aux, prefix, priority, ai, data)
+    sw.entry_add(ti, kv, aux, prefix, priority, ai, data)
 }
 
 pub fn set_default(sw: &mut Switch, table: &str, action: &str, params: &[u128]) -> Result<(), String> {
@@ -350,7 +350,7 @@ fn execute_inner(sw: &mut Switch, line: &str) -> Result<String, String> {
                     aux.push(k.aux);
                 }
             }
-            let h = p.tables[ti].add(kv, aux, prefix, prio, target, vec![])?;
+            let h = sw.entry_add(ti, kv, aux, prefix, prio, target, vec![])?;
             Ok(format!("Entry has been added with handle {}", h))
         }
         "table_indirect_set_default" | "table_indirect_set_default_with_group" => {
@@ -376,19 +376,14 @@ fn execute_inner(sw: &mut Switch, line: &str) -> Result<String, String> {
         "table_clear" => {
             let p = &mut sw.eng.prog;
             let ti = p.table_by_name(w.get(1).ok_or("usage: table_clear TABLE")?).ok_or("unknown table")?;
-            p.tables[ti].clear();
-            sw.eng.direct_counters[ti].clear();
-            sw.eng.direct_meter_cells[ti].clear();
+            sw.table_clear(ti);
             Ok(String::new())
         }
         "table_delete" => {
             let p = &mut sw.eng.prog;
             let ti = p.table_by_name(w.get(1).ok_or("usage: table_delete TABLE HANDLE")?).ok_or("unknown table")?;
             let h = num(w.get(2), "handle")? as u32;
-            p.tables[ti].delete(h)?;
-            if let Some(c) = sw.eng.direct_counters[ti].get_mut(h as usize) {
-                *c = (0, 0);
-            }
+            sw.entry_delete(ti, h)?;
             Ok(String::new())
         }
         "table_modify" => {
@@ -404,7 +399,7 @@ fn execute_inner(sw: &mut Switch, line: &str) -> Result<String, String> {
             if params.len() != p.actions[ai].params.len() {
                 return Err("wrong number of action parameters".into());
             }
-            p.tables[ti].modify(h, ai as u32, params)?;
+            sw.entry_modify(ti, h, ai as u32, params)?;
             Ok(String::new())
         }
         "table_num_entries" => {
@@ -730,7 +725,7 @@ pub enum Listen {
     Unix(String),
 }
 
-fn serve_conn<S: std::io::Read + Write>(stream: S, tx: mpsc::Sender<Request>) {
+fn serve_conn<S: std::io::Read + Write>(stream: S, tx: Mailbox<Request>) {
     let mut reader = BufReader::new(stream);
     let mut line = String::new();
     loop {
@@ -744,7 +739,7 @@ fn serve_conn<S: std::io::Read + Write>(stream: S, tx: mpsc::Sender<Request>) {
             continue;
         }
         let (rtx, rrx) = mpsc::channel();
-        if tx.send(Request { line: l.to_string(), reply: rtx }).is_err() {
+        if !tx.send(Request { line: l.to_string(), reply: rtx }) {
             return;
         }
         let ans = rrx.recv().unwrap_or(Err("switch stopped".into()));
@@ -760,9 +755,16 @@ fn serve_conn<S: std::io::Read + Write>(stream: S, tx: mpsc::Sender<Request>) {
     }
 }
 
-/// Starts the control server thread; requests arrive on the returned receiver.
-pub fn start_server(listen: Listen) -> Result<mpsc::Receiver<Request>, String> {
-    let (tx, rx) = mpsc::channel();
+/// Starts the control server thread; requests arrive in the returned inbox (its fd wakes
+/// a data-plane loop).
+pub fn start_server(listen: Listen) -> Result<Inbox<Request>, String> {
+    let (tx, rx) = crate::dataplane::mailbox();
+    start_server_into(listen, tx)?;
+    Ok(rx)
+}
+
+/// Starts the control server thread, sending requests to `tx`.
+pub fn start_server_into(listen: Listen, tx: Mailbox<Request>) -> Result<(), String> {
     match listen {
         Listen::Tcp(addr) => {
             let l = std::net::TcpListener::bind(&addr).map_err(|e| format!("ctl: bind {}: {}", addr, e))?;
@@ -784,7 +786,7 @@ pub fn start_server(listen: Listen) -> Result<mpsc::Receiver<Request>, String> {
             });
         }
     }
-    Ok(rx)
+    Ok(())
 }
 
 /// Client: sends each command, prints outputs; returns false if any command failed.

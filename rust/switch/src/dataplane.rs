@@ -1,18 +1,28 @@
-//! The Linux data-plane loop: one thread polls every port's RX ring, runs the pipeline
-//! on each batch, services queues / recirculation / impairment, transmits in batches,
-//! and executes control requests between batches (so tables never need locks).
-//! A full or stuck port only drops its own packets (non-blocking sends).
+//! The Linux data-plane loop, shared by `sdnperf-switch run` and `sdnperf-switch-grpc`:
+//! one thread polls every port's receive ring, runs the pipeline on each batch, services
+//! queues / recirculation / impairment, transmits in batches, and between batches lets
+//! its front end (`Hooks`) run control requests, so tables never need locks. A full or
+//! stuck port only drops its own packets (non-blocking sends).
+//!
+//! The front end decides what a control request is (ctl text commands, P4Runtime
+//! closures), receives the packets the pipeline sends to the CPU port, and turns
+//! per-batch state into events (digests, idle timeouts). The loop owns the ports and the
+//! XDP fast path, which follows every control change (`Changed`).
 
-use crate::ctl::{self, Request};
 use crate::exec::Job;
-/// packets taken from each port per round (a larger batch means fewer transmit kicks,
-/// each of which also runs the receiving veth's softirq)
-const RX_BATCH: usize = 256;
+use crate::ports::afpacket::AfPacketPort;
+use crate::ports::afxdp::AfXdpPort;
 use crate::ports::PortIo;
 use crate::switch::{Switch, MAX_PORTS};
 use crate::xdpfast::FastPath;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::mpsc::Receiver;
+use std::sync::mpsc;
+
+/// packets taken from each port per round (a larger batch means fewer transmit kicks,
+/// each of which also runs the receiving veth's softirq)
+const RX_BATCH: usize = 256;
+/// how often the front end's `tick` runs (idle-timeout scans) and vanished ports are checked
+const TICK: std::time::Duration = std::time::Duration::from_millis(50);
 
 pub static STOP: AtomicBool = AtomicBool::new(false);
 
@@ -28,94 +38,358 @@ pub fn install_signal_handlers() {
     }
 }
 
-/// The `fastpath` control command's answer: state and the kernel-side counters.
-fn fast_status(fast: &Option<FastPath>, on: bool) -> String {
-    match fast {
-        None => "not running (start with --xdp-fastpath; AF_XDP ports and a program in its subset)".into(),
-        Some(fp) => {
-            let [fwd, dropped, punted] = fp.counters();
-            format!("{} forwarded={} dropped={} to_engine={}", if on { "on" } else { "off" }, fwd, dropped, punted)
-        }
-    }
-}
-
 pub struct Port {
     pub num: u32,
     pub io: PortIo,
 }
 
+/// Which packet I/O a port uses (`--io`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum IoKind {
+    /// AF_XDP when offloads are off (`vnet` false), AF_PACKET otherwise or as fallback
+    Auto,
+    AfPacket,
+    AfXdp,
+}
+
+impl IoKind {
+    pub fn parse(s: &str) -> Result<IoKind, String> {
+        match s {
+            "auto" => Ok(IoKind::Auto),
+            "af_packet" => Ok(IoKind::AfPacket),
+            "af_xdp" => Ok(IoKind::AfXdp),
+            _ => Err(format!("--io {}: expected auto, af_packet or af_xdp", s)),
+        }
+    }
+}
+
+/// Opens one port per (number, interface). AF_XDP needs MTU-sized frames (no offloads),
+/// so `Auto` picks it only without vnet headers and falls back to AF_PACKET; `notes`
+/// says why.
+pub fn open_ports(ifaces: &[(u32, String)], io: IoKind, vnet: bool, rx_frames: usize, notes: &mut Vec<String>) -> Result<Vec<Port>, String> {
+    let mut ports = vec![];
+    for (n, name) in ifaces {
+        let want_xdp = io == IoKind::AfXdp || (io == IoKind::Auto && !vnet);
+        let port = if want_xdp {
+            match AfXdpPort::open_with(name, rx_frames) {
+                Ok(p) => PortIo::Xdp(p),
+                Err(e) if io == IoKind::Auto => {
+                    notes.push(format!("{}: AF_XDP unavailable ({}), using AF_PACKET", name, e));
+                    PortIo::Packet(AfPacketPort::open(name, vnet)?)
+                }
+                Err(e) => return Err(e),
+            }
+        } else {
+            PortIo::Packet(AfPacketPort::open(name, vnet)?)
+        };
+        ports.push(Port { num: *n, io: port });
+    }
+    Ok(ports)
+}
+
+/// What the control requests run between two batches changed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Changed {
+    Nothing,
+    /// entries, defaults, port shaping: the fast path re-syncs its maps
+    Forwarding,
+    /// a new program (P4Runtime SetForwardingPipelineConfig): the fast path is rebuilt
+    Pipeline,
+}
+
+/// A data-plane front end.
+pub trait Hooks {
+    /// The switch packets run through; None while no program is loaded (received
+    /// packets are then dropped).
+    fn switch(&mut self) -> Option<&mut Switch>;
+    /// Runs the control requests that arrived since the last batch. `fast` answers
+    /// questions about the fast path (the `fastpath` ctl command).
+    fn control(&mut self, fast: &FastPathState) -> Changed;
+    /// A packet the pipeline sent to the CPU port (bytes as they would leave a port).
+    fn cpu_packet(&mut self, egress_port: u32, bytes: &[u8]);
+    /// After every batch that moved packets, and every `TICK` when idle: turn digests,
+    /// idle timeouts and the like into events.
+    fn after_batch(&mut self) {}
+    /// A file descriptor that becomes readable when control work arrives (it is drained
+    /// by the loop), so requests do not wait for the poll timeout.
+    fn wake_fd(&self) -> Option<i32> {
+        None
+    }
+    /// One line of counters the front end adds to the exit report.
+    fn report(&self) -> String {
+        String::new()
+    }
+}
+
 /// Run-loop options.
-#[derive(Clone, Copy, Default)]
+#[derive(Clone, Default)]
 pub struct Opts {
     pub cpu_port: Option<u32>,
     /// never sleep: spin on the rings (lowest latency, one core at 100 %)
     pub busy_poll: bool,
     /// keep spinning this long after the last packet before sleeping in poll()
     pub spin_ns: u64,
+    /// run programs in the fast path's subset in the ports' XDP hooks (AF_XDP ports)
+    pub xdp_fastpath: bool,
+    /// prefix of the loop's messages ("sdnperf-switch")
+    pub name: String,
 }
 
-/// Runs the loop. `fast`: the XDP fast path serving these ports (see `xdpfast`): its
-/// maps follow every control request, and it is off while the switch shapes traffic.
-pub fn run(mut sw: Switch, mut ports: Vec<Port>, ctl_rx: Option<Receiver<Request>>, opts: Opts, mut fast: Option<FastPath>) -> Result<(), String> {
-    let cpu_port = opts.cpu_port;
-    let mut fast_on = fast.is_some();
-    let follow_control = |sw: &Switch, fast: &mut Option<FastPath>, fast_on: &mut bool| {
-        if let Some(fp) = fast.as_mut() {
-            let want = !sw.shapes_traffic();
-            match fp.sync(&sw.eng.prog) {
-                Err(e) => {
-                    if *fast_on {
-                        eprintln!("sdnperf-switch: xdp fast path off: {}", e);
-                    }
-                    *fast_on = false;
-                }
-                Ok(()) => {
-                    if want != *fast_on {
-                        eprintln!("sdnperf-switch: xdp fast path {}", if want { "on" } else { "off while ports are impaired or rate-limited" });
-                    }
-                    *fast_on = want;
-                    let _ = fp.set_enabled(want);
-                }
+/// The XDP fast path as the loop manages it: requested or not, built for the current
+/// program (or why not), on or off.
+pub struct FastPathState {
+    requested: bool,
+    fp: Option<FastPath>,
+    on: bool,
+    why_not: String,
+}
+
+impl FastPathState {
+    /// The `fastpath` control command's answer: state and the kernel-side counters.
+    pub fn status(&self) -> String {
+        match &self.fp {
+            None if !self.requested => "not running (start with --xdp-fastpath; AF_XDP ports and a program in its subset)".into(),
+            None => format!("not running: {}", self.why_not),
+            Some(fp) => {
+                let [fwd, dropped, punted] = fp.counters();
+                format!("{} forwarded={} dropped={} to_engine={}", if self.on { "on" } else { "off" }, fwd, dropped, punted)
             }
         }
-    };
-    follow_control(&sw, &mut fast, &mut fast_on);
+    }
+
+    pub fn running(&self) -> bool {
+        self.fp.is_some()
+    }
+
+    /// (Re)builds the fast path for `sw`'s program and attaches it to every port (all
+    /// must be AF_XDP). When it cannot run, the ports get their plain AF_XDP program
+    /// back and `why_not` says why.
+    fn rebuild(&mut self, sw: Option<&Switch>, ports: &mut [Port], cpu_port: Option<u32>, log: &str) {
+        if !self.requested {
+            return;
+        }
+        let was = self.fp.take();
+        let r = match sw {
+            None => Err("no program loaded".to_string()),
+            Some(sw) => attach_fast_path(sw, ports, cpu_port),
+        };
+        match r {
+            Ok(fp) => {
+                eprintln!(
+                    "{}: xdp fast path on for port(s) {}: forwarding in the kernel (XDP redirect; a veth peer needs NAPI: an XDP program or GRO on); the rest goes to the engine",
+                    log,
+                    ports.iter().map(|p| p.num.to_string()).collect::<Vec<_>>().join(",")
+                );
+                self.fp = Some(fp);
+                self.on = false;
+                self.follow(sw.unwrap(), log);
+            }
+            Err(e) => {
+                if was.is_some() || sw.is_some() {
+                    eprintln!("{}: xdp fast path off: {}", log, e);
+                }
+                for p in ports.iter_mut() {
+                    if let PortIo::Xdp(x) = &mut p.io {
+                        let _ = x.restore_program();
+                    }
+                }
+                self.why_not = e;
+                self.on = false;
+            }
+        }
+        drop(was);
+    }
+
+    /// Makes the maps follow the engine's tables; off while the switch shapes traffic.
+    fn follow(&mut self, sw: &Switch, log: &str) {
+        let Some(fp) = self.fp.as_mut() else { return };
+        let want = !sw.shapes_traffic();
+        match fp.sync(&sw.eng.prog) {
+            Err(e) => {
+                if self.on {
+                    eprintln!("{}: xdp fast path off: {}", log, e);
+                }
+                self.on = false;
+            }
+            Ok(()) => {
+                if want != self.on {
+                    eprintln!("{}: xdp fast path {}", log, if want { "on" } else { "off while ports are impaired or rate-limited" });
+                }
+                self.on = want;
+                let _ = fp.set_enabled(want);
+            }
+        }
+    }
+}
+
+/// Puts the program into the XDP hook of every port, if it is in the fast path's subset.
+fn attach_fast_path(sw: &Switch, ports: &mut [Port], cpu_port: Option<u32>) -> Result<FastPath, String> {
+    if let Some(p) = ports.iter().find(|p| p.io.kind() != "af_xdp") {
+        return Err(format!("port {} is {} (needs af_xdp: --io af_xdp or --no-vnet)", p.io.name(), p.io.kind()));
+    }
+    let mut ifs = Vec::new();
+    for p in ports.iter() {
+        let i = crate::ports::afpacket::ifindex(p.io.name()).map_err(|e| format!("{}: {}", p.io.name(), e))?;
+        ifs.push((p.num, i as u32));
+    }
+    let fp = FastPath::new(&sw.eng.prog, &ifs, cpu_port)?;
+    for p in ports.iter_mut() {
+        if let PortIo::Xdp(x) = &mut p.io {
+            let r = fp.set_socket(p.num, x.fd).and_then(|_| x.replace_program(fp.prog(p.num).unwrap().0));
+            if let Err(e) = r {
+                // ports whose program was already replaced keep working: switched off, the
+                // fast path hands every packet to the port's socket (and `rebuild` restores)
+                let _ = fp.set_enabled(false);
+                return Err(e);
+            }
+        }
+    }
+    Ok(fp)
+}
+
+/// A channel of control work for the loop with an eventfd that wakes it at once.
+pub struct Mailbox<T> {
+    tx: mpsc::Sender<T>,
+    efd: std::sync::Arc<EventFd>,
+}
+
+impl<T> Clone for Mailbox<T> {
+    fn clone(&self) -> Self {
+        Mailbox { tx: self.tx.clone(), efd: self.efd.clone() }
+    }
+}
+
+/// The loop's end of a `Mailbox`.
+pub struct Inbox<T> {
+    pub rx: mpsc::Receiver<T>,
+    efd: std::sync::Arc<EventFd>,
+}
+
+struct EventFd(i32);
+
+impl Drop for EventFd {
+    fn drop(&mut self) {
+        unsafe { libc::close(self.0) };
+    }
+}
+
+pub fn mailbox<T>() -> (Mailbox<T>, Inbox<T>) {
+    let (tx, rx) = mpsc::channel();
+    let efd = std::sync::Arc::new(EventFd(unsafe { libc::eventfd(0, libc::EFD_NONBLOCK | libc::EFD_CLOEXEC) }));
+    (Mailbox { tx, efd: efd.clone() }, Inbox { rx, efd })
+}
+
+/// A second mailbox whose sends wake the same loop as `other`'s (one fd to poll).
+pub fn mailbox_sharing<T, U>(other: &Inbox<U>) -> (Mailbox<T>, Inbox<T>) {
+    let (tx, rx) = mpsc::channel();
+    (Mailbox { tx, efd: other.efd.clone() }, Inbox { rx, efd: other.efd.clone() })
+}
+
+impl<T> Mailbox<T> {
+    /// Queues `item` and wakes the loop; false once the loop has gone.
+    pub fn send(&self, item: T) -> bool {
+        let ok = self.tx.send(item).is_ok();
+        let one: u64 = 1;
+        unsafe {
+            libc::write(self.efd.0, &one as *const u64 as *const libc::c_void, 8);
+        }
+        ok
+    }
+}
+
+impl<T> Inbox<T> {
+    pub fn fd(&self) -> i32 {
+        self.efd.0
+    }
+}
+
+/// The loop's own state: the ports and the fast path serving them.
+pub struct Loop {
+    ports: Vec<Port>,
+    fast: FastPathState,
+    opts: Opts,
+}
+
+impl Loop {
+    /// Prepares the loop; with `--xdp-fastpath` the program goes into the ports' XDP hooks
+    /// now (and its note is printed), so a caller that prints READY afterwards is ready.
+    pub fn new<H: Hooks>(hooks: &mut H, mut ports: Vec<Port>, opts: Opts) -> Loop {
+        let mut fast = FastPathState { requested: opts.xdp_fastpath, fp: None, on: false, why_not: String::new() };
+        fast.rebuild(hooks.switch().map(|s| &*s), &mut ports, opts.cpu_port, &opts.name);
+        Loop { ports, fast, opts }
+    }
+
+    /// Runs until STOP is set or an interface vanishes; returns why it stopped.
+    pub fn run<H: Hooks>(self, hooks: &mut H) -> String {
+        run_loop(hooks, self.ports, self.fast, self.opts)
+    }
+}
+
+fn run_loop<H: Hooks>(hooks: &mut H, mut ports: Vec<Port>, mut fast: FastPathState, opts: Opts) -> String {
+    let log = opts.name.as_str();
+    let cpu_port = opts.cpu_port;
+    if let Some(sw) = hooks.switch() {
+        sw.cpu_port = cpu_port;
+    }
     let mut by_num: Vec<Option<usize>> = vec![None; MAX_PORTS];
     for (i, p) in ports.iter().enumerate() {
         by_num[p.num as usize] = Some(i);
     }
     let mut pollfds: Vec<libc::pollfd> = ports.iter().map(|p| libc::pollfd { fd: p.io.fd(), events: libc::POLLIN, revents: 0 }).collect();
+    let wake = hooks.wake_fd();
+    if let Some(fd) = wake {
+        pollfds.push(libc::pollfd { fd, events: libc::POLLIN, revents: 0 });
+    }
+    let sleep = |pollfds: &mut Vec<libc::pollfd>, ms: i32| unsafe {
+        libc::poll(pollfds.as_mut_ptr(), pollfds.len() as u64, ms);
+        if let Some(fd) = wake {
+            let mut v = 0u64;
+            libc::read(fd, &mut v as *mut u64 as *mut libc::c_void, 8);
+        }
+    };
     let mut sent: Vec<Box<Job>> = Vec::with_capacity(1024);
-    let mut cpu_dropped = 0u64; // packets handed to the packet-in queue
-    let mut cpu_packets: Vec<Box<Job>> = Vec::new();
-    sw.cpu_port = cpu_port;
+    let mut cpu_jobs: Vec<Box<Job>> = Vec::new();
+    let mut cpu_packets = 0u64;
+    let mut pkt = Vec::with_capacity(2048);
     let mut last_work = 0u64;
-    let mut last_check = std::time::Instant::now();
-    let mut exit_reason = String::from("signal");
+    let mut last_tick = std::time::Instant::now();
+    let mut last_port_check = std::time::Instant::now();
+    let mut reason = String::from("signal");
     while !STOP.load(Ordering::Relaxed) {
-        // once a second: stop if an interface vanished (e.g. Mininet deleted the links)
-        if last_check.elapsed() >= std::time::Duration::from_secs(1) {
-            last_check = std::time::Instant::now();
-            if let Some(p) = ports.iter().find(|p| crate::ports::afpacket::ifindex(p.io.name()).is_err()) {
-                exit_reason = format!("interface {} vanished", p.io.name());
-                break;
+        if last_tick.elapsed() >= TICK {
+            last_tick = std::time::Instant::now();
+            hooks.after_batch();
+            // once a second: stop if an interface vanished (e.g. Mininet deleted the links)
+            if last_port_check.elapsed() >= std::time::Duration::from_secs(1) {
+                last_port_check = last_tick;
+                if let Some(p) = ports.iter().find(|p| crate::ports::afpacket::ifindex(p.io.name()).is_err()) {
+                    reason = format!("interface {} vanished", p.io.name());
+                    break;
+                }
             }
         }
-        if let Some(rx) = &ctl_rx {
-            let mut changed = false;
-            while let Ok(req) = rx.try_recv() {
-                let ans = if req.line.trim() == "fastpath" {
-                    Ok(fast_status(&fast, fast_on))
-                } else {
-                    changed |= ctl::changes_forwarding(&req.line);
-                    ctl::execute(&mut sw, &req.line)
-                };
-                let _ = req.reply.send(ans);
+        match hooks.control(&fast) {
+            Changed::Nothing => {}
+            Changed::Forwarding => {
+                if let Some(sw) = hooks.switch() {
+                    fast.follow(sw, log);
+                }
             }
-            if changed {
-                follow_control(&sw, &mut fast, &mut fast_on);
+            Changed::Pipeline => {
+                if let Some(sw) = hooks.switch() {
+                    sw.cpu_port = cpu_port;
+                }
+                fast.rebuild(hooks.switch().map(|s| &*s), &mut ports, cpu_port, log);
             }
         }
+        let Some(sw) = hooks.switch() else {
+            // no program yet: drain the rings (packets are dropped) and wait for commands
+            for p in ports.iter_mut() {
+                p.io.rx_burst(RX_BATCH, |_, _| {});
+            }
+            sleep(&mut pollfds, 50);
+            continue;
+        };
         let now = sw.eng.now_ns();
         let mut got = 0;
         for p in ports.iter_mut() {
@@ -125,6 +399,10 @@ pub fn run(mut sw: Switch, mut ports: Vec<Port>, ctl_rx: Option<Receiver<Request
         sw.service(now);
         let had_tx = !sw.ready.is_empty();
         for j in sw.ready.drain(..) {
+            if Some(j.egress_port) == cpu_port {
+                cpu_jobs.push(j);
+                continue;
+            }
             match by_num.get(j.egress_port as usize).copied().flatten() {
                 Some(i) => {
                     let delta = j.out.len() as isize - j.payload_off as isize;
@@ -143,18 +421,8 @@ pub fn run(mut sw: Switch, mut ports: Vec<Port>, ctl_rx: Option<Receiver<Request
                         }
                     }
                 }
-                None => {
-                    if Some(j.egress_port) == cpu_port {
-                        cpu_packets.push(j);
-                    } else {
-                        sent.push(j);
-                    }
-                }
+                None => sent.push(j),
             }
-        }
-        for j in cpu_packets.drain(..) {
-            cpu_dropped += 1;
-            sw.to_packet_in(j);
         }
         if had_tx {
             for p in ports.iter_mut() {
@@ -164,6 +432,20 @@ pub fn run(mut sw: Switch, mut ports: Vec<Port>, ctl_rx: Option<Receiver<Request
                 sw.eng.recycle(j);
             }
         }
+        if !cpu_jobs.is_empty() {
+            for j in std::mem::take(&mut cpu_jobs) {
+                cpu_packets += 1;
+                j.out_bytes(&mut pkt);
+                hooks.cpu_packet(j.egress_port, &pkt);
+                if let Some(sw) = hooks.switch() {
+                    sw.eng.recycle(j);
+                }
+            }
+        }
+        if had_tx || got > 0 {
+            hooks.after_batch();
+        }
+        let Some(sw) = hooks.switch() else { continue };
         if got == 0 && !had_tx {
             // keep polling the rings for a short while after the last packet: at moderate
             // rates the next one usually comes before a sleep/wake-up would have finished
@@ -172,8 +454,9 @@ pub fn run(mut sw: Switch, mut ports: Vec<Port>, ctl_rx: Option<Receiver<Request
                 continue;
             }
             // sleep until a port has data, the next queue/impairment deadline, or 1 ms
+            // (20 ms when nothing is queued and a wake fd brings control requests)
             let now = sw.eng.now_ns();
-            let mut timeout_ms = 1i32;
+            let mut timeout_ms = if wake.is_some() && !sw.pending() { 20 } else { 1 };
             if let Some(t) = sw.next_deadline() {
                 if t <= now {
                     timeout_ms = 0;
@@ -192,25 +475,71 @@ pub fn run(mut sw: Switch, mut ports: Vec<Port>, ctl_rx: Option<Receiver<Request
                     }
                 }
             }
-            unsafe {
-                libc::poll(pollfds.as_mut_ptr(), pollfds.len() as u64, timeout_ms);
-            }
+            sleep(&mut pollfds, timeout_ms);
         } else {
             last_work = now;
         }
     }
-    let s = sw.eng.stats;
-    eprintln!("sdnperf-switch: stopping ({})", exit_reason);
-    eprintln!(
-        "sdnperf-switch: counters: rx={} tx={} dropped={} parser_errors={} recirculations={} recirc_dropped={} queue_dropped={} impair_dropped={} cpu_port_packets={}",
-        s.rx, s.tx, s.dropped, s.parser_errors, s.recirculations, sw.recirc_dropped, sw.queue_dropped, sw.impair_dropped, cpu_dropped
-    );
-    if fast.is_some() {
-        eprintln!("sdnperf-switch: xdp fast path: {}", fast_status(&fast, fast_on));
+    eprintln!("{}: stopping ({})", log, reason);
+    let extra = hooks.report();
+    if let Some(sw) = hooks.switch() {
+        let s = sw.eng.stats;
+        eprintln!(
+            "{}: counters: rx={} tx={} dropped={} parser_errors={} recirculations={} recirc_dropped={} queue_dropped={} impair_dropped={} cpu_port_packets={} {}",
+            log, s.rx, s.tx, s.dropped, s.parser_errors, s.recirculations, sw.recirc_dropped, sw.queue_dropped, sw.impair_dropped, cpu_packets, extra
+        );
+    }
+    if fast.requested {
+        eprintln!("{}: xdp fast path: {}", log, fast.status());
     }
     for p in &ports {
         let (rx, tx, txd, extra) = p.io.counters();
         eprintln!("  port {} {} ({}): rx={} tx={} tx_dropped={} {}", p.num, p.io.name(), p.io.kind(), rx, tx, txd, extra);
     }
-    Ok(())
+    reason
+}
+
+/// The front end of `sdnperf-switch run`: one switch, ctl text commands (CPU-port
+/// packets wait in the switch's packet-in queue for `packet_in_read`).
+pub struct CtlHooks {
+    pub sw: Switch,
+    pub requests: Option<Inbox<crate::ctl::Request>>,
+}
+
+impl Hooks for CtlHooks {
+    fn switch(&mut self) -> Option<&mut Switch> {
+        Some(&mut self.sw)
+    }
+    fn control(&mut self, fast: &FastPathState) -> Changed {
+        match &self.requests {
+            Some(inbox) => serve_ctl(inbox, Some(&mut self.sw), fast),
+            None => Changed::Nothing,
+        }
+    }
+    fn wake_fd(&self) -> Option<i32> {
+        self.requests.as_ref().map(|r| r.fd())
+    }
+    fn cpu_packet(&mut self, egress_port: u32, bytes: &[u8]) {
+        self.sw.queue_packet_in(egress_port, bytes);
+    }
+}
+
+/// Answers the ctl requests waiting in `inbox` (`fastpath` from the loop's state, the rest
+/// by `ctl::execute` on `sw`); says whether forwarding may have changed.
+pub fn serve_ctl(inbox: &Inbox<crate::ctl::Request>, mut sw: Option<&mut Switch>, fast: &FastPathState) -> Changed {
+    let mut changed = Changed::Nothing;
+    while let Ok(req) = inbox.rx.try_recv() {
+        let ans = if req.line.trim() == "fastpath" {
+            Ok(fast.status())
+        } else if let Some(sw) = sw.as_deref_mut() {
+            if crate::ctl::changes_forwarding(&req.line) {
+                changed = Changed::Forwarding;
+            }
+            crate::ctl::execute(sw, &req.line)
+        } else {
+            Err("no program loaded yet".into())
+        };
+        let _ = req.reply.send(ans);
+    }
+    changed
 }

@@ -16,6 +16,7 @@ pub fn load_file(path: &str) -> R<Program> {
 
 pub fn load_str(text: &str) -> R<Program> {
     let v: Value = serde_json::from_str(text).map_err(|e| format!("invalid JSON: {}", e))?;
+    crate::json_shape::check(&v)?;
     Loader::new(&v)?.build()
 }
 

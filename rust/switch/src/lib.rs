@@ -2,6 +2,7 @@
 //!
 //! Module map (one job each):
 //! - `json`     — BMv2 JSON loader, compiles names into indices
+//! - `json_shape` — the JSON types of a program's sections, checked first (errors name the JSON path)
 //! - `pipeline` — the compiled program (headers, fields, expressions, actions, parser, ...)
 //! - `tables`   — match tables (exact / lpm / ternary / range / optional)
 //! - `externs`  — registers, counters, meters, hash and checksum algorithms
@@ -11,17 +12,22 @@
 //! - `impair`   — per-port delay / jitter / loss / rate limit
 //! - `ports`    — packet I/O back ends (memory for STF, AF_PACKET for Linux interfaces)
 //! - `stf`      — STF test runner
+//! - `cli`      — command-line options both switch binaries share (simple_switch's too)
+//! - `control`  — adding/modifying/deleting entries with their direct counters and meters
 //! - `ctl`      — runtime control commands, server and client
 //! - `bpf`      — the bpf(2) system call (maps, programs, XDP links, test runs)
 //! - `xdpfast`  — XDP fast path: simple programs compiled to eBPF, run in the kernel
 
 pub mod bpf;
+pub mod cli;
+pub mod control;
 pub mod ctl;
 pub mod dataplane;
 pub mod exec;
 pub mod externs;
 pub mod impair;
 pub mod json;
+pub mod json_shape;
 pub mod pipeline;
 pub mod ports;
 pub mod pre;

@@ -1,10 +1,11 @@
 use sdnperf_switch::{load_program, stf};
 use sdnperf_switch::exec::Engine;
 use sdnperf_switch::switch::Switch;
-use sdnperf_switch::ports::{afpacket::AfPacketPort, afxdp::AfXdpPort, xdpgen::XdpGen, PortIo};
-use sdnperf_switch::xdpfast::FastPath;
+use sdnperf_switch::ports::{afpacket::AfPacketPort, xdpgen::XdpGen};
 use sdnperf_switch::impair::{parse_port_spec, Direction, ImpairCfg};
 use sdnperf_switch::{ctl, dataplane};
+use clap::{Args, CommandFactory, Parser, Subcommand};
+use sdnperf_switch::cli::{Bmv2Flags, PortArgs};
 use std::io::Write;
 
 fn udp_frames(size: usize, dmac: [u8; 6], smac: [u8; 6], dst_ip: u32, step: u32, flows: u32) -> Vec<Vec<u8>> {
@@ -36,34 +37,42 @@ fn udp_frames(size: usize, dmac: [u8; 6], smac: [u8; 6], dst_ip: u32, step: u32,
 
 /// Pipeline-only benchmark (no kernel I/O): runs UDP frames through the program on
 /// in-memory ports, one core, and prints ns/packet.
-fn cmd_membench(args: &[String]) -> Result<(), String> {
-    let mut prog = None;
-    let mut commands = None;
-    let mut n = 2_000_000usize;
-    let mut dst_ip = 0x0a63_0002u32;
-    let mut step = 1u32;
-    let mut flows = 1u32;
-    let mut port = 1u32;
-    let mut i = 0;
-    while i < args.len() {
-        let v = args.get(i + 1).cloned().unwrap_or_default();
-        match args[i].as_str() {
-            "--commands" => commands = Some(v),
-            "--packets" => n = v.parse().map_err(|_| "bad --packets")?,
-            "--dst-ip" => dst_ip = ctl::parse_value(&v)? as u32,
-            "--dst-step" => step = v.parse().map_err(|_| "bad --dst-step")?,
-            "--flows" => flows = v.parse::<u32>().map_err(|_| "bad --flows")?.max(1),
-            "--port" => port = v.parse().map_err(|_| "bad --port")?,
-            other if !other.starts_with('-') => {
-                prog = Some(other.to_string());
-                i += 1;
-                continue;
-            }
-            other => return Err(format!("unknown option {}", other)),
-        }
-        i += 2;
-    }
-    let prog = load_program(&prog.ok_or("membench needs a program")?)?;
+#[derive(Args, Debug)]
+struct MembenchArgs {
+    /// BMv2 JSON (or .p4) program
+    program: String,
+    /// ctl commands to load first (one per line)
+    #[arg(long, value_name = "FILE")]
+    commands: Option<String>,
+    #[arg(long, default_value_t = 2_000_000)]
+    packets: usize,
+    /// first destination IPv4 address
+    #[arg(long, value_name = "ADDR", default_value = "10.99.0.2", value_parser = parse_u32)]
+    dst_ip: u32,
+    /// address step between flows
+    #[arg(long, default_value_t = 1)]
+    dst_step: u32,
+    /// number of destination addresses cycled over
+    #[arg(long, default_value_t = 1)]
+    flows: u32,
+    /// ingress port of the frames
+    #[arg(long, default_value_t = 1)]
+    port: u32,
+}
+
+fn parse_u32(s: &str) -> Result<u32, String> {
+    ctl::parse_value(s).map(|v| v as u32)
+}
+
+fn parse_mac(s: &str) -> Result<[u8; 6], String> {
+    let b = (ctl::parse_value(s)? as u64).to_be_bytes();
+    Ok([b[2], b[3], b[4], b[5], b[6], b[7]])
+}
+
+fn cmd_membench(a: MembenchArgs) -> Result<(), String> {
+    let MembenchArgs { program, commands, packets: n, dst_ip, dst_step: step, flows, port } = a;
+    let flows = flows.max(1);
+    let prog = load_program(&program)?;
     let mut sw = Switch::new(Engine::new(prog));
     if let Some(f) = commands {
         let t = std::time::Instant::now();
@@ -107,54 +116,35 @@ fn cmd_membench(args: &[String]) -> Result<(), String> {
 /// test-run mode (several Mpps; one flow only; a veth peer must have NAPI on, i.e. an XDP
 /// program or GRO), `af_packet` (default) — AF_PACKET + sendmmsg (any flows, pacing;
 /// ~0.1-0.4 Mpps here). `auto` picks xdp for one unpaced flow when the kernel takes it.
-fn cmd_blast(args: &[String]) -> Result<(), String> {
-    let mut iface = None;
-    let mut size = 60usize;
-    let mut secs = 5.0f64;
-    let mut dmac = [0x02u8, 0, 0, 0, 0, 2];
-    let mut smac = [0x02u8, 0, 0, 0, 0, 1];
-    let mut dst_ip = 0x0a63_0002u32;
-    let mut step = 1u32;
-    let mut flows = 1u32;
-    let mut mode = String::from("af_packet");
-    let mut pps = 0f64;
-    let mut i = 0;
-    let mac = |s: &str| -> Result<[u8; 6], String> {
-        let v = ctl::parse_value(s)?;
-        let b = (v as u64).to_be_bytes();
-        Ok([b[2], b[3], b[4], b[5], b[6], b[7]])
-    };
-    while i < args.len() {
-        let v = args.get(i + 1).cloned().unwrap_or_default();
-        match args[i].as_str() {
-            "--size" => size = v.parse().map_err(|_| "bad --size")?,
-            "--seconds" => secs = v.parse().map_err(|_| "bad --seconds")?,
-            "--dst-mac" => dmac = mac(&v)?,
-            "--src-mac" => smac = mac(&v)?,
-            "--dst-ip" => dst_ip = ctl::parse_value(&v)? as u32,
-            "--dst-step" => step = v.parse().map_err(|_| "bad --dst-step")?,
-            "--flows" => flows = v.parse::<u32>().map_err(|_| "bad --flows")?.max(1),
-            "--pps" => pps = v.parse().map_err(|_| "bad --pps")?,
-            "--mode" => {
-                mode = v.clone();
-                if !["auto", "xdp", "af_packet"].contains(&mode.as_str()) {
-                    return Err(format!("--mode {}: expected auto, xdp or af_packet", mode));
-                }
-            }
-            "-h" | "--help" => {
-                println!("usage: sdnperf-switch blast IFACE [--mode af_packet|xdp|auto] [--size 60] [--seconds 5] [--pps RATE] [--dst-mac M] [--src-mac M] [--dst-ip A] [--flows N --dst-step S]");
-                return Ok(());
-            }
-            other if !other.starts_with('-') => {
-                iface = Some(other.to_string());
-                i += 1;
-                continue;
-            }
-            other => return Err(format!("unknown option {}", other)),
-        }
-        i += 2;
-    }
-    let iface = iface.ok_or("blast needs an interface")?;
+#[derive(Args, Debug)]
+struct BlastArgs {
+    iface: String,
+    /// af_packet, xdp or auto
+    #[arg(long, default_value = "af_packet", value_parser = ["auto", "xdp", "af_packet"])]
+    mode: String,
+    /// frame size in bytes without FCS (at least 42)
+    #[arg(long, default_value_t = 60)]
+    size: usize,
+    #[arg(long, default_value_t = 5.0)]
+    seconds: f64,
+    /// packets per second (af_packet; 0 = as fast as possible)
+    #[arg(long, default_value_t = 0.0)]
+    pps: f64,
+    #[arg(long, value_name = "MAC", default_value = "0x020000000002", value_parser = parse_mac)]
+    dst_mac: [u8; 6],
+    #[arg(long, value_name = "MAC", default_value = "0x020000000001", value_parser = parse_mac)]
+    src_mac: [u8; 6],
+    #[arg(long, value_name = "ADDR", default_value = "10.99.0.2", value_parser = parse_u32)]
+    dst_ip: u32,
+    #[arg(long, default_value_t = 1)]
+    dst_step: u32,
+    #[arg(long, default_value_t = 1)]
+    flows: u32,
+}
+
+fn cmd_blast(a: BlastArgs) -> Result<(), String> {
+    let BlastArgs { iface, mode, size, seconds: secs, pps, dst_mac: dmac, src_mac: smac, dst_ip, dst_step: step, flows } = a;
+    let flows = flows.max(1);
     let size = size.max(42);
     let pkts = udp_frames(size, dmac, smac, dst_ip, step, flows);
     if mode == "xdp" && (flows > 1 || pps > 0.0) {
@@ -224,13 +214,8 @@ fn cmd_blast(args: &[String]) -> Result<(), String> {
 
 /// Benchmark sink: attaches an XDP_DROP program to IFACE until SIGINT/SIGTERM or
 /// `--seconds` (drops show as xdp_drops in `ethtool -S IFACE`).
-fn cmd_xdp_sink(args: &[String]) -> Result<(), String> {
-    let iface = args.first().ok_or("xdp-sink needs an interface")?;
-    let secs: f64 = match args.get(1).map(|s| s.as_str()) {
-        Some("--seconds") => args.get(2).and_then(|v| v.parse().ok()).ok_or("bad --seconds")?,
-        None => f64::INFINITY,
-        Some(o) => return Err(format!("unknown option {}", o)),
-    };
+fn cmd_xdp_sink(iface: &str, secs: Option<f64>) -> Result<(), String> {
+    let secs = secs.unwrap_or(f64::INFINITY);
     let link = sdnperf_switch::ports::xdpgen::attach_drop(iface)?;
     dataplane::install_signal_handlers();
     println!("READY");
@@ -243,74 +228,53 @@ fn cmd_xdp_sink(args: &[String]) -> Result<(), String> {
     Ok(())
 }
 
-fn cmd_run(args: &[String]) -> Result<(), String> {
-    let mut json = None;
-    let mut ifaces: Vec<(u32, String)> = vec![];
-    let mut cpu_port = None;
-    let mut listen = None;
-    let mut impairs: Vec<(u32, Direction, ImpairCfg)> = vec![];
-    let mut vnet = true;
-    let mut commands = None;
-    let mut max_passes = None;
-    let mut busy_poll = false;
-    let mut spin_ns = 20_000u64;
-    let mut io = String::from("auto");
-    let mut rx_frames = sdnperf_switch::ports::afxdp::RX_FRAMES_DEFAULT;
-    let mut fast_path = false;
-    let mut i = 0;
-    let next = |i: &mut usize| -> Result<String, String> {
-        *i += 1;
-        args.get(*i).cloned().ok_or_else(|| format!("{} needs a value", args[*i - 1]))
-    };
-    while i < args.len() {
-        match args[i].as_str() {
-            "--json" | "--program" => json = Some(next(&mut i)?),
-            "-i" | "--interface" => {
-                let v = next(&mut i)?;
-                let (n, name) = v.split_once('@').ok_or_else(|| format!("-i {}: expected N@IFACE", v))?;
-                let n: u32 = n.parse().map_err(|_| format!("-i {}: bad port number", v))?;
-                if n as usize >= sdnperf_switch::switch::MAX_PORTS || n == sdnperf_switch::exec::DROP_PORT {
-                    return Err(format!("-i {}: port number must be < 511", v));
-                }
-                ifaces.push((n, name.to_string()));
-            }
-            "--cpu-port" => cpu_port = Some(next(&mut i)?.parse::<u32>().map_err(|_| "bad --cpu-port")?),
-            "--ctl" => listen = Some(ctl::Listen::Tcp(next(&mut i)?)),
-            "--ctl-socket" => listen = Some(ctl::Listen::Unix(next(&mut i)?)),
-            "--impair" => {
-                let v = next(&mut i)?;
-                let (n, spec) = v.split_once(':').ok_or_else(|| format!("--impair {}: expected N:delay=..", v))?;
-                let (dir, cfg) = parse_port_spec(spec).map_err(|e| format!("--impair {}: {}", v, e))?;
-                impairs.push((n.parse().map_err(|_| "bad --impair port")?, dir, cfg));
-            }
-            "--no-vnet" => vnet = false,
-            "--busy-poll" => busy_poll = true,
-            "--spin-us" => spin_ns = next(&mut i)?.parse::<u64>().map_err(|_| "bad --spin-us")? * 1000,
-            "--io" => {
-                io = next(&mut i)?;
-                if !["auto", "af_packet", "af_xdp"].contains(&io.as_str()) {
-                    return Err(format!("--io {}: expected auto, af_packet or af_xdp", io));
-                }
-            }
-            "--rx-frames" => rx_frames = next(&mut i)?.parse().map_err(|_| "bad --rx-frames")?,
-            "--xdp-fastpath" => fast_path = true,
-            "--max-passes" => max_passes = Some(next(&mut i)?.parse::<u32>().map_err(|_| "bad --max-passes")?),
-            "--die-with-parent" => unsafe {
-                // SIGTERM when the process that started us exits (even if it is killed)
-                libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM);
-            },
-            "--commands" => commands = Some(next(&mut i)?),
-            other if !other.starts_with('-') && json.is_none() => json = Some(other.to_string()),
-            other => return Err(format!("unknown option {}", other)),
-        }
-        i += 1;
+/// Runs the switch on Linux interfaces. simple_switch's command line works too: the
+/// program as positional JSON, `-i N@IFACE`, `--device-id`, `--log-console`, `--log-level`,
+/// `--thrift-port`, `--cpu-port`, `--priority-queues 1` (see docs/switch.md).
+#[derive(Args, Debug)]
+struct RunArgs {
+    /// BMv2 JSON program (or .p4, compiled on the fly)
+    #[arg(value_name = "JSON", required_unless_present_any = ["json_opt", "no_p4"])]
+    json: Option<String>,
+    /// the program, as an option
+    #[arg(long = "json", visible_alias = "program", value_name = "PROG", conflicts_with = "json")]
+    json_opt: Option<String>,
+    /// simple_switch's start without a program: refused (`run` needs one; sdnperf-switch-grpc takes it by P4Runtime)
+    #[arg(long)]
+    no_p4: bool,
+    #[command(flatten)]
+    ports: PortArgs,
+    #[command(flatten)]
+    bmv2: Bmv2Flags,
+    /// impair a port: N:[direction=in|out|both,]delay=5ms,jitter=1ms,loss=1%,rate=100mbit,seed=N
+    #[arg(long, value_name = "N:SPEC")]
+    impair: Vec<String>,
+    /// ctl commands to run before forwarding starts (one per line)
+    #[arg(long, value_name = "FILE")]
+    commands: Option<String>,
+}
+
+fn cmd_run(a: RunArgs) -> Result<(), String> {
+    let supported = sdnperf_switch::cli::long_options(Cli::command().find_subcommand("run").unwrap()).replace("--no-p4 ", "");
+    if a.no_p4 {
+        return Err(format!("--no-p4 is not supported by `run` (it needs a program; sdnperf-switch-grpc starts without one); supported options: {}", supported));
     }
-    let json = json.ok_or("run needs --json PROGRAM")?;
+    let notes0 = a.bmv2.check(&supported)?;
+    a.ports.apply_process_options();
+    let json = a.json.clone().or(a.json_opt.clone()).ok_or("run needs a program (JSON)")?;
+    let mut impairs: Vec<(u32, Direction, ImpairCfg)> = vec![];
+    for v in &a.impair {
+        let (n, spec) = v.split_once(':').ok_or_else(|| format!("--impair {}: expected N:delay=..", v))?;
+        let (dir, cfg) = parse_port_spec(spec).map_err(|e| format!("--impair {}: {}", v, e))?;
+        impairs.push((n.parse().map_err(|_| format!("--impair {}: bad port", v))?, dir, cfg));
+    }
+    let (ifaces, cpu_port, max_passes, commands, vnet) = (a.ports.ifaces.clone(), a.ports.cpu_port, a.ports.max_passes, a.commands.clone(), !a.ports.no_vnet);
     let prog = load_program(&json)?;
     let mut sw = Switch::new(Engine::new(prog));
     if let Some(m) = max_passes {
         sw.eng.max_passes = m;
     }
+    sw.eng.trace |= a.bmv2.trace();
     for (n, dir, c) in impairs {
         sw.set_port_impair(n, dir, c)?;
     }
@@ -324,33 +288,17 @@ fn cmd_run(args: &[String]) -> Result<(), String> {
             ctl::execute(&mut sw, l).map_err(|e| format!("{}:{}: {}", f, ln + 1, e))?;
         }
     }
-    // I/O back end per port: AF_XDP needs MTU-sized frames (no offloads), so `auto` picks
-    // it only with --no-vnet and falls back to AF_PACKET, saying why.
-    let mut ports = vec![];
-    let mut notes = vec![];
-    for (n, name) in &ifaces {
-        let want_xdp = io == "af_xdp" || (io == "auto" && !vnet);
-        let port = if want_xdp {
-            match AfXdpPort::open_with(name, rx_frames) {
-                Ok(p) => PortIo::Xdp(p),
-                Err(e) if io == "auto" => {
-                    notes.push(format!("{}: AF_XDP unavailable ({}), using AF_PACKET", name, e));
-                    PortIo::Packet(AfPacketPort::open(name, vnet)?)
-                }
-                Err(e) => return Err(e),
-            }
-        } else {
-            PortIo::Packet(AfPacketPort::open(name, vnet)?)
-        };
-        ports.push(dataplane::Port { num: *n, io: port });
-    }
-    let fast = if fast_path { start_fast_path(&sw, &mut ports, cpu_port, &mut notes) } else { None };
-    let ctl_rx = match listen {
+    let mut notes = notes0;
+    let ports = dataplane::open_ports(&ifaces, a.ports.io, vnet, a.ports.rx_frames, &mut notes)?;
+    let names: Vec<String> = ports.iter().map(|p| format!("{}@{}={}", p.num, p.io.name(), p.io.kind())).collect();
+    let requests = match a.ports.ctl_listen() {
         Some(l) => Some(ctl::start_server(l)?),
         None => None,
     };
+    let mut front = dataplane::CtlHooks { sw, requests };
+    let opts = a.ports.loop_opts(cpu_port, "sdnperf-switch");
+    let dp = dataplane::Loop::new(&mut front, ports, opts);
     dataplane::install_signal_handlers();
-    let names: Vec<String> = ports.iter().map(|p| format!("{}@{}={}", p.num, p.io.name(), p.io.kind())).collect();
     for n in &notes {
         eprintln!("sdnperf-switch: {}", n);
     }
@@ -361,165 +309,107 @@ fn cmd_run(args: &[String]) -> Result<(), String> {
     );
     println!("READY");
     let _ = std::io::stdout().flush();
-    dataplane::run(sw, ports, ctl_rx, dataplane::Opts { cpu_port, busy_poll, spin_ns }, fast)
+    dp.run(&mut front);
+    Ok(())
 }
 
-/// Puts the program into the XDP hook of every port (all must be AF_XDP), if it is in
-/// the fast path's subset; otherwise says why and leaves the ports as they are.
-fn start_fast_path(sw: &Switch, ports: &mut [dataplane::Port], cpu_port: Option<u32>, notes: &mut Vec<String>) -> Option<FastPath> {
-    if let Some(p) = ports.iter().find(|p| p.io.kind() != "af_xdp") {
-        notes.push(format!("xdp fast path off: port {} is {} (needs af_xdp: --io af_xdp or --no-vnet)", p.io.name(), p.io.kind()));
-        return None;
-    }
-    let mut ifs = Vec::new();
-    for p in ports.iter() {
-        match sdnperf_switch::ports::afpacket::ifindex(p.io.name()) {
-            Ok(i) => ifs.push((p.num, i as u32)),
-            Err(e) => {
-                notes.push(format!("xdp fast path off: {}: {}", p.io.name(), e));
-                return None;
-            }
-        }
-    }
-    let fp = match FastPath::new(&sw.eng.prog, &ifs, cpu_port) {
-        Ok(fp) => fp,
+/// sdnperf-switch: a fast P4 software switch running BMv2 JSON programs.
+#[derive(Parser, Debug)]
+#[command(name = "sdnperf-switch", version, about)]
+struct Cli {
+    #[command(subcommand)]
+    cmd: Cmd,
+}
+
+#[derive(Subcommand, Debug)]
+enum Cmd {
+    /// Runs an STF test against a program; exit 0 when it passes
+    Stf {
+        /// BMv2 JSON or .p4 program
+        program: String,
+        /// the STF test
+        test: String,
+    },
+    /// Runs the switch on Linux interfaces (simple_switch's command line works too)
+    Run(RunArgs),
+    /// Sends control commands to a running switch (its --ctl / --ctl-socket)
+    Ctl {
+        /// HOST:PORT or a Unix socket path
+        target: String,
+        /// read commands from FILE, one per line
+        #[arg(short = 'f', value_name = "FILE", conflicts_with = "command")]
+        file: Option<String>,
+        /// one command (`help` lists them)
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true, required_unless_present = "file")]
+        command: Vec<String>,
+    },
+    /// Loads a program and reports what it holds
+    Check {
+        program: String,
+    },
+    /// Compiles a .p4 program to BMv2 JSON on stdout
+    Compile {
+        program: String,
+    },
+    /// Benchmark traffic generator
+    Blast(BlastArgs),
+    /// Benchmark sink: drops everything arriving at IFACE in its XDP hook (xdp_drops in `ethtool -S`)
+    XdpSink {
+        iface: String,
+        /// stop after this many seconds (default: at SIGINT/SIGTERM)
+        #[arg(long)]
+        seconds: Option<f64>,
+    },
+    /// Pipeline-only benchmark on in-memory ports
+    Membench(MembenchArgs),
+}
+
+fn exit_with(r: Result<(), String>, code: i32) -> ! {
+    match r {
+        Ok(()) => std::process::exit(0),
         Err(e) => {
-            notes.push(format!("xdp fast path off: {}", e));
-            return None;
-        }
-    };
-    for p in ports.iter_mut() {
-        if let PortIo::Xdp(x) = &mut p.io {
-            let r = fp.set_socket(p.num, x.fd).and_then(|_| x.replace_program(fp.prog(p.num).unwrap().0));
-            if let Err(e) = r {
-                notes.push(format!("xdp fast path off: {}", e));
-                // ports whose program was already replaced keep working: switched off, the
-                // fast path hands every packet to the port's socket
-                let _ = fp.set_enabled(false);
-                return None;
-            }
+            eprintln!("error: {}", e);
+            std::process::exit(code)
         }
     }
-    notes.push(format!(
-        "xdp fast path on for port(s) {}: forwarding in the kernel (XDP redirect; a veth peer needs NAPI: an XDP program or GRO on); the rest goes to the engine",
-        ifs.iter().map(|(n, _)| n.to_string()).collect::<Vec<_>>().join(",")
-    ));
-    Some(fp)
-}
-
-fn usage() -> ! {
-    eprintln!(
-        "usage:\n  sdnperf-switch stf PROGRAM(.json|.p4) TEST.stf\n  sdnperf-switch run --json PROG.json -i N@IFACE ... [--cpu-port N] [--ctl HOST:PORT | --ctl-socket PATH] [--impair N:[direction=in|out|both,]delay=5ms,jitter=1ms,loss=1%,rate=100mbit,seed=N] [--no-vnet] [--die-with-parent] [--commands FILE] [--max-passes N] [--busy-poll] [--spin-us 20] [--io auto|af_packet|af_xdp] [--rx-frames 8192 (AF_XDP receive ring, 2 KiB each)] [--xdp-fastpath (AF_XDP ports: run simple programs in the kernel's XDP hook)]\n  sdnperf-switch ctl (HOST:PORT|SOCKET) COMMAND... | -f FILE\n  sdnperf-switch check PROGRAM\n  sdnperf-switch blast IFACE [--mode auto|xdp|af_packet] ... (generator; blast --help)\n  sdnperf-switch xdp-sink IFACE [--seconds S]\n  sdnperf-switch membench PROGRAM [--commands FILE] [--packets N]"
-    );
-    std::process::exit(2)
 }
 
 fn main() {
-    let args: Vec<String> = std::env::args().collect();
-    if args.len() < 2 {
-        usage();
-    }
-    match args[1].as_str() {
-        "stf" => {
-            if args.len() != 4 {
-                usage();
-            }
-            let prog = match load_program(&args[2]) {
-                Ok(p) => p,
-                Err(e) => {
-                    eprintln!("error: {}", e);
-                    std::process::exit(2);
-                }
-            };
-            let text = match std::fs::read_to_string(&args[3]) {
-                Ok(t) => t,
-                Err(e) => {
-                    eprintln!("error: {}: {}", args[3], e);
-                    std::process::exit(2);
-                }
-            };
+    let cli: Cli = sdnperf_switch::cli::parse_or_exit(std::env::args());
+    match cli.cmd {
+        Cmd::Stf { program, test } => {
+            let prog = load_program(&program).unwrap_or_else(|e| exit_with(Err(e), 2));
+            let text = std::fs::read_to_string(&test).unwrap_or_else(|e| exit_with(Err(format!("{}: {}", test, e)), 2));
             let mut sw = Switch::new(Engine::new(prog));
             let r = stf::run(&mut sw, &text);
             print!("{}", r.report);
             std::process::exit(if r.passed { 0 } else { 1 });
         }
-        "blast" => std::process::exit(match cmd_blast(&args[2..]) {
-            Ok(()) => 0,
-            Err(e) => {
-                eprintln!("error: {}", e);
-                1
-            }
-        }),
-        "xdp-sink" => std::process::exit(match cmd_xdp_sink(&args[2..]) {
-            Ok(()) => 0,
-            Err(e) => {
-                eprintln!("error: {}", e);
-                1
-            }
-        }),
-        "membench" => std::process::exit(match cmd_membench(&args[2..]) {
-            Ok(()) => 0,
-            Err(e) => {
-                eprintln!("error: {}", e);
-                1
-            }
-        }),
-        "compile" => {
-            if args.len() != 3 {
-                usage();
-            }
-            match sdnperf_switch::compile_p4(&args[2]) {
-                Ok(j) => println!("{}", j),
-                Err(e) => {
-                    eprintln!("error: {}", e);
-                    std::process::exit(2);
-                }
-            }
-        }
-        "check" => {
-            if args.len() != 3 {
-                usage();
-            }
-            match load_program(&args[2]) {
-                Ok(p) => println!("ok: {} headers, {} tables, {} actions", p.headers.len(), p.tables.len(), p.actions.len()),
-                Err(e) => {
-                    eprintln!("error: {}", e);
-                    std::process::exit(2);
-                }
-            }
-        }
-        "run" => std::process::exit(match cmd_run(&args[2..]) {
-            Ok(()) => 0,
-            Err(e) => {
-                eprintln!("error: {}", e);
-                1
-            }
-        }),
-        "ctl" => {
-            if args.len() < 4 {
-                usage();
-            }
-            let cmds: Vec<String> = if args[3] == "-f" {
-                let path = args.get(4).unwrap_or_else(|| usage());
-                match std::fs::read_to_string(path) {
+        Cmd::Blast(a) => exit_with(cmd_blast(a), 1),
+        Cmd::XdpSink { iface, seconds } => exit_with(cmd_xdp_sink(&iface, seconds), 1),
+        Cmd::Membench(a) => exit_with(cmd_membench(a), 1),
+        Cmd::Compile { program } => match sdnperf_switch::compile_p4(&program) {
+            Ok(j) => println!("{}", j),
+            Err(e) => exit_with(Err(e), 2),
+        },
+        Cmd::Check { program } => match load_program(&program) {
+            Ok(p) => println!("ok: {} headers, {} tables, {} actions", p.headers.len(), p.tables.len(), p.actions.len()),
+            Err(e) => exit_with(Err(e), 2),
+        },
+        Cmd::Run(a) => exit_with(cmd_run(a), 1),
+        Cmd::Ctl { target, file, command } => {
+            let cmds: Vec<String> = match file {
+                Some(path) => match std::fs::read_to_string(&path) {
                     Ok(t) => t.lines().map(|l| l.trim().to_string()).filter(|l| !l.is_empty() && !l.starts_with('#')).collect(),
-                    Err(e) => {
-                        eprintln!("error: {}: {}", path, e);
-                        std::process::exit(2)
-                    }
-                }
-            } else {
-                vec![args[3..].join(" ")]
+                    Err(e) => exit_with(Err(format!("{}: {}", path, e)), 2),
+                },
+                None => vec![command.join(" ")],
             };
-            match ctl::client(&args[2], &cmds) {
+            match ctl::client(&target, &cmds) {
                 Ok(true) => {}
                 Ok(false) => std::process::exit(1),
-                Err(e) => {
-                    eprintln!("error: {}", e);
-                    std::process::exit(2)
-                }
+                Err(e) => exit_with(Err(e), 2),
             }
         }
-        _ => usage(),
     }
 }

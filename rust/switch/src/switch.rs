@@ -127,16 +127,14 @@ impl Switch {
         out.join("\n")
     }
 
-    /// Hands a finished packet to the control plane (CPU port).
-    pub fn to_packet_in(&mut self, j: Box<Job>) {
+    /// Queues a packet the pipeline sent to the CPU port for `packet_in_read` (bounded:
+    /// beyond PACKET_IN_LIMIT packets are counted and dropped).
+    pub fn queue_packet_in(&mut self, egress_port: u32, bytes: &[u8]) {
         if self.packet_in.len() >= PACKET_IN_LIMIT {
             self.packet_in_dropped += 1;
         } else {
-            let mut v = Vec::with_capacity(j.out_len());
-            j.out_bytes(&mut v);
-            self.packet_in.push_back((j.egress_port, v));
+            self.packet_in.push_back((egress_port, bytes.to_vec()));
         }
-        self.eng.recycle(j);
     }
 
     /// A packet arrives on `port`. With an ingress impairment on the port it waits in

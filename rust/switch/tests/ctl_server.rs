@@ -17,7 +17,7 @@ fn ctl_roundtrip_over_unix_socket() {
         let mut sw = Switch::new(Engine::new(prog));
         // serve until the test's last request ("stats") has been answered
         loop {
-            let req = rx.recv().unwrap();
+            let req = rx.rx.recv().unwrap();
             let last = req.line == "stats";
             let _ = req.reply.send(ctl::execute(&mut sw, &req.line));
             if last {

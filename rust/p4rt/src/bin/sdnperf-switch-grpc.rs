@@ -4,30 +4,61 @@
 
 use sdnperf_p4rt::device::Device;
 use sdnperf_p4rt::proto::p4::v1 as p4;
-use sdnperf_p4rt::{dp, server};
-use sdnperf_switch::ports::afpacket::AfPacketPort;
+use sdnperf_p4rt::{hooks, server};
+use clap::{CommandFactory, Parser};
+use sdnperf_switch::cli::{Bmv2Flags, PortArgs};
+use sdnperf_switch::dataplane::{self, STOP};
 use std::io::Write;
 use std::sync::atomic::Ordering;
 
-fn usage() -> ! {
-    eprintln!(
-        "usage: sdnperf-switch-grpc [--json PROG.json --p4info P4INFO.bin | --json PROG.p4] -i N@IFACE ... \
-[--cpu-port N] [--grpc-port PORT (9559)] [--grpc-addr ADDR (127.0.0.1)] [--device-id ID (1)] \
-[--ctl-socket PATH | --ctl HOST:PORT] [--no-vnet] [--busy-poll] [--max-passes N] [--die-with-parent]"
-    );
-    std::process::exit(2)
+/// sdnperf-switch-grpc: the sdnperf P4 switch with a P4Runtime server. Takes
+/// simple_switch_grpc's command line too (`-i N@IFACE --device-id N --no-p4 -- --grpc-server-addr
+/// ADDR:PORT --cpu-port N`), so launchers written for BMv2 can start it (docs/switch.md).
+#[derive(Parser, Debug)]
+#[command(name = "sdnperf-switch-grpc", version, about)]
+struct GrpcArgs {
+    /// program to preload: BMv2 JSON (with --p4info for P4Runtime; without, it forwards until a controller sets a pipeline) or .p4
+    #[arg(value_name = "JSON")]
+    json: Option<String>,
+    /// the program, as an option
+    #[arg(long = "json", visible_alias = "program", value_name = "PROG", conflicts_with = "json")]
+    json_opt: Option<String>,
+    /// binary P4Info of a preloaded JSON program
+    #[arg(long, value_name = "FILE")]
+    p4info: Option<String>,
+    /// start without a program until SetForwardingPipelineConfig (the default without JSON)
+    #[arg(long, conflicts_with_all = ["json", "json_opt"])]
+    no_p4: bool,
+    #[command(flatten)]
+    ports: PortArgs,
+    #[command(flatten)]
+    bmv2: Bmv2Flags,
+    /// P4Runtime TCP port
+    #[arg(long, value_name = "PORT", default_value_t = 9559)]
+    grpc_port: u16,
+    /// P4Runtime listen address (loopback unless asked)
+    #[arg(long, value_name = "ADDR", default_value = "127.0.0.1")]
+    grpc_addr: String,
+    /// simple_switch_grpc's target options after `--`: --grpc-server-addr ADDR:PORT, --cpu-port N
+    #[arg(last = true, value_name = "TARGET OPTIONS")]
+    target: Vec<String>,
 }
 
-extern "C" fn on_signal(_: i32) {
-    dp::STOP.store(true, Ordering::SeqCst);
+/// The target options simple_switch_grpc takes after `--`.
+#[derive(Parser, Debug)]
+#[command(name = "sdnperf-switch-grpc -- ", about = "simple_switch_grpc's target options")]
+struct TargetArgs {
+    /// P4Runtime listen address
+    #[arg(long, value_name = "ADDR:PORT")]
+    grpc_server_addr: Option<String>,
+    /// the CPU port (as before `--`)
+    #[arg(long, value_name = "N")]
+    cpu_port: Option<u32>,
 }
 
 fn main() {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    if args.iter().any(|a| a == "-h" || a == "--help") {
-        usage();
-    }
-    match run(&args) {
+    let args: GrpcArgs = sdnperf_switch::cli::parse_or_exit(std::env::args());
+    match run(args) {
         Ok(()) => std::process::exit(0),
         Err(e) => {
             eprintln!("sdnperf-switch-grpc: error: {}", e);
@@ -36,109 +67,82 @@ fn main() {
     }
 }
 
-fn run(args: &[String]) -> Result<(), String> {
-    let mut json = None;
-    let mut p4info = None;
-    let mut ifaces: Vec<(u32, String)> = vec![];
-    let mut cpu_port = None;
-    let mut grpc_port = 9559u16;
-    let mut grpc_addr = "127.0.0.1".to_string();
-    let mut device_id = 1u64;
-    let mut vnet = true;
-    let mut busy_poll = false;
-    let mut max_passes = None;
-    let mut ctl = None;
-    let mut i = 0;
-    let next = |i: &mut usize| -> Result<String, String> {
-        *i += 1;
-        args.get(*i).cloned().ok_or_else(|| format!("{} needs a value", args[*i - 1]))
-    };
-    while i < args.len() {
-        match args[i].as_str() {
-            "--json" | "--program" => json = Some(next(&mut i)?),
-            "--p4info" => p4info = Some(next(&mut i)?),
-            "-i" | "--interface" => {
-                let v = next(&mut i)?;
-                let (n, name) = v.split_once('@').ok_or_else(|| format!("-i {}: expected N@IFACE", v))?;
-                let n: u32 = n.parse().map_err(|_| format!("-i {}: bad port number", v))?;
-                if n as usize >= sdnperf_switch::switch::MAX_PORTS || n == sdnperf_switch::exec::DROP_PORT {
-                    return Err(format!("-i {}: port number must be < 511", v));
-                }
-                ifaces.push((n, name.to_string()));
-            }
-            "--cpu-port" => cpu_port = Some(next(&mut i)?.parse::<u32>().map_err(|_| "bad --cpu-port")?),
-            "--grpc-port" => grpc_port = next(&mut i)?.parse().map_err(|_| "bad --grpc-port")?,
-            "--grpc-addr" => grpc_addr = next(&mut i)?,
-            "--device-id" => device_id = next(&mut i)?.parse().map_err(|_| "bad --device-id")?,
-            "--no-vnet" => vnet = false,
-            "--busy-poll" => busy_poll = true,
-            "--max-passes" => max_passes = Some(next(&mut i)?.parse::<u32>().map_err(|_| "bad --max-passes")?),
-            "--ctl-socket" => ctl = Some(sdnperf_switch::ctl::Listen::Unix(next(&mut i)?)),
-            "--ctl" => ctl = Some(sdnperf_switch::ctl::Listen::Tcp(next(&mut i)?)),
-            "--die-with-parent" => unsafe {
-                libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM);
-            },
-            other => return Err(format!("unknown option {} (try --help)", other)),
-        }
-        i += 1;
+fn run(a: GrpcArgs) -> Result<(), String> {
+    let supported = sdnperf_switch::cli::long_options(&GrpcArgs::command());
+    let mut notes = a.bmv2.check(&supported)?;
+    let target: TargetArgs = sdnperf_switch::cli::parse_or_exit(std::iter::once("sdnperf-switch-grpc --".to_string()).chain(a.target.iter().cloned()));
+    a.ports.apply_process_options();
+    if a.bmv2.trace() {
+        // every engine this process builds (preloaded or set by P4Runtime) traces packets;
+        // set before any other thread exists
+        std::env::set_var("SDNPERF_SWITCH_TRACE", "1");
     }
+    let json = a.json.clone().or(a.json_opt.clone());
+    let p4info = a.p4info.clone();
+    let ifaces = a.ports.ifaces.clone();
+    let cpu_port = target.cpu_port.or(a.ports.cpu_port);
+    let (grpc_addr, grpc_port) = match &target.grpc_server_addr {
+        Some(hp) => {
+            let (h, p) = hp.rsplit_once(':').ok_or_else(|| format!("--grpc-server-addr {}: expected ADDR:PORT", hp))?;
+            (h.trim_start_matches('[').trim_end_matches(']').to_string(), p.parse::<u16>().map_err(|_| format!("--grpc-server-addr {}: bad port", hp))?)
+        }
+        None => (a.grpc_addr.clone(), a.grpc_port),
+    };
+    let device_id = a.bmv2.device_id.unwrap_or(1);
+    let vnet = !a.ports.no_vnet;
+    let max_passes = a.ports.max_passes;
     let mut dev = Device::new(cpu_port);
     dev.max_passes = max_passes;
-    if let Some(path) = json {
-        let (bmv2, info) = if path.ends_with(".p4") {
+    let preload = match json {
+        None => None,
+        Some(path) if path.ends_with(".p4") => {
             let o = p4c::compile_file(std::path::Path::new(&path), &p4c::Options::default()).map_err(|d| format!("{}", d).trim_end().to_string())?;
-            (o.bmv2_json.into_bytes(), o.p4info_binary)
-        } else {
-            let info = p4info.ok_or("--json PROG.json needs --p4info P4INFO.bin (binary P4Info; or pass the .p4 source)")?;
+            Some((o.bmv2_json.into_bytes(), o.p4info_binary))
+        }
+        Some(path) if p4info.is_none() => {
+            // like simple_switch_grpc given a JSON: it forwards with the program; P4Runtime
+            // writes wait for the controller's SetForwardingPipelineConfig (with P4Info)
+            let mut sw = sdnperf_switch::switch::Switch::new(sdnperf_switch::exec::Engine::new(sdnperf_switch::load_program(&path)?));
+            if let Some(m) = max_passes {
+                sw.eng.max_passes = m;
+            }
+            dev.sw = Some(sw);
+            notes.push(format!("{}: loaded without P4Info: P4Runtime writes need SetForwardingPipelineConfig first", path));
+            None
+        }
+        Some(path) => {
+            let info = p4info.unwrap();
             let b = std::fs::read(&path).map_err(|e| format!("{}: {}", path, e))?;
             let pi = std::fs::read(&info).map_err(|e| format!("{}: {}", info, e))?;
-            (b, pi)
-        };
+            Some((b, pi))
+        }
+    };
+    if let Some((bmv2, info)) = preload {
         use prost::Message;
         let info = sdnperf_p4rt::proto::p4::config::v1::P4Info::decode(info.as_slice()).map_err(|e| format!("P4Info (binary expected): {}", e))?;
         let cfg = p4::ForwardingPipelineConfig { p4info: Some(info), p4_device_config: bmv2, cookie: None };
         let (pipe, prog) = server::build_pipe(&cfg).map_err(|s| s.message().to_string())?;
         dev.commit(pipe, prog, false);
     }
-    let mut ports = vec![];
-    for (n, name) in &ifaces {
-        ports.push(dp::Port { num: *n, io: AfPacketPort::open(name, vnet)? });
-    }
-    unsafe {
-        libc::signal(libc::SIGINT, on_signal as *const () as libc::sighandler_t);
-        libc::signal(libc::SIGTERM, on_signal as *const () as libc::sighandler_t);
-        libc::signal(libc::SIGPIPE, libc::SIG_IGN);
-    }
+    let ports = dataplane::open_ports(&ifaces, a.ports.io, vnet, a.ports.rx_frames, &mut notes)?;
+    dataplane::install_signal_handlers();
     let addr = format!("{}:{}", grpc_addr, grpc_port);
     let listener = std::net::TcpListener::bind(&addr).map_err(|e| format!("gRPC bind {}: {}", addr, e))?;
     listener.set_nonblocking(true).map_err(|e| e.to_string())?;
-    let (h, rx) = dp::channel();
     let (ev_tx, ev_rx) = tokio::sync::mpsc::channel(16384);
-    if let Some(l) = ctl {
-        // the simple_switch_CLI-like text commands, executed on the data-plane thread
-        let crx = sdnperf_switch::ctl::start_server(l)?;
-        let hc = h.clone();
-        std::thread::spawn(move || {
-            while let Ok(req) = crx.recv() {
-                hc.send(Box::new(move |d: &mut Device| {
-                    let ans = match d.sw.as_mut() {
-                        Some(sw) => sdnperf_switch::ctl::execute(sw, &req.line),
-                        None => Err("no pipeline loaded yet".into()),
-                    };
-                    let _ = req.reply.send(ans);
-                }));
-            }
-        });
+    let (h, mut front) = hooks::channel(dev, ev_tx, a.ports.ctl_listen())?;
+    let names: Vec<String> = ports.iter().map(|p| format!("{}@{}={}", p.num, p.io.name(), p.io.kind())).collect();
+    for n in &notes {
+        eprintln!("sdnperf-switch-grpc: {}", n);
     }
-    let names: Vec<String> = ifaces.iter().map(|(n, s)| format!("{}@{}", n, s)).collect();
     eprintln!("sdnperf-switch-grpc: P4Runtime on {} device_id={} ports {} cpu_port={:?}", addr, device_id, names.join(","), cpu_port);
-    let hd = h.clone();
+    let opts = a.ports.loop_opts(cpu_port, "sdnperf-switch-grpc");
+    let dp = dataplane::Loop::new(&mut front, ports, opts);
     let dpt = std::thread::Builder::new()
         .name("dataplane".into())
         .spawn(move || {
-            let reason = dp::run(dev, ports, &hd, rx, ev_tx, dp::Opts { busy_poll });
-            eprintln!("sdnperf-switch-grpc: stopping ({})", reason);
-            dp::STOP.store(true, Ordering::SeqCst);
+            dp.run(&mut front);
+            STOP.store(true, Ordering::SeqCst);
         })
         .map_err(|e| e.to_string())?;
     let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().map_err(|e| e.to_string())?;
@@ -149,7 +153,7 @@ fn run(args: &[String]) -> Result<(), String> {
         println!("READY");
         let _ = std::io::stdout().flush();
         let stopped = || async {
-            while !dp::STOP.load(Ordering::Relaxed) {
+            while !STOP.load(Ordering::Relaxed) {
                 tokio::time::sleep(std::time::Duration::from_millis(20)).await;
             }
         };

@@ -377,6 +377,13 @@ impl AfXdpPort {
         bpf(BPF_LINK_UPDATE, &mut a).map(|_| ()).map_err(|e| format!("{}: af_xdp: replace XDP program (BPF_LINK_UPDATE): {}", self.name, e))
     }
 
+    /// Puts the port's own program back (every packet to this socket), e.g. when the
+    /// fast path cannot run a new program.
+    pub fn restore_program(&mut self) -> Result<(), String> {
+        let fd = self.prog_fd;
+        self.replace_program(fd)
+    }
+
     /// Kernel counters of the socket: (rx dropped, rx ring full, fill ring empty).
     pub fn kernel_stats(&self) -> (u64, u64, u64) {
         // struct xdp_statistics { rx_dropped, rx_invalid_descs, tx_invalid_descs,
