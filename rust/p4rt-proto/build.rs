@@ -44,7 +44,8 @@ fn main() {
         );
     };
     // well-known types (google.protobuf.Any) map to prost-types (prost-build's default)
-    let fds = prost_types::FileDescriptorSet::decode(bytes.as_slice()).expect("FileDescriptorSet from dump_fds.py");
+    let fds = prost_types::FileDescriptorSet::decode(bytes.as_slice())
+        .expect("FileDescriptorSet from dump_fds.py");
     tonic_prost_build::configure()
         .build_server(true)
         .build_client(true)
@@ -57,7 +58,11 @@ fn main() {
 fn dump_fds(py: &str, script: &Path) -> Result<Vec<u8>, String> {
     match Command::new(py).arg(script).output() {
         Ok(o) if o.status.success() && !o.stdout.is_empty() => Ok(o.stdout),
-        Ok(o) => Err(String::from_utf8_lossy(&o.stderr).lines().last().unwrap_or("").to_string()),
+        Ok(o) => Err(String::from_utf8_lossy(&o.stderr)
+            .lines()
+            .last()
+            .unwrap_or("")
+            .to_string()),
         Err(e) => Err(e.to_string()),
     }
 }

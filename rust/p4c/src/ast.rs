@@ -229,7 +229,13 @@ pub enum Local {
     Inst(Instance),
     Action(Action),
     Table(Table),
-    ValueSet { annos: Annos, ty: TypeRef, size: Expr, name: String, span: Span },
+    ValueSet {
+        annos: Annos,
+        ty: TypeRef,
+        size: Expr,
+        name: String,
+        span: Span,
+    },
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -244,15 +250,60 @@ pub struct Method {
 
 #[derive(Clone, Debug, PartialEq)]
 pub enum Decl {
-    Const { annos: Annos, ty: TypeRef, name: String, value: Expr, span: Span },
-    Typedef { annos: Annos, ty: TypeRef, name: String, newtype: bool, span: Span },
-    Header { annos: Annos, name: String, fields: Vec<Field>, span: Span },
-    HeaderUnion { annos: Annos, name: String, fields: Vec<Field>, span: Span },
-    Struct { annos: Annos, name: String, fields: Vec<Field>, span: Span },
-    Enum { annos: Annos, name: String, underlying: Option<TypeRef>, members: Vec<(String, Option<Expr>, Span)>, span: Span },
-    Error { members: Vec<(String, Span)>, span: Span },
-    MatchKind { members: Vec<(String, Span)>, span: Span },
-    Extern { annos: Annos, name: String, type_params: Vec<String>, methods: Vec<Method>, span: Span },
+    Const {
+        annos: Annos,
+        ty: TypeRef,
+        name: String,
+        value: Expr,
+        span: Span,
+    },
+    Typedef {
+        annos: Annos,
+        ty: TypeRef,
+        name: String,
+        newtype: bool,
+        span: Span,
+    },
+    Header {
+        annos: Annos,
+        name: String,
+        fields: Vec<Field>,
+        span: Span,
+    },
+    HeaderUnion {
+        annos: Annos,
+        name: String,
+        fields: Vec<Field>,
+        span: Span,
+    },
+    Struct {
+        annos: Annos,
+        name: String,
+        fields: Vec<Field>,
+        span: Span,
+    },
+    Enum {
+        annos: Annos,
+        name: String,
+        underlying: Option<TypeRef>,
+        members: Vec<(String, Option<Expr>, Span)>,
+        span: Span,
+    },
+    Error {
+        members: Vec<(String, Span)>,
+        span: Span,
+    },
+    MatchKind {
+        members: Vec<(String, Span)>,
+        span: Span,
+    },
+    Extern {
+        annos: Annos,
+        name: String,
+        type_params: Vec<String>,
+        methods: Vec<Method>,
+        span: Span,
+    },
     ExternFn(Method),
     Parser {
         annos: Annos,
@@ -277,10 +328,20 @@ pub enum Decl {
         has_body: bool,
         span: Span,
     },
-    Package { name: String, span: Span },
+    Package {
+        name: String,
+        span: Span,
+    },
     Instance(Instance),
     Action(Action),
-    Function { annos: Annos, ret: TypeRef, name: String, params: Vec<Param>, body: Vec<Stmt>, span: Span },
+    Function {
+        annos: Annos,
+        ret: TypeRef,
+        name: String,
+        params: Vec<Param>,
+        body: Vec<Stmt>,
+        span: Span,
+    },
 }
 
 impl Decl {

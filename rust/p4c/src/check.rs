@@ -41,7 +41,10 @@ impl Type {
         }
     }
     pub fn is_int_like(&self) -> bool {
-        matches!(self, Type::Bit(_) | Type::Int(_) | Type::InfInt | Type::SerEnum(..))
+        matches!(
+            self,
+            Type::Bit(_) | Type::Int(_) | Type::InfInt | Type::SerEnum(..)
+        )
     }
     pub fn name(&self) -> String {
         match self {
@@ -54,9 +57,17 @@ impl Type {
             Type::Error => "error".into(),
             Type::MatchKind => "match_kind".into(),
             Type::Void => "void".into(),
-            Type::Header(n) | Type::Union(n) | Type::Struct(n) | Type::Enum(n) | Type::SerEnum(n, _) | Type::Extern(n) => n.clone(),
+            Type::Header(n)
+            | Type::Union(n)
+            | Type::Struct(n)
+            | Type::Enum(n)
+            | Type::SerEnum(n, _)
+            | Type::Extern(n) => n.clone(),
             Type::Stack(t, n) => format!("{}[{}]", t.name(), n),
-            Type::Tuple(v) => format!("tuple<{}>", v.iter().map(|t| t.name()).collect::<Vec<_>>().join(", ")),
+            Type::Tuple(v) => format!(
+                "tuple<{}>",
+                v.iter().map(|t| t.name()).collect::<Vec<_>>().join(", ")
+            ),
             Type::Unknown => "<unknown>".into(),
         }
     }
@@ -134,7 +145,24 @@ impl TypeEnv {
                 Decl::Typedef { ty, name, .. } => {
                     env.typedefs.insert(name.clone(), ty.clone());
                 }
-                Decl::Header { annos, name, fields, span } | Decl::HeaderUnion { annos, name, fields, span } | Decl::Struct { annos, name, fields, span } => {
+                Decl::Header {
+                    annos,
+                    name,
+                    fields,
+                    span,
+                }
+                | Decl::HeaderUnion {
+                    annos,
+                    name,
+                    fields,
+                    span,
+                }
+                | Decl::Struct {
+                    annos,
+                    name,
+                    fields,
+                    span,
+                } => {
                     let kind = match d {
                         Decl::Header { .. } => Composite::Header,
                         Decl::HeaderUnion { .. } => Composite::Union,
@@ -144,11 +172,26 @@ impl TypeEnv {
                     for f in fields {
                         match env.resolve(&f.ty) {
                             Ok(t) => {
-                                if kind == Composite::Header && !matches!(t, Type::Bit(_) | Type::Int(_) | Type::Varbit(_) | Type::SerEnum(..) | Type::Bool) {
+                                if kind == Composite::Header
+                                    && !matches!(
+                                        t,
+                                        Type::Bit(_)
+                                            | Type::Int(_)
+                                            | Type::Varbit(_)
+                                            | Type::SerEnum(..)
+                                            | Type::Bool
+                                    )
+                                {
                                     errs.push(Error::new(f.span, format!("header field '{}' has type {}; header fields must be bit<N>, int<N>, varbit<N>, bool or a serializable enum", f.name, t.name())));
                                 }
                                 if kind == Composite::Union && !matches!(t, Type::Header(_)) {
-                                    errs.push(Error::new(f.span, format!("header_union member '{}' must be a header", f.name)));
+                                    errs.push(Error::new(
+                                        f.span,
+                                        format!(
+                                            "header_union member '{}' must be a header",
+                                            f.name
+                                        ),
+                                    ));
                                 }
                                 fs.push((f.name.clone(), t, f.annos.clone()));
                             }
@@ -158,15 +201,33 @@ impl TypeEnv {
                     if env.composites.contains_key(name) {
                         errs.push(Error::new(*span, format!("'{}' is declared twice", name)));
                     }
-                    env.composites.insert(name.clone(), CompositeDef { kind, name: name.clone(), fields: fs, annos: annos.clone(), span: *span });
+                    env.composites.insert(
+                        name.clone(),
+                        CompositeDef {
+                            kind,
+                            name: name.clone(),
+                            fields: fs,
+                            annos: annos.clone(),
+                            span: *span,
+                        },
+                    );
                     env.composite_order.push(name.clone());
                 }
-                Decl::Enum { name, underlying, members, span, .. } => {
+                Decl::Enum {
+                    name,
+                    underlying,
+                    members,
+                    span,
+                    ..
+                } => {
                     let width = match underlying {
                         Some(t) => match env.resolve(t) {
                             Ok(Type::Bit(w)) | Ok(Type::Int(w)) => Some(w),
                             Ok(_) => {
-                                errs.push(Error::new(*span, "enum underlying type must be bit<N> or int<N>"));
+                                errs.push(Error::new(
+                                    *span,
+                                    "enum underlying type must be bit<N> or int<N>",
+                                ));
                                 None
                             }
                             Err(e) => {
@@ -187,7 +248,10 @@ impl TypeEnv {
                                 }
                             },
                             (None, Some(_)) => {
-                                errs.push(Error::new(*ms_span, format!("serializable enum member '{}' needs a value", m)));
+                                errs.push(Error::new(
+                                    *ms_span,
+                                    format!("serializable enum member '{}' needs a value", m),
+                                ));
                                 0
                             }
                             _ => i as u128,
@@ -199,7 +263,14 @@ impl TypeEnv {
                     } else {
                         env.enum_order.push(name.clone());
                     }
-                    env.enums.insert(name.clone(), EnumDef { name: name.clone(), width, members: ms });
+                    env.enums.insert(
+                        name.clone(),
+                        EnumDef {
+                            name: name.clone(),
+                            width,
+                            members: ms,
+                        },
+                    );
                 }
                 Decl::Error { members, .. } => {
                     for (m, _) in members {
@@ -213,7 +284,13 @@ impl TypeEnv {
                         env.match_kinds.push(m.clone());
                     }
                 }
-                Decl::Const { ty, name, value, span, .. } => {
+                Decl::Const {
+                    ty,
+                    name,
+                    value,
+                    span,
+                    ..
+                } => {
                     let t = match env.resolve(ty) {
                         Ok(t) => t,
                         Err(e) => {
@@ -261,15 +338,28 @@ impl TypeEnv {
             TypeRef::Str => Type::Str,
             TypeRef::Void => Type::Void,
             TypeRef::DontCare => Type::Unknown,
-            TypeRef::Tuple(v) => Type::Tuple(v.iter().map(|x| self.resolve_depth(x, depth + 1)).collect::<PResult<Vec<_>>>()?),
+            TypeRef::Tuple(v) => Type::Tuple(
+                v.iter()
+                    .map(|x| self.resolve_depth(x, depth + 1))
+                    .collect::<PResult<Vec<_>>>()?,
+            ),
             TypeRef::Stack(e, n) => {
                 let et = self.resolve_depth(e, depth + 1)?;
                 let (n, _) = self.const_eval(n, &HashMap::new())?;
                 if n == 0 || n > 1024 {
-                    return Err(Error::new(n_span(t), "header stack size must be between 1 and 1024"));
+                    return Err(Error::new(
+                        n_span(t),
+                        "header stack size must be between 1 and 1024",
+                    ));
                 }
                 if !matches!(et, Type::Header(_) | Type::Union(_)) {
-                    return Err(Error::new(n_span(t), format!("header stack element type must be a header, not {}", et.name())));
+                    return Err(Error::new(
+                        n_span(t),
+                        format!(
+                            "header stack element type must be a header, not {}",
+                            et.name()
+                        ),
+                    ));
                 }
                 Type::Stack(Box::new(et), n as u32)
             }
@@ -318,7 +408,13 @@ impl TypeEnv {
 
     pub fn field_type(&self, ty: &Type, f: &str) -> Option<Type> {
         match ty {
-            Type::Header(n) | Type::Struct(n) | Type::Union(n) => self.composites.get(n)?.fields.iter().find(|x| x.0 == f).map(|x| x.1.clone()),
+            Type::Header(n) | Type::Struct(n) | Type::Union(n) => self
+                .composites
+                .get(n)?
+                .fields
+                .iter()
+                .find(|x| x.0 == f)
+                .map(|x| x.1.clone()),
             _ => None,
         }
     }
@@ -341,11 +437,20 @@ impl TypeEnv {
 
     /// Evaluate a compile-time constant integer expression. Returns value (two's
     /// complement, masked to the width if any) and its type.
-    pub fn const_eval(&self, e: &Expr, locals: &HashMap<String, (Type, u128)>) -> PResult<(u128, Type)> {
+    pub fn const_eval(
+        &self,
+        e: &Expr,
+        locals: &HashMap<String, (Type, u128)>,
+    ) -> PResult<(u128, Type)> {
         self.const_eval_d(e, locals, 0)
     }
 
-    fn const_eval_d(&self, e: &Expr, locals: &HashMap<String, (Type, u128)>, d: u32) -> PResult<(u128, Type)> {
+    fn const_eval_d(
+        &self,
+        e: &Expr,
+        locals: &HashMap<String, (Type, u128)>,
+        d: u32,
+    ) -> PResult<(u128, Type)> {
         if d > 100 {
             return Err(Error::new(e.span, "constant expression too deep"));
         }
@@ -366,16 +471,22 @@ impl TypeEnv {
                 if let Some((t, v)) = locals.get(n).or_else(|| self.consts.get(n)) {
                     return Ok((*v, t.clone()));
                 }
-                Err(Error::new(e.span, format!("'{}' is not a compile-time constant", n)))
+                Err(Error::new(
+                    e.span,
+                    format!("'{}' is not a compile-time constant", n),
+                ))
             }
             ExprKind::Member(b, m) => {
                 if let ExprKind::Name(en) = &b.kind {
                     if let Some(ed) = self.enums.get(en) {
                         if let Some((_, v)) = ed.members.iter().find(|x| x.0 == *m) {
-                            return Ok((*v, match ed.width {
-                                Some(w) => Type::SerEnum(en.clone(), w),
-                                None => Type::Enum(en.clone()),
-                            }));
+                            return Ok((
+                                *v,
+                                match ed.width {
+                                    Some(w) => Type::SerEnum(en.clone(), w),
+                                    None => Type::Enum(en.clone()),
+                                },
+                            ));
                         }
                     }
                     if en == "error" {
@@ -405,10 +516,22 @@ impl TypeEnv {
             ExprKind::Binary(op, a, b) => {
                 let (x, tx) = self.const_eval_d(a, locals, d + 1)?;
                 let (y, ty) = self.const_eval_d(b, locals, d + 1)?;
-                let t = if tx == Type::InfInt { ty.clone() } else { tx.clone() };
-                let t = if matches!(*op, "<<" | ">>") { tx.clone() } else { t };
+                let t = if tx == Type::InfInt {
+                    ty.clone()
+                } else {
+                    tx.clone()
+                };
+                let t = if matches!(*op, "<<" | ">>") {
+                    tx.clone()
+                } else {
+                    t
+                };
                 // an unsized operand takes the other side's type first (8w255 == -1 is true)
-                let (x, y) = if matches!(*op, "<<" | ">>" | "++") { (x, y) } else { (fit(x, &t), fit(y, &t)) };
+                let (x, y) = if matches!(*op, "<<" | ">>" | "++") {
+                    (x, y)
+                } else {
+                    (fit(x, &t), fit(y, &t))
+                };
                 // signed types and unsized integers compare and shift right as signed values
                 let signed = matches!(t, Type::Int(_) | Type::InfInt);
                 let (sx, sy) = (sign_extend(x, &t) as i128, sign_extend(y, &t) as i128);

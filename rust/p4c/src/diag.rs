@@ -12,10 +12,16 @@ pub struct Span {
 
 impl Span {
     pub fn new(lo: usize, hi: usize) -> Span {
-        Span { lo: lo as u32, hi: hi as u32 }
+        Span {
+            lo: lo as u32,
+            hi: hi as u32,
+        }
     }
     pub fn to(self, other: Span) -> Span {
-        Span { lo: self.lo.min(other.lo), hi: self.hi.max(other.hi) }
+        Span {
+            lo: self.lo.min(other.lo),
+            hi: self.hi.max(other.hi),
+        }
     }
 }
 
@@ -44,7 +50,12 @@ impl SourceMap {
                 line_starts.push(i + 1);
             }
         }
-        SourceMap { files, text, origins, line_starts }
+        SourceMap {
+            files,
+            text,
+            origins,
+            line_starts,
+        }
     }
 
     /// Resolve an offset in the preprocessed text to (file, line, col, source line).
@@ -57,17 +68,34 @@ impl SourceMap {
         let start = self.line_starts.get(idx).copied().unwrap_or(0);
         let out_line: &str = self.text[start..].split('\n').next().unwrap_or("");
         let col = self.text[start..off].chars().count() as u32 + 1;
-        let (file, line) = self.origins.get(idx).copied().unwrap_or((0, idx as u32 + 1));
+        let (file, line) = self
+            .origins
+            .get(idx)
+            .copied()
+            .unwrap_or((0, idx as u32 + 1));
         let (fname, src_line) = match self.files.get(file) {
             Some(f) => {
-                let l = f.text.lines().nth(line.saturating_sub(1) as usize).unwrap_or("");
+                let l = f
+                    .text
+                    .lines()
+                    .nth(line.saturating_sub(1) as usize)
+                    .unwrap_or("");
                 // If the line was changed by macro expansion, show what the compiler saw.
-                let shown = if l.trim_end() == out_line.trim_end() { l } else { out_line };
+                let shown = if l.trim_end() == out_line.trim_end() {
+                    l
+                } else {
+                    out_line
+                };
                 (f.name.clone(), shown.to_string())
             }
             None => ("<unknown>".to_string(), out_line.to_string()),
         };
-        Location { file: fname, line, col, source_line: src_line.trim_end_matches('\r').to_string() }
+        Location {
+            file: fname,
+            line,
+            col,
+            source_line: src_line.trim_end_matches('\r').to_string(),
+        }
     }
 }
 
@@ -88,11 +116,19 @@ pub struct Diagnostic {
 
 impl fmt::Display for Diagnostic {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        writeln!(f, "{}:{}:{}: error: {}", self.loc.file, self.loc.line, self.loc.col, self.message)?;
+        writeln!(
+            f,
+            "{}:{}:{}: error: {}",
+            self.loc.file, self.loc.line, self.loc.col, self.message
+        )?;
         // Very long lines (e.g. after macro expansion) are shown around the column.
         let chars: Vec<char> = self.loc.source_line.chars().collect();
         let col = (self.loc.col as usize).saturating_sub(1);
-        let (start, prefix) = if chars.len() > 200 && col > 100 { (col - 100, "...") } else { (0, "") };
+        let (start, prefix) = if chars.len() > 200 && col > 100 {
+            (col - 100, "...")
+        } else {
+            (0, "")
+        };
         let end = (start + 200).min(chars.len());
         let shown: String = chars[start.min(end)..end].iter().collect();
         let suffix = if end < chars.len() { "..." } else { "" };
@@ -121,7 +157,12 @@ impl Diagnostics {
     pub fn single(file: &str, message: String) -> Diagnostics {
         Diagnostics {
             errors: vec![Diagnostic {
-                loc: Location { file: file.to_string(), line: 0, col: 0, source_line: String::new() },
+                loc: Location {
+                    file: file.to_string(),
+                    line: 0,
+                    col: 0,
+                    source_line: String::new(),
+                },
                 message,
             }],
         }
@@ -155,7 +196,10 @@ pub struct Error {
 
 impl Error {
     pub fn new(span: Span, msg: impl Into<String>) -> Error {
-        Error { span, msg: msg.into() }
+        Error {
+            span,
+            msg: msg.into(),
+        }
     }
 }
 
@@ -169,7 +213,12 @@ pub struct Sink {
 
 impl Sink {
     pub fn push(&mut self, e: Error) {
-        if self.errors.len() < 50 && !self.errors.iter().any(|x| x.span == e.span && x.msg == e.msg) {
+        if self.errors.len() < 50
+            && !self
+                .errors
+                .iter()
+                .any(|x| x.span == e.span && x.msg == e.msg)
+        {
             self.errors.push(e);
         }
     }
@@ -180,7 +229,10 @@ impl Sink {
         let mut errs: Vec<Diagnostic> = self
             .errors
             .iter()
-            .map(|e| Diagnostic { loc: map.locate(e.span.lo), message: e.msg.clone() })
+            .map(|e| Diagnostic {
+                loc: map.locate(e.span.lo),
+                message: e.msg.clone(),
+            })
             .collect();
         errs.dedup();
         Diagnostics { errors: errs }

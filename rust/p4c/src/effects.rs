@@ -106,9 +106,14 @@ fn expr(e: &Expr, b: &Bodies, a: &mut Access, seen: &mut HashSet<String>, d: usi
 fn children(e: &Expr) -> Vec<&Expr> {
     match &e.kind {
         ExprKind::Member(x, _) | ExprKind::Unary(_, x) | ExprKind::Cast(_, x) => vec![x],
-        ExprKind::Index(x, y) | ExprKind::Binary(_, x, y) | ExprKind::Mask(x, y) | ExprKind::Range(x, y) => vec![x, y],
+        ExprKind::Index(x, y)
+        | ExprKind::Binary(_, x, y)
+        | ExprKind::Mask(x, y)
+        | ExprKind::Range(x, y) => vec![x, y],
         ExprKind::Slice(x, y, z) | ExprKind::Ternary(x, y, z) => vec![x, y, z],
-        ExprKind::Call(f, _, args) => std::iter::once(&**f).chain(args.iter().map(|a: &Arg| &a.value)).collect(),
+        ExprKind::Call(f, _, args) => std::iter::once(&**f)
+            .chain(args.iter().map(|a: &Arg| &a.value))
+            .collect(),
         ExprKind::List(v) => v.iter().map(|x| &x.1).collect(),
         _ => vec![],
     }

@@ -18,8 +18,18 @@ pub fn emit(ir: &Ir, program: &str) -> String {
                 })
                 .collect();
             let mut o = json!({"name": h.name, "id": i, "fields": fields});
-            if let Some((vn, max)) = h.fields.iter().find_map(|(n, w)| if let FieldW::Var(m) = w { Some((n, *m)) } else { None }) {
-                let fixed: u32 = h.fields.iter().map(|(_, w)| if let FieldW::Fixed(w, _) = w { *w } else { 0 }).sum();
+            if let Some((vn, max)) = h.fields.iter().find_map(|(n, w)| {
+                if let FieldW::Var(m) = w {
+                    Some((n, *m))
+                } else {
+                    None
+                }
+            }) {
+                let fixed: u32 = h
+                    .fields
+                    .iter()
+                    .map(|(_, w)| if let FieldW::Fixed(w, _) = w { *w } else { 0 })
+                    .sum();
                 // Length comes from extract_VL; the header type records the maximum.
                 let _ = vn;
                 o["length_exp"] = J::Null;
@@ -52,20 +62,28 @@ pub fn emit(ir: &Ir, program: &str) -> String {
         .enumerate()
         .map(|(i, (n, t, ids))| json!({"name": n, "id": i, "union_type": t, "header_ids": ids, "pi_omit": true}))
         .collect();
-    let errors: Vec<J> = ir.errors.iter().enumerate().map(|(i, e)| json!([e, i])).collect();
+    let errors: Vec<J> = ir
+        .errors
+        .iter()
+        .enumerate()
+        .map(|(i, e)| json!([e, i]))
+        .collect();
     let enums: Vec<J> = ir
         .enums
         .iter()
         .map(|(n, ms)| json!({"name": n, "entries": ms.iter().map(|(m, v)| json!([m, *v as u64])).collect::<Vec<_>>()}))
         .collect();
-    let parsers = vec![json!({"name": "parser", "id": 0, "init_state": ir.parser_init, "parse_states": ir.parser_states})];
+    let parsers = vec![
+        json!({"name": "parser", "id": 0, "init_state": ir.parser_init, "parse_states": ir.parser_states}),
+    ];
     let parse_vsets: Vec<J> = ir
         .value_sets
         .iter()
         .enumerate()
         .map(|(i, v)| json!({"name": v.name, "id": i, "compressed_bitwidth": v.width, "max_size": v.size}))
         .collect();
-    let deparsers = vec![json!({"name": "deparser", "id": 0, "order": ir.deparser, "primitives": []})];
+    let deparsers =
+        vec![json!({"name": "deparser", "id": 0, "order": ir.deparser, "primitives": []})];
     let mut meters = vec![];
     let mut counters = vec![];
     let mut registers = vec![];
@@ -164,7 +182,11 @@ pub fn emit(ir: &Ir, program: &str) -> String {
                 "elements": d.fields.iter().map(|(_, f, _)| json!({"type": "field", "value": f})).collect::<Vec<_>>()})
         })
         .collect();
-    let aliases: Vec<J> = ir.field_aliases.iter().map(|(a, h, f)| json!([a, [h, f]])).collect();
+    let aliases: Vec<J> = ir
+        .field_aliases
+        .iter()
+        .map(|(a, h, f)| json!([a, [h, f]]))
+        .collect();
     let doc = json!({
         "__meta__": {"version": [2, 23], "compiler": "sdnperf-p4c"},
         "program": program,
@@ -200,6 +222,10 @@ fn base_next(t: &crate::lower::IrTable) -> J {
     let mut it = t.next_tables.iter().filter(|(k, _)| !k.starts_with("__"));
     match it.next() {
         Some((_, v)) => json!(v),
-        None => t.next_tables.get("__MISS__").map(|v| json!(v)).unwrap_or(J::Null),
+        None => t
+            .next_tables
+            .get("__MISS__")
+            .map(|v| json!(v))
+            .unwrap_or(J::Null),
     }
 }

@@ -70,7 +70,9 @@ impl Msg {
             match v {
                 V::U(x) => out.push_str(&format!("{}{}: {}\n", pad, name, x)),
                 V::I(x) => out.push_str(&format!("{}{}: {}\n", pad, name, x)),
-                V::S(x) => out.push_str(&format!("{}{}: \"{}\"\n", pad, name, escape(x.as_bytes()))),
+                V::S(x) => {
+                    out.push_str(&format!("{}{}: \"{}\"\n", pad, name, escape(x.as_bytes())))
+                }
                 V::B(x) => out.push_str(&format!("{}{}: \"{}\"\n", pad, name, escape(x))),
                 V::E(e, _) => out.push_str(&format!("{}{}: {}\n", pad, name, e)),
                 V::Bool(b) => out.push_str(&format!("{}{}: {}\n", pad, name, b)),
@@ -168,12 +170,18 @@ pub fn name_hash(s: &str) -> u32 {
 
 impl Ids {
     fn new() -> Ids {
-        Ids { used: HashSet::new() }
+        Ids {
+            used: HashSet::new(),
+        }
     }
     fn get(&mut self, prefix: u32, name: &str, annos: &Annos) -> u32 {
         if let Some(id) = anno_int(annos, "id") {
             let id = id as u32;
-            let id = if id >> 24 == 0 { (prefix << 24) | id } else { id };
+            let id = if id >> 24 == 0 {
+                (prefix << 24) | id
+            } else {
+                id
+            };
             self.used.insert(id);
             return id;
         }
@@ -194,7 +202,10 @@ fn alias_of(name: &str) -> String {
 }
 
 fn preamble(id: u32, name: &str, annos: &Annos) -> Msg {
-    let mut p = Msg::new().u(1, "id", id as u64).s(2, "name", name).s(3, "alias", &alias_of(name));
+    let mut p = Msg::new()
+        .u(1, "id", id as u64)
+        .s(2, "name", name)
+        .s(3, "alias", &alias_of(name));
     for a in annos {
         if matches!(a.name.as_str(), "name" | "id" | "hidden" | "noWarn") {
             continue;
@@ -230,7 +241,11 @@ pub fn build(ir: &Ir) -> Msg {
     // Reserve explicit @id values first.
     for a in ir.actions.iter() {
         if let Some(id) = anno_int(&a.annos, "id") {
-            ids.used.insert(if (id as u32) >> 24 == 0 { (1 << 24) | id as u32 } else { id as u32 });
+            ids.used.insert(if (id as u32) >> 24 == 0 {
+                (1 << 24) | id as u32
+            } else {
+                id as u32
+            });
         }
     }
     let mut seen_names = std::collections::HashMap::new();
@@ -244,7 +259,11 @@ pub fn build(ir: &Ir) -> Msg {
             continue;
         }
         action_ids[i] = if let Some(id) = anno_int(&a.annos, "id") {
-            if (id as u32) >> 24 == 0 { (1 << 24) | id as u32 } else { id as u32 }
+            if (id as u32) >> 24 == 0 {
+                (1 << 24) | id as u32
+            } else {
+                id as u32
+            }
         } else {
             ids.get(1, &a.name, &vec![])
         };
@@ -283,25 +302,51 @@ pub fn build(ir: &Ir) -> Msg {
         let m = match (a.kind, &a.direct_table) {
             ("counter", None) => {
                 let (e, v) = unit_enum(&a.unit, false);
-                Msg::new().m(1, "preamble", pre).m(2, "spec", Msg::new().e(1, "unit", e, v)).i(3, "size", a.size as i64)
+                Msg::new()
+                    .m(1, "preamble", pre)
+                    .m(2, "spec", Msg::new().e(1, "unit", e, v))
+                    .i(3, "size", a.size as i64)
             }
             ("counter", Some(t)) => {
                 let (e, v) = unit_enum(&a.unit, false);
-                direct_ids.entry(t.clone()).or_insert_with(Vec::new).push(id);
-                Msg::new().m(1, "preamble", pre).m(2, "spec", Msg::new().e(1, "unit", e, v)).u(3, "direct_table_id", *table_ids.get(t).unwrap_or(&0) as u64)
+                direct_ids
+                    .entry(t.clone())
+                    .or_insert_with(Vec::new)
+                    .push(id);
+                Msg::new()
+                    .m(1, "preamble", pre)
+                    .m(2, "spec", Msg::new().e(1, "unit", e, v))
+                    .u(3, "direct_table_id", *table_ids.get(t).unwrap_or(&0) as u64)
             }
             ("meter", None) => {
                 let (e, v) = unit_enum(&a.unit, true);
-                Msg::new().m(1, "preamble", pre).m(2, "spec", Msg::new().e(1, "unit", e, v)).i(3, "size", a.size as i64)
+                Msg::new()
+                    .m(1, "preamble", pre)
+                    .m(2, "spec", Msg::new().e(1, "unit", e, v))
+                    .i(3, "size", a.size as i64)
             }
             ("meter", Some(t)) => {
                 let (e, v) = unit_enum(&a.unit, true);
-                direct_ids.entry(t.clone()).or_insert_with(Vec::new).push(id);
-                Msg::new().m(1, "preamble", pre).m(2, "spec", Msg::new().e(1, "unit", e, v)).u(3, "direct_table_id", *table_ids.get(t).unwrap_or(&0) as u64)
+                direct_ids
+                    .entry(t.clone())
+                    .or_insert_with(Vec::new)
+                    .push(id);
+                Msg::new()
+                    .m(1, "preamble", pre)
+                    .m(2, "spec", Msg::new().e(1, "unit", e, v))
+                    .u(3, "direct_table_id", *table_ids.get(t).unwrap_or(&0) as u64)
             }
             _ => Msg::new()
                 .m(1, "preamble", pre)
-                .m(2, "type_spec", Msg::new().m(1, "bitstring", Msg::new().m(1, "bit", Msg::new().i(1, "bitwidth", a.bitwidth as i64))))
+                .m(
+                    2,
+                    "type_spec",
+                    Msg::new().m(
+                        1,
+                        "bitstring",
+                        Msg::new().m(1, "bit", Msg::new().i(1, "bitwidth", a.bitwidth as i64)),
+                    ),
+                )
                 .i(3, "size", a.size as i64),
         };
         arrays_msgs.push((field, fname, m));
@@ -317,8 +362,18 @@ pub fn build(ir: &Ir) -> Msg {
                 "optional" => ("OPTIONAL", 6),
                 _ => ("UNSPECIFIED", 0),
             };
-            let kid = anno_int(&k.annos, "id").map(|x| x as u64).unwrap_or(ki as u64 + 1);
-            m = m.m(2, "match_fields", Msg::new().u(1, "id", kid).s(2, "name", &k.name).i(4, "bitwidth", k.width as i64).e(5, "match_type", e, v));
+            let kid = anno_int(&k.annos, "id")
+                .map(|x| x as u64)
+                .unwrap_or(ki as u64 + 1);
+            m = m.m(
+                2,
+                "match_fields",
+                Msg::new()
+                    .u(1, "id", kid)
+                    .s(2, "name", &k.name)
+                    .i(4, "bitwidth", k.width as i64)
+                    .e(5, "match_type", e, v),
+            );
         }
         let mut seen = HashSet::new();
         for (ai, a) in t.actions.iter().enumerate() {
@@ -329,9 +384,13 @@ pub fn build(ir: &Ir) -> Msg {
             let annos = &t.action_annos[ai];
             let mut r = Msg::new().u(1, "id", aid as u64);
             if annos.iter().any(|x| x.name == "defaultonly") {
-                r = r.s(2, "annotations", "@defaultonly").e(3, "scope", "DEFAULT_ONLY", 2);
+                r = r
+                    .s(2, "annotations", "@defaultonly")
+                    .e(3, "scope", "DEFAULT_ONLY", 2);
             } else if annos.iter().any(|x| x.name == "tableonly") {
-                r = r.s(2, "annotations", "@tableonly").e(3, "scope", "TABLE_ONLY", 1);
+                r = r
+                    .s(2, "annotations", "@tableonly")
+                    .e(3, "scope", "TABLE_ONLY", 1);
             }
             m = m.m(3, "action_refs", r);
         }
@@ -339,7 +398,11 @@ pub fn build(ir: &Ir) -> Msg {
             m = m.u(4, "const_default_action_id", action_ids[*a] as u64);
         }
         if let Some(p) = &t.profile {
-            m = m.u(6, "implementation_id", *profile_ids.get(p).unwrap_or(&0) as u64);
+            m = m.u(
+                6,
+                "implementation_id",
+                *profile_ids.get(p).unwrap_or(&0) as u64,
+            );
         }
         if let Some(d) = direct_ids.get(&t.name) {
             for x in d {
@@ -362,14 +425,27 @@ pub fn build(ir: &Ir) -> Msg {
         }
         let mut m = Msg::new().m(1, "preamble", preamble(action_ids[i], &a.name, &a.annos));
         for (pi, (n, w, pa)) in a.params.iter().enumerate() {
-            let pid = anno_int(pa, "id").map(|x| x as u64).unwrap_or(pi as u64 + 1);
-            m = m.m(2, "params", Msg::new().u(1, "id", pid).s(2, "name", n).i(4, "bitwidth", *w as i64));
+            let pid = anno_int(pa, "id")
+                .map(|x| x as u64)
+                .unwrap_or(pi as u64 + 1);
+            m = m.m(
+                2,
+                "params",
+                Msg::new()
+                    .u(1, "id", pid)
+                    .s(2, "name", n)
+                    .i(4, "bitwidth", *w as i64),
+            );
         }
         root = root.m(3, "actions", m);
     }
     for p in &ir.pipelines {
         for pr in &p.profiles {
-            let mut m = Msg::new().m(1, "preamble", preamble(profile_ids[&pr.name], &pr.name, &pr.annos));
+            let mut m = Msg::new().m(
+                1,
+                "preamble",
+                preamble(profile_ids[&pr.name], &pr.name, &pr.annos),
+            );
             for t in &pr.tables {
                 if let Some(id) = table_ids.get(t) {
                     m = m.u(2, "table_ids", *id as u64);
@@ -391,12 +467,26 @@ pub fn build(ir: &Ir) -> Msg {
     }
     for ch in &ir.ctrl_headers {
         let id = ids.get(4, &ch.name, &ch.annos);
-        let mut pre = Msg::new().u(1, "id", id as u64).s(2, "name", &ch.name).s(3, "alias", &ch.name);
-        pre = pre.s(4, "annotations", &format!("@controller_header(\"{}\")", ch.name));
+        let mut pre = Msg::new()
+            .u(1, "id", id as u64)
+            .s(2, "name", &ch.name)
+            .s(3, "alias", &ch.name);
+        pre = pre.s(
+            4,
+            "annotations",
+            &format!("@controller_header(\"{}\")", ch.name),
+        );
         let mut m = Msg::new().m(1, "preamble", pre);
         for (i, (n, w, fa)) in ch.fields.iter().enumerate() {
             let fid = anno_int(fa, "id").map(|x| x as u64).unwrap_or(i as u64 + 1);
-            m = m.m(2, "metadata", Msg::new().u(1, "id", fid).s(2, "name", n).i(4, "bitwidth", *w as i64));
+            m = m.m(
+                2,
+                "metadata",
+                Msg::new()
+                    .u(1, "id", fid)
+                    .s(2, "name", n)
+                    .i(4, "bitwidth", *w as i64),
+            );
         }
         root = root.m(9, "controller_packet_metadata", m);
     }
@@ -404,10 +494,25 @@ pub fn build(ir: &Ir) -> Msg {
         let id = ids.get(3, &vs.name, &vs.annos);
         let mut m = Msg::new().m(1, "preamble", preamble(id, &vs.name, &vs.annos));
         if vs.fields.is_empty() {
-            m = m.m(2, "match", Msg::new().u(1, "id", 1).i(4, "bitwidth", vs.width as i64).e(5, "match_type", "EXACT", 2));
+            m = m.m(
+                2,
+                "match",
+                Msg::new()
+                    .u(1, "id", 1)
+                    .i(4, "bitwidth", vs.width as i64)
+                    .e(5, "match_type", "EXACT", 2),
+            );
         } else {
             for (i, (n, w)) in vs.fields.iter().enumerate() {
-                m = m.m(2, "match", Msg::new().u(1, "id", i as u64 + 1).s(2, "name", n).i(4, "bitwidth", *w as i64).e(5, "match_type", "EXACT", 2));
+                m = m.m(
+                    2,
+                    "match",
+                    Msg::new()
+                        .u(1, "id", i as u64 + 1)
+                        .s(2, "name", n)
+                        .i(4, "bitwidth", *w as i64)
+                        .e(5, "match_type", "EXACT", 2),
+                );
             }
         }
         m = m.i(3, "size", vs.size as i64);
@@ -419,8 +524,19 @@ pub fn build(ir: &Ir) -> Msg {
     for d in &ir.digests {
         let id = ids.get(0x17, &d.name, &vec![]);
         let m = Msg::new()
-            .m(1, "preamble", Msg::new().u(1, "id", id as u64).s(2, "name", &d.name).s(3, "alias", &d.name))
-            .m(2, "type_spec", Msg::new().m(4, "struct", Msg::new().s(1, "name", &d.name)));
+            .m(
+                1,
+                "preamble",
+                Msg::new()
+                    .u(1, "id", id as u64)
+                    .s(2, "name", &d.name)
+                    .s(3, "alias", &d.name),
+            )
+            .m(
+                2,
+                "type_spec",
+                Msg::new().m(4, "struct", Msg::new().s(1, "name", &d.name)),
+            );
         root = root.m(12, "digests", m);
     }
     if !ir.digest_structs.is_empty() {
@@ -430,7 +546,19 @@ pub fn build(ir: &Ir) -> Msg {
         for (n, fields) in &structs {
             let mut st = Msg::new();
             for (f, w) in fields {
-                st = st.m(1, "members", Msg::new().s(1, "name", f).m(2, "type_spec", Msg::new().m(1, "bitstring", Msg::new().m(1, "bit", Msg::new().i(1, "bitwidth", *w as i64)))));
+                st = st.m(
+                    1,
+                    "members",
+                    Msg::new().s(1, "name", f).m(
+                        2,
+                        "type_spec",
+                        Msg::new().m(
+                            1,
+                            "bitstring",
+                            Msg::new().m(1, "bit", Msg::new().i(1, "bitwidth", *w as i64)),
+                        ),
+                    ),
+                );
             }
             // map<string, P4StructTypeSpec> entry: key = 1, value = 2
             ti = ti.m(1, "structs", Msg::new().s(1, "key", n).m(2, "value", st));

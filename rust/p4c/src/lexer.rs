@@ -22,8 +22,9 @@ pub struct Token {
 }
 
 const PUNCTS: &[&str] = &[
-    "&&&", "|+|", "|-|", "<<", "<=", ">=", "==", "!=", "&&", "||", "++", "..", "+", "-", "*", "/", "%", "&",
-    "|", "^", "~", "!", "<", ">", "=", "?", ":", ";", ",", ".", "(", ")", "{", "}", "[", "]", "@",
+    "&&&", "|+|", "|-|", "<<", "<=", ">=", "==", "!=", "&&", "||", "++", "..", "+", "-", "*", "/",
+    "%", "&", "|", "^", "~", "!", "<", ">", "=", "?", ":", ";", ",", ".", "(", ")", "{", "}", "[",
+    "]", "@",
 ];
 
 pub fn lex(text: &str, sink: &mut Sink) -> Vec<Token> {
@@ -44,7 +45,11 @@ pub fn lex(text: &str, sink: &mut Sink) -> Vec<Token> {
             while i < b.len() && (b[i].is_ascii_alphanumeric() || b[i] == b'_') {
                 i += 1;
             }
-            toks.push(Token { tok: Tok::Ident(text[start..i].to_string()), span: Span::new(start, i), joined: true });
+            toks.push(Token {
+                tok: Tok::Ident(text[start..i].to_string()),
+                span: Span::new(start, i),
+                joined: true,
+            });
             continue;
         }
         if c.is_ascii_digit() {
@@ -53,10 +58,18 @@ pub fn lex(text: &str, sink: &mut Sink) -> Vec<Token> {
             }
             let s = &text[start..i];
             match parse_int(s) {
-                Ok((v, w)) => toks.push(Token { tok: Tok::Int(v, w), span: Span::new(start, i), joined: true }),
+                Ok((v, w)) => toks.push(Token {
+                    tok: Tok::Int(v, w),
+                    span: Span::new(start, i),
+                    joined: true,
+                }),
                 Err(m) => {
                     sink.err(Span::new(start, i), m);
-                    toks.push(Token { tok: Tok::Int(0, None), span: Span::new(start, i), joined: true });
+                    toks.push(Token {
+                        tok: Tok::Int(0, None),
+                        span: Span::new(start, i),
+                        joined: true,
+                    });
                 }
             }
             continue;
@@ -96,13 +109,21 @@ pub fn lex(text: &str, sink: &mut Sink) -> Vec<Token> {
             if !closed {
                 sink.err(Span::new(start, i), "unterminated string literal");
             }
-            toks.push(Token { tok: Tok::Str(s), span: Span::new(start, i), joined: true });
+            toks.push(Token {
+                tok: Tok::Str(s),
+                span: Span::new(start, i),
+                joined: true,
+            });
             continue;
         }
         let mut matched = false;
         for p in PUNCTS {
             if text[i..].starts_with(p) {
-                toks.push(Token { tok: Tok::Punct(p), span: Span::new(i, i + p.len()), joined: true });
+                toks.push(Token {
+                    tok: Tok::Punct(p),
+                    span: Span::new(i, i + p.len()),
+                    joined: true,
+                });
                 i += p.len();
                 matched = true;
                 break;
@@ -119,7 +140,11 @@ pub fn lex(text: &str, sink: &mut Sink) -> Vec<Token> {
     if let Some(t) = toks.last_mut() {
         t.joined = false;
     }
-    toks.push(Token { tok: Tok::Eof, span: Span::new(text.len(), text.len()), joined: false });
+    toks.push(Token {
+        tok: Tok::Eof,
+        span: Span::new(text.len(), text.len()),
+        joined: false,
+    });
     toks
 }
 
@@ -170,7 +195,10 @@ pub fn parse_int(s: &str) -> Result<(u128, Option<(u32, bool)>), String> {
     }
     let v = u128::from_str_radix(&digits, radix).map_err(|e| {
         if e.to_string().contains("too large") {
-            format!("integer literal '{}' is too large (at most 128 bits are supported)", s)
+            format!(
+                "integer literal '{}' is too large (at most 128 bits are supported)",
+                s
+            )
         } else {
             format!("invalid integer literal '{}'", s)
         }

@@ -41,12 +41,20 @@ pub struct Output {
 
 /// Compile a file from disk.
 pub fn compile_file(path: &Path, opts: &Options) -> Result<Output, Diagnostics> {
-    let text = std::fs::read(path)
-        .map_err(|e| Diagnostics::single(&path.display().to_string(), format!("cannot read file: {}", e)))?;
+    let text = std::fs::read(path).map_err(|e| {
+        Diagnostics::single(
+            &path.display().to_string(),
+            format!("cannot read file: {}", e),
+        )
+    })?;
     let text = String::from_utf8_lossy(&text).into_owned();
     let mut opts = opts.clone();
     if let Some(dir) = path.parent() {
-        let dir = if dir.as_os_str().is_empty() { Path::new(".") } else { dir };
+        let dir = if dir.as_os_str().is_empty() {
+            Path::new(".")
+        } else {
+            dir
+        };
         opts.include_dirs.insert(0, dir.to_path_buf());
     }
     compile_source(&path.display().to_string(), &text, &opts)
@@ -58,11 +66,16 @@ pub fn compile_file(path: &Path, opts: &Options) -> Result<Output, Diagnostics> 
 /// bug) into a diagnostic instead of unwinding into the caller.
 pub fn compile_source(name: &str, text: &str, opts: &Options) -> Result<Output, Diagnostics> {
     let (n, t, o) = (name.to_string(), text.to_string(), opts.clone());
-    let h = std::thread::Builder::new().stack_size(256 << 20).spawn(move || compile_source_unguarded(&n, &t, &o));
+    let h = std::thread::Builder::new()
+        .stack_size(256 << 20)
+        .spawn(move || compile_source_unguarded(&n, &t, &o));
     match h {
         Ok(h) => match h.join() {
             Ok(r) => r,
-            Err(_) => Err(Diagnostics::single(name, "internal compiler error (please report this program)".into())),
+            Err(_) => Err(Diagnostics::single(
+                name,
+                "internal compiler error (please report this program)".into(),
+            )),
         },
         Err(_) => compile_source_unguarded(name, text, opts),
     }
@@ -71,7 +84,11 @@ pub fn compile_source(name: &str, text: &str, opts: &Options) -> Result<Output, 
 /// Like [`compile_source`] but on the calling thread and without catching panics
 /// (used by the fuzzer).
 #[doc(hidden)]
-pub fn compile_source_unguarded(name: &str, text: &str, opts: &Options) -> Result<Output, Diagnostics> {
+pub fn compile_source_unguarded(
+    name: &str,
+    text: &str,
+    opts: &Options,
+) -> Result<Output, Diagnostics> {
     let map = preprocess::preprocess(name, text, opts)?;
     let mut sink = diag::Sink::default();
     let tokens = lexer::lex(&map.text, &mut sink);
@@ -88,9 +105,18 @@ pub fn compile_source_unguarded(name: &str, text: &str, opts: &Options) -> Resul
     }
     let ir = match ir {
         Some(ir) => ir,
-        None => return Err(Diagnostics::single(name, "no `main` package instance (V1Switch) found".into())),
+        None => {
+            return Err(Diagnostics::single(
+                name,
+                "no `main` package instance (V1Switch) found".into(),
+            ))
+        }
     };
     let bmv2_json = emit_bmv2::emit(&ir, name);
     let info = emit_p4info::build(&ir);
-    Ok(Output { bmv2_json, p4info_text: info.to_text(), p4info_binary: info.to_binary() })
+    Ok(Output {
+        bmv2_json,
+        p4info_text: info.to_text(),
+        p4info_binary: info.to_binary(),
+    })
 }

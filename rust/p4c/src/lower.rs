@@ -222,12 +222,15 @@ impl X {
     pub fn jp(&self) -> J {
         match self {
             X::Runtime(i) => json!({"type": "runtime_data", "value": i}),
-            X::Op(..) | X::Tern(..) | X::Bool(_) | X::Raw(_) => json!({"type": "expression", "value": self.je()}),
+            X::Op(..) | X::Tern(..) | X::Bool(_) | X::Raw(_) => {
+                json!({"type": "expression", "value": self.je()})
+            }
             _ => self.je(),
         }
     }
     fn is_bool_op(&self) -> bool {
-        matches!(self, X::Bool(_)) || matches!(self, X::Op(op, ..) if matches!(*op, "==" | "!=" | "<" | ">" | "<=" | ">=" | "and" | "or" | "not" | "d2b" | "valid"))
+        matches!(self, X::Bool(_))
+            || matches!(self, X::Op(op, ..) if matches!(*op, "==" | "!=" | "<" | ">" | "<=" | ">=" | "and" | "or" | "not" | "d2b" | "valid"))
     }
 }
 
@@ -235,15 +238,40 @@ impl X {
 
 #[derive(Clone, Debug)]
 pub enum Place {
-    Field { hdr: String, field: String, ty: Type },
-    Header { inst: String, ty: String },
-    Stack { name: String, elem: String, size: u32 },
-    Struct { ty: String, members: Vec<(String, Place)> },
-    Union { name: String, ty: String, members: Vec<(String, Place)> },
+    Field {
+        hdr: String,
+        field: String,
+        ty: Type,
+    },
+    Header {
+        inst: String,
+        ty: String,
+    },
+    Stack {
+        name: String,
+        elem: String,
+        size: u32,
+    },
+    Struct {
+        ty: String,
+        members: Vec<(String, Place)>,
+    },
+    Union {
+        name: String,
+        ty: String,
+        members: Vec<(String, Place)>,
+    },
     /// `stack[i]` with a run-time index: a header expression.
-    DynHeader { stack: String, elem: String, deref: X },
+    DynHeader {
+        stack: String,
+        elem: String,
+        deref: X,
+    },
     /// A field of a `DynHeader`: an lvalue expression.
-    DynField { x: X, ty: Type },
+    DynField {
+        x: X,
+        ty: Type,
+    },
 }
 
 impl Place {
@@ -251,7 +279,9 @@ impl Place {
         match self {
             Place::Field { ty, .. } => ty.clone(),
             Place::Header { ty, .. } => Type::Header(ty.clone()),
-            Place::Stack { elem, size, .. } => Type::Stack(Box::new(Type::Header(elem.clone())), *size),
+            Place::Stack { elem, size, .. } => {
+                Type::Stack(Box::new(Type::Header(elem.clone())), *size)
+            }
             Place::Struct { ty, .. } => Type::Struct(ty.clone()),
             Place::Union { ty, .. } => Type::Union(ty.clone()),
             Place::DynHeader { elem, .. } => Type::Header(elem.clone()),
@@ -335,7 +365,6 @@ pub struct Lower<'a> {
     scalar_names: HashSet<String>,
 }
 
-
 pub fn lower(prog: &Program, text: &str, sink: &mut Sink) -> Option<Ir> {
     let mut errs = vec![];
     let env = TypeEnv::build(prog, &mut errs);
@@ -406,9 +435,12 @@ impl<'a> Lower<'a> {
     }
 
     fn find_decl(&self, name: &str) -> Option<&'a Decl> {
-        self.prog.decls.iter().find(|d| d.name() == Some(name) && match d {
-            Decl::Parser { has_body, .. } | Decl::Control { has_body, .. } => *has_body,
-            _ => true,
+        self.prog.decls.iter().find(|d| {
+            d.name() == Some(name)
+                && match d {
+                    Decl::Parser { has_body, .. } | Decl::Control { has_body, .. } => *has_body,
+                    _ => true,
+                }
         })
     }
 
@@ -422,7 +454,13 @@ impl<'a> Lower<'a> {
                 Decl::Function { name, .. } => {
                     self.functions.insert(name.clone(), d.clone());
                 }
-                Decl::Const { ty, name, value, span, .. } => {
+                Decl::Const {
+                    ty,
+                    name,
+                    value,
+                    span,
+                    ..
+                } => {
                     if !self.env.consts.contains_key(name) {
                         // non-integer constant (e.g. enum member): evaluate as an expression
                         let t = self.env.resolve(ty).unwrap_or(Type::Unknown);
@@ -430,7 +468,13 @@ impl<'a> Lower<'a> {
                             Ok((v, _)) => {
                                 self.env.consts.insert(name.clone(), (t, v));
                             }
-                            Err(_) => self.err(*span, format!("initializer of constant '{}' is not a compile-time constant", name)),
+                            Err(_) => self.err(
+                                *span,
+                                format!(
+                                    "initializer of constant '{}' is not a compile-time constant",
+                                    name
+                                ),
+                            ),
                         }
                     }
                 }
@@ -446,15 +490,30 @@ impl<'a> Lower<'a> {
         }
         // controller headers
         for d in &self.prog.decls {
-            if let Decl::Header { annos, name, fields, .. } = d {
+            if let Decl::Header {
+                annos,
+                name,
+                fields,
+                ..
+            } = d
+            {
                 if let Some(ch) = anno_str(annos, "controller_header") {
                     let mut fs = vec![];
                     for f in fields {
-                        let w = self.env.resolve(&f.ty).ok().and_then(|t| t.width()).unwrap_or(0);
+                        let w = self
+                            .env
+                            .resolve(&f.ty)
+                            .ok()
+                            .and_then(|t| t.width())
+                            .unwrap_or(0);
                         fs.push((f.name.clone(), w, f.annos.clone()));
                     }
                     let _ = name;
-                    self.ir.ctrl_headers.push(CtrlHeader { name: ch, annos: annos.clone(), fields: fs });
+                    self.ir.ctrl_headers.push(CtrlHeader {
+                        name: ch,
+                        annos: annos.clone(),
+                        fields: fs,
+                    });
                 }
             }
         }
@@ -466,7 +525,10 @@ impl<'a> Lower<'a> {
         match &main.ty {
             TypeRef::Named(n, _, _) if n == "V1Switch" => {}
             _ => {
-                self.err(main.span, "only the v1model package V1Switch is supported for 'main'");
+                self.err(
+                    main.span,
+                    "only the v1model package V1Switch is supported for 'main'",
+                );
                 return None;
             }
         }
@@ -487,7 +549,10 @@ impl<'a> Lower<'a> {
             match name.and_then(|n| self.find_decl(&n).map(|d| (n, d))) {
                 Some((_, d)) => blocks.push(d),
                 None => {
-                    self.err(a.value.span, "expected an instantiation of a parser or control declared in this program");
+                    self.err(
+                        a.value.span,
+                        "expected an instantiation of a parser or control declared in this program",
+                    );
                     return None;
                 }
             }
@@ -506,7 +571,10 @@ impl<'a> Lower<'a> {
                 self.meta_struct = Some(m);
             }
         } else {
-            self.err(main.args[0].value.span, "the first argument of V1Switch must be a parser");
+            self.err(
+                main.args[0].value.span,
+                "the first argument of V1Switch must be a parser",
+            );
             return None;
         }
         // std metadata header
@@ -517,13 +585,25 @@ impl<'a> Lower<'a> {
         }
         if let Some(m) = self.meta_struct.clone() {
             if Some(&m) != self.hdr_struct.as_ref() {
-                let p = self.make_place(&m, "userMetadata", Type::Struct(m.clone()), true, "userMetadata");
+                let p = self.make_place(
+                    &m,
+                    "userMetadata",
+                    Type::Struct(m.clone()),
+                    true,
+                    "userMetadata",
+                );
                 self.root_places.insert(m, p);
             }
         }
         self.pipelines = vec![
-            Pipeline { name: "ingress".into(), ..Default::default() },
-            Pipeline { name: "egress".into(), ..Default::default() },
+            Pipeline {
+                name: "ingress".into(),
+                ..Default::default()
+            },
+            Pipeline {
+                name: "egress".into(),
+                ..Default::default()
+            },
         ];
         // top-level extern instances (registers, counters, ... declared outside controls)
         for d in &self.prog.decls {
@@ -542,12 +622,28 @@ impl<'a> Lower<'a> {
         self.lower_deparser(blocks[5]);
         // scalars header type (padded)
         let mut fields = std::mem::take(&mut self.scalar_fields);
-        let total: u32 = fields.iter().map(|f| if let FieldW::Fixed(w, _) = f.1 { w } else { 0 }).sum();
+        let total: u32 = fields
+            .iter()
+            .map(|f| if let FieldW::Fixed(w, _) = f.1 { w } else { 0 })
+            .sum();
         if total % 8 != 0 {
             fields.push(("_padding_0".into(), FieldW::Fixed(8 - total % 8, false)));
         }
-        self.ir.header_types.insert(0, HeaderType { name: "scalars_0".into(), fields });
-        self.ir.headers.insert(0, HeaderInst { name: "scalars".into(), ty: "scalars_0".into(), metadata: true });
+        self.ir.header_types.insert(
+            0,
+            HeaderType {
+                name: "scalars_0".into(),
+                fields,
+            },
+        );
+        self.ir.headers.insert(
+            0,
+            HeaderInst {
+                name: "scalars".into(),
+                ty: "scalars_0".into(),
+                metadata: true,
+            },
+        );
         self.ir.pipelines = std::mem::take(&mut self.pipelines);
         Some(std::mem::take(&mut self.ir))
     }
@@ -579,7 +675,10 @@ impl<'a> Lower<'a> {
         if pad && total % 8 != 0 {
             fields.push(("_padding".into(), FieldW::Fixed(8 - total % 8, false)));
         }
-        self.ir.header_types.push(HeaderType { name: tname.to_string(), fields });
+        self.ir.header_types.push(HeaderType {
+            name: tname.to_string(),
+            fields,
+        });
     }
 
     fn add_header(&mut self, name: &str, ty: &str, metadata: bool) -> usize {
@@ -591,7 +690,11 @@ impl<'a> Lower<'a> {
         }
         self.header_names.insert(n.clone());
         self.add_header_type(ty, metadata);
-        self.ir.headers.push(HeaderInst { name: n, ty: ty.to_string(), metadata });
+        self.ir.headers.push(HeaderInst {
+            name: n,
+            ty: ty.to_string(),
+            metadata,
+        });
         self.ir.headers.len() // index after scalars insertion (+1 applied: scalars is id 0)
     }
 
@@ -609,7 +712,11 @@ impl<'a> Lower<'a> {
             t => FieldW::Fixed(t.width().unwrap_or(32).max(1), false),
         };
         self.scalar_fields.push((n.clone(), fw));
-        Place::Field { hdr: "scalars".into(), field: n, ty: ty.clone() }
+        Place::Field {
+            hdr: "scalars".into(),
+            field: n,
+            ty: ty.clone(),
+        }
     }
 
     fn make_std_meta(&mut self) {
@@ -624,52 +731,110 @@ impl<'a> Lower<'a> {
             let w = t.width().unwrap_or(32);
             total += w;
             fields.push((n.clone(), FieldW::Fixed(w, false)));
-            members.push((n.clone(), Place::Field { hdr: "standard_metadata".into(), field: n.clone(), ty: t.clone() }));
+            members.push((
+                n.clone(),
+                Place::Field {
+                    hdr: "standard_metadata".into(),
+                    field: n.clone(),
+                    ty: t.clone(),
+                },
+            ));
             if let Some(a) = anno_str(annos, "alias") {
-                self.ir.field_aliases.push((a, "standard_metadata".into(), n.clone()));
+                self.ir
+                    .field_aliases
+                    .push((a, "standard_metadata".into(), n.clone()));
             }
         }
         if total % 8 != 0 {
             fields.push(("_padding".into(), FieldW::Fixed(8 - total % 8, false)));
         }
-        self.ir.header_types.push(HeaderType { name: "standard_metadata".into(), fields });
-        self.ir.headers.push(HeaderInst { name: "standard_metadata".into(), ty: "standard_metadata".into(), metadata: true });
-        self.root_places.insert("standard_metadata_t".into(), Place::Struct { ty: "standard_metadata_t".into(), members });
+        self.ir.header_types.push(HeaderType {
+            name: "standard_metadata".into(),
+            fields,
+        });
+        self.ir.headers.push(HeaderInst {
+            name: "standard_metadata".into(),
+            ty: "standard_metadata".into(),
+            metadata: true,
+        });
+        self.root_places.insert(
+            "standard_metadata_t".into(),
+            Place::Struct {
+                ty: "standard_metadata_t".into(),
+                members,
+            },
+        );
     }
 
     /// Create storage for a value of type `ty`; `hname` names headers, `sname` scalar fields.
-    fn make_place(&mut self, _tyname: &str, sname: &str, ty: Type, meta: bool, hname: &str) -> Place {
+    fn make_place(
+        &mut self,
+        _tyname: &str,
+        sname: &str,
+        ty: Type,
+        meta: bool,
+        hname: &str,
+    ) -> Place {
         if self.ir.headers.len() + self.scalar_fields.len() > 100_000 {
             if !self.too_big {
                 self.too_big = true;
-                self.err(Span::default(), "the program declares more than 100000 header instances and metadata fields");
+                self.err(
+                    Span::default(),
+                    "the program declares more than 100000 header instances and metadata fields",
+                );
             }
-            return Place::Struct { ty: String::new(), members: vec![] };
+            return Place::Struct {
+                ty: String::new(),
+                members: vec![],
+            };
         }
         match &ty {
             Type::Struct(n) => {
                 let def = match self.env.composite(n) {
                     Some(d) => d.clone(),
-                    None => return Place::Struct { ty: n.clone(), members: vec![] },
+                    None => {
+                        return Place::Struct {
+                            ty: n.clone(),
+                            members: vec![],
+                        }
+                    }
                 };
                 let mut members = vec![];
                 for (f, ft, _) in &def.fields {
-                    let sn = if sname.is_empty() { f.clone() } else { format!("{}.{}", sname, f) };
-                    let hn = if hname.is_empty() { f.clone() } else { format!("{}_{}", hname, f) };
+                    let sn = if sname.is_empty() {
+                        f.clone()
+                    } else {
+                        format!("{}.{}", sname, f)
+                    };
+                    let hn = if hname.is_empty() {
+                        f.clone()
+                    } else {
+                        format!("{}_{}", hname, f)
+                    };
                     let p = self.make_place(n, &sn, ft.clone(), meta, &hn);
                     members.push((f.clone(), p));
                 }
-                Place::Struct { ty: n.clone(), members }
+                Place::Struct {
+                    ty: n.clone(),
+                    members,
+                }
             }
             Type::Header(h) => {
                 let hn = if hname.is_empty() { sname } else { hname };
                 self.add_header(hn, h, false);
                 let inst = self.ir.headers.last().unwrap().name.clone();
-                Place::Header { inst, ty: h.clone() }
+                Place::Header {
+                    inst,
+                    ty: h.clone(),
+                }
             }
             Type::Union(u) => {
                 let def = self.env.composite(u).cloned();
-                let hn = if hname.is_empty() { sname.to_string() } else { hname.to_string() };
+                let hn = if hname.is_empty() {
+                    sname.to_string()
+                } else {
+                    hname.to_string()
+                };
                 let mut members = vec![];
                 let mut ids = vec![];
                 if let Some(def) = def {
@@ -678,23 +843,45 @@ impl<'a> Lower<'a> {
                             let id = self.add_header(&format!("{}.{}", hn, f), h, false);
                             ids.push(id);
                             let inst = self.ir.headers.last().unwrap().name.clone();
-                            members.push((f.clone(), Place::Header { inst, ty: h.clone() }));
+                            members.push((
+                                f.clone(),
+                                Place::Header {
+                                    inst,
+                                    ty: h.clone(),
+                                },
+                            ));
                         }
                     }
                     if !self.ir.union_types.iter().any(|x| x.0 == *u) {
-                        let ms = def.fields.iter().map(|(f, t, _)| (f.clone(), t.name())).collect();
+                        let ms = def
+                            .fields
+                            .iter()
+                            .map(|(f, t, _)| (f.clone(), t.name()))
+                            .collect();
                         self.ir.union_types.push((u.clone(), ms));
                     }
                 }
                 self.ir.unions.push((hn.clone(), u.clone(), ids));
-                Place::Union { name: hn, ty: u.clone(), members }
+                Place::Union {
+                    name: hn,
+                    ty: u.clone(),
+                    members,
+                }
             }
             Type::Stack(et, n) => {
-                let hn = if hname.is_empty() { sname.to_string() } else { hname.to_string() };
+                let hn = if hname.is_empty() {
+                    sname.to_string()
+                } else {
+                    hname.to_string()
+                };
                 let elem = match &**et {
                     Type::Header(h) => h.clone(),
                     _ => {
-                        return Place::Stack { name: hn, elem: String::new(), size: 0 };
+                        return Place::Stack {
+                            name: hn,
+                            elem: String::new(),
+                            size: 0,
+                        };
                     }
                 };
                 let mut ids = vec![];
@@ -702,7 +889,11 @@ impl<'a> Lower<'a> {
                     ids.push(self.add_header(&format!("{}[{}]", hn, i), &elem, false));
                 }
                 self.ir.stacks.push((hn.clone(), elem.clone(), ids));
-                Place::Stack { name: hn, elem, size: *n }
+                Place::Stack {
+                    name: hn,
+                    elem,
+                    size: *n,
+                }
             }
             _ => {
                 let _ = meta;
@@ -731,7 +922,13 @@ impl<'a> Lower<'a> {
                     }
                 },
                 _ => {
-                    self.err(p.span, format!("unsupported parameter type {} for a v1model block", t.name()));
+                    self.err(
+                        p.span,
+                        format!(
+                            "unsupported parameter type {} for a v1model block",
+                            t.name()
+                        ),
+                    );
                     continue;
                 }
             };
@@ -747,8 +944,22 @@ impl<'a> Lower<'a> {
                 return;
             }
         };
-        let fq = if prefix.is_empty() { inst.name.clone() } else { format!("{}.{}", prefix, inst.name) };
-        let fq = anno_str(&inst.annos, "name").map(|n| if let Some(s) = n.strip_prefix('.') { s.to_string() } else if prefix.is_empty() { n } else { format!("{}.{}", prefix, n) }).unwrap_or(fq);
+        let fq = if prefix.is_empty() {
+            inst.name.clone()
+        } else {
+            format!("{}.{}", prefix, inst.name)
+        };
+        let fq = anno_str(&inst.annos, "name")
+            .map(|n| {
+                if let Some(s) = n.strip_prefix('.') {
+                    s.to_string()
+                } else if prefix.is_empty() {
+                    n
+                } else {
+                    format!("{}.{}", prefix, n)
+                }
+            })
+            .unwrap_or(fq);
         let int_arg = |l: &mut Lower, i: usize| -> u64 {
             match inst.args.get(i) {
                 Some(a) => match l.env.const_eval(&a.value, &HashMap::new()) {
@@ -759,7 +970,10 @@ impl<'a> Lower<'a> {
                     }
                 },
                 None => {
-                    l.err(inst.span, format!("missing constructor argument for {}", tname));
+                    l.err(
+                        inst.span,
+                        format!("missing constructor argument for {}", tname),
+                    );
                     0
                 }
             }
@@ -774,12 +988,24 @@ impl<'a> Lower<'a> {
             "counter" | "direct_counter" | "meter" | "direct_meter" | "register" => {
                 let direct = tname.starts_with("direct");
                 let size = if direct { 0 } else { int_arg(self, 0) };
-                let unit = if tname == "register" { String::new() } else { enum_arg(if direct { 0 } else { 1 }) };
+                let unit = if tname == "register" {
+                    String::new()
+                } else {
+                    enum_arg(if direct { 0 } else { 1 })
+                };
                 let bitwidth = if tname == "register" {
                     match &inst.ty {
-                        TypeRef::Named(_, args, _) if !args.is_empty() => self.env.resolve(&args[0]).ok().and_then(|t| t.width()).unwrap_or(32),
+                        TypeRef::Named(_, args, _) if !args.is_empty() => self
+                            .env
+                            .resolve(&args[0])
+                            .ok()
+                            .and_then(|t| t.width())
+                            .unwrap_or(32),
                         _ => {
-                            self.err(inst.span, "register needs a type argument, e.g. register<bit<32>>(N)");
+                            self.err(
+                                inst.span,
+                                "register needs a type argument, e.g. register<bit<32>>(N)",
+                            );
                             32
                         }
                     }
@@ -791,7 +1017,16 @@ impl<'a> Lower<'a> {
                     "meter" | "direct_meter" => "meter",
                     _ => "register",
                 };
-                self.ir.arrays.push(ExternArray { kind: k, name: fq.clone(), size, direct_table: None, unit, bitwidth, result_target: None, annos: inst.annos.clone() });
+                self.ir.arrays.push(ExternArray {
+                    kind: k,
+                    name: fq.clone(),
+                    size,
+                    direct_table: None,
+                    unit,
+                    bitwidth,
+                    result_target: None,
+                    annos: inst.annos.clone(),
+                });
                 "array"
             }
             "action_profile" | "action_selector" => {
@@ -801,7 +1036,13 @@ impl<'a> Lower<'a> {
                     (int_arg(self, 1), Some((enum_arg(0), vec![])))
                 };
                 let pipe = self.ctl.as_ref().map(|c| c.pipe).unwrap_or(0);
-                self.pipelines[pipe].profiles.push(Profile { name: fq.clone(), size, selector: sel, tables: vec![], annos: inst.annos.clone() });
+                self.pipelines[pipe].profiles.push(Profile {
+                    name: fq.clone(),
+                    size,
+                    selector: sel,
+                    tables: vec![],
+                    annos: inst.annos.clone(),
+                });
                 "profile"
             }
             "Checksum16" => "checksum16",
@@ -817,27 +1058,57 @@ impl<'a> Lower<'a> {
             }
         };
         let _ = kind;
-        self.bind(&inst.name, Bind::Extern { kind: tname, name: fq });
+        self.bind(
+            &inst.name,
+            Bind::Extern {
+                kind: tname,
+                name: fq,
+            },
+        );
     }
 
     // ------------------------------------------------------------ parser
 
     fn lower_parser(&mut self, d: &'a Decl) {
-        let Decl::Parser { name, params, locals, states, .. } = d else { return };
+        let Decl::Parser {
+            name,
+            params,
+            locals,
+            states,
+            ..
+        } = d
+        else {
+            return;
+        };
         self.scopes.push(HashMap::new());
         self.bind_block_params(params);
         self.ctx = Ctx::Parser;
-        self.ctl = Some(CtlInfo { name: name.clone(), actions: HashMap::new(), tables: HashMap::new(), applied: HashSet::new(), pipe: 0 });
+        self.ctl = Some(CtlInfo {
+            name: name.clone(),
+            actions: HashMap::new(),
+            tables: HashMap::new(),
+            applied: HashSet::new(),
+            pipe: 0,
+        });
         let mut init_ops = vec![];
         for l in locals {
             match l {
                 Local::Var(s) => {
-                    self.act = Some(ActionCtx { prims: vec![], returns: vec![] });
+                    self.act = Some(ActionCtx {
+                        prims: vec![],
+                        returns: vec![],
+                    });
                     let ops = self.parser_stmt(s, name);
                     init_ops.extend(ops);
                 }
                 Local::Inst(i) => self.declare_instance(i, name),
-                Local::ValueSet { annos, ty, size, name: vn, span } => {
+                Local::ValueSet {
+                    annos,
+                    ty,
+                    size,
+                    name: vn,
+                    span,
+                } => {
                     let t = match self.env.resolve(ty) {
                         Ok(t) => t,
                         Err(e) => {
@@ -847,17 +1118,39 @@ impl<'a> Lower<'a> {
                     };
                     let (w, fields) = match &t {
                         Type::Struct(sn) => {
-                            let fs: Vec<(String, u32)> = self.env.composite(sn).map(|c| c.fields.iter().map(|f| (f.0.clone(), f.1.width().unwrap_or(0))).collect()).unwrap_or_default();
+                            let fs: Vec<(String, u32)> = self
+                                .env
+                                .composite(sn)
+                                .map(|c| {
+                                    c.fields
+                                        .iter()
+                                        .map(|f| (f.0.clone(), f.1.width().unwrap_or(0)))
+                                        .collect()
+                                })
+                                .unwrap_or_default();
                             (fs.iter().map(|f| f.1).sum(), fs)
                         }
                         t => (t.width().unwrap_or(0), vec![]),
                     };
                     if w == 0 {
-                        self.err(*span, "value_set element type must be bit<N> or a struct of bit<N> fields");
+                        self.err(
+                            *span,
+                            "value_set element type must be bit<N> or a struct of bit<N> fields",
+                        );
                     }
-                    let sz = self.env.const_eval(size, &HashMap::new()).map(|x| x.0 as u64).unwrap_or(0);
+                    let sz = self
+                        .env
+                        .const_eval(size, &HashMap::new())
+                        .map(|x| x.0 as u64)
+                        .unwrap_or(0);
                     let fq = format!("{}.{}", name, vn);
-                    self.ir.value_sets.push(ValueSetInfo { name: fq.clone(), width: w, size: sz, annos: annos.clone(), fields });
+                    self.ir.value_sets.push(ValueSetInfo {
+                        name: fq.clone(),
+                        width: w,
+                        size: sz,
+                        annos: annos.clone(),
+                        fields,
+                    });
                     self.bind(vn, Bind::ValueSet(fq));
                 }
                 Local::Action(a) => self.err(a.span, "actions are not allowed in parsers"),
@@ -890,16 +1183,35 @@ impl<'a> Lower<'a> {
     /// and whose `accept` continues at `self.pstate_accept`. Sub-parser calls
     /// split a state: the sub-parser's states are inlined (prefixed with the
     /// instance name) and its accept continues with the rest of the state.
-    fn parser_states(&mut self, pname: &str, states: &'a [ParserState], names: &HashSet<&str>, init_ops: Vec<J>) {
+    fn parser_states(
+        &mut self,
+        pname: &str,
+        states: &'a [ParserState],
+        names: &HashSet<&str>,
+        init_ops: Vec<J>,
+    ) {
         for st in states.iter() {
             self.scopes.push(HashMap::new());
             let mut cur = format!("{}{}", self.pstate_prefix, st.name);
-            let mut ops = if st.name == "start" { init_ops.clone() } else { vec![] };
+            let mut ops = if st.name == "start" {
+                init_ops.clone()
+            } else {
+                vec![]
+            };
             let mut k = 0;
             for s in &st.stmts {
                 match self.subparser_call(s) {
                     Ok(Some((sub_states, sub_params, inst, args))) => {
-                        let cont = format!("{}.after_{}{}", cur, inst, if k == 0 { String::new() } else { format!("_{}", k) });
+                        let cont = format!(
+                            "{}.after_{}{}",
+                            cur,
+                            inst,
+                            if k == 0 {
+                                String::new()
+                            } else {
+                                format!("_{}", k)
+                            }
+                        );
                         k += 1;
                         let sub_prefix = format!("{}{}.", self.pstate_prefix, inst);
                         let id = self.ir.parser_states.len();
@@ -935,7 +1247,9 @@ impl<'a> Lower<'a> {
                         }
                         if ok {
                             // the sub-parser's own locals
-                            if let Some(Decl::Parser { locals, .. }) = self.find_decl_parser_by_states(sub_states) {
+                            if let Some(Decl::Parser { locals, .. }) =
+                                self.find_decl_parser_by_states(sub_states)
+                            {
                                 for l in locals {
                                     match l {
                                         Local::Var(v) => {
@@ -958,7 +1272,8 @@ impl<'a> Lower<'a> {
                             let saved = (self.pstate_prefix.clone(), self.pstate_accept.clone());
                             self.pstate_prefix = sub_prefix;
                             self.pstate_accept = J::String(cont.clone());
-                            let sub_names: HashSet<&str> = sub_states.iter().map(|s| s.name.as_str()).collect();
+                            let sub_names: HashSet<&str> =
+                                sub_states.iter().map(|s| s.name.as_str()).collect();
                             self.inline_depth += 1;
                             self.parser_states(pname, sub_states, &sub_names, vec![]);
                             self.inline_depth -= 1;
@@ -984,17 +1299,30 @@ impl<'a> Lower<'a> {
                     ops = nops;
                     continue;
                 }
-                self.act = Some(ActionCtx { prims: vec![], returns: vec![] });
+                self.act = Some(ActionCtx {
+                    prims: vec![],
+                    returns: vec![],
+                });
                 self.parser_extra_ops.clear();
                 let r = self.parser_stmt(s, pname);
                 ops.append(&mut self.parser_extra_ops);
                 ops.extend(r);
             }
             let (key, trans) = match &st.transition {
-                None => (vec![], vec![json!({"type": "default", "value": null, "mask": null, "next_state": null})]),
+                None => (
+                    vec![],
+                    vec![
+                        json!({"type": "default", "value": null, "mask": null, "next_state": null}),
+                    ],
+                ),
                 Some(Transition::Direct(n, sp)) => {
                     let ns = self.state_ref(n, *sp, names);
-                    (vec![], vec![json!({"type": "default", "value": null, "mask": null, "next_state": ns})])
+                    (
+                        vec![],
+                        vec![
+                            json!({"type": "default", "value": null, "mask": null, "next_state": ns}),
+                        ],
+                    )
                 }
                 Some(Transition::Select(keys, cases, _)) => {
                     self.parser_extra_ops.clear();
@@ -1014,7 +1342,16 @@ impl<'a> Lower<'a> {
     /// Lowers `if (c) a else b` inside parser state `cur` (with `ops` so far);
     /// returns the join state's name and (empty) ops.
     #[allow(clippy::too_many_arguments)]
-    fn parser_if(&mut self, pname: &str, cur: String, mut ops: Vec<J>, c: &Expr, a: &Stmt, b: Option<&Stmt>, k: &mut usize) -> (String, Vec<J>) {
+    fn parser_if(
+        &mut self,
+        pname: &str,
+        cur: String,
+        mut ops: Vec<J>,
+        c: &Expr,
+        a: &Stmt,
+        b: Option<&Stmt>,
+        k: &mut usize,
+    ) -> (String, Vec<J>) {
         let tag = *k;
         *k += 1;
         let then_name = format!("{}.then{}", cur, tag);
@@ -1042,8 +1379,14 @@ impl<'a> Lower<'a> {
             }
         };
         let id = self.ir.parser_states.len();
-        let else_target = if b.is_some() { else_name.clone() } else { join.clone() };
-        self.ir.parser_states.push(json!({"name": cur, "id": id, "parser_ops": ops,
+        let else_target = if b.is_some() {
+            else_name.clone()
+        } else {
+            join.clone()
+        };
+        self.ir
+            .parser_states
+            .push(json!({"name": cur, "id": id, "parser_ops": ops,
             "transition_key": if key.is_null() { json!([]) } else { json!([key]) },
             "transitions": [
                 {"type": "hexstr", "value": "0x01", "mask": null, "next_state": then_name},
@@ -1060,12 +1403,16 @@ impl<'a> Lower<'a> {
             let mut bk = 0;
             for s in &stmts {
                 if let StmtKind::If(c2, a2, b2) = &s.kind {
-                    let (n2, o2) = self.parser_if(pname, bcur, bops, c2, a2, b2.as_deref(), &mut bk);
+                    let (n2, o2) =
+                        self.parser_if(pname, bcur, bops, c2, a2, b2.as_deref(), &mut bk);
                     bcur = n2;
                     bops = o2;
                     continue;
                 }
-                self.act = Some(ActionCtx { prims: vec![], returns: vec![] });
+                self.act = Some(ActionCtx {
+                    prims: vec![],
+                    returns: vec![],
+                });
                 self.parser_extra_ops.clear();
                 let r = self.parser_stmt(s, pname);
                 bops.append(&mut self.parser_extra_ops);
@@ -1085,30 +1432,62 @@ impl<'a> Lower<'a> {
 
     /// `inst.apply(args)` on a sub-parser instance: its states, parameters and args.
     #[allow(clippy::type_complexity)]
-    fn subparser_call(&mut self, s: &Stmt) -> PResult<Option<(&'a [ParserState], &'a [Param], String, Vec<Arg>)>> {
-        let StmtKind::Call(c) = &s.kind else { return Ok(None) };
-        let ExprKind::Call(f, _, args) = &c.kind else { return Ok(None) };
-        let ExprKind::Member(b, m) = &f.kind else { return Ok(None) };
+    fn subparser_call(
+        &mut self,
+        s: &Stmt,
+    ) -> PResult<Option<(&'a [ParserState], &'a [Param], String, Vec<Arg>)>> {
+        let StmtKind::Call(c) = &s.kind else {
+            return Ok(None);
+        };
+        let ExprKind::Call(f, _, args) = &c.kind else {
+            return Ok(None);
+        };
+        let ExprKind::Member(b, m) = &f.kind else {
+            return Ok(None);
+        };
         if m != "apply" {
             return Ok(None);
         }
-        let ExprKind::Name(n) = &b.kind else { return Ok(None) };
+        let ExprKind::Name(n) = &b.kind else {
+            return Ok(None);
+        };
         let kind = match self.lookup(n) {
             Some(Bind::Extern { kind, .. }) => kind,
             None => n.clone(),
             _ => return Ok(None),
         };
-        let Some(Decl::Parser { params, states, .. }) = self.find_decl(&kind) else { return Ok(None) };
+        let Some(Decl::Parser { params, states, .. }) = self.find_decl(&kind) else {
+            return Ok(None);
+        };
         if self.inline_depth > 20 {
-            return Err(Error::new(c.span, "parsers call each other too deeply (recursion?)"));
+            return Err(Error::new(
+                c.span,
+                "parsers call each other too deeply (recursion?)",
+            ));
         }
         if args.len() != params.len() {
-            return Err(Error::new(c.span, format!("parser '{}' expects {} argument(s), got {}", kind, params.len(), args.len())));
+            return Err(Error::new(
+                c.span,
+                format!(
+                    "parser '{}' expects {} argument(s), got {}",
+                    kind,
+                    params.len(),
+                    args.len()
+                ),
+            ));
         }
         if !states.iter().any(|s| s.name == "start") {
-            return Err(Error::new(c.span, format!("parser '{}' has no 'start' state", kind)));
+            return Err(Error::new(
+                c.span,
+                format!("parser '{}' has no 'start' state", kind),
+            ));
         }
-        Ok(Some((states.as_slice(), params.as_slice(), n.clone(), args.clone())))
+        Ok(Some((
+            states.as_slice(),
+            params.as_slice(),
+            n.clone(),
+            args.clone(),
+        )))
     }
 
     fn state_ref(&mut self, n: &str, sp: Span, names: &HashSet<&str>) -> J {
@@ -1124,7 +1503,12 @@ impl<'a> Lower<'a> {
         }
     }
 
-    fn lower_select(&mut self, keys: &[Expr], cases: &[SelectCase], names: &HashSet<&str>) -> (Vec<J>, Vec<J>) {
+    fn lower_select(
+        &mut self,
+        keys: &[Expr],
+        cases: &[SelectCase],
+        names: &HashSet<&str>,
+    ) -> (Vec<J>, Vec<J>) {
         let mut kj = vec![];
         let mut widths = vec![];
         let mut ktypes = vec![];
@@ -1145,7 +1529,9 @@ impl<'a> Lower<'a> {
         for c in cases {
             let next = self.state_ref(&c.next, c.span, names);
             if c.keys.len() == 1 && matches!(c.keys[0].kind, ExprKind::Default) {
-                trans.push(json!({"type": "default", "value": null, "mask": null, "next_state": next}));
+                trans.push(
+                    json!({"type": "default", "value": null, "mask": null, "next_state": next}),
+                );
                 continue;
             }
             // value set?
@@ -1158,7 +1544,14 @@ impl<'a> Lower<'a> {
                 }
             }
             if c.keys.len() != keys.len() {
-                self.err(c.span, format!("select has {} key(s) but this case has {} value(s)", keys.len(), c.keys.len()));
+                self.err(
+                    c.span,
+                    format!(
+                        "select has {} key(s) but this case has {} value(s)",
+                        keys.len(),
+                        c.keys.len()
+                    ),
+                );
                 continue;
             }
             // Each key component is a list of (value, mask) alternatives; ranges
@@ -1183,7 +1576,10 @@ impl<'a> Lower<'a> {
                         let lo = self.const_of(a, &ktypes[i]);
                         let hi = self.const_of(b, &ktypes[i]);
                         if lo > hi || w > 64 {
-                            self.err(k.span, "select range must be low .. high on a key of at most 64 bits");
+                            self.err(
+                                k.span,
+                                "select range must be low .. high on a key of at most 64 bits",
+                            );
                             vec![]
                         } else {
                             range_to_masks(lo, hi, w)
@@ -1223,7 +1619,10 @@ impl<'a> Lower<'a> {
                     "mask": if has_mask { J::String(format!("0x{}", msk)) } else { J::Null }, "next_state": next.clone()}));
             }
         }
-        if !cases.iter().any(|c| c.keys.len() == 1 && matches!(c.keys[0].kind, ExprKind::Default)) {
+        if !cases
+            .iter()
+            .any(|c| c.keys.len() == 1 && matches!(c.keys[0].kind, ExprKind::Default))
+        {
             // no match: BMv2 signals NoMatch itself when nothing matches
         }
         (kj, trans)
@@ -1247,8 +1646,15 @@ impl<'a> Lower<'a> {
                 let v = sign_extend(v, &vt);
                 let w = t.and_then(|t| t.width()).or(vt.width());
                 if let (Some(w), Type::InfInt) = (w, &vt) {
-                    if w < 128 && shr(v, w as u128) != 0 && shr(v, w as u128) != mask(128 - w) && !e_is_neg(e) {
-                        return Err(Error::new(e.span, format!("value {} does not fit in {} bits", v, w)));
+                    if w < 128
+                        && shr(v, w as u128) != 0
+                        && shr(v, w as u128) != mask(128 - w)
+                        && !e_is_neg(e)
+                    {
+                        return Err(Error::new(
+                            e.span,
+                            format!("value {} does not fit in {} bits", v, w),
+                        ));
                     }
                 }
                 Ok(match w {
@@ -1256,7 +1662,10 @@ impl<'a> Lower<'a> {
                     None => v,
                 })
             }
-            Err(_) => Err(Error::new(e.span, format!("'{}' is not a compile-time constant", self.src(e.span)))),
+            Err(_) => Err(Error::new(
+                e.span,
+                format!("'{}' is not a compile-time constant", self.src(e.span)),
+            )),
         }
     }
 
@@ -1280,16 +1689,27 @@ impl<'a> Lower<'a> {
         // lookahead<H>().field
         if let ExprKind::Member(b, f) = &k.kind {
             if let Some((_, Type::Header(h))) = self.lookahead_call(b)? {
-                let def = self.env.composite(&h).cloned().ok_or_else(|| Error::new(k.span, "unknown header"))?;
+                let def = self
+                    .env
+                    .composite(&h)
+                    .cloned()
+                    .ok_or_else(|| Error::new(k.span, "unknown header"))?;
                 let mut off = 0;
                 for (n, t, _) in &def.fields {
                     let w = t.width().unwrap_or(0);
                     if n == f {
-                        return Ok((json!({"type": "lookahead", "value": [off, w]}), w, t.clone()));
+                        return Ok((
+                            json!({"type": "lookahead", "value": [off, w]}),
+                            w,
+                            t.clone(),
+                        ));
                     }
                     off += w;
                 }
-                return Err(Error::new(k.span, format!("header {} has no field '{}'", h, f)));
+                return Err(Error::new(
+                    k.span,
+                    format!("header {} has no field '{}'", h, f),
+                ));
             }
         }
         // stack.last.field
@@ -1297,8 +1717,15 @@ impl<'a> Lower<'a> {
             if let ExprKind::Member(s, l) = &b.kind {
                 if l == "last" {
                     if let Ok(Place::Stack { name, elem, .. }) = self.place(s) {
-                        let t = self.env.field_type(&Type::Header(elem), f).unwrap_or(Type::Unknown);
-                        return Ok((json!({"type": "stack_field", "value": [name, f]}), t.width().unwrap_or(0), t));
+                        let t = self
+                            .env
+                            .field_type(&Type::Header(elem), f)
+                            .unwrap_or(Type::Unknown);
+                        return Ok((
+                            json!({"type": "stack_field", "value": [name, f]}),
+                            t.width().unwrap_or(0),
+                            t,
+                        ));
                     }
                 }
             }
@@ -1315,7 +1742,11 @@ impl<'a> Lower<'a> {
         self.tmp_count += 1;
         if let Place::Field { hdr, field, .. } = &p {
             self.parser_extra_ops.push(json!({"op": "set", "parameters": [{"type": "field", "value": [hdr, field]}, x.jp()]}));
-            return Ok((json!({"type": "field", "value": [hdr, field]}), t.width().unwrap_or(0), t));
+            return Ok((
+                json!({"type": "field", "value": [hdr, field]}),
+                t.width().unwrap_or(0),
+                t,
+            ));
         }
         Err(Error::new(k.span, "unsupported select key"))
     }
@@ -1324,8 +1755,12 @@ impl<'a> Lower<'a> {
     fn parser_temp(&mut self, x: X, t: &Type) -> X {
         let p = self.scalar(&format!("tmp_{}", self.tmp_count), t);
         self.tmp_count += 1;
-        let Place::Field { hdr, field, .. } = p else { unreachable!() };
-        self.parser_extra_ops.push(json!({"op": "set", "parameters": [{"type": "field", "value": [hdr, field]}, x.je()]}));
+        let Place::Field { hdr, field, .. } = p else {
+            unreachable!()
+        };
+        self.parser_extra_ops.push(
+            json!({"op": "set", "parameters": [{"type": "field", "value": [hdr, field]}, x.je()]}),
+        );
         X::Field(hdr, field)
     }
 
@@ -1336,7 +1771,10 @@ impl<'a> Lower<'a> {
                     if let ExprKind::Name(n) = &b.kind {
                         if matches!(self.lookup(n), Some(Bind::PacketIn)) {
                             if !args.is_empty() || targs.len() != 1 {
-                                return Err(Error::new(e.span, "lookahead takes one type argument and no arguments"));
+                                return Err(Error::new(
+                                    e.span,
+                                    "lookahead takes one type argument and no arguments",
+                                ));
                             }
                             let t = self.env.resolve(&targs[0])?;
                             let w = match &t {
@@ -1365,26 +1803,39 @@ impl<'a> Lower<'a> {
     fn parser_stmt_r(&mut self, s: &Stmt, pname: &str) -> PResult<Vec<J>> {
         match &s.kind {
             StmtKind::Call(c) => {
-                let ExprKind::Call(f, _targs, args) = &c.kind else { return Ok(vec![]) };
+                let ExprKind::Call(f, _targs, args) = &c.kind else {
+                    return Ok(vec![]);
+                };
                 if let ExprKind::Member(b, m) = &f.kind {
                     if let ExprKind::Name(n) = &b.kind {
                         if matches!(self.lookup(n), Some(Bind::PacketIn)) {
                             match m.as_str() {
                                 "extract" => {
                                     if args.is_empty() || args.len() > 2 {
-                                        return Err(Error::new(c.span, "extract takes one or two arguments"));
+                                        return Err(Error::new(
+                                            c.span,
+                                            "extract takes one or two arguments",
+                                        ));
                                     }
                                     let target = self.extract_target(&args[0].value)?;
                                     if args.len() == 2 {
-                                        let (x, t) = self.rv(&args[1].value, Some(&Type::Bit(32)))?;
+                                        let (x, t) =
+                                            self.rv(&args[1].value, Some(&Type::Bit(32)))?;
                                         let x = self.to_data(x, &t);
-                                        return Ok(vec![json!({"op": "extract_VL", "parameters": [target, {"type": "expression", "value": x.je()}]})]);
+                                        return Ok(vec![
+                                            json!({"op": "extract_VL", "parameters": [target, {"type": "expression", "value": x.je()}]}),
+                                        ]);
                                     }
-                                    return Ok(vec![json!({"op": "extract", "parameters": [target]})]);
+                                    return Ok(vec![
+                                        json!({"op": "extract", "parameters": [target]}),
+                                    ]);
                                 }
                                 "advance" => {
                                     if args.len() != 1 {
-                                        return Err(Error::new(c.span, "advance takes one argument"));
+                                        return Err(Error::new(
+                                            c.span,
+                                            "advance takes one argument",
+                                        ));
                                     }
                                     let (x, t) = self.rv(&args[0].value, Some(&Type::Bit(32)))?;
                                     let x = self.to_data(x, &t);
@@ -1394,13 +1845,24 @@ impl<'a> Lower<'a> {
                                     };
                                     return Ok(vec![json!({"op": "advance", "parameters": [p]})]);
                                 }
-                                _ => return Err(Error::new(f.span, format!("packet_in.{} cannot be called as a statement here", m))),
+                                _ => {
+                                    return Err(Error::new(
+                                        f.span,
+                                        format!(
+                                            "packet_in.{} cannot be called as a statement here",
+                                            m
+                                        ),
+                                    ))
+                                }
                             }
                         }
                         if let Some(Bind::Extern { kind, .. }) = self.lookup(n) {
                             if m == "apply" {
                                 if let Some(Decl::Parser { .. }) = self.find_decl(&kind) {
-                                    return Err(Error::new(c.span, "sub-parser calls are not supported by this compiler yet"));
+                                    return Err(Error::new(
+                                        c.span,
+                                        "sub-parser calls are not supported by this compiler yet",
+                                    ));
                                 }
                             }
                         }
@@ -1409,30 +1871,52 @@ impl<'a> Lower<'a> {
                 if let ExprKind::Name(n) = &f.kind {
                     if n == "verify" {
                         if args.len() != 2 {
-                            return Err(Error::new(c.span, "verify takes two arguments (condition, error)"));
+                            return Err(Error::new(
+                                c.span,
+                                "verify takes two arguments (condition, error)",
+                            ));
                         }
                         let (cx, ct) = self.rv(&args[0].value, Some(&Type::Bool))?;
                         if ct != Type::Bool {
-                            return Err(Error::new(args[0].value.span, format!("verify condition must be bool, not {}", ct.name())));
+                            return Err(Error::new(
+                                args[0].value.span,
+                                format!("verify condition must be bool, not {}", ct.name()),
+                            ));
                         }
                         let (ex, et) = self.rv(&args[1].value, Some(&Type::Error))?;
                         if et != Type::Error {
-                            return Err(Error::new(args[1].value.span, format!("verify needs an error value, not {}", et.name())));
+                            return Err(Error::new(
+                                args[1].value.span,
+                                format!("verify needs an error value, not {}", et.name()),
+                            ));
                         }
-                        return Ok(vec![json!({"op": "verify", "parameters": [cx.je(), ex.je()]})]);
+                        return Ok(vec![
+                            json!({"op": "verify", "parameters": [cx.je(), ex.je()]}),
+                        ]);
                     }
                 }
                 let prims = self.prims_of(s)?;
-                Ok(prims.into_iter().map(|p| json!({"op": "primitive", "parameters": [p]})).collect())
+                Ok(prims
+                    .into_iter()
+                    .map(|p| json!({"op": "primitive", "parameters": [p]}))
+                    .collect())
             }
             StmtKind::Assign(lhs, rhs) => {
                 if let Ok(Place::Field { hdr, field, ty }) = self.place(lhs) {
                     if let Some((w, _)) = self.lookahead_call(rhs)? {
                         let tw = ty.width().unwrap_or(0);
                         if w != tw {
-                            return Err(Error::new(rhs.span, format!("cannot assign lookahead of {} bits to a field of {} bits", w, tw)));
+                            return Err(Error::new(
+                                rhs.span,
+                                format!(
+                                    "cannot assign lookahead of {} bits to a field of {} bits",
+                                    w, tw
+                                ),
+                            ));
                         }
-                        return Ok(vec![json!({"op": "set", "parameters": [{"type": "field", "value": [hdr, field]}, {"type": "lookahead", "value": [0, w]}]})]);
+                        return Ok(vec![
+                            json!({"op": "set", "parameters": [{"type": "field", "value": [hdr, field]}, {"type": "lookahead", "value": [0, w]}]}),
+                        ]);
                     }
                     let (x, t) = self.rv(rhs, Some(&ty))?;
                     self.check_assign(&ty, &t, rhs.span)?;
@@ -1441,17 +1925,37 @@ impl<'a> Lower<'a> {
                         X::Hex(..) | X::Field(..) => x.je(),
                         _ => json!({"type": "expression", "value": x.je()}),
                     };
-                    return Ok(vec![json!({"op": "set", "parameters": [{"type": "field", "value": [hdr, field]}, p]})]);
+                    return Ok(vec![
+                        json!({"op": "set", "parameters": [{"type": "field", "value": [hdr, field]}, p]}),
+                    ]);
                 }
                 let prims = self.prims_of(s)?;
-                Ok(prims.into_iter().map(|p| json!({"op": "primitive", "parameters": [p]})).collect())
+                Ok(prims
+                    .into_iter()
+                    .map(|p| json!({"op": "primitive", "parameters": [p]}))
+                    .collect())
             }
             StmtKind::Var(_, ty, n, init) => {
                 let t = self.env.resolve(ty)?;
-                let p = self.make_place("", &format!("{}.{}", pname, n), t.clone(), true, &format!("{}_{}", pname, n));
+                let p = self.make_place(
+                    "",
+                    &format!("{}.{}", pname, n),
+                    t.clone(),
+                    true,
+                    &format!("{}_{}", pname, n),
+                );
                 self.bind(n, Bind::Place(p));
                 if let Some(i) = init {
-                    let st = Stmt { kind: StmtKind::Assign(Expr { kind: ExprKind::Name(n.clone()), span: s.span }, i.clone()), span: s.span };
+                    let st = Stmt {
+                        kind: StmtKind::Assign(
+                            Expr {
+                                kind: ExprKind::Name(n.clone()),
+                                span: s.span,
+                            },
+                            i.clone(),
+                        ),
+                        span: s.span,
+                    };
                     return self.parser_stmt_r(&st, pname);
                 }
                 Ok(vec![])
@@ -1474,8 +1978,14 @@ impl<'a> Lower<'a> {
                 self.declare_instance(i, pname);
                 Ok(vec![])
             }
-            StmtKind::If(..) => Err(Error::new(s.span, "if statements are not supported inside nested blocks of parser states")),
-            _ => Err(Error::new(s.span, "statement not allowed in a parser state")),
+            StmtKind::If(..) => Err(Error::new(
+                s.span,
+                "if statements are not supported inside nested blocks of parser states",
+            )),
+            _ => Err(Error::new(
+                s.span,
+                "statement not allowed in a parser state",
+            )),
         }
     }
 
@@ -1483,7 +1993,10 @@ impl<'a> Lower<'a> {
     fn prims_of(&mut self, s: &Stmt) -> PResult<Vec<J>> {
         let saved = self.ctx;
         let saved_act = self.act.take();
-        self.act = Some(ActionCtx { prims: vec![], returns: vec![] });
+        self.act = Some(ActionCtx {
+            prims: vec![],
+            returns: vec![],
+        });
         self.ctx = Ctx::Action;
         let r = self.action_stmt(s);
         self.ctx = saved;
@@ -1502,14 +2015,23 @@ impl<'a> Lower<'a> {
         }
         match self.place(e)? {
             Place::Header { inst, .. } => Ok(json!({"type": "regular", "value": inst})),
-            p => Err(Error::new(e.span, format!("extract needs a header, not {}", p.ty().name()))),
+            p => Err(Error::new(
+                e.span,
+                format!("extract needs a header, not {}", p.ty().name()),
+            )),
         }
     }
 
     // ------------------------------------------------------------ deparser & checksums
 
     fn lower_deparser(&mut self, d: &'a Decl) {
-        let Decl::Control { params, apply, locals, .. } = d else {
+        let Decl::Control {
+            params,
+            apply,
+            locals,
+            ..
+        } = d
+        else {
             self.err(d_span(d), "the deparser must be a control");
             return;
         };
@@ -1518,7 +2040,10 @@ impl<'a> Lower<'a> {
         self.ctx = Ctx::Deparser;
         for l in locals {
             if let Local::Var(s) = l {
-                self.err(s.span, "local declarations in the deparser are not supported");
+                self.err(
+                    s.span,
+                    "local declarations in the deparser are not supported",
+                );
             }
         }
         let mut order = vec![];
@@ -1531,7 +2056,9 @@ impl<'a> Lower<'a> {
         for s in stmts {
             match &s.kind {
                 StmtKind::Call(c) => {
-                    let ExprKind::Call(f, _, args) = &c.kind else { continue };
+                    let ExprKind::Call(f, _, args) = &c.kind else {
+                        continue;
+                    };
                     if let ExprKind::Member(b, m) = &f.kind {
                         if let ExprKind::Name(n) = &b.kind {
                             if matches!(self.lookup(n), Some(Bind::PacketOut)) && m == "emit" {
@@ -1547,12 +2074,21 @@ impl<'a> Lower<'a> {
                             }
                         }
                     }
-                    self.err(s.span, "only packet.emit(...) calls are supported in the deparser");
+                    self.err(
+                        s.span,
+                        "only packet.emit(...) calls are supported in the deparser",
+                    );
                 }
                 StmtKind::Block(v) => self.deparse_stmts(v, order),
                 StmtKind::Empty => {}
-                StmtKind::If(..) => self.err(s.span, "conditional emits are not needed: emit skips invalid headers"),
-                _ => self.err(s.span, "only packet.emit(...) calls are supported in the deparser"),
+                StmtKind::If(..) => self.err(
+                    s.span,
+                    "conditional emits are not needed: emit skips invalid headers",
+                ),
+                _ => self.err(
+                    s.span,
+                    "only packet.emit(...) calls are supported in the deparser",
+                ),
             }
         }
     }
@@ -1599,7 +2135,9 @@ impl<'a> Lower<'a> {
         for s in stmts {
             match &s.kind {
                 StmtKind::Call(c) => {
-                    let ExprKind::Call(f, _, args) = &c.kind else { continue };
+                    let ExprKind::Call(f, _, args) = &c.kind else {
+                        continue;
+                    };
                     let fname = match &f.kind {
                         ExprKind::Name(n) => n.as_str(),
                         _ => "",
@@ -1615,7 +2153,14 @@ impl<'a> Lower<'a> {
                         }
                     };
                     if is_verify != verify {
-                        self.err(c.span, format!("{} cannot be used in the {} checksum control", fname, if verify { "verify" } else { "compute" }));
+                        self.err(
+                            c.span,
+                            format!(
+                                "{} cannot be used in the {} checksum control",
+                                fname,
+                                if verify { "verify" } else { "compute" }
+                            ),
+                        );
                         continue;
                     }
                     if let Err(e) = self.checksum_call(c.span, args, verify, payload) {
@@ -1624,18 +2169,33 @@ impl<'a> Lower<'a> {
                 }
                 StmtKind::Block(v) => self.checksum_stmts(v, verify),
                 StmtKind::Empty => {}
-                _ => self.err(s.span, "only verify_checksum/update_checksum calls are supported in checksum controls"),
+                _ => self.err(
+                    s.span,
+                    "only verify_checksum/update_checksum calls are supported in checksum controls",
+                ),
             }
         }
     }
 
-    fn checksum_call(&mut self, span: Span, args: &[Arg], verify: bool, payload: bool) -> PResult<()> {
+    fn checksum_call(
+        &mut self,
+        span: Span,
+        args: &[Arg],
+        verify: bool,
+        payload: bool,
+    ) -> PResult<()> {
         if args.len() != 4 {
-            return Err(Error::new(span, "checksum functions take 4 arguments (condition, data, checksum field, algorithm)"));
+            return Err(Error::new(
+                span,
+                "checksum functions take 4 arguments (condition, data, checksum field, algorithm)",
+            ));
         }
         let (cond, ct) = self.rv(&args[0].value, Some(&Type::Bool))?;
         if ct != Type::Bool {
-            return Err(Error::new(args[0].value.span, "checksum condition must be bool"));
+            return Err(Error::new(
+                args[0].value.span,
+                "checksum condition must be bool",
+            ));
         }
         let mut inputs = self.field_list_inputs(&args[1].value)?;
         if payload {
@@ -1644,25 +2204,49 @@ impl<'a> Lower<'a> {
         let algo = self.algo_name(&args[3].value)?;
         let target = match self.place(&args[2].value)? {
             Place::Field { hdr, field, .. } => json!([hdr, field]),
-            _ => return Err(Error::new(args[2].value.span, "checksum target must be a header field")),
+            _ => {
+                return Err(Error::new(
+                    args[2].value.span,
+                    "checksum target must be a header field",
+                ))
+            }
         };
         let cid = self.ir.calculations.len();
         let cname = format!("calc_{}", cid);
-        self.ir.calculations.push(json!({"name": cname, "id": cid, "algo": algo, "input": inputs}));
+        self.ir
+            .calculations
+            .push(json!({"name": cname, "id": cid, "algo": algo, "input": inputs}));
         let id = self.ir.checksums.len();
-        let if_cond = if cond == X::Bool(true) { J::Null } else { cond.je() };
-        self.ir.checksums.push(json!({"name": format!("cksum_{}", id), "id": id, "target": target, "type": "generic",
-            "calculation": cname, "verify": verify, "update": !verify, "if_cond": if_cond}));
+        let if_cond = if cond == X::Bool(true) {
+            J::Null
+        } else {
+            cond.je()
+        };
+        self.ir.checksums.push(
+            json!({"name": format!("cksum_{}", id), "id": id, "target": target, "type": "generic",
+            "calculation": cname, "verify": verify, "update": !verify, "if_cond": if_cond}),
+        );
         Ok(())
     }
 
     fn algo_name(&mut self, e: &Expr) -> PResult<String> {
         match &e.kind {
-            ExprKind::Member(b, m) if matches!(&b.kind, ExprKind::Name(n) if n == "HashAlgorithm") => Ok(match m.as_str() {
-                "crc32" | "crc16" | "csum16" | "identity" | "xor16" | "random" | "crc32_custom" | "crc16_custom" => m.clone(),
-                _ => return Err(Error::new(e.span, format!("unknown hash algorithm '{}'", m))),
-            }),
-            _ => Err(Error::new(e.span, "expected a HashAlgorithm member, e.g. HashAlgorithm.csum16")),
+            ExprKind::Member(b, m) if matches!(&b.kind, ExprKind::Name(n) if n == "HashAlgorithm") => {
+                Ok(match m.as_str() {
+                    "crc32" | "crc16" | "csum16" | "identity" | "xor16" | "random"
+                    | "crc32_custom" | "crc16_custom" => m.clone(),
+                    _ => {
+                        return Err(Error::new(
+                            e.span,
+                            format!("unknown hash algorithm '{}'", m),
+                        ))
+                    }
+                })
+            }
+            _ => Err(Error::new(
+                e.span,
+                "expected a HashAlgorithm member, e.g. HashAlgorithm.csum16",
+            )),
         }
     }
 
@@ -1682,7 +2266,10 @@ impl<'a> Lower<'a> {
         }
         if let Ok(p) = self.place(e) {
             if matches!(p, Place::DynHeader { .. } | Place::DynField { .. }) {
-                return Err(Error::new(e.span, "header stack elements with a run-time index cannot be used in field lists"));
+                return Err(Error::new(
+                    e.span,
+                    "header stack elements with a run-time index cannot be used in field lists",
+                ));
             }
             self.flatten_place(&p, out);
             return Ok(());
@@ -1698,19 +2285,29 @@ impl<'a> Lower<'a> {
             Ok((v, t)) => {
                 let w = match t.width() {
                     Some(w) => w,
-                    None => return Err(Error::new(e.span, "constants in a field list need a width, e.g. 8w0")),
+                    None => {
+                        return Err(Error::new(
+                            e.span,
+                            "constants in a field list need a width, e.g. 8w0",
+                        ))
+                    }
                 };
                 out.push(json!({"type": "hexstr", "value": hexs(v, false), "bitwidth": w}));
                 Ok(())
             }
-            Err(_) => Err(Error::new(e.span, "field list elements must be fields, headers or sized constants")),
+            Err(_) => Err(Error::new(
+                e.span,
+                "field list elements must be fields, headers or sized constants",
+            )),
         }
     }
 
     fn flatten_place(&mut self, p: &Place, out: &mut Vec<J>) {
         match p {
             Place::DynHeader { .. } | Place::DynField { .. } => {}
-            Place::Field { hdr, field, .. } => out.push(json!({"type": "field", "value": [hdr, field]})),
+            Place::Field { hdr, field, .. } => {
+                out.push(json!({"type": "field", "value": [hdr, field]}))
+            }
             Place::Header { inst, ty } => {
                 if let Some(c) = self.env.composite(ty) {
                     for (f, _, _) in &c.fields {
@@ -1725,7 +2322,10 @@ impl<'a> Lower<'a> {
             }
             Place::Stack { name, size, elem } => {
                 for i in 0..*size {
-                    let ph = Place::Header { inst: format!("{}[{}]", name, i), ty: elem.clone() };
+                    let ph = Place::Header {
+                        inst: format!("{}[{}]", name, i),
+                        ty: elem.clone(),
+                    };
                     self.flatten_place(&ph, out);
                 }
             }
@@ -1735,7 +2335,14 @@ impl<'a> Lower<'a> {
     // ------------------------------------------------------------ controls
 
     fn lower_control(&mut self, d: &'a Decl, pipe: usize) {
-        let Decl::Control { name, params, locals, apply, .. } = d else {
+        let Decl::Control {
+            name,
+            params,
+            locals,
+            apply,
+            ..
+        } = d
+        else {
             self.err(d_span(d), "ingress and egress must be controls");
             return;
         };
@@ -1754,9 +2361,22 @@ impl<'a> Lower<'a> {
 
     /// Declares the locals of a control named `name` (fully qualified), lowers its
     /// apply block and returns the entry node. Restores the enclosing control.
-    fn control_body(&mut self, name: &str, locals: &[Local], apply: &[Stmt], pipe: usize, next: Option<String>) -> PResult<Option<String>> {
+    fn control_body(
+        &mut self,
+        name: &str,
+        locals: &[Local],
+        apply: &[Stmt],
+        pipe: usize,
+        next: Option<String>,
+    ) -> PResult<Option<String>> {
         let saved = self.ctl.take();
-        let mut info = CtlInfo { name: name.to_string(), actions: HashMap::new(), tables: HashMap::new(), applied: HashSet::new(), pipe };
+        let mut info = CtlInfo {
+            name: name.to_string(),
+            actions: HashMap::new(),
+            tables: HashMap::new(),
+            applied: HashSet::new(),
+            pipe,
+        };
         self.ctl = Some(info.clone());
         self.scopes.push(HashMap::new());
         let mut init_stmts = vec![];
@@ -1777,10 +2397,25 @@ impl<'a> Lower<'a> {
                 Local::Var(s) => match &s.kind {
                     StmtKind::Var(_, ty, n, init) => match self.env.resolve(ty) {
                         Ok(t) => {
-                            let p = self.make_place("", &format!("{}.{}", name, n), t, true, &format!("{}_{}", name.replace('.', "_"), n));
+                            let p = self.make_place(
+                                "",
+                                &format!("{}.{}", name, n),
+                                t,
+                                true,
+                                &format!("{}_{}", name.replace('.', "_"), n),
+                            );
                             self.bind(n, Bind::Place(p));
                             if let Some(i) = init {
-                                init_stmts.push(Stmt { kind: StmtKind::Assign(Expr { kind: ExprKind::Name(n.clone()), span: s.span }, i.clone()), span: s.span });
+                                init_stmts.push(Stmt {
+                                    kind: StmtKind::Assign(
+                                        Expr {
+                                            kind: ExprKind::Name(n.clone()),
+                                            span: s.span,
+                                        },
+                                        i.clone(),
+                                    ),
+                                    span: s.span,
+                                });
                             }
                         }
                         Err(e) => self.sink.push(e),
@@ -1794,7 +2429,9 @@ impl<'a> Lower<'a> {
                     },
                     _ => {}
                 },
-                Local::ValueSet { span, .. } => self.err(*span, "value sets are only allowed in parsers"),
+                Local::ValueSet { span, .. } => {
+                    self.err(*span, "value sets are only allowed in parsers")
+                }
             }
         }
         self.ctl = Some(info);
@@ -1809,24 +2446,49 @@ impl<'a> Lower<'a> {
 
     /// `inst.apply(args)` where `inst` is an instance of another control: inline it.
     fn control_call(&mut self, c: &Expr, next: Option<String>) -> PResult<Option<Option<String>>> {
-        let ExprKind::Call(f, _, args) = &c.kind else { return Ok(None) };
-        let ExprKind::Member(b, m) = &f.kind else { return Ok(None) };
+        let ExprKind::Call(f, _, args) = &c.kind else {
+            return Ok(None);
+        };
+        let ExprKind::Member(b, m) = &f.kind else {
+            return Ok(None);
+        };
         if m != "apply" {
             return Ok(None);
         }
-        let ExprKind::Name(n) = &b.kind else { return Ok(None) };
+        let ExprKind::Name(n) = &b.kind else {
+            return Ok(None);
+        };
         let kind = match self.lookup(n) {
             Some(Bind::Extern { kind, name: _ }) => kind,
             // direct invocation of a control type: `C.apply(...)`
             None if matches!(self.find_decl(n), Some(Decl::Control { .. })) => n.clone(),
             _ => return Ok(None),
         };
-        let Some(Decl::Control { params, locals, apply, .. }) = self.find_decl(&kind) else { return Ok(None) };
+        let Some(Decl::Control {
+            params,
+            locals,
+            apply,
+            ..
+        }) = self.find_decl(&kind)
+        else {
+            return Ok(None);
+        };
         if self.inline_depth > 30 {
-            return Err(Error::new(c.span, "controls call each other too deeply (recursion?)"));
+            return Err(Error::new(
+                c.span,
+                "controls call each other too deeply (recursion?)",
+            ));
         }
         if args.len() != params.len() {
-            return Err(Error::new(c.span, format!("control '{}' expects {} argument(s), got {}", kind, params.len(), args.len())));
+            return Err(Error::new(
+                c.span,
+                format!(
+                    "control '{}' expects {} argument(s), got {}",
+                    kind,
+                    params.len(),
+                    args.len()
+                ),
+            ));
         }
         let mut binds = vec![];
         for (p, a) in params.iter().zip(args) {
@@ -1837,11 +2499,19 @@ impl<'a> Lower<'a> {
             }
             binds.push((p.name.clone(), self.bind_arg(&pp, &t, &a.value)?));
         }
-        let outer = self.ctl.as_ref().map(|c| c.name.clone()).unwrap_or_default();
+        let outer = self
+            .ctl
+            .as_ref()
+            .map(|c| c.name.clone())
+            .unwrap_or_default();
         let pipe = self.ctl.as_ref().map(|c| c.pipe).unwrap_or(0);
         let base = format!("{}.{}", outer, n);
         let k = self.inlined.entry(base.clone()).or_insert(0);
-        let fq = if *k == 0 { base.clone() } else { format!("{}_{}", base, k) };
+        let fq = if *k == 0 {
+            base.clone()
+        } else {
+            format!("{}_{}", base, k)
+        };
         *k += 1;
         self.scopes.push(HashMap::new());
         for (k, b) in binds {
@@ -1886,7 +2556,9 @@ impl<'a> Lower<'a> {
             ExprKind::Member(b, _) => self.has_apply(b),
             ExprKind::Unary(_, x) => self.has_apply(x),
             ExprKind::Binary(_, a, b) => self.has_apply(a) || self.has_apply(b),
-            ExprKind::Ternary(a, b, c) => self.has_apply(a) || self.has_apply(b) || self.has_apply(c),
+            ExprKind::Ternary(a, b, c) => {
+                self.has_apply(a) || self.has_apply(b) || self.has_apply(c)
+            }
             _ => false,
         }
     }
@@ -1894,7 +2566,11 @@ impl<'a> Lower<'a> {
     /// Lower a statement sequence of an apply block; returns the entry node.
     fn ctl_seq(&mut self, stmts: &[Stmt], next: Option<String>) -> PResult<Option<String>> {
         // cut at the first exit/return: what follows is dead
-        let end = stmts.iter().position(|s| matches!(s.kind, StmtKind::Exit | StmtKind::Return(_))).map(|i| i + 1).unwrap_or(stmts.len());
+        let end = stmts
+            .iter()
+            .position(|s| matches!(s.kind, StmtKind::Exit | StmtKind::Return(_)))
+            .map(|i| i + 1)
+            .unwrap_or(stmts.len());
         let stmts = &stmts[..end];
         self.scopes.push(HashMap::new());
         // declare locals first
@@ -1903,11 +2579,30 @@ impl<'a> Lower<'a> {
             match &s.kind {
                 StmtKind::Var(_, ty, n, init) => {
                     let t = self.env.resolve(ty)?;
-                    let ctl = self.ctl.as_ref().map(|c| c.name.clone()).unwrap_or_default();
-                    let p = self.make_place("", &format!("{}.{}", ctl, n), t, true, &format!("{}_{}", ctl, n));
+                    let ctl = self
+                        .ctl
+                        .as_ref()
+                        .map(|c| c.name.clone())
+                        .unwrap_or_default();
+                    let p = self.make_place(
+                        "",
+                        &format!("{}.{}", ctl, n),
+                        t,
+                        true,
+                        &format!("{}_{}", ctl, n),
+                    );
                     self.bind(n, Bind::Place(p));
                     if let Some(i) = init {
-                        body.push(Stmt { kind: StmtKind::Assign(Expr { kind: ExprKind::Name(n.clone()), span: s.span }, i.clone()), span: s.span });
+                        body.push(Stmt {
+                            kind: StmtKind::Assign(
+                                Expr {
+                                    kind: ExprKind::Name(n.clone()),
+                                    span: s.span,
+                                },
+                                i.clone(),
+                            ),
+                            span: s.span,
+                        });
                     }
                 }
                 StmtKind::Const(ty, n, v) => {
@@ -1939,7 +2634,11 @@ impl<'a> Lower<'a> {
                 while j > 0 && self.is_simple(&body[j - 1]) {
                     j -= 1;
                 }
-                let run: Vec<Stmt> = body[j..i].iter().filter(|s| !matches!(s.kind, StmtKind::Empty)).cloned().collect();
+                let run: Vec<Stmt> = body[j..i]
+                    .iter()
+                    .filter(|s| !matches!(s.kind, StmtKind::Empty))
+                    .cloned()
+                    .collect();
                 if !run.is_empty() {
                     match self.synth_table(&run, cur.clone()) {
                         Ok(n) => cur = Some(n),
@@ -1998,7 +2697,11 @@ impl<'a> Lower<'a> {
                             let hit_first = (m == "hit") != neg;
                             let (h, ms) = if hit_first { (tb, fb) } else { (fb, tb) };
                             let pipe = self.ctl.as_ref().unwrap().pipe;
-                            if let Some(t) = self.pipelines[pipe].tables.iter_mut().find(|x| x.name == tn) {
+                            if let Some(t) = self.pipelines[pipe]
+                                .tables
+                                .iter_mut()
+                                .find(|x| x.name == tn)
+                            {
                                 t.next_tables.clear();
                                 t.next_tables.insert("__HIT__".into(), h);
                                 t.next_tables.insert("__MISS__".into(), ms);
@@ -2022,13 +2725,22 @@ impl<'a> Lower<'a> {
                 self.pre_end(made);
                 let (x, t) = r?;
                 if t != Type::Bool {
-                    return Err(Error::new(cond.span, format!("condition must be bool, not {}", t.name())));
+                    return Err(Error::new(
+                        cond.span,
+                        format!("condition must be bool, not {}", t.name()),
+                    ));
                 }
                 let name = self.new_node_name();
                 let pipe = self.ctl.as_ref().unwrap().pipe;
-                let id = self.pipelines.iter().map(|p| p.conditionals.len()).sum::<usize>();
+                let id = self
+                    .pipelines
+                    .iter()
+                    .map(|p| p.conditionals.len())
+                    .sum::<usize>();
                 let frag = self.src(cond.span);
-                self.pipelines[pipe].conditionals.push(json!({"name": name, "id": id,
+                self.pipelines[pipe]
+                    .conditionals
+                    .push(json!({"name": name, "id": id,
                     "source_info": {"source_fragment": frag},
                     "expression": x.je(), "true_next": tb, "false_next": fb}));
                 Ok(Some(self.table_entry(&name)))
@@ -2049,8 +2761,15 @@ impl<'a> Lower<'a> {
                 let entry = self.table_entry(&tn);
                 let pipe = self.ctl.as_ref().unwrap().pipe;
                 let table_actions: Vec<(usize, String)> = {
-                    let tab = self.pipelines[pipe].tables.iter().find(|x| x.name == tn).unwrap();
-                    tab.actions.iter().map(|a| (*a, self.ir.actions[*a].name.clone())).collect()
+                    let tab = self.pipelines[pipe]
+                        .tables
+                        .iter()
+                        .find(|x| x.name == tn)
+                        .unwrap();
+                    tab.actions
+                        .iter()
+                        .map(|a| (*a, self.ir.actions[*a].name.clone()))
+                        .collect()
                 };
                 let mut map: BTreeMap<String, Option<String>> = BTreeMap::new();
                 let mut default_next = next.clone();
@@ -2066,12 +2785,17 @@ impl<'a> Lower<'a> {
                         match &l.kind {
                             ExprKind::Default => default_next = entry.clone(),
                             ExprKind::Name(an) => {
-                                let found = table_actions.iter().find(|(i, _)| self.ir.actions[*i].decl == *an);
+                                let found = table_actions
+                                    .iter()
+                                    .find(|(i, _)| self.ir.actions[*i].decl == *an);
                                 match found {
                                     Some((_, n)) => {
                                         map.insert(n.clone(), entry.clone());
                                     }
-                                    None => self.err(l.span, format!("'{}' is not an action of table '{}'", an, t.name)),
+                                    None => self.err(
+                                        l.span,
+                                        format!("'{}' is not an action of table '{}'", an, t.name),
+                                    ),
                                 }
                             }
                             _ => self.err(l.span, "switch labels must be action names or default"),
@@ -2081,7 +2805,11 @@ impl<'a> Lower<'a> {
                 for (_, n) in &table_actions {
                     map.entry(n.clone()).or_insert_with(|| default_next.clone());
                 }
-                if let Some(tab) = self.pipelines[pipe].tables.iter_mut().find(|x| x.name == tn) {
+                if let Some(tab) = self.pipelines[pipe]
+                    .tables
+                    .iter_mut()
+                    .find(|x| x.name == tn)
+                {
                     tab.next_tables = map;
                 }
                 Ok(Some(entry))
@@ -2091,14 +2819,24 @@ impl<'a> Lower<'a> {
         }
     }
 
-
     fn set_next_all(&mut self, tn: &str, next: Option<String>) {
         let pipe = self.ctl.as_ref().unwrap().pipe;
         let names: Vec<String> = {
-            let t = self.pipelines[pipe].tables.iter().find(|x| x.name == tn).unwrap();
-            t.actions.iter().map(|a| self.ir.actions[*a].name.clone()).collect()
+            let t = self.pipelines[pipe]
+                .tables
+                .iter()
+                .find(|x| x.name == tn)
+                .unwrap();
+            t.actions
+                .iter()
+                .map(|a| self.ir.actions[*a].name.clone())
+                .collect()
         };
-        if let Some(t) = self.pipelines[pipe].tables.iter_mut().find(|x| x.name == tn) {
+        if let Some(t) = self.pipelines[pipe]
+            .tables
+            .iter_mut()
+            .find(|x| x.name == tn)
+        {
             t.next_tables.clear();
             for n in names {
                 t.next_tables.insert(n, next.clone());
@@ -2121,7 +2859,10 @@ impl<'a> Lower<'a> {
                         }
                         if let Some(Bind::Extern { kind, .. }) = self.lookup(n) {
                             if let Some(Decl::Control { .. }) = self.find_decl(&kind) {
-                                return Err(Error::new(e.span, "calling other controls is not supported by this compiler yet"));
+                                return Err(Error::new(
+                                    e.span,
+                                    "calling other controls is not supported by this compiler yet",
+                                ));
                             }
                         }
                         return Err(Error::new(b.span, format!("'{}' is not a table", n)));
@@ -2134,7 +2875,10 @@ impl<'a> Lower<'a> {
 
     fn synth_table(&mut self, run: &[Stmt], next: Option<String>) -> PResult<String> {
         self.ctx = Ctx::Action;
-        self.act = Some(ActionCtx { prims: vec![], returns: vec![] });
+        self.act = Some(ActionCtx {
+            prims: vec![],
+            returns: vec![],
+        });
         for s in run {
             if let Err(e) = self.action_stmt(s) {
                 self.sink.push(e);
@@ -2145,10 +2889,25 @@ impl<'a> Lower<'a> {
         let ctl = self.ctl.as_ref().unwrap().name.clone();
         let k = self.synth_count;
         self.synth_count += 1;
-        let aname = if k == 0 { format!("{}.act", ctl) } else { format!("{}.act_{}", ctl, k) };
-        self.ir.actions.push(IrAction { name: aname, decl: String::new(), params: vec![], prims: a.prims, synthetic: true, annos: vec![] });
+        let aname = if k == 0 {
+            format!("{}.act", ctl)
+        } else {
+            format!("{}.act_{}", ctl, k)
+        };
+        self.ir.actions.push(IrAction {
+            name: aname,
+            decl: String::new(),
+            params: vec![],
+            prims: a.prims,
+            synthetic: true,
+            annos: vec![],
+        });
         let aid = self.ir.actions.len() - 1;
-        let tname = if k == 0 { "tbl_act".to_string() } else { format!("tbl_act_{}", k) };
+        let tname = if k == 0 {
+            "tbl_act".to_string()
+        } else {
+            format!("tbl_act_{}", k)
+        };
         let pipe = self.ctl.as_ref().unwrap().pipe;
         let mut nt = BTreeMap::new();
         nt.insert(self.ir.actions[aid].name.clone(), next);
@@ -2187,8 +2946,18 @@ impl<'a> Lower<'a> {
     }
 
     /// The BMv2 action for `a` in the current control with directional args bound.
-    fn get_action(&mut self, a: &Action, global: bool, bound: &[Arg], span: Span) -> PResult<usize> {
-        let ctl = self.ctl.as_ref().map(|c| c.name.clone()).unwrap_or_default();
+    fn get_action(
+        &mut self,
+        a: &Action,
+        global: bool,
+        bound: &[Arg],
+        span: Span,
+    ) -> PResult<usize> {
+        let ctl = self
+            .ctl
+            .as_ref()
+            .map(|c| c.name.clone())
+            .unwrap_or_default();
         let base = match anno_str(&a.annos, "name") {
             Some(n) => {
                 if let Some(s) = n.strip_prefix('.') {
@@ -2207,19 +2976,38 @@ impl<'a> Lower<'a> {
                 }
             }
         };
-        let key = format!("{}|{}", base, bound.iter().map(|x| self.src(x.value.span)).collect::<Vec<_>>().join(","));
+        let key = format!(
+            "{}|{}",
+            base,
+            bound
+                .iter()
+                .map(|x| self.src(x.value.span))
+                .collect::<Vec<_>>()
+                .join(",")
+        );
         if let Some(i) = self.action_cache.get(&key) {
             return Ok(*i);
         }
         let ndir = a.params.iter().filter(|p| p.dir != Dir::None).count();
         if bound.len() != ndir {
-            return Err(Error::new(span, format!("action '{}' has {} directional parameter(s) but {} argument(s) are given here", a.name, ndir, bound.len())));
+            return Err(Error::new(
+                span,
+                format!(
+                    "action '{}' has {} directional parameter(s) but {} argument(s) are given here",
+                    a.name,
+                    ndir,
+                    bound.len()
+                ),
+            ));
         }
         // lower the body
         let saved_ctx = self.ctx;
         let saved_act = self.act.take();
         self.ctx = Ctx::Action;
-        self.act = Some(ActionCtx { prims: vec![], returns: vec![] });
+        self.act = Some(ActionCtx {
+            prims: vec![],
+            returns: vec![],
+        });
         self.scopes.push(HashMap::new());
         let mut params = vec![];
         let mut res = Ok(());
@@ -2240,7 +3028,14 @@ impl<'a> Lower<'a> {
                 let w = match t.width() {
                     Some(w) => w,
                     None => {
-                        res = Err(Error::new(p.span, format!("action parameter '{}' must have a fixed-width type, not {}", p.name, t.name())));
+                        res = Err(Error::new(
+                            p.span,
+                            format!(
+                                "action parameter '{}' must have a fixed-width type, not {}",
+                                p.name,
+                                t.name()
+                            ),
+                        ));
                         break;
                     }
                 };
@@ -2286,7 +3081,14 @@ impl<'a> Lower<'a> {
             k += 1;
             name = format!("{}_{}", base, k);
         }
-        self.ir.actions.push(IrAction { name, decl: a.name.clone(), params, prims: act.prims, synthetic: false, annos: a.annos.clone() });
+        self.ir.actions.push(IrAction {
+            name,
+            decl: a.name.clone(),
+            params,
+            prims: act.prims,
+            synthetic: false,
+            annos: a.annos.clone(),
+        });
         let idx = self.ir.actions.len() - 1;
         self.action_cache.insert(key, idx);
         Ok(idx)
@@ -2304,7 +3106,15 @@ impl<'a> Lower<'a> {
         let pl = self.place(arg)?;
         let pt = pl.ty();
         if !types_compatible(t, &pt) {
-            return Err(Error::new(arg.span, format!("argument type {} does not match parameter '{}' of type {}", pt.name(), p.name, t.name())));
+            return Err(Error::new(
+                arg.span,
+                format!(
+                    "argument type {} does not match parameter '{}' of type {}",
+                    pt.name(),
+                    p.name,
+                    t.name()
+                ),
+            ));
         }
         Ok(Bind::Place(pl))
     }
@@ -2313,12 +3123,23 @@ impl<'a> Lower<'a> {
         let ctl = self.ctl.as_ref().unwrap().name.clone();
         let pipe = self.ctl.as_ref().unwrap().pipe;
         let fq = match anno_str(&t.annos, "name") {
-            Some(n) => n.strip_prefix('.').map(|s| s.to_string()).unwrap_or_else(|| format!("{}.{}", ctl, n)),
+            Some(n) => n
+                .strip_prefix('.')
+                .map(|s| s.to_string())
+                .unwrap_or_else(|| format!("{}.{}", ctl, n)),
             None => format!("{}.{}", ctl, t.name),
         };
         self.key_prims.clear();
-        if !self.ctl.as_mut().unwrap().applied.insert(t.name.clone()) || self.table_names.contains(&fq) {
-            return Err(Error::new(span, format!("table '{}' is applied more than once; BMv2 allows one application per table", t.name)));
+        if !self.ctl.as_mut().unwrap().applied.insert(t.name.clone())
+            || self.table_names.contains(&fq)
+        {
+            return Err(Error::new(
+                span,
+                format!(
+                    "table '{}' is applied more than once; BMv2 allows one application per table",
+                    t.name
+                ),
+            ));
         }
         self.table_names.insert(fq.clone());
         self.ctx = Ctx::Cond;
@@ -2347,7 +3168,15 @@ impl<'a> Lower<'a> {
                 "optional" => "ternary",
                 m => m,
             };
-            keys.push(IrKey { match_type: mt.to_string(), p4_kind: k.match_kind.clone(), target, name: kname, width, mask: kmask, annos: k.annos.clone() });
+            keys.push(IrKey {
+                match_type: mt.to_string(),
+                p4_kind: k.match_kind.clone(),
+                target,
+                name: kname,
+                width,
+                mask: kmask,
+                annos: k.annos.clone(),
+            });
         }
         if keys.iter().filter(|k| k.match_type == "lpm").count() > 1 {
             self.err(t.span, "a table can have at most one lpm key");
@@ -2389,7 +3218,12 @@ impl<'a> Lower<'a> {
             Some((r, c)) => (Some(r.clone()), *c),
             None => (None, false),
         };
-        let dref = dref.unwrap_or(ActionRef { annos: vec![], name: "NoAction".into(), args: vec![], span: t.span });
+        let dref = dref.unwrap_or(ActionRef {
+            annos: vec![],
+            name: "NoAction".into(),
+            args: vec![],
+            span: t.span,
+        });
         if let Some((a, global)) = self.find_action(&dref.name) {
             let ndir = a.params.iter().filter(|p| p.dir != Dir::None).count();
             let (bound, data) = dref.args.split_at(ndir.min(dref.args.len()));
@@ -2399,14 +3233,32 @@ impl<'a> Lower<'a> {
                         // an implicit NoAction default joins the list as default-only;
                         // an explicit default must already be one of the table's actions
                         if t.default_action.is_some() {
-                            self.err(dref.span, format!("default action '{}' is not in the actions list of table '{}'", dref.name, t.name));
+                            self.err(
+                                dref.span,
+                                format!(
+                                    "default action '{}' is not in the actions list of table '{}'",
+                                    dref.name, t.name
+                                ),
+                            );
                         }
                         actions.push(i);
-                        action_annos.push(vec![Annotation { name: "defaultonly".into(), args: vec![], span: dref.span }]);
+                        action_annos.push(vec![Annotation {
+                            name: "defaultonly".into(),
+                            args: vec![],
+                            span: dref.span,
+                        }]);
                     }
                     let params = self.ir.actions[i].params.clone();
                     if data.len() != params.len() {
-                        self.err(dref.span, format!("action '{}' expects {} argument(s), got {}", dref.name, params.len(), data.len()));
+                        self.err(
+                            dref.span,
+                            format!(
+                                "action '{}' expects {} argument(s), got {}",
+                                dref.name,
+                                params.len(),
+                                data.len()
+                            ),
+                        );
                     } else {
                         let mut vals = vec![];
                         for (arg, (_, w, _)) in data.iter().zip(params.iter()) {
@@ -2438,8 +3290,11 @@ impl<'a> Lower<'a> {
                     let n = match &e.kind {
                         ExprKind::Name(n) => n.clone(),
                         // an anonymous instance: `implementation = action_selector(...);`
-                        ExprKind::Call(f, targs, args) if matches!(&f.kind, ExprKind::Name(k) if k == "action_selector" || k == "action_profile") => {
-                            let ExprKind::Name(k) = &f.kind else { unreachable!() };
+                        ExprKind::Call(f, targs, args) if matches!(&f.kind, ExprKind::Name(k) if k == "action_selector" || k == "action_profile") =>
+                        {
+                            let ExprKind::Name(k) = &f.kind else {
+                                unreachable!()
+                            };
                             let local = format!("{}_ap", t.name);
                             let inst = Instance {
                                 annos: vec![],
@@ -2448,7 +3303,11 @@ impl<'a> Lower<'a> {
                                 name: local.clone(),
                                 span: e.span,
                             };
-                            let ctl_name = self.ctl.as_ref().map(|c| c.name.clone()).unwrap_or_default();
+                            let ctl_name = self
+                                .ctl
+                                .as_ref()
+                                .map(|c| c.name.clone())
+                                .unwrap_or_default();
                             self.declare_instance(&inst, &ctl_name);
                             local
                         }
@@ -2458,9 +3317,19 @@ impl<'a> Lower<'a> {
                         }
                     };
                     match self.lookup(&n) {
-                        Some(Bind::Extern { kind: k, name }) if k == "action_profile" || k == "action_selector" => {
-                            kind = if k == "action_selector" { "indirect_ws".into() } else { "indirect".into() };
-                            if let Some(pr) = self.pipelines[pipe].profiles.iter_mut().find(|x| x.name == name) {
+                        Some(Bind::Extern { kind: k, name })
+                            if k == "action_profile" || k == "action_selector" =>
+                        {
+                            kind = if k == "action_selector" {
+                                "indirect_ws".into()
+                            } else {
+                                "indirect".into()
+                            };
+                            if let Some(pr) = self.pipelines[pipe]
+                                .profiles
+                                .iter_mut()
+                                .find(|x| x.name == name)
+                            {
                                 pr.tables.push(fq.clone());
                                 if let Some((_, inputs)) = &mut pr.selector {
                                     *inputs = selector_inputs.clone();
@@ -2468,26 +3337,38 @@ impl<'a> Lower<'a> {
                             }
                             profile = Some(name);
                         }
-                        _ => self.err(e.span, format!("'{}' is not an action_profile or action_selector", n)),
+                        _ => self.err(
+                            e.span,
+                            format!("'{}' is not an action_profile or action_selector", n),
+                        ),
                     }
                 }
                 "counters" | "meters" => {
                     let n = match &e.kind {
                         ExprKind::Name(n) => n.clone(),
                         _ => {
-                            self.err(e.span, "expected a direct_counter or direct_meter instance name");
+                            self.err(
+                                e.span,
+                                "expected a direct_counter or direct_meter instance name",
+                            );
                             continue;
                         }
                     };
                     match self.lookup(&n) {
-                        Some(Bind::Extern { kind: k, name }) if (k == "direct_counter" && p == "counters") || (k == "direct_meter" && p == "meters") => {
+                        Some(Bind::Extern { kind: k, name })
+                            if (k == "direct_counter" && p == "counters")
+                                || (k == "direct_meter" && p == "meters") =>
+                        {
                             let mut dup = false;
                             if let Some(arr) = self.ir.arrays.iter_mut().find(|x| x.name == name) {
                                 dup = arr.direct_table.is_some();
                                 arr.direct_table = Some(fq.clone());
                             }
                             if dup {
-                                self.err(e.span, format!("'{}' is already attached to another table", n));
+                                self.err(
+                                    e.span,
+                                    format!("'{}' is already attached to another table", n),
+                                );
                             }
                             if p == "counters" {
                                 with_counters = true;
@@ -2495,7 +3376,18 @@ impl<'a> Lower<'a> {
                                 direct_meter = Some(name);
                             }
                         }
-                        _ => self.err(e.span, format!("'{}' is not a {}", n, if p == "counters" { "direct_counter" } else { "direct_meter" })),
+                        _ => self.err(
+                            e.span,
+                            format!(
+                                "'{}' is not a {}",
+                                n,
+                                if p == "counters" {
+                                    "direct_counter"
+                                } else {
+                                    "direct_meter"
+                                }
+                            ),
+                        ),
                     }
                 }
                 "support_timeout" => {
@@ -2512,10 +3404,16 @@ impl<'a> Lower<'a> {
             }
         }
         if kind == "indirect_ws" && selector_inputs.is_empty() {
-            self.err(t.span, "a table with an action_selector needs at least one 'selector' key");
+            self.err(
+                t.span,
+                "a table with an action_selector needs at least one 'selector' key",
+            );
         }
         if kind != "indirect_ws" && !selector_inputs.is_empty() {
-            self.err(t.span, "'selector' keys need an action_selector implementation");
+            self.err(
+                t.span,
+                "'selector' keys need an action_selector implementation",
+            );
         }
         // const entries
         let mut entries = vec![];
@@ -2588,13 +3486,20 @@ impl<'a> Lower<'a> {
             Type::Bool => 1,
             t => match t.width() {
                 Some(w) if *t != Type::InfInt => w,
-                _ => return Err(Error::new(e.span, format!("a table key needs a fixed width, not {}", t.name()))),
+                _ => {
+                    return Err(Error::new(
+                        e.span,
+                        format!("a table key needs a fixed width, not {}", t.name()),
+                    ))
+                }
             },
         };
         let x = self.to_data(x, &t);
         let tmp = self.scalar(&format!("key_{}", self.tmp_count), &Type::Bit(w));
         self.tmp_count += 1;
-        let Place::Field { hdr, field, .. } = tmp else { unreachable!() };
+        let Place::Field { hdr, field, .. } = tmp else {
+            unreachable!()
+        };
         let frag = self.src(e.span);
         self.key_prims.push(json!({"op": "assign", "parameters": [{"type": "field", "value": [hdr, field]}, x.jp()], "source_info": {"source_fragment": frag}}));
         Ok((json!([hdr, field]), w, None))
@@ -2612,7 +3517,14 @@ impl<'a> Lower<'a> {
         let k = self.synth_count;
         self.synth_count += 1;
         let aname = format!("{}.key_act_{}", ctl, k);
-        self.ir.actions.push(IrAction { name: aname.clone(), decl: String::new(), params: vec![], prims, synthetic: true, annos: vec![] });
+        self.ir.actions.push(IrAction {
+            name: aname.clone(),
+            decl: String::new(),
+            params: vec![],
+            prims,
+            synthetic: true,
+            annos: vec![],
+        });
         let aid = self.ir.actions.len() - 1;
         let tname = format!("tbl_key_{}", k);
         let mut nt = BTreeMap::new();
@@ -2639,23 +3551,46 @@ impl<'a> Lower<'a> {
         tname
     }
 
-    fn lower_entry(&mut self, t: &Table, keys: &[IrKey], actions: &[usize], en: &Entry, ei: usize) -> PResult<J> {
-        let keysets: Vec<&Expr> = if en.keys.len() == 1 && keys.len() > 1 && matches!(en.keys[0].kind, ExprKind::Default) {
-            vec![&en.keys[0]; keys.len()]
-        } else {
-            en.keys.iter().collect()
-        };
+    fn lower_entry(
+        &mut self,
+        t: &Table,
+        keys: &[IrKey],
+        actions: &[usize],
+        en: &Entry,
+        ei: usize,
+    ) -> PResult<J> {
+        let keysets: Vec<&Expr> =
+            if en.keys.len() == 1 && keys.len() > 1 && matches!(en.keys[0].kind, ExprKind::Default)
+            {
+                vec![&en.keys[0]; keys.len()]
+            } else {
+                en.keys.iter().collect()
+            };
         if keysets.len() != keys.len() {
-            return Err(Error::new(en.span, format!("entry has {} key value(s) but table '{}' has {} key(s)", keysets.len(), t.name, keys.len())));
+            return Err(Error::new(
+                en.span,
+                format!(
+                    "entry has {} key value(s) but table '{}' has {} key(s)",
+                    keysets.len(),
+                    t.name,
+                    keys.len()
+                ),
+            ));
         }
         let mut mk = vec![];
         for (k, ks) in keys.iter().zip(keysets) {
             let w = k.width;
             let kt = Type::Bit(w);
             let j = match (k.p4_kind.as_str(), &ks.kind) {
-                ("exact", ExprKind::Default) => return Err(Error::new(ks.span, "exact keys need a value")),
-                ("exact", _) => json!({"match_type": "exact", "key": hexw(self.const_of(ks, &kt), w)}),
-                ("lpm", ExprKind::Default) => json!({"match_type": "lpm", "key": hexw(0, w), "prefix_length": 0}),
+                ("exact", ExprKind::Default) => {
+                    return Err(Error::new(ks.span, "exact keys need a value"))
+                }
+                ("exact", _) => {
+                    json!({"match_type": "exact", "key": hexw(self.const_of(ks, &kt), w)})
+                }
+                ("lpm", ExprKind::Default) => {
+                    json!({"match_type": "lpm", "key": hexw(0, w), "prefix_length": 0})
+                }
                 ("lpm", ExprKind::Mask(v, m)) => {
                     let v = self.const_of(v, &kt);
                     let m = self.const_of(m, &kt);
@@ -2665,15 +3600,23 @@ impl<'a> Lower<'a> {
                     }
                     json!({"match_type": "lpm", "key": hexw(v & m, w), "prefix_length": pl})
                 }
-                ("lpm", _) => json!({"match_type": "lpm", "key": hexw(self.const_of(ks, &kt), w), "prefix_length": w}),
-                ("ternary" | "optional", ExprKind::Default) => json!({"match_type": "ternary", "key": hexw(0, w), "mask": hexw(0, w)}),
+                ("lpm", _) => {
+                    json!({"match_type": "lpm", "key": hexw(self.const_of(ks, &kt), w), "prefix_length": w})
+                }
+                ("ternary" | "optional", ExprKind::Default) => {
+                    json!({"match_type": "ternary", "key": hexw(0, w), "mask": hexw(0, w)})
+                }
                 ("ternary", ExprKind::Mask(v, m)) => {
                     let v = self.const_of(v, &kt);
                     let m = self.const_of(m, &kt);
                     json!({"match_type": "ternary", "key": hexw(v & m, w), "mask": hexw(m, w)})
                 }
-                ("ternary" | "optional", _) => json!({"match_type": "ternary", "key": hexw(self.const_of(ks, &kt), w), "mask": hexw(mask(w), w)}),
-                ("range", ExprKind::Default) => json!({"match_type": "range", "start": hexw(0, w), "end": hexw(mask(w), w)}),
+                ("ternary" | "optional", _) => {
+                    json!({"match_type": "ternary", "key": hexw(self.const_of(ks, &kt), w), "mask": hexw(mask(w), w)})
+                }
+                ("range", ExprKind::Default) => {
+                    json!({"match_type": "range", "start": hexw(0, w), "end": hexw(mask(w), w)})
+                }
                 ("range", ExprKind::Range(a, b)) => {
                     let a = self.const_of(a, &kt);
                     let b = self.const_of(b, &kt);
@@ -2683,20 +3626,44 @@ impl<'a> Lower<'a> {
                     let v = self.const_of(ks, &kt);
                     json!({"match_type": "range", "start": hexw(v, w), "end": hexw(v, w)})
                 }
-                (m, _) => return Err(Error::new(ks.span, format!("unsupported key kind '{}' in entries", m))),
+                (m, _) => {
+                    return Err(Error::new(
+                        ks.span,
+                        format!("unsupported key kind '{}' in entries", m),
+                    ))
+                }
             };
             mk.push(j);
         }
-        let (a, global) = self.find_action(&en.action.name).ok_or_else(|| Error::new(en.action.span, format!("unknown action '{}'", en.action.name)))?;
+        let (a, global) = self.find_action(&en.action.name).ok_or_else(|| {
+            Error::new(
+                en.action.span,
+                format!("unknown action '{}'", en.action.name),
+            )
+        })?;
         let ndir = a.params.iter().filter(|p| p.dir != Dir::None).count();
         let (bound, data) = en.action.args.split_at(ndir.min(en.action.args.len()));
         let ai = self.get_action(&a, global, bound, en.action.span)?;
         if !actions.contains(&ai) {
-            return Err(Error::new(en.action.span, format!("action '{}' is not in the actions list of table '{}'", en.action.name, t.name)));
+            return Err(Error::new(
+                en.action.span,
+                format!(
+                    "action '{}' is not in the actions list of table '{}'",
+                    en.action.name, t.name
+                ),
+            ));
         }
         let params = self.ir.actions[ai].params.clone();
         if data.len() != params.len() {
-            return Err(Error::new(en.action.span, format!("action '{}' expects {} argument(s), got {}", en.action.name, params.len(), data.len())));
+            return Err(Error::new(
+                en.action.span,
+                format!(
+                    "action '{}' expects {} argument(s), got {}",
+                    en.action.name,
+                    params.len(),
+                    data.len()
+                ),
+            ));
         }
         let mut vals = vec![];
         for (arg, (_, w, _)) in data.iter().zip(params.iter()) {
@@ -2707,8 +3674,10 @@ impl<'a> Lower<'a> {
             (None, Some(p)) => p as u64,
             _ => ei as u64 + 1,
         };
-        Ok(json!({"source_info": {"source_fragment": self.src(en.span)}, "match_key": mk,
-            "action_entry": {"action_id": ai, "action_data": vals}, "priority": prio}))
+        Ok(
+            json!({"source_info": {"source_fragment": self.src(en.span)}, "match_key": mk,
+            "action_entry": {"action_id": ai, "action_data": vals}, "priority": prio}),
+        )
     }
 
     // ------------------------------------------------------------ places
@@ -2718,35 +3687,75 @@ impl<'a> Lower<'a> {
             ExprKind::Name(n) => match self.lookup(n) {
                 Some(Bind::Place(p)) => Ok(p),
                 Some(Bind::Val(X::Field(hdr, field), ty)) => Ok(Place::Field { hdr, field, ty }),
-                Some(_) => Err(Error::new(e.span, format!("'{}' cannot be used as a location here", n))),
+                Some(_) => Err(Error::new(
+                    e.span,
+                    format!("'{}' cannot be used as a location here", n),
+                )),
                 None => Err(Error::new(e.span, format!("undeclared identifier '{}'", n))),
             },
             ExprKind::Member(b, m) => {
                 let bp = self.place(b)?;
                 match &bp {
-                    Place::Struct { ty, members } | Place::Union { ty, members, .. } => match members.iter().find(|x| x.0 == *m) {
-                        Some((_, p)) => Ok(p.clone()),
-                        None => Err(Error::new(member_span(e, m), format!("type {} has no field '{}'", ty, m))),
-                    },
-                    Place::Header { inst, ty } => match self.env.field_type(&Type::Header(ty.clone()), m) {
-                        Some(t) => Ok(Place::Field { hdr: inst.clone(), field: m.clone(), ty: t }),
-                        None => Err(Error::new(member_span(e, m), format!("header {} has no field '{}'", ty, m))),
-                    },
-                    Place::DynHeader { elem, deref, .. } => {
-                        let def = self.env.composite(elem).cloned().ok_or_else(|| Error::new(e.span, "unknown header"))?;
-                        match def.fields.iter().position(|f| f.0 == *m) {
-                            Some(off) => Ok(Place::DynField { x: X::op("access_field", deref.clone(), X::Raw(json!(off))), ty: def.fields[off].1.clone() }),
-                            None => Err(Error::new(member_span(e, m), format!("header {} has no field '{}'", elem, m))),
+                    Place::Struct { ty, members } | Place::Union { ty, members, .. } => {
+                        match members.iter().find(|x| x.0 == *m) {
+                            Some((_, p)) => Ok(p.clone()),
+                            None => Err(Error::new(
+                                member_span(e, m),
+                                format!("type {} has no field '{}'", ty, m),
+                            )),
                         }
                     }
-                    Place::DynField { ty, .. } => Err(Error::new(e.span, format!("a value of type {} has no field '{}'", ty.name(), m))),
+                    Place::Header { inst, ty } => {
+                        match self.env.field_type(&Type::Header(ty.clone()), m) {
+                            Some(t) => Ok(Place::Field {
+                                hdr: inst.clone(),
+                                field: m.clone(),
+                                ty: t,
+                            }),
+                            None => Err(Error::new(
+                                member_span(e, m),
+                                format!("header {} has no field '{}'", ty, m),
+                            )),
+                        }
+                    }
+                    Place::DynHeader { elem, deref, .. } => {
+                        let def = self
+                            .env
+                            .composite(elem)
+                            .cloned()
+                            .ok_or_else(|| Error::new(e.span, "unknown header"))?;
+                        match def.fields.iter().position(|f| f.0 == *m) {
+                            Some(off) => Ok(Place::DynField {
+                                x: X::op("access_field", deref.clone(), X::Raw(json!(off))),
+                                ty: def.fields[off].1.clone(),
+                            }),
+                            None => Err(Error::new(
+                                member_span(e, m),
+                                format!("header {} has no field '{}'", elem, m),
+                            )),
+                        }
+                    }
+                    Place::DynField { ty, .. } => Err(Error::new(
+                        e.span,
+                        format!("a value of type {} has no field '{}'", ty.name(), m),
+                    )),
                     Place::Stack { name, elem, .. } if m == "last" && self.ctx != Ctx::Parser => {
                         let idx = X::un("last_stack_index", X::Stack(name.clone()));
                         let deref = X::op("dereference_header_stack", X::Stack(name.clone()), idx);
-                        Ok(Place::DynHeader { stack: name.clone(), elem: elem.clone(), deref })
+                        Ok(Place::DynHeader {
+                            stack: name.clone(),
+                            elem: elem.clone(),
+                            deref,
+                        })
                     }
-                    Place::Stack { .. } => Err(Error::new(member_span(e, m), format!("'.{}' on a header stack is not a location here", m))),
-                    Place::Field { ty, .. } => Err(Error::new(e.span, format!("a value of type {} has no field '{}'", ty.name(), m))),
+                    Place::Stack { .. } => Err(Error::new(
+                        member_span(e, m),
+                        format!("'.{}' on a header stack is not a location here", m),
+                    )),
+                    Place::Field { ty, .. } => Err(Error::new(
+                        e.span,
+                        format!("a value of type {} has no field '{}'", ty.name(), m),
+                    )),
                 }
             }
             ExprKind::Index(b, i) => {
@@ -2761,22 +3770,49 @@ impl<'a> Lower<'a> {
                                 }
                                 let (ix, it) = self.rv(i, Some(&Type::Bit(32)))?;
                                 if !matches!(it, Type::Bit(_) | Type::Int(_)) {
-                                    return Err(Error::new(i.span, format!("a header stack index must be an integer, not {}", it.name())));
+                                    return Err(Error::new(
+                                        i.span,
+                                        format!(
+                                            "a header stack index must be an integer, not {}",
+                                            it.name()
+                                        ),
+                                    ));
                                 }
-                                let ix = if self.snap_index { self.snapshot(ix, &it) } else { ix };
-                                let deref = X::op("dereference_header_stack", X::Stack(name.clone()), ix);
-                                return Ok(Place::DynHeader { stack: name, elem, deref });
+                                let ix = if self.snap_index {
+                                    self.snapshot(ix, &it)
+                                } else {
+                                    ix
+                                };
+                                let deref =
+                                    X::op("dereference_header_stack", X::Stack(name.clone()), ix);
+                                return Ok(Place::DynHeader {
+                                    stack: name,
+                                    elem,
+                                    deref,
+                                });
                             }
                         };
                         if idx >= size as u128 {
-                            return Err(Error::new(i.span, format!("index {} is out of bounds for a stack of size {}", idx, size)));
+                            return Err(Error::new(
+                                i.span,
+                                format!(
+                                    "index {} is out of bounds for a stack of size {}",
+                                    idx, size
+                                ),
+                            ));
                         }
-                        Ok(Place::Header { inst: format!("{}[{}]", name, idx), ty: elem })
+                        Ok(Place::Header {
+                            inst: format!("{}[{}]", name, idx),
+                            ty: elem,
+                        })
                     }
                     _ => Err(Error::new(e.span, "only header stacks can be indexed")),
                 }
             }
-            _ => Err(Error::new(e.span, "expected a location (a variable, header or field)")),
+            _ => Err(Error::new(
+                e.span,
+                "expected a location (a variable, header or field)",
+            )),
         }
     }
 
@@ -2794,7 +3830,14 @@ impl<'a> Lower<'a> {
         if types_compatible(dst, src) {
             return Ok(());
         }
-        Err(Error::new(span, format!("cannot assign a value of type {} to a location of type {}", src.name(), dst.name())))
+        Err(Error::new(
+            span,
+            format!(
+                "cannot assign a value of type {} to a location of type {}",
+                src.name(),
+                dst.name()
+            ),
+        ))
     }
 
     /// Lower an r-value: returns the IR expression and its type. Bool-typed results
@@ -2844,7 +3887,10 @@ impl<'a> Lower<'a> {
                         let sv = v;
                         let neg = (sv >> 127) & 1 == 1;
                         if !neg && w < 128 && shr(sv, w as u128) != 0 {
-                            return Err(Error::new(e.span, format!("value {} does not fit in type {}", sv, et.name())));
+                            return Err(Error::new(
+                                e.span,
+                                format!("value {} does not fit in type {}", sv, et.name()),
+                            ));
                         }
                         let t2 = match et {
                             Type::SerEnum(_, w) => Type::Bit(*w),
@@ -2874,7 +3920,10 @@ impl<'a> Lower<'a> {
                     Ok((x, t))
                 }
                 Some(Bind::Const(v, t)) => Ok((self.lit(v, &t), t)),
-                Some(_) => Err(Error::new(e.span, format!("'{}' cannot be used as a value", n))),
+                Some(_) => Err(Error::new(
+                    e.span,
+                    format!("'{}' cannot be used as a value", n),
+                )),
                 None => {
                     if self.env.consts.contains_key(n) {
                         let (t, v) = self.env.consts[n].clone();
@@ -2889,43 +3938,76 @@ impl<'a> Lower<'a> {
                         return Err(Error::new(e.span, format!("unknown error '{}'", m)));
                     }
                     if self.env.enums.contains_key(n) && self.lookup(n).is_none() {
-                        return Err(Error::new(e.span, format!("enum {} has no member '{}'", n, m)));
+                        return Err(Error::new(
+                            e.span,
+                            format!("enum {} has no member '{}'", n, m),
+                        ));
                     }
                 }
                 // stack properties
                 if let Ok(Place::Stack { name, elem, size }) = self.place(b) {
                     return match m.as_str() {
                         "size" => Ok((X::Hex(size as u128, false), Type::Bit(32))),
-                        "lastIndex" => Ok((X::un("last_stack_index", X::Stack(name)), Type::Bit(32))),
-                        "last" | "next" => Err(Error::new(e.span, format!("'{}.{}' is a header; access one of its fields", self.src(b.span), m))),
+                        "lastIndex" => {
+                            Ok((X::un("last_stack_index", X::Stack(name)), Type::Bit(32)))
+                        }
+                        "last" | "next" => Err(Error::new(
+                            e.span,
+                            format!(
+                                "'{}.{}' is a header; access one of its fields",
+                                self.src(b.span),
+                                m
+                            ),
+                        )),
                         _ => {
                             let _ = elem;
-                            Err(Error::new(e.span, format!("header stacks have no member '{}'", m)))
+                            Err(Error::new(
+                                e.span,
+                                format!("header stacks have no member '{}'", m),
+                            ))
                         }
                     };
                 }
                 if let ExprKind::Member(sb, l) = &b.kind {
                     if l == "last" {
                         if let Ok(Place::Stack { name, elem, .. }) = self.place(sb) {
-                            let t = self.env.field_type(&Type::Header(elem), m).ok_or_else(|| Error::new(e.span, format!("no field '{}'", m)))?;
+                            let t = self
+                                .env
+                                .field_type(&Type::Header(elem), m)
+                                .ok_or_else(|| Error::new(e.span, format!("no field '{}'", m)))?;
                             let x = X::StackField(name, m.clone());
-                            return Ok(if t == Type::Bool { (X::un("d2b", x), t) } else { (x, t) });
+                            return Ok(if t == Type::Bool {
+                                (X::un("d2b", x), t)
+                            } else {
+                                (x, t)
+                            });
                         }
                     }
                 }
                 if self.ctx == Ctx::Parser {
                     if let Some((_, Type::Header(h))) = self.lookahead_call(b)? {
-                        let def = self.env.composite(&h).cloned().ok_or_else(|| Error::new(e.span, "unknown header"))?;
+                        let def = self
+                            .env
+                            .composite(&h)
+                            .cloned()
+                            .ok_or_else(|| Error::new(e.span, "unknown header"))?;
                         let mut off = 0;
                         for (n, t, _) in &def.fields {
                             let w = t.width().unwrap_or(0);
                             if n == m {
                                 let x = self.parser_temp(X::Lookahead(off, w), t);
-                                return Ok(if *t == Type::Bool { (X::un("d2b", x), t.clone()) } else { (x, t.clone()) });
+                                return Ok(if *t == Type::Bool {
+                                    (X::un("d2b", x), t.clone())
+                                } else {
+                                    (x, t.clone())
+                                });
                             }
                             off += w;
                         }
-                        return Err(Error::new(e.span, format!("header {} has no field '{}'", h, m)));
+                        return Err(Error::new(
+                            e.span,
+                            format!("header {} has no field '{}'", h, m),
+                        ));
                     }
                 }
                 let p = self.place(e)?;
@@ -2939,15 +4021,27 @@ impl<'a> Lower<'a> {
                 let (x, t) = self.rv(b, None)?;
                 let w = match t {
                     Type::Bit(w) | Type::Int(w) => w,
-                    _ => return Err(Error::new(b.span, format!("cannot slice a value of type {}", t.name()))),
+                    _ => {
+                        return Err(Error::new(
+                            b.span,
+                            format!("cannot slice a value of type {}", t.name()),
+                        ))
+                    }
                 };
                 let h = self.const_expr(hi, None)?;
                 let l = self.const_expr(lo, None)?;
                 if h < l || h >= w as u128 {
-                    return Err(Error::new(e.span, format!("invalid slice [{}:{}] of a {}-bit value", h, l, w)));
+                    return Err(Error::new(
+                        e.span,
+                        format!("invalid slice [{}:{}] of a {}-bit value", h, l, w),
+                    ));
                 }
                 let sw = (h - l + 1) as u32;
-                let shifted = if l == 0 { x } else { X::op(">>", x, X::Hex(l, false)) };
+                let shifted = if l == 0 {
+                    x
+                } else {
+                    X::op(">>", x, X::Hex(l, false))
+                };
                 Ok((X::op("&", shifted, X::Hex(mask(sw), false)), Type::Bit(sw)))
             }
             ExprKind::Call(..) => self.call_value(e),
@@ -2956,19 +4050,31 @@ impl<'a> Lower<'a> {
                 match *op {
                     "!" => {
                         if t != Type::Bool {
-                            return Err(Error::new(e.span, format!("'!' needs a bool operand, not {}", t.name())));
+                            return Err(Error::new(
+                                e.span,
+                                format!("'!' needs a bool operand, not {}", t.name()),
+                            ));
                         }
                         Ok((X::un("not", v), Type::Bool))
                     }
                     "~" => {
                         if !matches!(t, Type::Bit(_) | Type::Int(_)) {
-                            return Err(Error::new(e.span, format!("'~' needs a bit<N> or int<N> operand, not {}", t.name())));
+                            return Err(Error::new(
+                                e.span,
+                                format!("'~' needs a bit<N> or int<N> operand, not {}", t.name()),
+                            ));
                         }
                         Ok((self.wrap(X::un("~", v), &t), t))
                     }
                     "-" => {
                         if !matches!(t, Type::Bit(_) | Type::Int(_)) {
-                            return Err(Error::new(e.span, format!("unary '-' needs a bit<N> or int<N> operand, not {}", t.name())));
+                            return Err(Error::new(
+                                e.span,
+                                format!(
+                                    "unary '-' needs a bit<N> or int<N> operand, not {}",
+                                    t.name()
+                                ),
+                            ));
                         }
                         Ok((self.wrap(X::op("-", X::Hex(0, false), v), &t), t))
                     }
@@ -2986,14 +4092,34 @@ impl<'a> Lower<'a> {
                 }
                 let (ax0, at0) = self.rv(a, expect)?;
                 let (bx, bt) = self.rv(b, Some(&at0).filter(|t| **t != Type::InfInt).or(expect))?;
-                let (ax, at) = if at0 == Type::InfInt && bt != Type::InfInt { self.rv(a, Some(&bt))? } else { (ax0, at0) };
-                let t = unify(&at, &bt).ok_or_else(|| Error::new(e.span, format!("branches of ?: have different types {} and {}", at.name(), bt.name())))?;
+                let (ax, at) = if at0 == Type::InfInt && bt != Type::InfInt {
+                    self.rv(a, Some(&bt))?
+                } else {
+                    (ax0, at0)
+                };
+                let t = unify(&at, &bt).ok_or_else(|| {
+                    Error::new(
+                        e.span,
+                        format!(
+                            "branches of ?: have different types {} and {}",
+                            at.name(),
+                            bt.name()
+                        ),
+                    )
+                })?;
                 if t == Type::InfInt {
-                    return Err(Error::new(e.span, "cannot infer the width of ?: (give one branch a width)"));
+                    return Err(Error::new(
+                        e.span,
+                        "cannot infer the width of ?: (give one branch a width)",
+                    ));
                 }
                 let (ax, bx) = (self.to_data(ax, &t), self.to_data(bx, &t));
                 let x = X::Tern(Box::new(cx), Box::new(ax), Box::new(bx));
-                Ok(if t == Type::Bool { (X::un("d2b", x), t) } else { (x, t) })
+                Ok(if t == Type::Bool {
+                    (X::un("d2b", x), t)
+                } else {
+                    (x, t)
+                })
             }
             ExprKind::Cast(ty, x) => {
                 let t = self.env.resolve(ty)?;
@@ -3001,7 +4127,10 @@ impl<'a> Lower<'a> {
                 self.cast(v, &vt, &t, e.span)
             }
             ExprKind::List(_) => Err(Error::new(e.span, "a list expression is not allowed here")),
-            ExprKind::Mask(..) | ExprKind::Range(..) => Err(Error::new(e.span, "'&&&' and '..' are only allowed in select cases and table entries")),
+            ExprKind::Mask(..) | ExprKind::Range(..) => Err(Error::new(
+                e.span,
+                "'&&&' and '..' are only allowed in select cases and table entries",
+            )),
             ExprKind::Default => Err(Error::new(e.span, "'default'/'_' is not a value")),
             ExprKind::TypeExpr(_) => Err(Error::new(e.span, "a type is not a value")),
         }
@@ -3020,11 +4149,18 @@ impl<'a> Lower<'a> {
                     v
                 }
             }
-            (Type::Bit(_), Type::Int(b)) | (Type::Int(_), Type::Int(b)) => X::op("two_comp_mod", v, X::Hex(*b as u128, false)),
+            (Type::Bit(_), Type::Int(b)) | (Type::Int(_), Type::Int(b)) => {
+                X::op("two_comp_mod", v, X::Hex(*b as u128, false))
+            }
             (Type::SerEnum(_, a), Type::Bit(b)) if a == b => v,
             (Type::Bit(a), Type::SerEnum(_, b)) if a == b => v,
             (Type::SerEnum(_, _), Type::SerEnum(..)) => v,
-            _ => return Err(Error::new(span, format!("cannot cast {} to {}", from.name(), to.name()))),
+            _ => {
+                return Err(Error::new(
+                    span,
+                    format!("cannot cast {} to {}", from.name(), to.name()),
+                ))
+            }
         };
         Ok((r, to.clone()))
     }
@@ -3040,7 +4176,10 @@ impl<'a> Lower<'a> {
                 }
             }
             Place::Header { inst, ty } => Ok((X::Header(inst), Type::Header(ty))),
-            Place::Stack { name, elem, size } => Ok((X::Stack(name), Type::Stack(Box::new(Type::Header(elem)), size))),
+            Place::Stack { name, elem, size } => Ok((
+                X::Stack(name),
+                Type::Stack(Box::new(Type::Header(elem)), size),
+            )),
             Place::Struct { ty, .. } => {
                 let _ = span;
                 Ok((X::Str(String::new()), Type::Struct(ty)))
@@ -3057,7 +4196,14 @@ impl<'a> Lower<'a> {
         }
     }
 
-    fn binary(&mut self, e: &Expr, op: &'static str, a: &Expr, b: &Expr, expect: Option<&Type>) -> PResult<(X, Type)> {
+    fn binary(
+        &mut self,
+        e: &Expr,
+        op: &'static str,
+        a: &Expr,
+        b: &Expr,
+        expect: Option<&Type>,
+    ) -> PResult<(X, Type)> {
         match op {
             "&&" | "||" => {
                 let (ax, at) = self.rv(a, Some(&Type::Bool))?;
@@ -3066,9 +4212,20 @@ impl<'a> Lower<'a> {
                 }
                 let (bx, bt) = self.rv(b, Some(&Type::Bool))?;
                 if at != Type::Bool || bt != Type::Bool {
-                    return Err(Error::new(e.span, format!("'{}' needs bool operands, not {} and {}", op, at.name(), bt.name())));
+                    return Err(Error::new(
+                        e.span,
+                        format!(
+                            "'{}' needs bool operands, not {} and {}",
+                            op,
+                            at.name(),
+                            bt.name()
+                        ),
+                    ));
                 }
-                return Ok((X::op(if op == "&&" { "and" } else { "or" }, ax, bx), Type::Bool));
+                return Ok((
+                    X::op(if op == "&&" { "and" } else { "or" }, ax, bx),
+                    Type::Bool,
+                ));
             }
             "<<" | ">>" => {
                 let first = if self.has_effects(b) {
@@ -3085,10 +4242,16 @@ impl<'a> Lower<'a> {
                     None => self.rv(a, if right_const { expect } else { None })?,
                 };
                 if !at.is_int_like() || !bt.is_int_like() {
-                    return Err(Error::new(e.span, format!("'{}' needs integer operands", op)));
+                    return Err(Error::new(
+                        e.span,
+                        format!("'{}' needs integer operands", op),
+                    ));
                 }
                 if at == Type::InfInt {
-                    return Err(Error::new(a.span, "the left operand of a shift needs a width (e.g. 8w1)"));
+                    return Err(Error::new(
+                        a.span,
+                        "the left operand of a shift needs a width (e.g. 8w1)",
+                    ));
                 }
                 if matches!(bt, Type::Int(_)) {
                     return Err(Error::new(b.span, "shift amounts must be unsigned"));
@@ -3098,20 +4261,44 @@ impl<'a> Lower<'a> {
             }
             "++" => {
                 let (ax, at) = self.rv(a, None)?;
-                let ax = if self.has_effects(b) { self.snapshot(ax, &at) } else { ax };
+                let ax = if self.has_effects(b) {
+                    self.snapshot(ax, &at)
+                } else {
+                    ax
+                };
                 let (bx, bt) = self.rv(b, None)?;
                 let (wa, wb) = match (&at, &bt) {
                     (Type::Bit(x) | Type::Int(x), Type::Bit(y) | Type::Int(y)) => (*x, *y),
-                    _ => return Err(Error::new(e.span, format!("'++' needs bit<N> operands with known widths, not {} and {}", at.name(), bt.name()))),
+                    _ => {
+                        return Err(Error::new(
+                            e.span,
+                            format!(
+                                "'++' needs bit<N> operands with known widths, not {} and {}",
+                                at.name(),
+                                bt.name()
+                            ),
+                        ))
+                    }
                 };
                 let _ = wa;
                 let rt = match at {
                     Type::Int(_) => Type::Int(wa + wb),
                     _ => Type::Bit(wa + wb),
                 };
-                let bx = if matches!(bt, Type::Int(_)) { X::op("&", bx, X::Hex(mask(wb), false)) } else { bx };
-                let ax = if matches!(at, Type::Int(_)) { X::op("&", ax, X::Hex(mask(wa), false)) } else { ax };
-                return Ok((X::op("|", X::op("<<", ax, X::Hex(wb as u128, false)), bx), rt));
+                let bx = if matches!(bt, Type::Int(_)) {
+                    X::op("&", bx, X::Hex(mask(wb), false))
+                } else {
+                    bx
+                };
+                let ax = if matches!(at, Type::Int(_)) {
+                    X::op("&", ax, X::Hex(mask(wa), false))
+                } else {
+                    ax
+                };
+                return Ok((
+                    X::op("|", X::op("<<", ax, X::Hex(wb as u128, false)), bx),
+                    rt,
+                ));
             }
             _ => {}
         }
@@ -3129,17 +4316,32 @@ impl<'a> Lower<'a> {
         let t = match unify(&at, &bt) {
             Some(t) => t,
             None => {
-                return Err(Error::new(e.span, format!("operands of '{}' have different types: {} and {}", op, at.name(), bt.name())));
+                return Err(Error::new(
+                    e.span,
+                    format!(
+                        "operands of '{}' have different types: {} and {}",
+                        op,
+                        at.name(),
+                        bt.name()
+                    ),
+                ));
             }
         };
         let t = match (&t, expect) {
-            (Type::InfInt, Some(et)) if et.is_int_like() && !matches!(op, "==" | "!=" | "<" | ">" | "<=" | ">=") => et.clone(),
+            (Type::InfInt, Some(et))
+                if et.is_int_like() && !matches!(op, "==" | "!=" | "<" | ">" | "<=" | ">=") =>
+            {
+                et.clone()
+            }
             _ => t,
         };
         match op {
             "==" | "!=" => {
                 let (ax, bx) = if t == Type::Bool { (ax, bx) } else { (ax, bx) };
-                if matches!(t, Type::Header(_) | Type::Struct(_) | Type::Stack(..) | Type::Union(_)) {
+                if matches!(
+                    t,
+                    Type::Header(_) | Type::Struct(_) | Type::Stack(..) | Type::Union(_)
+                ) {
                     let eq = self.composite_eq(e, a, b)?;
                     return Ok((if op == "==" { eq } else { X::un("not", eq) }, Type::Bool));
                 }
@@ -3151,29 +4353,42 @@ impl<'a> Lower<'a> {
             }
             "<" | ">" | "<=" | ">=" => {
                 if !t.is_int_like() {
-                    return Err(Error::new(e.span, format!("'{}' needs integer operands, not {}", op, t.name())));
+                    return Err(Error::new(
+                        e.span,
+                        format!("'{}' needs integer operands, not {}", op, t.name()),
+                    ));
                 }
                 Ok((X::op(op, ax, bx), Type::Bool))
             }
             "+" | "-" | "*" | "/" | "%" | "&" | "|" | "^" | "|+|" | "|-|" => {
                 if !matches!(t, Type::Bit(_) | Type::Int(_) | Type::InfInt) {
-                    return Err(Error::new(e.span, format!("'{}' needs bit<N> or int<N> operands, not {}", op, t.name())));
+                    return Err(Error::new(
+                        e.span,
+                        format!("'{}' needs bit<N> or int<N> operands, not {}", op, t.name()),
+                    ));
                 }
                 if matches!(op, "/" | "%") && matches!(t, Type::Int(_)) {
-                    return Err(Error::new(e.span, format!("'{}' is not defined on signed integers", op)));
+                    return Err(Error::new(
+                        e.span,
+                        format!("'{}' is not defined on signed integers", op),
+                    ));
                 }
                 let x = match op {
                     "|+|" => {
                         let w = t.width().unwrap_or(32);
                         match t {
-                            Type::Int(_) => X::op("sat_cast", X::op("+", ax, bx), X::Hex(w as u128, false)),
+                            Type::Int(_) => {
+                                X::op("sat_cast", X::op("+", ax, bx), X::Hex(w as u128, false))
+                            }
                             _ => X::op("usat_cast", X::op("+", ax, bx), X::Hex(w as u128, false)),
                         }
                     }
                     "|-|" => {
                         let w = t.width().unwrap_or(32);
                         match t {
-                            Type::Int(_) => X::op("sat_cast", X::op("-", ax, bx), X::Hex(w as u128, false)),
+                            Type::Int(_) => {
+                                X::op("sat_cast", X::op("-", ax, bx), X::Hex(w as u128, false))
+                            }
                             _ => X::op("usat_cast", X::op("-", ax, bx), X::Hex(w as u128, false)),
                         }
                     }
@@ -3187,11 +4402,15 @@ impl<'a> Lower<'a> {
     }
 
     fn call_value(&mut self, e: &Expr) -> PResult<(X, Type)> {
-        let ExprKind::Call(f, _, args) = &e.kind else { unreachable!() };
+        let ExprKind::Call(f, _, args) = &e.kind else {
+            unreachable!()
+        };
         if let ExprKind::Member(b, m) = &f.kind {
             if m == "isValid" && args.is_empty() {
                 match self.place(b)? {
-                    Place::Header { inst, .. } => return Ok((X::un("d2b", X::Field(inst, "$valid$".into())), Type::Bool)),
+                    Place::Header { inst, .. } => {
+                        return Ok((X::un("d2b", X::Field(inst, "$valid$".into())), Type::Bool))
+                    }
                     Place::Union { members, .. } => {
                         let mut x: Option<X> = None;
                         for (_, m) in members {
@@ -3205,7 +4424,9 @@ impl<'a> Lower<'a> {
                         }
                         return Ok((x.unwrap_or(X::Bool(false)), Type::Bool));
                     }
-                    Place::DynHeader { deref, .. } => return Ok((X::un("valid", deref), Type::Bool)),
+                    Place::DynHeader { deref, .. } => {
+                        return Ok((X::un("valid", deref), Type::Bool))
+                    }
                     _ => return Err(Error::new(e.span, "isValid() needs a header")),
                 }
             }
@@ -3226,26 +4447,53 @@ impl<'a> Lower<'a> {
             }
         }
         if let ExprKind::Name(n) = &f.kind {
-            if let Some(Decl::Function { ret, params, body, .. }) = self.functions.get(n).cloned() {
+            if let Some(Decl::Function {
+                ret, params, body, ..
+            }) = self.functions.get(n).cloned()
+            {
                 return self.inline_function(e, n, &ret, &params, &body, args);
             }
         }
         // calls with side effects used as values: lower into a temporary when in an action
-        Err(Error::new(e.span, format!("'{}' cannot be used as a value here", self.src(f.span))))
+        Err(Error::new(
+            e.span,
+            format!("'{}' cannot be used as a value here", self.src(f.span)),
+        ))
     }
 
     /// Inlines a function body as statements (in the current action, or before the
     /// current condition/table in an apply block); the result is a temporary.
-    fn inline_function_stmts(&mut self, e: &Expr, n: &str, rt: &Type, params: &[Param], body: &[Stmt], args: &[Arg]) -> PResult<(X, Type)> {
+    fn inline_function_stmts(
+        &mut self,
+        e: &Expr,
+        n: &str,
+        rt: &Type,
+        params: &[Param],
+        body: &[Stmt],
+        args: &[Arg],
+    ) -> PResult<(X, Type)> {
         if self.ctx == Ctx::Parser || self.ctx == Ctx::Checksum || self.ctx == Ctx::Deparser {
             return Err(Error::new(e.span, format!("function '{}' cannot be inlined here (only `return expr;` bodies are supported in parsers)", n)));
         }
-        let ret = if *rt == Type::Void { None } else { Some(self.scalar(&format!("{}_ret_{}", n, self.tmp_count), rt)) };
+        let ret = if *rt == Type::Void {
+            None
+        } else {
+            Some(self.scalar(&format!("{}_ret_{}", n, self.tmp_count), rt))
+        };
         self.tmp_count += 1;
         let a = Action {
             annos: vec![],
             name: n.to_string(),
-            params: params.iter().map(|p| { let mut p = p.clone(); if p.dir == Dir::None { p.dir = Dir::In; } p }).collect(),
+            params: params
+                .iter()
+                .map(|p| {
+                    let mut p = p.clone();
+                    if p.dir == Dir::None {
+                        p.dir = Dir::In;
+                    }
+                    p
+                })
+                .collect(),
             body: body.to_vec(),
             span: e.span,
         };
@@ -3259,19 +4507,48 @@ impl<'a> Lower<'a> {
         self.pre_end(made);
         r?;
         match ret {
-            Some(Place::Field { hdr, field, ty }) => Ok((if ty == Type::Bool { X::un("d2b", X::Field(hdr, field)) } else { X::Field(hdr, field) }, ty)),
-            _ => Err(Error::new(e.span, format!("function '{}' returns no value", n))),
+            Some(Place::Field { hdr, field, ty }) => Ok((
+                if ty == Type::Bool {
+                    X::un("d2b", X::Field(hdr, field))
+                } else {
+                    X::Field(hdr, field)
+                },
+                ty,
+            )),
+            _ => Err(Error::new(
+                e.span,
+                format!("function '{}' returns no value", n),
+            )),
         }
     }
 
-    fn inline_function(&mut self, e: &Expr, n: &str, ret: &TypeRef, params: &[Param], body: &[Stmt], args: &[Arg]) -> PResult<(X, Type)> {
+    fn inline_function(
+        &mut self,
+        e: &Expr,
+        n: &str,
+        ret: &TypeRef,
+        params: &[Param],
+        body: &[Stmt],
+        args: &[Arg],
+    ) -> PResult<(X, Type)> {
         // Only functions of the form `{ return expr; }` (after local consts) are inlined as values.
         let rt = self.env.resolve(ret)?;
         if args.len() != params.len() {
-            return Err(Error::new(e.span, format!("function '{}' expects {} argument(s), got {}", n, params.len(), args.len())));
+            return Err(Error::new(
+                e.span,
+                format!(
+                    "function '{}' expects {} argument(s), got {}",
+                    n,
+                    params.len(),
+                    args.len()
+                ),
+            ));
         }
         if self.inline_depth > 60 {
-            return Err(Error::new(e.span, "function calls nested too deeply (recursion?)"));
+            return Err(Error::new(
+                e.span,
+                "function calls nested too deeply (recursion?)",
+            ));
         }
         if !fn_is_simple(params, body) {
             return self.inline_function_stmts(e, n, &rt, params, body, args);
@@ -3281,10 +4558,13 @@ impl<'a> Lower<'a> {
             let pt = self.env.resolve(&p.ty)?;
             let (x, t) = self.rv(&a.value, Some(&pt))?;
             self.check_assign(&pt, &t, a.value.span)?;
-            binds.push((p.name.clone(), match x {
-                X::Hex(v, false) => Bind::Const(v, pt),
-                x => Bind::Val(x, pt),
-            }));
+            binds.push((
+                p.name.clone(),
+                match x {
+                    X::Hex(v, false) => Bind::Const(v, pt),
+                    x => Bind::Val(x, pt),
+                },
+            ));
         }
         let ret_expr = match body.iter().find_map(|s| match &s.kind {
             StmtKind::Return(Some(x)) => Some(x.clone()),
@@ -3316,7 +4596,9 @@ impl<'a> Lower<'a> {
     fn push(&mut self, op: &str, params: Vec<J>, span: Span) {
         let frag = self.src(span);
         if let Some(a) = self.act.as_mut() {
-            a.prims.push(json!({"op": op, "parameters": params, "source_info": {"source_fragment": frag}}));
+            a.prims.push(
+                json!({"op": op, "parameters": params, "source_info": {"source_fragment": frag}}),
+            );
         }
     }
 
@@ -3339,15 +4621,26 @@ impl<'a> Lower<'a> {
             StmtKind::If(c, a, b) => {
                 let (cx, ct) = self.rv(c, Some(&Type::Bool))?;
                 if ct != Type::Bool {
-                    return Err(Error::new(c.span, format!("condition must be bool, not {}", ct.name())));
+                    return Err(Error::new(
+                        c.span,
+                        format!("condition must be bool, not {}", ct.name()),
+                    ));
                 }
                 let jz_at = self.act.as_ref().map(|a| a.prims.len()).unwrap_or(0);
                 let cond_data = X::un("b2d", cx);
-                self.push("_jump_if_zero", vec![cond_data.jp(), json!({"type": "hexstr", "value": "0x0"})], c.span);
+                self.push(
+                    "_jump_if_zero",
+                    vec![cond_data.jp(), json!({"type": "hexstr", "value": "0x0"})],
+                    c.span,
+                );
                 self.action_stmt(a)?;
                 if let Some(b) = b {
                     let j_at = self.act.as_ref().map(|a| a.prims.len()).unwrap_or(0);
-                    self.push("_jump", vec![json!({"type": "hexstr", "value": "0x0"})], b.span);
+                    self.push(
+                        "_jump",
+                        vec![json!({"type": "hexstr", "value": "0x0"})],
+                        b.span,
+                    );
                     let else_start = j_at + 1;
                     self.set_jump(jz_at, 1, else_start);
                     self.action_stmt(b)?;
@@ -3361,11 +4654,24 @@ impl<'a> Lower<'a> {
             }
             StmtKind::Var(_, ty, n, init) => {
                 let t = self.env.resolve(ty)?;
-                let ctl = self.ctl.as_ref().map(|c| c.name.clone()).unwrap_or_default();
-                let p = self.make_place("", &format!("{}.{}", ctl, n), t, true, &format!("{}_{}", ctl, n));
+                let ctl = self
+                    .ctl
+                    .as_ref()
+                    .map(|c| c.name.clone())
+                    .unwrap_or_default();
+                let p = self.make_place(
+                    "",
+                    &format!("{}.{}", ctl, n),
+                    t,
+                    true,
+                    &format!("{}_{}", ctl, n),
+                );
                 self.bind(n, Bind::Place(p));
                 if let Some(i) = init {
-                    let lhs = Expr { kind: ExprKind::Name(n.clone()), span: s.span };
+                    let lhs = Expr {
+                        kind: ExprKind::Name(n.clone()),
+                        span: s.span,
+                    };
                     self.assign(&lhs, i, s.span)?;
                 }
                 Ok(())
@@ -3388,13 +4694,21 @@ impl<'a> Lower<'a> {
                             let (x, t) = self.rv(v, Some(&ty))?;
                             self.check_assign(&ty, &t, v.span)?;
                             let x = self.to_data(x, &t);
-                            self.push("assign", vec![json!({"type": "field", "value": [hdr, field]}), x.jp()], s.span);
+                            self.push(
+                                "assign",
+                                vec![json!({"type": "field", "value": [hdr, field]}), x.jp()],
+                                s.span,
+                            );
                         }
                         _ => return Err(Error::new(s.span, "actions cannot return a value")),
                     }
                 }
                 let at = self.act.as_ref().map(|a| a.prims.len()).unwrap_or(0);
-                self.push("_jump", vec![json!({"type": "hexstr", "value": "0x0"})], s.span);
+                self.push(
+                    "_jump",
+                    vec![json!({"type": "hexstr", "value": "0x0"})],
+                    s.span,
+                );
                 if let Some(a) = self.act.as_mut() {
                     a.returns.push(at);
                 }
@@ -3403,7 +4717,10 @@ impl<'a> Lower<'a> {
             StmtKind::Empty => Ok(()),
             StmtKind::Switch(e, cases) => {
                 if matches!(&e.kind, ExprKind::Member(_, m) if m == "action_run") {
-                    return Err(Error::new(s.span, "tables cannot be applied inside actions"));
+                    return Err(Error::new(
+                        s.span,
+                        "tables cannot be applied inside actions",
+                    ));
                 }
                 let s2 = desugar_switch(e, cases, s.span)?;
                 self.action_stmt(&s2)
@@ -3418,7 +4735,10 @@ impl<'a> Lower<'a> {
     fn pre_begin(&mut self) -> bool {
         let made = self.act.is_none();
         if made {
-            self.act = Some(ActionCtx { prims: vec![], returns: vec![] });
+            self.act = Some(ActionCtx {
+                prims: vec![],
+                returns: vec![],
+            });
         }
         made
     }
@@ -3437,8 +4757,12 @@ impl<'a> Lower<'a> {
                 Some("_jump_if_zero") => 1,
                 _ => continue,
             };
-            let t = p["parameters"][param]["value"].as_str().and_then(|v| usize::from_str_radix(v.trim_start_matches("0x"), 16).ok()).unwrap_or(0);
-            p["parameters"][param] = json!({"type": "hexstr", "value": format!("0x{:x}", t + base)});
+            let t = p["parameters"][param]["value"]
+                .as_str()
+                .and_then(|v| usize::from_str_radix(v.trim_start_matches("0x"), 16).ok())
+                .unwrap_or(0);
+            p["parameters"][param] =
+                json!({"type": "hexstr", "value": format!("0x{:x}", t + base)});
         }
         self.key_prims.extend(act.prims);
     }
@@ -3446,7 +4770,8 @@ impl<'a> Lower<'a> {
     fn set_jump(&mut self, at: usize, param: usize, target: usize) {
         if let Some(a) = self.act.as_mut() {
             if let Some(p) = a.prims.get_mut(at) {
-                p["parameters"][param] = json!({"type": "hexstr", "value": format!("0x{:x}", target)});
+                p["parameters"][param] =
+                    json!({"type": "hexstr", "value": format!("0x{:x}", target)});
             }
         }
     }
@@ -3456,25 +4781,46 @@ impl<'a> Lower<'a> {
             // x[h:l] = v  →  x = (x & ~m) | ((v << l) & m)
             let (hdr, field, ty) = match self.place(b)? {
                 Place::Field { hdr, field, ty } => (hdr, field, ty),
-                _ => return Err(Error::new(b.span, "only fields can be sliced on the left of '='")),
+                _ => {
+                    return Err(Error::new(
+                        b.span,
+                        "only fields can be sliced on the left of '='",
+                    ))
+                }
             };
             let w = match ty {
                 Type::Bit(w) | Type::Int(w) => w,
-                _ => return Err(Error::new(b.span, format!("cannot slice a value of type {}", ty.name()))),
+                _ => {
+                    return Err(Error::new(
+                        b.span,
+                        format!("cannot slice a value of type {}", ty.name()),
+                    ))
+                }
             };
             let h = self.const_expr(hi, None)?;
             let lo = self.const_expr(lo, None)?;
             if h < lo || h >= w as u128 {
-                return Err(Error::new(l.span, format!("invalid slice [{}:{}] of a {}-bit value", h, lo, w)));
+                return Err(Error::new(
+                    l.span,
+                    format!("invalid slice [{}:{}] of a {}-bit value", h, lo, w),
+                ));
             }
             let sw = (h - lo + 1) as u32;
             let (x, t) = self.rv(r, Some(&Type::Bit(sw)))?;
             self.check_assign(&Type::Bit(sw), &t, r.span)?;
             let m = shl(mask(sw), lo);
-            let keep = X::op("&", X::Field(hdr.clone(), field.clone()), X::Hex(!m & mask(w), false));
+            let keep = X::op(
+                "&",
+                X::Field(hdr.clone(), field.clone()),
+                X::Hex(!m & mask(w), false),
+            );
             let shifted = X::op("&", X::op("<<", x, X::Hex(lo, false)), X::Hex(m, false));
             let v = X::op("|", keep, shifted);
-            self.push("assign", vec![json!({"type": "field", "value": [hdr, field]}), v.jp()], span);
+            self.push(
+                "assign",
+                vec![json!({"type": "field", "value": [hdr, field]}), v.jp()],
+                span,
+            );
             return Ok(());
         }
         // the target's index is read before the right-hand side's effects when the target
@@ -3488,63 +4834,134 @@ impl<'a> Lower<'a> {
                 let (x, t) = self.rv(r, Some(ty))?;
                 self.check_assign(ty, &t, r.span)?;
                 let x = self.to_data(x, &t);
-                self.push("assign", vec![json!({"type": "expression", "value": lx.je()}), x.jp()], span);
+                self.push(
+                    "assign",
+                    vec![json!({"type": "expression", "value": lx.je()}), x.jp()],
+                    span,
+                );
                 Ok(())
             }
             Place::DynHeader { deref, elem, .. } => {
                 let rp = self.place(r)?;
                 match rp {
                     Place::Header { inst, ty } if ty == *elem => {
-                        self.push("assign_header", vec![json!({"type": "expression", "value": deref.je()}), json!({"type": "header", "value": inst})], span);
+                        self.push(
+                            "assign_header",
+                            vec![
+                                json!({"type": "expression", "value": deref.je()}),
+                                json!({"type": "header", "value": inst}),
+                            ],
+                            span,
+                        );
                         Ok(())
                     }
-                    p => Err(Error::new(r.span, format!("cannot assign {} to a header of type {}", p.ty().name(), elem))),
+                    p => Err(Error::new(
+                        r.span,
+                        format!(
+                            "cannot assign {} to a header of type {}",
+                            p.ty().name(),
+                            elem
+                        ),
+                    )),
                 }
             }
             Place::Field { hdr, field, ty } => {
                 let (x, t) = self.rv(r, Some(ty))?;
                 self.check_assign(ty, &t, r.span)?;
                 if let Type::Varbit(_) = ty {
-                    self.push("assign_VL", vec![json!({"type": "field", "value": [hdr, field]}), x.jp()], span);
+                    self.push(
+                        "assign_VL",
+                        vec![json!({"type": "field", "value": [hdr, field]}), x.jp()],
+                        span,
+                    );
                     return Ok(());
                 }
                 let x = self.to_data(x, &t);
-                self.push("assign", vec![json!({"type": "field", "value": [hdr, field]}), x.jp()], span);
+                self.push(
+                    "assign",
+                    vec![json!({"type": "field", "value": [hdr, field]}), x.jp()],
+                    span,
+                );
                 Ok(())
             }
             Place::Header { inst, ty } => {
                 if let ExprKind::List(items) = &r.kind {
                     // header = { f1, f2, ... }: set valid and assign fields
-                    let def = self.env.composite(ty).cloned().ok_or_else(|| Error::new(l.span, "unknown header"))?;
+                    let def = self
+                        .env
+                        .composite(ty)
+                        .cloned()
+                        .ok_or_else(|| Error::new(l.span, "unknown header"))?;
                     if items.len() != def.fields.len() {
-                        return Err(Error::new(r.span, format!("header {} has {} fields, the list has {}", ty, def.fields.len(), items.len())));
+                        return Err(Error::new(
+                            r.span,
+                            format!(
+                                "header {} has {} fields, the list has {}",
+                                ty,
+                                def.fields.len(),
+                                items.len()
+                            ),
+                        ));
                     }
-                    self.push("add_header", vec![json!({"type": "header", "value": inst})], span);
+                    self.push(
+                        "add_header",
+                        vec![json!({"type": "header", "value": inst})],
+                        span,
+                    );
                     for ((fname, ft, _), (_, it)) in def.fields.iter().zip(items) {
                         let (x, t) = self.rv(it, Some(ft))?;
                         self.check_assign(ft, &t, it.span)?;
                         let x = self.to_data(x, &t);
-                        self.push("assign", vec![json!({"type": "field", "value": [inst, fname]}), x.jp()], span);
+                        self.push(
+                            "assign",
+                            vec![json!({"type": "field", "value": [inst, fname]}), x.jp()],
+                            span,
+                        );
                     }
                     return Ok(());
                 }
                 let rp = self.place(r)?;
                 match rp {
                     Place::Header { inst: ri, ty: rt } if rt == *ty => {
-                        self.push("assign_header", vec![json!({"type": "header", "value": inst}), json!({"type": "header", "value": ri})], span);
+                        self.push(
+                            "assign_header",
+                            vec![
+                                json!({"type": "header", "value": inst}),
+                                json!({"type": "header", "value": ri}),
+                            ],
+                            span,
+                        );
                         Ok(())
                     }
                     Place::DynHeader { deref, elem, .. } if elem == *ty => {
-                        self.push("assign_header", vec![json!({"type": "header", "value": inst}), json!({"type": "expression", "value": deref.je()})], span);
+                        self.push(
+                            "assign_header",
+                            vec![
+                                json!({"type": "header", "value": inst}),
+                                json!({"type": "expression", "value": deref.je()}),
+                            ],
+                            span,
+                        );
                         Ok(())
                     }
-                    p => Err(Error::new(r.span, format!("cannot assign {} to a header of type {}", p.ty().name(), ty))),
+                    p => Err(Error::new(
+                        r.span,
+                        format!("cannot assign {} to a header of type {}", p.ty().name(), ty),
+                    )),
                 }
             }
             Place::Struct { ty, members } => {
                 if let ExprKind::List(items) = &r.kind {
                     if items.len() != members.len() {
-                        return Err(Error::new(r.span, format!("struct {} has {} fields, the list has {}", ty, members.len(), items.len())));
+                        return Err(Error::new(
+                            r.span,
+                            format!(
+                                "struct {} has {} fields, the list has {}",
+                                ty,
+                                members.len(),
+                                items.len()
+                            ),
+                        ));
                     }
                     for ((_, mp), (_, it)) in members.clone().iter().zip(items) {
                         self.assign_place(mp, it, span)?;
@@ -3553,28 +4970,58 @@ impl<'a> Lower<'a> {
                 }
                 let rp = self.place(r)?;
                 match rp {
-                    Place::Struct { ty: rt, members: rm } if rt == *ty => {
+                    Place::Struct {
+                        ty: rt,
+                        members: rm,
+                    } if rt == *ty => {
                         for ((_, a), (_, b)) in members.clone().iter().zip(rm.iter()) {
                             self.copy_place(a, b, span)?;
                         }
                         Ok(())
                     }
-                    p => Err(Error::new(r.span, format!("cannot assign {} to a struct of type {}", p.ty().name(), ty))),
+                    p => Err(Error::new(
+                        r.span,
+                        format!("cannot assign {} to a struct of type {}", p.ty().name(), ty),
+                    )),
                 }
             }
             Place::Stack { name, elem, .. } => match self.place(r)? {
-                Place::Stack { name: rn, elem: re, .. } if re == *elem => {
-                    self.push("assign_header_stack", vec![json!({"type": "header_stack", "value": name}), json!({"type": "header_stack", "value": rn})], span);
+                Place::Stack {
+                    name: rn, elem: re, ..
+                } if re == *elem => {
+                    self.push(
+                        "assign_header_stack",
+                        vec![
+                            json!({"type": "header_stack", "value": name}),
+                            json!({"type": "header_stack", "value": rn}),
+                        ],
+                        span,
+                    );
                     Ok(())
                 }
-                _ => Err(Error::new(r.span, "type mismatch in header stack assignment")),
+                _ => Err(Error::new(
+                    r.span,
+                    "type mismatch in header stack assignment",
+                )),
             },
             Place::Union { name, ty, .. } => match self.place(r)? {
-                Place::Union { name: rn, ty: rt, .. } if rt == *ty => {
-                    self.push("assign_union", vec![json!({"type": "header_union", "value": name}), json!({"type": "header_union", "value": rn})], span);
+                Place::Union {
+                    name: rn, ty: rt, ..
+                } if rt == *ty => {
+                    self.push(
+                        "assign_union",
+                        vec![
+                            json!({"type": "header_union", "value": name}),
+                            json!({"type": "header_union", "value": rn}),
+                        ],
+                        span,
+                    );
                     Ok(())
                 }
-                _ => Err(Error::new(r.span, "type mismatch in header union assignment")),
+                _ => Err(Error::new(
+                    r.span,
+                    "type mismatch in header union assignment",
+                )),
             },
         }
     }
@@ -3585,18 +5032,44 @@ impl<'a> Lower<'a> {
         self.tmp_count += 1;
         self.scopes.push(HashMap::new());
         self.bind(&tmp, Bind::Place(p.clone()));
-        let res = self.assign(&Expr { kind: ExprKind::Name(tmp), span }, r, span);
+        let res = self.assign(
+            &Expr {
+                kind: ExprKind::Name(tmp),
+                span,
+            },
+            r,
+            span,
+        );
         self.scopes.pop();
         res
     }
 
     fn copy_place(&mut self, dst: &Place, src: &Place, span: Span) -> PResult<()> {
         match (dst, src) {
-            (Place::Field { hdr, field, .. }, Place::Field { hdr: h2, field: f2, .. }) => {
-                self.push("assign", vec![json!({"type": "field", "value": [hdr, field]}), json!({"type": "field", "value": [h2, f2]})], span);
+            (
+                Place::Field { hdr, field, .. },
+                Place::Field {
+                    hdr: h2, field: f2, ..
+                },
+            ) => {
+                self.push(
+                    "assign",
+                    vec![
+                        json!({"type": "field", "value": [hdr, field]}),
+                        json!({"type": "field", "value": [h2, f2]}),
+                    ],
+                    span,
+                );
             }
             (Place::Header { inst, .. }, Place::Header { inst: i2, .. }) => {
-                self.push("assign_header", vec![json!({"type": "header", "value": inst}), json!({"type": "header", "value": i2})], span);
+                self.push(
+                    "assign_header",
+                    vec![
+                        json!({"type": "header", "value": inst}),
+                        json!({"type": "header", "value": i2}),
+                    ],
+                    span,
+                );
             }
             (Place::Struct { members: a, .. }, Place::Struct { members: b, .. }) => {
                 for ((_, x), (_, y)) in a.iter().zip(b.iter()) {
@@ -3604,23 +5077,65 @@ impl<'a> Lower<'a> {
                 }
             }
             (Place::Stack { name, .. }, Place::Stack { name: n2, .. }) => {
-                self.push("assign_header_stack", vec![json!({"type": "header_stack", "value": name}), json!({"type": "header_stack", "value": n2})], span);
+                self.push(
+                    "assign_header_stack",
+                    vec![
+                        json!({"type": "header_stack", "value": name}),
+                        json!({"type": "header_stack", "value": n2}),
+                    ],
+                    span,
+                );
             }
             (Place::Union { name, .. }, Place::Union { name: n2, .. }) => {
-                self.push("assign_union", vec![json!({"type": "header_union", "value": name}), json!({"type": "header_union", "value": n2})], span);
+                self.push(
+                    "assign_union",
+                    vec![
+                        json!({"type": "header_union", "value": name}),
+                        json!({"type": "header_union", "value": n2}),
+                    ],
+                    span,
+                );
             }
             // run-time stack elements (copy-in/copy-out of `s[i].f`, `s[i]`)
             (Place::DynField { x, .. }, Place::Field { hdr, field, .. }) => {
-                self.push("assign", vec![json!({"type": "expression", "value": x.je()}), json!({"type": "field", "value": [hdr, field]})], span);
+                self.push(
+                    "assign",
+                    vec![
+                        json!({"type": "expression", "value": x.je()}),
+                        json!({"type": "field", "value": [hdr, field]}),
+                    ],
+                    span,
+                );
             }
             (Place::Field { hdr, field, .. }, Place::DynField { x, .. }) => {
-                self.push("assign", vec![json!({"type": "field", "value": [hdr, field]}), json!({"type": "expression", "value": x.je()})], span);
+                self.push(
+                    "assign",
+                    vec![
+                        json!({"type": "field", "value": [hdr, field]}),
+                        json!({"type": "expression", "value": x.je()}),
+                    ],
+                    span,
+                );
             }
             (Place::DynHeader { deref, .. }, Place::Header { inst, .. }) => {
-                self.push("assign_header", vec![json!({"type": "expression", "value": deref.je()}), json!({"type": "header", "value": inst})], span);
+                self.push(
+                    "assign_header",
+                    vec![
+                        json!({"type": "expression", "value": deref.je()}),
+                        json!({"type": "header", "value": inst}),
+                    ],
+                    span,
+                );
             }
             (Place::Header { inst, .. }, Place::DynHeader { deref, .. }) => {
-                self.push("assign_header", vec![json!({"type": "header", "value": inst}), json!({"type": "expression", "value": deref.je()})], span);
+                self.push(
+                    "assign_header",
+                    vec![
+                        json!({"type": "header", "value": inst}),
+                        json!({"type": "expression", "value": deref.je()}),
+                    ],
+                    span,
+                );
             }
             _ => return Err(Error::new(span, "type mismatch in assignment")),
         }
@@ -3629,15 +5144,23 @@ impl<'a> Lower<'a> {
 
     fn arg_count(&self, span: Span, name: &str, args: &[Arg], n: usize) -> PResult<()> {
         if args.len() != n {
-            return Err(Error::new(span, format!("'{}' expects {} argument(s), got {}", name, n, args.len())));
+            return Err(Error::new(
+                span,
+                format!("'{}' expects {} argument(s), got {}", name, n, args.len()),
+            ));
         }
         Ok(())
     }
 
     fn field_dst(&mut self, e: &Expr) -> PResult<(J, Type)> {
         match self.place(e)? {
-            Place::Field { hdr, field, ty } => Ok((json!({"type": "field", "value": [hdr, field]}), ty)),
-            p => Err(Error::new(e.span, format!("expected a field, found {}", p.ty().name()))),
+            Place::Field { hdr, field, ty } => {
+                Ok((json!({"type": "field", "value": [hdr, field]}), ty))
+            }
+            p => Err(Error::new(
+                e.span,
+                format!("expected a field, found {}", p.ty().name()),
+            )),
         }
     }
 
@@ -3657,27 +5180,57 @@ impl<'a> Lower<'a> {
                 if let Ok(p) = self.place(b) {
                     match (&p, m.as_str()) {
                         (Place::Header { inst, .. }, "setValid") => {
-                            self.push("add_header", vec![json!({"type": "header", "value": inst})], span);
+                            self.push(
+                                "add_header",
+                                vec![json!({"type": "header", "value": inst})],
+                                span,
+                            );
                             return Ok(());
                         }
                         (Place::Header { inst, .. }, "setInvalid") => {
-                            self.push("remove_header", vec![json!({"type": "header", "value": inst})], span);
+                            self.push(
+                                "remove_header",
+                                vec![json!({"type": "header", "value": inst})],
+                                span,
+                            );
                             return Ok(());
                         }
-                        (Place::DynHeader { deref, .. }, "setValid") | (Place::DynHeader { deref, .. }, "setInvalid") => {
-                            let op = if m == "setValid" { "add_header" } else { "remove_header" };
-                            self.push(op, vec![json!({"type": "expression", "value": deref.je()})], span);
+                        (Place::DynHeader { deref, .. }, "setValid")
+                        | (Place::DynHeader { deref, .. }, "setInvalid") => {
+                            let op = if m == "setValid" {
+                                "add_header"
+                            } else {
+                                "remove_header"
+                            };
+                            self.push(
+                                op,
+                                vec![json!({"type": "expression", "value": deref.je()})],
+                                span,
+                            );
                             return Ok(());
                         }
-                        (Place::Stack { name, .. }, "push_front") | (Place::Stack { name, .. }, "pop_front") => {
+                        (Place::Stack { name, .. }, "push_front")
+                        | (Place::Stack { name, .. }, "pop_front") => {
                             self.arg_count(c.span, m, args, 1)?;
                             let n = self.const_expr(&args[0].value, Some(&Type::Bit(32)))?;
                             let op = if m == "push_front" { "push" } else { "pop" };
-                            self.push(op, vec![json!({"type": "header_stack", "value": name}), json!({"type": "hexstr", "value": hexs(n, false)})], span);
+                            self.push(
+                                op,
+                                vec![
+                                    json!({"type": "header_stack", "value": name}),
+                                    json!({"type": "hexstr", "value": hexs(n, false)}),
+                                ],
+                                span,
+                            );
                             return Ok(());
                         }
                         (_, "isValid") => return Ok(()),
-                        _ => return Err(Error::new(f.span, format!("unknown method '{}' for {}", m, p.ty().name()))),
+                        _ => {
+                            return Err(Error::new(
+                                f.span,
+                                format!("unknown method '{}' for {}", m, p.ty().name()),
+                            ))
+                        }
                     }
                 }
                 let n = match &b.kind {
@@ -3685,9 +5238,17 @@ impl<'a> Lower<'a> {
                     _ => return Err(Error::new(b.span, "unsupported method call")),
                 };
                 match self.lookup(&n) {
-                    Some(Bind::Extern { kind, name }) => self.extern_method(&kind, &name, m, args, c.span, span),
-                    Some(Bind::Table(_)) => Err(Error::new(c.span, "tables can only be applied in apply blocks, not in actions")),
-                    Some(Bind::PacketIn) | Some(Bind::PacketOut) => Err(Error::new(c.span, format!("'{}.{}' is not allowed here", n, m))),
+                    Some(Bind::Extern { kind, name }) => {
+                        self.extern_method(&kind, &name, m, args, c.span, span)
+                    }
+                    Some(Bind::Table(_)) => Err(Error::new(
+                        c.span,
+                        "tables can only be applied in apply blocks, not in actions",
+                    )),
+                    Some(Bind::PacketIn) | Some(Bind::PacketOut) => Err(Error::new(
+                        c.span,
+                        format!("'{}.{}' is not allowed here", n, m),
+                    )),
                     _ => Err(Error::new(b.span, format!("undeclared identifier '{}'", n))),
                 }
             }
@@ -3701,12 +5262,29 @@ impl<'a> Lower<'a> {
         }
     }
 
-    fn inline_action(&mut self, a: &Action, _global: bool, args: &[Arg], span: Span) -> PResult<()> {
+    fn inline_action(
+        &mut self,
+        a: &Action,
+        _global: bool,
+        args: &[Arg],
+        span: Span,
+    ) -> PResult<()> {
         if args.len() != a.params.len() {
-            return Err(Error::new(span, format!("action '{}' expects {} argument(s), got {}", a.name, a.params.len(), args.len())));
+            return Err(Error::new(
+                span,
+                format!(
+                    "action '{}' expects {} argument(s), got {}",
+                    a.name,
+                    a.params.len(),
+                    args.len()
+                ),
+            ));
         }
         if self.inline_depth > 50 {
-            return Err(Error::new(span, "actions call each other too deeply (recursion?)"));
+            return Err(Error::new(
+                span,
+                "actions call each other too deeply (recursion?)",
+            ));
         }
         self.inline_depth += 1;
         let mut pairs = vec![];
@@ -3730,7 +5308,11 @@ impl<'a> Lower<'a> {
             self.bind(&k, b);
         }
         // `return` inside an inlined action jumps to the end of the inlined body
-        let saved_returns = self.act.as_mut().map(|x| std::mem::take(&mut x.returns)).unwrap_or_default();
+        let saved_returns = self
+            .act
+            .as_mut()
+            .map(|x| std::mem::take(&mut x.returns))
+            .unwrap_or_default();
         let mut res = Ok(());
         self.copy_frames.push(outs.clone());
         for s in &a.body {
@@ -3754,13 +5336,25 @@ impl<'a> Lower<'a> {
         self.copy_outs(outs, span)
     }
 
-    fn extern_method(&mut self, kind: &str, name: &str, m: &str, args: &[Arg], cspan: Span, span: Span) -> PResult<()> {
+    fn extern_method(
+        &mut self,
+        kind: &str,
+        name: &str,
+        m: &str,
+        args: &[Arg],
+        cspan: Span,
+        span: Span,
+    ) -> PResult<()> {
         let idx_t = Type::Bit(32);
         match (kind, m) {
             ("counter", "count") => {
                 self.arg_count(cspan, m, args, 1)?;
                 let i = self.data_arg(&args[0].value, &idx_t)?;
-                self.push("count", vec![json!({"type": "counter_array", "value": name}), i], span);
+                self.push(
+                    "count",
+                    vec![json!({"type": "counter_array", "value": name}), i],
+                    span,
+                );
             }
             ("direct_counter", "count") => {
                 self.arg_count(cspan, m, args, 0)?;
@@ -3769,7 +5363,11 @@ impl<'a> Lower<'a> {
                 self.arg_count(cspan, m, args, 2)?;
                 let i = self.data_arg(&args[0].value, &idx_t)?;
                 let (d, _) = self.field_dst(&args[1].value)?;
-                self.push("execute_meter", vec![json!({"type": "meter_array", "value": name}), i, d], span);
+                self.push(
+                    "execute_meter",
+                    vec![json!({"type": "meter_array", "value": name}), i, d],
+                    span,
+                );
             }
             ("direct_meter", "read") => {
                 self.arg_count(cspan, m, args, 1)?;
@@ -3781,34 +5379,86 @@ impl<'a> Lower<'a> {
             ("register", "read") => {
                 self.arg_count(cspan, m, args, 2)?;
                 let (d, dt) = self.field_dst(&args[0].value)?;
-                let bw = self.ir.arrays.iter().find(|x| x.name == name).map(|x| x.bitwidth).unwrap_or(0);
+                let bw = self
+                    .ir
+                    .arrays
+                    .iter()
+                    .find(|x| x.name == name)
+                    .map(|x| x.bitwidth)
+                    .unwrap_or(0);
                 if dt.width() != Some(bw) {
-                    return Err(Error::new(args[0].value.span, format!("register '{}' holds bit<{}> values but the destination is {}", name, bw, dt.name())));
+                    return Err(Error::new(
+                        args[0].value.span,
+                        format!(
+                            "register '{}' holds bit<{}> values but the destination is {}",
+                            name,
+                            bw,
+                            dt.name()
+                        ),
+                    ));
                 }
                 let i = self.data_arg(&args[1].value, &idx_t)?;
-                self.push("register_read", vec![d, json!({"type": "register_array", "value": name}), i], span);
+                self.push(
+                    "register_read",
+                    vec![d, json!({"type": "register_array", "value": name}), i],
+                    span,
+                );
             }
             ("register", "write") => {
                 self.arg_count(cspan, m, args, 2)?;
-                let bw = self.ir.arrays.iter().find(|x| x.name == name).map(|x| x.bitwidth).unwrap_or(32);
+                let bw = self
+                    .ir
+                    .arrays
+                    .iter()
+                    .find(|x| x.name == name)
+                    .map(|x| x.bitwidth)
+                    .unwrap_or(32);
                 let i = self.data_arg(&args[0].value, &idx_t)?;
                 let (x, xt) = self.rv(&args[1].value, Some(&Type::Bit(bw)))?;
                 if xt.width() != Some(bw) && xt != Type::InfInt {
-                    return Err(Error::new(args[1].value.span, format!("register '{}' holds bit<{}> values, not {}", name, bw, xt.name())));
+                    return Err(Error::new(
+                        args[1].value.span,
+                        format!(
+                            "register '{}' holds bit<{}> values, not {}",
+                            name,
+                            bw,
+                            xt.name()
+                        ),
+                    ));
                 }
                 let x = self.to_data(x, &xt);
-                self.push("register_write", vec![json!({"type": "register_array", "value": name}), i, x.jp()], span);
+                self.push(
+                    "register_write",
+                    vec![json!({"type": "register_array", "value": name}), i, x.jp()],
+                    span,
+                );
             }
-            _ => return Err(Error::new(cspan, format!("{} has no method '{}' usable here", kind, m))),
+            _ => {
+                return Err(Error::new(
+                    cspan,
+                    format!("{} has no method '{}' usable here", kind, m),
+                ))
+            }
         }
         Ok(())
     }
 
-    fn extern_function(&mut self, n: &str, targs: &[TypeRef], args: &[Arg], cspan: Span, span: Span) -> PResult<()> {
+    fn extern_function(
+        &mut self,
+        n: &str,
+        targs: &[TypeRef],
+        args: &[Arg],
+        cspan: Span,
+        span: Span,
+    ) -> PResult<()> {
         match n {
             "mark_to_drop" => {
                 self.arg_count(cspan, n, args, 1)?;
-                self.push("mark_to_drop", vec![json!({"type": "header", "value": "standard_metadata"})], span);
+                self.push(
+                    "mark_to_drop",
+                    vec![json!({"type": "header", "value": "standard_metadata"})],
+                    span,
+                );
             }
             "NoAction" => {}
             "random" => {
@@ -3827,17 +5477,32 @@ impl<'a> Lower<'a> {
                 self.arg_count(cspan, n, args, 1)?;
                 let (x, t) = self.rv(&args[0].value, Some(&Type::Bool))?;
                 if t != Type::Bool {
-                    return Err(Error::new(args[0].value.span, format!("{} needs a bool", n)));
+                    return Err(Error::new(
+                        args[0].value.span,
+                        format!("{} needs a bool", n),
+                    ));
                 }
-                self.push(n, vec![json!({"type": "expression", "value": x.je()})], span);
+                self.push(
+                    n,
+                    vec![json!({"type": "expression", "value": x.je()})],
+                    span,
+                );
             }
             "log_msg" => {
                 if args.is_empty() || args.len() > 2 {
-                    return Err(Error::new(cspan, "log_msg takes a format string and an optional list of values"));
+                    return Err(Error::new(
+                        cspan,
+                        "log_msg takes a format string and an optional list of values",
+                    ));
                 }
                 let fmt = match &args[0].value.kind {
                     ExprKind::Str(s) => s.clone(),
-                    _ => return Err(Error::new(args[0].value.span, "log_msg needs a string literal")),
+                    _ => {
+                        return Err(Error::new(
+                            args[0].value.span,
+                            "log_msg needs a string literal",
+                        ))
+                    }
                 };
                 let mut vals = vec![];
                 if let Some(a) = args.get(1) {
@@ -3850,7 +5515,14 @@ impl<'a> Lower<'a> {
                         vals.push(self.to_data(x, &t).je());
                     }
                 }
-                self.push("log_msg", vec![json!({"type": "string", "value": fmt}), json!({"type": "parameters_vector", "value": vals})], span);
+                self.push(
+                    "log_msg",
+                    vec![
+                        json!({"type": "string", "value": fmt}),
+                        json!({"type": "parameters_vector", "value": vals}),
+                    ],
+                    span,
+                );
             }
             "hash" => {
                 self.arg_count(cspan, n, args, 5)?;
@@ -3861,26 +5533,53 @@ impl<'a> Lower<'a> {
                 let max = self.data_arg(&args[4].value, &Type::Bit(32))?;
                 let cid = self.ir.calculations.len();
                 let cname = format!("calc_{}", cid);
-                self.ir.calculations.push(json!({"name": cname, "id": cid, "algo": algo, "input": inputs}));
-                self.push("modify_field_with_hash_based_offset", vec![d, base, json!({"type": "calculation", "value": cname}), max], span);
+                self.ir
+                    .calculations
+                    .push(json!({"name": cname, "id": cid, "algo": algo, "input": inputs}));
+                self.push(
+                    "modify_field_with_hash_based_offset",
+                    vec![d, base, json!({"type": "calculation", "value": cname}), max],
+                    span,
+                );
             }
             "digest" => {
                 self.arg_count(cspan, n, args, 2)?;
                 let recv = self.const_expr(&args[0].value, Some(&Type::Bit(32)))?;
-                let tname = match targs.first() {
-                    Some(t) => match self.env.resolve(t)? {
-                        Type::Struct(s) => s,
-                        t => return Err(Error::new(cspan, format!("digest type must be a struct, not {}", t.name()))),
-                    },
-                    None => match self.place(&args[1].value) {
-                        Ok(Place::Struct { ty, .. }) => ty,
-                        _ => return Err(Error::new(cspan, "digest needs a type argument, e.g. digest<my_digest_t>(1, {...})")),
-                    },
-                };
-                let def = self.env.composite(&tname).cloned().ok_or_else(|| Error::new(cspan, "unknown digest type"))?;
+                let tname =
+                    match targs.first() {
+                        Some(t) => match self.env.resolve(t)? {
+                            Type::Struct(s) => s,
+                            t => {
+                                return Err(Error::new(
+                                    cspan,
+                                    format!("digest type must be a struct, not {}", t.name()),
+                                ))
+                            }
+                        },
+                        None => match self.place(&args[1].value) {
+                            Ok(Place::Struct { ty, .. }) => ty,
+                            _ => return Err(Error::new(
+                                cspan,
+                                "digest needs a type argument, e.g. digest<my_digest_t>(1, {...})",
+                            )),
+                        },
+                    };
+                let def = self
+                    .env
+                    .composite(&tname)
+                    .cloned()
+                    .ok_or_else(|| Error::new(cspan, "unknown digest type"))?;
                 let inputs = self.field_list_inputs(&args[1].value)?;
                 if inputs.len() != def.fields.len() {
-                    return Err(Error::new(args[1].value.span, format!("digest type {} has {} fields, the data has {}", tname, def.fields.len(), inputs.len())));
+                    return Err(Error::new(
+                        args[1].value.span,
+                        format!(
+                            "digest type {} has {} fields, the data has {}",
+                            tname,
+                            def.fields.len(),
+                            inputs.len()
+                        ),
+                    ));
                 }
                 for i in &inputs {
                     if i["type"] != "field" {
@@ -3891,59 +5590,150 @@ impl<'a> Lower<'a> {
                     Some(d) => d.id,
                     None => {
                         let id = self.ir.digests.len() + 1;
-                        let fields = def.fields.iter().zip(inputs.iter()).map(|((f, t, _), j)| (f.clone(), j["value"].clone(), t.width().unwrap_or(0))).collect();
-                        self.ir.digests.push(DigestInfo { name: tname.clone(), id, fields });
-                        self.ir.digest_structs.push((tname.clone(), def.fields.iter().map(|(f, t, _)| (f.clone(), t.width().unwrap_or(0))).collect()));
+                        let fields = def
+                            .fields
+                            .iter()
+                            .zip(inputs.iter())
+                            .map(|((f, t, _), j)| {
+                                (f.clone(), j["value"].clone(), t.width().unwrap_or(0))
+                            })
+                            .collect();
+                        self.ir.digests.push(DigestInfo {
+                            name: tname.clone(),
+                            id,
+                            fields,
+                        });
+                        self.ir.digest_structs.push((
+                            tname.clone(),
+                            def.fields
+                                .iter()
+                                .map(|(f, t, _)| (f.clone(), t.width().unwrap_or(0)))
+                                .collect(),
+                        ));
                         id
                     }
                 };
-                self.push("generate_digest", vec![json!({"type": "hexstr", "value": hexs(recv, false)}), json!({"type": "hexstr", "value": hexs(id as u128, false)})], span);
+                self.push(
+                    "generate_digest",
+                    vec![
+                        json!({"type": "hexstr", "value": hexs(recv, false)}),
+                        json!({"type": "hexstr", "value": hexs(id as u128, false)}),
+                    ],
+                    span,
+                );
             }
             "clone" | "clone3" | "clone_preserving_field_list" => {
                 let want = if n == "clone" { 2 } else { 3 };
                 self.arg_count(cspan, n, args, want)?;
                 let ct = match &args[0].value.kind {
                     ExprKind::Member(_, m) if m == "I2E" || m == "E2E" => m.clone(),
-                    _ => return Err(Error::new(args[0].value.span, "expected CloneType.I2E or CloneType.E2E")),
+                    _ => {
+                        return Err(Error::new(
+                            args[0].value.span,
+                            "expected CloneType.I2E or CloneType.E2E",
+                        ))
+                    }
                 };
                 let sess = self.data_arg(&args[1].value, &Type::Bit(32))?;
-                let fl = if want == 3 { self.field_list(&args[2].value)? } else { self.empty_field_list() };
-                let op = if ct == "I2E" { "clone_ingress_pkt_to_egress" } else { "clone_egress_pkt_to_egress" };
-                self.push(op, vec![sess, json!({"type": "hexstr", "value": hexs(fl as u128, false)})], span);
+                let fl = if want == 3 {
+                    self.field_list(&args[2].value)?
+                } else {
+                    self.empty_field_list()
+                };
+                let op = if ct == "I2E" {
+                    "clone_ingress_pkt_to_egress"
+                } else {
+                    "clone_egress_pkt_to_egress"
+                };
+                self.push(
+                    op,
+                    vec![
+                        sess,
+                        json!({"type": "hexstr", "value": hexs(fl as u128, false)}),
+                    ],
+                    span,
+                );
             }
-            "resubmit_preserving_field_list" | "recirculate_preserving_field_list" | "resubmit" | "recirculate" => {
+            "resubmit_preserving_field_list"
+            | "recirculate_preserving_field_list"
+            | "resubmit"
+            | "recirculate" => {
                 let fl = if n.ends_with("field_list") {
                     self.arg_count(cspan, n, args, 1)?;
                     self.field_list(&args[0].value)?
                 } else {
                     0
                 };
-                let op = if n.starts_with("resubmit") { "resubmit" } else { "recirculate" };
-                self.push(op, vec![json!({"type": "hexstr", "value": hexs(fl as u128, false)})], span);
+                let op = if n.starts_with("resubmit") {
+                    "resubmit"
+                } else {
+                    "recirculate"
+                };
+                self.push(
+                    op,
+                    vec![json!({"type": "hexstr", "value": hexs(fl as u128, false)})],
+                    span,
+                );
             }
-            "verify_checksum" | "update_checksum" | "verify_checksum_with_payload" | "update_checksum_with_payload" => {
-                return Err(Error::new(cspan, format!("{} is only allowed in the checksum controls of V1Switch", n)));
+            "verify_checksum"
+            | "update_checksum"
+            | "verify_checksum_with_payload"
+            | "update_checksum_with_payload" => {
+                return Err(Error::new(
+                    cspan,
+                    format!("{} is only allowed in the checksum controls of V1Switch", n),
+                ));
             }
             "verify" => return Err(Error::new(cspan, "verify is only allowed in parsers")),
             _ => {
                 if let Some(Decl::Function { params, body, .. }) = self.functions.get(n).cloned() {
                     // inline a void function as statements
                     if args.len() != params.len() {
-                        return Err(Error::new(cspan, format!("function '{}' expects {} argument(s), got {}", n, params.len(), args.len())));
+                        return Err(Error::new(
+                            cspan,
+                            format!(
+                                "function '{}' expects {} argument(s), got {}",
+                                n,
+                                params.len(),
+                                args.len()
+                            ),
+                        ));
                     }
                     let rt = match self.functions.get(n) {
                         Some(Decl::Function { ret, .. }) => self.env.resolve(&ret.clone())?,
                         _ => Type::Void,
                     };
-                    let ret = if rt == Type::Void { None } else { Some(self.scalar(&format!("{}_ret_{}", n, self.tmp_count), &rt)) };
+                    let ret = if rt == Type::Void {
+                        None
+                    } else {
+                        Some(self.scalar(&format!("{}_ret_{}", n, self.tmp_count), &rt))
+                    };
                     self.tmp_count += 1;
                     let saved_ret = std::mem::replace(&mut self.fn_ret, ret);
-                    let a = Action { annos: vec![], name: n.to_string(), params: params.iter().map(|p| { let mut p = p.clone(); if p.dir == Dir::None { p.dir = Dir::In; } p }).collect(), body, span: cspan };
+                    let a = Action {
+                        annos: vec![],
+                        name: n.to_string(),
+                        params: params
+                            .iter()
+                            .map(|p| {
+                                let mut p = p.clone();
+                                if p.dir == Dir::None {
+                                    p.dir = Dir::In;
+                                }
+                                p
+                            })
+                            .collect(),
+                        body,
+                        span: cspan,
+                    };
                     let r = self.inline_action(&a, true, args, cspan);
                     self.fn_ret = saved_ret;
                     return r;
                 }
-                return Err(Error::new(cspan, format!("unknown function or action '{}'", n)));
+                return Err(Error::new(
+                    cspan,
+                    format!("unknown function or action '{}'", n),
+                ));
             }
         }
         Ok(())
@@ -3971,7 +5761,12 @@ impl<'a> Lower<'a> {
                 let def = self.env.composite(&m).cloned();
                 if let Some(def) = def {
                     for ((f, _, annos), (_, p)) in def.fields.iter().zip(members.iter()) {
-                        let hit = annos.iter().any(|a| a.name == "field_list" && a.args.iter().any(|x| matches!(x.kind, ExprKind::Int(v, _) if v == idx)));
+                        let hit = annos.iter().any(|a| {
+                            a.name == "field_list"
+                                && a.args
+                                    .iter()
+                                    .any(|x| matches!(x.kind, ExprKind::Int(v, _) if v == idx))
+                        });
                         if hit {
                             let _ = f;
                             if let Place::Field { hdr, field, .. } = p {
@@ -3986,7 +5781,6 @@ impl<'a> Lower<'a> {
         Ok(self.ir.field_lists.len())
     }
 }
-
 
 /// Cover [lo, hi] on a `w`-bit key with (value, mask) prefix blocks.
 fn range_to_masks(lo: u128, hi: u128, w: u32) -> Vec<(u128, u128)> {
@@ -4025,10 +5819,16 @@ fn desugar_switch(e: &Expr, cases: &[SwitchCase], span: Span) -> PResult<Stmt> {
             let labels = std::mem::take(&mut pending);
             if labels.iter().any(|l| matches!(l.kind, ExprKind::Default)) {
                 if default.is_some() {
-                    return Err(Error::new(c.label.span, "switch has more than one default case"));
+                    return Err(Error::new(
+                        c.label.span,
+                        "switch has more than one default case",
+                    ));
                 }
                 default = Some(b.clone());
-                let rest: Vec<Expr> = labels.into_iter().filter(|l| !matches!(l.kind, ExprKind::Default)).collect();
+                let rest: Vec<Expr> = labels
+                    .into_iter()
+                    .filter(|l| !matches!(l.kind, ExprKind::Default))
+                    .collect();
                 if !rest.is_empty() {
                     groups.push((rest, b.clone()));
                 }
@@ -4045,16 +5845,28 @@ fn desugar_switch(e: &Expr, cases: &[SwitchCase], span: Span) -> PResult<Stmt> {
         let mut cond: Option<Expr> = None;
         for l in labels {
             let sp = l.span;
-            let eq = Expr { kind: ExprKind::Binary("==", Box::new(e.clone()), Box::new(l)), span: sp };
+            let eq = Expr {
+                kind: ExprKind::Binary("==", Box::new(e.clone()), Box::new(l)),
+                span: sp,
+            };
             cond = Some(match cond {
                 None => eq,
-                Some(c) => Expr { kind: ExprKind::Binary("||", Box::new(c), Box::new(eq)), span: sp },
+                Some(c) => Expr {
+                    kind: ExprKind::Binary("||", Box::new(c), Box::new(eq)),
+                    span: sp,
+                },
             });
         }
         let cond = cond.unwrap();
-        acc = Some(Stmt { kind: StmtKind::If(cond, Box::new(body), acc.map(Box::new)), span });
+        acc = Some(Stmt {
+            kind: StmtKind::If(cond, Box::new(body), acc.map(Box::new)),
+            span,
+        });
     }
-    Ok(acc.unwrap_or(Stmt { kind: StmtKind::Empty, span }))
+    Ok(acc.unwrap_or(Stmt {
+        kind: StmtKind::Empty,
+        span,
+    }))
 }
 
 /// The span of the member name at the end of `base.member`.

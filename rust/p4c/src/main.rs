@@ -53,19 +53,29 @@ fn main() {
                 let d = take(&mut i, "-D", None);
                 opts.defines.push(split_define(&d));
             }
-            "-I" => opts.include_dirs.push(PathBuf::from(take(&mut i, "-I", None))),
+            "-I" => opts
+                .include_dirs
+                .push(PathBuf::from(take(&mut i, "-I", None))),
             "--p4info-format" => match take(&mut i, "--p4info-format", None).as_str() {
                 "text" => binary = false,
                 "binary" => binary = true,
-                other => usage_err(&format!("unknown P4Info format '{}' (use text or binary)", other)),
+                other => usage_err(&format!(
+                    "unknown P4Info format '{}' (use text or binary)",
+                    other
+                )),
             },
             _ if a.starts_with("--p4info-format=") => match &a["--p4info-format=".len()..] {
                 "text" => binary = false,
                 "binary" => binary = true,
-                other => usage_err(&format!("unknown P4Info format '{}' (use text or binary)", other)),
+                other => usage_err(&format!(
+                    "unknown P4Info format '{}' (use text or binary)",
+                    other
+                )),
             },
             _ if a.starts_with("-D") && a.len() > 2 => opts.defines.push(split_define(&a[2..])),
-            _ if a.starts_with("-I") && a.len() > 2 => opts.include_dirs.push(PathBuf::from(&a[2..])),
+            _ if a.starts_with("-I") && a.len() > 2 => {
+                opts.include_dirs.push(PathBuf::from(&a[2..]))
+            }
             _ if a.starts_with("-o") && a.len() > 2 => out = Some(PathBuf::from(&a[2..])),
             _ if a.starts_with('-') && a != "-" => usage_err(&format!("unknown option '{}'", a)),
             _ => {
@@ -95,13 +105,22 @@ fn main() {
         eprintln!("sdnperf-p4c: cannot create {}: {}", out.display(), e);
         exit(1);
     }
-    let stem = input.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_else(|| "prog".into());
+    let stem = input
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "prog".into());
     let json_path = out.join(format!("{}.json", stem));
     let res = std::fs::write(&json_path, &output.bmv2_json).and_then(|_| {
         if binary {
-            std::fs::write(out.join(format!("{}.p4info.bin", stem)), &output.p4info_binary)
+            std::fs::write(
+                out.join(format!("{}.p4info.bin", stem)),
+                &output.p4info_binary,
+            )
         } else {
-            std::fs::write(out.join(format!("{}.p4info.txtpb", stem)), &output.p4info_text)
+            std::fs::write(
+                out.join(format!("{}.p4info.txtpb", stem)),
+                &output.p4info_text,
+            )
         }
     });
     if let Err(e) = res {

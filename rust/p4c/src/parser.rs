@@ -15,7 +15,13 @@ pub struct Parser<'s> {
 }
 
 pub fn parse(toks: Vec<Token>, sink: &mut Sink) -> Program {
-    let mut p = Parser { toks, pos: 0, type_names: HashSet::new(), sink, depth: 0 };
+    let mut p = Parser {
+        toks,
+        pos: 0,
+        type_names: HashSet::new(),
+        sink,
+        depth: 0,
+    };
     for t in ["packet_in", "packet_out"] {
         p.type_names.insert(t.to_string());
     }
@@ -35,10 +41,47 @@ pub fn parse(toks: Vec<Token>, sink: &mut Sink) -> Program {
 }
 
 const KEYWORDS: &[&str] = &[
-    "action", "apply", "bit", "bool", "const", "control", "default", "else", "enum", "error", "exit", "extern",
-    "false", "header", "header_union", "if", "in", "inout", "int", "match_kind", "out", "package", "parser",
-    "return", "select", "state", "struct", "switch", "table", "transition", "true", "tuple", "typedef", "type",
-    "varbit", "void", "value_set", "entries", "key", "actions", "list",
+    "action",
+    "apply",
+    "bit",
+    "bool",
+    "const",
+    "control",
+    "default",
+    "else",
+    "enum",
+    "error",
+    "exit",
+    "extern",
+    "false",
+    "header",
+    "header_union",
+    "if",
+    "in",
+    "inout",
+    "int",
+    "match_kind",
+    "out",
+    "package",
+    "parser",
+    "return",
+    "select",
+    "state",
+    "struct",
+    "switch",
+    "table",
+    "transition",
+    "true",
+    "tuple",
+    "typedef",
+    "type",
+    "varbit",
+    "void",
+    "value_set",
+    "entries",
+    "key",
+    "actions",
+    "list",
 ];
 
 fn describe(t: &Tok) -> String {
@@ -101,7 +144,10 @@ impl<'s> Parser<'s> {
         }
     }
     fn unexpected(&self, what: &str) -> Error {
-        Error::new(self.span(), format!("expected {}, found {}", what, describe(self.peek())))
+        Error::new(
+            self.span(),
+            format!("expected {}, found {}", what, describe(self.peek())),
+        )
     }
     fn expect_p(&mut self, p: &str) -> PResult<Span> {
         if self.is_p(p) {
@@ -110,7 +156,16 @@ impl<'s> Parser<'s> {
             // For a missing ';' point just after the previous token.
             if p == ";" && self.pos > 0 {
                 let ps = self.prev_span();
-                return Err(Error::new(Span { lo: ps.hi, hi: ps.hi }, format!("expected ';' after {}", describe(&self.toks[self.pos - 1].tok))));
+                return Err(Error::new(
+                    Span {
+                        lo: ps.hi,
+                        hi: ps.hi,
+                    },
+                    format!(
+                        "expected ';' after {}",
+                        describe(&self.toks[self.pos - 1].tok)
+                    ),
+                ));
             }
             if p == "}" && self.at_eof() {
                 // point at the '{' that is never closed
@@ -125,7 +180,10 @@ impl<'s> Parser<'s> {
                     }
                 }
                 if let Some(sp) = stack.last() {
-                    return Err(Error::new(*sp, "this '{' is never closed (end of file reached)"));
+                    return Err(Error::new(
+                        *sp,
+                        "this '{' is never closed (end of file reached)",
+                    ));
                 }
             }
             Err(self.unexpected(&format!("'{}'", p)))
@@ -243,7 +301,11 @@ impl<'s> Parser<'s> {
                     self.bump();
                 }
             }
-            v.push(Annotation { name, args, span: at });
+            v.push(Annotation {
+                name,
+                args,
+                span: at,
+            });
         }
         Ok(v)
     }
@@ -266,7 +328,13 @@ impl<'s> Parser<'s> {
                 self.expect_p("=")?;
                 let value = self.expr()?;
                 self.expect_p(";")?;
-                Ok(Some(Decl::Const { annos, ty, name, value, span: start }))
+                Ok(Some(Decl::Const {
+                    annos,
+                    ty,
+                    name,
+                    value,
+                    span: start,
+                }))
             }
             "typedef" | "type" => {
                 self.bump();
@@ -274,14 +342,23 @@ impl<'s> Parser<'s> {
                 let (name, _) = self.ident()?;
                 self.expect_p(";")?;
                 self.type_names.insert(name.clone());
-                Ok(Some(Decl::Typedef { annos, ty, name, newtype: kw == "type", span: start }))
+                Ok(Some(Decl::Typedef {
+                    annos,
+                    ty,
+                    name,
+                    newtype: kw == "type",
+                    span: start,
+                }))
             }
             "header" | "header_union" | "struct" => {
                 self.bump();
                 let (name, nspan) = self.ident()?;
                 self.type_names.insert(name.clone());
                 if self.is_p("<") {
-                    return Err(Error::new(self.span(), "generic structs/headers are not supported"));
+                    return Err(Error::new(
+                        self.span(),
+                        "generic structs/headers are not supported",
+                    ));
                 }
                 self.expect_p("{")?;
                 let mut fields = vec![];
@@ -292,35 +369,72 @@ impl<'s> Parser<'s> {
                     let (fname, _) = self.name()?;
                     self.expect_p(";")?;
                     if fields.iter().any(|f: &Field| f.name == fname) {
-                        return Err(Error::new(fs, format!("duplicate field '{}' in '{}'", fname, name)));
+                        return Err(Error::new(
+                            fs,
+                            format!("duplicate field '{}' in '{}'", fname, name),
+                        ));
                     }
-                    fields.push(Field { annos: fa, ty, name: fname, span: fs });
+                    fields.push(Field {
+                        annos: fa,
+                        ty,
+                        name: fname,
+                        span: fs,
+                    });
                 }
                 self.expect_p("}")?;
                 let span = nspan;
                 Ok(Some(match kw.as_str() {
-                    "header" => Decl::Header { annos, name, fields, span },
-                    "header_union" => Decl::HeaderUnion { annos, name, fields, span },
-                    _ => Decl::Struct { annos, name, fields, span },
+                    "header" => Decl::Header {
+                        annos,
+                        name,
+                        fields,
+                        span,
+                    },
+                    "header_union" => Decl::HeaderUnion {
+                        annos,
+                        name,
+                        fields,
+                        span,
+                    },
+                    _ => Decl::Struct {
+                        annos,
+                        name,
+                        fields,
+                        span,
+                    },
                 }))
             }
             "enum" => {
                 self.bump();
-                let underlying = if self.is_kw("bit") || self.is_kw("int") { Some(self.type_ref()?) } else { None };
+                let underlying = if self.is_kw("bit") || self.is_kw("int") {
+                    Some(self.type_ref()?)
+                } else {
+                    None
+                };
                 let (name, nspan) = self.ident()?;
                 self.type_names.insert(name.clone());
                 self.expect_p("{")?;
                 let mut members = vec![];
                 while !self.is_p("}") {
                     let (m, ms) = self.ident()?;
-                    let v = if self.eat_p("=") { Some(self.expr()?) } else { None };
+                    let v = if self.eat_p("=") {
+                        Some(self.expr()?)
+                    } else {
+                        None
+                    };
                     members.push((m, v, ms));
                     if !self.eat_p(",") {
                         break;
                     }
                 }
                 self.expect_p("}")?;
-                Ok(Some(Decl::Enum { annos, name, underlying, members, span: nspan }))
+                Ok(Some(Decl::Enum {
+                    annos,
+                    name,
+                    underlying,
+                    members,
+                    span: nspan,
+                }))
             }
             "error" | "match_kind" => {
                 self.bump();
@@ -334,15 +448,24 @@ impl<'s> Parser<'s> {
                 }
                 self.expect_p("}")?;
                 Ok(Some(if kw == "error" {
-                    Decl::Error { members, span: start }
+                    Decl::Error {
+                        members,
+                        span: start,
+                    }
                 } else {
-                    Decl::MatchKind { members, span: start }
+                    Decl::MatchKind {
+                        members,
+                        span: start,
+                    }
                 }))
             }
             "extern" => {
                 self.bump();
                 // extern function or extern object
-                let is_obj = matches!(self.peek(), Tok::Ident(_)) && (matches!(self.peek_at(1), Tok::Punct("{")) || matches!(self.peek_at(1), Tok::Punct("<")) && self.extern_obj_lookahead());
+                let is_obj = matches!(self.peek(), Tok::Ident(_))
+                    && (matches!(self.peek_at(1), Tok::Punct("{"))
+                        || matches!(self.peek_at(1), Tok::Punct("<"))
+                            && self.extern_obj_lookahead());
                 if is_obj {
                     let (name, nspan) = self.ident()?;
                     self.type_names.insert(name.clone());
@@ -354,11 +477,20 @@ impl<'s> Parser<'s> {
                         self.eat_kw("abstract");
                         let ms = self.span();
                         // constructor: Name(
-                        if matches!(self.peek(), Tok::Ident(n) if *n == name) && matches!(self.peek_at(1), Tok::Punct("(")) {
+                        if matches!(self.peek(), Tok::Ident(n) if *n == name)
+                            && matches!(self.peek_at(1), Tok::Punct("("))
+                        {
                             self.bump();
                             let params = self.params()?;
                             self.expect_p(";")?;
-                            methods.push(Method { annos: ma, ret: None, name: name.clone(), type_params: vec![], params, span: ms });
+                            methods.push(Method {
+                                annos: ma,
+                                ret: None,
+                                name: name.clone(),
+                                type_params: vec![],
+                                params,
+                                span: ms,
+                            });
                             continue;
                         }
                         let ret = self.type_ref()?;
@@ -366,17 +498,37 @@ impl<'s> Parser<'s> {
                         let tps = self.type_params()?;
                         let params = self.params()?;
                         self.expect_p(";")?;
-                        methods.push(Method { annos: ma, ret: Some(ret), name: mname, type_params: tps, params, span: ms });
+                        methods.push(Method {
+                            annos: ma,
+                            ret: Some(ret),
+                            name: mname,
+                            type_params: tps,
+                            params,
+                            span: ms,
+                        });
                     }
                     self.expect_p("}")?;
-                    Ok(Some(Decl::Extern { annos, name, type_params, methods, span: nspan }))
+                    Ok(Some(Decl::Extern {
+                        annos,
+                        name,
+                        type_params,
+                        methods,
+                        span: nspan,
+                    }))
                 } else {
                     let ret = self.type_ref()?;
                     let (name, nspan) = self.name()?;
                     let tps = self.type_params()?;
                     let params = self.params()?;
                     self.expect_p(";")?;
-                    Ok(Some(Decl::ExternFn(Method { annos, ret: Some(ret), name, type_params: tps, params, span: nspan })))
+                    Ok(Some(Decl::ExternFn(Method {
+                        annos,
+                        ret: Some(ret),
+                        name,
+                        type_params: tps,
+                        params,
+                        span: nspan,
+                    })))
                 }
             }
             "parser" => {
@@ -386,9 +538,23 @@ impl<'s> Parser<'s> {
                 let type_params = self.type_params()?;
                 let params = self.params()?;
                 if self.eat_p(";") {
-                    return Ok(Some(Decl::Parser { annos, name, type_params, params, ctor_params: vec![], locals: vec![], states: vec![], has_body: false, span: nspan }));
+                    return Ok(Some(Decl::Parser {
+                        annos,
+                        name,
+                        type_params,
+                        params,
+                        ctor_params: vec![],
+                        locals: vec![],
+                        states: vec![],
+                        has_body: false,
+                        span: nspan,
+                    }));
                 }
-                let ctor_params = if self.is_p("(") { self.params()? } else { vec![] };
+                let ctor_params = if self.is_p("(") {
+                    self.params()?
+                } else {
+                    vec![]
+                };
                 self.expect_p("{")?;
                 let mut locals = vec![];
                 let mut states = vec![];
@@ -410,13 +576,29 @@ impl<'s> Parser<'s> {
                         }
                         self.expect_p("}")?;
                         let _ = ss;
-                        states.push(ParserState { annos: la, name: sname, stmts, transition, span: ss });
+                        states.push(ParserState {
+                            annos: la,
+                            name: sname,
+                            stmts,
+                            transition,
+                            span: ss,
+                        });
                     } else {
                         locals.push(self.local(la, true)?);
                     }
                 }
                 self.expect_p("}")?;
-                Ok(Some(Decl::Parser { annos, name, type_params, params, ctor_params, locals, states, has_body: true, span: nspan }))
+                Ok(Some(Decl::Parser {
+                    annos,
+                    name,
+                    type_params,
+                    params,
+                    ctor_params,
+                    locals,
+                    states,
+                    has_body: true,
+                    span: nspan,
+                }))
             }
             "control" => {
                 self.bump();
@@ -425,9 +607,23 @@ impl<'s> Parser<'s> {
                 let type_params = self.type_params()?;
                 let params = self.params()?;
                 if self.eat_p(";") {
-                    return Ok(Some(Decl::Control { annos, name, type_params, params, ctor_params: vec![], locals: vec![], apply: vec![], has_body: false, span: nspan }));
+                    return Ok(Some(Decl::Control {
+                        annos,
+                        name,
+                        type_params,
+                        params,
+                        ctor_params: vec![],
+                        locals: vec![],
+                        apply: vec![],
+                        has_body: false,
+                        span: nspan,
+                    }));
                 }
-                let ctor_params = if self.is_p("(") { self.params()? } else { vec![] };
+                let ctor_params = if self.is_p("(") {
+                    self.params()?
+                } else {
+                    vec![]
+                };
                 self.expect_p("{")?;
                 let mut locals = vec![];
                 let mut apply = None;
@@ -446,9 +642,24 @@ impl<'s> Parser<'s> {
                         StmtKind::Block(v) => v,
                         _ => vec![],
                     },
-                    None => return Err(Error::new(nspan, format!("control '{}' has no apply block", name))),
+                    None => {
+                        return Err(Error::new(
+                            nspan,
+                            format!("control '{}' has no apply block", name),
+                        ))
+                    }
                 };
-                Ok(Some(Decl::Control { annos, name, type_params, params, ctor_params, locals, apply, has_body: true, span: nspan }))
+                Ok(Some(Decl::Control {
+                    annos,
+                    name,
+                    type_params,
+                    params,
+                    ctor_params,
+                    locals,
+                    apply,
+                    has_body: true,
+                    span: nspan,
+                }))
             }
             "package" => {
                 self.bump();
@@ -467,7 +678,13 @@ impl<'s> Parser<'s> {
                     let args = self.args()?;
                     let (name, nspan) = self.name()?;
                     self.expect_p(";")?;
-                    return Ok(Some(Decl::Instance(Instance { annos, ty, args, name, span: nspan })));
+                    return Ok(Some(Decl::Instance(Instance {
+                        annos,
+                        ty,
+                        args,
+                        name,
+                        span: nspan,
+                    })));
                 }
                 let (name, nspan) = self.name()?;
                 let _tps = self.type_params()?;
@@ -477,7 +694,14 @@ impl<'s> Parser<'s> {
                     StmtKind::Block(v) => v,
                     _ => vec![],
                 };
-                Ok(Some(Decl::Function { annos, ret: ty, name, params, body, span: nspan }))
+                Ok(Some(Decl::Function {
+                    annos,
+                    ret: ty,
+                    name,
+                    params,
+                    body,
+                    span: nspan,
+                }))
             }
         }
     }
@@ -492,7 +716,10 @@ impl<'s> Parser<'s> {
                 Tok::Punct(">") => {
                     d -= 1;
                     if d == 0 {
-                        return matches!(self.toks.get(i + 1).map(|t| &t.tok), Some(Tok::Punct("{")));
+                        return matches!(
+                            self.toks.get(i + 1).map(|t| &t.tok),
+                            Some(Tok::Punct("{"))
+                        );
                     }
                 }
                 Tok::Eof => return false,
@@ -536,8 +763,19 @@ impl<'s> Parser<'s> {
             };
             let ty = self.type_ref()?;
             let (name, _) = self.name()?;
-            let default = if self.eat_p("=") { Some(self.expr()?) } else { None };
-            v.push(Param { annos, dir, ty, name, default, span });
+            let default = if self.eat_p("=") {
+                Some(self.expr()?)
+            } else {
+                None
+            };
+            v.push(Param {
+                annos,
+                dir,
+                ty,
+                name,
+                default,
+                span,
+            });
             if !self.eat_p(",") {
                 break;
             }
@@ -550,7 +788,9 @@ impl<'s> Parser<'s> {
         self.expect_p("(")?;
         let mut v = vec![];
         while !self.is_p(")") {
-            let name = if matches!(self.peek(), Tok::Ident(_)) && matches!(self.peek_at(1), Tok::Punct("=")) {
+            let name = if matches!(self.peek(), Tok::Ident(_))
+                && matches!(self.peek_at(1), Tok::Punct("="))
+            {
                 let (n, _) = self.ident()?;
                 self.bump();
                 Some(n)
@@ -559,7 +799,10 @@ impl<'s> Parser<'s> {
             };
             let value = if self.is_kw("_") {
                 let s = self.bump().span;
-                Expr { kind: ExprKind::Default, span: s }
+                Expr {
+                    kind: ExprKind::Default,
+                    span: s,
+                }
             } else {
                 self.expr()?
             };
@@ -602,7 +845,11 @@ impl<'s> Parser<'s> {
                 self.expect_p(":")?;
                 let (next, _) = self.ident()?;
                 self.expect_p(";")?;
-                cases.push(SelectCase { keys: ks, next, span: cs });
+                cases.push(SelectCase {
+                    keys: ks,
+                    next,
+                    span: cs,
+                });
             }
             self.expect_p("}")?;
             Ok(Transition::Select(keys, cases, ts))
@@ -616,18 +863,27 @@ impl<'s> Parser<'s> {
     fn keyset_expr(&mut self) -> PResult<Expr> {
         if self.is_kw("default") || self.is_kw("_") {
             let s = self.bump().span;
-            return Ok(Expr { kind: ExprKind::Default, span: s });
+            return Ok(Expr {
+                kind: ExprKind::Default,
+                span: s,
+            });
         }
         let e = self.expr()?;
         if self.eat_p("&&&") {
             let m = self.expr()?;
             let sp = e.span.to(m.span);
-            return Ok(Expr { kind: ExprKind::Mask(Box::new(e), Box::new(m)), span: sp });
+            return Ok(Expr {
+                kind: ExprKind::Mask(Box::new(e), Box::new(m)),
+                span: sp,
+            });
         }
         if self.eat_p("..") {
             let m = self.expr()?;
             let sp = e.span.to(m.span);
-            return Ok(Expr { kind: ExprKind::Range(Box::new(e), Box::new(m)), span: sp });
+            return Ok(Expr {
+                kind: ExprKind::Range(Box::new(e), Box::new(m)),
+                span: sp,
+            });
         }
         Ok(e)
     }
@@ -641,7 +897,13 @@ impl<'s> Parser<'s> {
             StmtKind::Block(v) => v,
             _ => vec![],
         };
-        Ok(Action { annos, name, params, body, span })
+        Ok(Action {
+            annos,
+            name,
+            params,
+            body,
+            span,
+        })
     }
 
     fn local(&mut self, annos: Annos, in_parser: bool) -> PResult<Local> {
@@ -662,7 +924,13 @@ impl<'s> Parser<'s> {
             let (name, nspan) = self.ident()?;
             self.expect_p(";")?;
             let _ = span;
-            return Ok(Local::ValueSet { annos, ty, size, name, span: nspan });
+            return Ok(Local::ValueSet {
+                annos,
+                ty,
+                size,
+                name,
+                span: nspan,
+            });
         }
         if self.is_kw("const") {
             let s = self.stmt()?;
@@ -675,19 +943,42 @@ impl<'s> Parser<'s> {
             let (name, nspan) = self.name()?;
             self.expect_p(";")?;
             let _ = st;
-            return Ok(Local::Inst(Instance { annos, ty, args, name, span: nspan }));
+            return Ok(Local::Inst(Instance {
+                annos,
+                ty,
+                args,
+                name,
+                span: nspan,
+            }));
         }
         let (name, nspan) = self.name()?;
-        let init = if self.eat_p("=") { Some(self.expr()?) } else { None };
+        let init = if self.eat_p("=") {
+            Some(self.expr()?)
+        } else {
+            None
+        };
         self.expect_p(";")?;
-        Ok(Local::Var(Stmt { kind: StmtKind::Var(annos, ty, name, init), span: nspan }))
+        Ok(Local::Var(Stmt {
+            kind: StmtKind::Var(annos, ty, name, init),
+            span: nspan,
+        }))
     }
 
     fn table(&mut self, annos: Annos) -> PResult<Table> {
         self.expect_kw("table")?;
         let (name, span) = self.name()?;
         self.expect_p("{")?;
-        let mut t = Table { annos, name, keys: vec![], actions: vec![], default_action: None, entries: None, size: None, props: vec![], span };
+        let mut t = Table {
+            annos,
+            name,
+            keys: vec![],
+            actions: vec![],
+            default_action: None,
+            entries: None,
+            size: None,
+            props: vec![],
+            span,
+        };
         while !self.is_p("}") && !self.at_eof() {
             let _pa = self.annotations()?;
             let is_const = self.eat_kw("const");
@@ -703,7 +994,12 @@ impl<'s> Parser<'s> {
                         let (mk, _) = self.ident()?;
                         let ka = self.annotations()?;
                         self.expect_p(";")?;
-                        t.keys.push(KeyElem { annos: ka, expr, match_kind: mk, span: ks });
+                        t.keys.push(KeyElem {
+                            annos: ka,
+                            expr,
+                            match_kind: mk,
+                            span: ks,
+                        });
                     }
                     self.expect_p("}")?;
                 }
@@ -753,7 +1049,13 @@ impl<'s> Parser<'s> {
                         let aa = self.annotations()?;
                         let action = self.action_ref(aa)?;
                         self.expect_p(";")?;
-                        es.push(Entry { annos: ea, keys, action, priority, span: es0 });
+                        es.push(Entry {
+                            annos: ea,
+                            keys,
+                            action,
+                            priority,
+                            span: es0,
+                        });
                     }
                     self.expect_p("}")?;
                     t.entries = Some((es, is_const));
@@ -791,7 +1093,12 @@ impl<'s> Parser<'s> {
             name.push_str(&m);
         }
         let args = if self.is_p("(") { self.args()? } else { vec![] };
-        Ok(ActionRef { annos, name, args, span })
+        Ok(ActionRef {
+            annos,
+            name,
+            args,
+            span,
+        })
     }
 
     pub fn type_ref(&mut self) -> PResult<TypeRef> {
@@ -809,15 +1116,23 @@ impl<'s> Parser<'s> {
         self.expect_p("<")?;
         let e = if let Tok::Int(..) = self.peek() {
             let t = self.bump();
-            let Tok::Int(v, w) = t.tok else { unreachable!() };
-            Expr { kind: ExprKind::Int(v, w), span: t.span }
+            let Tok::Int(v, w) = t.tok else {
+                unreachable!()
+            };
+            Expr {
+                kind: ExprKind::Int(v, w),
+                span: t.span,
+            }
         } else if self.eat_p("(") {
             let e = self.expr()?;
             self.expect_p(")")?;
             e
         } else {
             let (n, s) = self.ident()?;
-            Expr { kind: ExprKind::Name(n), span: s }
+            Expr {
+                kind: ExprKind::Name(n),
+                span: s,
+            }
         };
         self.expect_p(">")?;
         Ok(Box::new(e))
@@ -838,7 +1153,10 @@ impl<'s> Parser<'s> {
                 let w = if self.is_p("<") {
                     self.width_arg()?
                 } else if n == "bit" {
-                    Box::new(Expr { kind: ExprKind::Int(1, None), span: sp })
+                    Box::new(Expr {
+                        kind: ExprKind::Int(1, None),
+                        span: sp,
+                    })
                 } else if n == "int" {
                     return Ok(TypeRef::Named("int".into(), vec![], sp));
                 } else {
@@ -884,7 +1202,8 @@ impl<'s> Parser<'s> {
                 Ok(TypeRef::Tuple(v))
             }
             _ => {
-                if KEYWORDS.contains(&n.as_str()) && n != "key" && n != "entries" && n != "actions" {
+                if KEYWORDS.contains(&n.as_str()) && n != "key" && n != "entries" && n != "actions"
+                {
                     return Err(self.unexpected("a type"));
                 }
                 self.bump();
@@ -911,7 +1230,10 @@ impl<'s> Parser<'s> {
             v.push(self.stmt()?);
         }
         self.expect_p("}")?;
-        Ok(Stmt { kind: StmtKind::Block(v), span: s })
+        Ok(Stmt {
+            kind: StmtKind::Block(v),
+            span: s,
+        })
     }
 
     fn is_decl_start(&self) -> bool {
@@ -924,8 +1246,10 @@ impl<'s> Parser<'s> {
                 if !self.type_names.contains(n) {
                     return false;
                 }
-                matches!(self.peek_at(1), Tok::Ident(_) | Tok::Punct("<") | Tok::Punct("["))
-                    && !matches!(self.peek_at(1), Tok::Punct("[") if true && !self.stack_decl_lookahead())
+                matches!(
+                    self.peek_at(1),
+                    Tok::Ident(_) | Tok::Punct("<") | Tok::Punct("[")
+                ) && !matches!(self.peek_at(1), Tok::Punct("[") if true && !self.stack_decl_lookahead())
             }
             _ => false,
         }
@@ -960,12 +1284,19 @@ impl<'s> Parser<'s> {
 
     fn stmt_inner(&mut self) -> PResult<Stmt> {
         let sp = self.span();
-        let annos = if self.is_p("@") { self.annotations()? } else { vec![] };
+        let annos = if self.is_p("@") {
+            self.annotations()?
+        } else {
+            vec![]
+        };
         if self.is_p("{") {
             return self.block();
         }
         if self.eat_p(";") {
-            return Ok(Stmt { kind: StmtKind::Empty, span: sp });
+            return Ok(Stmt {
+                kind: StmtKind::Empty,
+                span: sp,
+            });
         }
         if let Tok::Ident(k) = self.peek().clone() {
             match k.as_str() {
@@ -975,19 +1306,36 @@ impl<'s> Parser<'s> {
                     let c = self.expr()?;
                     self.expect_p(")")?;
                     let t = self.stmt()?;
-                    let e = if self.eat_kw("else") { Some(Box::new(self.stmt()?)) } else { None };
-                    return Ok(Stmt { kind: StmtKind::If(c, Box::new(t), e), span: sp });
+                    let e = if self.eat_kw("else") {
+                        Some(Box::new(self.stmt()?))
+                    } else {
+                        None
+                    };
+                    return Ok(Stmt {
+                        kind: StmtKind::If(c, Box::new(t), e),
+                        span: sp,
+                    });
                 }
                 "exit" => {
                     self.bump();
                     self.expect_p(";")?;
-                    return Ok(Stmt { kind: StmtKind::Exit, span: sp });
+                    return Ok(Stmt {
+                        kind: StmtKind::Exit,
+                        span: sp,
+                    });
                 }
                 "return" => {
                     self.bump();
-                    let v = if self.is_p(";") { None } else { Some(self.expr()?) };
+                    let v = if self.is_p(";") {
+                        None
+                    } else {
+                        Some(self.expr()?)
+                    };
                     self.expect_p(";")?;
-                    return Ok(Stmt { kind: StmtKind::Return(v), span: sp });
+                    return Ok(Stmt {
+                        kind: StmtKind::Return(v),
+                        span: sp,
+                    });
                 }
                 "switch" => {
                     self.bump();
@@ -999,16 +1347,26 @@ impl<'s> Parser<'s> {
                     while !self.is_p("}") && !self.at_eof() {
                         let label = if self.is_kw("default") {
                             let s = self.bump().span;
-                            Expr { kind: ExprKind::Default, span: s }
+                            Expr {
+                                kind: ExprKind::Default,
+                                span: s,
+                            }
                         } else {
                             self.expr()?
                         };
                         self.expect_p(":")?;
-                        let body = if self.is_p("{") { Some(self.block()?) } else { None };
+                        let body = if self.is_p("{") {
+                            Some(self.block()?)
+                        } else {
+                            None
+                        };
                         cases.push(SwitchCase { label, body });
                     }
                     self.expect_p("}")?;
-                    return Ok(Stmt { kind: StmtKind::Switch(e, cases), span: sp });
+                    return Ok(Stmt {
+                        kind: StmtKind::Switch(e, cases),
+                        span: sp,
+                    });
                 }
                 "const" => {
                     self.bump();
@@ -1017,7 +1375,10 @@ impl<'s> Parser<'s> {
                     self.expect_p("=")?;
                     let v = self.expr()?;
                     self.expect_p(";")?;
-                    return Ok(Stmt { kind: StmtKind::Const(ty, n, v), span: ns });
+                    return Ok(Stmt {
+                        kind: StmtKind::Const(ty, n, v),
+                        span: ns,
+                    });
                 }
                 _ => {}
             }
@@ -1028,29 +1389,54 @@ impl<'s> Parser<'s> {
                 let args = self.args()?;
                 let (name, nspan) = self.name()?;
                 self.expect_p(";")?;
-                return Ok(Stmt { kind: StmtKind::Inst(Instance { annos, ty, args, name, span: nspan }), span: sp });
+                return Ok(Stmt {
+                    kind: StmtKind::Inst(Instance {
+                        annos,
+                        ty,
+                        args,
+                        name,
+                        span: nspan,
+                    }),
+                    span: sp,
+                });
             }
             let (n, ns) = self.name()?;
-            let init = if self.eat_p("=") { Some(self.expr()?) } else { None };
+            let init = if self.eat_p("=") {
+                Some(self.expr()?)
+            } else {
+                None
+            };
             self.expect_p(";")?;
-            return Ok(Stmt { kind: StmtKind::Var(annos, ty, n, init), span: ns });
+            return Ok(Stmt {
+                kind: StmtKind::Var(annos, ty, n, init),
+                span: ns,
+            });
         }
         let lhs = self.expr()?;
         if self.eat_p("=") {
             let rhs = self.expr()?;
             let end = rhs.span;
             self.expect_p(";")?;
-            return Ok(Stmt { kind: StmtKind::Assign(lhs, rhs), span: sp.to(end) });
+            return Ok(Stmt {
+                kind: StmtKind::Assign(lhs, rhs),
+                span: sp.to(end),
+            });
         }
         if !matches!(lhs.kind, ExprKind::Call(..)) {
             if self.is_p(";") {
-                return Err(Error::new(lhs.span, "expression is not a statement (expected a call or an assignment)"));
+                return Err(Error::new(
+                    lhs.span,
+                    "expression is not a statement (expected a call or an assignment)",
+                ));
             }
             return Err(self.unexpected("'=' or ';'"));
         }
         self.expect_p(";")?;
         let end = lhs.span;
-        Ok(Stmt { kind: StmtKind::Call(lhs), span: sp.to(end) })
+        Ok(Stmt {
+            kind: StmtKind::Call(lhs),
+            span: sp.to(end),
+        })
     }
 
     // ---------------- expressions ----------------
@@ -1073,7 +1459,10 @@ impl<'s> Parser<'s> {
             self.expect_p(":")?;
             let b = self.expr()?;
             let sp = c.span.to(b.span);
-            return Ok(Expr { kind: ExprKind::Ternary(Box::new(c), Box::new(a), Box::new(b)), span: sp });
+            return Ok(Expr {
+                kind: ExprKind::Ternary(Box::new(c), Box::new(a), Box::new(b)),
+                span: sp,
+            });
         }
         Ok(c)
     }
@@ -1086,7 +1475,9 @@ impl<'s> Parser<'s> {
                 if t.joined {
                     match self.peek_at(1) {
                         Tok::Punct(">") => return Some((">>", 2)),
-                        Tok::Punct("=") if !matches!(self.peek_at(2), Tok::Punct("=")) => return Some((">=", 2)),
+                        Tok::Punct("=") if !matches!(self.peek_at(2), Tok::Punct("=")) => {
+                            return Some((">=", 2))
+                        }
                         Tok::Punct(">=") => return None,
                         _ => {}
                     }
@@ -1125,7 +1516,10 @@ impl<'s> Parser<'s> {
             let r = self.binary(level + 1)?;
             let sp = l.span.to(r.span);
             let op: &'static str = LEVELS[level].iter().find(|x| **x == op).unwrap();
-            l = Expr { kind: ExprKind::Binary(op, Box::new(l), Box::new(r)), span: sp };
+            l = Expr {
+                kind: ExprKind::Binary(op, Box::new(l), Box::new(r)),
+                span: sp,
+            };
         }
         Ok(l)
     }
@@ -1154,7 +1548,10 @@ impl<'s> Parser<'s> {
                     "-" => "-",
                     _ => "+",
                 };
-                return Ok(Expr { kind: ExprKind::Unary(op, Box::new(e)), span: s });
+                return Ok(Expr {
+                    kind: ExprKind::Unary(op, Box::new(e)),
+                    span: s,
+                });
             }
         }
         // cast?
@@ -1164,7 +1561,10 @@ impl<'s> Parser<'s> {
             self.expect_p(")")?;
             let e = self.unary()?;
             let s = sp.to(e.span);
-            return Ok(Expr { kind: ExprKind::Cast(ty, Box::new(e)), span: s });
+            return Ok(Expr {
+                kind: ExprKind::Cast(ty, Box::new(e)),
+                span: s,
+            });
         }
         let prim = self.primary()?;
         self.postfix(prim)
@@ -1191,11 +1591,17 @@ impl<'s> Parser<'s> {
         match self.peek().clone() {
             Tok::Int(v, w) => {
                 self.bump();
-                Ok(Expr { kind: ExprKind::Int(v, w), span: sp })
+                Ok(Expr {
+                    kind: ExprKind::Int(v, w),
+                    span: sp,
+                })
             }
             Tok::Str(s) => {
                 self.bump();
-                Ok(Expr { kind: ExprKind::Str(s), span: sp })
+                Ok(Expr {
+                    kind: ExprKind::Str(s),
+                    span: sp,
+                })
             }
             Tok::Punct("(") => {
                 self.bump();
@@ -1207,7 +1613,10 @@ impl<'s> Parser<'s> {
                 self.bump();
                 let mut v = vec![];
                 while !self.is_p("}") {
-                    let name = if matches!(self.peek(), Tok::Ident(_)) && matches!(self.peek_at(1), Tok::Punct("=")) && !matches!(self.peek_at(2), Tok::Punct("=")) {
+                    let name = if matches!(self.peek(), Tok::Ident(_))
+                        && matches!(self.peek_at(1), Tok::Punct("="))
+                        && !matches!(self.peek_at(2), Tok::Punct("="))
+                    {
                         let (n, _) = self.ident()?;
                         self.bump();
                         Some(n)
@@ -1220,38 +1629,64 @@ impl<'s> Parser<'s> {
                     }
                 }
                 let end = self.expect_p("}")?;
-                Ok(Expr { kind: ExprKind::List(v), span: sp.to(end) })
+                Ok(Expr {
+                    kind: ExprKind::List(v),
+                    span: sp.to(end),
+                })
             }
             Tok::Punct(".") => {
                 self.bump();
                 let (n, s) = self.ident()?;
-                Ok(Expr { kind: ExprKind::Name(n), span: sp.to(s) })
+                Ok(Expr {
+                    kind: ExprKind::Name(n),
+                    span: sp.to(s),
+                })
             }
             Tok::Ident(n) => {
                 match n.as_str() {
                     "true" => {
                         self.bump();
-                        return Ok(Expr { kind: ExprKind::Bool(true), span: sp });
+                        return Ok(Expr {
+                            kind: ExprKind::Bool(true),
+                            span: sp,
+                        });
                     }
                     "false" => {
                         self.bump();
-                        return Ok(Expr { kind: ExprKind::Bool(false), span: sp });
+                        return Ok(Expr {
+                            kind: ExprKind::Bool(false),
+                            span: sp,
+                        });
                     }
                     "default" | "_" => {
                         self.bump();
-                        return Ok(Expr { kind: ExprKind::Default, span: sp });
+                        return Ok(Expr {
+                            kind: ExprKind::Default,
+                            span: sp,
+                        });
                     }
                     "bit" | "int" | "varbit" | "bool" => {
                         let t = self.type_ref()?;
-                        return Ok(Expr { kind: ExprKind::TypeExpr(t), span: sp });
+                        return Ok(Expr {
+                            kind: ExprKind::TypeExpr(t),
+                            span: sp,
+                        });
                     }
                     _ => {}
                 }
-                if KEYWORDS.contains(&n.as_str()) && !matches!(n.as_str(), "error" | "key" | "entries" | "actions" | "apply" | "list" | "type") {
+                if KEYWORDS.contains(&n.as_str())
+                    && !matches!(
+                        n.as_str(),
+                        "error" | "key" | "entries" | "actions" | "apply" | "list" | "type"
+                    )
+                {
                     return Err(self.unexpected("an expression"));
                 }
                 self.bump();
-                Ok(Expr { kind: ExprKind::Name(n), span: sp })
+                Ok(Expr {
+                    kind: ExprKind::Name(n),
+                    span: sp,
+                })
             }
             _ => Err(self.unexpected("an expression")),
         }
@@ -1263,7 +1698,10 @@ impl<'s> Parser<'s> {
                 self.bump();
                 let (m, ms) = self.name()?;
                 let sp = e.span.to(ms);
-                e = Expr { kind: ExprKind::Member(Box::new(e), m), span: sp };
+                e = Expr {
+                    kind: ExprKind::Member(Box::new(e), m),
+                    span: sp,
+                };
             } else if self.is_p("[") {
                 self.bump();
                 let a = self.expr()?;
@@ -1271,16 +1709,25 @@ impl<'s> Parser<'s> {
                     let b = self.expr()?;
                     let end = self.expect_p("]")?;
                     let sp = e.span.to(end);
-                    e = Expr { kind: ExprKind::Slice(Box::new(e), Box::new(a), Box::new(b)), span: sp };
+                    e = Expr {
+                        kind: ExprKind::Slice(Box::new(e), Box::new(a), Box::new(b)),
+                        span: sp,
+                    };
                 } else {
                     let end = self.expect_p("]")?;
                     let sp = e.span.to(end);
-                    e = Expr { kind: ExprKind::Index(Box::new(e), Box::new(a)), span: sp };
+                    e = Expr {
+                        kind: ExprKind::Index(Box::new(e), Box::new(a)),
+                        span: sp,
+                    };
                 }
             } else if self.is_p("(") {
                 let args = self.args()?;
                 let sp = e.span.to(self.prev_span());
-                e = Expr { kind: ExprKind::Call(Box::new(e), vec![], args), span: sp };
+                e = Expr {
+                    kind: ExprKind::Call(Box::new(e), vec![], args),
+                    span: sp,
+                };
             } else if self.is_p("<") && matches!(e.kind, ExprKind::Name(_) | ExprKind::Member(..)) {
                 // explicit type arguments: f<T>(...)
                 let save = self.pos;
@@ -1289,7 +1736,10 @@ impl<'s> Parser<'s> {
                     Some(tas) if self.is_p("(") => {
                         let args = self.args()?;
                         let sp = e.span.to(self.prev_span());
-                        e = Expr { kind: ExprKind::Call(Box::new(e), tas, args), span: sp };
+                        e = Expr {
+                            kind: ExprKind::Call(Box::new(e), tas, args),
+                            span: sp,
+                        };
                     }
                     _ => {
                         self.pos = save;
@@ -1310,7 +1760,9 @@ impl<'s> Parser<'s> {
         let mut v = vec![];
         loop {
             match self.peek() {
-                Tok::Ident(n) if matches!(n.as_str(), "bit" | "int" | "varbit" | "bool" | "tuple") || self.type_names.contains(n) => {}
+                Tok::Ident(n)
+                    if matches!(n.as_str(), "bit" | "int" | "varbit" | "bool" | "tuple")
+                        || self.type_names.contains(n) => {}
                 _ => return None,
             }
             v.push(self.type_ref().ok()?);

@@ -43,9 +43,21 @@ pub fn preprocess(name: &str, text: &str, opts: &Options) -> Result<SourceMap, D
         budget: std::cell::Cell::new(0),
     };
     for (k, v) in &opts.defines {
-        pp.macros.insert(k.clone(), Macro { params: None, body: v.clone() });
+        pp.macros.insert(
+            k.clone(),
+            Macro {
+                params: None,
+                body: v.clone(),
+            },
+        );
     }
-    pp.macros.insert("__P4C_SDNPERF__".into(), Macro { params: None, body: "1".into() });
+    pp.macros.insert(
+        "__P4C_SDNPERF__".into(),
+        Macro {
+            params: None,
+            body: "1".into(),
+        },
+    );
     pp.process_file(name.to_string(), text.to_string(), None);
     if !pp.errors.is_empty() {
         return Err(Diagnostics { errors: pp.errors });
@@ -129,14 +141,22 @@ impl<'a> Pp<'a> {
     fn err(&mut self, file: usize, line: u32, col: u32, src: &str, msg: String) {
         let name = self.files[file].name.clone();
         self.errors.push(Diagnostic {
-            loc: Location { file: name, line, col, source_line: src.to_string() },
+            loc: Location {
+                file: name,
+                line,
+                col,
+                source_line: src.to_string(),
+            },
             message: msg,
         });
     }
 
     fn process_file(&mut self, name: String, text: String, _from: Option<(usize, u32)>) {
         let fidx = self.files.len();
-        self.files.push(SourceFile { name, text: text.clone() });
+        self.files.push(SourceFile {
+            name,
+            text: text.clone(),
+        });
         self.depth += 1;
         let lines = strip_comments(&text);
         // stack of (active, taken_any, parent_active)
@@ -164,13 +184,21 @@ impl<'a> Pp<'a> {
                         opened.push((lno, col, orig_line.clone()));
                     }
                     "if" => {
-                        let v = if is_active { self.eval_cond(arg, fidx, lno, col, &orig_line) } else { false };
+                        let v = if is_active {
+                            self.eval_cond(arg, fidx, lno, col, &orig_line)
+                        } else {
+                            false
+                        };
                         cond.push((is_active && v, v, is_active));
                         opened.push((lno, col, orig_line.clone()));
                     }
                     "elif" => match cond.pop() {
                         Some((_, taken, parent)) => {
-                            let v = if parent && !taken { self.eval_cond(arg, fidx, lno, col, &orig_line) } else { false };
+                            let v = if parent && !taken {
+                                self.eval_cond(arg, fidx, lno, col, &orig_line)
+                            } else {
+                                false
+                            };
                             cond.push((parent && !taken && v, taken || v, parent));
                         }
                         None => self.err(fidx, lno, col, &orig_line, "#elif without #if".into()),
@@ -188,7 +216,8 @@ impl<'a> Pp<'a> {
                     _ if !is_active => {}
                     "define" => self.define(arg, fidx, lno, col, &orig_line),
                     "undef" => {
-                        self.macros.remove(arg.split_whitespace().next().unwrap_or(""));
+                        self.macros
+                            .remove(arg.split_whitespace().next().unwrap_or(""));
                     }
                     "include" => {
                         self.emit_line(String::new(), fidx, lno);
@@ -197,7 +226,13 @@ impl<'a> Pp<'a> {
                     }
                     "error" => self.err(fidx, lno, col, &orig_line, format!("#error {}", arg)),
                     "pragma" | "line" | "warning" | "" => {}
-                    _ => self.err(fidx, lno, col, &orig_line, format!("unknown preprocessor directive '#{}'", dir)),
+                    _ => self.err(
+                        fidx,
+                        lno,
+                        col,
+                        &orig_line,
+                        format!("unknown preprocessor directive '#{}'", dir),
+                    ),
                 }
                 self.emit_line(String::new(), fidx, lno);
                 continue;
@@ -210,7 +245,13 @@ impl<'a> Pp<'a> {
             }
         }
         if let Some((l, c, src)) = opened.pop() {
-            self.err(fidx, l, c, &src, "this #if/#ifdef has no matching #endif".into());
+            self.err(
+                fidx,
+                l,
+                c,
+                &src,
+                "this #if/#ifdef has no matching #endif".into(),
+            );
         }
         self.depth -= 1;
     }
@@ -238,11 +279,26 @@ impl<'a> Pp<'a> {
                     return;
                 }
             };
-            let params: Vec<String> =
-                r[..close].split(',').map(|s| s.trim().to_string()).filter(|s| !s.is_empty()).collect();
-            self.macros.insert(name.to_string(), Macro { params: Some(params), body: r[close + 1..].trim().to_string() });
+            let params: Vec<String> = r[..close]
+                .split(',')
+                .map(|s| s.trim().to_string())
+                .filter(|s| !s.is_empty())
+                .collect();
+            self.macros.insert(
+                name.to_string(),
+                Macro {
+                    params: Some(params),
+                    body: r[close + 1..].trim().to_string(),
+                },
+            );
         } else {
-            self.macros.insert(name.to_string(), Macro { params: None, body: rest.trim().to_string() });
+            self.macros.insert(
+                name.to_string(),
+                Macro {
+                    params: None,
+                    body: rest.trim().to_string(),
+                },
+            );
         }
     }
 
@@ -294,7 +350,11 @@ impl<'a> Pp<'a> {
         let mut dirs: Vec<PathBuf> = vec![];
         let cur = PathBuf::from(&self.files[from].name);
         if let Some(d) = cur.parent() {
-            dirs.push(if d.as_os_str().is_empty() { PathBuf::from(".") } else { d.to_path_buf() });
+            dirs.push(if d.as_os_str().is_empty() {
+                PathBuf::from(".")
+            } else {
+                d.to_path_buf()
+            });
         }
         dirs.extend(self.opts.include_dirs.iter().cloned());
         for d in dirs {
@@ -352,7 +412,11 @@ impl<'a> Pp<'a> {
                     i += 1;
                 }
                 let word: String = chars[s..i].iter().collect();
-                let cost = self.macros.get(&word).map(|m| m.body.len() + 16).unwrap_or(0);
+                let cost = self
+                    .macros
+                    .get(&word)
+                    .map(|m| m.body.len() + 16)
+                    .unwrap_or(0);
                 if disabled.contains(&word) || cost > self.budget.get() {
                     out.push_str(&word);
                     continue;
@@ -365,7 +429,10 @@ impl<'a> Pp<'a> {
                         disabled.pop();
                         out.push_str(&e);
                     }
-                    Some(Macro { params: Some(ps), body }) => {
+                    Some(Macro {
+                        params: Some(ps),
+                        body,
+                    }) => {
                         let mut j = i;
                         while j < chars.len() && chars[j].is_whitespace() {
                             j += 1;
@@ -399,7 +466,8 @@ impl<'a> Pp<'a> {
                                     args.clear();
                                 }
                                 // arguments are expanded before substitution
-                                let args: Vec<String> = args.iter().map(|a| self.expand_with(a, disabled)).collect();
+                                let args: Vec<String> =
+                                    args.iter().map(|a| self.expand_with(a, disabled)).collect();
                                 let body = substitute(body, ps, &args);
                                 disabled.push(word.clone());
                                 let e = self.expand_with(&body, disabled);
@@ -448,7 +516,11 @@ impl<'a> Pp<'a> {
                     while j < chars.len() && (chars[j].is_whitespace() || chars[j] == ')') {
                         j += 1;
                     }
-                    s.push_str(if self.macros.contains_key(&n) { " 1 " } else { " 0 " });
+                    s.push_str(if self.macros.contains_key(&n) {
+                        " 1 "
+                    } else {
+                        " 0 "
+                    });
                     i = j;
                 } else {
                     s.push_str(&w);
@@ -538,8 +610,18 @@ impl CondEval {
         Ok(v)
     }
     fn bin(&mut self, prec: usize) -> Result<i64, String> {
-        const LEVELS: &[&[&str]] =
-            &[&["||"], &["&&"], &["|"], &["^"], &["&"], &["==", "!="], &["<", ">", "<=", ">="], &["<<", ">>"], &["+", "-"], &["*", "/", "%"]];
+        const LEVELS: &[&[&str]] = &[
+            &["||"],
+            &["&&"],
+            &["|"],
+            &["^"],
+            &["&"],
+            &["==", "!="],
+            &["<", ">", "<=", ">="],
+            &["<<", ">>"],
+            &["+", "-"],
+            &["*", "/", "%"],
+        ];
         if prec >= LEVELS.len() {
             return self.unary();
         }
@@ -607,9 +689,14 @@ impl CondEval {
             }
             Some(t) => {
                 self.pos += 1;
-                if t.chars().next().map(|c| c.is_ascii_digit()).unwrap_or(false) {
+                if t.chars()
+                    .next()
+                    .map(|c| c.is_ascii_digit())
+                    .unwrap_or(false)
+                {
                     let t2 = t.trim_end_matches(|c| c == 'u' || c == 'U' || c == 'l' || c == 'L');
-                    let v = if let Some(h) = t2.strip_prefix("0x").or_else(|| t2.strip_prefix("0X")) {
+                    let v = if let Some(h) = t2.strip_prefix("0x").or_else(|| t2.strip_prefix("0X"))
+                    {
                         i64::from_str_radix(h, 16)
                     } else {
                         t2.parse::<i64>()

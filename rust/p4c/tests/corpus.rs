@@ -18,7 +18,11 @@ fn corpus() -> Vec<PathBuf> {
 }
 
 fn names(v: &Value) -> HashSet<String> {
-    v.as_array().unwrap().iter().map(|x| x["name"].as_str().unwrap().to_string()).collect()
+    v.as_array()
+        .unwrap()
+        .iter()
+        .map(|x| x["name"].as_str().unwrap().to_string())
+        .collect()
 }
 
 fn check_json(path: &Path, j: &Value) {
@@ -26,14 +30,27 @@ fn check_json(path: &Path, j: &Value) {
     let header_types = names(&j["header_types"]);
     let headers = names(&j["headers"]);
     for h in j["headers"].as_array().unwrap() {
-        assert!(header_types.contains(h["header_type"].as_str().unwrap()), "{}: header type of {}", ctx, h);
+        assert!(
+            header_types.contains(h["header_type"].as_str().unwrap()),
+            "{}: header type of {}",
+            ctx,
+            h
+        );
     }
     // field references in the whole document must name a header and a field of its type
     let mut fields: HashSet<(String, String)> = HashSet::new();
     for h in j["headers"].as_array().unwrap() {
-        let ht = j["header_types"].as_array().unwrap().iter().find(|t| t["name"] == h["header_type"]).unwrap();
+        let ht = j["header_types"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|t| t["name"] == h["header_type"])
+            .unwrap();
         for f in ht["fields"].as_array().unwrap() {
-            fields.insert((h["name"].as_str().unwrap().into(), f[0].as_str().unwrap().into()));
+            fields.insert((
+                h["name"].as_str().unwrap().into(),
+                f[0].as_str().unwrap().into(),
+            ));
         }
         fields.insert((h["name"].as_str().unwrap().into(), "$valid$".into()));
     }
@@ -48,11 +65,24 @@ fn check_json(path: &Path, j: &Value) {
     walk(j, &mut |v| {
         if v.get("type") == Some(&Value::String("field".into())) {
             let a = v["value"].as_array().unwrap();
-            let k = (a[0].as_str().unwrap().to_string(), a[1].as_str().unwrap().to_string());
-            assert!(fields.contains(&k), "{}: unknown field reference {:?}", ctx, k);
+            let k = (
+                a[0].as_str().unwrap().to_string(),
+                a[1].as_str().unwrap().to_string(),
+            );
+            assert!(
+                fields.contains(&k),
+                "{}: unknown field reference {:?}",
+                ctx,
+                k
+            );
         }
         if v.get("type") == Some(&Value::String("header".into())) {
-            assert!(headers.contains(v["value"].as_str().unwrap()), "{}: unknown header {}", ctx, v);
+            assert!(
+                headers.contains(v["value"].as_str().unwrap()),
+                "{}: unknown header {}",
+                ctx,
+                v
+            );
         }
     });
     // actions
@@ -68,21 +98,51 @@ fn check_json(path: &Path, j: &Value) {
             assert!(nodes.contains(i), "{}: init_table {}", ctx, i);
         }
         for t in p["tables"].as_array().unwrap() {
-            assert!(table_ids.insert(t["id"].as_i64().unwrap()), "{}: table ids unique", ctx);
-            let acts: Vec<String> = t["actions"].as_array().unwrap().iter().map(|a| a.as_str().unwrap().to_string()).collect();
+            assert!(
+                table_ids.insert(t["id"].as_i64().unwrap()),
+                "{}: table ids unique",
+                ctx
+            );
+            let acts: Vec<String> = t["actions"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|a| a.as_str().unwrap().to_string())
+                .collect();
             for (i, id) in t["action_ids"].as_array().unwrap().iter().enumerate() {
-                let a = actions.iter().find(|a| a["id"] == *id).expect("action id exists");
-                assert_eq!(a["name"].as_str().unwrap(), acts[i], "{}: action ids/names agree", ctx);
+                let a = actions
+                    .iter()
+                    .find(|a| a["id"] == *id)
+                    .expect("action id exists");
+                assert_eq!(
+                    a["name"].as_str().unwrap(),
+                    acts[i],
+                    "{}: action ids/names agree",
+                    ctx
+                );
             }
             for (k, n) in t["next_tables"].as_object().unwrap() {
-                assert!(k == "__HIT__" || k == "__MISS__" || acts.contains(k), "{}: next_tables key {}", ctx, k);
+                assert!(
+                    k == "__HIT__" || k == "__MISS__" || acts.contains(k),
+                    "{}: next_tables key {}",
+                    ctx,
+                    k
+                );
                 if let Some(n) = n.as_str() {
                     assert!(nodes.contains(n), "{}: next node {}", ctx, n);
                 }
             }
             if let Some(d) = t.get("default_entry") {
-                let a = actions.iter().find(|a| a["id"] == d["action_id"]).expect("default action exists");
-                assert_eq!(a["runtime_data"].as_array().unwrap().len(), d["action_data"].as_array().unwrap().len(), "{}: default action data", ctx);
+                let a = actions
+                    .iter()
+                    .find(|a| a["id"] == d["action_id"])
+                    .expect("default action exists");
+                assert_eq!(
+                    a["runtime_data"].as_array().unwrap().len(),
+                    d["action_data"].as_array().unwrap().len(),
+                    "{}: default action data",
+                    ctx
+                );
             }
             let mt = t["match_type"].as_str().unwrap();
             for k in t["key"].as_array().unwrap() {
@@ -117,12 +177,21 @@ fn check_json(path: &Path, j: &Value) {
     }
     for d in j["deparsers"].as_array().unwrap() {
         for h in d["order"].as_array().unwrap() {
-            assert!(headers.contains(h.as_str().unwrap()), "{}: deparser header {}", ctx, h);
+            assert!(
+                headers.contains(h.as_str().unwrap()),
+                "{}: deparser header {}",
+                ctx,
+                h
+            );
         }
     }
     let calcs = names(&j["calculations"]);
     for c in j["checksums"].as_array().unwrap() {
-        assert!(calcs.contains(c["calculation"].as_str().unwrap()), "{}: checksum calculation", ctx);
+        assert!(
+            calcs.contains(c["calculation"].as_str().unwrap()),
+            "{}: checksum calculation",
+            ctx
+        );
     }
 }
 

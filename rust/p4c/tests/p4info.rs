@@ -4,12 +4,16 @@
 use std::path::Path;
 
 fn compile(name: &str) -> p4c::Output {
-    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/corpus").join(format!("{}.p4", name));
+    let p = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/corpus")
+        .join(format!("{}.p4", name));
     p4c::compile_file(&p, &p4c::Options::default()).unwrap_or_else(|d| panic!("{}", d))
 }
 
 fn golden(name: &str) -> String {
-    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/golden").join(format!("{}.p4info.txtpb", name));
+    let p = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/golden")
+        .join(format!("{}.p4info.txtpb", name));
     std::fs::read_to_string(p).unwrap()
 }
 
@@ -56,7 +60,14 @@ fn preamble_ids(text: &str) -> Vec<(String, u32)> {
 
 #[test]
 fn ids_use_the_p4runtime_prefixes_and_are_unique() {
-    for prog in ["basic_router", "acl_stateful", "ecmp", "packet_io", "l2_switch", "ipv4_options"] {
+    for prog in [
+        "basic_router",
+        "acl_stateful",
+        "ecmp",
+        "packet_io",
+        "l2_switch",
+        "ipv4_options",
+    ] {
         let out = compile(prog);
         let ids = preamble_ids(&out.p4info_text);
         assert!(!ids.is_empty());

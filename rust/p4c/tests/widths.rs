@@ -29,7 +29,8 @@ V1Switch(P(), V(), I(), E(), C(), D()) main;
 
 /// The right-hand side of the (first) assign primitive of the program.
 fn rhs(stmt: &str) -> Value {
-    let out = p4c::compile_source("w.p4", &program(stmt), &p4c::Options::default()).unwrap_or_else(|d| panic!("{}\n{}", stmt, d));
+    let out = p4c::compile_source("w.p4", &program(stmt), &p4c::Options::default())
+        .unwrap_or_else(|d| panic!("{}\n{}", stmt, d));
     let j: Value = serde_json::from_str(&out.bmv2_json).unwrap();
     for a in j["actions"].as_array().unwrap() {
         for p in a["primitives"].as_array().unwrap() {
@@ -112,10 +113,28 @@ fn bool_to_bit_conversions() {
 
 #[test]
 fn width_errors() {
-    assert_eq!(err("hdr.h.a = hdr.h.w;"), "cannot assign a value of type bit<16> to a location of type bit<8>");
-    assert_eq!(err("hdr.h.a = hdr.h.a + hdr.h.w;"), "operands of '+' have different types: bit<8> and bit<16>");
-    assert_eq!(err("hdr.h.a = 256;"), "value 256 does not fit in type bit<8>");
-    assert_eq!(err("hdr.h.a = 1 << hdr.h.b;"), "the left operand of a shift needs a width (e.g. 8w1)");
-    assert_eq!(err("hdr.h.s = hdr.h.a;"), "cannot assign a value of type bit<8> to a location of type int<8>");
-    assert_eq!(err("hdr.h.n = hdr.h.a[8:1];"), "invalid slice [8:1] of a 8-bit value");
+    assert_eq!(
+        err("hdr.h.a = hdr.h.w;"),
+        "cannot assign a value of type bit<16> to a location of type bit<8>"
+    );
+    assert_eq!(
+        err("hdr.h.a = hdr.h.a + hdr.h.w;"),
+        "operands of '+' have different types: bit<8> and bit<16>"
+    );
+    assert_eq!(
+        err("hdr.h.a = 256;"),
+        "value 256 does not fit in type bit<8>"
+    );
+    assert_eq!(
+        err("hdr.h.a = 1 << hdr.h.b;"),
+        "the left operand of a shift needs a width (e.g. 8w1)"
+    );
+    assert_eq!(
+        err("hdr.h.s = hdr.h.a;"),
+        "cannot assign a value of type bit<8> to a location of type int<8>"
+    );
+    assert_eq!(
+        err("hdr.h.n = hdr.h.a[8:1];"),
+        "invalid slice [8:1] of a 8-bit value"
+    );
 }

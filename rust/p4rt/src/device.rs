@@ -25,13 +25,19 @@ pub struct PErr {
 pub type R<T> = Result<T, PErr>;
 
 pub fn err<T>(code: Code, msg: impl Into<String>) -> R<T> {
-    Err(PErr { code, msg: msg.into() })
+    Err(PErr {
+        code,
+        msg: msg.into(),
+    })
 }
 fn inval<T>(msg: impl Into<String>) -> R<T> {
     err(Code::InvalidArgument, msg)
 }
 fn ia(e: String) -> PErr {
-    PErr { code: Code::InvalidArgument, msg: e }
+    PErr {
+        code: Code::InvalidArgument,
+        msg: e,
+    }
 }
 
 struct Stored {
@@ -91,7 +97,10 @@ pub struct Device {
 const CLONE_GROUP_BASE: u32 = 0x4000_0000;
 
 fn now_ns() -> u64 {
-    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos() as u64).unwrap_or(0)
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos() as u64)
+        .unwrap_or(0)
 }
 
 impl Default for Device {
@@ -128,7 +137,11 @@ impl Device {
     /// VERIFY_AND_COMMIT). With `reconcile`, the current forwarding state is replayed into
     /// the new pipeline where its ids still exist.
     pub fn commit(&mut self, pipe: Pipe, mut prog: Program, reconcile: bool) {
-        let saved = if reconcile && self.pipe.is_some() { self.read_all() } else { vec![] };
+        let saved = if reconcile && self.pipe.is_some() {
+            self.read_all()
+        } else {
+            vec![]
+        };
         // tables that report idle timeouts count their hits (direct counters) so we see them
         for t in pipe.tables.values() {
             if t.idle_timeout {
@@ -144,7 +157,14 @@ impl Device {
             .values()
             .map(|t| {
                 let st = &sw.eng.prog.tables[t.sw];
-                (t.id, TableState { by_key: HashMap::new(), initial_default: (st.default_action, st.default_data.clone()), seen_version: st.version })
+                (
+                    t.id,
+                    TableState {
+                        by_key: HashMap::new(),
+                        initial_default: (st.default_action, st.default_data.clone()),
+                        seen_version: st.version,
+                    },
+                )
             })
             .collect();
         // entries the program itself installs (const entries) are readable, flagged is_const
@@ -158,7 +178,18 @@ impl Device {
                 let Some(e) = e else { continue };
                 if let Some(entry) = Self::entry_from_switch(&pipe, t, e, true) {
                     let kb = Self::entry_key(&entry.r#match, entry.priority);
-                    ts.by_key.insert(kb, Stored { handle: h as u32, sw_key: e.key.clone(), oneshot: None, entry, last_hit_ns: now_ns(), last_count: 0, idle_notified: false });
+                    ts.by_key.insert(
+                        kb,
+                        Stored {
+                            handle: h as u32,
+                            sw_key: e.key.clone(),
+                            oneshot: None,
+                            entry,
+                            last_hit_ns: now_ns(),
+                            last_count: 0,
+                            idle_notified: false,
+                        },
+                    );
                 }
             }
         }
@@ -184,10 +215,14 @@ impl Device {
     /// another front end (ctl text commands) changed them: entries it added appear (as
     /// P4Runtime shows them), entries it deleted go, and a modified action shows.
     pub fn sync_from_switch(&mut self) {
-        let (Some(sw), Some(pipe)) = (self.sw.as_ref(), self.pipe.clone()) else { return };
+        let (Some(sw), Some(pipe)) = (self.sw.as_ref(), self.pipe.clone()) else {
+            return;
+        };
         for t in pipe.tables.values() {
             let st = &sw.eng.prog.tables[t.sw];
-            let Some(ts) = self.tables.get_mut(&t.id) else { continue };
+            let Some(ts) = self.tables.get_mut(&t.id) else {
+                continue;
+            };
             if ts.seen_version == st.version {
                 continue;
             }
@@ -218,7 +253,18 @@ impl Device {
                 }
                 if let Some(entry) = Self::entry_from_switch(&pipe, t, e, false) {
                     let kb = Self::entry_key(&entry.r#match, entry.priority);
-                    ts.by_key.insert(kb, Stored { handle: h as u32, sw_key: e.key.clone(), oneshot: None, entry, last_hit_ns: now_ns(), last_count: 0, idle_notified: false });
+                    ts.by_key.insert(
+                        kb,
+                        Stored {
+                            handle: h as u32,
+                            sw_key: e.key.clone(),
+                            oneshot: None,
+                            entry,
+                            last_hit_ns: now_ns(),
+                            last_count: 0,
+                            idle_notified: false,
+                        },
+                    );
                 }
             }
         }
@@ -226,7 +272,12 @@ impl Device {
 
     /// A switch table entry as P4Runtime shows it (entries the program installs, or
     /// another front end added).
-    fn entry_from_switch(pipe: &Pipe, t: &TableInfo, e: &sdnperf_switch::tables::Entry, is_const: bool) -> Option<p4::TableEntry> {
+    fn entry_from_switch(
+        pipe: &Pipe,
+        t: &TableInfo,
+        e: &sdnperf_switch::tables::Entry,
+        is_const: bool,
+    ) -> Option<p4::TableEntry> {
         use p4::field_match::FieldMatchType as M;
         let mut m = vec![];
         for (i, f) in t.fields.iter().enumerate() {
@@ -234,42 +285,79 @@ impl Device {
             let v = *e.key.get(i)?;
             let aux = e.aux.get(i).copied();
             let fm = match f.kind {
-                MatchKind::Exact => Some(M::Exact(p4::field_match::Exact { value: u128_to_bytes(v) })),
+                MatchKind::Exact => Some(M::Exact(p4::field_match::Exact {
+                    value: u128_to_bytes(v),
+                })),
                 MatchKind::Lpm => {
                     let p = match aux {
                         Some(mask) => mask.count_ones().min(f.bitwidth),
                         None => e.prefix,
                     };
-                    (p > 0).then(|| M::Lpm(p4::field_match::Lpm { value: u128_to_bytes(v), prefix_len: p as i32 }))
+                    (p > 0).then(|| {
+                        M::Lpm(p4::field_match::Lpm {
+                            value: u128_to_bytes(v),
+                            prefix_len: p as i32,
+                        })
+                    })
                 }
                 MatchKind::Ternary | MatchKind::Optional => {
                     let mask = aux.unwrap_or(wm);
                     if mask == 0 {
                         None
                     } else if f.kind == MatchKind::Optional {
-                        Some(M::Optional(p4::field_match::Optional { value: u128_to_bytes(v) }))
+                        Some(M::Optional(p4::field_match::Optional {
+                            value: u128_to_bytes(v),
+                        }))
                     } else {
-                        Some(M::Ternary(p4::field_match::Ternary { value: u128_to_bytes(v), mask: u128_to_bytes(mask) }))
+                        Some(M::Ternary(p4::field_match::Ternary {
+                            value: u128_to_bytes(v),
+                            mask: u128_to_bytes(mask),
+                        }))
                     }
                 }
                 MatchKind::Range => {
                     let hi = aux.unwrap_or(wm);
-                    (!(v == 0 && hi == wm)).then(|| M::Range(p4::field_match::Range { low: u128_to_bytes(v), high: u128_to_bytes(hi) }))
+                    (!(v == 0 && hi == wm)).then(|| {
+                        M::Range(p4::field_match::Range {
+                            low: u128_to_bytes(v),
+                            high: u128_to_bytes(hi),
+                        })
+                    })
                 }
                 MatchKind::Valid => None,
             };
             if let Some(fm) = fm {
-                m.push(p4::FieldMatch { field_id: f.id, field_match_type: Some(fm) });
+                m.push(p4::FieldMatch {
+                    field_id: f.id,
+                    field_match_type: Some(fm),
+                });
             }
         }
-        let priority = if t.needs_priority { (i32::MAX as i64 - e.priority).clamp(1, i32::MAX as i64) as i32 } else { 0 };
+        let priority = if t.needs_priority {
+            (i32::MAX as i64 - e.priority).clamp(1, i32::MAX as i64) as i32
+        } else {
+            0
+        };
         let aid = *pipe.action_by_sw.get(&e.action)?;
         let ai = &pipe.actions[&aid];
-        let params = ai.params.iter().zip(e.data.iter()).map(|((id, _), v)| p4::action::Param { param_id: *id, value: u128_to_bytes(*v) }).collect();
+        let params = ai
+            .params
+            .iter()
+            .zip(e.data.iter())
+            .map(|((id, _), v)| p4::action::Param {
+                param_id: *id,
+                value: u128_to_bytes(*v),
+            })
+            .collect();
         Some(p4::TableEntry {
             table_id: t.id,
             r#match: m,
-            action: Some(p4::TableAction { r#type: Some(p4::table_action::Type::Action(p4::Action { action_id: aid, params })) }),
+            action: Some(p4::TableAction {
+                r#type: Some(p4::table_action::Type::Action(p4::Action {
+                    action_id: aid,
+                    params,
+                })),
+            }),
             priority,
             is_const,
             ..Default::default()
@@ -279,7 +367,10 @@ impl Device {
     fn parts(&mut self) -> R<(&mut Switch, Arc<Pipe>)> {
         match (&mut self.sw, &self.pipe) {
             (Some(sw), Some(p)) => Ok((sw, p.clone())),
-            _ => err(Code::FailedPrecondition, "no forwarding pipeline config set"),
+            _ => err(
+                Code::FailedPrecondition,
+                "no forwarding pipeline config set",
+            ),
         }
     }
 
@@ -303,10 +394,20 @@ impl Device {
                         let _ = self.write(ty, &ent);
                     }
                 }
-                let mut out: Vec<R<()>> = (0..results.len()).map(|_| err(Code::Aborted, "rolled back: another update of the batch failed")).collect();
+                let mut out: Vec<R<()>> = (0..results.len())
+                    .map(|_| {
+                        err(
+                            Code::Aborted,
+                            "rolled back: another update of the batch failed",
+                        )
+                    })
+                    .collect();
                 out.push(Err(e));
                 while out.len() < updates.len() {
-                    out.push(err(Code::Aborted, "not applied: an earlier update of the batch failed"));
+                    out.push(err(
+                        Code::Aborted,
+                        "not applied: an earlier update of the batch failed",
+                    ));
                 }
                 return out;
             }
@@ -334,13 +435,25 @@ impl Device {
                 let pipe = self.pipe.as_ref()?;
                 let t = pipe.tables.get(&te.table_id)?;
                 let (canon, ..) = Self::translate_match(t, &te.r#match).ok()?;
-                let st = self.tables.get(&t.id)?.by_key.get(&Self::entry_key(&canon, te.priority))?;
-                let (p, b) = self.sw.as_ref()?.eng.direct_counters[t.sw].get(st.handle as usize).copied().unwrap_or((0, 0));
+                let st = self
+                    .tables
+                    .get(&t.id)?
+                    .by_key
+                    .get(&Self::entry_key(&canon, te.priority))?;
+                let (p, b) = self.sw.as_ref()?.eng.direct_counters[t.sw]
+                    .get(st.handle as usize)
+                    .copied()
+                    .unwrap_or((0, 0));
                 let mut e = st.entry.clone();
                 if t.direct_counter.is_some() {
-                    e.counter_data = Some(p4::CounterData { packet_count: p as i64, byte_count: b as i64 });
+                    e.counter_data = Some(p4::CounterData {
+                        packet_count: p as i64,
+                        byte_count: b as i64,
+                    });
                 }
-                return Some(vec![p4::Entity { entity: Some(E::TableEntry(e)) }]);
+                return Some(vec![p4::Entity {
+                    entity: Some(E::TableEntry(e)),
+                }]);
             }
         }
         let mut out = vec![];
@@ -349,7 +462,9 @@ impl Device {
     }
 
     pub fn write_update(&mut self, u: &p4::Update) -> R<()> {
-        let Some(ent) = &u.entity else { return inval("update without entity") };
+        let Some(ent) = &u.entity else {
+            return inval("update without entity");
+        };
         self.write(u.r#type, ent)
     }
 
@@ -361,7 +476,9 @@ impl Device {
             Ok(T::Delete) => T::Delete,
             _ => return inval("update type must be INSERT, MODIFY or DELETE"),
         };
-        let Some(e) = &ent.entity else { return inval("empty entity") };
+        let Some(e) = &ent.entity else {
+            return inval("empty entity");
+        };
         match e {
             E::TableEntry(te) => self.write_table(ty, te),
             E::ActionProfileMember(m) => self.write_member(ty, m),
@@ -385,20 +502,37 @@ impl Device {
             return inval("value set entries can only be modified");
         }
         let (sw, pipe) = self.parts()?;
-        let &(vi, (fid, bw), size) = pipe.value_sets.get(&v.value_set_id).ok_or_else(|| PErr { code: Code::NotFound, msg: format!("unknown value set id {} (or one with several fields)", v.value_set_id) })?;
+        let &(vi, (fid, bw), size) = pipe.value_sets.get(&v.value_set_id).ok_or_else(|| PErr {
+            code: Code::NotFound,
+            msg: format!(
+                "unknown value set id {} (or one with several fields)",
+                v.value_set_id
+            ),
+        })?;
         if size > 0 && v.members.len() > size as usize {
-            return err(Code::ResourceExhausted, format!("value set holds at most {} members", size));
+            return err(
+                Code::ResourceExhausted,
+                format!("value set holds at most {} members", size),
+            );
         }
         let mut vals = vec![];
         for m in &v.members {
-            let [fm] = m.r#match.as_slice() else { return inval("value set member needs exactly one field match") };
+            let [fm] = m.r#match.as_slice() else {
+                return inval("value set member needs exactly one field match");
+            };
             if fm.field_id != fid {
-                return inval(format!("value set member: unknown field id {}", fm.field_id));
+                return inval(format!(
+                    "value set member: unknown field id {}",
+                    fm.field_id
+                ));
             }
             let wm = width_mask(bw);
             let (val, mask) = match &fm.field_match_type {
                 Some(M::Exact(x)) => (bytes_to_u128(&x.value, bw).map_err(ia)?, wm),
-                Some(M::Ternary(x)) => (bytes_to_u128(&x.value, bw).map_err(ia)?, bytes_to_u128(&x.mask, bw).map_err(ia)?),
+                Some(M::Ternary(x)) => (
+                    bytes_to_u128(&x.value, bw).map_err(ia)?,
+                    bytes_to_u128(&x.mask, bw).map_err(ia)?,
+                ),
                 _ => return inval("value set members are exact or ternary matches"),
             };
             vals.push((val & mask, mask));
@@ -408,14 +542,25 @@ impl Device {
     }
 
     /// Validates and normalizes a match; returns (canonical matches, key, aux, prefix).
-    fn translate_match(t: &TableInfo, fms: &[p4::FieldMatch]) -> R<(Vec<p4::FieldMatch>, Vec<u128>, Vec<u128>, u32)> {
+    fn translate_match(
+        t: &TableInfo,
+        fms: &[p4::FieldMatch],
+    ) -> R<(Vec<p4::FieldMatch>, Vec<u128>, Vec<u128>, u32)> {
         use p4::field_match::FieldMatchType as M;
         let n = t.fields.len();
         let mut slots: Vec<Option<&p4::FieldMatch>> = vec![None; n];
         for fm in fms {
-            let pos = *t.field_pos.get(&fm.field_id).ok_or_else(|| ia(format!("table {}: unknown match field id {}", t.name, fm.field_id)))?;
+            let pos = *t.field_pos.get(&fm.field_id).ok_or_else(|| {
+                ia(format!(
+                    "table {}: unknown match field id {}",
+                    t.name, fm.field_id
+                ))
+            })?;
             if slots[pos].is_some() {
-                return inval(format!("table {}: match field {} given twice", t.name, t.fields[pos].name));
+                return inval(format!(
+                    "table {}: match field {} given twice",
+                    t.name, t.fields[pos].name
+                ));
             }
             slots[pos] = Some(fm);
         }
@@ -426,16 +571,33 @@ impl Device {
         for (f, s) in t.fields.iter().zip(slots) {
             let bw = f.bitwidth;
             let wm = width_mask(bw);
-            let val = |b: &[u8]| bytes_to_u128(b, bw).map_err(|e| ia(format!("table {} field {}: {}", t.name, f.name, e)));
+            let val = |b: &[u8]| {
+                bytes_to_u128(b, bw)
+                    .map_err(|e| ia(format!("table {} field {}: {}", t.name, f.name, e)))
+            };
             let mt = s.and_then(|fm| fm.field_match_type.as_ref());
             if s.is_some() && mt.is_none() {
-                return inval(format!("table {} field {}: field match without a value", t.name, f.name));
+                return inval(format!(
+                    "table {} field {}: field match without a value",
+                    t.name, f.name
+                ));
             }
             let (cm, k, a) = match (f.kind, mt) {
-                (MatchKind::Exact, None) => return inval(format!("table {}: exact field {} must be given", t.name, f.name)),
+                (MatchKind::Exact, None) => {
+                    return inval(format!(
+                        "table {}: exact field {} must be given",
+                        t.name, f.name
+                    ))
+                }
                 (MatchKind::Exact, Some(M::Exact(x))) => {
                     let v = val(&x.value)?;
-                    (Some(M::Exact(p4::field_match::Exact { value: u128_to_bytes(v) })), v, wm)
+                    (
+                        Some(M::Exact(p4::field_match::Exact {
+                            value: u128_to_bytes(v),
+                        })),
+                        v,
+                        wm,
+                    )
                 }
                 (MatchKind::Lpm, None) => (None, 0, 0),
                 (MatchKind::Lpm, Some(M::Lpm(x))) => {
@@ -448,10 +610,20 @@ impl Device {
                     }
                     let pm = prefix_mask(x.prefix_len as u32, bw);
                     if v & !pm != 0 {
-                        return inval(format!("table {} field {}: value has bits set beyond the prefix length {}", t.name, f.name, x.prefix_len));
+                        return inval(format!(
+                            "table {} field {}: value has bits set beyond the prefix length {}",
+                            t.name, f.name, x.prefix_len
+                        ));
                     }
                     prefix = x.prefix_len as u32;
-                    (Some(M::Lpm(p4::field_match::Lpm { value: u128_to_bytes(v), prefix_len: x.prefix_len })), v, pm)
+                    (
+                        Some(M::Lpm(p4::field_match::Lpm {
+                            value: u128_to_bytes(v),
+                            prefix_len: x.prefix_len,
+                        })),
+                        v,
+                        pm,
+                    )
                 }
                 (MatchKind::Ternary, None) => (None, 0, 0),
                 (MatchKind::Ternary, Some(M::Ternary(x))) => {
@@ -461,32 +633,74 @@ impl Device {
                         return inval(format!("table {} field {}: all-zero ternary mask (omit the field for a wildcard)", t.name, f.name));
                     }
                     if v & !m != 0 {
-                        return inval(format!("table {} field {}: value has bits set outside the mask", t.name, f.name));
+                        return inval(format!(
+                            "table {} field {}: value has bits set outside the mask",
+                            t.name, f.name
+                        ));
                     }
-                    (Some(M::Ternary(p4::field_match::Ternary { value: u128_to_bytes(v), mask: u128_to_bytes(m) })), v, m)
+                    (
+                        Some(M::Ternary(p4::field_match::Ternary {
+                            value: u128_to_bytes(v),
+                            mask: u128_to_bytes(m),
+                        })),
+                        v,
+                        m,
+                    )
                 }
                 (MatchKind::Range, None) => (None, 0, wm),
                 (MatchKind::Range, Some(M::Range(x))) => {
                     let lo = val(&x.low)?;
                     let hi = val(&x.high)?;
                     if lo > hi {
-                        return inval(format!("table {} field {}: range low > high", t.name, f.name));
+                        return inval(format!(
+                            "table {} field {}: range low > high",
+                            t.name, f.name
+                        ));
                     }
                     if lo == 0 && hi == wm {
-                        return inval(format!("table {} field {}: full range (omit the field for a wildcard)", t.name, f.name));
+                        return inval(format!(
+                            "table {} field {}: full range (omit the field for a wildcard)",
+                            t.name, f.name
+                        ));
                     }
-                    (Some(M::Range(p4::field_match::Range { low: u128_to_bytes(lo), high: u128_to_bytes(hi) })), lo, hi)
+                    (
+                        Some(M::Range(p4::field_match::Range {
+                            low: u128_to_bytes(lo),
+                            high: u128_to_bytes(hi),
+                        })),
+                        lo,
+                        hi,
+                    )
                 }
                 (MatchKind::Optional, None) => (None, 0, 0),
                 (MatchKind::Optional, Some(M::Optional(x))) => {
                     let v = val(&x.value)?;
-                    (Some(M::Optional(p4::field_match::Optional { value: u128_to_bytes(v) })), v, wm)
+                    (
+                        Some(M::Optional(p4::field_match::Optional {
+                            value: u128_to_bytes(v),
+                        })),
+                        v,
+                        wm,
+                    )
                 }
-                (k, Some(_)) => return inval(format!("table {} field {}: match kind must be {:?}", t.name, f.name, k)),
-                (k, None) => return inval(format!("table {} field {}: unsupported match kind {:?}", t.name, f.name, k)),
+                (k, Some(_)) => {
+                    return inval(format!(
+                        "table {} field {}: match kind must be {:?}",
+                        t.name, f.name, k
+                    ))
+                }
+                (k, None) => {
+                    return inval(format!(
+                        "table {} field {}: unsupported match kind {:?}",
+                        t.name, f.name, k
+                    ))
+                }
             };
             if let Some(cm) = cm {
-                canon.push(p4::FieldMatch { field_id: f.id, field_match_type: Some(cm) });
+                canon.push(p4::FieldMatch {
+                    field_id: f.id,
+                    field_match_type: Some(cm),
+                });
             }
             key.push(k);
             aux.push(a);
@@ -494,28 +708,56 @@ impl Device {
         Ok((canon, key, aux, prefix))
     }
 
-    fn translate_action(pipe: &Pipe, dev_members: &HashMap<u32, HashMap<u32, (u32, p4::ActionProfileMember)>>, dev_groups: &HashMap<u32, HashMap<u32, (u32, p4::ActionProfileGroup)>>, t: &TableInfo, a: &p4::TableAction) -> R<(u32, Vec<u128>)> {
+    fn translate_action(
+        pipe: &Pipe,
+        dev_members: &HashMap<u32, HashMap<u32, (u32, p4::ActionProfileMember)>>,
+        dev_groups: &HashMap<u32, HashMap<u32, (u32, p4::ActionProfileGroup)>>,
+        t: &TableInfo,
+        a: &p4::TableAction,
+    ) -> R<(u32, Vec<u128>)> {
         use p4::table_action::Type as A;
         match &a.r#type {
             None => inval(format!("table {}: entry without action", t.name)),
             Some(A::Action(act)) => {
                 if t.profile.is_some() {
-                    return inval(format!("table {} is indirect: use an action profile member or group", t.name));
+                    return inval(format!(
+                        "table {} is indirect: use an action profile member or group",
+                        t.name
+                    ));
                 }
                 if !t.action_ids.contains(&act.action_id) {
-                    return inval(format!("table {}: action id {} is not an action of this table", t.name, act.action_id));
+                    return inval(format!(
+                        "table {}: action id {} is not an action of this table",
+                        t.name, act.action_id
+                    ));
                 }
                 let (ai, data) = Self::action_data(pipe, act)?;
                 Ok((ai, data))
             }
             Some(A::ActionProfileMemberId(m)) => {
-                let p = t.profile.ok_or_else(|| ia(format!("table {} is not indirect", t.name)))?;
-                let h = dev_members.get(&p).and_then(|x| x.get(m)).ok_or_else(|| PErr { code: Code::NotFound, msg: format!("no action profile member {}", m) })?;
+                let p = t
+                    .profile
+                    .ok_or_else(|| ia(format!("table {} is not indirect", t.name)))?;
+                let h = dev_members
+                    .get(&p)
+                    .and_then(|x| x.get(m))
+                    .ok_or_else(|| PErr {
+                        code: Code::NotFound,
+                        msg: format!("no action profile member {}", m),
+                    })?;
                 Ok((INDIRECT_MEMBER | h.0, vec![]))
             }
             Some(A::ActionProfileGroupId(g)) => {
-                let p = t.profile.ok_or_else(|| ia(format!("table {} is not indirect", t.name)))?;
-                let h = dev_groups.get(&p).and_then(|x| x.get(g)).ok_or_else(|| PErr { code: Code::NotFound, msg: format!("no action profile group {}", g) })?;
+                let p = t
+                    .profile
+                    .ok_or_else(|| ia(format!("table {} is not indirect", t.name)))?;
+                let h = dev_groups
+                    .get(&p)
+                    .and_then(|x| x.get(g))
+                    .ok_or_else(|| PErr {
+                        code: Code::NotFound,
+                        msg: format!("no action profile group {}", g),
+                    })?;
                 Ok((INDIRECT_GROUP | h.0, vec![]))
             }
             Some(A::ActionProfileActionSet(_)) => Ok((u32::MAX, vec![])), // allocated by the caller (one_shot)
@@ -523,9 +765,18 @@ impl Device {
     }
 
     /// Validates a one-shot action set and creates its hidden members and group.
-    fn one_shot(sw: &mut Switch, pipe: &Pipe, t: &TableInfo, a: &p4::TableAction) -> R<Option<(u32, OneShot)>> {
-        let Some(p4::table_action::Type::ActionProfileActionSet(set)) = &a.r#type else { return Ok(None) };
-        let p = t.profile.ok_or_else(|| ia(format!("table {} is not indirect", t.name)))?;
+    fn one_shot(
+        sw: &mut Switch,
+        pipe: &Pipe,
+        t: &TableInfo,
+        a: &p4::TableAction,
+    ) -> R<Option<(u32, OneShot)>> {
+        let Some(p4::table_action::Type::ActionProfileActionSet(set)) = &a.r#type else {
+            return Ok(None);
+        };
+        let p = t
+            .profile
+            .ok_or_else(|| ia(format!("table {} is not indirect", t.name)))?;
         let prof = &pipe.profiles[&p];
         if set.action_profile_actions.is_empty() {
             return inval("empty action profile action set");
@@ -535,9 +786,15 @@ impl Device {
         }
         let mut acts = vec![];
         for apa in &set.action_profile_actions {
-            let act = apa.action.as_ref().ok_or_else(|| ia("action set member without action".into()))?;
+            let act = apa
+                .action
+                .as_ref()
+                .ok_or_else(|| ia("action set member without action".into()))?;
             if !t.action_ids.contains(&act.action_id) {
-                return inval(format!("table {}: action id {} is not an action of this table", t.name, act.action_id));
+                return inval(format!(
+                    "table {}: action id {} is not an action of this table",
+                    t.name, act.action_id
+                ));
             }
             if apa.weight < 0 {
                 return inval("negative weight");
@@ -557,7 +814,14 @@ impl Device {
         }
         pr.groups.push(Some(grp));
         let group = (pr.groups.len() - 1) as u32;
-        Ok(Some((INDIRECT_GROUP | group, OneShot { profile: prof.sw, members, group })))
+        Ok(Some((
+            INDIRECT_GROUP | group,
+            OneShot {
+                profile: prof.sw,
+                members,
+                group,
+            },
+        )))
     }
 
     fn free_one_shot(sw: &mut Switch, o: OneShot) {
@@ -573,20 +837,45 @@ impl Device {
     }
 
     fn action_data(pipe: &Pipe, act: &p4::Action) -> R<(u32, Vec<u128>)> {
-        let ai = pipe.actions.get(&act.action_id).ok_or_else(|| ia(format!("unknown action id {}", act.action_id)))?;
+        let ai = pipe
+            .actions
+            .get(&act.action_id)
+            .ok_or_else(|| ia(format!("unknown action id {}", act.action_id)))?;
         let mut data = vec![None; ai.params.len()];
         for p in &act.params {
-            let pos = ai.params.iter().position(|x| x.0 == p.param_id).ok_or_else(|| ia(format!("action {}: unknown parameter id {}", ai.name, p.param_id)))?;
+            let pos = ai
+                .params
+                .iter()
+                .position(|x| x.0 == p.param_id)
+                .ok_or_else(|| {
+                    ia(format!(
+                        "action {}: unknown parameter id {}",
+                        ai.name, p.param_id
+                    ))
+                })?;
             if data[pos].is_some() {
-                return inval(format!("action {}: parameter {} given twice", ai.name, p.param_id));
+                return inval(format!(
+                    "action {}: parameter {} given twice",
+                    ai.name, p.param_id
+                ));
             }
-            data[pos] = Some(bytes_to_u128(&p.value, ai.params[pos].1).map_err(|e| ia(format!("action {} parameter {}: {}", ai.name, p.param_id, e)))?);
+            data[pos] = Some(bytes_to_u128(&p.value, ai.params[pos].1).map_err(|e| {
+                ia(format!(
+                    "action {} parameter {}: {}",
+                    ai.name, p.param_id, e
+                ))
+            })?);
         }
         let mut out = Vec::with_capacity(data.len());
         for (i, d) in data.into_iter().enumerate() {
             match d {
                 Some(v) => out.push(v),
-                None => return inval(format!("action {}: parameter id {} missing", ai.name, ai.params[i].0)),
+                None => {
+                    return inval(format!(
+                        "action {}: parameter id {} missing",
+                        ai.name, ai.params[i].0
+                    ))
+                }
             }
         }
         Ok((ai.sw, out))
@@ -598,14 +887,17 @@ impl Device {
             Some(A::Action(act)) => {
                 let mut act = act.clone();
                 if let Some(ai) = pipe.actions.get(&act.action_id) {
-                    act.params.sort_by_key(|p| ai.params.iter().position(|x| x.0 == p.param_id));
+                    act.params
+                        .sort_by_key(|p| ai.params.iter().position(|x| x.0 == p.param_id));
                 }
                 for p in act.params.iter_mut() {
                     if let Ok(v) = bytes_to_u128(&p.value, 128) {
                         p.value = u128_to_bytes(v);
                     }
                 }
-                p4::TableAction { r#type: Some(A::Action(act)) }
+                p4::TableAction {
+                    r#type: Some(A::Action(act)),
+                }
             }
             _ => a.clone(),
         }
@@ -614,22 +906,39 @@ impl Device {
     fn entry_key(canon: &[p4::FieldMatch], priority: i32) -> Vec<u8> {
         let mut m = canon.to_vec();
         m.sort_by_key(|f| f.field_id);
-        p4::TableEntry { r#match: m, priority, ..Default::default() }.encode_to_vec()
+        p4::TableEntry {
+            r#match: m,
+            priority,
+            ..Default::default()
+        }
+        .encode_to_vec()
     }
 
     fn write_table(&mut self, ty: p4::update::Type, te: &p4::TableEntry) -> R<()> {
         use p4::update::Type as T;
         let (_, pipe) = self.parts()?;
-        let t = pipe.tables.get(&te.table_id).ok_or_else(|| PErr { code: Code::NotFound, msg: format!("unknown table id {}", te.table_id) })?;
+        let t = pipe.tables.get(&te.table_id).ok_or_else(|| PErr {
+            code: Code::NotFound,
+            msg: format!("unknown table id {}", te.table_id),
+        })?;
         if te.is_default_action {
             if ty != T::Modify {
-                return inval(format!("table {}: the default entry can only be modified", t.name));
+                return inval(format!(
+                    "table {}: the default entry can only be modified",
+                    t.name
+                ));
             }
             if !te.r#match.is_empty() || te.priority != 0 {
-                return inval(format!("table {}: the default entry has no match and no priority", t.name));
+                return inval(format!(
+                    "table {}: the default entry has no match and no priority",
+                    t.name
+                ));
             }
             if t.const_default {
-                return err(Code::PermissionDenied, format!("table {} has a const default action", t.name));
+                return err(
+                    Code::PermissionDenied,
+                    format!("table {} has a const default action", t.name),
+                );
             }
             let (ai, data) = match &te.action {
                 None => {
@@ -638,7 +947,10 @@ impl Device {
                 }
                 Some(a) => {
                     if t.profile.is_some() {
-                        return err(Code::Unimplemented, "default entries of indirect tables are not supported");
+                        return err(
+                            Code::Unimplemented,
+                            "default entries of indirect tables are not supported",
+                        );
                     }
                     Self::translate_action(&pipe, &self.members, &self.groups, t, a)?
                 }
@@ -654,13 +966,22 @@ impl Device {
         }
         if t.needs_priority {
             if te.priority <= 0 {
-                return inval(format!("table {}: entries need a priority > 0 (ternary/range/optional match)", t.name));
+                return inval(format!(
+                    "table {}: entries need a priority > 0 (ternary/range/optional match)",
+                    t.name
+                ));
             }
         } else if te.priority != 0 {
-            return inval(format!("table {}: priority must be 0 for exact/lpm tables", t.name));
+            return inval(format!(
+                "table {}: priority must be 0 for exact/lpm tables",
+                t.name
+            ));
         }
         if te.idle_timeout_ns < 0 || (te.idle_timeout_ns > 0 && !t.idle_timeout) {
-            return inval(format!("table {}: idle_timeout_ns set but the table does not support idle timeouts", t.name));
+            return inval(format!(
+                "table {}: idle_timeout_ns set but the table does not support idle timeouts",
+                t.name
+            ));
         }
         if te.counter_data.is_some() && t.direct_counter.is_none() && ty != T::Delete {
             return inval(format!("table {} has no direct counter", t.name));
@@ -670,17 +991,31 @@ impl Device {
         }
         let (canon, key, aux, prefix) = Self::translate_match(t, &te.r#match)?;
         let kb = Self::entry_key(&canon, te.priority);
-        let sw_prio = if t.needs_priority { Some((i32::MAX - te.priority) as i64) } else { None };
+        let sw_prio = if t.needs_priority {
+            Some((i32::MAX - te.priority) as i64)
+        } else {
+            None
+        };
         match ty {
             T::Insert => {
-                let action = te.action.as_ref().ok_or_else(|| ia(format!("table {}: INSERT without action", t.name)))?;
-                let (ai, data) = Self::translate_action(&pipe, &self.members, &self.groups, t, action)?;
+                let action = te
+                    .action
+                    .as_ref()
+                    .ok_or_else(|| ia(format!("table {}: INSERT without action", t.name)))?;
+                let (ai, data) =
+                    Self::translate_action(&pipe, &self.members, &self.groups, t, action)?;
                 let ts = self.tables.get_mut(&t.id).unwrap();
                 if ts.by_key.contains_key(&kb) {
-                    return err(Code::AlreadyExists, format!("table {}: entry already exists", t.name));
+                    return err(
+                        Code::AlreadyExists,
+                        format!("table {}: entry already exists", t.name),
+                    );
                 }
                 if t.size > 0 && ts.by_key.len() as i64 >= t.size {
-                    return err(Code::ResourceExhausted, format!("table {} is full ({} entries)", t.name, t.size));
+                    return err(
+                        Code::ResourceExhausted,
+                        format!("table {} is full ({} entries)", t.name, t.size),
+                    );
                 }
                 let sw = self.sw.as_mut().unwrap();
                 let oneshot = Self::one_shot(sw, &pipe, t, action)?;
@@ -691,7 +1026,11 @@ impl Device {
                         if let Some((_, o)) = oneshot {
                             Self::free_one_shot(sw, o);
                         }
-                        let code = if e.contains("duplicate") { Code::AlreadyExists } else { Code::InvalidArgument };
+                        let code = if e.contains("duplicate") {
+                            Code::AlreadyExists
+                        } else {
+                            Code::InvalidArgument
+                        };
                         return err(code, e);
                     }
                 };
@@ -702,7 +1041,10 @@ impl Device {
                 if let Some(m) = &te.meter_config {
                     set_direct_meter(sw, t.sw, h, m);
                 }
-                let count = sw.eng.direct_counters[t.sw].get(h as usize).map(|x| x.0).unwrap_or(0);
+                let count = sw.eng.direct_counters[t.sw]
+                    .get(h as usize)
+                    .map(|x| x.0)
+                    .unwrap_or(0);
                 let entry = p4::TableEntry {
                     table_id: t.id,
                     r#match: canon,
@@ -713,22 +1055,49 @@ impl Device {
                     metadata: te.metadata.clone(),
                     ..Default::default()
                 };
-                let sw_key = sw.eng.prog.tables[t.sw].entries[h as usize].as_ref().map(|e| e.key.clone()).unwrap_or_default();
-                ts.by_key.insert(kb, Stored { handle: h, sw_key, oneshot, entry, last_hit_ns: now_ns(), last_count: count, idle_notified: false });
+                let sw_key = sw.eng.prog.tables[t.sw].entries[h as usize]
+                    .as_ref()
+                    .map(|e| e.key.clone())
+                    .unwrap_or_default();
+                ts.by_key.insert(
+                    kb,
+                    Stored {
+                        handle: h,
+                        sw_key,
+                        oneshot,
+                        entry,
+                        last_hit_ns: now_ns(),
+                        last_count: count,
+                        idle_notified: false,
+                    },
+                );
                 Ok(())
             }
             T::Modify => {
                 let action = match &te.action {
-                    Some(a) => Some(Self::translate_action(&pipe, &self.members, &self.groups, t, a)?),
+                    Some(a) => Some(Self::translate_action(
+                        &pipe,
+                        &self.members,
+                        &self.groups,
+                        t,
+                        a,
+                    )?),
                     None => None,
                 };
                 let ts = self.tables.get_mut(&t.id).unwrap();
-                let st = ts.by_key.get_mut(&kb).ok_or_else(|| PErr { code: Code::NotFound, msg: format!("table {}: no such entry", t.name) })?;
+                let st = ts.by_key.get_mut(&kb).ok_or_else(|| PErr {
+                    code: Code::NotFound,
+                    msg: format!("table {}: no such entry", t.name),
+                })?;
                 let sw = self.sw.as_mut().unwrap();
                 if let Some((ai, data)) = action {
                     let oneshot = Self::one_shot(sw, &pipe, t, te.action.as_ref().unwrap())?;
                     let ai = oneshot.as_ref().map(|o| o.0).unwrap_or(ai);
-                    sw.entry_modify(t.sw, st.handle, ai, data).map_err(|e| PErr { code: Code::Internal, msg: e })?;
+                    sw.entry_modify(t.sw, st.handle, ai, data)
+                        .map_err(|e| PErr {
+                            code: Code::Internal,
+                            msg: e,
+                        })?;
                     if let Some(old) = std::mem::replace(&mut st.oneshot, oneshot.map(|o| o.1)) {
                         Self::free_one_shot(sw, old);
                     }
@@ -749,9 +1118,15 @@ impl Device {
             }
             T::Delete => {
                 let ts = self.tables.get_mut(&t.id).unwrap();
-                let st = ts.by_key.remove(&kb).ok_or_else(|| PErr { code: Code::NotFound, msg: format!("table {}: no such entry", t.name) })?;
+                let st = ts.by_key.remove(&kb).ok_or_else(|| PErr {
+                    code: Code::NotFound,
+                    msg: format!("table {}: no such entry", t.name),
+                })?;
                 let sw = self.sw.as_mut().unwrap();
-                sw.entry_delete(t.sw, st.handle).map_err(|e| PErr { code: Code::Internal, msg: e })?;
+                sw.entry_delete(t.sw, st.handle).map_err(|e| PErr {
+                    code: Code::Internal,
+                    msg: e,
+                })?;
                 if let Some(o) = st.oneshot {
                     Self::free_one_shot(sw, o);
                 }
@@ -762,11 +1137,20 @@ impl Device {
     }
 
     fn find_entry(&self, te: &p4::TableEntry) -> R<(TableInfo, u32)> {
-        let pipe = self.pipe.clone().ok_or_else(|| PErr { code: Code::FailedPrecondition, msg: "no forwarding pipeline config set".into() })?;
-        let t = pipe.tables.get(&te.table_id).ok_or_else(|| PErr { code: Code::NotFound, msg: format!("unknown table id {}", te.table_id) })?;
+        let pipe = self.pipe.clone().ok_or_else(|| PErr {
+            code: Code::FailedPrecondition,
+            msg: "no forwarding pipeline config set".into(),
+        })?;
+        let t = pipe.tables.get(&te.table_id).ok_or_else(|| PErr {
+            code: Code::NotFound,
+            msg: format!("unknown table id {}", te.table_id),
+        })?;
         let (canon, ..) = Self::translate_match(t, &te.r#match)?;
         let kb = Self::entry_key(&canon, te.priority);
-        let st = self.tables[&t.id].by_key.get(&kb).ok_or_else(|| PErr { code: Code::NotFound, msg: format!("table {}: no such entry", t.name) })?;
+        let st = self.tables[&t.id].by_key.get(&kb).ok_or_else(|| PErr {
+            code: Code::NotFound,
+            msg: format!("table {}: no such entry", t.name),
+        })?;
         Ok((t.clone(), st.handle))
     }
 
@@ -774,7 +1158,10 @@ impl Device {
         if ty != p4::update::Type::Modify {
             return inval("direct counter entries can only be modified");
         }
-        let te = c.table_entry.as_ref().ok_or_else(|| ia("direct counter entry without table entry".into()))?;
+        let te = c
+            .table_entry
+            .as_ref()
+            .ok_or_else(|| ia("direct counter entry without table entry".into()))?;
         let (t, h) = self.find_entry(te)?;
         if t.direct_counter.is_none() {
             return inval(format!("table {} has no direct counter", t.name));
@@ -788,7 +1175,10 @@ impl Device {
         if ty != p4::update::Type::Modify {
             return inval("direct meter entries can only be modified");
         }
-        let te = m.table_entry.as_ref().ok_or_else(|| ia("direct meter entry without table entry".into()))?;
+        let te = m
+            .table_entry
+            .as_ref()
+            .ok_or_else(|| ia("direct meter entry without table entry".into()))?;
         let (t, h) = self.find_entry(te)?;
         if t.direct_meter.is_none() {
             return inval(format!("table {} has no direct meter", t.name));
@@ -804,7 +1194,11 @@ impl Device {
                 }
             }
         }
-        if let Some(st) = self.tables.get_mut(&t.id).and_then(|x| x.by_key.get_mut(&kb)) {
+        if let Some(st) = self
+            .tables
+            .get_mut(&t.id)
+            .and_then(|x| x.by_key.get_mut(&kb))
+        {
             st.entry.meter_config = m.config;
         }
         Ok(())
@@ -813,16 +1207,28 @@ impl Device {
     fn write_member(&mut self, ty: p4::update::Type, m: &p4::ActionProfileMember) -> R<()> {
         use p4::update::Type as T;
         let (_, pipe) = self.parts()?;
-        let prof = pipe.profiles.get(&m.action_profile_id).ok_or_else(|| PErr { code: Code::NotFound, msg: format!("unknown action profile id {}", m.action_profile_id) })?;
+        let prof = pipe
+            .profiles
+            .get(&m.action_profile_id)
+            .ok_or_else(|| PErr {
+                code: Code::NotFound,
+                msg: format!("unknown action profile id {}", m.action_profile_id),
+            })?;
         let mems = self.members.entry(prof.id).or_default();
         match ty {
             T::Insert | T::Modify => {
-                let act = m.action.as_ref().ok_or_else(|| ia("member without action".into()))?;
+                let act = m
+                    .action
+                    .as_ref()
+                    .ok_or_else(|| ia("member without action".into()))?;
                 let (ai, data) = Self::action_data(&pipe, act)?;
                 let sw = self.sw.as_mut().unwrap();
                 let pr = &mut sw.eng.prog.profiles[prof.sw];
                 match (ty, mems.get_mut(&m.member_id)) {
-                    (T::Insert, Some(_)) => err(Code::AlreadyExists, format!("member {} exists", m.member_id)),
+                    (T::Insert, Some(_)) => err(
+                        Code::AlreadyExists,
+                        format!("member {} exists", m.member_id),
+                    ),
                     (T::Insert, None) => {
                         if prof.size > 0 && mems.len() as i64 >= prof.size {
                             return err(Code::ResourceExhausted, "action profile is full");
@@ -840,15 +1246,37 @@ impl Device {
                 }
             }
             _ => {
-                let x = mems.get(&m.member_id).ok_or_else(|| PErr { code: Code::NotFound, msg: format!("no member {}", m.member_id) })?;
+                let x = mems.get(&m.member_id).ok_or_else(|| PErr {
+                    code: Code::NotFound,
+                    msg: format!("no member {}", m.member_id),
+                })?;
                 let h = x.0;
-                let in_group = self.groups.get(&prof.id).map(|g| g.values().any(|(_, grp)| grp.members.iter().any(|gm| gm.member_id == m.member_id))).unwrap_or(false);
+                let in_group = self
+                    .groups
+                    .get(&prof.id)
+                    .map(|g| {
+                        g.values().any(|(_, grp)| {
+                            grp.members.iter().any(|gm| gm.member_id == m.member_id)
+                        })
+                    })
+                    .unwrap_or(false);
                 let sw = self.sw.as_mut().unwrap();
-                let used = pipe.tables.values().filter(|t| t.profile == Some(prof.id)).any(|t| {
-                    sw.eng.prog.tables[t.sw].entries.iter().flatten().any(|e| e.action == INDIRECT_MEMBER | h)
-                });
+                let used = pipe
+                    .tables
+                    .values()
+                    .filter(|t| t.profile == Some(prof.id))
+                    .any(|t| {
+                        sw.eng.prog.tables[t.sw]
+                            .entries
+                            .iter()
+                            .flatten()
+                            .any(|e| e.action == INDIRECT_MEMBER | h)
+                    });
                 if in_group || used {
-                    return err(Code::FailedPrecondition, format!("member {} is still referenced", m.member_id));
+                    return err(
+                        Code::FailedPrecondition,
+                        format!("member {} is still referenced", m.member_id),
+                    );
                 }
                 sw.eng.prog.profiles[prof.sw].members[h as usize] = None;
                 self.members.get_mut(&prof.id).unwrap().remove(&m.member_id);
@@ -860,7 +1288,13 @@ impl Device {
     fn write_group(&mut self, ty: p4::update::Type, g: &p4::ActionProfileGroup) -> R<()> {
         use p4::update::Type as T;
         let (_, pipe) = self.parts()?;
-        let prof = pipe.profiles.get(&g.action_profile_id).ok_or_else(|| PErr { code: Code::NotFound, msg: format!("unknown action profile id {}", g.action_profile_id) })?;
+        let prof = pipe
+            .profiles
+            .get(&g.action_profile_id)
+            .ok_or_else(|| PErr {
+                code: Code::NotFound,
+                msg: format!("unknown action profile id {}", g.action_profile_id),
+            })?;
         if !prof.with_selector {
             return inval("action profile has no selector: groups are not allowed");
         }
@@ -871,7 +1305,13 @@ impl Device {
                 return err(Code::ResourceExhausted, "group larger than max_group_size");
             }
             for gm in &g.members {
-                let h = mems.get(&gm.member_id).ok_or_else(|| PErr { code: Code::NotFound, msg: format!("no member {}", gm.member_id) })?.0;
+                let h = mems
+                    .get(&gm.member_id)
+                    .ok_or_else(|| PErr {
+                        code: Code::NotFound,
+                        msg: format!("no member {}", gm.member_id),
+                    })?
+                    .0;
                 if gm.weight < 0 {
                     return inval("negative member weight");
                 }
@@ -884,7 +1324,9 @@ impl Device {
         let sw = self.sw.as_mut().unwrap();
         let pr = &mut sw.eng.prog.profiles[prof.sw];
         match (ty, grps.get_mut(&g.group_id)) {
-            (T::Insert, Some(_)) => err(Code::AlreadyExists, format!("group {} exists", g.group_id)),
+            (T::Insert, Some(_)) => {
+                err(Code::AlreadyExists, format!("group {} exists", g.group_id))
+            }
             (T::Insert, None) => {
                 pr.groups.push(Some(handles));
                 grps.insert(g.group_id, ((pr.groups.len() - 1) as u32, g.clone()));
@@ -897,11 +1339,22 @@ impl Device {
             }
             (T::Delete, Some(x)) => {
                 let h = x.0;
-                let used = pipe.tables.values().filter(|t| t.profile == Some(prof.id)).any(|t| {
-                    sw.eng.prog.tables[t.sw].entries.iter().flatten().any(|e| e.action == INDIRECT_GROUP | h)
-                });
+                let used = pipe
+                    .tables
+                    .values()
+                    .filter(|t| t.profile == Some(prof.id))
+                    .any(|t| {
+                        sw.eng.prog.tables[t.sw]
+                            .entries
+                            .iter()
+                            .flatten()
+                            .any(|e| e.action == INDIRECT_GROUP | h)
+                    });
                 if used {
-                    return err(Code::FailedPrecondition, format!("group {} is still referenced", g.group_id));
+                    return err(
+                        Code::FailedPrecondition,
+                        format!("group {} is still referenced", g.group_id),
+                    );
                 }
                 sw.eng.prog.profiles[prof.sw].groups[h as usize] = None;
                 grps.remove(&g.group_id);
@@ -917,19 +1370,27 @@ impl Device {
             return inval("counter entries can only be modified");
         }
         let (sw, pipe) = self.parts()?;
-        let ci = pipe.counters.get(&c.counter_id).ok_or_else(|| PErr { code: Code::NotFound, msg: format!("unknown counter id {}", c.counter_id) })?;
+        let ci = pipe.counters.get(&c.counter_id).ok_or_else(|| PErr {
+            code: Code::NotFound,
+            msg: format!("unknown counter id {}", c.counter_id),
+        })?;
         let d = c.data.unwrap_or_default();
         let ctr = &mut sw.eng.ext.counters[ci.sw];
         match &c.index {
             Some(i) => {
                 if i.index < 0 || i.index as usize >= ci.size {
-                    return err(Code::OutOfRange, format!("counter {} index {} out of range", ci.name, i.index));
+                    return err(
+                        Code::OutOfRange,
+                        format!("counter {} index {} out of range", ci.name, i.index),
+                    );
                 }
                 ctr.packets[i.index as usize] = d.packet_count as u64;
                 ctr.bytes[i.index as usize] = d.byte_count as u64;
             }
             None => {
-                ctr.packets.iter_mut().for_each(|x| *x = d.packet_count as u64);
+                ctr.packets
+                    .iter_mut()
+                    .for_each(|x| *x = d.packet_count as u64);
                 ctr.bytes.iter_mut().for_each(|x| *x = d.byte_count as u64);
             }
         }
@@ -941,16 +1402,29 @@ impl Device {
             return inval("meter entries can only be modified");
         }
         let (sw, pipe) = self.parts()?;
-        let mi = pipe.meters.get(&m.meter_id).ok_or_else(|| PErr { code: Code::NotFound, msg: format!("unknown meter id {}", m.meter_id) })?;
+        let mi = pipe.meters.get(&m.meter_id).ok_or_else(|| PErr {
+            code: Code::NotFound,
+            msg: format!("unknown meter id {}", m.meter_id),
+        })?;
         let idx: Vec<usize> = match &m.index {
-            Some(i) if i.index < 0 || i.index as usize >= mi.size => return err(Code::OutOfRange, format!("meter {} index {} out of range", mi.name, i.index)),
+            Some(i) if i.index < 0 || i.index as usize >= mi.size => {
+                return err(
+                    Code::OutOfRange,
+                    format!("meter {} index {} out of range", mi.name, i.index),
+                )
+            }
             Some(i) => vec![i.index as usize],
             None => (0..mi.size).collect(),
         };
         for &i in &idx {
             let cell = &mut sw.eng.ext.meters[mi.sw].cells[i];
             match &m.config {
-                Some(c) => cell.configure(c.cir as f64 / 1e6, c.cburst as f64, c.pir as f64 / 1e6, c.pburst as f64),
+                Some(c) => cell.configure(
+                    c.cir as f64 / 1e6,
+                    c.cburst as f64,
+                    c.pir as f64 / 1e6,
+                    c.pburst as f64,
+                ),
                 None => *cell = Default::default(),
             }
         }
@@ -968,18 +1442,28 @@ impl Device {
             return inval("register entries can only be modified");
         }
         let (sw, pipe) = self.parts()?;
-        let ri = pipe.registers.get(&r.register_id).ok_or_else(|| PErr { code: Code::NotFound, msg: format!("unknown register id {}", r.register_id) })?;
+        let ri = pipe.registers.get(&r.register_id).ok_or_else(|| PErr {
+            code: Code::NotFound,
+            msg: format!("unknown register id {}", r.register_id),
+        })?;
         let v = match r.data.as_ref().and_then(|d| d.data.as_ref()) {
-            Some(p4::p4_data::Data::Bitstring(b)) => bytes_to_u128(b, ri.bitwidth).map_err(|e| ia(format!("register {}: {}", ri.name, e)))?,
+            Some(p4::p4_data::Data::Bitstring(b)) => bytes_to_u128(b, ri.bitwidth)
+                .map_err(|e| ia(format!("register {}: {}", ri.name, e)))?,
             _ => return inval(format!("register {}: data must be a bitstring", ri.name)),
         };
         match &r.index {
             Some(i) => {
                 if i.index < 0 || !sw.eng.ext.register_write(ri.sw, i.index as usize, v) {
-                    return err(Code::OutOfRange, format!("register {} index {} out of range", ri.name, i.index));
+                    return err(
+                        Code::OutOfRange,
+                        format!("register {} index {} out of range", ri.name, i.index),
+                    );
                 }
             }
-            None => sw.eng.ext.registers[ri.sw].vals.iter_mut().for_each(|x| *x = v),
+            None => sw.eng.ext.registers[ri.sw]
+                .vals
+                .iter_mut()
+                .for_each(|x| *x = v),
         }
         Ok(())
     }
@@ -990,14 +1474,19 @@ impl Device {
             #[allow(deprecated)]
             let port = match &r.port_kind {
                 Some(p4::replica::PortKind::EgressPort(p)) => *p,
-                Some(p4::replica::PortKind::Port(b)) => bytes_to_u128(b, 32).map_err(|e| ia(format!("replica port: {}", e)))? as u32,
+                Some(p4::replica::PortKind::Port(b)) => {
+                    bytes_to_u128(b, 32).map_err(|e| ia(format!("replica port: {}", e)))? as u32
+                }
                 None => return inval("replica without port"),
             };
             if port as usize >= sdnperf_switch::switch::MAX_PORTS {
                 return inval(format!("replica port {} out of range", port));
             }
             if out.contains(&(port, r.instance)) {
-                return inval(format!("duplicate replica (port {}, instance {})", port, r.instance));
+                return inval(format!(
+                    "duplicate replica (port {}, instance {})",
+                    port, r.instance
+                ));
             }
             out.push((port, r.instance));
         }
@@ -1025,12 +1514,20 @@ impl Device {
                 if g == 0 || g >= CLONE_GROUP_BASE {
                     return inval(format!("multicast group id {} out of range", g));
                 }
-                let reps = if ty == T::Delete { vec![] } else { Self::replica_ports(&m.replicas)? };
+                let reps = if ty == T::Delete {
+                    vec![]
+                } else {
+                    Self::replica_ports(&m.replicas)?
+                };
                 let exists = self.mcast.contains_key(&g);
                 let sw = self.sw.as_mut().unwrap();
                 match ty {
-                    T::Insert if exists => return err(Code::AlreadyExists, format!("multicast group {} exists", g)),
-                    T::Modify | T::Delete if !exists => return err(Code::NotFound, format!("no multicast group {}", g)),
+                    T::Insert if exists => {
+                        return err(Code::AlreadyExists, format!("multicast group {} exists", g))
+                    }
+                    T::Modify | T::Delete if !exists => {
+                        return err(Code::NotFound, format!("no multicast group {}", g))
+                    }
                     _ => {}
                 }
                 if let Some((old, _)) = self.mcast.remove(&g) {
@@ -1048,14 +1545,22 @@ impl Device {
             }
             Some(P::CloneSessionEntry(c)) => {
                 let s = c.session_id;
-                let reps = if ty == T::Delete { vec![] } else { Self::replica_ports(&c.replicas)? };
+                let reps = if ty == T::Delete {
+                    vec![]
+                } else {
+                    Self::replica_ports(&c.replicas)?
+                };
                 if c.packet_length_bytes < 0 {
                     return inval("negative packet_length_bytes");
                 }
                 let exists = self.clones.contains_key(&s);
                 match ty {
-                    T::Insert if exists => return err(Code::AlreadyExists, format!("clone session {} exists", s)),
-                    T::Modify | T::Delete if !exists => return err(Code::NotFound, format!("no clone session {}", s)),
+                    T::Insert if exists => {
+                        return err(Code::AlreadyExists, format!("clone session {} exists", s))
+                    }
+                    T::Modify | T::Delete if !exists => {
+                        return err(Code::NotFound, format!("no clone session {}", s))
+                    }
                     _ => {}
                 }
                 let sw = self.sw.as_mut().unwrap();
@@ -1122,11 +1627,16 @@ impl Device {
 
     pub fn read(&self, ent: &p4::Entity, out: &mut Vec<p4::Entity>) -> R<()> {
         let Some(pipe) = self.pipe.clone() else {
-            return err(Code::FailedPrecondition, "no forwarding pipeline config set");
+            return err(
+                Code::FailedPrecondition,
+                "no forwarding pipeline config set",
+            );
         };
         let sw = self.sw.as_ref().unwrap();
         let wrap = |e: E| p4::Entity { entity: Some(e) };
-        let Some(e) = &ent.entity else { return inval("empty entity") };
+        let Some(e) = &ent.entity else {
+            return inval("empty entity");
+        };
         match e {
             E::TableEntry(q) => {
                 let tids: Vec<u32> = if q.table_id == 0 {
@@ -1145,15 +1655,33 @@ impl Device {
                             continue;
                         }
                         let st = &sw.eng.prog.tables[t.sw];
-                        let aid = pipe.action_by_sw.get(&st.default_action).copied().unwrap_or(0);
+                        let aid = pipe
+                            .action_by_sw
+                            .get(&st.default_action)
+                            .copied()
+                            .unwrap_or(0);
                         let ai = pipe.actions.get(&aid);
                         let params = ai
-                            .map(|ai| ai.params.iter().zip(st.default_data.iter()).map(|((id, _), v)| p4::action::Param { param_id: *id, value: u128_to_bytes(*v) }).collect())
+                            .map(|ai| {
+                                ai.params
+                                    .iter()
+                                    .zip(st.default_data.iter())
+                                    .map(|((id, _), v)| p4::action::Param {
+                                        param_id: *id,
+                                        value: u128_to_bytes(*v),
+                                    })
+                                    .collect()
+                            })
                             .unwrap_or_default();
                         out.push(wrap(E::TableEntry(p4::TableEntry {
                             table_id: tid,
                             is_default_action: true,
-                            action: Some(p4::TableAction { r#type: Some(p4::table_action::Type::Action(p4::Action { action_id: aid, params })) }),
+                            action: Some(p4::TableAction {
+                                r#type: Some(p4::table_action::Type::Action(p4::Action {
+                                    action_id: aid,
+                                    params,
+                                })),
+                            }),
                             ..Default::default()
                         })));
                         continue;
@@ -1162,11 +1690,19 @@ impl Device {
                     let one = |st: &Stored| -> p4::TableEntry {
                         let mut e = st.entry.clone();
                         if q.counter_data.is_some() && t.direct_counter.is_some() {
-                            let (p, b) = sw.eng.direct_counters[t.sw].get(st.handle as usize).copied().unwrap_or((0, 0));
-                            e.counter_data = Some(p4::CounterData { packet_count: p as i64, byte_count: b as i64 });
+                            let (p, b) = sw.eng.direct_counters[t.sw]
+                                .get(st.handle as usize)
+                                .copied()
+                                .unwrap_or((0, 0));
+                            e.counter_data = Some(p4::CounterData {
+                                packet_count: p as i64,
+                                byte_count: b as i64,
+                            });
                         }
                         if q.time_since_last_hit.is_some() && t.idle_timeout {
-                            e.time_since_last_hit = Some(p4::table_entry::IdleTimeout { elapsed_ns: now_ns().saturating_sub(st.last_hit_ns) as i64 });
+                            e.time_since_last_hit = Some(p4::table_entry::IdleTimeout {
+                                elapsed_ns: now_ns().saturating_sub(st.last_hit_ns) as i64,
+                            });
                         }
                         e
                     };
@@ -1208,16 +1744,25 @@ impl Device {
                 }
             }
             E::CounterEntry(q) => {
-                let mut ids: Vec<&u32> = pipe.counters.keys().filter(|&&id| q.counter_id == 0 || q.counter_id == id).collect();
+                let mut ids: Vec<&u32> = pipe
+                    .counters
+                    .keys()
+                    .filter(|&&id| q.counter_id == 0 || q.counter_id == id)
+                    .collect();
                 if ids.is_empty() && q.counter_id != 0 {
-                    return err(Code::NotFound, format!("unknown counter id {}", q.counter_id));
+                    return err(
+                        Code::NotFound,
+                        format!("unknown counter id {}", q.counter_id),
+                    );
                 }
                 ids.sort();
                 for id in ids {
                     let ci = &pipe.counters[id];
                     let c = &sw.eng.ext.counters[ci.sw];
                     let range: Vec<usize> = match &q.index {
-                        Some(i) if i.index < 0 || i.index as usize >= ci.size => return err(Code::OutOfRange, "counter index out of range"),
+                        Some(i) if i.index < 0 || i.index as usize >= ci.size => {
+                            return err(Code::OutOfRange, "counter index out of range")
+                        }
                         Some(i) => vec![i.index as usize],
                         None => (0..ci.size).collect(),
                     };
@@ -1225,7 +1770,10 @@ impl Device {
                         out.push(wrap(E::CounterEntry(p4::CounterEntry {
                             counter_id: *id,
                             index: Some(p4::Index { index: i as i64 }),
-                            data: Some(p4::CounterData { packet_count: c.packets[i] as i64, byte_count: c.bytes[i] as i64 }),
+                            data: Some(p4::CounterData {
+                                packet_count: c.packets[i] as i64,
+                                byte_count: c.bytes[i] as i64,
+                            }),
                         })));
                     }
                 }
@@ -1238,17 +1786,29 @@ impl Device {
                 self.read(&wrap(E::TableEntry(tq)), &mut tmp)?;
                 for e in tmp {
                     if let Some(E::TableEntry(mut t)) = e.entity {
-                        if pipe.tables.get(&t.table_id).map(|x| x.direct_counter.is_none()).unwrap_or(true) {
+                        if pipe
+                            .tables
+                            .get(&t.table_id)
+                            .map(|x| x.direct_counter.is_none())
+                            .unwrap_or(true)
+                        {
                             continue;
                         }
                         let data = t.counter_data.take();
                         t.meter_config = None;
-                        out.push(wrap(E::DirectCounterEntry(p4::DirectCounterEntry { table_entry: Some(t), data })));
+                        out.push(wrap(E::DirectCounterEntry(p4::DirectCounterEntry {
+                            table_entry: Some(t),
+                            data,
+                        })));
                     }
                 }
             }
             E::MeterEntry(q) => {
-                let mut ids: Vec<&u32> = pipe.meters.keys().filter(|&&id| q.meter_id == 0 || q.meter_id == id).collect();
+                let mut ids: Vec<&u32> = pipe
+                    .meters
+                    .keys()
+                    .filter(|&&id| q.meter_id == 0 || q.meter_id == id)
+                    .collect();
                 if ids.is_empty() && q.meter_id != 0 {
                     return err(Code::NotFound, format!("unknown meter id {}", q.meter_id));
                 }
@@ -1256,7 +1816,9 @@ impl Device {
                 for id in ids {
                     let mi = &pipe.meters[id];
                     let range: Vec<usize> = match &q.index {
-                        Some(i) if i.index < 0 || i.index as usize >= mi.size => return err(Code::OutOfRange, "meter index out of range"),
+                        Some(i) if i.index < 0 || i.index as usize >= mi.size => {
+                            return err(Code::OutOfRange, "meter index out of range")
+                        }
                         Some(i) => vec![i.index as usize],
                         None => (0..mi.size).collect(),
                     };
@@ -1276,26 +1838,44 @@ impl Device {
                 self.read(&wrap(E::TableEntry(te)), &mut tmp)?;
                 for e in tmp {
                     if let Some(E::TableEntry(mut t)) = e.entity {
-                        if pipe.tables.get(&t.table_id).map(|x| x.direct_meter.is_none()).unwrap_or(true) {
+                        if pipe
+                            .tables
+                            .get(&t.table_id)
+                            .map(|x| x.direct_meter.is_none())
+                            .unwrap_or(true)
+                        {
                             continue;
                         }
                         let config = t.meter_config.take();
                         t.counter_data = None;
-                        out.push(wrap(E::DirectMeterEntry(p4::DirectMeterEntry { table_entry: Some(t), config, counter_data: None })));
+                        out.push(wrap(E::DirectMeterEntry(p4::DirectMeterEntry {
+                            table_entry: Some(t),
+                            config,
+                            counter_data: None,
+                        })));
                     }
                 }
             }
             E::RegisterEntry(q) => {
-                let mut ids: Vec<&u32> = pipe.registers.keys().filter(|&&id| q.register_id == 0 || q.register_id == id).collect();
+                let mut ids: Vec<&u32> = pipe
+                    .registers
+                    .keys()
+                    .filter(|&&id| q.register_id == 0 || q.register_id == id)
+                    .collect();
                 if ids.is_empty() && q.register_id != 0 {
-                    return err(Code::NotFound, format!("unknown register id {}", q.register_id));
+                    return err(
+                        Code::NotFound,
+                        format!("unknown register id {}", q.register_id),
+                    );
                 }
                 ids.sort();
                 for id in ids {
                     let ri = &pipe.registers[id];
                     let r = &sw.eng.ext.registers[ri.sw];
                     let range: Vec<usize> = match &q.index {
-                        Some(i) if i.index < 0 || i.index as usize >= ri.size => return err(Code::OutOfRange, "register index out of range"),
+                        Some(i) if i.index < 0 || i.index as usize >= ri.size => {
+                            return err(Code::OutOfRange, "register index out of range")
+                        }
                         Some(i) => vec![i.index as usize],
                         None => (0..ri.size).collect(),
                     };
@@ -1303,7 +1883,9 @@ impl Device {
                         out.push(wrap(E::RegisterEntry(p4::RegisterEntry {
                             register_id: *id,
                             index: Some(p4::Index { index: i as i64 }),
-                            data: Some(p4::P4Data { data: Some(p4::p4_data::Data::Bitstring(u128_to_bytes(r.vals[i]))) }),
+                            data: Some(p4::P4Data {
+                                data: Some(p4::p4_data::Data::Bitstring(u128_to_bytes(r.vals[i]))),
+                            }),
                         })));
                     }
                 }
@@ -1329,14 +1911,25 @@ impl Device {
                 }
             }
             E::DigestEntry(q) => {
-                let mut ids: Vec<&u32> = self.digest_cfg.keys().filter(|&&d| q.digest_id == 0 || q.digest_id == d).collect();
+                let mut ids: Vec<&u32> = self
+                    .digest_cfg
+                    .keys()
+                    .filter(|&&d| q.digest_id == 0 || q.digest_id == d)
+                    .collect();
                 ids.sort();
                 for d in ids {
-                    out.push(wrap(E::DigestEntry(p4::DigestEntry { digest_id: *d, config: Some(self.digest_cfg[d]) })));
+                    out.push(wrap(E::DigestEntry(p4::DigestEntry {
+                        digest_id: *d,
+                        config: Some(self.digest_cfg[d]),
+                    })));
                 }
             }
             E::ValueSetEntry(q) => {
-                let mut ids: Vec<&u32> = pipe.value_sets.keys().filter(|&&id| q.value_set_id == 0 || q.value_set_id == id).collect();
+                let mut ids: Vec<&u32> = pipe
+                    .value_sets
+                    .keys()
+                    .filter(|&&id| q.value_set_id == 0 || q.value_set_id == id)
+                    .collect();
                 ids.sort();
                 for id in ids {
                     let (vi, (fid, bw), _) = pipe.value_sets[id];
@@ -1345,17 +1938,32 @@ impl Device {
                         .iter()
                         .map(|&(v, m)| {
                             let t = if m == width_mask(bw) {
-                                p4::field_match::FieldMatchType::Exact(p4::field_match::Exact { value: u128_to_bytes(v) })
+                                p4::field_match::FieldMatchType::Exact(p4::field_match::Exact {
+                                    value: u128_to_bytes(v),
+                                })
                             } else {
-                                p4::field_match::FieldMatchType::Ternary(p4::field_match::Ternary { value: u128_to_bytes(v), mask: u128_to_bytes(m) })
+                                p4::field_match::FieldMatchType::Ternary(p4::field_match::Ternary {
+                                    value: u128_to_bytes(v),
+                                    mask: u128_to_bytes(m),
+                                })
                             };
-                            p4::ValueSetMember { r#match: vec![p4::FieldMatch { field_id: fid, field_match_type: Some(t) }] }
+                            p4::ValueSetMember {
+                                r#match: vec![p4::FieldMatch {
+                                    field_id: fid,
+                                    field_match_type: Some(t),
+                                }],
+                            }
                         })
                         .collect();
-                    out.push(wrap(E::ValueSetEntry(p4::ValueSetEntry { value_set_id: *id, members })));
+                    out.push(wrap(E::ValueSetEntry(p4::ValueSetEntry {
+                        value_set_id: *id,
+                        members,
+                    })));
                 }
             }
-            E::ExternEntry(_) => return err(Code::Unimplemented, "extern entries are not supported"),
+            E::ExternEntry(_) => {
+                return err(Code::Unimplemented, "extern entries are not supported")
+            }
         }
         Ok(())
     }
@@ -1381,19 +1989,33 @@ impl Device {
         }
         use p4::packet_replication_engine_entry::Type as P;
         for (_, m) in self.mcast.values() {
-            out.push(wrap(E::PacketReplicationEngineEntry(p4::PacketReplicationEngineEntry { r#type: Some(P::MulticastGroupEntry(m.clone())) })));
+            out.push(wrap(E::PacketReplicationEngineEntry(
+                p4::PacketReplicationEngineEntry {
+                    r#type: Some(P::MulticastGroupEntry(m.clone())),
+                },
+            )));
         }
         for (_, c) in self.clones.values() {
-            out.push(wrap(E::PacketReplicationEngineEntry(p4::PacketReplicationEngineEntry { r#type: Some(P::CloneSessionEntry(c.clone())) })));
+            out.push(wrap(E::PacketReplicationEngineEntry(
+                p4::PacketReplicationEngineEntry {
+                    r#type: Some(P::CloneSessionEntry(c.clone())),
+                },
+            )));
         }
         for (d, c) in &self.digest_cfg {
-            out.push(wrap(E::DigestEntry(p4::DigestEntry { digest_id: *d, config: Some(*c) })));
+            out.push(wrap(E::DigestEntry(p4::DigestEntry {
+                digest_id: *d,
+                config: Some(*c),
+            })));
         }
         out
     }
 
     pub fn num_entries(&self, table_id: u32) -> usize {
-        self.tables.get(&table_id).map(|t| t.by_key.len()).unwrap_or(0)
+        self.tables
+            .get(&table_id)
+            .map(|t| t.by_key.len())
+            .unwrap_or(0)
     }
 
     // ------------------------------------------------------------------ packet I/O, events
@@ -1410,30 +2032,50 @@ impl Device {
                 let mut off = 0;
                 let mut md = vec![];
                 for &(id, w) in &cpm.fields {
-                    md.push(p4::PacketMetadata { metadata_id: id, value: u128_to_bytes(get_bits(bytes, off, w)) });
+                    md.push(p4::PacketMetadata {
+                        metadata_id: id,
+                        value: u128_to_bytes(get_bits(bytes, off, w)),
+                    });
                     off += w as usize;
                 }
-                Some(p4::PacketIn { payload: bytes[n..].to_vec(), metadata: md })
+                Some(p4::PacketIn {
+                    payload: bytes[n..].to_vec(),
+                    metadata: md,
+                })
             }
-            None => Some(p4::PacketIn { payload: bytes.to_vec(), metadata: vec![] }),
+            None => Some(p4::PacketIn {
+                payload: bytes.to_vec(),
+                metadata: vec![],
+            }),
         }
     }
 
     /// PacketOut -> the bytes to inject at the CPU port (controller header prepended).
     pub fn packet_out_bytes(&self, po: &p4::PacketOut) -> R<Vec<u8>> {
-        let Some(pipe) = &self.pipe else { return err(Code::FailedPrecondition, "no forwarding pipeline config set") };
-        let Some(cpm) = &pipe.packet_out else { return Ok(po.payload.clone()) };
+        let Some(pipe) = &self.pipe else {
+            return err(
+                Code::FailedPrecondition,
+                "no forwarding pipeline config set",
+            );
+        };
+        let Some(cpm) = &pipe.packet_out else {
+            return Ok(po.payload.clone());
+        };
         let n = cpm.bytes();
         let mut out = vec![0u8; n];
         let mut off = 0;
         for md in &po.metadata {
             if !cpm.fields.iter().any(|f| f.0 == md.metadata_id) {
-                return inval(format!("packet-out: unknown metadata id {}", md.metadata_id));
+                return inval(format!(
+                    "packet-out: unknown metadata id {}",
+                    md.metadata_id
+                ));
             }
         }
         for &(id, w) in &cpm.fields {
             let v = match po.metadata.iter().find(|m| m.metadata_id == id) {
-                Some(m) => bytes_to_u128(&m.value, w).map_err(|e| ia(format!("packet-out metadata {}: {}", id, e)))?,
+                Some(m) => bytes_to_u128(&m.value, w)
+                    .map_err(|e| ia(format!("packet-out metadata {}: {}", id, e)))?,
                 None => 0,
             };
             set_bits(&mut out, off, w, v);
@@ -1457,14 +2099,20 @@ impl Device {
     /// Digests and idle-timeout notifications due now.
     pub fn poll_events(&mut self, out: &mut Vec<Event>) {
         let Some(sw) = self.sw.as_mut() else { return };
-        let Some(pipe) = self.pipe.clone() else { return };
+        let Some(pipe) = self.pipe.clone() else {
+            return;
+        };
         if !sw.eng.digests.is_empty() {
             let ds = std::mem::take(&mut sw.eng.digests);
             let now = now_ns();
             let mut lists: HashMap<u32, Vec<Vec<u128>>> = HashMap::new();
             for d in ds {
-                let Some(&did) = self.digest_by_list.get(&d.list) else { continue };
-                let Some(cfg) = self.digest_cfg.get(&did) else { continue };
+                let Some(&did) = self.digest_by_list.get(&d.list) else {
+                    continue;
+                };
+                let Some(cfg) = self.digest_cfg.get(&did) else {
+                    continue;
+                };
                 if cfg.ack_timeout_ns > 0 {
                     // the same data is not sent again until it is acked or the ack times out
                     let pend = self.digest_pending.entry(did).or_default();
@@ -1488,14 +2136,24 @@ impl Device {
                         .iter()
                         .map(|vals| p4::P4Data {
                             data: Some(p4::p4_data::Data::Struct(p4::P4StructLike {
-                                members: vals.iter().map(|v| p4::P4Data { data: Some(p4::p4_data::Data::Bitstring(u128_to_bytes(*v))) }).collect(),
+                                members: vals
+                                    .iter()
+                                    .map(|v| p4::P4Data {
+                                        data: Some(p4::p4_data::Data::Bitstring(u128_to_bytes(*v))),
+                                    })
+                                    .collect(),
                             })),
                         })
                         .collect();
                     if cfg.ack_timeout_ns > 0 {
                         self.digest_lists.insert((did, list_id), c.to_vec());
                     }
-                    out.push(Event::Digest(p4::DigestList { digest_id: did, list_id, data: items, timestamp: now as i64 }));
+                    out.push(Event::Digest(p4::DigestList {
+                        digest_id: did,
+                        list_id,
+                        data: items,
+                        timestamp: now as i64,
+                    }));
                 }
             }
         }
@@ -1506,24 +2164,36 @@ impl Device {
         self.last_idle_scan = now;
         let mut expired = vec![];
         for t in pipe.tables.values().filter(|t| t.idle_timeout) {
-            let Some(ts) = self.tables.get_mut(&t.id) else { continue };
+            let Some(ts) = self.tables.get_mut(&t.id) else {
+                continue;
+            };
             for st in ts.by_key.values_mut() {
                 if st.entry.idle_timeout_ns <= 0 {
                     continue;
                 }
-                let c = sw.eng.direct_counters[t.sw].get(st.handle as usize).map(|x| x.0).unwrap_or(0);
+                let c = sw.eng.direct_counters[t.sw]
+                    .get(st.handle as usize)
+                    .map(|x| x.0)
+                    .unwrap_or(0);
                 if c != st.last_count {
                     st.last_count = c;
                     st.last_hit_ns = now;
                     st.idle_notified = false;
-                } else if !st.idle_notified && now.saturating_sub(st.last_hit_ns) >= st.entry.idle_timeout_ns as u64 {
+                } else if !st.idle_notified
+                    && now.saturating_sub(st.last_hit_ns) >= st.entry.idle_timeout_ns as u64
+                {
                     st.idle_notified = true;
                     expired.push(st.entry.clone());
                 }
             }
         }
         if !expired.is_empty() {
-            out.push(Event::IdleTimeoutNotification(p4::IdleTimeoutNotification { table_entry: expired, timestamp: now as i64 }));
+            out.push(Event::IdleTimeoutNotification(
+                p4::IdleTimeoutNotification {
+                    table_entry: expired,
+                    timestamp: now as i64,
+                },
+            ));
         }
     }
 }
@@ -1543,5 +2213,10 @@ fn set_direct_meter(sw: &mut Switch, ti: usize, h: u32, m: &p4::MeterConfig) {
     if cells.len() < n {
         cells.resize(n, Default::default());
     }
-    cells[h as usize].configure(m.cir as f64 / 1e6, m.cburst as f64, m.pir as f64 / 1e6, m.pburst as f64);
+    cells[h as usize].configure(
+        m.cir as f64 / 1e6,
+        m.cburst as f64,
+        m.pir as f64 / 1e6,
+        m.pburst as f64,
+    );
 }

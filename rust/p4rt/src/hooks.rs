@@ -23,7 +23,10 @@ impl DpHandle {
     }
 
     /// Runs `f` on the data-plane thread and awaits its result.
-    pub async fn call<T: Send + 'static>(&self, f: impl FnOnce(&mut Device) -> T + Send + 'static) -> Option<T> {
+    pub async fn call<T: Send + 'static>(
+        &self,
+        f: impl FnOnce(&mut Device) -> T + Send + 'static,
+    ) -> Option<T> {
         let (tx, rx) = tokio::sync::oneshot::channel();
         if !self.send(Box::new(move |d| {
             let _ = tx.send(f(d));
@@ -49,7 +52,11 @@ pub struct P4rtHooks {
 
 /// The handle the gRPC side sends work with, and the loop's front end that runs it (and
 /// serves ctl text commands on `ctl`).
-pub fn channel(dev: Device, events: tokio::sync::mpsc::Sender<Event>, ctl: Option<Listen>) -> Result<(DpHandle, P4rtHooks), String> {
+pub fn channel(
+    dev: Device,
+    events: tokio::sync::mpsc::Sender<Event>,
+    ctl: Option<Listen>,
+) -> Result<(DpHandle, P4rtHooks), String> {
     let (tx, inbox) = dataplane::mailbox();
     let ctl = match ctl {
         Some(l) => {
@@ -60,7 +67,17 @@ pub fn channel(dev: Device, events: tokio::sync::mpsc::Sender<Event>, ctl: Optio
         None => None,
     };
     let generation = dev.generation;
-    Ok((DpHandle(tx), P4rtHooks { dev, inbox, ctl, events, evbuf: vec![], generation }))
+    Ok((
+        DpHandle(tx),
+        P4rtHooks {
+            dev,
+            inbox,
+            ctl,
+            events,
+            evbuf: vec![],
+            generation,
+        },
+    ))
 }
 
 impl Hooks for P4rtHooks {
@@ -80,7 +97,8 @@ impl Hooks for P4rtHooks {
             got = true;
             // a bug in request handling must not stop forwarding: the caller sees the
             // dropped reply channel (UNAVAILABLE/INTERNAL), packets keep flowing
-            if std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| c(&mut self.dev))).is_err() {
+            if std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| c(&mut self.dev))).is_err()
+            {
                 eprintln!("sdnperf-switch-grpc: internal error while handling a request (see the message above); forwarding continues");
             }
         }

@@ -113,12 +113,22 @@ fn pre(p: &Option<cfg::Preamble>) -> (u32, String, String) {
     }
 }
 
-fn find<'a>(names: impl Iterator<Item = &'a str> + Clone, name: &str, alias: &str) -> Option<usize> {
+fn find<'a>(
+    names: impl Iterator<Item = &'a str> + Clone,
+    name: &str,
+    alias: &str,
+) -> Option<usize> {
     if let Some(i) = names.clone().position(|n| n == name) {
         return Some(i);
     }
     let suffix = |n: &str| sdnperf_switch::pipeline::find_by_suffix(names.clone(), n);
-    suffix(name).or_else(|| if alias.is_empty() { None } else { suffix(alias) })
+    suffix(name).or_else(|| {
+        if alias.is_empty() {
+            None
+        } else {
+            suffix(alias)
+        }
+    })
 }
 
 fn kind_of(m: &Option<cfg::match_field::Match>) -> Option<MatchKind> {
@@ -138,7 +148,12 @@ fn kind_of(m: &Option<cfg::match_field::Match>) -> Option<MatchKind> {
 
 impl Pipe {
     /// Checks that the P4Info describes the program and builds the id maps.
-    pub fn build(p4info: cfg::P4Info, device_config: Vec<u8>, cookie: Option<u64>, prog: &Program) -> Result<Pipe, String> {
+    pub fn build(
+        p4info: cfg::P4Info,
+        device_config: Vec<u8>,
+        cookie: Option<u64>,
+        prog: &Program,
+    ) -> Result<Pipe, String> {
         let mut pipe = Pipe {
             p4info: cfg::P4Info::default(),
             device_config,
@@ -159,59 +174,129 @@ impl Pipe {
         };
         for a in &p4info.actions {
             let (id, name, alias) = pre(&a.preamble);
-            let sw = find(prog.actions.iter().map(|x| x.name.as_str()), &name, &alias)
-                .ok_or_else(|| format!("P4Info action {} ({}) is not in the device config", name, id))?;
+            let sw = find(prog.actions.iter().map(|x| x.name.as_str()), &name, &alias).ok_or_else(
+                || {
+                    format!(
+                        "P4Info action {} ({}) is not in the device config",
+                        name, id
+                    )
+                },
+            )?;
             let sa = &prog.actions[sw];
             if sa.params.len() != a.params.len() {
-                return Err(format!("P4Info action {} has {} parameters, device config {}", name, a.params.len(), sa.params.len()));
+                return Err(format!(
+                    "P4Info action {} has {} parameters, device config {}",
+                    name,
+                    a.params.len(),
+                    sa.params.len()
+                ));
             }
             let params = a.params.iter().map(|p| (p.id, p.bitwidth as u32)).collect();
             pipe.action_by_sw.insert(sw as u32, id);
-            pipe.actions.insert(id, ActionInfo { id, name, sw: sw as u32, params });
+            pipe.actions.insert(
+                id,
+                ActionInfo {
+                    id,
+                    name,
+                    sw: sw as u32,
+                    params,
+                },
+            );
         }
         // the switch's NoAction-like actions that P4Info may not list still need a reverse map
         for ap in &p4info.action_profiles {
             let (id, name, alias) = pre(&ap.preamble);
             let sw = find(prog.profiles.iter().map(|x| x.name.as_str()), &name, &alias)
-                .ok_or_else(|| format!("P4Info action profile {} is not in the device config", name))?;
-            pipe.profiles.insert(id, ProfileInfo { id, sw, with_selector: ap.with_selector, size: ap.size, max_group_size: ap.max_group_size });
+                .ok_or_else(|| {
+                    format!("P4Info action profile {} is not in the device config", name)
+                })?;
+            pipe.profiles.insert(
+                id,
+                ProfileInfo {
+                    id,
+                    sw,
+                    with_selector: ap.with_selector,
+                    size: ap.size,
+                    max_group_size: ap.max_group_size,
+                },
+            );
         }
         for dc in &p4info.direct_counters {
-            pipe.direct_counters.insert(dc.direct_table_id, pre(&dc.preamble).0);
+            pipe.direct_counters
+                .insert(dc.direct_table_id, pre(&dc.preamble).0);
         }
         for dm in &p4info.direct_meters {
-            pipe.direct_meters.insert(dm.direct_table_id, pre(&dm.preamble).0);
+            pipe.direct_meters
+                .insert(dm.direct_table_id, pre(&dm.preamble).0);
         }
         for t in &p4info.tables {
             let (id, name, alias) = pre(&t.preamble);
-            let sw = find(prog.tables.iter().map(|x| x.name.as_str()), &name, &alias)
-                .ok_or_else(|| format!("P4Info table {} ({}) is not in the device config", name, id))?;
+            let sw = find(prog.tables.iter().map(|x| x.name.as_str()), &name, &alias).ok_or_else(
+                || format!("P4Info table {} ({}) is not in the device config", name, id),
+            )?;
             let st = &prog.tables[sw];
             if st.keys.len() != t.match_fields.len() {
-                return Err(format!("P4Info table {} has {} match fields, device config {}", name, t.match_fields.len(), st.keys.len()));
+                return Err(format!(
+                    "P4Info table {} has {} match fields, device config {}",
+                    name,
+                    t.match_fields.len(),
+                    st.keys.len()
+                ));
             }
             let mut fields = vec![];
             let mut field_pos = HashMap::new();
             for (i, (mf, k)) in t.match_fields.iter().zip(&st.keys).enumerate() {
                 let kind = match kind_of(&mf.r#match) {
                     Some(k) => k,
-                    None => return Err(format!("table {} field {}: unsupported match type", name, mf.name)),
+                    None => {
+                        return Err(format!(
+                            "table {} field {}: unsupported match type",
+                            name, mf.name
+                        ))
+                    }
                 };
-                let swk = if k.kind == MatchKind::Valid { MatchKind::Exact } else { k.kind };
+                let swk = if k.kind == MatchKind::Valid {
+                    MatchKind::Exact
+                } else {
+                    k.kind
+                };
                 // BMv2 JSON has no optional match: p4c emits it as ternary
-                let compatible = swk == kind || (kind == MatchKind::Optional && swk == MatchKind::Ternary);
+                let compatible =
+                    swk == kind || (kind == MatchKind::Optional && swk == MatchKind::Ternary);
                 if !compatible {
-                    return Err(format!("table {} field {}: P4Info says {:?}, device config {:?}", name, mf.name, kind, k.kind));
+                    return Err(format!(
+                        "table {} field {}: P4Info says {:?}, device config {:?}",
+                        name, mf.name, kind, k.kind
+                    ));
                 }
                 if mf.bitwidth as u32 != k.width && k.kind != MatchKind::Valid {
-                    return Err(format!("table {} field {}: P4Info bitwidth {}, device config {}", name, mf.name, mf.bitwidth, k.width));
+                    return Err(format!(
+                        "table {} field {}: P4Info bitwidth {}, device config {}",
+                        name, mf.name, mf.bitwidth, k.width
+                    ));
                 }
                 field_pos.insert(mf.id, i);
-                fields.push(FieldInfo { id: mf.id, name: mf.name.clone(), bitwidth: mf.bitwidth as u32, kind });
+                fields.push(FieldInfo {
+                    id: mf.id,
+                    name: mf.name.clone(),
+                    bitwidth: mf.bitwidth as u32,
+                    kind,
+                });
             }
-            let needs_priority = fields.iter().any(|f| matches!(f.kind, MatchKind::Ternary | MatchKind::Range | MatchKind::Optional));
-            let profile = if t.implementation_id != 0 && pipe.profiles.contains_key(&t.implementation_id) { Some(t.implementation_id) } else { None };
-            let idle = t.idle_timeout_behavior == cfg::table::IdleTimeoutBehavior::NotifyControl as i32;
+            let needs_priority = fields.iter().any(|f| {
+                matches!(
+                    f.kind,
+                    MatchKind::Ternary | MatchKind::Range | MatchKind::Optional
+                )
+            });
+            let profile =
+                if t.implementation_id != 0 && pipe.profiles.contains_key(&t.implementation_id) {
+                    Some(t.implementation_id)
+                } else {
+                    None
+                };
+            let idle =
+                t.idle_timeout_behavior == cfg::table::IdleTimeoutBehavior::NotifyControl as i32;
             pipe.tables.insert(
                 id,
                 TableInfo {
@@ -236,26 +321,61 @@ impl Pipe {
             let (id, name, alias) = pre(&c.preamble);
             let sw = find(prog.counters.iter().map(|x| x.name.as_str()), &name, &alias)
                 .ok_or_else(|| format!("P4Info counter {} is not in the device config", name))?;
-            pipe.counters.insert(id, ExternInfo { id, name, sw, size: prog.counters[sw].size, bitwidth: 0 });
+            pipe.counters.insert(
+                id,
+                ExternInfo {
+                    id,
+                    name,
+                    sw,
+                    size: prog.counters[sw].size,
+                    bitwidth: 0,
+                },
+            );
         }
         for m in &p4info.meters {
             let (id, name, alias) = pre(&m.preamble);
             let sw = find(prog.meters.iter().map(|x| x.name.as_str()), &name, &alias)
                 .ok_or_else(|| format!("P4Info meter {} is not in the device config", name))?;
-            pipe.meters.insert(id, ExternInfo { id, name, sw, size: prog.meters[sw].size, bitwidth: 0 });
+            pipe.meters.insert(
+                id,
+                ExternInfo {
+                    id,
+                    name,
+                    sw,
+                    size: prog.meters[sw].size,
+                    bitwidth: 0,
+                },
+            );
         }
         for r in &p4info.registers {
             let (id, name, alias) = pre(&r.preamble);
-            let sw = find(prog.registers.iter().map(|x| x.name.as_str()), &name, &alias)
-                .ok_or_else(|| format!("P4Info register {} is not in the device config", name))?;
-            pipe.registers.insert(id, ExternInfo { id, name, sw, size: prog.registers[sw].size, bitwidth: prog.registers[sw].width });
+            let sw = find(
+                prog.registers.iter().map(|x| x.name.as_str()),
+                &name,
+                &alias,
+            )
+            .ok_or_else(|| format!("P4Info register {} is not in the device config", name))?;
+            pipe.registers.insert(
+                id,
+                ExternInfo {
+                    id,
+                    name,
+                    sw,
+                    size: prog.registers[sw].size,
+                    bitwidth: prog.registers[sw].width,
+                },
+            );
         }
         for d in &p4info.digests {
             let (id, name, alias) = pre(&d.preamble);
             let list = prog
                 .learn_lists
                 .iter()
-                .find(|(_, l)| l.name == name || (!alias.is_empty() && l.name == alias) || l.name.ends_with(&format!(".{}", alias)))
+                .find(|(_, l)| {
+                    l.name == name
+                        || (!alias.is_empty() && l.name == alias)
+                        || l.name.ends_with(&format!(".{}", alias))
+                })
                 .map(|(i, _)| *i);
             if let Some(list) = list {
                 pipe.digests.insert(id, DigestInfo { id, name, list });
@@ -263,17 +383,33 @@ impl Pipe {
         }
         for v in &p4info.value_sets {
             let (id, name, alias) = pre(&v.preamble);
-            let Some(sw) = find(prog.vsets.iter().map(|x| x.name.as_str()), &name, &alias) else { continue };
+            let Some(sw) = find(prog.vsets.iter().map(|x| x.name.as_str()), &name, &alias) else {
+                continue;
+            };
             if let [mf] = v.r#match.as_slice() {
-                pipe.value_sets.insert(id, (sw, (mf.id, mf.bitwidth as u32), v.size));
+                pipe.value_sets
+                    .insert(id, (sw, (mf.id, mf.bitwidth as u32), v.size));
             }
         }
         for c in &p4info.controller_packet_metadata {
             let (_, name, _) = pre(&c.preamble);
-            if let Some(m) = c.metadata.iter().find(|m| m.bitwidth <= 0 || m.bitwidth > 128) {
-                return Err(format!("controller packet metadata {}.{}: bitwidth {} not supported (1..128)", name, m.name, m.bitwidth));
+            if let Some(m) = c
+                .metadata
+                .iter()
+                .find(|m| m.bitwidth <= 0 || m.bitwidth > 128)
+            {
+                return Err(format!(
+                    "controller packet metadata {}.{}: bitwidth {} not supported (1..128)",
+                    name, m.name, m.bitwidth
+                ));
             }
-            let info = CpmInfo { fields: c.metadata.iter().map(|m| (m.id, m.bitwidth as u32)).collect() };
+            let info = CpmInfo {
+                fields: c
+                    .metadata
+                    .iter()
+                    .map(|m| (m.id, m.bitwidth as u32))
+                    .collect(),
+            };
             match name.as_str() {
                 "packet_in" => pipe.packet_in = Some(info),
                 "packet_out" => pipe.packet_out = Some(info),
@@ -293,7 +429,11 @@ pub fn bytes_to_u128(b: &[u8], bitwidth: u32) -> Result<u128, String> {
     }
     let b = &b[start..];
     if b.len() > 16 {
-        return Err(format!("value of {} bytes does not fit in {} bits", b.len(), bitwidth));
+        return Err(format!(
+            "value of {} bytes does not fit in {} bits",
+            b.len(),
+            bitwidth
+        ));
     }
     let mut v = 0u128;
     for &x in b {

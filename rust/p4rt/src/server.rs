@@ -40,7 +40,10 @@ impl Arb {
     /// ever seen for that role.
     fn primary(&self, role: &str) -> Option<u64> {
         let hi = *self.highest.get(role)?;
-        self.ctrls.iter().find(|(_, c)| c.role == role && c.election == Some(hi)).map(|(id, _)| *id)
+        self.ctrls
+            .iter()
+            .find(|(_, c)| c.role == role && c.election == Some(hi))
+            .map(|(id, _)| *id)
     }
     fn update_for(&self, id: u64, device_id: u64) -> p4::StreamMessageResponse {
         let c = &self.ctrls[&id];
@@ -52,12 +55,28 @@ impl Arb {
         };
         let hi = self.highest.get(&c.role).copied();
         p4::StreamMessageResponse {
-            update: Some(p4::stream_message_response::Update::Arbitration(p4::MasterArbitrationUpdate {
-                device_id,
-                role: if c.role.is_empty() { None } else { Some(p4::Role { name: c.role.clone(), ..Default::default() }) },
-                election_id: hi.map(|h| p4::Uint128 { high: (h >> 64) as u64, low: h as u64 }),
-                status: Some(rpc::Status { code: code as i32, message: msg.into(), details: vec![] }),
-            })),
+            update: Some(p4::stream_message_response::Update::Arbitration(
+                p4::MasterArbitrationUpdate {
+                    device_id,
+                    role: if c.role.is_empty() {
+                        None
+                    } else {
+                        Some(p4::Role {
+                            name: c.role.clone(),
+                            ..Default::default()
+                        })
+                    },
+                    election_id: hi.map(|h| p4::Uint128 {
+                        high: (h >> 64) as u64,
+                        low: h as u64,
+                    }),
+                    status: Some(rpc::Status {
+                        code: code as i32,
+                        message: msg.into(),
+                        details: vec![],
+                    }),
+                },
+            )),
         }
     }
     fn notify_role(&self, role: &str, device_id: u64) {
@@ -90,25 +109,42 @@ fn status(e: PErr) -> Status {
 }
 
 /// Builds a pipeline from a config (parses the BMv2 JSON, checks the P4Info against it).
-pub fn build_pipe(c: &p4::ForwardingPipelineConfig) -> Result<(Pipe, sdnperf_switch::pipeline::Program), Status> {
-    let p4info = c.p4info.clone().ok_or_else(|| Status::invalid_argument("config without p4info"))?;
-    let text = std::str::from_utf8(&c.p4_device_config).map_err(|_| Status::invalid_argument("p4_device_config is not UTF-8 BMv2 JSON"))?;
+pub fn build_pipe(
+    c: &p4::ForwardingPipelineConfig,
+) -> Result<(Pipe, sdnperf_switch::pipeline::Program), Status> {
+    let p4info = c
+        .p4info
+        .clone()
+        .ok_or_else(|| Status::invalid_argument("config without p4info"))?;
+    let text = std::str::from_utf8(&c.p4_device_config)
+        .map_err(|_| Status::invalid_argument("p4_device_config is not UTF-8 BMv2 JSON"))?;
     if text.trim().is_empty() {
-        return Err(Status::invalid_argument("empty p4_device_config (BMv2 JSON expected)"));
+        return Err(Status::invalid_argument(
+            "empty p4_device_config (BMv2 JSON expected)",
+        ));
     }
-    let prog = sdnperf_switch::json::load_str(text).map_err(|e| Status::invalid_argument(format!("p4_device_config: {}", e)))?;
+    let prog = sdnperf_switch::json::load_str(text)
+        .map_err(|e| Status::invalid_argument(format!("p4_device_config: {}", e)))?;
     let cookie = c.cookie.as_ref().map(|c| c.cookie);
-    let pipe = Pipe::build(p4info, c.p4_device_config.clone(), cookie, &prog).map_err(|e| Status::invalid_argument(format!("p4info: {}", e)))?;
+    let pipe = Pipe::build(p4info, c.p4_device_config.clone(), cookie, &prog)
+        .map_err(|e| Status::invalid_argument(format!("p4info: {}", e)))?;
     Ok((pipe, prog))
 }
 
 impl Service {
     pub fn new(device_id: u64, dp: DpHandle) -> Service {
-        Service { device_id, dp, arb: Arc::new(Mutex::new(Arb::default())), saved: Arc::new(Mutex::new(None)) }
+        Service {
+            device_id,
+            dp,
+            arb: Arc::new(Mutex::new(Arb::default())),
+            saved: Arc::new(Mutex::new(None)),
+        }
     }
 
     pub fn into_server(self) -> P4RuntimeServer<Service> {
-        P4RuntimeServer::new(self).max_decoding_message_size(256 << 20).max_encoding_message_size(256 << 20)
+        P4RuntimeServer::new(self)
+            .max_decoding_message_size(256 << 20)
+            .max_encoding_message_size(256 << 20)
     }
 
     /// Routes device events to the primary controller of the default role.
@@ -121,7 +157,9 @@ impl Service {
                     a.primary("").map(|p| a.ctrls[&p].tx.clone())
                 };
                 if let Some(tx) = tx {
-                    let _ = tx.send(Ok(p4::StreamMessageResponse { update: Some(ev) })).await;
+                    let _ = tx
+                        .send(Ok(p4::StreamMessageResponse { update: Some(ev) }))
+                        .await;
                 }
             }
         });
@@ -129,7 +167,10 @@ impl Service {
 
     fn check_device(&self, d: u64) -> Result<(), Status> {
         if d != self.device_id {
-            return Err(Status::not_found(format!("unknown device id {} (this switch is {})", d, self.device_id)));
+            return Err(Status::not_found(format!(
+                "unknown device id {} (this switch is {})",
+                d, self.device_id
+            )));
         }
         Ok(())
     }
@@ -138,8 +179,12 @@ impl Service {
         let a = self.arb.lock().unwrap();
         match (a.primary(role), e) {
             (Some(p), Some(e)) if a.ctrls[&p].election == Some(e) => Ok(()),
-            (_, None) => Err(Status::permission_denied("election_id missing: only the primary controller may write")),
-            _ => Err(Status::permission_denied("not the primary controller (election_id does not match the primary's)")),
+            (_, None) => Err(Status::permission_denied(
+                "election_id missing: only the primary controller may write",
+            )),
+            _ => Err(Status::permission_denied(
+                "not the primary controller (election_id does not match the primary's)",
+            )),
         }
     }
 }
@@ -148,7 +193,10 @@ type BoxStream<T> = Pin<Box<dyn Stream<Item = Result<T, Status>> + Send>>;
 
 #[tonic::async_trait]
 impl P4Runtime for Service {
-    async fn write(&self, req: Request<p4::WriteRequest>) -> Result<Response<p4::WriteResponse>, Status> {
+    async fn write(
+        &self,
+        req: Request<p4::WriteRequest>,
+    ) -> Result<Response<p4::WriteResponse>, Status> {
         let r = req.into_inner();
         self.check_device(r.device_id)?;
         self.check_primary(&r.role, eid(&r.election_id))?;
@@ -164,18 +212,29 @@ impl P4Runtime for Service {
             .dp
             .call(move |d: &mut Device| {
                 if d.pipe.is_none() {
-                    return Err(Status::failed_precondition("no forwarding pipeline config set"));
+                    return Err(Status::failed_precondition(
+                        "no forwarding pipeline config set",
+                    ));
                 }
                 Ok(d.write_batch(&updates, rollback))
             })
             .await
-            .ok_or_else(|| Status::internal("request handling failed inside the switch (forwarding continues)"))??;
+            .ok_or_else(|| {
+                Status::internal("request handling failed inside the switch (forwarding continues)")
+            })??;
         if results.iter().all(|r| r.is_ok()) {
             return Ok(Response::new(p4::WriteResponse {}));
         }
         let nfail = results.iter().filter(|r| r.is_err()).count();
-        let first = results.iter().enumerate().find_map(|(i, r)| r.as_ref().err().map(|e| (i, e.clone()))).unwrap();
-        let msg = format!("{} of {} updates failed; first: update {}: {}", nfail, n, first.0, first.1.msg);
+        let first = results
+            .iter()
+            .enumerate()
+            .find_map(|(i, r)| r.as_ref().err().map(|e| (i, e.clone())))
+            .unwrap();
+        let msg = format!(
+            "{} of {} updates failed; first: update {}: {}",
+            nfail, n, first.0, first.1.msg
+        );
         // one p4.v1.Error per update; gRPC clients cap trailing metadata (often 8-16 KiB),
         // so big batches keep the codes and only the first failure's message
         let mk = |with_msgs: bool| -> rpc::Status {
@@ -187,16 +246,27 @@ impl P4Runtime for Service {
                         Ok(()) => p4::Error::default(),
                         Err(e) => p4::Error {
                             canonical_code: e.code as i32,
-                            message: if with_msgs || i == first.0 { e.msg.clone() } else { String::new() },
+                            message: if with_msgs || i == first.0 {
+                                e.msg.clone()
+                            } else {
+                                String::new()
+                            },
                             space: "sdnperf".into(),
                             code: 0,
                             details: None,
                         },
                     };
-                    prost_types::Any { type_url: "type.googleapis.com/p4.v1.Error".into(), value: e.encode_to_vec() }
+                    prost_types::Any {
+                        type_url: "type.googleapis.com/p4.v1.Error".into(),
+                        value: e.encode_to_vec(),
+                    }
                 })
                 .collect();
-            rpc::Status { code: Code::Unknown as i32, message: msg.clone(), details }
+            rpc::Status {
+                code: Code::Unknown as i32,
+                message: msg.clone(),
+                details,
+            }
         };
         let mut st = mk(true);
         if st.encoded_len() > MAX_DETAILS {
@@ -204,15 +274,25 @@ impl P4Runtime for Service {
         }
         if st.encoded_len() > MAX_DETAILS {
             // still too large for the trailer: codes of the failures only are lost
-            let m = format!("{} (per-update details omitted: {} updates are too many for gRPC metadata)", msg, n);
+            let m = format!(
+                "{} (per-update details omitted: {} updates are too many for gRPC metadata)",
+                msg, n
+            );
             return Err(Status::new(Code::Unknown, m));
         }
-        Err(Status::with_details(Code::Unknown, msg, st.encode_to_vec().into()))
+        Err(Status::with_details(
+            Code::Unknown,
+            msg,
+            st.encode_to_vec().into(),
+        ))
     }
 
     type ReadStream = BoxStream<p4::ReadResponse>;
 
-    async fn read(&self, req: Request<p4::ReadRequest>) -> Result<Response<Self::ReadStream>, Status> {
+    async fn read(
+        &self,
+        req: Request<p4::ReadRequest>,
+    ) -> Result<Response<Self::ReadStream>, Status> {
         let r = req.into_inner();
         self.check_device(r.device_id)?;
         let ents = r.entities;
@@ -226,7 +306,9 @@ impl P4Runtime for Service {
                 Ok::<_, PErr>(out)
             })
             .await
-            .ok_or_else(|| Status::internal("request handling failed inside the switch (forwarding continues)"))?
+            .ok_or_else(|| {
+                Status::internal("request handling failed inside the switch (forwarding continues)")
+            })?
             .map_err(status)?;
         // one ReadResponse per 1000 entities
         let mut chunks: Vec<Result<p4::ReadResponse, Status>> = vec![];
@@ -235,17 +317,23 @@ impl P4Runtime for Service {
             chunks.push(Ok(p4::ReadResponse { entities: vec![] }));
         }
         while it.peek().is_some() {
-            chunks.push(Ok(p4::ReadResponse { entities: it.by_ref().take(1000).collect() }));
+            chunks.push(Ok(p4::ReadResponse {
+                entities: it.by_ref().take(1000).collect(),
+            }));
         }
         Ok(Response::new(Box::pin(tokio_stream::iter(chunks))))
     }
 
-    async fn set_forwarding_pipeline_config(&self, req: Request<p4::SetForwardingPipelineConfigRequest>) -> Result<Response<p4::SetForwardingPipelineConfigResponse>, Status> {
+    async fn set_forwarding_pipeline_config(
+        &self,
+        req: Request<p4::SetForwardingPipelineConfigRequest>,
+    ) -> Result<Response<p4::SetForwardingPipelineConfigResponse>, Status> {
         use p4::set_forwarding_pipeline_config_request::Action as A;
         let r = req.into_inner();
         self.check_device(r.device_id)?;
         self.check_primary(&r.role, eid(&r.election_id))?;
-        let action = A::try_from(r.action).map_err(|_| Status::invalid_argument("unknown action"))?;
+        let action =
+            A::try_from(r.action).map_err(|_| Status::invalid_argument("unknown action"))?;
         let cfg = r.config;
         match action {
             A::Unspecified => Err(Status::invalid_argument("action UNSPECIFIED")),
@@ -260,30 +348,48 @@ impl P4Runtime for Service {
                 Ok(Response::new(Default::default()))
             }
             A::Commit => {
-                let c = self.saved.lock().unwrap().take().ok_or_else(|| Status::failed_precondition("COMMIT without a VERIFY_AND_SAVE'd config"))?;
+                let c = self.saved.lock().unwrap().take().ok_or_else(|| {
+                    Status::failed_precondition("COMMIT without a VERIFY_AND_SAVE'd config")
+                })?;
                 let (pipe, prog) = build_pipe(&c)?;
-                self.dp.call(move |d: &mut Device| d.commit(pipe, prog, false)).await.ok_or_else(|| Status::unavailable("switch stopped"))?;
+                self.dp
+                    .call(move |d: &mut Device| d.commit(pipe, prog, false))
+                    .await
+                    .ok_or_else(|| Status::unavailable("switch stopped"))?;
                 Ok(Response::new(Default::default()))
             }
             A::VerifyAndCommit | A::ReconcileAndCommit => {
                 let c = cfg.ok_or_else(|| Status::invalid_argument("config missing"))?;
                 let (pipe, prog) = build_pipe(&c)?;
                 let reconcile = action == A::ReconcileAndCommit;
-                self.dp.call(move |d: &mut Device| d.commit(pipe, prog, reconcile)).await.ok_or_else(|| Status::unavailable("switch stopped"))?;
+                self.dp
+                    .call(move |d: &mut Device| d.commit(pipe, prog, reconcile))
+                    .await
+                    .ok_or_else(|| Status::unavailable("switch stopped"))?;
                 Ok(Response::new(Default::default()))
             }
         }
     }
 
-    async fn get_forwarding_pipeline_config(&self, req: Request<p4::GetForwardingPipelineConfigRequest>) -> Result<Response<p4::GetForwardingPipelineConfigResponse>, Status> {
+    async fn get_forwarding_pipeline_config(
+        &self,
+        req: Request<p4::GetForwardingPipelineConfigRequest>,
+    ) -> Result<Response<p4::GetForwardingPipelineConfigResponse>, Status> {
         use p4::get_forwarding_pipeline_config_request::ResponseType as RT;
         let r = req.into_inner();
         self.check_device(r.device_id)?;
-        let rt = RT::try_from(r.response_type).map_err(|_| Status::invalid_argument("unknown response_type"))?;
-        let pipe = self.dp.call(|d: &mut Device| d.pipe.clone()).await.ok_or_else(|| Status::unavailable("switch stopped"))?;
+        let rt = RT::try_from(r.response_type)
+            .map_err(|_| Status::invalid_argument("unknown response_type"))?;
+        let pipe = self
+            .dp
+            .call(|d: &mut Device| d.pipe.clone())
+            .await
+            .ok_or_else(|| Status::unavailable("switch stopped"))?;
         let mut c = p4::ForwardingPipelineConfig::default();
         if let Some(p) = pipe {
-            c.cookie = p.cookie.map(|cookie| p4::forwarding_pipeline_config::Cookie { cookie });
+            c.cookie = p
+                .cookie
+                .map(|cookie| p4::forwarding_pipeline_config::Cookie { cookie });
             if matches!(rt, RT::All | RT::P4infoAndCookie) {
                 c.p4info = Some(p.p4info.clone());
             }
@@ -291,12 +397,17 @@ impl P4Runtime for Service {
                 c.p4_device_config = p.device_config.clone();
             }
         }
-        Ok(Response::new(p4::GetForwardingPipelineConfigResponse { config: Some(c) }))
+        Ok(Response::new(p4::GetForwardingPipelineConfigResponse {
+            config: Some(c),
+        }))
     }
 
     type StreamChannelStream = BoxStream<p4::StreamMessageResponse>;
 
-    async fn stream_channel(&self, req: Request<Streaming<p4::StreamMessageRequest>>) -> Result<Response<Self::StreamChannelStream>, Status> {
+    async fn stream_channel(
+        &self,
+        req: Request<Streaming<p4::StreamMessageRequest>>,
+    ) -> Result<Response<Self::StreamChannelStream>, Status> {
         let mut inbound = req.into_inner();
         let (tx, rx) = mpsc::channel::<Result<p4::StreamMessageResponse, Status>>(4096);
         let arb = self.arb.clone();
@@ -315,23 +426,44 @@ impl P4Runtime for Service {
                 match msg.update {
                     Some(U::Arbitration(a)) => {
                         if a.device_id != device_id {
-                            let _ = tx.send(Err(Status::not_found(format!("unknown device id {}", a.device_id)))).await;
+                            let _ = tx
+                                .send(Err(Status::not_found(format!(
+                                    "unknown device id {}",
+                                    a.device_id
+                                ))))
+                                .await;
                             break;
                         }
                         let role = role_name(&a.role);
                         let e = eid(&a.election_id);
                         let dup = {
                             let ar = arb.lock().unwrap();
-                            e.map(|e| ar.ctrls.iter().any(|(cid, c)| *cid != id && c.role == role && c.election == Some(e))).unwrap_or(false)
+                            e.map(|e| {
+                                ar.ctrls.iter().any(|(cid, c)| {
+                                    *cid != id && c.role == role && c.election == Some(e)
+                                })
+                            })
+                            .unwrap_or(false)
                         };
                         if dup {
-                            let _ = tx.send(Err(Status::invalid_argument("election_id already used by another controller"))).await;
+                            let _ = tx
+                                .send(Err(Status::invalid_argument(
+                                    "election_id already used by another controller",
+                                )))
+                                .await;
                             break;
                         }
                         let mut ar = arb.lock().unwrap();
                         let old_role = ar.ctrls.get(&id).map(|c| c.role.clone());
                         let before = ar.primary(&role);
-                        ar.ctrls.insert(id, Ctrl { role: role.clone(), election: e, tx: tx.clone() });
+                        ar.ctrls.insert(
+                            id,
+                            Ctrl {
+                                role: role.clone(),
+                                election: e,
+                                tx: tx.clone(),
+                            },
+                        );
                         joined = true;
                         if let Some(e) = e {
                             let h = ar.highest.entry(role.clone()).or_insert(0);
@@ -354,31 +486,51 @@ impl P4Runtime for Service {
                     Some(U::Packet(po)) => {
                         let is_primary = {
                             let ar = arb.lock().unwrap();
-                            ar.ctrls.get(&id).map(|c| ar.primary(&c.role) == Some(id)).unwrap_or(false)
+                            ar.ctrls
+                                .get(&id)
+                                .map(|c| ar.primary(&c.role) == Some(id))
+                                .unwrap_or(false)
                         };
                         if !is_primary {
-                            let _ = tx.try_send(Ok(stream_error(Code::PermissionDenied, "packet-out from a controller that is not primary", Some(po.clone()))));
+                            let _ = tx.try_send(Ok(stream_error(
+                                Code::PermissionDenied,
+                                "packet-out from a controller that is not primary",
+                                Some(po.clone()),
+                            )));
                             continue;
                         }
                         let txc = tx.clone();
-                        dp.send(Box::new(move |d: &mut Device| match d.packet_out_bytes(&po) {
-                            Ok(b) => {
-                                if d.cpu_port.is_none() {
-                                    let _ = txc.try_send(Ok(stream_error(Code::FailedPrecondition, "switch started without --cpu-port", Some(po))));
-                                } else {
-                                    crate::hooks::inject(d, &b)
+                        dp.send(Box::new(move |d: &mut Device| {
+                            match d.packet_out_bytes(&po) {
+                                Ok(b) => {
+                                    if d.cpu_port.is_none() {
+                                        let _ = txc.try_send(Ok(stream_error(
+                                            Code::FailedPrecondition,
+                                            "switch started without --cpu-port",
+                                            Some(po),
+                                        )));
+                                    } else {
+                                        crate::hooks::inject(d, &b)
+                                    }
                                 }
-                            }
-                            Err(e) => {
-                                let _ = txc.try_send(Ok(stream_error(e.code, &e.msg, Some(po))));
+                                Err(e) => {
+                                    let _ =
+                                        txc.try_send(Ok(stream_error(e.code, &e.msg, Some(po))));
+                                }
                             }
                         }));
                     }
                     Some(U::DigestAck(a)) => {
-                        dp.send(Box::new(move |d: &mut Device| d.digest_ack(a.digest_id, a.list_id)));
+                        dp.send(Box::new(move |d: &mut Device| {
+                            d.digest_ack(a.digest_id, a.list_id)
+                        }));
                     }
                     Some(U::Other(_)) | None => {
-                        let _ = tx.try_send(Ok(stream_error(Code::Unimplemented, "unsupported stream message", None)));
+                        let _ = tx.try_send(Ok(stream_error(
+                            Code::Unimplemented,
+                            "unsupported stream message",
+                            None,
+                        )));
                     }
                 }
             }
@@ -392,19 +544,31 @@ impl P4Runtime for Service {
         Ok(Response::new(Box::pin(ReceiverStream::new(rx))))
     }
 
-    async fn capabilities(&self, _req: Request<p4::CapabilitiesRequest>) -> Result<Response<p4::CapabilitiesResponse>, Status> {
-        Ok(Response::new(p4::CapabilitiesResponse { p4runtime_api_version: API_VERSION.into(), ..Default::default() }))
+    async fn capabilities(
+        &self,
+        _req: Request<p4::CapabilitiesRequest>,
+    ) -> Result<Response<p4::CapabilitiesResponse>, Status> {
+        Ok(Response::new(p4::CapabilitiesResponse {
+            p4runtime_api_version: API_VERSION.into(),
+            ..Default::default()
+        }))
     }
 }
 
 fn stream_error(code: Code, msg: &str, po: Option<p4::PacketOut>) -> p4::StreamMessageResponse {
     p4::StreamMessageResponse {
-        update: Some(p4::stream_message_response::Update::Error(p4::StreamError {
-            canonical_code: code as i32,
-            message: msg.into(),
-            space: "sdnperf".into(),
-            code: 0,
-            details: po.map(|p| p4::stream_error::Details::PacketOut(p4::PacketOutError { packet_out: Some(p) })),
-        })),
+        update: Some(p4::stream_message_response::Update::Error(
+            p4::StreamError {
+                canonical_code: code as i32,
+                message: msg.into(),
+                space: "sdnperf".into(),
+                code: 0,
+                details: po.map(|p| {
+                    p4::stream_error::Details::PacketOut(p4::PacketOutError {
+                        packet_out: Some(p),
+                    })
+                }),
+            },
+        )),
     }
 }

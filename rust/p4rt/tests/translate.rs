@@ -1,19 +1,22 @@
 //! P4Runtime entities <-> switch tables: tests on tests/programs/features.p4 compiled by the
 //! workspace compiler, with packets run through the switch in memory.
 
+use p4::update::Type as T;
 use prost::Message;
 use sdnperf_p4rt::device::{Device, Event};
 use sdnperf_p4rt::pipe::{u128_to_bytes, Pipe};
 use sdnperf_p4rt::proto::p4::config::v1 as cfg;
 use sdnperf_p4rt::proto::p4::v1 as p4;
 use sdnperf_p4rt::proto::p4::v1::entity::Entity as E;
-use p4::update::Type as T;
 use tonic::Code;
 
 fn compile() -> (cfg::P4Info, String) {
     let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/programs/features.p4");
     let o = p4c::compile_file(&path, &p4c::Options::default()).expect("features.p4 compiles");
-    (cfg::P4Info::decode(o.p4info_binary.as_slice()).unwrap(), o.bmv2_json)
+    (
+        cfg::P4Info::decode(o.p4info_binary.as_slice()).unwrap(),
+        o.bmv2_json,
+    )
 }
 
 struct Fx {
@@ -49,18 +52,29 @@ impl Fx {
         pre.id
     }
     fn w(&mut self, t: T, e: E) -> Result<(), (Code, String)> {
-        self.dev.write(t as i32, &p4::Entity { entity: Some(e) }).map_err(|e| (e.code, e.msg))
+        self.dev
+            .write(t as i32, &p4::Entity { entity: Some(e) })
+            .map_err(|e| (e.code, e.msg))
     }
     fn read(&self, e: E) -> Vec<E> {
         let mut out = vec![];
-        self.dev.read(&p4::Entity { entity: Some(e) }, &mut out).unwrap();
+        self.dev
+            .read(&p4::Entity { entity: Some(e) }, &mut out)
+            .unwrap();
         out.into_iter().map(|x| x.entity.unwrap()).collect()
     }
     fn action(&self, name: &str, params: &[u128]) -> p4::TableAction {
         p4::TableAction {
             r#type: Some(p4::table_action::Type::Action(p4::Action {
                 action_id: self.id(name),
-                params: params.iter().enumerate().map(|(i, v)| p4::action::Param { param_id: i as u32 + 1, value: u128_to_bytes(*v) }).collect(),
+                params: params
+                    .iter()
+                    .enumerate()
+                    .map(|(i, v)| p4::action::Param {
+                        param_id: i as u32 + 1,
+                        value: u128_to_bytes(*v),
+                    })
+                    .collect(),
             })),
         }
     }
@@ -82,19 +96,53 @@ impl Fx {
 }
 
 fn exact(id: u32, v: &[u8]) -> p4::FieldMatch {
-    p4::FieldMatch { field_id: id, field_match_type: Some(p4::field_match::FieldMatchType::Exact(p4::field_match::Exact { value: v.to_vec() })) }
+    p4::FieldMatch {
+        field_id: id,
+        field_match_type: Some(p4::field_match::FieldMatchType::Exact(
+            p4::field_match::Exact { value: v.to_vec() },
+        )),
+    }
 }
 fn lpm(id: u32, v: u32, len: i32) -> p4::FieldMatch {
-    p4::FieldMatch { field_id: id, field_match_type: Some(p4::field_match::FieldMatchType::Lpm(p4::field_match::Lpm { value: v.to_be_bytes().to_vec(), prefix_len: len })) }
+    p4::FieldMatch {
+        field_id: id,
+        field_match_type: Some(p4::field_match::FieldMatchType::Lpm(p4::field_match::Lpm {
+            value: v.to_be_bytes().to_vec(),
+            prefix_len: len,
+        })),
+    }
 }
 fn ternary(id: u32, v: u128, m: u128) -> p4::FieldMatch {
-    p4::FieldMatch { field_id: id, field_match_type: Some(p4::field_match::FieldMatchType::Ternary(p4::field_match::Ternary { value: u128_to_bytes(v), mask: u128_to_bytes(m) })) }
+    p4::FieldMatch {
+        field_id: id,
+        field_match_type: Some(p4::field_match::FieldMatchType::Ternary(
+            p4::field_match::Ternary {
+                value: u128_to_bytes(v),
+                mask: u128_to_bytes(m),
+            },
+        )),
+    }
 }
 fn range(id: u32, lo: u128, hi: u128) -> p4::FieldMatch {
-    p4::FieldMatch { field_id: id, field_match_type: Some(p4::field_match::FieldMatchType::Range(p4::field_match::Range { low: u128_to_bytes(lo), high: u128_to_bytes(hi) })) }
+    p4::FieldMatch {
+        field_id: id,
+        field_match_type: Some(p4::field_match::FieldMatchType::Range(
+            p4::field_match::Range {
+                low: u128_to_bytes(lo),
+                high: u128_to_bytes(hi),
+            },
+        )),
+    }
 }
 fn optional(id: u32, v: u128) -> p4::FieldMatch {
-    p4::FieldMatch { field_id: id, field_match_type: Some(p4::field_match::FieldMatchType::Optional(p4::field_match::Optional { value: u128_to_bytes(v) })) }
+    p4::FieldMatch {
+        field_id: id,
+        field_match_type: Some(p4::field_match::FieldMatchType::Optional(
+            p4::field_match::Optional {
+                value: u128_to_bytes(v),
+            },
+        )),
+    }
 }
 
 const MAC_A: [u8; 6] = [0, 0, 0, 0, 0, 0xa];
@@ -117,7 +165,13 @@ fn ipv4(dst: [u8; 6], src_ip: u32, dst_ip: u32, ttl: u8, proto: u8) -> Vec<u8> {
 }
 
 fn te(table_id: u32, m: Vec<p4::FieldMatch>, a: Option<p4::TableAction>, prio: i32) -> E {
-    E::TableEntry(p4::TableEntry { table_id, r#match: m, action: a, priority: prio, ..Default::default() })
+    E::TableEntry(p4::TableEntry {
+        table_id,
+        r#match: m,
+        action: a,
+        priority: prio,
+        ..Default::default()
+    })
 }
 
 #[test]
@@ -149,7 +203,11 @@ fn exact_insert_read_modify_delete_and_errors() {
     let mut f = Fx::new();
     let dmac = f.id("dmac");
     let fwd = f.action("forward", &[2]);
-    f.w(T::Insert, te(dmac, vec![exact(1, &MAC_B)], Some(fwd.clone()), 0)).unwrap();
+    f.w(
+        T::Insert,
+        te(dmac, vec![exact(1, &MAC_B)], Some(fwd.clone()), 0),
+    )
+    .unwrap();
     // forwarded by the entry
     let out = f.packet(1, &eth(MAC_B, MAC_A, 0x88b5, &[]));
     assert_eq!(out.iter().map(|o| o.0).collect::<Vec<_>>(), vec![2]);
@@ -160,31 +218,86 @@ fn exact_insert_read_modify_delete_and_errors() {
     assert_eq!(e.r#match, vec![exact(1, &[0xb])]);
     assert_eq!(e.action, Some(fwd.clone()));
     // duplicate, wildcard read over all tables
-    assert_eq!(f.w(T::Insert, te(dmac, vec![exact(1, &[0xb])], Some(fwd.clone()), 0)).unwrap_err().0, Code::AlreadyExists);
+    assert_eq!(
+        f.w(
+            T::Insert,
+            te(dmac, vec![exact(1, &[0xb])], Some(fwd.clone()), 0)
+        )
+        .unwrap_err()
+        .0,
+        Code::AlreadyExists
+    );
     assert_eq!(f.read(te(0, vec![], None, 0)).len(), 1);
     // malformed: value wider than 48 bits, unknown field, missing exact field, priority on exact table
     for bad in [
-        te(dmac, vec![exact(1, &[1, 0, 0, 0, 0, 0, 0])], Some(fwd.clone()), 0),
+        te(
+            dmac,
+            vec![exact(1, &[1, 0, 0, 0, 0, 0, 0])],
+            Some(fwd.clone()),
+            0,
+        ),
         te(dmac, vec![exact(9, &[1])], Some(fwd.clone()), 0),
         te(dmac, vec![], Some(fwd.clone()), 0),
         te(dmac, vec![exact(1, &[3])], Some(fwd.clone()), 5),
-        te(dmac, vec![exact(1, &[3])], Some(f.action("route", &[1, 2])), 0),
-        te(dmac, vec![exact(1, &[3])], Some(f.action("forward", &[0x200])), 0),
+        te(
+            dmac,
+            vec![exact(1, &[3])],
+            Some(f.action("route", &[1, 2])),
+            0,
+        ),
+        te(
+            dmac,
+            vec![exact(1, &[3])],
+            Some(f.action("forward", &[0x200])),
+            0,
+        ),
         te(dmac, vec![exact(1, &[3])], None, 0),
     ] {
         assert_eq!(f.w(T::Insert, bad).unwrap_err().0, Code::InvalidArgument);
     }
     assert_eq!(f.dev.num_entries(dmac), 1);
-    assert_eq!(f.dev.sw.as_ref().unwrap().eng.prog.tables[f.dev.pipe.as_ref().unwrap().tables[&dmac].sw].num_entries, 1);
+    assert_eq!(
+        f.dev.sw.as_ref().unwrap().eng.prog.tables[f.dev.pipe.as_ref().unwrap().tables[&dmac].sw]
+            .num_entries,
+        1
+    );
     // modify, then delete
-    f.w(T::Modify, te(dmac, vec![exact(1, &MAC_B)], Some(f.action("forward", &[3])), 0)).unwrap();
+    f.w(
+        T::Modify,
+        te(
+            dmac,
+            vec![exact(1, &MAC_B)],
+            Some(f.action("forward", &[3])),
+            0,
+        ),
+    )
+    .unwrap();
     assert_eq!(f.packet(1, &eth(MAC_B, MAC_A, 0x88b5, &[]))[0].0, 3);
-    assert_eq!(f.w(T::Modify, te(dmac, vec![exact(1, &MAC_A)], Some(fwd.clone()), 0)).unwrap_err().0, Code::NotFound);
-    f.w(T::Delete, te(dmac, vec![exact(1, &MAC_B)], None, 0)).unwrap();
-    assert_eq!(f.w(T::Delete, te(dmac, vec![exact(1, &MAC_B)], None, 0)).unwrap_err().0, Code::NotFound);
+    assert_eq!(
+        f.w(
+            T::Modify,
+            te(dmac, vec![exact(1, &MAC_A)], Some(fwd.clone()), 0)
+        )
+        .unwrap_err()
+        .0,
+        Code::NotFound
+    );
+    f.w(T::Delete, te(dmac, vec![exact(1, &MAC_B)], None, 0))
+        .unwrap();
+    assert_eq!(
+        f.w(T::Delete, te(dmac, vec![exact(1, &MAC_B)], None, 0))
+            .unwrap_err()
+            .0,
+        Code::NotFound
+    );
     assert!(f.read(te(dmac, vec![], None, 0)).is_empty());
     // unknown table
-    assert_eq!(f.w(T::Insert, te(12345, vec![], Some(fwd), 0)).unwrap_err().0, Code::NotFound);
+    assert_eq!(
+        f.w(T::Insert, te(12345, vec![], Some(fwd), 0))
+            .unwrap_err()
+            .0,
+        Code::NotFound
+    );
 }
 
 #[test]
@@ -192,17 +305,47 @@ fn lpm_canonical_form_and_longest_prefix() {
     let mut f = Fx::new();
     let t = f.id("ipv4_lpm");
     let route = |f: &Fx, port| Some(f.action("route", &[0x0200_0000_0001, port]));
-    assert_eq!(f.w(T::Insert, te(t, vec![lpm(1, 0x0a00_0001, 24)], route(&f, 1), 0)).unwrap_err().0, Code::InvalidArgument); // host bits set
-    assert_eq!(f.w(T::Insert, te(t, vec![lpm(1, 0, 0)], route(&f, 1), 0)).unwrap_err().0, Code::InvalidArgument); // /0 must be omitted
-    f.w(T::Insert, te(t, vec![lpm(1, 0x0a00_0000, 8)], route(&f, 1), 0)).unwrap();
-    f.w(T::Insert, te(t, vec![lpm(1, 0x0a01_0200, 24)], route(&f, 2), 0)).unwrap();
+    assert_eq!(
+        f.w(
+            T::Insert,
+            te(t, vec![lpm(1, 0x0a00_0001, 24)], route(&f, 1), 0)
+        )
+        .unwrap_err()
+        .0,
+        Code::InvalidArgument
+    ); // host bits set
+    assert_eq!(
+        f.w(T::Insert, te(t, vec![lpm(1, 0, 0)], route(&f, 1), 0))
+            .unwrap_err()
+            .0,
+        Code::InvalidArgument
+    ); // /0 must be omitted
+    f.w(
+        T::Insert,
+        te(t, vec![lpm(1, 0x0a00_0000, 8)], route(&f, 1), 0),
+    )
+    .unwrap();
+    f.w(
+        T::Insert,
+        te(t, vec![lpm(1, 0x0a01_0200, 24)], route(&f, 2), 0),
+    )
+    .unwrap();
     f.w(T::Insert, te(t, vec![], route(&f, 4), 0)).unwrap(); // default route: field omitted
-    let port_of = |f: &mut Fx, ip| f.packet(1, &ipv4([9; 6], 1, ip, 64, 17)).iter().filter(|o| o.0 != 255).map(|o| o.0).collect::<Vec<_>>();
+    let port_of = |f: &mut Fx, ip| {
+        f.packet(1, &ipv4([9; 6], 1, ip, 64, 17))
+            .iter()
+            .filter(|o| o.0 != 255)
+            .map(|o| o.0)
+            .collect::<Vec<_>>()
+    };
     assert_eq!(port_of(&mut f, 0x0a01_0203), vec![2]);
     assert_eq!(port_of(&mut f, 0x0a02_0203), vec![1]);
     assert_eq!(port_of(&mut f, 0x0b02_0203), vec![4]);
     assert_eq!(f.read(te(t, vec![], None, 0)).len(), 3);
-    assert_eq!(f.read(te(t, vec![lpm(1, 0x0a01_0200, 24)], None, 0)).len(), 1);
+    assert_eq!(
+        f.read(te(t, vec![lpm(1, 0x0a01_0200, 24)], None, 0)).len(),
+        1
+    );
 }
 
 #[test]
@@ -210,34 +353,134 @@ fn ternary_range_optional_priorities() {
     let mut f = Fx::new();
     let t = f.id("acl");
     let m = |src: (u128, u128), ttl: (u128, u128), proto: Option<u128>| {
-        let mut v = vec![exact(1, &[8, 0]), ternary(2, src.0, src.1), range(3, ttl.0, ttl.1)];
+        let mut v = vec![
+            exact(1, &[8, 0]),
+            ternary(2, src.0, src.1),
+            range(3, ttl.0, ttl.1),
+        ];
         if let Some(p) = proto {
             v.push(optional(4, p));
         }
         v
     };
     // priority is required; zero masks / full ranges must be omitted; value outside mask
-    assert_eq!(f.w(T::Insert, te(t, m((0xa, 0xff), (1, 10), None), Some(f.action("forward", &[1])), 0)).unwrap_err().0, Code::InvalidArgument);
-    assert_eq!(f.w(T::Insert, te(t, m((0, 0), (1, 10), None), Some(f.action("forward", &[1])), 1)).unwrap_err().0, Code::InvalidArgument);
-    assert_eq!(f.w(T::Insert, te(t, m((0xa, 0xff), (0, 255), None), Some(f.action("forward", &[1])), 1)).unwrap_err().0, Code::InvalidArgument);
-    assert_eq!(f.w(T::Insert, te(t, m((0x1a, 0x0f), (1, 10), None), Some(f.action("forward", &[1])), 1)).unwrap_err().0, Code::InvalidArgument);
-    assert_eq!(f.w(T::Insert, te(t, m((0xa, 0xff), (10, 1), None), Some(f.action("forward", &[1])), 1)).unwrap_err().0, Code::InvalidArgument);
+    assert_eq!(
+        f.w(
+            T::Insert,
+            te(
+                t,
+                m((0xa, 0xff), (1, 10), None),
+                Some(f.action("forward", &[1])),
+                0
+            )
+        )
+        .unwrap_err()
+        .0,
+        Code::InvalidArgument
+    );
+    assert_eq!(
+        f.w(
+            T::Insert,
+            te(
+                t,
+                m((0, 0), (1, 10), None),
+                Some(f.action("forward", &[1])),
+                1
+            )
+        )
+        .unwrap_err()
+        .0,
+        Code::InvalidArgument
+    );
+    assert_eq!(
+        f.w(
+            T::Insert,
+            te(
+                t,
+                m((0xa, 0xff), (0, 255), None),
+                Some(f.action("forward", &[1])),
+                1
+            )
+        )
+        .unwrap_err()
+        .0,
+        Code::InvalidArgument
+    );
+    assert_eq!(
+        f.w(
+            T::Insert,
+            te(
+                t,
+                m((0x1a, 0x0f), (1, 10), None),
+                Some(f.action("forward", &[1])),
+                1
+            )
+        )
+        .unwrap_err()
+        .0,
+        Code::InvalidArgument
+    );
+    assert_eq!(
+        f.w(
+            T::Insert,
+            te(
+                t,
+                m((0xa, 0xff), (10, 1), None),
+                Some(f.action("forward", &[1])),
+                1
+            )
+        )
+        .unwrap_err()
+        .0,
+        Code::InvalidArgument
+    );
     // low priority: any ttl 1..100 from MAC_A; high priority: same, protocol 6 only
     let low = vec![exact(1, &[8, 0]), ternary(2, 0xa, 0xff), range(3, 1, 100)];
-    f.w(T::Insert, te(t, low.clone(), Some(f.action("forward", &[1])), 10)).unwrap();
-    f.w(T::Insert, te(t, m((0xa, 0xff), (1, 100), Some(6)), Some(f.action("forward", &[2])), 20)).unwrap();
+    f.w(
+        T::Insert,
+        te(t, low.clone(), Some(f.action("forward", &[1])), 10),
+    )
+    .unwrap();
+    f.w(
+        T::Insert,
+        te(
+            t,
+            m((0xa, 0xff), (1, 100), Some(6)),
+            Some(f.action("forward", &[2])),
+            20,
+        ),
+    )
+    .unwrap();
     // same match, other priority: a different entry
-    f.w(T::Insert, te(t, low.clone(), Some(f.action("forward", &[3])), 5)).unwrap();
-    let port = |f: &mut Fx, ttl, proto| f.packet(1, &ipv4([9; 6], 1, 2, ttl, proto)).iter().map(|o| o.0).filter(|&p| p != 255).collect::<Vec<_>>();
+    f.w(
+        T::Insert,
+        te(t, low.clone(), Some(f.action("forward", &[3])), 5),
+    )
+    .unwrap();
+    let port = |f: &mut Fx, ttl, proto| {
+        f.packet(1, &ipv4([9; 6], 1, 2, ttl, proto))
+            .iter()
+            .map(|o| o.0)
+            .filter(|&p| p != 255)
+            .collect::<Vec<_>>()
+    };
     assert_eq!(port(&mut f, 64, 6), vec![2]); // higher priority number wins (P4Runtime)
     assert_eq!(port(&mut f, 64, 17), vec![1]);
     assert_eq!(f.read(te(t, vec![], None, 0)).len(), 3);
     let one = f.read(te(t, low.clone(), None, 10));
     assert_eq!(one.len(), 1);
     let E::TableEntry(e) = &one[0] else { panic!() };
-    assert_eq!(e.r#match.len(), 3, "the omitted optional field stays omitted");
+    assert_eq!(
+        e.r#match.len(),
+        3,
+        "the omitted optional field stays omitted"
+    );
     assert_eq!(e.priority, 10);
-    f.w(T::Delete, te(t, m((0xa, 0xff), (1, 100), Some(6)), None, 20)).unwrap();
+    f.w(
+        T::Delete,
+        te(t, m((0xa, 0xff), (1, 100), Some(6)), None, 20),
+    )
+    .unwrap();
     assert_eq!(port(&mut f, 64, 6), vec![1]);
 }
 
@@ -245,14 +488,29 @@ fn ternary_range_optional_priorities() {
 fn default_entry_modify_read_reset() {
     let mut f = Fx::new();
     let t = f.id("dmac");
-    let def = |a| E::TableEntry(p4::TableEntry { table_id: t, action: a, is_default_action: true, ..Default::default() });
+    let def = |a| {
+        E::TableEntry(p4::TableEntry {
+            table_id: t,
+            action: a,
+            is_default_action: true,
+            ..Default::default()
+        })
+    };
     let r = f.read(def(None));
     let E::TableEntry(e) = &r[0] else { panic!() };
     assert_eq!(e.action, Some(f.action("to_cpu", &[])));
-    assert_eq!(f.w(T::Insert, def(Some(f.action("forward", &[3])))).unwrap_err().0, Code::InvalidArgument);
-    f.w(T::Modify, def(Some(f.action("forward", &[3])))).unwrap();
+    assert_eq!(
+        f.w(T::Insert, def(Some(f.action("forward", &[3]))))
+            .unwrap_err()
+            .0,
+        Code::InvalidArgument
+    );
+    f.w(T::Modify, def(Some(f.action("forward", &[3]))))
+        .unwrap();
     assert_eq!(f.packet(1, &eth(MAC_B, MAC_A, 0x88b5, &[]))[0].0, 3);
-    let E::TableEntry(e) = &f.read(def(None))[0] else { panic!() };
+    let E::TableEntry(e) = &f.read(def(None))[0] else {
+        panic!()
+    };
     assert_eq!(e.action, Some(f.action("forward", &[3])));
     f.w(T::Modify, def(None)).unwrap(); // back to the program's default
     assert_eq!(f.packet(1, &eth(MAC_B, MAC_A, 0x88b5, &[]))[0].0, 255);
@@ -268,23 +526,67 @@ fn action_profile_members_groups_and_indirect_entries() {
         _ => unreachable!(),
     };
     for (m, p) in [(1u32, 5u128), (2, 6)] {
-        f.w(T::Insert, E::ActionProfileMember(p4::ActionProfileMember { action_profile_id: prof, member_id: m, action: Some(act(&f, p)) })).unwrap();
+        f.w(
+            T::Insert,
+            E::ActionProfileMember(p4::ActionProfileMember {
+                action_profile_id: prof,
+                member_id: m,
+                action: Some(act(&f, p)),
+            }),
+        )
+        .unwrap();
     }
     let grp = |g, ms: &[u32]| {
         E::ActionProfileGroup(p4::ActionProfileGroup {
             action_profile_id: prof,
             group_id: g,
-            members: ms.iter().map(|&m| p4::action_profile_group::Member { member_id: m, weight: 1, ..Default::default() }).collect(),
+            members: ms
+                .iter()
+                .map(|&m| p4::action_profile_group::Member {
+                    member_id: m,
+                    weight: 1,
+                    ..Default::default()
+                })
+                .collect(),
             max_size: 0,
         })
     };
     f.w(T::Insert, grp(10, &[1, 2])).unwrap();
     assert_eq!(f.w(T::Insert, grp(11, &[9])).unwrap_err().0, Code::NotFound);
-    let ind = |g| Some(p4::TableAction { r#type: Some(p4::table_action::Type::ActionProfileGroupId(g)) });
-    f.w(T::Insert, te(t, vec![exact(1, &[10, 0, 0, 1])], ind(10), 0)).unwrap();
-    f.w(T::Insert, te(t, vec![exact(1, &[10, 0, 0, 2])], Some(p4::TableAction { r#type: Some(p4::table_action::Type::ActionProfileMemberId(2)) }), 0)).unwrap();
+    let ind = |g| {
+        Some(p4::TableAction {
+            r#type: Some(p4::table_action::Type::ActionProfileGroupId(g)),
+        })
+    };
+    f.w(T::Insert, te(t, vec![exact(1, &[10, 0, 0, 1])], ind(10), 0))
+        .unwrap();
+    f.w(
+        T::Insert,
+        te(
+            t,
+            vec![exact(1, &[10, 0, 0, 2])],
+            Some(p4::TableAction {
+                r#type: Some(p4::table_action::Type::ActionProfileMemberId(2)),
+            }),
+            0,
+        ),
+    )
+    .unwrap();
     // a direct action in an indirect table is malformed
-    assert_eq!(f.w(T::Insert, te(t, vec![exact(1, &[10, 0, 0, 3])], Some(f.action("forward", &[1])), 0)).unwrap_err().0, Code::InvalidArgument);
+    assert_eq!(
+        f.w(
+            T::Insert,
+            te(
+                t,
+                vec![exact(1, &[10, 0, 0, 3])],
+                Some(f.action("forward", &[1])),
+                0
+            )
+        )
+        .unwrap_err()
+        .0,
+        Code::InvalidArgument
+    );
     let mut seen = std::collections::BTreeSet::new();
     for src in 0..64u32 {
         for (p, _) in f.packet(1, &ipv4([9; 6], src, 0x0a00_0001, 64, 17)) {
@@ -292,16 +594,34 @@ fn action_profile_members_groups_and_indirect_entries() {
         }
     }
     assert!(seen.contains(&5) && seen.contains(&6), "{:?}", seen);
-    assert!(f.packet(1, &ipv4([9; 6], 1, 0x0a00_0002, 64, 17)).iter().any(|o| o.0 == 6));
+    assert!(f
+        .packet(1, &ipv4([9; 6], 1, 0x0a00_0002, 64, 17))
+        .iter()
+        .any(|o| o.0 == 6));
     // one-shot action set: hidden members/group, cleaned up on delete
     let fwd_id = f.id("forward");
     let set = |ports: &[u128]| {
-        let act = |_: &(), p: u128| p4::Action { action_id: fwd_id, params: vec![p4::action::Param { param_id: 1, value: u128_to_bytes(p) }] };
+        let act = |_: &(), p: u128| p4::Action {
+            action_id: fwd_id,
+            params: vec![p4::action::Param {
+                param_id: 1,
+                value: u128_to_bytes(p),
+            }],
+        };
         Some(p4::TableAction {
-            r#type: Some(p4::table_action::Type::ActionProfileActionSet(p4::ActionProfileActionSet {
-                action_profile_actions: ports.iter().map(|&p| p4::ActionProfileAction { action: Some(act(&(), p)), weight: 1, watch_kind: None }).collect(),
-                ..Default::default()
-            })),
+            r#type: Some(p4::table_action::Type::ActionProfileActionSet(
+                p4::ActionProfileActionSet {
+                    action_profile_actions: ports
+                        .iter()
+                        .map(|&p| p4::ActionProfileAction {
+                            action: Some(act(&(), p)),
+                            weight: 1,
+                            watch_kind: None,
+                        })
+                        .collect(),
+                    ..Default::default()
+                },
+            )),
         })
     };
     let k = vec![exact(1, &[10, 0, 0, 9])];
@@ -314,18 +634,53 @@ fn action_profile_members_groups_and_indirect_entries() {
     }
     assert!(seen.contains(&7) && seen.contains(&8), "{:?}", seen);
     f.w(T::Modify, te(t, k.clone(), set(&[9]), 0)).unwrap();
-    assert!(f.packet(1, &ipv4([9; 6], 3, 0x0a00_0009, 64, 17)).iter().any(|o| o.0 == 9));
-    let E::TableEntry(e) = &f.read(te(t, k.clone(), None, 0))[0] else { panic!() };
+    assert!(f
+        .packet(1, &ipv4([9; 6], 3, 0x0a00_0009, 64, 17))
+        .iter()
+        .any(|o| o.0 == 9));
+    let E::TableEntry(e) = &f.read(te(t, k.clone(), None, 0))[0] else {
+        panic!()
+    };
     assert_eq!(e.action, set(&[9]));
     f.w(T::Delete, te(t, k, None, 0)).unwrap();
     let sw = f.dev.sw.as_ref().unwrap();
     let swp = &sw.eng.prog.profiles[f.dev.pipe.as_ref().unwrap().profiles[&f.id("ecmp_sel")].sw];
-    assert_eq!(swp.members.iter().flatten().count(), 2, "only the two real members remain");
+    assert_eq!(
+        swp.members.iter().flatten().count(),
+        2,
+        "only the two real members remain"
+    );
     assert_eq!(swp.groups.iter().flatten().count(), 1);
     // members in use cannot go
-    assert_eq!(f.w(T::Delete, E::ActionProfileMember(p4::ActionProfileMember { action_profile_id: prof, member_id: 1, action: None })).unwrap_err().0, Code::FailedPrecondition);
-    assert_eq!(f.read(E::ActionProfileMember(p4::ActionProfileMember { action_profile_id: prof, ..Default::default() })).len(), 2);
-    assert_eq!(f.read(E::ActionProfileGroup(p4::ActionProfileGroup { action_profile_id: 0, ..Default::default() })).len(), 1);
+    assert_eq!(
+        f.w(
+            T::Delete,
+            E::ActionProfileMember(p4::ActionProfileMember {
+                action_profile_id: prof,
+                member_id: 1,
+                action: None
+            })
+        )
+        .unwrap_err()
+        .0,
+        Code::FailedPrecondition
+    );
+    assert_eq!(
+        f.read(E::ActionProfileMember(p4::ActionProfileMember {
+            action_profile_id: prof,
+            ..Default::default()
+        }))
+        .len(),
+        2
+    );
+    assert_eq!(
+        f.read(E::ActionProfileGroup(p4::ActionProfileGroup {
+            action_profile_id: 0,
+            ..Default::default()
+        }))
+        .len(),
+        1
+    );
 }
 
 #[test]
@@ -334,45 +689,180 @@ fn counters_direct_counters_registers_meters() {
     let c = f.id("port_counter");
     f.packet(3, &eth(MAC_B, MAC_A, 0x88b5, &[]));
     f.packet(3, &eth(MAC_B, MAC_A, 0x88b5, &[]));
-    let r = f.read(E::CounterEntry(p4::CounterEntry { counter_id: c, index: Some(p4::Index { index: 3 }), data: None }));
+    let r = f.read(E::CounterEntry(p4::CounterEntry {
+        counter_id: c,
+        index: Some(p4::Index { index: 3 }),
+        data: None,
+    }));
     let E::CounterEntry(e) = &r[0] else { panic!() };
     assert_eq!(e.data.unwrap().packet_count, 2);
     assert_eq!(e.data.unwrap().byte_count, 120);
-    assert_eq!(f.read(E::CounterEntry(p4::CounterEntry { counter_id: c, ..Default::default() })).len(), 64);
-    f.w(T::Modify, E::CounterEntry(p4::CounterEntry { counter_id: c, index: Some(p4::Index { index: 3 }), data: Some(p4::CounterData { packet_count: 0, byte_count: 0 }) })).unwrap();
-    let E::CounterEntry(e) = &f.read(E::CounterEntry(p4::CounterEntry { counter_id: c, index: Some(p4::Index { index: 3 }), data: None }))[0] else { panic!() };
+    assert_eq!(
+        f.read(E::CounterEntry(p4::CounterEntry {
+            counter_id: c,
+            ..Default::default()
+        }))
+        .len(),
+        64
+    );
+    f.w(
+        T::Modify,
+        E::CounterEntry(p4::CounterEntry {
+            counter_id: c,
+            index: Some(p4::Index { index: 3 }),
+            data: Some(p4::CounterData {
+                packet_count: 0,
+                byte_count: 0,
+            }),
+        }),
+    )
+    .unwrap();
+    let E::CounterEntry(e) = &f.read(E::CounterEntry(p4::CounterEntry {
+        counter_id: c,
+        index: Some(p4::Index { index: 3 }),
+        data: None,
+    }))[0] else {
+        panic!()
+    };
     assert_eq!(e.data.unwrap().packet_count, 0);
-    assert_eq!(f.w(T::Modify, E::CounterEntry(p4::CounterEntry { counter_id: c, index: Some(p4::Index { index: 64 }), data: None })).unwrap_err().0, Code::OutOfRange);
+    assert_eq!(
+        f.w(
+            T::Modify,
+            E::CounterEntry(p4::CounterEntry {
+                counter_id: c,
+                index: Some(p4::Index { index: 64 }),
+                data: None
+            })
+        )
+        .unwrap_err()
+        .0,
+        Code::OutOfRange
+    );
     // direct counter of ipv4_lpm
     let t = f.id("ipv4_lpm");
-    f.w(T::Insert, te(t, vec![lpm(1, 0x0a00_0000, 8)], Some(f.action("route", &[1, 1])), 0)).unwrap();
+    f.w(
+        T::Insert,
+        te(
+            t,
+            vec![lpm(1, 0x0a00_0000, 8)],
+            Some(f.action("route", &[1, 1])),
+            0,
+        ),
+    )
+    .unwrap();
     f.packet(1, &ipv4([9; 6], 1, 0x0a00_0005, 64, 17));
-    let r = f.read(E::DirectCounterEntry(p4::DirectCounterEntry { table_entry: Some(p4::TableEntry { table_id: t, ..Default::default() }), data: None }));
-    let E::DirectCounterEntry(e) = &r[0] else { panic!() };
+    let r = f.read(E::DirectCounterEntry(p4::DirectCounterEntry {
+        table_entry: Some(p4::TableEntry {
+            table_id: t,
+            ..Default::default()
+        }),
+        data: None,
+    }));
+    let E::DirectCounterEntry(e) = &r[0] else {
+        panic!()
+    };
     assert_eq!(e.data.unwrap().packet_count, 1);
-    let mut q = p4::TableEntry { table_id: t, counter_data: Some(Default::default()), ..Default::default() };
-    let E::TableEntry(e) = &f.read(E::TableEntry(q.clone()))[0] else { panic!() };
+    let mut q = p4::TableEntry {
+        table_id: t,
+        counter_data: Some(Default::default()),
+        ..Default::default()
+    };
+    let E::TableEntry(e) = &f.read(E::TableEntry(q.clone()))[0] else {
+        panic!()
+    };
     assert_eq!(e.counter_data.unwrap().packet_count, 1);
     q.r#match = vec![lpm(1, 0x0a00_0000, 8)];
-    f.w(T::Modify, E::DirectCounterEntry(p4::DirectCounterEntry { table_entry: Some(q.clone()), data: Some(p4::CounterData { packet_count: 100, byte_count: 5 }) })).unwrap();
-    let E::TableEntry(e) = &f.read(E::TableEntry(q))[0] else { panic!() };
+    f.w(
+        T::Modify,
+        E::DirectCounterEntry(p4::DirectCounterEntry {
+            table_entry: Some(q.clone()),
+            data: Some(p4::CounterData {
+                packet_count: 100,
+                byte_count: 5,
+            }),
+        }),
+    )
+    .unwrap();
+    let E::TableEntry(e) = &f.read(E::TableEntry(q))[0] else {
+        panic!()
+    };
     assert_eq!(e.counter_data.unwrap().packet_count, 100);
     // register
     let reg = f.id("reg");
-    let E::RegisterEntry(e) = &f.read(E::RegisterEntry(p4::RegisterEntry { register_id: reg, index: Some(p4::Index { index: 0 }), data: None }))[0] else { panic!() };
-    assert_eq!(e.data.as_ref().unwrap().data, Some(p4::p4_data::Data::Bitstring(vec![1])));
-    f.w(T::Modify, E::RegisterEntry(p4::RegisterEntry { register_id: reg, index: Some(p4::Index { index: 5 }), data: Some(p4::P4Data { data: Some(p4::p4_data::Data::Bitstring(vec![0x12, 0x34])) }) })).unwrap();
-    let E::RegisterEntry(e) = &f.read(E::RegisterEntry(p4::RegisterEntry { register_id: reg, index: Some(p4::Index { index: 5 }), data: None }))[0] else { panic!() };
-    assert_eq!(e.data.as_ref().unwrap().data, Some(p4::p4_data::Data::Bitstring(vec![0x12, 0x34])));
+    let E::RegisterEntry(e) = &f.read(E::RegisterEntry(p4::RegisterEntry {
+        register_id: reg,
+        index: Some(p4::Index { index: 0 }),
+        data: None,
+    }))[0] else {
+        panic!()
+    };
     assert_eq!(
-        f.w(T::Modify, E::RegisterEntry(p4::RegisterEntry { register_id: reg, index: Some(p4::Index { index: 1 }), data: Some(p4::P4Data { data: Some(p4::p4_data::Data::Bitstring(vec![1, 0, 0, 0, 0])) }) })).unwrap_err().0,
+        e.data.as_ref().unwrap().data,
+        Some(p4::p4_data::Data::Bitstring(vec![1]))
+    );
+    f.w(
+        T::Modify,
+        E::RegisterEntry(p4::RegisterEntry {
+            register_id: reg,
+            index: Some(p4::Index { index: 5 }),
+            data: Some(p4::P4Data {
+                data: Some(p4::p4_data::Data::Bitstring(vec![0x12, 0x34])),
+            }),
+        }),
+    )
+    .unwrap();
+    let E::RegisterEntry(e) = &f.read(E::RegisterEntry(p4::RegisterEntry {
+        register_id: reg,
+        index: Some(p4::Index { index: 5 }),
+        data: None,
+    }))[0] else {
+        panic!()
+    };
+    assert_eq!(
+        e.data.as_ref().unwrap().data,
+        Some(p4::p4_data::Data::Bitstring(vec![0x12, 0x34]))
+    );
+    assert_eq!(
+        f.w(
+            T::Modify,
+            E::RegisterEntry(p4::RegisterEntry {
+                register_id: reg,
+                index: Some(p4::Index { index: 1 }),
+                data: Some(p4::P4Data {
+                    data: Some(p4::p4_data::Data::Bitstring(vec![1, 0, 0, 0, 0]))
+                })
+            })
+        )
+        .unwrap_err()
+        .0,
         Code::InvalidArgument
     );
     // meter config
     let m = f.id("port_meter");
-    let mc = p4::MeterConfig { cir: 1000, cburst: 10, pir: 2000, pburst: 20, eburst: 0 };
-    f.w(T::Modify, E::MeterEntry(p4::MeterEntry { meter_id: m, index: Some(p4::Index { index: 2 }), config: Some(mc), counter_data: None })).unwrap();
-    let E::MeterEntry(e) = &f.read(E::MeterEntry(p4::MeterEntry { meter_id: m, index: Some(p4::Index { index: 2 }), ..Default::default() }))[0] else { panic!() };
+    let mc = p4::MeterConfig {
+        cir: 1000,
+        cburst: 10,
+        pir: 2000,
+        pburst: 20,
+        eburst: 0,
+    };
+    f.w(
+        T::Modify,
+        E::MeterEntry(p4::MeterEntry {
+            meter_id: m,
+            index: Some(p4::Index { index: 2 }),
+            config: Some(mc),
+            counter_data: None,
+        }),
+    )
+    .unwrap();
+    let E::MeterEntry(e) = &f.read(E::MeterEntry(p4::MeterEntry {
+        meter_id: m,
+        index: Some(p4::Index { index: 2 }),
+        ..Default::default()
+    }))[0] else {
+        panic!()
+    };
     assert_eq!(e.config, Some(mc));
 }
 
@@ -380,18 +870,51 @@ fn counters_direct_counters_registers_meters() {
 fn multicast_groups_and_clone_sessions() {
     use p4::packet_replication_engine_entry::Type as P;
     let mut f = Fx::new();
-    let rep = |port: u32, inst| p4::Replica { instance: inst, backup_replicas: vec![], port_kind: Some(p4::replica::PortKind::Port(u128_to_bytes(port as u128))) };
-    let mg = |g, reps: Vec<p4::Replica>| E::PacketReplicationEngineEntry(p4::PacketReplicationEngineEntry { r#type: Some(P::MulticastGroupEntry(p4::MulticastGroupEntry { multicast_group_id: g, replicas: reps, metadata: vec![] })) });
-    f.w(T::Insert, mg(1, vec![rep(1, 0), rep(2, 0), rep(3, 1)])).unwrap();
-    assert_eq!(f.w(T::Insert, mg(1, vec![])).unwrap_err().0, Code::AlreadyExists);
-    assert_eq!(f.w(T::Insert, mg(2, vec![rep(1, 0), rep(1, 0)])).unwrap_err().0, Code::InvalidArgument);
+    let rep = |port: u32, inst| p4::Replica {
+        instance: inst,
+        backup_replicas: vec![],
+        port_kind: Some(p4::replica::PortKind::Port(u128_to_bytes(port as u128))),
+    };
+    let mg = |g, reps: Vec<p4::Replica>| {
+        E::PacketReplicationEngineEntry(p4::PacketReplicationEngineEntry {
+            r#type: Some(P::MulticastGroupEntry(p4::MulticastGroupEntry {
+                multicast_group_id: g,
+                replicas: reps,
+                metadata: vec![],
+            })),
+        })
+    };
+    f.w(T::Insert, mg(1, vec![rep(1, 0), rep(2, 0), rep(3, 1)]))
+        .unwrap();
+    assert_eq!(
+        f.w(T::Insert, mg(1, vec![])).unwrap_err().0,
+        Code::AlreadyExists
+    );
+    assert_eq!(
+        f.w(T::Insert, mg(2, vec![rep(1, 0), rep(1, 0)]))
+            .unwrap_err()
+            .0,
+        Code::InvalidArgument
+    );
     f.w(T::Modify, mg(1, vec![rep(4, 0)])).unwrap();
     let r = f.read(mg(0, vec![]));
     assert_eq!(r.len(), 1);
     assert_eq!(f.dev.sw.as_ref().unwrap().eng.pre.groups[&1].len(), 1);
-    let cs = |s, reps| E::PacketReplicationEngineEntry(p4::PacketReplicationEngineEntry { r#type: Some(P::CloneSessionEntry(p4::CloneSessionEntry { session_id: s, replicas: reps, class_of_service: 0, packet_length_bytes: 100 })) });
+    let cs = |s, reps| {
+        E::PacketReplicationEngineEntry(p4::PacketReplicationEngineEntry {
+            r#type: Some(P::CloneSessionEntry(p4::CloneSessionEntry {
+                session_id: s,
+                replicas: reps,
+                class_of_service: 0,
+                packet_length_bytes: 100,
+            })),
+        })
+    };
     f.w(T::Insert, cs(5, vec![rep(255, 0)])).unwrap();
-    assert_eq!(f.dev.sw.as_ref().unwrap().eng.pre.mirrors[&5].port, Some(255));
+    assert_eq!(
+        f.dev.sw.as_ref().unwrap().eng.pre.mirrors[&5].port,
+        Some(255)
+    );
     assert_eq!(f.read(cs(0, vec![])).len(), 1);
     f.w(T::Delete, cs(5, vec![])).unwrap();
     f.w(T::Delete, mg(1, vec![])).unwrap();
@@ -408,15 +931,36 @@ fn packet_in_and_packet_out() {
     let cpu = out.iter().find(|o| o.0 == 255).expect("to cpu");
     let pi = f.dev.packet_in(&cpu.1).unwrap();
     assert_eq!(pi.payload, frame);
-    assert_eq!(pi.metadata[0], p4::PacketMetadata { metadata_id: 1, value: vec![7] });
+    assert_eq!(
+        pi.metadata[0],
+        p4::PacketMetadata {
+            metadata_id: 1,
+            value: vec![7]
+        }
+    );
     // packet-out with egress_port 3: header prepended, the program sends it to port 3
-    let po = p4::PacketOut { payload: frame.clone(), metadata: vec![p4::PacketMetadata { metadata_id: 1, value: vec![3] }] };
+    let po = p4::PacketOut {
+        payload: frame.clone(),
+        metadata: vec![p4::PacketMetadata {
+            metadata_id: 1,
+            value: vec![3],
+        }],
+    };
     let bytes = f.dev.packet_out_bytes(&po).unwrap();
     assert_eq!(&bytes[..2], &[0x01, 0x80]); // 9-bit port 3 then 7 pad bits
     let out = f.packet(255, &bytes);
     assert_eq!(out, vec![(3, frame.clone())]);
-    let bad = p4::PacketOut { payload: frame, metadata: vec![p4::PacketMetadata { metadata_id: 1, value: vec![2, 0] }] };
-    assert_eq!(f.dev.packet_out_bytes(&bad).unwrap_err().code, Code::InvalidArgument);
+    let bad = p4::PacketOut {
+        payload: frame,
+        metadata: vec![p4::PacketMetadata {
+            metadata_id: 1,
+            value: vec![2, 0],
+        }],
+    };
+    assert_eq!(
+        f.dev.packet_out_bytes(&bad).unwrap_err().code,
+        Code::InvalidArgument
+    );
 }
 
 #[test]
@@ -428,22 +972,69 @@ fn digests_and_idle_timeouts() {
     let mut ev = vec![];
     f.dev.poll_events(&mut ev);
     assert!(ev.iter().all(|e| !matches!(e, Event::Digest(_))));
-    f.w(T::Insert, E::DigestEntry(p4::DigestEntry { digest_id: d, config: Some(p4::digest_entry::Config { max_timeout_ns: 0, max_list_size: 1, ack_timeout_ns: 0 }) })).unwrap();
+    f.w(
+        T::Insert,
+        E::DigestEntry(p4::DigestEntry {
+            digest_id: d,
+            config: Some(p4::digest_entry::Config {
+                max_timeout_ns: 0,
+                max_list_size: 1,
+                ack_timeout_ns: 0,
+            }),
+        }),
+    )
+    .unwrap();
     f.packet(4, &eth(MAC_B, MAC_A, 0x88b5, &[]));
     f.packet(5, &eth(MAC_B, MAC_A, 0x88b5, &[]));
     let mut ev = vec![];
     f.dev.poll_events(&mut ev);
-    let lists: Vec<&p4::DigestList> = ev.iter().filter_map(|e| if let Event::Digest(l) = e { Some(l) } else { None }).collect();
+    let lists: Vec<&p4::DigestList> = ev
+        .iter()
+        .filter_map(|e| {
+            if let Event::Digest(l) = e {
+                Some(l)
+            } else {
+                None
+            }
+        })
+        .collect();
     assert_eq!(lists.len(), 2, "max_list_size 1");
-    let p4::p4_data::Data::Struct(s) = lists[0].data[0].data.as_ref().unwrap() else { panic!() };
-    assert_eq!(s.members[0].data, Some(p4::p4_data::Data::Bitstring(vec![0xa])));
-    assert_eq!(s.members[1].data, Some(p4::p4_data::Data::Bitstring(vec![4])));
+    let p4::p4_data::Data::Struct(s) = lists[0].data[0].data.as_ref().unwrap() else {
+        panic!()
+    };
+    assert_eq!(
+        s.members[0].data,
+        Some(p4::p4_data::Data::Bitstring(vec![0xa]))
+    );
+    assert_eq!(
+        s.members[1].data,
+        Some(p4::p4_data::Data::Bitstring(vec![4]))
+    );
     // with an ack timeout, the same data is suppressed until acked
-    f.w(T::Modify, E::DigestEntry(p4::DigestEntry { digest_id: d, config: Some(p4::digest_entry::Config { max_timeout_ns: 0, max_list_size: 10, ack_timeout_ns: 10_000_000_000 }) })).unwrap();
+    f.w(
+        T::Modify,
+        E::DigestEntry(p4::DigestEntry {
+            digest_id: d,
+            config: Some(p4::digest_entry::Config {
+                max_timeout_ns: 0,
+                max_list_size: 10,
+                ack_timeout_ns: 10_000_000_000,
+            }),
+        }),
+    )
+    .unwrap();
     let count = |f: &mut Fx| {
         let mut ev = vec![];
         f.dev.poll_events(&mut ev);
-        ev.into_iter().filter_map(|e| if let Event::Digest(l) = e { Some(l) } else { None }).collect::<Vec<_>>()
+        ev.into_iter()
+            .filter_map(|e| {
+                if let Event::Digest(l) = e {
+                    Some(l)
+                } else {
+                    None
+                }
+            })
+            .collect::<Vec<_>>()
     };
     f.packet(4, &eth(MAC_B, MAC_A, 0x88b5, &[]));
     f.packet(4, &eth(MAC_B, MAC_A, 0x88b5, &[]));
@@ -457,17 +1048,51 @@ fn digests_and_idle_timeouts() {
     assert_eq!(count(&mut f).len(), 1);
     // idle timeout on ipv4_lpm
     let t = f.id("ipv4_lpm");
-    let mut e = p4::TableEntry { table_id: t, r#match: vec![lpm(1, 0x0a00_0000, 8)], action: Some(f.action("route", &[1, 1])), ..Default::default() };
+    let mut e = p4::TableEntry {
+        table_id: t,
+        r#match: vec![lpm(1, 0x0a00_0000, 8)],
+        action: Some(f.action("route", &[1, 1])),
+        ..Default::default()
+    };
     e.idle_timeout_ns = 30_000_000;
     f.w(T::Insert, E::TableEntry(e.clone())).unwrap();
-    assert_eq!(f.w(T::Insert, te(f.id("dmac"), vec![exact(1, &[1])], Some(f.action("forward", &[1])), 0)).map(|_| ()), Ok(()));
-    let mut no_idle = p4::TableEntry { table_id: f.id("dmac"), r#match: vec![exact(1, &[2])], action: Some(f.action("forward", &[1])), ..Default::default() };
+    assert_eq!(
+        f.w(
+            T::Insert,
+            te(
+                f.id("dmac"),
+                vec![exact(1, &[1])],
+                Some(f.action("forward", &[1])),
+                0
+            )
+        )
+        .map(|_| ()),
+        Ok(())
+    );
+    let mut no_idle = p4::TableEntry {
+        table_id: f.id("dmac"),
+        r#match: vec![exact(1, &[2])],
+        action: Some(f.action("forward", &[1])),
+        ..Default::default()
+    };
     no_idle.idle_timeout_ns = 1;
-    assert_eq!(f.w(T::Insert, E::TableEntry(no_idle)).unwrap_err().0, Code::InvalidArgument);
+    assert_eq!(
+        f.w(T::Insert, E::TableEntry(no_idle)).unwrap_err().0,
+        Code::InvalidArgument
+    );
     std::thread::sleep(std::time::Duration::from_millis(80));
     let mut ev = vec![];
     f.dev.poll_events(&mut ev);
-    let idle: Vec<&p4::IdleTimeoutNotification> = ev.iter().filter_map(|e| if let Event::IdleTimeoutNotification(n) = e { Some(n) } else { None }).collect();
+    let idle: Vec<&p4::IdleTimeoutNotification> = ev
+        .iter()
+        .filter_map(|e| {
+            if let Event::IdleTimeoutNotification(n) = e {
+                Some(n)
+            } else {
+                None
+            }
+        })
+        .collect();
     assert_eq!(idle.len(), 1);
     assert_eq!(idle[0].table_entry[0].r#match, e.r#match);
     // notified once; a hit re-arms it
@@ -475,8 +1100,14 @@ fn digests_and_idle_timeouts() {
     let mut ev = vec![];
     f.dev.poll_events(&mut ev);
     assert!(ev.is_empty());
-    let q = p4::TableEntry { table_id: t, time_since_last_hit: Some(Default::default()), ..Default::default() };
-    let E::TableEntry(r) = &f.read(E::TableEntry(q))[0] else { panic!() };
+    let q = p4::TableEntry {
+        table_id: t,
+        time_since_last_hit: Some(Default::default()),
+        ..Default::default()
+    };
+    let E::TableEntry(r) = &f.read(E::TableEntry(q))[0] else {
+        panic!()
+    };
     assert!(r.time_since_last_hit.unwrap().elapsed_ns >= 100_000_000);
 }
 
@@ -484,7 +1115,16 @@ fn digests_and_idle_timeouts() {
 fn reconcile_keeps_state_and_commit_clears_it() {
     let mut f = Fx::new();
     let t = f.id("dmac");
-    f.w(T::Insert, te(t, vec![exact(1, &MAC_B)], Some(f.action("forward", &[2])), 0)).unwrap();
+    f.w(
+        T::Insert,
+        te(
+            t,
+            vec![exact(1, &MAC_B)],
+            Some(f.action("forward", &[2])),
+            0,
+        ),
+    )
+    .unwrap();
     let (info, json) = compile();
     let prog = sdnperf_switch::json::load_str(&json).unwrap();
     let pipe = Pipe::build(info.clone(), json.clone().into_bytes(), None, &prog).unwrap();
@@ -501,9 +1141,30 @@ fn reconcile_keeps_state_and_commit_clears_it() {
 fn random_updates_never_panic() {
     let mut f = Fx::new();
     let dmac = f.id("dmac");
-    f.w(T::Insert, te(dmac, vec![exact(1, &MAC_B)], Some(f.action("forward", &[2])), 0)).unwrap();
-    let tables: Vec<u32> = f.info.tables.iter().map(|t| t.preamble.as_ref().unwrap().id).chain([0, 7]).collect();
-    let actions: Vec<u32> = f.info.actions.iter().map(|a| a.preamble.as_ref().unwrap().id).chain([0, 9]).collect();
+    f.w(
+        T::Insert,
+        te(
+            dmac,
+            vec![exact(1, &MAC_B)],
+            Some(f.action("forward", &[2])),
+            0,
+        ),
+    )
+    .unwrap();
+    let tables: Vec<u32> = f
+        .info
+        .tables
+        .iter()
+        .map(|t| t.preamble.as_ref().unwrap().id)
+        .chain([0, 7])
+        .collect();
+    let actions: Vec<u32> = f
+        .info
+        .actions
+        .iter()
+        .map(|a| a.preamble.as_ref().unwrap().id)
+        .chain([0, 9])
+        .collect();
     let mut s = 0x9E37_79B9_7F4A_7C15u64;
     let mut rnd = move |n: u64| {
         s ^= s << 13;
@@ -512,28 +1173,59 @@ fn random_updates_never_panic() {
         s % n.max(1)
     };
     for _ in 0..20_000 {
-        let bytes = |r: &mut dyn FnMut(u64) -> u64| (0..r(20)).map(|_| r(256) as u8).collect::<Vec<u8>>();
+        let bytes =
+            |r: &mut dyn FnMut(u64) -> u64| (0..r(20)).map(|_| r(256) as u8).collect::<Vec<u8>>();
         let nf = rnd(5);
         let mut m = vec![];
         for _ in 0..nf {
             let fid = rnd(6) as u32;
             use p4::field_match::FieldMatchType as M;
             let t = match rnd(6) {
-                0 => M::Exact(p4::field_match::Exact { value: bytes(&mut rnd) }),
-                1 => M::Lpm(p4::field_match::Lpm { value: bytes(&mut rnd), prefix_len: rnd(80) as i32 - 10 }),
-                2 => M::Ternary(p4::field_match::Ternary { value: bytes(&mut rnd), mask: bytes(&mut rnd) }),
-                3 => M::Range(p4::field_match::Range { low: bytes(&mut rnd), high: bytes(&mut rnd) }),
-                4 => M::Optional(p4::field_match::Optional { value: bytes(&mut rnd) }),
+                0 => M::Exact(p4::field_match::Exact {
+                    value: bytes(&mut rnd),
+                }),
+                1 => M::Lpm(p4::field_match::Lpm {
+                    value: bytes(&mut rnd),
+                    prefix_len: rnd(80) as i32 - 10,
+                }),
+                2 => M::Ternary(p4::field_match::Ternary {
+                    value: bytes(&mut rnd),
+                    mask: bytes(&mut rnd),
+                }),
+                3 => M::Range(p4::field_match::Range {
+                    low: bytes(&mut rnd),
+                    high: bytes(&mut rnd),
+                }),
+                4 => M::Optional(p4::field_match::Optional {
+                    value: bytes(&mut rnd),
+                }),
                 _ => M::Other(Default::default()),
             };
-            m.push(p4::FieldMatch { field_id: fid, field_match_type: if rnd(10) == 0 { None } else { Some(t) } });
+            m.push(p4::FieldMatch {
+                field_id: fid,
+                field_match_type: if rnd(10) == 0 { None } else { Some(t) },
+            });
         }
-        let params = (0..rnd(4)).map(|_| p4::action::Param { param_id: rnd(4) as u32, value: bytes(&mut rnd) }).collect();
+        let params = (0..rnd(4))
+            .map(|_| p4::action::Param {
+                param_id: rnd(4) as u32,
+                value: bytes(&mut rnd),
+            })
+            .collect();
         let action = match rnd(5) {
             0 => None,
-            1 => Some(p4::TableAction { r#type: Some(p4::table_action::Type::ActionProfileMemberId(rnd(3) as u32)) }),
-            2 => Some(p4::TableAction { r#type: Some(p4::table_action::Type::ActionProfileGroupId(rnd(3) as u32)) }),
-            _ => Some(p4::TableAction { r#type: Some(p4::table_action::Type::Action(p4::Action { action_id: actions[rnd(actions.len() as u64) as usize], params })) }),
+            1 => Some(p4::TableAction {
+                r#type: Some(p4::table_action::Type::ActionProfileMemberId(rnd(3) as u32)),
+            }),
+            2 => Some(p4::TableAction {
+                r#type: Some(p4::table_action::Type::ActionProfileGroupId(rnd(3) as u32)),
+            }),
+            _ => Some(p4::TableAction {
+                r#type: Some(p4::table_action::Type::Action(p4::Action {
+                    action_id: actions[rnd(actions.len() as u64) as usize],
+                    params,
+                })),
+            }),
         };
         let e = p4::TableEntry {
             table_id: tables[rnd(tables.len() as u64) as usize],
@@ -545,9 +1237,19 @@ fn random_updates_never_panic() {
             ..Default::default()
         };
         let ty = [T::Insert, T::Modify, T::Delete][rnd(3) as usize];
-        let _ = f.dev.write(ty as i32, &p4::Entity { entity: Some(E::TableEntry(e.clone())) });
+        let _ = f.dev.write(
+            ty as i32,
+            &p4::Entity {
+                entity: Some(E::TableEntry(e.clone())),
+            },
+        );
         let mut out = vec![];
-        let _ = f.dev.read(&p4::Entity { entity: Some(E::TableEntry(e)) }, &mut out);
+        let _ = f.dev.read(
+            &p4::Entity {
+                entity: Some(E::TableEntry(e)),
+            },
+            &mut out,
+        );
     }
     // the entry written first may have been modified or deleted by the random stream, but
     // the switch still runs packets through the pipeline
@@ -559,19 +1261,54 @@ fn random_updates_never_panic() {
 fn rollback_on_error_undoes_the_batch() {
     let mut f = Fx::new();
     let t = f.id("dmac");
-    let up = |ty: T, e: E| p4::Update { r#type: ty as i32, entity: Some(p4::Entity { entity: Some(e) }) };
-    f.w(T::Insert, te(t, vec![exact(1, &[1])], Some(f.action("forward", &[1])), 0)).unwrap();
-    f.w(T::Insert, te(t, vec![exact(1, &[2])], Some(f.action("forward", &[2])), 0)).unwrap();
+    let up = |ty: T, e: E| p4::Update {
+        r#type: ty as i32,
+        entity: Some(p4::Entity { entity: Some(e) }),
+    };
+    f.w(
+        T::Insert,
+        te(t, vec![exact(1, &[1])], Some(f.action("forward", &[1])), 0),
+    )
+    .unwrap();
+    f.w(
+        T::Insert,
+        te(t, vec![exact(1, &[2])], Some(f.action("forward", &[2])), 0),
+    )
+    .unwrap();
     let batch = vec![
-        up(T::Insert, te(t, vec![exact(1, &[3])], Some(f.action("forward", &[3])), 0)),
-        up(T::Modify, te(t, vec![exact(1, &[1])], Some(f.action("forward", &[4])), 0)),
+        up(
+            T::Insert,
+            te(t, vec![exact(1, &[3])], Some(f.action("forward", &[3])), 0),
+        ),
+        up(
+            T::Modify,
+            te(t, vec![exact(1, &[1])], Some(f.action("forward", &[4])), 0),
+        ),
         up(T::Delete, te(t, vec![exact(1, &[2])], None, 0)),
-        up(T::Insert, te(t, vec![exact(1, &[1])], Some(f.action("forward", &[5])), 0)), // duplicate: fails
-        up(T::Insert, te(t, vec![exact(1, &[6])], Some(f.action("forward", &[6])), 0)),
+        up(
+            T::Insert,
+            te(t, vec![exact(1, &[1])], Some(f.action("forward", &[5])), 0),
+        ), // duplicate: fails
+        up(
+            T::Insert,
+            te(t, vec![exact(1, &[6])], Some(f.action("forward", &[6])), 0),
+        ),
     ];
     let r = f.dev.write_batch(&batch, true);
-    let codes: Vec<Code> = r.iter().map(|x| x.as_ref().err().map(|e| e.code).unwrap_or(Code::Ok)).collect();
-    assert_eq!(codes, vec![Code::Aborted, Code::Aborted, Code::Aborted, Code::AlreadyExists, Code::Aborted]);
+    let codes: Vec<Code> = r
+        .iter()
+        .map(|x| x.as_ref().err().map(|e| e.code).unwrap_or(Code::Ok))
+        .collect();
+    assert_eq!(
+        codes,
+        vec![
+            Code::Aborted,
+            Code::Aborted,
+            Code::Aborted,
+            Code::AlreadyExists,
+            Code::Aborted
+        ]
+    );
     let mut got: Vec<(Vec<u8>, p4::TableAction)> = f
         .read(te(t, vec![], None, 0))
         .into_iter()
@@ -591,7 +1328,8 @@ fn rollback_on_error_undoes_the_batch() {
 
 #[test]
 fn parser_value_set_members() {
-    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../p4c/tests/corpus/ipv4_options.p4");
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../p4c/tests/corpus/ipv4_options.p4");
     let o = p4c::compile_file(&path, &p4c::Options::default()).unwrap();
     let info = cfg::P4Info::decode(o.p4info_binary.as_slice()).unwrap();
     let prog = sdnperf_switch::json::load_str(&o.bmv2_json).unwrap();
@@ -599,17 +1337,46 @@ fn parser_value_set_members() {
     let pipe = Pipe::build(info, o.bmv2_json.into_bytes(), None, &prog).unwrap();
     let mut dev = Device::new(None);
     dev.commit(pipe, prog, false);
-    let m = |v: &[u8]| p4::ValueSetMember { r#match: vec![exact(1, v)] };
-    let ent = |members| p4::Entity { entity: Some(E::ValueSetEntry(p4::ValueSetEntry { value_set_id: vs, members })) };
-    dev.write(T::Modify as i32, &ent(vec![m(&[0x88, 0xb5]), m(&[0x12, 0x34])])).unwrap();
-    assert_eq!(dev.sw.as_ref().unwrap().eng.prog.vsets[0].values, vec![(0x88b5, 0xffff), (0x1234, 0xffff)]);
+    let m = |v: &[u8]| p4::ValueSetMember {
+        r#match: vec![exact(1, v)],
+    };
+    let ent = |members| p4::Entity {
+        entity: Some(E::ValueSetEntry(p4::ValueSetEntry {
+            value_set_id: vs,
+            members,
+        })),
+    };
+    dev.write(
+        T::Modify as i32,
+        &ent(vec![m(&[0x88, 0xb5]), m(&[0x12, 0x34])]),
+    )
+    .unwrap();
+    assert_eq!(
+        dev.sw.as_ref().unwrap().eng.prog.vsets[0].values,
+        vec![(0x88b5, 0xffff), (0x1234, 0xffff)]
+    );
     let mut out = vec![];
     dev.read(&ent(vec![]), &mut out).unwrap();
-    let Some(E::ValueSetEntry(r)) = &out[0].entity else { panic!() };
+    let Some(E::ValueSetEntry(r)) = &out[0].entity else {
+        panic!()
+    };
     assert_eq!(r.members, vec![m(&[0x88, 0xb5]), m(&[0x12, 0x34])]);
-    assert_eq!(dev.write(T::Modify as i32, &ent(vec![m(&[1]); 5])).unwrap_err().code, Code::ResourceExhausted);
-    assert_eq!(dev.write(T::Insert as i32, &ent(vec![])).unwrap_err().code, Code::InvalidArgument);
-    assert_eq!(dev.write(T::Modify as i32, &ent(vec![m(&[1, 0, 0])])).unwrap_err().code, Code::InvalidArgument);
+    assert_eq!(
+        dev.write(T::Modify as i32, &ent(vec![m(&[1]); 5]))
+            .unwrap_err()
+            .code,
+        Code::ResourceExhausted
+    );
+    assert_eq!(
+        dev.write(T::Insert as i32, &ent(vec![])).unwrap_err().code,
+        Code::InvalidArgument
+    );
+    assert_eq!(
+        dev.write(T::Modify as i32, &ent(vec![m(&[1, 0, 0])]))
+            .unwrap_err()
+            .code,
+        Code::InvalidArgument
+    );
 }
 
 #[test]
@@ -618,19 +1385,40 @@ fn const_entries_are_readable_and_protected() {
     let o = p4c::compile_file(&path, &p4c::Options::default()).unwrap();
     let info = cfg::P4Info::decode(o.p4info_binary.as_slice()).unwrap();
     let prog = sdnperf_switch::json::load_str(&o.bmv2_json).unwrap();
-    let t = info.tables.iter().find(|t| t.preamble.as_ref().unwrap().name.ends_with("calculate")).unwrap().clone();
+    let t = info
+        .tables
+        .iter()
+        .find(|t| t.preamble.as_ref().unwrap().name.ends_with("calculate"))
+        .unwrap()
+        .clone();
     let tid = t.preamble.as_ref().unwrap().id;
     let pipe = Pipe::build(info, o.bmv2_json.into_bytes(), None, &prog).unwrap();
     let mut dev = Device::new(None);
     dev.commit(pipe, prog, false);
     let mut out = vec![];
-    dev.read(&p4::Entity { entity: Some(E::TableEntry(p4::TableEntry { table_id: tid, ..Default::default() })) }, &mut out).unwrap();
+    dev.read(
+        &p4::Entity {
+            entity: Some(E::TableEntry(p4::TableEntry {
+                table_id: tid,
+                ..Default::default()
+            })),
+        },
+        &mut out,
+    )
+    .unwrap();
     assert_eq!(out.len(), 5);
-    let Some(E::TableEntry(e)) = &out[0].entity else { panic!() };
+    let Some(E::TableEntry(e)) = &out[0].entity else {
+        panic!()
+    };
     assert!(e.is_const);
     let mut e = e.clone();
     e.is_const = false;
-    let r = dev.write(T::Delete as i32, &p4::Entity { entity: Some(E::TableEntry(e)) });
+    let r = dev.write(
+        T::Delete as i32,
+        &p4::Entity {
+            entity: Some(E::TableEntry(e)),
+        },
+    );
     if t.is_const_table {
         assert_eq!(r.unwrap_err().code, Code::PermissionDenied);
     }
@@ -655,14 +1443,39 @@ fn ctl_and_p4runtime_see_the_same_entries() {
     assert_eq!(e.action, Some(f.action("forward", &[2])));
     assert!(!e.is_const);
     // P4Runtime sees it as existing, and a ctl modify shows
-    assert_eq!(f.w(T::Insert, te(dmac, vec![exact(1, &MAC_B)], Some(f.action("forward", &[3])), 0)).unwrap_err().0, Code::AlreadyExists);
+    assert_eq!(
+        f.w(
+            T::Insert,
+            te(
+                dmac,
+                vec![exact(1, &MAC_B)],
+                Some(f.action("forward", &[3])),
+                0
+            )
+        )
+        .unwrap_err()
+        .0,
+        Code::AlreadyExists
+    );
     ctl(&mut f, "table_modify dmac forward 0 => 3");
-    let E::TableEntry(e) = &f.read(te(dmac, vec![], None, 0))[0] else { panic!() };
+    let E::TableEntry(e) = &f.read(te(dmac, vec![], None, 0))[0] else {
+        panic!()
+    };
     assert_eq!(e.action, Some(f.action("forward", &[3])));
     // P4Runtime deletes what ctl added; ctl's next entry reuses the handle
-    f.w(T::Delete, te(dmac, vec![exact(1, &MAC_B)], None, 0)).unwrap();
+    f.w(T::Delete, te(dmac, vec![exact(1, &MAC_B)], None, 0))
+        .unwrap();
     assert!(f.read(te(dmac, vec![], None, 0)).is_empty());
-    f.w(T::Insert, te(dmac, vec![exact(1, &MAC_A)], Some(f.action("forward", &[1])), 0)).unwrap();
+    f.w(
+        T::Insert,
+        te(
+            dmac,
+            vec![exact(1, &MAC_A)],
+            Some(f.action("forward", &[1])),
+            0,
+        ),
+    )
+    .unwrap();
     ctl(&mut f, "table_delete dmac 0");
     assert!(f.read(te(dmac, vec![], None, 0)).is_empty());
     assert_eq!(f.dev.num_entries(dmac), 0);

@@ -131,19 +131,32 @@ impl Config {
             Mode::Rate => (self.rate * (self.timeout + 0.5)).ceil() as usize,
             _ => self.window_per_switch(),
         };
-        need.saturating_mul(2).clamp(64, 1 << 20).next_power_of_two()
+        need.saturating_mul(2)
+            .clamp(64, 1 << 20)
+            .next_power_of_two()
     }
 
     pub fn validate(&self) -> Result<(), String> {
         if !self.controller.ip().is_loopback() {
-            return Err(format!("--controller {}: only loopback addresses are allowed", self.controller));
+            return Err(format!(
+                "--controller {}: only loopback addresses are allowed",
+                self.controller
+            ));
         }
         if !self.listen.ip().is_loopback() {
-            return Err(format!("--listen {}: only loopback addresses are allowed", self.listen));
+            return Err(format!(
+                "--listen {}: only loopback addresses are allowed",
+                self.listen
+            ));
         }
-        if self.protocol == Protocol::P4Runtime && self.listen.port() != 0
-            && self.listen.port() as usize + self.switches - 1 > 65535 {
-            return Err(format!("--listen {}: {} devices do not fit below port 65536", self.listen, self.switches));
+        if self.protocol == Protocol::P4Runtime
+            && self.listen.port() != 0
+            && self.listen.port() as usize + self.switches - 1 > 65535
+        {
+            return Err(format!(
+                "--listen {}: {} devices do not fit below port 65536",
+                self.listen, self.switches
+            ));
         }
         if self.switches == 0 || self.switches > 65535 {
             return Err("--switches must be 1..65535".into());
@@ -159,8 +172,12 @@ impl Config {
                 return Err(format!("{name} must be >= 0 seconds"));
             }
         }
-        for (name, v) in [("--duration", self.duration), ("--timeout", self.timeout),
-                          ("--interval", self.interval), ("--connect-timeout", self.connect_timeout)] {
+        for (name, v) in [
+            ("--duration", self.duration),
+            ("--timeout", self.timeout),
+            ("--interval", self.interval),
+            ("--connect-timeout", self.connect_timeout),
+        ] {
             if !(v > 0.0 && v.is_finite()) {
                 return Err(format!("{name} must be > 0 seconds"));
             }
@@ -195,7 +212,8 @@ pub fn parse_loopback(s: &str, what: &str) -> Result<SocketAddr, String> {
 
 fn num<T: std::str::FromStr>(flag: &str, v: Option<String>) -> Result<T, String> {
     let v = v.ok_or_else(|| format!("{flag} needs a value"))?;
-    v.parse().map_err(|_| format!("{flag}: invalid value {v:?}"))
+    v.parse()
+        .map_err(|_| format!("{flag}: invalid value {v:?}"))
 }
 
 /// Parse the arguments of `sdnperf-probe openflow`.
@@ -208,11 +226,20 @@ pub fn parse_p4runtime_args(args: &[String]) -> Result<Config, String> {
     parse_args(Protocol::P4Runtime, args)
 }
 
-const OPENFLOW_ONLY: &[&str] = &["--controller", "--buffer-ids", "--reason", "--table-id", "--vlan"];
+const OPENFLOW_ONLY: &[&str] = &[
+    "--controller",
+    "--buffer-ids",
+    "--reason",
+    "--table-id",
+    "--vlan",
+];
 const P4RUNTIME_ONLY: &[&str] = &["--listen", "--devices-file", "--device-id-base"];
 
 fn parse_args(protocol: Protocol, args: &[String]) -> Result<Config, String> {
-    let mut c = Config { protocol, ..Config::default() };
+    let mut c = Config {
+        protocol,
+        ..Config::default()
+    };
     if protocol == Protocol::P4Runtime {
         // the controller is started after the devices listen, and may take a while to
         // import, compile and connect
@@ -225,24 +252,47 @@ fn parse_args(protocol: Protocol, args: &[String]) -> Result<Config, String> {
             _ => (a.clone(), None),
         };
         let mut val = || inline.clone().or_else(|| it.next());
-        let other_only = if protocol == Protocol::P4Runtime { OPENFLOW_ONLY } else { P4RUNTIME_ONLY };
+        let other_only = if protocol == Protocol::P4Runtime {
+            OPENFLOW_ONLY
+        } else {
+            P4RUNTIME_ONLY
+        };
         if other_only.contains(&flag.as_str()) {
-            let other = if protocol == Protocol::P4Runtime { "openflow" } else { "p4runtime" };
-            return Err(format!("{flag} is an option of `sdnperf-probe {other}`, not of `{}` (see --help)",
-                               if protocol == Protocol::P4Runtime { "p4runtime" } else { "openflow" }));
+            let other = if protocol == Protocol::P4Runtime {
+                "openflow"
+            } else {
+                "p4runtime"
+            };
+            return Err(format!(
+                "{flag} is an option of `sdnperf-probe {other}`, not of `{}` (see --help)",
+                if protocol == Protocol::P4Runtime {
+                    "p4runtime"
+                } else {
+                    "openflow"
+                }
+            ));
         }
         match flag.as_str() {
-            "--listen" => c.listen = parse_loopback(&val().ok_or("--listen needs a value")?, "--listen")?,
+            "--listen" => {
+                c.listen = parse_loopback(&val().ok_or("--listen needs a value")?, "--listen")?
+            }
             "--devices-file" => c.devices_file = Some(val().ok_or("--devices-file needs a value")?),
             "--device-id-base" => c.dpid_base = num(&flag, val())?,
-            "--controller" => c.controller = parse_loopback(&val().ok_or("--controller needs a value")?, "--controller")?,
+            "--controller" => {
+                c.controller =
+                    parse_loopback(&val().ok_or("--controller needs a value")?, "--controller")?
+            }
             "--switches" => c.switches = num(&flag, val())?,
             "--mode" => {
                 c.mode = match val().as_deref() {
                     Some("rate") => Mode::Rate,
                     Some("throughput") => Mode::Throughput,
                     Some("latency") => Mode::Latency,
-                    other => return Err(format!("--mode: expected rate|throughput|latency, got {other:?}")),
+                    other => {
+                        return Err(format!(
+                            "--mode: expected rate|throughput|latency, got {other:?}"
+                        ))
+                    }
                 }
             }
             "--rate" => c.rate = num(&flag, val())?,
@@ -261,7 +311,9 @@ fn parse_args(protocol: Protocol, args: &[String]) -> Result<Config, String> {
                 c.reason_action = match val().as_deref() {
                     Some("no-match") => false,
                     Some("action") => true,
-                    other => return Err(format!("--reason: expected no-match|action, got {other:?}")),
+                    other => {
+                        return Err(format!("--reason: expected no-match|action, got {other:?}"))
+                    }
                 }
             }
             "--table-id" => c.table_id = num(&flag, val())?,

@@ -83,7 +83,8 @@ impl Conn {
     fn parse(&mut self, stats: &EchoStats) -> bool {
         let mut n_pi = 0;
         while self.rend - self.rstart >= 8 {
-            let len = u16::from_be_bytes([self.rbuf[self.rstart + 2], self.rbuf[self.rstart + 3]]) as usize;
+            let len = u16::from_be_bytes([self.rbuf[self.rstart + 2], self.rbuf[self.rstart + 3]])
+                as usize;
             if len < 8 {
                 return false;
             }
@@ -97,8 +98,19 @@ impl Conn {
                 t::PACKET_IN => {
                     if let Some(pi) = of13::parse_packet_in(msg) {
                         let in_port = pi.in_port.unwrap_or(of13::PORT_CONTROLLER);
-                        let data: &[u8] = if pi.buffer_id == of13::NO_BUFFER { pi.data } else { &[] };
-                        of13::packet_out(&mut self.wbuf, self.xid, pi.buffer_id, in_port, of13::PORT_FLOOD, data);
+                        let data: &[u8] = if pi.buffer_id == of13::NO_BUFFER {
+                            pi.data
+                        } else {
+                            &[]
+                        };
+                        of13::packet_out(
+                            &mut self.wbuf,
+                            self.xid,
+                            pi.buffer_id,
+                            in_port,
+                            of13::PORT_FLOOD,
+                            data,
+                        );
                         self.xid = self.xid.wrapping_add(1);
                         n_pi += 1;
                     }
@@ -119,12 +131,17 @@ impl Conn {
 }
 
 /// Serve until `stop` is set or `max_time` has passed.
-pub fn serve(listener: std::net::TcpListener, stop: Arc<AtomicBool>, stats: Arc<EchoStats>,
-             max_time: Option<Duration>) -> std::io::Result<()> {
+pub fn serve(
+    listener: std::net::TcpListener,
+    stop: Arc<AtomicBool>,
+    stats: Arc<EchoStats>,
+    max_time: Option<Duration>,
+) -> std::io::Result<()> {
     listener.set_nonblocking(true)?;
     let mut listener = TcpListener::from_std(listener);
     let mut poll = Poll::new()?;
-    poll.registry().register(&mut listener, LISTENER, Interest::READABLE)?;
+    poll.registry()
+        .register(&mut listener, LISTENER, Interest::READABLE)?;
     let mut conns: Vec<Option<Conn>> = Vec::new();
     let mut events = Events::with_capacity(1024);
     let started = Instant::now();
@@ -141,12 +158,27 @@ pub fn serve(listener: std::net::TcpListener, stop: Arc<AtomicBool>, stats: Arc<
                     match listener.accept() {
                         Ok((mut s, _)) => {
                             let _ = s.set_nodelay(true);
-                            let k = conns.iter().position(|c| c.is_none()).unwrap_or(conns.len());
-                            if poll.registry().register(&mut s, Token(k), Interest::READABLE | Interest::WRITABLE).is_err() {
+                            let k = conns
+                                .iter()
+                                .position(|c| c.is_none())
+                                .unwrap_or(conns.len());
+                            if poll
+                                .registry()
+                                .register(&mut s, Token(k), Interest::READABLE | Interest::WRITABLE)
+                                .is_err()
+                            {
                                 continue;
                             }
-                            let mut c = Conn { stream: s, rbuf: vec![0; RBUF], rstart: 0, rend: 0,
-                                               wbuf: Vec::with_capacity(1 << 20), wpos: 0, xid: 1, alive: true };
+                            let mut c = Conn {
+                                stream: s,
+                                rbuf: vec![0; RBUF],
+                                rstart: 0,
+                                rend: 0,
+                                wbuf: Vec::with_capacity(1 << 20),
+                                wpos: 0,
+                                xid: 1,
+                                alive: true,
+                            };
                             of13::hello(&mut c.wbuf, 1);
                             of13::simple(&mut c.wbuf, t::FEATURES_REQUEST, 2);
                             c.alive = c.flush();
@@ -164,7 +196,9 @@ pub fn serve(listener: std::net::TcpListener, stop: Arc<AtomicBool>, stats: Arc<
                 continue;
             }
             let k = ev.token().0;
-            let Some(Some(c)) = conns.get_mut(k) else { continue };
+            let Some(Some(c)) = conns.get_mut(k) else {
+                continue;
+            };
             if ev.is_readable() || ev.is_read_closed() || ev.is_error() {
                 c.alive = c.read(&stats) && c.alive;
             }
@@ -184,6 +218,14 @@ pub fn serve(listener: std::net::TcpListener, stop: Arc<AtomicBool>, stats: Arc<
 /// Bind (loopback only) and serve in the calling thread.
 pub fn run(listen: SocketAddr, max_time: Option<Duration>) -> std::io::Result<()> {
     let l = std::net::TcpListener::bind(listen)?;
-    eprintln!("sdnperf-probe echo-controller listening on {}", l.local_addr()?);
-    serve(l, Arc::new(AtomicBool::new(false)), Arc::new(EchoStats::default()), max_time)
+    eprintln!(
+        "sdnperf-probe echo-controller listening on {}",
+        l.local_addr()?
+    );
+    serve(
+        l,
+        Arc::new(AtomicBool::new(false)),
+        Arc::new(EchoStats::default()),
+        max_time,
+    )
 }

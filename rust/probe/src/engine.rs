@@ -25,8 +25,8 @@ use mio::net::TcpStream;
 use mio::{Events, Interest, Poll, Token};
 
 use crate::config::{Config, Mode};
-use crate::hist::Histogram;
 use crate::frame;
+use crate::hist::Histogram;
 use crate::of13::{self, t};
 
 /// Read buffer: room for two maximum-size (64 KiB) OpenFlow messages.
@@ -148,7 +148,12 @@ pub struct Clock {
 
 impl Clock {
     pub fn unset() -> Clock {
-        Clock { load_start: NOT_SET, measure_start: NOT_SET, measure_end: NOT_SET, run_end: NOT_SET }
+        Clock {
+            load_start: NOT_SET,
+            measure_start: NOT_SET,
+            measure_end: NOT_SET,
+            run_end: NOT_SET,
+        }
     }
 
     /// Pick up the load start and an early end (packet count reached) from `sh`.
@@ -226,10 +231,19 @@ pub struct Flight {
 impl Flight {
     pub fn new(index: usize, cfg: &Config) -> Flight {
         let ring_size = cfg.ring_size();
-        let n_ticks = ((cfg.warmup + cfg.duration.min(3600.0) + cfg.drain) / cfg.interval).ceil() as usize + 2;
+        let n_ticks = ((cfg.warmup + cfg.duration.min(3600.0) + cfg.drain) / cfg.interval).ceil()
+            as usize
+            + 2;
         Flight {
             index,
-            ring: vec![Slot { seq: NOT_SET, sent_ns: 0, flags: 0 }; ring_size],
+            ring: vec![
+                Slot {
+                    seq: NOT_SET,
+                    sent_ns: 0,
+                    flags: 0
+                };
+                ring_size
+            ],
             mask: ring_size as u64 - 1,
             next_seq: 0,
             low: 0,
@@ -267,7 +281,15 @@ impl Flight {
     /// How many packet-ins the load mode calls for now, and whether they are measured.
     /// `blocked`: the controller is not reading (the write side is full); `room`: how
     /// many more fit into the write side.
-    pub fn due(&mut self, cfg: &Config, clk: &Clock, now: u64, phase: Phase, blocked: bool, room: u64) -> (u64, bool) {
+    pub fn due(
+        &mut self,
+        cfg: &Config,
+        clk: &Clock,
+        now: u64,
+        phase: Phase,
+        blocked: bool,
+        room: u64,
+    ) -> (u64, bool) {
         if !(phase == Phase::Warmup || phase == Phase::Measure) {
             return (0, false);
         }
@@ -348,7 +370,11 @@ impl Flight {
         let seq = self.next_seq;
         self.next_seq += 1;
         let idx = (seq & self.mask) as usize;
-        self.ring[idx] = Slot { seq, sent_ns: now, flags: if measured { F_MEASURED } else { 0 } };
+        self.ring[idx] = Slot {
+            seq,
+            sent_ns: now,
+            flags: if measured { F_MEASURED } else { 0 },
+        };
         self.outstanding += 1;
         self.load_sent += 1;
         self.cur.sent += 1;
@@ -370,7 +396,9 @@ impl Flight {
     pub fn seq_for_macs(&self, src: Option<[u8; 6]>, dst: Option<[u8; 6]>) -> Option<u64> {
         let hosts = self.hosts;
         for m in [src, dst].into_iter().flatten() {
-            let Some((sw, host)) = frame::decode_host_mac(&m) else { continue };
+            let Some((sw, host)) = frame::decode_host_mac(&m) else {
+                continue;
+            };
             if sw as usize != (self.index & 0xffff) || host as u64 >= hosts {
                 continue;
             }
@@ -466,12 +494,21 @@ impl Flight {
 
     /// Per-iteration bookkeeping after events: count mode (a switch is done when it has
     /// sent its packets, or is gone; all done ends the measurement) and the time series.
-    pub fn housekeeping(&mut self, cfg: &Config, sh: &Shared, clk: &Clock, now: u64, closed: bool, ever_ready: bool) {
+    pub fn housekeeping(
+        &mut self,
+        cfg: &Config,
+        sh: &Shared,
+        clk: &Clock,
+        now: u64,
+        closed: bool,
+        ever_ready: bool,
+    ) {
         if clk.load_start == NOT_SET {
             return;
         }
         let phase = clk.phase(now);
-        let finished = closed || (phase == Phase::Measure && cfg.packets.is_some_and(|n| self.sent >= n));
+        let finished =
+            closed || (phase == Phase::Measure && cfg.packets.is_some_and(|n| self.sent >= n));
         if finished && !self.counted_done && ever_ready {
             self.counted_done = true;
             sh.done.fetch_add(1, Ordering::SeqCst);
@@ -484,25 +521,47 @@ impl Flight {
     /// The end of the run: the last ticks, backpressure still in force, and the result.
     /// `end`: the end of the run (ns), the same for every switch so their series align.
     #[allow(clippy::too_many_arguments)]
-    pub fn finish(mut self, end: u64, clk: &Clock, cfg: &Config, dpid: u64, state: SwState, ever_ready: bool,
-                  error: Option<String>, closed_at: Option<u64>, messages: Vec<(String, u64)>) -> SwResult {
-        let total_ticks = if clk.load_start == NOT_SET { 0 } else { (end.saturating_sub(clk.load_start) / secs(cfg.interval)) as usize + 1 };
+    pub fn finish(
+        mut self,
+        end: u64,
+        clk: &Clock,
+        cfg: &Config,
+        dpid: u64,
+        state: SwState,
+        ever_ready: bool,
+        error: Option<String>,
+        closed_at: Option<u64>,
+        messages: Vec<(String, u64)>,
+    ) -> SwResult {
+        let total_ticks = if clk.load_start == NOT_SET {
+            0
+        } else {
+            (end.saturating_sub(clk.load_start) / secs(cfg.interval)) as usize + 1
+        };
         self.close_ticks(total_ticks);
         if let Some(since) = self.blocked_since.take() {
             if clk.measure_start != NOT_SET && since < clk.measure_end {
-                self.backpressure_ns += clk.measure_end.saturating_sub(since.max(clk.measure_start));
+                self.backpressure_ns +=
+                    clk.measure_end.saturating_sub(since.max(clk.measure_start));
             }
         }
         // whatever was sent in the window and never answered is lost
         while self.low < self.next_seq {
             let slot = self.ring[(self.low & self.mask) as usize];
-            if slot.seq == self.low && slot.flags & (F_ANSWERED | F_EXPIRED) == 0 && slot.flags & F_MEASURED != 0 {
+            if slot.seq == self.low
+                && slot.flags & (F_ANSWERED | F_EXPIRED) == 0
+                && slot.flags & F_MEASURED != 0
+            {
                 self.lost += 1;
             }
             self.low += 1;
         }
         let closed_at_s = closed_at.map(|c| {
-            if clk.load_start == NOT_SET { 0.0 } else { (c as f64 - clk.load_start as f64) * 1e-9 }
+            if clk.load_start == NOT_SET {
+                0.0
+            } else {
+                (c as f64 - clk.load_start as f64) * 1e-9
+            }
         });
         SwResult {
             index: self.index,
@@ -567,7 +626,11 @@ struct Sw {
 impl Sw {
     fn new(index: usize, cfg: &Config) -> Sw {
         let mut template = Vec::with_capacity(of13::PI_LEN + 4);
-        let reason = if cfg.reason_action { of13::REASON_ACTION } else { of13::REASON_NO_MATCH };
+        let reason = if cfg.reason_action {
+            of13::REASON_ACTION
+        } else {
+            of13::REASON_NO_MATCH
+        };
         of13::packet_in_template(&mut template, reason, cfg.table_id, cfg.vlan);
         Sw {
             dpid: cfg.dpid_base + index as u64,
@@ -608,7 +671,9 @@ impl Sw {
 
     /// Write what is buffered; returns Err(reason) when the connection is gone.
     fn flush(&mut self) -> Result<(), String> {
-        let Some(stream) = self.stream.as_mut() else { return Ok(()) };
+        let Some(stream) = self.stream.as_mut() else {
+            return Ok(());
+        };
         while self.wpos < self.wbuf.len() {
             match stream.write(&self.wbuf[self.wpos..]) {
                 Ok(0) => return Err("controller closed the connection (write returned 0)".into()),
@@ -642,7 +707,9 @@ impl Sw {
                 self.rend -= self.rstart;
                 self.rstart = 0;
             }
-            let Some(stream) = self.stream.as_mut() else { return Ok(()) };
+            let Some(stream) = self.stream.as_mut() else {
+                return Ok(());
+            };
             match stream.read(&mut self.rbuf[self.rend..]) {
                 Ok(0) => return Err("controller closed the connection".into()),
                 Ok(n) => {
@@ -658,9 +725,12 @@ impl Sw {
 
     fn parse(&mut self, cfg: &Config, sh: &Shared, clk: &Clock, now: u64) -> Result<(), String> {
         while self.rend - self.rstart >= of13::HEADER_LEN {
-            let len = u16::from_be_bytes([self.rbuf[self.rstart + 2], self.rbuf[self.rstart + 3]]) as usize;
+            let len = u16::from_be_bytes([self.rbuf[self.rstart + 2], self.rbuf[self.rstart + 3]])
+                as usize;
             if len < of13::HEADER_LEN {
-                return Err(format!("malformed message from controller: length {len} < 8"));
+                return Err(format!(
+                    "malformed message from controller: length {len} < 8"
+                ));
             }
             if self.rend - self.rstart < len {
                 break;
@@ -676,7 +746,15 @@ impl Sw {
         Ok(())
     }
 
-    fn handle(&mut self, s: usize, e: usize, cfg: &Config, sh: &Shared, clk: &Clock, now: u64) -> Result<(), String> {
+    fn handle(
+        &mut self,
+        s: usize,
+        e: usize,
+        cfg: &Config,
+        sh: &Shared,
+        clk: &Clock,
+        now: u64,
+    ) -> Result<(), String> {
         let msg = &self.rbuf[s..e];
         let version = msg[0];
         let typ = msg[1];
@@ -684,7 +762,9 @@ impl Sw {
         self.msg_counts[(typ as usize).min(31)] += 1;
         if typ == t::HELLO {
             if !of13::hello_accepts_13(msg) {
-                return Err(format!("controller does not offer OpenFlow 1.3 (hello version {version})"));
+                return Err(format!(
+                    "controller does not offer OpenFlow 1.3 (hello version {version})"
+                ));
             }
             if self.state == SwState::Connecting {
                 self.state = SwState::Handshake;
@@ -692,7 +772,9 @@ impl Sw {
             return Ok(());
         }
         if version != of13::VERSION {
-            return Err(format!("controller sent a version {version} message (type {typ}); expected OpenFlow 1.3"));
+            return Err(format!(
+                "controller sent a version {version} message (type {typ}); expected OpenFlow 1.3"
+            ));
         }
         let w = &mut self.wbuf;
         match typ {
@@ -701,7 +783,11 @@ impl Sw {
             }
             t::ECHO_REQUEST => of13::echo_reply(w, xid, &msg[8..]),
             t::FEATURES_REQUEST => {
-                let n_buffers = if cfg.buffer_ids { self.fl.ring_len() as u32 } else { 0 };
+                let n_buffers = if cfg.buffer_ids {
+                    self.fl.ring_len() as u32
+                } else {
+                    0
+                };
                 of13::features_reply(w, xid, self.dpid, n_buffers);
                 if !self.ever_ready {
                     self.ever_ready = true;
@@ -709,7 +795,9 @@ impl Sw {
                     sh.ready.fetch_add(1, Ordering::SeqCst);
                 }
             }
-            t::GET_CONFIG_REQUEST => of13::get_config_reply(w, xid, self.config_flags, self.miss_send_len),
+            t::GET_CONFIG_REQUEST => {
+                of13::get_config_reply(w, xid, self.config_flags, self.miss_send_len)
+            }
             t::SET_CONFIG => {
                 if msg.len() >= 12 {
                     self.config_flags = u16::from_be_bytes([msg[8], msg[9]]);
@@ -719,7 +807,13 @@ impl Sw {
             t::BARRIER_REQUEST => of13::simple(w, t::BARRIER_REPLY, xid),
             t::MULTIPART_REQUEST => {
                 let ok = msg.len() >= 16
-                    && of13::multipart_reply(w, xid, u16::from_be_bytes([msg[8], msg[9]]), self.dpid, cfg.ports);
+                    && of13::multipart_reply(
+                        w,
+                        xid,
+                        u16::from_be_bytes([msg[8], msg[9]]),
+                        self.dpid,
+                        cfg.ports,
+                    );
                 if !ok {
                     of13::error(w, xid, of13::ET_BAD_REQUEST, of13::BRC_BAD_MULTIPART, msg);
                 }
@@ -730,7 +824,9 @@ impl Sw {
                 of13::role_reply(w, xid, if role == 0 { 1 } else { role }, gen);
             }
             t::GET_ASYNC_REQUEST => of13::get_async_reply(w, xid),
-            t::QUEUE_GET_CONFIG_REQUEST => of13::queue_get_config_reply(w, xid, of13::be32(msg, 8).unwrap_or(0)),
+            t::QUEUE_GET_CONFIG_REQUEST => {
+                of13::queue_get_config_reply(w, xid, of13::be32(msg, 8).unwrap_or(0))
+            }
             t::PACKET_OUT => match of13::parse_packet_out(msg) {
                 Some(po) => {
                     if po.buffer_id != of13::NO_BUFFER {
@@ -746,7 +842,11 @@ impl Sw {
             },
             t::FLOW_MOD => match of13::parse_flow_mod(msg) {
                 Some(fm) => {
-                    if fm.command == 0 && fm.cookie != 0 && fm.eth_src.is_none() && fm.eth_dst.is_none() {
+                    if fm.command == 0
+                        && fm.cookie != 0
+                        && fm.eth_src.is_none()
+                        && fm.eth_dst.is_none()
+                    {
                         self.pi_cookie = fm.cookie;
                     }
                     if fm.buffer_id != of13::NO_BUFFER && cfg.buffer_ids {
@@ -757,7 +857,12 @@ impl Sw {
                 }
                 None => return Err("malformed FLOW_MOD from controller".into()),
             },
-            t::SET_ASYNC | t::GROUP_MOD | t::PORT_MOD | t::TABLE_MOD | t::METER_MOD | t::ECHO_REPLY
+            t::SET_ASYNC
+            | t::GROUP_MOD
+            | t::PORT_MOD
+            | t::TABLE_MOD
+            | t::METER_MOD
+            | t::ECHO_REPLY
             | t::EXPERIMENTER => {}
             _ => {
                 self.fl.ctl_errors += 1;
@@ -766,7 +871,6 @@ impl Sw {
         }
         Ok(())
     }
-
 
     #[inline]
     fn send_one(&mut self, cfg: &Config, now: u64, measured: bool) {
@@ -778,13 +882,23 @@ impl Sw {
         self.wbuf.extend_from_slice(&self.template);
         let m = &mut self.wbuf[start..];
         m[4..8].copy_from_slice(&self.xid.to_be_bytes());
-        m[of13::PI_COOKIE_OFF..of13::PI_COOKIE_OFF + 8].copy_from_slice(&self.pi_cookie.to_be_bytes());
+        m[of13::PI_COOKIE_OFF..of13::PI_COOKIE_OFF + 8]
+            .copy_from_slice(&self.pi_cookie.to_be_bytes());
         self.xid = self.xid.wrapping_add(1);
-        let buffer_id = if cfg.buffer_ids { (seq as u32) & 0x7fff_ffff } else { of13::NO_BUFFER };
+        let buffer_id = if cfg.buffer_ids {
+            (seq as u32) & 0x7fff_ffff
+        } else {
+            of13::NO_BUFFER
+        };
         m[of13::PI_BUFFER_OFF..of13::PI_BUFFER_OFF + 4].copy_from_slice(&buffer_id.to_be_bytes());
         let in_port = src_h % cfg.ports + 1;
         m[of13::PI_IN_PORT_OFF..of13::PI_IN_PORT_OFF + 4].copy_from_slice(&in_port.to_be_bytes());
-        frame::patch_frame(&mut m[of13::PI_DATA_OFF..], frame::host_mac(sw, dst_h), frame::host_mac(sw, src_h), id);
+        frame::patch_frame(
+            &mut m[of13::PI_DATA_OFF..],
+            frame::host_mac(sw, dst_h),
+            frame::host_mac(sw, src_h),
+            id,
+        );
     }
 
     /// Send the packet-ins the load mode calls for now.
@@ -804,11 +918,25 @@ impl Sw {
         let mut messages = Vec::new();
         for (ty, c) in self.msg_counts.iter().enumerate() {
             if *c > 0 {
-                let name = if ty < t::COUNT { t::name(ty as u8).to_string() } else { format!("type_{ty}") };
+                let name = if ty < t::COUNT {
+                    t::name(ty as u8).to_string()
+                } else {
+                    format!("type_{ty}")
+                };
                 messages.push((name, *c));
             }
         }
-        self.fl.finish(end, clk, cfg, self.dpid, self.state, self.ever_ready, self.error, self.closed_at, messages)
+        self.fl.finish(
+            end,
+            clk,
+            cfg,
+            self.dpid,
+            self.state,
+            self.ever_ready,
+            self.error,
+            self.closed_at,
+            messages,
+        )
     }
 }
 
@@ -842,7 +970,11 @@ pub fn worker(cfg: Arc<Config>, sh: Arc<Shared>, indices: Vec<usize>) -> Vec<SwR
                     continue;
                 }
                 let mut ms = TcpStream::from_std(s);
-                if let Err(e) = poll.registry().register(&mut ms, Token(k), Interest::READABLE | Interest::WRITABLE) {
+                if let Err(e) = poll.registry().register(
+                    &mut ms,
+                    Token(k),
+                    Interest::READABLE | Interest::WRITABLE,
+                ) {
                     sw.error = Some(format!("register: {e}"));
                     sw.state = SwState::Closed;
                     sh.failed.fetch_add(1, Ordering::SeqCst);
@@ -885,7 +1017,11 @@ pub fn worker(cfg: Arc<Config>, sh: Arc<Shared>, indices: Vec<usize>) -> Vec<SwR
                 }
             }
         }
-        let wait = if phase == Phase::Before { Duration::from_millis(5) } else { Duration::from_millis(1) };
+        let wait = if phase == Phase::Before {
+            Duration::from_millis(5)
+        } else {
+            Duration::from_millis(1)
+        };
         if let Err(e) = poll.poll(&mut events, Some(wait)) {
             if e.kind() != ErrorKind::Interrupted {
                 for (k, _) in sws.iter().enumerate() {
@@ -923,12 +1059,15 @@ pub fn worker(cfg: Arc<Config>, sh: Arc<Shared>, indices: Vec<usize>) -> Vec<SwR
         }
         for sw in sws.iter_mut() {
             let closed = sw.state == SwState::Closed;
-            sw.fl.housekeeping(&cfg, &sh, &clk, now, closed, sw.ever_ready);
+            sw.fl
+                .housekeeping(&cfg, &sh, &clk, now, closed, sw.ever_ready);
         }
         check_count_done(&cfg, &sh, &clk, now);
     }
     let end = sh.now();
-    sws.into_iter().map(|sw| sw.result(end, &clk, &cfg)).collect()
+    sws.into_iter()
+        .map(|sw| sw.result(end, &clk, &cfg))
+        .collect()
 }
 
 /// Timeline actually used by a run (seconds).
@@ -953,8 +1092,14 @@ extern "C" fn on_stop_signal(_sig: libc::c_int) {
 pub fn install_stop_handler() {
     // SAFETY: the handler only stores to an atomic.
     unsafe {
-        libc::signal(libc::SIGTERM, on_stop_signal as extern "C" fn(libc::c_int) as libc::sighandler_t);
-        libc::signal(libc::SIGINT, on_stop_signal as extern "C" fn(libc::c_int) as libc::sighandler_t);
+        libc::signal(
+            libc::SIGTERM,
+            on_stop_signal as extern "C" fn(libc::c_int) as libc::sighandler_t,
+        );
+        libc::signal(
+            libc::SIGINT,
+            on_stop_signal as extern "C" fn(libc::c_int) as libc::sighandler_t,
+        );
     }
 }
 
@@ -1010,18 +1155,27 @@ pub fn run_timeline(
     let handles = spawn(&cfg, &sh);
     // wait for every switch to finish its handshake (or fail), bounded
     let deadline = sh.now() + secs(cfg.connect_timeout);
-    while sh.ready.load(Ordering::SeqCst) + sh.failed.load(Ordering::SeqCst) < cfg.switches && sh.now() < deadline
+    while sh.ready.load(Ordering::SeqCst) + sh.failed.load(Ordering::SeqCst) < cfg.switches
+        && sh.now() < deadline
         && !stop_requested()
     {
         std::thread::sleep(Duration::from_millis(2));
     }
     let connected_s = sh.now() as f64 * 1e-9;
     let ready = sh.ready.load(Ordering::SeqCst);
-    let mut timeline = Timeline { connected_s, load_started: false, warmup_s: 0.0, measure_s: 0.0, drain_s: 0.0, load_start_ns: 0 };
+    let mut timeline = Timeline {
+        connected_s,
+        load_started: false,
+        warmup_s: 0.0,
+        measure_s: 0.0,
+        drain_s: 0.0,
+        load_start_ns: 0,
+    };
     let mut cpu_measure_pct = 0.0;
     if ready > 0 && !stop_requested() {
         std::thread::sleep(Duration::from_secs_f64(cfg.settle));
-        sh.ready_at_start.store(sh.ready.load(Ordering::SeqCst), Ordering::SeqCst);
+        sh.ready_at_start
+            .store(sh.ready.load(Ordering::SeqCst), Ordering::SeqCst);
         let ls = sh.now();
         sh.load_start.store(ls, Ordering::SeqCst);
         timeline.load_started = true;
@@ -1051,9 +1205,17 @@ pub fn run_timeline(
             std::thread::sleep(Duration::from_millis(1));
         }
         let (c2, t2) = (process_cpu_ns(), sh.now());
-        cpu_measure_pct = if t2 > t1 { 100.0 * (c2 - c1) as f64 / (t2 - t1) as f64 } else { 0.0 };
+        cpu_measure_pct = if t2 > t1 {
+            100.0 * (c2 - c1) as f64 / (t2 - t1) as f64
+        } else {
+            0.0
+        };
         let me = sh.measure_end.load(Ordering::SeqCst);
-        let end = if me != NOT_SET { me.min(planned_end).max(ms) } else { planned_end };
+        let end = if me != NOT_SET {
+            me.min(planned_end).max(ms)
+        } else {
+            planned_end
+        };
         timeline.warmup_s = cfg.warmup;
         timeline.measure_s = (end - ms) as f64 * 1e-9;
         timeline.drain_s = cfg.drain;
@@ -1070,5 +1232,11 @@ pub fn run_timeline(
     results.sort_by_key(|r| r.index);
     let wall = sh.now().max(1);
     let cpu_run_pct = 100.0 * (process_cpu_ns() - cpu0) as f64 / wall as f64;
-    RunOutput { results, endpoints: Vec::new(), timeline, cpu_measure_pct, cpu_run_pct }
+    RunOutput {
+        results,
+        endpoints: Vec::new(),
+        timeline,
+        cpu_measure_pct,
+        cpu_run_pct,
+    }
 }

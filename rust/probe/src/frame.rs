@@ -20,13 +20,20 @@ pub fn decode_host_mac(m: &[u8]) -> Option<(u32, u32)> {
     if m.len() < 6 || m[0] != 0x02 {
         return None;
     }
-    Some((u16::from_be_bytes([m[1], m[2]]) as u32, u32::from_be_bytes([0, m[3], m[4], m[5]])))
+    Some((
+        u16::from_be_bytes([m[1], m[2]]) as u32,
+        u32::from_be_bytes([0, m[3], m[4], m[5]]),
+    ))
 }
 
 /// Length of the L2 header: 14, or 18 with a VLAN tag.
 #[inline]
 fn l2_len(f: &[u8]) -> usize {
-    if f.len() >= 14 && f[12..14] == [0x81, 0x00] { 18 } else { 14 }
+    if f.len() >= 14 && f[12..14] == [0x81, 0x00] {
+        18
+    } else {
+        14
+    }
 }
 
 /// Write a TCP SYN frame template (ids and MACs patched later by `patch_frame`),
@@ -100,4 +107,3 @@ pub fn frame_id(f: &[u8]) -> Option<u64> {
     }
     Some(u64::from_be_bytes(f[id_off..id_off + 8].try_into().ok()?))
 }
-

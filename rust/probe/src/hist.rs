@@ -49,7 +49,13 @@ pub fn bounds(i: usize) -> (u64, u64) {
 
 impl Histogram {
     pub fn new() -> Self {
-        Histogram { counts: Box::new([0; BUCKETS]), count: 0, sum: 0, min: u64::MAX, max: 0 }
+        Histogram {
+            counts: Box::new([0; BUCKETS]),
+            count: 0,
+            sum: 0,
+            min: u64::MAX,
+            max: 0,
+        }
     }
 
     #[inline]
@@ -106,10 +112,14 @@ impl Histogram {
 
     /// Non-empty buckets as (low, high, count).
     pub fn nonzero(&self) -> impl Iterator<Item = (u64, u64, u64)> + '_ {
-        self.counts.iter().enumerate().filter(|(_, c)| **c > 0).map(|(i, c)| {
-            let (lo, hi) = bounds(i);
-            (lo, hi, *c)
-        })
+        self.counts
+            .iter()
+            .enumerate()
+            .filter(|(_, c)| **c > 0)
+            .map(|(i, c)| {
+                let (lo, hi) = bounds(i);
+                (lo, hi, *c)
+            })
     }
 }
 
@@ -119,7 +129,19 @@ mod tests {
 
     #[test]
     fn buckets_cover_values() {
-        for v in [0u64, 1, 15, 16, 17, 31, 32, 1000, 123_456, 10_000_000_000, u64::MAX / 2] {
+        for v in [
+            0u64,
+            1,
+            15,
+            16,
+            17,
+            31,
+            32,
+            1000,
+            123_456,
+            10_000_000_000,
+            u64::MAX / 2,
+        ] {
             let (lo, hi) = bounds(index(v));
             assert!(lo <= v && v <= hi, "{v} not in [{lo},{hi}]");
         }

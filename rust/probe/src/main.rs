@@ -146,7 +146,10 @@ fn main() -> ExitCode {
 /// ever completed its handshake.
 fn print_report(cfg: &config::Config, out: &engine::RunOutput) -> ExitCode {
     let doc = report::build(cfg, out);
-    println!("{}", serde_json::to_string(&doc).unwrap_or_else(|_| "{}".into()));
+    println!(
+        "{}",
+        serde_json::to_string(&doc).unwrap_or_else(|_| "{}".into())
+    );
     if doc["switches"]["ready"].as_u64().unwrap_or(0) == 0 {
         ExitCode::from(3)
     } else {
@@ -161,24 +164,48 @@ fn p4runtime_echo(args: &[String]) -> Result<(), (u8, String)> {
     let mut it = args.iter();
     let bad = |m: String| (2u8, m);
     while let Some(a) = it.next() {
-        let mut val = || it.next().cloned().ok_or_else(|| bad(format!("{a} needs a value")));
+        let mut val = || {
+            it.next()
+                .cloned()
+                .ok_or_else(|| bad(format!("{a} needs a value")))
+        };
         match a.as_str() {
             "--devices-file" => devices.extend(p4rt::read_devices_file(&val()?).map_err(bad)?),
             "--device" => {
                 let v = val()?;
-                let (id, addr) = v.split_once('@').ok_or_else(|| bad(format!("--device {v}: expected ID@127.0.0.1:PORT")))?;
-                let id: u64 = id.parse().map_err(|_| bad(format!("--device {v}: device id {id:?} is not a number")))?;
+                let (id, addr) = v
+                    .split_once('@')
+                    .ok_or_else(|| bad(format!("--device {v}: expected ID@127.0.0.1:PORT")))?;
+                let id: u64 = id
+                    .parse()
+                    .map_err(|_| bad(format!("--device {v}: device id {id:?} is not a number")))?;
                 config::parse_loopback(addr, "--device").map_err(bad)?;
                 devices.push((id, addr.to_string()));
             }
-            "--election-id" => election = val()?.parse().map_err(|_| bad("--election-id: expected a number".into()))?,
-            "--threads" => threads = val()?.parse().map_err(|_| bad("--threads: expected a number".into()))?,
-            "--max-time" => max_time = Some(Duration::from_secs_f64(val()?.parse().map_err(|_| bad("--max-time: expected seconds".into()))?)),
+            "--election-id" => {
+                election = val()?
+                    .parse()
+                    .map_err(|_| bad("--election-id: expected a number".into()))?
+            }
+            "--threads" => {
+                threads = val()?
+                    .parse()
+                    .map_err(|_| bad("--threads: expected a number".into()))?
+            }
+            "--max-time" => {
+                max_time = Some(Duration::from_secs_f64(
+                    val()?
+                        .parse()
+                        .map_err(|_| bad("--max-time: expected seconds".into()))?,
+                ))
+            }
             _ => return Err(bad(format!("unknown option {a:?}"))),
         }
     }
     if devices.is_empty() {
-        return Err(bad("no devices: give --devices-file F or --device ID@127.0.0.1:PORT".into()));
+        return Err(bad(
+            "no devices: give --devices-file F or --device ID@127.0.0.1:PORT".into(),
+        ));
     }
     p4rt::echo::run(devices, election, threads, max_time).map_err(|e| (1, e))
 }

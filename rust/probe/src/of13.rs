@@ -49,13 +49,36 @@ pub mod t {
 
     pub fn name(t: u8) -> &'static str {
         const NAMES: [&str; 30] = [
-            "hello", "error", "echo_request", "echo_reply", "experimenter",
-            "features_request", "features_reply", "get_config_request", "get_config_reply",
-            "set_config", "packet_in", "flow_removed", "port_status", "packet_out", "flow_mod",
-            "group_mod", "port_mod", "table_mod", "multipart_request", "multipart_reply",
-            "barrier_request", "barrier_reply", "queue_get_config_request",
-            "queue_get_config_reply", "role_request", "role_reply", "get_async_request",
-            "get_async_reply", "set_async", "meter_mod",
+            "hello",
+            "error",
+            "echo_request",
+            "echo_reply",
+            "experimenter",
+            "features_request",
+            "features_reply",
+            "get_config_request",
+            "get_config_reply",
+            "set_config",
+            "packet_in",
+            "flow_removed",
+            "port_status",
+            "packet_out",
+            "flow_mod",
+            "group_mod",
+            "port_mod",
+            "table_mod",
+            "multipart_request",
+            "multipart_reply",
+            "barrier_request",
+            "barrier_reply",
+            "queue_get_config_request",
+            "queue_get_config_reply",
+            "role_request",
+            "role_reply",
+            "get_async_request",
+            "get_async_reply",
+            "set_async",
+            "meter_mod",
         ];
         NAMES.get(t as usize).copied().unwrap_or("unknown")
     }
@@ -89,11 +112,13 @@ pub struct Header {
 
 #[inline]
 pub fn be16(b: &[u8], off: usize) -> Option<u16> {
-    b.get(off..off + 2).map(|s| u16::from_be_bytes([s[0], s[1]]))
+    b.get(off..off + 2)
+        .map(|s| u16::from_be_bytes([s[0], s[1]]))
 }
 #[inline]
 pub fn be32(b: &[u8], off: usize) -> Option<u32> {
-    b.get(off..off + 4).map(|s| u32::from_be_bytes([s[0], s[1], s[2], s[3]]))
+    b.get(off..off + 4)
+        .map(|s| u32::from_be_bytes([s[0], s[1], s[2], s[3]]))
 }
 #[inline]
 pub fn be64(b: &[u8], off: usize) -> Option<u64> {
@@ -108,7 +133,12 @@ pub fn parse_header(b: &[u8]) -> Option<Header> {
     if b.len() < HEADER_LEN {
         return None;
     }
-    Some(Header { version: b[0], typ: b[1], length: be16(b, 2)?, xid: be32(b, 4)? })
+    Some(Header {
+        version: b[0],
+        typ: b[1],
+        length: be16(b, 2)?,
+        xid: be32(b, 4)?,
+    })
 }
 
 /// Append a header; `len` is the whole message length.
@@ -149,13 +179,17 @@ pub fn hello(out: &mut Vec<u8>, xid: u32) {
 /// Does a received HELLO let us speak 1.3? (header version >= 4, and when a bitmap is
 /// present it must contain bit 4.)
 pub fn hello_accepts_13(msg: &[u8]) -> bool {
-    let Some(h) = parse_header(msg) else { return false };
+    let Some(h) = parse_header(msg) else {
+        return false;
+    };
     if h.version < VERSION {
         return false;
     }
     let mut off = HEADER_LEN;
     while off + 4 <= msg.len() {
-        let (Some(typ), Some(len)) = (be16(msg, off), be16(msg, off + 2)) else { break };
+        let (Some(typ), Some(len)) = (be16(msg, off), be16(msg, off + 2)) else {
+            break;
+        };
         if len < 4 {
             break;
         }
@@ -287,8 +321,15 @@ pub fn multipart_reply(out: &mut Vec<u8>, xid: u32, mtype: u16, dpid: u64, n_por
         }
         // Statistics of flows, tables, ports, queues, groups, meters, table features:
         // an emulated switch with no data path has none: an empty list is a valid answer.
-        mp::FLOW | mp::TABLE | mp::PORT_STATS | mp::QUEUE | mp::GROUP | mp::GROUP_DESC
-        | mp::METER | mp::METER_CONFIG | mp::TABLE_FEATURES => {}
+        mp::FLOW
+        | mp::TABLE
+        | mp::PORT_STATS
+        | mp::QUEUE
+        | mp::GROUP
+        | mp::GROUP_DESC
+        | mp::METER
+        | mp::METER_CONFIG
+        | mp::TABLE_FEATURES => {}
         _ => {
             out.truncate(start);
             return false;
@@ -318,7 +359,7 @@ pub fn packet_in_template(out: &mut Vec<u8>, reason: u8, table_id: u8, vlan: Opt
     out.push(reason);
     out.push(table_id);
     put_zeros(out, 8); // cookie
-    // ofp_match: OXM, length 12 (4 + one 8-byte OXM), padded to 16
+                       // ofp_match: OXM, length 12 (4 + one 8-byte OXM), padded to 16
     out.extend_from_slice(&1u16.to_be_bytes());
     out.extend_from_slice(&12u16.to_be_bytes());
     out.extend_from_slice(&0x8000_0004u32.to_be_bytes()); // OFPXMC_OPENFLOW_BASIC, IN_PORT, 4
@@ -342,7 +383,12 @@ pub struct PacketIn<'a> {
 }
 
 /// Walk OXM TLVs in `[off, end)`; calls `f(class, field, hasmask, value)`; None if malformed.
-pub fn walk_oxms(b: &[u8], mut off: usize, end: usize, mut f: impl FnMut(u16, u8, bool, &[u8])) -> Option<()> {
+pub fn walk_oxms(
+    b: &[u8],
+    mut off: usize,
+    end: usize,
+    mut f: impl FnMut(u16, u8, bool, &[u8]),
+) -> Option<()> {
     if end > b.len() {
         return None;
     }
@@ -412,7 +458,14 @@ pub struct PacketOut<'a> {
 }
 
 /// PACKET_OUT with one OUTPUT action; `data` empty when `buffer_id` is set.
-pub fn packet_out(out: &mut Vec<u8>, xid: u32, buffer_id: u32, in_port: u32, port: u32, data: &[u8]) {
+pub fn packet_out(
+    out: &mut Vec<u8>,
+    xid: u32,
+    buffer_id: u32,
+    in_port: u32,
+    port: u32,
+    data: &[u8],
+) {
     put_header(out, t::PACKET_OUT, 24 + 16 + data.len(), xid);
     out.extend_from_slice(&buffer_id.to_be_bytes());
     out.extend_from_slice(&in_port.to_be_bytes());
@@ -433,7 +486,12 @@ pub fn parse_packet_out(msg: &[u8]) -> Option<PacketOut<'_>> {
     }
     let alen = be16(msg, 16)? as usize;
     let actions = msg.get(24..24 + alen)?;
-    Some(PacketOut { buffer_id: be32(msg, 8)?, in_port: be32(msg, 12)?, actions, data: &msg[24 + alen..] })
+    Some(PacketOut {
+        buffer_id: be32(msg, 8)?,
+        in_port: be32(msg, 12)?,
+        actions,
+        data: &msg[24 + alen..],
+    })
 }
 
 // ---- FLOW_MOD -----------------------------------------------------------------------------
@@ -454,7 +512,13 @@ pub fn parse_flow_mod(msg: &[u8]) -> Option<FlowModInfo> {
     if h.typ != t::FLOW_MOD || (h.length as usize) != msg.len() || msg.len() < 56 {
         return None;
     }
-    let mut info = FlowModInfo { cookie: be64(msg, 8)?, table_id: msg[24], command: msg[25], buffer_id: be32(msg, 32)?, ..Default::default() };
+    let mut info = FlowModInfo {
+        cookie: be64(msg, 8)?,
+        table_id: msg[24],
+        command: msg[25],
+        buffer_id: be32(msg, 32)?,
+        ..Default::default()
+    };
     parse_match(msg, 48, |c, f, _, v| {
         if c == 0x8000 && v.len() >= 6 {
             let mut m = [0u8; 6];
@@ -470,7 +534,15 @@ pub fn parse_flow_mod(msg: &[u8]) -> Option<FlowModInfo> {
 }
 
 /// A FLOW_MOD (ADD) matching in_port/eth_dst/eth_src, for tests and the echo controller.
-pub fn flow_mod_add(out: &mut Vec<u8>, xid: u32, buffer_id: u32, in_port: u32, dst: [u8; 6], src: [u8; 6], port: u32) {
+pub fn flow_mod_add(
+    out: &mut Vec<u8>,
+    xid: u32,
+    buffer_id: u32,
+    in_port: u32,
+    dst: [u8; 6],
+    src: [u8; 6],
+    port: u32,
+) {
     let start = out.len();
     put_header(out, t::FLOW_MOD, 0, xid);
     put_zeros(out, 16); // cookie, cookie_mask
@@ -517,7 +589,15 @@ mod tests {
     fn header_round_trip() {
         let mut v = Vec::new();
         put_header(&mut v, t::BARRIER_REQUEST, 8, 0xdeadbeef);
-        assert_eq!(parse_header(&v), Some(Header { version: 4, typ: 20, length: 8, xid: 0xdeadbeef }));
+        assert_eq!(
+            parse_header(&v),
+            Some(Header {
+                version: 4,
+                typ: 20,
+                length: 8,
+                xid: 0xdeadbeef
+            })
+        );
         assert_eq!(parse_header(&v[..7]), None);
     }
 
@@ -566,7 +646,10 @@ mod tests {
         assert_eq!(v.len(), PI_LEN + 4);
         patch_frame(&mut v[PI_DATA_OFF..], host_mac(0, 2), host_mac(0, 1), 77);
         let pi = parse_packet_in(&v).unwrap();
-        assert_eq!((pi.reason, pi.table_id, pi.total_len as usize), (1, 1, FRAME_LEN + 4));
+        assert_eq!(
+            (pi.reason, pi.table_id, pi.total_len as usize),
+            (1, 1, FRAME_LEN + 4)
+        );
         assert_eq!(&pi.data[12..16], &[0x81, 0, 0, 100]);
         assert_eq!(frame_id(pi.data), Some(77));
         assert_eq!(ipv4_checksum(&pi.data[18..38]), 0);

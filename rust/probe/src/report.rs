@@ -18,7 +18,10 @@ pub fn rtt_json(h: &Histogram, buckets: bool) -> Value {
     m.insert("count".into(), json!(h.count));
     if h.count > 0 {
         m.insert("min".into(), json!(us(h.min)));
-        m.insert("mean".into(), json!((h.mean() / 1000.0 * 1000.0).round() / 1000.0));
+        m.insert(
+            "mean".into(),
+            json!((h.mean() / 1000.0 * 1000.0).round() / 1000.0),
+        );
         for (k, q) in [("p50", 0.5), ("p90", 0.9), ("p99", 0.99), ("p999", 0.999)] {
             m.insert(k.into(), json!(us(h.quantile(q))));
         }
@@ -29,7 +32,10 @@ pub fn rtt_json(h: &Histogram, buckets: bool) -> Value {
         }
     }
     if buckets {
-        let b: Vec<Value> = h.nonzero().map(|(lo, hi, c)| json!([us(lo), us(hi), c])).collect();
+        let b: Vec<Value> = h
+            .nonzero()
+            .map(|(lo, hi, c)| json!([us(lo), us(hi), c]))
+            .collect();
         m.insert("buckets".into(), Value::Array(b));
     }
     Value::Object(m)
@@ -72,8 +78,15 @@ pub fn build(cfg: &Config, out: &RunOutput) -> Value {
     let (sent, answered, lost) = (sum(|r| r.sent), sum(|r| r.answered), sum(|r| r.lost));
     let ready_now = rs.iter().filter(|r| r.state == SwState::Ready).count();
     let ever_ready = rs.iter().filter(|r| r.ever_ready).count();
-    let disconnected = rs.iter().filter(|r| r.ever_ready && r.state == SwState::Closed).count();
-    let active: Vec<f64> = rs.iter().filter(|r| r.ever_ready).map(|r| r.answered as f64).collect();
+    let disconnected = rs
+        .iter()
+        .filter(|r| r.ever_ready && r.state == SwState::Closed)
+        .count();
+    let active: Vec<f64> = rs
+        .iter()
+        .filter(|r| r.ever_ready)
+        .map(|r| r.answered as f64)
+        .collect();
     let n_ticks = rs.iter().map(|r| r.ticks.len()).max().unwrap_or(0);
     let mut tot = vec![[0u64; 3]; n_ticks];
     for r in rs {

@@ -109,7 +109,13 @@ fn controller_sends_length_below_header() {
     });
     let doc = run(cfg(addr, 1));
     assert_eq!(doc["status"], "failed");
-    assert!(doc["errors"][0]["error"].as_str().unwrap().contains("malformed"), "{doc}");
+    assert!(
+        doc["errors"][0]["error"]
+            .as_str()
+            .unwrap()
+            .contains("malformed"),
+        "{doc}"
+    );
 }
 
 #[test]
@@ -119,7 +125,10 @@ fn controller_speaks_openflow_10() {
         thread::sleep(Duration::from_secs(3));
     });
     let doc = run(cfg(addr, 1));
-    assert!(doc["errors"][0]["error"].as_str().unwrap().contains("1.3"), "{doc}");
+    assert!(
+        doc["errors"][0]["error"].as_str().unwrap().contains("1.3"),
+        "{doc}"
+    );
 }
 
 #[test]
@@ -135,7 +144,11 @@ fn controller_crashes_mid_run_keeps_partial_results() {
         }
     });
     let doc = run(cfg(addr, 2));
-    assert_eq!(doc["status"], "failed_or_partial".replace("failed_or_", ""), "{doc}");
+    assert_eq!(
+        doc["status"],
+        "failed_or_partial".replace("failed_or_", ""),
+        "{doc}"
+    );
     assert_eq!(doc["switches"]["disconnected"], 2);
     assert!(doc["totals"]["sent"].as_u64().unwrap() > 0);
     assert!(doc["totals"]["lost"].as_u64().unwrap() > 0);
@@ -149,7 +162,9 @@ fn controller_sends_garbage_after_handshake() {
         let mut junk = Vec::new();
         // a PACKET_OUT whose actions_len runs past its end, then random bytes
         junk.extend_from_slice(&[4, of13::t::PACKET_OUT, 0, 24, 0, 0, 0, 7]);
-        junk.extend_from_slice(&[0xff, 0xff, 0xff, 0xff, 0, 0, 0, 1, 0x01, 0x00, 0, 0, 0, 0, 0, 0]);
+        junk.extend_from_slice(&[
+            0xff, 0xff, 0xff, 0xff, 0, 0, 0, 1, 0x01, 0x00, 0, 0, 0, 0, 0, 0,
+        ]);
         let mut x = 0x9e3779b97f4a7c15u64;
         for _ in 0..5000 {
             x ^= x << 13;
@@ -162,7 +177,13 @@ fn controller_sends_garbage_after_handshake() {
     });
     let doc = run(cfg(addr, 1));
     assert_eq!(doc["switches"]["disconnected"], 1, "{doc}");
-    assert!(doc["errors"][0]["error"].as_str().unwrap().contains("malformed"), "{doc}");
+    assert!(
+        doc["errors"][0]["error"]
+            .as_str()
+            .unwrap()
+            .contains("malformed"),
+        "{doc}"
+    );
 }
 
 #[test]
@@ -202,8 +223,19 @@ fn echo_controller_answers_everything() {
     let addr = l.local_addr().unwrap();
     let stop = Arc::new(AtomicBool::new(false));
     let st = stop.clone();
-    let h = thread::spawn(move || echo::serve(l, st, Arc::new(echo::EchoStats::default()), Some(Duration::from_secs(10))));
-    for (mode, buffer_ids) in [(Mode::Throughput, false), (Mode::Latency, false), (Mode::Rate, true)] {
+    let h = thread::spawn(move || {
+        echo::serve(
+            l,
+            st,
+            Arc::new(echo::EchoStats::default()),
+            Some(Duration::from_secs(10)),
+        )
+    });
+    for (mode, buffer_ids) in [
+        (Mode::Throughput, false),
+        (Mode::Latency, false),
+        (Mode::Rate, true),
+    ] {
         let mut c = cfg(addr, 3);
         c.mode = mode;
         c.rate = 500.0;
@@ -230,7 +262,14 @@ fn count_mode_ends_early() {
     let addr = l.local_addr().unwrap();
     let stop = Arc::new(AtomicBool::new(false));
     let st = stop.clone();
-    let h = thread::spawn(move || echo::serve(l, st, Arc::new(echo::EchoStats::default()), Some(Duration::from_secs(10))));
+    let h = thread::spawn(move || {
+        echo::serve(
+            l,
+            st,
+            Arc::new(echo::EchoStats::default()),
+            Some(Duration::from_secs(10)),
+        )
+    });
     let mut c = cfg(addr, 2);
     c.packets = Some(1000);
     c.duration = 30.0;
@@ -248,7 +287,14 @@ fn rate_mode_keeps_its_schedule() {
     let addr = l.local_addr().unwrap();
     let stop = Arc::new(AtomicBool::new(false));
     let st = stop.clone();
-    let h = thread::spawn(move || echo::serve(l, st, Arc::new(echo::EchoStats::default()), Some(Duration::from_secs(10))));
+    let h = thread::spawn(move || {
+        echo::serve(
+            l,
+            st,
+            Arc::new(echo::EchoStats::default()),
+            Some(Duration::from_secs(10)),
+        )
+    });
     let mut c = cfg(addr, 2);
     c.mode = Mode::Rate;
     c.rate = 2000.0;
@@ -315,7 +361,15 @@ fn flow_mod_answers_match_by_mac_in_order() {
                     let mut src = [0u8; 6];
                     dst.copy_from_slice(&pi.data[0..6]);
                     src.copy_from_slice(&pi.data[6..12]);
-                    of13::flow_mod_add(&mut out, 9, of13::NO_BUFFER, pi.in_port.unwrap_or(1), dst, src, 2);
+                    of13::flow_mod_add(
+                        &mut out,
+                        9,
+                        of13::NO_BUFFER,
+                        pi.in_port.unwrap_or(1),
+                        dst,
+                        src,
+                        2,
+                    );
                 }
                 off += len;
             }

@@ -33,34 +33,54 @@ static A: Counting = Counting;
 
 #[test]
 fn packet_in_out_round_trip_allocates_nothing() {
-    let cfg = Config { mode: Mode::Throughput, window: 64, ..Config::default() };
+    let cfg = Config {
+        mode: Mode::Throughput,
+        window: 64,
+        ..Config::default()
+    };
     let mut fl = Flight::new(3, &cfg);
-    let layout = PacketInLayout { fields: vec![(1, 9, MetaKind::IngressPort), (2, 7, MetaKind::Zero)] };
+    let layout = PacketInLayout {
+        fields: vec![(1, 9, MetaKind::IngressPort), (2, 7, MetaKind::Zero)],
+    };
     let mut fr = Vec::new();
     frame::frame_template(&mut fr, None);
     let mut pin = Vec::with_capacity(4096);
     let mut pout = Vec::with_capacity(4096);
-    let clk = Clock { load_start: 0, measure_start: 0, measure_end: u64::MAX / 2, run_end: u64::MAX / 2 };
-    let mut now = 1_000u64;
-    let round = |fl: &mut Flight, pin: &mut Vec<u8>, pout: &mut Vec<u8>, fr: &mut Vec<u8>, now: u64| {
-        let (n, measured) = fl.due(&cfg, &clk, now, Phase::Measure, false, 1 << 20);
-        for _ in 0..n {
-            let seq = fl.record(now, measured);
-            let (s, d) = fl.hosts_of(seq);
-            pin.clear();
-            wire::encode_packet_in(pin, fr, &layout, fl.id_of(seq), frame::host_mac(3, d), frame::host_mac(3, s), s % 4 + 1);
-            // the controller echoes the frame in a packet-out
-            let body = &pin[2..]; // field 2 key + 1-byte length (< 128 bytes)
-            let (payload, port) = wire::packet_in_view(body, 1).expect("our packet-in parses");
-            pout.clear();
-            wire::encode_packet_out(pout, payload, 1, port);
-            match wire::parse_request(pout) {
-                DevIn::PacketOut { id: Some(id) } => fl.answer_id(id, &clk, now + 10),
-                other => panic!("{other:?}"),
-            }
-        }
-        fl.expire(now, 1_000_000_000);
+    let clk = Clock {
+        load_start: 0,
+        measure_start: 0,
+        measure_end: u64::MAX / 2,
+        run_end: u64::MAX / 2,
     };
+    let mut now = 1_000u64;
+    let round =
+        |fl: &mut Flight, pin: &mut Vec<u8>, pout: &mut Vec<u8>, fr: &mut Vec<u8>, now: u64| {
+            let (n, measured) = fl.due(&cfg, &clk, now, Phase::Measure, false, 1 << 20);
+            for _ in 0..n {
+                let seq = fl.record(now, measured);
+                let (s, d) = fl.hosts_of(seq);
+                pin.clear();
+                wire::encode_packet_in(
+                    pin,
+                    fr,
+                    &layout,
+                    fl.id_of(seq),
+                    frame::host_mac(3, d),
+                    frame::host_mac(3, s),
+                    s % 4 + 1,
+                );
+                // the controller echoes the frame in a packet-out
+                let body = &pin[2..]; // field 2 key + 1-byte length (< 128 bytes)
+                let (payload, port) = wire::packet_in_view(body, 1).expect("our packet-in parses");
+                pout.clear();
+                wire::encode_packet_out(pout, payload, 1, port);
+                match wire::parse_request(pout) {
+                    DevIn::PacketOut { id: Some(id) } => fl.answer_id(id, &clk, now + 10),
+                    other => panic!("{other:?}"),
+                }
+            }
+            fl.expire(now, 1_000_000_000);
+        };
     // warm-up (the histogram, the ring and the buffers are already sized; nothing grows)
     round(&mut fl, &mut pin, &mut pout, &mut fr, now);
     let before = ALLOCS.load(Ordering::Relaxed);
@@ -70,5 +90,9 @@ fn packet_in_out_round_trip_allocates_nothing() {
     }
     let allocs = ALLOCS.load(Ordering::Relaxed) - before;
     assert!(fl.answered > 100_000, "answered {}", fl.answered);
-    assert_eq!(allocs, 0, "{allocs} allocations for {} packets", fl.answered);
+    assert_eq!(
+        allocs, 0,
+        "{allocs} allocations for {} packets",
+        fl.answered
+    );
 }

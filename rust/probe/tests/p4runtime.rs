@@ -28,7 +28,10 @@ fn cfg(switches: usize, devices_file: &std::path::Path) -> Config {
 }
 
 fn tmpfile(name: &str) -> std::path::PathBuf {
-    let p = std::env::temp_dir().join(format!("sdnperf-probe-test-{}-{name}.json", std::process::id()));
+    let p = std::env::temp_dir().join(format!(
+        "sdnperf-probe-test-{}-{name}.json",
+        std::process::id()
+    ));
     let _ = std::fs::remove_file(&p);
     p
 }
@@ -70,7 +73,12 @@ fn echo_answers_every_packet_in_on_every_device() {
     assert_eq!(t["controller_errors"], 0);
     assert!(doc["rtt_us"]["p50"].as_f64().unwrap() > 0.0);
     let per = doc["per_switch"].as_array().unwrap();
-    assert_eq!(per.iter().map(|s| s["dpid"].as_u64().unwrap()).collect::<Vec<_>>(), vec![1, 2, 3]);
+    assert_eq!(
+        per.iter()
+            .map(|s| s["dpid"].as_u64().unwrap())
+            .collect::<Vec<_>>(),
+        vec![1, 2, 3]
+    );
     for s in per {
         assert!(s["answered"].as_u64().unwrap() > 0);
         assert_eq!(s["messages_from_controller"]["set_pipeline"], 1);
@@ -110,7 +118,11 @@ fn controller_that_goes_away_mid_run_closes_the_device_not_the_probe() {
     assert_eq!(doc["switches"]["disconnected"], 2);
     for s in doc["per_switch"].as_array().unwrap() {
         assert_eq!(s["state"], "closed");
-        assert!(s["error"].as_str().unwrap().contains("stream"), "{}", s["error"]);
+        assert!(
+            s["error"].as_str().unwrap().contains("stream"),
+            "{}",
+            s["error"]
+        );
         assert!(s["answered"].as_u64().unwrap() > 0);
     }
     let _ = std::fs::remove_file(&f);
@@ -123,6 +135,9 @@ fn no_controller_fails_cleanly() {
     c.connect_timeout = 0.3;
     let doc = run(c);
     assert_eq!(doc["status"], "failed");
-    assert!(doc["errors"][0]["error"].as_str().unwrap().contains("primary"));
+    assert!(doc["errors"][0]["error"]
+        .as_str()
+        .unwrap()
+        .contains("primary"));
     let _ = std::fs::remove_file(&f);
 }

@@ -40,7 +40,10 @@ pub fn put64(a: &mut [u8; 128], off: usize, v: u64) {
 }
 
 pub fn insn(code: u8, dst: u8, src: u8, off: i16, imm: i32) -> u64 {
-    (code as u64) | (((src << 4 | dst) as u64) << 8) | (((off as u16) as u64) << 16) | (((imm as u32) as u64) << 32)
+    (code as u64)
+        | (((src << 4 | dst) as u64) << 8)
+        | (((off as u16) as u64) << 16)
+        | (((imm as u32) as u64) << 32)
 }
 
 /// Attaches an XDP program to an interface through a BPF link and returns the link fd:
@@ -72,7 +75,13 @@ impl Drop for Fd {
     }
 }
 
-pub fn map_create(map_type: u32, key: u32, value: u32, max_entries: u32, flags: u32) -> io::Result<Fd> {
+pub fn map_create(
+    map_type: u32,
+    key: u32,
+    value: u32,
+    max_entries: u32,
+    flags: u32,
+) -> io::Result<Fd> {
     let mut a = [0u8; 128];
     put32(&mut a, 0, map_type);
     put32(&mut a, 4, key);
@@ -131,7 +140,12 @@ pub fn load_xdp(prog: &[u64], expected_attach: u32) -> Result<Fd, String> {
         let l = l.trim_end_matches('\0').trim();
         let tail: Vec<&str> = l.lines().rev().take(30).collect();
         let tail: Vec<&str> = tail.into_iter().rev().collect();
-        format!("BPF_PROG_LOAD: {} ({} instructions); verifier: {}", e, prog.len(), tail.join("\n"))
+        format!(
+            "BPF_PROG_LOAD: {} ({} instructions); verifier: {}",
+            e,
+            prog.len(),
+            tail.join("\n")
+        )
     })
 }
 

@@ -10,8 +10,12 @@ use clap::Args;
 
 /// `-i N@IFACE`: port number N bound to interface IFACE.
 pub fn parse_iface(v: &str) -> Result<(u32, String), String> {
-    let (n, name) = v.split_once('@').ok_or_else(|| format!("{}: expected N@IFACE", v))?;
-    let n: u32 = n.parse().map_err(|_| format!("{}: bad port number {:?}", v, n))?;
+    let (n, name) = v
+        .split_once('@')
+        .ok_or_else(|| format!("{}: expected N@IFACE", v))?;
+    let n: u32 = n
+        .parse()
+        .map_err(|_| format!("{}: bad port number {:?}", v, n))?;
     if n as usize >= crate::switch::MAX_PORTS || n == crate::exec::DROP_PORT {
         return Err(format!("{}: port number must be < 511", v));
     }
@@ -84,7 +88,13 @@ impl PortArgs {
     }
 
     pub fn loop_opts(&self, cpu_port: Option<u32>, name: &str) -> crate::dataplane::Opts {
-        crate::dataplane::Opts { cpu_port, busy_poll: self.busy_poll, spin_ns: self.spin_us * 1000, xdp_fastpath: self.xdp_fastpath, name: name.into() }
+        crate::dataplane::Opts {
+            cpu_port,
+            busy_poll: self.busy_poll,
+            spin_ns: self.spin_us * 1000,
+            xdp_fastpath: self.xdp_fastpath,
+            name: name.into(),
+        }
     }
 }
 
@@ -119,21 +129,36 @@ impl Bmv2Flags {
     /// notes about accepted flags that do nothing here. `supported` is the binary's
     /// full option list (for the message).
     pub fn check(&self, supported: &str) -> Result<Vec<String>, String> {
-        let refuse = |flag: &str, why: &str| Err(format!("{} is not implemented ({}); supported options: {}", flag, why, supported));
+        let refuse = |flag: &str, why: &str| {
+            Err(format!(
+                "{} is not implemented ({}); supported options: {}",
+                flag, why, supported
+            ))
+        };
         if self.pcap.is_some() {
-            return refuse("--pcap", "per-port packet captures: run tcpdump on the interfaces instead");
+            return refuse(
+                "--pcap",
+                "per-port packet captures: run tcpdump on the interfaces instead",
+            );
         }
         if self.nanolog.is_some() {
             return refuse("--nanolog", "event logging over nanomsg");
         }
         if let Some(n) = self.priority_queues {
             if n > 1 {
-                return refuse("--priority-queues", "one queue per egress port; --priority-queues 1 is accepted");
+                return refuse(
+                    "--priority-queues",
+                    "one queue per egress port; --priority-queues 1 is accepted",
+                );
             }
         }
         if let Some(l) = &self.log_level {
-            if !["trace", "debug", "info", "warn", "error", "critical", "off"].contains(&l.as_str()) {
-                return Err(format!("--log-level {}: expected trace, debug, info, warn, error, critical or off", l));
+            if !["trace", "debug", "info", "warn", "error", "critical", "off"].contains(&l.as_str())
+            {
+                return Err(format!(
+                    "--log-level {}: expected trace, debug, info, warn, error, critical or off",
+                    l
+                ));
             }
         }
         let mut notes = vec![];
@@ -155,14 +180,19 @@ pub const REFUSED: [&str; 2] = ["--pcap", "--nanolog"];
 /// Every long option of `cmd` as "--name" (for "supported options" messages), without
 /// the ones we only parse to refuse.
 pub fn long_options(cmd: &clap::Command) -> String {
-    let mut v: Vec<String> = cmd.get_arguments().filter_map(|a| a.get_long().map(|l| format!("--{}", l))).collect();
+    let mut v: Vec<String> = cmd
+        .get_arguments()
+        .filter_map(|a| a.get_long().map(|l| format!("--{}", l)))
+        .collect();
     v.retain(|x| x != "--help" && x != "--version" && !REFUSED.contains(&x.as_str()));
     v.join(" ")
 }
 
 /// Parses with clap; an unknown flag is refused with its name and the supported list (of
 /// the subcommand it was given to).
-pub fn parse_or_exit<T: clap::Parser + clap::CommandFactory>(args: impl IntoIterator<Item = String>) -> T {
+pub fn parse_or_exit<T: clap::Parser + clap::CommandFactory>(
+    args: impl IntoIterator<Item = String>,
+) -> T {
     let args: Vec<String> = args.into_iter().collect();
     match T::try_parse_from(&args) {
         Ok(t) => t,
@@ -177,8 +207,15 @@ pub fn parse_or_exit<T: clap::Parser + clap::CommandFactory>(args: impl IntoIter
                         None => {}
                     }
                 }
-                let bad = e.get(clap::error::ContextKind::InvalidArg).map(|v| v.to_string()).unwrap_or_default();
-                eprintln!("error: unknown option {}; supported options: {}", bad, long_options(&cmd));
+                let bad = e
+                    .get(clap::error::ContextKind::InvalidArg)
+                    .map(|v| v.to_string())
+                    .unwrap_or_default();
+                eprintln!(
+                    "error: unknown option {}; supported options: {}",
+                    bad,
+                    long_options(&cmd)
+                );
                 std::process::exit(2);
             }
             e.exit()
@@ -194,19 +231,37 @@ mod tests {
     fn iface_spec() {
         assert_eq!(parse_iface("3@veth1").unwrap(), (3, "veth1".to_string()));
         assert!(parse_iface("veth1").unwrap_err().contains("N@IFACE"));
-        assert!(parse_iface("x@veth1").unwrap_err().contains("bad port number"));
+        assert!(parse_iface("x@veth1")
+            .unwrap_err()
+            .contains("bad port number"));
         assert!(parse_iface("511@veth1").unwrap_err().contains("< 511"));
         assert!(parse_iface("2@").unwrap_err().contains("empty"));
     }
 
     #[test]
     fn unimplemented_bmv2_flags_are_refused_by_name() {
-        let f = Bmv2Flags { pcap: Some("/tmp".into()), ..Default::default() };
+        let f = Bmv2Flags {
+            pcap: Some("/tmp".into()),
+            ..Default::default()
+        };
         let e = f.check("--a --b").unwrap_err();
-        assert!(e.starts_with("--pcap is not implemented") && e.ends_with("--a --b"), "{}", e);
-        let f = Bmv2Flags { priority_queues: Some(8), ..Default::default() };
+        assert!(
+            e.starts_with("--pcap is not implemented") && e.ends_with("--a --b"),
+            "{}",
+            e
+        );
+        let f = Bmv2Flags {
+            priority_queues: Some(8),
+            ..Default::default()
+        };
         assert!(f.check("").unwrap_err().contains("--priority-queues"));
-        let f = Bmv2Flags { priority_queues: Some(1), thrift_port: Some(9090), log_console: true, log_level: Some("info".into()), ..Default::default() };
+        let f = Bmv2Flags {
+            priority_queues: Some(1),
+            thrift_port: Some(9090),
+            log_console: true,
+            log_level: Some("info".into()),
+            ..Default::default()
+        };
         let notes = f.check("").unwrap();
         assert!(notes[0].contains("--thrift-port 9090"));
         assert!(!f.trace());

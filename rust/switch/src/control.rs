@@ -7,13 +7,28 @@ use crate::switch::Switch;
 
 impl Switch {
     /// Adds an entry to table `ti` (see `Table::add`); returns its handle.
-    pub fn entry_add(&mut self, ti: usize, key: Vec<u128>, aux: Vec<u128>, prefix: u32, priority: Option<i64>, action: u32, data: Vec<u128>) -> Result<u32, String> {
+    pub fn entry_add(
+        &mut self,
+        ti: usize,
+        key: Vec<u128>,
+        aux: Vec<u128>,
+        prefix: u32,
+        priority: Option<i64>,
+        action: u32,
+        data: Vec<u128>,
+    ) -> Result<u32, String> {
         let h = self.eng.prog.tables[ti].add(key, aux, prefix, priority, action, data)?;
         self.reset_entry_state(ti, h);
         Ok(h)
     }
 
-    pub fn entry_modify(&mut self, ti: usize, handle: u32, action: u32, data: Vec<u128>) -> Result<(), String> {
+    pub fn entry_modify(
+        &mut self,
+        ti: usize,
+        handle: u32,
+        action: u32,
+        data: Vec<u128>,
+    ) -> Result<(), String> {
         self.eng.prog.tables[ti].modify(handle, action, data)
     }
 
@@ -48,17 +63,42 @@ mod tests {
     /// An entry added where a deleted one was starts with a zero direct counter.
     #[test]
     fn a_reused_handle_starts_fresh() {
-        let p = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/programs/acl_ternary.json");
-        let mut sw = Switch::new(Engine::new(crate::json::load_file(p.to_str().unwrap()).unwrap()));
-        let ti = (0..sw.eng.prog.tables.len()).find(|&t| !sw.eng.prog.tables[t].keys.is_empty()).unwrap();
+        let p = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/programs/acl_ternary.json");
+        let mut sw = Switch::new(Engine::new(
+            crate::json::load_file(p.to_str().unwrap()).unwrap(),
+        ));
+        let ti = (0..sw.eng.prog.tables.len())
+            .find(|&t| !sw.eng.prog.tables[t].keys.is_empty())
+            .unwrap();
         let nk = sw.eng.prog.tables[ti].keys.len();
         let act = sw.eng.prog.tables[ti].action_ids[0];
         let nparams = sw.eng.prog.actions[act as usize].params.len();
-        let h = sw.entry_add(ti, vec![1; nk], vec![u128::MAX; nk], 0, Some(1), act, vec![0; nparams]).unwrap();
+        let h = sw
+            .entry_add(
+                ti,
+                vec![1; nk],
+                vec![u128::MAX; nk],
+                0,
+                Some(1),
+                act,
+                vec![0; nparams],
+            )
+            .unwrap();
         sw.eng.direct_counters[ti].resize(h as usize + 1, (0, 0));
         sw.eng.direct_counters[ti][h as usize] = (5, 500);
         sw.entry_delete(ti, h).unwrap();
-        let h2 = sw.entry_add(ti, vec![2; nk], vec![u128::MAX; nk], 0, Some(1), act, vec![0; nparams]).unwrap();
+        let h2 = sw
+            .entry_add(
+                ti,
+                vec![2; nk],
+                vec![u128::MAX; nk],
+                0,
+                Some(1),
+                act,
+                vec![0; nparams],
+            )
+            .unwrap();
         assert_eq!(h, h2);
         assert_eq!(sw.eng.direct_counters[ti][h2 as usize], (0, 0));
     }

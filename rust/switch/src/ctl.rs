@@ -37,12 +37,19 @@ pub fn parse_value(s: &str) -> Result<u128, String> {
         if h.len() > 32 {
             return Err(format!("value {} wider than 128 bits", s));
         }
-        return if h.is_empty() { Ok(0) } else { u128::from_str_radix(h, 16).map_err(|_| format!("bad hex value {}", s)) };
+        return if h.is_empty() {
+            Ok(0)
+        } else {
+            u128::from_str_radix(h, 16).map_err(|_| format!("bad hex value {}", s))
+        };
     }
     if let Some(b) = s.strip_prefix("0b") {
         return u128::from_str_radix(b, 2).map_err(|_| format!("bad binary value {}", s));
     }
-    if s.contains(':') && s.split(':').count() == 6 && s.split(':').all(|x| x.len() <= 2 && !x.is_empty()) {
+    if s.contains(':')
+        && s.split(':').count() == 6
+        && s.split(':').all(|x| x.len() <= 2 && !x.is_empty())
+    {
         let mut v = 0u128;
         for p in s.split(':') {
             v = (v << 8) | u8::from_str_radix(p, 16).map_err(|_| format!("bad MAC {}", s))? as u128;
@@ -80,36 +87,72 @@ pub fn parse_key(text: &str, kind: MatchKind, w: u32) -> Result<KeyVal, String> 
     match kind {
         MatchKind::Lpm => {
             let (v, l) = match text.split_once('/') {
-                Some((v, l)) => (v, l.parse::<u32>().map_err(|_| format!("bad prefix length in {}", text))?),
+                Some((v, l)) => (
+                    v,
+                    l.parse::<u32>()
+                        .map_err(|_| format!("bad prefix length in {}", text))?,
+                ),
                 None => (text, w),
             };
             let (value, _) = parse_wild(v)?;
-            Ok(KeyVal { value, aux: 0, prefix: Some(l) })
+            Ok(KeyVal {
+                value,
+                aux: 0,
+                prefix: Some(l),
+            })
         }
         MatchKind::Ternary | MatchKind::Optional => {
             if text == "*" {
-                return Ok(KeyVal { value: 0, aux: 0, prefix: None });
+                return Ok(KeyVal {
+                    value: 0,
+                    aux: 0,
+                    prefix: None,
+                });
             }
             if let Some((v, m)) = text.split_once("&&&") {
-                return Ok(KeyVal { value: parse_value(v)?, aux: parse_value(m)? & wm, prefix: None });
+                return Ok(KeyVal {
+                    value: parse_value(v)?,
+                    aux: parse_value(m)? & wm,
+                    prefix: None,
+                });
             }
             if let Some((v, l)) = text.split_once('/') {
-                let l: u32 = l.parse().map_err(|_| format!("bad prefix length in {}", text))?;
-                return Ok(KeyVal { value: parse_value(v)?, aux: crate::tables::prefix_mask(l, w), prefix: None });
+                let l: u32 = l
+                    .parse()
+                    .map_err(|_| format!("bad prefix length in {}", text))?;
+                return Ok(KeyVal {
+                    value: parse_value(v)?,
+                    aux: crate::tables::prefix_mask(l, w),
+                    prefix: None,
+                });
             }
             let (value, mask) = parse_wild(text)?;
-            Ok(KeyVal { value, aux: mask & wm, prefix: None })
+            Ok(KeyVal {
+                value,
+                aux: mask & wm,
+                prefix: None,
+            })
         }
         MatchKind::Range => {
-            let (lo, hi) = text.split_once("->").ok_or_else(|| format!("range key {} must be LO->HI", text))?;
-            Ok(KeyVal { value: parse_value(lo)?, aux: parse_value(hi)?, prefix: None })
+            let (lo, hi) = text
+                .split_once("->")
+                .ok_or_else(|| format!("range key {} must be LO->HI", text))?;
+            Ok(KeyVal {
+                value: parse_value(lo)?,
+                aux: parse_value(hi)?,
+                prefix: None,
+            })
         }
         MatchKind::Exact | MatchKind::Valid => {
             let (value, mask) = parse_wild(text)?;
             if mask != u128::MAX && mask & wm != wm {
                 return Err(format!("wildcards not allowed in exact key {}", text));
             }
-            Ok(KeyVal { value, aux: u128::MAX, prefix: None })
+            Ok(KeyVal {
+                value,
+                aux: u128::MAX,
+                prefix: None,
+            })
         }
     }
 }
@@ -143,22 +186,46 @@ pub fn add_entry(
     priority: Option<i64>,
 ) -> Result<u32, String> {
     let p = &mut sw.eng.prog;
-    let ti = p.table_by_name(table).ok_or_else(|| format!("unknown table {}", table))?;
-    let ai = p.action_by_name(action).ok_or_else(|| format!("unknown action {}", action))? as u32;
+    let ti = p
+        .table_by_name(table)
+        .ok_or_else(|| format!("unknown table {}", table))?;
+    let ai = p
+        .action_by_name(action)
+        .ok_or_else(|| format!("unknown action {}", action))? as u32;
     let t = &p.tables[ti];
     if t.profile.is_some() {
-        return Err(format!("table {} is indirect (action profile): use table_indirect_add", t.name));
+        return Err(format!(
+            "table {} is indirect (action profile): use table_indirect_add",
+            t.name
+        ));
     }
     if !t.action_ids.contains(&ai) {
-        return Err(format!("action {} is not an action of table {}", p.actions[ai as usize].name, t.name));
+        return Err(format!(
+            "action {} is not an action of table {}",
+            p.actions[ai as usize].name, t.name
+        ));
     }
     let a = &p.actions[ai as usize];
     if params.len() != a.params.len() {
-        return Err(format!("action {} takes {} parameters, got {}", a.name, a.params.len(), params.len()));
+        return Err(format!(
+            "action {} takes {} parameters, got {}",
+            a.name,
+            a.params.len(),
+            params.len()
+        ));
     }
-    let data: Vec<u128> = params.iter().zip(&a.params).map(|(v, (_, w))| v & width_mask(*w)).collect();
+    let data: Vec<u128> = params
+        .iter()
+        .zip(&a.params)
+        .map(|(v, (_, w))| v & width_mask(*w))
+        .collect();
     if keys.len() != t.keys.len() {
-        return Err(format!("table {} has {} key fields, got {}", t.name, t.keys.len(), keys.len()));
+        return Err(format!(
+            "table {} has {} key fields, got {}",
+            t.name,
+            t.keys.len(),
+            keys.len()
+        ));
     }
     let mut prefix = 0;
     let mut kv = vec![];
@@ -176,21 +243,42 @@ pub fn add_entry(
     sw.entry_add(ti, kv, aux, prefix, priority, ai, data)
 }
 
-pub fn set_default(sw: &mut Switch, table: &str, action: &str, params: &[u128]) -> Result<(), String> {
+pub fn set_default(
+    sw: &mut Switch,
+    table: &str,
+    action: &str,
+    params: &[u128],
+) -> Result<(), String> {
     let p = &mut sw.eng.prog;
-    let ti = p.table_by_name(table).ok_or_else(|| format!("unknown table {}", table))?;
-    let ai = p.action_by_name(action).ok_or_else(|| format!("unknown action {}", action))? as u32;
+    let ti = p
+        .table_by_name(table)
+        .ok_or_else(|| format!("unknown table {}", table))?;
+    let ai = p
+        .action_by_name(action)
+        .ok_or_else(|| format!("unknown action {}", action))? as u32;
     let a = &p.actions[ai as usize];
     if params.len() != a.params.len() {
-        return Err(format!("action {} takes {} parameters, got {}", a.name, a.params.len(), params.len()));
+        return Err(format!(
+            "action {} takes {} parameters, got {}",
+            a.name,
+            a.params.len(),
+            params.len()
+        ));
     }
-    let data: Vec<u128> = params.iter().zip(&a.params).map(|(v, (_, w))| v & width_mask(*w)).collect();
+    let data: Vec<u128> = params
+        .iter()
+        .zip(&a.params)
+        .map(|(v, (_, w))| v & width_mask(*w))
+        .collect();
     let t = &mut p.tables[ti];
     if t.default_const {
         return Err(format!("table {} has a const default action", t.name));
     }
     if !t.action_ids.contains(&ai) {
-        return Err(format!("action {} is not an action of table {}", action, t.name));
+        return Err(format!(
+            "action {} is not an action of table {}",
+            action, t.name
+        ));
     }
     t.default_action = ai;
     t.default_data = data.into_boxed_slice();
@@ -209,7 +297,16 @@ pub fn changes_forwarding(line: &str) -> bool {
     let cmd = line.split_whitespace().next().unwrap_or("");
     !matches!(
         cmd,
-        "stats" | "table_dump" | "table_num_entries" | "show_tables" | "counter_read" | "register_read" | "port_impair_show" | "packet_in_read" | "digests" | "help"
+        "stats"
+            | "table_dump"
+            | "table_num_entries"
+            | "show_tables"
+            | "counter_read"
+            | "register_read"
+            | "port_impair_show"
+            | "packet_in_read"
+            | "digests"
+            | "help"
     )
 }
 
@@ -222,7 +319,9 @@ pub fn execute(sw: &mut Switch, line: &str) -> Result<String, String> {
 
 fn execute_inner(sw: &mut Switch, line: &str) -> Result<String, String> {
     let w: Vec<&str> = line.split_whitespace().collect();
-    let Some(cmd) = w.first() else { return Ok(String::new()) };
+    let Some(cmd) = w.first() else {
+        return Ok(String::new());
+    };
     match *cmd {
         "table_add" => {
             // table_add TABLE ACTION KEY... => PARAM... [PRIORITY]
@@ -706,11 +805,18 @@ table_indirect_add_with_group table_indirect_set_default packet_out packet_out_p
     }
 }
 
-fn for_ports(sw: &mut Switch, port: Option<&&str>, mut f: impl FnMut(&mut crate::switch::PortQueue)) -> Result<(), String> {
+fn for_ports(
+    sw: &mut Switch,
+    port: Option<&&str>,
+    mut f: impl FnMut(&mut crate::switch::PortQueue),
+) -> Result<(), String> {
     match port {
         Some(p) => {
             let p = parse_value(p)? as usize;
-            let q = sw.queues.get_mut(p).ok_or_else(|| format!("port {} out of range", p))?;
+            let q = sw
+                .queues
+                .get_mut(p)
+                .ok_or_else(|| format!("port {} out of range", p))?;
             f(q);
         }
         None => sw.queues.iter_mut().for_each(f),
@@ -739,7 +845,10 @@ fn serve_conn<S: std::io::Read + Write>(stream: S, tx: Mailbox<Request>) {
             continue;
         }
         let (rtx, rrx) = mpsc::channel();
-        if !tx.send(Request { line: l.to_string(), reply: rtx }) {
+        if !tx.send(Request {
+            line: l.to_string(),
+            reply: rtx,
+        }) {
             return;
         }
         let ans = rrx.recv().unwrap_or(Err("switch stopped".into()));
@@ -767,7 +876,8 @@ pub fn start_server(listen: Listen) -> Result<Inbox<Request>, String> {
 pub fn start_server_into(listen: Listen, tx: Mailbox<Request>) -> Result<(), String> {
     match listen {
         Listen::Tcp(addr) => {
-            let l = std::net::TcpListener::bind(&addr).map_err(|e| format!("ctl: bind {}: {}", addr, e))?;
+            let l = std::net::TcpListener::bind(&addr)
+                .map_err(|e| format!("ctl: bind {}: {}", addr, e))?;
             std::thread::spawn(move || {
                 for s in l.incoming().flatten() {
                     let tx = tx.clone();
@@ -777,7 +887,8 @@ pub fn start_server_into(listen: Listen, tx: Mailbox<Request>) -> Result<(), Str
         }
         Listen::Unix(path) => {
             let _ = std::fs::remove_file(&path);
-            let l = std::os::unix::net::UnixListener::bind(&path).map_err(|e| format!("ctl: bind {}: {}", path, e))?;
+            let l = std::os::unix::net::UnixListener::bind(&path)
+                .map_err(|e| format!("ctl: bind {}: {}", path, e))?;
             std::thread::spawn(move || {
                 for s in l.incoming().flatten() {
                     let tx = tx.clone();
@@ -795,7 +906,9 @@ pub fn client(target: &str, commands: &[String]) -> Result<bool, String> {
         let mut r = BufReader::new(s);
         let mut all_ok = true;
         for c in commands {
-            r.get_mut().write_all(format!("{}\n", c).as_bytes()).map_err(|e| e.to_string())?;
+            r.get_mut()
+                .write_all(format!("{}\n", c).as_bytes())
+                .map_err(|e| e.to_string())?;
             loop {
                 let mut l = String::new();
                 if r.read_line(&mut l).map_err(|e| e.to_string())? == 0 {
@@ -816,10 +929,12 @@ pub fn client(target: &str, commands: &[String]) -> Result<bool, String> {
         Ok(all_ok)
     }
     if target.contains('/') {
-        let s = std::os::unix::net::UnixStream::connect(target).map_err(|e| format!("connect {}: {}", target, e))?;
+        let s = std::os::unix::net::UnixStream::connect(target)
+            .map_err(|e| format!("connect {}: {}", target, e))?;
         run(s, commands)
     } else {
-        let s = std::net::TcpStream::connect(target).map_err(|e| format!("connect {}: {}", target, e))?;
+        let s = std::net::TcpStream::connect(target)
+            .map_err(|e| format!("connect {}: {}", target, e))?;
         run(s, commands)
     }
 }

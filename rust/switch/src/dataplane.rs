@@ -66,7 +66,13 @@ impl IoKind {
 /// Opens one port per (number, interface). AF_XDP needs MTU-sized frames (no offloads),
 /// so `Auto` picks it only without vnet headers and falls back to AF_PACKET; `notes`
 /// says why.
-pub fn open_ports(ifaces: &[(u32, String)], io: IoKind, vnet: bool, rx_frames: usize, notes: &mut Vec<String>) -> Result<Vec<Port>, String> {
+pub fn open_ports(
+    ifaces: &[(u32, String)],
+    io: IoKind,
+    vnet: bool,
+    rx_frames: usize,
+    notes: &mut Vec<String>,
+) -> Result<Vec<Port>, String> {
     let mut ports = vec![];
     for (n, name) in ifaces {
         let want_xdp = io == IoKind::AfXdp || (io == IoKind::Auto && !vnet);
@@ -74,7 +80,10 @@ pub fn open_ports(ifaces: &[(u32, String)], io: IoKind, vnet: bool, rx_frames: u
             match AfXdpPort::open_with(name, rx_frames) {
                 Ok(p) => PortIo::Xdp(p),
                 Err(e) if io == IoKind::Auto => {
-                    notes.push(format!("{}: AF_XDP unavailable ({}), using AF_PACKET", name, e));
+                    notes.push(format!(
+                        "{}: AF_XDP unavailable ({}), using AF_PACKET",
+                        name, e
+                    ));
                     PortIo::Packet(AfPacketPort::open(name, vnet)?)
                 }
                 Err(e) => return Err(e),
@@ -148,11 +157,20 @@ impl FastPathState {
     /// The `fastpath` control command's answer: state and the kernel-side counters.
     pub fn status(&self) -> String {
         match &self.fp {
-            None if !self.requested => "not running (start with --xdp-fastpath; AF_XDP ports and a program in its subset)".into(),
+            None if !self.requested => {
+                "not running (start with --xdp-fastpath; AF_XDP ports and a program in its subset)"
+                    .into()
+            }
             None => format!("not running: {}", self.why_not),
             Some(fp) => {
                 let [fwd, dropped, punted] = fp.counters();
-                format!("{} forwarded={} dropped={} to_engine={}", if self.on { "on" } else { "off" }, fwd, dropped, punted)
+                format!(
+                    "{} forwarded={} dropped={} to_engine={}",
+                    if self.on { "on" } else { "off" },
+                    fwd,
+                    dropped,
+                    punted
+                )
             }
         }
     }
@@ -164,7 +182,13 @@ impl FastPathState {
     /// (Re)builds the fast path for `sw`'s program and attaches it to every port (all
     /// must be AF_XDP). When it cannot run, the ports get their plain AF_XDP program
     /// back and `why_not` says why.
-    fn rebuild(&mut self, sw: Option<&Switch>, ports: &mut [Port], cpu_port: Option<u32>, log: &str) {
+    fn rebuild(
+        &mut self,
+        sw: Option<&Switch>,
+        ports: &mut [Port],
+        cpu_port: Option<u32>,
+        log: &str,
+    ) {
         if !self.requested {
             return;
         }
@@ -213,7 +237,15 @@ impl FastPathState {
             }
             Ok(()) => {
                 if want != self.on {
-                    eprintln!("{}: xdp fast path {}", log, if want { "on" } else { "off while ports are impaired or rate-limited" });
+                    eprintln!(
+                        "{}: xdp fast path {}",
+                        log,
+                        if want {
+                            "on"
+                        } else {
+                            "off while ports are impaired or rate-limited"
+                        }
+                    );
                 }
                 self.on = want;
                 let _ = fp.set_enabled(want);
@@ -223,19 +255,30 @@ impl FastPathState {
 }
 
 /// Puts the program into the XDP hook of every port, if it is in the fast path's subset.
-fn attach_fast_path(sw: &Switch, ports: &mut [Port], cpu_port: Option<u32>) -> Result<FastPath, String> {
+fn attach_fast_path(
+    sw: &Switch,
+    ports: &mut [Port],
+    cpu_port: Option<u32>,
+) -> Result<FastPath, String> {
     if let Some(p) = ports.iter().find(|p| p.io.kind() != "af_xdp") {
-        return Err(format!("port {} is {} (needs af_xdp: --io af_xdp or --no-vnet)", p.io.name(), p.io.kind()));
+        return Err(format!(
+            "port {} is {} (needs af_xdp: --io af_xdp or --no-vnet)",
+            p.io.name(),
+            p.io.kind()
+        ));
     }
     let mut ifs = Vec::new();
     for p in ports.iter() {
-        let i = crate::ports::afpacket::ifindex(p.io.name()).map_err(|e| format!("{}: {}", p.io.name(), e))?;
+        let i = crate::ports::afpacket::ifindex(p.io.name())
+            .map_err(|e| format!("{}: {}", p.io.name(), e))?;
         ifs.push((p.num, i as u32));
     }
     let fp = FastPath::new(&sw.eng.prog, &ifs, cpu_port)?;
     for p in ports.iter_mut() {
         if let PortIo::Xdp(x) = &mut p.io {
-            let r = fp.set_socket(p.num, x.fd).and_then(|_| x.replace_program(fp.prog(p.num).unwrap().0));
+            let r = fp
+                .set_socket(p.num, x.fd)
+                .and_then(|_| x.replace_program(fp.prog(p.num).unwrap().0));
             if let Err(e) = r {
                 // ports whose program was already replaced keep working: switched off, the
                 // fast path hands every packet to the port's socket (and `rebuild` restores)
@@ -255,7 +298,10 @@ pub struct Mailbox<T> {
 
 impl<T> Clone for Mailbox<T> {
     fn clone(&self) -> Self {
-        Mailbox { tx: self.tx.clone(), efd: self.efd.clone() }
+        Mailbox {
+            tx: self.tx.clone(),
+            efd: self.efd.clone(),
+        }
     }
 }
 
@@ -275,14 +321,31 @@ impl Drop for EventFd {
 
 pub fn mailbox<T>() -> (Mailbox<T>, Inbox<T>) {
     let (tx, rx) = mpsc::channel();
-    let efd = std::sync::Arc::new(EventFd(unsafe { libc::eventfd(0, libc::EFD_NONBLOCK | libc::EFD_CLOEXEC) }));
-    (Mailbox { tx, efd: efd.clone() }, Inbox { rx, efd })
+    let efd = std::sync::Arc::new(EventFd(unsafe {
+        libc::eventfd(0, libc::EFD_NONBLOCK | libc::EFD_CLOEXEC)
+    }));
+    (
+        Mailbox {
+            tx,
+            efd: efd.clone(),
+        },
+        Inbox { rx, efd },
+    )
 }
 
 /// A second mailbox whose sends wake the same loop as `other`'s (one fd to poll).
 pub fn mailbox_sharing<T, U>(other: &Inbox<U>) -> (Mailbox<T>, Inbox<T>) {
     let (tx, rx) = mpsc::channel();
-    (Mailbox { tx, efd: other.efd.clone() }, Inbox { rx, efd: other.efd.clone() })
+    (
+        Mailbox {
+            tx,
+            efd: other.efd.clone(),
+        },
+        Inbox {
+            rx,
+            efd: other.efd.clone(),
+        },
+    )
 }
 
 impl<T> Mailbox<T> {
@@ -314,8 +377,18 @@ impl Loop {
     /// Prepares the loop; with `--xdp-fastpath` the program goes into the ports' XDP hooks
     /// now (and its note is printed), so a caller that prints READY afterwards is ready.
     pub fn new<H: Hooks>(hooks: &mut H, mut ports: Vec<Port>, opts: Opts) -> Loop {
-        let mut fast = FastPathState { requested: opts.xdp_fastpath, fp: None, on: false, why_not: String::new() };
-        fast.rebuild(hooks.switch().map(|s| &*s), &mut ports, opts.cpu_port, &opts.name);
+        let mut fast = FastPathState {
+            requested: opts.xdp_fastpath,
+            fp: None,
+            on: false,
+            why_not: String::new(),
+        };
+        fast.rebuild(
+            hooks.switch().map(|s| &*s),
+            &mut ports,
+            opts.cpu_port,
+            &opts.name,
+        );
         Loop { ports, fast, opts }
     }
 
@@ -325,7 +398,12 @@ impl Loop {
     }
 }
 
-fn run_loop<H: Hooks>(hooks: &mut H, mut ports: Vec<Port>, mut fast: FastPathState, opts: Opts) -> String {
+fn run_loop<H: Hooks>(
+    hooks: &mut H,
+    mut ports: Vec<Port>,
+    mut fast: FastPathState,
+    opts: Opts,
+) -> String {
     let log = opts.name.as_str();
     let cpu_port = opts.cpu_port;
     if let Some(sw) = hooks.switch() {
@@ -335,10 +413,21 @@ fn run_loop<H: Hooks>(hooks: &mut H, mut ports: Vec<Port>, mut fast: FastPathSta
     for (i, p) in ports.iter().enumerate() {
         by_num[p.num as usize] = Some(i);
     }
-    let mut pollfds: Vec<libc::pollfd> = ports.iter().map(|p| libc::pollfd { fd: p.io.fd(), events: libc::POLLIN, revents: 0 }).collect();
+    let mut pollfds: Vec<libc::pollfd> = ports
+        .iter()
+        .map(|p| libc::pollfd {
+            fd: p.io.fd(),
+            events: libc::POLLIN,
+            revents: 0,
+        })
+        .collect();
     let wake = hooks.wake_fd();
     if let Some(fd) = wake {
-        pollfds.push(libc::pollfd { fd, events: libc::POLLIN, revents: 0 });
+        pollfds.push(libc::pollfd {
+            fd,
+            events: libc::POLLIN,
+            revents: 0,
+        });
     }
     let sleep = |pollfds: &mut Vec<libc::pollfd>, ms: i32| unsafe {
         libc::poll(pollfds.as_mut_ptr(), pollfds.len() as u64, ms);
@@ -362,7 +451,10 @@ fn run_loop<H: Hooks>(hooks: &mut H, mut ports: Vec<Port>, mut fast: FastPathSta
             // once a second: stop if an interface vanished (e.g. Mininet deleted the links)
             if last_port_check.elapsed() >= std::time::Duration::from_secs(1) {
                 last_port_check = last_tick;
-                if let Some(p) = ports.iter().find(|p| crate::ports::afpacket::ifindex(p.io.name()).is_err()) {
+                if let Some(p) = ports
+                    .iter()
+                    .find(|p| crate::ports::afpacket::ifindex(p.io.name()).is_err())
+                {
                     reason = format!("interface {} vanished", p.io.name());
                     break;
                 }
@@ -394,7 +486,8 @@ fn run_loop<H: Hooks>(hooks: &mut H, mut ports: Vec<Port>, mut fast: FastPathSta
         let mut got = 0;
         for p in ports.iter_mut() {
             let num = p.num;
-            got += p.io.rx_burst(RX_BATCH, |data, vnet| sw.receive(num, data, vnet, now));
+            got +=
+                p.io.rx_burst(RX_BATCH, |data, vnet| sw.receive(num, data, vnet, now));
         }
         sw.service(now);
         let had_tx = !sw.ready.is_empty();
@@ -456,7 +549,11 @@ fn run_loop<H: Hooks>(hooks: &mut H, mut ports: Vec<Port>, mut fast: FastPathSta
             // sleep until a port has data, the next queue/impairment deadline, or 1 ms
             // (20 ms when nothing is queued and a wake fd brings control requests)
             let now = sw.eng.now_ns();
-            let mut timeout_ms = if wake.is_some() && !sw.pending() { 20 } else { 1 };
+            let mut timeout_ms = if wake.is_some() && !sw.pending() {
+                20
+            } else {
+                1
+            };
             if let Some(t) = sw.next_deadline() {
                 if t <= now {
                     timeout_ms = 0;
@@ -494,7 +591,16 @@ fn run_loop<H: Hooks>(hooks: &mut H, mut ports: Vec<Port>, mut fast: FastPathSta
     }
     for p in &ports {
         let (rx, tx, txd, extra) = p.io.counters();
-        eprintln!("  port {} {} ({}): rx={} tx={} tx_dropped={} {}", p.num, p.io.name(), p.io.kind(), rx, tx, txd, extra);
+        eprintln!(
+            "  port {} {} ({}): rx={} tx={} tx_dropped={} {}",
+            p.num,
+            p.io.name(),
+            p.io.kind(),
+            rx,
+            tx,
+            txd,
+            extra
+        );
     }
     reason
 }
@@ -526,7 +632,11 @@ impl Hooks for CtlHooks {
 
 /// Answers the ctl requests waiting in `inbox` (`fastpath` from the loop's state, the rest
 /// by `ctl::execute` on `sw`); says whether forwarding may have changed.
-pub fn serve_ctl(inbox: &Inbox<crate::ctl::Request>, mut sw: Option<&mut Switch>, fast: &FastPathState) -> Changed {
+pub fn serve_ctl(
+    inbox: &Inbox<crate::ctl::Request>,
+    mut sw: Option<&mut Switch>,
+    fast: &FastPathState,
+) -> Changed {
     let mut changed = Changed::Nothing;
     while let Ok(req) = inbox.rx.try_recv() {
         let ans = if req.line.trim() == "fastpath" {

@@ -43,7 +43,11 @@ impl Phv {
             valid: vec![false; p.headers.len()],
             stack_next: vec![0; p.stacks.len()],
             vb_len: vec![0; p.varbit_max.len()],
-            vb: p.varbit_max.iter().map(|&m| vec![0u8; m as usize]).collect(),
+            vb: p
+                .varbit_max
+                .iter()
+                .map(|&m| vec![0u8; m as usize])
+                .collect(),
             orig: vec![0; p.headers.len()],
         }
     }
@@ -403,7 +407,12 @@ fn calc_bytes(p: &Program, c: &Calculation, phv: &Phv, payload: &[u8], buf: &mut
     };
     for inp in &c.inputs {
         match inp {
-            CalcInput::Field(f) => push(buf, &mut bits, phv.vals[*f as usize], p.fields[*f as usize].width),
+            CalcInput::Field(f) => push(
+                buf,
+                &mut bits,
+                phv.vals[*f as usize],
+                p.fields[*f as usize].width,
+            ),
             CalcInput::Const(v, w) => push(buf, &mut bits, *v, *w),
             CalcInput::VarBit(slot) => {
                 bits = bits.div_ceil(8) * 8;
@@ -416,7 +425,12 @@ fn calc_bytes(p: &Program, c: &Calculation, phv: &Phv, payload: &[u8], buf: &mut
                 let hi = &p.headers[*h as usize];
                 if phv.valid[*h as usize] {
                     for f in hi.first_field..hi.first_field + hi.num_fields {
-                        push(buf, &mut bits, phv.vals[f as usize], p.fields[f as usize].width);
+                        push(
+                            buf,
+                            &mut bits,
+                            phv.vals[f as usize],
+                            p.fields[f as usize].width,
+                        );
                     }
                 }
             }
@@ -523,7 +537,11 @@ impl Engine {
     /// field list `fl` from `from` (values captured before the reset).
     fn reset_meta_keep(&mut self, j: &mut Job, fl: u32) {
         let p = &self.prog;
-        let keep: &[FieldId] = if fl != 0 { p.field_list(fl).unwrap_or(&[]) } else { &[] };
+        let keep: &[FieldId] = if fl != 0 {
+            p.field_list(fl).unwrap_or(&[])
+        } else {
+            &[]
+        };
         let mut saved = [0u128; 64];
         for (i, f) in keep.iter().enumerate().take(64) {
             saved[i] = j.phv.vals[*f as usize];
@@ -554,14 +572,25 @@ impl Engine {
             };
             steps += 1;
             if steps > 1000 {
-                break ParseEnd::Reject(p.errors.iter().find(|e| e.0 == "ParserTimeout").map(|e| e.1).unwrap_or(5));
+                break ParseEnd::Reject(
+                    p.errors
+                        .iter()
+                        .find(|e| e.0 == "ParserTimeout")
+                        .map(|e| e.1)
+                        .unwrap_or(5),
+                );
             }
             let st = &p.parser.states[si as usize];
             if self.trace {
                 eprintln!("trace:   parser state {} at byte {}", st.name, cursor);
             }
             for op in &st.ops {
-                let ev = Ev { p, params: &[], pkt, cursor_bits: cursor * 8 };
+                let ev = Ev {
+                    p,
+                    params: &[],
+                    pkt,
+                    cursor_bits: cursor * 8,
+                };
                 match op {
                     ParserOp::Extract(h) => {
                         let h = match resolve_header(p, phv, &ev, h) {
@@ -578,7 +607,13 @@ impl Engine {
                         let (slot, max) = p.headers[*h as usize].varbit.unwrap();
                         let vbytes = bits / 8;
                         if bits % 8 != 0 || vbytes > max as usize {
-                            break 'outer ParseEnd::Reject(p.errors.iter().find(|e| e.0 == "HeaderTooShort").map(|e| e.1).unwrap_or(4));
+                            break 'outer ParseEnd::Reject(
+                                p.errors
+                                    .iter()
+                                    .find(|e| e.0 == "HeaderTooShort")
+                                    .map(|e| e.1)
+                                    .unwrap_or(4),
+                            );
                         }
                         match extract(p, phv, pkt, cursor, *h) {
                             Some(n) => cursor += n,
@@ -588,7 +623,8 @@ impl Engine {
                             phv.valid[*h as usize] = false;
                             break 'outer ParseEnd::Reject(p.err_packet_too_short);
                         }
-                        phv.vb[slot as usize][..vbytes].copy_from_slice(&pkt[cursor..cursor + vbytes]);
+                        phv.vb[slot as usize][..vbytes]
+                            .copy_from_slice(&pkt[cursor..cursor + vbytes]);
                         phv.vb_len[slot as usize] = vbytes as u32;
                         cursor += vbytes;
                     }
@@ -632,7 +668,12 @@ impl Engine {
             if st.transitions.is_empty() {
                 break ParseEnd::Accept;
             }
-            let ev = Ev { p, params: &[], pkt, cursor_bits: cursor * 8 };
+            let ev = Ev {
+                p,
+                params: &[],
+                pkt,
+                cursor_bits: cursor * 8,
+            };
             let mut key: u128 = 0;
             for (e, w) in &st.key {
                 // bmv2 concatenates select keys byte-aligned: each part padded to whole bytes
@@ -644,7 +685,11 @@ impl Engine {
             for t in &st.transitions {
                 if let Some(vs) = t.vset {
                     let k = key & t.mask;
-                    if p.vsets[vs as usize].values.iter().any(|(v, m)| k & m == v & m & t.mask) {
+                    if p.vsets[vs as usize]
+                        .values
+                        .iter()
+                        .any(|(v, m)| k & m == v & m & t.mask)
+                    {
                         state = t.next;
                         matched = true;
                         break;
@@ -658,7 +703,13 @@ impl Engine {
                 }
             }
             if !matched {
-                break ParseEnd::Reject(p.errors.iter().find(|e| e.0 == "NoMatch").map(|e| e.1).unwrap_or(2));
+                break ParseEnd::Reject(
+                    p.errors
+                        .iter()
+                        .find(|e| e.0 == "NoMatch")
+                        .map(|e| e.1)
+                        .unwrap_or(2),
+                );
             }
         };
         j.payload_off = cursor.min(j.buf.len());
@@ -679,7 +730,12 @@ impl Engine {
             match n {
                 Node::Cond(c) => {
                     let c = &self.prog.conds[c as usize];
-                    let ev = Ev { p: &self.prog, params: &[], pkt: &[], cursor_bits: 0 };
+                    let ev = Ev {
+                        p: &self.prog,
+                        params: &[],
+                        pkt: &[],
+                        cursor_bits: 0,
+                    };
                     let v = ev.eval(&c.expr, &j.phv) != 0;
                     if self.trace {
                         eprintln!("trace:   condition {} -> {}", c.name, v);
@@ -715,10 +771,18 @@ impl Engine {
                             if let Some(m) = t.direct_meter {
                                 let cells = &mut self.direct_meter_cells[ti as usize];
                                 if cells.len() <= h as usize {
-                                    cells.resize(t.entries.len().max(h as usize + 1), Default::default());
+                                    cells.resize(
+                                        t.entries.len().max(h as usize + 1),
+                                        Default::default(),
+                                    );
                                 }
-                                let amount = if p.meters[m].bytes { pkt_len as f64 } else { 1.0 };
-                                let color = cells[h as usize].execute(now_ns as f64 / 1000.0, amount);
+                                let amount = if p.meters[m].bytes {
+                                    pkt_len as f64
+                                } else {
+                                    1.0
+                                };
+                                let color =
+                                    cells[h as usize].execute(now_ns as f64 / 1000.0, amount);
                                 if let Some(rf) = p.meters[m].result {
                                     j.phv.set(p, rf, color);
                                 }
@@ -728,7 +792,10 @@ impl Engine {
                         None => (t.default_action, &t.default_data),
                     };
                     let (action, data) = match t.profile {
-                        Some(pi) if action != NO_ACTION && action & (INDIRECT_MEMBER | INDIRECT_GROUP) != 0 => {
+                        Some(pi)
+                            if action != NO_ACTION
+                                && action & (INDIRECT_MEMBER | INDIRECT_GROUP) != 0 =>
+                        {
                             let prof = &p.profiles[pi as usize];
                             let member = if action & INDIRECT_GROUP != 0 {
                                 let g = (action & !INDIRECT_GROUP) as usize;
@@ -748,7 +815,10 @@ impl Engine {
                             } else {
                                 Some(action & !INDIRECT_MEMBER)
                             };
-                            match member.and_then(|m| prof.members.get(m as usize)).and_then(|x| x.as_ref()) {
+                            match member
+                                .and_then(|m| prof.members.get(m as usize))
+                                .and_then(|x| x.as_ref())
+                            {
                                 Some((a, d)) => (*a, &d[..]),
                                 None => (NO_ACTION, &[][..]),
                             }
@@ -756,18 +826,34 @@ impl Engine {
                         _ => (action, data),
                     };
                     if self.trace {
-                        let keys: Vec<String> = keybuf[..nk].iter().map(|k| format!("{:#x}", k)).collect();
+                        let keys: Vec<String> =
+                            keybuf[..nk].iter().map(|k| format!("{:#x}", k)).collect();
                         eprintln!(
                             "trace:   table {} key [{}] -> {} action {}({})",
                             t.name,
                             keys.join(", "),
                             if hit.is_some() { "hit" } else { "miss" },
-                            p.actions.get(action as usize).map(|a| a.name.as_str()).unwrap_or("none"),
-                            data.iter().map(|d| format!("{:#x}", d)).collect::<Vec<_>>().join(", ")
+                            p.actions
+                                .get(action as usize)
+                                .map(|a| a.name.as_str())
+                                .unwrap_or("none"),
+                            data.iter()
+                                .map(|d| format!("{:#x}", d))
+                                .collect::<Vec<_>>()
+                                .join(", ")
                         );
                     }
                     if (action as usize) < p.actions.len() {
-                        exec_action(p, &mut self.ext, &mut self.digests, j, action, data, now_ns, &mut self.scratch);
+                        exec_action(
+                            p,
+                            &mut self.ext,
+                            &mut self.digests,
+                            j,
+                            action,
+                            data,
+                            now_ns,
+                            &mut self.scratch,
+                        );
                     }
                     node = match t.hit_miss {
                         Some((hn, mn)) => {
@@ -788,7 +874,12 @@ impl Engine {
     fn verify_checksums(&mut self, j: &mut Job) {
         let p = &self.prog;
         for c in p.checksums.iter().filter(|c| c.verify) {
-            let ev = Ev { p, params: &[], pkt: &[], cursor_bits: 0 };
+            let ev = Ev {
+                p,
+                params: &[],
+                pkt: &[],
+                cursor_bits: 0,
+            };
             if let Some(cond) = &c.cond {
                 if ev.eval(cond, &j.phv) == 0 {
                     continue;
@@ -796,7 +887,8 @@ impl Engine {
             }
             let calc = &p.calcs[c.calc as usize];
             calc_bytes(p, calc, &j.phv, &j.buf[j.payload_off..], &mut self.scratch);
-            let v = run_algo(calc.algo, &self.scratch, &mut self.ext) & p.fields[c.target as usize].mask;
+            let v = run_algo(calc.algo, &self.scratch, &mut self.ext)
+                & p.fields[c.target as usize].mask;
             if v != j.phv.vals[c.target as usize] {
                 j.phv.set_opt(p, p.std.checksum_error, 1);
             }
@@ -806,7 +898,12 @@ impl Engine {
     fn update_checksums(&mut self, j: &mut Job) {
         let p = &self.prog;
         for c in p.checksums.iter().filter(|c| c.update) {
-            let ev = Ev { p, params: &[], pkt: &[], cursor_bits: 0 };
+            let ev = Ev {
+                p,
+                params: &[],
+                pkt: &[],
+                cursor_bits: 0,
+            };
             if let Some(cond) = &c.cond {
                 if ev.eval(cond, &j.phv) == 0 {
                     continue;
@@ -840,7 +937,12 @@ impl Engine {
                 }
                 j.out.extend_from_slice(&w[..nbytes]);
                 if o != 0 {
-                    assert_eq!(&j.out[start..], &j.buf[o - 1..o - 1 + nbytes], "deparse copy of header {} differs from its fields", hi.name);
+                    assert_eq!(
+                        &j.out[start..],
+                        &j.buf[o - 1..o - 1 + nbytes],
+                        "deparse copy of header {} differs from its fields",
+                        hi.name
+                    );
                 }
                 if let Some((slot, _)) = hi.varbit {
                     let l = j.phv.vb_len[slot as usize] as usize;
@@ -851,7 +953,12 @@ impl Engine {
                 let base = start * 8;
                 for f in hi.first_field..hi.first_field + hi.num_fields {
                     let fi = &p.fields[f as usize];
-                    set_bits(&mut j.out, base + fi.offset as usize, fi.width, j.phv.vals[f as usize]);
+                    set_bits(
+                        &mut j.out,
+                        base + fi.offset as usize,
+                        fi.width,
+                        j.phv.vals[f as usize],
+                    );
                 }
             }
         }
@@ -876,7 +983,8 @@ impl Engine {
         j.phv.set_opt(p, s.ingress_port, j.in_port as u128);
         j.phv.set_opt(p, s.instance_type, j.instance_type as u128);
         j.phv.set_opt(p, s.packet_length, j.buf.len() as u128);
-        j.phv.set_opt(p, s.ingress_global_timestamp, (now_ns / 1000) as u128);
+        j.phv
+            .set_opt(p, s.ingress_global_timestamp, (now_ns / 1000) as u128);
         j.flags = Flags::default();
         j.truncate = None;
     }
@@ -888,7 +996,13 @@ impl Engine {
         self.ingress_keep(j, now_ns, None, to_egress)
     }
 
-    fn ingress_keep(&mut self, mut j: Box<Job>, now_ns: u64, keep: Option<u32>, to_egress: &mut Vec<Box<Job>>) {
+    fn ingress_keep(
+        &mut self,
+        mut j: Box<Job>,
+        now_ns: u64,
+        keep: Option<u32>,
+        to_egress: &mut Vec<Box<Job>>,
+    ) {
         let mut keep = keep;
         loop {
             self.start_pass(&mut j, now_ns, keep);
@@ -932,7 +1046,8 @@ impl Engine {
                     }
                     let _ = self.parse(&mut c);
                     let p = &self.prog;
-                    c.phv.set_opt(p, p.std.instance_type, PKT_INGRESS_CLONE as u128);
+                    c.phv
+                        .set_opt(p, p.std.instance_type, PKT_INGRESS_CLONE as u128);
                     c.truncate = m.truncate;
                     self.emit_clone(c, m, to_egress);
                 }
@@ -1014,17 +1129,25 @@ impl Engine {
             j.phv.set_opt(p, s.egress_port, j.egress_port as u128);
             j.phv.set_opt(p, s.egress_spec, 0);
             j.phv.set_opt(p, s.instance_type, j.instance_type as u128);
-            j.phv.set_opt(p, s.egress_global_timestamp, (now_ns / 1000) as u128);
+            j.phv
+                .set_opt(p, s.egress_global_timestamp, (now_ns / 1000) as u128);
             j.phv.set_opt(p, s.enq_timestamp, (j.enq_ns / 1000) as u128);
             j.phv.set_opt(p, s.enq_qdepth, j.enq_depth as u128);
-            j.phv.set_opt(p, s.deq_timedelta, (now_ns.saturating_sub(j.enq_ns) / 1000) as u128);
+            j.phv.set_opt(
+                p,
+                s.deq_timedelta,
+                (now_ns.saturating_sub(j.enq_ns) / 1000) as u128,
+            );
             j.phv.set_opt(p, s.deq_qdepth, deq_depth as u128);
             j.phv.set_opt(p, s.packet_length, j.buf.len() as u128);
         }
         let trunc_before = j.truncate;
         j.flags = Flags::default();
         if self.trace {
-            eprintln!("trace: egress port {} instance_type {}", j.egress_port, j.instance_type);
+            eprintln!(
+                "trace: egress port {} instance_type {}",
+                j.egress_port, j.instance_type
+            );
         }
         let init = self.prog.egress.init;
         self.run_control(init, &mut j, now_ns);
@@ -1073,7 +1196,10 @@ impl Engine {
                 n.instance_type = PKT_RECIRC;
                 n.vnet = j.vnet;
                 n.truncate = None;
-                n.flags = Flags { recirc: Some(fl), ..Flags::default() };
+                n.flags = Flags {
+                    recirc: Some(fl),
+                    ..Flags::default()
+                };
                 self.recycle(j);
                 recirc.push(n);
                 return;
@@ -1100,7 +1226,9 @@ fn exec_prim_simple(p: &Program, phv: &mut Phv, ev: &Ev, prim: &Prim, flags: &mu
             lv_set(p, phv, ev, l, v);
         }
         Prim::AssignHeader(d, s) => {
-            if let (Some(d), Some(s)) = (resolve_header(p, phv, ev, d), resolve_header(p, phv, ev, s)) {
+            if let (Some(d), Some(s)) =
+                (resolve_header(p, phv, ev, d), resolve_header(p, phv, ev, s))
+            {
                 copy_header(p, phv, d, s);
             }
         }
@@ -1197,7 +1325,11 @@ fn extract(p: &Program, phv: &mut Phv, pkt: &[u8], cursor: usize, h: HeaderId) -
     }
     phv.valid[h as usize] = true;
     // whole-byte fixed-size headers can be deparsed by copying these bytes back
-    phv.orig[h as usize] = if hi.bits % 8 == 0 && hi.varbit.is_none() { (cursor + 1) as u32 } else { 0 };
+    phv.orig[h as usize] = if hi.bits % 8 == 0 && hi.varbit.is_none() {
+        (cursor + 1) as u32
+    } else {
+        0
+    };
     union_exclusive(p, phv, h);
     // extracting hs[i] directly also moves nextIndex past i (as extract(hs.next) would)
     if let Some((s, i)) = hi.stack_of {
@@ -1267,7 +1399,12 @@ fn exec_action(
         if steps > 100_000 {
             return;
         }
-        let ev = Ev { p, params, pkt: &[], cursor_bits: 0 };
+        let ev = Ev {
+            p,
+            params,
+            pkt: &[],
+            cursor_bits: 0,
+        };
         let phv = &mut j.phv;
         match &prims[pc] {
             Prim::Jump(t) => {
@@ -1320,14 +1457,22 @@ fn exec_action(
                 let h = run_algo(c.algo, scratch, ext);
                 let b = ev.eval(base, phv);
                 let m = ev.eval(max, phv);
-                let v = if m == 0 { b.wrapping_add(h) } else { b.wrapping_add(h % m) };
+                let v = if m == 0 {
+                    b.wrapping_add(h)
+                } else {
+                    b.wrapping_add(h % m)
+                };
                 lv_set(p, phv, &ev, dst, v);
             }
             Prim::Random(dst, lo, hi) => {
                 let lo = ev.eval(lo, phv);
                 let hi = ev.eval(hi, phv);
                 let r = ext.random() as u128;
-                let v = if hi >= lo { lo + r % (hi - lo + 1).max(1) } else { lo };
+                let v = if hi >= lo {
+                    lo + r % (hi - lo + 1).max(1)
+                } else {
+                    lo
+                };
                 lv_set(p, phv, &ev, dst, v);
             }
             Prim::Digest(recv, list) => {
@@ -1335,7 +1480,11 @@ fn exec_action(
                     let receiver = ev.eval(recv, phv);
                     if let Some((_, ll)) = p.learn_lists.iter().find(|(i, _)| i == list) {
                         let values = ll.fields.iter().map(|&f| phv.vals[f as usize]).collect();
-                        digests.push(Digest { list: *list, receiver, values });
+                        digests.push(Digest {
+                            list: *list,
+                            receiver,
+                            values,
+                        });
                     }
                 }
             }

@@ -33,7 +33,16 @@ pub const RED: u128 = 2;
 
 impl MeterCell {
     pub fn configure(&mut self, cir: f64, cbs: f64, pir: f64, pbs: f64) {
-        *self = MeterCell { cir, cbs, pir, pbs, set: true, tc: cbs, tp: pbs, last_us: -1.0 };
+        *self = MeterCell {
+            cir,
+            cbs,
+            pir,
+            pbs,
+            set: true,
+            tc: cbs,
+            tp: pbs,
+            last_us: -1.0,
+        };
     }
     /// RFC 2698 colour-blind trTCM.
     pub fn execute(&mut self, now_us: f64, amount: f64) -> u128 {
@@ -79,22 +88,36 @@ impl Externs {
             registers: p
                 .registers
                 .iter()
-                .map(|r| Register { width: r.width, vals: vec![0; r.size] })
+                .map(|r| Register {
+                    width: r.width,
+                    vals: vec![0; r.size],
+                })
                 .collect(),
             counters: p
                 .counters
                 .iter()
-                .map(|c| Counter { packets: vec![0; c.size], bytes: vec![0; c.size] })
+                .map(|c| Counter {
+                    packets: vec![0; c.size],
+                    bytes: vec![0; c.size],
+                })
                 .collect(),
             meters: p
                 .meters
                 .iter()
-                .map(|m| Meter { bytes: m.bytes, cells: vec![MeterCell::default(); m.size] })
+                .map(|m| Meter {
+                    bytes: m.bytes,
+                    cells: vec![MeterCell::default(); m.size],
+                })
                 .collect(),
             direct_meters: p
                 .tables
                 .iter()
-                .map(|t| t.direct_meter.map(|m| Meter { bytes: p.meters[m].bytes, cells: Vec::new() }))
+                .map(|t| {
+                    t.direct_meter.map(|m| Meter {
+                        bytes: p.meters[m].bytes,
+                        cells: Vec::new(),
+                    })
+                })
                 .collect(),
             rng: 0x2545F4914F6CDD1D,
         }
@@ -128,7 +151,11 @@ fn crc32_table() -> &'static [u32; 256] {
         for (i, slot) in t.iter_mut().enumerate() {
             let mut c = i as u32;
             for _ in 0..8 {
-                c = if c & 1 != 0 { 0xEDB8_8320 ^ (c >> 1) } else { c >> 1 };
+                c = if c & 1 != 0 {
+                    0xEDB8_8320 ^ (c >> 1)
+                } else {
+                    c >> 1
+                };
             }
             *slot = c;
         }
@@ -143,7 +170,11 @@ fn crc16_table() -> &'static [u16; 256] {
         for (i, slot) in t.iter_mut().enumerate() {
             let mut c = i as u16;
             for _ in 0..8 {
-                c = if c & 1 != 0 { 0xA001 ^ (c >> 1) } else { c >> 1 };
+                c = if c & 1 != 0 {
+                    0xA001 ^ (c >> 1)
+                } else {
+                    c >> 1
+                };
             }
             *slot = c;
         }
@@ -223,7 +254,10 @@ mod tests {
         assert_eq!(crc32(b"123456789"), 0xCBF43926);
         assert_eq!(crc16(b"123456789"), 0xBB3D);
         // RFC 1071 example
-        assert_eq!(csum16(&[0x00, 0x01, 0xf2, 0x03, 0xf4, 0xf5, 0xf6, 0xf7]), !0xddf2u16);
+        assert_eq!(
+            csum16(&[0x00, 0x01, 0xf2, 0x03, 0xf4, 0xf5, 0xf6, 0xf7]),
+            !0xddf2u16
+        );
         assert_eq!(xor16(&[0x12, 0x34, 0x56, 0x78]), 0x1234 ^ 0x5678);
         assert_eq!(identity(&[1, 2]), 0x0102);
     }

@@ -70,7 +70,9 @@ impl ImpairCfg {
     pub fn parse(s: &str) -> Result<ImpairCfg, String> {
         let mut c = ImpairCfg::default();
         for part in s.split(',').filter(|x| !x.is_empty()) {
-            let (k, v) = part.split_once('=').ok_or_else(|| format!("impairment: expected key=value, got {}", part))?;
+            let (k, v) = part
+                .split_once('=')
+                .ok_or_else(|| format!("impairment: expected key=value, got {}", part))?;
             match k.trim() {
                 "delay" => c.delay_ns = parse_time_ns(v)?,
                 "jitter" => c.jitter_ns = parse_time_ns(v)?,
@@ -86,8 +88,15 @@ impl ImpairCfg {
                     }
                 }
                 "rate" => c.rate_bps = parse_rate_bps(v)?,
-                "limit" => c.limit = v.trim().parse().map_err(|e| format!("limit {}: {}", v, e))?,
-                "seed" => c.seed = Some(v.trim().parse().map_err(|e| format!("seed {}: {}", v, e))?),
+                "limit" => {
+                    c.limit = v
+                        .trim()
+                        .parse()
+                        .map_err(|e| format!("limit {}: {}", v, e))?
+                }
+                "seed" => {
+                    c.seed = Some(v.trim().parse().map_err(|e| format!("seed {}: {}", v, e))?)
+                }
                 other => return Err(format!("impairment: unknown key {}", other)),
             }
         }
@@ -136,7 +145,10 @@ pub fn parse_time_ns(v: &str) -> Result<u64, String> {
     } else {
         (v, 1e6) // bare number = milliseconds
     };
-    let f: f64 = num.trim().parse().map_err(|e| format!("time {}: {}", v, e))?;
+    let f: f64 = num
+        .trim()
+        .parse()
+        .map_err(|e| format!("time {}: {}", v, e))?;
     if f < 0.0 {
         return Err(format!("negative time {}", v));
     }
@@ -156,7 +168,10 @@ pub fn parse_rate_bps(v: &str) -> Result<u64, String> {
     } else {
         (l.clone(), 1e6) // bare number = Mbit/s
     };
-    let f: f64 = num.trim().parse().map_err(|e| format!("rate {}: {}", v, e))?;
+    let f: f64 = num
+        .trim()
+        .parse()
+        .map_err(|e| format!("rate {}: {}", v, e))?;
     Ok((f * mul) as u64)
 }
 
@@ -183,7 +198,15 @@ impl<T> Impair<T> {
     /// `seed` is used unless the config names its own.
     pub fn new(cfg: ImpairCfg, seed: u64) -> Self {
         let rng = mix(cfg.seed.unwrap_or(seed));
-        Impair { cfg, line: VecDeque::new(), last_release: 0, link_free_at: 0, rng, dropped_loss: 0, dropped_full: 0 }
+        Impair {
+            cfg,
+            line: VecDeque::new(),
+            last_release: 0,
+            link_free_at: 0,
+            rng,
+            dropped_loss: 0,
+            dropped_full: 0,
+        }
     }
     /// Changes the parameters; packets already held keep their release times. A config
     /// with its own seed restarts the random sequence.
@@ -203,7 +226,11 @@ impl<T> Impair<T> {
     }
     /// Offers a packet of `len` bytes at `now`; returns it back if dropped.
     pub fn offer(&mut self, now: u64, len: usize, item: T) -> Result<(), T> {
-        let limit = if self.cfg.limit == 0 { 10_000 } else { self.cfg.limit };
+        let limit = if self.cfg.limit == 0 {
+            10_000
+        } else {
+            self.cfg.limit
+        };
         if self.line.len() >= limit {
             self.dropped_full += 1;
             return Err(item);
@@ -283,7 +310,12 @@ mod tests {
         // 10 % of 20000: mean 2000, sd ~42; ±5 sd
         for seed in [0u64, 1, 2, 3, 42, u64::MAX] {
             let lost = lost_of("loss=10%", seed, 20_000);
-            assert!((1790..=2210).contains(&lost), "seed {}: lost {} of 20000", seed, lost);
+            assert!(
+                (1790..=2210).contains(&lost),
+                "seed {}: lost {} of 20000",
+                seed,
+                lost
+            );
         }
         // small seeds must not lose the first packets (xorshift from seed 1 starts tiny)
         assert_eq!(lost_of("loss=1%", 1, 5), 0);
@@ -293,7 +325,10 @@ mod tests {
     fn seeded_loss_is_repeatable() {
         let a = lost_of("loss=30%,seed=7", 1, 5000);
         assert_eq!(a, lost_of("loss=30%,seed=7", 999, 5000)); // the config's seed wins
-        assert_ne!(lost_of("loss=30%,seed=7", 1, 5000), lost_of("loss=30%,seed=8", 1, 5000));
+        assert_ne!(
+            lost_of("loss=30%,seed=7", 1, 5000),
+            lost_of("loss=30%,seed=8", 1, 5000)
+        );
         // reconfiguring with a seed restarts the sequence
         let mut im = Impair::new(ImpairCfg::parse("loss=30%,seed=7").unwrap(), 0);
         let first: Vec<bool> = (0..50).map(|i| im.offer(i, 1, i).is_ok()).collect();
@@ -310,7 +345,12 @@ mod tests {
             let now = i * 100_000; // 0.1 ms apart
             im.offer(now, 100, i).unwrap();
             let t = im.line.back().unwrap().0;
-            assert!(t >= now + 8_000_000 && t <= (now + 12_000_000).max(last), "release {} for {}", t, now);
+            assert!(
+                t >= now + 8_000_000 && t <= (now + 12_000_000).max(last),
+                "release {} for {}",
+                t,
+                now
+            );
             assert!(t >= last);
             last = t;
         }
@@ -322,8 +362,13 @@ mod tests {
         assert_eq!(d, Direction::Both);
         assert_eq!((c.delay_ns, c.loss), (5_000_000, 0.01));
         assert_eq!(parse_port_spec("delay=1ms").unwrap().0, Direction::Out);
-        assert_eq!(parse_port_spec("direction=in").unwrap(), (Direction::In, ImpairCfg::default()));
-        assert!(parse_port_spec("direction=up,delay=1ms").unwrap_err().contains("in, out or both"));
+        assert_eq!(
+            parse_port_spec("direction=in").unwrap(),
+            (Direction::In, ImpairCfg::default())
+        );
+        assert!(parse_port_spec("direction=up,delay=1ms")
+            .unwrap_err()
+            .contains("in, out or both"));
         assert!(ImpairCfg::parse("seed=x").is_err());
         let c = ImpairCfg::parse("delay=1.5ms,loss=2%,rate=10mbit,seed=3").unwrap();
         assert_eq!(ImpairCfg::parse(&c.describe()).unwrap(), c);

@@ -21,10 +21,15 @@ pub fn load_str(text: &str) -> R<Program> {
 }
 
 fn arr<'a>(v: &'a Value, key: &str) -> &'a [Value] {
-    v.get(key).and_then(|x| x.as_array()).map(|a| a.as_slice()).unwrap_or(&[])
+    v.get(key)
+        .and_then(|x| x.as_array())
+        .map(|a| a.as_slice())
+        .unwrap_or(&[])
 }
 fn s<'a>(v: &'a Value, key: &str) -> R<&'a str> {
-    v.get(key).and_then(|x| x.as_str()).ok_or_else(|| format!("missing string \"{}\" in {}", key, short(v)))
+    v.get(key)
+        .and_then(|x| x.as_str())
+        .ok_or_else(|| format!("missing string \"{}\" in {}", key, short(v)))
 }
 fn short(v: &Value) -> String {
     let t = v.to_string();
@@ -45,7 +50,11 @@ pub fn parse_hex(st: &str) -> R<u128> {
     if body.len() > 32 {
         return Err(format!("hex value {} wider than 128 bits", st));
     }
-    let v = if body.is_empty() { 0 } else { u128::from_str_radix(body, 16).map_err(|e| format!("bad hex {}: {}", st, e))? };
+    let v = if body.is_empty() {
+        0
+    } else {
+        u128::from_str_radix(body, 16).map_err(|e| format!("bad hex {}: {}", st, e))?
+    };
     Ok(if neg { v.wrapping_neg() } else { v })
 }
 
@@ -108,8 +117,14 @@ impl<'a> Loader<'a> {
             let name = s(ht, "name")?.to_string();
             let mut fs = vec![];
             for f in arr(ht, "fields") {
-                let fa = f.as_array().ok_or_else(|| format!("header_types \"{}\": bad field {}", name, f))?;
-                let fname = fa.first().and_then(|x| x.as_str()).unwrap_or("").to_string();
+                let fa = f
+                    .as_array()
+                    .ok_or_else(|| format!("header_types \"{}\": bad field {}", name, f))?;
+                let fname = fa
+                    .first()
+                    .and_then(|x| x.as_str())
+                    .unwrap_or("")
+                    .to_string();
                 let width = match fa.get(1) {
                     Some(Value::Number(n)) => n.as_u64().unwrap_or(0) as u32,
                     // varbit: remember as width 0; extract_VL is rejected later
@@ -127,13 +142,16 @@ impl<'a> Loader<'a> {
             if let Some(m) = ht.get("max_length").and_then(|x| x.as_u64()) {
                 type_maxlen.insert(name.clone(), m as u32);
             }
-            self.type_fields.insert(name.clone(), fs.iter().map(|f| f.0.clone()).collect());
+            self.type_fields
+                .insert(name.clone(), fs.iter().map(|f| f.0.clone()).collect());
             types.insert(name, fs);
         }
         for h in arr(self.j, "headers") {
             let name = s(h, "name")?.to_string();
             let ty = s(h, "header_type")?;
-            let fs = types.get(ty).ok_or_else(|| format!("headers \"{}\": unknown header_type {}", name, ty))?;
+            let fs = types
+                .get(ty)
+                .ok_or_else(|| format!("headers \"{}\": unknown header_type {}", name, ty))?;
             let metadata = h.get("metadata").and_then(|x| x.as_bool()).unwrap_or(false);
             let hid = self.headers.len() as HeaderId;
             let first = self.fields.len() as FieldId;
@@ -142,26 +160,54 @@ impl<'a> Loader<'a> {
             for (k, (fname, w, _)) in fs.iter().enumerate() {
                 if *w == 0 {
                     if k + 1 != fs.len() {
-                        return Err(format!("headers \"{}\": varbit field {} must be the last field", name, fname));
+                        return Err(format!(
+                            "headers \"{}\": varbit field {} must be the last field",
+                            name, fname
+                        ));
                     }
                     let fixed: u32 = fs.iter().map(|f| f.1).sum();
-                    let max = type_maxlen.get(ty).copied().unwrap_or(0).saturating_sub(fixed / 8);
+                    let max = type_maxlen
+                        .get(ty)
+                        .copied()
+                        .unwrap_or(0)
+                        .saturating_sub(fixed / 8);
                     varbit = Some((self.varbit_max.len() as u32, max));
                     self.varbit_max.push(max);
                 }
             }
             for (fname, w, signed) in fs {
                 let full = format!("{}.{}", name, fname);
-                self.field_idx.insert(full.clone(), self.fields.len() as FieldId);
-                self.fields.push(FieldInfo { name: full, header: hid, width: *w, offset: off, mask: width_mask(*w), signed: *signed });
+                self.field_idx
+                    .insert(full.clone(), self.fields.len() as FieldId);
+                self.fields.push(FieldInfo {
+                    name: full,
+                    header: hid,
+                    width: *w,
+                    offset: off,
+                    mask: width_mask(*w),
+                    signed: *signed,
+                });
                 off += w;
             }
             self.hdr_idx.insert(name.clone(), hid);
-            self.headers.push(HeaderInfo { name, first_field: first, num_fields: fs.len() as u32, bits: off, metadata, varbit, union: None, stack_of: None });
+            self.headers.push(HeaderInfo {
+                name,
+                first_field: first,
+                num_fields: fs.len() as u32,
+                bits: off,
+                metadata,
+                varbit,
+                union: None,
+                stack_of: None,
+            });
         }
         for st in arr(self.j, "header_stacks") {
             let name = s(st, "name")?.to_string();
-            let ids: Vec<HeaderId> = arr(st, "header_ids").iter().filter_map(|x| x.as_u64()).map(|x| x as HeaderId).collect();
+            let ids: Vec<HeaderId> = arr(st, "header_ids")
+                .iter()
+                .filter_map(|x| x.as_u64())
+                .map(|x| x as HeaderId)
+                .collect();
             for &i in &ids {
                 if i as usize >= self.headers.len() {
                     return Err(format!("header_stacks \"{}\": bad header id {}", name, i));
@@ -172,24 +218,39 @@ impl<'a> Loader<'a> {
                 self.headers[h as usize].stack_of = Some((si, k as u32));
             }
             self.stack_idx.insert(name.clone(), si);
-            self.stack_type.push(s(st, "header_type").unwrap_or("").to_string());
+            self.stack_type
+                .push(s(st, "header_type").unwrap_or("").to_string());
             self.stacks.push(StackInfo { name, headers: ids });
         }
         for u in arr(self.j, "header_unions") {
             let name = s(u, "name")?.to_string();
-            let ids: Vec<HeaderId> = arr(u, "header_ids").iter().filter_map(|x| x.as_u64()).map(|x| x as HeaderId).collect();
+            let ids: Vec<HeaderId> = arr(u, "header_ids")
+                .iter()
+                .filter_map(|x| x.as_u64())
+                .map(|x| x as HeaderId)
+                .collect();
             let ui = self.unions.len() as u32;
             for &h in &ids {
-                let hi = self.headers.get_mut(h as usize).ok_or_else(|| format!("header_unions \"{}\": bad header id {}", name, h))?;
+                let hi = self
+                    .headers
+                    .get_mut(h as usize)
+                    .ok_or_else(|| format!("header_unions \"{}\": bad header id {}", name, h))?;
                 hi.union = Some(ui);
             }
             self.union_idx.insert(name.clone(), ui);
             self.unions.push((name, ids));
         }
         for a in arr(self.j, "field_aliases") {
-            if let (Some(alias), Some(t)) = (a.get(0).and_then(|x| x.as_str()), a.get(1).and_then(|x| x.as_array())) {
+            if let (Some(alias), Some(t)) = (
+                a.get(0).and_then(|x| x.as_str()),
+                a.get(1).and_then(|x| x.as_array()),
+            ) {
                 if t.len() == 2 {
-                    let tn = format!("{}.{}", t[0].as_str().unwrap_or(""), t[1].as_str().unwrap_or(""));
+                    let tn = format!(
+                        "{}.{}",
+                        t[0].as_str().unwrap_or(""),
+                        t[1].as_str().unwrap_or("")
+                    );
                     if let Some(&f) = self.field_idx.get(&tn) {
                         self.aliases.insert(alias.to_string(), f);
                     }
@@ -197,7 +258,10 @@ impl<'a> Loader<'a> {
             }
         }
         for e in arr(self.j, "errors") {
-            if let (Some(n), Some(v)) = (e.get(0).and_then(|x| x.as_str()), e.get(1).and_then(|x| x.as_u64())) {
+            if let (Some(n), Some(v)) = (
+                e.get(0).and_then(|x| x.as_str()),
+                e.get(1).and_then(|x| x.as_u64()),
+            ) {
                 self.errors.push((n.to_string(), v as u32));
             }
         }
@@ -205,7 +269,9 @@ impl<'a> Loader<'a> {
     }
 
     fn field(&self, v: &Value) -> R<FieldId> {
-        let a = v.as_array().ok_or_else(|| format!("expected [header, field], got {}", short(v)))?;
+        let a = v
+            .as_array()
+            .ok_or_else(|| format!("expected [header, field], got {}", short(v)))?;
         let h = a.first().and_then(|x| x.as_str()).unwrap_or("");
         let f = a.get(1).and_then(|x| x.as_str()).unwrap_or("");
         let full = format!("{}.{}", h, f);
@@ -218,10 +284,16 @@ impl<'a> Loader<'a> {
         Err(format!("unknown field {}", full))
     }
     fn header(&self, name: &str) -> R<HeaderId> {
-        self.hdr_idx.get(name).copied().ok_or_else(|| format!("unknown header {}", name))
+        self.hdr_idx
+            .get(name)
+            .copied()
+            .ok_or_else(|| format!("unknown header {}", name))
     }
     fn stack(&self, name: &str) -> R<u32> {
-        self.stack_idx.get(name).copied().ok_or_else(|| format!("unknown header stack {}", name))
+        self.stack_idx
+            .get(name)
+            .copied()
+            .ok_or_else(|| format!("unknown header stack {}", name))
     }
     fn stack_field_offset(&self, stack: u32, field: &str) -> R<u32> {
         let ty = &self.stack_type[stack as usize];
@@ -232,7 +304,12 @@ impl<'a> Loader<'a> {
             .get(ty)
             .and_then(|fs| fs.iter().position(|f| f == field))
             .map(|x| x as u32)
-            .ok_or_else(|| format!("stack {}: unknown field {}", self.stacks[stack as usize].name, field))
+            .ok_or_else(|| {
+                format!(
+                    "stack {}: unknown field {}",
+                    self.stacks[stack as usize].name, field
+                )
+            })
     }
 
     fn std_field(&self, name: &str) -> Option<FieldId> {
@@ -271,22 +348,36 @@ impl<'a> Loader<'a> {
             }
             Some("hexstr") => Ok(Expr::Const(parse_hex(val.as_str().ok_or("bad hexstr")?)?)),
             Some("bool") => Ok(Expr::Const(val.as_bool().unwrap_or(false) as u128)),
-            Some("runtime_data") | Some("local") => Ok(Expr::Param(val.as_u64().ok_or("bad runtime_data")? as u32)),
+            Some("runtime_data") | Some("local") => {
+                Ok(Expr::Param(val.as_u64().ok_or("bad runtime_data")? as u32))
+            }
             Some("expression") => self.op_expr(val),
             Some("header") => Err(format!("header operand {} used as a value", short(v))),
             Some("stack_field") => {
                 let a = val.as_array().ok_or("bad stack_field")?;
                 let st = self.stack(a[0].as_str().unwrap_or(""))?;
-                let off = self.stack_field_offset(st, a.get(1).and_then(|x| x.as_str()).unwrap_or(""))?;
-                Ok(Expr::StackField(st, Box::new(Expr::LastStackIndex(st)), off))
+                let off =
+                    self.stack_field_offset(st, a.get(1).and_then(|x| x.as_str()).unwrap_or(""))?;
+                Ok(Expr::StackField(
+                    st,
+                    Box::new(Expr::LastStackIndex(st)),
+                    off,
+                ))
             }
             Some("lookahead") => {
                 let a = val.as_array().ok_or("bad lookahead")?;
-                Ok(Expr::Lookahead(a[0].as_u64().unwrap_or(0) as u32, a[1].as_u64().unwrap_or(0) as u32))
+                Ok(Expr::Lookahead(
+                    a[0].as_u64().unwrap_or(0) as u32,
+                    a[1].as_u64().unwrap_or(0) as u32,
+                ))
             }
             Some("string") => Ok(Expr::Const(0)),
             None if v.get("op").is_some() => self.op_expr(v),
-            other => Err(format!("unsupported operand type {:?} in {}", other, short(v))),
+            other => Err(format!(
+                "unsupported operand type {:?} in {}",
+                other,
+                short(v)
+            )),
         }
     }
 
@@ -297,8 +388,15 @@ impl<'a> Loader<'a> {
         let op = s(v, "op")?;
         let left = v.get("left").filter(|x| !x.is_null());
         let right = v.get("right").filter(|x| !x.is_null());
-        let l = || left.ok_or_else(|| format!("op {} missing left", op)).and_then(|x| self.expr(x));
-        let r = || right.ok_or_else(|| format!("op {} missing right", op)).and_then(|x| self.expr(x));
+        let l = || {
+            left.ok_or_else(|| format!("op {} missing left", op))
+                .and_then(|x| self.expr(x))
+        };
+        let r = || {
+            right
+                .ok_or_else(|| format!("op {} missing right", op))
+                .and_then(|x| self.expr(x))
+        };
         let bin = |b: BinOp| -> R<Expr> { Ok(Expr::Bin(b, Box::new(l()?), Box::new(r()?))) };
         match op {
             "+" => bin(BinOp::Add),
@@ -332,7 +430,10 @@ impl<'a> Loader<'a> {
             "valid_union" => {
                 let rv = right.ok_or("valid_union without operand")?;
                 let un = rv.get("value").and_then(|x| x.as_str()).unwrap_or("");
-                let ui = *self.union_idx.get(un).ok_or_else(|| format!("unknown header union {}", un))?;
+                let ui = *self
+                    .union_idx
+                    .get(un)
+                    .ok_or_else(|| format!("unknown header union {}", un))?;
                 let mut e = Expr::Const(0);
                 for &h in &self.unions[ui as usize].1 {
                     e = Expr::Bin(BinOp::Or, Box::new(e), Box::new(Expr::Valid(h)));
@@ -342,17 +443,25 @@ impl<'a> Loader<'a> {
             "valid" => {
                 let rv = right.ok_or("valid without operand")?;
                 match rv.get("type").and_then(|x| x.as_str()) {
-                    Some("header") => Ok(Expr::Valid(self.header(rv["value"].as_str().unwrap_or(""))?)),
+                    Some("header") => Ok(Expr::Valid(
+                        self.header(rv["value"].as_str().unwrap_or(""))?,
+                    )),
                     Some("expression") => match self.header_ref(rv)? {
                         HeaderRef::Fixed(h) => Ok(Expr::Valid(h)),
-                        HeaderRef::StackElem(st, idx) => Ok(Expr::StackField(st, Box::new(idx), u32::MAX)),
+                        HeaderRef::StackElem(st, idx) => {
+                            Ok(Expr::StackField(st, Box::new(idx), u32::MAX))
+                        }
                     },
                     _ => Err(format!("valid on {}", short(rv))),
                 }
             }
             "?" => {
                 let c = v.get("cond").ok_or("? without cond")?;
-                Ok(Expr::Cond(Box::new(self.expr(c)?), Box::new(l()?), Box::new(r()?)))
+                Ok(Expr::Cond(
+                    Box::new(self.expr(c)?),
+                    Box::new(l()?),
+                    Box::new(r()?),
+                ))
             }
             "two_comp_mod" => {
                 let w = match r()? {
@@ -370,17 +479,24 @@ impl<'a> Loader<'a> {
             }
             "last_stack_index" => {
                 let rv = right.ok_or("last_stack_index without stack")?;
-                Ok(Expr::LastStackIndex(self.stack(rv["value"].as_str().unwrap_or(""))?))
+                Ok(Expr::LastStackIndex(
+                    self.stack(rv["value"].as_str().unwrap_or(""))?,
+                ))
             }
             "size_stack" => {
                 let rv = right.ok_or("size_stack without stack")?;
-                Ok(Expr::StackSize(self.stack(rv["value"].as_str().unwrap_or(""))?))
+                Ok(Expr::StackSize(
+                    self.stack(rv["value"].as_str().unwrap_or(""))?,
+                ))
             }
             "access_field" => {
                 let lv = left.ok_or("access_field without header")?;
                 // bmv2 writes the field offset as a bare number; accept {"value": n} too
                 let off = right
-                    .and_then(|x| x.as_u64().or_else(|| x.get("value").and_then(|v| v.as_u64())))
+                    .and_then(|x| {
+                        x.as_u64()
+                            .or_else(|| x.get("value").and_then(|v| v.as_u64()))
+                    })
                     .ok_or("access_field offset")? as u32;
                 match self.header_ref(lv)? {
                     HeaderRef::Fixed(h) => {
@@ -400,7 +516,9 @@ impl<'a> Loader<'a> {
     /// A header operand: {"type":"header"} or a dereference_header_stack expression.
     fn header_ref(&self, v: &Value) -> R<HeaderRef> {
         match v.get("type").and_then(|x| x.as_str()) {
-            Some("header") => Ok(HeaderRef::Fixed(self.header(v["value"].as_str().unwrap_or(""))?)),
+            Some("header") => Ok(HeaderRef::Fixed(
+                self.header(v["value"].as_str().unwrap_or(""))?,
+            )),
             Some("expression") => {
                 let e = &v["value"];
                 self.header_ref(e)
@@ -427,22 +545,43 @@ impl<'a> Loader<'a> {
     fn lvalue(&self, v: &Value) -> R<LValue> {
         match self.expr(v)? {
             Expr::Field(f) | Expr::SignedField(f, _) => Ok(LValue::Field(f)),
-            Expr::StackField(st, idx, off) if off != u32::MAX => Ok(LValue::StackField(st, idx, off)),
+            Expr::StackField(st, idx, off) if off != u32::MAX => {
+                Ok(LValue::StackField(st, idx, off))
+            }
             _ => Err(format!("not assignable: {}", short(v))),
         }
     }
 
     fn named_id(&self, v: &Value, key: &str, names: &[&str]) -> R<u32> {
-        let n = v.get("value").and_then(|x| x.as_str()).ok_or_else(|| format!("expected {} name, got {}", key, short(v)))?;
-        names.iter().position(|x| *x == n).map(|x| x as u32).ok_or_else(|| format!("unknown {} {}", key, n))
+        let n = v
+            .get("value")
+            .and_then(|x| x.as_str())
+            .ok_or_else(|| format!("expected {} name, got {}", key, short(v)))?;
+        names
+            .iter()
+            .position(|x| *x == n)
+            .map(|x| x as u32)
+            .ok_or_else(|| format!("unknown {} {}", key, n))
     }
 
     fn prim(&self, p: &Value) -> R<Prim> {
         let op = s(p, "op")?;
         let ps = arr(p, "parameters");
-        let pe = |i: usize| -> R<Expr> { ps.get(i).ok_or_else(|| format!("{}: missing parameter {}", op, i)).and_then(|x| self.expr(x)) };
-        let pl = |i: usize| -> R<LValue> { ps.get(i).ok_or_else(|| format!("{}: missing parameter {}", op, i)).and_then(|x| self.lvalue(x)) };
-        let ph = |i: usize| -> R<HeaderRef> { ps.get(i).ok_or_else(|| format!("{}: missing parameter {}", op, i)).and_then(|x| self.header_ref(x)) };
+        let pe = |i: usize| -> R<Expr> {
+            ps.get(i)
+                .ok_or_else(|| format!("{}: missing parameter {}", op, i))
+                .and_then(|x| self.expr(x))
+        };
+        let pl = |i: usize| -> R<LValue> {
+            ps.get(i)
+                .ok_or_else(|| format!("{}: missing parameter {}", op, i))
+                .and_then(|x| self.lvalue(x))
+        };
+        let ph = |i: usize| -> R<HeaderRef> {
+            ps.get(i)
+                .ok_or_else(|| format!("{}: missing parameter {}", op, i))
+                .and_then(|x| self.header_ref(x))
+        };
         let pint = |i: usize| -> R<u32> {
             match pe(i)? {
                 Expr::Const(c) => Ok(c as u32),
@@ -453,16 +592,28 @@ impl<'a> Loader<'a> {
         let meters: Vec<&str> = self.meters.iter().map(|c| c.name.as_str()).collect();
         let regs: Vec<&str> = self.registers.iter().map(|c| c.name.as_str()).collect();
         let calcs: Vec<&str> = self.calcs.iter().map(|c| c.name.as_str()).collect();
-        let fl_or_zero = |i: usize| -> R<Expr> { if ps.len() > i { pe(i) } else { Ok(Expr::Const(0)) } };
+        let fl_or_zero = |i: usize| -> R<Expr> {
+            if ps.len() > i {
+                pe(i)
+            } else {
+                Ok(Expr::Const(0))
+            }
+        };
         Ok(match op {
             "assign" | "modify_field" => Prim::Assign(pl(0)?, pe(1)?),
             "add_to_field" => {
                 let d = pl(0)?;
-                Prim::Assign(d.clone(), Expr::Bin(BinOp::Add, Box::new(lv_expr(&d)), Box::new(pe(1)?)))
+                Prim::Assign(
+                    d.clone(),
+                    Expr::Bin(BinOp::Add, Box::new(lv_expr(&d)), Box::new(pe(1)?)),
+                )
             }
             "subtract_from_field" => {
                 let d = pl(0)?;
-                Prim::Assign(d.clone(), Expr::Bin(BinOp::Sub, Box::new(lv_expr(&d)), Box::new(pe(1)?)))
+                Prim::Assign(
+                    d.clone(),
+                    Expr::Bin(BinOp::Sub, Box::new(lv_expr(&d)), Box::new(pe(1)?)),
+                )
             }
             "assign_header" | "copy_header" => Prim::AssignHeader(ph(0)?, ph(1)?),
             "add_header" | "setValid" => Prim::SetValid(ph(0)?),
@@ -475,24 +626,44 @@ impl<'a> Loader<'a> {
             "resubmit" => Prim::Resubmit(fl_or_zero(0)?),
             "truncate" => Prim::Truncate(pe(0)?),
             "count" => Prim::Count(self.named_id(&ps[0], "counter", &counters)?, pe(1)?),
-            "execute_meter" => Prim::ExecuteMeter(self.named_id(&ps[0], "meter", &meters)?, pe(1)?, pl(2)?),
-            "register_read" => Prim::RegisterRead(pl(0)?, self.named_id(&ps[1], "register", &regs)?, pe(2)?),
-            "register_write" => Prim::RegisterWrite(self.named_id(&ps[0], "register", &regs)?, pe(1)?, pe(2)?),
-            "modify_field_with_hash_based_offset" => {
-                Prim::Hash(pl(0)?, pe(1)?, self.named_id(&ps[2], "calculation", &calcs)?, pe(3)?)
+            "execute_meter" => {
+                Prim::ExecuteMeter(self.named_id(&ps[0], "meter", &meters)?, pe(1)?, pl(2)?)
             }
+            "register_read" => {
+                Prim::RegisterRead(pl(0)?, self.named_id(&ps[1], "register", &regs)?, pe(2)?)
+            }
+            "register_write" => {
+                Prim::RegisterWrite(self.named_id(&ps[0], "register", &regs)?, pe(1)?, pe(2)?)
+            }
+            "modify_field_with_hash_based_offset" => Prim::Hash(
+                pl(0)?,
+                pe(1)?,
+                self.named_id(&ps[2], "calculation", &calcs)?,
+                pe(3)?,
+            ),
             "modify_field_rng_uniform" => Prim::Random(pl(0)?, pe(1)?, pe(2)?),
             "generate_digest" => Prim::Digest(pe(0)?, pint(1)?),
             "assign_union" => {
                 let u = |i: usize| -> R<u32> {
-                    let n = ps.get(i).and_then(|x| x.get("value")).and_then(|x| x.as_str()).unwrap_or("");
-                    self.union_idx.get(n).copied().ok_or_else(|| format!("unknown header union {}", n))
+                    let n = ps
+                        .get(i)
+                        .and_then(|x| x.get("value"))
+                        .and_then(|x| x.as_str())
+                        .unwrap_or("");
+                    self.union_idx
+                        .get(n)
+                        .copied()
+                        .ok_or_else(|| format!("unknown header union {}", n))
                 };
                 Prim::AssignUnion(u(0)?, u(1)?)
             }
             "assign_header_stack" => Prim::AssignStack(
                 self.stack(ps[0]["value"].as_str().unwrap_or(""))?,
-                self.stack(ps.get(1).ok_or("assign_header_stack: missing source")?["value"].as_str().unwrap_or(""))?,
+                self.stack(
+                    ps.get(1).ok_or("assign_header_stack: missing source")?["value"]
+                        .as_str()
+                        .unwrap_or(""),
+                )?,
             ),
             "push" => Prim::Push(self.stack(ps[0]["value"].as_str().unwrap_or(""))?, pint(1)?),
             "pop" => Prim::Pop(self.stack(ps[0]["value"].as_str().unwrap_or(""))?, pint(1)?),
@@ -514,7 +685,12 @@ impl<'a> Loader<'a> {
             "crc16_custom" => Algo::Crc16Custom,
             "crc32_custom" => Algo::Crc32Custom,
             "random" => Algo::Random,
-            other => return Err(format!("calculations \"{}\": unsupported algo {}", name, other)),
+            other => {
+                return Err(format!(
+                    "calculations \"{}\": unsupported algo {}",
+                    name, other
+                ))
+            }
         };
         let mut inputs = vec![];
         let mut has_payload = false;
@@ -522,7 +698,9 @@ impl<'a> Loader<'a> {
             let ty = i.get("type").and_then(|x| x.as_str()).unwrap_or("");
             inputs.push(match ty {
                 "field" => {
-                    let f = self.field(&i["value"]).map_err(|e| format!("calculations \"{}\": {}", name, e))?;
+                    let f = self
+                        .field(&i["value"])
+                        .map_err(|e| format!("calculations \"{}\": {}", name, e))?;
                     let fi = &self.fields[f as usize];
                     match self.headers[fi.header as usize].varbit {
                         Some((slot, _)) if fi.width == 0 => CalcInput::VarBit(slot),
@@ -538,10 +716,20 @@ impl<'a> Loader<'a> {
                     has_payload = true;
                     CalcInput::Payload
                 }
-                other => return Err(format!("calculations \"{}\": unsupported input type {}", name, other)),
+                other => {
+                    return Err(format!(
+                        "calculations \"{}\": unsupported input type {}",
+                        name, other
+                    ))
+                }
             });
         }
-        Ok(Calculation { name, algo, inputs, has_payload })
+        Ok(Calculation {
+            name,
+            algo,
+            inputs,
+            has_payload,
+        })
     }
 
     fn build(mut self) -> R<Program> {
@@ -549,7 +737,10 @@ impl<'a> Loader<'a> {
         for v in arr(j, "parse_vsets") {
             self.vsets.push(ValueSet {
                 name: s(v, "name")?.to_string(),
-                width: v.get("compressed_bitwidth").and_then(|x| x.as_u64()).unwrap_or(0) as u32,
+                width: v
+                    .get("compressed_bitwidth")
+                    .and_then(|x| x.as_u64())
+                    .unwrap_or(0) as u32,
                 values: vec![],
                 max_size: v.get("max_size").and_then(|x| x.as_u64()).unwrap_or(0) as usize,
             });
@@ -558,8 +749,14 @@ impl<'a> Loader<'a> {
             self.counters.push(CounterSpec {
                 name: s(c, "name")?.to_string(),
                 size: c.get("size").and_then(|x| x.as_u64()).unwrap_or(0) as usize,
-                direct: if c.get("is_direct").and_then(|x| x.as_bool()).unwrap_or(false) {
-                    c.get("binding").and_then(|x| x.as_str()).map(|x| x.to_string())
+                direct: if c
+                    .get("is_direct")
+                    .and_then(|x| x.as_bool())
+                    .unwrap_or(false)
+                {
+                    c.get("binding")
+                        .and_then(|x| x.as_str())
+                        .map(|x| x.to_string())
                 } else {
                     None
                 },
@@ -568,14 +765,23 @@ impl<'a> Loader<'a> {
         for m in arr(j, "meter_arrays") {
             let name = s(m, "name")?.to_string();
             let result = match m.get("result_target") {
-                Some(v) if !v.is_null() => Some(self.field(v).map_err(|e| format!("meter_arrays \"{}\": {}", name, e))?),
+                Some(v) if !v.is_null() => Some(
+                    self.field(v)
+                        .map_err(|e| format!("meter_arrays \"{}\": {}", name, e))?,
+                ),
                 _ => None,
             };
             self.meters.push(MeterSpec {
                 size: m.get("size").and_then(|x| x.as_u64()).unwrap_or(0) as usize,
                 bytes: m.get("type").and_then(|x| x.as_str()) == Some("bytes"),
-                direct: if m.get("is_direct").and_then(|x| x.as_bool()).unwrap_or(false) {
-                    m.get("binding").and_then(|x| x.as_str()).map(|x| x.to_string())
+                direct: if m
+                    .get("is_direct")
+                    .and_then(|x| x.as_bool())
+                    .unwrap_or(false)
+                {
+                    m.get("binding")
+                        .and_then(|x| x.as_str())
+                        .map(|x| x.to_string())
                 } else {
                     None
                 },
@@ -587,9 +793,16 @@ impl<'a> Loader<'a> {
             let name = s(r, "name")?.to_string();
             let width = r.get("bitwidth").and_then(|x| x.as_u64()).unwrap_or(32) as u32;
             if width > 128 {
-                return Err(format!("register_arrays \"{}\": width {} > 128 not supported", name, width));
+                return Err(format!(
+                    "register_arrays \"{}\": width {} > 128 not supported",
+                    name, width
+                ));
             }
-            self.registers.push(RegisterSpec { name, size: r.get("size").and_then(|x| x.as_u64()).unwrap_or(0) as usize, width });
+            self.registers.push(RegisterSpec {
+                name,
+                size: r.get("size").and_then(|x| x.as_u64()).unwrap_or(0) as usize,
+                width,
+            });
         }
         for c in arr(j, "calculations") {
             let calc = self.calc(c)?;
@@ -602,14 +815,25 @@ impl<'a> Loader<'a> {
             let id = a.get("id").and_then(|x| x.as_i64()).unwrap_or(ai as i64);
             let params = arr(a, "runtime_data")
                 .iter()
-                .map(|r| (r["name"].as_str().unwrap_or("").to_string(), r["bitwidth"].as_u64().unwrap_or(0) as u32))
+                .map(|r| {
+                    (
+                        r["name"].as_str().unwrap_or("").to_string(),
+                        r["bitwidth"].as_u64().unwrap_or(0) as u32,
+                    )
+                })
                 .collect();
             let mut prims = vec![];
             for (pi, p) in arr(a, "primitives").iter().enumerate() {
-                prims.push(self.prim(p).map_err(|e| format!("actions[{}] \"{}\": primitive {}: {}", ai, name, pi, e))?);
+                prims.push(self.prim(p).map_err(|e| {
+                    format!("actions[{}] \"{}\": primitive {}: {}", ai, name, pi, e)
+                })?);
             }
             self.action_idx.insert(id, actions.len() as u32);
-            actions.push(Action { name, params, prims });
+            actions.push(Action {
+                name,
+                params,
+                prims,
+            });
         }
         // field lists
         let mut field_lists = vec![];
@@ -618,7 +842,10 @@ impl<'a> Loader<'a> {
             let mut fs = vec![];
             for e in arr(fl, "elements") {
                 if e.get("type").and_then(|x| x.as_str()) == Some("field") {
-                    fs.push(self.field(&e["value"]).map_err(|er| format!("field_lists {}: {}", id, er))?);
+                    fs.push(
+                        self.field(&e["value"])
+                            .map_err(|er| format!("field_lists {}: {}", id, er))?,
+                    );
                 }
             }
             field_lists.push((id, fs));
@@ -629,15 +856,27 @@ impl<'a> Loader<'a> {
             let mut fs = vec![];
             for e in arr(fl, "elements") {
                 if e.get("type").and_then(|x| x.as_str()) == Some("field") {
-                    fs.push(self.field(&e["value"]).map_err(|er| format!("learn_lists {}: {}", id, er))?);
+                    fs.push(
+                        self.field(&e["value"])
+                            .map_err(|er| format!("learn_lists {}: {}", id, er))?,
+                    );
                 }
             }
-            learn_lists.push((id, LearnList { name: fl["name"].as_str().unwrap_or("").to_string(), fields: fs }));
+            learn_lists.push((
+                id,
+                LearnList {
+                    name: fl["name"].as_str().unwrap_or("").to_string(),
+                    fields: fs,
+                },
+            ));
         }
         // parser (the first one)
         let parser = match arr(j, "parsers").first() {
             Some(p) => self.parser(p)?,
-            None => Parser { init: None, states: vec![] },
+            None => Parser {
+                init: None,
+                states: vec![],
+            },
         };
         let mut max_header_bytes = 0usize;
         for h in &self.headers {
@@ -657,12 +896,23 @@ impl<'a> Loader<'a> {
         let mut tables = vec![];
         let mut conds = vec![];
         let mut profiles = vec![];
-        let mut ingress = Control { name: "ingress".into(), init: None };
-        let mut egress = Control { name: "egress".into(), init: None };
+        let mut ingress = Control {
+            name: "ingress".into(),
+            init: None,
+        };
+        let mut egress = Control {
+            name: "egress".into(),
+            init: None,
+        };
         for (pi, p) in arr(j, "pipelines").iter().enumerate() {
             let pname = s(p, "name")?.to_string();
-            let init = self.pipeline(p, &actions, &mut tables, &mut conds, &mut profiles).map_err(|e| format!("pipelines \"{}\": {}", pname, e))?;
-            let c = Control { name: pname.clone(), init };
+            let init = self
+                .pipeline(p, &actions, &mut tables, &mut conds, &mut profiles)
+                .map_err(|e| format!("pipelines \"{}\": {}", pname, e))?;
+            let c = Control {
+                name: pname.clone(),
+                init,
+            };
             if pname == "ingress" || (pi == 0 && pname != "egress") {
                 ingress = c;
             } else {
@@ -673,15 +923,21 @@ impl<'a> Loader<'a> {
         let mut checksums = vec![];
         for c in arr(j, "checksums") {
             let name = s(c, "name")?.to_string();
-            let target = self.field(&c["target"]).map_err(|e| format!("checksums \"{}\": {}", name, e))?;
+            let target = self
+                .field(&c["target"])
+                .map_err(|e| format!("checksums \"{}\": {}", name, e))?;
             let cn = s(c, "calculation")?;
             let calc = self
                 .calcs
                 .iter()
                 .position(|x| x.name == cn)
-                .ok_or_else(|| format!("checksums \"{}\": unknown calculation {}", name, cn))? as u32;
+                .ok_or_else(|| format!("checksums \"{}\": unknown calculation {}", name, cn))?
+                as u32;
             let cond = match c.get("if_cond") {
-                Some(v) if !v.is_null() => Some(self.expr(v).map_err(|e| format!("checksums \"{}\": {}", name, e))?),
+                Some(v) if !v.is_null() => Some(
+                    self.expr(v)
+                        .map_err(|e| format!("checksums \"{}\": {}", name, e))?,
+                ),
                 _ => None,
             };
             checksums.push(Checksum {
@@ -711,7 +967,13 @@ impl<'a> Loader<'a> {
             parser_error: self.std_field("parser_error"),
             priority: self.std_field("priority"),
         };
-        let err = |n: &str, d: u32| self.errors.iter().find(|e| e.0 == n).map(|e| e.1).unwrap_or(d);
+        let err = |n: &str, d: u32| {
+            self.errors
+                .iter()
+                .find(|e| e.0 == n)
+                .map(|e| e.1)
+                .unwrap_or(d)
+        };
         let err_packet_too_short = err("PacketTooShort", 1);
         let err_stack_out_of_bounds = err("StackOutOfBounds", 3);
         Ok(Program {
@@ -746,7 +1008,10 @@ impl<'a> Loader<'a> {
 
     fn parser(&self, p: &Value) -> R<Parser> {
         let states = arr(p, "parse_states");
-        let names: Vec<&str> = states.iter().map(|st| st["name"].as_str().unwrap_or("")).collect();
+        let names: Vec<&str> = states
+            .iter()
+            .map(|st| st["name"].as_str().unwrap_or(""))
+            .collect();
         let mut out = vec![];
         for st in states {
             let name = s(st, "name")?.to_string();
@@ -757,11 +1022,19 @@ impl<'a> Loader<'a> {
                 let ps = arr(op, "parameters");
                 ops.push(match o {
                     "extract" => {
-                        let p0 = ps.first().ok_or_else(|| ctx("extract without parameter".into()))?;
+                        let p0 = ps
+                            .first()
+                            .ok_or_else(|| ctx("extract without parameter".into()))?;
                         match p0.get("type").and_then(|x| x.as_str()) {
-                            Some("regular") => HeaderRef::Fixed(self.header(p0["value"].as_str().unwrap_or("")).map_err(ctx)?),
+                            Some("regular") => HeaderRef::Fixed(
+                                self.header(p0["value"].as_str().unwrap_or(""))
+                                    .map_err(ctx)?,
+                            ),
                             Some("stack") => {
-                                ops.push(ParserOp::ExtractNext(self.stack(p0["value"].as_str().unwrap_or("")).map_err(ctx)?));
+                                ops.push(ParserOp::ExtractNext(
+                                    self.stack(p0["value"].as_str().unwrap_or(""))
+                                        .map_err(ctx)?,
+                                ));
                                 continue;
                             }
                             _ => self.header_ref(p0).map_err(ctx)?,
@@ -769,16 +1042,31 @@ impl<'a> Loader<'a> {
                         .into_extract()
                     }
                     "extract_VL" => {
-                        let p0 = ps.first().ok_or_else(|| ctx("extract_VL without parameter".into()))?;
-                        let h = self.header(p0["value"].as_str().unwrap_or("")).map_err(ctx)?;
+                        let p0 = ps
+                            .first()
+                            .ok_or_else(|| ctx("extract_VL without parameter".into()))?;
+                        let h = self
+                            .header(p0["value"].as_str().unwrap_or(""))
+                            .map_err(ctx)?;
                         if self.headers[h as usize].varbit.is_none() {
                             return Err(ctx("extract_VL on a header without varbit field".into()));
                         }
-                        let e = self.expr(ps.get(1).ok_or_else(|| ctx("extract_VL without length".into()))?).map_err(ctx)?;
+                        let e = self
+                            .expr(
+                                ps.get(1)
+                                    .ok_or_else(|| ctx("extract_VL without length".into()))?,
+                            )
+                            .map_err(ctx)?;
                         ParserOp::ExtractVL(h, e)
                     }
-                    "set" => ParserOp::Set(self.lvalue(&ps[0]).map_err(ctx)?, self.expr(&ps[1]).map_err(ctx)?),
-                    "verify" => ParserOp::Verify(self.expr(&ps[0]).map_err(ctx)?, self.expr(&ps[1]).map_err(ctx)?),
+                    "set" => ParserOp::Set(
+                        self.lvalue(&ps[0]).map_err(ctx)?,
+                        self.expr(&ps[1]).map_err(ctx)?,
+                    ),
+                    "verify" => ParserOp::Verify(
+                        self.expr(&ps[0]).map_err(ctx)?,
+                        self.expr(&ps[1]).map_err(ctx)?,
+                    ),
                     "advance" => ParserOp::Advance(self.expr(&ps[0]).map_err(ctx)?),
                     "shift" => ParserOp::Advance(Expr::Bin(
                         BinOp::Mul,
@@ -809,18 +1097,40 @@ impl<'a> Loader<'a> {
                 let ty = t.get("type").and_then(|x| x.as_str()).unwrap_or("hexstr");
                 let next = match t.get("next_state").and_then(|x| x.as_str()) {
                     None => None,
-                    Some(n) => Some(names.iter().position(|x| *x == n).ok_or_else(|| ctx(format!("unknown next_state {}", n)))? as u32),
+                    Some(n) => Some(
+                        names
+                            .iter()
+                            .position(|x| *x == n)
+                            .ok_or_else(|| ctx(format!("unknown next_state {}", n)))?
+                            as u32,
+                    ),
                 };
                 match ty {
-                    "default" => transitions.push(Transition { vset: None, value: 0, mask: 0, default: true, next }),
+                    "default" => transitions.push(Transition {
+                        vset: None,
+                        value: 0,
+                        mask: 0,
+                        default: true,
+                        next,
+                    }),
                     "parse_vset" => {
                         let vn = t["value"].as_str().unwrap_or("");
-                        let vi = self.vsets.iter().position(|x| x.name == vn).ok_or_else(|| ctx(format!("unknown parse_vset {}", vn)))?;
+                        let vi = self
+                            .vsets
+                            .iter()
+                            .position(|x| x.name == vn)
+                            .ok_or_else(|| ctx(format!("unknown parse_vset {}", vn)))?;
                         let mask = match t.get("mask").and_then(|x| x.as_str()) {
                             Some(m) => parse_hex(m).map_err(ctx)?,
                             None => u128::MAX,
                         };
-                        transitions.push(Transition { vset: Some(vi as u32), value: 0, mask, default: false, next });
+                        transitions.push(Transition {
+                            vset: Some(vi as u32),
+                            value: 0,
+                            mask,
+                            default: false,
+                            next,
+                        });
                     }
                     "hexstr" => {
                         let value = parse_hex(t["value"].as_str().unwrap_or("0")).map_err(ctx)?;
@@ -828,15 +1138,32 @@ impl<'a> Loader<'a> {
                             Some(m) => parse_hex(m).map_err(ctx)?,
                             None => u128::MAX,
                         };
-                        transitions.push(Transition { vset: None, value: value & mask, mask, default: false, next });
+                        transitions.push(Transition {
+                            vset: None,
+                            value: value & mask,
+                            mask,
+                            default: false,
+                            next,
+                        });
                     }
                     other => return Err(ctx(format!("unsupported transition type {}", other))),
                 }
             }
-            out.push(ParseState { name, ops, key, transitions });
+            out.push(ParseState {
+                name,
+                ops,
+                key,
+                transitions,
+            });
         }
         let init = match p.get("init_state").and_then(|x| x.as_str()) {
-            Some(n) => Some(names.iter().position(|x| *x == n).ok_or_else(|| format!("parser: unknown init_state {}", n))? as u32),
+            Some(n) => Some(
+                names
+                    .iter()
+                    .position(|x| *x == n)
+                    .ok_or_else(|| format!("parser: unknown init_state {}", n))?
+                    as u32,
+            ),
             None => None,
         };
         Ok(Parser { init, states: out })
@@ -856,13 +1183,29 @@ impl<'a> Loader<'a> {
                 Some(sel) if !sel.is_null() => {
                     let mut c = serde_json::Map::new();
                     c.insert("name".into(), Value::String(format!("{}$selector", name)));
-                    c.insert("algo".into(), sel.get("algo").cloned().unwrap_or(Value::String("crc16".into())));
-                    c.insert("input".into(), sel.get("input").cloned().unwrap_or(Value::Array(vec![])));
-                    Some(self.calc(&Value::Object(c)).map_err(|e| format!("action_profiles \"{}\": {}", name, e))?)
+                    c.insert(
+                        "algo".into(),
+                        sel.get("algo")
+                            .cloned()
+                            .unwrap_or(Value::String("crc16".into())),
+                    );
+                    c.insert(
+                        "input".into(),
+                        sel.get("input").cloned().unwrap_or(Value::Array(vec![])),
+                    );
+                    Some(
+                        self.calc(&Value::Object(c))
+                            .map_err(|e| format!("action_profiles \"{}\": {}", name, e))?,
+                    )
                 }
                 _ => None,
             };
-            profiles.push(ActionProfile { name, members: vec![], groups: vec![], selector });
+            profiles.push(ActionProfile {
+                name,
+                members: vec![],
+                groups: vec![],
+                selector,
+            });
         }
         let tbase = tables.len() as u32;
         let cbase = conds.len() as u32;
@@ -870,20 +1213,33 @@ impl<'a> Loader<'a> {
         let cjs = arr(p, "conditionals");
         let mut names: HashMap<&str, Node> = HashMap::new();
         for (i, t) in tjs.iter().enumerate() {
-            names.insert(t["name"].as_str().unwrap_or(""), Node::Table(tbase + i as u32));
+            names.insert(
+                t["name"].as_str().unwrap_or(""),
+                Node::Table(tbase + i as u32),
+            );
         }
         for (i, c) in cjs.iter().enumerate() {
-            names.insert(c["name"].as_str().unwrap_or(""), Node::Cond(cbase + i as u32));
+            names.insert(
+                c["name"].as_str().unwrap_or(""),
+                Node::Cond(cbase + i as u32),
+            );
         }
         let node = |v: Option<&Value>| -> R<Option<Node>> {
             match v.and_then(|x| x.as_str()) {
                 None => Ok(None),
-                Some(n) => names.get(n).copied().map(Some).ok_or_else(|| format!("unknown table/conditional {}", n)),
+                Some(n) => names
+                    .get(n)
+                    .copied()
+                    .map(Some)
+                    .ok_or_else(|| format!("unknown table/conditional {}", n)),
             }
         };
         let action_id = |v: &Value| -> R<u32> {
             let id = v.as_i64().ok_or("bad action_id")?;
-            self.action_idx.get(&id).copied().ok_or_else(|| format!("unknown action id {}", id))
+            self.action_idx
+                .get(&id)
+                .copied()
+                .ok_or_else(|| format!("unknown action id {}", id))
         };
         for t in tjs {
             let name = s(t, "name")?.to_string();
@@ -891,13 +1247,21 @@ impl<'a> Loader<'a> {
             let mut keys = vec![];
             for k in arr(t, "key") {
                 let kind_s = k["match_type"].as_str().unwrap_or("");
-                let kind = MatchKind::parse(kind_s).ok_or_else(|| ctx(format!("unsupported match_type {}", kind_s)))?;
-                let kname = k.get("name").and_then(|x| x.as_str()).unwrap_or("").to_string();
+                let kind = MatchKind::parse(kind_s)
+                    .ok_or_else(|| ctx(format!("unsupported match_type {}", kind_s)))?;
+                let kname = k
+                    .get("name")
+                    .and_then(|x| x.as_str())
+                    .unwrap_or("")
+                    .to_string();
                 let target = &k["target"];
                 let (src, width) = if let Some(hn) = target.as_str() {
                     (KeySrc::Valid(self.header(hn).map_err(ctx)?), 1)
                 } else if target.get(1).and_then(|x| x.as_str()) == Some("$valid$") {
-                    (KeySrc::Valid(self.header(target[0].as_str().unwrap_or("")).map_err(ctx)?), 1)
+                    (
+                        KeySrc::Valid(self.header(target[0].as_str().unwrap_or("")).map_err(ctx)?),
+                        1,
+                    )
                 } else {
                     let f = self.field(target).map_err(ctx)?;
                     (KeySrc::Field(f), self.fields[f as usize].width)
@@ -914,11 +1278,27 @@ impl<'a> Loader<'a> {
                 } else {
                     kname
                 };
-                keys.push(KeySpec { name: kname, kind: if kind == MatchKind::Valid { MatchKind::Exact } else { kind }, src, mask, width });
+                keys.push(KeySpec {
+                    name: kname,
+                    kind: if kind == MatchKind::Valid {
+                        MatchKind::Exact
+                    } else {
+                        kind
+                    },
+                    src,
+                    mask,
+                    width,
+                });
             }
             let mut tb = Table::new(name.clone(), keys);
-            if matches!(t.get("type").and_then(|x| x.as_str()), Some("indirect") | Some("indirect_ws")) {
-                let pn = t.get("action_profile").and_then(|x| x.as_str()).unwrap_or("");
+            if matches!(
+                t.get("type").and_then(|x| x.as_str()),
+                Some("indirect") | Some("indirect_ws")
+            ) {
+                let pn = t
+                    .get("action_profile")
+                    .and_then(|x| x.as_str())
+                    .unwrap_or("");
                 let pi = profiles
                     .iter()
                     .position(|x| x.name == pn)
@@ -926,9 +1306,17 @@ impl<'a> Loader<'a> {
                 tb.profile = Some(pi as u32);
             }
             tb.max_size = t.get("max_size").and_then(|x| x.as_u64()).unwrap_or(0) as usize;
-            tb.with_counters = t.get("with_counters").and_then(|x| x.as_bool()).unwrap_or(false);
+            tb.with_counters = t
+                .get("with_counters")
+                .and_then(|x| x.as_bool())
+                .unwrap_or(false);
             if let Some(m) = t.get("direct_meters").and_then(|x| x.as_str()) {
-                tb.direct_meter = Some(self.meters.iter().position(|x| x.name == m).ok_or_else(|| ctx(format!("unknown meter {}", m)))?);
+                tb.direct_meter = Some(
+                    self.meters
+                        .iter()
+                        .position(|x| x.name == m)
+                        .ok_or_else(|| ctx(format!("unknown meter {}", m)))?,
+                );
             }
             for a in arr(t, "action_ids") {
                 tb.action_ids.push(action_id(a).map_err(ctx)?);
@@ -937,7 +1325,10 @@ impl<'a> Loader<'a> {
             tb.base_next = node(t.get("base_default_next")).map_err(ctx)?;
             if let Some(nt) = t.get("next_tables").and_then(|x| x.as_object()) {
                 if nt.contains_key("__HIT__") || nt.contains_key("__MISS__") {
-                    tb.hit_miss = Some((node(nt.get("__HIT__")).map_err(ctx)?, node(nt.get("__MISS__")).map_err(ctx)?));
+                    tb.hit_miss = Some((
+                        node(nt.get("__HIT__")).map_err(ctx)?,
+                        node(nt.get("__MISS__")).map_err(ctx)?,
+                    ));
                 } else {
                     for (an, nx) in nt {
                         let n = node(Some(nx)).map_err(ctx)?;
@@ -952,7 +1343,10 @@ impl<'a> Loader<'a> {
             }
             if let Some(d) = t.get("default_entry") {
                 tb.default_action = action_id(&d["action_id"]).map_err(ctx)?;
-                tb.default_const = d.get("action_const").and_then(|x| x.as_bool()).unwrap_or(false);
+                tb.default_const = d
+                    .get("action_const")
+                    .and_then(|x| x.as_bool())
+                    .unwrap_or(false);
                 let mut data = vec![];
                 for x in arr(d, "action_data") {
                     data.push(parse_hex(x.as_str().unwrap_or("0")).map_err(ctx)?);
@@ -987,7 +1381,10 @@ impl<'a> Loader<'a> {
                         }
                         "lpm" => {
                             key.push(kv("key").map_err(ectx)?);
-                            prefix = mk.get("prefix_length").and_then(|x| x.as_u64()).unwrap_or(0) as u32;
+                            prefix = mk
+                                .get("prefix_length")
+                                .and_then(|x| x.as_u64())
+                                .unwrap_or(0) as u32;
                             let w = tb.keys.get(ki).map(|k| k.width).unwrap_or(0);
                             aux.push(crate::tables::prefix_mask(prefix, w));
                         }
@@ -1014,11 +1411,15 @@ impl<'a> Loader<'a> {
         }
         for c in cjs {
             let name = s(c, "name")?.to_string();
-            let expr = self.expr(&c["expression"]).map_err(|e| format!("conditional \"{}\": {}", name, e))?;
+            let expr = self
+                .expr(&c["expression"])
+                .map_err(|e| format!("conditional \"{}\": {}", name, e))?;
             conds.push(Conditional {
                 expr,
-                true_next: node(c.get("true_next")).map_err(|e| format!("conditional \"{}\": {}", name, e))?,
-                false_next: node(c.get("false_next")).map_err(|e| format!("conditional \"{}\": {}", name, e))?,
+                true_next: node(c.get("true_next"))
+                    .map_err(|e| format!("conditional \"{}\": {}", name, e))?,
+                false_next: node(c.get("false_next"))
+                    .map_err(|e| format!("conditional \"{}\": {}", name, e))?,
                 name,
             });
         }

@@ -33,7 +33,9 @@ fn want(path: &str, what: &str, v: &Value) -> String {
 }
 
 fn array<'a>(v: &'a Value, path: &str) -> R<&'a [Value]> {
-    v.as_array().map(|a| a.as_slice()).ok_or_else(|| want(path, "an array", v))
+    v.as_array()
+        .map(|a| a.as_slice())
+        .ok_or_else(|| want(path, "an array", v))
 }
 
 /// An optional member that, when present, must be an array.
@@ -72,7 +74,11 @@ fn number(o: &Value, key: &str, path: &str, required: bool) -> R<()> {
         Some(v) if v.is_u64() => Ok(()),
         None if !required => Ok(()),
         None => Err(format!("{}: missing \"{}\"", path, key)),
-        Some(v) => Err(want(&format!("{}.{}", path, key), "a non-negative integer", v)),
+        Some(v) => Err(want(
+            &format!("{}.{}", path, key),
+            "a non-negative integer",
+            v,
+        )),
     }
 }
 
@@ -102,9 +108,28 @@ fn calls(list: &[Value], path: &str, op_key: &str) -> R<()> {
 
 /// The top-level sections the loader reads (each an array).
 pub const SECTIONS: [&str; 22] = [
-    "header_types", "headers", "header_stacks", "header_union_types", "header_unions", "header_union_stacks", "field_lists",
-    "errors", "enums", "parsers", "parse_vsets", "deparsers", "meter_arrays", "counter_arrays", "register_arrays",
-    "calculations", "learn_lists", "actions", "pipelines", "checksums", "extern_instances", "field_aliases",
+    "header_types",
+    "headers",
+    "header_stacks",
+    "header_union_types",
+    "header_unions",
+    "header_union_stacks",
+    "field_lists",
+    "errors",
+    "enums",
+    "parsers",
+    "parse_vsets",
+    "deparsers",
+    "meter_arrays",
+    "counter_arrays",
+    "register_arrays",
+    "calculations",
+    "learn_lists",
+    "actions",
+    "pipelines",
+    "checksums",
+    "extern_instances",
+    "field_aliases",
 ];
 
 pub fn check(j: &Value) -> R<()> {
@@ -124,7 +149,13 @@ pub fn check(j: &Value) -> R<()> {
             }
             match fa.get(1) {
                 Some(v) if v.is_u64() || v.as_str() == Some("*") => {}
-                Some(v) => return Err(want(&format!("{}[1]", fp), "a number (bit width) or \"*\"", v)),
+                Some(v) => {
+                    return Err(want(
+                        &format!("{}[1]", fp),
+                        "a number (bit width) or \"*\"",
+                        v,
+                    ))
+                }
                 None => return Err(format!("{}: missing the bit width", fp)),
             }
             if let Some(v) = fa.get(2) {
@@ -140,12 +171,18 @@ pub fn check(j: &Value) -> R<()> {
         string(h, "header_type", path)?;
         for (i, id) in opt_array(h, "header_ids", path)?.iter().enumerate() {
             if !id.is_u64() {
-                return Err(want(&format!("{}.header_ids[{}]", path, i), "a header id", id));
+                return Err(want(
+                    &format!("{}.header_ids[{}]", path, i),
+                    "a header id",
+                    id,
+                ));
             }
         }
         Ok(())
     })?;
-    section(j, "header_unions", |u, path| opt_array(u, "header_ids", path).map(|_| ()))?;
+    section(j, "header_unions", |u, path| {
+        opt_array(u, "header_ids", path).map(|_| ())
+    })?;
     for (i, e) in opt_array(j, "errors", "")?.iter().enumerate() {
         let p = format!("errors[{}]", i);
         let a = array(e, &p)?;
@@ -159,7 +196,11 @@ pub fn check(j: &Value) -> R<()> {
             let sp = format!("{}.parse_states[{}]", path, i);
             object(st, &sp)?;
             string(st, "name", &sp)?;
-            calls(opt_array(st, "parser_ops", &sp)?, &format!("{}.parser_ops", sp), "op")?;
+            calls(
+                opt_array(st, "parser_ops", &sp)?,
+                &format!("{}.parser_ops", sp),
+                "op",
+            )?;
             opt_array(st, "transition_key", &sp)?;
             for (k, t) in opt_array(st, "transitions", &sp)?.iter().enumerate() {
                 let tp = format!("{}.transitions[{}]", sp, k);
@@ -209,7 +250,11 @@ pub fn check(j: &Value) -> R<()> {
             string(r, "name", &rp)?;
             number(r, "bitwidth", &rp, true)?;
         }
-        calls(opt_array(a, "primitives", path)?, &format!("{}.primitives", path), "op")
+        calls(
+            opt_array(a, "primitives", path)?,
+            &format!("{}.primitives", path),
+            "op",
+        )
     })?;
     section(j, "pipelines", |p, path| {
         opt_string_or_null(p, "init_table", path)?;
@@ -224,7 +269,11 @@ pub fn check(j: &Value) -> R<()> {
             }
             for (k, id) in opt_array(t, "action_ids", &tp)?.iter().enumerate() {
                 if !id.is_u64() {
-                    return Err(want(&format!("{}.action_ids[{}]", tp, k), "an action id", id));
+                    return Err(want(
+                        &format!("{}.action_ids[{}]", tp, k),
+                        "an action id",
+                        id,
+                    ));
                 }
             }
             opt_array(t, "entries", &tp)?;
@@ -264,13 +313,25 @@ mod tests {
     #[test]
     fn wrong_section_types_name_the_path() {
         let e = check(&serde_json::json!({"header_types": 5})).unwrap_err();
-        assert!(e.starts_with(".header_types: expected an array, got a number"), "{}", e);
+        assert!(
+            e.starts_with(".header_types: expected an array, got a number"),
+            "{}",
+            e
+        );
         let e = check(&serde_json::json!({"pipelines": "x"})).unwrap_err();
         assert!(e.contains(".pipelines: expected an array"), "{}", e);
-        let e = check(&serde_json::json!({"header_types": [{"name": "h", "fields": [["f", "x"]]}]})).unwrap_err();
-        assert!(e.starts_with("header_types[0].fields[0][1]: expected a number (bit width)"), "{}", e);
+        let e =
+            check(&serde_json::json!({"header_types": [{"name": "h", "fields": [["f", "x"]]}]}))
+                .unwrap_err();
+        assert!(
+            e.starts_with("header_types[0].fields[0][1]: expected a number (bit width)"),
+            "{}",
+            e
+        );
         let e = check(&serde_json::json!({"actions": [{"name": "a", "id": 0, "primitives": [{"parameters": []}]}]})).unwrap_err();
         assert_eq!(e, "actions[0].primitives[0]: missing \"op\"");
-        assert!(check(&serde_json::json!([])).unwrap_err().starts_with("program: expected an object"));
+        assert!(check(&serde_json::json!([]))
+            .unwrap_err()
+            .starts_with("program: expected an object"));
     }
 }

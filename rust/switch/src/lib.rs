@@ -60,5 +60,8 @@ fn compile_p4_impl(path: &str) -> Result<String, String> {
 
 #[cfg(not(feature = "p4"))]
 fn compile_p4_impl(path: &str) -> Result<String, String> {
-    Err(format!("{}: built without the `p4` feature; pass BMv2 JSON", path))
+    Err(format!(
+        "{}: built without the `p4` feature; pass BMv2 JSON",
+        path
+    ))
 }

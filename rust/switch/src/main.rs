@@ -1,14 +1,21 @@
-use sdnperf_switch::{load_program, stf};
-use sdnperf_switch::exec::Engine;
-use sdnperf_switch::switch::Switch;
-use sdnperf_switch::ports::{afpacket::AfPacketPort, xdpgen::XdpGen};
-use sdnperf_switch::impair::{parse_port_spec, Direction, ImpairCfg};
-use sdnperf_switch::{ctl, dataplane};
 use clap::{Args, CommandFactory, Parser, Subcommand};
 use sdnperf_switch::cli::{Bmv2Flags, PortArgs};
+use sdnperf_switch::exec::Engine;
+use sdnperf_switch::impair::{parse_port_spec, Direction, ImpairCfg};
+use sdnperf_switch::ports::{afpacket::AfPacketPort, xdpgen::XdpGen};
+use sdnperf_switch::switch::Switch;
+use sdnperf_switch::{ctl, dataplane};
+use sdnperf_switch::{load_program, stf};
 use std::io::Write;
 
-fn udp_frames(size: usize, dmac: [u8; 6], smac: [u8; 6], dst_ip: u32, step: u32, flows: u32) -> Vec<Vec<u8>> {
+fn udp_frames(
+    size: usize,
+    dmac: [u8; 6],
+    smac: [u8; 6],
+    dst_ip: u32,
+    step: u32,
+    flows: u32,
+) -> Vec<Vec<u8>> {
     let mut pkts: Vec<Vec<u8>> = vec![];
     for f in 0..flows.min(4096) {
         let mut p = vec![0u8; size];
@@ -70,7 +77,15 @@ fn parse_mac(s: &str) -> Result<[u8; 6], String> {
 }
 
 fn cmd_membench(a: MembenchArgs) -> Result<(), String> {
-    let MembenchArgs { program, commands, packets: n, dst_ip, dst_step: step, flows, port } = a;
+    let MembenchArgs {
+        program,
+        commands,
+        packets: n,
+        dst_ip,
+        dst_step: step,
+        flows,
+        port,
+    } = a;
     let flows = flows.max(1);
     let prog = load_program(&program)?;
     let mut sw = Switch::new(Engine::new(prog));
@@ -86,9 +101,20 @@ fn cmd_membench(a: MembenchArgs) -> Result<(), String> {
             ctl::execute(&mut sw, l).map_err(|e| format!("{}:{}: {}", f, ln + 1, e))?;
             k += 1;
         }
-        println!("membench: loaded {} commands in {:.2} s", k, t.elapsed().as_secs_f64());
+        println!(
+            "membench: loaded {} commands in {:.2} s",
+            k,
+            t.elapsed().as_secs_f64()
+        );
     }
-    let pkts = udp_frames(60, [2, 0, 0, 0, 0, 2], [2, 0, 0, 0, 0, 1], dst_ip, step, flows);
+    let pkts = udp_frames(
+        60,
+        [2, 0, 0, 0, 0, 2],
+        [2, 0, 0, 0, 0, 1],
+        dst_ip,
+        step,
+        flows,
+    );
     let mut out = 0u64;
     let t0 = std::time::Instant::now();
     let mut now = 1_000_000u64;
@@ -143,7 +169,18 @@ struct BlastArgs {
 }
 
 fn cmd_blast(a: BlastArgs) -> Result<(), String> {
-    let BlastArgs { iface, mode, size, seconds: secs, pps, dst_mac: dmac, src_mac: smac, dst_ip, dst_step: step, flows } = a;
+    let BlastArgs {
+        iface,
+        mode,
+        size,
+        seconds: secs,
+        pps,
+        dst_mac: dmac,
+        src_mac: smac,
+        dst_ip,
+        dst_step: step,
+        flows,
+    } = a;
     let flows = flows.max(1);
     let size = size.max(42);
     let pkts = udp_frames(size, dmac, smac, dst_ip, step, flows);
@@ -221,7 +258,9 @@ fn cmd_xdp_sink(iface: &str, secs: Option<f64>) -> Result<(), String> {
     println!("READY");
     let _ = std::io::stdout().flush();
     let t0 = std::time::Instant::now();
-    while !dataplane::STOP.load(std::sync::atomic::Ordering::Relaxed) && t0.elapsed().as_secs_f64() < secs {
+    while !dataplane::STOP.load(std::sync::atomic::Ordering::Relaxed)
+        && t0.elapsed().as_secs_f64() < secs
+    {
         std::thread::sleep(std::time::Duration::from_millis(50));
     }
     unsafe { libc::close(link) };
@@ -237,7 +276,12 @@ struct RunArgs {
     #[arg(value_name = "JSON", required_unless_present_any = ["json_opt", "no_p4"])]
     json: Option<String>,
     /// the program, as an option
-    #[arg(long = "json", visible_alias = "program", value_name = "PROG", conflicts_with = "json")]
+    #[arg(
+        long = "json",
+        visible_alias = "program",
+        value_name = "PROG",
+        conflicts_with = "json"
+    )]
     json_opt: Option<String>,
     /// simple_switch's start without a program: refused (`run` needs one; sdnperf-switch-grpc takes it by P4Runtime)
     #[arg(long)]
@@ -255,20 +299,38 @@ struct RunArgs {
 }
 
 fn cmd_run(a: RunArgs) -> Result<(), String> {
-    let supported = sdnperf_switch::cli::long_options(Cli::command().find_subcommand("run").unwrap()).replace("--no-p4 ", "");
+    let supported =
+        sdnperf_switch::cli::long_options(Cli::command().find_subcommand("run").unwrap())
+            .replace("--no-p4 ", "");
     if a.no_p4 {
         return Err(format!("--no-p4 is not supported by `run` (it needs a program; sdnperf-switch-grpc starts without one); supported options: {}", supported));
     }
     let notes0 = a.bmv2.check(&supported)?;
     a.ports.apply_process_options();
-    let json = a.json.clone().or(a.json_opt.clone()).ok_or("run needs a program (JSON)")?;
+    let json = a
+        .json
+        .clone()
+        .or(a.json_opt.clone())
+        .ok_or("run needs a program (JSON)")?;
     let mut impairs: Vec<(u32, Direction, ImpairCfg)> = vec![];
     for v in &a.impair {
-        let (n, spec) = v.split_once(':').ok_or_else(|| format!("--impair {}: expected N:delay=..", v))?;
+        let (n, spec) = v
+            .split_once(':')
+            .ok_or_else(|| format!("--impair {}: expected N:delay=..", v))?;
         let (dir, cfg) = parse_port_spec(spec).map_err(|e| format!("--impair {}: {}", v, e))?;
-        impairs.push((n.parse().map_err(|_| format!("--impair {}: bad port", v))?, dir, cfg));
+        impairs.push((
+            n.parse().map_err(|_| format!("--impair {}: bad port", v))?,
+            dir,
+            cfg,
+        ));
     }
-    let (ifaces, cpu_port, max_passes, commands, vnet) = (a.ports.ifaces.clone(), a.ports.cpu_port, a.ports.max_passes, a.commands.clone(), !a.ports.no_vnet);
+    let (ifaces, cpu_port, max_passes, commands, vnet) = (
+        a.ports.ifaces.clone(),
+        a.ports.cpu_port,
+        a.ports.max_passes,
+        a.commands.clone(),
+        !a.ports.no_vnet,
+    );
     let prog = load_program(&json)?;
     let mut sw = Switch::new(Engine::new(prog));
     if let Some(m) = max_passes {
@@ -290,7 +352,10 @@ fn cmd_run(a: RunArgs) -> Result<(), String> {
     }
     let mut notes = notes0;
     let ports = dataplane::open_ports(&ifaces, a.ports.io, vnet, a.ports.rx_frames, &mut notes)?;
-    let names: Vec<String> = ports.iter().map(|p| format!("{}@{}={}", p.num, p.io.name(), p.io.kind())).collect();
+    let names: Vec<String> = ports
+        .iter()
+        .map(|p| format!("{}@{}={}", p.num, p.io.name(), p.io.kind()))
+        .collect();
     let requests = match a.ports.ctl_listen() {
         Some(l) => Some(ctl::start_server(l)?),
         None => None,
@@ -340,17 +405,17 @@ enum Cmd {
         #[arg(short = 'f', value_name = "FILE", conflicts_with = "command")]
         file: Option<String>,
         /// one command (`help` lists them)
-        #[arg(trailing_var_arg = true, allow_hyphen_values = true, required_unless_present = "file")]
+        #[arg(
+            trailing_var_arg = true,
+            allow_hyphen_values = true,
+            required_unless_present = "file"
+        )]
         command: Vec<String>,
     },
     /// Loads a program and reports what it holds
-    Check {
-        program: String,
-    },
+    Check { program: String },
     /// Compiles a .p4 program to BMv2 JSON on stdout
-    Compile {
-        program: String,
-    },
+    Compile { program: String },
     /// Benchmark traffic generator
     Blast(BlastArgs),
     /// Benchmark sink: drops everything arriving at IFACE in its XDP hook (xdp_drops in `ethtool -S`)
@@ -379,7 +444,8 @@ fn main() {
     match cli.cmd {
         Cmd::Stf { program, test } => {
             let prog = load_program(&program).unwrap_or_else(|e| exit_with(Err(e), 2));
-            let text = std::fs::read_to_string(&test).unwrap_or_else(|e| exit_with(Err(format!("{}: {}", test, e)), 2));
+            let text = std::fs::read_to_string(&test)
+                .unwrap_or_else(|e| exit_with(Err(format!("{}: {}", test, e)), 2));
             let mut sw = Switch::new(Engine::new(prog));
             let r = stf::run(&mut sw, &text);
             print!("{}", r.report);
@@ -393,14 +459,27 @@ fn main() {
             Err(e) => exit_with(Err(e), 2),
         },
         Cmd::Check { program } => match load_program(&program) {
-            Ok(p) => println!("ok: {} headers, {} tables, {} actions", p.headers.len(), p.tables.len(), p.actions.len()),
+            Ok(p) => println!(
+                "ok: {} headers, {} tables, {} actions",
+                p.headers.len(),
+                p.tables.len(),
+                p.actions.len()
+            ),
             Err(e) => exit_with(Err(e), 2),
         },
         Cmd::Run(a) => exit_with(cmd_run(a), 1),
-        Cmd::Ctl { target, file, command } => {
+        Cmd::Ctl {
+            target,
+            file,
+            command,
+        } => {
             let cmds: Vec<String> = match file {
                 Some(path) => match std::fs::read_to_string(&path) {
-                    Ok(t) => t.lines().map(|l| l.trim().to_string()).filter(|l| !l.is_empty() && !l.starts_with('#')).collect(),
+                    Ok(t) => t
+                        .lines()
+                        .map(|l| l.trim().to_string())
+                        .filter(|l| !l.is_empty() && !l.starts_with('#'))
+                        .collect(),
                     Err(e) => exit_with(Err(format!("{}: {}", path, e)), 2),
                 },
                 None => vec![command.join(" ")],

@@ -351,10 +351,16 @@ pub struct Program {
 
 impl Program {
     pub fn field_by_name(&self, name: &str) -> Option<FieldId> {
-        self.fields.iter().position(|f| f.name == name).map(|i| i as FieldId)
+        self.fields
+            .iter()
+            .position(|f| f.name == name)
+            .map(|i| i as FieldId)
     }
     pub fn header_by_name(&self, name: &str) -> Option<HeaderId> {
-        self.headers.iter().position(|h| h.name == name).map(|i| i as HeaderId)
+        self.headers
+            .iter()
+            .position(|h| h.name == name)
+            .map(|i| i as HeaderId)
     }
     /// Finds a table by full name or by a dot-separated suffix ("ipv4_lpm" for "MyIngress.ipv4_lpm").
     pub fn table_by_name(&self, name: &str) -> Option<usize> {
@@ -379,11 +385,17 @@ impl Program {
         find_by_suffix(self.registers.iter().map(|a| a.name.as_str()), name)
     }
     pub fn field_list(&self, id: u32) -> Option<&[FieldId]> {
-        self.field_lists.iter().find(|(i, _)| *i == id).map(|(_, v)| v.as_slice())
+        self.field_lists
+            .iter()
+            .find(|(i, _)| *i == id)
+            .map(|(_, v)| v.as_slice())
     }
 }
 
-pub fn find_by_suffix<'a>(names: impl Iterator<Item = &'a str> + Clone, name: &str) -> Option<usize> {
+pub fn find_by_suffix<'a>(
+    names: impl Iterator<Item = &'a str> + Clone,
+    name: &str,
+) -> Option<usize> {
     if let Some(i) = names.clone().position(|n| n == name) {
         return Some(i);
     }

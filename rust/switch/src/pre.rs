@@ -32,7 +32,10 @@ impl Pre {
         Ok(())
     }
     pub fn mgrp_destroy(&mut self, g: u32) -> Result<(), String> {
-        self.groups.remove(&g).map(|_| ()).ok_or_else(|| format!("no multicast group {}", g))
+        self.groups
+            .remove(&g)
+            .map(|_| ())
+            .ok_or_else(|| format!("no multicast group {}", g))
     }
     /// Returns the node handle.
     pub fn node_create(&mut self, rid: u32, ports: Vec<u32>) -> u32 {
@@ -61,17 +64,28 @@ impl Pre {
         }
     }
     pub fn node_associate(&mut self, g: u32, h: u32) -> Result<(), String> {
-        if self.nodes.get(h as usize).map(|n| n.is_none()).unwrap_or(true) {
+        if self
+            .nodes
+            .get(h as usize)
+            .map(|n| n.is_none())
+            .unwrap_or(true)
+        {
             return Err(format!("no multicast node {}", h));
         }
-        let grp = self.groups.get_mut(&g).ok_or_else(|| format!("no multicast group {}", g))?;
+        let grp = self
+            .groups
+            .get_mut(&g)
+            .ok_or_else(|| format!("no multicast group {}", g))?;
         if !grp.contains(&h) {
             grp.push(h);
         }
         Ok(())
     }
     pub fn node_dissociate(&mut self, g: u32, h: u32) -> Result<(), String> {
-        let grp = self.groups.get_mut(&g).ok_or_else(|| format!("no multicast group {}", g))?;
+        let grp = self
+            .groups
+            .get_mut(&g)
+            .ok_or_else(|| format!("no multicast group {}", g))?;
         grp.retain(|&x| x != h);
         Ok(())
     }

@@ -34,7 +34,12 @@ fn hex_nibbles(tokens: &[&str], line: usize) -> Result<(Vec<Option<u8>>, bool), 
                 '$' => exact = true,
                 '*' => nib.push(None),
                 c if c.is_ascii_hexdigit() => nib.push(Some(c.to_digit(16).unwrap() as u8)),
-                _ => return Err(format!("line {}: bad character '{}' in packet data", line, c)),
+                _ => {
+                    return Err(format!(
+                        "line {}: bad character '{}' in packet data",
+                        line, c
+                    ))
+                }
             }
         }
     }
@@ -45,7 +50,9 @@ fn to_bytes(n: &[Option<u8>], line: usize) -> Result<Vec<u8>, String> {
     if n.len() % 2 != 0 {
         return Err(format!("line {}: odd number of hex digits", line));
     }
-    Ok(n.chunks(2).map(|c| (c[0].unwrap_or(0) << 4) | c[1].unwrap_or(0)).collect())
+    Ok(n.chunks(2)
+        .map(|c| (c[0].unwrap_or(0) << 4) | c[1].unwrap_or(0))
+        .collect())
 }
 
 fn hex(b: &[u8]) -> String {
@@ -71,10 +78,18 @@ fn fmt_expect(e: &Expect) -> String {
 fn compare(e: &Expect, got: &[u8]) -> Option<String> {
     let need_nibbles = e.nibbles.len();
     if got.len() * 2 < need_nibbles {
-        return Some(format!("received packet is shorter ({} bytes) than expected ({} bytes)", got.len(), need_nibbles / 2));
+        return Some(format!(
+            "received packet is shorter ({} bytes) than expected ({} bytes)",
+            got.len(),
+            need_nibbles / 2
+        ));
     }
     if e.exact_len && got.len() * 2 != need_nibbles {
-        return Some(format!("length differs: received {} bytes, expected exactly {}", got.len(), need_nibbles / 2));
+        return Some(format!(
+            "length differs: received {} bytes, expected exactly {}",
+            got.len(),
+            need_nibbles / 2
+        ));
     }
     for (i, n) in e.nibbles.iter().enumerate() {
         if let Some(v) = n {
@@ -95,7 +110,9 @@ fn parse_action_call(s: &str, line: usize) -> Result<(String, Vec<u128>), String
         None => (s, ")"),
     };
     let rest = rest.trim_end();
-    let inner = rest.strip_suffix(')').ok_or_else(|| format!("line {}: missing ')' in action call", line))?;
+    let inner = rest
+        .strip_suffix(')')
+        .ok_or_else(|| format!("line {}: missing ')' in action call", line))?;
     let mut vals = vec![];
     for a in inner.split(',').map(|x| x.trim()).filter(|x| !x.is_empty()) {
         let v = match a.split_once(':') {
@@ -111,10 +128,14 @@ fn parse_action_call(s: &str, line: usize) -> Result<(String, Vec<u128>), String
 fn stf_add(sw: &mut Switch, rest: &str, line: usize) -> Result<(), String> {
     let ctx = |e: String| format!("line {}: {}", line, e);
     let paren = rest.find('(').unwrap_or(rest.len());
-    let head_end = rest[..paren].rfind(char::is_whitespace).ok_or_else(|| ctx("add: missing action".into()))?;
+    let head_end = rest[..paren]
+        .rfind(char::is_whitespace)
+        .ok_or_else(|| ctx("add: missing action".into()))?;
     let head: Vec<&str> = rest[..head_end].split_whitespace().collect();
     let (aname, args) = parse_action_call(rest[head_end..].trim(), line)?;
-    let table = head.first().ok_or_else(|| ctx("add: missing table".into()))?;
+    let table = head
+        .first()
+        .ok_or_else(|| ctx("add: missing table".into()))?;
     let mut i = 1;
     let mut prio = None;
     if let Some(t) = head.get(1) {
@@ -123,21 +144,47 @@ fn stf_add(sw: &mut Switch, rest: &str, line: usize) -> Result<(), String> {
             i = 2;
         }
     }
-    let ti = sw.eng.prog.table_by_name(table).ok_or_else(|| ctx(format!("unknown table {}", table)))?;
+    let ti = sw
+        .eng
+        .prog
+        .table_by_name(table)
+        .ok_or_else(|| ctx(format!("unknown table {}", table)))?;
     let specs = sw.eng.prog.tables[ti].keys.clone();
     let mut keys: Vec<Option<KeyVal>> = vec![None; specs.len()];
     for kv in &head[i..] {
-        let (kn, v) = kv.rsplit_once(':').ok_or_else(|| ctx(format!("key {} must be NAME:VALUE", kv)))?;
+        let (kn, v) = kv
+            .rsplit_once(':')
+            .ok_or_else(|| ctx(format!("key {} must be NAME:VALUE", kv)))?;
         // names may themselves contain ':' only in MAC/IPv6 values; split at the first ':' after the name
         let (kn, v) = match kv.find(':') {
-            Some(p) if specs.iter().any(|s| s.name == kv[..p] || s.name.ends_with(&kv[..p])) => (&kv[..p], &kv[p + 1..]),
+            Some(p)
+                if specs
+                    .iter()
+                    .any(|s| s.name == kv[..p] || s.name.ends_with(&kv[..p])) =>
+            {
+                (&kv[..p], &kv[p + 1..])
+            }
             _ => (kn, v),
         };
         let names: Vec<&str> = specs.iter().map(|s| s.name.as_str()).collect();
         let ki = crate::pipeline::find_by_suffix(names.iter().copied(), kn)
-            .or_else(|| names.iter().position(|n| n.replace("$valid$", "isValid()") == kn))
-            .ok_or_else(|| ctx(format!("table {} has no key {} (keys: {})", table, kn, names.join(", "))))?;
-        keys[ki] = Some(parse_key(v, specs[ki].kind, specs[ki].width).map_err(|e| ctx(format!("key {}: {}", kn, e)))?);
+            .or_else(|| {
+                names
+                    .iter()
+                    .position(|n| n.replace("$valid$", "isValid()") == kn)
+            })
+            .ok_or_else(|| {
+                ctx(format!(
+                    "table {} has no key {} (keys: {})",
+                    table,
+                    kn,
+                    names.join(", ")
+                ))
+            })?;
+        keys[ki] = Some(
+            parse_key(v, specs[ki].kind, specs[ki].width)
+                .map_err(|e| ctx(format!("key {}: {}", kn, e)))?,
+        );
     }
     let keys: Vec<KeyVal> = keys
         .into_iter()
@@ -146,11 +193,17 @@ fn stf_add(sw: &mut Switch, rest: &str, line: usize) -> Result<(), String> {
             k.unwrap_or(KeyVal {
                 value: 0,
                 aux: 0,
-                prefix: if specs[i].kind == crate::tables::MatchKind::Lpm { Some(0) } else { None },
+                prefix: if specs[i].kind == crate::tables::MatchKind::Lpm {
+                    Some(0)
+                } else {
+                    None
+                },
             })
         })
         .collect();
-    ctl::add_entry(sw, table, &keys, &aname, &args, prio).map(|_| ()).map_err(ctx)
+    ctl::add_entry(sw, table, &keys, &aname, &args, prio)
+        .map(|_| ())
+        .map_err(ctx)
 }
 
 pub fn run(sw: &mut Switch, text: &str) -> StfResult {
@@ -160,7 +213,10 @@ pub fn run(sw: &mut Switch, text: &str) -> StfResult {
     let mut expects: BTreeMap<u32, Vec<Expect>> = BTreeMap::new();
     let mut outputs: BTreeMap<u32, Vec<Vec<u8>>> = BTreeMap::new();
     let mut buf = Vec::new();
-    let mut drain = |sw: &mut Switch, now: &mut u64, outputs: &mut BTreeMap<u32, Vec<Vec<u8>>>, until_idle: bool| {
+    let mut drain = |sw: &mut Switch,
+                     now: &mut u64,
+                     outputs: &mut BTreeMap<u32, Vec<Vec<u8>>>,
+                     until_idle: bool| {
         let mut guard = 0;
         loop {
             sw.service(*now);
@@ -213,7 +269,11 @@ pub fn run(sw: &mut Switch, text: &str) -> StfResult {
                 (|| {
                     let port = parse_value(t.first().ok_or("expect: missing port")?)? as u32;
                     let (nibbles, exact_len) = hex_nibbles(&t[1..], line)?;
-                    expects.entry(port).or_default().push(Expect { line, nibbles, exact_len });
+                    expects.entry(port).or_default().push(Expect {
+                        line,
+                        nibbles,
+                        exact_len,
+                    });
                     Ok(())
                 })()
                 .map_err(|e: String| format!("line {}: {}", line, e))
@@ -223,20 +283,31 @@ pub fn run(sw: &mut Switch, text: &str) -> StfResult {
                 let sp = rest.split_once(char::is_whitespace);
                 match sp {
                     None => Err(format!("line {}: setdefault TABLE ACTION(ARGS)", line)),
-                    Some((table, call)) => parse_action_call(call.trim(), line).and_then(|(a, args)| {
-                        ctl::set_default(sw, table, &a, &args).map_err(|e| format!("line {}: {}", line, e))
-                    }),
+                    Some((table, call)) => {
+                        parse_action_call(call.trim(), line).and_then(|(a, args)| {
+                            ctl::set_default(sw, table, &a, &args)
+                                .map_err(|e| format!("line {}: {}", line, e))
+                        })
+                    }
                 }
             }
             "wait" => {
                 drain(sw, &mut now, &mut outputs, true);
                 Ok(())
             }
-            "remove" | "check_counter" | "expect_digest" => Err(format!("line {}: STF command {} is not supported", line, cmd)),
+            "remove" | "check_counter" | "expect_digest" => Err(format!(
+                "line {}: STF command {} is not supported",
+                line, cmd
+            )),
             _ => match ctl::execute(sw, l) {
                 Ok(out) => {
                     // show what inspection commands print (table_dump, register_read, stats ...)
-                    let quiet = ["Entry has been added", "node was created", "Member has been created", "Group has been created"];
+                    let quiet = [
+                        "Entry has been added",
+                        "node was created",
+                        "Member has been created",
+                        "Group has been created",
+                    ];
                     if !out.is_empty() && !quiet.iter().any(|q| out.starts_with(q)) {
                         for o in out.lines() {
                             report.push_str(&format!("line {}: {}\n", line, o));
@@ -290,15 +361,28 @@ pub fn run(sw: &mut Switch, text: &str) -> StfResult {
         if got.len() > exp.len() {
             ok = false;
             for (i, g) in got.iter().enumerate().skip(exp.len()) {
-                report.push_str(&format!("FAIL port {}: unexpected packet #{}\n  received {}\n", port, i + 1, hex(g)));
+                report.push_str(&format!(
+                    "FAIL port {}: unexpected packet #{}\n  received {}\n",
+                    port,
+                    i + 1,
+                    hex(g)
+                ));
             }
         }
     }
     for (port, got) in &outputs {
         if !expects.contains_key(port) {
-            report.push_str(&format!("note: {} packet(s) on port {} with no expectations (not checked)\n", got.len(), port));
+            report.push_str(&format!(
+                "note: {} packet(s) on port {} with no expectations (not checked)\n",
+                got.len(),
+                port
+            ));
         }
     }
-    report.push_str(&format!("{}: {} expectation(s) held\n", if ok { "PASS" } else { "FAIL" }, checked));
+    report.push_str(&format!(
+        "{}: {} expectation(s) held\n",
+        if ok { "PASS" } else { "FAIL" },
+        checked
+    ));
     StfResult { passed: ok, report }
 }

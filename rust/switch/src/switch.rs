@@ -27,7 +27,13 @@ pub struct PortQueue {
 
 impl Default for PortQueue {
     fn default() -> Self {
-        PortQueue { q: VecDeque::new(), depth: DEFAULT_DEPTH, rate_pps: 0, next_ns: 0, dropped: 0 }
+        PortQueue {
+            q: VecDeque::new(),
+            depth: DEFAULT_DEPTH,
+            rate_pps: 0,
+            next_ns: 0,
+            dropped: 0,
+        }
     }
 }
 
@@ -92,26 +98,45 @@ impl Switch {
     /// Sets the impairment of one or both sides of `port`; a no-op config removes it (a
     /// delay line still holding packets keeps draining first). The two sides draw their
     /// losses from different random sequences unless the config names a seed.
-    pub fn set_port_impair(&mut self, port: u32, dir: Direction, cfg: ImpairCfg) -> Result<(), String> {
+    pub fn set_port_impair(
+        &mut self,
+        port: u32,
+        dir: Direction,
+        cfg: ImpairCfg,
+    ) -> Result<(), String> {
         if port as usize >= MAX_PORTS {
             return Err(format!("port {} out of range", port));
         }
         let p = port as usize;
         if dir.has_out() {
-            set_slot(&mut self.impair[p], cfg, 0x9E37_79B9_7F4A_7C15 ^ port as u64);
+            set_slot(
+                &mut self.impair[p],
+                cfg,
+                0x9E37_79B9_7F4A_7C15 ^ port as u64,
+            );
         }
         if dir.has_in() {
-            set_slot(&mut self.impair_in[p], cfg, 0xD1B5_4A32_D192_ED03 ^ port as u64);
+            set_slot(
+                &mut self.impair_in[p],
+                cfg,
+                0xD1B5_4A32_D192_ED03 ^ port as u64,
+            );
         }
-        self.impaired = (0..MAX_PORTS as u32).filter(|&p| self.impair[p as usize].is_some()).collect();
-        self.impaired_in = (0..MAX_PORTS as u32).filter(|&p| self.impair_in[p as usize].is_some()).collect();
+        self.impaired = (0..MAX_PORTS as u32)
+            .filter(|&p| self.impair[p as usize].is_some())
+            .collect();
+        self.impaired_in = (0..MAX_PORTS as u32)
+            .filter(|&p| self.impair_in[p as usize].is_some())
+            .collect();
         Ok(())
     }
 
     /// True while any port is impaired or has a rate-limited egress queue: traffic then
     /// needs the engine's timing (the XDP fast path is switched off meanwhile).
     pub fn shapes_traffic(&self) -> bool {
-        !self.impaired.is_empty() || !self.impaired_in.is_empty() || self.queues.iter().any(|q| q.rate_pps != 0)
+        !self.impaired.is_empty()
+            || !self.impaired_in.is_empty()
+            || self.queues.iter().any(|q| q.rate_pps != 0)
     }
 
     /// One line per impaired port side: "port 1 in: delay=...,loss=... held=N lost=N full=N".
@@ -120,7 +145,15 @@ impl Switch {
         for p in 0..MAX_PORTS {
             for (side, slot) in [("in", &self.impair_in[p]), ("out", &self.impair[p])] {
                 if let Some(im) = slot {
-                    out.push(format!("port {} {}: {} held={} lost={} full={}", p, side, im.cfg.describe(), im.len(), im.dropped_loss, im.dropped_full));
+                    out.push(format!(
+                        "port {} {}: {} held={} lost={} full={}",
+                        p,
+                        side,
+                        im.cfg.describe(),
+                        im.len(),
+                        im.dropped_loss,
+                        im.dropped_full
+                    ));
                 }
             }
         }
@@ -141,7 +174,11 @@ impl Switch {
     /// the port's delay line (a pooled copy, no allocation) and `service` runs it later.
     pub fn receive(&mut self, port: u32, bytes: &[u8], vnet: Option<[u8; 10]>, now: u64) {
         let j = self.eng.new_packet(port, bytes, vnet);
-        if let Some(im) = self.impair_in.get_mut(port as usize).and_then(|x| x.as_mut()) {
+        if let Some(im) = self
+            .impair_in
+            .get_mut(port as usize)
+            .and_then(|x| x.as_mut())
+        {
             if let Err(j) = im.offer(now, bytes.len(), j) {
                 self.impair_dropped += 1;
                 self.eng.recycle(j);
@@ -213,7 +250,14 @@ impl Switch {
                     }
                     let j = q.q.pop_front().unwrap();
                     let depth = q.q.len() as u32;
-                    self.eng.egress(j, now, depth, &mut self.tx, &mut self.recirc, &mut self.to_egress);
+                    self.eng.egress(
+                        j,
+                        now,
+                        depth,
+                        &mut self.tx,
+                        &mut self.recirc,
+                        &mut self.to_egress,
+                    );
                     progressed = true;
                 }
                 if self.queues[port].q.is_empty() {
@@ -234,7 +278,9 @@ impl Switch {
                 }
             }
             while budget > 0 {
-                let Some(j) = self.recirc_q.pop_front() else { break };
+                let Some(j) = self.recirc_q.pop_front() else {
+                    break;
+                };
                 budget -= 1;
                 self.eng.ingress_recirc(j, now, &mut self.to_egress);
                 progressed = true;
@@ -281,8 +327,14 @@ impl Switch {
                 t = Some(t.map_or(q.next_ns, |x| x.min(q.next_ns)));
             }
         }
-        let out = self.impaired.iter().filter_map(|&p| self.impair[p as usize].as_ref());
-        let inn = self.impaired_in.iter().filter_map(|&p| self.impair_in[p as usize].as_ref());
+        let out = self
+            .impaired
+            .iter()
+            .filter_map(|&p| self.impair[p as usize].as_ref());
+        let inn = self
+            .impaired_in
+            .iter()
+            .filter_map(|&p| self.impair_in[p as usize].as_ref());
         for im in out.chain(inn) {
             if let Some(r) = im.next_release() {
                 t = Some(t.map_or(r, |x| x.min(r)));
@@ -292,8 +344,18 @@ impl Switch {
     }
 
     pub fn pending(&self) -> bool {
-        let held = |slots: &[Option<Impair<Box<Job>>>], ports: &[u32]| ports.iter().any(|&p| slots[p as usize].as_ref().map(|i| !i.is_empty()).unwrap_or(false));
-        !self.active.is_empty() || !self.recirc_q.is_empty() || held(&self.impair, &self.impaired) || held(&self.impair_in, &self.impaired_in)
+        let held = |slots: &[Option<Impair<Box<Job>>>], ports: &[u32]| {
+            ports.iter().any(|&p| {
+                slots[p as usize]
+                    .as_ref()
+                    .map(|i| !i.is_empty())
+                    .unwrap_or(false)
+            })
+        };
+        !self.active.is_empty()
+            || !self.recirc_q.is_empty()
+            || held(&self.impair, &self.impaired)
+            || held(&self.impair_in, &self.impaired_in)
     }
 }
 

@@ -120,7 +120,8 @@ struct LpmLevel {
 fn bloom_hash(k: &[u128]) -> u64 {
     let mut h = 0x9E37_79B9_7F4A_7C15u64;
     for v in k {
-        h = (h ^ (*v as u64) ^ ((*v >> 64) as u64).rotate_left(29)).wrapping_mul(0xff51_afd7_ed55_8ccd);
+        h = (h ^ (*v as u64) ^ ((*v >> 64) as u64).rotate_left(29))
+            .wrapping_mul(0xff51_afd7_ed55_8ccd);
         h ^= h >> 32;
     }
     h.wrapping_mul(0xc4ce_b9fe_1a85_ec53)
@@ -181,9 +182,17 @@ impl ActionData {
         if v.len() <= 3 {
             let mut inline = [0u128; 3];
             inline[..v.len()].copy_from_slice(&v);
-            ActionData { inline, len: v.len() as u8, heap: None }
+            ActionData {
+                inline,
+                len: v.len() as u8,
+                heap: None,
+            }
         } else {
-            ActionData { inline: [0; 3], len: 0, heap: Some(v.into_boxed_slice()) }
+            ActionData {
+                inline: [0; 3],
+                len: 0,
+                heap: Some(v.into_boxed_slice()),
+            }
         }
     }
     #[inline]
@@ -300,10 +309,15 @@ impl Table {
         let nkeys = keys.len();
         let layout = if keys.is_empty() {
             Layout::Keyless
-        } else if keys.iter().all(|k| matches!(k.kind, MatchKind::Exact | MatchKind::Valid)) {
+        } else if keys
+            .iter()
+            .all(|k| matches!(k.kind, MatchKind::Exact | MatchKind::Valid))
+        {
             Layout::Exact
         } else {
-            let lpms: Vec<usize> = (0..keys.len()).filter(|&i| keys[i].kind == MatchKind::Lpm).collect();
+            let lpms: Vec<usize> = (0..keys.len())
+                .filter(|&i| keys[i].kind == MatchKind::Lpm)
+                .collect();
             let others_exact = keys
                 .iter()
                 .all(|k| matches!(k.kind, MatchKind::Exact | MatchKind::Valid | MatchKind::Lpm));
@@ -355,7 +369,12 @@ impl Table {
         data: Vec<u128>,
     ) -> Result<u32, String> {
         if key.len() != self.keys.len() {
-            return Err(format!("table {}: expected {} key fields, got {}", self.name, self.keys.len(), key.len()));
+            return Err(format!(
+                "table {}: expected {} key fields, got {}",
+                self.name,
+                self.keys.len(),
+                key.len()
+            ));
         }
         for (i, k) in self.keys.iter().enumerate() {
             key[i] &= width_mask(k.width);
@@ -371,7 +390,9 @@ impl Table {
         self.insert_seq += 1;
         let seq = self.insert_seq;
         match self.layout {
-            Layout::Keyless => return Err(format!("table {} has no key; use setdefault", self.name)),
+            Layout::Keyless => {
+                return Err(format!("table {} has no key; use setdefault", self.name))
+            }
             Layout::Exact => {
                 if self.exact.contains(&key) {
                     self.free.push(handle);
@@ -383,14 +404,22 @@ impl Table {
                 let w = self.keys[pos].width;
                 if prefix > w {
                     self.free.push(handle);
-                    return Err(format!("table {}: prefix length {} > field width {}", self.name, prefix, w));
+                    return Err(format!(
+                        "table {}: prefix length {} > field width {}",
+                        self.name, prefix, w
+                    ));
                 }
                 key[pos] &= prefix_mask(prefix, w);
                 let nk = self.keys.len();
                 let idx = match self.lpm.iter().position(|l| l.prefix == prefix) {
                     Some(i) => i,
                     None => {
-                        self.lpm.push(LpmLevel { prefix, map: KeyMap::new(nk), bloom: Vec::new(), bloom_shift: 0 });
+                        self.lpm.push(LpmLevel {
+                            prefix,
+                            map: KeyMap::new(nk),
+                            bloom: Vec::new(),
+                            bloom_shift: 0,
+                        });
                         self.lpm.sort_by(|a, b| b.prefix.cmp(&a.prefix));
                         self.lpm.iter().position(|l| l.prefix == prefix).unwrap()
                     }
@@ -455,7 +484,12 @@ impl Table {
     pub fn delete(&mut self, handle: u32) -> Result<(), String> {
         let e = match self.entries.get_mut(handle as usize).and_then(|e| e.take()) {
             Some(e) => e,
-            None => return Err(format!("table {}: no entry with handle {}", self.name, handle)),
+            None => {
+                return Err(format!(
+                    "table {}: no entry with handle {}",
+                    self.name, handle
+                ))
+            }
         };
         match self.layout {
             Layout::Exact => {
@@ -489,14 +523,21 @@ impl Table {
     }
 
     pub fn modify(&mut self, handle: u32, action: u32, data: Vec<u128>) -> Result<(), String> {
-        match self.entries.get_mut(handle as usize).and_then(|e| e.as_mut()) {
+        match self
+            .entries
+            .get_mut(handle as usize)
+            .and_then(|e| e.as_mut())
+        {
             Some(e) => {
                 e.action = action;
                 e.data = ActionData::new(data);
                 self.version += 1;
                 Ok(())
             }
-            None => Err(format!("table {}: no entry with handle {}", self.name, handle)),
+            None => Err(format!(
+                "table {}: no entry with handle {}",
+                self.name, handle
+            )),
         }
     }
 
@@ -554,13 +595,21 @@ pub fn prefix_mask(prefix: u32, width: u32) -> u128 {
 mod tests {
     use super::*;
     fn spec(kind: MatchKind, width: u32) -> KeySpec {
-        KeySpec { name: "k".into(), kind, src: KeySrc::Field(0), mask: None, width }
+        KeySpec {
+            name: "k".into(),
+            kind,
+            src: KeySrc::Field(0),
+            mask: None,
+            width,
+        }
     }
     #[test]
     fn lpm_longest_wins() {
         let mut t = Table::new("t".into(), vec![spec(MatchKind::Lpm, 32)]);
         let a = t.add(vec![0x0a000000], vec![], 8, None, 1, vec![]).unwrap();
-        let b = t.add(vec![0x0a010000], vec![], 16, None, 2, vec![]).unwrap();
+        let b = t
+            .add(vec![0x0a010000], vec![], 16, None, 2, vec![])
+            .unwrap();
         let mut s = [0u128; 4];
         assert_eq!(t.lookup(&[0x0a010203], &mut s), Some(b));
         assert_eq!(t.lookup(&[0x0a020203], &mut s), Some(a));
@@ -573,7 +622,8 @@ mod tests {
         let mut t = Table::new("t".into(), vec![spec(MatchKind::Lpm, 32)]);
         let mut s = [0u128; 4];
         for i in 0..20_000u128 {
-            t.add(vec![(16 << 24) | (i << 8)], vec![], 24, None, 1, vec![]).unwrap();
+            t.add(vec![(16 << 24) | (i << 8)], vec![], 24, None, 1, vec![])
+                .unwrap();
         }
         let wide = t.add(vec![16 << 24], vec![], 8, None, 2, vec![]).unwrap();
         for i in (0..20_000u128).step_by(97) {
@@ -589,9 +639,16 @@ mod tests {
     }
     #[test]
     fn ternary_priority() {
-        let mut t = Table::new("t".into(), vec![spec(MatchKind::Ternary, 16), spec(MatchKind::Range, 16)]);
-        let a = t.add(vec![0x1200, 0], vec![0xff00, 100], 0, Some(10), 1, vec![]).unwrap();
-        let b = t.add(vec![0x1234, 0], vec![0xffff, 0xffff], 0, Some(5), 2, vec![]).unwrap();
+        let mut t = Table::new(
+            "t".into(),
+            vec![spec(MatchKind::Ternary, 16), spec(MatchKind::Range, 16)],
+        );
+        let a = t
+            .add(vec![0x1200, 0], vec![0xff00, 100], 0, Some(10), 1, vec![])
+            .unwrap();
+        let b = t
+            .add(vec![0x1234, 0], vec![0xffff, 0xffff], 0, Some(5), 2, vec![])
+            .unwrap();
         let mut s = [0u128; 4];
         assert_eq!(t.lookup(&[0x1234, 50], &mut s), Some(b));
         assert_eq!(t.lookup(&[0x1235, 50], &mut s), Some(a));

@@ -5,11 +5,18 @@
 use std::process::Command;
 
 fn switch(args: &[&str]) -> std::process::Output {
-    Command::new(env!("CARGO_BIN_EXE_sdnperf-switch")).args(args).output().unwrap()
+    Command::new(env!("CARGO_BIN_EXE_sdnperf-switch"))
+        .args(args)
+        .output()
+        .unwrap()
 }
 
 fn text(o: &std::process::Output) -> String {
-    format!("{}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr))
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
 }
 
 #[test]
@@ -29,7 +36,12 @@ fn help_on_every_subcommand_exits_0_with_its_own_help() {
         args.push("--help");
         let o = switch(&args);
         assert_eq!(o.status.code(), Some(0), "{}: {}", sub, text(&o));
-        assert!(String::from_utf8_lossy(&o.stdout).contains(mark), "{}: {}", sub, text(&o));
+        assert!(
+            String::from_utf8_lossy(&o.stdout).contains(mark),
+            "{}: {}",
+            sub,
+            text(&o)
+        );
     }
 }
 
@@ -39,15 +51,33 @@ fn unknown_and_unimplemented_flags_are_refused_by_name() {
     let o = switch(&["run", prog, "--bogus"]);
     assert_eq!(o.status.code(), Some(2));
     let t = text(&o);
-    assert!(t.contains("unknown option --bogus") && t.contains("supported options: --json") && t.contains("--thrift-port"), "{}", t);
-    for (flag, value) in [("--pcap", "/tmp"), ("--nanolog", "ipc:///tmp/x"), ("--priority-queues", "4")] {
+    assert!(
+        t.contains("unknown option --bogus")
+            && t.contains("supported options: --json")
+            && t.contains("--thrift-port"),
+        "{}",
+        t
+    );
+    for (flag, value) in [
+        ("--pcap", "/tmp"),
+        ("--nanolog", "ipc:///tmp/x"),
+        ("--priority-queues", "4"),
+    ] {
         let o = switch(&["run", prog, "-i", "1@lo", flag, value]);
         assert_eq!(o.status.code(), Some(1));
         let t = text(&o);
-        assert!(t.contains(&format!("{} is not implemented", flag)) && t.contains("supported options:"), "{}", t);
+        assert!(
+            t.contains(&format!("{} is not implemented", flag)) && t.contains("supported options:"),
+            "{}",
+            t
+        );
     }
     let o = switch(&["run", "--no-p4"]);
-    assert!(text(&o).contains("--no-p4 is not supported by `run`"), "{}", text(&o));
+    assert!(
+        text(&o).contains("--no-p4 is not supported by `run`"),
+        "{}",
+        text(&o)
+    );
     let o = switch(&["run", prog, "-i", "lo"]);
     assert_eq!(o.status.code(), Some(2));
     assert!(text(&o).contains("N@IFACE"), "{}", text(&o));

@@ -6,7 +6,12 @@ use serde_json::Value;
 #[test]
 fn sections_of_the_wrong_type_are_refused_naming_the_path() {
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/programs");
-    let mut programs: Vec<_> = std::fs::read_dir(&dir).unwrap().flatten().map(|e| e.path()).filter(|p| p.extension().map(|x| x == "json").unwrap_or(false)).collect();
+    let mut programs: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().map(|x| x == "json").unwrap_or(false))
+        .collect();
     programs.sort();
     let mut tried = 0;
     for p in programs {
@@ -15,11 +20,22 @@ fn sections_of_the_wrong_type_are_refused_naming_the_path() {
             if !sdnperf_switch::json_shape::SECTIONS.contains(&key.as_str()) {
                 continue;
             }
-            for wrong in [Value::from(5), Value::from("x"), serde_json::json!({"a": 1})] {
+            for wrong in [
+                Value::from(5),
+                Value::from("x"),
+                serde_json::json!({"a": 1}),
+            ] {
                 let mut m = orig.clone();
                 m[key.as_str()] = wrong;
-                let e = sdnperf_switch::json::load_str(&m.to_string()).err().unwrap_or_else(|| panic!("{}: {} loaded", p.display(), key));
-                assert!(e.contains(&format!(".{}: expected an array", key)), "{}: {}", p.display(), e);
+                let e = sdnperf_switch::json::load_str(&m.to_string())
+                    .err()
+                    .unwrap_or_else(|| panic!("{}: {} loaded", p.display(), key));
+                assert!(
+                    e.contains(&format!(".{}: expected an array", key)),
+                    "{}: {}",
+                    p.display(),
+                    e
+                );
                 tried += 1;
             }
         }

@@ -36,7 +36,12 @@ fn packets(stf_text: &str) -> Vec<(u32, Vec<u8>)> {
             let mut it = l.split_whitespace();
             let port: u32 = it.next().unwrap().parse().unwrap();
             let hex: String = it.collect();
-            (port, (0..hex.len() / 2).map(|i| u8::from_str_radix(&hex[2 * i..2 * i + 2], 16).unwrap()).collect())
+            (
+                port,
+                (0..hex.len() / 2)
+                    .map(|i| u8::from_str_radix(&hex[2 * i..2 * i + 2], 16).unwrap())
+                    .collect(),
+            )
         })
         .collect()
 }
@@ -45,7 +50,15 @@ fn packets(stf_text: &str) -> Vec<(u32, Vec<u8>)> {
 fn steady_state_does_not_allocate() {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/programs");
     // programs without digests (a digest is a message to the control plane and allocates)
-    for name in ["basic_l3", "l2_mcast", "acl_ternary", "recirc_n", "stack_vlan", "selector", "l1_fwd"] {
+    for name in [
+        "basic_l3",
+        "l2_mcast",
+        "acl_ternary",
+        "recirc_n",
+        "stack_vlan",
+        "selector",
+        "l1_fwd",
+    ] {
         let prog = json::load_file(dir.join(format!("{}.json", name)).to_str().unwrap()).unwrap();
         let text = std::fs::read_to_string(dir.join(format!("{}.stf", name))).unwrap();
         let mut sw = Switch::new(Engine::new(prog));
@@ -68,7 +81,13 @@ fn steady_state_does_not_allocate() {
         let before = ALLOCS.load(Ordering::Relaxed);
         run(&mut sw, 200);
         let after = ALLOCS.load(Ordering::Relaxed);
-        assert_eq!(after - before, 0, "{}: {} allocations in the steady state", name, after - before);
+        assert_eq!(
+            after - before,
+            0,
+            "{}: {} allocations in the steady state",
+            name,
+            after - before
+        );
     }
     // (in this one test: the allocation counter is global to the test binary)
     impaired_ports_do_not_allocate();
@@ -107,5 +126,10 @@ fn impaired_ports_do_not_allocate() {
     let before = ALLOCS.load(Ordering::Relaxed);
     run(&mut sw, 2000, 10_000); // 10 us apart: about 100 packets held per delay line
     let after = ALLOCS.load(Ordering::Relaxed);
-    assert_eq!(after - before, 0, "impaired ports: {} allocations in the steady state", after - before);
+    assert_eq!(
+        after - before,
+        0,
+        "impaired ports: {} allocations in the steady state",
+        after - before
+    );
 }

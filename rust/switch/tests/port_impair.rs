@@ -13,7 +13,9 @@ const MS: u64 = 1_000_000;
 
 fn switch() -> Switch {
     let prog = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/programs/l1_fwd.json");
-    Switch::new(Engine::new(json::load_file(prog.to_str().unwrap()).unwrap()))
+    Switch::new(Engine::new(
+        json::load_file(prog.to_str().unwrap()).unwrap(),
+    ))
 }
 
 /// An ARP-typed frame (l1_fwd forwards non-IPv4 frames straight) of `len` bytes.
@@ -42,7 +44,8 @@ fn cfg(s: &str) -> ImpairCfg {
 #[test]
 fn ingress_delay_holds_packets_before_the_pipeline() {
     let mut sw = switch();
-    sw.set_port_impair(1, Direction::In, cfg("delay=2ms")).unwrap();
+    sw.set_port_impair(1, Direction::In, cfg("delay=2ms"))
+        .unwrap();
     let t0 = 10 * MS;
     sw.receive(1, &frame(64, 0xa1), None, t0);
     sw.receive(2, &frame(64, 0xb2), None, t0); // port 2 is not impaired: leaves at once
@@ -58,7 +61,8 @@ fn ingress_delay_holds_packets_before_the_pipeline() {
 #[test]
 fn both_directions_add_the_delay_once_each_way() {
     let mut sw = switch();
-    sw.set_port_impair(1, Direction::Both, cfg("delay=3ms")).unwrap();
+    sw.set_port_impair(1, Direction::Both, cfg("delay=3ms"))
+        .unwrap();
     let t0 = 5 * MS;
     sw.receive(1, &frame(64, 1), None, t0); // in on the impaired port: ingress delay
     sw.receive(2, &frame(64, 2), None, t0); // out on the impaired port: egress delay
@@ -74,8 +78,10 @@ fn both_directions_add_the_delay_once_each_way() {
 fn ingress_and_egress_of_one_path_add_up() {
     // 1 -> 2 with ingress delay on 1 and egress delay on 2: both apply, in sequence
     let mut sw = switch();
-    sw.set_port_impair(1, Direction::In, cfg("delay=2ms")).unwrap();
-    sw.set_port_impair(2, Direction::Out, cfg("delay=5ms")).unwrap();
+    sw.set_port_impair(1, Direction::In, cfg("delay=2ms"))
+        .unwrap();
+    sw.set_port_impair(2, Direction::Out, cfg("delay=5ms"))
+        .unwrap();
     sw.receive(1, &frame(64, 9), None, 0);
     assert_eq!(out(&mut sw, 2 * MS), vec![]);
     assert_eq!(sw.next_deadline(), Some(7 * MS));
@@ -86,7 +92,8 @@ fn ingress_and_egress_of_one_path_add_up() {
 #[test]
 fn ingress_loss_rate_within_bounds() {
     let mut sw = switch();
-    sw.set_port_impair(1, Direction::In, cfg("loss=20%")).unwrap();
+    sw.set_port_impair(1, Direction::In, cfg("loss=20%"))
+        .unwrap();
     let n = 20_000u64;
     let mut delivered = 0;
     for i in 0..n {
@@ -130,7 +137,8 @@ fn ingress_loss_is_repeatable_and_independent_of_egress() {
 fn ingress_rate_serialises_arrivals() {
     let mut sw = switch();
     // 1000 B at 8 Mbit/s = 1 ms each
-    sw.set_port_impair(1, Direction::In, cfg("rate=8mbit")).unwrap();
+    sw.set_port_impair(1, Direction::In, cfg("rate=8mbit"))
+        .unwrap();
     for tag in 0..5u8 {
         sw.receive(1, &frame(1000, tag), None, 0);
     }
@@ -148,7 +156,8 @@ fn ingress_rate_serialises_arrivals() {
 #[test]
 fn ingress_limit_drops_when_full() {
     let mut sw = switch();
-    sw.set_port_impair(1, Direction::In, cfg("delay=10ms,limit=3")).unwrap();
+    sw.set_port_impair(1, Direction::In, cfg("delay=10ms,limit=3"))
+        .unwrap();
     for _ in 0..5 {
         sw.receive(1, &frame(64, 0), None, 0);
     }
@@ -159,12 +168,15 @@ fn ingress_limit_drops_when_full() {
 #[test]
 fn removing_an_impairment_drains_what_it_holds() {
     let mut sw = switch();
-    sw.set_port_impair(1, Direction::In, cfg("delay=4ms")).unwrap();
+    sw.set_port_impair(1, Direction::In, cfg("delay=4ms"))
+        .unwrap();
     sw.receive(1, &frame(64, 7), None, 0);
-    sw.set_port_impair(1, Direction::In, ImpairCfg::default()).unwrap();
+    sw.set_port_impair(1, Direction::In, ImpairCfg::default())
+        .unwrap();
     assert!(sw.pending());
     assert_eq!(out(&mut sw, 4 * MS), vec![(2, 7)]);
-    sw.set_port_impair(1, Direction::In, ImpairCfg::default()).unwrap();
+    sw.set_port_impair(1, Direction::In, ImpairCfg::default())
+        .unwrap();
     sw.receive(1, &frame(64, 8), None, 5 * MS);
     assert_eq!(out(&mut sw, 5 * MS), vec![(2, 8)]); // gone: no hold any more
 }
@@ -172,17 +184,35 @@ fn removing_an_impairment_drains_what_it_holds() {
 #[test]
 fn port_impair_command_with_direction() {
     let mut sw = switch();
-    ctl::execute(&mut sw, "port_impair 1 direction=both delay=5ms loss=1% seed=3").unwrap();
+    ctl::execute(
+        &mut sw,
+        "port_impair 1 direction=both delay=5ms loss=1% seed=3",
+    )
+    .unwrap();
     ctl::execute(&mut sw, "port_impair 2 rate=100mbit").unwrap(); // default: egress only
     let show = ctl::execute(&mut sw, "port_impair_show").unwrap();
     let lines: Vec<&str> = show.lines().collect();
     assert_eq!(lines.len(), 3, "{}", show);
-    assert!(lines[0].starts_with("port 1 in: delay=5000us,loss=1%,seed=3 held=0"), "{}", show);
+    assert!(
+        lines[0].starts_with("port 1 in: delay=5000us,loss=1%,seed=3 held=0"),
+        "{}",
+        show
+    );
     assert!(lines[1].starts_with("port 1 out: delay=5000us"), "{}", show);
-    assert!(lines[2].starts_with("port 2 out: rate=100000000bit"), "{}", show);
+    assert!(
+        lines[2].starts_with("port 2 out: rate=100000000bit"),
+        "{}",
+        show
+    );
     ctl::execute(&mut sw, "port_impair 1 direction=in").unwrap(); // removes the ingress side
-    assert!(!ctl::execute(&mut sw, "port_impair_show").unwrap().contains("port 1 in"));
+    assert!(!ctl::execute(&mut sw, "port_impair_show")
+        .unwrap()
+        .contains("port 1 in"));
     let err = ctl::execute(&mut sw, "port_impair 1 direction=sideways delay=1ms").unwrap_err();
     assert!(err.contains("in, out or both"), "{}", err);
-    assert!(ctl::execute(&mut sw, "port_impair 600 direction=in delay=1ms").unwrap_err().contains("out of range"));
+    assert!(
+        ctl::execute(&mut sw, "port_impair 600 direction=in delay=1ms")
+            .unwrap_err()
+            .contains("out of range")
+    );
 }

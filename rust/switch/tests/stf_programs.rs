@@ -27,13 +27,21 @@ fn hand_written_programs_pass_their_stf() {
     assert!(failed.is_empty(), "{}", failed.join("\n"));
 }
 
-fn fuzz_one(prog: sdnperf_switch::pipeline::Program, stf_text: &str, rng: &mut Rng, deadline: std::time::Instant) {
+fn fuzz_one(
+    prog: sdnperf_switch::pipeline::Program,
+    stf_text: &str,
+    rng: &mut Rng,
+    deadline: std::time::Instant,
+) {
     let mut sw = Switch::new(Engine::new(prog));
     sw.eng.check_deparse_copy = true;
     // install the program's entries (and run its test once)
     let _ = stf::run(&mut sw, stf_text);
     // packets taken from the STF file (to reach deep parser states), then mutated
-    let seeds: Vec<Vec<u8>> = common::stf_packets(stf_text).into_iter().map(|(_, p)| p).collect();
+    let seeds: Vec<Vec<u8>> = common::stf_packets(stf_text)
+        .into_iter()
+        .map(|(_, p)| p)
+        .collect();
     let mut now = 1_000_000_000u64;
     for i in 0..20_000u32 {
         let pkt: Vec<u8> = if !seeds.is_empty() && i % 2 == 0 {
@@ -72,13 +80,19 @@ fn fuzz_random_and_truncated_packets_never_crash() {
     let mut rng = Rng(0x1234_5678_9abc_def1);
     let mut cases: Vec<(sdnperf_switch::pipeline::Program, String)> = vec![];
     for p in programs() {
-        cases.push((json::load_file(p.to_str().unwrap()).unwrap(), std::fs::read_to_string(p.with_extension("stf")).unwrap()));
+        cases.push((
+            json::load_file(p.to_str().unwrap()).unwrap(),
+            std::fs::read_to_string(p.with_extension("stf")).unwrap(),
+        ));
     }
     #[cfg(feature = "p4")]
     {
         for p in common::corpus() {
             if let Ok(prog) = sdnperf_switch::load_program(p.to_str().unwrap()) {
-                cases.push((prog, std::fs::read_to_string(p.with_extension("stf")).unwrap_or_default()));
+                cases.push((
+                    prog,
+                    std::fs::read_to_string(p.with_extension("stf")).unwrap_or_default(),
+                ));
             }
         }
     }
@@ -125,7 +139,9 @@ fn compiler_corpus() {
     let disputed: [&str; 0] = [
         // e.g. "name.p4", // why the corpus expectation disagrees with v1model semantics
     ];
-    let (disp, fail): (Vec<String>, Vec<String>) = fail.into_iter().partition(|f| disputed.iter().any(|d| f.starts_with(d)));
+    let (disp, fail): (Vec<String>, Vec<String>) = fail
+        .into_iter()
+        .partition(|f| disputed.iter().any(|d| f.starts_with(d)));
     for d in &disp {
         eprintln!("disputed corpus expectation:\n{}", d);
     }

@@ -35,7 +35,11 @@ fn engine_run(eng: &mut Engine, port: u32, pkt: &[u8]) -> Vec<(u32, Vec<u8>)> {
 /// Runs `name` (STF set-up + packets + mutations) through engine and fast path.
 /// Returns (packets compared, punted).
 fn differential(name: &str, extra_setup: &[&str], seed: u64) -> (usize, usize) {
-    differential_at(&programs_dir().join(format!("{}.json", name)), extra_setup, seed)
+    differential_at(
+        &programs_dir().join(format!("{}.json", name)),
+        extra_setup,
+        seed,
+    )
 }
 
 fn differential_at(program: &Path, extra_setup: &[&str], seed: u64) -> (usize, usize) {
@@ -54,14 +58,19 @@ fn differential_at(program: &Path, extra_setup: &[&str], seed: u64) -> (usize, u
     let r = sdnperf_switch::stf::run(&mut sw, &setup);
     assert!(r.passed, "{}: set-up failed: {}", name, r.report);
     let ports: Vec<(u32, u32)> = (0..8).map(|p| (p, 1)).collect(); // every port -> lo (never used: test runs do not redirect)
-    let fp = FastPath::new(&sw.eng.prog, &ports, None).unwrap_or_else(|e| panic!("{}: {}", name, e));
+    let fp =
+        FastPath::new(&sw.eng.prog, &ports, None).unwrap_or_else(|e| panic!("{}: {}", name, e));
     let base = stf_packets(&stf);
     assert!(!base.is_empty());
     let mut rng = Rng(seed);
     let (mut compared, mut punted) = (0, 0);
     for i in 0..4000 {
         let (port, mut pkt) = base[i % base.len()].clone();
-        let port = if i % 7 == 0 { rng.below(5) as u32 } else { port };
+        let port = if i % 7 == 0 {
+            rng.below(5) as u32
+        } else {
+            port
+        };
         match i % 4 {
             0 => {}
             1 => {
@@ -84,11 +93,29 @@ fn differential_at(program: &Path, extra_setup: &[&str], seed: u64) -> (usize, u
         match fp.test_packet(port, &pkt).unwrap() {
             Outcome::Punt => punted += 1,
             Outcome::Drop => {
-                assert!(want.is_empty(), "{}: packet {} port {} {:02x?}: fast path dropped, engine sent {:02x?}", name, i, port, pkt, want);
+                assert!(
+                    want.is_empty(),
+                    "{}: packet {} port {} {:02x?}: fast path dropped, engine sent {:02x?}",
+                    name,
+                    i,
+                    port,
+                    pkt,
+                    want
+                );
                 compared += 1;
             }
             Outcome::Forward(p, bytes) => {
-                assert_eq!(want, vec![(p, bytes.clone())], "{}: packet {} port {} {:02x?}: fast path sent to {} {:02x?}", name, i, port, pkt, p, bytes);
+                assert_eq!(
+                    want,
+                    vec![(p, bytes.clone())],
+                    "{}: packet {} port {} {:02x?}: fast path sent to {} {:02x?}",
+                    name,
+                    i,
+                    port,
+                    pkt,
+                    p,
+                    bytes
+                );
                 compared += 1;
             }
         }
@@ -111,31 +138,51 @@ fn corpus_programs_in_the_subset_are_recognised() {
     }
     assert_eq!(inside, ["l1_fwd", "l2_basic", "l2_mcast"]);
     // and the reasons name what is missing
-    let q = sdnperf_switch::json::load_file(programs_dir().join("queues.json").to_str().unwrap()).unwrap();
-    assert!(xdpfast::unsupported_reason(&q).unwrap().contains("enq_qdepth"));
-    let c = sdnperf_switch::json::load_file(programs_dir().join("basic_l3.json").to_str().unwrap()).unwrap();
-    assert!(xdpfast::unsupported_reason(&c).unwrap().contains("checksum"));
+    let q = sdnperf_switch::json::load_file(programs_dir().join("queues.json").to_str().unwrap())
+        .unwrap();
+    assert!(xdpfast::unsupported_reason(&q)
+        .unwrap()
+        .contains("enq_qdepth"));
+    let c = sdnperf_switch::json::load_file(programs_dir().join("basic_l3.json").to_str().unwrap())
+        .unwrap();
+    assert!(xdpfast::unsupported_reason(&c)
+        .unwrap()
+        .contains("checksum"));
 }
 
 #[test]
 fn l1_fwd_agrees_with_the_engine() {
     let (compared, punted) = differential("l1_fwd", &[], 0x1234_5678_9abc_def1);
     println!("l1_fwd: {} compared, {} punted", compared, punted);
-    assert!(compared > 2000, "too few packets finished by the fast path: {}", compared);
+    assert!(
+        compared > 2000,
+        "too few packets finished by the fast path: {}",
+        compared
+    );
 }
 
 #[test]
 fn l2_basic_agrees_with_the_engine() {
     let (compared, punted) = differential("l2_basic", &[], 0x0bad_cafe_f00d_0001);
     println!("l2_basic: {} compared, {} punted", compared, punted);
-    assert!(compared > 300 && punted > 0, "compared {} punted {}", compared, punted); // floods go to the engine (multicast)
+    assert!(
+        compared > 300 && punted > 0,
+        "compared {} punted {}",
+        compared,
+        punted
+    ); // floods go to the engine (multicast)
 }
 
 #[test]
 fn l2_mcast_agrees_with_the_engine() {
     let (compared, punted) = differential("l2_mcast", &[], 0x5eed_0000_0000_0007);
     println!("l2_mcast: {} compared, {} punted", compared, punted);
-    assert!(compared > 500 && punted > 0, "compared {} punted {}", compared, punted);
+    assert!(
+        compared > 500 && punted > 0,
+        "compared {} punted {}",
+        compared,
+        punted
+    );
 }
 
 /// The compiler's corpus (P4 source, compiled on the fly): the programs inside the subset
@@ -148,7 +195,12 @@ fn compiler_corpus_programs_in_the_subset_agree_with_the_engine() {
         if xdpfast::unsupported_reason(&prog).is_none() {
             let (compared, punted) = differential_at(&p, &[], 0xfeed_beef_0000_0001);
             println!("{}: {} compared, {} punted", p.display(), compared, punted);
-            assert!(compared > 100, "{}: only {} packets finished by the fast path", p.display(), compared);
+            assert!(
+                compared > 100,
+                "{}: only {} packets finished by the fast path",
+                p.display(),
+                compared
+            );
             inside.push(p.file_stem().unwrap().to_string_lossy().to_string());
         }
     }
@@ -207,7 +259,10 @@ V1Switch(P(), VC(), I(), E(), C(), D()) main;
     .unwrap();
     let r = std::panic::catch_unwind(|| {
         let compiled = sdnperf_switch::load_program(prog.to_str().unwrap()).unwrap();
-        assert!(compiled.tables.iter().any(|t| t.hit_miss.is_some()), "the program should branch on hit/miss");
+        assert!(
+            compiled.tables.iter().any(|t| t.hit_miss.is_some()),
+            "the program should branch on hit/miss"
+        );
         differential_at(&prog, &[], 0x0dd_ba11_0000_0003)
     });
     let _ = std::fs::remove_dir_all(&dir);

@@ -14,15 +14,119 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 const TOKENS: &[&str] = &[
-    "{", "}", "(", ")", "[", "]", "<", ">", ";", ",", ".", "=", "==", "&&&", "..", "++", "|+|", "|-|", "<<", ">>", "?", ":",
-    "bit<8>", "bit<0>", "int<4>", "varbit<32>", "bool", "error", "header", "struct", "header_union", "enum", "enum bit<8>",
-    "typedef", "type", "const", "control", "parser", "state", "transition", "select", "default", "_", "accept", "reject",
-    "apply", "table", "key", "actions", "default_action", "entries", "size", "action", "if", "else", "switch", "exit",
-    "return", "extern", "package", "value_set", "tuple", "true", "false", "0", "1", "8w255", "16s-1", "0xffffffffffffffffffffffffffffffffff",
-    "32w0x1", "hdr", "meta", "standard_metadata", "isValid()", "setValid()", "setInvalid()", "next", "last", "lastIndex",
-    "push_front(1)", "pop_front(1)", "lookahead<bit<8>>()", "extract", "emit", "mark_to_drop", "@name(\"x\")", "@id(7)",
-    "@priority(2)", "@field_list(1)", "#define X 3\n", "#ifdef X\n", "#endif\n", "#include <core.p4>\n", "\"str\"", "/*", "*/",
-    "//", "\n", "$", "\\\n", "[7:0]", "[3:4]", "(bit<4>)", "(bool)", "-", "~", "!", "*", "/", "%", "|", "^", "&",
+    "{",
+    "}",
+    "(",
+    ")",
+    "[",
+    "]",
+    "<",
+    ">",
+    ";",
+    ",",
+    ".",
+    "=",
+    "==",
+    "&&&",
+    "..",
+    "++",
+    "|+|",
+    "|-|",
+    "<<",
+    ">>",
+    "?",
+    ":",
+    "bit<8>",
+    "bit<0>",
+    "int<4>",
+    "varbit<32>",
+    "bool",
+    "error",
+    "header",
+    "struct",
+    "header_union",
+    "enum",
+    "enum bit<8>",
+    "typedef",
+    "type",
+    "const",
+    "control",
+    "parser",
+    "state",
+    "transition",
+    "select",
+    "default",
+    "_",
+    "accept",
+    "reject",
+    "apply",
+    "table",
+    "key",
+    "actions",
+    "default_action",
+    "entries",
+    "size",
+    "action",
+    "if",
+    "else",
+    "switch",
+    "exit",
+    "return",
+    "extern",
+    "package",
+    "value_set",
+    "tuple",
+    "true",
+    "false",
+    "0",
+    "1",
+    "8w255",
+    "16s-1",
+    "0xffffffffffffffffffffffffffffffffff",
+    "32w0x1",
+    "hdr",
+    "meta",
+    "standard_metadata",
+    "isValid()",
+    "setValid()",
+    "setInvalid()",
+    "next",
+    "last",
+    "lastIndex",
+    "push_front(1)",
+    "pop_front(1)",
+    "lookahead<bit<8>>()",
+    "extract",
+    "emit",
+    "mark_to_drop",
+    "@name(\"x\")",
+    "@id(7)",
+    "@priority(2)",
+    "@field_list(1)",
+    "#define X 3\n",
+    "#ifdef X\n",
+    "#endif\n",
+    "#include <core.p4>\n",
+    "\"str\"",
+    "/*",
+    "*/",
+    "//",
+    "\n",
+    "$",
+    "\\\n",
+    "[7:0]",
+    "[3:4]",
+    "(bit<4>)",
+    "(bool)",
+    "-",
+    "~",
+    "!",
+    "*",
+    "/",
+    "%",
+    "|",
+    "^",
+    "&",
 ];
 
 struct Rng(u64);
@@ -50,8 +154,37 @@ fn mutate(rng: &mut Rng, input: &[u8], pool: &[Vec<u8>]) -> Vec<u8> {
         match rng.below(12) {
             9 if len > 0 => {
                 // replace a number by an interesting value
-                const NUMS: &[&str] = &["0", "1", "2", "7", "8", "9", "15", "16", "31", "32", "33", "63", "64", "127", "128", "255", "256",
-                    "65535", "65536", "4294967295", "4294967296", "8w0", "8w255", "1w1", "16s-1", "0xffff", "128w1", "2048", "4096"];
+                const NUMS: &[&str] = &[
+                    "0",
+                    "1",
+                    "2",
+                    "7",
+                    "8",
+                    "9",
+                    "15",
+                    "16",
+                    "31",
+                    "32",
+                    "33",
+                    "63",
+                    "64",
+                    "127",
+                    "128",
+                    "255",
+                    "256",
+                    "65535",
+                    "65536",
+                    "4294967295",
+                    "4294967296",
+                    "8w0",
+                    "8w255",
+                    "1w1",
+                    "16s-1",
+                    "0xffff",
+                    "128w1",
+                    "2048",
+                    "4096",
+                ];
                 let i = rng.below(len);
                 if let Some(st) = (i..len).find(|&k| v[k].is_ascii_digit()) {
                     let mut e = st;
@@ -199,9 +332,17 @@ fn main() {
     let _ = std::fs::create_dir_all(&crashes);
     let _ = std::fs::create_dir_all(&seeds_dir);
     let mut pool: Vec<Vec<u8>> = vec![];
-    for d in [dir.join("tests/corpus"), seeds_dir.clone(), dir.join("tests/errors/parse"), dir.join("tests/errors/check")] {
+    for d in [
+        dir.join("tests/corpus"),
+        seeds_dir.clone(),
+        dir.join("tests/errors/parse"),
+        dir.join("tests/errors/check"),
+    ] {
         if let Ok(rd) = std::fs::read_dir(&d) {
-            let mut files: Vec<PathBuf> = rd.filter_map(|e| e.ok().map(|e| e.path())).filter(|p| p.extension().map(|x| x == "p4").unwrap_or(false)).collect();
+            let mut files: Vec<PathBuf> = rd
+                .filter_map(|e| e.ok().map(|e| e.path()))
+                .filter(|p| p.extension().map(|x| x == "p4").unwrap_or(false))
+                .collect();
             files.sort();
             for f in files {
                 if let Ok(b) = std::fs::read(&f) {
@@ -214,7 +355,9 @@ fn main() {
         eprintln!("no seeds found under {}", dir.display());
         std::process::exit(2);
     }
-    let n_seeds_start = std::fs::read_dir(&seeds_dir).map(|r| r.count()).unwrap_or(0);
+    let n_seeds_start = std::fs::read_dir(&seeds_dir)
+        .map(|r| r.count())
+        .unwrap_or(0);
     std::panic::set_hook(Box::new(|_| {}));
     let mut rng = Rng(seed | 1);
     let start = Instant::now();
@@ -258,7 +401,11 @@ fn main() {
         match r {
             Err(e) => {
                 crashes_found += 1;
-                let msg = e.downcast_ref::<String>().cloned().or_else(|| e.downcast_ref::<&str>().map(|s| s.to_string())).unwrap_or_default();
+                let msg = e
+                    .downcast_ref::<String>()
+                    .cloned()
+                    .or_else(|| e.downcast_ref::<&str>().map(|s| s.to_string()))
+                    .unwrap_or_default();
                 let p = crashes.join(format!("crash-{:016x}.p4", hash(&input)));
                 let _ = std::fs::write(&p, &input);
                 eprintln!("CRASH ({}): saved {}", msg, p.display());

@@ -12,10 +12,12 @@ impl<'a> Lower<'a> {
     }
 
     fn place_eq(&mut self, a: &Place, b: &Place, span: Span) -> PResult<X> {
-        let and = |x: Option<X>, y: X| Some(match x {
-            Some(x) => X::op("and", x, y),
-            None => y,
-        });
+        let and = |x: Option<X>, y: X| {
+            Some(match x {
+                Some(x) => X::op("and", x, y),
+                None => y,
+            })
+        };
         match (a, b) {
             (Place::Field { hdr, field, .. }, Place::Field { hdr: h2, field: f2, .. }) => {
                 Ok(X::op("==", X::Field(hdr.clone(), field.clone()), X::Field(h2.clone(), f2.clone())))

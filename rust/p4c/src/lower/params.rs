@@ -15,7 +15,9 @@ fn place_keys(p: &Place, out: &mut Vec<String>) {
         Place::Field { hdr, field, .. } => out.push(format!("{}.{}", hdr, field)),
         Place::Header { inst, .. } => out.push(inst.clone()),
         Place::Stack { name, .. } | Place::DynHeader { stack: name, .. } => out.push(name.clone()),
-        Place::Struct { members, .. } | Place::Union { members, .. } => members.iter().for_each(|m| place_keys(&m.1, out)),
+        Place::Struct { members, .. } | Place::Union { members, .. } => {
+            members.iter().for_each(|m| place_keys(&m.1, out))
+        }
         Place::DynField { x, .. } => x_keys(x, out),
     }
 }
@@ -42,15 +44,24 @@ fn x_keys(x: &X, out: &mut Vec<String>) {
 
 /// Two keys overlap when equal or one is a part of the other (`h` / `h.f`, `s` / `s[0].f`).
 fn overlap(a: &[String], b: &[String]) -> bool {
-    let within = |x: &str, y: &str| x.len() > y.len() && x.starts_with(y) && matches!(x.as_bytes()[y.len()], b'.' | b'[');
-    a.iter().any(|x| b.iter().any(|y| x == y || within(x, y) || within(y, x)))
+    let within = |x: &str, y: &str| {
+        x.len() > y.len() && x.starts_with(y) && matches!(x.as_bytes()[y.len()], b'.' | b'[')
+    };
+    a.iter()
+        .any(|x| b.iter().any(|y| x == y || within(x, y) || within(y, x)))
 }
 
 /// Whether a function is inlined as a plain expression (no statements, no out/inout).
 pub(super) fn fn_is_simple(params: &[Param], body: &[Stmt]) -> bool {
-    params.iter().all(|p| p.dir != Dir::Out && p.dir != Dir::InOut)
-        && body.iter().all(|s| matches!(s.kind, StmtKind::Return(_) | StmtKind::Const(..)))
-        && body.iter().any(|s| matches!(s.kind, StmtKind::Return(Some(_))))
+    params
+        .iter()
+        .all(|p| p.dir != Dir::Out && p.dir != Dir::InOut)
+        && body
+            .iter()
+            .all(|s| matches!(s.kind, StmtKind::Return(_) | StmtKind::Const(..)))
+        && body
+            .iter()
+            .any(|s| matches!(s.kind, StmtKind::Return(Some(_))))
 }
 
 impl<'a> Lower<'a> {
@@ -69,7 +80,10 @@ impl<'a> Lower<'a> {
 
     /// Whether evaluating `e` may change state (calls other than pure functions).
     pub(super) fn has_effects(&self, e: &Expr) -> bool {
-        effects::has_effects(e, &|n| matches!(self.functions.get(n), Some(Decl::Function { params, body, .. }) if fn_is_simple(params, body)))
+        effects::has_effects(
+            e,
+            &|n| matches!(self.functions.get(n), Some(Decl::Function { params, body, .. }) if fn_is_simple(params, body)),
+        )
     }
 
     fn callee_bodies(&self) -> impl Fn(&str) -> Option<Vec<Stmt>> + '_ {
@@ -87,7 +101,12 @@ impl<'a> Lower<'a> {
     /// Binds the parameters of an inlined body (`a`) to `args` (in the action's parameter
     /// order, `dir` already defaulted), emitting copy-in primitives where needed; returns
     /// the bindings and the copy-outs (destination, temporary) to emit after the body.
-    pub(super) fn bind_params(&mut self, a: &Action, args: &[(Param, Type, Expr)], span: Span) -> PResult<(Vec<(String, Bind)>, Vec<(Place, Place)>)> {
+    pub(super) fn bind_params(
+        &mut self,
+        a: &Action,
+        args: &[(Param, Type, Expr)],
+        span: Span,
+    ) -> PResult<(Vec<(String, Bind)>, Vec<(Place, Place)>)> {
         if args.is_empty() {
             return Ok((vec![], vec![]));
         }
@@ -133,7 +152,10 @@ impl<'a> Lower<'a> {
         for (i, (p, t, e)) in args.iter().enumerate() {
             let later_effects = args[i + 1..].iter().any(|x| self.has_effects(&x.2));
             let copy = match p.dir {
-                Dir::In => !keys[i].is_empty() && (later_effects || overlap(&keys[i], &written)) || access.written.contains(&p.name),
+                Dir::In => {
+                    !keys[i].is_empty() && (later_effects || overlap(&keys[i], &written))
+                        || access.written.contains(&p.name)
+                }
                 _ => overlap(&keys[i], &mentioned[i]),
             } && !matches!(t, Type::Stack(..) | Type::Union(_));
             if !copy {
@@ -167,8 +189,15 @@ impl<'a> Lower<'a> {
 
     fn invalidate_headers(&mut self, p: &Place, span: Span) {
         match p {
-            Place::Header { inst, .. } => self.push("remove_header", vec![json!({"type": "header", "value": inst})], span),
-            Place::Struct { members, .. } => members.clone().iter().for_each(|m| self.invalidate_headers(&m.1, span)),
+            Place::Header { inst, .. } => self.push(
+                "remove_header",
+                vec![json!({"type": "header", "value": inst})],
+                span,
+            ),
+            Place::Struct { members, .. } => members
+                .clone()
+                .iter()
+                .for_each(|m| self.invalidate_headers(&m.1, span)),
             _ => {}
         }
     }
@@ -192,14 +221,25 @@ impl<'a> Lower<'a> {
     /// Keeps the value of an already evaluated operand when a later operand has side
     /// effects: stores it in a temporary (constants and action data need none).
     pub(super) fn snapshot(&mut self, x: X, t: &Type) -> X {
-        if matches!(x, X::Hex(..) | X::Bool(_) | X::Runtime(_) | X::Str(_)) || !matches!(t, Type::Bit(_) | Type::Int(_) | Type::Bool | Type::SerEnum(..)) {
+        if matches!(x, X::Hex(..) | X::Bool(_) | X::Runtime(_) | X::Str(_))
+            || !matches!(
+                t,
+                Type::Bit(_) | Type::Int(_) | Type::Bool | Type::SerEnum(..)
+            )
+        {
             return x;
         }
         let tmp = self.scalar(&format!("tmp_{}", self.tmp_count), t);
         self.tmp_count += 1;
-        let Place::Field { hdr, field, .. } = tmp else { unreachable!() };
+        let Place::Field { hdr, field, .. } = tmp else {
+            unreachable!()
+        };
         let data = self.to_data(x, t);
-        self.push("assign", vec![json!({"type": "field", "value": [hdr, field]}), data.jp()], Span::default());
+        self.push(
+            "assign",
+            vec![json!({"type": "field", "value": [hdr, field]}), data.jp()],
+            Span::default(),
+        );
         let f = X::Field(hdr, field);
         if *t == Type::Bool {
             X::un("d2b", f)
@@ -217,18 +257,34 @@ impl<'a> Lower<'a> {
     pub(super) fn short_circuit(&mut self, op: &str, ax: X, b: &Expr) -> PResult<(X, Type)> {
         let r = self.scalar(&format!("tmp_{}", self.tmp_count), &Type::Bool);
         self.tmp_count += 1;
-        let Place::Field { hdr, field, .. } = r else { unreachable!() };
+        let Place::Field { hdr, field, .. } = r else {
+            unreachable!()
+        };
         let rf = X::Field(hdr.clone(), field.clone());
         let dst = json!({"type": "field", "value": [hdr, field]});
         let a_data = self.to_data(ax, &Type::Bool);
         self.push("assign", vec![dst.clone(), a_data.jp()], b.span);
         // jump over `b` when `a` is false (&&) or true (||)
-        let skip_when_zero = if op == "&&" { rf.clone() } else { X::un("b2d", X::un("not", X::un("d2b", rf.clone()))) };
+        let skip_when_zero = if op == "&&" {
+            rf.clone()
+        } else {
+            X::un("b2d", X::un("not", X::un("d2b", rf.clone())))
+        };
         let at = self.jump_at();
-        self.push("_jump_if_zero", vec![skip_when_zero.jp(), json!({"type": "hexstr", "value": "0x0"})], b.span);
+        self.push(
+            "_jump_if_zero",
+            vec![
+                skip_when_zero.jp(),
+                json!({"type": "hexstr", "value": "0x0"}),
+            ],
+            b.span,
+        );
         let (bx, bt) = self.rv(b, Some(&Type::Bool))?;
         if bt != Type::Bool {
-            return Err(Error::new(b.span, format!("'{}' needs bool operands, not {}", op, bt.name())));
+            return Err(Error::new(
+                b.span,
+                format!("'{}' needs bool operands, not {}", op, bt.name()),
+            ));
         }
         let b_data = self.to_data(bx, &Type::Bool);
         self.push("assign", vec![dst, b_data.jp()], b.span);
@@ -238,34 +294,73 @@ impl<'a> Lower<'a> {
     }
 
     /// `c ? a : b` where a branch has side effects: only the chosen branch runs.
-    pub(super) fn ternary_branches(&mut self, e: &Expr, cx: X, a: &Expr, b: &Expr, expect: Option<&Type>) -> PResult<(X, Type)> {
+    pub(super) fn ternary_branches(
+        &mut self,
+        e: &Expr,
+        cx: X,
+        a: &Expr,
+        b: &Expr,
+        expect: Option<&Type>,
+    ) -> PResult<(X, Type)> {
         let c_data = self.to_data(cx, &Type::Bool);
         let jz = self.jump_at();
-        self.push("_jump_if_zero", vec![c_data.jp(), json!({"type": "hexstr", "value": "0x0"})], e.span);
+        self.push(
+            "_jump_if_zero",
+            vec![c_data.jp(), json!({"type": "hexstr", "value": "0x0"})],
+            e.span,
+        );
         let (ax, at) = self.rv(a, expect)?;
-        let t = if at == Type::InfInt { expect.cloned().unwrap_or(Type::InfInt) } else { at.clone() };
+        let t = if at == Type::InfInt {
+            expect.cloned().unwrap_or(Type::InfInt)
+        } else {
+            at.clone()
+        };
         if t == Type::InfInt {
-            return Err(Error::new(e.span, "cannot infer the width of ?: (give one branch a width)"));
+            return Err(Error::new(
+                e.span,
+                "cannot infer the width of ?: (give one branch a width)",
+            ));
         }
         let r = self.scalar(&format!("tmp_{}", self.tmp_count), &t);
         self.tmp_count += 1;
-        let Place::Field { hdr, field, .. } = r else { unreachable!() };
+        let Place::Field { hdr, field, .. } = r else {
+            unreachable!()
+        };
         let dst = json!({"type": "field", "value": [hdr, field]});
-        let ax = if at == Type::InfInt { self.rv(a, Some(&t))?.0 } else { ax };
+        let ax = if at == Type::InfInt {
+            self.rv(a, Some(&t))?.0
+        } else {
+            ax
+        };
         let a_data = self.to_data(ax, &t);
         self.push("assign", vec![dst.clone(), a_data.jp()], a.span);
         let j = self.jump_at();
-        self.push("_jump", vec![json!({"type": "hexstr", "value": "0x0"})], e.span);
+        self.push(
+            "_jump",
+            vec![json!({"type": "hexstr", "value": "0x0"})],
+            e.span,
+        );
         self.set_jump(jz, 1, j + 1);
         let (bx, bt) = self.rv(b, Some(&t))?;
         if unify(&t, &bt).is_none() {
-            return Err(Error::new(e.span, format!("branches of ?: have different types {} and {}", t.name(), bt.name())));
+            return Err(Error::new(
+                e.span,
+                format!(
+                    "branches of ?: have different types {} and {}",
+                    t.name(),
+                    bt.name()
+                ),
+            ));
         }
         let b_data = self.to_data(bx, &bt);
         self.push("assign", vec![dst, b_data.jp()], b.span);
         let end = self.jump_at();
         self.set_jump(j, 0, end);
         let f = X::Field(hdr, field);
-        Ok(if t == Type::Bool { (X::un("d2b", f), t) } else { (f, t) })
+        Ok(if t == Type::Bool {
+            (X::un("d2b", f), t)
+        } else {
+            (f, t)
+        })
     }
 }

@@ -48,21 +48,47 @@ fn main() {
         }
         i += 2;
     }
-    let (Some(addr), Some(json), Some(p4info)) = (addr, json, p4info) else { usage() };
-    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
-    if let Err(e) = rt.block_on(run(addr, json, p4info, device_id, entries, batch, table, json_out, packet_io, window)) {
+    let (Some(addr), Some(json), Some(p4info)) = (addr, json, p4info) else {
+        usage()
+    };
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    if let Err(e) = rt.block_on(run(
+        addr, json, p4info, device_id, entries, batch, table, json_out, packet_io, window,
+    )) {
         eprintln!("sdnperf-p4rt-bench: error: {}", e);
         std::process::exit(1);
     }
 }
 
 fn u128v(v: u128) -> p4::Uint128 {
-    p4::Uint128 { high: (v >> 64) as u64, low: v as u64 }
+    p4::Uint128 {
+        high: (v >> 64) as u64,
+        low: v as u64,
+    }
 }
 
 #[allow(clippy::too_many_arguments)]
-async fn run(addr: String, json: String, p4info: String, device_id: u64, n: usize, batch: usize, table: String, json_out: Option<String>, packet_io: usize, window: usize) -> Result<(), String> {
-    let info = cfg::P4Info::decode(std::fs::read(&p4info).map_err(|e| format!("{}: {}", p4info, e))?.as_slice()).map_err(|e| e.to_string())?;
+async fn run(
+    addr: String,
+    json: String,
+    p4info: String,
+    device_id: u64,
+    n: usize,
+    batch: usize,
+    table: String,
+    json_out: Option<String>,
+    packet_io: usize,
+    window: usize,
+) -> Result<(), String> {
+    let info = cfg::P4Info::decode(
+        std::fs::read(&p4info)
+            .map_err(|e| format!("{}: {}", p4info, e))?
+            .as_slice(),
+    )
+    .map_err(|e| e.to_string())?;
     let bmv2 = std::fs::read(&json).map_err(|e| format!("{}: {}", json, e))?;
     let mut c = P4RuntimeClient::connect(format!("http://{}", addr))
         .await
@@ -73,26 +99,41 @@ async fn run(addr: String, json: String, p4info: String, device_id: u64, n: usiz
     let (tx, rx) = tokio::sync::mpsc::channel(4096);
     let election = 1u128;
     tx.send(p4::StreamMessageRequest {
-        update: Some(p4::stream_message_request::Update::Arbitration(p4::MasterArbitrationUpdate {
-            device_id,
-            role: None,
-            election_id: Some(u128v(election)),
-            status: None,
-        })),
+        update: Some(p4::stream_message_request::Update::Arbitration(
+            p4::MasterArbitrationUpdate {
+                device_id,
+                role: None,
+                election_id: Some(u128v(election)),
+                status: None,
+            },
+        )),
     })
     .await
     .map_err(|e| e.to_string())?;
-    let mut stream = c.stream_channel(tokio_stream::wrappers::ReceiverStream::new(rx)).await.map_err(|e| e.to_string())?.into_inner();
-    let first = stream.message().await.map_err(|e| e.to_string())?.ok_or("stream closed")?;
+    let mut stream = c
+        .stream_channel(tokio_stream::wrappers::ReceiverStream::new(rx))
+        .await
+        .map_err(|e| e.to_string())?
+        .into_inner();
+    let first = stream
+        .message()
+        .await
+        .map_err(|e| e.to_string())?
+        .ok_or("stream closed")?;
     match first.update {
-        Some(p4::stream_message_response::Update::Arbitration(a)) if a.status.as_ref().map(|s| s.code) == Some(0) => {}
+        Some(p4::stream_message_response::Update::Arbitration(a))
+            if a.status.as_ref().map(|s| s.code) == Some(0) => {}
         other => return Err(format!("not primary: {:?}", other)),
     }
     c.set_forwarding_pipeline_config(p4::SetForwardingPipelineConfigRequest {
         device_id,
         election_id: Some(u128v(election)),
         action: p4::set_forwarding_pipeline_config_request::Action::VerifyAndCommit as i32,
-        config: Some(p4::ForwardingPipelineConfig { p4info: Some(info.clone()), p4_device_config: bmv2, cookie: Some(p4::forwarding_pipeline_config::Cookie { cookie: 1 }) }),
+        config: Some(p4::ForwardingPipelineConfig {
+            p4info: Some(info.clone()),
+            p4_device_config: bmv2,
+            cookie: Some(p4::forwarding_pipeline_config::Cookie { cookie: 1 }),
+        }),
         ..Default::default()
     })
     .await
@@ -103,50 +144,104 @@ async fn run(addr: String, json: String, p4info: String, device_id: u64, n: usiz
     let t = info
         .tables
         .iter()
-        .find(|t| t.preamble.as_ref().map(|p| p.name.ends_with(&table)).unwrap_or(false))
+        .find(|t| {
+            t.preamble
+                .as_ref()
+                .map(|p| p.name.ends_with(&table))
+                .unwrap_or(false)
+        })
         .ok_or_else(|| format!("no table {}", table))?;
     let tid = t.preamble.as_ref().unwrap().id;
     let act_name = if table == "l2" { "forward" } else { "route" };
-    let act = info.actions.iter().find(|a| a.preamble.as_ref().map(|p| p.name.ends_with(act_name)).unwrap_or(false)).ok_or("no action")?;
+    let act = info
+        .actions
+        .iter()
+        .find(|a| {
+            a.preamble
+                .as_ref()
+                .map(|p| p.name.ends_with(act_name))
+                .unwrap_or(false)
+        })
+        .ok_or("no action")?;
     let aid = act.preamble.as_ref().unwrap().id;
     let lpm = table != "l2";
     let entry = |k: usize, port: u32| -> p4::TableEntry {
         let (fm, params) = if lpm {
             // half /32 host routes, half /24 prefixes
-            let (v, len) = if k % 2 == 0 { (0x0a00_0000u32 + k as u32, 32) } else { (0x0b00_0000u32.wrapping_add((k as u32) << 8), 24) };
+            let (v, len) = if k % 2 == 0 {
+                (0x0a00_0000u32 + k as u32, 32)
+            } else {
+                (0x0b00_0000u32.wrapping_add((k as u32) << 8), 24)
+            };
             (
-                p4::field_match::FieldMatchType::Lpm(p4::field_match::Lpm { value: v.to_be_bytes().to_vec(), prefix_len: len }),
+                p4::field_match::FieldMatchType::Lpm(p4::field_match::Lpm {
+                    value: v.to_be_bytes().to_vec(),
+                    prefix_len: len,
+                }),
                 vec![
-                    p4::action::Param { param_id: 1, value: vec![2, 0, 0, (k >> 16) as u8, (k >> 8) as u8, k as u8] },
-                    p4::action::Param { param_id: 2, value: port.to_be_bytes()[2..].to_vec() },
+                    p4::action::Param {
+                        param_id: 1,
+                        value: vec![2, 0, 0, (k >> 16) as u8, (k >> 8) as u8, k as u8],
+                    },
+                    p4::action::Param {
+                        param_id: 2,
+                        value: port.to_be_bytes()[2..].to_vec(),
+                    },
                 ],
             )
         } else {
             let mac = (0x0200_0000_0000u64 + k as u64).to_be_bytes()[2..].to_vec();
             (
                 p4::field_match::FieldMatchType::Exact(p4::field_match::Exact { value: mac }),
-                vec![p4::action::Param { param_id: 1, value: port.to_be_bytes()[2..].to_vec() }],
+                vec![p4::action::Param {
+                    param_id: 1,
+                    value: port.to_be_bytes()[2..].to_vec(),
+                }],
             )
         };
         p4::TableEntry {
             table_id: tid,
-            r#match: vec![p4::FieldMatch { field_id: 1, field_match_type: Some(fm) }],
-            action: Some(p4::TableAction { r#type: Some(p4::table_action::Type::Action(p4::Action { action_id: aid, params })) }),
+            r#match: vec![p4::FieldMatch {
+                field_id: 1,
+                field_match_type: Some(fm),
+            }],
+            action: Some(p4::TableAction {
+                r#type: Some(p4::table_action::Type::Action(p4::Action {
+                    action_id: aid,
+                    params,
+                })),
+            }),
             ..Default::default()
         }
     };
     let mut results = vec![];
-    for (name, ty, port) in [("insert", p4::update::Type::Insert, 1u32), ("modify", p4::update::Type::Modify, 2), ("delete", p4::update::Type::Delete, 1)] {
+    for (name, ty, port) in [
+        ("insert", p4::update::Type::Insert, 1u32),
+        ("modify", p4::update::Type::Modify, 2),
+        ("delete", p4::update::Type::Delete, 1),
+    ] {
         let t0 = Instant::now();
         let mut lat = vec![];
         let mut k = 0;
         while k < n {
             let m = batch.min(n - k);
             let tb = Instant::now();
-            let updates = (k..k + m).map(|x| p4::Update { r#type: ty as i32, entity: Some(p4::Entity { entity: Some(p4::entity::Entity::TableEntry(entry(x, port))) }) }).collect();
-            c.write(p4::WriteRequest { device_id, election_id: Some(u128v(election)), updates, ..Default::default() })
-                .await
-                .map_err(|e| format!("{} batch at {}: {}", name, k, e))?;
+            let updates = (k..k + m)
+                .map(|x| p4::Update {
+                    r#type: ty as i32,
+                    entity: Some(p4::Entity {
+                        entity: Some(p4::entity::Entity::TableEntry(entry(x, port))),
+                    }),
+                })
+                .collect();
+            c.write(p4::WriteRequest {
+                device_id,
+                election_id: Some(u128v(election)),
+                updates,
+                ..Default::default()
+            })
+            .await
+            .map_err(|e| format!("{} batch at {}: {}", name, k, e))?;
             lat.push(tb.elapsed().as_secs_f64() * 1e3);
             k += m;
         }
@@ -155,7 +250,16 @@ async fn run(addr: String, json: String, p4info: String, device_id: u64, n: usiz
             // check: everything is there
             let mut got = 0;
             let mut rs = c
-                .read(p4::ReadRequest { device_id, entities: vec![p4::Entity { entity: Some(p4::entity::Entity::TableEntry(p4::TableEntry { table_id: tid, ..Default::default() })) }], ..Default::default() })
+                .read(p4::ReadRequest {
+                    device_id,
+                    entities: vec![p4::Entity {
+                        entity: Some(p4::entity::Entity::TableEntry(p4::TableEntry {
+                            table_id: tid,
+                            ..Default::default()
+                        })),
+                    }],
+                    ..Default::default()
+                })
                 .await
                 .map_err(|e| e.to_string())?
                 .into_inner();
@@ -175,7 +279,11 @@ async fn run(addr: String, json: String, p4info: String, device_id: u64, n: usiz
         results.push(format!("\"{}\": {{\"entries\": {}, \"batch\": {}, \"seconds\": {:.4}, \"rate\": {:.0}, \"batch_ms_median\": {:.3}, \"batch_ms_p90\": {:.3}}}", name, n, batch, el, n as f64 / el, p(0.5), p(0.9)));
     }
     if let Some(f) = json_out {
-        std::fs::write(&f, format!("{{\"table\": \"{}\", {}}}\n", table, results.join(", "))).map_err(|e| e.to_string())?;
+        std::fs::write(
+            &f,
+            format!("{{\"table\": \"{}\", {}}}\n", table, results.join(", ")),
+        )
+        .map_err(|e| e.to_string())?;
     }
     drop(tx);
     Ok(())
@@ -217,22 +325,47 @@ async fn packet_io_loop(
     let mut sent = 0usize;
     while sent < n {
         while sent - got.load(Ordering::SeqCst) >= window {
-            if tokio::time::timeout(std::time::Duration::from_secs(5), notify.notified()).await.is_err() {
-                return Err(format!("no packet-in for 5 s ({} of {} back)", got.load(Ordering::SeqCst), sent));
+            if tokio::time::timeout(std::time::Duration::from_secs(5), notify.notified())
+                .await
+                .is_err()
+            {
+                return Err(format!(
+                    "no packet-in for 5 s ({} of {} back)",
+                    got.load(Ordering::SeqCst),
+                    sent
+                ));
             }
         }
         let mut payload = vec![0xff; 6];
         payload.extend_from_slice(&[0x02, 0, 0, 0, 0, 1, 0x88, 0xb5]);
         payload.extend_from_slice(&(t0.elapsed().as_nanos() as u64).to_be_bytes());
         payload.resize(60, 0);
-        let po = p4::PacketOut { payload, metadata: vec![p4::PacketMetadata { metadata_id: 1, value: vec![0, 255] }] };
-        tx.send(p4::StreamMessageRequest { update: Some(p4::stream_message_request::Update::Packet(po)) }).await.map_err(|e| e.to_string())?;
+        let po = p4::PacketOut {
+            payload,
+            metadata: vec![p4::PacketMetadata {
+                metadata_id: 1,
+                value: vec![0, 255],
+            }],
+        };
+        tx.send(p4::StreamMessageRequest {
+            update: Some(p4::stream_message_request::Update::Packet(po)),
+        })
+        .await
+        .map_err(|e| e.to_string())?;
         sent += 1;
     }
-    let mut rtts = tokio::time::timeout(std::time::Duration::from_secs(10), reader).await.map_err(|_| "packet-ins stopped".to_string())?.map_err(|e| e.to_string())?;
+    let mut rtts = tokio::time::timeout(std::time::Duration::from_secs(10), reader)
+        .await
+        .map_err(|_| "packet-ins stopped".to_string())?
+        .map_err(|e| e.to_string())?;
     let el = t0.elapsed().as_secs_f64();
     rtts.sort();
-    let q = |x: f64| rtts.get(((rtts.len().max(1) - 1) as f64 * x) as usize).copied().unwrap_or(0) as f64 / 1e3;
+    let q = |x: f64| {
+        rtts.get(((rtts.len().max(1) - 1) as f64 * x) as usize)
+            .copied()
+            .unwrap_or(0) as f64
+            / 1e3
+    };
     println!(
         "packet-io {} packet-outs -> packet-ins, window {}: {:.3} s = {:.0} round trips/s (RTT us: median {:.0}, p99 {:.0})",
         n, window, el, n as f64 / el, q(0.5), q(0.99)

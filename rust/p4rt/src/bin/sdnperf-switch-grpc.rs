@@ -2,10 +2,10 @@
 //! simple_switch_grpc beside simple_switch). Starts with no pipeline until a controller
 //! sends SetForwardingPipelineConfig (BMv2 JSON as p4_device_config), or preloads one.
 
+use clap::{CommandFactory, Parser};
 use sdnperf_p4rt::device::Device;
 use sdnperf_p4rt::proto::p4::v1 as p4;
 use sdnperf_p4rt::{hooks, server};
-use clap::{CommandFactory, Parser};
 use sdnperf_switch::cli::{Bmv2Flags, PortArgs};
 use sdnperf_switch::dataplane::{self, STOP};
 use std::io::Write;
@@ -21,7 +21,12 @@ struct GrpcArgs {
     #[arg(value_name = "JSON")]
     json: Option<String>,
     /// the program, as an option
-    #[arg(long = "json", visible_alias = "program", value_name = "PROG", conflicts_with = "json")]
+    #[arg(
+        long = "json",
+        visible_alias = "program",
+        value_name = "PROG",
+        conflicts_with = "json"
+    )]
     json_opt: Option<String>,
     /// binary P4Info of a preloaded JSON program
     #[arg(long, value_name = "FILE")]
@@ -46,7 +51,10 @@ struct GrpcArgs {
 
 /// The target options simple_switch_grpc takes after `--`.
 #[derive(Parser, Debug)]
-#[command(name = "sdnperf-switch-grpc -- ", about = "simple_switch_grpc's target options")]
+#[command(
+    name = "sdnperf-switch-grpc -- ",
+    about = "simple_switch_grpc's target options"
+)]
 struct TargetArgs {
     /// P4Runtime listen address
     #[arg(long, value_name = "ADDR:PORT")]
@@ -70,7 +78,9 @@ fn main() {
 fn run(a: GrpcArgs) -> Result<(), String> {
     let supported = sdnperf_switch::cli::long_options(&GrpcArgs::command());
     let mut notes = a.bmv2.check(&supported)?;
-    let target: TargetArgs = sdnperf_switch::cli::parse_or_exit(std::iter::once("sdnperf-switch-grpc --".to_string()).chain(a.target.iter().cloned()));
+    let target: TargetArgs = sdnperf_switch::cli::parse_or_exit(
+        std::iter::once("sdnperf-switch-grpc --".to_string()).chain(a.target.iter().cloned()),
+    );
     a.ports.apply_process_options();
     if a.bmv2.trace() {
         // every engine this process builds (preloaded or set by P4Runtime) traces packets;
@@ -83,8 +93,14 @@ fn run(a: GrpcArgs) -> Result<(), String> {
     let cpu_port = target.cpu_port.or(a.ports.cpu_port);
     let (grpc_addr, grpc_port) = match &target.grpc_server_addr {
         Some(hp) => {
-            let (h, p) = hp.rsplit_once(':').ok_or_else(|| format!("--grpc-server-addr {}: expected ADDR:PORT", hp))?;
-            (h.trim_start_matches('[').trim_end_matches(']').to_string(), p.parse::<u16>().map_err(|_| format!("--grpc-server-addr {}: bad port", hp))?)
+            let (h, p) = hp
+                .rsplit_once(':')
+                .ok_or_else(|| format!("--grpc-server-addr {}: expected ADDR:PORT", hp))?;
+            (
+                h.trim_start_matches('[').trim_end_matches(']').to_string(),
+                p.parse::<u16>()
+                    .map_err(|_| format!("--grpc-server-addr {}: bad port", hp))?,
+            )
         }
         None => (a.grpc_addr.clone(), a.grpc_port),
     };
@@ -96,13 +112,16 @@ fn run(a: GrpcArgs) -> Result<(), String> {
     let preload = match json {
         None => None,
         Some(path) if path.ends_with(".p4") => {
-            let o = p4c::compile_file(std::path::Path::new(&path), &p4c::Options::default()).map_err(|d| format!("{}", d).trim_end().to_string())?;
+            let o = p4c::compile_file(std::path::Path::new(&path), &p4c::Options::default())
+                .map_err(|d| format!("{}", d).trim_end().to_string())?;
             Some((o.bmv2_json.into_bytes(), o.p4info_binary))
         }
         Some(path) if p4info.is_none() => {
             // like simple_switch_grpc given a JSON: it forwards with the program; P4Runtime
             // writes wait for the controller's SetForwardingPipelineConfig (with P4Info)
-            let mut sw = sdnperf_switch::switch::Switch::new(sdnperf_switch::exec::Engine::new(sdnperf_switch::load_program(&path)?));
+            let mut sw = sdnperf_switch::switch::Switch::new(sdnperf_switch::exec::Engine::new(
+                sdnperf_switch::load_program(&path)?,
+            ));
             if let Some(m) = max_passes {
                 sw.eng.max_passes = m;
             }
@@ -119,23 +138,38 @@ fn run(a: GrpcArgs) -> Result<(), String> {
     };
     if let Some((bmv2, info)) = preload {
         use prost::Message;
-        let info = sdnperf_p4rt::proto::p4::config::v1::P4Info::decode(info.as_slice()).map_err(|e| format!("P4Info (binary expected): {}", e))?;
-        let cfg = p4::ForwardingPipelineConfig { p4info: Some(info), p4_device_config: bmv2, cookie: None };
+        let info = sdnperf_p4rt::proto::p4::config::v1::P4Info::decode(info.as_slice())
+            .map_err(|e| format!("P4Info (binary expected): {}", e))?;
+        let cfg = p4::ForwardingPipelineConfig {
+            p4info: Some(info),
+            p4_device_config: bmv2,
+            cookie: None,
+        };
         let (pipe, prog) = server::build_pipe(&cfg).map_err(|s| s.message().to_string())?;
         dev.commit(pipe, prog, false);
     }
     let ports = dataplane::open_ports(&ifaces, a.ports.io, vnet, a.ports.rx_frames, &mut notes)?;
     dataplane::install_signal_handlers();
     let addr = format!("{}:{}", grpc_addr, grpc_port);
-    let listener = std::net::TcpListener::bind(&addr).map_err(|e| format!("gRPC bind {}: {}", addr, e))?;
+    let listener =
+        std::net::TcpListener::bind(&addr).map_err(|e| format!("gRPC bind {}: {}", addr, e))?;
     listener.set_nonblocking(true).map_err(|e| e.to_string())?;
     let (ev_tx, ev_rx) = tokio::sync::mpsc::channel(16384);
     let (h, mut front) = hooks::channel(dev, ev_tx, a.ports.ctl_listen())?;
-    let names: Vec<String> = ports.iter().map(|p| format!("{}@{}={}", p.num, p.io.name(), p.io.kind())).collect();
+    let names: Vec<String> = ports
+        .iter()
+        .map(|p| format!("{}@{}={}", p.num, p.io.name(), p.io.kind()))
+        .collect();
     for n in &notes {
         eprintln!("sdnperf-switch-grpc: {}", n);
     }
-    eprintln!("sdnperf-switch-grpc: P4Runtime on {} device_id={} ports {} cpu_port={:?}", addr, device_id, names.join(","), cpu_port);
+    eprintln!(
+        "sdnperf-switch-grpc: P4Runtime on {} device_id={} ports {} cpu_port={:?}",
+        addr,
+        device_id,
+        names.join(","),
+        cpu_port
+    );
     let opts = a.ports.loop_opts(cpu_port, "sdnperf-switch-grpc");
     let dp = dataplane::Loop::new(&mut front, ports, opts);
     let dpt = std::thread::Builder::new()
@@ -145,7 +179,11 @@ fn run(a: GrpcArgs) -> Result<(), String> {
             STOP.store(true, Ordering::SeqCst);
         })
         .map_err(|e| e.to_string())?;
-    let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().map_err(|e| e.to_string())?;
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .map_err(|e| e.to_string())?;
     let svc = server::Service::new(device_id, h);
     rt.block_on(async move {
         svc.spawn_event_router(ev_rx);

@@ -35,8 +35,19 @@ use sdnperf_p4rt_proto::p4::v1::p4_runtime_server::{P4Runtime, P4RuntimeServer};
 const STREAM_QUEUE: usize = 4096;
 
 /// Message kinds counted in `messages_from_controller`.
-const KINDS: [&str; 11] = ["arbitration", "packet_out", "digest_ack", "stream_other", "stream_malformed",
-                           "write", "read", "set_pipeline", "get_pipeline", "capabilities", "write_updates"];
+const KINDS: [&str; 11] = [
+    "arbitration",
+    "packet_out",
+    "digest_ack",
+    "stream_other",
+    "stream_malformed",
+    "write",
+    "read",
+    "set_pipeline",
+    "get_pipeline",
+    "capabilities",
+    "write_updates",
+];
 const K_ARB: usize = 0;
 const K_PO: usize = 1;
 const K_DACK: usize = 2;
@@ -71,12 +82,20 @@ impl Pipeline {
             let tid = t.preamble.as_ref().map(|p| p.id).unwrap_or(0);
             for f in &t.match_fields {
                 if f.bitwidth == 48 {
-                    let role = if f.name.contains("dst") { MacRole::Dst } else { MacRole::Src };
+                    let role = if f.name.contains("dst") {
+                        MacRole::Dst
+                    } else {
+                        MacRole::Src
+                    };
                     mac_fields.insert((tid, f.id), role);
                 }
             }
         }
-        Pipeline { config, layout, mac_fields }
+        Pipeline {
+            config,
+            layout,
+            mac_fields,
+        }
     }
 }
 
@@ -150,20 +169,32 @@ impl Device {
     }
 
     /// Requests other than the stream must name this device and come from the primary.
-    fn check_caller(&self, c: &mut Core, device_id: u64, election: &Option<p4::Uint128>) -> Result<(), Status> {
+    fn check_caller(
+        &self,
+        c: &mut Core,
+        device_id: u64,
+        election: &Option<p4::Uint128>,
+    ) -> Result<(), Status> {
         if device_id != self.device_id {
             c.fl.ctl_errors += 1;
-            return Err(Status::not_found(format!("device id {device_id}: this is device {}", self.device_id)));
+            return Err(Status::not_found(format!(
+                "device id {device_id}: this is device {}",
+                self.device_id
+            )));
         }
         match c.primary {
             Some((_, e)) if (e.high, e.low) == eid(election) => Ok(()),
             Some(_) => {
                 c.fl.ctl_errors += 1;
-                Err(Status::permission_denied("election id is not the primary's"))
+                Err(Status::permission_denied(
+                    "election id is not the primary's",
+                ))
             }
             None => {
                 c.fl.ctl_errors += 1;
-                Err(Status::permission_denied("no primary controller: open a stream and arbitrate first"))
+                Err(Status::permission_denied(
+                    "no primary controller: open a stream and arbitrate first",
+                ))
             }
         }
     }
@@ -179,7 +210,11 @@ impl Device {
                     c.fl.ctl_errors += 1;
                     let reply = p4::MasterArbitrationUpdate {
                         device_id: a.device_id,
-                        status: Some(rpc::Status { code: tonic::Code::NotFound as i32, message: format!("this is device {}", self.device_id), details: vec![] }),
+                        status: Some(rpc::Status {
+                            code: tonic::Code::NotFound as i32,
+                            message: format!("this is device {}", self.device_id),
+                            details: vec![],
+                        }),
                         ..a
                     };
                     let _ = tx.try_send(Ok(DevOut::Arbitration(reply)));
@@ -195,12 +230,24 @@ impl Device {
                     c.primary = Some((sn, e));
                 }
                 let pe = c.primary.map(|(_, e)| e);
-                let code = if primary { 0 } else { tonic::Code::AlreadyExists as i32 };
+                let code = if primary {
+                    0
+                } else {
+                    tonic::Code::AlreadyExists as i32
+                };
                 let reply = p4::MasterArbitrationUpdate {
                     device_id: self.device_id,
                     role: a.role,
                     election_id: pe,
-                    status: Some(rpc::Status { code, message: if primary { "primary".into() } else { "backup".into() }, details: vec![] }),
+                    status: Some(rpc::Status {
+                        code,
+                        message: if primary {
+                            "primary".into()
+                        } else {
+                            "backup".into()
+                        },
+                        details: vec![],
+                    }),
                 };
                 let _ = tx.try_send(Ok(DevOut::Arbitration(reply)));
                 self.check_ready(&mut c);
@@ -289,7 +336,16 @@ impl Device {
     /// The result at the end of the run (`end`: ns, the same for every device).
     pub fn result(&self, end: u64) -> SwResult {
         let mut c = self.lock();
-        let fl = std::mem::replace(&mut c.fl, Flight::new(self.index, &Config { hosts: 2, ..Config::default() }));
+        let fl = std::mem::replace(
+            &mut c.fl,
+            Flight::new(
+                self.index,
+                &Config {
+                    hosts: 2,
+                    ..Config::default()
+                },
+            ),
+        );
         let mut messages = Vec::new();
         for (k, n) in c.counts.iter().enumerate() {
             if *n > 0 {
@@ -300,21 +356,42 @@ impl Device {
         clk.sync(&self.cfg, &self.sh);
         let (state, ever, error, closed_at) = (c.state, c.ever_ready, c.error.clone(), c.closed_at);
         let error = error.or_else(|| match state {
-            SwState::Connecting => Some("no controller became primary (no arbitration on a stream)".into()),
-            SwState::Handshake => Some("the controller is primary but pushed no pipeline (SetForwardingPipelineConfig)".into()),
+            SwState::Connecting => {
+                Some("no controller became primary (no arbitration on a stream)".into())
+            }
+            SwState::Handshake => Some(
+                "the controller is primary but pushed no pipeline (SetForwardingPipelineConfig)"
+                    .into(),
+            ),
             _ => None,
         });
-        fl.finish(end, &clk, &self.cfg, self.device_id, state, ever, error, closed_at, messages)
+        fl.finish(
+            end,
+            &clk,
+            &self.cfg,
+            self.device_id,
+            state,
+            ever,
+            error,
+            closed_at,
+            messages,
+        )
     }
 
     fn answer_write(&self, c: &mut Core, req: &p4::WriteRequest, now: u64) {
         let Some(p) = &c.committed else { return };
         let mut found: Vec<u64> = Vec::new();
         for u in &req.updates {
-            let Some(p4::entity::Entity::TableEntry(te)) = u.entity.as_ref().and_then(|e| e.entity.as_ref()) else { continue };
+            let Some(p4::entity::Entity::TableEntry(te)) =
+                u.entity.as_ref().and_then(|e| e.entity.as_ref())
+            else {
+                continue;
+            };
             let (mut src, mut dst) = (None, None);
             for m in &te.r#match {
-                let Some(role) = p.mac_fields.get(&(te.table_id, m.field_id)) else { continue };
+                let Some(role) = p.mac_fields.get(&(te.table_id, m.field_id)) else {
+                    continue;
+                };
                 let v: &[u8] = match &m.field_match_type {
                     Some(p4::field_match::FieldMatchType::Exact(e)) => &e.value,
                     Some(p4::field_match::FieldMatchType::Ternary(t)) => &t.value,
@@ -351,7 +428,10 @@ type ReadStream = tokio_stream::Iter<std::vec::IntoIter<Result<p4::ReadResponse,
 
 #[tonic::async_trait]
 impl P4Runtime for Rpc {
-    async fn write(&self, request: Request<p4::WriteRequest>) -> Result<Response<p4::WriteResponse>, Status> {
+    async fn write(
+        &self,
+        request: Request<p4::WriteRequest>,
+    ) -> Result<Response<p4::WriteResponse>, Status> {
         let d = &self.0;
         let req = request.into_inner();
         let now = d.sh.now();
@@ -361,7 +441,9 @@ impl P4Runtime for Rpc {
         d.check_caller(&mut c, req.device_id, &req.election_id)?;
         if c.committed.is_none() {
             c.fl.ctl_errors += 1;
-            return Err(Status::failed_precondition("no forwarding pipeline: SetForwardingPipelineConfig first"));
+            return Err(Status::failed_precondition(
+                "no forwarding pipeline: SetForwardingPipelineConfig first",
+            ));
         }
         d.answer_write(&mut c, &req, now);
         Ok(Response::new(p4::WriteResponse {}))
@@ -369,20 +451,31 @@ impl P4Runtime for Rpc {
 
     type ReadStream = ReadStream;
 
-    async fn read(&self, request: Request<p4::ReadRequest>) -> Result<Response<ReadStream>, Status> {
+    async fn read(
+        &self,
+        request: Request<p4::ReadRequest>,
+    ) -> Result<Response<ReadStream>, Status> {
         let d = &self.0;
         let req = request.into_inner();
         let mut c = d.lock();
         c.counts[K_READ] += 1;
         if req.device_id != d.device_id {
             c.fl.ctl_errors += 1;
-            return Err(Status::not_found(format!("device id {}: this is device {}", req.device_id, d.device_id)));
+            return Err(Status::not_found(format!(
+                "device id {}: this is device {}",
+                req.device_id, d.device_id
+            )));
         }
         // an emulated device keeps no entries: every read is empty
-        Ok(Response::new(tokio_stream::iter(vec![Ok(p4::ReadResponse { entities: vec![] })])))
+        Ok(Response::new(tokio_stream::iter(vec![Ok(
+            p4::ReadResponse { entities: vec![] },
+        )])))
     }
 
-    async fn set_forwarding_pipeline_config(&self, request: Request<p4::SetForwardingPipelineConfigRequest>) -> Result<Response<p4::SetForwardingPipelineConfigResponse>, Status> {
+    async fn set_forwarding_pipeline_config(
+        &self,
+        request: Request<p4::SetForwardingPipelineConfigRequest>,
+    ) -> Result<Response<p4::SetForwardingPipelineConfigResponse>, Status> {
         use p4::set_forwarding_pipeline_config_request::Action;
         let d = &self.0;
         let req = request.into_inner();
@@ -391,32 +484,50 @@ impl P4Runtime for Rpc {
         d.check_caller(&mut c, req.device_id, &req.election_id)?;
         let action = Action::try_from(req.action).unwrap_or(Action::Unspecified);
         let cfg = req.config;
-        let needs_p4info = matches!(action, Action::Verify | Action::VerifyAndSave | Action::VerifyAndCommit | Action::ReconcileAndCommit);
+        let needs_p4info = matches!(
+            action,
+            Action::Verify
+                | Action::VerifyAndSave
+                | Action::VerifyAndCommit
+                | Action::ReconcileAndCommit
+        );
         if needs_p4info && cfg.as_ref().and_then(|c| c.p4info.as_ref()).is_none() {
             c.fl.ctl_errors += 1;
-            return Err(Status::invalid_argument("SetForwardingPipelineConfig without a P4Info"));
+            return Err(Status::invalid_argument(
+                "SetForwardingPipelineConfig without a P4Info",
+            ));
         }
         match action {
             Action::Verify => {}
             Action::VerifyAndSave => c.saved = cfg,
-            Action::VerifyAndCommit | Action::ReconcileAndCommit => c.committed = cfg.map(Pipeline::new),
+            Action::VerifyAndCommit | Action::ReconcileAndCommit => {
+                c.committed = cfg.map(Pipeline::new)
+            }
             Action::Commit => match c.saved.take() {
                 Some(s) => c.committed = Some(Pipeline::new(s)),
                 None => {
                     c.fl.ctl_errors += 1;
-                    return Err(Status::failed_precondition("COMMIT without a saved pipeline (VERIFY_AND_SAVE first)"));
+                    return Err(Status::failed_precondition(
+                        "COMMIT without a saved pipeline (VERIFY_AND_SAVE first)",
+                    ));
                 }
             },
             Action::Unspecified => {
                 c.fl.ctl_errors += 1;
-                return Err(Status::invalid_argument(format!("action {} is not a SetForwardingPipelineConfig action", req.action)));
+                return Err(Status::invalid_argument(format!(
+                    "action {} is not a SetForwardingPipelineConfig action",
+                    req.action
+                )));
             }
         }
         d.check_ready(&mut c);
         Ok(Response::new(p4::SetForwardingPipelineConfigResponse {}))
     }
 
-    async fn get_forwarding_pipeline_config(&self, request: Request<p4::GetForwardingPipelineConfigRequest>) -> Result<Response<p4::GetForwardingPipelineConfigResponse>, Status> {
+    async fn get_forwarding_pipeline_config(
+        &self,
+        request: Request<p4::GetForwardingPipelineConfigRequest>,
+    ) -> Result<Response<p4::GetForwardingPipelineConfigResponse>, Status> {
         use p4::get_forwarding_pipeline_config_request::ResponseType;
         let d = &self.0;
         let req = request.into_inner();
@@ -424,31 +535,60 @@ impl P4Runtime for Rpc {
         c.counts[K_GET] += 1;
         if req.device_id != d.device_id {
             c.fl.ctl_errors += 1;
-            return Err(Status::not_found(format!("device id {}: this is device {}", req.device_id, d.device_id)));
+            return Err(Status::not_found(format!(
+                "device id {}: this is device {}",
+                req.device_id, d.device_id
+            )));
         }
         let Some(p) = &c.committed else {
-            return Ok(Response::new(p4::GetForwardingPipelineConfigResponse { config: Some(Default::default()) }));
+            return Ok(Response::new(p4::GetForwardingPipelineConfigResponse {
+                config: Some(Default::default()),
+            }));
         };
         let full = &p.config;
         let rt = ResponseType::try_from(req.response_type).unwrap_or(ResponseType::All);
         let config = p4::ForwardingPipelineConfig {
-            p4info: if matches!(rt, ResponseType::All | ResponseType::P4infoAndCookie) { full.p4info.clone() } else { None },
-            p4_device_config: if matches!(rt, ResponseType::All | ResponseType::DeviceConfigAndCookie) { full.p4_device_config.clone() } else { vec![] },
+            p4info: if matches!(rt, ResponseType::All | ResponseType::P4infoAndCookie) {
+                full.p4info.clone()
+            } else {
+                None
+            },
+            p4_device_config: if matches!(
+                rt,
+                ResponseType::All | ResponseType::DeviceConfigAndCookie
+            ) {
+                full.p4_device_config.clone()
+            } else {
+                vec![]
+            },
             cookie: full.cookie,
         };
-        Ok(Response::new(p4::GetForwardingPipelineConfigResponse { config: Some(config) }))
+        Ok(Response::new(p4::GetForwardingPipelineConfigResponse {
+            config: Some(config),
+        }))
     }
 
     type StreamChannelStream = ReceiverStream<Result<p4::StreamMessageResponse, Status>>;
 
-    async fn stream_channel(&self, _request: Request<Streaming<p4::StreamMessageRequest>>) -> Result<Response<Self::StreamChannelStream>, Status> {
+    async fn stream_channel(
+        &self,
+        _request: Request<Streaming<p4::StreamMessageRequest>>,
+    ) -> Result<Response<Self::StreamChannelStream>, Status> {
         // never called: DeviceService routes StreamChannel to `Stream` (hand-written codec)
-        Err(Status::internal("StreamChannel is served by the device's own codec"))
+        Err(Status::internal(
+            "StreamChannel is served by the device's own codec",
+        ))
     }
 
-    async fn capabilities(&self, _request: Request<p4::CapabilitiesRequest>) -> Result<Response<p4::CapabilitiesResponse>, Status> {
+    async fn capabilities(
+        &self,
+        _request: Request<p4::CapabilitiesRequest>,
+    ) -> Result<Response<p4::CapabilitiesResponse>, Status> {
         self.0.lock().counts[K_CAPS] += 1;
-        Ok(Response::new(p4::CapabilitiesResponse { p4runtime_api_version: "1.4.0".into(), ..Default::default() }))
+        Ok(Response::new(p4::CapabilitiesResponse {
+            p4runtime_api_version: "1.4.0".into(),
+            ..Default::default()
+        }))
     }
 }
 
@@ -475,7 +615,12 @@ impl tonic::server::StreamingService<DevIn> for Stream {
     }
 }
 
-async fn drive(dev: Arc<Device>, mut inbound: Streaming<DevIn>, tx: mpsc::Sender<Result<DevOut, Status>>, sn: u64) {
+async fn drive(
+    dev: Arc<Device>,
+    mut inbound: Streaming<DevIn>,
+    tx: mpsc::Sender<Result<DevOut, Status>>,
+    sn: u64,
+) {
     let mut tick = tokio::time::interval(Duration::from_millis(1));
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
     loop {
@@ -553,21 +698,38 @@ pub fn bind(cfg: &Config) -> Result<Vec<std::net::TcpListener>, String> {
             if a.port() != 0 {
                 a.set_port(a.port() + i as u16);
             }
-            let l = std::net::TcpListener::bind(a).map_err(|e| format!("device {}: cannot listen on {a}: {e}", cfg.dpid_base + i as u64))?;
-            l.set_nonblocking(true).map_err(|e| format!("set_nonblocking: {e}"))?;
+            let l = std::net::TcpListener::bind(a).map_err(|e| {
+                format!(
+                    "device {}: cannot listen on {a}: {e}",
+                    cfg.dpid_base + i as u64
+                )
+            })?;
+            l.set_nonblocking(true)
+                .map_err(|e| format!("set_nonblocking: {e}"))?;
             Ok(l)
         })
         .collect()
 }
 
 /// Serve the devices until the end of the timeline; returns their results.
-pub fn serve(cfg: Arc<Config>, sh: Arc<Shared>, listeners: Vec<std::net::TcpListener>) -> Vec<SwResult> {
+pub fn serve(
+    cfg: Arc<Config>,
+    sh: Arc<Shared>,
+    listeners: Vec<std::net::TcpListener>,
+) -> Vec<SwResult> {
     let rt = if cfg.threads <= 1 {
-        tokio::runtime::Builder::new_current_thread().enable_all().build()
+        tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
     } else {
-        tokio::runtime::Builder::new_multi_thread().worker_threads(cfg.threads).enable_all().build()
+        tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(cfg.threads)
+            .enable_all()
+            .build()
     };
-    let devices: Vec<Arc<Device>> = (0..cfg.switches).map(|i| Arc::new(Device::new(i, cfg.clone(), sh.clone()))).collect();
+    let devices: Vec<Arc<Device>> = (0..cfg.switches)
+        .map(|i| Arc::new(Device::new(i, cfg.clone(), sh.clone())))
+        .collect();
     let rt = match rt {
         Ok(rt) => rt,
         Err(e) => {
@@ -591,17 +753,22 @@ pub fn serve(cfg: Arc<Config>, sh: Arc<Shared>, listeners: Vec<std::net::TcpList
                         return;
                     }
                 };
-                let incoming = tokio_stream::StreamExt::map(tokio_stream::wrappers::TcpListenerStream::new(listener), |s| {
-                    s.inspect(|s| {
-                        let _ = s.set_nodelay(true); // packet-ins must not wait behind Nagle
-                    })
-                });
+                let incoming = tokio_stream::StreamExt::map(
+                    tokio_stream::wrappers::TcpListenerStream::new(listener),
+                    |s| {
+                        s.inspect(|s| {
+                            let _ = s.set_nodelay(true); // packet-ins must not wait behind Nagle
+                        })
+                    },
+                );
                 let r = tonic::transport::Server::builder()
                     .add_service(svc)
                     .serve_with_incoming(incoming)
                     .await;
                 if let Err(e) = r {
-                    dev.lock().error.get_or_insert(format!("gRPC server failed: {e}"));
+                    dev.lock()
+                        .error
+                        .get_or_insert(format!("gRPC server failed: {e}"));
                 }
             });
         }
@@ -627,22 +794,41 @@ mod tests {
     use sdnperf_p4rt_proto::p4::config::v1 as cfgp;
 
     fn pipeline() -> p4::ForwardingPipelineConfig {
-        let mf = |id: u32, name: &str, bitwidth: i32| cfgp::MatchField { id, name: name.into(), bitwidth, ..Default::default() };
+        let mf = |id: u32, name: &str, bitwidth: i32| cfgp::MatchField {
+            id,
+            name: name.into(),
+            bitwidth,
+            ..Default::default()
+        };
         let info = cfgp::P4Info {
             tables: vec![cfgp::Table {
-                preamble: Some(cfgp::Preamble { id: 77, name: "flow_port".into(), ..Default::default() }),
-                match_fields: vec![mf(1, "standard_metadata.ingress_port", 9), mf(2, "hdr.ethernet.srcAddr", 48), mf(3, "hdr.ethernet.dstAddr", 48)],
+                preamble: Some(cfgp::Preamble {
+                    id: 77,
+                    name: "flow_port".into(),
+                    ..Default::default()
+                }),
+                match_fields: vec![
+                    mf(1, "standard_metadata.ingress_port", 9),
+                    mf(2, "hdr.ethernet.srcAddr", 48),
+                    mf(3, "hdr.ethernet.dstAddr", 48),
+                ],
                 ..Default::default()
             }],
             ..Default::default()
         };
-        p4::ForwardingPipelineConfig { p4info: Some(info), p4_device_config: vec![], cookie: Some(p4::forwarding_pipeline_config::Cookie { cookie: 9 }) }
+        p4::ForwardingPipelineConfig {
+            p4info: Some(info),
+            p4_device_config: vec![],
+            cookie: Some(p4::forwarding_pipeline_config::Cookie { cookie: 9 }),
+        }
     }
 
     fn entry(src: [u8; 6], dst: [u8; 6]) -> p4::Update {
         let exact = |field_id: u32, v: &[u8]| p4::FieldMatch {
             field_id,
-            field_match_type: Some(p4::field_match::FieldMatchType::Exact(p4::field_match::Exact { value: v.to_vec() })),
+            field_match_type: Some(p4::field_match::FieldMatchType::Exact(
+                p4::field_match::Exact { value: v.to_vec() },
+            )),
         };
         p4::Update {
             r#type: p4::update::Type::Insert as i32,
@@ -659,25 +845,39 @@ mod tests {
 
     #[test]
     fn writes_answer_the_oldest_waiting_packet_of_the_host_in_their_match() {
-        let cfg = Arc::new(Config { hosts: 4, ..Config::default() });
+        let cfg = Arc::new(Config {
+            hosts: 4,
+            ..Config::default()
+        });
         let sh = Arc::new(Shared::new());
         let dev = Device::new(2, cfg, sh);
         let mut c = dev.lock();
         c.committed = Some(Pipeline::new(pipeline()));
-        c.clk = Clock { load_start: 0, measure_start: 0, measure_end: u64::MAX / 2, run_end: u64::MAX / 2 };
+        c.clk = Clock {
+            load_start: 0,
+            measure_start: 0,
+            measure_end: u64::MAX / 2,
+            run_end: u64::MAX / 2,
+        };
         // packets 0..8: host h sends seq h and h + 4
         for s in 0..8 {
             assert_eq!(c.fl.record(1000 + s, true), s);
         }
         let host = |h: u32| frame::host_mac(2, h);
         // host 1 -> 2 twice: answers seq 1, then seq 5 (the oldest waiting each time)
-        let req = p4::WriteRequest { updates: vec![entry(host(1), host(2))], ..Default::default() };
+        let req = p4::WriteRequest {
+            updates: vec![entry(host(1), host(2))],
+            ..Default::default()
+        };
         dev.answer_write(&mut c, &req, 5000);
         dev.answer_write(&mut c, &req, 5000);
         assert_eq!(c.fl.answered, 2);
         assert_eq!(c.fl.outstanding, 6);
         // another device's MACs, or a table without MAC fields: nothing
-        let other = p4::WriteRequest { updates: vec![entry(frame::host_mac(3, 1), frame::host_mac(3, 2))], ..Default::default() };
+        let other = p4::WriteRequest {
+            updates: vec![entry(frame::host_mac(3, 1), frame::host_mac(3, 2))],
+            ..Default::default()
+        };
         dev.answer_write(&mut c, &other, 5000);
         assert_eq!(c.fl.answered, 2);
         // the packet-out for seq 1 arrives later: a duplicate
@@ -685,6 +885,9 @@ mod tests {
         let clk = c.clk;
         c.fl.answer_id(id, &clk, 6000);
         assert_eq!(c.fl.duplicates, 1);
-        assert_eq!(Pipeline::new(pipeline()).mac_fields.get(&(77, 3)), Some(&MacRole::Dst));
+        assert_eq!(
+            Pipeline::new(pipeline()).mac_fields.get(&(77, 3)),
+            Some(&MacRole::Dst)
+        );
     }
 }

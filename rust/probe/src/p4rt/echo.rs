@@ -32,50 +32,98 @@ pub struct EchoStats {
 pub fn minimal_p4info() -> cfgp::P4Info {
     use cfgp::controller_packet_metadata::Metadata;
     let hdr = |id: u32, name: &str, port: &str| cfgp::ControllerPacketMetadata {
-        preamble: Some(cfgp::Preamble { id, name: name.into(), alias: name.into(), ..Default::default() }),
+        preamble: Some(cfgp::Preamble {
+            id,
+            name: name.into(),
+            alias: name.into(),
+            ..Default::default()
+        }),
         metadata: vec![
-            Metadata { id: 1, name: port.into(), bitwidth: 9, ..Default::default() },
-            Metadata { id: 2, name: "_pad".into(), bitwidth: 7, ..Default::default() },
+            Metadata {
+                id: 1,
+                name: port.into(),
+                bitwidth: 9,
+                ..Default::default()
+            },
+            Metadata {
+                id: 2,
+                name: "_pad".into(),
+                bitwidth: 7,
+                ..Default::default()
+            },
         ],
     };
     cfgp::P4Info {
-        pkg_info: Some(cfgp::PkgInfo { name: "sdnperf-probe-echo".into(), arch: "v1model".into(), ..Default::default() }),
-        controller_packet_metadata: vec![hdr(0x4000_0001, "packet_in", "ingress_port"), hdr(0x4000_0002, "packet_out", "egress_port")],
+        pkg_info: Some(cfgp::PkgInfo {
+            name: "sdnperf-probe-echo".into(),
+            arch: "v1model".into(),
+            ..Default::default()
+        }),
+        controller_packet_metadata: vec![
+            hdr(0x4000_0001, "packet_in", "ingress_port"),
+            hdr(0x4000_0002, "packet_out", "egress_port"),
+        ],
         ..Default::default()
     }
 }
 
 fn uri(addr: &str) -> String {
-    if addr.starts_with("http://") { addr.to_string() } else { format!("http://{addr}") }
+    if addr.starts_with("http://") {
+        addr.to_string()
+    } else {
+        format!("http://{addr}")
+    }
 }
 
 /// Serve one device until its stream ends or `stop` is set.
-pub async fn serve_device(addr: String, device_id: u64, election: u64, stats: Arc<EchoStats>, stop: Arc<AtomicBool>,
-                          connect_for: Duration) -> Result<(), String> {
-    let ep = Endpoint::from_shared(uri(&addr)).map_err(|e| format!("{addr}: {e}"))?.tcp_nodelay(true);
+pub async fn serve_device(
+    addr: String,
+    device_id: u64,
+    election: u64,
+    stats: Arc<EchoStats>,
+    stop: Arc<AtomicBool>,
+    connect_for: Duration,
+) -> Result<(), String> {
+    let ep = Endpoint::from_shared(uri(&addr))
+        .map_err(|e| format!("{addr}: {e}"))?
+        .tcp_nodelay(true);
     let started = Instant::now();
     let channel: Channel = loop {
         match ep.connect().await {
             Ok(c) => break c,
-            Err(e) if started.elapsed() > connect_for => return Err(format!("{addr}: cannot connect: {e}")),
+            Err(e) if started.elapsed() > connect_for => {
+                return Err(format!("{addr}: cannot connect: {e}"))
+            }
             Err(_) => tokio::time::sleep(Duration::from_millis(50)).await,
         }
     };
-    let election_id = Some(p4::Uint128 { high: 0, low: election });
+    let election_id = Some(p4::Uint128 {
+        high: 0,
+        low: election,
+    });
     let (tx, rx) = mpsc::channel::<EchoOut>(8192);
     let arb = p4::StreamMessageRequest {
-        update: Some(p4::stream_message_request::Update::Arbitration(p4::MasterArbitrationUpdate {
-            device_id,
-            election_id,
-            ..Default::default()
-        })),
+        update: Some(p4::stream_message_request::Update::Arbitration(
+            p4::MasterArbitrationUpdate {
+                device_id,
+                election_id,
+                ..Default::default()
+            },
+        )),
     };
-    tx.send(EchoOut::Request(arb)).await.map_err(|_| "stream closed".to_string())?;
+    tx.send(EchoOut::Request(arb))
+        .await
+        .map_err(|_| "stream closed".to_string())?;
     let mut grpc = tonic::client::Grpc::new(channel.clone());
     grpc.ready().await.map_err(|e| format!("{addr}: {e}"))?;
     let resp = grpc
-        .streaming(tonic::Request::new(ReceiverStream::new(rx)), PathAndQuery::from_static("/p4.v1.P4Runtime/StreamChannel"),
-                   EchoCodec { ingress_id: INGRESS_PORT_ID })
+        .streaming(
+            tonic::Request::new(ReceiverStream::new(rx)),
+            PathAndQuery::from_static("/p4.v1.P4Runtime/StreamChannel"),
+            EchoCodec {
+                ingress_id: INGRESS_PORT_ID,
+            },
+        )
         .await
         .map_err(|e| format!("{addr}: StreamChannel: {e}"))?;
     let mut inbound = resp.into_inner();
@@ -83,7 +131,9 @@ pub async fn serve_device(addr: String, device_id: u64, election: u64, stats: Ar
     loop {
         match inbound.message().await {
             Ok(Some(EchoIn::Arbitration { code: 0 })) => break,
-            Ok(Some(EchoIn::Arbitration { code })) => return Err(format!("{addr}: not primary (status {code})")),
+            Ok(Some(EchoIn::Arbitration { code })) => {
+                return Err(format!("{addr}: not primary (status {code})"))
+            }
             Ok(Some(_)) => continue,
             Ok(None) => return Err(format!("{addr}: stream closed before arbitration")),
             Err(e) => return Err(format!("{addr}: stream: {e}")),
@@ -108,8 +158,17 @@ pub async fn serve_device(addr: String, device_id: u64, election: u64, stats: Ar
     let mut n = 0u64;
     while !stop.load(Ordering::Relaxed) {
         match inbound.message().await {
-            Ok(Some(EchoIn::PacketIn { payload, port, port_len })) => {
-                let out = EchoOut::PacketOut { payload, port_id: EGRESS_PORT_ID, port, port_len };
+            Ok(Some(EchoIn::PacketIn {
+                payload,
+                port,
+                port_len,
+            })) => {
+                let out = EchoOut::PacketOut {
+                    payload,
+                    port_id: EGRESS_PORT_ID,
+                    port,
+                    port_len,
+                };
                 if tx.send(out).await.is_err() {
                     break;
                 }
@@ -128,11 +187,21 @@ pub async fn serve_device(addr: String, device_id: u64, election: u64, stats: Ar
 
 /// Run the echo controller for `devices` ((device id, address)) until `max_time` (or
 /// until it is killed).
-pub fn run(devices: Vec<(u64, String)>, election: u64, threads: usize, max_time: Option<Duration>) -> Result<(), String> {
+pub fn run(
+    devices: Vec<(u64, String)>,
+    election: u64,
+    threads: usize,
+    max_time: Option<Duration>,
+) -> Result<(), String> {
     let rt = if threads <= 1 {
-        tokio::runtime::Builder::new_current_thread().enable_all().build()
+        tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
     } else {
-        tokio::runtime::Builder::new_multi_thread().worker_threads(threads).enable_all().build()
+        tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(threads)
+            .enable_all()
+            .build()
     }
     .map_err(|e| format!("async runtime: {e}"))?;
     let stats = Arc::new(EchoStats::default());
@@ -142,7 +211,9 @@ pub fn run(devices: Vec<(u64, String)>, election: u64, threads: usize, max_time:
         for (id, addr) in devices {
             let (s, st) = (stats.clone(), stop.clone());
             tasks.push(tokio::spawn(async move {
-                if let Err(e) = serve_device(addr, id, election, s, st, Duration::from_secs(30)).await {
+                if let Err(e) =
+                    serve_device(addr, id, election, s, st, Duration::from_secs(30)).await
+                {
                     eprintln!("sdnperf-probe p4runtime-echo: device {id}: {e}");
                 }
             }));
@@ -170,7 +241,10 @@ pub fn run(devices: Vec<(u64, String)>, election: u64, threads: usize, max_time:
     });
     stop.store(true, Ordering::Relaxed);
     rt.shutdown_background();
-    eprintln!("sdnperf-probe p4runtime-echo: answered {} packet-ins on {} device(s)",
-              stats.packet_ins.load(Ordering::Relaxed), stats.primary.load(Ordering::Relaxed));
+    eprintln!(
+        "sdnperf-probe p4runtime-echo: answered {} packet-ins on {} device(s)",
+        stats.packet_ins.load(Ordering::Relaxed),
+        stats.primary.load(Ordering::Relaxed)
+    );
     Ok(())
 }

@@ -126,7 +126,11 @@ fn with_bytes<T>(src: &mut DecodeBuf<'_>, scratch: &mut Vec<u8>, f: impl FnOnce(
 /// string (one zero byte for 0), after masking to the field's width.
 #[inline]
 pub fn canonical(v: u64, bitwidth: u32, out: &mut [u8; 8]) -> usize {
-    let v = if bitwidth >= 64 || bitwidth == 0 { v } else { v & ((1u64 << bitwidth) - 1) };
+    let v = if bitwidth >= 64 || bitwidth == 0 {
+        v
+    } else {
+        v & ((1u64 << bitwidth) - 1)
+    };
     let n = ((64 - v.leading_zeros() as usize) + 7) / 8;
     let n = n.max(1);
     out[..n].copy_from_slice(&v.to_be_bytes()[8 - n..]);
@@ -177,7 +181,9 @@ impl PacketInLayout {
 pub enum DevIn {
     Arbitration(p4::MasterArbitrationUpdate),
     /// `id`: the packet id found in the payload (None: not one of our frames)
-    PacketOut { id: Option<u64> },
+    PacketOut {
+        id: Option<u64>,
+    },
     DigestAck,
     Other,
     /// a message we could not parse (counted, the stream goes on)
@@ -188,7 +194,13 @@ pub enum DevIn {
 #[derive(Debug)]
 pub enum DevOut {
     Arbitration(p4::MasterArbitrationUpdate),
-    PacketIn { layout: Arc<PacketInLayout>, id: u64, dst: [u8; 6], src: [u8; 6], port: u32 },
+    PacketIn {
+        layout: Arc<PacketInLayout>,
+        id: u64,
+        dst: [u8; 6],
+        src: [u8; 6],
+        port: u32,
+    },
 }
 
 /// Parse a StreamMessageRequest.
@@ -196,19 +208,29 @@ pub fn parse_request(b: &[u8]) -> DevIn {
     let mut rd = Rd::new(b);
     let mut out = DevIn::Other;
     while !rd.done() {
-        let Some((field, wt)) = rd.key() else { return DevIn::Malformed("bad field key") };
+        let Some((field, wt)) = rd.key() else {
+            return DevIn::Malformed("bad field key");
+        };
         match (field, wt) {
             (1, WT_LEN) => {
-                let Some(body) = rd.bytes() else { return DevIn::Malformed("truncated arbitration") };
+                let Some(body) = rd.bytes() else {
+                    return DevIn::Malformed("truncated arbitration");
+                };
                 match p4::MasterArbitrationUpdate::decode(body) {
                     Ok(m) => out = DevIn::Arbitration(m),
                     Err(_) => return DevIn::Malformed("undecodable arbitration"),
                 }
             }
             (2, WT_LEN) => {
-                let Some(body) = rd.bytes() else { return DevIn::Malformed("truncated packet-out") };
+                let Some(body) = rd.bytes() else {
+                    return DevIn::Malformed("truncated packet-out");
+                };
                 match packet_payload(body) {
-                    Some(payload) => out = DevIn::PacketOut { id: frame::frame_id(payload) },
+                    Some(payload) => {
+                        out = DevIn::PacketOut {
+                            id: frame::frame_id(payload),
+                        }
+                    }
                     None => return DevIn::Malformed("malformed packet-out"),
                 }
             }
@@ -252,7 +274,15 @@ pub fn packet_payload(b: &[u8]) -> Option<&[u8]> {
 
 /// Encode one packet-in (StreamMessageResponse.packet) into `out`; `fr` is a frame made
 /// by `frame::frame_template` (patched here).
-pub fn encode_packet_in(out: &mut impl BufMut, fr: &mut [u8], layout: &PacketInLayout, id: u64, dst: [u8; 6], src: [u8; 6], port: u32) {
+pub fn encode_packet_in(
+    out: &mut impl BufMut,
+    fr: &mut [u8],
+    layout: &PacketInLayout,
+    id: u64,
+    dst: [u8; 6],
+    src: [u8; 6],
+    port: u32,
+) {
     frame::patch_frame(fr, dst, src, id);
     let mut vals = [[0u8; 8]; 8];
     let mut lens = [0usize; 8];
@@ -280,7 +310,11 @@ pub fn encode_packet_in(out: &mut impl BufMut, fr: &mut [u8], layout: &PacketInL
 /// Encoded length of a PacketMetadata body (metadata_id omitted when 0, as protobuf does).
 #[inline]
 fn entry_len(mid: u32, vlen: usize) -> usize {
-    let id_part = if mid != 0 { 1 + varint_len(mid as u64) } else { 0 };
+    let id_part = if mid != 0 {
+        1 + varint_len(mid as u64)
+    } else {
+        0
+    };
     id_part + 1 + varint_len(vlen as u64) + vlen
 }
 
@@ -321,7 +355,9 @@ impl Codec for DeviceCodec {
         DeviceEncoder { frame: f }
     }
     fn decoder(&mut self) -> DeviceDecoder {
-        DeviceDecoder { scratch: Vec::with_capacity(512) }
+        DeviceDecoder {
+            scratch: Vec::with_capacity(512),
+        }
     }
 }
 
@@ -330,12 +366,21 @@ impl Encoder for DeviceEncoder {
     type Error = Status;
     fn encode(&mut self, item: DevOut, dst: &mut EncodeBuf<'_>) -> Result<(), Status> {
         match item {
-            DevOut::PacketIn { layout, id, dst: d, src, port } => {
+            DevOut::PacketIn {
+                layout,
+                id,
+                dst: d,
+                src,
+                port,
+            } => {
                 encode_packet_in(dst, &mut self.frame, &layout, id, d, src, port);
             }
             DevOut::Arbitration(a) => {
-                let msg = p4::StreamMessageResponse { update: Some(p4::stream_message_response::Update::Arbitration(a)) };
-                msg.encode(dst).map_err(|e| Status::internal(format!("encode: {e}")))?;
+                let msg = p4::StreamMessageResponse {
+                    update: Some(p4::stream_message_response::Update::Arbitration(a)),
+                };
+                msg.encode(dst)
+                    .map_err(|e| Status::internal(format!("encode: {e}")))?;
             }
         }
         Ok(())
@@ -381,8 +426,14 @@ impl Payload {
 #[derive(Debug)]
 pub enum EchoIn {
     /// arbitration answer: status code (0 = we are primary)
-    Arbitration { code: i32 },
-    PacketIn { payload: Payload, port: [u8; 8], port_len: u8 },
+    Arbitration {
+        code: i32,
+    },
+    PacketIn {
+        payload: Payload,
+        port: [u8; 8],
+        port_len: u8,
+    },
     Other,
     Malformed,
 }
@@ -392,7 +443,12 @@ pub enum EchoIn {
 pub enum EchoOut {
     Request(p4::StreamMessageRequest),
     /// a packet-out with the payload, egress_port metadata (id `port_id`) = `port`
-    PacketOut { payload: Payload, port_id: u32, port: [u8; 8], port_len: u8 },
+    PacketOut {
+        payload: Payload,
+        port_id: u32,
+        port: [u8; 8],
+        port_len: u8,
+    },
 }
 
 /// Parse a StreamMessageResponse; `ingress_id`: the metadata id of the ingress port.
@@ -400,23 +456,37 @@ pub fn parse_response(b: &[u8], ingress_id: u32) -> EchoIn {
     let mut rd = Rd::new(b);
     let mut out = EchoIn::Other;
     while !rd.done() {
-        let Some((field, wt)) = rd.key() else { return EchoIn::Malformed };
+        let Some((field, wt)) = rd.key() else {
+            return EchoIn::Malformed;
+        };
         match (field, wt) {
             (1, WT_LEN) => {
-                let Some(body) = rd.bytes() else { return EchoIn::Malformed };
+                let Some(body) = rd.bytes() else {
+                    return EchoIn::Malformed;
+                };
                 match p4::MasterArbitrationUpdate::decode(body) {
-                    Ok(m) => out = EchoIn::Arbitration { code: m.status.map(|s| s.code).unwrap_or(0) },
+                    Ok(m) => {
+                        out = EchoIn::Arbitration {
+                            code: m.status.map(|s| s.code).unwrap_or(0),
+                        }
+                    }
                     Err(_) => return EchoIn::Malformed,
                 }
             }
             (2, WT_LEN) => {
-                let Some(body) = rd.bytes() else { return EchoIn::Malformed };
+                let Some(body) = rd.bytes() else {
+                    return EchoIn::Malformed;
+                };
                 match packet_in_view(body, ingress_id) {
                     Some((payload, port)) => {
                         let mut p = [0u8; 8];
                         let n = port.len().min(8);
                         p[..n].copy_from_slice(&port[port.len() - n..]);
-                        out = EchoIn::PacketIn { payload: Payload::new(payload), port: p, port_len: n as u8 };
+                        out = EchoIn::PacketIn {
+                            payload: Payload::new(payload),
+                            port: p,
+                            port_len: n as u8,
+                        };
                     }
                     None => return EchoIn::Malformed,
                 }
@@ -464,7 +534,8 @@ pub fn packet_in_view(b: &[u8], want_id: u32) -> Option<(&[u8], &[u8])> {
 pub fn encode_packet_out(out: &mut impl BufMut, payload: &[u8], port_id: u32, port: &[u8]) {
     let port = if port.is_empty() { &[0u8][..] } else { port };
     let entry = entry_len(port_id, port.len());
-    let po_len = 1 + varint_len(payload.len() as u64) + payload.len() + 1 + varint_len(entry as u64) + entry;
+    let po_len =
+        1 + varint_len(payload.len() as u64) + payload.len() + 1 + varint_len(entry as u64) + entry;
     out.put_u8((2 << 3) | WT_LEN);
     put_varint(out, po_len as u64);
     out.put_u8((1 << 3) | WT_LEN);
@@ -496,7 +567,10 @@ impl Codec for EchoCodec {
         EchoEncoder
     }
     fn decoder(&mut self) -> EchoDecoder {
-        EchoDecoder { ingress_id: self.ingress_id, scratch: Vec::with_capacity(512) }
+        EchoDecoder {
+            ingress_id: self.ingress_id,
+            scratch: Vec::with_capacity(512),
+        }
     }
 }
 
@@ -505,10 +579,17 @@ impl Encoder for EchoEncoder {
     type Error = Status;
     fn encode(&mut self, item: EchoOut, dst: &mut EncodeBuf<'_>) -> Result<(), Status> {
         match item {
-            EchoOut::PacketOut { payload, port_id, port, port_len } => {
+            EchoOut::PacketOut {
+                payload,
+                port_id,
+                port,
+                port_len,
+            } => {
                 encode_packet_out(dst, payload.as_slice(), port_id, &port[..port_len as usize]);
             }
-            EchoOut::Request(m) => m.encode(dst).map_err(|e| Status::internal(format!("encode: {e}")))?,
+            EchoOut::Request(m) => m
+                .encode(dst)
+                .map_err(|e| Status::internal(format!("encode: {e}")))?,
         }
         Ok(())
     }
@@ -519,7 +600,9 @@ impl Decoder for EchoDecoder {
     type Error = Status;
     fn decode(&mut self, src: &mut DecodeBuf<'_>) -> Result<Option<EchoIn>, Status> {
         let id = self.ingress_id;
-        Ok(Some(with_bytes(src, &mut self.scratch, |b| parse_response(b, id))))
+        Ok(Some(with_bytes(src, &mut self.scratch, |b| {
+            parse_response(b, id)
+        })))
     }
 }
 
@@ -531,10 +614,24 @@ mod tests {
     fn layout() -> PacketInLayout {
         let info = cfg::P4Info {
             controller_packet_metadata: vec![cfg::ControllerPacketMetadata {
-                preamble: Some(cfg::Preamble { id: 0x4000_0001, name: "packet_in".into(), ..Default::default() }),
+                preamble: Some(cfg::Preamble {
+                    id: 0x4000_0001,
+                    name: "packet_in".into(),
+                    ..Default::default()
+                }),
                 metadata: vec![
-                    cfg::controller_packet_metadata::Metadata { id: 1, name: "ingress_port".into(), bitwidth: 9, ..Default::default() },
-                    cfg::controller_packet_metadata::Metadata { id: 2, name: "_pad".into(), bitwidth: 7, ..Default::default() },
+                    cfg::controller_packet_metadata::Metadata {
+                        id: 1,
+                        name: "ingress_port".into(),
+                        bitwidth: 9,
+                        ..Default::default()
+                    },
+                    cfg::controller_packet_metadata::Metadata {
+                        id: 2,
+                        name: "_pad".into(),
+                        bitwidth: 7,
+                        ..Default::default()
+                    },
                 ],
             }],
             ..Default::default()
@@ -559,21 +656,47 @@ mod tests {
     #[test]
     fn packet_in_decodes_with_prost_and_fills_metadata_by_name() {
         let l = layout();
-        assert_eq!(l.fields, vec![(1, 9, MetaKind::IngressPort), (2, 7, MetaKind::Zero)]);
+        assert_eq!(
+            l.fields,
+            vec![(1, 9, MetaKind::IngressPort), (2, 7, MetaKind::Zero)]
+        );
         let mut fr = Vec::new();
         frame::frame_template(&mut fr, None);
         let mut out = Vec::new();
         let id = (3u64 << 40) | 12345;
-        encode_packet_in(&mut out, &mut fr, &l, id, frame::host_mac(3, 6), frame::host_mac(3, 5), 300);
+        encode_packet_in(
+            &mut out,
+            &mut fr,
+            &l,
+            id,
+            frame::host_mac(3, 6),
+            frame::host_mac(3, 5),
+            300,
+        );
         let msg = p4::StreamMessageResponse::decode(out.as_slice()).expect("valid protobuf");
-        let Some(p4::stream_message_response::Update::Packet(pi)) = msg.update else { panic!("not a packet-in") };
+        let Some(p4::stream_message_response::Update::Packet(pi)) = msg.update else {
+            panic!("not a packet-in")
+        };
         assert_eq!(frame::frame_id(&pi.payload), Some(id));
         assert_eq!(&pi.payload[6..12], &frame::host_mac(3, 5));
         assert_eq!(pi.metadata.len(), 2);
-        assert_eq!((pi.metadata[0].metadata_id, pi.metadata[0].value.clone()), (1, vec![1, 44]));
-        assert_eq!((pi.metadata[1].metadata_id, pi.metadata[1].value.clone()), (2, vec![0]));
+        assert_eq!(
+            (pi.metadata[0].metadata_id, pi.metadata[0].value.clone()),
+            (1, vec![1, 44])
+        );
+        assert_eq!(
+            (pi.metadata[1].metadata_id, pi.metadata[1].value.clone()),
+            (2, vec![0])
+        );
         // and our own reader sees the same
-        let EchoIn::PacketIn { payload, port, port_len } = parse_response(&out, 1) else { panic!() };
+        let EchoIn::PacketIn {
+            payload,
+            port,
+            port_len,
+        } = parse_response(&out, 1)
+        else {
+            panic!()
+        };
         assert_eq!(frame::frame_id(payload.as_slice()), Some(id));
         assert_eq!(&port[..port_len as usize], &[1, 44]);
     }
@@ -586,33 +709,55 @@ mod tests {
         let mut out = Vec::new();
         encode_packet_out(&mut out, &fr, 1, &[2]);
         let msg = p4::StreamMessageRequest::decode(out.as_slice()).expect("valid protobuf");
-        let Some(p4::stream_message_request::Update::Packet(po)) = msg.update else { panic!() };
+        let Some(p4::stream_message_request::Update::Packet(po)) = msg.update else {
+            panic!()
+        };
         assert_eq!(po.payload, fr);
-        assert_eq!((po.metadata[0].metadata_id, po.metadata[0].value.clone()), (1, vec![2]));
-        assert!(matches!(parse_request(&out), DevIn::PacketOut { id: Some(77) }));
+        assert_eq!(
+            (po.metadata[0].metadata_id, po.metadata[0].value.clone()),
+            (1, vec![2])
+        );
+        assert!(matches!(
+            parse_request(&out),
+            DevIn::PacketOut { id: Some(77) }
+        ));
         // a packet-out built by prost (as a real controller does) parses the same
         let prost_po = p4::StreamMessageRequest {
             update: Some(p4::stream_message_request::Update::Packet(p4::PacketOut {
                 payload: fr.clone(),
-                metadata: vec![p4::PacketMetadata { metadata_id: 2, value: vec![0, 1] }],
+                metadata: vec![p4::PacketMetadata {
+                    metadata_id: 2,
+                    value: vec![0, 1],
+                }],
             })),
         };
-        assert!(matches!(parse_request(&prost_po.encode_to_vec()), DevIn::PacketOut { id: Some(77) }));
+        assert!(matches!(
+            parse_request(&prost_po.encode_to_vec()),
+            DevIn::PacketOut { id: Some(77) }
+        ));
         // a foreign frame: no id
         let other = p4::StreamMessageRequest {
-            update: Some(p4::stream_message_request::Update::Packet(p4::PacketOut { payload: vec![1; 60], metadata: vec![] })),
+            update: Some(p4::stream_message_request::Update::Packet(p4::PacketOut {
+                payload: vec![1; 60],
+                metadata: vec![],
+            })),
         };
-        assert!(matches!(parse_request(&other.encode_to_vec()), DevIn::PacketOut { id: None }));
+        assert!(matches!(
+            parse_request(&other.encode_to_vec()),
+            DevIn::PacketOut { id: None }
+        ));
     }
 
     #[test]
     fn arbitration_and_garbage() {
         let arb = p4::StreamMessageRequest {
-            update: Some(p4::stream_message_request::Update::Arbitration(p4::MasterArbitrationUpdate {
-                device_id: 7,
-                election_id: Some(p4::Uint128 { high: 0, low: 9 }),
-                ..Default::default()
-            })),
+            update: Some(p4::stream_message_request::Update::Arbitration(
+                p4::MasterArbitrationUpdate {
+                    device_id: 7,
+                    election_id: Some(p4::Uint128 { high: 0, low: 9 }),
+                    ..Default::default()
+                },
+            )),
         };
         match parse_request(&arb.encode_to_vec()) {
             DevIn::Arbitration(a) => assert_eq!((a.device_id, a.election_id.unwrap().low), (7, 9)),
@@ -624,12 +769,25 @@ mod tests {
             let _ = parse_request(&good[..cut]);
             let _ = parse_response(&good[..cut], 1);
         }
-        assert!(matches!(parse_request(&[0x12, 0x7f, 1, 2]), DevIn::Malformed(_)));
+        assert!(matches!(
+            parse_request(&[0x12, 0x7f, 1, 2]),
+            DevIn::Malformed(_)
+        ));
         assert!(matches!(parse_request(&[0x00]), DevIn::Malformed(_)));
-        assert!(matches!(parse_request(&[0x12, 0x02, 0x0a, 0x7f]), DevIn::Malformed(_)));
+        assert!(matches!(
+            parse_request(&[0x12, 0x02, 0x0a, 0x7f]),
+            DevIn::Malformed(_)
+        ));
         let mut x: u32 = 12345;
         for len in 0..300usize {
-            let junk: Vec<u8> = (0..len).map(|_| { x ^= x << 13; x ^= x >> 17; x ^= x << 5; x as u8 }).collect();
+            let junk: Vec<u8> = (0..len)
+                .map(|_| {
+                    x ^= x << 13;
+                    x ^= x >> 17;
+                    x ^= x << 5;
+                    x as u8
+                })
+                .collect();
             let _ = parse_request(&junk);
             let _ = parse_response(&junk, 1);
         }

@@ -83,7 +83,15 @@ pub struct AfPacketPort {
 unsafe impl Send for AfPacketPort {}
 
 fn setsockopt<T>(fd: i32, level: i32, opt: i32, v: &T) -> io::Result<()> {
-    let r = unsafe { libc::setsockopt(fd, level, opt, v as *const T as *const libc::c_void, std::mem::size_of::<T>() as u32) };
+    let r = unsafe {
+        libc::setsockopt(
+            fd,
+            level,
+            opt,
+            v as *const T as *const libc::c_void,
+            std::mem::size_of::<T>() as u32,
+        )
+    };
     if r < 0 {
         Err(io::Error::last_os_error())
     } else {
@@ -92,10 +100,14 @@ fn setsockopt<T>(fd: i32, level: i32, opt: i32, v: &T) -> io::Result<()> {
 }
 
 pub fn ifindex(name: &str) -> io::Result<i32> {
-    let c = std::ffi::CString::new(name).map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "bad name"))?;
+    let c = std::ffi::CString::new(name)
+        .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "bad name"))?;
     let i = unsafe { libc::if_nametoindex(c.as_ptr()) };
     if i == 0 {
-        Err(io::Error::new(io::ErrorKind::NotFound, format!("no interface {}", name)))
+        Err(io::Error::new(
+            io::ErrorKind::NotFound,
+            format!("no interface {}", name),
+        ))
     } else {
         Ok(i as i32)
     }
@@ -106,7 +118,13 @@ impl AfPacketPort {
         let ctx = |what: &str, e: io::Error| format!("{}: {}: {}", name, what, e);
         let idx = ifindex(name).map_err(|e| ctx("if_nametoindex", e))?;
         let proto = (libc::ETH_P_ALL as u16).to_be() as i32;
-        let fd = unsafe { libc::socket(libc::AF_PACKET, libc::SOCK_RAW | libc::SOCK_NONBLOCK | libc::SOCK_CLOEXEC, proto) };
+        let fd = unsafe {
+            libc::socket(
+                libc::AF_PACKET,
+                libc::SOCK_RAW | libc::SOCK_NONBLOCK | libc::SOCK_CLOEXEC,
+                proto,
+            )
+        };
         if fd < 0 {
             return Err(ctx("socket(AF_PACKET)", io::Error::last_os_error()));
         }
@@ -114,9 +132,11 @@ impl AfPacketPort {
             unsafe { libc::close(fd) };
             e
         };
-        setsockopt(fd, SOL_PACKET, PACKET_VERSION, &TPACKET_V2).map_err(|e| close_err(ctx("PACKET_VERSION", e)))?;
+        setsockopt(fd, SOL_PACKET, PACKET_VERSION, &TPACKET_V2)
+            .map_err(|e| close_err(ctx("PACKET_VERSION", e)))?;
         if vnet {
-            setsockopt(fd, SOL_PACKET, PACKET_VNET_HDR, &1i32).map_err(|e| close_err(ctx("PACKET_VNET_HDR", e)))?;
+            setsockopt(fd, SOL_PACKET, PACKET_VNET_HDR, &1i32)
+                .map_err(|e| close_err(ctx("PACKET_VNET_HDR", e)))?;
         }
         let _ = setsockopt(fd, SOL_PACKET, PACKET_QDISC_BYPASS, &1i32);
         let _ = setsockopt(fd, SOL_PACKET, PACKET_IGNORE_OUTGOING, &1i32);
@@ -128,7 +148,11 @@ impl AfPacketPort {
         let _ = setsockopt(fd, SOL_PACKET, PACKET_COPY_THRESH, &1i32);
         let _ = setsockopt(fd, libc::SOL_SOCKET, libc::SO_RCVBUFFORCE, &(64 << 20i32));
         // blocks must be page multiples; frames are contiguous when block % frame == 0
-        let block = if frame_size % 4096 == 0 { frame_size } else { 65536 };
+        let block = if frame_size % 4096 == 0 {
+            frame_size
+        } else {
+            65536
+        };
         let per_block = block / frame_size;
         let req = TpacketReq {
             tp_block_size: block as u32,
@@ -136,14 +160,31 @@ impl AfPacketPort {
             tp_frame_size: frame_size as u32,
             tp_frame_nr: frame_nr as u32,
         };
-        setsockopt(fd, SOL_PACKET, PACKET_RX_RING, &req).map_err(|e| close_err(ctx("PACKET_RX_RING", e)))?;
+        setsockopt(fd, SOL_PACKET, PACKET_RX_RING, &req)
+            .map_err(|e| close_err(ctx("PACKET_RX_RING", e)))?;
         let ring_len = frame_size * frame_nr;
         let ring = unsafe {
-            libc::mmap(std::ptr::null_mut(), ring_len, libc::PROT_READ | libc::PROT_WRITE, libc::MAP_SHARED | libc::MAP_LOCKED, fd, 0)
+            libc::mmap(
+                std::ptr::null_mut(),
+                ring_len,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_SHARED | libc::MAP_LOCKED,
+                fd,
+                0,
+            )
         };
         let ring = if ring == libc::MAP_FAILED {
             // MAP_LOCKED may fail under RLIMIT_MEMLOCK; retry without it
-            let r = unsafe { libc::mmap(std::ptr::null_mut(), ring_len, libc::PROT_READ | libc::PROT_WRITE, libc::MAP_SHARED, fd, 0) };
+            let r = unsafe {
+                libc::mmap(
+                    std::ptr::null_mut(),
+                    ring_len,
+                    libc::PROT_READ | libc::PROT_WRITE,
+                    libc::MAP_SHARED,
+                    fd,
+                    0,
+                )
+            };
             if r == libc::MAP_FAILED {
                 return Err(close_err(ctx("mmap ring", io::Error::last_os_error())));
             }
@@ -155,12 +196,23 @@ impl AfPacketPort {
         sll.sll_family = libc::AF_PACKET as u16;
         sll.sll_protocol = (libc::ETH_P_ALL as u16).to_be();
         sll.sll_ifindex = idx;
-        let r = unsafe { libc::bind(fd, &sll as *const _ as *const libc::sockaddr, std::mem::size_of::<libc::sockaddr_ll>() as u32) };
+        let r = unsafe {
+            libc::bind(
+                fd,
+                &sll as *const _ as *const libc::sockaddr,
+                std::mem::size_of::<libc::sockaddr_ll>() as u32,
+            )
+        };
         if r < 0 {
             unsafe { libc::munmap(ring, ring_len) };
             return Err(close_err(ctx("bind", io::Error::last_os_error())));
         }
-        let mreq = PacketMreq { mr_ifindex: idx, mr_type: PACKET_MR_PROMISC, mr_alen: 0, mr_address: [0; 8] };
+        let mreq = PacketMreq {
+            mr_ifindex: idx,
+            mr_type: PACKET_MR_PROMISC,
+            mr_alen: 0,
+            mr_address: [0; 8],
+        };
         let _ = setsockopt(fd, SOL_PACKET, PACKET_ADD_MEMBERSHIP, &mreq);
         let mut p = AfPacketPort {
             name: name.to_string(),
@@ -181,7 +233,13 @@ impl AfPacketPort {
             rx_count: 0,
             tx_count: 0,
         };
-        p.tx_iov.resize(BATCH * 3, libc::iovec { iov_base: std::ptr::null_mut(), iov_len: 0 });
+        p.tx_iov.resize(
+            BATCH * 3,
+            libc::iovec {
+                iov_base: std::ptr::null_mut(),
+                iov_len: 0,
+            },
+        );
         p.tx_msgs.resize(BATCH, unsafe { std::mem::zeroed() });
         // drain whatever arrived before we were ready
         Ok(p)
@@ -189,7 +247,11 @@ impl AfPacketPort {
 
     /// Delivers up to `max` received frames to `f(bytes, vnet_hdr)`; returns the count.
     #[inline]
-    pub fn rx_burst(&mut self, max: usize, mut f: impl FnMut(&[u8], Option<[u8; VNET_HDR_LEN]>)) -> usize {
+    pub fn rx_burst(
+        &mut self,
+        max: usize,
+        mut f: impl FnMut(&[u8], Option<[u8; VNET_HDR_LEN]>),
+    ) -> usize {
         let mut n = 0;
         while n < max {
             let frame = unsafe { self.ring.add(self.rx_idx * self.frame_size) };
@@ -200,13 +262,23 @@ impl AfPacketPort {
             }
             std::sync::atomic::fence(std::sync::atomic::Ordering::Acquire);
             let (mac, snap, tci, tpid) = unsafe {
-                ((*hdr).tp_mac as usize, (*hdr).tp_snaplen as usize, (*hdr).tp_vlan_tci, (*hdr).tp_vlan_tpid)
+                (
+                    (*hdr).tp_mac as usize,
+                    (*hdr).tp_snaplen as usize,
+                    (*hdr).tp_vlan_tci,
+                    (*hdr).tp_vlan_tpid,
+                )
             };
             if status & TP_STATUS_COPY != 0 {
                 // the full packet waits on the socket queue (vnet header first when enabled)
                 self.scratch.resize(70_000, 0);
                 let r = unsafe {
-                    libc::recv(self.fd, self.scratch.as_mut_ptr() as *mut libc::c_void, self.scratch.len(), libc::MSG_DONTWAIT)
+                    libc::recv(
+                        self.fd,
+                        self.scratch.as_mut_ptr() as *mut libc::c_void,
+                        self.scratch.len(),
+                        libc::MSG_DONTWAIT,
+                    )
                 };
                 let hl = if self.vnet { VNET_HDR_LEN } else { 0 };
                 if r as isize > hl as isize {
@@ -228,14 +300,20 @@ impl AfPacketPort {
                 let data = unsafe { std::slice::from_raw_parts(frame.add(mac), snap) };
                 let vnet = if self.vnet {
                     let mut v = [0u8; VNET_HDR_LEN];
-                    v.copy_from_slice(unsafe { std::slice::from_raw_parts(frame.add(mac - VNET_HDR_LEN), VNET_HDR_LEN) });
+                    v.copy_from_slice(unsafe {
+                        std::slice::from_raw_parts(frame.add(mac - VNET_HDR_LEN), VNET_HDR_LEN)
+                    });
                     Some(v)
                 } else {
                     None
                 };
                 if status & TP_STATUS_VLAN_VALID != 0 && data.len() >= 12 {
                     // re-insert the VLAN tag the kernel moved into metadata
-                    let tpid = if status & TP_STATUS_VLAN_TPID_VALID != 0 && tpid != 0 { tpid } else { 0x8100 };
+                    let tpid = if status & TP_STATUS_VLAN_TPID_VALID != 0 && tpid != 0 {
+                        tpid
+                    } else {
+                        0x8100
+                    };
                     self.scratch.clear();
                     self.scratch.extend_from_slice(&data[..12]);
                     self.scratch.extend_from_slice(&tpid.to_be_bytes());
@@ -262,7 +340,14 @@ impl AfPacketPort {
     /// Queues one packet (headers + payload, optionally truncated) for the next flush.
     /// `vnet` is the received virtio header; `delta` the change in header length made by
     /// the pipeline (offsets in the vnet header are shifted by it).
-    pub fn queue(&mut self, hdrs: &[u8], payload: &[u8], trunc: Option<usize>, vnet: Option<[u8; VNET_HDR_LEN]>, delta: isize) {
+    pub fn queue(
+        &mut self,
+        hdrs: &[u8],
+        payload: &[u8],
+        trunc: Option<usize>,
+        vnet: Option<[u8; VNET_HDR_LEN]>,
+        delta: isize,
+    ) {
         if self.tx_n == BATCH {
             self.flush();
         }
@@ -278,16 +363,25 @@ impl AfPacketPort {
                 v = [0; VNET_HDR_LEN];
             }
             self.tx_vnet[i] = v;
-            self.tx_iov[base] = libc::iovec { iov_base: self.tx_vnet[i].as_mut_ptr() as *mut libc::c_void, iov_len: VNET_HDR_LEN };
+            self.tx_iov[base] = libc::iovec {
+                iov_base: self.tx_vnet[i].as_mut_ptr() as *mut libc::c_void,
+                iov_len: VNET_HDR_LEN,
+            };
             iovn += 1;
         }
         let total = hdrs.len() + payload.len();
         let limit = trunc.unwrap_or(total).min(total);
         let h = hdrs.len().min(limit);
         let pl = (limit - h).min(payload.len());
-        self.tx_iov[base + iovn] = libc::iovec { iov_base: hdrs.as_ptr() as *mut libc::c_void, iov_len: h };
+        self.tx_iov[base + iovn] = libc::iovec {
+            iov_base: hdrs.as_ptr() as *mut libc::c_void,
+            iov_len: h,
+        };
         iovn += 1;
-        self.tx_iov[base + iovn] = libc::iovec { iov_base: payload.as_ptr() as *mut libc::c_void, iov_len: pl };
+        self.tx_iov[base + iovn] = libc::iovec {
+            iov_base: payload.as_ptr() as *mut libc::c_void,
+            iov_len: pl,
+        };
         iovn += 1;
         let m = &mut self.tx_msgs[i];
         m.msg_hdr.msg_name = std::ptr::null_mut();
@@ -307,7 +401,12 @@ impl AfPacketPort {
         let mut off = 0;
         while off < self.tx_n {
             let r = unsafe {
-                libc::sendmmsg(self.fd, self.tx_msgs[off..].as_mut_ptr(), (self.tx_n - off) as u32, libc::MSG_DONTWAIT)
+                libc::sendmmsg(
+                    self.fd,
+                    self.tx_msgs[off..].as_mut_ptr(),
+                    (self.tx_n - off) as u32,
+                    libc::MSG_DONTWAIT,
+                )
             };
             if r <= 0 {
                 let e = io::Error::last_os_error();
@@ -335,7 +434,15 @@ impl AfPacketPort {
     pub fn kernel_stats(&self) -> (u32, u32) {
         let mut st = [0u32; 2];
         let mut len = 8u32;
-        let r = unsafe { libc::getsockopt(self.fd, SOL_PACKET, PACKET_STATISTICS, st.as_mut_ptr() as *mut libc::c_void, &mut len) };
+        let r = unsafe {
+            libc::getsockopt(
+                self.fd,
+                SOL_PACKET,
+                PACKET_STATISTICS,
+                st.as_mut_ptr() as *mut libc::c_void,
+                &mut len,
+            )
+        };
         if r < 0 {
             (0, 0)
         } else {

@@ -7,10 +7,12 @@
 //! TSO/GSO super-packets: attaching XDP to a veth turns GSO off on its peer), so this
 //! back end is for runs with host offloads off.
 
-use crate::bpf::{attach_xdp, bpf, insn, load_xdp_any, put32, put64, BPF_LINK_UPDATE, BPF_MAP_CREATE, BPF_MAP_TYPE_XSKMAP, BPF_MAP_UPDATE_ELEM};
+use crate::bpf::{
+    attach_xdp, bpf, insn, load_xdp_any, put32, put64, BPF_LINK_UPDATE, BPF_MAP_CREATE,
+    BPF_MAP_TYPE_XSKMAP, BPF_MAP_UPDATE_ELEM,
+};
 use std::io;
 use std::sync::atomic::{AtomicU32, Ordering};
-
 
 const AF_XDP: i32 = 44;
 const SOL_XDP: i32 = 283;
@@ -69,7 +71,16 @@ struct Ring {
 impl Ring {
     fn map(fd: i32, off: &RingOff, entries: u32, esize: usize, pgoff: i64) -> io::Result<Ring> {
         let len = off.desc as usize + entries as usize * esize;
-        let m = unsafe { libc::mmap(std::ptr::null_mut(), len, libc::PROT_READ | libc::PROT_WRITE, libc::MAP_SHARED | libc::MAP_POPULATE, fd, pgoff) };
+        let m = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                len,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_SHARED | libc::MAP_POPULATE,
+                fd,
+                pgoff,
+            )
+        };
         if m == libc::MAP_FAILED {
             return Err(io::Error::last_os_error());
         }
@@ -139,7 +150,10 @@ impl AfXdpPort {
     /// `rx_frames`: receive ring size, a power of two.
     pub fn open_with(name: &str, rx_frames: usize) -> Result<AfXdpPort, String> {
         if !rx_frames.is_power_of_two() || !(64..=1 << 20).contains(&rx_frames) {
-            return Err(format!("{}: af_xdp: rx ring of {} frames: expected a power of two in 64..=1048576", name, rx_frames));
+            return Err(format!(
+                "{}: af_xdp: rx ring of {} frames: expected a power of two in 64..=1048576",
+                name, rx_frames
+            ));
         }
         let nframes = rx_frames + TX_FRAMES;
         let ctx = |what: &str, e: io::Error| format!("{}: af_xdp: {}: {}", name, what, e);
@@ -187,13 +201,28 @@ impl AfXdpPort {
         };
         let umem_len = FRAME * nframes;
         let umem = unsafe {
-            libc::mmap(std::ptr::null_mut(), umem_len, libc::PROT_READ | libc::PROT_WRITE, libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_POPULATE, -1, 0)
+            libc::mmap(
+                std::ptr::null_mut(),
+                umem_len,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_POPULATE,
+                -1,
+                0,
+            )
         };
         if umem == libc::MAP_FAILED {
             return Err(fail("umem mmap", io::Error::last_os_error()));
         }
         let reg: [u64; 3] = [umem as u64, umem_len as u64, FRAME as u64]; // addr, len, chunk_size | headroom 0
-        let r = unsafe { libc::setsockopt(fd, SOL_XDP, XDP_UMEM_REG, reg.as_ptr() as *const libc::c_void, 24) };
+        let r = unsafe {
+            libc::setsockopt(
+                fd,
+                SOL_XDP,
+                XDP_UMEM_REG,
+                reg.as_ptr() as *const libc::c_void,
+                24,
+            )
+        };
         if r < 0 {
             return Err(fail("XDP_UMEM_REG", io::Error::last_os_error()));
         }
@@ -203,7 +232,9 @@ impl AfXdpPort {
             (XDP_RX_RING, rx_frames as u32),
             (XDP_TX_RING, TX_FRAMES as u32),
         ] {
-            let r = unsafe { libc::setsockopt(fd, SOL_XDP, opt, &n as *const u32 as *const libc::c_void, 4) };
+            let r = unsafe {
+                libc::setsockopt(fd, SOL_XDP, opt, &n as *const u32 as *const libc::c_void, 4)
+            };
             if r < 0 {
                 return Err(fail("ring size", io::Error::last_os_error()));
             }
@@ -211,17 +242,37 @@ impl AfXdpPort {
         // copy-mode transmit handles at most this many frames per sendto (default 32;
         // settable since Linux 6.17, ignored before): fewer kicks per batch
         let budget = 256u32;
-        let _ = unsafe { libc::setsockopt(fd, SOL_XDP, XDP_MAX_TX_SKB_BUDGET, &budget as *const u32 as *const libc::c_void, 4) };
+        let _ = unsafe {
+            libc::setsockopt(
+                fd,
+                SOL_XDP,
+                XDP_MAX_TX_SKB_BUDGET,
+                &budget as *const u32 as *const libc::c_void,
+                4,
+            )
+        };
         let mut off = MmapOffsets::default();
         let mut olen = std::mem::size_of::<MmapOffsets>() as u32;
-        let r = unsafe { libc::getsockopt(fd, SOL_XDP, XDP_MMAP_OFFSETS, &mut off as *mut _ as *mut libc::c_void, &mut olen) };
+        let r = unsafe {
+            libc::getsockopt(
+                fd,
+                SOL_XDP,
+                XDP_MMAP_OFFSETS,
+                &mut off as *mut _ as *mut libc::c_void,
+                &mut olen,
+            )
+        };
         if r < 0 {
             return Err(fail("XDP_MMAP_OFFSETS", io::Error::last_os_error()));
         }
-        let rx = Ring::map(fd, &off.rx, rx_frames as u32, 16, PGOFF_RX).map_err(|e| fail("rx ring", e))?;
-        let tx = Ring::map(fd, &off.tx, TX_FRAMES as u32, 16, PGOFF_TX).map_err(|e| fail("tx ring", e))?;
-        let fill = Ring::map(fd, &off.fr, rx_frames as u32, 8, PGOFF_FILL).map_err(|e| fail("fill ring", e))?;
-        let comp = Ring::map(fd, &off.cr, TX_FRAMES as u32, 8, PGOFF_COMP).map_err(|e| fail("completion ring", e))?;
+        let rx = Ring::map(fd, &off.rx, rx_frames as u32, 16, PGOFF_RX)
+            .map_err(|e| fail("rx ring", e))?;
+        let tx = Ring::map(fd, &off.tx, TX_FRAMES as u32, 16, PGOFF_TX)
+            .map_err(|e| fail("tx ring", e))?;
+        let fill = Ring::map(fd, &off.fr, rx_frames as u32, 8, PGOFF_FILL)
+            .map_err(|e| fail("fill ring", e))?;
+        let comp = Ring::map(fd, &off.cr, TX_FRAMES as u32, 8, PGOFF_COMP)
+            .map_err(|e| fail("completion ring", e))?;
         #[repr(C)]
         struct SockaddrXdp {
             family: u16,
@@ -230,8 +281,20 @@ impl AfXdpPort {
             queue_id: u32,
             shared_umem_fd: u32,
         }
-        let sa = SockaddrXdp { family: AF_XDP as u16, flags: XDP_COPY | XDP_USE_NEED_WAKEUP, ifindex, queue_id: 0, shared_umem_fd: 0 };
-        let r = unsafe { libc::bind(fd, &sa as *const _ as *const libc::sockaddr, std::mem::size_of::<SockaddrXdp>() as u32) };
+        let sa = SockaddrXdp {
+            family: AF_XDP as u16,
+            flags: XDP_COPY | XDP_USE_NEED_WAKEUP,
+            ifindex,
+            queue_id: 0,
+            shared_umem_fd: 0,
+        };
+        let r = unsafe {
+            libc::bind(
+                fd,
+                &sa as *const _ as *const libc::sockaddr,
+                std::mem::size_of::<SockaddrXdp>() as u32,
+            )
+        };
         if r < 0 {
             return Err(fail("bind", io::Error::last_os_error()));
         }
@@ -243,7 +306,8 @@ impl AfXdpPort {
         put64(&mut a, 8, &key as *const u32 as u64);
         put64(&mut a, 16, &val as *const u32 as u64);
         bpf(BPF_MAP_UPDATE_ELEM, &mut a).map_err(|e| fail("xskmap update", e))?;
-        let link_fd = attach_xdp(prog_fd, ifindex).map_err(|e| fail("attach (BPF_LINK_CREATE)", e))?;
+        let link_fd =
+            attach_xdp(prog_fd, ifindex).map_err(|e| fail("attach (BPF_LINK_CREATE)", e))?;
         let p = AfXdpPort {
             name: name.to_string(),
             fd,
@@ -278,14 +342,28 @@ impl AfXdpPort {
         let n = (prod.wrapping_sub(cons) as usize).min(max) as u32;
         if n == 0 {
             if self.fill.needs_wakeup() {
-                unsafe { libc::recvfrom(self.fd, std::ptr::null_mut(), 0, libc::MSG_DONTWAIT, std::ptr::null_mut(), std::ptr::null_mut()) };
+                unsafe {
+                    libc::recvfrom(
+                        self.fd,
+                        std::ptr::null_mut(),
+                        0,
+                        libc::MSG_DONTWAIT,
+                        std::ptr::null_mut(),
+                        std::ptr::null_mut(),
+                    )
+                };
             }
             return 0;
         }
         let fprod = self.fill.prod().load(Ordering::Relaxed);
         for i in 0..n {
             let d = self.rx.desc_slot(cons + i);
-            let (addr, len) = unsafe { (std::ptr::read(d as *const u64), std::ptr::read(d.add(8) as *const u32)) };
+            let (addr, len) = unsafe {
+                (
+                    std::ptr::read(d as *const u64),
+                    std::ptr::read(d.add(8) as *const u32),
+                )
+            };
             let a = addr as usize;
             if a + len as usize <= self.umem_len {
                 let data = unsafe { std::slice::from_raw_parts(self.umem.add(a), len as usize) };
@@ -348,20 +426,39 @@ impl AfXdpPort {
             // copy mode transmits on each kick, a limited batch (32) at a time
             let prod = self.tx.prod().load(Ordering::Relaxed);
             for _ in 0..(self.tx_pending / 16 + 4) {
-                let r = unsafe { libc::sendto(self.fd, std::ptr::null(), 0, libc::MSG_DONTWAIT, std::ptr::null(), 0) };
+                let r = unsafe {
+                    libc::sendto(
+                        self.fd,
+                        std::ptr::null(),
+                        0,
+                        libc::MSG_DONTWAIT,
+                        std::ptr::null(),
+                        0,
+                    )
+                };
                 if self.tx.cons().load(Ordering::Acquire) == prod {
                     break;
                 }
                 if r < 0 {
                     let e = io::Error::last_os_error().raw_os_error();
-                    if e != Some(libc::EAGAIN) && e != Some(libc::EBUSY) && e != Some(libc::ENOBUFS) {
+                    if e != Some(libc::EAGAIN) && e != Some(libc::EBUSY) && e != Some(libc::ENOBUFS)
+                    {
                         break;
                     }
                 }
             }
             self.tx_pending = 0;
         } else if self.tx.needs_wakeup() && self.free_tx.len() < TX_FRAMES {
-            unsafe { libc::sendto(self.fd, std::ptr::null(), 0, libc::MSG_DONTWAIT, std::ptr::null(), 0) };
+            unsafe {
+                libc::sendto(
+                    self.fd,
+                    std::ptr::null(),
+                    0,
+                    libc::MSG_DONTWAIT,
+                    std::ptr::null(),
+                    0,
+                )
+            };
         }
         self.reclaim();
     }
@@ -374,7 +471,12 @@ impl AfXdpPort {
         let mut a = [0u8; 128];
         put32(&mut a, 0, self.link_fd as u32);
         put32(&mut a, 4, prog_fd as u32);
-        bpf(BPF_LINK_UPDATE, &mut a).map(|_| ()).map_err(|e| format!("{}: af_xdp: replace XDP program (BPF_LINK_UPDATE): {}", self.name, e))
+        bpf(BPF_LINK_UPDATE, &mut a).map(|_| ()).map_err(|e| {
+            format!(
+                "{}: af_xdp: replace XDP program (BPF_LINK_UPDATE): {}",
+                self.name, e
+            )
+        })
     }
 
     /// Puts the port's own program back (every packet to this socket), e.g. when the
@@ -390,7 +492,15 @@ impl AfXdpPort {
         //   rx_ring_full, rx_fill_ring_empty_descs, tx_ring_empty_descs }
         let mut st = [0u64; 6];
         let mut len = std::mem::size_of_val(&st) as u32;
-        let r = unsafe { libc::getsockopt(self.fd, SOL_XDP, XDP_STATISTICS, st.as_mut_ptr() as *mut libc::c_void, &mut len) };
+        let r = unsafe {
+            libc::getsockopt(
+                self.fd,
+                SOL_XDP,
+                XDP_STATISTICS,
+                st.as_mut_ptr() as *mut libc::c_void,
+                &mut len,
+            )
+        };
         if r < 0 {
             (0, 0, 0)
         } else {

@@ -45,7 +45,14 @@ impl PortIo {
         }
     }
     #[inline]
-    pub fn queue(&mut self, hdrs: &[u8], payload: &[u8], trunc: Option<usize>, vnet: Option<[u8; 10]>, delta: isize) {
+    pub fn queue(
+        &mut self,
+        hdrs: &[u8],
+        payload: &[u8],
+        trunc: Option<usize>,
+        vnet: Option<[u8; 10]>,
+        delta: isize,
+    ) {
         match self {
             PortIo::Packet(p) => p.queue(hdrs, payload, trunc, vnet, delta),
             PortIo::Xdp(p) => p.queue(hdrs, payload, trunc),
@@ -62,11 +69,24 @@ impl PortIo {
         match self {
             PortIo::Packet(p) => {
                 let (_, drops) = p.kernel_stats();
-                (p.rx_count, p.tx_count, p.tx_dropped, format!("large via copy path {}, rx ring drops {}", p.copied, drops))
+                (
+                    p.rx_count,
+                    p.tx_count,
+                    p.tx_dropped,
+                    format!("large via copy path {}, rx ring drops {}", p.copied, drops),
+                )
             }
             PortIo::Xdp(p) => {
                 let (d, full, empty) = p.kernel_stats();
-                (p.rx_count, p.tx_count, p.tx_dropped, format!("kernel rx dropped {} (rx ring full {}, fill ring empty {})", d, full, empty))
+                (
+                    p.rx_count,
+                    p.tx_count,
+                    p.tx_dropped,
+                    format!(
+                        "kernel rx dropped {} (rx ring full {}, fill ring empty {})",
+                        d, full, empty
+                    ),
+                )
             }
         }
     }

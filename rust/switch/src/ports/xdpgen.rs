@@ -36,9 +36,15 @@ pub struct XdpGen {
 
 impl XdpGen {
     pub fn new(iface: &str, frame: &[u8]) -> Result<XdpGen, String> {
-        let ifindex = super::afpacket::ifindex(iface).map_err(|e| format!("{}: {}", iface, e))? as u32;
-        let prog_fd = load_const_prog(XDP_TX, 0).map_err(|e| format!("{}: xdp generator: prog load: {}", iface, e))?;
-        Ok(XdpGen { prog_fd, ifindex, frame: frame.to_vec() })
+        let ifindex =
+            super::afpacket::ifindex(iface).map_err(|e| format!("{}: {}", iface, e))? as u32;
+        let prog_fd = load_const_prog(XDP_TX, 0)
+            .map_err(|e| format!("{}: xdp generator: prog load: {}", iface, e))?;
+        Ok(XdpGen {
+            prog_fd,
+            ifindex,
+            frame: frame.to_vec(),
+        })
     }
 
     /// Transmits the frame `n` times (in kernel batches of 256); returns when done.
@@ -55,7 +61,10 @@ impl XdpGen {
         put32(&mut a, 64, BPF_F_TEST_XDP_LIVE_FRAMES);
         put32(&mut a, 72, KBATCH);
         bpf(BPF_PROG_TEST_RUN, &mut a).map(|_| ()).map_err(|e| {
-            format!("xdp generator: BPF_PROG_TEST_RUN (live frames; needs Linux >= 5.18): {}", e)
+            format!(
+                "xdp generator: BPF_PROG_TEST_RUN (live frames; needs Linux >= 5.18): {}",
+                e
+            )
         })
     }
 }
@@ -71,7 +80,8 @@ impl Drop for XdpGen {
 /// process exits). Dropped frames show as `xdp_drops` in `ethtool -S IFACE` on veth.
 pub fn attach_drop(iface: &str) -> Result<i32, String> {
     let ifindex = super::afpacket::ifindex(iface).map_err(|e| format!("{}: {}", iface, e))? as u32;
-    let prog_fd = load_const_prog(XDP_DROP, BPF_XDP).map_err(|e| format!("{}: xdp sink: prog load: {}", iface, e))?;
+    let prog_fd = load_const_prog(XDP_DROP, BPF_XDP)
+        .map_err(|e| format!("{}: xdp sink: prog load: {}", iface, e))?;
     let r = attach_xdp(prog_fd, ifindex).map_err(|e| format!("{}: xdp sink: attach: {}", iface, e));
     unsafe { libc::close(prog_fd) };
     r

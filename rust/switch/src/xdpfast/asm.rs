@@ -196,7 +196,8 @@ impl Asm {
             let mut ins = self.code[i];
             if let Some(t) = target[i] {
                 let off = new_at[t] as i64 - out.len() as i64 - 1;
-                let off = i16::try_from(off).map_err(|_| "xdp fast path: program too large for a jump".to_string())?;
+                let off = i16::try_from(off)
+                    .map_err(|_| "xdp fast path: program too large for a jump".to_string())?;
                 ins = (ins & !(0xffffu64 << 16)) | (((off as u16) as u64) << 16);
             }
             out.push(ins);

@@ -22,7 +22,9 @@
 
 use super::asm::*;
 use crate::exec::DROP_PORT;
-use crate::pipeline::{Algo, BinOp, CalcInput, Expr, HeaderRef, LValue, Node, ParserOp, Prim, Program, UnOp, NO_ACTION};
+use crate::pipeline::{
+    Algo, BinOp, CalcInput, Expr, HeaderRef, LValue, Node, ParserOp, Prim, Program, UnOp, NO_ACTION,
+};
 use crate::tables::{KeySrc, Layout, MatchKind, Table};
 use std::collections::HashMap;
 
@@ -88,7 +90,10 @@ pub fn key_layout(t: &Table) -> Result<Option<KeyLayout>, String> {
     let mut parts = Vec::new();
     for (i, k) in t.keys.iter().enumerate() {
         if k.width > 64 {
-            return Err(format!("table {}: key {} wider than 64 bits", t.name, k.name));
+            return Err(format!(
+                "table {}: key {} wider than 64 bits",
+                t.name, k.name
+            ));
         }
         if Some(i) != lpm_pos {
             parts.push((i, k.width.div_ceil(8).max(1)));
@@ -96,7 +101,10 @@ pub fn key_layout(t: &Table) -> Result<Option<KeyLayout>, String> {
     }
     if let Some(i) = lpm_pos {
         if t.keys[i].width % 8 != 0 || t.keys[i].kind != MatchKind::Lpm {
-            return Err(format!("table {}: lpm key {} is not whole bytes", t.name, t.keys[i].name));
+            return Err(format!(
+                "table {}: lpm key {} is not whole bytes",
+                t.name, t.keys[i].name
+            ));
         }
         parts.push((i, t.keys[i].width / 8));
     }
@@ -104,13 +112,23 @@ pub fn key_layout(t: &Table) -> Result<Option<KeyLayout>, String> {
     if size > KEYBUF_MAX {
         return Err(format!("table {}: key too long", t.name));
     }
-    Ok(Some(KeyLayout { lpm: lpm_pos.is_some(), parts, size }))
+    Ok(Some(KeyLayout {
+        lpm: lpm_pos.is_some(),
+        parts,
+        size,
+    }))
 }
 
 /// Number of action parameters a table's map value holds (value = u32 action, u32 pad,
 /// then one u64 per parameter).
 pub fn value_params(p: &Program, t: &Table) -> usize {
-    t.action_ids.iter().chain(std::iter::once(&t.default_action)).filter_map(|&a| p.actions.get(a as usize)).map(|a| a.params.len()).max().unwrap_or(0)
+    t.action_ids
+        .iter()
+        .chain(std::iter::once(&t.default_action))
+        .filter_map(|&a| p.actions.get(a as usize))
+        .map(|a| a.params.len())
+        .max()
+        .unwrap_or(0)
 }
 
 /// BPF map fds the program refers to.
@@ -131,11 +149,21 @@ pub fn check(p: &Program) -> Result<(), String> {
 }
 
 /// Builds the XDP program for packets arriving on `port`.
-pub fn compile(p: &Program, port: u32, cpu_port: Option<u32>, maps: &MapFds) -> Result<Vec<u64>, String> {
+pub fn compile(
+    p: &Program,
+    port: u32,
+    cpu_port: Option<u32>,
+    maps: &MapFds,
+) -> Result<Vec<u64>, String> {
     generate(p, port, cpu_port, Some(maps))
 }
 
-fn generate(p: &Program, port: u32, cpu_port: Option<u32>, maps: Option<&MapFds>) -> Result<Vec<u64>, String> {
+fn generate(
+    p: &Program,
+    port: u32,
+    cpu_port: Option<u32>,
+    maps: Option<&MapFds>,
+) -> Result<Vec<u64>, String> {
     let mut g = Gen::new(p, port, cpu_port, maps)?;
     g.program()?;
     g.a.finish()
@@ -172,9 +200,18 @@ fn exact(e: &Expr) -> bool {
         Expr::Un(UnOp::B2D, a) => exact(a),
         Expr::Un(..) => false,
         Expr::Bin(op, a, b) => match op {
-            BinOp::Eq | BinOp::Ne | BinOp::Gt | BinOp::Ge | BinOp::Lt | BinOp::Le | BinOp::And | BinOp::Or => true,
+            BinOp::Eq
+            | BinOp::Ne
+            | BinOp::Gt
+            | BinOp::Ge
+            | BinOp::Lt
+            | BinOp::Le
+            | BinOp::And
+            | BinOp::Or => true,
             BinOp::BitAnd => exact(a) || exact(b),
-            BinOp::BitOr | BinOp::BitXor | BinOp::Shr | BinOp::Div | BinOp::Mod => exact(a) && exact(b),
+            BinOp::BitOr | BinOp::BitXor | BinOp::Shr | BinOp::Div | BinOp::Mod => {
+                exact(a) && exact(b)
+            }
             BinOp::Add | BinOp::Sub | BinOp::Mul | BinOp::Shl => false,
         },
         Expr::Cond(_, a, b) => exact(a) && exact(b),
@@ -199,7 +236,12 @@ fn mask64(w: u32) -> u64 {
 }
 
 impl<'a> Gen<'a> {
-    fn new(p: &'a Program, port: u32, cpu_port: Option<u32>, maps: Option<&'a MapFds>) -> Result<Gen<'a>, String> {
+    fn new(
+        p: &'a Program,
+        port: u32,
+        cpu_port: Option<u32>,
+        maps: Option<&'a MapFds>,
+    ) -> Result<Gen<'a>, String> {
         let mut a = Asm::default();
         let punt = a.label();
         let drop = a.label();
@@ -209,7 +251,10 @@ impl<'a> Gen<'a> {
             port,
             cpu_port,
             maps,
-            lay: PhvLayout { nfields: p.fields.len(), nheaders: p.headers.len() },
+            lay: PhvLayout {
+                nfields: p.fields.len(),
+                nheaders: p.headers.len(),
+            },
             used: vec![false; p.fields.len()],
             written: vec![false; p.fields.len()],
             punt,
@@ -233,7 +278,17 @@ impl<'a> Gen<'a> {
             return unsupported("too many fields");
         }
         let s = &p.std;
-        for f in [s.ingress_port, s.egress_spec, s.egress_port, s.instance_type, s.packet_length, s.mcast_grp].into_iter().flatten() {
+        for f in [
+            s.ingress_port,
+            s.egress_spec,
+            s.egress_port,
+            s.instance_type,
+            s.packet_length,
+            s.mcast_grp,
+        ]
+        .into_iter()
+        .flatten()
+        {
             self.used[f as usize] = true;
         }
         // parser: loop-free, and every path extracts headers in deparser order
@@ -243,8 +298,16 @@ impl<'a> Gen<'a> {
                 match op {
                     ParserOp::Extract(HeaderRef::Fixed(h)) => {
                         let hi = &p.headers[*h as usize];
-                        if hi.metadata || hi.varbit.is_some() || hi.bits % 8 != 0 || hi.stack_of.is_some() || hi.union.is_some() {
-                            return unsupported(format!("header {}: varbit, stack, union or not whole bytes", hi.name));
+                        if hi.metadata
+                            || hi.varbit.is_some()
+                            || hi.bits % 8 != 0
+                            || hi.stack_of.is_some()
+                            || hi.union.is_some()
+                        {
+                            return unsupported(format!(
+                                "header {}: varbit, stack, union or not whole bytes",
+                                hi.name
+                            ));
                         }
                     }
                     ParserOp::Set(l, e) => self.scan_assign(l, e)?,
@@ -254,7 +317,12 @@ impl<'a> Gen<'a> {
                         self.scan_expr(e)?;
                     }
                     ParserOp::Prim(Prim::Assign(l, e)) => self.scan_assign(l, e)?,
-                    _ => return unsupported(format!("parser state {}: operation outside the subset", st.name)),
+                    _ => {
+                        return unsupported(format!(
+                            "parser state {}: operation outside the subset",
+                            st.name
+                        ))
+                    }
                 }
             }
             for (e, _) in &st.key {
@@ -262,7 +330,10 @@ impl<'a> Gen<'a> {
             }
             let kbits: u32 = st.key.iter().map(|(_, w)| w.div_ceil(8) * 8).sum();
             if kbits > 64 {
-                return unsupported(format!("parser state {}: select key wider than 64 bits", st.name));
+                return unsupported(format!(
+                    "parser state {}: select key wider than 64 bits",
+                    st.name
+                ));
             }
             if st.transitions.iter().any(|t| t.vset.is_some()) {
                 return unsupported("parser value sets");
@@ -274,7 +345,10 @@ impl<'a> Gen<'a> {
         }
         for t in &p.tables {
             if t.with_counters || t.direct_meter.is_some() || t.profile.is_some() {
-                return unsupported(format!("table {}: counters, meters or action profile", t.name));
+                return unsupported(format!(
+                    "table {}: counters, meters or action profile",
+                    t.name
+                ));
             }
             key_layout(t)?;
             for k in &t.keys {
@@ -282,7 +356,11 @@ impl<'a> Gen<'a> {
                     self.used[f as usize] = true;
                 }
             }
-            for &aid in t.action_ids.iter().chain(std::iter::once(&t.default_action)) {
+            for &aid in t
+                .action_ids
+                .iter()
+                .chain(std::iter::once(&t.default_action))
+            {
                 if let Some(act) = p.actions.get(aid as usize) {
                     for (i, prim) in act.prims.iter().enumerate() {
                         match prim {
@@ -290,17 +368,28 @@ impl<'a> Gen<'a> {
                             Prim::MarkToDrop | Prim::Exit | Prim::Nop => {}
                             Prim::Jump(t) => {
                                 if (*t as usize) <= i {
-                                    return unsupported(format!("action {}: backward jump", act.name));
+                                    return unsupported(format!(
+                                        "action {}: backward jump",
+                                        act.name
+                                    ));
                                 }
                             }
                             Prim::JumpIfZero(e, t) => {
                                 if (*t as usize) <= i {
-                                    return unsupported(format!("action {}: backward jump", act.name));
+                                    return unsupported(format!(
+                                        "action {}: backward jump",
+                                        act.name
+                                    ));
                                 }
                                 need_exact(e)?;
                                 self.scan_expr(e)?;
                             }
-                            _ => return unsupported(format!("action {}: primitive outside the subset", act.name)),
+                            _ => {
+                                return unsupported(format!(
+                                    "action {}: primitive outside the subset",
+                                    act.name
+                                ))
+                            }
                         }
                     }
                 }
@@ -315,7 +404,12 @@ impl<'a> Gen<'a> {
                 match inp {
                     CalcInput::Field(f) => self.used[*f as usize] = true,
                     CalcInput::Const(v, w) if *v <= u64::MAX as u128 && *w <= 64 => {}
-                    _ => return unsupported(format!("checksum {}: inputs other than fields and constants", c.name)),
+                    _ => {
+                        return unsupported(format!(
+                            "checksum {}: inputs other than fields and constants",
+                            c.name
+                        ))
+                    }
                 }
             }
             if let Some(e) = &c.cond {
@@ -329,13 +423,22 @@ impl<'a> Gen<'a> {
         if p.checksums.iter().any(|c| c.verify) {
             if let Some(f) = s.checksum_error {
                 if self.reads(f) {
-                    return unsupported("reads standard_metadata.checksum_error (checksum verification)");
+                    return unsupported(
+                        "reads standard_metadata.checksum_error (checksum verification)",
+                    );
                 }
             }
         }
-        for f in [s.ingress_global_timestamp, s.egress_global_timestamp, s.enq_timestamp, s.enq_qdepth, s.deq_timedelta, s.deq_qdepth]
-            .into_iter()
-            .flatten()
+        for f in [
+            s.ingress_global_timestamp,
+            s.egress_global_timestamp,
+            s.enq_timestamp,
+            s.enq_qdepth,
+            s.deq_timedelta,
+            s.deq_qdepth,
+        ]
+        .into_iter()
+        .flatten()
         {
             if self.reads(f) {
                 return unsupported(format!("reads {}", p.fields[f as usize].name));
@@ -383,7 +486,17 @@ impl<'a> Gen<'a> {
             }
             Expr::Bin(op, a, b) => {
                 match op {
-                    BinOp::Eq | BinOp::Ne | BinOp::Gt | BinOp::Ge | BinOp::Lt | BinOp::Le | BinOp::And | BinOp::Or | BinOp::Shr | BinOp::Div | BinOp::Mod => {
+                    BinOp::Eq
+                    | BinOp::Ne
+                    | BinOp::Gt
+                    | BinOp::Ge
+                    | BinOp::Lt
+                    | BinOp::Le
+                    | BinOp::And
+                    | BinOp::Or
+                    | BinOp::Shr
+                    | BinOp::Div
+                    | BinOp::Mod => {
                         need_exact(a)?;
                         need_exact(b)?;
                     }
@@ -400,7 +513,11 @@ impl<'a> Gen<'a> {
                 self.scan_expr(b)?;
             }
             Expr::Trunc(a, _) => self.scan_expr(a)?,
-            _ => return unsupported("expression outside the subset (signed, stack, lookahead or saturating)"),
+            _ => {
+                return unsupported(
+                    "expression outside the subset (signed, stack, lookahead or saturating)",
+                )
+            }
         }
         Ok(())
     }
@@ -409,9 +526,15 @@ impl<'a> Gen<'a> {
     /// order is the deparser's (so writing fields back in place deparses the packet).
     fn parser_paths(&self) -> Result<(), String> {
         let p = self.p;
-        let rank: HashMap<u32, usize> = p.deparser.iter().enumerate().map(|(i, &h)| (h, i)).collect();
+        let rank: HashMap<u32, usize> = p
+            .deparser
+            .iter()
+            .enumerate()
+            .map(|(i, &h)| (h, i))
+            .collect();
         let mut paths = 0usize;
-        let mut stack: Vec<(Option<u32>, Vec<u32>, Vec<u32>)> = vec![(p.parser.init, vec![], vec![])];
+        let mut stack: Vec<(Option<u32>, Vec<u32>, Vec<u32>)> =
+            vec![(p.parser.init, vec![], vec![])];
         while let Some((state, seen_states, hdrs)) = stack.pop() {
             let s = match state {
                 None => {
@@ -432,7 +555,12 @@ impl<'a> Gen<'a> {
                 if let ParserOp::Extract(HeaderRef::Fixed(h)) = op {
                     let r = match rank.get(h) {
                         Some(&r) => r,
-                        None => return unsupported(format!("header {} is extracted but not deparsed", p.headers[*h as usize].name)),
+                        None => {
+                            return unsupported(format!(
+                                "header {} is extracted but not deparsed",
+                                p.headers[*h as usize].name
+                            ))
+                        }
                     };
                     if let Some(&last) = hdrs.last() {
                         if rank[&last] >= r {
@@ -586,7 +714,9 @@ impl<'a> Gen<'a> {
             for op in &st.ops {
                 match op {
                     ParserOp::Extract(HeaderRef::Fixed(h)) => self.extract(*h)?,
-                    ParserOp::Set(l, e) | ParserOp::Prim(Prim::Assign(l, e)) => self.assign(l, e)?,
+                    ParserOp::Set(l, e) | ParserOp::Prim(Prim::Assign(l, e)) => {
+                        self.assign(l, e)?
+                    }
                     ParserOp::Verify(c, _) => {
                         self.expr(c, 0)?;
                         self.a.jcc_imm(JEQ, R0, 0, self.punt);
@@ -745,7 +875,9 @@ impl<'a> Gen<'a> {
             .copied()
             .filter(|&h| {
                 let hi = &p.headers[h as usize];
-                !hi.metadata && (hi.first_field..hi.first_field + hi.num_fields).any(|f| self.written[f as usize])
+                !hi.metadata
+                    && (hi.first_field..hi.first_field + hi.num_fields)
+                        .any(|f| self.written[f as usize])
             })
             .collect();
         for pass in 0..2 {
@@ -960,7 +1092,8 @@ impl<'a> Gen<'a> {
                 Prim::Jump(t) => self.a.ja(labels[(*t as usize).min(prims.len())]),
                 Prim::JumpIfZero(e, t) => {
                     self.expr(e, 0)?;
-                    self.a.jcc_imm(JEQ, R0, 0, labels[(*t as usize).min(prims.len())]);
+                    self.a
+                        .jcc_imm(JEQ, R0, 0, labels[(*t as usize).min(prims.len())]);
                 }
                 _ => return unsupported("action primitive"),
             }
@@ -1057,11 +1190,13 @@ impl<'a> Gen<'a> {
                     BinOp::Div | BinOp::Mod => {
                         // the engine gives 0 for x / 0 and x % 0
                         self.a.jcc_imm(JEQ, R1, 0, zero);
-                        self.a.alu_reg(if *op == BinOp::Div { DIV } else { MOD }, R0, R1);
+                        self.a
+                            .alu_reg(if *op == BinOp::Div { DIV } else { MOD }, R0, R1);
                     }
                     BinOp::Shl | BinOp::Shr => {
                         self.a.jcc_imm(JGT, R1, 63, zero);
-                        self.a.alu_reg(if *op == BinOp::Shl { LSH } else { RSH }, R0, R1);
+                        self.a
+                            .alu_reg(if *op == BinOp::Shl { LSH } else { RSH }, R0, R1);
                     }
                     BinOp::Eq | BinOp::Ne | BinOp::Gt | BinOp::Ge | BinOp::Lt | BinOp::Le => {
                         let jop = match op {

@@ -68,14 +68,33 @@ pub fn unsupported_reason(p: &Program) -> Option<String> {
 impl FastPath {
     /// Compiles and loads one XDP program per port (`ports`: (port, ifindex)); nothing is
     /// attached yet (see `prog`). Tables are copied into the maps.
-    pub fn new(p: &Program, ports: &[(u32, u32)], cpu_port: Option<u32>) -> Result<FastPath, String> {
+    pub fn new(
+        p: &Program,
+        ports: &[(u32, u32)],
+        cpu_port: Option<u32>,
+    ) -> Result<FastPath, String> {
         compile::check(p)?;
-        let lay = PhvLayout { nfields: p.fields.len(), nheaders: p.headers.len() };
-        let phv = map_create(BPF_MAP_TYPE_PERCPU_ARRAY, 4, lay.size(), 1, 0).map_err(io("phv map"))?;
+        let lay = PhvLayout {
+            nfields: p.fields.len(),
+            nheaders: p.headers.len(),
+        };
+        let phv =
+            map_create(BPF_MAP_TYPE_PERCPU_ARRAY, 4, lay.size(), 1, 0).map_err(io("phv map"))?;
         let ctl = map_create(BPF_MAP_TYPE_ARRAY, 4, 4, 1, 0).map_err(io("ctl map"))?;
-        let defaults_params = p.tables.iter().map(|t| value_params(p, t)).max().unwrap_or(0);
-        let defaults = map_create(BPF_MAP_TYPE_ARRAY, 4, 8 + 8 * defaults_params as u32, p.tables.len().max(1) as u32, 0)
-            .map_err(io("defaults map"))?;
+        let defaults_params = p
+            .tables
+            .iter()
+            .map(|t| value_params(p, t))
+            .max()
+            .unwrap_or(0);
+        let defaults = map_create(
+            BPF_MAP_TYPE_ARRAY,
+            4,
+            8 + 8 * defaults_params as u32,
+            p.tables.len().max(1) as u32,
+            0,
+        )
+        .map_err(io("defaults map"))?;
         let mut tables = Vec::new();
         for t in &p.tables {
             tables.push(match key_layout(t)? {
@@ -85,11 +104,26 @@ impl FastPath {
                     let (kind, cap) = if key.lpm {
                         (BPF_MAP_TYPE_LPM_TRIE, 1 << 24)
                     } else {
-                        (BPF_MAP_TYPE_HASH, (t.max_size.max(t.num_entries).max(65536)).next_power_of_two() as u32)
+                        (
+                            BPF_MAP_TYPE_HASH,
+                            (t.max_size.max(t.num_entries).max(65536)).next_power_of_two() as u32,
+                        )
                     };
-                    let fd = map_create(kind, key.size, 8 + 8 * nparams as u32, cap, BPF_F_NO_PREALLOC)
-                        .map_err(io(&format!("table {} map", t.name)))?;
-                    Some(TableMap { fd, key, nparams, shadow: HashMap::new(), synced: None })
+                    let fd = map_create(
+                        kind,
+                        key.size,
+                        8 + 8 * nparams as u32,
+                        cap,
+                        BPF_F_NO_PREALLOC,
+                    )
+                    .map_err(io(&format!("table {} map", t.name)))?;
+                    Some(TableMap {
+                        fd,
+                        key,
+                        nparams,
+                        shadow: HashMap::new(),
+                        synced: None,
+                    })
                 }
             });
         }
@@ -97,7 +131,8 @@ impl FastPath {
         let xskmap = map_create(BPF_MAP_TYPE_XSKMAP, 4, 4, MAX_PORTS, 0).map_err(io("xskmap"))?;
         for &(port, ifindex) in ports {
             if port < MAX_PORTS {
-                map_update(&devmap, &port.to_ne_bytes(), &ifindex.to_ne_bytes()).map_err(io("devmap update"))?;
+                map_update(&devmap, &port.to_ne_bytes(), &ifindex.to_ne_bytes())
+                    .map_err(io("devmap update"))?;
             }
         }
         let fds = MapFds {
@@ -111,10 +146,25 @@ impl FastPath {
         let mut progs = Vec::new();
         for &(port, _) in ports {
             let code = compile::compile(p, port, cpu_port, &fds)?;
-            progs.push((port, load_xdp(&code, BPF_XDP).map_err(|e| format!("xdp fast path: port {}: {}", port, e))?));
+            progs.push((
+                port,
+                load_xdp(&code, BPF_XDP)
+                    .map_err(|e| format!("xdp fast path: port {}: {}", port, e))?,
+            ));
         }
         let egress_port_off = lay.field(p.std.egress_port.unwrap());
-        let mut fp = FastPath { phv, ctl, defaults, defaults_params, tables, _devmap: devmap, xskmap, progs, lay, egress_port_off };
+        let mut fp = FastPath {
+            phv,
+            ctl,
+            defaults,
+            defaults_params,
+            tables,
+            _devmap: devmap,
+            xskmap,
+            progs,
+            lay,
+            egress_port_off,
+        };
         fp.sync(p)?;
         fp.set_enabled(true)?;
         Ok(fp)
@@ -127,12 +177,18 @@ impl FastPath {
 
     /// Registers `port`'s AF_XDP socket: the fast path hands it what it does not finish.
     pub fn set_socket(&self, port: u32, xsk_fd: i32) -> Result<(), String> {
-        map_update(&self.xskmap, &port.to_ne_bytes(), &(xsk_fd as u32).to_ne_bytes()).map_err(io("xskmap update"))
+        map_update(
+            &self.xskmap,
+            &port.to_ne_bytes(),
+            &(xsk_fd as u32).to_ne_bytes(),
+        )
+        .map_err(io("xskmap update"))
     }
 
     /// On: the fast path forwards what it can. Off: every packet goes to the sockets.
     pub fn set_enabled(&self, on: bool) -> Result<(), String> {
-        map_update(&self.ctl, &0u32.to_ne_bytes(), &(on as u32).to_ne_bytes()).map_err(io("ctl update"))
+        map_update(&self.ctl, &0u32.to_ne_bytes(), &(on as u32).to_ne_bytes())
+            .map_err(io("ctl update"))
     }
 
     /// Makes the maps equal the engine's tables and default actions (tables whose entries
@@ -149,8 +205,14 @@ impl FastPath {
     fn sync_inner(&mut self, p: &Program) -> Result<(), String> {
         for (ti, t) in p.tables.iter().enumerate() {
             let v = value_bytes(t.default_action, &t.default_data, self.defaults_params)
-                .ok_or_else(|| format!("xdp fast path: table {}: default action data wider than 64 bits", t.name))?;
-            map_update(&self.defaults, &(ti as u32).to_ne_bytes(), &v).map_err(io("defaults update"))?;
+                .ok_or_else(|| {
+                    format!(
+                        "xdp fast path: table {}: default action data wider than 64 bits",
+                        t.name
+                    )
+                })?;
+            map_update(&self.defaults, &(ti as u32).to_ne_bytes(), &v)
+                .map_err(io("defaults update"))?;
             let tm = match &mut self.tables[ti] {
                 Some(tm) if tm.synced != Some(t.version) => tm,
                 _ => continue,
@@ -159,7 +221,10 @@ impl FastPath {
             for e in t.entries.iter().flatten() {
                 let mut k = Vec::with_capacity(tm.key.size as usize);
                 if tm.key.lpm {
-                    let exact_bits: u32 = tm.key.parts[..tm.key.parts.len() - 1].iter().map(|p| 8 * p.1).sum();
+                    let exact_bits: u32 = tm.key.parts[..tm.key.parts.len() - 1]
+                        .iter()
+                        .map(|p| 8 * p.1)
+                        .sum();
                     k.extend_from_slice(&(exact_bits + e.prefix).to_ne_bytes());
                 }
                 for &(ki, bytes) in &tm.key.parts {
@@ -168,8 +233,12 @@ impl FastPath {
                         k.push((v >> (8 * b)) as u8);
                     }
                 }
-                let v = value_bytes(e.action, &e.data, tm.nparams)
-                    .ok_or_else(|| format!("xdp fast path: table {}: action data wider than 64 bits", t.name))?;
+                let v = value_bytes(e.action, &e.data, tm.nparams).ok_or_else(|| {
+                    format!(
+                        "xdp fast path: table {}: action data wider than 64 bits",
+                        t.name
+                    )
+                })?;
                 want.insert(k, v);
             }
             for k in tm.shadow.keys() {
@@ -207,7 +276,9 @@ impl FastPath {
 
     /// Runs one packet through `port`'s program with BPF_PROG_TEST_RUN (tests).
     pub fn test_packet(&self, port: u32, data: &[u8]) -> Result<Outcome, String> {
-        let prog = self.prog(port).ok_or_else(|| format!("no program for port {}", port))?;
+        let prog = self
+            .prog(port)
+            .ok_or_else(|| format!("no program for port {}", port))?;
         // the scratch area is per CPU: run and read on one CPU
         let cpu = unsafe { libc::sched_getcpu() }.max(0) as usize;
         let mut old: libc::cpu_set_t = unsafe { std::mem::zeroed() };
@@ -229,7 +300,10 @@ impl FastPath {
             2 => Outcome::Punt,
             4 => {
                 let off = cpu * sz + self.egress_port_off as usize;
-                Outcome::Forward(u64::from_ne_bytes(buf[off..off + 8].try_into().unwrap()) as u32, out)
+                Outcome::Forward(
+                    u64::from_ne_bytes(buf[off..off + 8].try_into().unwrap()) as u32,
+                    out,
+                )
             }
             other => return Err(format!("xdp fast path: unexpected XDP action {}", other)),
         })

@@ -6,7 +6,10 @@ use std::path::{Path, PathBuf};
 
 fn files_with(dir: &Path, ext: &str) -> Vec<PathBuf> {
     let mut v: Vec<PathBuf> = match std::fs::read_dir(dir) {
-        Ok(rd) => rd.map(|e| e.unwrap().path()).filter(|p| p.extension().map(|e| e == ext).unwrap_or(false)).collect(),
+        Ok(rd) => rd
+            .map(|e| e.unwrap().path())
+            .filter(|p| p.extension().map(|e| e == ext).unwrap_or(false))
+            .collect(),
         Err(_) => vec![],
     };
     v.sort();
@@ -24,7 +27,10 @@ pub fn programs_dir() -> PathBuf {
 
 /// The compiler's corpus (P4 sources with .stf tests); empty when it is not there.
 pub fn corpus() -> Vec<PathBuf> {
-    files_with(&Path::new(env!("CARGO_MANIFEST_DIR")).join("../p4c/tests/corpus"), "p4")
+    files_with(
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join("../p4c/tests/corpus"),
+        "p4",
+    )
 }
 
 /// xorshift: reproducible packets without a dependency
@@ -51,7 +57,9 @@ pub fn stf_packets(stf: &str) -> Vec<(u32, Vec<u8>)> {
             }
             let port: u32 = t.next()?.parse().ok()?;
             let hex: String = t.collect();
-            let bytes = (0..hex.len() / 2).map(|i| u8::from_str_radix(&hex[2 * i..2 * i + 2], 16).ok()).collect::<Option<Vec<u8>>>()?;
+            let bytes = (0..hex.len() / 2)
+                .map(|i| u8::from_str_radix(&hex[2 * i..2 * i + 2], 16).ok())
+                .collect::<Option<Vec<u8>>>()?;
             Some((port, bytes))
         })
         .collect()

@@ -18,7 +18,17 @@ use std::fmt::Write;
 use std::path::PathBuf;
 
 /// Fields of header `h`, the stack `s[2]` and the metadata (all bit<8>).
-const FIELDS: &[&str] = &["hdr.h.a", "hdr.h.b", "hdr.h.c", "hdr.h.d", "hdr.h.e", "hdr.h.f", "hdr.s[0].v", "hdr.s[1].v", "m.x"];
+const FIELDS: &[&str] = &[
+    "hdr.h.a",
+    "hdr.h.b",
+    "hdr.h.c",
+    "hdr.h.d",
+    "hdr.h.e",
+    "hdr.h.f",
+    "hdr.s[0].v",
+    "hdr.s[1].v",
+    "m.x",
+];
 
 struct Gen {
     rng: Rng,
@@ -85,7 +95,12 @@ impl Gen {
                 let op = self.pick(&["+", "-", "*", "&", "|", "^", "|+|", "|-|"]);
                 format!("({} {} {})", self.expr(), op, self.expr())
             }
-            4 => format!("({} {} {})", self.expr(), self.pick(&["<<", ">>"]), self.rng.below(9)),
+            4 => format!(
+                "({} {} {})",
+                self.expr(),
+                self.pick(&["<<", ">>"]),
+                self.rng.below(9)
+            ),
             5 => format!("({} ? {} : {})", self.bexpr(), self.expr(), self.expr()),
             6 => format!("({}[3:0] ++ {}[7:4])", self.expr(), self.expr()),
             7 => format!("((bit<8>)(bit<4>){})", self.expr()),
@@ -103,7 +118,12 @@ impl Gen {
         }
         self.depth += 1;
         let r = match self.rng.below(9) {
-            0..=2 => format!("({} {} {})", self.expr(), self.pick(&["==", "!=", "<", ">", "<=", ">="]), self.expr()),
+            0..=2 => format!(
+                "({} {} {})",
+                self.expr(),
+                self.pick(&["==", "!=", "<", ">", "<=", ">="]),
+                self.expr()
+            ),
             3 => format!("({} && {})", self.bexpr(), self.bexpr()),
             4 => format!("({} || {})", self.bexpr(), self.bexpr()),
             5 => format!("(!{})", self.bexpr()),
@@ -117,14 +137,23 @@ impl Gen {
 
     /// A call of an earlier function returning bool (`want_bool`) or bit<8>.
     fn call(&mut self, want_bool: bool) -> Option<String> {
-        let cands: Vec<String> = self.funcs.iter().filter(|f| f.1 == want_bool && !(self.in_action && f.2)).map(|f| f.0.clone()).collect();
+        let cands: Vec<String> = self
+            .funcs
+            .iter()
+            .filter(|f| f.1 == want_bool && !(self.in_action && f.2))
+            .map(|f| f.0.clone())
+            .collect();
         if cands.is_empty() {
             return None;
         }
         let f = cands[self.rng.below(cands.len())].clone();
         // (inout x, in y): the same location for both now and then (aliasing)
         let x = self.lvalue();
-        let y = if self.rng.below(4) == 0 { x.clone() } else { self.expr() };
+        let y = if self.rng.below(4) == 0 {
+            x.clone()
+        } else {
+            self.expr()
+        };
         Some(format!("{}({}, {})", f, x, y))
     }
 
@@ -168,8 +197,16 @@ impl Gen {
                 Some(c) => format!("{};\n", c),
                 None => format!("{} = {};\n", self.lvalue(), self.expr()),
             },
-            9 => format!("{}[{}:{}] = {};\n", self.lvalue_simple(), 7, 4, format_args!("{}[3:0]", self.expr())),
-            10 if self.in_func.is_none() => format!("swap({}, {});\n", self.lvalue(), self.lvalue()),
+            9 => format!(
+                "{}[{}:{}] = {};\n",
+                self.lvalue_simple(),
+                7,
+                4,
+                format_args!("{}[3:0]", self.expr())
+            ),
+            10 if self.in_func.is_none() => {
+                format!("swap({}, {});\n", self.lvalue(), self.lvalue())
+            }
             11 if self.depth > 1 => match self.in_func {
                 Some(true) => format!("return {};\n", self.bexpr()),
                 Some(false) => format!("return {};\n", self.expr()),
@@ -192,7 +229,17 @@ impl Gen {
 }
 
 pub fn program(seed: u64) -> (String, String) {
-    let mut g = Gen { rng: Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1), funcs: vec![], in_action: false, cur_early: false, locals: vec![], nlocal: 0, depth: 0, table_used: false, in_func: None };
+    let mut g = Gen {
+        rng: Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1),
+        funcs: vec![],
+        in_action: false,
+        cur_early: false,
+        locals: vec![],
+        nlocal: 0,
+        depth: 0,
+        table_used: false,
+        in_func: None,
+    };
     let mut p = String::new();
     p.push_str("#include <core.p4>\n#include <v1model.p4>\n");
     p.push_str("header h_t { bit<8> a; bit<8> b; bit<8> c; bit<8> d; bit<8> e; bit<8> f; }\n");
@@ -209,7 +256,10 @@ pub fn program(seed: u64) -> (String, String) {
          state start { pkt.extract(hdr.h); pkt.extract(hdr.s.next); pkt.extract(hdr.s.next); transition accept; }\n}\n\
          control VC(inout headers_t hdr, inout metadata_t meta) { apply { } }\n",
     );
-    let _ = writeln!(p, "control Ing(inout headers_t hdr, inout metadata_t m, inout standard_metadata_t sm) {{");
+    let _ = writeln!(
+        p,
+        "control Ing(inout headers_t hdr, inout metadata_t m, inout standard_metadata_t sm) {{"
+    );
     let acts = g.rng.below(3);
     let mut body = String::new();
     let mut table = String::new();
@@ -218,7 +268,14 @@ pub fn program(seed: u64) -> (String, String) {
     let _ = write!(table, "action set(bit<8> v) {{ hdr.h.a = v; hdr.h.b = hdr.h.b + v; }}\naction inc() {{ hdr.h.c = hdr.h.c + 1; }}\n");
     let mut entries = String::new();
     for k in 0..g.rng.below(4) {
-        let _ = writeln!(entries, "({} &&& 8w{}, 8w{}) : set(8w{});", g.rng.below(256), g.rng.below(256), g.rng.below(256), k * 7 + 1);
+        let _ = writeln!(
+            entries,
+            "({} &&& 8w{}, 8w{}) : set(8w{});",
+            g.rng.below(256),
+            g.rng.below(256),
+            g.rng.below(256),
+            k * 7 + 1
+        );
     }
     let _ = write!(
         table,
@@ -233,7 +290,11 @@ pub fn program(seed: u64) -> (String, String) {
     for i in 0..acts {
         let n = 1 + g.rng.below(2);
         let a = g.block(n);
-        let _ = writeln!(table, "action a{}(inout bit<8> x) {{\nx = x + 1;\n{}}}", i, a);
+        let _ = writeln!(
+            table,
+            "action a{}(inout bit<8> x) {{\nx = x + 1;\n{}}}",
+            i, a
+        );
     }
     g.table_used = false;
     g.in_action = false;
@@ -255,7 +316,9 @@ pub fn program(seed: u64) -> (String, String) {
     );
     let mut stf = String::new();
     for _ in 0..3 {
-        let bytes: Vec<String> = (0..12).map(|_| format!("{:02x}", g.rng.below(256))).collect();
+        let bytes: Vec<String> = (0..12)
+            .map(|_| format!("{:02x}", g.rng.below(256)))
+            .collect();
         let _ = writeln!(stf, "packet 0 {}", bytes.join(""));
     }
     (p, stf)
@@ -274,11 +337,21 @@ impl Gen {
         for _ in 0..(1 + self.rng.below(3)) {
             body.push_str(&self.fstmt());
         }
-        let last = if ret_bool { self.fbexpr() } else { self.fexpr() };
+        let last = if ret_bool {
+            self.fbexpr()
+        } else {
+            self.fexpr()
+        };
         self.locals = saved;
         self.in_func = None;
         self.funcs.push((name.clone(), ret_bool, self.cur_early));
-        format!("{} {}(inout bit<8> x, in bit<8> y) {{\n{}return {};\n}}\n", if ret_bool { "bool" } else { "bit<8>" }, name, body, last)
+        format!(
+            "{} {}(inout bit<8> x, in bit<8> y) {{\n{}return {};\n}}\n",
+            if ret_bool { "bool" } else { "bit<8>" },
+            name,
+            body,
+            last
+        )
     }
 
     fn fleaf(&mut self) -> String {
@@ -291,11 +364,21 @@ impl Gen {
     fn fexpr(&mut self) -> String {
         match self.rng.below(5) {
             0 | 1 => self.fleaf(),
-            2 => format!("({} {} {})", self.fleaf(), self.pick(&["+", "-", "^", "&", "|", "|-|"]), self.fleaf()),
+            2 => format!(
+                "({} {} {})",
+                self.fleaf(),
+                self.pick(&["+", "-", "^", "&", "|", "|-|"]),
+                self.fleaf()
+            ),
             3 => format!("({} ? {} : {})", self.fbexpr(), self.fleaf(), self.fleaf()),
             _ => {
                 // an earlier function, on the parameters
-                let c: Vec<(String, bool)> = self.funcs.iter().filter(|f| !f.1).map(|f| (f.0.clone(), f.2)).collect();
+                let c: Vec<(String, bool)> = self
+                    .funcs
+                    .iter()
+                    .filter(|f| !f.1)
+                    .map(|f| (f.0.clone(), f.2))
+                    .collect();
                 if c.is_empty() {
                     self.fleaf()
                 } else {
@@ -316,7 +399,12 @@ impl Gen {
     }
 
     fn fbexpr_leaf(&mut self) -> String {
-        format!("({} {} {})", self.fleaf(), self.pick(&["==", "!=", "<", ">"]), self.fleaf())
+        format!(
+            "({} {} {})",
+            self.fleaf(),
+            self.pick(&["==", "!=", "<", ">"]),
+            self.fleaf()
+        )
     }
 
     fn fstmt(&mut self) -> String {
@@ -330,10 +418,24 @@ impl Gen {
             }
             1 => {
                 self.cur_early = true;
-                let ret = if self.in_func == Some(true) { self.fbexpr() } else { self.fexpr() };
-                format!("if ({}) {{\nx = {};\nreturn {};\n}}\n", self.fbexpr(), self.fexpr(), ret)
+                let ret = if self.in_func == Some(true) {
+                    self.fbexpr()
+                } else {
+                    self.fexpr()
+                };
+                format!(
+                    "if ({}) {{\nx = {};\nreturn {};\n}}\n",
+                    self.fbexpr(),
+                    self.fexpr(),
+                    ret
+                )
             }
-            2 => format!("if ({}) {{\nx = {};\n}} else {{\nx = {};\n}}\n", self.fbexpr(), self.fexpr(), self.fexpr()),
+            2 => format!(
+                "if ({}) {{\nx = {};\n}} else {{\nx = {};\n}}\n",
+                self.fbexpr(),
+                self.fexpr(),
+                self.fexpr()
+            ),
             _ => format!("x = {};\n", self.fexpr()),
         }
     }
@@ -377,7 +479,9 @@ pub fn main(args: &[String]) {
         let s = seed.wrapping_add(k as u64);
         let (p, stf) = program(s);
         let base = out.join(format!("g{:06}", s));
-        if let Err(e) = std::fs::write(base.with_extension("p4"), p).and_then(|_| std::fs::write(base.with_extension("stf"), stf)) {
+        if let Err(e) = std::fs::write(base.with_extension("p4"), p)
+            .and_then(|_| std::fs::write(base.with_extension("stf"), stf))
+        {
             eprintln!("error: {}: {}", base.display(), e);
             std::process::exit(1);
         }
