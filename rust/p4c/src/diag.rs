@@ -133,7 +133,7 @@ impl fmt::Display for Diagnostic {
         let shown: String = chars[start.min(end)..end].iter().collect();
         let suffix = if end < chars.len() { "..." } else { "" };
         writeln!(f, "{}{}{}", prefix, shown, suffix)?;
-        let mut pad = String::from(" ".repeat(prefix.len()));
+        let mut pad = " ".repeat(prefix.len());
         for (i, c) in chars[start.min(end)..].iter().enumerate() {
             if start + i >= col {
                 break;

@@ -81,12 +81,10 @@ fn expr(e: &Expr, b: &Bodies, a: &mut Access, seen: &mut HashSet<String>, d: usi
             match &f.kind {
                 // a method may change its receiver (setValid, push_front, extract, ...)
                 ExprKind::Member(recv, m) if m != "isValid" => roots_into(recv, &mut a.written),
-                ExprKind::Name(n) => {
-                    if d < MAX_DEPTH && seen.insert(n.clone()) {
-                        if let Some(body) = b(n) {
-                            for s in &body {
-                                stmt(s, b, a, seen, d + 1);
-                            }
+                ExprKind::Name(n) if d < MAX_DEPTH && seen.insert(n.clone()) => {
+                    if let Some(body) = b(n) {
+                        for s in &body {
+                            stmt(s, b, a, seen, d + 1);
                         }
                     }
                 }

@@ -166,7 +166,7 @@ fn utf8_len(b: u8) -> usize {
 pub fn parse_int(s: &str) -> Result<(u128, Option<(u32, bool)>), String> {
     let mut width = None;
     let mut body = s;
-    if let Some(p) = s.find(|c| c == 'w' || c == 's') {
+    if let Some(p) = s.find(['w', 's']) {
         let (w, rest) = s.split_at(p);
         if !w.is_empty() && w.chars().all(|c| c.is_ascii_digit()) {
             let wv: u32 = w.parse().map_err(|_| format!("invalid width in '{}'", s))?;

@@ -460,22 +460,20 @@ impl<'a> Lower<'a> {
                     value,
                     span,
                     ..
-                } => {
-                    if !self.env.consts.contains_key(name) {
-                        // non-integer constant (e.g. enum member): evaluate as an expression
-                        let t = self.env.resolve(ty).unwrap_or(Type::Unknown);
-                        match self.env.const_eval(value, &HashMap::new()) {
-                            Ok((v, _)) => {
-                                self.env.consts.insert(name.clone(), (t, v));
-                            }
-                            Err(_) => self.err(
-                                *span,
-                                format!(
-                                    "initializer of constant '{}' is not a compile-time constant",
-                                    name
-                                ),
-                            ),
+                } if !self.env.consts.contains_key(name) => {
+                    // non-integer constant (e.g. enum member): evaluate as an expression
+                    let t = self.env.resolve(ty).unwrap_or(Type::Unknown);
+                    match self.env.const_eval(value, &HashMap::new()) {
+                        Ok((v, _)) => {
+                            self.env.consts.insert(name.clone(), (t, v));
                         }
+                        Err(_) => self.err(
+                            *span,
+                            format!(
+                                "initializer of constant '{}' is not a compile-time constant",
+                                name
+                            ),
+                        ),
                     }
                 }
                 _ => {}
@@ -626,7 +624,7 @@ impl<'a> Lower<'a> {
             .iter()
             .map(|f| if let FieldW::Fixed(w, _) = f.1 { w } else { 0 })
             .sum();
-        if total % 8 != 0 {
+        if !total.is_multiple_of(8) {
             fields.push(("_padding_0".into(), FieldW::Fixed(8 - total % 8, false)));
         }
         self.ir.header_types.insert(
@@ -4337,7 +4335,6 @@ impl<'a> Lower<'a> {
         };
         match op {
             "==" | "!=" => {
-                let (ax, bx) = if t == Type::Bool { (ax, bx) } else { (ax, bx) };
                 if matches!(
                     t,
                     Type::Header(_) | Type::Struct(_) | Type::Stack(..) | Type::Union(_)
@@ -5792,7 +5789,7 @@ fn range_to_masks(lo: u128, hi: u128, w: u32) -> Vec<(u128, u128)> {
         while size_bits < w {
             let nb = size_bits + 1;
             let block = 1u128 << nb;
-            if cur % block != 0 || cur + (block - 1) > hi {
+            if !cur.is_multiple_of(block) || cur + (block - 1) > hi {
                 break;
             }
             size_bits = nb;

@@ -1249,7 +1249,7 @@ impl<'s> Parser<'s> {
                 matches!(
                     self.peek_at(1),
                     Tok::Ident(_) | Tok::Punct("<") | Tok::Punct("[")
-                ) && !matches!(self.peek_at(1), Tok::Punct("[") if true && !self.stack_decl_lookahead())
+                ) && !matches!(self.peek_at(1), Tok::Punct("[") if !self.stack_decl_lookahead())
             }
             _ => false,
         }

@@ -323,7 +323,7 @@ impl<'a> Pp<'a> {
             _ => None,
         };
         if let Some(b) = builtin {
-            if system || !self.find_file(&name, f).is_some() {
+            if system || self.find_file(&name, f).is_none() {
                 if self.included_builtin.insert(name.clone()) {
                     self.process_file(format!("<{}>", name), b.to_string(), Some((f, l)));
                 }
@@ -694,7 +694,7 @@ impl CondEval {
                     .map(|c| c.is_ascii_digit())
                     .unwrap_or(false)
                 {
-                    let t2 = t.trim_end_matches(|c| c == 'u' || c == 'U' || c == 'l' || c == 'L');
+                    let t2 = t.trim_end_matches(['u', 'U', 'l', 'L']);
                     let v = if let Some(h) = t2.strip_prefix("0x").or_else(|| t2.strip_prefix("0X"))
                     {
                         i64::from_str_radix(h, 16)

@@ -71,6 +71,8 @@ struct TableState {
 /// Something the device wants to tell the primary controller.
 pub type Event = p4::stream_message_response::Update;
 
+// P4Runtime's view of each entity next to the switch's: nested maps by id, named per field
+#[allow(clippy::type_complexity)]
 pub struct Device {
     pub sw: Option<Switch>,
     pub pipe: Option<Arc<Pipe>>,
@@ -542,6 +544,7 @@ impl Device {
     }
 
     /// Validates and normalizes a match; returns (canonical matches, key, aux, prefix).
+    #[allow(clippy::type_complexity)]
     fn translate_match(
         t: &TableInfo,
         fms: &[p4::FieldMatch],
@@ -1972,12 +1975,12 @@ impl Device {
     pub fn read_all(&self) -> Vec<p4::Entity> {
         let mut out = vec![];
         let wrap = |e: E| p4::Entity { entity: Some(e) };
-        for (_, mems) in &self.members {
+        for mems in self.members.values() {
             for (_, m) in mems.values() {
                 out.push(wrap(E::ActionProfileMember(m.clone())));
             }
         }
-        for (_, grps) in &self.groups {
+        for grps in self.groups.values() {
             for (_, g) in grps.values() {
                 out.push(wrap(E::ActionProfileGroup(g.clone())));
             }

@@ -81,7 +81,11 @@ pub struct CpmInfo {
 
 impl CpmInfo {
     pub fn bytes(&self) -> usize {
-        (self.fields.iter().map(|f| f.1 as usize).sum::<usize>() + 7) / 8
+        self.fields
+            .iter()
+            .map(|f| f.1 as usize)
+            .sum::<usize>()
+            .div_ceil(8)
     }
 }
 

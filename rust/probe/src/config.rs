@@ -182,7 +182,8 @@ impl Config {
                 return Err(format!("{name} must be > 0 seconds"));
             }
         }
-        if !(self.settle >= 0.0) {
+        // also refuses NaN
+        if self.settle.is_nan() || self.settle < 0.0 {
             return Err("--settle must be >= 0".into());
         }
         if self.hosts < 2 || self.hosts > 0xff_ffff {

@@ -145,7 +145,7 @@ pub fn serve(
     let mut conns: Vec<Option<Conn>> = Vec::new();
     let mut events = Events::with_capacity(1024);
     let started = Instant::now();
-    while !stop.load(Ordering::Relaxed) && max_time.map_or(true, |m| started.elapsed() < m) {
+    while !stop.load(Ordering::Relaxed) && max_time.is_none_or(|m| started.elapsed() < m) {
         if let Err(e) = poll.poll(&mut events, Some(Duration::from_millis(50))) {
             if e.kind() == ErrorKind::Interrupted {
                 continue;

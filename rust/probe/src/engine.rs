@@ -1224,9 +1224,9 @@ pub fn run_timeline(
     }
     let mut results: Vec<SwResult> = Vec::new();
     for h in handles {
-        match h.join() {
-            Ok(r) => results.extend(r),
-            Err(_) => {} // a worker panic loses its switches; reported as missing below
+        // a worker panic loses its switches; reported as missing below
+        if let Ok(r) = h.join() {
+            results.extend(r);
         }
     }
     results.sort_by_key(|r| r.index);

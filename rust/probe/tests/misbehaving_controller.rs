@@ -94,7 +94,7 @@ fn connection_refused() {
 
 #[test]
 fn controller_closes_at_once() {
-    let addr = fake(|s| drop(s));
+    let addr = fake(drop);
     let doc = run(cfg(addr, 3));
     assert_eq!(doc["status"], "failed");
     let e = doc["errors"][0]["error"].as_str().unwrap();
@@ -326,7 +326,7 @@ fn controller_that_never_answers_loses_everything_and_keeps_the_window() {
     assert_eq!(doc["totals"]["answered"], 0);
     // every timeout (0.3 s) frees the window: a few rounds of 4 in 0.8 s, all lost
     let sent = doc["totals"]["sent"].as_u64().unwrap();
-    assert!(sent >= 4 && sent <= 16, "{doc}");
+    assert!((4..=16).contains(&sent), "{doc}");
     assert_eq!(doc["totals"]["lost"], doc["totals"]["sent"]);
     assert!(doc["rtt_us"]["p50"].is_null());
 }

@@ -7,6 +7,8 @@ use crate::switch::Switch;
 
 impl Switch {
     /// Adds an entry to table `ti` (see `Table::add`); returns its handle.
+    // the arguments are an entry's parts, as ctl and P4Runtime both hold them
+    #[allow(clippy::too_many_arguments)]
     pub fn entry_add(
         &mut self,
         ti: usize,

@@ -759,7 +759,7 @@ fn execute_inner(sw: &mut Switch, line: &str) -> Result<String, String> {
                 return Err("packet_out: missing packet data".into());
             }
             let hex: String = hexs.concat();
-            if hex.len() % 2 != 0 || !hex.chars().all(|c| c.is_ascii_hexdigit()) {
+            if !hex.len().is_multiple_of(2) || !hex.chars().all(|c| c.is_ascii_hexdigit()) {
                 return Err("packet_out: data must be an even number of hex digits".into());
             }
             let bytes: Vec<u8> = (0..hex.len() / 2).map(|i| u8::from_str_radix(&hex[2 * i..2 * i + 2], 16).unwrap()).collect();

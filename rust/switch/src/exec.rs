@@ -309,7 +309,7 @@ pub fn get_bits(buf: &[u8], off: usize, w: u32) -> u128 {
 
 #[inline]
 pub fn set_bits(buf: &mut [u8], off: usize, w: u32, v: u128) {
-    if off % 8 == 0 && w % 8 == 0 {
+    if off.is_multiple_of(8) && w.is_multiple_of(8) {
         let n = (w / 8) as usize;
         let start = off / 8;
         for i in 0..n {
@@ -606,7 +606,7 @@ impl Engine {
                         let bits = ev.eval(len, phv) as usize;
                         let (slot, max) = p.headers[*h as usize].varbit.unwrap();
                         let vbytes = bits / 8;
-                        if bits % 8 != 0 || vbytes > max as usize {
+                        if !bits.is_multiple_of(8) || vbytes > max as usize {
                             break 'outer ParseEnd::Reject(
                                 p.errors
                                     .iter()
@@ -1325,7 +1325,7 @@ fn extract(p: &Program, phv: &mut Phv, pkt: &[u8], cursor: usize, h: HeaderId) -
     }
     phv.valid[h as usize] = true;
     // whole-byte fixed-size headers can be deparsed by copying these bytes back
-    phv.orig[h as usize] = if hi.bits % 8 == 0 && hi.varbit.is_none() {
+    phv.orig[h as usize] = if hi.bits.is_multiple_of(8) && hi.varbit.is_none() {
         (cursor + 1) as u32
     } else {
         0

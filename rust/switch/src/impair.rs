@@ -240,9 +240,12 @@ impl<T> Impair<T> {
             return Err(item);
         }
         let mut t = now;
-        if self.cfg.rate_bps > 0 {
+        // rate 0: unshaped
+        if let Some(ser) = (len as u64 * 8)
+            .saturating_mul(1_000_000_000)
+            .checked_div(self.cfg.rate_bps)
+        {
             let start = t.max(self.link_free_at);
-            let ser = (len as u64 * 8).saturating_mul(1_000_000_000) / self.cfg.rate_bps;
             self.link_free_at = start + ser;
             t = self.link_free_at;
         }

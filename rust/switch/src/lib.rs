@@ -17,6 +17,9 @@
 //! - `ctl`      — runtime control commands, server and client
 //! - `bpf`      — the bpf(2) system call (maps, programs, XDP links, test runs)
 //! - `xdpfast`  — XDP fast path: simple programs compiled to eBPF, run in the kernel
+// Packets (`Job`s) move between the pool and the queues as boxes: one pointer per move,
+// never the whole job.
+#![allow(clippy::vec_box)]
 
 pub mod bpf;
 pub mod cli;

@@ -47,7 +47,7 @@ fn hex_nibbles(tokens: &[&str], line: usize) -> Result<(Vec<Option<u8>>, bool), 
 }
 
 fn to_bytes(n: &[Option<u8>], line: usize) -> Result<Vec<u8>, String> {
-    if n.len() % 2 != 0 {
+    if !n.len().is_multiple_of(2) {
         return Err(format!("line {}: odd number of hex digits", line));
     }
     Ok(n.chunks(2)

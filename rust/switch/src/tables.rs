@@ -420,7 +420,7 @@ impl Table {
                             bloom: Vec::new(),
                             bloom_shift: 0,
                         });
-                        self.lpm.sort_by(|a, b| b.prefix.cmp(&a.prefix));
+                        self.lpm.sort_by_key(|l| std::cmp::Reverse(l.prefix));
                         self.lpm.iter().position(|l| l.prefix == prefix).unwrap()
                     }
                 };

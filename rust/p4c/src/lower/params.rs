@@ -101,6 +101,7 @@ impl<'a> Lower<'a> {
     /// Binds the parameters of an inlined body (`a`) to `args` (in the action's parameter
     /// order, `dir` already defaulted), emitting copy-in primitives where needed; returns
     /// the bindings and the copy-outs (destination, temporary) to emit after the body.
+    #[allow(clippy::type_complexity)] // (bindings, copy-outs): named at the one caller
     pub(super) fn bind_params(
         &mut self,
         a: &Action,

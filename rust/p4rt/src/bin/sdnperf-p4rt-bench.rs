@@ -168,7 +168,7 @@ async fn run(
     let entry = |k: usize, port: u32| -> p4::TableEntry {
         let (fm, params) = if lpm {
             // half /32 host routes, half /24 prefixes
-            let (v, len) = if k % 2 == 0 {
+            let (v, len) = if k.is_multiple_of(2) {
                 (0x0a00_0000u32 + k as u32, 32)
             } else {
                 (0x0b00_0000u32.wrapping_add((k as u32) << 8), 24)

@@ -222,10 +222,8 @@ impl Device {
                 }
                 let e = a.election_id.unwrap_or_default();
                 // the highest election id is primary (P4Runtime §5); a lower one is a backup
-                let primary = match c.primary {
-                    Some((psn, pe)) if psn != sn && (pe.high, pe.low) > (e.high, e.low) => false,
-                    _ => true,
-                };
+                let primary = !matches!(c.primary,
+                    Some((psn, pe)) if psn != sn && (pe.high, pe.low) > (e.high, e.low));
                 if primary {
                     c.primary = Some((sn, e));
                 }
@@ -839,7 +837,6 @@ mod tests {
                     ..Default::default()
                 })),
             }),
-            ..Default::default()
         }
     }
 

@@ -173,7 +173,7 @@ pub async fn serve_device(
                     break;
                 }
                 n += 1;
-                if n % 256 == 0 {
+                if n.is_multiple_of(256) {
                     stats.packet_ins.fetch_add(256, Ordering::Relaxed);
                 }
             }

@@ -131,7 +131,7 @@ pub fn canonical(v: u64, bitwidth: u32, out: &mut [u8; 8]) -> usize {
     } else {
         v & ((1u64 << bitwidth) - 1)
     };
-    let n = ((64 - v.leading_zeros() as usize) + 7) / 8;
+    let n = (64 - v.leading_zeros() as usize).div_ceil(8);
     let n = n.max(1);
     out[..n].copy_from_slice(&v.to_be_bytes()[8 - n..]);
     n

@@ -69,6 +69,9 @@ impl Asm {
     pub fn len(&self) -> usize {
         self.code.len()
     }
+    pub fn is_empty(&self) -> bool {
+        self.code.is_empty()
+    }
     fn raw(&mut self, code: u8, dst: u8, src: u8, off: i16, imm: i32) {
         self.code.push(insn(code, dst, src, off, imm));
     }

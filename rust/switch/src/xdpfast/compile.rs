@@ -100,7 +100,7 @@ pub fn key_layout(t: &Table) -> Result<Option<KeyLayout>, String> {
         }
     }
     if let Some(i) = lpm_pos {
-        if t.keys[i].width % 8 != 0 || t.keys[i].kind != MatchKind::Lpm {
+        if !t.keys[i].width.is_multiple_of(8) || t.keys[i].kind != MatchKind::Lpm {
             return Err(format!(
                 "table {}: lpm key {} is not whole bytes",
                 t.name, t.keys[i].name
@@ -300,7 +300,7 @@ impl<'a> Gen<'a> {
                         let hi = &p.headers[*h as usize];
                         if hi.metadata
                             || hi.varbit.is_some()
-                            || hi.bits % 8 != 0
+                            || !hi.bits.is_multiple_of(8)
                             || hi.stack_of.is_some()
                             || hi.union.is_some()
                         {
