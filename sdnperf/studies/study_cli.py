@@ -10,7 +10,6 @@ stores its wall time in the package's durations.json, which `study list` shows.
 """
 from __future__ import annotations
 
-import argparse
 import sys
 import time
 from pathlib import Path
@@ -175,22 +174,22 @@ def cmd_run(args) -> int:
 
 
 def _run_file(s, path: Path, args) -> int:
+    """Run one study file through the same parser as `sdnperf run` / `sdnperf ctlbench run`
+    (so every option those commands have gets its default)."""
+    from sdnperf import cli
+    flags = [*(["--resume"] if args.resume else []), *(["--no-report"] if args.no_report else [])]
     if s.tool == "ctlbench":
-        from sdnperf.ctlbench import cli as ctl
         import tomllib
         name = tomllib.loads(path.read_text())["study"]["name"]
-        ns = argparse.Namespace(
-            file=str(path), controller=None, protocol=None, mode=None, switches=None, rate=None,
-            window=None, warmup=None, duration=None, packets=None, repetitions=None,
-            no_ceiling=False, name=None, results=str(Path(args.out) / name),
-            resume=args.resume, no_report=args.no_report)
-        return ctl.cmd_run(ns)
-    from sdnperf import cli
+        ns = cli.build_parser().parse_args(
+            ["ctlbench", "run", str(path), "--results", str(Path(args.out) / name), *flags])
+        return ns.func(ns)
     keep, why = machine_rule()
-    ns = argparse.Namespace(study=str(path), resume=args.resume, out=args.out, repetitions=None,
-                            no_report=args.no_report, only=args.only,
-                            narrow=lambda plan, selection: narrow(plan, selection, keep, why))
-    return cli.cmd_run(ns)
+    ns = cli.build_parser().parse_args(
+        ["run", str(path), "--out", str(args.out), *flags,
+         *(["--only", args.only] if args.only else [])])
+    ns.narrow = lambda plan, selection: narrow(plan, selection, keep, why)
+    return ns.func(ns)
 
 
 def narrow(plan, selection, keep, why):
