@@ -4,6 +4,7 @@ a network, per architecture, on the campus topology and on a 100-switch chain.
 Ratios are against the Linux bridge measured in the same run, so figures from different
 machines or days compare. Run as root:  .venv/bin/python bench/lab_overhead.py [--reps N]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -40,14 +41,17 @@ def build_and_tear_down(spec, config, run_dir: Path) -> tuple[float, float]:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--reps", type=int, default=3)
     args = parser.parse_args()
     setLogLevel("warning")
     ensure_tag()
-    print(f"{'topology':24} {'architecture':15} {'build s (mean±sd)':>19} {'× bridge':>9} "
-          f"{'tear-down s':>13} {'× bridge':>9}")
+    print(
+        f"{'topology':24} {'architecture':15} {'build s (mean±sd)':>19} {'× bridge':>9} "
+        f"{'tear-down s':>13} {'× bridge':>9}"
+    )
     with tempfile.TemporaryDirectory(prefix="sdnperf-bench-") as tmp:
         for label, (kind, params) in TOPOLOGIES.items():
             spec = build_topology(kind, params, seed=1)
@@ -61,8 +65,11 @@ def main() -> int:
                 mb, ms = statistics.mean(builds), statistics.mean(stops)
                 sd = statistics.stdev(builds) if len(builds) > 1 else 0.0
                 reference = reference or (mb, ms)
-                print(f"{label:24} {arch_name:15} {mb:11.2f} ± {sd:5.2f} {mb / reference[0]:9.2f} "
-                      f"{ms:13.2f} {ms / reference[1]:9.2f}", flush=True)
+                print(
+                    f"{label:24} {arch_name:15} {mb:11.2f} ± {sd:5.2f} {mb / reference[0]:9.2f} "
+                    f"{ms:13.2f} {ms / reference[1]:9.2f}",
+                    flush=True,
+                )
     return 0
 
 

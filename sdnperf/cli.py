@@ -1,4 +1,5 @@
 """The `sdnperf` command: one entry point for studies, reports, topologies and tools."""
+
 from __future__ import annotations
 
 import argparse
@@ -9,8 +10,15 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from sdnperf.commands import (EXIT_BAD_INPUT, EXIT_FAIL, EXIT_INTERRUPTED, EXIT_OK, print_report,
-                              results_store_path, usage)
+from sdnperf.commands import (
+    EXIT_BAD_INPUT,
+    EXIT_FAIL,
+    EXIT_INTERRUPTED,
+    EXIT_OK,
+    print_report,
+    results_store_path,
+    usage,
+)
 
 if TYPE_CHECKING:
     from sdnperf.study.loader import LoadedStudy
@@ -36,9 +44,11 @@ Typical use:
 """
 
 
-ONLY_HELP = ("run a slice of the plan: NAME=VALUE terms joined by ',' (all must hold), "
-             "alternatives by '|'; NAME is topology, arch, workload, rep or a swept parameter "
-             "path, e.g. 'arch=p4,workload.udp.length=64|1400'")
+ONLY_HELP = (
+    "run a slice of the plan: NAME=VALUE terms joined by ',' (all must hold), "
+    "alternatives by '|'; NAME is topology, arch, workload, rep or a swept parameter "
+    "path, e.g. 'arch=p4,workload.udp.length=64|1400'"
+)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -60,88 +70,131 @@ def main(argv: list[str] | None = None) -> int:
 def build_parser() -> argparse.ArgumentParser:
     from sdnperf import tools
     from sdnperf.ctlbench.cli import add_ctlbench_command
-    parser = argparse.ArgumentParser(prog="sdnperf", description=DESCRIPTION,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+
+    parser = argparse.ArgumentParser(
+        prog="sdnperf",
+        description=DESCRIPTION,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     parser.set_defaults(func=usage(parser))
     sub = parser.add_subparsers(metavar="COMMAND")
 
-    p = sub.add_parser("run", help="run a study (default: the embedded default study)",
-                       description="Run every run of a study, store each as it finishes, then "
-                                   "print the comparison table and write the HTML report.")
+    p = sub.add_parser(
+        "run",
+        help="run a study (default: the embedded default study)",
+        description="Run every run of a study, store each as it finishes, then "
+        "print the comparison table and write the HTML report.",
+    )
     p.add_argument("study", nargs="?", help="study TOML file (omit for the default study)")
-    p.add_argument("--resume", action="store_true",
-                   help="keep finished runs of this study and run only the missing/failed ones")
+    p.add_argument(
+        "--resume",
+        action="store_true",
+        help="keep finished runs of this study and run only the missing/failed ones",
+    )
     p.add_argument("--out", default="results", help="results folder (default: ./results)")
     p.add_argument("--repetitions", type=int, help="override study.repetitions")
     p.add_argument("--no-report", action="store_true", help="skip the HTML report")
     p.add_argument("--only", metavar="EXPR", help=ONLY_HELP)
-    p.add_argument("--cluster", metavar="ADDRESS",
-                   help="run the study's blocks on a Ray cluster (its address, ray://HOST:PORT, "
-                        "or local:N for N nodes on this machine); docs/scale-out.md")
-    p.add_argument("--allow-mixed", action="store_true",
-                   help="with --cluster: run even if nodes differ (versions, tools, kernel "
-                        "features); nodes that cannot run the study are left out")
+    p.add_argument(
+        "--cluster",
+        metavar="ADDRESS",
+        help="run the study's blocks on a Ray cluster (its address, ray://HOST:PORT, "
+        "or local:N for N nodes on this machine); docs/scale-out.md",
+    )
+    p.add_argument(
+        "--allow-mixed",
+        action="store_true",
+        help="with --cluster: run even if nodes differ (versions, tools, kernel "
+        "features); nodes that cannot run the study are left out",
+    )
     p.set_defaults(func=cmd_run)
 
-    p = sub.add_parser("check", help="validate a study file without running it",
-                       description="Validate a study file; print its matrix (runs per "
-                                   "topology, sweep point, architecture, workload) and an "
-                                   "estimated duration (network build times measured by "
-                                   "earlier runs in --out, else an assumed constant).")
+    p = sub.add_parser(
+        "check",
+        help="validate a study file without running it",
+        description="Validate a study file; print its matrix (runs per "
+        "topology, sweep point, architecture, workload) and an "
+        "estimated duration (network build times measured by "
+        "earlier runs in --out, else an assumed constant).",
+    )
     p.add_argument("study", nargs="?", help="study TOML file (omit for the default study)")
-    p.add_argument("--out", default="results",
-                   help="results folder whose earlier runs give measured build times")
+    p.add_argument(
+        "--out",
+        default="results",
+        help="results folder whose earlier runs give measured build times",
+    )
     p.add_argument("--only", metavar="EXPR", help=ONLY_HELP)
     p.set_defaults(func=cmd_check)
 
-    p = sub.add_parser("report", help="table, HTML report and CSV from a stored study",
-                       description="Read a study's SQLite store; print the comparison table, "
-                                   "write report.html and CSV files next to it.")
+    p = sub.add_parser(
+        "report",
+        help="table, HTML report and CSV from a stored study",
+        description="Read a study's SQLite store; print the comparison table, "
+        "write report.html and CSV files next to it.",
+    )
     p.add_argument("results", help="results folder of a study (or its study.sqlite)")
     p.add_argument("--baseline", help="architecture to compare against (default: the study's)")
     p.add_argument("--html", help="where to write the HTML report (default: RESULTS/report.html)")
     p.add_argument("--csv", help="folder for CSV export (default: RESULTS/csv)")
     p.set_defaults(func=cmd_report)
 
-    topo = sub.add_parser("topo", help="topology tools",
-                          description="Topology tools: `sdnperf topo show KIND|STUDY.toml`.")
+    topo = sub.add_parser(
+        "topo",
+        help="topology tools",
+        description="Topology tools: `sdnperf topo show KIND|STUDY.toml`.",
+    )
     topo.set_defaults(func=usage(topo))
     topo_sub = topo.add_subparsers(metavar="ACTION")
-    p = topo_sub.add_parser("show", help="describe a topology (and draw it as PNG)",
-                            description="KIND is a topology kind (campus, tree, ...) or a study "
-                                        "file. Parameters as NAME=VALUE, e.g. depth=2 fanout=3.")
+    p = topo_sub.add_parser(
+        "show",
+        help="describe a topology (and draw it as PNG)",
+        description="KIND is a topology kind (campus, tree, ...) or a study "
+        "file. Parameters as NAME=VALUE, e.g. depth=2 fanout=3.",
+    )
     p.add_argument("what", help="topology kind or study TOML file")
     p.add_argument("params", nargs="*", help="NAME=VALUE generator parameters")
     p.add_argument("--png", help="draw the topology into this PNG file")
     p.add_argument("--seed", type=int, default=1)
     p.set_defaults(func=cmd_topo_show)
 
-    p = sub.add_parser("doctor", help="what this machine can and cannot do, and why",
-                       description="Check this machine's kernel features, tools and our Rust "
-                                   "binaries, and say what each missing one prevents.")
+    p = sub.add_parser(
+        "doctor",
+        help="what this machine can and cannot do, and why",
+        description="Check this machine's kernel features, tools and our Rust "
+        "binaries, and say what each missing one prevents.",
+    )
     p.set_defaults(func=cmd_doctor)
 
-    p = sub.add_parser("clean", help="remove processes, interfaces and run dirs a crashed "
-                                     "study left behind (only what sdnperf created)",
-                       description="Remove the processes, interfaces and run dirs that a "
-                                   "crashed or killed study left behind; only what sdnperf "
-                                   "created (tagged processes, registered interfaces).")
+    p = sub.add_parser(
+        "clean",
+        help="remove processes, interfaces and run dirs a crashed "
+        "study left behind (only what sdnperf created)",
+        description="Remove the processes, interfaces and run dirs that a "
+        "crashed or killed study left behind; only what sdnperf "
+        "created (tagged processes, registered interfaces).",
+    )
     p.set_defaults(func=cmd_clean)
 
     add_ctlbench_command(sub)
     from sdnperf.studies import recirc_cli, study_cli
+
     recirc_cli.add_parser(sub)
     study_cli.add_parser(sub)
     for tool, (binary, helptext) in RUST_TOOLS.items():
         own = f"{binary} stf" if tool == "stf" else binary
-        about = (f"Runs our Rust binary {own} with ARGS passed through untouched (the binary "
-                 f"sdnperf doctor shows: ${tools.env_var(binary)}, $SDNPERF_BIN_DIR, "
-                 f"rust/target*/release, PATH). `sdnperf {tool} -- --help` shows {own}'s own "
-                 "options.")
-        p = sub.add_parser(tool, help=helptext, usage=f"sdnperf {tool} [--] ARGS...",
-                           formatter_class=argparse.RawDescriptionHelpFormatter,
-                           description=f"{helptext[0].upper()}{helptext[1:]}.\n\n"
-                                       + textwrap.fill(about, 88))
+        about = (
+            f"Runs our Rust binary {own} with ARGS passed through untouched (the binary "
+            f"sdnperf doctor shows: ${tools.env_var(binary)}, $SDNPERF_BIN_DIR, "
+            f"rust/target*/release, PATH). `sdnperf {tool} -- --help` shows {own}'s own "
+            "options."
+        )
+        p = sub.add_parser(
+            tool,
+            help=helptext,
+            usage=f"sdnperf {tool} [--] ARGS...",
+            formatter_class=argparse.RawDescriptionHelpFormatter,
+            description=f"{helptext[0].upper()}{helptext[1:]}.\n\n" + textwrap.fill(about, 88),
+        )
         p.set_defaults(func=usage(p))
     return parser
 
@@ -149,6 +202,7 @@ def build_parser() -> argparse.ArgumentParser:
 # -- run -----------------------------------------------------------------------------------
 def _load(path) -> LoadedStudy | None:
     from sdnperf.study.loader import StudyError, load_study
+
     try:
         return load_study(path)
     except StudyError as exc:
@@ -162,6 +216,7 @@ def _plan(study, only: str | None):
     from sdnperf.study.loader import StudyError
     from sdnperf.study.plan import plan_runs
     from sdnperf.study.select import SelectionError, parse_selection
+
     try:
         plan = plan_runs(study)  # validates every combination of sweep values
     except StudyError as exc:
@@ -184,13 +239,16 @@ def matrix_text(study, plan) -> str:
 
     from sdnperf.study.sweep import groups, sweeps_of
     from sdnperf.topo.spec import count_of
+
     cfg = study.config
     points = math.prod(len(g[0].values) for g in groups(sweeps_of(study)))
-    parts = [count_of(len(study.topologies), "topology").replace("topologys", "topologies"),
-             count_of(points, "sweep point") if cfg.sweep else "",
-             count_of(len(cfg.architecture), "architecture"),
-             count_of(len(cfg.workload), "workload"),
-             count_of(cfg.study.repetitions, "repetition")]
+    parts = [
+        count_of(len(study.topologies), "topology").replace("topologys", "topologies"),
+        count_of(points, "sweep point") if cfg.sweep else "",
+        count_of(len(cfg.architecture), "architecture"),
+        count_of(len(cfg.workload), "workload"),
+        count_of(cfg.study.repetitions, "repetition"),
+    ]
     return " × ".join(p for p in parts if p) + f" → {count_of(len(plan), 'run')}"
 
 
@@ -202,27 +260,34 @@ def cmd_check(args) -> int:
     if plan is None:
         return EXIT_BAD_INPUT
     from sdnperf.study.estimate import build_times, estimate
+
     measured = {}
     db_path = Path(args.out) / study.name / "study.sqlite"
     if db_path.exists():
         from sdnperf.store.sqlite import Store
+
         with Store(db_path) as store:
             measured = build_times(r for s in store.studies() for r in store.runs(s.id))
-    for label, topology in study.topologies.items():
+    for _label, topology in study.topologies.items():
         print(f"{study.path}: ok — {topology.describe()}")
-    print(f"matrix: {matrix_text(study, plan)}"
-          + (f" (--only {selection})" if selection else "")
-          + f", order {study.config.study.order}")
+    print(
+        f"matrix: {matrix_text(study, plan)}"
+        + (f" (--only {selection})" if selection else "")
+        + f", order {study.config.study.order}"
+    )
     print(f"estimated duration: {estimate(plan, measured).text()}")
     if os.geteuid() == 0:  # probing the kernel's qdiscs needs root
         from sdnperf.emulation.network import EmulationError, check_link_features
         from sdnperf.runner import run_studies
+
         try:
             for variant in run_studies(plan) or [study]:
                 check_link_features(variant.topology, variant.config.architecture)
         except EmulationError as exc:
-            print(f"warning: the file is valid, but `sdnperf run` refuses it on this machine: {exc}",
-                  file=sys.stderr)
+            print(
+                f"warning: the file is valid, but `sdnperf run` refuses it on this machine: {exc}",
+                file=sys.stderr,
+            )
     return EXIT_OK
 
 
@@ -232,26 +297,31 @@ def cmd_run(args) -> int:
     console = Console(stderr=True)
     if args.cluster:
         from sdnperf.cluster.cli import check_cluster_args
+
         problem = check_cluster_args(args)
         if problem:
             from rich.markup import escape
+
             console.print(f"[red]error:[/] {escape(problem)}")
             return EXIT_BAD_INPUT
     if os.geteuid() != 0 and not (args.cluster and not args.cluster.startswith("local:")):
-        console.print("[red]error:[/] sdnperf run needs root (Mininet creates namespaces and links)")
+        console.print(
+            "[red]error:[/] sdnperf run needs root (Mininet creates namespaces and links)"
+        )
         return EXIT_FAIL
     study = _load(args.study)
     if study is None:
         return EXIT_BAD_INPUT
     if args.repetitions:
         study.config.study.repetitions = args.repetitions
-    from sdnperf.fidelity.environment import collect
     from rich.markup import escape
 
+    from sdnperf.fidelity.environment import collect
     from sdnperf.fidelity.provenance import collect_provenance
     from sdnperf.runner import StudyRefused, StudyRunner
     from sdnperf.store.sqlite import Store
     from sdnperf.study.sweep import format_point
+
     plan, selection = _plan(study, args.only)
     if plan is None:
         return EXIT_BAD_INPUT
@@ -260,20 +330,28 @@ def cmd_run(args) -> int:
 
     results_dir = Path(args.out) / study.name
     db_path = results_store_path(results_dir, args.resume, console.print)
-    console.print(f"[bold]{escape(study.name)}[/]: "
-                  f"{escape('; '.join(t.describe() for t in study.topologies.values()))}; "
-                  f"{escape(matrix_text(study, plan))}"
-                  + (f" (--only {escape(str(selection))})" if selection else ""))
+    console.print(
+        f"[bold]{escape(study.name)}[/]: "
+        f"{escape('; '.join(t.describe() for t in study.topologies.values()))}; "
+        f"{escape(matrix_text(study, plan))}"
+        + (f" (--only {escape(str(selection))})" if selection else "")
+    )
     started = time.monotonic()
 
     def progress(n, count, run):
         elapsed = time.monotonic() - started
         eta = f", ~{elapsed / (n - 1) * (count - n + 1):.0f}s left" if n > 1 else ""
-        where = " · ".join([*([run.topology] if len(study.topologies) > 1 else []),
-                            run.architecture.name, run.workload.name,
-                            *([format_point(run.point)] if run.point else [])])
-        console.print(f"[{n}/{count}] {escape(where)} · rep {run.repetition}  "
-                      f"({elapsed:.0f}s elapsed{eta})")
+        where = " · ".join(
+            [
+                *([run.topology] if len(study.topologies) > 1 else []),
+                run.architecture.name,
+                run.workload.name,
+                *([format_point(run.point)] if run.point else []),
+            ]
+        )
+        console.print(
+            f"[{n}/{count}] {escape(where)} · rep {run.repetition}  ({elapsed:.0f}s elapsed{eta})"
+        )
 
     def log(msg):
         console.print(f"  [yellow]{escape(msg)}[/]")
@@ -281,35 +359,56 @@ def cmd_run(args) -> int:
     store = Store(db_path)
     try:
         from sdnperf.emulation.capabilities import ovs_kernel_module
+
         datapath = "kernel" if ovs_kernel_module() else "user (netdev)"
         environment = collect(datapath=datapath)
         provenance = collect_provenance(study, plan, environment)
         if args.cluster:  # the same contract on the nodes of a Ray cluster
             from sdnperf.cluster.driver import ClusterRefused, ClusterRunner
+
             refusals: tuple = (StudyRefused, ClusterRefused)
-            runner = ClusterRunner(study, store, results_dir, resume=args.resume,
-                                   address=args.cluster, allow_mixed=args.allow_mixed,
-                                   progress=progress, log=log, only=selection,
-                                   provenance=provenance)
+            runner = ClusterRunner(
+                study,
+                store,
+                results_dir,
+                resume=args.resume,
+                address=args.cluster,
+                allow_mixed=args.allow_mixed,
+                progress=progress,
+                log=log,
+                only=selection,
+                provenance=provenance,
+            )
         else:
             refusals = (StudyRefused,)
-            runner = StudyRunner(study, store, results_dir, resume=args.resume,
-                                 progress=progress, log=log, only=selection,
-                                 provenance=provenance)
+            runner = StudyRunner(
+                study,
+                store,
+                results_dir,
+                resume=args.resume,
+                progress=progress,
+                log=log,
+                only=selection,
+                provenance=provenance,
+            )
         try:
             study_id, results = runner.run(environment)
         except refusals as exc:
             console.print(f"[red]error:[/] {exc}")
             return EXIT_BAD_INPUT
         except KeyboardInterrupt:
-            console.print(f"\n[yellow]interrupted[/]: finished runs are stored in {db_path}; "
-                          f"continue with: sdnperf run --resume {args.study or ''}".rstrip())
+            console.print(
+                f"\n[yellow]interrupted[/]: finished runs are stored in {db_path}; "
+                f"continue with: sdnperf run --resume {args.study or ''}".rstrip()
+            )
             return EXIT_INTERRUPTED
         failed = [r for r in results if r.status == "failed"]
         print_report(store, study_id, results_dir, html=not args.no_report)
         console.print(f"done in {time.monotonic() - started:.0f}s; results: {results_dir}/")
         if failed:
-            console.print(f"[red]{len(failed)} run(s) failed[/]: see the report and {results_dir}/logs")
+            console.print(
+                f"[red]{len(failed)} run(s) failed[/]: see the report and {results_dir}/logs"
+            )
             return EXIT_FAIL
         return EXIT_OK
     finally:
@@ -318,6 +417,7 @@ def cmd_run(args) -> int:
 
 def cmd_report(args) -> int:
     from sdnperf.store.sqlite import Store
+
     path = Path(args.results)
     db_path = path if path.suffix == ".sqlite" else path / "study.sqlite"
     if not db_path.exists():
@@ -329,8 +429,15 @@ def cmd_report(args) -> int:
         if not studies:
             print(f"error: {db_path}: holds no study", file=sys.stderr)
             return EXIT_BAD_INPUT
-        print_report(store, studies[-1].id, db_path.parent, args.baseline, html=True,
-                     html_path=args.html, csv_dir=args.csv)
+        print_report(
+            store,
+            studies[-1].id,
+            db_path.parent,
+            args.baseline,
+            html=True,
+            html_path=args.html,
+            csv_dir=args.csv,
+        )
     finally:
         store.close()
     return EXIT_OK
@@ -339,6 +446,7 @@ def cmd_report(args) -> int:
 # -- topo, doctor, clean -------------------------------------------------------------------
 def cmd_topo_show(args) -> int:
     from sdnperf.topo.show import draw_png, render_text
+
     if args.what.endswith(".toml"):
         study = _load(args.what)
         if study is None:
@@ -348,6 +456,7 @@ def cmd_topo_show(args) -> int:
         import pydantic
 
         from sdnperf.topo.registry import build_topology
+
         params = {}
         for item in args.params:
             if "=" not in item:
@@ -377,6 +486,7 @@ def cmd_topo_show(args) -> int:
 def _literal(text: str):
     """NAME=VALUE on the command line: numbers and booleans as such, else the string."""
     import tomllib
+
     try:
         return tomllib.loads(f"v = {text}")["v"]
     except tomllib.TOMLDecodeError:
@@ -385,6 +495,7 @@ def _literal(text: str):
 
 def cmd_doctor(args) -> int:
     from sdnperf.doctor import run_doctor
+
     return run_doctor()
 
 
@@ -393,11 +504,15 @@ def cmd_clean(args) -> int:
         print("error: sdnperf clean needs root", file=sys.stderr)
         return EXIT_FAIL
     from sdnperf.emulation.cleanup import clean
+
     report = clean()
     if report.empty():
         print("nothing to clean")
-    for what, items in (("processes", report.processes), ("interfaces", report.interfaces),
-                        ("run dirs", report.run_dirs)):
+    for what, items in (
+        ("processes", report.processes),
+        ("interfaces", report.interfaces),
+        ("run dirs", report.run_dirs),
+    ):
         if items:
             print(f"removed {what}: {' '.join(items)}")
     return EXIT_OK
@@ -413,6 +528,7 @@ RUST_TOOLS = {
 
 def run_rust_tool(tool: str, args: list[str]) -> int:
     from sdnperf import tools
+
     binary_name, _ = RUST_TOOLS[tool]
     try:
         binary = tools.find(binary_name)

@@ -1,5 +1,6 @@
 """What the `sdnperf` subcommands share: exit codes, a study's results folder and the
 report printed and written from its store (studies and ctlbench alike)."""
+
 from __future__ import annotations
 
 import sys
@@ -12,9 +13,11 @@ EXIT_OK, EXIT_FAIL, EXIT_BAD_INPUT, EXIT_INTERRUPTED = 0, 1, 2, 130
 
 def usage(parser):
     """A command given without its action: print that command's help."""
+
     def show(args) -> int:
         parser.print_help()
         return EXIT_BAD_INPUT
+
     return show
 
 
@@ -30,23 +33,34 @@ def results_store_path(results_dir: Path, resume: bool, say: Callable[[str], Non
     return db_path
 
 
-def print_report(store, study_id: int, results_dir: Path, baseline=None, html: bool = True,
-                 html_path=None, csv_dir=None) -> None:
+def print_report(
+    store,
+    study_id: int,
+    results_dir: Path,
+    baseline=None,
+    html: bool = True,
+    html_path=None,
+    csv_dir=None,
+) -> None:
     """The comparison table on stdout; CSV files, and the HTML report unless html=False."""
     from rich.console import Console
 
     from sdnperf.report.table import comparison, render_table
+
     rows = comparison(store, study_id, baseline)
     # Piped output (CI logs, files) gets a wide table instead of an 80-column squeeze.
     render_table(rows, Console(width=None if sys.stdout.isatty() else 160))
     from sdnperf.report.sweeps import fit_lines, sweep_metrics
+
     for line in fit_lines(sweep_metrics(store, study_id, baseline)):
         print(line)
     from sdnperf.cluster.variance import node_report
+
     nodes = node_report(store, study_id)  # a study run on a cluster: does the node matter?
     for warning in nodes.warnings() if nodes else []:
         print(f"warning: {warning}")
     from sdnperf.studies.answers import answer_for
+
     answer = answer_for(store, study_id)  # a built-in study's question and computed answer
     if answer is not None:
         print(f"\n{answer.question}")
@@ -58,6 +72,7 @@ def print_report(store, study_id: int, results_dir: Path, baseline=None, html: b
     if html:
         import sdnperf.ctlbench.plots  # noqa: F401  (registers ctlbench's figures)
         from sdnperf.report.html import write_report
+
         out = write_report(store, study_id, html_path or results_dir / "report.html")
         print(f"HTML report: {out}")
     print(f"SQLite: {store.path}")

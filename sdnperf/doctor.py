@@ -1,4 +1,5 @@
 """`sdnperf doctor`: what this machine can and cannot do, and what each gap prevents."""
+
 from __future__ import annotations
 
 import os
@@ -13,15 +14,21 @@ from sdnperf.emulation.capabilities import Capability
 def _mininet() -> Capability:
     try:
         import mininet.net  # noqa: F401
+
         return Capability("mininet", True, f"Mininet {mininet.net.VERSION}")
     except ImportError as exc:
-        return Capability("mininet", False, f"cannot import ({exc}); Debian's python3-mininet "
-                          "imports under /usr/bin/python3 — use scripts/install.sh's venv")
+        return Capability(
+            "mininet",
+            False,
+            f"cannot import ({exc}); Debian's python3-mininet "
+            "imports under /usr/bin/python3 — use scripts/install.sh's venv",
+        )
 
 
 def _rust(name: str) -> Capability:
     """One of our Rust binaries, found as runs find it (sdnperf/tools.py)."""
     from sdnperf import tools
+
     try:
         return Capability(name, True, tools.find(name))
     except tools.ToolNotFound as exc:
@@ -32,6 +39,7 @@ def _p4rt_client() -> Capability:
     try:
         import finsy  # noqa: F401  (its P4Runtime protobufs)
         import grpc
+
         return Capability("p4runtime client", True, f"grpcio {grpc.__version__}, finsy protobufs")
     except ImportError as exc:
         return Capability("p4runtime client", False, f"cannot import ({exc}); pip install finsy")
@@ -40,18 +48,26 @@ def _p4rt_client() -> Capability:
 def _bmv2() -> Capability:
     """BMv2's simple_switch_grpc, found as a run finds it ($SDNPERF_SIMPLE_SWITCH_GRPC_BIN, PATH)."""
     from sdnperf import tools
+
     path = tools.locate("simple_switch_grpc")
     if path is None:
-        return Capability("simple_switch_grpc", False, "not on PATH (nor in "
-                          f"${tools.env_var('simple_switch_grpc')}): BMv2 built with P4Runtime")
+        return Capability(
+            "simple_switch_grpc",
+            False,
+            "not on PATH (nor in "
+            f"${tools.env_var('simple_switch_grpc')}): BMv2 built with P4Runtime",
+        )
     return capabilities.tool(path, ("--version",))
 
 
 def _pox() -> Capability:
     from sdnperf.controllers.process import POX_HINT, pox_home
+
     home = pox_home()
     if home is None:
-        return Capability("pox", False, f"no POX checkout ($POX_HOME or pox.py on PATH): {POX_HINT}")
+        return Capability(
+            "pox", False, f"no POX checkout ($POX_HOME or pox.py on PATH): {POX_HINT}"
+        )
     return Capability("pox", True, str(home))
 
 
@@ -59,29 +75,47 @@ def checks() -> list[tuple[Capability, str]]:
     """(capability, what is impossible without it)."""
     venv_tool = __import__("sdnperf.controllers.process", fromlist=["venv_tool"]).venv_tool
     return [
-        (Capability("root", os.geteuid() == 0, "running as root" if os.geteuid() == 0 else
-                    "not root"), "any emulated network"),
+        (
+            Capability(
+                "root", os.geteuid() == 0, "running as root" if os.geteuid() == 0 else "not root"
+            ),
+            "any emulated network",
+        ),
         (_mininet(), "any emulated network"),
         (capabilities.tool("mnexec", ("-v",)), "any emulated network"),
         (capabilities.tool("ovs-vswitchd"), "ovs-standalone and openflow architectures"),
         (capabilities.ovs_datapath(), "—"),
         (capabilities.htb(), "link bandwidth limits"),
-        (capabilities.netem(), "link delay and loss on bridge/openflow/bmv2 (p4 on our switch uses its own port impairment)"),
-        (capabilities.bridge_vlan_filtering(), "bridge with vlan = N (the kernel VLAN chain of workload-complexity)"),
+        (
+            capabilities.netem(),
+            "link delay and loss on bridge/openflow/bmv2 (p4 on our switch uses its own port impairment)",
+        ),
+        (
+            capabilities.bridge_vlan_filtering(),
+            "bridge with vlan = N (the kernel VLAN chain of workload-complexity)",
+        ),
         (capabilities.tool("iperf3"), "iperf-tcp / iperf-udp workloads"),
         (capabilities.tool("ping", ("-V",)), "ping workload"),
         (capabilities.tool(venv_tool("osken-manager")), "openflow with controller = osken"),
-        (capabilities.tool(venv_tool("faucet"), ("--version",)), "openflow with controller = faucet"),
-        (capabilities.tool("ovs-testcontroller", ("--version",)),
-         "openflow with controller = ovs-testcontroller"),
+        (
+            capabilities.tool(venv_tool("faucet"), ("--version",)),
+            "openflow with controller = faucet",
+        ),
+        (
+            capabilities.tool("ovs-testcontroller", ("--version",)),
+            "openflow with controller = ovs-testcontroller",
+        ),
         (_pox(), "openflow with controller = pox (optional)"),
         (capabilities.tool("tcpdump"), "packet capture"),
         (capabilities.tool("ITGSend", ("-h",)), "VoIP workload (D-ITG)"),
         (_rust("sdnperf-p4c"), "compiling P4 programs"),
         (_rust("sdnperf-switch"), "the p4 architecture and STF tests"),
-        (_rust("sdnperf-switch-grpc"), "the p4 architecture (P4Runtime switch, target = \"sdnperf\")"),
+        (
+            _rust("sdnperf-switch-grpc"),
+            'the p4 architecture (P4Runtime switch, target = "sdnperf")',
+        ),
         (_rust("sdnperf-probe"), "sdnperf ctlbench (controller benchmark load)"),
-        (_bmv2(), "p4 architecture with target = \"bmv2\" (optional)"),
+        (_bmv2(), 'p4 architecture with target = "bmv2" (optional)'),
         (_p4rt_client(), "the p4 architecture's P4Runtime controller"),
     ]
 

@@ -4,6 +4,7 @@ One run = fresh network + one workload. A run's failure is stored (with its erro
 study goes on; Ctrl-C stops the study after tearing the current network down, and every
 finished run is already committed, so `sdnperf run --resume` continues where it stopped.
 """
+
 from __future__ import annotations
 
 import shutil
@@ -70,8 +71,10 @@ def preflight(study: LoadedStudy, architectures: set[str] | None = None) -> None
     """Refuse impossible studies before anything starts: kernel features, arch × topology.
     `architectures`: only these (those the selected runs use; default every one)."""
     from sdnperf.emulation.network import EmulationError
-    configs = [a for a in study.config.architecture
-               if architectures is None or a.name in architectures]
+
+    configs = [
+        a for a in study.config.architecture if architectures is None or a.name in architectures
+    ]
     try:
         check_link_features(study.topology, configs)
     except EmulationError as exc:
@@ -89,8 +92,9 @@ def host_offloads(study: LoadedStudy) -> bool:
     setting = study.config.study.host_offloads
     if setting != "auto":
         return setting == "on"
-    return not any(architecture_class(a).controller_sees_packets(a)
-                   for a in study.config.architecture)
+    return not any(
+        architecture_class(a).controller_sees_packets(a) for a in study.config.architecture
+    )
 
 
 @dataclass
@@ -103,10 +107,18 @@ class StartedNetwork:
 
 
 @contextmanager
-def started_network(spec: TopoSpec, config, run_dir: Path, *, seed: int = 0, ipv6: bool = False,
-                    host_offloads: bool = True, ready_timeout: float = READY_TIMEOUT_S,
-                    network_class=Network, architecture=architecture_class,
-                    ) -> Iterator[StartedNetwork]:
+def started_network(
+    spec: TopoSpec,
+    config,
+    run_dir: Path,
+    *,
+    seed: int = 0,
+    ipv6: bool = False,
+    host_offloads: bool = True,
+    ready_timeout: float = READY_TIMEOUT_S,
+    network_class=Network,
+    architecture=architecture_class,
+) -> Iterator[StartedNetwork]:
     """The run lifecycle, the one place that calls an architecture's steps, each once:
     check (refuse before anything starts) -> prepare -> build the network ->
     network_started -> wait_ready -> [the caller measures] -> before_network_stop ->
@@ -124,8 +136,14 @@ def started_network(spec: TopoSpec, config, run_dir: Path, *, seed: int = 0, ipv
     network = None
     try:
         arch.prepare()
-        network = network_class(spec, run_dir, arch.mininet_options(), netem=kernel_netem,
-                                ipv6=ipv6, host_offloads=host_offloads)
+        network = network_class(
+            spec,
+            run_dir,
+            arch.mininet_options(),
+            netem=kernel_netem,
+            ipv6=ipv6,
+            host_offloads=host_offloads,
+        )
         t0 = time.monotonic()
         net = network.start()
         arch.network_started(net)
@@ -142,38 +160,66 @@ def started_network(spec: TopoSpec, config, run_dir: Path, *, seed: int = 0, ipv
             arch.stop()
 
 
-def execute_run(study: LoadedStudy, run: RunSpec, run_dir: Path,
-                log: Callable[[str], None] = lambda msg: None,
-                results_dir: Path | None = None, *, network_class=Network,
-                architecture=architecture_class) -> RunResult:
+def execute_run(
+    study: LoadedStudy,
+    run: RunSpec,
+    run_dir: Path,
+    log: Callable[[str], None] = lambda msg: None,
+    results_dir: Path | None = None,
+    *,
+    network_class=Network,
+    architecture=architecture_class,
+) -> RunResult:
     """One run: a fresh network, the workload, the architecture's counters; a failure in
     any step is stored as the run's error (with its traceback in run_dir)."""
     from sdnperf.fidelity.cpu import CpuSampler
     from sdnperf.workloads.base import run_workload
 
-    result = RunResult(key=run.key, topology=study.topology.name, architecture=run.architecture.name,
-                       workload=run.workload.name, repetition=run.repetition,
-                       params={"architecture": run.architecture.model_dump(),
-                               "workload": run.workload.model_dump(mode="json"),
-                               "topology": study.topology.describe()},
-                       status="ok", started=time.time())
+    result = RunResult(
+        key=run.key,
+        topology=study.topology.name,
+        architecture=run.architecture.name,
+        workload=run.workload.name,
+        repetition=run.repetition,
+        params={
+            "architecture": run.architecture.model_dump(),
+            "workload": run.workload.model_dump(mode="json"),
+            "topology": study.topology.describe(),
+        },
+        status="ok",
+        started=time.time(),
+    )
     sampler = CpuSampler()
     try:
         offloads = host_offloads(study)
-        with started_network(study.topology, run.architecture, run_dir,
-                             seed=study.config.study.seed * 1_000_003 + run.repetition,
-                             ipv6=study.config.study.ipv6, host_offloads=offloads,
-                             network_class=network_class, architecture=architecture) as started:
+        with started_network(
+            study.topology,
+            run.architecture,
+            run_dir,
+            seed=study.config.study.seed * 1_000_003 + run.repetition,
+            ipv6=study.config.study.ipv6,
+            host_offloads=offloads,
+            network_class=network_class,
+            architecture=architecture,
+        ) as started:
             arch, net = started.arch, started.net
             result.params["network_ready_s"] = round(started.ready_s, 3)
-            result.params["facts"] = {**arch.facts(), "ipv6": study.config.study.ipv6,
-                                      "host_tx_offloads": offloads}
+            result.params["facts"] = {
+                **arch.facts(),
+                "ipv6": study.config.study.ipv6,
+                "host_tx_offloads": offloads,
+            }
             for role, pids in arch.processes().items():
                 for pid in pids:
                     sampler.watch(role, pid)
-            ctx = HostContext(net, study.topology.hosts(), study.config.study.seed,
-                              on_process=lambda pid: sampler.watch("traffic", pid), log=log,
-                              results_dir=results_dir)
+            ctx = HostContext(
+                net,
+                study.topology.hosts(),
+                study.config.study.seed,
+                on_process=lambda pid: sampler.watch("traffic", pid),
+                log=log,
+                results_dir=results_dir,
+            )
             sampler.start()
             try:
                 output = run_workload(run.workload, ctx)
@@ -185,8 +231,9 @@ def execute_run(study: LoadedStudy, run: RunSpec, run_dir: Path,
             result.samples = list(output.samples)
             result.summaries = list(output.summaries)
             for metric, value in arch.control_stats().items():
-                result.summaries.append(Summary(run.workload.name, metric, float(value), "count",
-                                                "lower"))
+                result.summaries.append(
+                    Summary(run.workload.name, metric, float(value), "count", "lower")
+                )
             _probe_switch_pace(study.topology, net, result.cpu, log)  # after the counters
             arch.check_alive()  # a controller or switch that died mid-run voids the run
     except Exception as exc:  # a failed run is a result too: stored with its reason
@@ -228,9 +275,17 @@ def run_studies(plan: list[RunSpec]) -> list[LoadedStudy]:
 
 
 class StudyRunner:
-    def __init__(self, study: LoadedStudy, store: Store, results_dir: Path, resume: bool,
-                 progress=None, log: Callable[[str], None] = print, only=None,
-                 provenance: dict | None = None):
+    def __init__(
+        self,
+        study: LoadedStudy,
+        store: Store,
+        results_dir: Path,
+        resume: bool,
+        progress=None,
+        log: Callable[[str], None] = print,
+        only=None,
+        provenance: dict | None = None,
+    ):
         self.study, self.store, self.results_dir = study, store, Path(results_dir)
         self.resume, self.progress, self.log = resume, progress, log
         self.only = only  # a study.select.Selection, or None for every run
@@ -246,9 +301,13 @@ class StudyRunner:
         tag = cleanup.ensure_tag()
         study_dir = cleanup.run_root() / tag
         cfg = self.study.config
-        study_id = self.store.open_study(self.study.name, self.study.path,
-                                         cfg.model_dump(mode="json"), environment,
-                                         provenance=self.provenance)
+        study_id = self.store.open_study(
+            self.study.name,
+            self.study.path,
+            cfg.model_dump(mode="json"),
+            environment,
+            provenance=self.provenance,
+        )
         done = self.store.done_keys(study_id) if self.resume else set()
         todo = [r for r in plan if r.key not in done]
         if done:
@@ -259,8 +318,13 @@ class StudyRunner:
                 if self.progress:
                     self.progress(n, len(todo), run)
                 run_dir = study_dir / f"run{run.index:04d}"
-                result = execute_run(run.study or self.study, run, run_dir, self.log,
-                                     results_dir=self.results_dir / "runs" / _folder(run.key))
+                result = execute_run(
+                    run.study or self.study,
+                    run,
+                    run_dir,
+                    self.log,
+                    results_dir=self.results_dir / "runs" / _folder(run.key),
+                )
                 result.point, result.position = dict(run.point), run.index
                 self.store.record_run(study_id, result)
                 results.append(result)
@@ -275,5 +339,9 @@ class StudyRunner:
         """A failed run's daemon/controller logs are evidence: copy them next to the results."""
         dest = self.results_dir / "logs" / _folder(run.key)
         if run_dir.exists():
-            shutil.copytree(run_dir, dest, dirs_exist_ok=True,
-                            ignore=shutil.ignore_patterns("*.sock", "*.ctl", "conf.db"))
+            shutil.copytree(
+                run_dir,
+                dest,
+                dirs_exist_ok=True,
+                ignore=shutil.ignore_patterns("*.sock", "*.ctl", "conf.db"),
+            )

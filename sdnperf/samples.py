@@ -5,6 +5,7 @@ run, the unit the statistics work on). The runner wraps them in a `RunResult` to
 with the fidelity marks (CPU use) and hands that to the store. Nothing here knows about
 Mininet, SQLite or plots: it is the common vocabulary of every seam.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field

@@ -9,6 +9,7 @@ For a binary `sdnperf-NAME` the first of these wins:
    or another CARGO_TARGET_DIR beside it).
 4. PATH.
 """
+
 from __future__ import annotations
 
 import os
@@ -17,9 +18,13 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 # binary -> cargo package that builds it, for the hint when it is missing
-PACKAGES = {"sdnperf-p4c": "sdnperf-p4c", "sdnperf-switch": "sdnperf-switch",
-            "sdnperf-switch-grpc": "sdnperf-p4rt", "sdnperf-p4rt-bench": "sdnperf-p4rt",
-            "sdnperf-probe": "sdnperf-probe"}
+PACKAGES = {
+    "sdnperf-p4c": "sdnperf-p4c",
+    "sdnperf-switch": "sdnperf-switch",
+    "sdnperf-switch-grpc": "sdnperf-p4rt",
+    "sdnperf-p4rt-bench": "sdnperf-p4rt",
+    "sdnperf-probe": "sdnperf-probe",
+}
 
 
 class ToolNotFound(RuntimeError):
@@ -33,8 +38,10 @@ def env_var(binary: str) -> str:
 
 def build_hint(binary: str) -> str:
     package = PACKAGES.get(binary, binary)
-    return (f"build it with `cd rust && cargo build --release -p {package}` (scripts/install.sh "
-            f"builds all), or set {env_var(binary)} to its path")
+    return (
+        f"build it with `cd rust && cargo build --release -p {package}` (scripts/install.sh "
+        f"builds all), or set {env_var(binary)} to its path"
+    )
 
 
 def find(binary: str) -> str:

@@ -6,6 +6,7 @@ directions of host links. Run as root in a private network namespace:
     unshare --net --mount bash -c 'mount -t sysfs sysfs /sys; ip link set lo up; \\
         .venv/bin/python bench/p4/link_impairment.py --reps 3'
 """
+
 from __future__ import annotations
 
 import argparse
@@ -51,27 +52,39 @@ def main() -> int:
     ap.add_argument("--count", type=int, default=50, help="pings per RTT series")
     args = ap.parse_args()
     quiet_mininet()
-    print(f"sch_netem: {'yes' if capabilities.netem().ok else 'no'} "
-          "(no: the switch ports impair both directions of host links)")
-    print("topology  links  delay/link  expected +RTT  measured +RTT min   measured +RTT avg   (ms, mean ± sd over reps)")
+    print(
+        f"sch_netem: {'yes' if capabilities.netem().ok else 'no'} "
+        "(no: the switch ports impair both directions of host links)"
+    )
+    print(
+        "topology  links  delay/link  expected +RTT  measured +RTT min   measured +RTT avg   (ms, mean ± sd over reps)"
+    )
     for topo, (params, links) in TOPOS.items():
         spec = build_topology(topo, params, seed=1)
         base = [ping(spec, args.count, 0.05, r) for r in range(args.reps)]
         for d in [float(x) for x in args.delays.split(",")]:
-            runs = [ping(spec.with_link_defaults(None, d, 0), args.count, 0.05, r)
-                    for r in range(args.reps)]
+            runs = [
+                ping(spec.with_link_defaults(None, d, 0), args.count, 0.05, r)
+                for r in range(args.reps)
+            ]
             add_min = [r[0] - b[0] for r, b in zip(runs, base)]
             add_avg = [r[1] - b[1] for r, b in zip(runs, base)]
-            print(f"{topo:8}  {links:5}  {d:10g}  {2 * links * d:13g}  {spread(add_min):>18}  "
-                  f"{spread(add_avg):>18}")
-        print(f"{topo:8}  baseline RTT min {spread([b[0] for b in base])}, avg {spread([b[1] for b in base])}")
+            print(
+                f"{topo:8}  {links:5}  {d:10g}  {2 * links * d:13g}  {spread(add_min):>18}  "
+                f"{spread(add_avg):>18}"
+            )
+        print(
+            f"{topo:8}  baseline RTT min {spread([b[0] for b in base])}, avg {spread([b[1] for b in base])}"
+        )
     p = args.loss / 100
     print(f"\nloss {args.loss:g} % per link and direction, 400 pings at 10 ms:")
     for topo, (params, links) in TOPOS.items():
         spec = build_topology(topo, params, seed=1).with_link_defaults(None, 0, args.loss)
         lost = [ping(spec, 400, 0.01, r)[2] * 100 for r in range(args.reps)]
-        print(f"{topo:8}  {links} links: expected {100 * (1 - (1 - p) ** (2 * links)):.1f} %, "
-              f"measured {spread(lost)} %")
+        print(
+            f"{topo:8}  {links} links: expected {100 * (1 - (1 - p) ** (2 * links)):.1f} %, "
+            f"measured {spread(lost)} %"
+        )
     return 0
 
 

@@ -1,5 +1,6 @@
 """The set-up the packet-in benches share: one sdnperf-switch-grpc between two veth pairs,
 driven by sdnperf's P4Runtime controller (l2-learning). Root, in a private namespace."""
+
 from __future__ import annotations
 
 import contextlib
@@ -10,8 +11,10 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
-from sdnperf import p4  # noqa: E402
-from sdnperf import tools  # noqa: E402
+from sdnperf import (
+    p4,  # noqa: E402
+    tools,  # noqa: E402
+)
 from sdnperf.controllers import process  # noqa: E402
 
 
@@ -33,17 +36,39 @@ def switch_and_controller(prefix: str, transport: str, ready_timeout: float = 10
     port = process.free_port()
     run_dir = Path(tempfile.mkdtemp(prefix=f"p4-{prefix}-"))
     with open(run_dir / "switch.log", "w") as log:
-        sw = subprocess.Popen([tools.find("sdnperf-switch-grpc"), "-i", f"1@{pairs[0][1]}", "-i", f"2@{pairs[1][1]}",
-                               "--cpu-port", "255", "--grpc-port", str(port), "--device-id", "1",
-                               "--die-with-parent"], stdout=subprocess.DEVNULL, stderr=log)
+        sw = subprocess.Popen(
+            [
+                tools.find("sdnperf-switch-grpc"),
+                "-i",
+                f"1@{pairs[0][1]}",
+                "-i",
+                f"2@{pairs[1][1]}",
+                "--cpu-port",
+                "255",
+                "--grpc-port",
+                str(port),
+                "--device-id",
+                "1",
+                "--die-with-parent",
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=log,
+        )
     ctl = None
     try:
         time.sleep(0.5)
-        ctl = process.p4rt_controller({"app": "l2-learning", "p4info": str(prog.p4info),
-                                       "device_config": str(prog.json), "transport": transport,
-                                       "switches": [{"name": "s1", "device_id": 1,
-                                                     "address": f"127.0.0.1:{port}",
-                                                     "ports": [1, 2]}]}, run_dir)
+        ctl = process.p4rt_controller(
+            {
+                "app": "l2-learning",
+                "p4info": str(prog.p4info),
+                "device_config": str(prog.json),
+                "transport": transport,
+                "switches": [
+                    {"name": "s1", "device_id": 1, "address": f"127.0.0.1:{port}", "ports": [1, 2]}
+                ],
+            },
+            run_dir,
+        )
         ctl.start()
         deadline = time.monotonic() + ready_timeout
         while not (ctl.state() or {}).get("ready"):

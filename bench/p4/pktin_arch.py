@@ -12,6 +12,7 @@ and a private namespace:
     unshare --net --mount bash -c 'mount -t sysfs sysfs /sys; ip link set lo up; \\
         .venv/bin/python bench/p4/pktin_arch.py --rate 40000 --seconds 5 --repeat 3'
 """
+
 from __future__ import annotations
 
 import argparse
@@ -31,10 +32,13 @@ from sdnperf.runner import started_network  # noqa: E402
 from sdnperf.topo.registry import build_topology  # noqa: E402
 
 # locally administered MACs no host has: every frame is a miss, every answer a flood
-FRAME = bytes.fromhex("020000000099" "020000000001") + b"\x08\x00" + bytes(46)
-ARCHS = {"p4": lambda: P4Config(kind="p4", name="p4", app="l2-learning"),
-         "openflow": lambda: OpenflowConfig(kind="openflow", name="openflow", controller="osken",
-                                            app="l2-learning")}
+FRAME = bytes.fromhex("020000000099020000000001") + b"\x08\x00" + bytes(46)
+ARCHS = {
+    "p4": lambda: P4Config(kind="p4", name="p4", app="l2-learning"),
+    "openflow": lambda: OpenflowConfig(
+        kind="openflow", name="openflow", controller="osken", app="l2-learning"
+    ),
+}
 
 
 def counter(iface: str, which: str) -> int:
@@ -53,16 +57,31 @@ def one_run(kind: str, args, run_dir: Path) -> dict:
     with started_network(spec, ARCHS[kind](), run_dir, ready_timeout=90) as started:
         arch, net = started.arch, started.net
         pids = arch.processes()
-        procs = {role: psutil.Process(pids[role][0]) for role in ("controller", "switch") if pids.get(role)}
+        procs = {
+            role: psutil.Process(pids[role][0])
+            for role in ("controller", "switch")
+            if pids.get(role)
+        }
         port_in, port_out = port_toward(net, "h1"), port_toward(net, "h2")
         for p in procs.values():
             p.cpu_percent()
         stats0 = arch.control_stats()
         offered0, answered0 = counter(port_in, "rx_packets"), counter(port_out, "tx_packets")
         t0 = time.monotonic()
-        sender = net.get("h1").popen([sys.executable, str(REPO / "bench/p4/pktin_switch.py"),
-                                      "--send", net.get("h1").intf().name, "--rate", str(args.rate),
-                                      "--seconds", str(args.seconds), "--frame-hex", FRAME.hex()])
+        sender = net.get("h1").popen(
+            [
+                sys.executable,
+                str(REPO / "bench/p4/pktin_switch.py"),
+                "--send",
+                net.get("h1").intf().name,
+                "--rate",
+                str(args.rate),
+                "--seconds",
+                str(args.seconds),
+                "--frame-hex",
+                FRAME.hex(),
+            ]
+        )
         sender.wait(timeout=args.seconds + 30)
         elapsed = time.monotonic() - t0
         cpu = {role: p.cpu_percent() for role, p in procs.items()}
@@ -70,24 +89,38 @@ def one_run(kind: str, args, run_dir: Path) -> dict:
         offered = counter(port_in, "rx_packets") - offered0
         answered = counter(port_out, "tx_packets") - answered0
         stats = arch.control_stats()
-    return {"arch": kind, "controller": "sdnperf-p4rt l2-learning" if kind == "p4" else "os-ken l2-learning",
-            "rate": args.rate, "seconds": args.seconds, "offered": offered, "answered": answered,
-            # per second of sending (the sender's own start-up is not load)
-            "answered_per_s": round(answered / args.seconds), "wall_s": round(elapsed, 2),
-            "packet_ins": stats.get("packet_ins", 0) - stats0.get("packet_ins", 0),
-            "controller_cpu_pct": cpu.get("controller"), "switch_cpu_pct": cpu.get("switch"),
-            "loadavg_1min": round(psutil.getloadavg()[0], 2)}
+    return {
+        "arch": kind,
+        "controller": "sdnperf-p4rt l2-learning" if kind == "p4" else "os-ken l2-learning",
+        "rate": args.rate,
+        "seconds": args.seconds,
+        "offered": offered,
+        "answered": answered,
+        # per second of sending (the sender's own start-up is not load)
+        "answered_per_s": round(answered / args.seconds),
+        "wall_s": round(elapsed, 2),
+        "packet_ins": stats.get("packet_ins", 0) - stats0.get("packet_ins", 0),
+        "controller_cpu_pct": cpu.get("controller"),
+        "switch_cpu_pct": cpu.get("switch"),
+        "loadavg_1min": round(psutil.getloadavg()[0], 2),
+    }
 
 
 def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0],
-                                 formatter_class=argparse.RawDescriptionHelpFormatter,
-                                 epilog="\n".join(__doc__.splitlines()[1:]))
+    ap = argparse.ArgumentParser(
+        description=__doc__.splitlines()[0],
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog="\n".join(__doc__.splitlines()[1:]),
+    )
     ap.add_argument("--rate", type=float, default=40000, help="frames/s offered by h1")
     ap.add_argument("--seconds", type=float, default=5.0)
     ap.add_argument("--repeat", type=int, default=3, help="fresh networks per architecture")
-    ap.add_argument("--arch", action="append", choices=list(ARCHS),
-                    help="architecture(s) to run (default: both, interleaved)")
+    ap.add_argument(
+        "--arch",
+        action="append",
+        choices=list(ARCHS),
+        help="architecture(s) to run (default: both, interleaved)",
+    )
     args = ap.parse_args()
     kinds = args.arch or list(ARCHS)
     base = Path(tempfile.mkdtemp(prefix="p4-pktin-arch-"))
@@ -97,11 +130,19 @@ def main() -> int:
             r = one_run(kind, args, base / f"{kind}-{i}")
             rates[kind].append(r["answered_per_s"])
             print(json.dumps(r), flush=True)
-    summary = {k: {"mean": round(statistics.mean(v)),
-                   "stdev": round(statistics.stdev(v)) if len(v) > 1 else None,
-                   "min": min(v), "max": max(v)} for k, v in rates.items()}
+    summary = {
+        k: {
+            "mean": round(statistics.mean(v)),
+            "stdev": round(statistics.stdev(v)) if len(v) > 1 else None,
+            "min": min(v),
+            "max": max(v),
+        }
+        for k, v in rates.items()
+    }
     if "p4" in rates and "openflow" in rates and summary["openflow"]["mean"]:
-        summary["ratio_p4_over_openflow"] = round(summary["p4"]["mean"] / summary["openflow"]["mean"], 2)
+        summary["ratio_p4_over_openflow"] = round(
+            summary["p4"]["mean"] / summary["openflow"]["mean"], 2
+        )
     print(json.dumps({"summary": summary, "rate": args.rate, "seconds": args.seconds}))
     return 0
 

@@ -15,6 +15,7 @@ not included; the real-switch bench (pktin_switch.py) shows the whole process's 
 
     .venv/bin/python bench/p4/pktin_cpu.py --packets 200000 --batch 64 --repeat 5
 """
+
 from __future__ import annotations
 
 import argparse
@@ -35,9 +36,12 @@ from sdnperf.controllers.p4rt.controller import Controller, _SyncOut  # noqa: E4
 
 def wire(n: int, ingress_id: int) -> bytes:
     """n packet-ins from one source to an unknown destination (each answered by a flood)."""
-    payload = bytes.fromhex("000000000002" "000000000001") + b"\x08\x00" + bytes(46)
-    msg = p4r.StreamMessageResponse(packet=p4r.PacketIn(
-        payload=payload, metadata=[p4r.PacketMetadata(metadata_id=ingress_id, value=b"\x01")]))
+    payload = bytes.fromhex("000000000002000000000001") + b"\x08\x00" + bytes(46)
+    msg = p4r.StreamMessageResponse(
+        packet=p4r.PacketIn(
+            payload=payload, metadata=[p4r.PacketMetadata(metadata_id=ingress_id, value=b"\x01")]
+        )
+    )
     body = msg.SerializeToString()
     one = h2stream.frame(h2stream.DATA, 0, 1, b"\x00" + len(body).to_bytes(4, "big") + body)
     return one * n
@@ -53,7 +57,10 @@ class _Proto:
 def run(stage: str, ctl: Controller, data: list[bytes]) -> float:
     conn = StreamSwitchConnection("s1", "127.0.0.1:1", 1)
     sink = []
-    on_message = {"framing": sink.append, "parse": lambda b: sink.append(p4r.StreamMessageResponse.FromString(b))}.get(stage, conn._on_message)
+    on_message = {
+        "framing": sink.append,
+        "parse": lambda b: sink.append(p4r.StreamMessageResponse.FromString(b)),
+    }.get(stage, conn._on_message)
     conn._h2 = stream = h2stream.GrpcStream("x", "/p", on_message)
     stream._conn_window = stream._stream_window = 1 << 40  # the bench measures us, not windows
     conn._proto = _Proto(stream)
@@ -81,10 +88,14 @@ def main() -> int:
     ap.add_argument("--repeat", type=int, default=5)
     args = ap.parse_args()
     prog = p4.compiled("l2l3")
-    ctl = Controller({"app": "l2-learning", "p4info": str(prog.p4info),
-                      "device_config": str(prog.json),
-                      "switches": [{"name": "s1", "device_id": 1, "address": "127.0.0.1:1",
-                                    "ports": [1, 2]}]})
+    ctl = Controller(
+        {
+            "app": "l2-learning",
+            "p4info": str(prog.p4info),
+            "device_config": str(prog.json),
+            "switches": [{"name": "s1", "device_id": 1, "address": "127.0.0.1:1", "ports": [1, 2]}],
+        }
+    )
     chunk = wire(args.batch, ctl._ingress_ids[1])
     data = [chunk] * (args.packets // args.batch)
     n = len(data) * args.batch
@@ -93,10 +104,26 @@ def main() -> int:
     for _ in range(args.repeat):  # stages interleaved: slow drift of a shared machine hits all
         for stage in stages:
             times[stage].append(run(stage, ctl, data) / n * 1e6)
-    results = {s: {"us_per_packet_median": round(statistics.median(t), 3),
-                   "min": round(min(t), 3), "max": round(max(t), 3)} for s, t in times.items()}
-    print(json.dumps({"packets": n, "batch": args.batch, "stages_cumulative": results,
-                      "implied_max_per_s_one_core": round(1e6 / results["output"]["us_per_packet_median"])}))
+    results = {
+        s: {
+            "us_per_packet_median": round(statistics.median(t), 3),
+            "min": round(min(t), 3),
+            "max": round(max(t), 3),
+        }
+        for s, t in times.items()
+    }
+    print(
+        json.dumps(
+            {
+                "packets": n,
+                "batch": args.batch,
+                "stages_cumulative": results,
+                "implied_max_per_s_one_core": round(
+                    1e6 / results["output"]["us_per_packet_median"]
+                ),
+            }
+        )
+    )
     return 0
 
 

@@ -5,6 +5,7 @@ frame entering port 1 (unknown destination -> packet-in) to its flood copy leavi
     unshare --net --mount bash -c 'mount -t sysfs sysfs /sys; ip link set lo up; \
         .venv/bin/python bench/p4/pktin_latency.py --count 50'
 """
+
 from __future__ import annotations
 
 import argparse
@@ -30,7 +31,12 @@ def main() -> int:
         rx.bind(("lat2a", 0))
         lat = []
         for i in range(args.count):
-            frame = bytes.fromhex("000000000002000000000001") + b"\x88\xb5" + i.to_bytes(4, "big") + bytes(42)
+            frame = (
+                bytes.fromhex("000000000002000000000001")
+                + b"\x88\xb5"
+                + i.to_bytes(4, "big")
+                + bytes(42)
+            )
             t0 = time.perf_counter()
             tx.send(frame)
             while True:
@@ -44,10 +50,20 @@ def main() -> int:
             time.sleep(0.02)
         first = [round(x, 2) for x in lat[:5]]
         lat.sort()
-        print(json.dumps({"transport": args.transport, "answered": len(lat), "sent": args.count,
-                          "min_ms": round(lat[0], 3), "median_ms": round(statistics.median(lat), 3),
-                          "p90_ms": round(lat[int(0.9 * (len(lat) - 1))], 3),
-                          "max_ms": round(lat[-1], 3), "first_five_ms": first}))
+        print(
+            json.dumps(
+                {
+                    "transport": args.transport,
+                    "answered": len(lat),
+                    "sent": args.count,
+                    "min_ms": round(lat[0], 3),
+                    "median_ms": round(statistics.median(lat), 3),
+                    "p90_ms": round(lat[int(0.9 * (len(lat) - 1))], 3),
+                    "max_ms": round(lat[-1], 3),
+                    "first_five_ms": first,
+                }
+            )
+        )
     return 0
 
 

@@ -9,6 +9,7 @@ the controller and of this emulator is reported so a bench-bound run is visible.
 
     .venv/bin/python bench/p4/pktin_rate.py --duration 5 --window 64
 """
+
 from __future__ import annotations
 
 import argparse
@@ -56,9 +57,14 @@ class EmulatedSwitch(p4r_grpc.P4RuntimeServicer):
             async for req in request_iterator:
                 which = req.WhichOneof("update")
                 if which == "arbitration":
-                    await out.put(p4r.StreamMessageResponse(arbitration=p4r.MasterArbitrationUpdate(
-                        device_id=req.arbitration.device_id,
-                        election_id=req.arbitration.election_id)))
+                    await out.put(
+                        p4r.StreamMessageResponse(
+                            arbitration=p4r.MasterArbitrationUpdate(
+                                device_id=req.arbitration.device_id,
+                                election_id=req.arbitration.election_id,
+                            )
+                        )
+                    )
                 elif which == "packet":
                     if req.packet.payload[12:14] == b"\x88\xcc":
                         continue
@@ -77,8 +83,9 @@ class EmulatedSwitch(p4r_grpc.P4RuntimeServicer):
                 await credits.acquire()
                 i += 1
                 self.sent += self.measuring
-                yield p4r.StreamMessageResponse(packet=p4r.PacketIn(
-                    payload=self.frames[i % n], metadata=metas[i & 3]))
+                yield p4r.StreamMessageResponse(
+                    packet=p4r.PacketIn(payload=self.frames[i % n], metadata=metas[i & 3])
+                )
         finally:
             task.cancel()
 
@@ -97,11 +104,23 @@ async def run(args) -> dict:
     port = server.add_insecure_port("127.0.0.1:0")
     await server.start()
     run_dir = Path(tempfile.mkdtemp(prefix="p4-pktin-"))
-    ctl = process.p4rt_controller({"app": "l2-learning", "p4info": str(prog.p4info),
-                                   "device_config": str(prog.json), "transport": args.transport,
-                                   "switches": [{"name": "s1", "device_id": 1,
-                                                 "address": f"127.0.0.1:{port}",
-                                                 "ports": [1, 2, 3, 4]}]}, run_dir)
+    ctl = process.p4rt_controller(
+        {
+            "app": "l2-learning",
+            "p4info": str(prog.p4info),
+            "device_config": str(prog.json),
+            "transport": args.transport,
+            "switches": [
+                {
+                    "name": "s1",
+                    "device_id": 1,
+                    "address": f"127.0.0.1:{port}",
+                    "ports": [1, 2, 3, 4],
+                }
+            ],
+        },
+        run_dir,
+    )
     await asyncio.get_running_loop().run_in_executor(None, ctl.start)
     try:
         for _ in range(200):
@@ -120,13 +139,21 @@ async def run(args) -> dict:
         elapsed = time.monotonic() - t0
         c_ctl, c_me = cpu_ctl.cpu_percent(), cpu_me.cpu_percent()
         sw.stop = True
-        return {"controller": "sdnperf-p4rt l2-learning", "protocol": "P4Runtime",
-                "transport": args.transport,
-                "window": args.window, "hosts": args.hosts, "duration_s": round(elapsed, 2),
-                "sent": sw.sent, "answered": sw.answered,
-                "answered_per_s": round(sw.answered / elapsed),
-                "write_rpcs": sw.writes, "table_updates": sw.updates,
-                "controller_cpu_pct": c_ctl, "emulator_cpu_pct": c_me}
+        return {
+            "controller": "sdnperf-p4rt l2-learning",
+            "protocol": "P4Runtime",
+            "transport": args.transport,
+            "window": args.window,
+            "hosts": args.hosts,
+            "duration_s": round(elapsed, 2),
+            "sent": sw.sent,
+            "answered": sw.answered,
+            "answered_per_s": round(sw.answered / elapsed),
+            "write_rpcs": sw.writes,
+            "table_updates": sw.updates,
+            "controller_cpu_pct": c_ctl,
+            "emulator_cpu_pct": c_me,
+        }
     finally:
         ctl.stop()
         await server.stop(None)

@@ -18,6 +18,7 @@ network namespace:
 `--py-spy FILE` records the controller with py-spy (if installed) during the first run
 (collapsed stacks, one line per stack: `py-spy record --format raw`).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -26,17 +27,17 @@ import shutil
 import socket
 import subprocess
 import sys
-import threading
 import time
 from pathlib import Path
 
 import psutil
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
-from sdnperf import tools  # noqa: E402
 from one_switch import switch_and_controller  # noqa: E402
 
-FRAME = (bytes.fromhex("000000000002" "000000000001") + b"\x08\x00" + bytes(46))
+from sdnperf import tools  # noqa: E402
+
+FRAME = bytes.fromhex("000000000002000000000001") + b"\x08\x00" + bytes(46)
 
 
 def rx(iface: str) -> int:
@@ -71,19 +72,46 @@ def one_run(args, ctl, sw, seconds: float) -> dict:
     before_in, before_out, before_offered = ctl.state()["packet_ins"], rx("pin2a"), rx("pin1b")
     spy = None
     if args.py_spy:
-        spy = subprocess.Popen([args.py_spy_bin, "record", "--pid", str(ctl.pid), "--format", "raw",
-                                "--threads", "--nonblocking", "--rate", "250", "--duration",
-                                str(max(1, int(seconds) - 1)), "--output", args.py_spy],
-                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        spy = subprocess.Popen(
+            [
+                args.py_spy_bin,
+                "record",
+                "--pid",
+                str(ctl.pid),
+                "--format",
+                "raw",
+                "--threads",
+                "--nonblocking",
+                "--rate",
+                "250",
+                "--duration",
+                str(max(1, int(seconds) - 1)),
+                "--output",
+                args.py_spy,
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
         args.py_spy = None  # first run only
     load0 = psutil.getloadavg()[0]
     t0 = time.monotonic()
     if args.rate > 0:
         paced_send("pin1a", args.rate, seconds)
     else:
-        subprocess.run([tools.find("sdnperf-switch"), "blast", "pin1a",
-                        "--seconds", str(seconds), "--dst-mac", "0x000000000002",
-                        "--src-mac", "0x000000000001"], capture_output=True)
+        subprocess.run(
+            [
+                tools.find("sdnperf-switch"),
+                "blast",
+                "pin1a",
+                "--seconds",
+                str(seconds),
+                "--dst-mac",
+                "0x000000000002",
+                "--src-mac",
+                "0x000000000001",
+            ],
+            capture_output=True,
+        )
     elapsed = time.monotonic() - t0
     c_ctl, c_sw, c_me = pc.cpu_percent(), ps.cpu_percent(), me.cpu_percent()
     time.sleep(0.5)  # answers still in flight
@@ -92,31 +120,52 @@ def one_run(args, ctl, sw, seconds: float) -> dict:
     answered = rx("pin2a") - before_out
     st = ctl.state()
     # packet-outs the controller dropped because the switch read its stream too slowly
-    dropped = [line.rsplit(": ", 1)[1].split()[0] for line in ctl.log_path.read_text().splitlines()
-               if "packet-outs dropped" in line]
-    return {"controller": "sdnperf-p4rt l2-learning", "switch": "sdnperf-switch-grpc",
-            "transport": args.transport, "load": f"paced {args.rate:.0f}/s" if args.rate > 0 else "blast",
-            "seconds": round(elapsed, 2), "offered": rx("pin1b") - before_offered,
-            "packet_ins": st["packet_ins"] - before_in, "answered": answered,
-            "answered_per_s": round(answered / elapsed),
-            "controller_packet_outs_dropped_at_least": int(dropped[-1]) if dropped else 0,
-            "controller_cpu_pct": c_ctl, "switch_cpu_pct": c_sw,
-            "sender_cpu_pct": c_me if args.rate > 0 else None,
-            "loadavg_1min": round(load0, 2), "cpus": psutil.cpu_count()}
+    dropped = [
+        line.rsplit(": ", 1)[1].split()[0]
+        for line in ctl.log_path.read_text().splitlines()
+        if "packet-outs dropped" in line
+    ]
+    return {
+        "controller": "sdnperf-p4rt l2-learning",
+        "switch": "sdnperf-switch-grpc",
+        "transport": args.transport,
+        "load": f"paced {args.rate:.0f}/s" if args.rate > 0 else "blast",
+        "seconds": round(elapsed, 2),
+        "offered": rx("pin1b") - before_offered,
+        "packet_ins": st["packet_ins"] - before_in,
+        "answered": answered,
+        "answered_per_s": round(answered / elapsed),
+        "controller_packet_outs_dropped_at_least": int(dropped[-1]) if dropped else 0,
+        "controller_cpu_pct": c_ctl,
+        "switch_cpu_pct": c_sw,
+        "sender_cpu_pct": c_me if args.rate > 0 else None,
+        "loadavg_1min": round(load0, 2),
+        "cpus": psutil.cpu_count(),
+    }
 
 
 def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0],
-                                 formatter_class=argparse.RawDescriptionHelpFormatter,
-                                 epilog="\n".join(__doc__.splitlines()[1:]))
+    ap = argparse.ArgumentParser(
+        description=__doc__.splitlines()[0],
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog="\n".join(__doc__.splitlines()[1:]),
+    )
     ap.add_argument("--seconds", type=float, default=5.0, help="length of one run")
-    ap.add_argument("--rate", type=float, default=40000,
-                    help="frames/s offered by the paced sender; 0 = sdnperf-switch blast")
+    ap.add_argument(
+        "--rate",
+        type=float,
+        default=40000,
+        help="frames/s offered by the paced sender; 0 = sdnperf-switch blast",
+    )
     ap.add_argument("--repeat", type=int, default=1, help="runs against the same controller")
     ap.add_argument("--transport", choices=["h2", "threads", "aio"], default="h2")
     ap.add_argument("--py-spy", metavar="FILE", help="py-spy collapsed stacks of the first run")
-    ap.add_argument("--send", metavar="IFACE", help="only send: --rate frames/s of FRAME_HEX "
-                    "into IFACE for --seconds (pktin_arch.py runs this inside a Mininet host)")
+    ap.add_argument(
+        "--send",
+        metavar="IFACE",
+        help="only send: --rate frames/s of FRAME_HEX "
+        "into IFACE for --seconds (pktin_arch.py runs this inside a Mininet host)",
+    )
     ap.add_argument("--frame-hex", default=FRAME.hex(), help="the frame --send sends")
     args = ap.parse_args()
     if args.send:
@@ -135,8 +184,11 @@ def main() -> int:
             time.sleep(0.5)
     # the daemon's exit counters: packet-ins it could not queue for the controller
     # (packet_in_dropped) and port drops say where unanswered frames went
-    counters = [line.strip() for line in (run_dir / "switch.log").read_text().splitlines()
-                if "counters" in line or line.strip().startswith("port ")]
+    counters = [
+        line.strip()
+        for line in (run_dir / "switch.log").read_text().splitlines()
+        if "counters" in line or line.strip().startswith("port ")
+    ]
     print(json.dumps({"switch_exit_counters": counters}))
     return 0
 

@@ -19,6 +19,7 @@ Programs: the arguments, `--corpus` (rust/p4c/tests/corpus), and/or `--generate 
 $SDNPERF_P4_REFERENCE) and the release binaries in rust/target/release.
 Exit status 1 when any disagreement was found.
 """
+
 import argparse
 import concurrent.futures as cf
 import os
@@ -60,7 +61,9 @@ def probe_stf(stf_text: str) -> tuple[str, list[bytes], bool]:
     return "\n".join(lines) + "\n", packets, only_packets
 
 
-RECEIVED = re.compile(r"^FAIL port (\d+)(?: packet #(\d+) \(line \d+\): .*|: unexpected packet #(\d+))$")
+RECEIVED = re.compile(
+    r"^FAIL port (\d+)(?: packet #(\d+) \(line \d+\): .*|: unexpected packet #(\d+))$"
+)
 
 
 def outputs(report: str) -> dict:
@@ -70,7 +73,7 @@ def outputs(report: str) -> dict:
     for i, l in enumerate(lines):
         m = RECEIVED.match(l)
         if m:
-            nxt = [x for x in lines[i + 1:i + 3] if x.strip().startswith("received ")]
+            nxt = [x for x in lines[i + 1 : i + 3] if x.strip().startswith("received ")]
             if nxt:
                 k = int(m.group(2) or m.group(3))
                 out.setdefault(int(m.group(1)), {})[k] = nxt[0].split()[1]
@@ -96,8 +99,8 @@ def read_pcap(path: Path) -> list[str]:
     data = path.read_bytes()
     out, off = [], 24
     while off + 16 <= len(data):
-        _, _, incl, _ = struct.unpack("<IIII", data[off:off + 16])
-        out.append(data[off + 16:off + 16 + incl].hex().upper())
+        _, _, incl, _ = struct.unpack("<IIII", data[off : off + 16])
+        out.append(data[off + 16 : off + 16 + incl].hex().upper())
         off += 16 + incl
     return out
 
@@ -107,18 +110,35 @@ def bmv2_outputs(ref: Path, json_path: Path, packets: list, tmp: Path, slot: int
     tmp.mkdir(exist_ok=True)
     for p in PROBE_PORTS:
         write_pcap(tmp / f"p{p}_in.pcap", [b for (port, b) in packets if port == p])
-    args = [ref / "bin" / "simple_switch", "--use-files", "0", "--thrift-port", str(19090 + slot),
-            "--device-id", str(100 + slot), "--notifications-addr", f"ipc://{tmp}/notif.ipc"]
+    args = [
+        ref / "bin" / "simple_switch",
+        "--use-files",
+        "0",
+        "--thrift-port",
+        str(19090 + slot),
+        "--device-id",
+        str(100 + slot),
+        "--notifications-addr",
+        f"ipc://{tmp}/notif.ipc",
+    ]
     for p in PROBE_PORTS:
         args += ["-i", f"{p}@{tmp}/p{p}"]
-    proc = subprocess.Popen([str(a) for a in args] + [str(json_path)], stdout=subprocess.DEVNULL,
-                            stderr=subprocess.DEVNULL, start_new_session=True)
+    proc = subprocess.Popen(
+        [str(a) for a in args] + [str(json_path)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
     try:
         last, stable = -1, 0
         deadline = time.monotonic() + 10
         while time.monotonic() < deadline:
             time.sleep(0.2)
-            size = sum((tmp / f"p{p}_out.pcap").stat().st_size for p in PROBE_PORTS if (tmp / f"p{p}_out.pcap").exists())
+            size = sum(
+                (tmp / f"p{p}_out.pcap").stat().st_size
+                for p in PROBE_PORTS
+                if (tmp / f"p{p}_out.pcap").exists()
+            )
             stable = stable + 1 if size == last else 0
             last = size
             if stable >= 3 and size > 0 or stable >= 6:
@@ -164,27 +184,54 @@ def one(p4: Path, bins: dict, ref: Path, bmv2: bool, slot: int) -> dict:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("programs", nargs="*", type=Path)
-    ap.add_argument("--corpus", action="store_true", help="the compiler's corpus (rust/p4c/tests/corpus)")
-    ap.add_argument("--generate", type=int, default=0, metavar="N", help="N programs from sdnperf-p4c-fuzz gen")
+    ap.add_argument(
+        "--corpus", action="store_true", help="the compiler's corpus (rust/p4c/tests/corpus)"
+    )
+    ap.add_argument(
+        "--generate", type=int, default=0, metavar="N", help="N programs from sdnperf-p4c-fuzz gen"
+    )
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--jobs", type=int, default=2)
-    ap.add_argument("--bmv2-every", type=int, default=0, metavar="K",
-                    help="also run BMv2 simple_switch on every K-th program (0: never)")
-    ap.add_argument("--keep", type=Path, default=Path(tempfile.gettempdir()) / "sdnperf-p4c-disagreements",
-                    help="disagreeing programs are copied here")
-    ap.add_argument("--max-seconds", type=float, default=0,
-                    help="stop starting new programs after this long (0: no limit); the report counts what ran")
+    ap.add_argument(
+        "--bmv2-every",
+        type=int,
+        default=0,
+        metavar="K",
+        help="also run BMv2 simple_switch on every K-th program (0: never)",
+    )
+    ap.add_argument(
+        "--keep",
+        type=Path,
+        default=Path(tempfile.gettempdir()) / "sdnperf-p4c-disagreements",
+        help="disagreeing programs are copied here",
+    )
+    ap.add_argument(
+        "--max-seconds",
+        type=float,
+        default=0,
+        help="stop starting new programs after this long (0: no limit); the report counts what ran",
+    )
     ap.add_argument("--target", type=Path, default=REPO / "rust" / "target" / "release")
     a = ap.parse_args()
 
     ref = reference_dir()
     if ref is None:
-        print("error: the reference tools are missing (../shared/p4-reference or $SDNPERF_P4_REFERENCE)", file=sys.stderr)
+        print(
+            "error: the reference tools are missing (../shared/p4-reference or $SDNPERF_P4_REFERENCE)",
+            file=sys.stderr,
+        )
         return 2
-    bins = {"p4c": a.target / "sdnperf-p4c", "switch": a.target / "sdnperf-switch", "gen": a.target / "sdnperf-p4c-fuzz"}
+    bins = {
+        "p4c": a.target / "sdnperf-p4c",
+        "switch": a.target / "sdnperf-switch",
+        "gen": a.target / "sdnperf-p4c-fuzz",
+    }
     for b in bins.values():
         if not b.exists():
-            print(f"error: {b} missing; build with cargo build --release -p sdnperf-p4c -p sdnperf-switch", file=sys.stderr)
+            print(
+                f"error: {b} missing; build with cargo build --release -p sdnperf-p4c -p sdnperf-switch",
+                file=sys.stderr,
+            )
             return 2
     progs: list[Path] = []
     for p in a.programs:
@@ -194,7 +241,9 @@ def main() -> int:
     gen_dir = None
     if a.generate:
         gen_dir = Path(tempfile.mkdtemp(prefix="p4c-gen-"))
-        rc, out = run([bins["gen"], "gen", "--seed", a.seed, "--count", a.generate, "--out", gen_dir])
+        rc, out = run(
+            [bins["gen"], "gen", "--seed", a.seed, "--count", a.generate, "--out", gen_dir]
+        )
         if rc != 0:
             print(f"error: generator failed: {out}", file=sys.stderr)
             return 2
@@ -220,14 +269,22 @@ def main() -> int:
             if r is not None:
                 results.append(r)
             if i % 100 == 0:
-                print(f"  {i}/{len(progs)} ({time.monotonic() - t0:.0f} s)", file=sys.stderr, flush=True)
+                print(
+                    f"  {i}/{len(progs)} ({time.monotonic() - t0:.0f} s)",
+                    file=sys.stderr,
+                    flush=True,
+                )
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
     finally:
         ex.shutdown(wait=True, cancel_futures=True)
         if gen_dir is not None:
-            keep = [Path(r["path"]) for r in results if r.get("agree") is False or r.get("bmv2_agree") is False]
+            keep = [
+                Path(r["path"])
+                for r in results
+                if r.get("agree") is False or r.get("bmv2_agree") is False
+            ]
             a.keep.mkdir(parents=True, exist_ok=True)
             for k in keep:
                 for ext in (".p4", ".stf"):
@@ -245,19 +302,29 @@ def main() -> int:
     only_ours = [r for r in results if r["ours_ok"] and not r["ref_ok"]]
     if len(results) < len(progs):
         print(f"time budget reached: {len(progs) - len(results)} of {len(progs)} programs not run")
-    print(f"{len(results)} programs in {elapsed:.0f} s: {len(both)} compiled by both, "
-          f"{len(dis)} disagree (our JSON vs p4c's JSON; BMv2 confirms where it could run)")
-    print(f"sdnperf-switch runs the two JSONs differently but BMv2 runs them alike (a switch bug): {len(sw)}")
-    print(f"BMv2 simple_switch on p4c's JSON: {len(bm)} compared, {len(bm_dis)} disagree with sdnperf-switch")
+    print(
+        f"{len(results)} programs in {elapsed:.0f} s: {len(both)} compiled by both, "
+        f"{len(dis)} disagree (our JSON vs p4c's JSON; BMv2 confirms where it could run)"
+    )
+    print(
+        f"sdnperf-switch runs the two JSONs differently but BMv2 runs them alike (a switch bug): {len(sw)}"
+    )
+    print(
+        f"BMv2 simple_switch on p4c's JSON: {len(bm)} compared, {len(bm_dis)} disagree with sdnperf-switch"
+    )
     print(f"refused by sdnperf-p4c only: {len(only_ref)}; by p4c only: {len(only_ours)}")
     for r in dis:
         extra = f"\n  BMv2 on ours: {r['d']}\n  BMv2 on p4c's: {r['c']}" if "d" in r else ""
         print(f"\nDISAGREE {r['path']}\n  ours: {r['a']}\n  p4c:  {r['b']}{extra}")
     for r in sw:
-        print(f"\nSWITCH BUG {r['path']}\n  sdnperf-switch, our JSON: {r['a']}\n  sdnperf-switch, p4c's:    {r['b']}"
-              f"\n  BMv2 on both: {r['c']}")
+        print(
+            f"\nSWITCH BUG {r['path']}\n  sdnperf-switch, our JSON: {r['a']}\n  sdnperf-switch, p4c's:    {r['b']}"
+            f"\n  BMv2 on both: {r['c']}"
+        )
     for r in bm_dis:
-        print(f"\nBMV2 DISAGREES {r['path']}\n  sdnperf-switch: {r['b']}\n  simple_switch:  {r['c']}")
+        print(
+            f"\nBMV2 DISAGREES {r['path']}\n  sdnperf-switch: {r['b']}\n  simple_switch:  {r['c']}"
+        )
     for r in only_ref:
         print(f"refused by us only: {r['path']}: {' '.join(r.get('msg', []))[:200]}")
     for r in only_ours:

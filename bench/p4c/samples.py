@@ -17,6 +17,7 @@ passes on the same switch: a miscompile without an error.
 Binaries come from rust/target/release (build them first: cargo build --release -p sdnperf-p4c
 -p sdnperf-switch); the reference's JSON is cached under --cache (default /tmp/sdnperf-p4c-ref).
 """
+
 import argparse
 import concurrent.futures as cf
 import hashlib
@@ -106,8 +107,11 @@ def categorize(r: dict, have_ref: bool) -> str:
         return "compiled, STF fails"
     if ref_ok:
         return "SILENT: compiled, STF fails, p4c's JSON passes"
-    return "compiled, STF fails (p4c's JSON fails too)" if r.get("ref_compiled") else \
-        "compiled, STF fails (p4c refuses)"
+    return (
+        "compiled, STF fails (p4c's JSON fails too)"
+        if r.get("ref_compiled")
+        else "compiled, STF fails (p4c refuses)"
+    )
 
 
 def main() -> int:
@@ -131,7 +135,9 @@ def main() -> int:
             return 2
     ref = reference_dir()
     if ref is None:
-        print("note: ../shared/p4-reference not found: reference p4c column skipped", file=sys.stderr)
+        print(
+            "note: ../shared/p4-reference not found: reference p4c column skipped", file=sys.stderr
+        )
     a.cache.mkdir(parents=True, exist_ok=True)
     samples = [p for p in v1model_samples(samples_dir) if a.only in p.stem]
     print(f"{len(samples)} v1model STF samples in {samples_dir}", flush=True)
@@ -143,7 +149,11 @@ def main() -> int:
         for i, f in enumerate(cf.as_completed(futs), 1):
             results.append(f.result())
             if i % 20 == 0 or i == len(futs):
-                print(f"  {i}/{len(futs)} done ({time.monotonic() - t0:.0f} s)", file=sys.stderr, flush=True)
+                print(
+                    f"  {i}/{len(futs)} done ({time.monotonic() - t0:.0f} s)",
+                    file=sys.stderr,
+                    flush=True,
+                )
     results.sort(key=lambda r: r["name"])
 
     n = len(results)

@@ -17,6 +17,7 @@ Pipeline-only figures (`sdnperf-switch membench`, no kernel I/O) are printed too
 Run as root:  python3 bench/switch/run.py [--quick] [--json OUT.json] [--skip-ovs]
 Everything it creates is prefixed `sdpb` and removed on exit, failure or Ctrl-C.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -140,6 +141,7 @@ class Path3:
     def start_ovs(self):
         global OVS
         from sdnperf.emulation.ovs import OvsDaemons
+
         shutil.rmtree(OVS_DIR, ignore_errors=True)
         OVS = OvsDaemons(OVS_DIR, datapath="user")  # sets userspace-tso-enable=true
         OVS.start()
@@ -149,12 +151,35 @@ class Path3:
         self.ovs_pid = OVS.pids().get("ovs-vswitchd")
         time.sleep(1.0)
 
-    def start_switch(self, program: str, commands: list[str] | None = None, extra=(), cpu: int | None = None,
-                     nice: int = 0):
+    def start_switch(
+        self,
+        program: str,
+        commands: list[str] | None = None,
+        extra=(),
+        cpu: int | None = None,
+        nice: int = 0,
+    ):
         self.stop_switch()
         pin = ["taskset", "-c", str(cpu)] if cpu is not None else []
-        argv = [*pin, "ip", "netns", "exec", NS_S, BIN, "run", "--json", program, "-i", "1@sdpbS1",
-                "-i", "2@sdpbS2", "--ctl-socket", CTL, "--die-with-parent", *extra]
+        argv = [
+            *pin,
+            "ip",
+            "netns",
+            "exec",
+            NS_S,
+            BIN,
+            "run",
+            "--json",
+            program,
+            "-i",
+            "1@sdpbS1",
+            "-i",
+            "2@sdpbS2",
+            "--ctl-socket",
+            CTL,
+            "--die-with-parent",
+            *extra,
+        ]
         if not self.offloads:
             argv.append("--no-vnet")
         if commands:
@@ -164,8 +189,13 @@ class Path3:
             self.cmd_file = f.name
             argv += ["--commands", f.name]
         t = time.time()
-        self.proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                                     start_new_session=bool(nice))
+        self.proc = subprocess.Popen(
+            argv,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            start_new_session=bool(nice),
+        )
         if nice:
             _autogroup_nice(self.proc.pid, nice)
         line = self.proc.stdout.readline()
@@ -197,8 +227,11 @@ class Path3:
 
 
 def tcp(p: Path3, secs: int) -> float:
-    srv = subprocess.Popen(["ip", "netns", "exec", NS_B, "iperf3", "-s", "-1", "-p", "5299"],
-                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    srv = subprocess.Popen(
+        ["ip", "netns", "exec", NS_B, "iperf3", "-s", "-1", "-p", "5299"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     try:
         time.sleep(0.4)
         out = ns(NS_A, f"iperf3 -c {IP_B} -p 5299 -t {secs} -J", timeout=secs + 30)
@@ -227,10 +260,31 @@ def rate64(p: Path3, secs: float, flows=1, dst_ip=IP_B, step=1, out: dict | None
     CPU use and the rate per CPU-second of the switch (its capacity on one core; the
     generator and the switch share this machine's cores with everything else)."""
     rx = lambda: int(ns(NS_B, "cat /sys/class/net/sdpbB0/statistics/rx_packets"))
-    gen = subprocess.Popen(["ip", "netns", "exec", NS_A, BIN, "blast", "sdpbA0", "--mode", "af_packet", "--seconds", str(secs + 1.5),
-                            "--dst-mac", SINK_MAC, "--dst-ip", dst_ip,
-                            "--dst-step", str(step), "--flows", str(flows)],
-                           stdout=subprocess.PIPE, text=True)
+    gen = subprocess.Popen(
+        [
+            "ip",
+            "netns",
+            "exec",
+            NS_A,
+            BIN,
+            "blast",
+            "sdpbA0",
+            "--mode",
+            "af_packet",
+            "--seconds",
+            str(secs + 1.5),
+            "--dst-mac",
+            SINK_MAC,
+            "--dst-ip",
+            dst_ip,
+            "--dst-step",
+            str(step),
+            "--flows",
+            str(flows),
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     time.sleep(0.75)
     pid = p.proc.pid if p.proc else getattr(p, "ovs_pid", None)
     c0 = cpu_ticks(pid) if pid else 0
@@ -306,8 +360,18 @@ def _napi_threads(dev: str) -> set[int]:
     return set(_pids_by_comm(lambda c: c.startswith(f"napi/{dev}-"[:15])))
 
 
-def pps_once(kind: str, secs: float, gen_cpu: int, sw_cpu: int, io: str = "auto", nice: int = 0,
-             sink_rps: bool = False, own_ingress: bool = False, fastpath: bool = False, xdp_sink: bool = False) -> dict:
+def pps_once(
+    kind: str,
+    secs: float,
+    gen_cpu: int,
+    sw_cpu: int,
+    io: str = "auto",
+    nice: int = 0,
+    sink_rps: bool = False,
+    own_ingress: bool = False,
+    fastpath: bool = False,
+    xdp_sink: bool = False,
+) -> dict:
     """One 64-byte run through `kind` (direct | bridge | switch): offered and forwarded
     Mpps, and for the switch the CPU use of its core (see the comment above). sink_rps:
     RPS on the sink veth steers B's receive (backlog processing, IP drop) to gen_cpu, so
@@ -327,22 +391,43 @@ def pps_once(kind: str, secs: float, gen_cpu: int, sw_cpu: int, io: str = "auto"
         if sink_rps:
             ns(NS_B, f"sh -c 'echo {1 << gen_cpu:x} > /sys/class/net/sdpbB0/queues/rx-0/rps_cpus'")
         # NAPI on the receiving veth (GRO on): it takes the generator's xdp_frames
-        ns(NS_B if kind == "direct" else NS_S, f"ethtool -K {'sdpbB0' if kind == 'direct' else 'sdpbS1'} gro on",
-           check=False)
+        ns(
+            NS_B if kind == "direct" else NS_S,
+            f"ethtool -K {'sdpbB0' if kind == 'direct' else 'sdpbS1'} gro on",
+            check=False,
+        )
         if fastpath:
             ns(NS_B, "ethtool -K sdpbB0 gro on", check=False)
         sink = None
         if xdp_sink:
-            sink = subprocess.Popen(["ip", "netns", "exec", NS_B, BIN, "xdp-sink", "sdpbB0", "--seconds", str(secs + 4)],
-                                    stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+            sink = subprocess.Popen(
+                [
+                    "ip",
+                    "netns",
+                    "exec",
+                    NS_B,
+                    BIN,
+                    "xdp-sink",
+                    "sdpbB0",
+                    "--seconds",
+                    str(secs + 4),
+                ],
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                text=True,
+            )
             if sink.stdout.readline().strip() != "READY":
                 raise RuntimeError(f"xdp-sink failed: {sink.stderr.read()}")
         pids: list[int] = []
         if kind == "switch":
             # a deep AF_XDP receive ring (64 MiB): the generator's core hands frames over in
             # bursts of NAPI polls, which an 8192-frame ring does not always absorb
-            p.start_switch(str(PROGS / "l1_fwd.json"), extra=("--io", io, "--rx-frames", "32768")
-                           + ("--xdp-fastpath",) * fastpath, cpu=sw_cpu, nice=nice)
+            p.start_switch(
+                str(PROGS / "l1_fwd.json"),
+                extra=("--io", io, "--rx-frames", "32768") + ("--xdp-fastpath",) * fastpath,
+                cpu=sw_cpu,
+                nice=nice,
+            )
             if fastpath and "xdp fast path on" not in _switch_banner(p):
                 raise RuntimeError(f"fast path did not start: {_switch_banner(p)}")
             r["io"] = re.findall(r"=(af_\w+)", _switch_banner(p))
@@ -355,15 +440,38 @@ def pps_once(kind: str, secs: float, gen_cpu: int, sw_cpu: int, io: str = "auto"
                 time.sleep(0.1)
                 new = sorted(_napi_threads("sdpbS1") - before)
                 if not new:
-                    raise RuntimeError("own_ingress: no napi/sdpbS1-* thread appeared after threaded=1")
+                    raise RuntimeError(
+                        "own_ingress: no napi/sdpbS1-* thread appeared after threaded=1"
+                    )
                 for t in new:
                     sh(f"taskset -pc {sw_cpu} {t}")
                     if nice:
                         sh(f"renice -n {nice} -p {t}", check=False)
                 pids += new
-        gen = subprocess.Popen(["taskset", "-c", str(gen_cpu), "ip", "netns", "exec", NS_A, BIN, "blast", "sdpbA0",
-                                "--mode", "xdp", "--seconds", str(secs + 1.5), "--dst-mac", SINK_MAC],
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=bool(nice))
+        gen = subprocess.Popen(
+            [
+                "taskset",
+                "-c",
+                str(gen_cpu),
+                "ip",
+                "netns",
+                "exec",
+                NS_A,
+                BIN,
+                "blast",
+                "sdpbA0",
+                "--mode",
+                "xdp",
+                "--seconds",
+                str(secs + 1.5),
+                "--dst-mac",
+                SINK_MAC,
+            ],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            start_new_session=bool(nice),
+        )
         if nice:
             _autogroup_nice(gen.pid, nice)
         try:
@@ -393,26 +501,39 @@ def pps_once(kind: str, secs: float, gen_cpu: int, sw_cpu: int, io: str = "auto"
                 r["ingress_napi_cpu_pct"] = 100 * sum(cpu[nk:])
             # with the fast path the pipeline runs in the kernel on the generator's core, not
             # in the switch process: a per-switch-CPU figure would mean nothing
-            r["mpps_per_core_second"] = r["forwarded_mpps"] / sum(cpu) if sum(cpu) > 0 and not fastpath else None
+            r["mpps_per_core_second"] = (
+                r["forwarded_mpps"] / sum(cpu) if sum(cpu) > 0 and not fastpath else None
+            )
             p.stop_switch()
         return r
 
 
 # Optional rows of the pps figures: --pps-NAME -> ((path, variant) rows it adds, help).
 PPS_VARIANTS = {
-    "af-packet": ([("switch", "af_packet")], "also measure the switch with --io af_packet in the pps figures"),
-    "sink-rps": ([("switch", "sink_rps")],
-                 "also measure the switch with the sink's receive steered (RPS) to --gen-cpu: an accounting "
-                 "variant in which the switch's core no longer carries the sink's stack"),
-    "own-core": ([("switch", "own_core")],
-                 "also measure the switch with the sink's receive on --gen-cpu (RPS) and its ingress NAPI as a "
-                 "thread on --switch-cpu: the switch core carries the switch's work and nothing else"),
-    "fastpath": ([("switch", "fastpath")],
-                 "also measure the switch with --xdp-fastpath (the program runs in the kernel's XDP hook; sink "
-                 "GRO on as in the direct run)"),
-    "xdp-sink": ([("direct", "xdpsink"), ("switch", "xdpsink"), ("switch", "fastpath_xdpsink")],
-                 "also measure direct veth, the switch and the switch with --xdp-fastpath into an XDP_DROP sink "
-                 "(no IP stack in B)"),
+    "af-packet": (
+        [("switch", "af_packet")],
+        "also measure the switch with --io af_packet in the pps figures",
+    ),
+    "sink-rps": (
+        [("switch", "sink_rps")],
+        "also measure the switch with the sink's receive steered (RPS) to --gen-cpu: an accounting "
+        "variant in which the switch's core no longer carries the sink's stack",
+    ),
+    "own-core": (
+        [("switch", "own_core")],
+        "also measure the switch with the sink's receive on --gen-cpu (RPS) and its ingress NAPI as a "
+        "thread on --switch-cpu: the switch core carries the switch's work and nothing else",
+    ),
+    "fastpath": (
+        [("switch", "fastpath")],
+        "also measure the switch with --xdp-fastpath (the program runs in the kernel's XDP hook; sink "
+        "GRO on as in the direct run)",
+    ),
+    "xdp-sink": (
+        [("direct", "xdpsink"), ("switch", "xdpsink"), ("switch", "fastpath_xdpsink")],
+        "also measure direct veth, the switch and the switch with --xdp-fastpath into an XDP_DROP sink "
+        "(no IP stack in B)",
+    ),
 }
 
 
@@ -422,19 +543,38 @@ def pps_bench(args, res: dict):
     for name, (rows, _) in PPS_VARIANTS.items():
         if getattr(args, "pps_" + name.replace("-", "_")):
             kinds += rows
-    out: dict = {"generator": "sdnperf-switch blast --mode xdp (XDP_TX, BPF_PROG_TEST_RUN live frames)",
-                 "nice": args.nice,
-                 "gen_cpu": gen_cpu, "switch_cpu": sw_cpu, "runs": {}}
+    out: dict = {
+        "generator": "sdnperf-switch blast --mode xdp (XDP_TX, BPF_PROG_TEST_RUN live frames)",
+        "nice": args.nice,
+        "gen_cpu": gen_cpu,
+        "switch_cpu": sw_cpu,
+        "runs": {},
+    }
     for rep in range(args.repeat):
         for kind, io in kinds:
             key = kind if io == "auto" else f"{kind}_{io}"
             rps, own = io in ("sink_rps", "own_core"), io == "own_core"
             fast, xsink = "fastpath" in io, "xdpsink" in io
-            r = pps_once(kind, args.pps_seconds, gen_cpu, sw_cpu, "auto" if rps or fast or xsink else io, args.nice,
-                         sink_rps=rps, own_ingress=own, fastpath=fast, xdp_sink=xsink)
+            r = pps_once(
+                kind,
+                args.pps_seconds,
+                gen_cpu,
+                sw_cpu,
+                "auto" if rps or fast or xsink else io,
+                args.nice,
+                sink_rps=rps,
+                own_ingress=own,
+                fastpath=fast,
+                xdp_sink=xsink,
+            )
             out["runs"].setdefault(key, []).append(r)
-            print(f"pps {key} run {rep + 1}: " + ", ".join(f"{k}={v:.3f}" if isinstance(v, float) else f"{k}={v}"
-                                                      for k, v in r.items()), flush=True)
+            print(
+                f"pps {key} run {rep + 1}: "
+                + ", ".join(
+                    f"{k}={v:.3f}" if isinstance(v, float) else f"{k}={v}" for k, v in r.items()
+                ),
+                flush=True,
+            )
     res["pps"] = out
 
 
@@ -449,68 +589,108 @@ def _ms(vals) -> str:
 def report_pps(r: dict):
     runs = r["runs"]
     mean = lambda key, f: sum(x[f] or 0 for x in runs[key]) / len(runs[key])
-    print(f"64-byte forwarding, one core (generator: {r['generator']} on CPU {r['gen_cpu']}; "
-          f"switch on CPU {r['switch_cpu']}; nice {r['nice']}; mean (± half range) of {len(runs['direct'])} runs)")
-    print("  path                   offered Mpps      forwarded Mpps    switch CPU %      Mpps per switch CPU-second")
+    print(
+        f"64-byte forwarding, one core (generator: {r['generator']} on CPU {r['gen_cpu']}; "
+        f"switch on CPU {r['switch_cpu']}; nice {r['nice']}; mean (± half range) of {len(runs['direct'])} runs)"
+    )
+    print(
+        "  path                   offered Mpps      forwarded Mpps    switch CPU %      Mpps per switch CPU-second"
+    )
     for key, v in runs.items():
         sw = "switch_cpu_pct" in v[0]
         name = key + (f" ({'/'.join(sorted(set(v[0]['io'])))})" if "io" in v[0] else "")
-        print(f"  {name:22s} {_ms([x['offered_mpps'] for x in v]):17s} {_ms([x['forwarded_mpps'] for x in v]):17s} "
-              f"{_ms([x['switch_cpu_pct'] for x in v]) if sw else '-':17s} "
-              f"{_ms([x['mpps_per_core_second'] for x in v]) if sw else '-'}")
+        print(
+            f"  {name:22s} {_ms([x['offered_mpps'] for x in v]):17s} {_ms([x['forwarded_mpps'] for x in v]):17s} "
+            f"{_ms([x['switch_cpu_pct'] for x in v]) if sw else '-':17s} "
+            f"{_ms([x['mpps_per_core_second'] for x in v]) if sw else '-'}"
+        )
     d, b = mean("direct", "forwarded_mpps"), mean("bridge", "forwarded_mpps")
     bridge_core = 1 / (1 / b - 1 / d) if 0 < b < d else None
     if bridge_core:
-        print(f"  bridge one-core capacity (derived, 1/(1/bridge - 1/direct)): {bridge_core:.3f} Mpps")
+        print(
+            f"  bridge one-core capacity (derived, 1/(1/bridge - 1/direct)): {bridge_core:.3f} Mpps"
+        )
     if "switch" in runs:
         s = mean("switch", "forwarded_mpps")
-        print(f"  switch CPU: process {_ms([x['switch_process_cpu_pct'] for x in runs['switch']])} % + ksoftirqd "
-              f"{_ms([x['ksoftirqd_cpu_pct'] for x in runs['switch']])} %; forwarded / offered "
-              f"{s / max(mean('switch', 'offered_mpps'), 1e-9):.2f}")
-        print(f"  switch / bridge: forwarded {s / max(b, 1e-9):.2f}"
-              + (f", one-core capacity {mean('switch', 'mpps_per_core_second') / bridge_core:.2f}" if bridge_core else ""))
+        print(
+            f"  switch CPU: process {_ms([x['switch_process_cpu_pct'] for x in runs['switch']])} % + ksoftirqd "
+            f"{_ms([x['ksoftirqd_cpu_pct'] for x in runs['switch']])} %; forwarded / offered "
+            f"{s / max(mean('switch', 'offered_mpps'), 1e-9):.2f}"
+        )
+        print(
+            f"  switch / bridge: forwarded {s / max(b, 1e-9):.2f}"
+            + (
+                f", one-core capacity {mean('switch', 'mpps_per_core_second') / bridge_core:.2f}"
+                if bridge_core
+                else ""
+            )
+        )
         print(f"  switch / direct veth: forwarded {s / max(d, 1e-9):.2f}")
-        print(f"  charged to the switch core (CPU {r['switch_cpu']}): pipeline, AF_XDP transmit, veth "
-              f"transmit and the sink's receive (B's stack, run in the sender's softirq); to the generator core: "
-              f"generator and the switch's ingress NAPI (XDP redirect + copy into the socket)")
+        print(
+            f"  charged to the switch core (CPU {r['switch_cpu']}): pipeline, AF_XDP transmit, veth "
+            f"transmit and the sink's receive (B's stack, run in the sender's softirq); to the generator core: "
+            f"generator and the switch's ingress NAPI (XDP redirect + copy into the socket)"
+        )
     if "switch_sink_rps" in runs:
         v = runs["switch_sink_rps"]
-        print(f"  accounting variant switch_sink_rps (sink's receive moved to CPU {r['gen_cpu']} by RPS; the switch "
-              f"core keeps the transmit up to the enqueue on B's backlog): forwarded "
-              f"{_ms([x['forwarded_mpps'] for x in v])} Mpps at {_ms([x['switch_cpu_pct'] for x in v])} % of the "
-              f"switch core = {_ms([x['mpps_per_core_second'] for x in v])} Mpps per switch CPU-second (headline row "
-              f"'switch': {_ms([x['mpps_per_core_second'] for x in runs['switch']])}); the switch's ingress "
-              f"stays on CPU {r['gen_cpu']}")
+        print(
+            f"  accounting variant switch_sink_rps (sink's receive moved to CPU {r['gen_cpu']} by RPS; the switch "
+            f"core keeps the transmit up to the enqueue on B's backlog): forwarded "
+            f"{_ms([x['forwarded_mpps'] for x in v])} Mpps at {_ms([x['switch_cpu_pct'] for x in v])} % of the "
+            f"switch core = {_ms([x['mpps_per_core_second'] for x in v])} Mpps per switch CPU-second (headline row "
+            f"'switch': {_ms([x['mpps_per_core_second'] for x in runs['switch']])}); the switch's ingress "
+            f"stays on CPU {r['gen_cpu']}"
+        )
     if "switch_fastpath" in runs:
         v = runs["switch_fastpath"]
         f = mean("switch_fastpath", "forwarded_mpps")
         cap = 1 / (1 / f - 1 / d) if 0 < f < d else None
-        print(f"  switch_fastpath (--xdp-fastpath: l1_fwd compiled to eBPF, forwarding by XDP redirect in sdpbS1's "
-              f"NAPI on CPU {r['gen_cpu']}, together with the generator and the sink's receive, like the bridge): "
-              f"forwarded {_ms([x['forwarded_mpps'] for x in v])} Mpps = {f / max(d, 1e-9):.2f} of direct veth, "
-              f"{f / max(b, 1e-9):.2f} of the bridge; switch process {_ms([x['switch_process_cpu_pct'] for x in v])} % "
-              f"of CPU {r['switch_cpu']}"
-              + (f"; one-core capacity (derived as for the bridge) {cap:.2f} Mpps" if cap else
-                 "; forwarded as much as direct veth (capacity above what this generator can show)"))
+        print(
+            f"  switch_fastpath (--xdp-fastpath: l1_fwd compiled to eBPF, forwarding by XDP redirect in sdpbS1's "
+            f"NAPI on CPU {r['gen_cpu']}, together with the generator and the sink's receive, like the bridge): "
+            f"forwarded {_ms([x['forwarded_mpps'] for x in v])} Mpps = {f / max(d, 1e-9):.2f} of direct veth, "
+            f"{f / max(b, 1e-9):.2f} of the bridge; switch process {_ms([x['switch_process_cpu_pct'] for x in v])} % "
+            f"of CPU {r['switch_cpu']}"
+            + (
+                f"; one-core capacity (derived as for the bridge) {cap:.2f} Mpps"
+                if cap
+                else "; forwarded as much as direct veth (capacity above what this generator can show)"
+            )
+        )
     if "direct_xdpsink" in runs:
         dx = mean("direct_xdpsink", "forwarded_mpps")
-        print(f"  with an XDP_DROP sink in B (--pps-xdp-sink; the same sink for all three): direct veth "
-              f"{_ms([x['forwarded_mpps'] for x in runs['direct_xdpsink']])} Mpps (generator + sink on CPU "
-              f"{r['gen_cpu']})")
-        for key, what in (("switch_xdpsink", f"switch (engine in user space on CPU {r['switch_cpu']})"),
-                          ("switch_fastpath_xdpsink", f"switch --xdp-fastpath (generator, switch and sink all on "
-                                                      f"CPU {r['gen_cpu']})")):
+        print(
+            f"  with an XDP_DROP sink in B (--pps-xdp-sink; the same sink for all three): direct veth "
+            f"{_ms([x['forwarded_mpps'] for x in runs['direct_xdpsink']])} Mpps (generator + sink on CPU "
+            f"{r['gen_cpu']})"
+        )
+        for key, what in (
+            ("switch_xdpsink", f"switch (engine in user space on CPU {r['switch_cpu']})"),
+            (
+                "switch_fastpath_xdpsink",
+                f"switch --xdp-fastpath (generator, switch and sink all on CPU {r['gen_cpu']})",
+            ),
+        ):
             f = mean(key, "forwarded_mpps")
             cap = 1 / (1 / f - 1 / dx) if 0 < f < dx else None
-            print(f"    {what}: forwarded {_ms([x['forwarded_mpps'] for x in runs[key]])} Mpps = {f / max(dx, 1e-9):.2f} "
-                  f"of direct" + (f"; one-core capacity (derived) {cap:.2f} Mpps" if cap and "fastpath" in key else ""))
+            print(
+                f"    {what}: forwarded {_ms([x['forwarded_mpps'] for x in runs[key]])} Mpps = {f / max(dx, 1e-9):.2f} "
+                f"of direct"
+                + (
+                    f"; one-core capacity (derived) {cap:.2f} Mpps"
+                    if cap and "fastpath" in key
+                    else ""
+                )
+            )
     if "switch_own_core" in runs:
         v = runs["switch_own_core"]
-        print(f"  accounting variant switch_own_core (switch core = ingress NAPI thread + switch process + its "
-              f"transmit up to B's backlog; generator and sink's receive on CPU {r['gen_cpu']}): forwarded "
-              f"{_ms([x['forwarded_mpps'] for x in v])} Mpps at {_ms([x['switch_cpu_pct'] for x in v])} % of the "
-              f"switch core (ingress NAPI thread {_ms([x['ingress_napi_cpu_pct'] for x in v])} %) = "
-              f"{_ms([x['mpps_per_core_second'] for x in v])} Mpps per switch CPU-second")
+        print(
+            f"  accounting variant switch_own_core (switch core = ingress NAPI thread + switch process + its "
+            f"transmit up to B's backlog; generator and sink's receive on CPU {r['gen_cpu']}): forwarded "
+            f"{_ms([x['forwarded_mpps'] for x in v])} Mpps at {_ms([x['switch_cpu_pct'] for x in v])} % of the "
+            f"switch core (ingress NAPI thread {_ms([x['ingress_napi_cpu_pct'] for x in v])} %) = "
+            f"{_ms([x['mpps_per_core_second'] for x in v])} Mpps per switch CPU-second"
+        )
 
 
 def slope(xs, ys):
@@ -531,17 +711,36 @@ def main():
     ap.add_argument("--quick", action="store_true", help="short runs (2 s TCP) for a smoke test")
     ap.add_argument("--json", help="write figures to this file")
     ap.add_argument("--lpm-entries", type=int, default=1_000_000)
-    ap.add_argument("--skip-ovs", action="store_true", help="no Open vSwitch (userspace datapath) runs")
-    ap.add_argument("--only", choices=("all", "pps"), default="all",
-                    help="pps: only the 64-byte one-core forwarding rate (direct veth, bridge, switch)")
-    ap.add_argument("--repeat", type=int, default=3, help="runs per path for the pps figures (default 3)")
+    ap.add_argument(
+        "--skip-ovs", action="store_true", help="no Open vSwitch (userspace datapath) runs"
+    )
+    ap.add_argument(
+        "--only",
+        choices=("all", "pps"),
+        default="all",
+        help="pps: only the 64-byte one-core forwarding rate (direct veth, bridge, switch)",
+    )
+    ap.add_argument(
+        "--repeat", type=int, default=3, help="runs per path for the pps figures (default 3)"
+    )
     ap.add_argument("--pps-seconds", type=float, default=3.0, help="measurement window per pps run")
-    ap.add_argument("--gen-cpu", type=int, default=0, help="CPU of the generator and the sink's NAPI thread")
-    ap.add_argument("--switch-cpu", type=int, default=1, help="CPU of the forwarder (switch process + ingress NAPI)")
-    ap.add_argument("--nice", type=int, default=-20,
-                    help="nice value of the generator and forwarder (their own sessions' autogroup nice; kernel "
-                         "threads by renice) in the pps runs: default -20, so that other load on a shared "
-                         "machine takes little of their cores; 0 = leave as is")
+    ap.add_argument(
+        "--gen-cpu", type=int, default=0, help="CPU of the generator and the sink's NAPI thread"
+    )
+    ap.add_argument(
+        "--switch-cpu",
+        type=int,
+        default=1,
+        help="CPU of the forwarder (switch process + ingress NAPI)",
+    )
+    ap.add_argument(
+        "--nice",
+        type=int,
+        default=-20,
+        help="nice value of the generator and forwarder (their own sessions' autogroup nice; kernel "
+        "threads by renice) in the pps runs: default -20, so that other load on a shared "
+        "machine takes little of their cores; 0 = leave as is",
+    )
     for name, (_, help_text) in PPS_VARIANTS.items():
         ap.add_argument(f"--pps-{name}", action="store_true", help=help_text)
     args = ap.parse_args()
@@ -549,13 +748,21 @@ def main():
         sys.exit("run as root")
     signal.signal(signal.SIGTERM, lambda *a: (_ for _ in ()).throw(KeyboardInterrupt()))
     global OVS_OK
-    OVS_OK = all(shutil.which(t) for t in ("ovsdb-server", "ovs-vswitchd", "ovs-vsctl", "ovsdb-tool"))
+    OVS_OK = all(
+        shutil.which(t) for t in ("ovsdb-server", "ovs-vswitchd", "ovs-vsctl", "ovsdb-tool")
+    )
     T = 2 if args.quick else 10
     R = 1.5 if args.quick else 4.0
-    res: dict = {"conditions": {"kernel": os.uname().release, "cpus": os.cpu_count(),
-                                "loadavg_start": os.getloadavg(), "switch": BIN,
-                                "generator": "64-byte one-core figures: sdnperf-switch blast --mode xdp; recirculation and "
-                                              "LPM rates: blast --mode af_packet (sendmmsg); 60-byte frames + FCS = 64"}}
+    res: dict = {
+        "conditions": {
+            "kernel": os.uname().release,
+            "cpus": os.cpu_count(),
+            "loadavg_start": os.getloadavg(),
+            "switch": BIN,
+            "generator": "64-byte one-core figures: sdnperf-switch blast --mode xdp; recirculation and "
+            "LPM rates: blast --mode af_packet (sendmmsg); 60-byte frames + FCS = 64",
+        }
+    }
     fwd = str(PROGS / "l1_fwd.json")
     if args.only == "pps":
         try:
@@ -575,7 +782,9 @@ def main():
         pps_bench(args, res)
         for off in (True, False):
             tag = "offload_on" if off else "offload_off"
-            kinds = ("direct", "bridge", "switch") + (("ovs",) if OVS_OK and not args.skip_ovs else ())
+            kinds = ("direct", "bridge", "switch") + (
+                ("ovs",) if OVS_OK and not args.skip_ovs else ()
+            )
             if not off:
                 # offloads off: `--io auto` picks AF_XDP; AF_PACKET measured as well
                 kinds += ("switch_afpacket",)
@@ -609,14 +818,21 @@ def main():
                 rec[n]["rate64_mpps"] = rate64(p, R / 2, out=rec[n])
                 print("recirc", n, rec[n], flush=True)
             a, b = slope(ns_list, [rec[n]["rtt_min_us"] for n in ns_list])
-            res["recirc"] = {"points": rec, "rtt_fit_us": {"a": a, "b_per_pass_rtt": b,
-                                                           "per_pass_one_way_us": b / 2}}
+            res["recirc"] = {
+                "points": rec,
+                "rtt_fit_us": {"a": a, "b_per_pass_rtt": b, "per_pass_one_way_us": b / 2},
+            }
             res["recirc"]["membench_ns_per_packet"] = {}
             for n in ns_list:
                 cf = _write_cmds([f"table_set_default t_n set_n {n}"])
                 try:
                     res["recirc"]["membench_ns_per_packet"][n] = membench(
-                        str(PROGS / "recirc_n.json"), "--packets", str(max(20000, 500000 // (n + 1))), "--commands", cf)
+                        str(PROGS / "recirc_n.json"),
+                        "--packets",
+                        str(max(20000, 500000 // (n + 1))),
+                        "--commands",
+                        cf,
+                    )
                 finally:
                     os.unlink(cf)
         # LPM scale
@@ -629,12 +845,24 @@ def main():
                 step = 1 << 16 if name == "10" else max(1, (args.lpm_entries // 1024)) << 8
                 load = p.start_switch(fwd, cmds)
                 lpm[name] = {"load_s": load}
-                lpm[name]["rate64_mpps"] = rate64(p, R, flows=flows, dst_ip="16.0.0.1", step=step, out=lpm[name])
+                lpm[name]["rate64_mpps"] = rate64(
+                    p, R, flows=flows, dst_ip="16.0.0.1", step=step, out=lpm[name]
+                )
                 cf = _write_cmds(cmds)
                 try:
-                    lpm[name]["membench_ns_per_packet"] = membench(fwd, "--commands", cf, "--packets", "1000000",
-                                                                   "--flows", str(flows), "--dst-ip", "16.0.0.1",
-                                                                   "--dst-step", str(step))
+                    lpm[name]["membench_ns_per_packet"] = membench(
+                        fwd,
+                        "--commands",
+                        cf,
+                        "--packets",
+                        "1000000",
+                        "--flows",
+                        str(flows),
+                        "--dst-ip",
+                        "16.0.0.1",
+                        "--dst-step",
+                        str(step),
+                    )
                 finally:
                     os.unlink(cf)
                 print("lpm", name, lpm[name], flush=True)
@@ -666,7 +894,9 @@ def _lpm_entries(n: int, mac: str) -> list[str]:
             a &= (0xFFFFFFFF << (32 - plen)) & 0xFFFFFFFF
             if plen == 32:
                 a |= 7
-        out.append(f"table_add lpm set_dmac {a >> 24}.{(a >> 16) & 255}.{(a >> 8) & 255}.{a & 255}/{plen} => {m}")
+        out.append(
+            f"table_add lpm set_dmac {a >> 24}.{(a >> 16) & 255}.{(a >> 8) & 255}.{a & 255}/{plen} => {m}"
+        )
     return list(dict.fromkeys(out))
 
 
@@ -711,41 +941,69 @@ def report(r, nlpm):
     for k in kinds:
         print(f"  {k:22s} {on[k]:8.2f}      {off[k]:8.2f}")
     if "ovs" in on:
-        print(f"  switch / OVS userspace  {on['switch'] / on['ovs']:.2f}          {off['switch'] / off['ovs']:.2f}")
+        print(
+            f"  switch / OVS userspace  {on['switch'] / on['ovs']:.2f}          {off['switch'] / off['ovs']:.2f}"
+        )
         o = r["ovs_offload_on"]
-        print(f"  OVS userspace: 64-byte {o['rate64_mpps']:.3f} Mpps (vswitchd CPU {o.get('switch_cpu_pct', 0):.0f} %), "
-              f"min RTT {o['rtt_min_us']:.1f} µs")
-    print(f"  switch / direct veth    {on['switch'] / on['direct']:.2f}          {off['switch'] / off['direct']:.2f}")
-    print(f"  switch / Linux bridge   {on['switch'] / on['bridge']:.2f}          {off['switch'] / off['bridge']:.2f}")
+        print(
+            f"  OVS userspace: 64-byte {o['rate64_mpps']:.3f} Mpps (vswitchd CPU {o.get('switch_cpu_pct', 0):.0f} %), "
+            f"min RTT {o['rtt_min_us']:.1f} µs"
+        )
+    print(
+        f"  switch / direct veth    {on['switch'] / on['direct']:.2f}          {off['switch'] / off['direct']:.2f}"
+    )
+    print(
+        f"  switch / Linux bridge   {on['switch'] / on['bridge']:.2f}          {off['switch'] / off['bridge']:.2f}"
+    )
     if sa:
-        print(f"  offloads off: switch via {so.get('io')} {off['switch']:.2f} Gbit/s, via af_packet {sa['tcp_gbps']:.2f} Gbit/s")
+        print(
+            f"  offloads off: switch via {so.get('io')} {off['switch']:.2f} Gbit/s, via af_packet {sa['tcp_gbps']:.2f} Gbit/s"
+        )
         for name, v in ((so.get("io"), so), ("af_packet", sa)):
-            print(f"    64-byte via {name}: {v['rate64_mpps']:.3f} Mpps, switch CPU {v.get('switch_cpu_pct', 0):.0f} % -> "
-                  f"{v.get('mpps_per_switch_cpu_second') or 0:.2f} Mpps per switch CPU-second; min RTT {v['rtt_min_us']:.0f} µs")
+            print(
+                f"    64-byte via {name}: {v['rate64_mpps']:.3f} Mpps, switch CPU {v.get('switch_cpu_pct', 0):.0f} % -> "
+                f"{v.get('mpps_per_switch_cpu_second') or 0:.2f} Mpps per switch CPU-second; min RTT {v['rtt_min_us']:.0f} µs"
+            )
     d, b, s = (r[f"{k}_offload_on"] for k in ("direct", "bridge", "switch"))
-    print(f"64-byte rate (Mpps): direct {d['rate64_mpps']:.3f}  bridge {b['rate64_mpps']:.3f}  switch {s['rate64_mpps']:.3f}"
-          f"  (switch/bridge {s['rate64_mpps'] / b['rate64_mpps']:.2f}); switch CPU {s.get('switch_cpu_pct', 0):.0f} %"
-          f" -> {s.get('mpps_per_switch_cpu_second') or 0:.2f} Mpps per switch CPU-second")
-    print(f"min RTT (µs): direct {d['rtt_min_us']:.1f}  bridge {b['rtt_min_us']:.1f}  switch {s['rtt_min_us']:.1f}"
-          f"  -> added per switch hop (one way) {(s['rtt_min_us'] - d['rtt_min_us']) / 2:.1f} µs")
+    print(
+        f"64-byte rate (Mpps): direct {d['rate64_mpps']:.3f}  bridge {b['rate64_mpps']:.3f}  switch {s['rate64_mpps']:.3f}"
+        f"  (switch/bridge {s['rate64_mpps'] / b['rate64_mpps']:.2f}); switch CPU {s.get('switch_cpu_pct', 0):.0f} %"
+        f" -> {s.get('mpps_per_switch_cpu_second') or 0:.2f} Mpps per switch CPU-second"
+    )
+    print(
+        f"min RTT (µs): direct {d['rtt_min_us']:.1f}  bridge {b['rtt_min_us']:.1f}  switch {s['rtt_min_us']:.1f}"
+        f"  -> added per switch hop (one way) {(s['rtt_min_us'] - d['rtt_min_us']) / 2:.1f} µs"
+    )
     rc = r["recirc"]
-    print("recirculation: N, min RTT µs, avg RTT µs, 64B Mpps, Mpps per switch CPU-s, membench ns/pkt")
+    print(
+        "recirculation: N, min RTT µs, avg RTT µs, 64B Mpps, Mpps per switch CPU-s, membench ns/pkt"
+    )
     for n, v in rc["points"].items():
-        print(f"  {n:3}  {v['rtt_min_us']:8.1f} {v['rtt_avg_us']:8.1f}  {v['rate64_mpps']:.3f}  "
-              f"{v.get('mpps_per_switch_cpu_second') or 0:.3f}  {rc['membench_ns_per_packet'][n]:.0f}")
+        print(
+            f"  {n:3}  {v['rtt_min_us']:8.1f} {v['rtt_avg_us']:8.1f}  {v['rate64_mpps']:.3f}  "
+            f"{v.get('mpps_per_switch_cpu_second') or 0:.3f}  {rc['membench_ns_per_packet'][n]:.0f}"
+        )
     ns_ = list(rc["points"].keys())
     a2, b2 = slope(ns_, [rc["membench_ns_per_packet"][n] for n in ns_])
-    print(f"  pipeline-only fit: {a2:.0f} + {b2:.0f}·N ns per packet -> {b2 / 1000:.2f} µs per pass")
-    print(f"  fit: min RTT = {rc['rtt_fit_us']['a']:.1f} + {rc['rtt_fit_us']['b_per_pass_rtt']:.2f}·N µs "
-          f"-> {rc['rtt_fit_us']['per_pass_one_way_us']:.2f} µs per pass")
+    print(
+        f"  pipeline-only fit: {a2:.0f} + {b2:.0f}·N ns per packet -> {b2 / 1000:.2f} µs per pass"
+    )
+    print(
+        f"  fit: min RTT = {rc['rtt_fit_us']['a']:.1f} + {rc['rtt_fit_us']['b_per_pass_rtt']:.2f}·N µs "
+        f"-> {rc['rtt_fit_us']['per_pass_one_way_us']:.2f} µs per pass"
+    )
     l = r["lpm"]
     big = l[str(nlpm)]
-    print(f"LPM per switch CPU-s: 10 entries {l['10'].get('mpps_per_switch_cpu_second') or 0:.3f} Mpps, "
-          f"{nlpm} entries {big.get('mpps_per_switch_cpu_second') or 0:.3f} Mpps")
-    print(f"LPM: 10 entries {l['10']['rate64_mpps']:.3f} Mpps ({l['10']['membench_ns_per_packet']:.0f} ns/pkt pipeline); "
-          f"{nlpm} entries {big['rate64_mpps']:.3f} Mpps ({big['membench_ns_per_packet']:.0f} ns/pkt), load {big['load_s']:.1f} s"
-          f" -> ratio {big['rate64_mpps'] / l['10']['rate64_mpps']:.2f} (pipeline-only "
-          f"{l['10']['membench_ns_per_packet'] / big['membench_ns_per_packet']:.2f})")
+    print(
+        f"LPM per switch CPU-s: 10 entries {l['10'].get('mpps_per_switch_cpu_second') or 0:.3f} Mpps, "
+        f"{nlpm} entries {big.get('mpps_per_switch_cpu_second') or 0:.3f} Mpps"
+    )
+    print(
+        f"LPM: 10 entries {l['10']['rate64_mpps']:.3f} Mpps ({l['10']['membench_ns_per_packet']:.0f} ns/pkt pipeline); "
+        f"{nlpm} entries {big['rate64_mpps']:.3f} Mpps ({big['membench_ns_per_packet']:.0f} ns/pkt), load {big['load_s']:.1f} s"
+        f" -> ratio {big['rate64_mpps'] / l['10']['rate64_mpps']:.2f} (pipeline-only "
+        f"{l['10']['membench_ns_per_packet'] / big['membench_ns_per_packet']:.2f})"
+    )
 
 
 if __name__ == "__main__":

@@ -1,4 +1,5 @@
 """Architectures under test; `ARCHITECTURES` is the one place to add a new one."""
+
 from __future__ import annotations
 
 from sdnperf.arch.base import Architecture, ArchitectureError
@@ -25,5 +26,10 @@ def check_architecture(config, spec: TopoSpec) -> dict:
     return architecture_class(config).check(config, spec)
 
 
-__all__ = ["Architecture", "ArchitectureError", "architecture_class", "check_architecture",
-           "ARCHITECTURE_MODULES"]
+__all__ = [
+    "Architecture",
+    "ArchitectureError",
+    "architecture_class",
+    "check_architecture",
+    "ARCHITECTURE_MODULES",
+]

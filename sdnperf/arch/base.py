@@ -14,6 +14,7 @@ same steps, each exactly once, in this order:
     before_network_stop()  (only when a network was built) let go of the switches
     stop()             stop everything prepare() started (also after a failure in any step)
 """
+
 from __future__ import annotations
 
 import time
@@ -110,9 +111,14 @@ def spanning_tree_wanted(mode: str, spec: TopoSpec) -> bool:
     return spec.has_loops() if mode == "auto" else mode == "on"
 
 
-def wait_until(predicate: Callable[[], bool], timeout: float, what: str,
-               interval: float = 0.2, stable_for: float = 0.0,
-               explain: Callable[[], str] = lambda: "") -> None:
+def wait_until(
+    predicate: Callable[[], bool],
+    timeout: float,
+    what: str,
+    interval: float = 0.2,
+    stable_for: float = 0.0,
+    explain: Callable[[], str] = lambda: "",
+) -> None:
     """Poll `predicate` until it has held for `stable_for` seconds; else ArchitectureError
     (with `explain()` appended: e.g. the end of a controller's log)."""
     deadline = time.monotonic() + timeout
@@ -132,8 +138,10 @@ def check_controller(controller, what: str, label: str = "controller") -> None:
     """ArchitectureError with the end of its log when a controller process we started
     (controllers/process.py ControllerProcess, or None: nothing started) has exited."""
     if controller is not None and not controller.alive():
-        raise ArchitectureError(f"{label} {controller.kind} {what} (exit code "
-                                f"{controller.proc.returncode}):\n{controller.log_tail()}")
+        raise ArchitectureError(
+            f"{label} {controller.kind} {what} (exit code "
+            f"{controller.proc.returncode}):\n{controller.log_tail()}"
+        )
 
 
 def controller_log(controller) -> str:

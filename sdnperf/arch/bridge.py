@@ -5,6 +5,7 @@ kernel defaults STP takes about 31 s to converge; we use the smallest timers the
 accepts (hello 1 s, forward delay 2 s, max age 6 s) and wait until every port has settled
 in forwarding or blocking.
 """
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -39,8 +40,10 @@ class LinuxBridgeSwitch(Switch):
         self.cmd("ip link del", self.name, "2>/dev/null")
         timers = " ".join(f"{k} {v}" for k, v in STP_TIMERS_CS.items()) if self.stp else ""
         filtering = "vlan_filtering 1" if self.vlan else ""
-        self.cmd(f"ip link add name {self.name} type bridge stp_state {int(self.stp)} {timers} "
-                 f"{filtering}")
+        self.cmd(
+            f"ip link add name {self.name} type bridge stp_state {int(self.stp)} {timers} "
+            f"{filtering}"
+        )
         for intf in self.intfList():
             if intf.name != "lo" and self.name in intf.name:
                 self.cmd("ip link set", intf, "master", self.name, "up")
@@ -82,10 +85,13 @@ class BridgeArchitecture(Architecture):
     def check(cls, config, spec: TopoSpec) -> dict:
         if config.vlan:
             from sdnperf.emulation import capabilities
+
             cap = capabilities.bridge_vlan_filtering()
             if not cap.ok:
-                raise ArchitectureError(f"architecture {config.name!r}: vlan = {config.vlan} "
-                                        f"needs VLAN filtering in Linux bridges: {cap.detail}")
+                raise ArchitectureError(
+                    f"architecture {config.name!r}: vlan = {config.vlan} "
+                    f"needs VLAN filtering in Linux bridges: {cap.detail}"
+                )
         return {"stp": spanning_tree_wanted(config.stp, spec)}
 
     def __init__(self, config, spec: TopoSpec, run_dir: Path, needs: dict, seed: int = 0):
@@ -104,9 +110,18 @@ class BridgeArchitecture(Architecture):
         # With STP, ports pass listening -> learning -> forwarding (2 x forward delay); one
         # more hello of stability guards against a root change re-opening the election.
         what = "Linux bridge spanning tree to converge" if self.stp else "bridge ports to come up"
-        wait_until(lambda: all(sw.connected() for sw in net.switches), timeout, what,
-                   interval=0.05, stable_for=1.5 if self.stp else 0.0)
+        wait_until(
+            lambda: all(sw.connected() for sw in net.switches),
+            timeout,
+            what,
+            interval=0.05,
+            stable_for=1.5 if self.stp else 0.0,
+        )
 
     def facts(self) -> dict:
-        return {"architecture": "bridge", "stp": self.stp, "vlan": self.config.vlan,
-                "stp_timers_s": {k: v / 100 for k, v in STP_TIMERS_CS.items()} if self.stp else None}
+        return {
+            "architecture": "bridge",
+            "stp": self.stp,
+            "vlan": self.config.vlan,
+            "stp_timers_s": {k: v / 100 for k, v in STP_TIMERS_CS.items()} if self.stp else None,
+        }

@@ -1,62 +1,94 @@
 """Study-file entries for architectures: `[[architecture]]` tables, checked by pydantic."""
+
 from __future__ import annotations
 
 from typing import Annotated, Literal, Union
 
-from pydantic import (BaseModel, ConfigDict, Field, PrivateAttr, ValidationInfo,
-                      field_validator, model_validator)
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    PrivateAttr,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
 
 
 class _ArchBase(BaseModel):
     model_config = ConfigDict(extra="forbid")
-    name: str = Field(min_length=1, pattern=r"^[A-Za-z0-9_.-]+$",
-                      description="label used in tables and plots")
+    name: str = Field(
+        min_length=1, pattern=r"^[A-Za-z0-9_.-]+$", description="label used in tables and plots"
+    )
 
 
 class BridgeConfig(_ArchBase):
     """Linux bridges with MAC learning; spanning tree on topologies with loops."""
+
     kind: Literal["bridge"]
     stp: Literal["auto", "on", "off"] = "auto"  # auto: on exactly when the topology has loops
-    vlan: int | None = Field(None, ge=1, le=4094, description="VLAN tagging: every host port an "
-                             "access port of this VLAN (vlan_filtering bridge); none: plain bridging")
+    vlan: int | None = Field(
+        None,
+        ge=1,
+        le=4094,
+        description="VLAN tagging: every host port an "
+        "access port of this VLAN (vlan_filtering bridge); none: plain bridging",
+    )
 
 
 class OvsStandaloneConfig(_ArchBase):
     """Open vSwitch as a plain learning switch (fail_mode=standalone, no controller)."""
+
     kind: Literal["ovs-standalone"]
     stp: Literal["auto", "on", "off"] = "auto"  # RSTP on loopy topologies
     datapath: Literal["auto", "kernel", "user"] = "auto"
 
 
 OSKEN_APP_NAMES = ("l2-learning", "topo-forwarding")
-OPENFLOW_VERSIONS = {"1.0": "OpenFlow10", "1.1": "OpenFlow11", "1.2": "OpenFlow12",
-                     "1.3": "OpenFlow13", "1.4": "OpenFlow14", "1.5": "OpenFlow15"}
+OPENFLOW_VERSIONS = {
+    "1.0": "OpenFlow10",
+    "1.1": "OpenFlow11",
+    "1.2": "OpenFlow12",
+    "1.3": "OpenFlow13",
+    "1.4": "OpenFlow14",
+    "1.5": "OpenFlow15",
+}
 
 
 def host_port(value: str | None) -> str | None:
-    """"host:port" of a controller that is already running."""
+    """ "host:port" of a controller that is already running."""
     if value is None:
         return value
     host, sep, port = value.rpartition(":")
     if not sep or not host or not port.isdigit() or not 0 < int(port) < 65536:
-        raise ValueError(f"address {value!r} must be host:port, e.g. \"127.0.0.1:6653\"")
+        raise ValueError(f'address {value!r} must be host:port, e.g. "127.0.0.1:6653"')
     return value
 
 
 class OpenflowConfig(_ArchBase):
     """Open vSwitch driven by an OpenFlow controller: one sdnperf ships and starts, the
     study's own (`command`, an os-ken app file, POX), or one already running (`remote`)."""
+
     kind: Literal["openflow"]
-    controller: Literal["osken", "faucet", "ovs-testcontroller", "command", "remote",
-                        "pox"] = "osken"
-    app: str = Field("l2-learning", min_length=1, description="os-ken: one of ours by name "
-                     "(l2-learning, topo-forwarding) or the path of an app file (.py, relative "
-                     "to the study file); pox: its components, e.g. \"forwarding.l2_learning\"")
-    command: list[str] | None = Field(None, min_length=1, description="controller = "
-                                      "\"command\": program and arguments, with placeholders")
-    address: str | None = Field(None, description="controller = \"remote\": host:port")
+    controller: Literal["osken", "faucet", "ovs-testcontroller", "command", "remote", "pox"] = (
+        "osken"
+    )
+    app: str = Field(
+        "l2-learning",
+        min_length=1,
+        description="os-ken: one of ours by name "
+        "(l2-learning, topo-forwarding) or the path of an app file (.py, relative "
+        'to the study file); pox: its components, e.g. "forwarding.l2_learning"',
+    )
+    command: list[str] | None = Field(
+        None,
+        min_length=1,
+        description='controller = "command": program and arguments, with placeholders',
+    )
+    address: str | None = Field(None, description='controller = "remote": host:port')
     openflow: list[Literal["1.0", "1.1", "1.2", "1.3", "1.4", "1.5"]] | None = Field(
-        None, min_length=1, description="versions the switches offer; default 1.3 (POX: 1.0)")
+        None, min_length=1, description="versions the switches offer; default 1.3 (POX: 1.0)"
+    )
     idle_timeout: int = Field(30, ge=0, le=3600, description="seconds; 0 = flows never expire")
     datapath: Literal["auto", "kernel", "user"] = "auto"
     # the study file's folder, for a command's {study_dir} (set by the loader)
@@ -71,19 +103,26 @@ class OpenflowConfig(_ArchBase):
     def _fields_of_the_controller(self):
         c = self.controller
         if (c == "command") != (self.command is not None):
-            raise ValueError("command = [...] goes with controller = \"command\" (and only there)")
+            raise ValueError('command = [...] goes with controller = "command" (and only there)')
         if (c == "remote") != (self.address is not None):
-            raise ValueError("address = \"host:port\" goes with controller = \"remote\" "
-                             "(and only there)")
+            raise ValueError(
+                'address = "host:port" goes with controller = "remote" (and only there)'
+            )
         if c == "command":
             from sdnperf.controllers.external import OPENFLOW_PLACEHOLDERS, check_placeholders
-            check_placeholders(self.command, OPENFLOW_PLACEHOLDERS)  # PlaceholderError: a ValueError
+
+            check_placeholders(
+                self.command, OPENFLOW_PLACEHOLDERS
+            )  # PlaceholderError: a ValueError
         if c == "osken" and self.app not in OSKEN_APP_NAMES and not self.app.endswith(".py"):
-            raise ValueError(f"app {self.app!r}: os-ken runs one of ours "
-                             f"({', '.join(OSKEN_APP_NAMES)}) or an app file ending in .py")
+            raise ValueError(
+                f"app {self.app!r}: os-ken runs one of ours "
+                f"({', '.join(OSKEN_APP_NAMES)}) or an app file ending in .py"
+            )
         if c == "pox" and "app" not in self.model_fields_set:
-            raise ValueError("controller = \"pox\" needs app = \"<components>\", "
-                             "e.g. \"forwarding.l2_learning\"")
+            raise ValueError(
+                'controller = "pox" needs app = "<components>", e.g. "forwarding.l2_learning"'
+            )
         return self
 
     def own_osken_app(self) -> bool:
@@ -99,34 +138,54 @@ class OpenflowConfig(_ArchBase):
 class P4Config(_ArchBase):
     """Our P4 switch (or BMv2's simple_switch_grpc) under a P4Runtime controller: sdnperf's,
     the study's own (`command`) or one already running (`remote`)."""
+
     kind: Literal["p4"]
     # before app/program: their checks are about sdnperf's own controller
     controller: Literal["sdnperf", "command", "remote"] = Field(
-        "sdnperf", description="who programs the switches: sdnperf's P4Runtime controller, "
-        "the study's command (started per run), or one already running that dials them")
+        "sdnperf",
+        description="who programs the switches: sdnperf's P4Runtime controller, "
+        "the study's command (started per run), or one already running that dials them",
+    )
     app: Literal["l2-learning", "topo-forwarding", "proactive", "runtime-json"] = "l2-learning"
-    runtime_dir: str | None = Field(None, description="folder of sN-runtime.json files "
-                                    "(app = \"runtime-json\"); relative to the study file's folder")
+    runtime_dir: str | None = Field(
+        None,
+        description="folder of sN-runtime.json files "
+        '(app = "runtime-json"); relative to the study file\'s folder',
+    )
     target: Literal["sdnperf", "bmv2"] = "sdnperf"
-    program: str = Field("l2l3", description="a P4 program shipped with sdnperf, by name "
-                         "(sdnperf/p4/catalog.py): l2l3, recirc, l2, ipv4, vlan, pipeline8")
-    params: dict[str, int | str] = Field(default_factory=dict, validate_default=True,
-                                         description="the program's "
-                                         "run-time parameters, written over P4Runtime at start")
-    command: list[str] | None = Field(None, min_length=1, description="controller = "
-                                      "\"command\": program and arguments, with placeholders")
-    grpc_base_port: int | None = Field(None, ge=1024, le=65000, description="switch sN "
-                                       "listens on 127.0.0.1:(grpc_base_port + N - 1); "
-                                       "default: free ports (remote: 50051, as the P4 tutorials)")
+    program: str = Field(
+        "l2l3",
+        description="a P4 program shipped with sdnperf, by name "
+        "(sdnperf/p4/catalog.py): l2l3, recirc, l2, ipv4, vlan, pipeline8",
+    )
+    params: dict[str, int | str] = Field(
+        default_factory=dict,
+        validate_default=True,
+        description="the program's run-time parameters, written over P4Runtime at start",
+    )
+    command: list[str] | None = Field(
+        None,
+        min_length=1,
+        description='controller = "command": program and arguments, with placeholders',
+    )
+    grpc_base_port: int | None = Field(
+        None,
+        ge=1024,
+        le=65000,
+        description="switch sN "
+        "listens on 127.0.0.1:(grpc_base_port + N - 1); "
+        "default: free ports (remote: 50051, as the P4 tutorials)",
+    )
     # the study file's folder, for a command's {study_dir} (set by the loader)
     _study_dir: str = PrivateAttr(".")
 
     @model_validator(mode="after")
     def _fields_of_the_controller(self):
         if (self.controller == "command") != (self.command is not None):
-            raise ValueError("command = [...] goes with controller = \"command\" (and only there)")
+            raise ValueError('command = [...] goes with controller = "command" (and only there)')
         if self.controller == "command":
             from sdnperf.controllers.external import P4RUNTIME_PLACEHOLDERS, check_placeholders
+
             check_placeholders(self.command, P4RUNTIME_PLACEHOLDERS)
         if self.controller == "remote" and self.grpc_base_port is None:
             self.grpc_base_port = 50051
@@ -136,12 +195,15 @@ class P4Config(_ArchBase):
     @classmethod
     def _known_program(cls, value: str, info: ValidationInfo) -> str:
         from sdnperf.p4.catalog import program
+
         prog = program(value)  # ParamError (a ValueError) names the programs there are
         app = info.data.get("app")
         ours = info.data.get("controller", "sdnperf") == "sdnperf"  # else `app` is unused
         if ours and app is not None and app not in prog.apps:
-            raise ValueError(f"program {prog.name!r} cannot be driven by app {app!r} "
-                             f"(apps: {', '.join(prog.apps)})")
+            raise ValueError(
+                f"program {prog.name!r} cannot be driven by app {app!r} "
+                f"(apps: {', '.join(prog.apps)})"
+            )
         return value
 
     @field_validator("params")
@@ -150,10 +212,12 @@ class P4Config(_ArchBase):
         """Every param of the program, checked, defaults filled in (so a stored run says
         exactly what the switch was given)."""
         from sdnperf.p4.catalog import program
+
         if "program" not in info.data:  # the program itself was refused
             return value
         return program(info.data["program"]).validate(value)
 
 
-ArchitectureConfig = Annotated[Union[BridgeConfig, OvsStandaloneConfig, OpenflowConfig, P4Config],
-                               Field(discriminator="kind")]
+ArchitectureConfig = Annotated[
+    Union[BridgeConfig, OvsStandaloneConfig, OpenflowConfig, P4Config], Field(discriminator="kind")
+]

@@ -4,6 +4,7 @@ Both run our private OVS daemons (emulation/ovs.py) with the kernel datapath whe
 openvswitch module exists and the userspace netdev datapath elsewhere; which one was used
 is recorded with every run.
 """
+
 from __future__ import annotations
 
 import functools
@@ -15,8 +16,14 @@ from pathlib import Path
 
 from mininet.node import OVSSwitch, RemoteController
 
-from sdnperf.arch.base import (Architecture, ArchitectureError, check_controller, controller_log,
-                               spanning_tree_wanted, wait_until)
+from sdnperf.arch.base import (
+    Architecture,
+    ArchitectureError,
+    check_controller,
+    controller_log,
+    spanning_tree_wanted,
+    wait_until,
+)
 from sdnperf.controllers import external, faucet_config, process
 from sdnperf.emulation.ovs import OvsDaemons
 from sdnperf.topo.spec import TopoSpec
@@ -49,8 +56,9 @@ class _OvsArchitecture(Architecture):
         self.ovs.start()
 
     def _switch_class(self, **extra):
-        return functools.partial(OVSSwitch, datapath=self.ovs.datapath, failMode=self.fail_mode,
-                                 **extra)
+        return functools.partial(
+            OVSSwitch, datapath=self.ovs.datapath, failMode=self.fail_mode, **extra
+        )
 
     def processes(self) -> dict[str, list[int]]:
         pid = self.ovs.pids().get("ovs-vswitchd")
@@ -59,8 +67,9 @@ class _OvsArchitecture(Architecture):
     def check_alive(self) -> None:
         missing = {"ovsdb-server", "ovs-vswitchd"} - set(self.ovs.pids())
         if missing:
-            raise ArchitectureError(f"{', '.join(sorted(missing))} died during the run; "
-                                    f"see {self.ovs.run_dir}")
+            raise ArchitectureError(
+                f"{', '.join(sorted(missing))} died during the run; see {self.ovs.run_dir}"
+            )
 
     def facts(self) -> dict:
         return {"architecture": self.config.kind, "ovs_datapath": self.ovs.datapath}
@@ -86,8 +95,13 @@ class OvsStandaloneArchitecture(_OvsArchitecture):
             return
         for sw in net.switches:
             self.ovs.vsctl("set", "Bridge", sw.name, "rstp_enable=true")
-        wait_until(lambda: self._rstp_settled(net), timeout, "OVS rapid spanning tree to converge",
-                   interval=0.3, stable_for=1.5)
+        wait_until(
+            lambda: self._rstp_settled(net),
+            timeout,
+            "OVS rapid spanning tree to converge",
+            interval=0.3,
+            stable_for=1.5,
+        )
 
     def _rstp_settled(self, net) -> bool:
         for sw in net.switches:
@@ -98,7 +112,11 @@ class OvsStandaloneArchitecture(_OvsArchitecture):
                 state = re.search(r'rstp_port_state="?(\w+)', status)
                 if not state or state.group(1) not in ("Forwarding", "Discarding"):
                     return False
-                if state.group(1) == "Discarding" and "Alternate" not in status and "Backup" not in status:
+                if (
+                    state.group(1) == "Discarding"
+                    and "Alternate" not in status
+                    and "Backup" not in status
+                ):
                     return False
         return True
 
@@ -111,6 +129,7 @@ class OpenflowArchitecture(_OvsArchitecture):
     (os-ken apps, faucet, ovs-testcontroller), the study's (`command`, an os-ken app file,
     POX: started per run like ours) or one already running (`remote`: nothing started,
     its CPU not measured)."""
+
     fail_mode = "secure"
 
     @classmethod
@@ -121,22 +140,28 @@ class OpenflowArchitecture(_OvsArchitecture):
     def check(cls, config, spec: TopoSpec) -> dict:
         cfg = config
         floods = cfg.controller == "ovs-testcontroller" or (
-            cfg.controller == "osken" and cfg.app == "l2-learning")
+            cfg.controller == "osken" and cfg.app == "l2-learning"
+        )
         if floods and spec.has_loops():
             raise ArchitectureError(
                 f"architecture {cfg.name!r}: {cfg.controller} {cfg.app if cfg.controller == 'osken' else ''}"
                 f" floods unknown destinations and topology {spec.name!r} has loops (broadcast "
-                "storm); use controller = \"osken\" with app = \"topo-forwarding\"")
+                'storm); use controller = "osken" with app = "topo-forwarding"'
+            )
         if cfg.controller == "faucet" and spec.has_loops():
             raise ArchitectureError(
                 f"architecture {cfg.name!r}: faucet needs a stacking configuration on topologies "
-                f"with loops, which sdnperf does not generate yet; topology {spec.name!r} has loops")
+                f"with loops, which sdnperf does not generate yet; topology {spec.name!r} has loops"
+            )
         if cfg.own_osken_app() and not Path(cfg.app).is_file():
-            raise ArchitectureError(f"architecture {cfg.name!r}: os-ken app file {cfg.app} "
-                                    "does not exist")
+            raise ArchitectureError(
+                f"architecture {cfg.name!r}: os-ken app file {cfg.app} does not exist"
+            )
         if cfg.controller == "pox" and process.pox_home() is None:
-            raise ArchitectureError(f"architecture {cfg.name!r}: controller = \"pox\" needs a "
-                                    f"POX checkout: {process.POX_HINT}")
+            raise ArchitectureError(
+                f'architecture {cfg.name!r}: controller = "pox" needs a '
+                f"POX checkout: {process.POX_HINT}"
+            )
         return {}
 
     def __init__(self, config, spec: TopoSpec, run_dir: Path, needs: dict, seed: int = 0):
@@ -155,10 +180,19 @@ class OpenflowArchitecture(_OvsArchitecture):
             self.controller = process.pox(config.app.split(), self.run_dir)
         elif kind == "command":
             port = process.free_port()
-            self.controller = external.command_controller(config.command, {
-                "port": port, "host": "127.0.0.1", "address": f"127.0.0.1:{port}",
-                "run_dir": self.run_dir, "study_dir": config._study_dir, "topology_json": self.run_dir / external.TOPOLOGY_FILE,
-            }, self.run_dir, port)
+            self.controller = external.command_controller(
+                config.command,
+                {
+                    "port": port,
+                    "host": "127.0.0.1",
+                    "address": f"127.0.0.1:{port}",
+                    "run_dir": self.run_dir,
+                    "study_dir": config._study_dir,
+                    "topology_json": self.run_dir / external.TOPOLOGY_FILE,
+                },
+                self.run_dir,
+                port,
+            )
         if self.controller is not None:
             self.address = ("127.0.0.1", self.controller.port)
         else:
@@ -189,21 +223,30 @@ class OpenflowArchitecture(_OvsArchitecture):
         if self.config.controller == "faucet":
             faucet_config.write(net.switches, self.controller.env["FAUCET_CONFIG"])
         if self.config.controller == "command":
-            external.write_json(self.run_dir / external.TOPOLOGY_FILE,
-                                external.topology_description(net))
+            external.write_json(
+                self.run_dir / external.TOPOLOGY_FILE, external.topology_description(net)
+            )
         if self._starts_late():
             self._start_controller()
 
     def mininet_options(self) -> dict:
         host, port = self.address
-        return {"switch": self._switch_class(protocols=self.config.switch_protocols()),
-                "controller": functools.partial(StartedController, ip=host, port=port)}
+        return {
+            "switch": self._switch_class(protocols=self.config.switch_protocols()),
+            "controller": functools.partial(StartedController, ip=host, port=port),
+        }
 
     def switches_connected(self) -> bool:
         """Every switch's Controller row says is_connected (asked of our OVS, so it holds for
         any controller; OVS refreshes it in its database within about a second)."""
-        rows = self.ovs.vsctl("--format=csv", "--no-headings", "--columns=is_connected",
-                              "list", "Controller", check=False).split()
+        rows = self.ovs.vsctl(
+            "--format=csv",
+            "--no-headings",
+            "--columns=is_connected",
+            "list",
+            "Controller",
+            check=False,
+        ).split()
         return sum(r.strip() == "true" for r in rows) >= len(self.spec.switches())
 
     def switches_programmed(self, net) -> bool:
@@ -214,8 +257,12 @@ class OpenflowArchitecture(_OvsArchitecture):
             return True
         protocols = self.config.switch_protocols()
         for sw in net.switches:
-            proc = subprocess.run(["ovs-ofctl", "-O", protocols, "dump-aggregate", sw.name],
-                                  capture_output=True, text=True, env={**os.environ, **self.ovs.env()})
+            proc = subprocess.run(
+                ["ovs-ofctl", "-O", protocols, "dump-aggregate", sw.name],
+                capture_output=True,
+                text=True,
+                env={**os.environ, **self.ovs.env()},
+            )
             found = re.search(r"flow_count=(\d+)", proc.stdout)
             if not found or int(found.group(1)) == 0:
                 return False
@@ -234,9 +281,14 @@ class OpenflowArchitecture(_OvsArchitecture):
                 return state["links"] >= 2 * self.spec.switch_graph().number_of_edges()
             return True
 
-        wait_until(ready, timeout, f"{len(net.switches)} switches to connect to "
-                   f"{self.controller_label()} (and links to be discovered)", stable_for=0.5,
-                   explain=lambda: controller_log(self.controller))
+        wait_until(
+            ready,
+            timeout,
+            f"{len(net.switches)} switches to connect to "
+            f"{self.controller_label()} (and links to be discovered)",
+            stable_for=0.5,
+            explain=lambda: controller_log(self.controller),
+        )
 
     def controller_label(self) -> str:
         if self.controller is None:
@@ -253,8 +305,9 @@ class OpenflowArchitecture(_OvsArchitecture):
         super().check_alive()
         check_controller(self.controller, "died during the run")
         if self.controller is None and not self.switches_connected():
-            raise ArchitectureError("the switches lost the remote controller {}:{} during the "
-                                    "run".format(*self.address))
+            raise ArchitectureError(
+                "the switches lost the remote controller {}:{} during the run".format(*self.address)
+            )
 
     def control_stats(self) -> dict[str, float]:
         controller = self.controller
@@ -272,9 +325,13 @@ class OpenflowArchitecture(_OvsArchitecture):
 
     def facts(self) -> dict:
         cfg = self.config
-        facts = {**super().facts(), "controller": cfg.controller,
-                 "app": cfg.app if cfg.controller in ("osken", "pox") else None,
-                 "openflow": cfg.switch_protocols(), "idle_timeout_s": cfg.idle_timeout}
+        facts = {
+            **super().facts(),
+            "controller": cfg.controller,
+            "app": cfg.app if cfg.controller in ("osken", "pox") else None,
+            "openflow": cfg.switch_protocols(),
+            "idle_timeout_s": cfg.idle_timeout,
+        }
         if cfg.controller == "command":
             facts["command"] = list(self.controller.argv)
         if self.controller is None:

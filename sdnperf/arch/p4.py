@@ -15,6 +15,7 @@ app:
     proactive        every host's entries on every switch before traffic starts
     runtime-json     the P4 tutorials' sN-runtime.json files from `runtime_dir`
 """
+
 from __future__ import annotations
 
 import json
@@ -24,8 +25,13 @@ import time
 from pathlib import Path
 
 from sdnperf import tools
-from sdnperf.arch.base import (Architecture, ArchitectureError, check_controller, controller_log,
-                               wait_until)
+from sdnperf.arch.base import (
+    Architecture,
+    ArchitectureError,
+    check_controller,
+    controller_log,
+    wait_until,
+)
 from sdnperf.controllers import process
 from sdnperf.topo.spec import TopoSpec
 
@@ -38,6 +44,7 @@ BMV2_DAEMON = "simple_switch_grpc"
 def _entry_builder(config):
     """The program's proactive entry builder (catalog.Program.make_entries), if it has one."""
     from sdnperf.p4.catalog import PROGRAMS
+
     prog = PROGRAMS.get(config.program)
     return prog.make_entries if prog else None
 
@@ -72,12 +79,16 @@ class P4Architecture(Architecture):
             raise ArchitectureError(
                 f"architecture {cfg.name!r}: app l2-learning floods unknown destinations and "
                 f"topology {spec.name!r} has loops (broadcast storm); use app = "
-                "\"topo-forwarding\" or \"proactive\"")
+                '"topo-forwarding" or "proactive"'
+            )
         if ours and cfg.app == "runtime-json":
             from sdnperf.controllers.p4rt import runtime_json
+
             if not cfg.runtime_dir:
-                raise ArchitectureError(f"architecture {cfg.name!r}: app = \"runtime-json\" "
-                                        "needs runtime_dir (a folder of sN-runtime.json files)")
+                raise ArchitectureError(
+                    f'architecture {cfg.name!r}: app = "runtime-json" '
+                    "needs runtime_dir (a folder of sN-runtime.json files)"
+                )
             try:
                 files = runtime_json.files_for(Path(cfg.runtime_dir), spec.switches())
                 for path in files.values():
@@ -88,26 +99,34 @@ class P4Architecture(Architecture):
             raise ArchitectureError(
                 f"architecture {cfg.name!r}: program {cfg.program!r} gets its proactive "
                 f"entries for one switch with the hosts on its ports; topology {spec.name!r} "
-                f"has {len(spec.switches())} switches (give runtime files: app = \"runtime-json\")")
+                f'has {len(spec.switches())} switches (give runtime files: app = "runtime-json")'
+            )
         if cfg.target == "bmv2" and tools.locate(BMV2_DAEMON) is None:
             raise ArchitectureError(
-                f"architecture {cfg.name!r}: target = \"bmv2\" needs {BMV2_DAEMON} on PATH "
+                f'architecture {cfg.name!r}: target = "bmv2" needs {BMV2_DAEMON} on PATH '
                 f"or in ${tools.env_var(BMV2_DAEMON)} (BMv2 built with P4Runtime support); it "
-                "is not found here. Use target = \"sdnperf\" (our switch) instead")
+                'is not found here. Use target = "sdnperf" (our switch) instead'
+            )
         if cfg.target == "sdnperf" and spec.needs_netem():
             # without sch_netem only the switch's ports delay/drop: a link with no switch
             # end (a custom Topo's host-host link) would silently keep neither
             from sdnperf.emulation import capabilities
-            bare = [f"{x.node1}-{x.node2}" for x in spec.links()
-                    if (x.delay_ms or x.loss_pct) and spec.is_host(x.node1) and spec.is_host(x.node2)]
+
+            bare = [
+                f"{x.node1}-{x.node2}"
+                for x in spec.links()
+                if (x.delay_ms or x.loss_pct) and spec.is_host(x.node1) and spec.is_host(x.node2)
+            ]
             if bare and not capabilities.netem().ok:
                 raise ArchitectureError(
                     f"architecture {cfg.name!r}: link(s) {', '.join(bare[:5])} set delay/loss "
-                    "but join two hosts: without sch_netem only a switch port can impair a link")
+                    "but join two hosts: without sch_netem only a switch port can impair a link"
+                )
         if cfg.target == "sdnperf" and tools.locate(GRPC_DAEMON) is None:
             raise ArchitectureError(
                 f"architecture {cfg.name!r}: {GRPC_DAEMON} (our P4Runtime switch, rust/p4rt) "
-                f"is not built: {tools.build_hint(GRPC_DAEMON)}")
+                f"is not built: {tools.build_hint(GRPC_DAEMON)}"
+            )
         return {}
 
     def __init__(self, config, spec: TopoSpec, run_dir: Path, needs: dict, seed: int = 0):
@@ -125,10 +144,12 @@ class P4Architecture(Architecture):
         """Our switch sends with PACKET_QDISC_BYPASS (rust/switch ports/afpacket.rs), so tc
         qdiscs on its ports (Mininet's htb/netem) do not act on what it transmits."""
         if self.config.target == "sdnperf" and (spec.needs_tc() or spec.needs_netem()):
-            return ("our P4 switch sends with PACKET_QDISC_BYPASS, so tc on its own ports is "
-                    "skipped; link bandwidth/delay/loss are applied there by the switch's own "
-                    "port impairment (port_impair), tc still shapes what hosts send (without "
-                    "sch_netem the switch port's ingress delays/drops what hosts send)")
+            return (
+                "our P4 switch sends with PACKET_QDISC_BYPASS, so tc on its own ports is "
+                "skipped; link bandwidth/delay/loss are applied there by the switch's own "
+                "port impairment (port_impair), tc still shapes what hosts send (without "
+                "sch_netem the switch port's ingress delays/drops what hosts send)"
+            )
         return None
 
     def impair_switch_ports(self, net, kernel_netem: bool) -> dict[str, dict[int, str]]:
@@ -174,6 +195,7 @@ class P4Architecture(Architecture):
 
     def prepare(self) -> None:
         from sdnperf.p4 import P4ProgramError, compiled
+
         try:  # runtime files that name no program of their own get this one too
             self.program = compiled(self.config.program)
         except P4ProgramError as exc:
@@ -185,6 +207,7 @@ class P4Architecture(Architecture):
 
     def mininet_options(self) -> dict:
         from sdnperf.emulation.p4switch import P4Switch
+
         target, log_dir = self.config.target, str(self.run_dir)
         binary = self.switch_binary()
 
@@ -196,9 +219,17 @@ class P4Architecture(Architecture):
                 if target == "bmv2":
                     self.thrift_ports[name] = process.free_port()
             dev, port = self.switches[name]
-            return P4Switch(name, grpc_port=port, device_id=dev, cpu_port=CPU_PORT, target=target,
-                            binary=binary, log_dir=log_dir, thrift_port=self.thrift_ports.get(name),
-                            **kwargs)
+            return P4Switch(
+                name,
+                grpc_port=port,
+                device_id=dev,
+                cpu_port=CPU_PORT,
+                target=target,
+                binary=binary,
+                log_dir=log_dir,
+                thrift_port=self.thrift_ports.get(name),
+                **kwargs,
+            )
 
         return {"switch": make, "controller": None}
 
@@ -209,21 +240,39 @@ class P4Architecture(Architecture):
     def controller_config(self, net) -> dict:
         switches, links, hosts = [], [], []
         for sw in net.switches:
-            switches.append({"name": sw.name, "device_id": sw.device_id,
-                             "address": f"127.0.0.1:{sw.grpc_port}", "ports": sorted(sw.port_names())})
+            switches.append(
+                {
+                    "name": sw.name,
+                    "device_id": sw.device_id,
+                    "address": f"127.0.0.1:{sw.grpc_port}",
+                    "ports": sorted(sw.port_names()),
+                }
+            )
         names = {sw.name for sw in net.switches}
         for link in net.links:
             a, b = link.intf1, link.intf2
             na, nb = a.node, b.node
             if na.name in names and nb.name in names:
-                links.append({"a": na.name, "a_port": na.ports[a], "b": nb.name, "b_port": nb.ports[b]})
+                links.append(
+                    {"a": na.name, "a_port": na.ports[a], "b": nb.name, "b_port": nb.ports[b]}
+                )
             elif na.name in names or nb.name in names:
                 (s, si), (h, hi) = ((na, a), (nb, b)) if na.name in names else ((nb, b), (na, a))
-                hosts.append({"name": h.name, "mac": hi.MAC(), "switch": s.name, "port": s.ports[si]})
-        config = {"app": self.config.app, "switches": switches, "links": links, "hosts": hosts,
-                  "election_id": 1}
+                hosts.append(
+                    {"name": h.name, "mac": hi.MAC(), "switch": s.name, "port": s.ports[si]}
+                )
+        config = {
+            "app": self.config.app,
+            "switches": switches,
+            "links": links,
+            "hosts": hosts,
+            "election_id": 1,
+        }
         if self.program is not None:
-            config["p4info"], config["device_config"] = str(self.program.p4info), str(self.program.json)
+            config["p4info"], config["device_config"] = (
+                str(self.program.p4info),
+                str(self.program.json),
+            )
         if self.config.app == "runtime-json":
             config["runtime_dir"] = str(Path(self.config.runtime_dir).resolve())
         elif self.config.app == "proactive" and _entry_builder(self.config):
@@ -232,12 +281,17 @@ class P4Architecture(Architecture):
             runtime = self.run_dir / "runtime"
             runtime.mkdir(parents=True, exist_ok=True)
             for sw in switches:
-                attached = [{"port": h["port"], "mac": h["mac"], "ip": net.get(h["name"]).IP()}
-                            for h in hosts if h["switch"] == sw["name"]]
+                attached = [
+                    {"port": h["port"], "mac": h["mac"], "ip": net.get(h["name"]).IP()}
+                    for h in hosts
+                    if h["switch"] == sw["name"]
+                ]
                 (runtime / f"{sw['name']}-runtime.json").write_text(
-                    json.dumps(_entry_builder(self.config)(attached), indent=1))
+                    json.dumps(_entry_builder(self.config)(attached), indent=1)
+                )
             config["app"], config["runtime_dir"] = "runtime-json", str(runtime.resolve())
         from sdnperf.p4.catalog import program
+
         config["params"] = program(self.config.program).writes(self.config.params)
         return config
 
@@ -260,20 +314,37 @@ class P4Architecture(Architecture):
         """The study's P4Runtime controller command, with the switches and the program
         written to {switches_json} and the network to {topology_json}."""
         from sdnperf.controllers import external
-        switches = [{"name": sw.name, "device_id": sw.device_id,
-                     "grpc_address": f"127.0.0.1:{sw.grpc_port}"} for sw in net.switches]
+
+        switches = [
+            {
+                "name": sw.name,
+                "device_id": sw.device_id,
+                "grpc_address": f"127.0.0.1:{sw.grpc_port}",
+            }
+            for sw in net.switches
+        ]
         files = {"p4info": str(self.program.p4info), "bmv2_json": str(self.program.json)}
-        switches_json = external.write_json(self.run_dir / external.SWITCHES_FILE, {
-            **files, "cpu_port": CPU_PORT, "switches": switches})
+        switches_json = external.write_json(
+            self.run_dir / external.SWITCHES_FILE,
+            {**files, "cpu_port": CPU_PORT, "switches": switches},
+        )
         topology_json = external.write_json(
-            self.run_dir / external.TOPOLOGY_FILE, external.topology_description(
-                net, lambda sw: {"device_id": sw.device_id,
-                                 "grpc_address": f"127.0.0.1:{sw.grpc_port}"}))
-        values = {**files, "switches_json": switches_json, "topology_json": topology_json,
-                  "grpc_addresses": ",".join(s["grpc_address"] for s in switches),
-                  "device_ids": ",".join(str(s["device_id"]) for s in switches),
-                  "cpu_port": CPU_PORT, "run_dir": self.run_dir,
-                  "study_dir": self.config._study_dir}
+            self.run_dir / external.TOPOLOGY_FILE,
+            external.topology_description(
+                net,
+                lambda sw: {"device_id": sw.device_id, "grpc_address": f"127.0.0.1:{sw.grpc_port}"},
+            ),
+        )
+        values = {
+            **files,
+            "switches_json": switches_json,
+            "topology_json": topology_json,
+            "grpc_addresses": ",".join(s["grpc_address"] for s in switches),
+            "device_ids": ",".join(str(s["device_id"]) for s in switches),
+            "cpu_port": CPU_PORT,
+            "run_dir": self.run_dir,
+            "study_dir": self.config._study_dir,
+        }
         try:
             return external.command_controller(self.config.command, values, self.run_dir, None)
         except process.ControllerError as exc:
@@ -286,6 +357,7 @@ class P4Architecture(Architecture):
             self._wait_our_controller(net, timeout)
         if self.caveat:  # the pipeline is in: the switches accept port commands now
             from sdnperf.emulation import capabilities
+
             self.kernel_netem = not self.spec.needs_netem() or capabilities.netem().ok
             self.impaired = self.impair_switch_ports(net, self.kernel_netem)
 
@@ -293,6 +365,7 @@ class P4Architecture(Architecture):
         """Someone else's controller: ready once every switch has a pipeline (only a
         primary controller can set one), asked of the switches themselves."""
         from sdnperf.controllers.p4rt.observer import has_pipeline
+
         waiting = {sw.name: sw for sw in net.switches}
 
         def ready() -> bool:
@@ -302,12 +375,22 @@ class P4Architecture(Architecture):
                     del waiting[name]
             return not waiting
 
-        who = (self.controller.kind if self.controller else "the remote P4Runtime controller "
-               f"(switch gRPC ports from {self.config.grpc_base_port})")
-        wait_until(ready, timeout, f"{len(net.switches)} P4 switches to get a pipeline from "
-                   f"{who}", stable_for=0.5,
-                   explain=lambda: f" (still without one: {', '.join(sorted(waiting))})"
-                                   f"{controller_log(self.controller)}")
+        who = (
+            self.controller.kind
+            if self.controller
+            else "the remote P4Runtime controller "
+            f"(switch gRPC ports from {self.config.grpc_base_port})"
+        )
+        wait_until(
+            ready,
+            timeout,
+            f"{len(net.switches)} P4 switches to get a pipeline from {who}",
+            stable_for=0.5,
+            explain=lambda: (
+                f" (still without one: {', '.join(sorted(waiting))})"
+                f"{controller_log(self.controller)}"
+            ),
+        )
 
     def check_alive(self) -> None:
         check_controller(self.controller, "died during the run", "P4Runtime controller")
@@ -323,16 +406,22 @@ class P4Architecture(Architecture):
             if state is None:
                 return False
             if state.get("error"):
-                raise ArchitectureError(f"P4Runtime controller: {state['error']}\n"
-                                        f"{self.controller.log_tail()}")
+                raise ArchitectureError(
+                    f"P4Runtime controller: {state['error']}\n{self.controller.log_tail()}"
+                )
             if len(state["switches"]) < n or not state.get("ready"):
                 return False
             if self.config.app == "topo-forwarding":
                 return state["links"] >= 2 * edges  # each link found in both directions
             return True
 
-        wait_until(ready, timeout, f"{n} P4 switches to get their pipeline from the P4Runtime "
-                   "controller (and links to be discovered)", stable_for=0.3)
+        wait_until(
+            ready,
+            timeout,
+            f"{n} P4 switches to get their pipeline from the P4Runtime "
+            "controller (and links to be discovered)",
+            stable_for=0.3,
+        )
 
     def processes(self) -> dict[str, list[int]]:
         out = {}
@@ -363,15 +452,22 @@ class P4Architecture(Architecture):
         if self.config.controller == "remote":
             extra["controller_cpu"] = "not measured (remote controller, not started by sdnperf)"
             extra["grpc_base_port"] = self.config.grpc_base_port
-        return {**extra, "architecture": "p4", "target": self.config.target,
-                "app": self.config.app if ours else None,
-                "controller": "sdnperf-p4rt" if ours else self.config.controller, "p4runtime": True,
-                "program": "runtime files" if self.config.app == "runtime-json" else
-                (self.program.source.name if self.program else None),
-                "params": dict(self.config.params),
-                "cpu_port": CPU_PORT, "link_shaping_caveat": self.caveat,
-                "switch_port_impairment": bool(self.impaired),
-                "host_link_impairment": self.host_link_impairment()}
+        return {
+            **extra,
+            "architecture": "p4",
+            "target": self.config.target,
+            "app": self.config.app if ours else None,
+            "controller": "sdnperf-p4rt" if ours else self.config.controller,
+            "p4runtime": True,
+            "program": "runtime files"
+            if self.config.app == "runtime-json"
+            else (self.program.source.name if self.program else None),
+            "params": dict(self.config.params),
+            "cpu_port": CPU_PORT,
+            "link_shaping_caveat": self.caveat,
+            "switch_port_impairment": bool(self.impaired),
+            "host_link_impairment": self.host_link_impairment(),
+        }
 
     def host_link_impairment(self) -> str | None:
         """Who delays/drops the host-to-switch direction of host links (None: nothing to)."""

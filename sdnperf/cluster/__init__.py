@@ -6,12 +6,15 @@ results). Ray parts: local.py (a cluster of logical nodes on this machine), work
 actor on each node), driver.py (the single writer that commits runs as they come back).
 isolated.py runs one run in its own network namespace, for nodes that share a kernel.
 """
+
 from __future__ import annotations
 
 NODE_RESOURCE = "sdnperf_slot"  # one per node: one run at a time per machine
-INSTALL_HINT = ("Ray is not installed: `--cluster` needs it. Install the extra with "
-                "`pip install 'sdnperf[cluster]'` (scripts/install.sh does it), "
-                "on the driver and on every node of the cluster.")
+INSTALL_HINT = (
+    "Ray is not installed: `--cluster` needs it. Install the extra with "
+    "`pip install 'sdnperf[cluster]'` (scripts/install.sh does it), "
+    "on the driver and on every node of the cluster."
+)
 
 
 def ray_missing() -> str | None:

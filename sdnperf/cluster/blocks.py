@@ -9,6 +9,7 @@ at each of its values are compared with the same runs of the others.
 Runs are treated as black boxes with `key`, `workload.name`, `repetition` and, when the
 plan has them, `topology` (label) and `point` ((path, value), ...).
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -29,8 +30,11 @@ class Block:
 
 
 def block_key(run, default_topology: str = "") -> BlockKey:
-    point = tuple((path, value) for path, value in getattr(run, "point", ()) or ()
-                  if not str(path).startswith("architecture."))
+    point = tuple(
+        (path, value)
+        for path, value in getattr(run, "point", ()) or ()
+        if not str(path).startswith("architecture.")
+    )
     topology = getattr(run, "topology", "") or default_topology
     return (topology, run.workload.name, point, run.repetition)
 

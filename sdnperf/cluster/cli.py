@@ -1,4 +1,5 @@
 """`sdnperf run --cluster`: the checks made before anything starts."""
+
 from __future__ import annotations
 
 from sdnperf.cluster import ray_missing
@@ -7,6 +8,7 @@ from sdnperf.cluster import ray_missing
 def check_cluster_args(args) -> str | None:
     """None when `--cluster` can be tried, else what is wrong (exit 2)."""
     from sdnperf.cluster.local import local_size
+
     try:
         local_size(args.cluster)
     except ValueError as exc:

@@ -6,6 +6,7 @@ back, exactly as the one-machine runner does, so `--resume` works the same after
 Each node's NodeWorker runs one run at a time; the driver sends a block's next run when the
 previous one is back, so a run is committed the moment it finishes.
 """
+
 from __future__ import annotations
 
 import logging
@@ -43,9 +44,19 @@ class Node:
 class ClusterRunner:
     """Same contract as runner.StudyRunner: run() -> (study_id, results)."""
 
-    def __init__(self, study, store, results_dir: Path, resume: bool, address: str,
-                 allow_mixed: bool = False, progress=None,
-                 log: Callable[[str], None] = print, only=None, provenance: dict | None = None):
+    def __init__(
+        self,
+        study,
+        store,
+        results_dir: Path,
+        resume: bool,
+        address: str,
+        allow_mixed: bool = False,
+        progress=None,
+        log: Callable[[str], None] = print,
+        only=None,
+        provenance: dict | None = None,
+    ):
         self.study, self.store, self.results_dir = study, store, Path(results_dir).resolve()
         self.only = only  # a run selection (`--only`), or None for every run
         self.provenance = provenance
@@ -58,6 +69,7 @@ class ClusterRunner:
     # -- connection ------------------------------------------------------------------------
     def run(self, environment: dict | None = None) -> tuple[int, list[RunResult]]:
         import ray
+
         try:
             self._connect()
             self._check_nodes()
@@ -75,6 +87,7 @@ class ClusterRunner:
         import ray
 
         from sdnperf.cluster.local import LocalCluster, keep_ray_on_loopback, local_size
+
         size = local_size(self.address)
         address = self.address
         if size is not None:
@@ -90,10 +103,13 @@ class ClusterRunner:
         try:
             ray.init(address=address, logging_level=logging.WARNING, log_to_driver=False)
         except (ConnectionError, ValueError, RuntimeError) as exc:
-            raise ClusterRefused(f"cannot connect to the Ray cluster at {self.address}: {exc}") from None
+            raise ClusterRefused(
+                f"cannot connect to the Ray cluster at {self.address}: {exc}"
+            ) from None
 
     def _wait_for_teardown(self) -> None:
         from sdnperf.cluster.isolated import running
+
         deadline = time.monotonic() + TEARDOWN_WAIT_S
         while running(self.session) and time.monotonic() < deadline:
             time.sleep(0.2)
@@ -103,13 +119,18 @@ class ClusterRunner:
         import ray
 
         from sdnperf.cluster.worker import start_worker
-        alive = [n for n in ray.nodes() if n.get("Alive") and
-                 n.get("Resources", {}).get(NODE_RESOURCE, 0) >= 1]
+
+        alive = [
+            n
+            for n in ray.nodes()
+            if n.get("Alive") and n.get("Resources", {}).get(NODE_RESOURCE, 0) >= 1
+        ]
         if not alive:
             raise ClusterRefused(
                 f"no node of the Ray cluster at {self.address} offers the {NODE_RESOURCE} "
                 f"resource; start each node with `ray start ... --resources "
-                f"'{{\"{NODE_RESOURCE}\": 1}}'` (docs/scale-out.md)")
+                f"'{{\"{NODE_RESOURCE}\": 1}}'` (docs/scale-out.md)"
+            )
         workers = {n["NodeID"]: start_worker(n["NodeID"]) for n in alive}
         refs = {workers[nid].facts.remote(self.study): nid for nid in workers}
         self.log(f"preflight on {len(refs)} node(s)")
@@ -119,17 +140,25 @@ class ClusterRunner:
             try:
                 facts[refs[ref]] = ray.get(ref)
             except ray.exceptions.RayError as exc:
-                facts[refs[ref]] = {"refusal": f"its preflight failed: {_first_line(exc)}",
-                                    "host": refs[ref][:8]}
+                facts[refs[ref]] = {
+                    "refusal": f"its preflight failed: {_first_line(exc)}",
+                    "host": refs[ref][:8],
+                }
         for ref in pending:
-            facts[refs[ref]] = {"host": refs[ref][:8], "refusal": (
-                f"no answer to the preflight within {PREFLIGHT_TIMEOUT_S:.0f}s (is its "
-                f"{NODE_RESOURCE} held by another study?)")}
-        for nid, f in facts.items():
+            facts[refs[ref]] = {
+                "host": refs[ref][:8],
+                "refusal": (
+                    f"no answer to the preflight within {PREFLIGHT_TIMEOUT_S:.0f}s (is its "
+                    f"{NODE_RESOURCE} held by another study?)"
+                ),
+            }
+        for f in facts.values():
             if f.get("isolation") and not f.get("refusal"):
                 f["refusal"] = f"runs cannot be isolated in namespaces there: {f['isolation']}"
-        labels = node_labels({nid: f.get("host", nid[:8]) for nid, f in facts.items()},
-                             order=[n["NodeID"] for n in alive])
+        labels = node_labels(
+            {nid: f.get("host", nid[:8]) for nid, f in facts.items()},
+            order=[n["NodeID"] for n in alive],
+        )
         by_label = {labels[nid]: facts[nid] for nid in labels}
         verdict = compare_nodes({label: _comparable(f) for label, f in by_label.items()})
         for warning in verdict.warnings:
@@ -142,8 +171,13 @@ class ClusterRunner:
                     ray.kill(worker)
                 raise ClusterRefused(
                     f"the cluster is mixed, the study does not start:\n{text}\n"
-                    + ("make the nodes agree, or pass --allow-mixed to run anyway on the "
-                       "nodes that can" if usable else "no node can run this study"))
+                    + (
+                        "make the nodes agree, or pass --allow-mixed to run anyway on the "
+                        "nodes that can"
+                        if usable
+                        else "no node can run this study"
+                    )
+                )
             self.log(f"--allow-mixed: going on despite:\n{text}")
         for nid, label in labels.items():
             if label in verdict.refused:
@@ -156,19 +190,28 @@ class ClusterRunner:
     def _run_blocks(self, environment: dict) -> tuple[int, list[RunResult]]:
         import ray
         from ray.exceptions import RayError, RayTaskError
+
         cfg = self.study.config
-        environment = {**environment, "cluster": {
-            "address": self.address, "nodes": {n.label: n.facts for n in self.nodes.values()}}}
+        environment = {
+            **environment,
+            "cluster": {
+                "address": self.address,
+                "nodes": {n.label: n.facts for n in self.nodes.values()},
+            },
+        }
         extra = {"provenance": self.provenance} if self.provenance else {}
-        study_id = self.store.open_study(self.study.name, self.study.path,
-                                         cfg.model_dump(mode="json"), environment, **extra)
+        study_id = self.store.open_study(
+            self.study.name, self.study.path, cfg.model_dump(mode="json"), environment, **extra
+        )
         done = self.store.done_keys(study_id) if self.resume else set()
         plan = [r for r in plan_runs(self.study) if self.only is None or self.only.matches(r)]
         blocks = make_blocks(plan, self.study.topology.name)
         todo = blocks_to_run(blocks, done)
         if self.resume and done:
-            self.log(f"resuming: {len(blocks) - len(todo)} of {len(blocks)} blocks complete; "
-                     "incomplete blocks run again whole")
+            self.log(
+                f"resuming: {len(blocks) - len(todo)} of {len(blocks)} blocks complete; "
+                "incomplete blocks run again whole"
+            )
         schedule = Schedule(todo)
         self._total = sum(len(b.runs) for b in todo)
         self._started = 0
@@ -179,14 +222,19 @@ class ClusterRunner:
             self._started += 1
             if self.progress:
                 self.progress(self._started, self._total, run)
-            ref = self.nodes[label].worker.run.remote(self.study, run, str(self.results_dir),
-                                                      self.session)
+            ref = self.nodes[label].worker.run.remote(
+                self.study, run, str(self.results_dir), self.session
+            )
             inflight[ref] = (label, run, time.time())
 
         def commit(result: RunResult, job: Assignment) -> None:
             result.params["node"] = job.node
-            result.params["cluster"] = {"node": job.node, "block": job.block.label,
-                                        "attempt": job.attempt, "previous": job.history}
+            result.params["cluster"] = {
+                "node": job.node,
+                "block": job.block.label,
+                "attempt": job.attempt,
+                "previous": job.history,
+            }
             self.store.record_run(study_id, result)
             results[result.key] = result
 
@@ -194,15 +242,23 @@ class ClusterRunner:
             for label in sorted(set(self.nodes) - set(schedule.busy)):
                 job = schedule.assign(label)
                 if job:
-                    self.log(f"{label}: block {job.block.label} ({len(job.block.runs)} runs"
-                             f"{', attempt %d' % job.attempt if job.attempt > 1 else ''})")
+                    self.log(
+                        f"{label}: block {job.block.label} ({len(job.block.runs)} runs"
+                        f"{', attempt %d' % job.attempt if job.attempt > 1 else ''})"
+                    )
                     submit(label, job.current)
             if not inflight:
                 for block in schedule.stranded(set(self.nodes)):
                     job = Assignment(block, "", 0)
                     for run in block.runs:
-                        commit(failed_result(self.study, run, "not run: no node of the cluster "
-                                             "is left that may run its block"), job)
+                        commit(
+                            failed_result(
+                                self.study,
+                                run,
+                                "not run: no node of the cluster is left that may run its block",
+                            ),
+                            job,
+                        )
                 continue
             ready, _ = ray.wait(list(inflight), num_returns=1, timeout=WAIT_TICK_S)
             for ref in ready:
@@ -227,6 +283,7 @@ class ClusterRunner:
 
     def _node_lost(self, label: str, run, exc, schedule: Schedule, commit, submitted) -> None:
         import ray
+
         reason = f"node {label} lost mid-run: {_first_line(exc)}"
         job = schedule.busy[label]
         node = self.nodes.pop(label)
@@ -239,8 +296,12 @@ class ClusterRunner:
         else:
             self.log(f"{reason}; block {job.block.label} was already retried once: given up")
             for other in lost.not_run:
-                commit(failed_result(self.study, other, f"not run: {reason} (second loss of "
-                                     "its block)"), job)
+                commit(
+                    failed_result(
+                        self.study, other, f"not run: {reason} (second loss of its block)"
+                    ),
+                    job,
+                )
 
 
 def unreachable(address: str, timeout: float = 5.0) -> str | None:
@@ -259,14 +320,22 @@ def unreachable(address: str, timeout: float = 5.0) -> str | None:
 def failed_result(study, run, reason: str, started: float | None = None) -> RunResult:
     """A run that produced nothing, with the reason (like execute_run's failed results)."""
     own = getattr(run, "study", None) or study
-    result = RunResult(key=run.key, topology=own.topology.name,
-                       architecture=run.architecture.name, workload=run.workload.name,
-                       repetition=run.repetition,
-                       params={"architecture": run.architecture.model_dump(),
-                               "workload": run.workload.model_dump(mode="json"),
-                               "topology": own.topology.describe()},
-                       status="failed", error=reason, started=started or time.time(),
-                       finished=time.time())
+    result = RunResult(
+        key=run.key,
+        topology=own.topology.name,
+        architecture=run.architecture.name,
+        workload=run.workload.name,
+        repetition=run.repetition,
+        params={
+            "architecture": run.architecture.model_dump(),
+            "workload": run.workload.model_dump(mode="json"),
+            "topology": own.topology.describe(),
+        },
+        status="failed",
+        error=reason,
+        started=started or time.time(),
+        finished=time.time(),
+    )
     if hasattr(result, "point"):
         result.point, result.position = dict(getattr(run, "point", ())), run.index
     return result
@@ -299,8 +368,11 @@ def verdict_text(verdict: Verdict) -> str:
 
 def _comparable(facts: dict) -> dict:
     """Facts minus those that differ between nodes by nature."""
-    return {k: v for k, v in facts.items()
-            if k not in ("host", "hostname", "boot_id", "ray_node_id", "isolation")}
+    return {
+        k: v
+        for k, v in facts.items()
+        if k not in ("host", "hostname", "boot_id", "ray_node_id", "isolation")
+    }
 
 
 def _first_line(exc: BaseException) -> str:

@@ -14,6 +14,7 @@ of its PID namespace, so when it ends, however it ends (Ray SIGKILLs a dead work
 children), the kernel kills every process left in the namespace (OVS daemons, controllers,
 host shells) and the network namespace goes with them.
 """
+
 from __future__ import annotations
 
 import ctypes
@@ -50,8 +51,7 @@ def _die_with_parent() -> None:
     ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
 
 
-def run_isolated(study, run, results_dir: Path, session: str = "",
-                 timeout: float | None = None):
+def run_isolated(study, run, results_dir: Path, session: str = "", timeout: float | None = None):
     """Run `run` in a fresh network namespace; returns (RunResult, log messages).
     `session` marks the child's environment, so a driver can wait for its runs to end."""
     why_not = available()
@@ -62,17 +62,39 @@ def run_isolated(study, run, results_dir: Path, session: str = "",
         request.write_bytes(pickle.dumps((study, run, str(results_dir))))
         # Tagged after this process (not the child, PID 1 in its namespace): `sdnperf clean`
         # treats the run's processes as leftovers once this worker is gone.
-        env = {**os.environ, SESSION_ENV: session,
-               cleanup.TAG_ENV: f"sdnperf-{os.getpid()}-{int(time.time())}-{run.index}"}
+        env = {
+            **os.environ,
+            SESSION_ENV: session,
+            cleanup.TAG_ENV: f"sdnperf-{os.getpid()}-{int(time.time())}-{run.index}",
+        }
         proc = subprocess.Popen(
-            ["unshare", "--net", "--mount", "--propagation", "private", "--pid", "--fork",
-             "--mount-proc", "--kill-child=SIGTERM", "--",
-             sys.executable, "-m", "sdnperf.cluster.isolated", str(request), str(reply)],
-            env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT, text=True, preexec_fn=_die_with_parent,
+            [
+                "unshare",
+                "--net",
+                "--mount",
+                "--propagation",
+                "private",
+                "--pid",
+                "--fork",
+                "--mount-proc",
+                "--kill-child=SIGTERM",
+                "--",
+                sys.executable,
+                "-m",
+                "sdnperf.cluster.isolated",
+                str(request),
+                str(reply),
+            ],
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+            preexec_fn=_die_with_parent,
             # Its own session: a signal to the node's process group (Ray stopping) does not
             # cut its teardown short; it still gets SIGTERM when its parent dies.
-            start_new_session=True)
+            start_new_session=True,
+        )
         try:
             output, _ = proc.communicate(timeout=timeout)
         except BaseException:
@@ -123,6 +145,7 @@ def _child(request: Path, reply: Path) -> int:
     try:
         _enter_namespace()
         from sdnperf.cluster.node import run_here
+
         study, run, results_dir = pickle.loads(request.read_bytes())
         messages: list[str] = []
         result = run_here(study, run, Path(results_dir), messages.append)
@@ -133,6 +156,7 @@ def _child(request: Path, reply: Path) -> int:
     finally:
         if stopped:  # our worker is gone (or gave up on us): nobody will remove the folder
             shutil.rmtree(request.parent, ignore_errors=True)
+
 
 if __name__ == "__main__":
     sys.exit(_child(*(Path(a) for a in sys.argv[1:3])))

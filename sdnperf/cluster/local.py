@@ -7,6 +7,7 @@ PR_SET_PDEATHSIG on Linux), so a killed driver leaves no Ray behind. Nodes on on
 share a kernel: the driver sees that in their preflight facts and isolates each run in
 its own network namespace (isolated.py).
 """
+
 from __future__ import annotations
 
 import os
@@ -40,7 +41,7 @@ FOLDER_PREFIX = "sdnperf-ray-"
 def remove_stale_folders() -> None:
     """Ray folders of local clusters whose driver was killed (named after its PID)."""
     for folder in Path("/tmp").glob(f"{FOLDER_PREFIX}*-*"):
-        pid = folder.name[len(FOLDER_PREFIX):].split("-")[0]
+        pid = folder.name[len(FOLDER_PREFIX) :].split("-")[0]
         if pid.isdigit() and not Path(f"/proc/{pid}").exists():
             shutil.rmtree(folder, ignore_errors=True)
 
@@ -50,6 +51,7 @@ def keep_ray_on_loopback() -> None:
     connecting, except where it believes clusters are unsupported; on loopback-only nodes
     that address is not served. Tell it to keep loopback (this process only)."""
     from ray._private import ray_constants
+
     ray_constants.ENABLE_RAY_CLUSTER = False
 
 
@@ -62,14 +64,21 @@ class LocalCluster:
     def start(self) -> str:
         """Start the head and the nodes; returns the address to connect to."""
         from ray.cluster_utils import Cluster
+
         keep_ray_on_loopback()
         remove_stale_folders()
         # Ray's socket paths must stay short (sun_path): a short folder under /tmp.
         self.temp_dir = tempfile.mkdtemp(prefix=f"{FOLDER_PREFIX}{os.getpid()}-", dir="/tmp")
-        common = dict(node_ip_address="127.0.0.1", include_dashboard=False,
-                      object_store_memory=OBJECT_STORE_BYTES)
-        self._cluster = Cluster(initialize_head=True, connect=False, head_node_args=dict(
-            num_cpus=0, resources={}, temp_dir=self.temp_dir, **common))
+        common = dict(
+            node_ip_address="127.0.0.1",
+            include_dashboard=False,
+            object_store_memory=OBJECT_STORE_BYTES,
+        )
+        self._cluster = Cluster(
+            initialize_head=True,
+            connect=False,
+            head_node_args=dict(num_cpus=0, resources={}, temp_dir=self.temp_dir, **common),
+        )
         for _ in range(self.size):
             self._cluster.add_node(num_cpus=1, resources={NODE_RESOURCE: 1}, **common)
         return self._cluster.address

@@ -12,6 +12,7 @@ and warnings:
 - warnings: hardware and kernel differ; blocking keeps each comparison on one node, and the
   report checks whether the node explains variance.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -20,9 +21,24 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 # Facts that must agree on every node (from fidelity.environment.collect plus our own).
-MUST_AGREE = ("sdnperf", "code", "binaries", "python", "ray", "mininet", "os_ken", "faucet",
-              "openvswitch", "iperf3", "iperf", "ping", "tc", "netem", "ovs_kernel_module",
-              "capabilities")
+MUST_AGREE = (
+    "sdnperf",
+    "code",
+    "binaries",
+    "python",
+    "ray",
+    "mininet",
+    "os_ken",
+    "faucet",
+    "openvswitch",
+    "iperf3",
+    "iperf",
+    "ping",
+    "tc",
+    "netem",
+    "ovs_kernel_module",
+    "capabilities",
+)
 # Facts that may differ (with a warning): the machine itself.
 HARDWARE = ("kernel", "distro", "cpu_model", "cpu_cores", "memory_mb")
 CODE_SUFFIXES = (".py", ".p4", ".toml", ".json", ".html")
@@ -59,8 +75,11 @@ def compare_nodes(facts: dict[str, dict]) -> Verdict:
 
 def _describe(name: str, value, common) -> str:
     if isinstance(value, dict) and isinstance(common, dict):
-        parts = [f"{k}: {value.get(k)!r} where the others have {common.get(k)!r}"
-                 for k in sorted(set(value) | set(common)) if value.get(k) != common.get(k)]
+        parts = [
+            f"{k}: {value.get(k)!r} where the others have {common.get(k)!r}"
+            for k in sorted(set(value) | set(common))
+            if value.get(k) != common.get(k)
+        ]
         return "; ".join(parts)
     return f"is {value!r}, the other nodes have {common!r}"
 
@@ -81,6 +100,7 @@ def node_facts(study) -> dict:
     import socket
 
     from sdnperf.fidelity.environment import collect
+
     facts = collect()
     facts["host"] = socket.gethostname()
     facts["boot_id"] = _read("/proc/sys/kernel/random/boot_id")
@@ -89,6 +109,7 @@ def node_facts(study) -> dict:
     facts["capabilities"] = capabilities_present()
     try:
         import ray
+
         facts["ray"] = ray.__version__
     except ImportError:
         facts["ray"] = None
@@ -100,8 +121,12 @@ def refusal(study) -> str | None:
     """sdnperf's own preflight on this node: None when it accepts every run study."""
     from sdnperf.runner import StudyRefused, preflight
     from sdnperf.study.plan import plan_runs
-    studies = list({id(s): s for s in (getattr(r, "study", None) for r in plan_runs(study))
-                    if s is not None}.values()) or [study]
+
+    studies = list(
+        {
+            id(s): s for s in (getattr(r, "study", None) for r in plan_runs(study)) if s is not None
+        }.values()
+    ) or [study]
     try:
         for one in studies:
             preflight(one)
@@ -124,8 +149,12 @@ def binaries_digest() -> dict[str, str | None]:
     """SHA-256 of our Rust tools (None: not built on this node)."""
     from sdnperf.arch.p4 import GRPC_DAEMON, find_grpc_daemon
     from sdnperf.cli import rust_binary
-    paths = {"sdnperf-p4c": rust_binary("sdnperf-p4c"),
-             "sdnperf-switch": rust_binary("sdnperf-switch"), GRPC_DAEMON: find_grpc_daemon()}
+
+    paths = {
+        "sdnperf-p4c": rust_binary("sdnperf-p4c"),
+        "sdnperf-switch": rust_binary("sdnperf-switch"),
+        GRPC_DAEMON: find_grpc_daemon(),
+    }
     out = {}
     for name, path in paths.items():
         out[name] = _file_digest(Path(path)) if path else None
@@ -134,6 +163,7 @@ def binaries_digest() -> dict[str, str | None]:
 
 def capabilities_present() -> dict[str, bool]:
     from sdnperf.doctor import checks
+
     return {cap.name: cap.ok for cap, _ in checks()}
 
 

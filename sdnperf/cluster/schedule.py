@@ -10,6 +10,7 @@ Rules (docs/scale-out.md, "Failures"):
 - a block lost a second time is given up: its run under way and the runs it had not
   reached are stored as failed, and `--resume` retries them later.
 """
+
 from __future__ import annotations
 
 from collections import deque
@@ -23,6 +24,7 @@ MAX_ATTEMPTS = 2  # the first, and one retry on another node
 @dataclass
 class Assignment:
     """A block on a node: which attempt it is and how far it has come."""
+
     block: Block
     node: str
     attempt: int
@@ -37,6 +39,7 @@ class Assignment:
 @dataclass
 class Lost:
     """What a lost node means for its block."""
+
     failed_run: object  # the run that was under way: stored as failed
     retried: bool  # the block is queued again, for another node
     not_run: list = field(default_factory=list)  # runs given up without being run
@@ -82,10 +85,11 @@ class Schedule:
         history = job.history + [{"node": node, "error": reason}]
         if job.attempt < MAX_ATTEMPTS:
             # Ahead of the queue: its other runs may already be stored from the lost node.
-            self._queue.appendleft(_Queued(job.block, job.attempt + 1,
-                                           frozenset(h["node"] for h in history), history))
+            self._queue.appendleft(
+                _Queued(job.block, job.attempt + 1, frozenset(h["node"] for h in history), history)
+            )
             return Lost(failed, retried=True)
-        return Lost(failed, retried=False, not_run=list(job.block.runs[job.done + 1:]))
+        return Lost(failed, retried=False, not_run=list(job.block.runs[job.done + 1 :]))
 
     def stranded(self, alive: set[str]) -> list[Block]:
         """Blocks no live node may take (every node left was excluded, or none is left);

@@ -7,6 +7,7 @@ least two nodes, the runs' values are grouped by node and tested with Kruskal–
 normality assumed, works for two or more nodes). With many cells, some would pass p < 0.05
 by chance, so a warning needs p below 0.05 divided by the number of cells (Bonferroni).
 """
+
 from __future__ import annotations
 
 import math
@@ -52,15 +53,20 @@ class NodeReport:
         for c in self.flagged:
             topology, point, arch, workload, metric = c.cell
             where = f"{workload} {metric}, {arch}" + (f", {point}" if point else "")
-            means = ", ".join(f"{node} {mean:.4g} (n={n})" for node, (n, mean) in c.per_node.items())
-            out.append(f"the node explains variance of {where}: Kruskal–Wallis p={c.p:.2g} "
-                       f"(< {self.threshold:.2g}); means per node: {means}")
+            means = ", ".join(
+                f"{node} {mean:.4g} (n={n})" for node, (n, mean) in c.per_node.items()
+            )
+            out.append(
+                f"the node explains variance of {where}: Kruskal–Wallis p={c.p:.2g} "
+                f"(< {self.threshold:.2g}); means per node: {means}"
+            )
         return out
 
 
 def analyse(values: list[Value], runs_per_node: dict[str, int]) -> NodeReport:
     """Per-node means and the test, for every cell (pure: no store)."""
     from scipy.stats import kruskal
+
     nodes = sorted(runs_per_node)
     grouped: dict[tuple, dict[str, list[float]]] = {}
     for v in values:
@@ -89,10 +95,15 @@ def node_report(store, study_id: int) -> NodeReport | None:
     for r in runs:
         if node_of[r.id]:
             runs_per_node[node_of[r.id]] = runs_per_node.get(node_of[r.id], 0) + 1
-    values = [Value(node_of[s.run_id], (s.topology, point_of[s.run_id], s.architecture,
-                                        s.workload, s.metric), s.value)
-              for s in store.summaries(study_id)
-              if s.status == "ok" and node_of.get(s.run_id) and s.value is not None]
+    values = [
+        Value(
+            node_of[s.run_id],
+            (s.topology, point_of[s.run_id], s.architecture, s.workload, s.metric),
+            s.value,
+        )
+        for s in store.summaries(study_id)
+        if s.status == "ok" and node_of.get(s.run_id) and s.value is not None
+    ]
     report = analyse(values, runs_per_node)
     report.node_of_run = {r.key: node_of[r.id] for r in runs if node_of[r.id]}
     return report
@@ -111,30 +122,43 @@ def html_section(report: NodeReport | None) -> str:
     for c in report.cells:
         topology, point, arch, workload, metric = c.cell
         cells = "".join(
-            f"<td class=\"num\">{c.per_node[n][1]:.4g} <small>(n={c.per_node[n][0]})</small></td>"
-            if n in c.per_node else "<td></td>" for n in report.nodes)
+            f'<td class="num">{c.per_node[n][1]:.4g} <small>(n={c.per_node[n][0]})</small></td>'
+            if n in c.per_node
+            else "<td></td>"
+            for n in report.nodes
+        )
         p = "—" if c.p is None else f"{c.p:.2g}" + (" ⚠" if c in report.flagged else "")
         label = f"{escape(arch)}" + (f" <small>{escape(point)}</small>" if point else "")
-        rows.append(f"<tr><td>{escape(workload)}</td><td>{escape(metric)}</td><td>{label}</td>"
-                    f"{cells}<td class=\"num\">{p}</td></tr>")
+        rows.append(
+            f"<tr><td>{escape(workload)}</td><td>{escape(metric)}</td><td>{label}</td>"
+            f'{cells}<td class="num">{p}</td></tr>'
+        )
     counts = ", ".join(f"{escape(n)}: {k} runs" for n, k in report.runs_per_node.items())
     flagged = report.warnings()
     if flagged:
-        verdict = "<p class=\"cpu\">⚠ " + "<br>⚠ ".join(escape(w) for w in flagged) + "</p>"
+        verdict = '<p class="cpu">⚠ ' + "<br>⚠ ".join(escape(w) for w in flagged) + "</p>"
     elif report.tested:
-        verdict = (f"<p>No node effect found (Kruskal–Wallis on {len(report.tested)} cell(s), "
-                   f"threshold p &lt; {report.threshold:.2g}).</p>")
+        verdict = (
+            f"<p>No node effect found (Kruskal–Wallis on {len(report.tested)} cell(s), "
+            f"threshold p &lt; {report.threshold:.2g}).</p>"
+        )
     else:
-        verdict = (f"<p>Not tested: a cell needs at least {MIN_RUNS_PER_NODE} ok runs on each "
-                   "of two nodes (more repetitions).</p>")
-    per_run = "".join(f"<tr><td>{escape(key)}</td><td>{escape(node)}</td></tr>"
-                      for key, node in sorted(report.node_of_run.items()))
-    return (f"<h2>Nodes</h2><p>The study ran on a cluster: {counts}. Each block (all "
-            "architectures of one workload, point and repetition) ran on one node, so every "
-            "comparison was made on one machine; the table shows whether the node itself "
-            "moves the numbers.</p>" + verdict +
-            f"<table><tr><th>workload</th><th>metric</th><th>architecture</th>{heads}"
-            f"<th>p (Kruskal–Wallis)</th></tr>{''.join(rows)}</table>"
-            f"<details><summary>The node of every run</summary><table><tr><th>run</th>"
-            f"<th>node</th></tr>{per_run}</table></details>")
-
+        verdict = (
+            f"<p>Not tested: a cell needs at least {MIN_RUNS_PER_NODE} ok runs on each "
+            "of two nodes (more repetitions).</p>"
+        )
+    per_run = "".join(
+        f"<tr><td>{escape(key)}</td><td>{escape(node)}</td></tr>"
+        for key, node in sorted(report.node_of_run.items())
+    )
+    return (
+        f"<h2>Nodes</h2><p>The study ran on a cluster: {counts}. Each block (all "
+        "architectures of one workload, point and repetition) ran on one node, so every "
+        "comparison was made on one machine; the table shows whether the node itself "
+        "moves the numbers.</p>"
+        + verdict
+        + f"<table><tr><th>workload</th><th>metric</th><th>architecture</th>{heads}"
+        f"<th>p (Kruskal–Wallis)</th></tr>{''.join(rows)}</table>"
+        f"<details><summary>The node of every run</summary><table><tr><th>run</th>"
+        f"<th>node</th></tr>{per_run}</table></details>"
+    )

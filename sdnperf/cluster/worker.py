@@ -2,6 +2,7 @@
 no other study's run shares the machine, checks the node (preflight) and runs one run at
 a time, each in a child process in its own network namespace (isolated.py): nodes that
 share a kernel cannot collide, and a worker that dies takes its run's network down."""
+
 from __future__ import annotations
 
 import ray
@@ -13,9 +14,11 @@ from sdnperf.cluster import NODE_RESOURCE
 class NodeWorker:
     def facts(self, study) -> dict:
         from sdnperf.cluster.preflight import node_facts
+
         facts = node_facts(study)
         facts["ray_node_id"] = ray.get_runtime_context().get_node_id()
         from sdnperf.cluster.isolated import available
+
         facts["isolation"] = available()  # None, or why runs cannot be isolated here
         return facts
 
@@ -24,12 +27,14 @@ class NodeWorker:
         from pathlib import Path
 
         from sdnperf.cluster.isolated import run_isolated
+
         return run_isolated(study, run, Path(results_dir), session=session)
 
 
 def start_worker(node_id: str):
     """A NodeWorker pinned to one node, holding its slot."""
     from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+
     return NodeWorker.options(
         resources={NODE_RESOURCE: 1},
         scheduling_strategy=NodeAffinitySchedulingStrategy(node_id, soft=False),

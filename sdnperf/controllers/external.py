@@ -7,6 +7,7 @@ A command is a list of arguments, each with `{name}` placeholders filled in on i
 `{topology_json}`: a file sdnperf writes describing the built network, so a controller can
 know hosts, switches and links without discovering them.
 """
+
 from __future__ import annotations
 
 import json
@@ -22,8 +23,17 @@ OPENFLOW_PLACEHOLDERS = {"port", "host", "address", "run_dir", "study_dir", "top
 # What a P4Runtime command may name: the switches (gRPC addresses and device ids, comma
 # separated in switch order, and {switches_json}: those with the pipeline files and CPU
 # port), the program sdnperf compiled (`program`), the run's and study's folders, the network.
-P4RUNTIME_PLACEHOLDERS = {"grpc_addresses", "device_ids", "p4info", "bmv2_json",
-                          "switches_json", "cpu_port", "run_dir", "study_dir", "topology_json"}
+P4RUNTIME_PLACEHOLDERS = {
+    "grpc_addresses",
+    "device_ids",
+    "p4info",
+    "bmv2_json",
+    "switches_json",
+    "cpu_port",
+    "run_dir",
+    "study_dir",
+    "topology_json",
+}
 SWITCHES_FILE = "switches.json"
 
 
@@ -38,14 +48,17 @@ def placeholder_names(argv: list[str]) -> set[str]:
         try:
             parsed = list(string.Formatter().parse(arg))
         except ValueError as exc:
-            raise PlaceholderError(f"command argument {arg!r}: {exc} (write {{{{ and }}}} "
-                                   "for literal braces)") from None
+            raise PlaceholderError(
+                f"command argument {arg!r}: {exc} (write {{{{ and }}}} for literal braces)"
+            ) from None
         for _, name, spec, conversion in parsed:
             if name is None:
                 continue
             if not name.isidentifier() or spec or conversion:
-                raise PlaceholderError(f"command argument {arg!r}: placeholder {{{name}...}} "
-                                       "must be a plain name such as {port}")
+                raise PlaceholderError(
+                    f"command argument {arg!r}: placeholder {{{name}...}} "
+                    "must be a plain name such as {port}"
+                )
             names.add(name)
     return names
 
@@ -53,9 +66,11 @@ def placeholder_names(argv: list[str]) -> set[str]:
 def check_placeholders(argv: list[str], offered: set[str]) -> None:
     unknown = sorted(placeholder_names(argv) - offered)
     if unknown:
-        raise PlaceholderError(f"command uses unknown placeholder(s) "
-                               f"{', '.join('{' + n + '}' for n in unknown)}; "
-                               f"known: {', '.join('{' + n + '}' for n in sorted(offered))}")
+        raise PlaceholderError(
+            f"command uses unknown placeholder(s) "
+            f"{', '.join('{' + n + '}' for n in unknown)}; "
+            f"known: {', '.join('{' + n + '}' for n in sorted(offered))}"
+        )
 
 
 def substitute(argv: list[str], values: dict[str, object]) -> list[str]:
@@ -78,10 +93,22 @@ def topology_description(net, switch_extra=lambda sw: {}) -> dict:
     for link in net.links:
         a, b = link.intf1, link.intf2
         if a.node.name in switch_names and b.node.name in switch_names:
-            links.append({"a": a.node.name, "a_port": a.node.ports[a],
-                          "b": b.node.name, "b_port": b.node.ports[b]})
+            links.append(
+                {
+                    "a": a.node.name,
+                    "a_port": a.node.ports[a],
+                    "b": b.node.name,
+                    "b_port": b.node.ports[b],
+                }
+            )
     for host in net.hosts:
-        entry = {"name": host.name, "ip": host.IP(), "mac": host.MAC(), "switch": None, "port": None}
+        entry = {
+            "name": host.name,
+            "ip": host.IP(),
+            "mac": host.MAC(),
+            "switch": None,
+            "port": None,
+        }
         for intf in host.intfList():
             peer = intf.link and (intf.link.intf2 if intf.link.intf1 is intf else intf.link.intf1)
             if peer is not None and peer.node.name in switch_names:
@@ -90,11 +117,19 @@ def topology_description(net, switch_extra=lambda sw: {}) -> dict:
         hosts.append(entry)
     switches = []
     for sw in net.switches:
-        ports = {str(port): intf.name for port, intf in sorted(sw.intfs.items())
-                 if intf.name != "lo"}
+        ports = {
+            str(port): intf.name for port, intf in sorted(sw.intfs.items()) if intf.name != "lo"
+        }
         dpid = _dpid(sw)
-        switches.append({"name": sw.name, "dpid": dpid, "dpid_int": int(dpid, 16) if dpid.strip("0") else 0,
-                         "ports": ports, **switch_extra(sw)})
+        switches.append(
+            {
+                "name": sw.name,
+                "dpid": dpid,
+                "dpid_int": int(dpid, 16) if dpid.strip("0") else 0,
+                "ports": ports,
+                **switch_extra(sw),
+            }
+        )
     return {"hosts": hosts, "switches": switches, "links": links}
 
 
@@ -104,8 +139,9 @@ def write_json(path: Path, data: dict) -> Path:
     return path
 
 
-def command_controller(argv: list[str], values: dict[str, object], run_dir: Path,
-                       port: int | None) -> ControllerProcess:
+def command_controller(
+    argv: list[str], values: dict[str, object], run_dir: Path, port: int | None
+) -> ControllerProcess:
     """The user's command as a ControllerProcess (its own process group, the run's
     SDNPERF_TAG inherited, output to controller-command.log in the run dir)."""
     try:

@@ -3,6 +3,7 @@
 Each controller listens for OpenFlow on 127.0.0.1 only, on a free port, logs into the run
 directory, and runs in its own process group so wrappers (Faucet) die with their children.
 """
+
 from __future__ import annotations
 
 import json
@@ -39,8 +40,15 @@ class ControllerError(RuntimeError):
 class ControllerProcess:
     """A running controller: argv + env + log file, stopped as a whole process group."""
 
-    def __init__(self, kind: str, argv: list[str], run_dir: Path, port: int | None,
-                 env: dict[str, str] | None = None, state_file: Path | None = None):
+    def __init__(
+        self,
+        kind: str,
+        argv: list[str],
+        run_dir: Path,
+        port: int | None,
+        env: dict[str, str] | None = None,
+        state_file: Path | None = None,
+    ):
         self.kind, self.argv, self.run_dir, self.port = kind, argv, Path(run_dir), port
         self.env = dict(env or {})  # on top of the environment as it is at spawn()
         self.state_file = state_file
@@ -61,12 +69,18 @@ class ControllerProcess:
         env["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")])
         with open(self.log_path, "wb") as log:
             try:
-                self.proc = subprocess.Popen(self.argv, stdout=log, stderr=subprocess.STDOUT,
-                                             stdin=subprocess.DEVNULL, env=env,
-                                             start_new_session=True)
+                self.proc = subprocess.Popen(
+                    self.argv,
+                    stdout=log,
+                    stderr=subprocess.STDOUT,
+                    stdin=subprocess.DEVNULL,
+                    env=env,
+                    start_new_session=True,
+                )
             except OSError as exc:  # a missing or non-executable program
-                raise ControllerError(f"{self.kind} controller {self.argv[0]!r} cannot be "
-                                      f"started: {exc.strerror}") from None
+                raise ControllerError(
+                    f"{self.kind} controller {self.argv[0]!r} cannot be started: {exc.strerror}"
+                ) from None
 
     def start(self, timeout: float = 20.0) -> None:
         """Spawn, then wait until it listens on `port`; a controller without a port of its
@@ -75,15 +89,19 @@ class ControllerProcess:
         deadline = time.monotonic() + (timeout if self.port else START_GRACE_S)
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
-                raise ControllerError(f"{self.kind} exited with code {self.proc.returncode} "
-                                      f"at start-up:\n{self.log_tail()}")
+                raise ControllerError(
+                    f"{self.kind} exited with code {self.proc.returncode} "
+                    f"at start-up:\n{self.log_tail()}"
+                )
             if self.port and port_open(self.port):
                 return
             time.sleep(0.1)
         if not self.port:
             return
-        raise ControllerError(f"{self.kind} did not listen on 127.0.0.1:{self.port} within "
-                              f"{timeout:.0f}s:\n{self.log_tail()}")
+        raise ControllerError(
+            f"{self.kind} did not listen on 127.0.0.1:{self.port} within "
+            f"{timeout:.0f}s:\n{self.log_tail()}"
+        )
 
     def alive(self) -> bool:
         return self.proc is not None and self.proc.poll() is None
@@ -130,12 +148,19 @@ def osken(app: str, run_dir: Path) -> ControllerProcess:
     study's own app file (a path to a .py; no state file, so readiness is asked of OVS)."""
     ours = app in OSKEN_APPS
     if not ours and not (app.endswith(".py") and Path(app).is_file()):
-        raise ControllerError(f"os-ken app {app!r} is neither one of ours "
-                              f"({', '.join(sorted(OSKEN_APPS))}) nor an existing .py file")
+        raise ControllerError(
+            f"os-ken app {app!r} is neither one of ours "
+            f"({', '.join(sorted(OSKEN_APPS))}) nor an existing .py file"
+        )
     port = free_port()
     state = Path(run_dir) / "controller-state.json" if ours else None
-    argv = [venv_tool("osken-manager"), "--ofp-listen-host", "127.0.0.1",
-            "--ofp-tcp-listen-port", str(port)]
+    argv = [
+        venv_tool("osken-manager"),
+        "--ofp-listen-host",
+        "127.0.0.1",
+        "--ofp-tcp-listen-port",
+        str(port),
+    ]
     if app == "topo-forwarding":
         argv.append("--observe-links")
     argv.append(str(APPS_DIR / OSKEN_APPS[app]) if ours else str(Path(app).resolve()))
@@ -158,18 +183,28 @@ def pox_home() -> Path | None:
     return Path(found).resolve().parent if found else None
 
 
-POX_HINT = ("POX is not on the package registries: `git clone https://github.com/noxrepo/pox` "
-            "and set POX_HOME to the checkout (or put its pox.py on PATH)")
+POX_HINT = (
+    "POX is not on the package registries: `git clone https://github.com/noxrepo/pox` "
+    "and set POX_HOME to the checkout (or put its pox.py on PATH)"
+)
 
 
 def pox(components: list[str], run_dir: Path) -> ControllerProcess:
     """POX (OpenFlow 1.0) with `components` (e.g. forwarding.l2_learning and its --options)."""
     home = pox_home()
     if home is None:
-        raise ControllerError(f"controller = \"pox\" needs a POX checkout: {POX_HINT}")
+        raise ControllerError(f'controller = "pox" needs a POX checkout: {POX_HINT}')
     port = free_port()
-    argv = [sys.executable, str(home / "pox.py"), "log.level", "--INFO",
-            "openflow.of_01", "--address=127.0.0.1", f"--port={port}", *components]
+    argv = [
+        sys.executable,
+        str(home / "pox.py"),
+        "log.level",
+        "--INFO",
+        "openflow.of_01",
+        "--address=127.0.0.1",
+        f"--port={port}",
+        *components,
+    ]
     return ControllerProcess("pox", argv, run_dir, port)
 
 
@@ -181,12 +216,18 @@ def ovs_testcontroller(run_dir: Path) -> ControllerProcess:
 
 def faucet(config_path: Path, run_dir: Path) -> ControllerProcess:
     port, prom = free_port(), free_port()
-    env = {"FAUCET_CONFIG": str(config_path),
-           "FAUCET_LOG": str(Path(run_dir) / "faucet.log"),
-           "FAUCET_EXCEPTION_LOG": str(Path(run_dir) / "faucet-exception.log"),
-           "FAUCET_PROMETHEUS_ADDR": "127.0.0.1", "FAUCET_PROMETHEUS_PORT": str(prom)}
-    argv = [venv_tool("faucet"), "--ryu-ofp-listen-host=127.0.0.1",
-            f"--ryu-ofp-tcp-listen-port={port}"]
+    env = {
+        "FAUCET_CONFIG": str(config_path),
+        "FAUCET_LOG": str(Path(run_dir) / "faucet.log"),
+        "FAUCET_EXCEPTION_LOG": str(Path(run_dir) / "faucet-exception.log"),
+        "FAUCET_PROMETHEUS_ADDR": "127.0.0.1",
+        "FAUCET_PROMETHEUS_PORT": str(prom),
+    }
+    argv = [
+        venv_tool("faucet"),
+        "--ryu-ofp-listen-host=127.0.0.1",
+        f"--ryu-ofp-tcp-listen-port={port}",
+    ]
     return ControllerProcess("faucet", argv, run_dir, port, env=env)
 
 
@@ -205,5 +246,6 @@ def p4rt_controller(config: dict, run_dir: Path) -> ControllerProcess:
     argv = [sys.executable, "-m", "sdnperf.controllers.p4rt", "--config", str(config_path)]
     pythonpath = str(Path(__file__).resolve().parents[2])
     env = {"PYTHONPATH": os.pathsep.join(filter(None, [pythonpath, os.environ.get("PYTHONPATH")]))}
-    return ControllerProcess(f"p4rt-{config.get('app', 'l2-learning')}", argv, run_dir, port,
-                             env=env, state_file=state)
+    return ControllerProcess(
+        f"p4rt-{config.get('app', 'l2-learning')}", argv, run_dir, port, env=env, state_file=state
+    )

@@ -9,6 +9,7 @@
     sdnperf ctlbench ceiling --protocol p4runtime --switches 4
     sdnperf report results/ctlbench                 # the report, as for every study
 """
+
 from __future__ import annotations
 
 import argparse
@@ -17,8 +18,15 @@ import sys
 import time
 from pathlib import Path
 
-from sdnperf.commands import (EXIT_BAD_INPUT, EXIT_FAIL, EXIT_INTERRUPTED, EXIT_OK, print_report,
-                              results_store_path, usage)
+from sdnperf.commands import (
+    EXIT_BAD_INPUT,
+    EXIT_FAIL,
+    EXIT_INTERRUPTED,
+    EXIT_OK,
+    print_report,
+    results_store_path,
+    usage,
+)
 
 
 def _list(kind):
@@ -26,38 +34,58 @@ def _list(kind):
         try:
             return [kind(x) for x in text.split(",") if x.strip()]
         except ValueError:
-            raise argparse.ArgumentTypeError(f"expected a comma-separated list, got {text!r}")
+            raise argparse.ArgumentTypeError(
+                f"expected a comma-separated list, got {text!r}"
+            ) from None
+
     return parse
 
 
 def add_ctlbench_command(commands) -> None:
     """`sdnperf ctlbench run|ceiling`, added to the sdnperf parser's subcommands."""
     p = commands.add_parser(
-        "ctlbench", help="benchmark SDN controllers with emulated switches flooding packet-ins",
+        "ctlbench",
+        help="benchmark SDN controllers with emulated switches flooding packet-ins",
         description="Controller benchmark: N emulated OpenFlow 1.3 switches, or N emulated "
-                    "P4Runtime devices the controller connects to (sdnperf-probe), "
-                    "send packet-ins to a controller; sent/answered rates, reaction-time "
-                    "distribution, outstanding packets, fairness and CPU use are stored as a "
-                    "study (SQLite, CSV, HTML report).",
-        formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__.split("\n\n", 1)[1])
+        "P4Runtime devices the controller connects to (sdnperf-probe), "
+        "send packet-ins to a controller; sent/answered rates, reaction-time "
+        "distribution, outstanding packets, fairness and CPU use are stored as a "
+        "study (SQLite, CSV, HTML report).",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog=__doc__.split("\n\n", 1)[1],
+    )
 
     p.set_defaults(func=usage(p))
     sub = p.add_subparsers(metavar="ACTION")
-    r = sub.add_parser("run", help="run a benchmark study (file and/or options)",
-                       description="Run controllers × switches × rates × repetitions. Options "
-                                   "override the file's [load] and [[controller]] tables.")
-    r.add_argument("file", nargs="?", help="ctlbench TOML file (see examples/ctlbench-openflow.toml)")
-    r.add_argument("-c", "--controller", action="append", metavar="SPEC",
-                   help="openflow13: echo | osken[:APP] | faucet | ovs-testcontroller | "
-                        "127.0.0.1:PORT; p4runtime: echo | p4rt[:APP] (our P4Runtime "
-                        "controller, app l2-learning) | 127.0.0.1:PORT (an external controller "
-                        "that dials device 1 there, device i on PORT+i-1) (repeatable)")
-    r.add_argument("--protocol", choices=["openflow13", "p4runtime"],
-                   help="southbound protocol of the emulated switches (default: the file's, "
-                        "else openflow13)")
+    r = sub.add_parser(
+        "run",
+        help="run a benchmark study (file and/or options)",
+        description="Run controllers × switches × rates × repetitions. Options "
+        "override the file's [load] and [[controller]] tables.",
+    )
+    r.add_argument(
+        "file", nargs="?", help="ctlbench TOML file (see examples/ctlbench-openflow.toml)"
+    )
+    r.add_argument(
+        "-c",
+        "--controller",
+        action="append",
+        metavar="SPEC",
+        help="openflow13: echo | osken[:APP] | faucet | ovs-testcontroller | "
+        "127.0.0.1:PORT; p4runtime: echo | p4rt[:APP] (our P4Runtime "
+        "controller, app l2-learning) | 127.0.0.1:PORT (an external controller "
+        "that dials device 1 there, device i on PORT+i-1) (repeatable)",
+    )
+    r.add_argument(
+        "--protocol",
+        choices=["openflow13", "p4runtime"],
+        help="southbound protocol of the emulated switches (default: the file's, else openflow13)",
+    )
     r.add_argument("--mode", choices=["rate", "throughput", "latency"])
     r.add_argument("--switches", type=_list(int), help="switch counts, e.g. 1,4,16")
-    r.add_argument("--rate", type=_list(float), help="packet-ins/s per switch (rate mode), e.g. 100,1000")
+    r.add_argument(
+        "--rate", type=_list(float), help="packet-ins/s per switch (rate mode), e.g. 100,1000"
+    )
     r.add_argument("--window", type=int, help="outstanding packet-ins per switch (throughput mode)")
     r.add_argument("--warmup", type=float, help="warm-up seconds")
     r.add_argument("--duration", type=float, help="measurement seconds")
@@ -69,9 +97,12 @@ def add_ctlbench_command(commands) -> None:
     r.add_argument("--resume", action="store_true", help="skip runs already stored ok")
     r.add_argument("--no-report", action="store_true", help="skip the HTML report")
     r.set_defaults(func=cmd_run)
-    c = sub.add_parser("ceiling", help="measure the probe's ceiling against the echo controller",
-                       description="Measure the probe's own ceiling (packet-ins/s it can send "
-                                   "and count) against the probe's echo controller.")
+    c = sub.add_parser(
+        "ceiling",
+        help="measure the probe's ceiling against the echo controller",
+        description="Measure the probe's own ceiling (packet-ins/s it can send "
+        "and count) against the probe's echo controller.",
+    )
     c.add_argument("--protocol", choices=["openflow13", "p4runtime"], default="openflow13")
     c.add_argument("--switches", type=int, default=4)
     c.add_argument("--duration", type=float, default=3.0)
@@ -82,6 +113,7 @@ def add_ctlbench_command(commands) -> None:
 
 def _config(args):
     from sdnperf.ctlbench.config import CtlbenchFile, controller_from_arg, load
+
     cfg = load(args.file) if args.file else CtlbenchFile()
     data = cfg.model_dump()
     if args.controller:
@@ -107,13 +139,13 @@ def _config(args):
 def cmd_run(args) -> int:
     from pydantic import ValidationError
 
-    from sdnperf.emulation.cleanup import ensure_tag
-
     from sdnperf.ctlbench.config import ConfigError
     from sdnperf.ctlbench.probe import ProbeError
     from sdnperf.ctlbench.runner import CtlbenchRunner, plan
+    from sdnperf.emulation.cleanup import ensure_tag
     from sdnperf.fidelity.environment import collect
     from sdnperf.store import Store
+
     try:
         cfg = _config(args)
     except (ConfigError, ValidationError) as exc:
@@ -123,15 +155,23 @@ def cmd_run(args) -> int:
     results_dir = Path(args.results or Path("results") / cfg.study.name)
     db_path = results_store_path(results_dir, args.resume)
     runs = plan(cfg)
-    print(f"{cfg.study.name}: {len(cfg.controller)} controller(s) × {len(cfg.load.points())} load "
-          f"point(s) × {cfg.study.repetitions} repetition(s) = {len(runs)} runs "
-          f"(ceiling runs included), {cfg.load.mode} mode")
+    print(
+        f"{cfg.study.name}: {len(cfg.controller)} controller(s) × {len(cfg.load.points())} load "
+        f"point(s) × {cfg.study.repetitions} repetition(s) = {len(runs)} runs "
+        f"(ceiling runs included), {cfg.load.mode} mode"
+    )
     store = Store(db_path)
     try:
         env = collect(datapath=None)
-        runner = CtlbenchRunner(cfg, store, results_dir, resume=args.resume,
-                                source=args.file, environment=env,
-                                log=lambda m: print(m, flush=True))
+        runner = CtlbenchRunner(
+            cfg,
+            store,
+            results_dir,
+            resume=args.resume,
+            source=args.file,
+            environment=env,
+            log=lambda m: print(m, flush=True),
+        )
         try:
             study_id, results = runner.run()
         except ProbeError as exc:
@@ -152,20 +192,33 @@ def cmd_run(args) -> int:
 
 
 def _print_summary(results) -> None:
-    print(f"\n{'controller':28} {'switches':>8} {'rate/sw':>8} {'answered/s':>11} "
-          f"{'p50 ms':>8} {'p99 ms':>8} {'lost %':>7} {'ctl CPU':>7}  note")
+    print(
+        f"\n{'controller':28} {'switches':>8} {'rate/sw':>8} {'answered/s':>11} "
+        f"{'p50 ms':>8} {'p99 ms':>8} {'lost %':>7} {'ctl CPU':>7}  note"
+    )
     for r in results:
         s = {x.metric: x.value for x in r.summaries}
         rate = r.params.get("rate_per_switch")
+
         def f(metric, fmt):
-            v = s.get(metric)
+            v = s.get(metric)  # noqa: B023 (called within this iteration only)
             return format(v, fmt) if v is not None else "-"
-        note = "FAILED: " + r.error.splitlines()[0] if r.status != "ok" else (
-            "probe-bound" if r.params.get("probe_bound") else ("CPU-bound" if r.cpu.cpu_bound else ""))
-        print(f"{r.architecture:28} {r.params.get('switches'):>8} "
-              f"{(format(rate, 'g') if rate else '-'):>8} {f('ctl_answered_pps', ',.0f'):>11} "
-              f"{f('ctl_rtt_p50_ms', '.3f'):>8} {f('ctl_rtt_p99_ms', '.3f'):>8} "
-              f"{f('ctl_loss_pct', '.1f'):>7} {f('ctl_controller_cpu_pct', '.0f'):>7}  {note}")
+
+        note = (
+            "FAILED: " + r.error.splitlines()[0]
+            if r.status != "ok"
+            else (
+                "probe-bound"
+                if r.params.get("probe_bound")
+                else ("CPU-bound" if r.cpu.cpu_bound else "")
+            )
+        )
+        print(
+            f"{r.architecture:28} {r.params.get('switches'):>8} "
+            f"{(format(rate, 'g') if rate else '-'):>8} {f('ctl_answered_pps', ',.0f'):>11} "
+            f"{f('ctl_rtt_p50_ms', '.3f'):>8} {f('ctl_rtt_p99_ms', '.3f'):>8} "
+            f"{f('ctl_loss_pct', '.1f'):>7} {f('ctl_controller_cpu_pct', '.0f'):>7}  {note}"
+        )
     print()
 
 
@@ -177,28 +230,60 @@ def cmd_ceiling(args) -> int:
     from sdnperf.controllers.process import free_port
     from sdnperf.ctlbench.probe import ProbeError, binary, wait_devices
     from sdnperf.emulation.cleanup import ensure_tag
+
     ensure_tag()  # the probe and echo controller inherit it (sdnperf clean)
     try:
         exe = binary()
     except ProbeError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT
-    load = ["--switches", str(args.switches), "--mode", "throughput", "--window", str(args.window),
-            "--threads", str(args.threads), "--warmup", "1", "--duration", str(args.duration)]
+    load = [
+        "--switches",
+        str(args.switches),
+        "--mode",
+        "throughput",
+        "--window",
+        str(args.window),
+        "--threads",
+        str(args.threads),
+        "--warmup",
+        "1",
+        "--duration",
+        str(args.duration),
+    ]
     if args.protocol == "p4runtime":
         # devices first; the echo controller dials them
         with tempfile.TemporaryDirectory(prefix="sdnperf-ceiling-") as tmp:
             devices = Path(tmp) / "devices.json"
-            probe = subprocess.Popen([exe, "p4runtime", *load, "--devices-file", str(devices),
-                                      "--connect-timeout", "20"],
-                                     stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-                                     start_new_session=True)
+            probe = subprocess.Popen(
+                [
+                    exe,
+                    "p4runtime",
+                    *load,
+                    "--devices-file",
+                    str(devices),
+                    "--connect-timeout",
+                    "20",
+                ],
+                stdout=subprocess.PIPE,
+                stderr=subprocess.DEVNULL,
+                start_new_session=True,
+            )
             echo = None
             try:
                 wait_devices(devices, probe)
-                echo = subprocess.Popen([exe, "p4runtime-echo", "--devices-file", str(devices),
-                                         "--threads", str(args.threads)],
-                                        stderr=subprocess.DEVNULL, start_new_session=True)
+                echo = subprocess.Popen(
+                    [
+                        exe,
+                        "p4runtime-echo",
+                        "--devices-file",
+                        str(devices),
+                        "--threads",
+                        str(args.threads),
+                    ],
+                    stderr=subprocess.DEVNULL,
+                    start_new_session=True,
+                )
                 stdout, _ = probe.communicate(timeout=args.duration + 60)
             except (ProbeError, subprocess.TimeoutExpired) as exc:
                 probe.kill()
@@ -211,20 +296,27 @@ def cmd_ceiling(args) -> int:
                     echo.wait(timeout=5)
     else:
         port = free_port()
-        echo = subprocess.Popen([exe, "echo-controller", "--listen", f"127.0.0.1:{port}"],
-                                stderr=subprocess.DEVNULL, start_new_session=True)
+        echo = subprocess.Popen(
+            [exe, "echo-controller", "--listen", f"127.0.0.1:{port}"],
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,
+        )
         try:
             time.sleep(0.3)
-            stdout = subprocess.run([exe, "openflow", "--controller", f"127.0.0.1:{port}", *load],
-                                    capture_output=True, timeout=args.duration + 60).stdout
+            stdout = subprocess.run(
+                [exe, "openflow", "--controller", f"127.0.0.1:{port}", *load],
+                capture_output=True,
+                timeout=args.duration + 60,
+            ).stdout
         finally:
             echo.terminate()
             echo.wait(timeout=5)
     doc = json.loads(stdout or b"null") or {}
     t = doc.get("totals") or {}
-    print(f"probe ceiling ({args.protocol}, {args.switches} switches, window {args.window}, "
-          f"{args.threads} probe thread(s)): {t.get('answered_rate', 0):,.0f} packet-ins/s "
-          f"answered; probe CPU {doc.get('probe_cpu', {}).get('measure_pct', 0):.0f} % of one "
-          f"core; RTT p50 {doc.get('rtt_us', {}).get('p50')} µs")
+    print(
+        f"probe ceiling ({args.protocol}, {args.switches} switches, window {args.window}, "
+        f"{args.threads} probe thread(s)): {t.get('answered_rate', 0):,.0f} packet-ins/s "
+        f"answered; probe CPU {doc.get('probe_cpu', {}).get('measure_pct', 0):.0f} % of one "
+        f"core; RTT p50 {doc.get('rtt_us', {}).get('p50')} µs"
+    )
     return EXIT_OK if t.get("answered_rate") else EXIT_FAIL
-

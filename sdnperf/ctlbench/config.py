@@ -34,6 +34,7 @@
 
 Errors name the file, line and field.
 """
+
 from __future__ import annotations
 
 import tomllib
@@ -46,8 +47,10 @@ from sdnperf.study.locate import format_path, line_of
 
 KINDS = ("echo", "osken", "faucet", "ovs-testcontroller", "p4rt", "external")
 # the controllers each southbound protocol can be benchmarked with
-PROTOCOL_KINDS = {"openflow13": ("echo", "osken", "faucet", "ovs-testcontroller", "external"),
-                  "p4runtime": ("echo", "p4rt", "external")}
+PROTOCOL_KINDS = {
+    "openflow13": ("echo", "osken", "faucet", "ovs-testcontroller", "external"),
+    "p4runtime": ("echo", "p4rt", "external"),
+}
 P4RT_APPS = ("l2-learning",)  # apps of our P4Runtime controller that answer every packet-in
 
 
@@ -77,13 +80,15 @@ class ControllerSpec(_Strict):
         if self.kind in ("osken", "p4rt") and not self.app:
             self.app = "l2-learning"
         if self.kind not in ("osken", "p4rt") and self.app:
-            raise ValueError(f"'app' is only for kind = \"osken\" or \"p4rt\", not {self.kind!r}")
+            raise ValueError(f'\'app\' is only for kind = "osken" or "p4rt", not {self.kind!r}')
         if self.kind == "p4rt" and self.app not in P4RT_APPS:
-            raise ValueError(f"p4rt app {self.app!r}: expected one of {', '.join(P4RT_APPS)} "
-                             "(an app that answers every packet-in)")
+            raise ValueError(
+                f"p4rt app {self.app!r}: expected one of {', '.join(P4RT_APPS)} "
+                "(an app that answers every packet-in)"
+            )
         if self.kind == "external":
             if not self.address:
-                raise ValueError("kind = \"external\" needs address = \"127.0.0.1:PORT\"")
+                raise ValueError('kind = "external" needs address = "127.0.0.1:PORT"')
             host, _, port = self.address.rpartition(":")
             if host not in ("127.0.0.1", "localhost", "::1", "[::1]") or not port.isdigit():
                 raise ValueError(f"address {self.address!r}: only loopback HOST:PORT is allowed")
@@ -156,8 +161,10 @@ class CtlbenchFile(_Strict):
         allowed = PROTOCOL_KINDS[self.load.protocol]
         for c in self.controller:
             if c.kind not in allowed:
-                raise ValueError(f"controller kind {c.kind!r} does not speak {self.load.protocol}; "
-                                 f"with protocol = \"{self.load.protocol}\" use {' | '.join(allowed)}")
+                raise ValueError(
+                    f"controller kind {c.kind!r} does not speak {self.load.protocol}; "
+                    f'with protocol = "{self.load.protocol}" use {" | ".join(allowed)}'
+                )
         labels = [c.label for c in self.controller]
         dup = {x for x in labels if labels.count(x) > 1}
         if dup:
@@ -208,5 +215,7 @@ def controller_from_arg(spec: str) -> ControllerSpec:
             return ControllerSpec(kind="external", address=arg)
     except ValidationError as exc:
         raise ConfigError(f"--controller {spec}: {exc.errors()[0]['msg']}") from None
-    raise ConfigError(f"--controller {spec}: expected echo, osken[:APP], faucet, "
-                      "ovs-testcontroller, p4rt[:APP] or 127.0.0.1:PORT")
+    raise ConfigError(
+        f"--controller {spec}: expected echo, osken[:APP], faucet, "
+        "ovs-testcontroller, p4rt[:APP] or 127.0.0.1:PORT"
+    )

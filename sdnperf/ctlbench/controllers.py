@@ -1,5 +1,6 @@
 """Controllers under test, started fresh for every run (so no run inherits another's
 learned state), and the probe options each one needs to see a plausible switch."""
+
 from __future__ import annotations
 
 import importlib.util
@@ -53,9 +54,14 @@ def faucet_yaml(dpids: list[int], ports: int) -> str:
     port = {"native_vlan": "bench", "max_hosts": 16000000}
     config = {
         "vlans": {"bench": {"vid": FAUCET_VLAN, "max_hosts": 16000000}},
-        "dps": {f"probe{d}": {"dp_id": d, "hardware": "Open vSwitch",
-                              "interfaces": {p: dict(port) for p in range(1, ports + 1)}}
-                for d in dpids},
+        "dps": {
+            f"probe{d}": {
+                "dp_id": d,
+                "hardware": "Open vSwitch",
+                "interfaces": {p: dict(port) for p in range(1, ports + 1)},
+            }
+            for d in dpids
+        },
     }
     return yaml.safe_dump(config, sort_keys=False)
 
@@ -73,14 +79,26 @@ def _osken_module(app: str) -> tuple[list[str], dict[str, str]]:
     except (ImportError, ValueError):
         found = None
     if found is None:
-        hint = (" (the os-ken package installed here ships no sample apps; app = \"l2-learning\" "
-                "is the same reactive L2 learning switch)") if app.startswith("os_ken.app.") else ""
+        hint = (
+            (
+                ' (the os-ken package installed here ships no sample apps; app = "l2-learning" '
+                "is the same reactive L2 learning switch)"
+            )
+            if app.startswith("os_ken.app.")
+            else ""
+        )
         raise ControllerError(f"os-ken app module {app!r} is not installed{hint}")
     return [app], {}
 
 
-def start(spec: ControllerSpec, run_dir: Path, load: LoadSection, switches: int,
-          probe_binary: str, dpid_base: int = 1) -> Running:
+def start(
+    spec: ControllerSpec,
+    run_dir: Path,
+    load: LoadSection,
+    switches: int,
+    probe_binary: str,
+    dpid_base: int = 1,
+) -> Running:
     """Start the controller (waits until it listens); raises ControllerError."""
     run_dir = Path(run_dir)
     run_dir.mkdir(parents=True, exist_ok=True)
@@ -88,8 +106,12 @@ def start(spec: ControllerSpec, run_dir: Path, load: LoadSection, switches: int,
         return Running(spec, spec.address, pid=spec.pid)
     if spec.kind == "echo":
         port = process.free_port()
-        proc = ControllerProcess("echo", [probe_binary, "echo-controller", "--listen",
-                                          f"127.0.0.1:{port}"], run_dir, port)
+        proc = ControllerProcess(
+            "echo",
+            [probe_binary, "echo-controller", "--listen", f"127.0.0.1:{port}"],
+            run_dir,
+            port,
+        )
         running = Running(spec, f"127.0.0.1:{port}", proc)
     elif spec.kind == "osken":
         if spec.app in process.OSKEN_APPS:
@@ -97,8 +119,14 @@ def start(spec: ControllerSpec, run_dir: Path, load: LoadSection, switches: int,
         else:
             tail, env = _osken_module(spec.app)
             port = process.free_port()
-            argv = [process.venv_tool("osken-manager"), "--ofp-listen-host", "127.0.0.1",
-                    "--ofp-tcp-listen-port", str(port), *tail]
+            argv = [
+                process.venv_tool("osken-manager"),
+                "--ofp-listen-host",
+                "127.0.0.1",
+                "--ofp-tcp-listen-port",
+                str(port),
+                *tail,
+            ]
             proc = ControllerProcess(f"osken-{spec.label}", argv, run_dir, port, env=env)
         running = Running(spec, f"127.0.0.1:{proc.port}", proc)
     elif spec.kind == "faucet":
@@ -109,15 +137,30 @@ def start(spec: ControllerSpec, run_dir: Path, load: LoadSection, switches: int,
         # after the VLAN table tagged the frame; it ignores anything else. It answers only
         # hosts it has not learned yet, so every packet-in carries a new MAC for a long time.
         hosts = max(load.hosts, FAUCET_HOSTS)
-        running = Running(spec, f"127.0.0.1:{proc.port}", proc,
-                          probe_args=["--reason", "action", "--table-id", "1", "--vlan",
-                                      str(FAUCET_VLAN), "--hosts", str(hosts)],
-                          notes=[f"faucet: packet-ins tagged VLAN {FAUCET_VLAN}, reason ACTION, "
-                                 f"table 1; {hosts} host MACs per switch"])
+        running = Running(
+            spec,
+            f"127.0.0.1:{proc.port}",
+            proc,
+            probe_args=[
+                "--reason",
+                "action",
+                "--table-id",
+                "1",
+                "--vlan",
+                str(FAUCET_VLAN),
+                "--hosts",
+                str(hosts),
+            ],
+            notes=[
+                f"faucet: packet-ins tagged VLAN {FAUCET_VLAN}, reason ACTION, "
+                f"table 1; {hosts} host MACs per switch"
+            ],
+        )
     elif spec.kind == "ovs-testcontroller":
         if not shutil.which("ovs-testcontroller"):
-            raise ControllerError("ovs-testcontroller is not installed (Debian package "
-                                  "openvswitch-testcontroller)")
+            raise ControllerError(
+                "ovs-testcontroller is not installed (Debian package openvswitch-testcontroller)"
+            )
         proc = process.ovs_testcontroller(run_dir)
         tmp = tempfile.mkdtemp(prefix="sdnperf-otc-")  # short path for its control socket
         proc.env["OVS_RUNDIR"] = tmp
@@ -141,41 +184,79 @@ class _Dialer(ControllerProcess):
         self.spawn()
         time.sleep(0.2)
         if self.proc.poll() is not None:
-            raise ControllerError(f"{self.kind} exited with code {self.proc.returncode} at "
-                                  f"start-up:\n{self.log_tail()}")
+            raise ControllerError(
+                f"{self.kind} exited with code {self.proc.returncode} at "
+                f"start-up:\n{self.log_tail()}"
+            )
 
 
 def p4rt_controller_config(app: str, devices: list[dict], ports: int) -> dict:
     """The config of our P4Runtime controller (sdnperf/controllers/p4rt/controller.py) for
     the probe's devices, with l2l3.p4 compiled as sdnperf/arch/p4.py does."""
     from sdnperf.p4 import P4ProgramError, compiled
+
     try:
         prog = compiled("l2l3")
     except P4ProgramError as exc:
-        raise ControllerError(f"cannot compile sdnperf/p4/l2l3.p4 for the P4Runtime "
-                              f"controller: {exc}") from None
-    switches = [{"name": f"s{d['device_id']}", "device_id": int(d["device_id"]),
-                 "address": d["address"], "ports": list(range(1, ports + 1))} for d in devices]
-    return {"app": app, "switches": switches, "links": [], "hosts": [], "election_id": 1,
-            "p4info": str(prog.p4info), "device_config": str(prog.json)}
+        raise ControllerError(
+            f"cannot compile sdnperf/p4/l2l3.p4 for the P4Runtime controller: {exc}"
+        ) from None
+    switches = [
+        {
+            "name": f"s{d['device_id']}",
+            "device_id": int(d["device_id"]),
+            "address": d["address"],
+            "ports": list(range(1, ports + 1)),
+        }
+        for d in devices
+    ]
+    return {
+        "app": app,
+        "switches": switches,
+        "links": [],
+        "hosts": [],
+        "election_id": 1,
+        "p4info": str(prog.p4info),
+        "device_config": str(prog.json),
+    }
 
 
-def start_p4runtime(spec: ControllerSpec, run_dir: Path, load: LoadSection, devices: list[dict],
-                    devices_file: Path, probe_binary: str) -> Running:
+def start_p4runtime(
+    spec: ControllerSpec,
+    run_dir: Path,
+    load: LoadSection,
+    devices: list[dict],
+    devices_file: Path,
+    probe_binary: str,
+) -> Running:
     """Start a controller that dials the probe's P4Runtime devices; raises ControllerError.
     `devices`: [{device_id, address}] as the probe announced them (also in devices_file)."""
     run_dir = Path(run_dir)
     run_dir.mkdir(parents=True, exist_ok=True)
     first = devices[0]["address"] if devices else "?"
     if spec.kind == "external":
-        return Running(spec, first, pid=spec.pid,
-                       notes=[f"external P4Runtime controller: dials the devices at {first} "
-                              f"(device ids {devices[0]['device_id']}..) and on"] if devices else [])
+        return Running(
+            spec,
+            first,
+            pid=spec.pid,
+            notes=[
+                f"external P4Runtime controller: dials the devices at {first} "
+                f"(device ids {devices[0]['device_id']}..) and on"
+            ]
+            if devices
+            else [],
+        )
     if spec.kind == "echo":
-        proc = _Dialer("p4rt-echo", [probe_binary, "p4runtime-echo", "--devices-file",
-                                     str(devices_file)], run_dir, 0)
+        proc = _Dialer(
+            "p4rt-echo",
+            [probe_binary, "p4runtime-echo", "--devices-file", str(devices_file)],
+            run_dir,
+            0,
+        )
     elif spec.kind == "p4rt":
-        proc = process.p4rt_controller(p4rt_controller_config(spec.app, devices, load.ports), run_dir)
+        proc = process.p4rt_controller(
+            p4rt_controller_config(spec.app, devices, load.ports), run_dir
+        )
     else:  # pragma: no cover - the config model refuses other kinds
         raise ControllerError(f"controller kind {spec.kind!r} does not speak P4Runtime")
     running = Running(spec, first, proc)
@@ -205,5 +286,3 @@ def rss_mb(pid: int) -> float | None:
         except psutil.Error:
             continue  # exited meanwhile
     return total / 2**20 if seen else None
-
-

@@ -3,6 +3,7 @@
 Pure functions, tested without a controller. Who is the bottleneck is decided here:
 `probe_bottleneck` says why a run measured the probe rather than the controller.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
@@ -40,18 +41,23 @@ def probe_bottleneck(doc: dict, ceiling_pps: float | None) -> list[str]:
     threads = max(1, min(int(cpu.get("threads") or 1), int(cpu.get("cores") or 1)))
     pct = float(cpu.get("measure_pct") or 0.0)
     if pct >= PROBE_SATURATED_PCT * threads:
-        reasons.append(f"the probe used {pct:.0f} % CPU with {threads} thread(s): its own CPU was "
-                       "saturated")
+        reasons.append(
+            f"the probe used {pct:.0f} % CPU with {threads} thread(s): its own CPU was saturated"
+        )
     totals = doc.get("totals") or {}
     slips = int(totals.get("schedule_slips") or 0)
     scheduled = slips + int(totals.get("sent") or 0)
     if slips and slips > SLIP_SHARE * scheduled:
-        reasons.append(f"the probe fell behind its send schedule and skipped {slips} of "
-                       f"{scheduled} packet-ins ({slips / scheduled:.0%})")
+        reasons.append(
+            f"the probe fell behind its send schedule and skipped {slips} of "
+            f"{scheduled} packet-ins ({slips / scheduled:.0%})"
+        )
     answered = float(totals.get("answered_rate") or 0.0)
     if ceiling_pps and answered > 0 and ceiling_pps < CEILING_FACTOR * answered:
-        reasons.append(f"the answered rate {answered:,.0f}/s is within {CEILING_FACTOR:g}× of the "
-                       f"probe's ceiling {ceiling_pps:,.0f}/s (echo controller)")
+        reasons.append(
+            f"the answered rate {answered:,.0f}/s is within {CEILING_FACTOR:g}× of the "
+            f"probe's ceiling {ceiling_pps:,.0f}/s (echo controller)"
+        )
     return reasons
 
 
@@ -59,11 +65,23 @@ def _ms(us) -> float | None:
     return None if us is None else float(us) / 1000.0
 
 
-def to_run_result(doc: dict, *, key: str, controller: str, mode: str, switches: int,
-                  rate: float | None, repetition: int, params: dict, cpu: CpuReport,
-                  usage: ControllerUsage | None = None, ceiling_pps: float | None = None,
-                  crash: str | None = None, started: float = 0.0,
-                  finished: float = 0.0) -> RunResult:
+def to_run_result(
+    doc: dict,
+    *,
+    key: str,
+    controller: str,
+    mode: str,
+    switches: int,
+    rate: float | None,
+    repetition: int,
+    params: dict,
+    cpu: CpuReport,
+    usage: ControllerUsage | None = None,
+    ceiling_pps: float | None = None,
+    crash: str | None = None,
+    started: float = 0.0,
+    finished: float = 0.0,
+) -> RunResult:
     """One RunResult from one probe document. `crash` (the controller died mid-run) makes
     the run failed but keeps every sample and summary measured until then."""
     usage = usage or ControllerUsage()
@@ -79,21 +97,29 @@ def to_run_result(doc: dict, *, key: str, controller: str, mode: str, switches: 
     iv = float(series.get("interval_s") or 1.0)
     phases = series.get("phase") or []
     ts = series.get("t") or []
-    for metric, name, scale, unit in ((m.SENT, "sent", 1 / iv, "pkt/s"),
-                                      (m.ANSWERED, "answered", 1 / iv, "pkt/s"),
-                                      (m.OUTSTANDING, "outstanding", 1.0, "packets")):
+    for metric, name, scale, unit in (
+        (m.SENT, "sent", 1 / iv, "pkt/s"),
+        (m.ANSWERED, "answered", 1 / iv, "pkt/s"),
+        (m.OUTSTANDING, "outstanding", 1.0, "packets"),
+    ):
         for i, v in enumerate(series.get(name) or []):
             samples.append(Sample(w, metric, v * scale, unit, "", _at(phases, i), _at(ts, i), i))
     for sw in doc.get("per_switch") or []:
         flow = f"dpid {sw.get('dpid')}"
         s_series = sw.get("series") or {}
-        for metric, name, scale, unit in ((m.ANSWERED, "answered", 1 / iv, "pkt/s"),
-                                          (m.OUTSTANDING, "outstanding", 1.0, "packets")):
+        for metric, name, scale, unit in (
+            (m.ANSWERED, "answered", 1 / iv, "pkt/s"),
+            (m.OUTSTANDING, "outstanding", 1.0, "packets"),
+        ):
             for i, v in enumerate(s_series.get(name) or []):
-                samples.append(Sample(w, metric, v * scale, unit, flow, _at(phases, i), _at(ts, i), i))
+                samples.append(
+                    Sample(w, metric, v * scale, unit, flow, _at(phases, i), _at(ts, i), i)
+                )
     rtt = doc.get("rtt_us") or {}
-    for lo, hi, count in rtt.get("buckets") or []:
-        samples.append(Sample(w, m.RTT_BUCKET, float(hi) / 1000.0, "ms", "", "measure", None, int(count)))
+    for _lo, hi, count in rtt.get("buckets") or []:
+        samples.append(
+            Sample(w, m.RTT_BUCKET, float(hi) / 1000.0, "ms", "", "measure", None, int(count))
+        )
     for t, pct in usage.cpu_series:
         samples.append(Sample(w, m.CTL_CPU, pct, "%", "", "", t, None))
     for t, mb in usage.rss_series:
@@ -140,26 +166,48 @@ def to_run_result(doc: dict, *, key: str, controller: str, mode: str, switches: 
         errs = doc.get("errors") or []
         first = errs[0]["error"] if errs else "no switch completed the handshake"
         if doc.get("protocol") == "p4runtime":
-            errors.append(f"no emulated P4Runtime device got a primary controller and a pipeline: "
-                          f"{first}")
+            errors.append(
+                f"no emulated P4Runtime device got a primary controller and a pipeline: {first}"
+            )
         else:
             errors.append(f"no emulated switch completed the OpenFlow handshake: {first}")
     elif not crash and int(sw_info.get("disconnected") or 0):
         errs = doc.get("errors") or []
-        what = "P4Runtime stream(s)" if doc.get("protocol") == "p4runtime" else "switch connection(s)"
-        errors.append(f"the controller dropped {sw_info.get('disconnected')} {what}: "
-                      f"{errs[0]['error'] if errs else '?'} (partial results kept)")
-    run_params = {**params, "probe_status": status, "protocol": doc.get("protocol"), "probe_bound": bool(reasons),
-                  "backpressure_skipped": int(totals.get("backpressure_skipped") or 0),
-                  "probe_bound_reasons": reasons, "controller_crashed": bool(crash),
-                  "probe_errors": (doc.get("errors") or [])[:20],
-                  "window_s": doc.get("window_s"), "probe_config": doc.get("config")}
+        what = (
+            "P4Runtime stream(s)" if doc.get("protocol") == "p4runtime" else "switch connection(s)"
+        )
+        errors.append(
+            f"the controller dropped {sw_info.get('disconnected')} {what}: "
+            f"{errs[0]['error'] if errs else '?'} (partial results kept)"
+        )
+    run_params = {
+        **params,
+        "probe_status": status,
+        "protocol": doc.get("protocol"),
+        "probe_bound": bool(reasons),
+        "backpressure_skipped": int(totals.get("backpressure_skipped") or 0),
+        "probe_bound_reasons": reasons,
+        "controller_crashed": bool(crash),
+        "probe_errors": (doc.get("errors") or [])[:20],
+        "window_s": doc.get("window_s"),
+        "probe_config": doc.get("config"),
+    }
     failed = bool(crash) or status == "failed" or int(sw_info.get("disconnected") or 0) > 0
-    return RunResult(key=key, topology=topology_name(switches), architecture=controller,
-                     workload=w, repetition=repetition, params=run_params,
-                     status="failed" if failed else "ok", error="; ".join(errors),
-                     started=started, finished=finished, samples=samples,
-                     summaries=summaries, cpu=mark)
+    return RunResult(
+        key=key,
+        topology=topology_name(switches),
+        architecture=controller,
+        workload=w,
+        repetition=repetition,
+        params=run_params,
+        status="failed" if failed else "ok",
+        error="; ".join(errors),
+        started=started,
+        finished=finished,
+        samples=samples,
+        summaries=summaries,
+        cpu=mark,
+    )
 
 
 def _at(xs: list, i: int):
@@ -175,5 +223,8 @@ def controller_stages(state: dict | None) -> dict | None:
 
 def stage_summaries(workload: str, stages: dict) -> list[Summary]:
     """ctl_stage_<stage>_us: mean µs per packet-in the controller spent in each stage."""
-    return [Summary(workload, f"ctl_stage_{name}_us", float(us), "µs", "lower")
-            for name, us in (stages.get("mean_us") or {}).items() if us is not None]
+    return [
+        Summary(workload, f"ctl_stage_{name}_us", float(us), "µs", "lower")
+        for name, us in (stages.get("mean_us") or {}).items()
+        if us is not None
+    ]

@@ -2,6 +2,7 @@
 extension point (registered with sdnperf.report.plots.register_plot_provider): answered vs offered rate, reaction
 time vs number of switches (log scale), outstanding packet-ins over time, controller CPU
 vs load. Studies without ctlbench runs get nothing from here."""
+
 from __future__ import annotations
 
 import re
@@ -49,10 +50,19 @@ def _points(store: Store, study_id: int) -> list[dict]:
     for rid, r in runs.items():
         if r.status != "ok":
             continue
-        out.append({"run": r, "controller": r.architecture, "switches": int(r.params["switches"]),
-                    "rate": r.params.get("rate_per_switch"), "mode": r.params["mode"],
-                    "workload": r.workload, "ceiling": bool(r.params.get("ceiling")),
-                    "probe_bound": bool(r.params.get("probe_bound")), **by_run[rid]})
+        out.append(
+            {
+                "run": r,
+                "controller": r.architecture,
+                "switches": int(r.params["switches"]),
+                "rate": r.params.get("rate_per_switch"),
+                "mode": r.params["mode"],
+                "workload": r.workload,
+                "ceiling": bool(r.params.get("ceiling")),
+                "probe_bound": bool(r.params.get("probe_bound")),
+                **by_run[rid],
+            }
+        )
     return out
 
 
@@ -61,8 +71,11 @@ def _colors(names: list[str]) -> dict[str, str]:
 
 
 def answered_vs_offered(store: Store, study_id: int, out_dir) -> Path | None:
-    pts = [p for p in _points(store, study_id) if p["mode"] == "rate" and m.OFFERED in p
-           and m.ANSWERED in p]
+    pts = [
+        p
+        for p in _points(store, study_id)
+        if p["mode"] == "rate" and m.OFFERED in p and m.ANSWERED in p
+    ]
     if len({p[m.OFFERED] for p in pts}) < 2:
         return None
     fig, ax = _figure()
@@ -78,8 +91,14 @@ def answered_vs_offered(store: Store, study_id: int, out_dir) -> Path | None:
             xs = sorted(groups)
             ys = [mean(groups[x]) for x in xs]
             top = max(top, max(xs), max(ys))
-            ax.plot(xs, ys, "o-", color=colors[name], label=f"{name}, {n} sw",
-                    alpha=0.5 + 0.5 / (1 + list(sorted({q['switches'] for q in pts})).index(n)))
+            ax.plot(
+                xs,
+                ys,
+                "o-",
+                color=colors[name],
+                label=f"{name}, {n} sw",
+                alpha=0.5 + 0.5 / (1 + list(sorted({q["switches"] for q in pts})).index(n)),
+            )
     ax.plot([0, top], [0, top], "k--", lw=0.8, label="answered = offered")
     ax.set_xlabel("offered packet-ins/s (all switches)")
     ax.set_ylabel("answered packet-ins/s")
@@ -104,11 +123,22 @@ def rtt_vs_switches(store: Store, study_id: int, out_dir) -> list[Path]:
                 if p["controller"] == name:
                     by_n[p["switches"]].append(p)
             xs = sorted(by_n)
-            ax.plot(xs, [mean(q[m.RTT_P50] for q in by_n[x]) for x in xs], "o-", color=colors[name],
-                    label=f"{name} p50")
+            ax.plot(
+                xs,
+                [mean(q[m.RTT_P50] for q in by_n[x]) for x in xs],
+                "o-",
+                color=colors[name],
+                label=f"{name} p50",
+            )
             if all(m.RTT_P99 in q for x in xs for q in by_n[x]):
-                ax.plot(xs, [mean(q[m.RTT_P99] for q in by_n[x]) for x in xs], "^--",
-                        color=colors[name], alpha=0.6, label=f"{name} p99")
+                ax.plot(
+                    xs,
+                    [mean(q[m.RTT_P99] for q in by_n[x]) for x in xs],
+                    "^--",
+                    color=colors[name],
+                    alpha=0.6,
+                    label=f"{name} p99",
+                )
         ax.set_xscale("log")
         ax.set_yscale("log")
         ax.set_xlabel("emulated switches (log)")
@@ -133,13 +163,20 @@ def outstanding_over_time(store: Store, study_id: int, out_dir) -> Path | None:
     colors = _colors(sorted(best))
     drawn = False
     for name, p in sorted(best.items()):
-        rows = [s for s in store.samples(p["run"].id, metric=m.OUTSTANDING, flow="") if s.t is not None]
+        rows = [
+            s for s in store.samples(p["run"].id, metric=m.OUTSTANDING, flow="") if s.t is not None
+        ]
         if not rows:
             continue
         rows.sort(key=lambda s: s.t)
         rate = f", {p['rate']:g}/s per switch" if p["rate"] else ""
-        ax.plot([s.t for s in rows], [s.value for s in rows], "-", color=colors[name],
-                label=f"{name} ({p['switches']} sw{rate})")
+        ax.plot(
+            [s.t for s in rows],
+            [s.value for s in rows],
+            "-",
+            color=colors[name],
+            label=f"{name} ({p['switches']} sw{rate})",
+        )
         drawn = True
     if not drawn:
         return None
@@ -159,8 +196,13 @@ def controller_cpu_vs_load(store: Store, study_id: int, out_dir) -> Path | None:
     colors = _colors(names)
     for name in names:
         q = sorted((p for p in pts if p["controller"] == name), key=lambda p: p[m.ANSWERED])
-        ax.plot([p[m.ANSWERED] for p in q], [p[m.CTL_CPU] for p in q], "o:", color=colors[name],
-                label=name)
+        ax.plot(
+            [p[m.ANSWERED] for p in q],
+            [p[m.CTL_CPU] for p in q],
+            "o:",
+            color=colors[name],
+            label=name,
+        )
     ax.set_xlabel("answered packet-ins/s")
     ax.set_ylabel("controller CPU, % of one core")
     ax.set_title("Controller CPU vs load (one dot per run)", fontsize="medium")
@@ -173,21 +215,31 @@ def add_plots(store: Store, study_id: int, out_dir, add: Add) -> None:
     """Plot provider for the HTML report; silent for studies without ctlbench runs."""
     if not _points(store, study_id):
         return
-    add(answered_vs_offered(store, study_id, out_dir),
+    add(
+        answered_vs_offered(store, study_id, out_dir),
         "Answered vs offered packet-in rate, one line per controller and switch count; the "
         "dashed diagonal is a controller that answers everything.",
-        "ctlbench: answered vs offered rate — needs a rate-mode study with ≥ 2 offered rates")
+        "ctlbench: answered vs offered rate — needs a rate-mode study with ≥ 2 offered rates",
+    )
     paths = rtt_vs_switches(store, study_id, out_dir)
     for p in paths:
-        add(p, "Median (solid) and 99th-percentile (dashed) packet-in → answer time against the "
-               "number of emulated switches, log-log; mean over repetitions.", "")
+        add(
+            p,
+            "Median (solid) and 99th-percentile (dashed) packet-in → answer time against the "
+            "number of emulated switches, log-log; mean over repetitions.",
+            "",
+        )
     if not paths:
         add(None, "", "ctlbench: reaction time vs switches — needs ≥ 2 switch counts")
-    add(outstanding_over_time(store, study_id, out_dir),
+    add(
+        outstanding_over_time(store, study_id, out_dir),
         "Packet-ins sent and not yet answered, summed over switches, at the end of each "
         "interval, for each controller's most loaded run.",
-        "ctlbench: outstanding over time — no time series stored")
-    add(controller_cpu_vs_load(store, study_id, out_dir),
+        "ctlbench: outstanding over time — no time series stored",
+    )
+    add(
+        controller_cpu_vs_load(store, study_id, out_dir),
         "CPU use of the controller process (and children) during the measurement window "
         "against the answered rate; one dot per run.",
-        "ctlbench: controller CPU vs load — needs ≥ 2 runs with controller CPU samples")
+        "ctlbench: controller CPU vs load — needs ≥ 2 runs with controller CPU samples",
+    )

@@ -1,4 +1,5 @@
 """Finding and running the Rust load generator `sdnperf-probe`."""
+
 from __future__ import annotations
 
 import json
@@ -8,6 +9,7 @@ from pathlib import Path
 
 from sdnperf import tools
 from sdnperf.ctlbench.config import LoadSection
+
 
 class ProbeError(RuntimeError):
     pass
@@ -21,10 +23,17 @@ def binary() -> str:
         raise ProbeError(str(exc)) from None
 
 
-def openflow_argv(probe: str, address: str, load: LoadSection, switches: int,
-                  rate: float | None, extra: list[str] | None = None,
-                  mode: str | None = None, duration: float | None = None,
-                  warmup: float | None = None) -> list[str]:
+def openflow_argv(
+    probe: str,
+    address: str,
+    load: LoadSection,
+    switches: int,
+    rate: float | None,
+    extra: list[str] | None = None,
+    mode: str | None = None,
+    duration: float | None = None,
+    warmup: float | None = None,
+) -> list[str]:
     argv = _load_argv(probe, load, switches, rate, mode, duration, warmup)
     argv[2:2] = ["--controller", address]
     if load.buffer_ids:
@@ -32,10 +41,17 @@ def openflow_argv(probe: str, address: str, load: LoadSection, switches: int,
     return argv + list(extra or [])
 
 
-def p4runtime_argv(probe: str, devices_file: Path, load: LoadSection, switches: int,
-                   rate: float | None, listen: str | None = None,
-                   mode: str | None = None, duration: float | None = None,
-                   warmup: float | None = None) -> list[str]:
+def p4runtime_argv(
+    probe: str,
+    devices_file: Path,
+    load: LoadSection,
+    switches: int,
+    rate: float | None,
+    listen: str | None = None,
+    mode: str | None = None,
+    duration: float | None = None,
+    warmup: float | None = None,
+) -> list[str]:
     """The probe as P4Runtime devices; they listen on `listen` (device 1; the others on
     the next ports) or on free ports, and announce their addresses in `devices_file`."""
     argv = _load_argv(probe, load, switches, rate, mode, duration, warmup, "p4runtime")
@@ -50,17 +66,43 @@ def p4runtime_argv(probe: str, devices_file: Path, load: LoadSection, switches: 
 P4RT_CONNECT_TIMEOUT = 60.0
 
 
-def _load_argv(probe: str, load: LoadSection, switches: int, rate: float | None,
-               mode: str | None, duration: float | None, warmup: float | None,
-               command: str = "openflow") -> list[str]:
+def _load_argv(
+    probe: str,
+    load: LoadSection,
+    switches: int,
+    rate: float | None,
+    mode: str | None,
+    duration: float | None,
+    warmup: float | None,
+    command: str = "openflow",
+) -> list[str]:
     mode = mode or load.mode
-    argv = [probe, command, "--switches", str(switches),
-            "--mode", mode, "--window", str(load.window),
-            "--warmup", f"{load.warmup if warmup is None else warmup:g}",
-            "--duration", f"{load.duration if duration is None else duration:g}",
-            "--drain", f"{load.drain:g}", "--timeout", f"{load.timeout:g}",
-            "--hosts", str(load.hosts), "--ports", str(load.ports),
-            "--threads", str(load.threads), "--interval", f"{load.interval:g}"]
+    argv = [
+        probe,
+        command,
+        "--switches",
+        str(switches),
+        "--mode",
+        mode,
+        "--window",
+        str(load.window),
+        "--warmup",
+        f"{load.warmup if warmup is None else warmup:g}",
+        "--duration",
+        f"{load.duration if duration is None else duration:g}",
+        "--drain",
+        f"{load.drain:g}",
+        "--timeout",
+        f"{load.timeout:g}",
+        "--hosts",
+        str(load.hosts),
+        "--ports",
+        str(load.ports),
+        "--threads",
+        str(load.threads),
+        "--interval",
+        f"{load.interval:g}",
+    ]
     if mode == "rate":
         argv += ["--rate", f"{rate:g}"]
     if load.packets and duration is None:
@@ -84,11 +126,14 @@ def wait_devices(devices_file: Path, proc: subprocess.Popen, timeout: float = 15
             except (OSError, ValueError, KeyError):
                 pass
         if proc.poll() is not None:
-            raise ProbeError(f"the probe exited (code {proc.returncode}) before its P4Runtime "
-                             "devices listened")
+            raise ProbeError(
+                f"the probe exited (code {proc.returncode}) before its P4Runtime devices listened"
+            )
         time.sleep(0.02)
-    raise ProbeError(f"the probe's P4Runtime devices did not listen within {timeout:.0f}s "
-                     f"({devices_file} not written)")
+    raise ProbeError(
+        f"the probe's P4Runtime devices did not listen within {timeout:.0f}s "
+        f"({devices_file} not written)"
+    )
 
 
 def start(argv: list[str], log_path: Path) -> subprocess.Popen:

@@ -1,5 +1,6 @@
 """Running a ctlbench study: the probe's ceiling first, then controllers × switches ×
 rates × repetitions, each run with a freshly started controller, each stored at once."""
+
 from __future__ import annotations
 
 import json
@@ -37,14 +38,24 @@ def plan(cfg: CtlbenchFile) -> list[RunSpec]:
     load = cfg.load
     if load.ceiling:
         for n in sorted(set(load.switches)):
-            runs.append(RunSpec(f"ceiling|{n}sw", ControllerSpec(kind="echo", name=CEILING_ARCH),
-                                n, None, "throughput", 1, ceiling=True))
+            runs.append(
+                RunSpec(
+                    f"ceiling|{n}sw",
+                    ControllerSpec(kind="echo", name=CEILING_ARCH),
+                    n,
+                    None,
+                    "throughput",
+                    1,
+                    ceiling=True,
+                )
+            )
     for rep in range(1, cfg.study.repetitions + 1):
         for n, rate in load.points():
             for c in cfg.controller:
                 r = f"|{rate:g}pps" if rate else ""
-                runs.append(RunSpec(f"{c.label}|{load.mode}|{n}sw{r}|{rep}", c, n, rate,
-                                    load.mode, rep))
+                runs.append(
+                    RunSpec(f"{c.label}|{load.mode}|{n}sw{r}|{rep}", c, n, rate, load.mode, rep)
+                )
     return runs
 
 
@@ -69,7 +80,9 @@ class _RssPoller(threading.Thread):
         return self.series
 
 
-def _usage(sampler: CpuSampler, rss: list[tuple[float, float]], doc: dict | None) -> convert.ControllerUsage:
+def _usage(
+    sampler: CpuSampler, rss: list[tuple[float, float]], doc: dict | None
+) -> convert.ControllerUsage:
     """Controller CPU over time (t from the start of the load) and during the measurement
     window, from the sampler's intervals (which start when the probe starts)."""
     w = (doc or {}).get("window_s") or {}
@@ -93,7 +106,8 @@ def _usage(sampler: CpuSampler, rss: list[tuple[float, float]], doc: dict | None
         cpu_measure_pct=(num / den) if den > 0 and has_ctl else None,
         cpu_series=series if has_ctl else [],
         rss_max_mb=max((mb for _, mb in rss), default=None),
-        rss_series=[(round(tt - load_start, 3), mb) for tt, mb in rss])
+        rss_series=[(round(tt - load_start, 3), mb) for tt, mb in rss],
+    )
 
 
 CONTROLLER_DEATH_GRACE_S = 2.0
@@ -125,17 +139,26 @@ def _wait_probe(proc: subprocess.Popen, ctl, limit: float) -> tuple[bytes, str]:
 
 
 class CtlbenchRunner:
-    def __init__(self, cfg: CtlbenchFile, store: Store, results_dir: Path, *,
-                 resume: bool = False, log: Callable[[str], None] = print,
-                 source: str | None = None, environment: dict | None = None):
+    def __init__(
+        self,
+        cfg: CtlbenchFile,
+        store: Store,
+        results_dir: Path,
+        *,
+        resume: bool = False,
+        log: Callable[[str], None] = print,
+        source: str | None = None,
+        environment: dict | None = None,
+    ):
         self.cfg, self.store, self.results_dir = cfg, store, Path(results_dir)
         self.resume, self.log = resume, log
         self.source, self.environment = source, environment or {}
         self.ceiling: dict[int, float] = {}
 
     def run(self) -> tuple[int, list[RunResult]]:
-        study_id = self.store.open_study(self.cfg.study.name, self.source,
-                                         self.cfg.model_dump(mode="json"), self.environment)
+        study_id = self.store.open_study(
+            self.cfg.study.name, self.source, self.cfg.model_dump(mode="json"), self.environment
+        )
         done = self.store.done_keys(study_id) if self.resume else set()
         binary = probe.binary()
         results: list[RunResult] = []
@@ -143,24 +166,33 @@ class CtlbenchRunner:
         if self.resume:  # ceilings measured before are reused
             for r in self.store.runs(study_id):
                 if r.params.get("ceiling") and r.status == "ok":
-                    self.ceiling[int(r.params["switches"])] = float(r.params.get("answered_rate") or 0)
+                    self.ceiling[int(r.params["switches"])] = float(
+                        r.params.get("answered_rate") or 0
+                    )
         for i, spec in enumerate(runs, 1):
             if spec.key in done:
                 continue
             what = "probe ceiling" if spec.ceiling else spec.controller.label
-            self.log(f"[{i}/{len(runs)}] {what}: {spec.switches} switch(es), {spec.mode}"
-                     + (f", {spec.rate:g} pkt-in/s per switch" if spec.rate else "")
-                     + (f", rep {spec.repetition}" if not spec.ceiling else ""))
+            self.log(
+                f"[{i}/{len(runs)}] {what}: {spec.switches} switch(es), {spec.mode}"
+                + (f", {spec.rate:g} pkt-in/s per switch" if spec.rate else "")
+                + (f", rep {spec.repetition}" if not spec.ceiling else "")
+            )
             try:
                 result = self.run_one(spec, binary)
             except Exception as exc:  # one broken run must not cost the study
-                result = RunResult(key=spec.key, topology=convert.topology_name(spec.switches),
-                                   architecture=spec.controller.label,
-                                   workload=convert.workload_name(spec.mode, spec.rate),
-                                   repetition=spec.repetition,
-                                   params={"switches": spec.switches, "mode": spec.mode},
-                                   status="failed", error=f"run failed: {exc!r}",
-                                   started=time.time(), finished=time.time())
+                result = RunResult(
+                    key=spec.key,
+                    topology=convert.topology_name(spec.switches),
+                    architecture=spec.controller.label,
+                    workload=convert.workload_name(spec.mode, spec.rate),
+                    repetition=spec.repetition,
+                    params={"switches": spec.switches, "mode": spec.mode},
+                    status="failed",
+                    error=f"run failed: {exc!r}",
+                    started=time.time(),
+                    finished=time.time(),
+                )
             if spec.ceiling and result.status == "ok":
                 self.ceiling[spec.switches] = float(result.params.get("answered_rate") or 0)
             self.store.record_run(study_id, result)
@@ -171,41 +203,65 @@ class CtlbenchRunner:
                 self.log(f"  note: {result.cpu.reason}")
         return study_id, results
 
-    def _failed(self, spec: RunSpec, params: dict, error: str, started: float,
-                cpu: CpuReport | None = None) -> RunResult:
-        return RunResult(key=spec.key, topology=convert.topology_name(spec.switches),
-                         architecture=spec.controller.label,
-                         workload=convert.workload_name(spec.mode, spec.rate),
-                         repetition=spec.repetition, params=params, status="failed",
-                         error=error, started=started, finished=time.time(),
-                         **({"cpu": cpu} if cpu is not None else {}))
+    def _failed(
+        self, spec: RunSpec, params: dict, error: str, started: float, cpu: CpuReport | None = None
+    ) -> RunResult:
+        return RunResult(
+            key=spec.key,
+            topology=convert.topology_name(spec.switches),
+            architecture=spec.controller.label,
+            workload=convert.workload_name(spec.mode, spec.rate),
+            repetition=spec.repetition,
+            params=params,
+            status="failed",
+            error=error,
+            started=started,
+            finished=time.time(),
+            **({"cpu": cpu} if cpu is not None else {}),
+        )
 
-    def _probe_argv(self, spec: RunSpec, binary: str, target: str,
-                    extra: list[str] | None = None) -> list[str]:
+    def _probe_argv(
+        self, spec: RunSpec, binary: str, target: str, extra: list[str] | None = None
+    ) -> list[str]:
         """`target`: the controller's address (OpenFlow) or the devices file (P4Runtime);
         `extra`: probe options the OpenFlow controller needs."""
         load = self.cfg.load
         kw = {}
         if spec.ceiling:
-            kw = dict(mode="throughput", duration=load.ceiling_duration,
-                      warmup=min(load.warmup, 0.5))
+            kw = dict(
+                mode="throughput", duration=load.ceiling_duration, warmup=min(load.warmup, 0.5)
+            )
         rate = None if spec.ceiling else spec.rate
         if load.protocol == "p4runtime":
             listen = spec.controller.address if spec.controller.kind == "external" else None
-            return probe.p4runtime_argv(binary, Path(target), load, spec.switches, rate,
-                                        listen=listen, **kw)
+            return probe.p4runtime_argv(
+                binary, Path(target), load, spec.switches, rate, listen=listen, **kw
+            )
         return probe.openflow_argv(binary, target, load, spec.switches, rate, extra, **kw)
 
     def run_one(self, spec: RunSpec, binary: str) -> RunResult:
         load = self.cfg.load
         run_dir = self.results_dir / "logs" / re.sub(r"[^A-Za-z0-9_.-]+", "_", spec.key)
         started = time.time()
-        params = {"controller": spec.controller.label, "kind": spec.controller.kind,
-                  "app": spec.controller.app, "mode": spec.mode, "switches": spec.switches,
-                  "rate_per_switch": spec.rate, "ceiling": spec.ceiling, "run_dir": str(run_dir),
-                  "protocol": load.protocol}
-        args = dict(key=spec.key, controller=spec.controller.label, mode=spec.mode,
-                    switches=spec.switches, rate=spec.rate, repetition=spec.repetition)
+        params = {
+            "controller": spec.controller.label,
+            "kind": spec.controller.kind,
+            "app": spec.controller.app,
+            "mode": spec.mode,
+            "switches": spec.switches,
+            "rate_per_switch": spec.rate,
+            "ceiling": spec.ceiling,
+            "run_dir": str(run_dir),
+            "protocol": load.protocol,
+        }
+        args = dict(
+            key=spec.key,
+            controller=spec.controller.label,
+            mode=spec.mode,
+            switches=spec.switches,
+            rate=spec.rate,
+            repetition=spec.repetition,
+        )
         doc, crash, probe_note, stages = None, None, "", None
         sampler = CpuSampler(interval=0.5)
         t0 = 0.0  # when the sampler (and so the probe's clock) started
@@ -224,12 +280,17 @@ class CtlbenchRunner:
                 sampler.watch("probe", proc.pid)
                 try:
                     devices = probe.wait_devices(devices_file, proc)
-                    ctl = controllers.start_p4runtime(spec.controller, run_dir, load, devices,
-                                                      devices_file, binary)
+                    ctl = controllers.start_p4runtime(
+                        spec.controller, run_dir, load, devices, devices_file, binary
+                    )
                 except (ControllerError, probe.ProbeError) as exc:
                     proc.kill()
                     proc.communicate()
-                    what = "controller did not start" if isinstance(exc, ControllerError) else "probe failed"
+                    what = (
+                        "controller did not start"
+                        if isinstance(exc, ControllerError)
+                        else "probe failed"
+                    )
                     return self._failed(spec, params, f"{what}: {exc}", started, sampler.stop())
                 if ctl.pid:
                     sampler.watch("controller", ctl.pid)
@@ -257,16 +318,23 @@ class CtlbenchRunner:
             cpu = sampler.stop()
             rss_series = rss.stop()
             if not ctl.alive():
-                crash = (f"controller {spec.controller.label} crashed mid-run (exit code "
-                         f"{ctl.exit_code()}); partial results kept. Log tail:\n{ctl.log_tail()}")
+                crash = (
+                    f"controller {spec.controller.label} crashed mid-run (exit code "
+                    f"{ctl.exit_code()}); partial results kept. Log tail:\n{ctl.log_tail()}"
+                )
             try:
                 doc = json.loads(out.decode() or "null")
             except ValueError:
                 doc = None
             if not isinstance(doc, dict):
                 err = (run_dir / "probe.stderr").read_text(errors="replace")[-2000:]
-                return self._failed(spec, params, crash or f"probe produced no JSON (exit "
-                                    f"{proc.returncode}) {probe_note}: {err}", started, cpu)
+                return self._failed(
+                    spec,
+                    params,
+                    crash or f"probe produced no JSON (exit {proc.returncode}) {probe_note}: {err}",
+                    started,
+                    cpu,
+                )
             (run_dir / "probe.json").write_text(json.dumps(doc))
             usage = _usage(sampler, rss_series, doc)
         finally:
@@ -283,9 +351,17 @@ class CtlbenchRunner:
         ceiling = None if spec.ceiling else self.ceiling.get(spec.switches)
         if spec.ceiling:
             ceiling = float(totals.get("answered_rate") or 0) or None
-        result = convert.to_run_result(doc, params=params, cpu=cpu, usage=usage,
-                                       ceiling_pps=ceiling, crash=crash, started=started,
-                                       finished=time.time(), **args)
+        result = convert.to_run_result(
+            doc,
+            params=params,
+            cpu=cpu,
+            usage=usage,
+            ceiling_pps=ceiling,
+            crash=crash,
+            started=started,
+            finished=time.time(),
+            **args,
+        )
         if stages:  # our P4Runtime controller times its stages (controllers/p4rt/stages.py)
             result.params["controller_stages"] = stages
             result.summaries += convert.stage_summaries(result.workload, stages)

@@ -4,6 +4,7 @@ Each probe is cheap, side-effect free for the rest of the system (anything it cr
 in a throwaway network namespace), cached for the process, and returns a `Capability` that
 says *why* when the answer is no, so `doctor` and study validation can explain it.
 """
+
 from __future__ import annotations
 
 import functools
@@ -48,10 +49,14 @@ def qdisc_available(kind: str, args: tuple[str, ...] = ()) -> Capability:
             return Capability(kind, False, "cannot create a network namespace")
         # veth, not dummy: the dummy module is not present on every kernel.
         _run(["ip", "-n", ns, "link", "add", "d0", "type", "veth", "peer", "name", "d1"])
-        proc = _run(["ip", "netns", "exec", ns, "tc", "qdisc", "add", "dev", "d0", "root", kind, *args])
+        proc = _run(
+            ["ip", "netns", "exec", ns, "tc", "qdisc", "add", "dev", "d0", "root", kind, *args]
+        )
         if proc.returncode == 0:
             return Capability(kind, True, f"sch_{kind} works")
-        return Capability(kind, False, f"sch_{kind} missing from this kernel ({proc.stderr.strip()})")
+        return Capability(
+            kind, False, f"sch_{kind} missing from this kernel ({proc.stderr.strip()})"
+        )
     finally:
         _run(["ip", "netns", "del", ns])
 
@@ -60,8 +65,11 @@ def netem() -> Capability:
     cap = qdisc_available("netem", ("delay", "1ms"))
     if cap.ok:
         return cap
-    return Capability("netem", False,
-                      f"{cap.detail}: link delay, jitter and loss cannot be emulated by the kernel")
+    return Capability(
+        "netem",
+        False,
+        f"{cap.detail}: link delay, jitter and loss cannot be emulated by the kernel",
+    )
 
 
 def htb() -> Capability:
@@ -71,8 +79,11 @@ def htb() -> Capability:
 def ovs_datapath() -> Capability:
     if ovs_kernel_module():
         return Capability("ovs-datapath", True, "kernel (openvswitch module loaded)")
-    return Capability("ovs-datapath", True,
-                      "userspace netdev (no openvswitch kernel module; sdnperf uses datapath_type=netdev)")
+    return Capability(
+        "ovs-datapath",
+        True,
+        "userspace netdev (no openvswitch kernel module; sdnperf uses datapath_type=netdev)",
+    )
 
 
 def tool(name: str, version_args: tuple[str, ...] = ("--version",)) -> Capability:
@@ -103,8 +114,12 @@ def bridge_vlan_filtering() -> Capability:
         proc = _run(["ip", "-n", ns, "link", "add", "b0", "type", "bridge", "vlan_filtering", "1"])
         if proc.returncode == 0:
             return Capability(name, True, "Linux bridges filter VLANs")
-        return Capability(name, False, "this kernel's bridges cannot filter VLANs "
-                          f"(CONFIG_BRIDGE_VLAN_FILTERING; {proc.stderr.strip()}): the kernel "
-                          "VLAN tagging chain (bridge with vlan = N) cannot run")
+        return Capability(
+            name,
+            False,
+            "this kernel's bridges cannot filter VLANs "
+            f"(CONFIG_BRIDGE_VLAN_FILTERING; {proc.stderr.strip()}): the kernel "
+            "VLAN tagging chain (bridge with vlan = N) cannot run",
+        )
     finally:
         _run(["ip", "netns", "del", ns])

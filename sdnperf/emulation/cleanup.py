@@ -9,6 +9,7 @@ Three marks, each surviving a `kill -9` of the study process:
 - each run's directory (OVS database, logs) lives under RUN_ROOT.
 Nothing named by `mn -c`-style guessing is touched: a user's own Mininet or OVS survives.
 """
+
 from __future__ import annotations
 
 import json
@@ -49,8 +50,16 @@ class Registry:
     def save(self) -> None:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         tmp = self.path.with_suffix(".tmp")
-        tmp.write_text(json.dumps({"owner_pid": os.getpid(), "tag": os.environ.get(TAG_ENV),
-                                   "interfaces": self.interfaces, "bridges": self.bridges}))
+        tmp.write_text(
+            json.dumps(
+                {
+                    "owner_pid": os.getpid(),
+                    "tag": os.environ.get(TAG_ENV),
+                    "interfaces": self.interfaces,
+                    "bridges": self.bridges,
+                }
+            )
+        )
         os.replace(tmp, self.path)
 
     def discard(self) -> None:
@@ -64,8 +73,11 @@ def planned_names(mininet_topo) -> tuple[list[str], list[str]]:
     switches = set(mininet_topo.switches())
     interfaces = []
     for a, b, info in mininet_topo.links(withInfo=True):
-        interfaces += [f"{node}-eth{info[port]}" for node, port in ((a, "port1"), (b, "port2"))
-                       if node in switches]
+        interfaces += [
+            f"{node}-eth{info[port]}"
+            for node, port in ((a, "port1"), (b, "port2"))
+            if node in switches
+        ]
     return interfaces, sorted(switches)
 
 

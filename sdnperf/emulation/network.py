@@ -2,6 +2,7 @@
 
 Only Mininet: the architecture's steps around it (prepare, network_started, wait_ready,
 stop) are the runner's to call (sdnperf/runner.py, started_network)."""
+
 from __future__ import annotations
 
 import subprocess
@@ -38,20 +39,30 @@ def check_link_features(spec: TopoSpec, architectures=(), netem: Capability | No
         cap = netem if netem is not None else capabilities.netem()
         if not cap.ok:
             from sdnperf.arch import architecture_class
+
             able, blocked = [], []
             for a in architectures:
                 (able if architecture_class(a).impairs_links_itself(a) else blocked).append(a)
             if blocked or not architectures:
-                who = (f"architecture(s) {', '.join(arch_label(a) for a in blocked)} cannot run "
-                       "this study here" if blocked else "no architecture can run it here")
-                also = (f"; {', '.join(arch_label(a) for a in able)} would use its switch's "
-                        "per-port impairment" if able else "")
+                who = (
+                    f"architecture(s) {', '.join(arch_label(a) for a in blocked)} cannot run "
+                    "this study here"
+                    if blocked
+                    else "no architecture can run it here"
+                )
+                also = (
+                    f"; {', '.join(arch_label(a) for a in able)} would use its switch's "
+                    "per-port impairment"
+                    if able
+                    else ""
+                )
                 raise EmulationError(
                     f"topology {spec.name!r} sets link delay or loss, which needs the kernel's "
                     f"sch_netem qdisc — {cap.detail}; {who}{also}. Remove "
                     "delay_ms/loss_pct, run on a kernel with sch_netem (e.g. Ubuntu's "
-                    "linux-modules-extra), or use the p4 architecture (kind = \"p4\", target = "
-                    "\"sdnperf\"), whose switch impairs its ports itself.")
+                    'linux-modules-extra), or use the p4 architecture (kind = "p4", target = '
+                    '"sdnperf"), whose switch impairs its ports itself.'
+                )
     if spec.needs_htb():
         cap = capabilities.htb()
         if not cap.ok:
@@ -69,8 +80,10 @@ def _host_class(ipv6: bool):
         def __init__(self, name, **params):
             super().__init__(name, **params)
             if not ipv6:
-                self.cmd("sysctl -qw net.ipv6.conf.all.disable_ipv6=1 "
-                         "net.ipv6.conf.default.disable_ipv6=1")
+                self.cmd(
+                    "sysctl -qw net.ipv6.conf.all.disable_ipv6=1 "
+                    "net.ipv6.conf.default.disable_ipv6=1"
+                )
 
     return StudyHost
 
@@ -89,8 +102,15 @@ class Network:
     netem: the kernel delays/drops links (TCLink gets delay/loss); False leaves them to
     the switches (checked by the runner, check_link_features)."""
 
-    def __init__(self, spec: TopoSpec, run_dir: Path, mininet_options: dict, netem: bool,
-                 ipv6: bool = False, host_offloads: bool = True):
+    def __init__(
+        self,
+        spec: TopoSpec,
+        run_dir: Path,
+        mininet_options: dict,
+        netem: bool,
+        ipv6: bool = False,
+        host_offloads: bool = True,
+    ):
         self.spec, self.run_dir, self.ipv6 = spec, Path(run_dir), ipv6
         self.mininet_options, self.netem = mininet_options, netem
         self.host_offloads = host_offloads
@@ -105,16 +125,29 @@ class Network:
 
         topo = to_mininet_topo(self.spec, netem=self.netem)
         self.registry.interfaces, self.registry.bridges = planned_names(topo)
-        taken = [n for n in self.registry.interfaces + self.registry.bridges
-                 if Path(f"/sys/class/net/{n}").exists()]
+        taken = [
+            n
+            for n in self.registry.interfaces + self.registry.bridges
+            if Path(f"/sys/class/net/{n}").exists()
+        ]
         if taken:
             raise EmulationError(
                 f"interface(s) {', '.join(taken[:5])} already exist: another Mininet network is "
-                "running, or a crashed one left them (`sdnperf clean` removes sdnperf's own)")
+                "running, or a crashed one left them (`sdnperf clean` removes sdnperf's own)"
+            )
         self.registry.save()  # before anything exists: a kill -9 from here on is cleanable
-        link_cls = TCLink if self.spec.needs_htb() or (self.netem and self.spec.needs_netem()) else Link
-        self.net = Mininet(topo=topo, link=link_cls, host=_host_class(self.ipv6), autoSetMacs=True,
-                           build=False, waitConnected=False, **self.mininet_options)
+        link_cls = (
+            TCLink if self.spec.needs_htb() or (self.netem and self.spec.needs_netem()) else Link
+        )
+        self.net = Mininet(
+            topo=topo,
+            link=link_cls,
+            host=_host_class(self.ipv6),
+            autoSetMacs=True,
+            build=False,
+            waitConnected=False,
+            **self.mininet_options,
+        )
         self.net.build()
         if not self.ipv6:
             # Switch ports live in the root namespace: keep them from talking IPv6 too.

@@ -5,6 +5,7 @@ database and run directory, and every `ovs-vsctl`/`ovs-ofctl` that Mininet or we
 finds it through the OVS_RUNDIR/OVS_DBDIR/OVS_LOGDIR environment variables, which OVS's
 tools honour.
 """
+
 from __future__ import annotations
 
 import os
@@ -61,7 +62,10 @@ class OvsDaemons:
         if schema is None:
             raise OvsError("vswitch.ovsschema not found; is openvswitch-common installed?")
         self.run_dir.mkdir(parents=True, exist_ok=True)
-        if self.datapath == "user" and not Path(f"/sys/class/net/{USERSPACE_DATAPATH_DEVICE}").exists():
+        if (
+            self.datapath == "user"
+            and not Path(f"/sys/class/net/{USERSPACE_DATAPATH_DEVICE}").exists()
+        ):
             # ours once the first bridge exists: listed for `clean` before it does
             self.registry.interfaces = [USERSPACE_DATAPATH_DEVICE]
             self.registry.save()
@@ -69,25 +73,35 @@ class OvsDaemons:
         if db.exists():
             db.unlink()
         self._run(["ovsdb-tool", "create", str(db), str(schema)])
-        self._spawn("ovsdb-server", [
-            str(db), f"--remote=punix:{self.db_sock}",
-            f"--unixctl={self.run_dir / 'ovsdb-server.ctl'}",
-            f"--log-file={self.run_dir / 'ovsdb-server.log'}",
-        ])
+        self._spawn(
+            "ovsdb-server",
+            [
+                str(db),
+                f"--remote=punix:{self.db_sock}",
+                f"--unixctl={self.run_dir / 'ovsdb-server.ctl'}",
+                f"--log-file={self.run_dir / 'ovsdb-server.log'}",
+            ],
+        )
         self._wait_for(lambda: self.db_sock.exists(), timeout, "ovsdb-server socket")
         self._activate_env()
         self.vsctl("--no-wait", "init")
         if self.datapath == "user":
             # Without this the userspace datapath drops the TSO/partial-checksum packets veth
             # delivers and TCP/UDP fail while ping still works.
-            self.vsctl("--no-wait", "set", "Open_vSwitch", ".",
-                       "other_config:userspace-tso-enable=true")
-        self._spawn("ovs-vswitchd", [
-            f"unix:{self.db_sock}",
-            f"--unixctl={self.run_dir / 'ovs-vswitchd.ctl'}",
-            f"--log-file={self.run_dir / 'ovs-vswitchd.log'}",
-        ])
-        self._wait_for(lambda: (self.run_dir / "ovs-vswitchd.ctl").exists(), timeout, "ovs-vswitchd")
+            self.vsctl(
+                "--no-wait", "set", "Open_vSwitch", ".", "other_config:userspace-tso-enable=true"
+            )
+        self._spawn(
+            "ovs-vswitchd",
+            [
+                f"unix:{self.db_sock}",
+                f"--unixctl={self.run_dir / 'ovs-vswitchd.ctl'}",
+                f"--log-file={self.run_dir / 'ovs-vswitchd.log'}",
+            ],
+        )
+        self._wait_for(
+            lambda: (self.run_dir / "ovs-vswitchd.ctl").exists(), timeout, "ovs-vswitchd"
+        )
 
     def pids(self) -> dict[str, int]:
         return {name: proc.pid for name, proc in self._procs.items() if proc.poll() is None}
@@ -108,8 +122,9 @@ class OvsDaemons:
 
     # -- helpers ---------------------------------------------------------------------------
     def vsctl(self, *args: str, check: bool = True) -> str:
-        proc = subprocess.run(["ovs-vsctl", "-t", "5", *args], env=self._full_env(),
-                              capture_output=True, text=True)
+        proc = subprocess.run(
+            ["ovs-vsctl", "-t", "5", *args], env=self._full_env(), capture_output=True, text=True
+        )
         if check and proc.returncode != 0:
             raise OvsError(f"ovs-vsctl {' '.join(args)}: {proc.stderr.strip()}")
         return proc.stdout
@@ -120,8 +135,13 @@ class OvsDaemons:
     def _spawn(self, daemon: str, args: list[str]) -> None:
         # Our own children (not --detach): we reap them, and no pidfile can go stale.
         self._procs[daemon] = subprocess.Popen(
-            [daemon, *args], env=self._full_env(), stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+            [daemon, *args],
+            env=self._full_env(),
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,
+        )
 
     def _wait_for(self, predicate, timeout: float, what: str) -> None:
         deadline = time.monotonic() + timeout

@@ -15,6 +15,7 @@ number), listens for runtime control on a private Unix socket (`P4Switch.ctl(...
 is started/stopped with the network. Optional per-port impairment (delay, jitter, loss,
 rate) runs inside the switch, for kernels without sch_netem.
 """
+
 from __future__ import annotations
 
 import os
@@ -58,16 +59,29 @@ class P4Switch(Switch):
     up in parallel; wait_listening() waits until its gRPC port accepts connections.
     """
 
-    def __init__(self, name, json_path: str | None = None, commands: list[str] | None = None,
-                 impair: dict[int, str] | None = None, vnet: bool = True, cpu_port: int | None = None,
-                 grpc_port: int | None = None, device_id: int | None = None, target: str = "sdnperf",
-                 extra_args: list[str] | None = None, ready_timeout: float | None = None,
-                 binary: str | None = None, log_dir: str | None = None,
-                 thrift_port: int | None = None, **params):
+    def __init__(
+        self,
+        name,
+        json_path: str | None = None,
+        commands: list[str] | None = None,
+        impair: dict[int, str] | None = None,
+        vnet: bool = True,
+        cpu_port: int | None = None,
+        grpc_port: int | None = None,
+        device_id: int | None = None,
+        target: str = "sdnperf",
+        extra_args: list[str] | None = None,
+        ready_timeout: float | None = None,
+        binary: str | None = None,
+        log_dir: str | None = None,
+        thrift_port: int | None = None,
+        **params,
+    ):
         super().__init__(name, **params)
         if (json_path is None) == (grpc_port is None):
-            raise P4SwitchError(f"{name}: P4Switch needs json_path (a program) or grpc_port "
-                                "(P4Runtime), not both")
+            raise P4SwitchError(
+                f"{name}: P4Switch needs json_path (a program) or grpc_port (P4Runtime), not both"
+            )
         if grpc_port is not None and (binary is None or cpu_port is None or device_id is None):
             raise P4SwitchError(f"{name}: a P4Runtime switch needs binary, device_id, cpu_port")
         if grpc_port is not None and target == "bmv2" and thrift_port is None:
@@ -111,14 +125,25 @@ class P4Switch(Switch):
         pass
 
     def port_names(self) -> dict[int, str]:
-        return {port: intf.name for port, intf in sorted(self.intfs.items())
-                if intf.name != "lo" and not (port == 0 and intf.name.endswith("lo"))}
+        return {
+            port: intf.name
+            for port, intf in sorted(self.intfs.items())
+            if intf.name != "lo" and not (port == 0 and intf.name.endswith("lo"))
+        }
 
     def argv(self) -> list[str]:
         ifaces = [x for port, name in self.port_names().items() for x in ("-i", f"{port}@{name}")]
         if self.grpc_port is None:
-            argv = [self.binary or tools.find(SWITCH), "run", "--json", self.json_path,
-                    "--ctl-socket", self.ctl_socket, "--die-with-parent", *ifaces]
+            argv = [
+                self.binary or tools.find(SWITCH),
+                "run",
+                "--json",
+                self.json_path,
+                "--ctl-socket",
+                self.ctl_socket,
+                "--die-with-parent",
+                *ifaces,
+            ]
             for port, spec in sorted(self.impair.items()):
                 argv += ["--impair", f"{port}:{spec}"]
             if not self.vnet:
@@ -133,16 +158,37 @@ class P4Switch(Switch):
             # Per switch, as p4-utils does: BMv2's Thrift server and its nanomsg
             # notifications socket otherwise take fixed defaults (port 9090,
             # ipc:///tmp/bmv2-<device-id>-notifications.ipc), so a second switch fails.
-            return [self.binary, "--device-id", str(self.device_id), *ifaces,
-                    "--thrift-port", str(self.thrift_port),
-                    "--notifications-addr", f"ipc://{self.notifications_path}",
-                    "--no-p4", *self.extra_args, "--",
-                    "--grpc-server-addr", f"127.0.0.1:{self.grpc_port}",
-                    "--cpu-port", str(self.cpu_port)]
-        return [self.binary, *ifaces,
-                "--grpc-port", str(self.grpc_port), "--device-id", str(self.device_id),
-                "--cpu-port", str(self.cpu_port), "--ctl-socket", self.ctl_socket,
-                "--die-with-parent", *self.extra_args]
+            return [
+                self.binary,
+                "--device-id",
+                str(self.device_id),
+                *ifaces,
+                "--thrift-port",
+                str(self.thrift_port),
+                "--notifications-addr",
+                f"ipc://{self.notifications_path}",
+                "--no-p4",
+                *self.extra_args,
+                "--",
+                "--grpc-server-addr",
+                f"127.0.0.1:{self.grpc_port}",
+                "--cpu-port",
+                str(self.cpu_port),
+            ]
+        return [
+            self.binary,
+            *ifaces,
+            "--grpc-port",
+            str(self.grpc_port),
+            "--device-id",
+            str(self.device_id),
+            "--cpu-port",
+            str(self.cpu_port),
+            "--ctl-socket",
+            self.ctl_socket,
+            "--die-with-parent",
+            *self.extra_args,
+        ]
 
     def start(self, controllers):
         if self.proc is not None:
@@ -154,8 +200,13 @@ class P4Switch(Switch):
         with open(self.log_path, "w") as log:
             # A program switch says READY on stdout; a P4Runtime one logs everything.
             stdout = subprocess.PIPE if self.grpc_port is None else log
-            self.proc = subprocess.Popen(self.argv(), stdout=stdout, stderr=log,
-                                         stdin=subprocess.DEVNULL, start_new_session=True)
+            self.proc = subprocess.Popen(
+                self.argv(),
+                stdout=stdout,
+                stderr=log,
+                stdin=subprocess.DEVNULL,
+                start_new_session=True,
+            )
         self._started_at = time.time()
         if self.grpc_port is None:
             self._wait_ready_line()
@@ -192,8 +243,13 @@ class P4Switch(Switch):
         table_add, port_impair, table_dump, ...); returns their output."""
         # a P4Runtime switch's `binary` is its daemon; `sdnperf-switch ctl` talks to both
         ctl_binary = self.binary if self.grpc_port is None and self.binary else tools.find(SWITCH)
-        r = subprocess.run([ctl_binary, "ctl", self.ctl_socket, "-f", "/dev/stdin"],
-                           input="\n".join(commands) + "\n", capture_output=True, text=True, timeout=10)
+        r = subprocess.run(
+            [ctl_binary, "ctl", self.ctl_socket, "-f", "/dev/stdin"],
+            input="\n".join(commands) + "\n",
+            capture_output=True,
+            text=True,
+            timeout=10,
+        )
         if r.returncode != 0:
             raise P4SwitchError(f"{self.name}: ctl {commands}: {r.stderr.strip()}")
         return r.stdout

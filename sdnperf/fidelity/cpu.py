@@ -11,6 +11,7 @@ readings.
     ...                       # run the workload; watch("traffic", pid) may come later
     report = sampler.stop()   # CpuReport
 """
+
 from __future__ import annotations
 
 import threading
@@ -18,8 +19,15 @@ import time
 from dataclasses import dataclass, field
 
 from ..samples import CpuReport
-from .procstat import (CpuTimes, ProcTimes, busy_pct, descendants, parent_map, read_cpu_times,
-                       read_pid)
+from .procstat import (
+    CpuTimes,
+    ProcTimes,
+    busy_pct,
+    descendants,
+    parent_map,
+    read_cpu_times,
+    read_pid,
+)
 
 # ---- When is a run CPU-bound? ---------------------------------------------------------
 # Why: when the CPU is the bottleneck, a result measures the machine, not the architecture
@@ -62,9 +70,11 @@ def interval_between(prev: Snapshot, cur: Snapshot) -> Interval:
     it with the same start time (so exits and PID reuse never produce bogus numbers)."""
     seconds = max(cur.t - prev.t, 1e-9)
     cores = sorted((k for k in cur.cpus if k != "cpu" and k in prev.cpus), key=lambda k: int(k[3:]))
-    out = Interval(seconds=cur.t - prev.t,
-                   machine=busy_pct(prev.cpus["cpu"], cur.cpus["cpu"]),
-                   cores=[busy_pct(prev.cpus[k], cur.cpus[k]) for k in cores])
+    out = Interval(
+        seconds=cur.t - prev.t,
+        machine=busy_pct(prev.cpus["cpu"], cur.cpus["cpu"]),
+        cores=[busy_pct(prev.cpus[k], cur.cpus[k]) for k in cores],
+    )
     for key, now in cur.procs.items():
         before = prev.procs.get(key)
         if before is None or before.start != now.start:
@@ -83,8 +93,10 @@ def judge(intervals: list[Interval]) -> tuple[bool, str]:
     hot = sum(iv.seconds for iv in intervals if iv.machine >= MACHINE_SATURATED_PCT)
     if hot / total >= SATURATED_SHARE:
         peak = max(iv.machine for iv in intervals)
-        reasons.append(f"the whole machine was at least {MACHINE_SATURATED_PCT:.0f} % busy "
-                       f"for {hot / total:.0%} of the run (peak {peak:.0f} %)")
+        reasons.append(
+            f"the whole machine was at least {MACHINE_SATURATED_PCT:.0f} % busy "
+            f"for {hot / total:.0%} of the run (peak {peak:.0f} %)"
+        )
     busy_time: dict[tuple[str, int], float] = {}
     names: dict[int, str] = {}
     for iv in intervals:
@@ -94,9 +106,11 @@ def judge(intervals: list[Interval]) -> tuple[bool, str]:
                 busy_time[key] = busy_time.get(key, 0.0) + iv.seconds
     for (role, pid), seconds in sorted(busy_time.items(), key=lambda kv: -kv[1]):
         if seconds / total >= SATURATED_SHARE:
-            reasons.append(f"{role} process {names.get(pid, '?')} (pid {pid}) used at least "
-                           f"{PROCESS_SATURATED_PCT:.0f} % of a core for {seconds / total:.0%} "
-                           f"of the run")
+            reasons.append(
+                f"{role} process {names.get(pid, '?')} (pid {pid}) used at least "
+                f"{PROCESS_SATURATED_PCT:.0f} % of a core for {seconds / total:.0%} "
+                f"of the run"
+            )
     return bool(reasons), "; ".join(reasons)
 
 
@@ -114,12 +128,18 @@ def summarize(intervals: list[Interval], roles: list[str]) -> CpuReport:
         for (role, _pid), pct in iv.procs.items():
             per_role[role] = per_role.get(role, 0.0) + pct * iv.seconds / total
     n_cores = max(len(iv.cores) for iv in intervals)
-    per_core = [sum(iv.cores[i] * iv.seconds for iv in intervals if i < len(iv.cores)) / total
-                for i in range(n_cores)]
+    per_core = [
+        sum(iv.cores[i] * iv.seconds for iv in intervals if i < len(iv.cores)) / total
+        for i in range(n_cores)
+    ]
     bound, reason = judge(intervals)
-    return CpuReport(per_role=per_role, per_core=per_core,
-                     peak_total=max(iv.machine for iv in intervals),
-                     cpu_bound=bound, reason=reason)
+    return CpuReport(
+        per_role=per_role,
+        per_core=per_core,
+        peak_total=max(iv.machine for iv in intervals),
+        cpu_bound=bound,
+        reason=reason,
+    )
 
 
 class CpuSampler:

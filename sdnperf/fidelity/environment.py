@@ -4,6 +4,7 @@
 It is fast (the probes run in parallel, well under a second) and never raises: whatever
 cannot be found is None, and a probe that fails says so in its value.
 """
+
 from __future__ import annotations
 
 import importlib.metadata
@@ -12,7 +13,6 @@ import platform
 import re
 import shutil
 import subprocess
-import uuid
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Callable
@@ -29,8 +29,12 @@ TOOLS: dict[str, tuple[list[str], str]] = {
     "ping": (["ping", "-V"], r"iputils[- ]?(\S+)"),
     "tc": (["tc", "-V"], r"iproute2[- ]?(\S+)"),
 }
-PYTHON_PACKAGES = {"mininet": "mininet", "os_ken": "os-ken", "faucet": "faucet",
-                   "sdnperf": "sdnperf"}
+PYTHON_PACKAGES = {
+    "mininet": "mininet",
+    "os_ken": "os-ken",
+    "faucet": "faucet",
+    "sdnperf": "sdnperf",
+}
 
 
 def collect(datapath: str | None = None) -> dict:
@@ -39,7 +43,10 @@ def collect(datapath: str | None = None) -> dict:
     env: dict = {"datapath": datapath}
     probes: dict[str, Callable[[], object]] = {
         "netem": netem_usable,
-        **{name: (lambda argv=argv, rx=rx: tool_version(argv, rx)) for name, (argv, rx) in TOOLS.items()},
+        **{
+            name: (lambda argv=argv, rx=rx: tool_version(argv, rx))
+            for name, (argv, rx) in TOOLS.items()
+        },
     }
     with ThreadPoolExecutor(max_workers=len(probes)) as pool:
         futures = {name: pool.submit(_safe, fn) for name, fn in probes.items()}

@@ -16,6 +16,7 @@ few switches as possible (two adjacent switches where the topology allows), min 
 series filters scheduling noise; the probe runs after the workload (never before it, so
 a "cold" first packet stays cold). `probe_pair` and `judge` are pure.
 """
+
 from __future__ import annotations
 
 import subprocess
@@ -69,10 +70,12 @@ def judge(min_rtt_ms: float | None, switches: int) -> tuple[bool, str]:
     hop = per_switch_ms(min_rtt_ms, switches)
     if hop <= factor * baseline_ms:
         return False, ""
-    return True, (f"one switch took {hop:.2f} ms to forward a packet (min RTT {min_rtt_ms:.2f} ms "
-                  f"over {switches} switch{'es' if switches != 1 else ''}), more than "
-                  f"{factor:g}x the {baseline_ms:g} ms of a small topology: the emulator (e.g. one "
-                  f"userspace ovs-vswitchd polling every port) sets this pace, not the architecture")
+    return True, (
+        f"one switch took {hop:.2f} ms to forward a packet (min RTT {min_rtt_ms:.2f} ms "
+        f"over {switches} switch{'es' if switches != 1 else ''}), more than "
+        f"{factor:g}x the {baseline_ms:g} ms of a small topology: the emulator (e.g. one "
+        f"userspace ovs-vswitchd polling every port) sets this pace, not the architecture"
+    )
 
 
 def measure(net, src: str, dst: str) -> float | None:
@@ -83,8 +86,12 @@ def measure(net, src: str, dst: str) -> float | None:
     dst_ip = net.get(dst).IP()
     host = net.get(src)
     for count, interval in ((2, 0.2), (PROBE_PINGS, PROBE_INTERVAL_S)):
-        proc = host.popen(ping_argv(dst_ip, count, interval, 56, 2.0), stdout=subprocess.PIPE,
-                          stderr=subprocess.STDOUT, text=True)
+        proc = host.popen(
+            ping_argv(dst_ip, count, interval, 56, 2.0),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+        )
         try:
             out, _ = proc.communicate(timeout=count * (interval + 2.0) + 5.0)
         except subprocess.TimeoutExpired:

@@ -4,6 +4,7 @@ The conversions from psutil's readings (`cpu_times_of`, `proc_times_of`) are pur
 arithmetic is testable on synthetic readings; the `read_*` helpers do the reading and
 treat a vanished process as "no reading".
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -48,8 +49,13 @@ def proc_times_of(info: dict) -> ProcTimes | None:
     if any(info.get(key) is None for key in _PROC_ATTRS):
         return None
     times = info["cpu_times"]
-    return ProcTimes(pid=info["pid"], ppid=info["ppid"], comm=info["name"],
-                     cpu_s=times.user + times.system, start=info["create_time"])
+    return ProcTimes(
+        pid=info["pid"],
+        ppid=info["ppid"],
+        comm=info["name"],
+        cpu_s=times.user + times.system,
+        start=info["create_time"],
+    )
 
 
 def busy_pct(prev: CpuTimes, cur: CpuTimes) -> float:
@@ -78,8 +84,11 @@ def read_pid(pid: int) -> ProcTimes | None:
 def parent_map() -> dict[int, int]:
     """{pid: parent pid} of every process: the cheap full scan (reading every process's
     CPU times too would cost twice as much per sample, for processes nobody watches)."""
-    return {proc.pid: proc.info["ppid"] for proc in psutil.process_iter(["ppid"])
-            if proc.info["ppid"] is not None}
+    return {
+        proc.pid: proc.info["ppid"]
+        for proc in psutil.process_iter(["ppid"])
+        if proc.info["ppid"] is not None
+    }
 
 
 def descendants(roots: set[int], parent_of: dict[int, int]) -> set[int]:

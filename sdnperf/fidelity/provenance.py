@@ -6,6 +6,7 @@ files, programs), tool versions and kernel features (from the environment record
 run order, the host name. Like the environment, it never raises: what cannot be found is
 None.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -20,8 +21,17 @@ from sdnperf.p4 import PROGRAM_DIR
 PACKAGE_DIR = Path(__file__).resolve().parents[1]
 # Environment keys that describe tools and kernel features (copied into the provenance
 # so one record says what ran).
-TOOL_KEYS = ("openvswitch", "iperf3", "iperf", "ping", "tc", "mininet", "os_ken", "faucet",
-             "python")
+TOOL_KEYS = (
+    "openvswitch",
+    "iperf3",
+    "iperf",
+    "ping",
+    "tc",
+    "mininet",
+    "os_ken",
+    "faucet",
+    "python",
+)
 KERNEL_KEYS = ("kernel", "netem", "netem_detail", "ovs_kernel_module", "datapath")
 
 
@@ -38,10 +48,12 @@ def sha256_file(path: Path) -> str | None:
 
 def git_commit(folder: Path = PACKAGE_DIR) -> dict:
     """{"commit": sha or None, "dirty": bool or None} of the checkout sdnperf runs from."""
+
     def git(*args: str) -> str | None:
         try:
-            proc = subprocess.run(["git", "-C", str(folder), *args], capture_output=True,
-                                  text=True, timeout=5)
+            proc = subprocess.run(
+                ["git", "-C", str(folder), *args], capture_output=True, text=True, timeout=5
+            )
         except (OSError, subprocess.TimeoutExpired):
             return None
         return proc.stdout.strip() if proc.returncode == 0 else None
@@ -103,6 +115,9 @@ def collect_provenance(study, plan, environment: dict) -> dict:
         "tools": {k: environment.get(k) for k in TOOL_KEYS},
         "kernel": {k: environment.get(k) for k in KERNEL_KEYS},
         "hostname": platform.node(),
-        "run_order": {"order": study.config.study.order, "seed": study.config.study.seed,
-                      "keys": [r.key for r in plan]},
+        "run_order": {
+            "order": study.config.study.order,
+            "seed": study.config.study.seed,
+            "keys": [r.key for r in plan],
+        },
     }

@@ -7,6 +7,7 @@ cache directory keyed by the source's and the compiler's content hash
 ($SDNPERF_P4_CACHE, else $XDG_CACHE_HOME/sdnperf/p4, else ~/.cache/sdnperf/p4), so an
 edited program or a rebuilt compiler is never served stale output.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -88,8 +89,9 @@ def compile_file(source: Path, compiler: str | None = None) -> CompiledProgram:
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{source.stem}-", dir=out.parent))
     try:
-        r = subprocess.run([compiler, str(source), "-o", str(tmp)], capture_output=True, text=True,
-                           timeout=120)
+        r = subprocess.run(
+            [compiler, str(source), "-o", str(tmp)], capture_output=True, text=True, timeout=120
+        )
         if r.returncode != 0:
             raise P4ProgramError(f"compiling {source} failed:\n{(r.stderr or r.stdout).strip()}")
         try:

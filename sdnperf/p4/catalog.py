@@ -13,6 +13,7 @@ sdnperf/controllers/p4rt/params.py): {"table", "action", "params", and either
 "default": true (MODIFY the table's default action) or "match" + "priority" (INSERT one
 entry)}.
 """
+
 from __future__ import annotations
 
 import ipaddress
@@ -29,11 +30,14 @@ class ParamError(ValueError):
 @dataclass(frozen=True)
 class Param:
     """One run-time parameter: what it means, the values it takes and where it goes."""
+
     name: str
     doc: str
-    kind: str            # "int": minimum..maximum; "dscp": "any" or 0..63; "ipv4_prefix": "any" or A.B.C.D[/L]
+    kind: (
+        str  # "int": minimum..maximum; "dscp": "any" or 0..63; "ipv4_prefix": "any" or A.B.C.D[/L]
+    )
     default: int | str
-    p4runtime: str       # the P4Runtime object it is written to, in words (docs, facts)
+    p4runtime: str  # the P4Runtime object it is written to, in words (docs, facts)
     minimum: int = 0
     maximum: int = 0
 
@@ -42,8 +46,9 @@ class Param:
         what = f"param {self.name!r}"
         if self.kind == "int":
             if isinstance(value, bool) or not isinstance(value, int):
-                raise ParamError(f"{what}: {value!r} is not an integer "
-                                 f"({self.minimum}..{self.maximum})")
+                raise ParamError(
+                    f"{what}: {value!r} is not an integer ({self.minimum}..{self.maximum})"
+                )
             if not self.minimum <= value <= self.maximum:
                 raise ParamError(f"{what}: {value} is outside {self.minimum}..{self.maximum}")
             return value
@@ -51,19 +56,25 @@ class Param:
             return ANY
         if self.kind == "dscp":
             if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= 63:
-                raise ParamError(f"{what}: {value!r} is not a DSCP value (0..63) or \"any\"")
+                raise ParamError(f'{what}: {value!r} is not a DSCP value (0..63) or "any"')
             return value
         if self.kind == "ipv4_prefix":
             try:
                 return str(ipaddress.IPv4Network(str(value), strict=True))
             except ValueError as exc:
-                raise ParamError(f"{what}: {value!r} is not an IPv4 address or prefix, nor "
-                                 f"\"any\" ({exc})") from None
+                raise ParamError(
+                    f'{what}: {value!r} is not an IPv4 address or prefix, nor "any" ({exc})'
+                ) from None
         raise AssertionError(f"unknown param kind {self.kind}")
 
     def describe(self) -> str:
-        values = (f"{self.minimum}..{self.maximum}" if self.kind == "int" else
-                  '"any" or 0..63' if self.kind == "dscp" else '"any" or an IPv4 prefix')
+        values = (
+            f"{self.minimum}..{self.maximum}"
+            if self.kind == "int"
+            else '"any" or 0..63'
+            if self.kind == "dscp"
+            else '"any" or an IPv4 prefix'
+        )
         return f"{self.name} ({values}, default {self.default!r}): {self.doc}; {self.p4runtime}"
 
 
@@ -71,7 +82,7 @@ class Param:
 class Program:
     name: str
     summary: str
-    apps: tuple[str, ...]   # the controller apps that can drive it (see controllers/p4rt/apps.py)
+    apps: tuple[str, ...]  # the controller apps that can drive it (see controllers/p4rt/apps.py)
     params: dict[str, Param] = field(default_factory=dict)
     make_writes: Callable[[dict], list[dict]] | None = None
     # Proactive entries from the topology, for programs the controller's own apps do not
@@ -89,10 +100,13 @@ class Program:
         unknown = sorted(set(values) - set(self.params))
         if unknown:
             known = ", ".join(sorted(self.params)) or "none"
-            raise ParamError(f"program {self.name!r} has no param {unknown[0]!r} "
-                             f"(its params: {known})")
-        return {name: p.check(values[name]) if name in values else p.default
-                for name, p in self.params.items()}
+            raise ParamError(
+                f"program {self.name!r} has no param {unknown[0]!r} (its params: {known})"
+            )
+        return {
+            name: p.check(values[name]) if name in values else p.default
+            for name, p in self.params.items()
+        }
 
     def writes(self, values: dict) -> list[dict]:
         """The P4Runtime writes that set `values` (validated) on a switch."""
@@ -107,10 +121,19 @@ def _recirc_writes(v: dict) -> list[dict]:
         net = ipaddress.IPv4Network(v["recirc_dst"])
         match["dst_addr"] = [str(net.network_address), str(net.netmask)]
     return [
-        {"table": "RecircEgress.recirc_config", "default": True,
-         "action": "RecircEgress.set_passes", "params": {"passes": v["recirc_passes"]}},
-        {"table": "RecircEgress.recirc_select", "match": match, "priority": 1,
-         "action": "RecircEgress.select_packet", "params": {}},
+        {
+            "table": "RecircEgress.recirc_config",
+            "default": True,
+            "action": "RecircEgress.set_passes",
+            "params": {"passes": v["recirc_passes"]},
+        },
+        {
+            "table": "RecircEgress.recirc_select",
+            "match": match,
+            "priority": 1,
+            "action": "RecircEgress.select_packet",
+            "params": {},
+        },
     ]
 
 
@@ -120,7 +143,7 @@ _FORWARDING_APPS = ("l2-learning", "topo-forwarding", "proactive", "runtime-json
 ROUTER_MAC = "00:00:00:00:00:fe"  # the source MAC the routing programs rewrite to
 BROADCAST = "ff:ff:ff:ff:ff:ff"
 FLOOD_GROUP = 1
-VLAN_ID = 10                      # the access VLAN of every host port (vlan.p4)
+VLAN_ID = 10  # the access VLAN of every host port (vlan.p4)
 
 
 def _entry(table: str, action: str, params: dict | None = None, match: dict | None = None) -> dict:
@@ -134,18 +157,26 @@ def _entry(table: str, action: str, params: dict | None = None, match: dict | No
 
 def _document(entries: list[dict], hosts: list[dict]) -> dict:
     """A runtime document: the entries and one flood group over every host port."""
-    return {"target": "sdnperf", "table_entries": entries, "multicast_group_entries": [
-        {"multicast_group_id": FLOOD_GROUP,
-         "replicas": [{"egress_port": h["port"], "instance": 1} for h in hosts]}]}
+    return {
+        "target": "sdnperf",
+        "table_entries": entries,
+        "multicast_group_entries": [
+            {
+                "multicast_group_id": FLOOD_GROUP,
+                "replicas": [{"egress_port": h["port"], "instance": 1} for h in hosts],
+            }
+        ],
+    }
 
 
 def _bridge(control: str, hosts: list[dict]) -> list[dict]:
     """include/bridge.p4: each host's MAC to its port, broadcast to the flood group (ARP
     crosses every chain this way, so the routing chains need no gateway on the hosts)."""
     t = f"{control}.bridge.dmac"
-    return [_entry(t, f"{control}.bridge.forward", {"port": h["port"]}, {"eth_dst": h["mac"]})
-            for h in hosts] + [_entry(t, f"{control}.bridge.flood", {"group": FLOOD_GROUP},
-                                      {"eth_dst": BROADCAST})]
+    return [
+        _entry(t, f"{control}.bridge.forward", {"port": h["port"]}, {"eth_dst": h["mac"]})
+        for h in hosts
+    ] + [_entry(t, f"{control}.bridge.flood", {"group": FLOOD_GROUP}, {"eth_dst": BROADCAST})]
 
 
 def _l2_entries(hosts: list[dict]) -> dict:
@@ -155,74 +186,177 @@ def _l2_entries(hosts: list[dict]) -> dict:
 def _ipv4_entries(hosts: list[dict]) -> dict:
     """A /32 route per host (LPM): the switch routes every IPv4 packet (TTL, checksum, MAC
     rewrite to ROUTER_MAC -> host) while the hosts keep one subnet."""
-    return _document(_bridge("Ipv4Ingress", hosts) + [
-        _entry("Ipv4Ingress.ipv4_lpm", "Ipv4Ingress.route",
-               {"src_mac": ROUTER_MAC, "dst_mac": h["mac"], "port": h["port"]},
-               {"dst_addr": [h["ip"], 32]}) for h in hosts], hosts)
+    return _document(
+        _bridge("Ipv4Ingress", hosts)
+        + [
+            _entry(
+                "Ipv4Ingress.ipv4_lpm",
+                "Ipv4Ingress.route",
+                {"src_mac": ROUTER_MAC, "dst_mac": h["mac"], "port": h["port"]},
+                {"dst_addr": [h["ip"], 32]},
+            )
+            for h in hosts
+        ],
+        hosts,
+    )
 
 
 def _vlan_entries(hosts: list[dict]) -> dict:
     """Every host port an access port of VLAN_ID: tagged on ingress, forwarded per
     (VLAN, MAC), untagged on egress."""
-    return _document([e for h in hosts for e in (
-        _entry("VlanIngress.port_vlan", "VlanIngress.access", {"vid": VLAN_ID}, {"in_port": h["port"]}),
-        _entry("VlanEgress.egress_vlan", "VlanEgress.untag", {}, {"out_port": h["port"]}),
-        _entry("VlanIngress.vlan_dmac", "VlanIngress.forward", {"port": h["port"]},
-               {"vid": VLAN_ID, "eth_dst": h["mac"]}))] + [
-        _entry("VlanIngress.vlan_dmac", "VlanIngress.flood", {"group": FLOOD_GROUP},
-               {"vid": VLAN_ID, "eth_dst": BROADCAST})], hosts)
+    return _document(
+        [
+            e
+            for h in hosts
+            for e in (
+                _entry(
+                    "VlanIngress.port_vlan",
+                    "VlanIngress.access",
+                    {"vid": VLAN_ID},
+                    {"in_port": h["port"]},
+                ),
+                _entry("VlanEgress.egress_vlan", "VlanEgress.untag", {}, {"out_port": h["port"]}),
+                _entry(
+                    "VlanIngress.vlan_dmac",
+                    "VlanIngress.forward",
+                    {"port": h["port"]},
+                    {"vid": VLAN_ID, "eth_dst": h["mac"]},
+                ),
+            )
+        ]
+        + [
+            _entry(
+                "VlanIngress.vlan_dmac",
+                "VlanIngress.flood",
+                {"group": FLOOD_GROUP},
+                {"vid": VLAN_ID, "eth_dst": BROADCAST},
+            )
+        ],
+        hosts,
+    )
 
 
 def _pipeline8_entries(hosts: list[dict]) -> dict:
     """Per host: a /32 LPM entry to a one-member ECMP group, its next hop (MAC, port) and
     the egress source-MAC rewrite; the other tables run their defaults."""
-    return _document(_bridge("P8Ingress", hosts) + [e for i, h in enumerate(hosts, 1) for e in (
-        _entry("P8Ingress.ipv4_lpm", "P8Ingress.set_group", {"group": i, "size": 1},
-               {"dst_addr": [h["ip"], 32]}),
-        _entry("P8Ingress.ecmp_group", "P8Ingress.set_nexthop_id", {"id": i},
-               {"group": i, "index": 0}),
-        _entry("P8Ingress.nexthop", "P8Ingress.set_nexthop", {"dst_mac": h["mac"], "port": h["port"]},
-               {"id": i}),
-        _entry("P8Egress.smac_rewrite", "P8Egress.set_smac", {"mac": ROUTER_MAC},
-               {"out_port": h["port"]}))], hosts)
+    return _document(
+        _bridge("P8Ingress", hosts)
+        + [
+            e
+            for i, h in enumerate(hosts, 1)
+            for e in (
+                _entry(
+                    "P8Ingress.ipv4_lpm",
+                    "P8Ingress.set_group",
+                    {"group": i, "size": 1},
+                    {"dst_addr": [h["ip"], 32]},
+                ),
+                _entry(
+                    "P8Ingress.ecmp_group",
+                    "P8Ingress.set_nexthop_id",
+                    {"id": i},
+                    {"group": i, "index": 0},
+                ),
+                _entry(
+                    "P8Ingress.nexthop",
+                    "P8Ingress.set_nexthop",
+                    {"dst_mac": h["mac"], "port": h["port"]},
+                    {"id": i},
+                ),
+                _entry(
+                    "P8Egress.smac_rewrite",
+                    "P8Egress.set_smac",
+                    {"mac": ROUTER_MAC},
+                    {"out_port": h["port"]},
+                ),
+            )
+        ],
+        hosts,
+    )
 
 
 _CHAIN_APPS = ("proactive", "runtime-json")
 
-PROGRAMS: dict[str, Program] = {p.name: p for p in (
-    Program("l2l3", "L2/L3 fabric: learning, topology and proactive forwarding, LPM routing "
-            "for runtime files", _FORWARDING_APPS),
-    Program(
-        "recirc", "l2l3's forwarding; selected IPv4 packets recirculated N times before they "
-        "leave (delay control by recirculation)", _FORWARDING_APPS,
-        params={p.name: p for p in (
-            Param("recirc_passes", "times a selected packet goes round the pipeline again",
-                  "int", 0, "default action of table RecircEgress.recirc_config: "
-                  "RecircEgress.set_passes(passes)", minimum=0, maximum=65535),
-            Param("recirc_dscp", "DSCP of the packets to recirculate", "dscp", ANY,
-                  "key dscp (ternary) of the one entry of RecircEgress.recirc_select"),
-            Param("recirc_dst", "IPv4 destination of the packets to recirculate",
-                  "ipv4_prefix", ANY,
-                  "key dst_addr (ternary) of the one entry of RecircEgress.recirc_select"),
-        )},
-        make_writes=_recirc_writes),
-    # Workload complexity (seed 001): runtime files, or proactive entries built from the
-    # topology (one switch) by make_entries.
-    Program("l2", "L2 bridging: one exact table on the destination MAC", _CHAIN_APPS,
-            make_entries=_l2_entries),
-    Program("ipv4", "IPv4 routing: checksum check, TTL, LPM, MAC rewrite, checksum update",
-            _CHAIN_APPS, make_entries=_ipv4_entries),
-    Program("vlan", "802.1Q: tag on access ports, forward per (VLAN, MAC), untag toward "
-            "access ports", _CHAIN_APPS, make_entries=_vlan_entries),
-    Program("pipeline8", "eight tables per IPv4 packet: port class, ACL, LPM, ECMP hash, "
-            "next hop, flow counters, source MAC, DSCP remark", _CHAIN_APPS,
-            make_entries=_pipeline8_entries),
-)}
+PROGRAMS: dict[str, Program] = {
+    p.name: p
+    for p in (
+        Program(
+            "l2l3",
+            "L2/L3 fabric: learning, topology and proactive forwarding, LPM routing "
+            "for runtime files",
+            _FORWARDING_APPS,
+        ),
+        Program(
+            "recirc",
+            "l2l3's forwarding; selected IPv4 packets recirculated N times before they "
+            "leave (delay control by recirculation)",
+            _FORWARDING_APPS,
+            params={
+                p.name: p
+                for p in (
+                    Param(
+                        "recirc_passes",
+                        "times a selected packet goes round the pipeline again",
+                        "int",
+                        0,
+                        "default action of table RecircEgress.recirc_config: "
+                        "RecircEgress.set_passes(passes)",
+                        minimum=0,
+                        maximum=65535,
+                    ),
+                    Param(
+                        "recirc_dscp",
+                        "DSCP of the packets to recirculate",
+                        "dscp",
+                        ANY,
+                        "key dscp (ternary) of the one entry of RecircEgress.recirc_select",
+                    ),
+                    Param(
+                        "recirc_dst",
+                        "IPv4 destination of the packets to recirculate",
+                        "ipv4_prefix",
+                        ANY,
+                        "key dst_addr (ternary) of the one entry of RecircEgress.recirc_select",
+                    ),
+                )
+            },
+            make_writes=_recirc_writes,
+        ),
+        # Workload complexity (seed 001): runtime files, or proactive entries built from the
+        # topology (one switch) by make_entries.
+        Program(
+            "l2",
+            "L2 bridging: one exact table on the destination MAC",
+            _CHAIN_APPS,
+            make_entries=_l2_entries,
+        ),
+        Program(
+            "ipv4",
+            "IPv4 routing: checksum check, TTL, LPM, MAC rewrite, checksum update",
+            _CHAIN_APPS,
+            make_entries=_ipv4_entries,
+        ),
+        Program(
+            "vlan",
+            "802.1Q: tag on access ports, forward per (VLAN, MAC), untag toward access ports",
+            _CHAIN_APPS,
+            make_entries=_vlan_entries,
+        ),
+        Program(
+            "pipeline8",
+            "eight tables per IPv4 packet: port class, ACL, LPM, ECMP hash, "
+            "next hop, flow counters, source MAC, DSCP remark",
+            _CHAIN_APPS,
+            make_entries=_pipeline8_entries,
+        ),
+    )
+}
 
 
 def program(name: str) -> Program:
     try:
         return PROGRAMS[name]
     except KeyError:
-        raise ParamError(f"no P4 program {name!r} ships with sdnperf "
-                         f"(programs: {', '.join(PROGRAMS)})") from None
+        raise ParamError(
+            f"no P4 program {name!r} ships with sdnperf (programs: {', '.join(PROGRAMS)})"
+        ) from None

@@ -1,4 +1,5 @@
 """Number formatting shared by the terminal table, the HTML page and the plots."""
+
 from __future__ import annotations
 
 import math

@@ -4,6 +4,7 @@ Sections: the study and its environment, the comparison table with its marks and
 footnotes, the plots (and which could not be drawn, and why), failed and CPU-bound runs,
 and "how to read this" with a definition of every metric shown.
 """
+
 from __future__ import annotations
 
 import base64
@@ -16,9 +17,9 @@ from pathlib import Path
 from sdnperf.cluster.variance import html_section, node_report
 from sdnperf.report import fmt, metrics
 from sdnperf.report.plots import _colors, all_plots
+from sdnperf.report.series import conditions
 from sdnperf.report.sweep_plots import sweep_figure, topology_panels
 from sdnperf.report.sweeps import SweepMetric, fit_number, sweep_metrics
-from sdnperf.report.series import conditions
 from sdnperf.report.table import CPU_MARK, EMU_MARK, comparison, footnotes
 from sdnperf.store import RunRow, Store, StudyRow
 
@@ -41,8 +42,9 @@ dt { font-weight: bold; margin-top: 0.5em; } dd { margin-left: 1.5em; }
 """
 
 
-def write_report(store: Store, study_id: int, out_path: str | Path,
-                 baseline: str | None = None) -> Path:
+def write_report(
+    store: Store, study_id: int, out_path: str | Path, baseline: str | None = None
+) -> Path:
     """Write the report of one study to `out_path`; returns the path."""
     out = Path(out_path)
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -55,14 +57,18 @@ def write_report(store: Store, study_id: int, out_path: str | Path,
         plots = all_plots(store, study_id, tmp, base)
         figures = [(p.stem, caption, _data_uri(p)) for p, caption in plots.figures]
         colors = _colors(store, study_id, base)
-        sweep_parts = [_sweep_section(item, sweep_figure(item, tmp, colors,
-                                                         conditions(store, study_id)), base)
-                       for item in curves]
+        sweep_parts = [
+            _sweep_section(item, sweep_figure(item, tmp, colors, conditions(store, study_id)), base)
+            for item in curves
+        ]
         archs = [base] + [a for a in dict.fromkeys(r.architecture for r in runs) if a != base]
-        panels = [f'<figure><img alt="{escape(p.stem)}" src="{_data_uri(p)}">'
-                  f"<figcaption>{escape(caption)}</figcaption></figure>"
-                  for p, caption in topology_panels(store, study_id, tmp, colors,
-                                                    conditions(store, study_id), archs)]
+        panels = [
+            f'<figure><img alt="{escape(p.stem)}" src="{_data_uri(p)}">'
+            f"<figcaption>{escape(caption)}</figcaption></figure>"
+            for p, caption in topology_panels(
+                store, study_id, tmp, colors, conditions(store, study_id), archs
+            )
+        ]
     metric_names = _metrics_shown(store, study_id)
     parts = [
         _header(study, runs, store, study_id),
@@ -75,8 +81,11 @@ def write_report(store: Store, study_id: int, out_path: str | Path,
         _comparison_table(rows, base),
         _footnotes(footnotes(rows)),
         "<h2>Plots</h2>",
-        *(f'<figure><img alt="{escape(stem)}" src="{uri}"><figcaption>{escape(caption)}'
-          f"</figcaption></figure>" for stem, caption, uri in figures),
+        *(
+            f'<figure><img alt="{escape(stem)}" src="{uri}"><figcaption>{escape(caption)}'
+            f"</figcaption></figure>"
+            for stem, caption, uri in figures
+        ),
         _not_drawn(plots.skipped),
         _failed_runs(runs),
         _cpu_bound_runs(runs),
@@ -85,7 +94,7 @@ def write_report(store: Store, study_id: int, out_path: str | Path,
         _how_to_read(metric_names),
     ]
     page = (
-        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
         f"<title>sdnperf — {escape(study.name)}</title><style>{CSS}</style></head><body>\n"
         + "\n".join(p for p in parts if p)
         + "\n</body></html>\n"
@@ -95,6 +104,7 @@ def write_report(store: Store, study_id: int, out_path: str | Path,
 
 
 # -- sections ------------------------------------------------------------------------
+
 
 def _header(study: StudyRow, runs: list[RunRow], store: Store, study_id: int) -> str:
     ok = sum(1 for r in runs if r.status == "ok")
@@ -115,12 +125,15 @@ def _header(study: StudyRow, runs: list[RunRow], store: Store, study_id: int) ->
 def _answer(store: Store, study_id: int) -> str:
     """A built-in study's question and the answer computed from its runs (studies/answers)."""
     from sdnperf.studies.answers import answer_for
+
     answer = answer_for(store, study_id)
     if answer is None:
         return ""
     items = "".join(f"<li>{escape(s)}</li>" for s in answer.sentences)
-    return (f'<h2>Question</h2><p class="question">{escape(answer.question)}</p>'
-            f"<h2>Answer (computed from the runs below)</h2><ul>{items}</ul>")
+    return (
+        f'<h2>Question</h2><p class="question">{escape(answer.question)}</p>'
+        f"<h2>Answer (computed from the runs below)</h2><ul>{items}</ul>"
+    )
 
 
 SWEEP_INTRO = (
@@ -129,49 +142,76 @@ SWEEP_INTRO = (
     "fit the study asked for. A dotted horizontal line is an architecture that does not have "
     "the parameter. In the tables, p compares each architecture with the baseline at the "
     "same point; p (Holm) is the same p adjusted for every comparison of that table "
-    "(Holm–Bonferroni), the one to read when scanning many points.</p>")
+    "(Holm–Bonferroni), the one to read when scanning many points.</p>"
+)
 
 
 def _sweep_section(item: SweepMetric, png: Path | None, base: str | None) -> str:
     several = len(item.topologies) > 1
-    parts = [f"<h3>{escape(item.workload)}: {escape(item.metric)} vs "
-             f"<code>{escape(item.param)}</code></h3>"]
+    parts = [
+        f"<h3>{escape(item.workload)}: {escape(item.metric)} vs "
+        f"<code>{escape(item.param)}</code></h3>"
+    ]
     if png is not None:
-        parts.append(f'<figure><img alt="{escape(png.stem)}" src="{_data_uri(png)}">'
-                     f"<figcaption>{escape(item.label)} ({escape(item.unit)}, "
-                     f"{escape(item.better)} is better) against {escape(item.param)}."
-                     "</figcaption></figure>")
-    head = ("<tr>" + ("<th>topology</th>" if several else "") +
-            f"<th>architecture</th><th>{escape(item.param)}</th><th>n</th>"
-            "<th>mean ± 95 % CI</th><th>unit</th>"
-            f"<th>Δ vs {escape(base or 'baseline')}</th><th>p (test)</th><th>p (Holm)</th></tr>")
+        parts.append(
+            f'<figure><img alt="{escape(png.stem)}" src="{_data_uri(png)}">'
+            f"<figcaption>{escape(item.label)} ({escape(item.unit)}, "
+            f"{escape(item.better)} is better) against {escape(item.param)}."
+            "</figcaption></figure>"
+        )
+    head = (
+        "<tr>"
+        + ("<th>topology</th>" if several else "")
+        + f"<th>architecture</th><th>{escape(item.param)}</th><th>n</th>"
+        "<th>mean ± 95 % CI</th><th>unit</th>"
+        f"<th>Δ vs {escape(base or 'baseline')}</th><th>p (test)</th><th>p (Holm)</th></tr>"
+    )
+
     def row(topology: str, label: str, x: str, stats, cells: str) -> str:
-        return ("<tr>" + (f"<td>{escape(topology)}</td>" if several else "")
-                + f'<td>{escape(label)}</td><td class="num">{escape(x)}</td>'
-                f'<td class="num">{stats.n}</td>'
-                f'<td class="num">{escape(fmt.mean_pm(stats.mean, stats.half_width))}</td>'
-                f"<td>{escape(item.unit)}</td>{cells}</tr>")
+        return (
+            "<tr>"
+            + (f"<td>{escape(topology)}</td>" if several else "")
+            + f'<td>{escape(label)}</td><td class="num">{escape(x)}</td>'
+            f'<td class="num">{stats.n}</td>'
+            f'<td class="num">{escape(fmt.mean_pm(stats.mean, stats.half_width))}</td>'
+            f"<td>{escape(item.unit)}</td>{cells}</tr>"
+        )
 
     body = []
     for curve in item.curves:
         for p in curve.points:
             verdict = escape(p.diff.verdict) if p.diff else ""
-            body.append(row(
-                curve.topology, curve.label, str(p.x), p.stats,
-                f'<td class="num {verdict}">{escape(p.diff.words()) if p.diff else ""}</td>'
-                f'<td class="num">{fmt.p_value(p.p) + f" ({escape(p.test)})" if p.test else ""}</td>'
-                f'<td class="num">{fmt.p_value(p.p_holm) if p.test else ""}</td>'))
+            body.append(
+                row(
+                    curve.topology,
+                    curve.label,
+                    str(p.x),
+                    p.stats,
+                    f'<td class="num {verdict}">{escape(p.diff.words()) if p.diff else ""}</td>'
+                    f'<td class="num">{fmt.p_value(p.p) + f" ({escape(p.test)})" if p.test else ""}</td>'
+                    f'<td class="num">{fmt.p_value(p.p_holm) if p.test else ""}</td>',
+                )
+            )
     for flat in item.flats:
-        body.append(row(flat.topology, flat.architecture, "(not swept)", flat.stats,
-                        "<td></td><td></td><td></td>"))
+        body.append(
+            row(
+                flat.topology,
+                flat.architecture,
+                "(not swept)",
+                flat.stats,
+                "<td></td><td></td><td></td>",
+            )
+        )
     parts.append(f"<table>{head}{''.join(body)}</table>")
     fits = [c for c in item.curves if c.fit is not None or c.fit_note]
     if fits:
         rows = []
         for c in fits:
             if c.fit is None:
-                rows.append(f"<tr><td>{escape(c.topology)}</td><td>{escape(c.label)}</td>"
-                            f'<td colspan="5">{escape(c.fit_note)}</td></tr>')
+                rows.append(
+                    f"<tr><td>{escape(c.topology)}</td><td>{escape(c.label)}</td>"
+                    f'<td colspan="5">{escape(c.fit_note)}</td></tr>'
+                )
                 continue
             half_a, half_b = c.fit.ci()
             rows.append(
@@ -179,50 +219,68 @@ def _sweep_section(item: SweepMetric, png: Path | None, base: str | None) -> str
                 f"<td>{escape(c.fit.formula())}</td>"
                 f'<td class="num">{escape(fit_number(c.fit.a, half_a))}</td>'
                 f'<td class="num">{escape(fit_number(c.fit.b, half_b))}</td>'
-                f'<td class="num">{c.fit.r2:.4f}</td><td class="num">{c.fit.n}</td></tr>')
-        parts.append("<p>Fits over every run (least squares, scipy.stats.linregress; ± is the "
-                     "95 % CI, t(n−2) × standard error):</p><table><tr><th>topology</th>"
-                     "<th>line</th><th>model</th><th>a</th><th>b</th><th>R²</th><th>n</th></tr>"
-                     + "".join(rows) + "</table>")
+                f'<td class="num">{c.fit.r2:.4f}</td><td class="num">{c.fit.n}</td></tr>'
+            )
+        parts.append(
+            "<p>Fits over every run (least squares, scipy.stats.linregress; ± is the "
+            "95 % CI, t(n−2) × standard error):</p><table><tr><th>topology</th>"
+            "<th>line</th><th>model</th><th>a</th><th>b</th><th>R²</th><th>n</th></tr>"
+            + "".join(rows)
+            + "</table>"
+        )
     return "\n".join(parts)
 
 
-PROVENANCE_FIELDS = [("study file", "study_file"), ("study SHA-256", "study_sha256"),
-                     ("sdnperf version", "sdnperf_version"), ("host", "hostname")]
+PROVENANCE_FIELDS = [
+    ("study file", "study_file"),
+    ("study SHA-256", "study_sha256"),
+    ("sdnperf version", "sdnperf_version"),
+    ("host", "hostname"),
+]
 
 
 def _provenance(prov: dict) -> str:
     if not prov:
-        return ("<h2>Provenance</h2><p>No provenance was recorded (a study stored before "
-                "sdnperf recorded it).</p>")
+        return (
+            "<h2>Provenance</h2><p>No provenance was recorded (a study stored before "
+            "sdnperf recorded it).</p>"
+        )
     rows = [(label, str(prov.get(key))) for label, key in PROVENANCE_FIELDS]
     git = prov.get("git") or {}
-    rows.append(("git commit", f"{git.get('commit')}" + (" (with uncommitted changes)"
-                                                         if git.get("dirty") else "")))
+    rows.append(
+        (
+            "git commit",
+            f"{git.get('commit')}" + (" (with uncommitted changes)" if git.get("dirty") else ""),
+        )
+    )
     for group in ("p4_programs", "architecture_files"):
         for name, digest in (prov.get(group) or {}).items():
             rows.append((f"SHA-256 of {name}", str(digest)))
     rows += [(f"tool {k}", str(v)) for k, v in (prov.get("tools") or {}).items() if v]
-    rows += [(f"kernel {k}", str(v)) for k, v in (prov.get("kernel") or {}).items() if v is not None]
+    rows += [
+        (f"kernel {k}", str(v)) for k, v in (prov.get("kernel") or {}).items() if v is not None
+    ]
     order = prov.get("run_order") or {}
     keys = order.get("keys") or []
     rows.append(("run order", f"{order.get('order')} (seed {order.get('seed')}), {len(keys)} runs"))
     if prov.get("resumes"):
         rows.append(("resumed", f"{len(prov['resumes'])} time(s)"))
     table = "".join(f"<tr><th>{escape(k)}</th><td>{escape(v)}</td></tr>" for k, v in rows)
-    return ("<h2>Provenance</h2><table>" + table + "</table>"
-            "<details><summary>run order (planned)</summary><pre>"
-            + escape("\n".join(keys)) + "</pre></details>"
-            "<details><summary>study file as run</summary><pre>"
-            + escape(prov.get("study_text") or "") + "</pre></details>")
+    return (
+        "<h2>Provenance</h2><table>" + table + "</table>"
+        "<details><summary>run order (planned)</summary><pre>"
+        + escape("\n".join(keys))
+        + "</pre></details>"
+        "<details><summary>study file as run</summary><pre>"
+        + escape(prov.get("study_text") or "")
+        + "</pre></details>"
+    )
 
 
 def _environment(env: dict) -> str:
     if not env:
         return "<h2>Environment</h2><p>No environment was recorded.</p>"
-    rows = "".join(
-        f"<tr><th>{escape(k)}</th><td>{escape(v)}</td></tr>" for k, v in _flatten(env)
-    )
+    rows = "".join(f"<tr><th>{escape(k)}</th><td>{escape(v)}</td></tr>" for k, v in _flatten(env))
     return f"<h2>Environment</h2><table>{rows}</table>"
 
 
@@ -236,8 +294,11 @@ def _flatten(value, prefix: str = "") -> list[tuple[str, str]]:
     if isinstance(value, bool):
         text = "yes" if value else "no"
     elif isinstance(value, (list, tuple)):
-        text = ", ".join(str(v) for v in value) if all(
-            isinstance(v, (str, int, float)) for v in value) else json.dumps(value, default=str)
+        text = (
+            ", ".join(str(v) for v in value)
+            if all(isinstance(v, (str, int, float)) for v in value)
+            else json.dumps(value, default=str)
+        )
     else:
         text = "" if value is None else str(value)
     return [(prefix, text)]
@@ -248,11 +309,16 @@ def _comparison_table(rows, base: str | None) -> str:
         return "<p>No runs were recorded.</p>"
     several = len({r.topology for r in rows}) > 1
     holm_column = any(r.p_holm is not None for r in rows)
-    head = ("<tr>" + ("<th>topology</th>" if several else "") + "<th>workload</th><th>metric</th><th>architecture</th><th>n</th>"
-            "<th>failed</th><th>mean ± 95 % CI</th><th>unit</th>"
-            f"<th>Δ vs {escape(base or 'baseline')}</th><th>p (test)</th>"
-            + ("<th>p (Holm)</th>" if holm_column else "") + "<th>sig</th>"
-            "<th>CPU</th></tr>")
+    head = (
+        "<tr>"
+        + ("<th>topology</th>" if several else "")
+        + "<th>workload</th><th>metric</th><th>architecture</th><th>n</th>"
+        "<th>failed</th><th>mean ± 95 % CI</th><th>unit</th>"
+        f"<th>Δ vs {escape(base or 'baseline')}</th><th>p (test)</th>"
+        + ("<th>p (Holm)</th>" if holm_column else "")
+        + "<th>sig</th>"
+        "<th>CPU</th></tr>"
+    )
     body, previous = [], None
     for row in rows:
         rec = row.record()
@@ -265,12 +331,20 @@ def _comparison_table(rows, base: str | None) -> str:
         previous = group
         cls = f' class="{" ".join(classes)}"' if classes else ""
         metric_title = escape(rec["label"])
-        p_cell = f"{rec['p_text']} ({escape(rec['test'])})" if rec["test"] else (
-            escape(row.test.note) if row.test else "")
-        cpu_cell = (f'<span class="cpu" title="{escape(", ".join(row.cpu_bound_runs))}">'
-                    f"{escape(row.cpu_mark)}</span>" if row.cpu_mark else "")
+        p_cell = (
+            f"{rec['p_text']} ({escape(rec['test'])})"
+            if rec["test"]
+            else (escape(row.test.note) if row.test else "")
+        )
+        cpu_cell = (
+            f'<span class="cpu" title="{escape(", ".join(row.cpu_bound_runs))}">'
+            f"{escape(row.cpu_mark)}</span>"
+            if row.cpu_mark
+            else ""
+        )
         body.append(
-            f"<tr{cls}>" + (f"<td>{escape(row.topology)}</td>" if several else "")
+            f"<tr{cls}>"
+            + (f"<td>{escape(row.topology)}</td>" if several else "")
             + f"<td>{escape(row.workload)}</td>"
             f'<td title="{metric_title}">{escape(row.metric or "(no data)")}</td>'
             f"<td>{escape(row.architecture)}{' (baseline)' if row.is_baseline else ''}</td>"
@@ -312,32 +386,38 @@ def _failed_runs(runs: list[RunRow]) -> str:
         return "<h2>Failed runs</h2><p>None: every run finished.</p>"
     rows = "".join(
         f"<tr><td>{escape(r.key)}</td><td>{escape(r.architecture)}</td>"
-        f"<td>{escape(r.workload)}</td><td class=\"num\">{r.repetition}</td>"
+        f'<td>{escape(r.workload)}</td><td class="num">{r.repetition}</td>'
         f"<td><pre>{escape(r.error or '(no error message recorded)')}</pre></td></tr>"
         for r in failed
     )
-    return (f"<h2>Failed runs</h2><p>{len(failed)} run(s) did not finish. They are counted in "
-            "the table's <em>failed</em> column and are not in any mean or plot.</p>"
-            "<table><tr><th>run</th><th>architecture</th><th>workload</th><th>rep.</th>"
-            f"<th>error</th></tr>{rows}</table>")
+    return (
+        f"<h2>Failed runs</h2><p>{len(failed)} run(s) did not finish. They are counted in "
+        "the table's <em>failed</em> column and are not in any mean or plot.</p>"
+        "<table><tr><th>run</th><th>architecture</th><th>workload</th><th>rep.</th>"
+        f"<th>error</th></tr>{rows}</table>"
+    )
 
 
 def _cpu_bound_runs(runs: list[RunRow]) -> str:
     bound = [r for r in runs if r.cpu_bound]
     if not bound:
-        return ("<h2>CPU-bound runs</h2><p>None: no run saturated the machine's CPU, so the "
-                "numbers measure the network rather than the host.</p>")
+        return (
+            "<h2>CPU-bound runs</h2><p>None: no run saturated the machine's CPU, so the "
+            "numbers measure the network rather than the host.</p>"
+        )
     rows = "".join(
-        f"<tr><td>{escape(r.key)}</td><td class=\"num\">{r.cpu.peak_total:.0f} %</td>"
+        f'<tr><td>{escape(r.key)}</td><td class="num">{r.cpu.peak_total:.0f} %</td>'
         f"<td>{escape(r.cpu.reason or 'no reason recorded')}</td></tr>"
         for r in bound
     )
-    return (f"<h2>CPU-bound runs</h2><p>{len(bound)} run(s) were marked "
-            f"<span class=\"cpu\">{escape(CPU_MARK)}</span>: the machine was saturated, so their "
-            "numbers may measure the host rather than the network. They are kept in the means "
-            "and flagged in the table.</p>"
-            "<table><tr><th>run</th><th>peak machine busy</th><th>reason</th></tr>"
-            f"{rows}</table>")
+    return (
+        f"<h2>CPU-bound runs</h2><p>{len(bound)} run(s) were marked "
+        f'<span class="cpu">{escape(CPU_MARK)}</span>: the machine was saturated, so their '
+        "numbers may measure the host rather than the network. They are kept in the means "
+        "and flagged in the table.</p>"
+        "<table><tr><th>run</th><th>peak machine busy</th><th>reason</th></tr>"
+        f"{rows}</table>"
+    )
 
 
 def _emulator_bound_runs(runs: list[RunRow]) -> str:
@@ -345,35 +425,54 @@ def _emulator_bound_runs(runs: list[RunRow]) -> str:
     if not bound:
         return ""  # the CPU section already says the numbers measure the network
     rows = "".join(
-        f"<tr><td>{escape(r.key)}</td><td class=\"num\">{r.cpu.switch_ms:.2f} ms</td>"
+        f'<tr><td>{escape(r.key)}</td><td class="num">{r.cpu.switch_ms:.2f} ms</td>'
         f"<td>{escape(r.cpu.emulator_reason)}</td></tr>"
         for r in bound
     )
-    return (f"<h2>Emulator-bound runs</h2><p>{len(bound)} run(s) were marked "
-            f"<span class=\"cpu\">{escape(EMU_MARK)}</span>: one switch took far longer to forward "
-            "a packet than on a small topology, so their numbers measure the emulator rather than "
-            "the architecture. They are kept in the means and flagged in the table.</p>"
-            "<table><tr><th>run</th><th>one switch, one packet</th><th>reason</th></tr>"
-            f"{rows}</table>")
+    return (
+        f"<h2>Emulator-bound runs</h2><p>{len(bound)} run(s) were marked "
+        f'<span class="cpu">{escape(EMU_MARK)}</span>: one switch took far longer to forward '
+        "a packet than on a small topology, so their numbers measure the emulator rather than "
+        "the architecture. They are kept in the means and flagged in the table.</p>"
+        "<table><tr><th>run</th><th>one switch, one packet</th><th>reason</th></tr>"
+        f"{rows}</table>"
+    )
 
 
 GENERAL_TERMS = [
     ("n", "Number of repetitions (runs that finished ok) the row's numbers are computed from."),
-    ("mean ± 95 % CI", "Mean of the per-run values, with a 95 % confidence interval from "
-     "Student's t distribution (mean ± t·s/√n). With n = 1 there is no interval."),
-    ("Δ vs baseline", "Difference of the means relative to the baseline architecture, in % of "
-     "the baseline's mean. 'better' or 'worse' takes into account whether a lower or a higher "
-     "value is better for that metric."),
-    ("p (test)", "Probability of a difference at least this large if both architectures behaved "
-     "the same. Welch's t-test by default; Mann–Whitney U when both groups have n ≥ 3 and the "
-     "Shapiro–Wilk test doubts normality (with n = 3 per group Mann–Whitney cannot go below "
-     "p = 0.1). sig: *** p < 0.001, ** p < 0.01, * p < 0.05, ns not significant."),
+    (
+        "mean ± 95 % CI",
+        "Mean of the per-run values, with a 95 % confidence interval from "
+        "Student's t distribution (mean ± t·s/√n). With n = 1 there is no interval.",
+    ),
+    (
+        "Δ vs baseline",
+        "Difference of the means relative to the baseline architecture, in % of "
+        "the baseline's mean. 'better' or 'worse' takes into account whether a lower or a higher "
+        "value is better for that metric.",
+    ),
+    (
+        "p (test)",
+        "Probability of a difference at least this large if both architectures behaved "
+        "the same. Welch's t-test by default; Mann–Whitney U when both groups have n ≥ 3 and the "
+        "Shapiro–Wilk test doubts normality (with n = 3 per group Mann–Whitney cannot go below "
+        "p = 0.1). sig: *** p < 0.001, ** p < 0.01, * p < 0.05, ns not significant.",
+    ),
     (CPU_MARK, "At least one run of that cell was CPU-bound (see 'CPU-bound runs')."),
-    (EMU_MARK, ("At least one run of that cell was emulator-bound: a switch forwarded far "
-                "slower than on a small topology (see 'Emulator-bound runs').")),
+    (
+        EMU_MARK,
+        (
+            "At least one run of that cell was emulator-bound: a switch forwarded far "
+            "slower than on a small topology (see 'Emulator-bound runs')."
+        ),
+    ),
     ("failed", "Runs that did not finish; listed under 'Failed runs' with their errors."),
-    ("cold / steady", "A flow's first packet on a freshly built network is 'cold' (it may pay "
-     "for ARP and controller flow setup); the packets after it are the steady state."),
+    (
+        "cold / steady",
+        "A flow's first packet on a freshly built network is 'cold' (it may pay "
+        "for ARP and controller flow setup); the packets after it are the steady state.",
+    ),
 ]
 
 
@@ -383,13 +482,21 @@ def _how_to_read(metric_names: list[str]) -> str:
     for name in metric_names:
         m = metrics.get(name)
         if m:
-            defs.append(f"<dt>{escape(name)} ({escape(m.unit)}, {escape(m.better)} is better)</dt>"
-                        f"<dd>{escape(m.description)}</dd>")
+            defs.append(
+                f"<dt>{escape(name)} ({escape(m.unit)}, {escape(m.better)} is better)</dt>"
+                f"<dd>{escape(m.description)}</dd>"
+            )
         else:
-            defs.append(f"<dt>{escape(name)}</dt><dd>No definition registered in "
-                        "sdnperf.report.metrics.</dd>")
-    return ("<h2>How to read this</h2><dl>" + terms + "</dl>"
-            + ("<h3>Metrics</h3><dl>" + "".join(defs) + "</dl>" if defs else ""))
+            defs.append(
+                f"<dt>{escape(name)}</dt><dd>No definition registered in "
+                "sdnperf.report.metrics.</dd>"
+            )
+    return (
+        "<h2>How to read this</h2><dl>"
+        + terms
+        + "</dl>"
+        + ("<h3>Metrics</h3><dl>" + "".join(defs) + "</dl>" if defs else "")
+    )
 
 
 def _metrics_shown(store: Store, study_id: int) -> list[str]:

@@ -4,6 +4,7 @@ Each function reads the store, writes one PNG into `out_dir` and returns its Pat
 returns None and logs why when the data it needs is absent. Every title names the
 workload and the conditions (topology, repetitions, CPU-bound runs); axes carry units.
 """
+
 from __future__ import annotations
 
 import logging
@@ -53,8 +54,9 @@ class PlotSet:
         return [path for path, _ in self.figures]
 
 
-def all_plots(store: Store, study_id: int, out_dir: str | Path,
-              baseline: str | None = None) -> PlotSet:
+def all_plots(
+    store: Store, study_id: int, out_dir: str | Path, baseline: str | None = None
+) -> PlotSet:
     """Every figure the data allows; the reasons for those it does not."""
     out = PlotSet()
 
@@ -67,25 +69,33 @@ def all_plots(store: Store, study_id: int, out_dir: str | Path,
 
     tput = series.workloads_with(store, study_id, THROUGHPUT)
     for w in tput:
-        add(throughput_over_time(store, study_id, out_dir, w, baseline),
+        add(
+            throughput_over_time(store, study_id, out_dir, w, baseline),
             f"{w}: throughput summed over the workload's flows, per reporting interval; the "
             "line is the mean across repetitions, the band their minimum and maximum.",
-            f"{w}: throughput over time — no time-stamped {THROUGHPUT} samples")
+            f"{w}: throughput over time — no time-stamped {THROUGHPUT} samples",
+        )
     if not tput:
         add(None, "", f"throughput over time — no workload recorded {THROUGHPUT}")
     rtt = series.workloads_with(store, study_id, RTT)
     for w in rtt:
-        add(rtt_bars(store, study_id, out_dir, w, baseline),
+        add(
+            rtt_bars(store, study_id, out_dir, w, baseline),
             f"{w}: steady-state RTT. Each dot is one run's mean RTT; the bar is the mean of "
             "the runs with its 95 % confidence interval.",
-            f"{w}: RTT bars — no steady-state {RTT} samples")
-        add(rtt_cdf(store, study_id, out_dir, w, baseline),
+            f"{w}: RTT bars — no steady-state {RTT} samples",
+        )
+        add(
+            rtt_cdf(store, study_id, out_dir, w, baseline),
             f"{w}: distribution of every steady-state packet's RTT, all runs pooled.",
-            f"{w}: RTT CDF — no steady-state {RTT} samples")
-        add(first_vs_steady(store, study_id, out_dir, w, baseline),
+            f"{w}: RTT CDF — no steady-state {RTT} samples",
+        )
+        add(
+            first_vs_steady(store, study_id, out_dir, w, baseline),
             f"{w}: RTT of each flow's first packet on a fresh network (cold) next to the "
             "steady-state RTT; mean of the per-run means with 95 % CI.",
-            f"{w}: first-packet vs steady RTT — needs both 'cold' and steady {RTT} samples")
+            f"{w}: first-packet vs steady RTT — needs both 'cold' and steady {RTT} samples",
+        )
     if not rtt:
         add(None, "", f"RTT bars, CDF and first-packet plots — no workload recorded {RTT}")
     for provider in PLOT_PROVIDERS:
@@ -95,17 +105,21 @@ def all_plots(store: Store, study_id: int, out_dir: str | Path,
         except Exception as exc:  # a provider's bug must not cost the whole report
             log.warning("plot provider %s failed: %s", name, exc)
             out.skipped.append(f"{name}: failed ({exc})")
-    add(cpu_per_role(store, study_id, out_dir, baseline),
+    add(
+        cpu_per_role(store, study_id, out_dir, baseline),
         "Mean CPU use of each process role during a run (100 % = one core fully busy), "
         "averaged over the runs of all workloads, with 95 % CI.",
-        "CPU use per role — no run recorded per-process CPU use")
+        "CPU use per role — no run recorded per-process CPU use",
+    )
     return out
 
 
 # -- the figures -----------------------------------------------------------------------
 
-def throughput_over_time(store: Store, study_id: int, out_dir: str | Path, workload: str,
-                         baseline: str | None = None) -> Path | None:
+
+def throughput_over_time(
+    store: Store, study_id: int, out_dir: str | Path, workload: str, baseline: str | None = None
+) -> Path | None:
     data = series.throughput_over_time(store, study_id, workload, THROUGHPUT)
     if not data:
         log.info("%s: no time-stamped %s samples, throughput plot skipped", workload, THROUGHPUT)
@@ -114,8 +128,13 @@ def throughput_over_time(store: Store, study_id: int, out_dir: str | Path, workl
     colors = _colors(store, study_id, baseline)
     for arch in _ordered(data, store, study_id, baseline):
         ts = data[arch]
-        ax.plot(ts.t, ts.mean, color=colors[arch], marker=".",
-                label=f"{arch} (mean of {ts.runs} runs, {ts.flows} flow{'s' if ts.flows != 1 else ''})")
+        ax.plot(
+            ts.t,
+            ts.mean,
+            color=colors[arch],
+            marker=".",
+            label=f"{arch} (mean of {ts.runs} runs, {ts.flows} flow{'s' if ts.flows != 1 else ''})",
+        )
         if ts.runs > 1:
             ax.fill_between(ts.t, ts.low, ts.high, color=colors[arch], alpha=0.2, linewidth=0)
     unit = next(iter(data.values())).unit
@@ -127,8 +146,9 @@ def throughput_over_time(store: Store, study_id: int, out_dir: str | Path, workl
     return _save(fig, out_dir, f"throughput_{workload}")
 
 
-def rtt_bars(store: Store, study_id: int, out_dir: str | Path, workload: str,
-             baseline: str | None = None) -> Path | None:
+def rtt_bars(
+    store: Store, study_id: int, out_dir: str | Path, workload: str, baseline: str | None = None
+) -> Path | None:
     values, unit = series.per_run_means(store, study_id, workload, RTT, cold=False)
     if not values:
         log.info("%s: no steady %s samples, RTT bars skipped", workload, RTT)
@@ -138,12 +158,25 @@ def rtt_bars(store: Store, study_id: int, out_dir: str | Path, workload: str,
     fig, ax = _figure()
     for i, arch in enumerate(archs):
         ci = mean_ci(values[arch])
-        ax.bar(i, ci.mean, color=colors[arch], alpha=0.8,
-               yerr=ci.half_width if ci.half_width is not None else None, capsize=6)
+        ax.bar(
+            i,
+            ci.mean,
+            color=colors[arch],
+            alpha=0.8,
+            yerr=ci.half_width if ci.half_width is not None else None,
+            capsize=6,
+        )
         # the individual runs, so the spread is visible even when n is small
         ax.scatter(np.full(len(values[arch]), i), values[arch], color="black", s=12, zorder=3)
-        ax.annotate(f"n={ci.n}", (i, 0), textcoords="offset points", xytext=(0, 3),
-                    ha="center", fontsize="small", color="white")
+        ax.annotate(
+            f"n={ci.n}",
+            (i, 0),
+            textcoords="offset points",
+            xytext=(0, 3),
+            ha="center",
+            fontsize="small",
+            color="white",
+        )
     ax.set_xticks(range(len(archs)), archs)
     ax.set_ylabel(f"steady-state RTT ({unit})")
     ax.set_ylim(bottom=0)
@@ -151,8 +184,9 @@ def rtt_bars(store: Store, study_id: int, out_dir: str | Path, workload: str,
     return _save(fig, out_dir, f"rtt_bars_{workload}")
 
 
-def rtt_cdf(store: Store, study_id: int, out_dir: str | Path, workload: str,
-            baseline: str | None = None) -> Path | None:
+def rtt_cdf(
+    store: Store, study_id: int, out_dir: str | Path, workload: str, baseline: str | None = None
+) -> Path | None:
     values, unit = series.pooled(store, study_id, workload, RTT, cold=False)
     if not values:
         log.info("%s: no steady %s samples, RTT CDF skipped", workload, RTT)
@@ -165,7 +199,9 @@ def rtt_cdf(store: Store, study_id: int, out_dir: str | Path, workload: str,
     everything = np.concatenate([np.asarray(v, dtype=float) for v in values.values()])
     if everything.min() > 0 and everything.max() / everything.min() > 100:
         ax.set_xscale("log")  # controller round trips and switch hits differ by decades
-    ax.set_xlabel(f"steady-state RTT ({unit})" + (", log scale" if ax.get_xscale() == "log" else ""))
+    ax.set_xlabel(
+        f"steady-state RTT ({unit})" + (", log scale" if ax.get_xscale() == "log" else "")
+    )
     ax.set_ylabel("fraction of packets ≤ x")
     ax.set_ylim(0, 1.02)
     ax.legend(fontsize="small")
@@ -173,21 +209,24 @@ def rtt_cdf(store: Store, study_id: int, out_dir: str | Path, workload: str,
     return _save(fig, out_dir, f"rtt_cdf_{workload}")
 
 
-def first_vs_steady(store: Store, study_id: int, out_dir: str | Path, workload: str,
-                    baseline: str | None = None) -> Path | None:
+def first_vs_steady(
+    store: Store, study_id: int, out_dir: str | Path, workload: str, baseline: str | None = None
+) -> Path | None:
     cold, unit = series.per_run_means(store, study_id, workload, RTT, cold=True)
     steady, _ = series.per_run_means(store, study_id, workload, RTT, cold=False)
     if not cold or not steady:
-        log.info("%s: needs both cold and steady %s samples, first-packet plot skipped",
-                 workload, RTT)
+        log.info(
+            "%s: needs both cold and steady %s samples, first-packet plot skipped", workload, RTT
+        )
         return None
     archs = _ordered({**steady, **cold}, store, study_id, baseline)
     fig, ax = _figure()
     width = 0.38
     means = []
     for offset, (label, data, color) in zip(
-            (-width / 2, width / 2),
-            (("first packet (cold)", cold, "#d62728"), ("steady state", steady, "#1f77b4"))):
+        (-width / 2, width / 2),
+        (("first packet (cold)", cold, "#d62728"), ("steady state", steady, "#1f77b4")),
+    ):
         xs, ys, errs = [], [], []
         for i, arch in enumerate(archs):
             if arch not in data:
@@ -199,8 +238,14 @@ def first_vs_steady(store: Store, study_id: int, out_dir: str | Path, workload: 
             means.append(ci.mean)
         ax.bar(xs, ys, width, yerr=errs, capsize=4, color=color, alpha=0.85, label=label)
         for x, y in zip(xs, ys):
-            ax.annotate(f"{y:.3g}", (x, y), textcoords="offset points", xytext=(0, 3),
-                        ha="center", fontsize="x-small")
+            ax.annotate(
+                f"{y:.3g}",
+                (x, y),
+                textcoords="offset points",
+                xytext=(0, 3),
+                ha="center",
+                fontsize="x-small",
+            )
     positive = [m for m in means if m > 0 and math.isfinite(m)]
     log_scale = bool(positive) and max(positive) / min(positive) > 20
     if log_scale:
@@ -212,8 +257,9 @@ def first_vs_steady(store: Store, study_id: int, out_dir: str | Path, workload: 
     return _save(fig, out_dir, f"rtt_first_vs_steady_{workload}")
 
 
-def cpu_per_role(store: Store, study_id: int, out_dir: str | Path,
-                 baseline: str | None = None) -> Path | None:
+def cpu_per_role(
+    store: Store, study_id: int, out_dir: str | Path, baseline: str | None = None
+) -> Path | None:
     data = series.cpu_per_role(store, study_id)
     if not data:
         log.info("no per-role CPU use recorded, CPU plot skipped")
@@ -233,8 +279,15 @@ def cpu_per_role(store: Store, study_id: int, out_dir: str | Path,
                 errs.append(ci.half_width or 0.0)
         ax.bar(xs, ys, width, yerr=errs, capsize=3, color=colors[arch], alpha=0.85, label=arch)
     ax.axhline(100, color="grey", linestyle="--", linewidth=1)
-    ax.annotate("one core", (len(roles) - 0.5, 100), textcoords="offset points",
-                xytext=(-2, 2), ha="right", fontsize="x-small", color="grey")
+    ax.annotate(
+        "one core",
+        (len(roles) - 0.5, 100),
+        textcoords="offset points",
+        xytext=(-2, 2),
+        ha="right",
+        fontsize="x-small",
+        color="grey",
+    )
     ax.set_xticks(range(len(roles)), roles)
     ax.set_ylabel("CPU use (% of one core), mean per run, 95 % CI")
     ax.set_ylim(bottom=0)
@@ -244,6 +297,7 @@ def cpu_per_role(store: Store, study_id: int, out_dir: str | Path,
 
 
 # -- helpers -----------------------------------------------------------------------------
+
 
 def _figure():
     fig = Figure(figsize=SIZE, dpi=DPI, layout="constrained")
@@ -260,7 +314,9 @@ def _title(ax, what: str, store: Store, study_id: int) -> None:
 def _colors(store: Store, study_id: int, baseline: str | None) -> dict[str, str]:
     """The same color for an architecture in every figure."""
     palette = [f"C{i}" for i in range(10)]
-    return {a: palette[i % 10] for i, a in enumerate(series.architectures(store, study_id, baseline))}
+    return {
+        a: palette[i % 10] for i, a in enumerate(series.architectures(store, study_id, baseline))
+    }
 
 
 def _ordered(data: dict, store: Store, study_id: int, baseline: str | None) -> list[str]:

@@ -4,6 +4,7 @@ Only runs with status "ok" are used: a failed run's partial samples would bias t
 figures (failed runs are listed separately in the report). Samples whose phase is
 "cold" are a flow's first packet; every other sample counts as steady state.
 """
+
 from __future__ import annotations
 
 import math
@@ -45,8 +46,9 @@ def workloads_with(store: Store, study_id: int, metric: str) -> list[str]:
     return [w for w, m in store.sample_metrics(study_id) if m == metric]
 
 
-def throughput_over_time(store: Store, study_id: int, workload: str,
-                         metric: str = "throughput_mbps") -> dict[str, TimeSeries]:
+def throughput_over_time(
+    store: Store, study_id: int, workload: str, metric: str = "throughput_mbps"
+) -> dict[str, TimeSeries]:
     """Per architecture: the flows' values summed per reporting interval in each run
     (aggregate throughput), then mean, min and max across the runs per interval.
 
@@ -76,14 +78,18 @@ def throughput_over_time(store: Store, study_id: int, workload: str,
         out[arch] = TimeSeries(
             t=np.array([np.mean(stamps[arch][i]) for i in intervals]),
             mean=np.array([np.mean(c) for c in columns]),
-            low=np.array([np.min(c) for c in columns]), high=np.array([np.max(c) for c in columns]),
-            runs=len(runs), flows=len(flows[arch]), unit=units[arch],
+            low=np.array([np.min(c) for c in columns]),
+            high=np.array([np.max(c) for c in columns]),
+            runs=len(runs),
+            flows=len(flows[arch]),
+            unit=units[arch],
         )
     return out
 
 
-def per_run_means(store: Store, study_id: int, workload: str, metric: str,
-                  cold: bool) -> tuple[dict[str, list[float]], str]:
+def per_run_means(
+    store: Store, study_id: int, workload: str, metric: str, cold: bool
+) -> tuple[dict[str, list[float]], str]:
     """Per architecture, one value per run: the mean of that run's cold (first-packet)
     or steady samples. Returns (values by architecture, unit)."""
     values: dict[str, dict[int, list[float]]] = defaultdict(lambda: defaultdict(list))
@@ -96,8 +102,9 @@ def per_run_means(store: Store, study_id: int, workload: str, metric: str,
     return {arch: [float(np.mean(v)) for v in runs.values()] for arch, runs in values.items()}, unit
 
 
-def pooled(store: Store, study_id: int, workload: str, metric: str,
-           cold: bool = False) -> tuple[dict[str, list[float]], str]:
+def pooled(
+    store: Store, study_id: int, workload: str, metric: str, cold: bool = False
+) -> tuple[dict[str, list[float]], str]:
     """Per architecture, every steady (or cold) sample of every ok run."""
     values: dict[str, list[float]] = defaultdict(list)
     unit = ""
@@ -127,7 +134,9 @@ def conditions(store: Store, study_id: int) -> str:
     # number of runs of any topology × architecture × workload cell
     cells: dict[tuple, int] = defaultdict(int)
     for r in runs:  # a sweep point is part of the cell
-        cells[(r.topology, r.architecture, r.workload, tuple(sorted(map(str, r.point.items()))))] += 1
+        cells[
+            (r.topology, r.architecture, r.workload, tuple(sorted(map(str, r.point.items()))))
+        ] += 1
     reps = max(cells.values(), default=0)
     parts = [", ".join(topologies), f"n={reps} repetition{'s' if reps != 1 else ''}"]
     bound = sum(1 for r in runs if r.cpu_bound)
@@ -140,8 +149,9 @@ def conditions(store: Store, study_id: int) -> str:
     if failed:
         parts.append(f"{failed} failed run{'s' if failed != 1 else ''} excluded")
     # a controller sdnperf did not start (controller = "remote") had no CPU sampled
-    unmeasured = sorted({r.architecture for r in runs
-                         if r.params.get("facts", {}).get("controller_cpu")})
+    unmeasured = sorted(
+        {r.architecture for r in runs if r.params.get("facts", {}).get("controller_cpu")}
+    )
     if unmeasured:
         parts.append(f"controller CPU not measured for {', '.join(unmeasured)} (remote)")
     return ", ".join(p for p in parts if p)

@@ -13,6 +13,7 @@ Which significance test (one rule, used everywhere — `compare_groups`):
     smallest two-sided Mann–Whitney p-value is 0.1, so it cannot reach 0.05.
   * No test (p = None) when either group has n < 2, or both have no spread at all.
 """
+
 from __future__ import annotations
 
 import math
@@ -209,9 +210,14 @@ def linear_fit(x: Sequence[float], y: Sequence[float]) -> LinearFit:
         return LinearFit(float(ys[0]), 0.0, 1.0, len(xs), 0.0, 0.0)
     res = sps.linregress(xs, ys)
     more = len(xs) > 2
-    return LinearFit(float(res.intercept), float(res.slope), float(res.rvalue**2),
-                     len(xs), float(res.stderr) if more else math.nan,
-                     float(res.intercept_stderr) if more else math.nan)
+    return LinearFit(
+        float(res.intercept),
+        float(res.slope),
+        float(res.rvalue**2),
+        len(xs),
+        float(res.stderr) if more else math.nan,
+        float(res.intercept_stderr) if more else math.nan,
+    )
 
 
 def log_fit(x: Sequence[float], y: Sequence[float]) -> LinearFit:

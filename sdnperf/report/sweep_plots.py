@@ -6,6 +6,7 @@ as a band, every run as a dot, the fit (when the study asks for one) dashed. An
 architecture without the parameter is a dotted horizontal line with its band. Axes turn
 logarithmic when the values span two decades or more.
 """
+
 from __future__ import annotations
 
 import math
@@ -29,22 +30,31 @@ def spans_decades(values) -> bool:
     return bool(vals) and min(vals) > 0 and max(vals) / min(vals) >= DECADES
 
 
-def sweep_figure(item: SweepMetric, out_dir: str | Path, colors: dict[str, str],
-                 conditions: str) -> Path | None:
+def sweep_figure(
+    item: SweepMetric, out_dir: str | Path, colors: dict[str, str], conditions: str
+) -> Path | None:
     if not item.curves:
         return None
     xs = item.xs()
-    position = ({format_value(x): float(x) for x in xs} if item.numeric
-                else {format_value(x): float(i) for i, x in enumerate(xs)})
+    position = (
+        {format_value(x): float(x) for x in xs}
+        if item.numeric
+        else {format_value(x): float(i) for i, x in enumerate(xs)}
+    )
     panels = item.topologies or [""]
     cols = min(MAX_COLUMNS, len(panels))
     rows = math.ceil(len(panels) / cols)
-    fig = Figure(figsize=(PANEL_SIZE[0] * cols + 1.5, PANEL_SIZE[1] * rows + 0.8), dpi=DPI,
-                 layout="constrained")
+    fig = Figure(
+        figsize=(PANEL_SIZE[0] * cols + 1.5, PANEL_SIZE[1] * rows + 0.8),
+        dpi=DPI,
+        layout="constrained",
+    )
     FigureCanvasAgg(fig)
     axes = fig.subplots(rows, cols, sharey=True, squeeze=False).ravel()
     log_x = item.numeric and spans_decades(xs)
-    means = [p.stats.mean for c in item.curves for p in c.points] + [f.stats.mean for f in item.flats]
+    means = [p.stats.mean for c in item.curves for p in c.points] + [
+        f.stats.mean for f in item.flats
+    ]
     log_y = spans_decades(means)
     styles = ["-", "--", "-.", ":"]
     for ax, topology in zip(axes, panels):
@@ -54,29 +64,55 @@ def sweep_figure(item: SweepMetric, out_dir: str | Path, colors: dict[str, str],
             color = colors.get(curve.architecture, "C0")
             x = np.array([position[format_value(p.x)] for p in curve.points])
             mean = np.array([p.stats.mean for p in curve.points])
-            low = np.array([p.stats.low if p.stats.low is not None else p.stats.mean
-                            for p in curve.points])
-            high = np.array([p.stats.high if p.stats.high is not None else p.stats.mean
-                             for p in curve.points])
-            ax.plot(x, mean, marker="o", color=color, label=curve.label,
-                    linestyle=styles[rests.index(curve.rest) % len(styles)])
+            low = np.array(
+                [p.stats.low if p.stats.low is not None else p.stats.mean for p in curve.points]
+            )
+            high = np.array(
+                [p.stats.high if p.stats.high is not None else p.stats.mean for p in curve.points]
+            )
+            ax.plot(
+                x,
+                mean,
+                marker="o",
+                color=color,
+                label=curve.label,
+                linestyle=styles[rests.index(curve.rest) % len(styles)],
+            )
             if len(x) > 1:
                 ax.fill_between(x, low, high, color=color, alpha=0.18, linewidth=0)
             for p in curve.points:  # every run as a dot
-                ax.scatter(np.full(len(p.values), position[format_value(p.x)]), p.values,
-                           color=color, s=10, alpha=0.6, zorder=3)
+                ax.scatter(
+                    np.full(len(p.values), position[format_value(p.x)]),
+                    p.values,
+                    color=color,
+                    s=10,
+                    alpha=0.6,
+                    zorder=3,
+                )
             if curve.fit is not None:
                 lo, hi = float(min(x)), float(max(x))
-                grid = (np.geomspace(lo, hi, 60) if (log_x or curve.fit.transform == "log")
-                        and lo > 0 else np.linspace(lo, hi, 60))
-                ax.plot(grid, [curve.fit.predict(g) for g in grid], color=color,
-                        linestyle=(0, (4, 2)), linewidth=1,
-                        label=f"{curve.label} fit: a={fit_number(curve.fit.a)}, "
-                              f"b={fit_number(curve.fit.b)}, R²={curve.fit.r2:.3f}")
+                grid = (
+                    np.geomspace(lo, hi, 60)
+                    if (log_x or curve.fit.transform == "log") and lo > 0
+                    else np.linspace(lo, hi, 60)
+                )
+                ax.plot(
+                    grid,
+                    [curve.fit.predict(g) for g in grid],
+                    color=color,
+                    linestyle=(0, (4, 2)),
+                    linewidth=1,
+                    label=f"{curve.label} fit: a={fit_number(curve.fit.a)}, "
+                    f"b={fit_number(curve.fit.b)}, R²={curve.fit.r2:.3f}",
+                )
         for flat in (f for f in item.flats if f.topology == topology):
             color = colors.get(flat.architecture, "C0")
-            ax.axhline(flat.stats.mean, color=color, linestyle=":",
-                       label=f"{flat.architecture} (not swept)")
+            ax.axhline(
+                flat.stats.mean,
+                color=color,
+                linestyle=":",
+                label=f"{flat.architecture} (not swept)",
+            )
             if flat.stats.half_width is not None:
                 ax.axhspan(flat.stats.low, flat.stats.high, color=color, alpha=0.1)
         if log_x:
@@ -89,16 +125,25 @@ def sweep_figure(item: SweepMetric, out_dir: str | Path, colors: dict[str, str],
         if topology:
             ax.set_title(topology, fontsize="medium")
         ax.legend(fontsize="x-small")
-    for ax in axes[len(panels):]:
+    for ax in axes[len(panels) :]:
         ax.set_visible(False)
     axes[0].set_ylabel(f"{item.label} ({item.unit})" + (", log scale" if log_y else ""))
-    fig.suptitle(f"{item.workload}: {item.metric} vs {item.param} — mean, 95 % CI band, "
-                 f"dots = runs\n{conditions}", fontsize="medium")
+    fig.suptitle(
+        f"{item.workload}: {item.metric} vs {item.param} — mean, 95 % CI band, "
+        f"dots = runs\n{conditions}",
+        fontsize="medium",
+    )
     return _save(fig, out_dir, f"sweep_{item.param}_{item.workload}_{item.metric}")
 
 
-def topology_panels(store, study_id: int, out_dir: str | Path, colors: dict[str, str],
-                    conditions: str, archs: list[str]) -> list[tuple[Path, str]]:
+def topology_panels(
+    store,
+    study_id: int,
+    out_dir: str | Path,
+    colors: dict[str, str],
+    conditions: str,
+    archs: list[str],
+) -> list[tuple[Path, str]]:
     """A study with several topologies: per workload × metric, one panel per topology
     (small multiples, shared y axis), a bar per architecture (mean, 95 % CI) and its runs
     as dots. Metrics a sweep figure already shows per point are drawn there instead."""
@@ -106,6 +151,7 @@ def topology_panels(store, study_id: int, out_dir: str | Path, colors: dict[str,
 
     from sdnperf.report import metrics
     from sdnperf.report.stats import mean_ci
+
     runs = {r.id: r for r in store.runs(study_id)}
     topologies = list(dict.fromkeys(r.topology for r in runs.values()))
     if len(topologies) < 2:
@@ -120,8 +166,11 @@ def topology_panels(store, study_id: int, out_dir: str | Path, colors: dict[str,
     for (workload, metric), per_topology in data.items():
         cols = min(MAX_COLUMNS, len(topologies))
         rows = math.ceil(len(topologies) / cols)
-        fig = Figure(figsize=(PANEL_SIZE[0] * cols, PANEL_SIZE[1] * rows + 0.8), dpi=DPI,
-                     layout="constrained")
+        fig = Figure(
+            figsize=(PANEL_SIZE[0] * cols, PANEL_SIZE[1] * rows + 0.8),
+            dpi=DPI,
+            layout="constrained",
+        )
         FigureCanvasAgg(fig)
         axes = fig.subplots(rows, cols, sharey=True, squeeze=False).ravel()
         for ax, topology in zip(axes, topologies):
@@ -130,17 +179,30 @@ def topology_panels(store, study_id: int, out_dir: str | Path, colors: dict[str,
             for i, arch in enumerate(shown):
                 values = per_topology[topology][arch]
                 ci = mean_ci(values)
-                ax.bar(i, ci.mean, color=colors.get(arch, "C0"), alpha=0.8,
-                       yerr=ci.half_width, capsize=5)
+                ax.bar(
+                    i,
+                    ci.mean,
+                    color=colors.get(arch, "C0"),
+                    alpha=0.8,
+                    yerr=ci.half_width,
+                    capsize=5,
+                )
                 ax.scatter(np.full(len(values), i), values, color="black", s=10, zorder=3)
             ax.set_xticks(range(len(shown)), shown)
             ax.set_title(topology, fontsize="medium")
-        for ax in axes[len(topologies):]:
+        for ax in axes[len(topologies) :]:
             ax.set_visible(False)
         axes[0].set_ylabel(f"{metrics.label(metric)} ({units[(workload, metric)]})")
-        fig.suptitle(f"{workload}: {metric} per topology — mean, 95 % CI, dots = runs\n"
-                     f"{conditions}", fontsize="medium")
+        fig.suptitle(
+            f"{workload}: {metric} per topology — mean, 95 % CI, dots = runs\n{conditions}",
+            fontsize="medium",
+        )
         path = _save(fig, out_dir, f"topologies_{workload}_{metric}")
-        out.append((path, f"{workload}: {metrics.label(metric)} on each topology "
-                          "(one panel per topology, shared y axis)."))
+        out.append(
+            (
+                path,
+                f"{workload}: {metrics.label(metric)} on each topology "
+                "(one panel per topology, shared y axis).",
+            )
+        )
     return out

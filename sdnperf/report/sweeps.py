@@ -9,6 +9,7 @@ At every point each architecture is compared with the baseline (the study's sign
 rule, stats.compare_groups); the p-values of one parameter × metric are Holm-adjusted
 together, since that many comparisons would otherwise find something by chance.
 """
+
 from __future__ import annotations
 
 import math
@@ -18,7 +19,14 @@ from dataclasses import dataclass, field
 
 from sdnperf.report import metrics
 from sdnperf.report.stats import (
-    Difference, LinearFit, MeanCI, compare_groups, holm, linear_fit, log_fit, mean_ci,
+    Difference,
+    LinearFit,
+    MeanCI,
+    compare_groups,
+    holm,
+    linear_fit,
+    log_fit,
+    mean_ci,
     pct_difference,
 )
 from sdnperf.store import Store
@@ -58,6 +66,7 @@ class Curve:
 @dataclass
 class Flat:
     """An architecture without the parameter: one value set for the whole axis."""
+
     topology: str
     architecture: str
     values: list[float]
@@ -85,9 +94,15 @@ class SweepMetric:
     def xs(self) -> list[object]:
         seen = {format_value(p.x) for c in self.curves for p in c.points}
         ordered = [v for v in self.order if format_value(v) in seen]
-        extra = sorted({p.x for c in self.curves for p in c.points
-                        if format_value(p.x) not in {format_value(v) for v in ordered}},
-                       key=format_value)
+        extra = sorted(
+            {
+                p.x
+                for c in self.curves
+                for p in c.points
+                if format_value(p.x) not in {format_value(v) for v in ordered}
+            },
+            key=format_value,
+        )
         return ordered + extra
 
 
@@ -115,10 +130,12 @@ def sweep_metrics(store: Store, study_id: int, baseline: str | None = None) -> l
 
     out = []
     for param in params:
-        swept_workloads = {(s.workload, s.metric) for s in summaries
-                           if param in runs[s.run_id].point}
-        by_metric: dict[tuple[str, str], dict] = defaultdict(lambda: {
-            "curves": defaultdict(lambda: defaultdict(list)), "flats": defaultdict(list)})
+        swept_workloads = {
+            (s.workload, s.metric) for s in summaries if param in runs[s.run_id].point
+        }
+        by_metric: dict[tuple[str, str], dict] = defaultdict(
+            lambda: {"curves": defaultdict(lambda: defaultdict(list)), "flats": defaultdict(list)}
+        )
         units: dict[tuple[str, str], tuple[str, str]] = {}
         for s in summaries:
             if (s.workload, s.metric) not in swept_workloads or not math.isfinite(s.value):
@@ -129,7 +146,8 @@ def sweep_metrics(store: Store, study_id: int, baseline: str | None = None) -> l
             if param in run.point:
                 rest = tuple(sorted((k, v) for k, v in run.point.items() if k != param))
                 entry["curves"][(run.topology, run.architecture, rest)][
-                    _hashable(run.point[param])].append(s.value)
+                    _hashable(run.point[param])
+                ].append(s.value)
             else:
                 entry["flats"][(run.topology, run.architecture)].append(s.value)
         sweep = sweeps.get(param, {})
@@ -137,16 +155,30 @@ def sweep_metrics(store: Store, study_id: int, baseline: str | None = None) -> l
             unit, better = units[(workload, metric)]
             rank = {a: i for i, a in enumerate([base] + [a for a in archs if a != base])}
             curves = sorted(
-                (Curve(t, a, rest, [CurvePoint(x, v, mean_ci(v)) for x, v in xs.items()])
-                 for (t, a, rest), xs in entry["curves"].items()),
-                key=lambda c: (topologies.index(c.topology), rank.get(c.architecture, 0),
-                               format_value(c.rest)))
+                (
+                    Curve(t, a, rest, [CurvePoint(x, v, mean_ci(v)) for x, v in xs.items()])
+                    for (t, a, rest), xs in entry["curves"].items()
+                ),
+                key=lambda c: (
+                    topologies.index(c.topology),
+                    rank.get(c.architecture, 0),
+                    format_value(c.rest),
+                ),
+            )
             xs_all = [p.x for c in curves for p in c.points]
             item = SweepMetric(
-                param, workload, metric, unit, better, sweep.get("fit", "none"),
-                all(_numeric(x) for x in xs_all), list(sweep.get("values", [])),
+                param,
+                workload,
+                metric,
+                unit,
+                better,
+                sweep.get("fit", "none"),
+                all(_numeric(x) for x in xs_all),
+                list(sweep.get("values", [])),
                 [t for t in topologies if any(c.topology == t for c in curves)],
-                curves, [Flat(t, a, v, mean_ci(v)) for (t, a), v in entry["flats"].items()])
+                curves,
+                [Flat(t, a, v, mean_ci(v)) for (t, a), v in entry["flats"].items()],
+            )
             for c in item.curves:
                 order = {format_value(x): i for i, x in enumerate(item.xs())}
                 c.points.sort(key=lambda p: order.get(format_value(p.x), len(order)))
@@ -184,8 +216,12 @@ def _compare(item: SweepMetric, base: str) -> None:
 
 
 def _compare_points(item: SweepMetric, base: str) -> None:
-    baseline = {(c.topology, c.rest, format_value(p.x)): p.values
-                for c in item.curves if c.architecture == base for p in c.points}
+    baseline = {
+        (c.topology, c.rest, format_value(p.x)): p.values
+        for c in item.curves
+        if c.architecture == base
+        for p in c.points
+    }
     tested: list[CurvePoint] = []
     for c in item.curves:
         if c.architecture == base:
@@ -206,6 +242,7 @@ def fit_number(value: float, half_width: float | None = None) -> str:
     """A fitted coefficient (± its CI half-width): fixed decimals in the usual range,
     3 significant digits in scientific notation for very small or large slopes."""
     from sdnperf.report import fmt
+
     if value == 0 or 1e-3 <= abs(value) < 1e6:
         return fmt.mean_pm(value, half_width)
     return f"{value:.3g}" + ("" if half_width is None else f" ± {half_width:.2g}")
@@ -221,7 +258,9 @@ def fit_lines(items: list[SweepMetric]) -> list[str]:
                 continue
             half_a, half_b = c.fit.ci()
             where = f" on {c.topology}" if len(item.topologies) > 1 else ""
-            lines.append(f"fit {item.workload} {item.metric} vs {item.param}, {c.label}{where}: "
-                         f"{c.fit.formula()}, a = {fit_number(c.fit.a, half_a)}, "
-                         f"b = {fit_number(c.fit.b, half_b)}, R² = {c.fit.r2:.4f} (n={c.fit.n})")
+            lines.append(
+                f"fit {item.workload} {item.metric} vs {item.param}, {c.label}{where}: "
+                f"{c.fit.formula()}, a = {fit_number(c.fit.a, half_a)}, "
+                f"b = {fit_number(c.fit.b, half_b)}, R² = {c.fit.r2:.4f} (n={c.fit.n})"
+            )
     return lines

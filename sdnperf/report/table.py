@@ -9,6 +9,7 @@ number of failed runs.
 Failed runs are never dropped silently: they are counted in their row, and an
 architecture whose runs all failed still gets a row with n = 0.
 """
+
 from __future__ import annotations
 
 import csv
@@ -25,7 +26,13 @@ from rich.text import Text
 
 from sdnperf.report import fmt, metrics
 from sdnperf.report.stats import (
-    Difference, MeanCI, TestResult, compare_groups, holm, mean_ci, pct_difference,
+    Difference,
+    MeanCI,
+    TestResult,
+    compare_groups,
+    holm,
+    mean_ci,
+    pct_difference,
     significance_mark,
 )
 from sdnperf.samples import Better
@@ -81,8 +88,14 @@ class Row:
 
     @property
     def cpu_mark(self) -> str:
-        return " ".join(mark for mark, runs in ((CPU_MARK, self.cpu_bound_runs),
-                                                (EMU_MARK, self.emulator_bound_runs)) if runs)
+        return " ".join(
+            mark
+            for mark, runs in (
+                (CPU_MARK, self.cpu_bound_runs),
+                (EMU_MARK, self.emulator_bound_runs),
+            )
+            if runs
+        )
 
     def record(self) -> dict:
         """The row as plain data (numbers and display strings) for CSV and HTML."""
@@ -118,12 +131,17 @@ class Row:
         }
 
 
-RECORD_COLUMNS = list(Row("", "", "", "", "lower", MeanCI(0, 0.0, None, None), 0, False)
-                      .record().keys())
+RECORD_COLUMNS = list(
+    Row("", "", "", "", "lower", MeanCI(0, 0.0, None, None), 0, False).record().keys()
+)
 
 
-def comparison(store: Store, study_id: int, baseline: str | None = None,
-               only_metrics: Collection[str] | None = None) -> list[Row]:
+def comparison(
+    store: Store,
+    study_id: int,
+    baseline: str | None = None,
+    only_metrics: Collection[str] | None = None,
+) -> list[Row]:
     """Build the table from the store.
 
     baseline=None takes the study spec's baseline (`spec["study"]["baseline"]` or
@@ -182,10 +200,17 @@ def comparison(store: Store, study_id: int, baseline: str | None = None,
                     cell_runs = runs_by_cell.get((topology, run_of[workload], arch), [])
                     if not cell_runs:
                         continue
-                    row = _row(workload, metric, arch, base, cell_runs,
-                               values.get((topology, workload, metric, arch), []), base_values,
-                               unit.get((workload, metric), ""),
-                               better.get((workload, metric), _default_better(metric)))
+                    row = _row(
+                        workload,
+                        metric,
+                        arch,
+                        base,
+                        cell_runs,
+                        values.get((topology, workload, metric, arch), []),
+                        base_values,
+                        unit.get((workload, metric), ""),
+                        better.get((workload, metric), _default_better(metric)),
+                    )
                     row.topology = topology
                     rows.append(row)
     if len(set(where.values())) > 1:
@@ -216,22 +241,35 @@ def _groups_in_order(runs: list[RunRow], where: dict[int, str]) -> list[str]:
 
     first = {}
     for r in runs:
-        first.setdefault(where[r.id], (topologies.index(r.topology),
-                                       tuple((p, value_key(v)) for p, v in sorted(r.point.items()))))
+        first.setdefault(
+            where[r.id],
+            (
+                topologies.index(r.topology),
+                tuple((p, value_key(v)) for p, v in sorted(r.point.items())),
+            ),
+        )
     return sorted(first, key=lambda group: first[group])
 
 
 def _where(run: RunRow) -> str:
     """The run's topology, with its sweep point when it has one."""
-    return f"{run.topology} · {format_point(tuple(sorted(run.point.items())))}" if run.point \
+    return (
+        f"{run.topology} · {format_point(tuple(sorted(run.point.items())))}"
+        if run.point
         else run.topology
+    )
 
 
 def _row(workload, metric, arch, base, cell_runs, vals, base_vals, unit, better) -> Row:
     stats = mean_ci(vals)
     row = Row(
-        workload=workload, metric=metric, architecture=arch, unit=unit, better=better,
-        stats=stats, failed=sum(1 for r in cell_runs if r.status == "failed"),
+        workload=workload,
+        metric=metric,
+        architecture=arch,
+        unit=unit,
+        better=better,
+        stats=stats,
+        failed=sum(1 for r in cell_runs if r.status == "failed"),
         is_baseline=arch == base,
         cpu_bound_runs=[r.key for r in cell_runs if r.cpu_bound],
         cpu_reasons={r.key: r.cpu.reason for r in cell_runs if r.cpu_bound},
@@ -291,12 +329,14 @@ def write_csv(rows: list[Row], path: str | Path) -> Path:
 
 # -- footnotes and rendering ----------------------------------------------------------
 
+
 def footnotes(rows: list[Row]) -> list[str]:
     """The notes the table needs, only those that apply to these rows."""
     notes: list[str] = []
     for footnote, label, reasons_of in (
-            (CPU_FOOTNOTE, "CPU-bound", lambda row: row.cpu_reasons),
-            (EMU_FOOTNOTE, "emulator-bound", lambda row: row.emulator_reasons)):
+        (CPU_FOOTNOTE, "CPU-bound", lambda row: row.cpu_reasons),
+        (EMU_FOOTNOTE, "emulator-bound", lambda row: row.emulator_reasons),
+    ):
         reasons: dict[str, str] = {}
         for row in rows:
             reasons.update(reasons_of(row))
@@ -305,18 +345,26 @@ def footnotes(rows: list[Row]) -> list[str]:
             for key, reason in reasons.items():
                 notes.append(f"  {label} run {key}: {reason or 'no reason recorded'}")
     if any(r.failed for r in rows):
-        notes.append("failed: runs that did not finish; they are not in n, and are listed "
-                     "with their errors in the report.")
+        notes.append(
+            "failed: runs that did not finish; they are not in n, and are listed "
+            "with their errors in the report."
+        )
     if any(r.stats.n == 1 for r in rows):
         notes.append("n=1: a single repetition has no confidence interval and no test.")
     if any(r.p_holm is not None for r in rows):
-        notes.append("p Holm: p adjusted (Holm–Bonferroni) over every comparison of the same "
-                     "workload and metric at the table's topologies and sweep points.")
+        notes.append(
+            "p Holm: p adjusted (Holm–Bonferroni) over every comparison of the same "
+            "workload and metric at the table's topologies and sweep points."
+        )
     if any(r.test and r.test.test for r in rows):
-        notes.append("Δ vs baseline: difference of the means in % of the baseline's mean; "
-                     "better/worse takes into account whether lower or higher is better.")
-        notes.append("p: Welch's t-test, or Mann–Whitney U when n≥3 and Shapiro–Wilk doubts "
-                     "normality; *** p<0.001, ** p<0.01, * p<0.05, ns not significant.")
+        notes.append(
+            "Δ vs baseline: difference of the means in % of the baseline's mean; "
+            "better/worse takes into account whether lower or higher is better."
+        )
+        notes.append(
+            "p: Welch's t-test, or Mann–Whitney U when n≥3 and Shapiro–Wilk doubts "
+            "normality; *** p<0.001, ** p<0.01, * p<0.05, ns not significant."
+        )
     return notes
 
 
@@ -334,10 +382,13 @@ def render_table(rows: list[Row], console: Console | None = None, title: str = "
     any_holm = any(r.p_holm is not None for r in rows)
     several_topologies = len({r.topology for r in rows}) > 1
     name_columns = (["topology"] if several_topologies else []) + ["workload", "metric", "arch"]
-    number_columns = [("n", "right")] + ([("fail", "right")] if any_failed else []) + [
-        ("mean ± 95% CI", "right"), ("unit", "left"), ("Δ vs baseline", "right"),
-        ("p", "left")] + ([("p Holm", "left")] if any_holm else []) + (
-        [("CPU", "left")] if any_bound else [])
+    number_columns = (
+        [("n", "right")]
+        + ([("fail", "right")] if any_failed else [])
+        + [("mean ± 95% CI", "right"), ("unit", "left"), ("Δ vs baseline", "right"), ("p", "left")]
+        + ([("p Holm", "left")] if any_holm else [])
+        + ([("CPU", "left")] if any_bound else [])
+    )
 
     cells, previous = [], None
     for row in rows:
@@ -349,34 +400,48 @@ def render_table(rows: list[Row], console: Console | None = None, title: str = "
         names = [row.topology] if several_topologies else []
         names += [row.workload, row.metric or "(no data)"]
         p_cell = f"{rec['p_text']} {row.significance}".strip() if row.test else ""
-        cells.append((first, [
-            *(Text(name if first else "") for name in names),
-            Text(row.architecture, style="bold" if row.is_baseline else ""),
-            Text(str(row.n)),
-            *([Text(str(row.failed), style="red" if row.failed else "")] if any_failed else []),
-            Text(rec["mean_ci"] if row.n else "—"), Text(row.unit),
-            Text("baseline" if row.is_baseline else rec["diff"],
-                 style={"better": "green", "worse": "red"}.get(rec["verdict"], "")),
-            Text(p_cell),
-            *([Text(rec["p_holm_text"])] if any_holm else []),
-            *([Text(row.cpu_mark, style="yellow")] if any_bound else []),
-        ]))
+        cells.append(
+            (
+                first,
+                [
+                    *(Text(name if first else "") for name in names),
+                    Text(row.architecture, style="bold" if row.is_baseline else ""),
+                    Text(str(row.n)),
+                    *(
+                        [Text(str(row.failed), style="red" if row.failed else "")]
+                        if any_failed
+                        else []
+                    ),
+                    Text(rec["mean_ci"] if row.n else "—"),
+                    Text(row.unit),
+                    Text(
+                        "baseline" if row.is_baseline else rec["diff"],
+                        style={"better": "green", "worse": "red"}.get(rec["verdict"], ""),
+                    ),
+                    Text(p_cell),
+                    *([Text(rec["p_holm_text"])] if any_holm else []),
+                    *([Text(row.cpu_mark, style="yellow")] if any_bound else []),
+                ],
+            )
+        )
 
     # Widths decided here, not by rich (which would squeeze every column alike): numbers
     # and their headers get their full width; the name columns share what is left.
     def natural(j: int, header: str) -> int:
         return max([len(c[j].plain) for _, c in cells] + [len(header)])
 
-    number_widths = [natural(j, name)
-                     for j, (name, _) in enumerate(number_columns, start=len(name_columns))]
+    number_widths = [
+        natural(j, name) for j, (name, _) in enumerate(number_columns, start=len(name_columns))
+    ]
     name_widths = [natural(i, name) for i, name in enumerate(name_columns)]
     gaps = 3 * (len(name_columns) + len(number_columns) - 1)  # padding 2 + separator 1
     room = console.width - sum(number_widths) - gaps
     while sum(name_widths) > room and max(name_widths) > 4:
         name_widths[name_widths.index(max(name_widths))] -= 1
 
-    table = Table(title=title or None, box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False,
-                  padding=(0, 1))
+    table = Table(
+        title=title or None, box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False, padding=(0, 1)
+    )
     for name, width in zip(name_columns, name_widths):
         table.add_column(name, no_wrap=True, overflow="ellipsis", width=width)
     for (name, justify), width in zip(number_columns, number_widths):

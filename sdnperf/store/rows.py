@@ -3,6 +3,7 @@
 The report never sees SQL; it works on these. Samples and summaries carry the run's
 architecture, topology and repetition so callers need not join by hand.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field

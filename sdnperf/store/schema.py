@@ -5,6 +5,7 @@ or reused). Every run is one row in `run`; its raw samples and per-run summaries
 it and are deleted with it (ON DELETE CASCADE), which is how a failed run is replaced
 when a study is resumed.
 """
+
 from __future__ import annotations
 
 import sqlite3
@@ -63,6 +64,7 @@ CREATE INDEX IF NOT EXISTS summary_by_run ON summary (run_id);
 CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL);
 """
 
+
 # MIGRATIONS[n] turns a version-n database into version n+1. Add an entry (and bump
 # SCHEMA_VERSION) whenever the schema changes; never edit CREATE_V1 in place for files
 # that already exist in the wild.
@@ -76,9 +78,11 @@ def _v1_to_v2(conn: sqlite3.Connection) -> None:
     conn.execute("ALTER TABLE study ADD COLUMN provenance TEXT NOT NULL DEFAULT '{}'")
     conn.execute("ALTER TABLE run ADD COLUMN point TEXT NOT NULL DEFAULT '{}'")
     conn.execute("ALTER TABLE run ADD COLUMN position INTEGER")
-    conn.execute("CREATE TABLE IF NOT EXISTS run_param ("
-                 "run_id INTEGER NOT NULL REFERENCES run(id) ON DELETE CASCADE, "
-                 "param TEXT NOT NULL, value, PRIMARY KEY (run_id, param))")
+    conn.execute(
+        "CREATE TABLE IF NOT EXISTS run_param ("
+        "run_id INTEGER NOT NULL REFERENCES run(id) ON DELETE CASCADE, "
+        "param TEXT NOT NULL, value, PRIMARY KEY (run_id, param))"
+    )
     create_tidy_view(conn, [])
 
 
@@ -87,14 +91,17 @@ def create_tidy_view(conn: sqlite3.Connection, params: list[str]) -> None:
     a failed one, has one row with NULL metric), one column per swept parameter."""
     columns = "".join(
         f", (SELECT p.value FROM run_param p WHERE p.run_id = r.id AND p.param = "
-        f"{_sql_text(param)}) AS {_sql_name(param)}" for param in params)
+        f"{_sql_text(param)}) AS {_sql_name(param)}"
+        for param in params
+    )
     conn.execute("DROP VIEW IF EXISTS tidy")
     conn.execute(
         "CREATE VIEW tidy AS SELECT st.name AS study, r.id AS run_id, r.key, r.topology, "
         "r.architecture, r.workload AS run_workload, r.repetition, r.position, r.status, "
         f"r.cpu_bound{columns}, s.workload, s.metric, s.value, s.unit, s.better "
         "FROM run r JOIN study st ON st.id = r.study_id "
-        "LEFT JOIN summary s ON s.run_id = r.id")
+        "LEFT JOIN summary s ON s.run_id = r.id"
+    )
 
 
 def _sql_text(text: str) -> str:
@@ -131,8 +138,10 @@ def ensure_schema(conn: sqlite3.Connection, path: str) -> None:
         version = current_version(conn)  # again: another process may have just made it
         if version is None:
             if conn.execute("SELECT 1 FROM sqlite_master WHERE type='table'").fetchone():
-                raise SchemaError(f"{path}: an SQLite database that sdnperf did not create; "
-                                  "refusing to add tables to it")
+                raise SchemaError(
+                    f"{path}: an SQLite database that sdnperf did not create; "
+                    "refusing to add tables to it"
+                )
             for statement in _statements(CREATE_V1):
                 conn.execute(statement)
             conn.execute("INSERT INTO schema_version (version) VALUES (1)")

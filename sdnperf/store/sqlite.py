@@ -4,6 +4,7 @@ This is the only module in sdnperf that writes SQL. The file runs in WAL mode wi
 synchronous=FULL, so a run is on disk once `record_run` returns, and a process killed in
 the middle of `record_run` leaves the database exactly as it was before that call.
 """
+
 from __future__ import annotations
 
 import csv
@@ -33,17 +34,51 @@ _SAMPLE_FILTERS = {
 }
 
 RUN_CSV_COLUMNS = [
-    "run_id", "key", "topology", "architecture", "workload", "repetition", "status",
-    "error", "started", "finished", "duration_s", "cpu_bound", "cpu_reason",
-    "cpu_peak_total", "params", "cpu",
+    "run_id",
+    "key",
+    "topology",
+    "architecture",
+    "workload",
+    "repetition",
+    "status",
+    "error",
+    "started",
+    "finished",
+    "duration_s",
+    "cpu_bound",
+    "cpu_reason",
+    "cpu_peak_total",
+    "params",
+    "cpu",
 ]
 SAMPLE_CSV_COLUMNS = [
-    "run_id", "key", "topology", "architecture", "repetition", "workload", "metric",
-    "value", "unit", "flow", "phase", "t", "seq",
+    "run_id",
+    "key",
+    "topology",
+    "architecture",
+    "repetition",
+    "workload",
+    "metric",
+    "value",
+    "unit",
+    "flow",
+    "phase",
+    "t",
+    "seq",
 ]
 SUMMARY_CSV_COLUMNS = [
-    "run_id", "key", "topology", "architecture", "repetition", "status", "cpu_bound",
-    "workload", "metric", "value", "unit", "better",
+    "run_id",
+    "key",
+    "topology",
+    "architecture",
+    "repetition",
+    "status",
+    "cpu_bound",
+    "workload",
+    "metric",
+    "value",
+    "unit",
+    "better",
 ]
 
 
@@ -63,7 +98,9 @@ class Store:
             ensure_schema(self._conn, str(self.path))
         except sqlite3.DatabaseError as exc:
             self._conn.close()
-            raise SchemaError(f"{self.path}: cannot use as an sdnperf study database ({exc})") from exc
+            raise SchemaError(
+                f"{self.path}: cannot use as an sdnperf study database ({exc})"
+            ) from exc
         except BaseException:
             self._conn.close()
             raise
@@ -81,8 +118,14 @@ class Store:
         self.close()
 
     # -- writing ---------------------------------------------------------------------
-    def open_study(self, name: str, source: str | Path | None, spec: dict,
-                   environment: dict, provenance: dict | None = None) -> int:
+    def open_study(
+        self,
+        name: str,
+        source: str | Path | None,
+        spec: dict,
+        environment: dict,
+        provenance: dict | None = None,
+    ) -> int:
         """Create the study, or return the existing one of that name.
 
         On an existing study the environment is replaced by the current one (a resumed
@@ -91,8 +134,9 @@ class Store:
         `source` is the study file's path, or None for the embedded default study.
         """
         with self._transaction():
-            row = self._conn.execute("SELECT id, provenance FROM study WHERE name = ?",
-                                     (name,)).fetchone()
+            row = self._conn.execute(
+                "SELECT id, provenance FROM study WHERE name = ?", (name,)
+            ).fetchone()
             if row:
                 kept = json.loads(row[1] or "{}")
                 if provenance:
@@ -108,8 +152,14 @@ class Store:
             cur = self._conn.execute(
                 "INSERT INTO study (name, source, spec, created, environment, provenance) "
                 "VALUES (?, ?, ?, ?, ?, ?)",
-                (name, "" if source is None else str(source), _to_json(spec), time.time(),
-                 _to_json(environment), _to_json(provenance or {})),
+                (
+                    name,
+                    "" if source is None else str(source),
+                    _to_json(spec),
+                    time.time(),
+                    _to_json(environment),
+                    _to_json(provenance or {}),
+                ),
             )
             return int(cur.lastrowid)
 
@@ -132,11 +182,21 @@ class Store:
                 "repetition, params, status, error, started, finished, cpu_bound, cpu, "
                 "point, position) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
-                    study_id, result.key, result.topology, result.architecture,
-                    result.workload, int(result.repetition), _to_json(result.params),
-                    result.status, result.error or "", float(result.started),
-                    float(result.finished), int(bool(result.cpu.cpu_bound)),
-                    _to_json(asdict(result.cpu)), _to_json(result.point), result.position,
+                    study_id,
+                    result.key,
+                    result.topology,
+                    result.architecture,
+                    result.workload,
+                    int(result.repetition),
+                    _to_json(result.params),
+                    result.status,
+                    result.error or "",
+                    float(result.started),
+                    float(result.finished),
+                    int(bool(result.cpu.cpu_bound)),
+                    _to_json(asdict(result.cpu)),
+                    _to_json(result.point),
+                    result.position,
                 ),
             )
             run_id = int(cur.lastrowid)
@@ -167,20 +227,35 @@ class Store:
     def _sample_rows(run_id: int, result: RunResult):
         for s in result.samples:
             yield (
-                run_id, s.workload, s.metric, _real(s.value), s.unit, s.flow, s.phase,
-                None if s.t is None else float(s.t), None if s.seq is None else int(s.seq),
+                run_id,
+                s.workload,
+                s.metric,
+                _real(s.value),
+                s.unit,
+                s.flow,
+                s.phase,
+                None if s.t is None else float(s.t),
+                None if s.seq is None else int(s.seq),
             )
 
     # -- reading ---------------------------------------------------------------------
     def study(self, study_id: int) -> StudyRow:
         row = self._conn.execute(
             "SELECT id, name, source, spec, created, environment, provenance FROM study "
-            "WHERE id = ?", (study_id,),
+            "WHERE id = ?",
+            (study_id,),
         ).fetchone()
         if row is None:
             raise KeyError(f"{self.path}: no study with id {study_id}")
-        return StudyRow(row[0], row[1], row[2], json.loads(row[3]), row[4], json.loads(row[5]),
-                        json.loads(row[6] or "{}"))
+        return StudyRow(
+            row[0],
+            row[1],
+            row[2],
+            json.loads(row[3]),
+            row[4],
+            json.loads(row[5]),
+            json.loads(row[6] or "{}"),
+        )
 
     def studies(self) -> list[StudyRow]:
         ids = [r[0] for r in self._conn.execute("SELECT id FROM study ORDER BY id")]
@@ -189,9 +264,11 @@ class Store:
     def swept_params(self, study_id: int | None = None) -> list[str]:
         """Swept parameter paths that runs recorded (of one study, or of the file), in the
         order first recorded."""
-        sql = ("SELECT p.param, MIN(p.rowid) AS first FROM run_param p JOIN run r ON r.id = p.run_id"
-               + (" WHERE r.study_id = ?" if study_id is not None else "")
-               + " GROUP BY p.param ORDER BY first")
+        sql = (
+            "SELECT p.param, MIN(p.rowid) AS first FROM run_param p JOIN run r ON r.id = p.run_id"
+            + (" WHERE r.study_id = ?" if study_id is not None else "")
+            + " GROUP BY p.param ORDER BY first"
+        )
         return [r[0] for r in self._conn.execute(sql, () if study_id is None else (study_id,))]
 
     def done_keys(self, study_id: int) -> set[str]:
@@ -211,10 +288,22 @@ class Store:
         )
         return [
             RunRow(
-                id=r[0], study_id=r[1], key=r[2], topology=r[3], architecture=r[4],
-                workload=r[5], repetition=r[6], params=json.loads(r[7]), status=r[8],
-                error=r[9], started=r[10], finished=r[11], cpu_bound=bool(r[12]),
-                cpu=_cpu_from_json(r[13]), point=json.loads(r[14] or "{}"), position=r[15],
+                id=r[0],
+                study_id=r[1],
+                key=r[2],
+                topology=r[3],
+                architecture=r[4],
+                workload=r[5],
+                repetition=r[6],
+                params=json.loads(r[7]),
+                status=r[8],
+                error=r[9],
+                started=r[10],
+                finished=r[11],
+                cpu_bound=bool(r[12]),
+                cpu=_cpu_from_json(r[13]),
+                point=json.loads(r[14] or "{}"),
+                position=r[15],
             )
             for r in rows
         ]
@@ -252,16 +341,19 @@ class Store:
             sql += " WHERE " + " AND ".join(where)
         sql += " ORDER BY s.rowid"
         return [
-            SampleRow(r[0], r[1], r[2], r[3], r[4], r[5], _float(r[6]), r[7], r[8], r[9],
-                      r[10], r[11])
+            SampleRow(
+                r[0], r[1], r[2], r[3], r[4], r[5], _float(r[6]), r[7], r[8], r[9], r[10], r[11]
+            )
             for r in self._conn.execute(sql, args)
         ]
 
     def sample_metrics(self, study_id: int, status: str | None = "ok") -> list[tuple[str, str]]:
         """Distinct (workload, metric) pairs that have samples, in the order first stored
         (of runs with this status; None for any run)."""
-        sql = ("SELECT s.workload, s.metric, MIN(s.rowid) AS first FROM sample s "
-               "JOIN run r ON r.id = s.run_id WHERE r.study_id = ?")
+        sql = (
+            "SELECT s.workload, s.metric, MIN(s.rowid) AS first FROM sample s "
+            "JOIN run r ON r.id = s.run_id WHERE r.study_id = ?"
+        )
         args: list[Any] = [study_id]
         if status is not None:
             sql += " AND r.status = ?"
@@ -279,8 +371,20 @@ class Store:
             (study_id,),
         )
         return [
-            SummaryRow(r[0], r[1], r[2], r[3], r[4], r[5], bool(r[6]), r[7], r[8],
-                       _float(r[9]), r[10], r[11])
+            SummaryRow(
+                r[0],
+                r[1],
+                r[2],
+                r[3],
+                r[4],
+                r[5],
+                bool(r[6]),
+                r[7],
+                r[8],
+                _float(r[9]),
+                r[10],
+                r[11],
+            )
             for r in rows
         ]
 
@@ -296,21 +400,61 @@ class Store:
         swept = self.swept_params(study_id)
         points = {r.id: [_blank(r.point.get(p)) for p in swept] for r in runs}
         run_rows = [
-            [r.id, r.key, r.topology, r.architecture, r.workload, r.repetition, r.status,
-             r.error, r.started, r.finished, round(r.duration, 6), int(r.cpu_bound),
-             r.cpu.reason, r.cpu.peak_total, _to_json(r.params), _to_json(asdict(r.cpu)),
-             *points[r.id]]
+            [
+                r.id,
+                r.key,
+                r.topology,
+                r.architecture,
+                r.workload,
+                r.repetition,
+                r.status,
+                r.error,
+                r.started,
+                r.finished,
+                round(r.duration, 6),
+                int(r.cpu_bound),
+                r.cpu.reason,
+                r.cpu.peak_total,
+                _to_json(r.params),
+                _to_json(asdict(r.cpu)),
+                *points[r.id],
+            ]
             for r in runs
         ]
         sample_rows = (
-            [s.run_id, keys[s.run_id], s.topology, s.architecture, s.repetition, s.workload,
-             s.metric, s.value, s.unit, s.flow, s.phase, _blank(s.t), _blank(s.seq)]
+            [
+                s.run_id,
+                keys[s.run_id],
+                s.topology,
+                s.architecture,
+                s.repetition,
+                s.workload,
+                s.metric,
+                s.value,
+                s.unit,
+                s.flow,
+                s.phase,
+                _blank(s.t),
+                _blank(s.seq),
+            ]
             for s in self.samples(study_id=study_id)
         )
         summary_rows = (
-            [s.run_id, s.run_key, s.topology, s.architecture, s.repetition, s.status,
-             int(s.cpu_bound), s.workload, s.metric, s.value, s.unit, s.better,
-             *points[s.run_id]]
+            [
+                s.run_id,
+                s.run_key,
+                s.topology,
+                s.architecture,
+                s.repetition,
+                s.status,
+                int(s.cpu_bound),
+                s.workload,
+                s.metric,
+                s.value,
+                s.unit,
+                s.better,
+                *points[s.run_id],
+            ]
             for s in self.summaries(study_id)
         )
         return [

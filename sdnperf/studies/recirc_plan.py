@@ -10,6 +10,7 @@ The interval of N comes from the confidence intervals of a and b (t quantiles wi
 degrees of freedom): the extreme N over every (a, b) in the box of the two intervals. That
 ignores the correlation of a and b, so it is conservative (wider than a joint region).
 """
+
 from __future__ import annotations
 
 import math
@@ -24,12 +25,12 @@ class PlanError(ValueError):
 
 @dataclass(frozen=True)
 class LinearFit:
-    a: float                    # intercept: the delay with no recirculation
-    b: float                    # slope: delay added per pass
+    a: float  # intercept: the delay with no recirculation
+    b: float  # slope: delay added per pass
     a_ci: tuple[float, float]
     b_ci: tuple[float, float]
     r2: float
-    n: int                      # points fitted
+    n: int  # points fitted
     confidence: float
 
     def at(self, passes: float) -> float:
@@ -39,21 +40,27 @@ class LinearFit:
 @dataclass(frozen=True)
 class Plan:
     target: float
-    added: bool                 # target is the delay added by recirculation (else the total)
-    passes: int                 # smallest whole N whose fitted delay reaches the target
-    estimate: float             # the exact N on the fitted line
+    added: bool  # target is the delay added by recirculation (else the total)
+    passes: int  # smallest whole N whose fitted delay reaches the target
+    estimate: float  # the exact N on the fitted line
     interval: tuple[int, int | None]  # whole N from the CIs; None: no upper bound (slope may be 0)
     fit: LinearFit
 
     def sentence(self, unit: str = "ms") -> str:
         f = self.fit
         what = "An added" if self.added else "A total"
-        hi = "unbounded (the slope's CI reaches 0)" if self.interval[1] is None else str(self.interval[1])
-        return (f"each pass adds {f.b:.4g} {unit} ({f.confidence:.0%} CI {f.b_ci[0]:.4g} .. "
-                f"{f.b_ci[1]:.4g}); base {f.a:.4g} {unit} (CI {f.a_ci[0]:.4g} .. {f.a_ci[1]:.4g}); "
-                f"R² = {f.r2:.3f}, {f.n} points. {what} delay of {self.target:g} {unit} needs "
-                f"N = {self.passes} passes (fit: {self.estimate:.1f}; from the CIs: "
-                f"{self.interval[0]} .. {hi})")
+        hi = (
+            "unbounded (the slope's CI reaches 0)"
+            if self.interval[1] is None
+            else str(self.interval[1])
+        )
+        return (
+            f"each pass adds {f.b:.4g} {unit} ({f.confidence:.0%} CI {f.b_ci[0]:.4g} .. "
+            f"{f.b_ci[1]:.4g}); base {f.a:.4g} {unit} (CI {f.a_ci[0]:.4g} .. {f.a_ci[1]:.4g}); "
+            f"R² = {f.r2:.3f}, {f.n} points. {what} delay of {self.target:g} {unit} needs "
+            f"N = {self.passes} passes (fit: {self.estimate:.1f}; from the CIs: "
+            f"{self.interval[0]} .. {hi})"
+        )
 
 
 def fit_linear(passes, delays, confidence: float = 0.95) -> LinearFit:
@@ -72,9 +79,15 @@ def fit_linear(passes, delays, confidence: float = 0.95) -> LinearFit:
     r = stats.linregress(x, y)
     t = stats.t.ppf((1 + confidence) / 2, len(x) - 2)
     da, db = t * r.intercept_stderr, t * r.stderr
-    return LinearFit(a=r.intercept, b=r.slope, a_ci=(r.intercept - da, r.intercept + da),
-                     b_ci=(r.slope - db, r.slope + db), r2=r.rvalue ** 2, n=len(x),
-                     confidence=confidence)
+    return LinearFit(
+        a=r.intercept,
+        b=r.slope,
+        a_ci=(r.intercept - da, r.intercept + da),
+        b_ci=(r.slope - db, r.slope + db),
+        r2=r.rvalue**2,
+        n=len(x),
+        confidence=confidence,
+    )
 
 
 def _whole(n: float) -> int:
@@ -87,8 +100,10 @@ def passes_for(fit: LinearFit, target: float, added: bool = True) -> Plan:
     if not target > 0:
         raise PlanError(f"target delay {target} must be positive")
     if fit.b <= 0:
-        raise PlanError(f"the fitted delay does not grow with the passes (slope {fit.b:.4g}); "
-                        "recirculation cannot reach a target with these measurements")
+        raise PlanError(
+            f"the fitted delay does not grow with the passes (slope {fit.b:.4g}); "
+            "recirculation cannot reach a target with these measurements"
+        )
     (a_lo, a_hi), (b_lo, b_hi) = fit.a_ci, fit.b_ci
     if added:
         estimate = target / fit.b
@@ -97,8 +112,14 @@ def passes_for(fit: LinearFit, target: float, added: bool = True) -> Plan:
         estimate = (target - fit.a) / fit.b
         low = (target - a_hi) / b_hi
         high = (target - a_lo) / b_lo if b_lo > 0 else None
-    return Plan(target=target, added=added, passes=_whole(estimate), estimate=estimate,
-                interval=(_whole(low), None if high is None else _whole(high)), fit=fit)
+    return Plan(
+        target=target,
+        added=added,
+        passes=_whole(estimate),
+        estimate=estimate,
+        interval=(_whole(low), None if high is None else _whole(high)),
+        fit=fit,
+    )
 
 
 _UNITS = {"us": 1e-3, "µs": 1e-3, "ms": 1.0, "s": 1e3}

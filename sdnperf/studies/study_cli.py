@@ -8,6 +8,7 @@
 the runs, store and report are those of any study; with --record a complete, successful run
 stores its wall time in the package's durations.json, which `study list` shows.
 """
+
 from __future__ import annotations
 
 import sys
@@ -20,53 +21,74 @@ from sdnperf.studies.builtin import durations
 
 
 def add_parser(sub) -> None:
-    study = sub.add_parser("study", help="the built-in studies (the literature's methods)",
-                           description="Built-in studies: the methods of the papers sdnperf "
-                                       "grew from, one command each. `study show` prints a "
-                                       "study file to copy and edit.")
+    study = sub.add_parser(
+        "study",
+        help="the built-in studies (the literature's methods)",
+        description="Built-in studies: the methods of the papers sdnperf "
+        "grew from, one command each. `study show` prints a "
+        "study file to copy and edit.",
+    )
     study.set_defaults(func=usage(study))
     actions = study.add_subparsers(metavar="ACTION")
-    p = actions.add_parser("list", help="name, question and measured quick-scale wall time",
-                           description="List the built-in studies with their question and the "
-                                       "wall time of their quick scale measured on this machine "
-                                       "(\"not measured\" until a `study run --record`).")
+    p = actions.add_parser(
+        "list",
+        help="name, question and measured quick-scale wall time",
+        description="List the built-in studies with their question and the "
+        "wall time of their quick scale measured on this machine "
+        '("not measured" until a `study run --record`).',
+    )
     p.set_defaults(func=cmd_list)
-    p = actions.add_parser("show", help="print a built-in study's file (or its page)",
-                           description="Print the study file of a scale; it runs as is with "
-                                       "`sdnperf run` (ctlbench studies: `sdnperf ctlbench "
-                                       "run`). Redirect it to a file to copy and edit.")
+    p = actions.add_parser(
+        "show",
+        help="print a built-in study's file (or its page)",
+        description="Print the study file of a scale; it runs as is with "
+        "`sdnperf run` (ctlbench studies: `sdnperf ctlbench "
+        "run`). Redirect it to a file to copy and edit.",
+    )
     _name_and_scale(p)
     p.add_argument("--part", help="which file of a study with several (e.g. openflow-rate)")
     p.add_argument("--page", action="store_true", help="print the study's page (README) instead")
     p.set_defaults(func=cmd_show)
-    p = actions.add_parser("run", help="run a built-in study",
-                           description="Run a built-in study at a scale: smoke (seconds-long, "
-                                       "for tests), quick (at most 5 minutes on 2 cores) or "
-                                       "paper (the literature's durations and repetitions).")
+    p = actions.add_parser(
+        "run",
+        help="run a built-in study",
+        description="Run a built-in study at a scale: smoke (seconds-long, "
+        "for tests), quick (at most 5 minutes on 2 cores) or "
+        "paper (the literature's durations and repetitions).",
+    )
     _name_and_scale(p)
     p.add_argument("--out", default="results", help="results folder (default: ./results)")
     p.add_argument("--resume", action="store_true", help="keep finished runs, run the rest")
     p.add_argument("--only", metavar="EXPR", help="a slice of the plan, as `sdnperf run --only`")
     p.add_argument("--no-report", action="store_true", help="skip the HTML report")
-    p.add_argument("--record", action="store_true",
-                   help="store the wall time of this run in the package's durations.json "
-                        "(only a complete run: no --only/--resume, not interrupted)")
+    p.add_argument(
+        "--record",
+        action="store_true",
+        help="store the wall time of this run in the package's durations.json "
+        "(only a complete run: no --only/--resume, not interrupted)",
+    )
     p.set_defaults(func=cmd_run)
 
 
 def _name_and_scale(p) -> None:
     p.add_argument("name", help=f"a built-in study: {', '.join(builtin.STUDIES)}")
-    p.add_argument("--scale", choices=builtin.SCALES, default="quick",
-                   help="smoke (seconds), quick (≤ 5 min, default) or paper (hours)")
+    p.add_argument(
+        "--scale",
+        choices=builtin.SCALES,
+        default="quick",
+        help="smoke (seconds), quick (≤ 5 min, default) or paper (hours)",
+    )
 
 
 def cmd_list(args) -> int:
     measured = durations.load()
     for s in builtin.available():
         quick = measured.get(s.name, {}).get("quick")
-        print(f"{s.name}\n  question: {s.question}\n  seed paper: {s.seed}; scales: "
-              f"{', '.join(sc for sc in builtin.SCALES if s.files(sc))}\n"
-              f"  quick scale: {quick.text() if quick else 'not measured on this machine'}")
+        print(
+            f"{s.name}\n  question: {s.question}\n  seed paper: {s.seed}; scales: "
+            f"{', '.join(sc for sc in builtin.SCALES if s.files(sc))}\n"
+            f"  quick scale: {quick.text() if quick else 'not measured on this machine'}"
+        )
     return EXIT_OK
 
 
@@ -91,12 +113,17 @@ def cmd_show(args) -> int:
         return EXIT_BAD_INPUT
     part = args.part if args.part is not None else next(iter(files))
     if part not in files:
-        print(f"error: {s.name} ({args.scale}) has parts {', '.join(files)}; not {part!r}",
-              file=sys.stderr)
+        print(
+            f"error: {s.name} ({args.scale}) has parts {', '.join(files)}; not {part!r}",
+            file=sys.stderr,
+        )
         return EXIT_BAD_INPUT
     if len(files) > 1 and args.part is None:
-        print(f"# ({s.name} has {len(files)} files at this scale: --part "
-              f"{' | '.join(files)}; this is {part})", file=sys.stderr)
+        print(
+            f"# ({s.name} has {len(files)} files at this scale: --part "
+            f"{' | '.join(files)}; this is {part})",
+            file=sys.stderr,
+        )
     print(files[part].read_text(), end="")
     return EXIT_OK
 
@@ -119,6 +146,7 @@ def machine_rule():
     refuses here (a missing daemon, a kernel feature) is left out with that reason, not the
     whole study."""
     from sdnperf.arch import ArchitectureError, check_architecture
+
     refused: dict[tuple[str, str], str] = {}  # (architecture, topology) -> reason, "" if fine
 
     def keep(run) -> bool:
@@ -133,6 +161,7 @@ def machine_rule():
 
     def why() -> str:
         return "; ".join(sorted({r for r in refused.values() if r}))
+
     return keep, why
 
 
@@ -145,8 +174,11 @@ def cmd_run(args) -> int:
         print(f"error: {s.name} has no {args.scale} scale", file=sys.stderr)
         return EXIT_BAD_INPUT
     if s.tool == "ctlbench" and args.only:
-        print(f"error: --only selects runs of `sdnperf run` studies; {s.name} runs "
-              "`sdnperf ctlbench run` files (edit a copy from `study show` instead)", file=sys.stderr)
+        print(
+            f"error: --only selects runs of `sdnperf run` studies; {s.name} runs "
+            "`sdnperf ctlbench run` files (edit a copy from `study show` instead)",
+            file=sys.stderr,
+        )
         return EXIT_BAD_INPUT
     started = time.monotonic()
     status = EXIT_OK
@@ -159,13 +191,20 @@ def cmd_run(args) -> int:
     print(f"{s.name} ({args.scale}): {seconds:.0f} s wall time")
     if args.record:
         if status not in (EXIT_OK, EXIT_FAIL) or args.only or args.resume:
-            print("not recorded: --record keeps only a complete run (no --only/--resume, "
-                  "not interrupted)", file=sys.stderr)
+            print(
+                "not recorded: --record keeps only a complete run (no --only/--resume, "
+                "not interrupted)",
+                file=sys.stderr,
+            )
         else:
             try:
-                m = durations.record(s.name, args.scale, seconds,
-                                     f"sdnperf study run {s.name} --scale {args.scale}",
-                                     all_ok=status == EXIT_OK)
+                m = durations.record(
+                    s.name,
+                    args.scale,
+                    seconds,
+                    f"sdnperf study run {s.name} --scale {args.scale}",
+                    all_ok=status == EXIT_OK,
+                )
             except OSError as exc:  # an installed package may be read-only
                 print(f"not recorded: {durations.FILE}: {exc.strerror}", file=sys.stderr)
             else:
@@ -177,17 +216,27 @@ def _run_file(s, path: Path, args) -> int:
     """Run one study file through the same parser as `sdnperf run` / `sdnperf ctlbench run`
     (so every option those commands have gets its default)."""
     from sdnperf import cli
+
     flags = [*(["--resume"] if args.resume else []), *(["--no-report"] if args.no_report else [])]
     if s.tool == "ctlbench":
         import tomllib
+
         name = tomllib.loads(path.read_text())["study"]["name"]
         ns = cli.build_parser().parse_args(
-            ["ctlbench", "run", str(path), "--results", str(Path(args.out) / name), *flags])
+            ["ctlbench", "run", str(path), "--results", str(Path(args.out) / name), *flags]
+        )
         return ns.func(ns)
     keep, why = machine_rule()
     ns = cli.build_parser().parse_args(
-        ["run", str(path), "--out", str(args.out), *flags,
-         *(["--only", args.only] if args.only else [])])
+        [
+            "run",
+            str(path),
+            "--out",
+            str(args.out),
+            *flags,
+            *(["--only", args.only] if args.only else []),
+        ]
+    )
     ns.narrow = lambda plan, selection: narrow(plan, selection, keep, why)
     return ns.func(ns)
 

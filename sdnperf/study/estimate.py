@@ -1,6 +1,7 @@
 """How long a plan will take, for `sdnperf check`: workload durations from the study file
 plus network build times measured by earlier runs (the store keeps `network_ready_s` of
 every run), or documented constants where nothing was measured."""
+
 from __future__ import annotations
 
 import statistics
@@ -43,8 +44,10 @@ class Estimate:
         if self.measured:
             how.append(f"{count_of(self.measured, 'run')} with measured network build times")
         if self.assumed:
-            how.append(f"{count_of(self.assumed, 'run')} assuming {NETWORK_BUILD_S:.0f} s "
-                       "per network build")
+            how.append(
+                f"{count_of(self.assumed, 'run')} assuming {NETWORK_BUILD_S:.0f} s "
+                "per network build"
+            )
         return f"{when} ({'; '.join(how)})"
 
 
@@ -64,8 +67,9 @@ def estimate(plan, measured: dict[tuple[str, str], float] | None = None) -> Esti
     measured = measured or {}
     total, from_store, assumed = 0.0, 0, 0
     for run in plan:
-        build = measured.get((run.topology, run.architecture.name),
-                             measured.get(("", run.architecture.name)))
+        build = measured.get(
+            (run.topology, run.architecture.name), measured.get(("", run.architecture.name))
+        )
         if build is None:
             build, assumed = NETWORK_BUILD_S, assumed + 1
         else:

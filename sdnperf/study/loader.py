@@ -6,6 +6,7 @@ and a file with several mistakes gets all of them at once (the schema's, the top
 generator's; host names in pairs once both are right). Paths in a study file (runtime_dir,
 GraphML files, custom Topo modules) are relative to the file's folder; absolute ones stay.
 """
+
 from __future__ import annotations
 
 import re
@@ -87,17 +88,20 @@ def load_study_text(text: str, source: str, base_dir: Path) -> LoadedStudy:
         line = int(found.group(1)) if found else None
         raise StudyError([Problem(source, line, "", f"not valid TOML: {exc}")]) from None
     config, topologies = validate_raw(raw, text, source, base_dir)
-    study = LoadedStudy(source, text, config, next(iter(topologies.values())), raw, topologies,
-                        base_dir)
+    study = LoadedStudy(
+        source, text, config, next(iter(topologies.values())), raw, topologies, base_dir
+    )
     from sdnperf.study.sweep import check_sweeps  # it builds study variants with this module
+
     problems = check_sweeps(study)
     if problems:
         raise StudyError(problems)
     return study
 
 
-def validate_raw(raw: dict, text: str, source: str,
-                 base_dir: Path) -> tuple[StudyFile, dict[str, TopoSpec]]:
+def validate_raw(
+    raw: dict, text: str, source: str, base_dir: Path
+) -> tuple[StudyFile, dict[str, TopoSpec]]:
     """Validate a study dict and build its topologies (label -> TopoSpec), or StudyError
     with every problem found at once (schema, each topology, hosts), each file:line:field."""
     problems: list[Problem] = []
@@ -112,8 +116,16 @@ def validate_raw(raw: dict, text: str, source: str,
     topologies: dict[str, TopoSpec] = {}
     for i, entry in enumerate(entries if several else [entries]):
         prefix = ("topology", i) if several else ("topology",)
-        topology = _topology(entry, prefix, seed if isinstance(seed, int) else 1, text, source,
-                             base_dir, raw, problems)
+        topology = _topology(
+            entry,
+            prefix,
+            seed if isinstance(seed, int) else 1,
+            text,
+            source,
+            base_dir,
+            raw,
+            problems,
+        )
         if topology is None:
             continue
         topologies[topology.name] = topology
@@ -125,8 +137,16 @@ def validate_raw(raw: dict, text: str, source: str,
     return config, topologies
 
 
-def _topology(entry, prefix: tuple, seed: int, text: str, source: str, base_dir: Path,
-              raw: dict, problems: list[Problem]) -> TopoSpec | None:
+def _topology(
+    entry,
+    prefix: tuple,
+    seed: int,
+    text: str,
+    source: str,
+    base_dir: Path,
+    raw: dict,
+    problems: list[Problem],
+) -> TopoSpec | None:
     """One topology table built by its generator and labelled by its name, or None with its
     problems appended (also when other tables have mistakes: all are reported at once)."""
     try:
@@ -139,11 +159,14 @@ def _topology(entry, prefix: tuple, seed: int, text: str, source: str, base_dir:
         problems += _problems(exc, text, source, prefix, raw)
         return None
     except ValueError as exc:  # unknown kind, unreadable GraphML, bad custom class ...
-        field_path = (*prefix, getattr(exc, "field", None) or
-                      ("kind" if "kind" in str(exc) else ""))
+        field_path = (
+            *prefix,
+            getattr(exc, "field", None) or ("kind" if "kind" in str(exc) else ""),
+        )
         field_path = tuple(p for p in field_path if p != "")
-        problems.append(Problem(source, line_of(text, field_path), format_path(field_path),
-                                str(exc)))
+        problems.append(
+            Problem(source, line_of(text, field_path), format_path(field_path), str(exc))
+        )
         return None
     topology.name = section.name or topology.name
     link = section.link
@@ -177,8 +200,9 @@ def _without_union_tag(loc: tuple, raw: dict) -> tuple:
     return loc
 
 
-def _problems(exc: pydantic.ValidationError, text: str, source: str, prefix: tuple,
-              raw: dict) -> list[Problem]:
+def _problems(
+    exc: pydantic.ValidationError, text: str, source: str, prefix: tuple, raw: dict
+) -> list[Problem]:
     problems = []
     for err in exc.errors():
         loc = _without_union_tag(tuple(prefix) + tuple(err["loc"]), raw)

@@ -4,6 +4,7 @@ tomllib gives values without positions; this scanner walks the text once, tracki
 current [table] / [[array-of-tables]] header, and maps field paths such as
 ("workload", 1, "count") to the line where that key is written (or its table's header).
 """
+
 from __future__ import annotations
 
 import re

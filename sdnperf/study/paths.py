@@ -17,6 +17,7 @@ generator's parameter model plus `link.bw|delay_ms|loss_pct`.
 Nothing here knows the names of particular fields: the models are walked, so a field added
 to an architecture or workload model is sweepable at once.
 """
+
 from __future__ import annotations
 
 import difflib
@@ -46,6 +47,7 @@ class PathError(ValueError):
 @dataclass(frozen=True)
 class Target:
     """Where a path points: a section, which entry (None: every topology) and the fields."""
+
     path: str
     section: str
     entry: str | None
@@ -56,8 +58,12 @@ class Target:
         """Whether a run on this topology × architecture × workload has this parameter."""
         if self.entry is None:
             return True
-        return self.entry == {"topology": topology, "architecture": architecture,
-                              "workload": workload}[self.section]
+        return (
+            self.entry
+            == {"topology": topology, "architecture": architecture, "workload": workload}[
+                self.section
+            ]
+        )
 
     def set(self, raw: dict, value: object) -> None:
         """Write `value` into one run's raw study dict (its `topology` is a single table)."""
@@ -77,6 +83,7 @@ class Target:
 
 # -- the tree of parameters ----------------------------------------------------------------
 
+
 def _model_in(annotation) -> type[BaseModel] | None:
     """The pydantic model a field annotation holds (also inside Optional/Union)."""
     candidates = [annotation, *typing.get_args(annotation)]
@@ -88,8 +95,7 @@ def _model_in(annotation) -> type[BaseModel] | None:
 
 def _optional(annotation) -> bool:
     origin = typing.get_origin(annotation)
-    return (origin in (typing.Union, types.UnionType)
-            and type(None) in typing.get_args(annotation))
+    return origin in (typing.Union, types.UnionType) and type(None) in typing.get_args(annotation)
 
 
 def _tree(model: type[BaseModel], value: object) -> dict[str, object]:
@@ -103,10 +109,14 @@ def _tree(model: type[BaseModel], value: object) -> dict[str, object]:
             out[name] = _tree(type(current), current)
         elif isinstance(current, dict):
             out[name] = {str(k): False for k in current}
-        elif (inner := _model_in(info.annotation)) is not None and not isinstance(current, (list, tuple)):
+        elif (inner := _model_in(info.annotation)) is not None and not isinstance(
+            current, (list, tuple)
+        ):
             out[name] = _tree(inner, None)
         else:
-            out[name] = _optional(info.annotation) or info.default is None and not info.is_required()
+            out[name] = (
+                _optional(info.annotation) or info.default is None and not info.is_required()
+            )
     return out
 
 
@@ -124,10 +134,13 @@ def parameter_trees(config: StudyFile) -> dict[str, dict[str, dict]]:
     """section -> entry name -> parameter tree (topology: also "" for every topology)."""
     topologies = {t.name or "": _topology_tree(t) for t in config.topologies()}
     common = _common(list(topologies.values()))
-    trees = {"topology": {"": common} if isinstance(config.topology, list) else
-             {"": next(iter(topologies.values()))},
-             "architecture": {a.name: _tree(type(a), a) for a in config.architecture},
-             "workload": {w.name: _tree(type(w), w) for w in config.workload}}
+    trees = {
+        "topology": {"": common}
+        if isinstance(config.topology, list)
+        else {"": next(iter(topologies.values()))},
+        "architecture": {a.name: _tree(type(a), a) for a in config.architecture},
+        "workload": {w.name: _tree(type(w), w) for w in config.workload},
+    }
     if isinstance(config.topology, list):
         trees["topology"].update({name: tree for name, tree in topologies.items()})
     return trees
@@ -162,6 +175,7 @@ def valid_paths(config: StudyFile) -> list[str]:
 
 # -- resolving one path --------------------------------------------------------------------
 
+
 def resolve(path: str, config: StudyFile) -> Target:
     """The Target a path names, or PathError naming what is wrong and the paths nearby."""
     parts = path.split(".")
@@ -177,8 +191,10 @@ def resolve(path: str, config: StudyFile) -> Target:
         raise fail(f"{path!r} is not a dotted path like workload.<name>.<field>")
     section = parts[0]
     if section not in SECTIONS:
-        raise fail(f"{path!r} must start with one of: {', '.join(SECTIONS)}"
-                   + (" (study settings are not swept)" if section == "study" else ""))
+        raise fail(
+            f"{path!r} must start with one of: {', '.join(SECTIONS)}"
+            + (" (study settings are not swept)" if section == "study" else "")
+        )
     trees = parameter_trees(config)[section]
     rest = parts[1:]
     entry = None
@@ -187,19 +203,23 @@ def resolve(path: str, config: StudyFile) -> Target:
             entry, rest = rest[0], rest[1:]
         elif isinstance(config.topology, list) and rest and rest[0] not in trees[""]:
             names = [n for n in trees if n]
-            raise fail(f"{path!r}: no topology named {rest[0]!r} and no parameter of that name "
-                       f"that every topology has; topologies: {', '.join(names)}", "topology")
+            raise fail(
+                f"{path!r}: no topology named {rest[0]!r} and no parameter of that name "
+                f"that every topology has; topologies: {', '.join(names)}",
+                "topology",
+            )
     else:
         if not rest or rest[0] not in trees:
             what = rest[0] if rest else ""
-            raise fail(f"{path!r}: no {section} named {what!r}; {section}s: {', '.join(trees)}",
-                       section)
+            raise fail(
+                f"{path!r}: no {section} named {what!r}; {section}s: {', '.join(trees)}", section
+            )
         entry, rest = rest[0], rest[1:]
     tree: object = trees[entry or ""]
     walked = f"{section}.{entry}" if entry else section
     if not rest:
         raise fail(f"{path!r} names a whole {section}, not one of its parameters", walked)
-    for i, name in enumerate(rest):
+    for _i, name in enumerate(rest):
         if not isinstance(tree, dict):
             raise fail(f"{path!r}: {walked} is a single value, it has no {name!r}", walked)
         if name not in tree:

@@ -14,6 +14,7 @@ alphabetical order, only the parameters this run has). Keys name what a run is, 
 it sits in the plan, so they stay the same when values are added to a study file, and
 stores written before sweeps existed resume as they are.
 """
+
 from __future__ import annotations
 
 import random
@@ -53,8 +54,8 @@ def plan_runs(study: LoadedStudy) -> list[RunSpec]:
     def study_for(topology: str, point: Point) -> LoadedStudy:
         if (topology, point) not in variants:
             variants[(topology, point)] = (
-                variant(study, topology, point) if point or len(study.topologies) > 1
-                else study)
+                variant(study, topology, point) if point or len(study.topologies) > 1 else study
+            )
         return variants[(topology, point)]
 
     runs: list[RunSpec] = []
@@ -64,24 +65,41 @@ def plan_runs(study: LoadedStudy) -> list[RunSpec]:
             for wl in cfg.workload:
                 # The points of this topology × workload, over every architecture's sweeps;
                 # each architecture then visits the part of the point it has.
-                for full in points(study_groups, lambda t: t.applies(
-                        topology, t.entry if t.section == "architecture" else "", wl.name)):
+                for full in points(
+                    study_groups,
+                    lambda t, topology=topology, wl=wl: t.applies(
+                        topology, t.entry if t.section == "architecture" else "", wl.name
+                    ),
+                ):
                     for arch in cfg.architecture:
-                        point = tuple((path, value) for path, value in full
-                                      if _target(study_groups, path).applies(
-                                          topology, arch.name, wl.name))
+                        point = tuple(
+                            (path, value)
+                            for path, value in full
+                            if _target(study_groups, path).applies(topology, arch.name, wl.name)
+                        )
                         key = run_key(topology, arch.name, wl.name, point, rep)
                         if key in seen:
                             continue  # a parameter of another architecture: same run
                         seen.add(key)
                         own = study_for(topology, point)
-                        runs.append(RunSpec(key, 0, _named(own.config.architecture, arch.name),
-                                            _named(own.config.workload, wl.name), rep,
-                                            topology, point, own))
+                        runs.append(
+                            RunSpec(
+                                key,
+                                0,
+                                _named(own.config.architecture, arch.name),
+                                _named(own.config.workload, wl.name),
+                                rep,
+                                topology,
+                                point,
+                                own,
+                            )
+                        )
     if cfg.study.order == "random":
         random.Random(cfg.study.seed).shuffle(runs)
-    return [RunSpec(r.key, i, r.architecture, r.workload, r.repetition, r.topology, r.point,
-                    r.study) for i, r in enumerate(runs)]
+    return [
+        RunSpec(r.key, i, r.architecture, r.workload, r.repetition, r.topology, r.point, r.study)
+        for i, r in enumerate(runs)
+    ]
 
 
 def _target(study_groups, path: str):

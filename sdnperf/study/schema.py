@@ -5,6 +5,7 @@ Architectures and workloads bring their own models (arch/config.py, workloads/co
 topology parameters are checked by the chosen generator (topo/registry.py); sweep paths
 are resolved against all of these by study/paths.py.
 """
+
 from __future__ import annotations
 
 from typing import Annotated, Any, Literal, Union
@@ -59,6 +60,7 @@ class TopologySection(BaseModel):
 
 class SweepSection(_Strict):
     """One swept parameter: its path in the study (study/paths.py) and its values."""
+
     param: str = Field(min_length=1)
     values: list[Any] = Field(min_length=1)
     # Sweeps with mode = "zip" advance together (equal lengths); that group and every
@@ -98,22 +100,29 @@ class StudyFile(_Strict):
                 raise ValueError("[[topology]] needs at least one entry")
             names = [t.name for t in self.topology]
             if None in names:
-                raise ValueError("every [[topology]] entry needs a `name` (its label in keys "
-                                 "and plots)")
+                raise ValueError(
+                    "every [[topology]] entry needs a `name` (its label in keys and plots)"
+                )
             if len(set(names)) != len(names):
-                raise ValueError("two [[topology]] entries have the same name; names must be unique")
+                raise ValueError(
+                    "two [[topology]] entries have the same name; names must be unique"
+                )
         for section, items in (("architecture", self.architecture), ("workload", self.workload)):
             seen = set()
             for item in items:
                 if item.name in seen:
-                    raise ValueError(f"two {section} entries are named {item.name!r}; names must be unique")
+                    raise ValueError(
+                        f"two {section} entries are named {item.name!r}; names must be unique"
+                    )
                 seen.add(item.name)
         names = [a.name for a in self.architecture]
         if self.study.baseline is None:
             self.study.baseline = names[0]
         elif self.study.baseline not in names:
-            raise ValueError(f"study.baseline {self.study.baseline!r} is not one of the "
-                             f"architectures: {', '.join(names)}")
+            raise ValueError(
+                f"study.baseline {self.study.baseline!r} is not one of the "
+                f"architectures: {', '.join(names)}"
+            )
         return self
 
     def topologies(self) -> list[TopologySection]:

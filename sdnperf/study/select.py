@@ -8,6 +8,7 @@ Values are compared as text, written as in run keys (`64`, `1.5`, `true`, `10M`)
 A run that does not have a swept parameter (another architecture's, say) does not match a
 term on it. Example: `arch=p4,workload.udp.length=64|1400`.
 """
+
 from __future__ import annotations
 
 import re
@@ -15,9 +16,15 @@ from collections.abc import Iterable
 
 from sdnperf.study.sweep import format_value
 
-NAMES = {"topology": "topology", "topo": "topology", "arch": "architecture",
-         "architecture": "architecture", "workload": "workload", "rep": "repetition",
-         "repetition": "repetition"}
+NAMES = {
+    "topology": "topology",
+    "topo": "topology",
+    "arch": "architecture",
+    "architecture": "architecture",
+    "workload": "workload",
+    "rep": "repetition",
+    "repetition": "repetition",
+}
 _TERM = re.compile(r"^\s*([A-Za-z0-9_.\-]+)\s*=\s*([^=]+?)\s*$")
 
 
@@ -32,8 +39,12 @@ class Selection:
         self.terms = terms
 
     def matches(self, run) -> bool:
-        fields = {"topology": run.topology, "architecture": run.architecture.name,
-                  "workload": run.workload.name, "repetition": str(run.repetition)}
+        fields = {
+            "topology": run.topology,
+            "architecture": run.architecture.name,
+            "workload": run.workload.name,
+            "repetition": str(run.repetition),
+        }
         params = {path: format_value(value) for path, value in run.point}
         for name, allowed in self.terms.items():
             value = fields[name] if name in fields else params.get(name)
@@ -52,8 +63,10 @@ def parse_selection(expr: str, swept: Iterable[str]) -> Selection:
     for raw in expr.split(","):
         m = _TERM.match(raw)
         if not m:
-            raise SelectionError(f"--only: {raw.strip()!r} is not NAME=VALUE (terms are "
-                                 "separated by ',', alternative values by '|')")
+            raise SelectionError(
+                f"--only: {raw.strip()!r} is not NAME=VALUE (terms are "
+                "separated by ',', alternative values by '|')"
+            )
         name, values = m.group(1), m.group(2)
         key = NAMES.get(name, name if name in swept else None)
         if key is None:

@@ -6,6 +6,7 @@ A point is applied to a deep copy of the study's raw TOML dict, which is then va
 again like a study file (the same models, the same topology generators), so a value that
 is wrong at one point is refused with the file:line of the sweep before anything runs.
 """
+
 from __future__ import annotations
 
 import copy
@@ -43,8 +44,10 @@ def format_point(point: Point) -> str:
 
 def sweeps_of(study: LoadedStudy) -> list[Sweep]:
     """The study's sweeps with their resolved targets (paths were checked at load)."""
-    return [Sweep(resolve(s.param, study.config), tuple(s.values), s.mode, s.fit, i)
-            for i, s in enumerate(study.config.sweep)]
+    return [
+        Sweep(resolve(s.param, study.config), tuple(s.values), s.mode, s.fit, i)
+        for i, s in enumerate(study.config.sweep)
+    ]
 
 
 def groups(sweeps: list[Sweep]) -> list[list[Sweep]]:
@@ -93,12 +96,18 @@ def variant(study: LoadedStudy, topology: str, point: Point) -> LoadedStudy:
     by_path = {s.target.path: s for s in sweeps_of(study)}
     assignments = [(by_path[path].target, value) for path, value in point]
     where = by_path[point[0][0]].index if point else None
-    return _validated(study, topology, assignments, where,
-                      f"at {format_point(point)} on topology {topology!r}")
+    return _validated(
+        study, topology, assignments, where, f"at {format_point(point)} on topology {topology!r}"
+    )
 
 
-def _validated(study: LoadedStudy, topology: str, assignments: list[tuple[Target, object]],
-               sweep_index: int | None, describe: str) -> LoadedStudy:
+def _validated(
+    study: LoadedStudy,
+    topology: str,
+    assignments: list[tuple[Target, object]],
+    sweep_index: int | None,
+    describe: str,
+) -> LoadedStudy:
     """Apply the assignments to a copy of the raw study (one topology), validate it again;
     problems are reported at the sweep's `values` line, prefixed with `describe`."""
     raw = copy.deepcopy(study.raw)
@@ -113,14 +122,20 @@ def _validated(study: LoadedStudy, topology: str, assignments: list[tuple[Target
         if sweep_index is None:
             raise
         loc = ("sweep", sweep_index, "values")
-        raise StudyError([
-            Problem(p.file, line_of(study.text, loc), format_path(loc),
-                    f"{describe}: {p.field + ': ' if p.field else ''}{p.message}")
-            for p in exc.problems]) from None
+        raise StudyError(
+            [
+                Problem(
+                    p.file,
+                    line_of(study.text, loc),
+                    format_path(loc),
+                    f"{describe}: {p.field + ': ' if p.field else ''}{p.message}",
+                )
+                for p in exc.problems
+            ]
+        ) from None
     spec = next(iter(topologies.values()))
     spec.name = topology  # the label, whatever the point did to the generated name
-    return LoadedStudy(study.path, study.text, config, spec, raw, {topology: spec},
-                       study.base_dir)
+    return LoadedStudy(study.path, study.text, config, spec, raw, {topology: spec}, study.base_dir)
 
 
 def check_sweeps(study: LoadedStudy) -> list[Problem]:
@@ -140,11 +155,16 @@ def check_sweeps(study: LoadedStudy) -> list[Problem]:
             continue
         if sweep.mode == "zip" and len(sweep.values) != len(zipped[0].values):
             loc = ("sweep", i, "values")
-            problems.append(Problem(
-                source, line_of(text, loc), format_path(loc),
-                f"zipped sweeps advance together and need the same number of values: "
-                f"{zipped[0].param} has {len(zipped[0].values)}, {sweep.param} has "
-                f"{len(sweep.values)}"))
+            problems.append(
+                Problem(
+                    source,
+                    line_of(text, loc),
+                    format_path(loc),
+                    f"zipped sweeps advance together and need the same number of values: "
+                    f"{zipped[0].param} has {len(zipped[0].values)}, {sweep.param} has "
+                    f"{len(sweep.values)}",
+                )
+            )
             continue
         for value in sweep.values:
             for label in study.topologies:
@@ -152,8 +172,9 @@ def check_sweeps(study: LoadedStudy) -> list[Problem]:
                     continue
                 where = f" on topology {label!r}" if len(study.topologies) > 1 else ""
                 try:
-                    _validated(study, label, [(target, value)], i,
-                               f"{target.path} = {value!r}{where}")
+                    _validated(
+                        study, label, [(target, value)], i, f"{target.path} = {value!r}{where}"
+                    )
                 except StudyError as exc:
                     problems.extend(exc.problems[:1])
                     break

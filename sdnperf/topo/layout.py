@@ -11,8 +11,11 @@ from .spec import TopoSpec, natural_key
 
 def positions(spec: TopoSpec) -> dict[str, tuple[float, float]]:
     switches = spec.switches()
-    given = {n: tuple(spec.graph.nodes[n]["pos"]) for n in switches
-             if spec.graph.nodes[n].get("pos") is not None}
+    given = {
+        n: tuple(spec.graph.nodes[n]["pos"])
+        for n in switches
+        if spec.graph.nodes[n].get("pos") is not None
+    }
     if switches and len(given) == len(switches):
         pos = given
     else:
@@ -65,17 +68,16 @@ def _host_positions(spec: TopoSpec, switch_pos: dict) -> dict:
         cx, cy = switch_pos.get(switch, (0.0, 0.0))
         for i, host in enumerate(hosts):
             if len(hosts) == 1:
-                angle = -math.pi / 3    # down and to the side: off grid and chain lines
-            else:                       # spread over 90 degrees below the switch
+                angle = -math.pi / 3  # down and to the side: off grid and chain lines
+            else:  # spread over 90 degrees below the switch
                 angle = -math.pi * 3 / 4 + i * (math.pi / 2) / (len(hosts) - 1)
             result[host] = (cx + radius * math.cos(angle), cy + radius * math.sin(angle))
     return result
 
 
-
 def _closest_switch_distance(switch_pos: dict) -> float:
     """Smallest positive distance between two switches (1.0 with fewer than two)."""
     points = list(switch_pos.values())
-    distances = [math.dist(p, q) for i, p in enumerate(points) for q in points[i + 1:]]
+    distances = [math.dist(p, q) for i, p in enumerate(points) for q in points[i + 1 :]]
     positive = [d for d in distances if d > 0]
     return min(positive) if positive else 1.0

@@ -25,9 +25,11 @@ def link_opts(link: Link, netem: bool = True) -> dict:
     opts = {}
     if link.bw is not None:
         if link.bw > MININET_MAX_BW_MBIT:
-            raise TopologyError(f"link {link.node1}-{link.node2}: bw {link.bw} Mbit/s is above "
-                                f"the {MININET_MAX_BW_MBIT} Mbit/s Mininet can shape; "
-                                f"leave bw unset for an unshaped link")
+            raise TopologyError(
+                f"link {link.node1}-{link.node2}: bw {link.bw} Mbit/s is above "
+                f"the {MININET_MAX_BW_MBIT} Mbit/s Mininet can shape; "
+                f"leave bw unset for an unshaped link"
+            )
         opts["bw"] = link.bw
     if link.delay_ms and netem:
         opts["delay"] = _ms(link.delay_ms)
@@ -56,6 +58,11 @@ def to_mininet_topo(spec: TopoSpec, netem: bool = True):
         topo.addHost(host, **spec.graph.nodes[host].get("opts", {}))
     for link in spec.links():
         extra = spec.graph.edges[link.node1, link.node2].get("opts", {})
-        topo.addLink(link.node1, link.node2, port1=link.port1, port2=link.port2,
-                     **{**extra, **link_opts(link, netem)})
+        topo.addLink(
+            link.node1,
+            link.node2,
+            port1=link.port1,
+            port2=link.port2,
+            **{**extra, **link_opts(link, netem)},
+        )
     return topo

@@ -20,12 +20,14 @@ def generator(kind: str) -> Generator:
     try:
         return TOPOLOGIES[kind]
     except KeyError:
-        raise ValueError(f"unknown topology kind {kind!r}; valid kinds: "
-                         + ", ".join(TOPOLOGIES)) from None
+        raise ValueError(
+            f"unknown topology kind {kind!r}; valid kinds: " + ", ".join(TOPOLOGIES)
+        ) from None
 
 
-def build_topology(kind: str, params: dict[str, Any], seed: int,
-                   base_dir: Path | None = None) -> TopoSpec:
+def build_topology(
+    kind: str, params: dict[str, Any], seed: int, base_dir: Path | None = None
+) -> TopoSpec:
     """Build a topology of `kind` from its study-file parameters (without `kind`/`link`).
 
     Raises ValueError for an unknown kind, pydantic.ValidationError for bad parameters
@@ -39,8 +41,7 @@ def build_topology(kind: str, params: dict[str, Any], seed: int,
     return spec
 
 
-def topology_from_table(table: dict[str, Any], seed: int,
-                        base_dir: Path | None = None) -> TopoSpec:
+def topology_from_table(table: dict[str, Any], seed: int, base_dir: Path | None = None) -> TopoSpec:
     """Build from a whole [topology] table: `kind`, its parameters and optional `link` defaults."""
     params = dict(table)
     kind = params.pop("kind", None)

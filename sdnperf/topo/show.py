@@ -78,23 +78,57 @@ def draw_png(spec: TopoSpec, path: Path | str) -> Path:
     for link in spec.links():
         (x1, y1), (x2, y2) = pos[link.node1], pos[link.node2]
         host_link = spec.is_host(link.node1) or spec.is_host(link.node2)
-        ax.plot([x1, x2], [y1, y2], color="0.7" if host_link else "0.25",
-                linewidth=0.8 if host_link else 1.6, zorder=1)
+        ax.plot(
+            [x1, x2],
+            [y1, y2],
+            color="0.7" if host_link else "0.25",
+            linewidth=0.8 if host_link else 1.6,
+            zorder=1,
+        )
     switches, hosts = spec.switches(), spec.hosts()
     small = len(switches) + len(hosts) <= 80
-    ax.scatter([pos[s][0] for s in switches], [pos[s][1] for s in switches], marker="s",
-               s=260 if small else 90, color="#2b6cb0", edgecolors="black", zorder=2,
-               label=f"switches ({len(switches)})")
-    ax.scatter([pos[h][0] for h in hosts], [pos[h][1] for h in hosts], marker="o",
-               s=70 if small else 25, color="#ed8936", edgecolors="black", zorder=2,
-               label=f"hosts ({len(hosts)})")
+    ax.scatter(
+        [pos[s][0] for s in switches],
+        [pos[s][1] for s in switches],
+        marker="s",
+        s=260 if small else 90,
+        color="#2b6cb0",
+        edgecolors="black",
+        zorder=2,
+        label=f"switches ({len(switches)})",
+    )
+    ax.scatter(
+        [pos[h][0] for h in hosts],
+        [pos[h][1] for h in hosts],
+        marker="o",
+        s=70 if small else 25,
+        color="#ed8936",
+        edgecolors="black",
+        zorder=2,
+        label=f"hosts ({len(hosts)})",
+    )
     for switch in switches:
-        ax.annotate(switch, pos[switch], fontsize=7 if small else 5, ha="center", va="center",
-                    color="white" if small else "black", zorder=3)
+        ax.annotate(
+            switch,
+            pos[switch],
+            fontsize=7 if small else 5,
+            ha="center",
+            va="center",
+            color="white" if small else "black",
+            zorder=3,
+        )
     for host in hosts if small else []:
         # below the dot, so the name stays readable
-        ax.annotate(host, pos[host], xytext=(0, -7), textcoords="offset points", fontsize=6,
-                    ha="center", va="top", zorder=3)
+        ax.annotate(
+            host,
+            pos[host],
+            xytext=(0, -7),
+            textcoords="offset points",
+            fontsize=6,
+            ha="center",
+            va="top",
+            zorder=3,
+        )
     ax.set_title(spec.describe(), fontsize=10)
     ax.set_aspect("equal", adjustable="datalim")
     ax.set_axis_off()
@@ -107,15 +141,23 @@ def draw_png(spec: TopoSpec, path: Path | str) -> Path:
     return out
 
 
-def show(kind_or_spec: str | TopoSpec, params: dict[str, Any] | None = None,
-         png: Path | None = None, seed: int = 1, base_dir: Path | None = None) -> str:
+def show(
+    kind_or_spec: str | TopoSpec,
+    params: dict[str, Any] | None = None,
+    png: Path | None = None,
+    seed: int = 1,
+    base_dir: Path | None = None,
+) -> str:
     """Text for `sdnperf topo show`; also writes a PNG when `png` is given.
 
     `kind_or_spec` is a topology kind (built from `params` with `seed`) or a ready TopoSpec
     (e.g. the one a study file describes, with its link defaults applied).
     """
-    spec = kind_or_spec if isinstance(kind_or_spec, TopoSpec) else build_topology(
-        kind_or_spec, params or {}, seed, base_dir)
+    spec = (
+        kind_or_spec
+        if isinstance(kind_or_spec, TopoSpec)
+        else build_topology(kind_or_spec, params or {}, seed, base_dir)
+    )
     text = render_text(spec)
     if png is not None:
         text += f"\n  drawing: {draw_png(spec, png)}"
@@ -129,8 +171,11 @@ def render_kinds() -> str:
         lines.append(f"{kind}: {gen.summary}")
         for name, field in gen.params_model.model_fields.items():
             key = field.alias or name
-            facts = ["required"] if field.is_required() else [
-                f"default {_toml_value(field.get_default(call_default_factory=True))}"]
+            facts = (
+                ["required"]
+                if field.is_required()
+                else [f"default {_toml_value(field.get_default(call_default_factory=True))}"]
+            )
             facts += _bounds(field)
             about = f": {field.description}" if field.description else ""
             lines.append(f"    {key} ({', '.join(facts)}){about}")

@@ -40,8 +40,9 @@ class TopologyError(ValueError):
 
 def natural_key(name: str) -> tuple:
     """Sort key that orders embedded numbers by value: h2 before h10."""
-    return tuple((0, int(part)) if part.isdigit() else (1, part)
-                 for part in re.split(r"(\d+)", name) if part)
+    return tuple(
+        (0, int(part)) if part.isdigit() else (1, part) for part in re.split(r"(\d+)", name) if part
+    )
 
 
 def fits_scheme(name: str, kind: str) -> bool:
@@ -99,8 +100,11 @@ class TopoSpec:
         for a, b, data in self.graph.edges(data=True):
             a, b = self._orient(a, b)
             ports = data.get("ports") or {}
-            result.append(Link(a, b, data["bw"], data["delay_ms"], data["loss_pct"],
-                               ports.get(a), ports.get(b)))
+            result.append(
+                Link(
+                    a, b, data["bw"], data["delay_ms"], data["loss_pct"], ports.get(a), ports.get(b)
+                )
+            )
         result.sort(key=lambda link: (natural_key(link.node1), natural_key(link.node2)))
         return result
 
@@ -136,9 +140,11 @@ class TopoSpec:
 
     def describe(self) -> str:
         loops = "with loops" if self.has_loops() else "no loops"
-        text = (f"{self.name}: {count_of(len(self.switches()), 'switch')}, "
-                f"{count_of(len(self.hosts()), 'host')}, "
-                f"{count_of(self.graph.number_of_edges(), 'link')}, {loops}")
+        text = (
+            f"{self.name}: {count_of(len(self.switches()), 'switch')}, "
+            f"{count_of(len(self.hosts()), 'host')}, "
+            f"{count_of(self.graph.number_of_edges(), 'link')}, {loops}"
+        )
         if self.graph.number_of_nodes() and not self.is_connected():
             text += f", {nx.number_connected_components(self.graph)} disconnected parts"
         return text
@@ -147,8 +153,9 @@ class TopoSpec:
     def copy(self) -> TopoSpec:
         return TopoSpec(self.name, copy.deepcopy(self.graph), dict(self.name_map), list(self.notes))
 
-    def with_link_defaults(self, bw: float | None = None, delay_ms: float | None = None,
-                           loss_pct: float | None = None) -> TopoSpec:
+    def with_link_defaults(
+        self, bw: float | None = None, delay_ms: float | None = None, loss_pct: float | None = None
+    ) -> TopoSpec:
         """A copy where every link attribute that is unset takes the given default."""
         spec = self.copy()
         defaults = {"bw": bw, "delay_ms": delay_ms, "loss_pct": loss_pct}
@@ -167,12 +174,15 @@ class TopoSpec:
             raise TopologyError(f"{where}: graph must be a simple undirected networkx.Graph")
         for node, kind in self.graph.nodes(data="kind"):
             if kind not in NAME_PATTERNS:
-                raise TopologyError(f"{where}: node {node!r} has kind {kind!r}, "
-                                    f"expected 'host' or 'switch'")
+                raise TopologyError(
+                    f"{where}: node {node!r} has kind {kind!r}, expected 'host' or 'switch'"
+                )
             if not isinstance(node, str) or not fits_scheme(node, kind):
                 prefix = "h" if kind == HOST else "s"
-                raise TopologyError(f"{where}: {kind} {node!r} must be named {prefix}<number> "
-                                    f"(e.g. {prefix}1; Mininet derives ids from the number)")
+                raise TopologyError(
+                    f"{where}: {kind} {node!r} must be named {prefix}<number> "
+                    f"(e.g. {prefix}1; Mininet derives ids from the number)"
+                )
         for a, b, data in self.graph.edges(data=True):
             if a == b:
                 raise TopologyError(f"{where}: link {a}-{b} connects a node to itself")

@@ -2,12 +2,21 @@
 
 Entry point for the runner: `run_workload(cfg, ctx) -> WorkloadOutput`.
 """
+
 from .base import REGISTRY, run_workload
 from .config import IperfTcpConfig, IperfUdpConfig, PingConfig, WorkloadConfig
 from .context import WorkloadContext, WorkloadError, WorkloadOutput
 from .pairs import resolve_pairs
 
 __all__ = [
-    "REGISTRY", "run_workload", "WorkloadConfig", "PingConfig", "IperfTcpConfig",
-    "IperfUdpConfig", "WorkloadContext", "WorkloadError", "WorkloadOutput", "resolve_pairs",
+    "REGISTRY",
+    "run_workload",
+    "WorkloadConfig",
+    "PingConfig",
+    "IperfTcpConfig",
+    "IperfUdpConfig",
+    "WorkloadContext",
+    "WorkloadError",
+    "WorkloadOutput",
+    "resolve_pairs",
 ]

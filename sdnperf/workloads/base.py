@@ -3,6 +3,7 @@
 To add a workload: write its config model in config.py (add it to `WorkloadConfig`), a
 `run_xxx(cfg, ctx) -> WorkloadOutput` function in its own module, and one line here.
 """
+
 from __future__ import annotations
 
 from typing import Callable
@@ -35,7 +36,9 @@ def run_workload(cfg: WorkloadConfig, ctx: WorkloadContext) -> WorkloadOutput:
     try:
         runner = REGISTRY[cfg.kind]
     except KeyError:
-        raise WorkloadError(f"no workload of kind {cfg.kind!r}; known: {', '.join(REGISTRY)}") from None
+        raise WorkloadError(
+            f"no workload of kind {cfg.kind!r}; known: {', '.join(REGISTRY)}"
+        ) from None
     return runner(cfg, ctx)
 
 

@@ -4,20 +4,32 @@ suffixes, `_Workload`), and the basic measurements: ping, iperf-tcp, iperf-udp.
 Every model forbids unknown fields so a typo in a study file is an error naming the field.
 The union of all kinds is `config.WorkloadConfig`.
 """
+
 from __future__ import annotations
 
 import re
 from typing import Annotated, Literal, Union
 
-from pydantic import (BaseModel, BeforeValidator, ConfigDict, Field, ValidationError,
-                      field_validator, model_validator)
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 from pydantic_core import PydanticCustomError
 
 # A workload name ends up in result keys and file names: keep it plain.
 Name = Annotated[
     str,
-    Field(min_length=1, max_length=64, pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]*$",
-          description="letters, digits, '_', '.', '-'"),
+    Field(
+        min_length=1,
+        max_length=64,
+        pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]*$",
+        description="letters, digits, '_', '.', '-'",
+    ),
 ]
 
 # iperf3 size/rate syntax: a number with an optional K/M/G/T suffix ("20M", "1.5G").
@@ -38,7 +50,7 @@ def parse_suffixed(text: str, base: int) -> float:
 def _suffixed_field(value: object, what: str) -> str:
     """Accept 20000000 or "20M"; keep the iperf3 spelling, reject zero and garbage."""
     if isinstance(value, bool) or not isinstance(value, (int, float, str)):
-        raise ValueError(f"{what} must be a number or a string like \"20M\"")
+        raise ValueError(f'{what} must be a number or a string like "20M"')
     text = str(value) if not isinstance(value, float) else repr(value)
     if parse_suffixed(text, 1000) <= 0:
         raise ValueError(f"{what} must be greater than 0, got {value!r}")
@@ -50,6 +62,7 @@ class _Strict(BaseModel):
 
 
 # --- host pairs -------------------------------------------------------------------------
+
 
 class AllToOne(_Strict):
     """Every other host sends to this one (incast)."""
@@ -66,8 +79,9 @@ class Permutation(_Strict):
 HostPair = tuple[str, str]
 
 
-_PAIRS_HELP = ('pairs must be a list like [["h1", "h2"], ...], {all_to_one = "h1"} '
-               'or {permutation = N}')
+_PAIRS_HELP = (
+    'pairs must be a list like [["h1", "h2"], ...], {all_to_one = "h1"} or {permutation = N}'
+)
 
 
 def _pairs_error(reason: str) -> PydanticCustomError:
@@ -96,9 +110,12 @@ def _coerce_pairs(value: object) -> object:
         raise _pairs_error("pairs must not be empty")
     pairs, seen = [], set()
     for i, pair in enumerate(value, 1):
-        if (not isinstance(pair, (list, tuple)) or len(pair) != 2
-                or not all(isinstance(h, str) and h for h in pair)):
-            raise _pairs_error(f"pair {i} must be two host names like [\"h1\", \"h2\"], got {pair!r}")
+        if (
+            not isinstance(pair, (list, tuple))
+            or len(pair) != 2
+            or not all(isinstance(h, str) and h for h in pair)
+        ):
+            raise _pairs_error(f'pair {i} must be two host names like ["h1", "h2"], got {pair!r}')
         src, dst = pair
         if src == dst:
             raise _pairs_error(f"pair {i} [{src!r}, {dst!r}] sends to itself")
@@ -112,8 +129,10 @@ def _coerce_pairs(value: object) -> object:
 Pairs = Annotated[Union[list[HostPair], AllToOne, Permutation], BeforeValidator(_coerce_pairs)]
 
 
-_TIME_LIMIT_HELP = ("seconds after which a hanging iperf3 is killed and the run fails; "
-                    "default duration + 15 s, or 120 s for a fixed-bytes transfer")
+_TIME_LIMIT_HELP = (
+    "seconds after which a hanging iperf3 is killed and the run fails; "
+    "default duration + 15 s, or 120 s for a fixed-bytes transfer"
+)
 
 
 class _Workload(_Strict):
@@ -131,8 +150,9 @@ class PingConfig(_Workload):
     interval: float = Field(0.2, ge=0.002, le=60, description="seconds between packets")
     size: int = Field(56, ge=0, le=65_507, description="ICMP payload bytes")
     cold: bool = Field(True, description="send and record one first packet apart")
-    reply_timeout: float = Field(2.0, gt=0, le=60,
-                                 description="seconds a reply may take before the packet is lost")
+    reply_timeout: float = Field(
+        2.0, gt=0, le=60, description="seconds a reply may take before the packet is lost"
+    )
 
 
 class IperfTcpConfig(_Workload):
@@ -185,4 +205,3 @@ class IperfUdpConfig(_Workload):
     @property
     def rate_bps(self) -> float:
         return parse_suffixed(self.rate, 1000)
-

@@ -7,6 +7,7 @@ stops it after, so each pcap holds exactly the workload's run. Files are named
 when the runner provides a results folder. `pcap_throughput` is pure: it reads a classic
 pcap file (what tcpdump -w writes) and bins the bytes per interval.
 """
+
 from __future__ import annotations
 
 import os
@@ -39,8 +40,10 @@ def _node_and_intf(point: str, ctx: WorkloadContext) -> tuple[object, str]:
         return node, point
     node = ctx.host(point) if point in ctx.host_names else None
     if node is None:
-        raise WorkloadError(f"capture point {point!r}: no host of that name "
-                            f"(an interface is written like 's1-eth2')")
+        raise WorkloadError(
+            f"capture point {point!r}: no host of that name "
+            f"(an interface is written like 's1-eth2')"
+        )
     return node, str(node.defaultIntf())
 
 
@@ -87,8 +90,12 @@ def _await_capturing(procs) -> None:
 
 # --- reading pcap files (pure) ----------------------------------------------------------
 
-_MAGIC = {0xA1B2C3D4: ("<", 1e-6), 0xD4C3B2A1: (">", 1e-6),
-          0xA1B23C4D: ("<", 1e-9), 0x4D3CB2A1: (">", 1e-9)}
+_MAGIC = {
+    0xA1B2C3D4: ("<", 1e-6),
+    0xD4C3B2A1: (">", 1e-6),
+    0xA1B23C4D: ("<", 1e-9),
+    0x4D3CB2A1: (">", 1e-9),
+}
 
 
 def read_pcap(path: str | os.PathLike) -> list[tuple[float, int]]:
@@ -109,8 +116,9 @@ def read_pcap(path: str | os.PathLike) -> list[tuple[float, int]]:
     return packets
 
 
-def throughput_series(packets: list[tuple[float, int]], interval: float = 1.0,
-                      t0: float | None = None) -> list[tuple[float, float]]:
+def throughput_series(
+    packets: list[tuple[float, int]], interval: float = 1.0, t0: float | None = None
+) -> list[tuple[float, float]]:
     """[(end of interval in s since t0, Mbit/s)] with every interval up to the last packet.
 
     Counts whole frames as captured (Ethernet headers included), so it reads a little
@@ -127,8 +135,9 @@ def throughput_series(packets: list[tuple[float, int]], interval: float = 1.0,
         if k >= 0:
             bins[k] = bins.get(k, 0) + size
     last = max(bins) if bins else -1
-    return [(round((k + 1) * interval, 9), bins.get(k, 0) * 8 / interval / 1e6)
-            for k in range(last + 1)]
+    return [
+        (round((k + 1) * interval, 9), bins.get(k, 0) * 8 / interval / 1e6) for k in range(last + 1)
+    ]
 
 
 def pcap_throughput(path: str | os.PathLike, interval: float = 1.0) -> list[tuple[float, float]]:

@@ -1,4 +1,5 @@
 """What a workload gets from the runner (`WorkloadContext`) and what it gives back."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field

@@ -19,6 +19,7 @@ Parameters and simplifications (all G.107 defaults except what the network chang
   G.711 with packet-loss concealment: Ie = 0, Bpl = 25.1; G.729(A): Ie = 11, Bpl = 19.0.
 - A (advantage factor) = 0: a wired call.
 """
+
 from __future__ import annotations
 
 import math
@@ -47,7 +48,7 @@ def delay_impairment(ta_ms: float) -> float:
     if ta_ms <= 100.0:
         return 0.0
     x = math.log2(ta_ms / 100.0)
-    return 25.0 * ((1 + x ** 6) ** (1 / 6) - 3 * (1 + (x / 3) ** 6) ** (1 / 6) + 2)
+    return 25.0 * ((1 + x**6) ** (1 / 6) - 3 * (1 + (x / 3) ** 6) ** (1 / 6) + 2)
 
 
 def effective_equipment_impairment(codec: Codec, loss_pct: float, burst_r: float = 1.0) -> float:
@@ -61,7 +62,12 @@ def mouth_to_ear_ms(codec: Codec, frames_per_packet: int, owd_ms: float, jitter_
 
 
 def r_factor(codec: Codec, ta_ms: float, loss_pct: float, advantage: float = 0.0) -> float:
-    return R_DEFAULT - delay_impairment(ta_ms) - effective_equipment_impairment(codec, loss_pct) + advantage
+    return (
+        R_DEFAULT
+        - delay_impairment(ta_ms)
+        - effective_equipment_impairment(codec, loss_pct)
+        + advantage
+    )
 
 
 def mos_from_r(r: float) -> float:
@@ -72,8 +78,9 @@ def mos_from_r(r: float) -> float:
     return 1 + 0.035 * r + r * (r - 60) * (100 - r) * 7e-6
 
 
-def call_mos(codec_name: str, frames_per_packet: int, owd_ms: float, jitter_ms: float,
-             loss_pct: float) -> tuple[float, float]:
+def call_mos(
+    codec_name: str, frames_per_packet: int, owd_ms: float, jitter_ms: float, loss_pct: float
+) -> tuple[float, float]:
     """(R, MOS) of one call."""
     codec = CODECS[codec_name]
     r = r_factor(codec, mouth_to_ear_ms(codec, frames_per_packet, owd_ms, jitter_ms), loss_pct)

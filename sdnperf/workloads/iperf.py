@@ -6,6 +6,7 @@ with `--json --get-server-output`, so one JSON document per pair holds both the 
 and the receiver's view; numbers are taken from the receiver where iperf3 reports them.
 `parse_iperf3`, `tcp_output` and `udp_output` are pure, so they are tested on recorded runs.
 """
+
 from __future__ import annotations
 
 import json
@@ -101,11 +102,19 @@ def _intervals(raw: list[dict]) -> list[Interval]:
         if out and (out[-1].start, out[-1].end) == (start, end):
             continue  # iperf3 repeats the last interval when a test is cut short
         jitter = s.get("jitter_ms")
-        out.append(Interval(start, end, float(s["bits_per_second"]) / 1e6,
-                            None if jitter is None else float(jitter)))
+        out.append(
+            Interval(
+                start,
+                end,
+                float(s["bits_per_second"]) / 1e6,
+                None if jitter is None else float(jitter),
+            )
+        )
     # The receiver often reports a last sliver of a millisecond or so with the final
     # in-flight bytes; as a rate it is noise. Its bytes stay in the run's totals.
-    if len(out) > 1 and (out[-1].end - out[-1].start) < TAIL_FRACTION * (out[-2].end - out[-2].start):
+    if len(out) > 1 and (out[-1].end - out[-1].start) < TAIL_FRACTION * (
+        out[-2].end - out[-2].start
+    ):
         out.pop()
     return out
 
@@ -120,8 +129,9 @@ def _interval_samples(name: str, flow: str, res: IperfResult, t_offset: float) -
     return samples
 
 
-def tcp_output(name: str, results: dict[str, IperfResult], offsets: dict[str, float],
-               fixed_bytes: bool) -> WorkloadOutput:
+def tcp_output(
+    name: str, results: dict[str, IperfResult], offsets: dict[str, float], fixed_bytes: bool
+) -> WorkloadOutput:
     """Samples (throughput per 1-s interval per pair) and summaries for a TCP run.
 
     - throughput_mbps: the SUM over pairs of each pair's mean receiver throughput
@@ -134,23 +144,30 @@ def tcp_output(name: str, results: dict[str, IperfResult], offsets: dict[str, fl
     count (and so the throughput here) can be a few % below the requested size on fast links.
     `offsets[flow]` is when that pair's client started, in seconds since the workload began.
     """
-    samples = [s for flow, res in results.items()
-               for s in _interval_samples(name, flow, res, offsets.get(flow, 0.0))]
+    samples = [
+        s
+        for flow, res in results.items()
+        for s in _interval_samples(name, flow, res, offsets.get(flow, 0.0))
+    ]
     summaries = [
         Summary(name, "throughput_mbps", sum(r.mbps for r in results.values()), "Mbit/s", "higher"),
         Summary(name, "bytes", float(sum(r.bytes for r in results.values())), "B", "higher"),
     ]
     if fixed_bytes and results:
         times = [r.seconds for r in results.values()]
-        summaries += [Summary(name, "transfer_time_s", sum(times) / len(times), "s"),
-                      Summary(name, "transfer_time_max_s", max(times), "s")]
+        summaries += [
+            Summary(name, "transfer_time_s", sum(times) / len(times), "s"),
+            Summary(name, "transfer_time_max_s", max(times), "s"),
+        ]
     retrans = [r.retransmits for r in results.values() if r.retransmits is not None]
     if retrans:
         summaries.append(Summary(name, "retransmits", float(sum(retrans)), "packets"))
     return WorkloadOutput(samples, summaries)
 
 
-def udp_output(name: str, results: dict[str, IperfResult], offsets: dict[str, float]) -> WorkloadOutput:
+def udp_output(
+    name: str, results: dict[str, IperfResult], offsets: dict[str, float]
+) -> WorkloadOutput:
     """Samples (receiver throughput and jitter per interval per pair) and summaries.
 
     - throughput_mbps: the SUM over pairs of each pair's mean receiver throughput;
@@ -158,10 +175,14 @@ def udp_output(name: str, results: dict[str, IperfResult], offsets: dict[str, fl
     - loss_pct: lost / sent datagrams over all pairs;
     - reordered_pct: out-of-order / sent datagrams over all pairs.
     """
-    samples = [s for flow, res in results.items()
-               for s in _interval_samples(name, flow, res, offsets.get(flow, 0.0))]
-    summaries = [Summary(name, "throughput_mbps", sum(r.mbps for r in results.values()),
-                         "Mbit/s", "higher")]
+    samples = [
+        s
+        for flow, res in results.items()
+        for s in _interval_samples(name, flow, res, offsets.get(flow, 0.0))
+    ]
+    summaries = [
+        Summary(name, "throughput_mbps", sum(r.mbps for r in results.values()), "Mbit/s", "higher")
+    ]
     jitters = [r.jitter_ms for r in results.values() if r.jitter_ms is not None]
     if jitters:
         summaries.append(Summary(name, "jitter_ms", sum(jitters) / len(jitters), "ms"))
@@ -178,10 +199,12 @@ def udp_output(name: str, results: dict[str, IperfResult], offsets: dict[str, fl
 def run_iperf_tcp(cfg: IperfTcpConfig, ctx: WorkloadContext) -> WorkloadOutput:
     mode = ["-n", cfg.bytes] if cfg.bytes else ["-t", f"{cfg.duration:g}"]
     window = ["-w", cfg.window] if cfg.window else []
-    limit = cfg.time_limit or (cfg.duration + DURATION_MARGIN_S if cfg.duration
-                               else BYTES_MODE_LIMIT_S)
-    results, offsets, started = _run_pairs(cfg.name, "iperf-tcp", cfg.pairs, ctx,
-                                           mode + window, limit)
+    limit = cfg.time_limit or (
+        cfg.duration + DURATION_MARGIN_S if cfg.duration else BYTES_MODE_LIMIT_S
+    )
+    results, offsets, started = _run_pairs(
+        cfg.name, "iperf-tcp", cfg.pairs, ctx, mode + window, limit
+    )
     out = tcp_output(cfg.name, results, offsets, fixed_bytes=cfg.bytes is not None)
     out.processes_started = started
     return out
@@ -211,16 +234,23 @@ class _Pair:
     client: Launched | None = None
 
 
-def _run_pairs(name: str, kind: str, pairs_cfg: Pairs, ctx: WorkloadContext,
-               client_args: list[str], limit_s: float
-               ) -> tuple[dict[str, IperfResult], dict[str, float], int]:
+def _run_pairs(
+    name: str,
+    kind: str,
+    pairs_cfg: Pairs,
+    ctx: WorkloadContext,
+    client_args: list[str],
+    limit_s: float,
+) -> tuple[dict[str, IperfResult], dict[str, float], int]:
     """Run one server + one client per pair, all at once; every process is reaped on exit.
 
     Returns the parsed result and the client's start offset (s since the first client
     started) per flow, and how many processes were started.
     """
-    pairs = [_Pair(f"{src}->{dst}", src, dst, ctx.host(dst).IP(), BASE_PORT + i)
-             for i, (src, dst) in enumerate(resolve_pairs(pairs_cfg, ctx.host_names, ctx.seed))]
+    pairs = [
+        _Pair(f"{src}->{dst}", src, dst, ctx.host(dst).IP(), BASE_PORT + i)
+        for i, (src, dst) in enumerate(resolve_pairs(pairs_cfg, ctx.host_names, ctx.seed))
+    ]
     with ProcessGroup(ctx) as group:
         for p in pairs:
             argv = ["iperf3", "-s", "-1", "-J", "-B", p.dst_ip, "-p", str(p.port)]
@@ -230,8 +260,20 @@ def _run_pairs(name: str, kind: str, pairs_cfg: Pairs, ctx: WorkloadContext,
         ctx.log(f"{name}: {kind} on {len(pairs)} pair(s)")
         t0 = time.time()
         for p in pairs:
-            argv = ["iperf3", "-c", p.dst_ip, "-p", str(p.port), "--json", "--get-server-output",
-                    "-i", "1", "--connect-timeout", str(CONNECT_TIMEOUT_MS), *client_args]
+            argv = [
+                "iperf3",
+                "-c",
+                p.dst_ip,
+                "-p",
+                str(p.port),
+                "--json",
+                "--get-server-output",
+                "-i",
+                "1",
+                "--connect-timeout",
+                str(CONNECT_TIMEOUT_MS),
+                *client_args,
+            ]
             p.client = group.start(ctx.host(p.src), argv, f"iperf3 client {p.flow}")
         group.wait([p.client for p in pairs], limit_s)
         # One-shot servers exit after their test; any that do not are stopped by the group.
@@ -271,16 +313,19 @@ def _await_listening(name: str, pairs: list[_Pair]) -> None:
     while waiting:
         for p in list(waiting):
             if p.server.popen.poll() is not None:
-                raise WorkloadError(f"workload '{name}': iperf3 server for {p.flow} on "
-                                    f"{p.dst_ip}:{p.port} exited at start: {_server_error(p.server)}")
+                raise WorkloadError(
+                    f"workload '{name}': iperf3 server for {p.flow} on "
+                    f"{p.dst_ip}:{p.port} exited at start: {_server_error(p.server)}"
+                )
             if listens(p.server.pid, p.port, "iperf3"):
                 waiting.remove(p)
         if not waiting:
             return
         if time.monotonic() > deadline:
-            raise WorkloadError(f"workload '{name}': iperf3 server(s) not listening after "
-                                f"{SERVER_START_TIMEOUT_S:g} s: "
-                                + ", ".join(p.flow for p in waiting))
+            raise WorkloadError(
+                f"workload '{name}': iperf3 server(s) not listening after "
+                f"{SERVER_START_TIMEOUT_S:g} s: " + ", ".join(p.flow for p in waiting)
+            )
         time.sleep(0.01)
 
 

@@ -14,6 +14,7 @@
 Both take times in any unit and answer in that unit. A flow with fewer than two packets
 has no jitter (None) and is left out of the average.
 """
+
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
@@ -52,13 +53,15 @@ def mean_abs_delay_change(delays: Sequence[float]) -> float | None:
 
 def mean_over_flows(per_flow_delays: Mapping[str, Sequence[float]]) -> float | None:
     """The per-flow mean |Δdelay|, averaged over the flows that have one."""
-    values = [v for v in (mean_abs_delay_change(d) for d in per_flow_delays.values())
-              if v is not None]
+    values = [
+        v for v in (mean_abs_delay_change(d) for d in per_flow_delays.values()) if v is not None
+    ]
     return sum(values) / len(values) if values else None
 
 
-def rfc3550_over_flows(per_flow: Mapping[str, tuple[Sequence[float], Sequence[float]]]
-                       ) -> float | None:
+def rfc3550_over_flows(
+    per_flow: Mapping[str, tuple[Sequence[float], Sequence[float]]],
+) -> float | None:
     """RFC 3550 jitter per flow ((send, recv) in arrival order), averaged over flows."""
     values = [v for v in (rfc3550_jitter(s, r) for s, r in per_flow.values()) if v is not None]
     return sum(values) / len(values) if values else None

@@ -9,6 +9,7 @@ missing, *late* when it is complete but its last packet arrives more than
 `playout_delay_ms` after the frame's capture time (a player with that much buffering
 would have skipped it). `parse_receiver` and `stream_output` are pure.
 """
+
 from __future__ import annotations
 
 import statistics
@@ -67,9 +68,18 @@ def parse_receiver(text: str) -> StreamLog:
                 if seq in seen:
                     continue
                 seen.add(seq)
-                log.packets.append(RtpPacket(seq, float(parts[1]), float(parts[2]),
-                                             float(parts[3]), int(parts[4]), int(parts[5]),
-                                             int(parts[6]), int(parts[7])))
+                log.packets.append(
+                    RtpPacket(
+                        seq,
+                        float(parts[1]),
+                        float(parts[2]),
+                        float(parts[3]),
+                        int(parts[4]),
+                        int(parts[5]),
+                        int(parts[6]),
+                        int(parts[7]),
+                    )
+                )
         except ValueError:
             continue
     log.packets.sort(key=lambda p: p.recv)
@@ -91,8 +101,13 @@ class StreamStats:
     series: list[tuple[float, float]]  # (end of 1-s interval since stream start, Mbit/s)
 
 
-def stream_stats(log: StreamLog, playout_delay_ms: float, fallback_sent: int,
-                 fallback_frames: int, interval: float = 1.0) -> StreamStats:
+def stream_stats(
+    log: StreamLog,
+    playout_delay_ms: float,
+    fallback_sent: int,
+    fallback_frames: int,
+    interval: float = 1.0,
+) -> StreamStats:
     """Metrics of one stream. Without the sender's END (lost), the planned packet and frame
     counts (`fallback_*`) stand in for what was sent."""
     sent = log.sent if log.sent is not None else fallback_sent
@@ -118,15 +133,24 @@ def stream_stats(log: StreamLog, playout_delay_ms: float, fallback_sent: int,
     for p in pk:
         k = int((p.recv - start) // interval)
         bins[k] = bins.get(k, 0) + p.size
-    series = [(round((k + 1) * interval, 6), bins.get(k, 0) * 8 / interval / 1e6)
-              for k in range(max(bins) + 1)]
+    series = [
+        (round((k + 1) * interval, 6), bins.get(k, 0) * 8 / interval / 1e6)
+        for k in range(max(bins) + 1)
+    ]
     delays = [p.delay_ms for p in sorted(pk, key=lambda p: p.seq)]
     return StreamStats(
-        sent, received, loss, frames, lost, late,
+        sent,
+        received,
+        loss,
+        frames,
+        lost,
+        late,
         sum(p.size for p in pk) * 8 / duration / 1e6,
         statistics.fmean(delays),
         rfc3550_jitter([p.sent * 1000 for p in pk], [p.recv * 1000 for p in pk]),
-        mean_abs_delay_change(delays), series)
+        mean_abs_delay_change(delays),
+        series,
+    )
 
 
 def _fps(pk: list[RtpPacket]) -> float:
@@ -138,7 +162,9 @@ def _fps(pk: list[RtpPacket]) -> float:
     return (last.frame - first.frame) / (last.frame_time - first.frame_time)
 
 
-def stream_output(name: str, streams: dict[str, StreamStats], offsets: dict[str, float]) -> WorkloadOutput:
+def stream_output(
+    name: str, streams: dict[str, StreamStats], offsets: dict[str, float]
+) -> WorkloadOutput:
     """Samples (throughput per interval per stream; per-stream jitter, loss, frames) and
     summaries: throughput_mbps (sum over streams), owd_ms, jitter_rfc3550_ms,
     jitter_flowmean_ms (means over streams), loss_pct (over all packets),
@@ -147,34 +173,54 @@ def stream_output(name: str, streams: dict[str, StreamStats], offsets: dict[str,
     for flow, st in streams.items():
         off = offsets.get(flow, 0.0)
         for i, (t, mbps) in enumerate(st.series):
-            samples.append(Sample(name, "throughput_mbps", mbps, "Mbit/s", flow, "", round(off + t, 6), i))
-        for metric, value, unit in (("jitter_rfc3550_ms", st.jitter_rfc3550_ms, "ms"),
-                                    ("jitter_flowmean_ms", st.jitter_flowmean_ms, "ms"),
-                                    ("owd_ms", st.owd_ms, "ms"), ("loss_pct", st.loss_pct, "%")):
+            samples.append(
+                Sample(name, "throughput_mbps", mbps, "Mbit/s", flow, "", round(off + t, 6), i)
+            )
+        for metric, value, unit in (
+            ("jitter_rfc3550_ms", st.jitter_rfc3550_ms, "ms"),
+            ("jitter_flowmean_ms", st.jitter_flowmean_ms, "ms"),
+            ("owd_ms", st.owd_ms, "ms"),
+            ("loss_pct", st.loss_pct, "%"),
+        ):
             if value is not None:
                 samples.append(Sample(name, metric, value, unit, flow))
     values = list(streams.values())
-    summaries.append(Summary(name, "throughput_mbps", sum(s.mbps for s in values), "Mbit/s", "higher"))
+    summaries.append(
+        Summary(name, "throughput_mbps", sum(s.mbps for s in values), "Mbit/s", "higher")
+    )
     for metric in ("owd_ms", "jitter_rfc3550_ms", "jitter_flowmean_ms"):
         vals = [getattr(s, metric) for s in values if getattr(s, metric) is not None]
         if vals:
             summaries.append(Summary(name, metric, statistics.fmean(vals), "ms"))
     sent = sum(s.sent for s in values)
     if sent:
-        summaries.append(Summary(name, "loss_pct",
-                                 100.0 * sum(max(0, s.sent - s.received) for s in values) / sent, "%"))
+        summaries.append(
+            Summary(
+                name,
+                "loss_pct",
+                100.0 * sum(max(0, s.sent - s.received) for s in values) / sent,
+                "%",
+            )
+        )
     frames = sum(s.frames for s in values)
     if frames:
-        summaries.append(Summary(name, "frames_lost_pct",
-                                 100.0 * sum(s.frames_lost for s in values) / frames, "%"))
-        summaries.append(Summary(name, "frames_late_pct",
-                                 100.0 * sum(s.frames_late for s in values) / frames, "%"))
+        summaries.append(
+            Summary(
+                name, "frames_lost_pct", 100.0 * sum(s.frames_lost for s in values) / frames, "%"
+            )
+        )
+        summaries.append(
+            Summary(
+                name, "frames_late_pct", 100.0 * sum(s.frames_late for s in values) / frames, "%"
+            )
+        )
     return WorkloadOutput(samples, summaries)
 
 
 def planned_counts(cfg: LiveVideoConfig) -> tuple[int, int]:
     """(packets, frames) the pacer sends: mirrors agents/rtp_pacer.py."""
     import math
+
     head = 12 + 28  # RTP + our fields
     frame_bytes = max(1, int(round(cfg.bitrate_bps / cfg.fps / 8)))
     npkt = max(1, math.ceil(frame_bytes / (cfg.packet_size - head)))
@@ -187,21 +233,36 @@ def run_live_video(cfg: LiveVideoConfig, ctx: WorkloadContext) -> WorkloadOutput
         raise WorkloadError(f"live-video '{cfg.name}': packet_size must exceed 40 B of headers")
     pairs = resolve_pairs(cfg.pairs, ctx.host_names, ctx.seed)
     flows = {f"{s}->{d}": (s, d) for s, d in pairs}
-    with tempfile.TemporaryDirectory(prefix="sdnperf-live-") as tmp, \
-            ProcessGroup(ctx) as group, capturing(cfg, ctx):
+    with (
+        tempfile.TemporaryDirectory(prefix="sdnperf-live-") as tmp,
+        ProcessGroup(ctx) as group,
+        capturing(cfg, ctx),
+    ):
         ready, receivers = {}, {}
-        for i, (flow, (src, dst)) in enumerate(flows.items()):
+        for i, (flow, (_src, dst)) in enumerate(flows.items()):
             ready[flow] = Path(tmp) / f"{i}.ready"
-            argv = agent_argv("rtp_receiver", ctx.host(dst).IP(), BASE_PORT + i,
-                              cfg.duration + RECEIVER_GRACE_S + 1.0, ready[flow])
+            argv = agent_argv(
+                "rtp_receiver",
+                ctx.host(dst).IP(),
+                BASE_PORT + i,
+                cfg.duration + RECEIVER_GRACE_S + 1.0,
+                ready[flow],
+            )
             receivers[flow] = group.start(ctx.host(dst), argv, f"receiver {flow}")
         wait_ready(ready, receivers, "live-video receiver", READY_TIMEOUT_S)
         ctx.log(f"{cfg.name}: {len(flows)} stream(s) of {cfg.bitrate} bit/s for {cfg.duration:g} s")
         t0 = time.time()
         senders, offsets = {}, {}
         for i, (flow, (src, dst)) in enumerate(flows.items()):
-            argv = agent_argv("rtp_pacer", ctx.host(dst).IP(), BASE_PORT + i, cfg.bitrate_bps,
-                              cfg.fps, cfg.packet_size, cfg.duration)
+            argv = agent_argv(
+                "rtp_pacer",
+                ctx.host(dst).IP(),
+                BASE_PORT + i,
+                cfg.bitrate_bps,
+                cfg.fps,
+                cfg.packet_size,
+                cfg.duration,
+            )
             offsets[flow] = round(time.time() - t0, 6)
             senders[flow] = group.start(ctx.host(src), argv, f"pacer {flow}")
         limit = cfg.duration + RECEIVER_GRACE_S + MARGIN_S
@@ -215,8 +276,9 @@ def run_live_video(cfg: LiveVideoConfig, ctx: WorkloadContext) -> WorkloadOutput
             elif rcv.timed_out or rcv.returncode != 0:
                 problems.append(f"{flow}: receiver failed: {rcv.errors()[-300:] or rcv.returncode}")
             else:
-                streams[flow] = stream_stats(parse_receiver(rcv.output()), cfg.playout_delay_ms,
-                                             *planned)
+                streams[flow] = stream_stats(
+                    parse_receiver(rcv.output()), cfg.playout_delay_ms, *planned
+                )
         started = group.started
     if problems:
         raise WorkloadError(f"live-video workload '{cfg.name}': " + "; ".join(problems))

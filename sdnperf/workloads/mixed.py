@@ -11,6 +11,7 @@ the store and report. The mix itself (workload NAME) gets the aggregate load:
 If any member fails, the mixed run fails with every member's error, after all members
 have finished and every process is reaped. `merge_outputs` is pure.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -37,8 +38,14 @@ class MemberContext:
     """The network as one member sees it: same hosts, its own log prefix, and every
     process it starts recorded so an interrupt can stop all members at once."""
 
-    def __init__(self, ctx: WorkloadContext, member: str, pids: set[int], lock: threading.Lock,
-                 stop: threading.Event | None = None):
+    def __init__(
+        self,
+        ctx: WorkloadContext,
+        member: str,
+        pids: set[int],
+        lock: threading.Lock,
+        stop: threading.Event | None = None,
+    ):
         self._ctx, self._member, self._pids, self._lock = ctx, member, pids, lock
         self._stop = stop or threading.Event()
         self.host_names = ctx.host_names
@@ -69,8 +76,9 @@ def merge_outputs(name: str, outputs: dict[str, WorkloadOutput]) -> WorkloadOutp
         label = f"{name}/{member}"
         samples += [dataclasses.replace(s, workload=label) for s in out.samples]
         summaries += [dataclasses.replace(s, workload=label) for s in out.summaries]
-    thr = [s.value for out in outputs.values() for s in out.summaries
-           if s.metric == "throughput_mbps"]
+    thr = [
+        s.value for out in outputs.values() for s in out.summaries if s.metric == "throughput_mbps"
+    ]
     if thr:
         summaries.append(Summary(name, "aggregate_mbps", sum(thr), "Mbit/s", "higher"))
     # per flow and 1-s bin (by interval end time): the mean of that flow's samples there
@@ -85,12 +93,16 @@ def merge_outputs(name: str, outputs: dict[str, WorkloadOutput]) -> WorkloadOutp
         bins[k] += sum(values) / len(values)
     for k in sorted(bins):
         samples.append(Sample(name, "aggregate_mbps", bins[k], "Mbit/s", "", "", float(k + 1), k))
-    return WorkloadOutput(samples, summaries,
-                          sum(out.processes_started for out in outputs.values()))
+    return WorkloadOutput(
+        samples, summaries, sum(out.processes_started for out in outputs.values())
+    )
 
 
-def run_mixed(cfg: MixedConfig, ctx: WorkloadContext,
-              run_workload: Callable[[object, WorkloadContext], WorkloadOutput]) -> WorkloadOutput:
+def run_mixed(
+    cfg: MixedConfig,
+    ctx: WorkloadContext,
+    run_workload: Callable[[object, WorkloadContext], WorkloadOutput],
+) -> WorkloadOutput:
     """`run_workload` is the seam's dispatcher (base.py passes it): members run like any
     workload."""
 
@@ -104,7 +116,9 @@ def run_mixed(cfg: MixedConfig, ctx: WorkloadContext,
 
     def member_main(member) -> None:
         try:
-            outputs[member.name] = run_workload(member, MemberContext(ctx, member.name, pids, lock, stop))
+            outputs[member.name] = run_workload(
+                member, MemberContext(ctx, member.name, pids, lock, stop)
+            )
         except Exception as exc:  # reported with the others below
             errors[member.name] = f"{type(exc).__name__}: {exc}"
         finally:
@@ -114,16 +128,22 @@ def run_mixed(cfg: MixedConfig, ctx: WorkloadContext,
     for member in cfg.members:
         if member.kind == "video":
             from .video_content import prepare
+
             try:
                 prepare(member, ctx.log)
             except (RuntimeError, OSError) as exc:
-                raise WorkloadError(f"mixed workload '{cfg.name}': {member.name}: "
-                                    f"no video content: {exc}") from None
-    ctx.log(f"{cfg.name}: {len(cfg.members)} workloads at once: "
-            + ", ".join(f"{m.name} ({m.kind})" for m in cfg.members))
+                raise WorkloadError(
+                    f"mixed workload '{cfg.name}': {member.name}: no video content: {exc}"
+                ) from None
+    ctx.log(
+        f"{cfg.name}: {len(cfg.members)} workloads at once: "
+        + ", ".join(f"{m.name} ({m.kind})" for m in cfg.members)
+    )
     with capturing(cfg, ctx):
-        threads = [threading.Thread(target=member_main, args=(m,), name=f"mix-{m.name}",
-                                    daemon=True) for m in cfg.members]
+        threads = [
+            threading.Thread(target=member_main, args=(m,), name=f"mix-{m.name}", daemon=True)
+            for m in cfg.members
+        ]
         for t in threads:
             t.start()
         # Events, not Thread.join: a join interrupted by Ctrl-C can return early on the
@@ -142,8 +162,9 @@ def run_mixed(cfg: MixedConfig, ctx: WorkloadContext,
                 event.wait(max(0.0, deadline - time.monotonic()))
             raise
     if errors:
-        raise WorkloadError(f"mixed workload '{cfg.name}': "
-                            + "; ".join(f"{m}: {e}" for m, e in errors.items()))
+        raise WorkloadError(
+            f"mixed workload '{cfg.name}': " + "; ".join(f"{m}: {e}" for m, e in errors.items())
+        )
     ordered = {m.name: outputs[m.name] for m in cfg.members}
     return merge_outputs(cfg.name, ordered)
 

@@ -1,4 +1,5 @@
 """Turn a workload's `pairs` entry into concrete (src, dst) host pairs."""
+
 from __future__ import annotations
 
 import random

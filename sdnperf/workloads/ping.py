@@ -4,6 +4,7 @@ All pairs run at once: first every pair's single cold packet (on the fresh netwo
 pays for ARP, MAC learning and any controller round trip), then every pair's steady series.
 `parse_ping` and `ping_output` are pure, so they are tested on recorded outputs.
 """
+
 from __future__ import annotations
 
 import math
@@ -79,14 +80,30 @@ def parse_ping(text: str) -> PingResult:
     return result
 
 
-def ping_argv(dst_ip: str, count: int, interval: float, size: int, reply_timeout: float) -> list[str]:
+def ping_argv(
+    dst_ip: str, count: int, interval: float, size: int, reply_timeout: float
+) -> list[str]:
     # -n: no DNS; -D: timestamp each line; -O: say when a reply is overdue.
-    return ["ping", "-n", "-D", "-O", "-c", str(count), "-i", f"{interval:g}",
-            "-s", str(size), "-W", f"{reply_timeout:g}", dst_ip]
+    return [
+        "ping",
+        "-n",
+        "-D",
+        "-O",
+        "-c",
+        str(count),
+        "-i",
+        f"{interval:g}",
+        "-s",
+        str(size),
+        "-W",
+        f"{reply_timeout:g}",
+        dst_ip,
+    ]
 
 
-def ping_output(name: str, cold: dict[str, PingResult], steady: dict[str, PingResult],
-                t0: float) -> WorkloadOutput:
+def ping_output(
+    name: str, cold: dict[str, PingResult], steady: dict[str, PingResult], t0: float
+) -> WorkloadOutput:
     """Samples and summaries from parsed results keyed by flow ("h1->h2").
 
     Summaries (pooled over pairs):
@@ -114,8 +131,9 @@ def ping_output(name: str, cold: dict[str, PingResult], steady: dict[str, PingRe
         firsts = [res.replies[0].rtt_ms for res in cold.values() if res.replies]
         if firsts:
             summaries.append(Summary(name, "rtt_first_ms", sum(firsts) / len(firsts), "ms"))
-        summaries.append(Summary(name, "loss_first_pct",
-                                 100.0 * (len(cold) - len(firsts)) / len(cold), "%"))
+        summaries.append(
+            Summary(name, "loss_first_pct", 100.0 * (len(cold) - len(firsts)) / len(cold), "%")
+        )
 
     rtts = [r.rtt_ms for res in steady.values() for r in res.replies]
     if rtts:
@@ -141,7 +159,9 @@ def run_ping(cfg: PingConfig, ctx: WorkloadContext) -> WorkloadOutput:
         if cfg.cold:
             ctx.log(f"{cfg.name}: cold ping on {len(flows)} pair(s)")
             cold = _ping_all(group, ctx, flows, cfg, count=1, what="cold")
-        ctx.log(f"{cfg.name}: steady ping, {cfg.count} x {cfg.interval:g} s on {len(flows)} pair(s)")
+        ctx.log(
+            f"{cfg.name}: steady ping, {cfg.count} x {cfg.interval:g} s on {len(flows)} pair(s)"
+        )
         steady = _ping_all(group, ctx, flows, cfg, count=cfg.count, what="steady")
         out = ping_output(cfg.name, cold, steady, t0)
         out.processes_started = group.started
@@ -151,8 +171,14 @@ def run_ping(cfg: PingConfig, ctx: WorkloadContext) -> WorkloadOutput:
     return out
 
 
-def _ping_all(group: ProcessGroup, ctx: WorkloadContext, flows: dict[str, tuple[str, str]],
-              cfg: PingConfig, count: int, what: str) -> dict[str, PingResult]:
+def _ping_all(
+    group: ProcessGroup,
+    ctx: WorkloadContext,
+    flows: dict[str, tuple[str, str]],
+    cfg: PingConfig,
+    count: int,
+    what: str,
+) -> dict[str, PingResult]:
     procs = {}
     for flow, (src, dst) in flows.items():
         argv = ping_argv(ctx.host(dst).IP(), count, cfg.interval, cfg.size, cfg.reply_timeout)
@@ -163,8 +189,9 @@ def _ping_all(group: ProcessGroup, ctx: WorkloadContext, flows: dict[str, tuple[
     for flow, proc in procs.items():
         res = parse_ping(proc.output())
         if proc.timed_out:
-            problems.append(f"{flow}: ping hung and was killed after "
-                            f"{expected + HANG_MARGIN_S:.0f} s")
+            problems.append(
+                f"{flow}: ping hung and was killed after {expected + HANG_MARGIN_S:.0f} s"
+            )
         elif res.transmitted == 0:
             detail = proc.errors() or f"exit code {proc.returncode}, no packets sent"
             problems.append(f"{flow}: ping failed: {detail}")

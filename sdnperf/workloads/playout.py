@@ -20,6 +20,7 @@ Adaptation rules (named so a study can say which one it used):
   u, in between the highest bitrate <= a linear map of the buffer level onto
   [lowest, highest].
 """
+
 from __future__ import annotations
 
 import math
@@ -92,8 +93,9 @@ def choose_buffer(buffer_s: float, max_buffer_s: float, ladder_bps: list[float])
     return best
 
 
-def session_metrics(downloads: list[tuple[float, float, int, float]], segment_s: float,
-                    startup_segments: int) -> dict:
+def session_metrics(
+    downloads: list[tuple[float, float, int, float]], segment_s: float, startup_segments: int
+) -> dict:
     """Metrics of one session from its downloads [(t_request, t_done, bytes, bitrate_bps)]
     in request order, times in seconds since the player started.
 
@@ -121,8 +123,9 @@ def session_metrics(downloads: list[tuple[float, float, int, float]], segment_s:
     }
 
 
-def throughput_bins(downloads: list[tuple[float, float, int, float]],
-                    interval: float = 1.0) -> list[tuple[float, float]]:
+def throughput_bins(
+    downloads: list[tuple[float, float, int, float]], interval: float = 1.0
+) -> list[tuple[float, float]]:
     """[(end of interval, Mbit/s)]: each segment's bytes spread evenly over its download."""
     bins: dict[int, float] = {}
     for start, done, size, _ in downloads:
@@ -135,5 +138,7 @@ def throughput_bins(downloads: list[tuple[float, float, int, float]],
             k += 1
     if not bins:
         return []
-    return [(round((k + 1) * interval, 6), bins.get(k, 0.0) * 8 / interval / 1e6)
-            for k in range(min(bins), max(bins) + 1)]
+    return [
+        (round((k + 1) * interval, 6), bins.get(k, 0.0) * 8 / interval / 1e6)
+        for k in range(min(bins), max(bins) + 1)
+    ]

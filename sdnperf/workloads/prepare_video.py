@@ -3,6 +3,7 @@ ffmpeg (it would be counted in that run's CPU use):
 
     python -m sdnperf.workloads.prepare_video STUDY.toml ...
 """
+
 from __future__ import annotations
 
 import sys

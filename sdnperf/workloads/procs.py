@@ -5,6 +5,7 @@ reaped when the block exits, whether it finished, raised or was interrupted by C
 Output goes to files, not pipes, so a chatty tool can never block on a full pipe while
 we wait for another one.
 """
+
 from __future__ import annotations
 
 import os

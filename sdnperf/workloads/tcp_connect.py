@@ -7,6 +7,7 @@ delay as the client sees it. All pairs run at once. The first connection of each
 the "cold" one: on a fresh network it pays ARP and, on a reactive architecture, the
 controller's flow setup; the rest are "steady". `parse_probe` and `connect_output` are pure.
 """
+
 from __future__ import annotations
 
 import statistics
@@ -68,8 +69,9 @@ def _percentile(values: list[float], q: float) -> float:
     return s[lo] + (s[hi] - s[lo]) * (pos - lo)
 
 
-def connect_output(name: str, results: dict[str, ProbeResult], t0: float,
-                   expected: int) -> WorkloadOutput:
+def connect_output(
+    name: str, results: dict[str, ProbeResult], t0: float, expected: int
+) -> WorkloadOutput:
     """Samples (one per connection) and summaries.
 
     - connect_first_ms: mean over pairs of the first (cold) connection's handshake time;
@@ -88,7 +90,9 @@ def connect_output(name: str, results: dict[str, ProbeResult], t0: float,
             phase = "cold" if seq == 1 else "steady"
             t = round(a.wall - t0, 6)
             if a.ms is None:
-                samples.append(Sample(name, "connect_failed", 1.0, "connection", flow, phase, t, seq))
+                samples.append(
+                    Sample(name, "connect_failed", 1.0, "connection", flow, phase, t, seq)
+                )
                 continue
             samples.append(Sample(name, "connect_ms", a.ms, "ms", flow, phase, t, seq))
             (firsts if seq == 1 else steady).append(a.ms)
@@ -110,19 +114,33 @@ def connect_output(name: str, results: dict[str, ProbeResult], t0: float,
 def run_tcp_connect(cfg: TcpConnectConfig, ctx: WorkloadContext) -> WorkloadOutput:
     pairs = resolve_pairs(cfg.pairs, ctx.host_names, ctx.seed)
     dsts = sorted({d for _, d in pairs})
-    with tempfile.TemporaryDirectory(prefix="sdnperf-tcpc-") as tmp, \
-            ProcessGroup(ctx) as group, capturing(cfg, ctx):
+    with (
+        tempfile.TemporaryDirectory(prefix="sdnperf-tcpc-") as tmp,
+        ProcessGroup(ctx) as group,
+        capturing(cfg, ctx),
+    ):
         ready = {d: Path(tmp) / f"{d}.ready" for d in dsts}
-        servers = {d: group.start(ctx.host(d), agent_argv("tcp_listener", ctx.host(d).IP(),
-                                                          PORT, ready[d]), f"listener {d}")
-                   for d in dsts}
+        servers = {
+            d: group.start(
+                ctx.host(d),
+                agent_argv("tcp_listener", ctx.host(d).IP(), PORT, ready[d]),
+                f"listener {d}",
+            )
+            for d in dsts
+        }
         wait_ready(ready, servers, "tcp listener", READY_TIMEOUT_S)
         ctx.log(f"{cfg.name}: {cfg.connections} connection(s) on {len(pairs)} pair(s)")
         t0 = time.time()
         probes = {}
         for src, dst in pairs:
-            argv = agent_argv("tcp_connect_probe", ctx.host(dst).IP(), PORT, cfg.connections,
-                              cfg.interval, cfg.timeout)
+            argv = agent_argv(
+                "tcp_connect_probe",
+                ctx.host(dst).IP(),
+                PORT,
+                cfg.connections,
+                cfg.interval,
+                cfg.timeout,
+            )
             probes[f"{src}->{dst}"] = group.start(ctx.host(src), argv, f"probe {src}->{dst}")
         limit = cfg.connections * (cfg.interval + cfg.timeout) + HANG_MARGIN_S
         group.wait(list(probes.values()), limit)

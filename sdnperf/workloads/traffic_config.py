@@ -3,6 +3,7 @@
 They build on basic_config.py (which holds ping/iperf) and are joined with it into the
 `WorkloadConfig` union in config.py. Like every workload model they forbid unknown fields.
 """
+
 from __future__ import annotations
 
 import re
@@ -10,8 +11,14 @@ from typing import Annotated, Literal, Union
 
 from pydantic import Field, field_validator, model_validator
 
-from .basic_config import (IperfTcpConfig, IperfUdpConfig, PingConfig, _suffixed_field,
-                           _Workload, parse_suffixed)
+from .basic_config import (
+    IperfTcpConfig,
+    IperfUdpConfig,
+    PingConfig,
+    _suffixed_field,
+    _Workload,
+    parse_suffixed,
+)
 
 # "h1" (a host: its interface) or "s1-eth2" (one interface of a node)
 _CAPTURE_POINT = re.compile(r"^[A-Za-z][A-Za-z0-9_]*(-[A-Za-z0-9_.]+)?$")
@@ -22,17 +29,20 @@ class _Captured(_Workload):
 
     capture: list[str] = Field(
         default_factory=list,
-        description='hosts or interfaces to capture on, e.g. ["h1", "s1-eth2"]; one pcap each')
-    capture_dir: str = Field("results/captures",
-                             description="folder for the pcap files (created if missing)")
+        description='hosts or interfaces to capture on, e.g. ["h1", "s1-eth2"]; one pcap each',
+    )
+    capture_dir: str = Field(
+        "results/captures", description="folder for the pcap files (created if missing)"
+    )
 
     @field_validator("capture")
     @classmethod
     def _points(cls, value: list[str]) -> list[str]:
         for point in value:
             if not _CAPTURE_POINT.match(point):
-                raise ValueError(f"capture point {point!r} is neither a host ('h1') nor an "
-                                 "interface ('s1-eth2')")
+                raise ValueError(
+                    f"capture point {point!r} is neither a host ('h1') nor an interface ('s1-eth2')"
+                )
         if len(set(value)) != len(value):
             raise ValueError("capture lists a point twice")
         return value
@@ -42,11 +52,13 @@ class TcpConnectConfig(_Captured):
     """TCP handshake delay: many new connections per pair, each timed by a probe."""
 
     kind: Literal["tcp-connect"]
-    connections: int = Field(20, ge=1, le=100_000,
-                             description="connections per pair; the first is the cold one")
+    connections: int = Field(
+        20, ge=1, le=100_000, description="connections per pair; the first is the cold one"
+    )
     interval: float = Field(0.05, ge=0, le=60, description="seconds between connections")
-    timeout: float = Field(3.0, gt=0, le=60,
-                           description="seconds a connect() may take before it counts as failed")
+    timeout: float = Field(
+        3.0, gt=0, le=60, description="seconds a connect() may take before it counts as failed"
+    )
 
 
 Codec = Literal["G.711", "G.729"]
@@ -58,8 +70,10 @@ class VoipConfig(_Captured):
     kind: Literal["voip"]
     codec: Codec = Field("G.711", description="G.711 (64 kbit/s) or G.729 (8 kbit/s)")
     frames_per_packet: Literal[1, 2, 3] = Field(
-        2, description="10-ms codec frames per RTP packet: 2 = 20 ms packets, 50 pkt/s "
-        "(D-ITG offers 1 or 2 for G.711, 2 or 3 for G.729)")
+        2,
+        description="10-ms codec frames per RTP packet: 2 = 20 ms packets, 50 pkt/s "
+        "(D-ITG offers 1 or 2 for G.711, 2 or 3 for G.729)",
+    )
     duration: float = Field(10, gt=0, le=3600, description="seconds per call")
     vad: bool = Field(False, description="voice activity detection (silence suppression)")
 
@@ -67,8 +81,10 @@ class VoipConfig(_Captured):
     def _framing(self) -> "VoipConfig":
         allowed = {"G.711": (1, 2), "G.729": (2, 3)}[self.codec]
         if self.frames_per_packet not in allowed:
-            raise ValueError(f"frames_per_packet for {self.codec} must be "
-                             f"{' or '.join(map(str, allowed))} (what D-ITG emulates)")
+            raise ValueError(
+                f"frames_per_packet for {self.codec} must be "
+                f"{' or '.join(map(str, allowed))} (what D-ITG emulates)"
+            )
         return self
 
 
@@ -81,8 +97,11 @@ class LiveVideoConfig(_Captured):
     packet_size: int = Field(1200, ge=64, le=8972, description="UDP payload bytes per packet")
     duration: float = Field(10, gt=0, le=3600, description="seconds")
     playout_delay_ms: float = Field(
-        150, gt=0, le=10_000,
-        description="a frame whose last packet arrives later than this after it was sent is late")
+        150,
+        gt=0,
+        le=10_000,
+        description="a frame whose last packet arrives later than this after it was sent is late",
+    )
 
     @field_validator("bitrate", mode="before")
     @classmethod
@@ -101,19 +120,25 @@ class VideoConfig(_Captured):
     duration: float = Field(20, gt=0, le=3600, description="seconds of video to play")
     segment_s: float = Field(2.0, gt=0, le=30, description="segment duration, seconds")
     ladder: list[str] = Field(
-        default_factory=lambda: ["240p:400K", "360p:800K", "480p:1.2M", "720p:2.5M",
-                                 "1080p:5M"],
-        description='renditions "HEIGHTp:BITRATE", lowest first')
+        default_factory=lambda: ["240p:400K", "360p:800K", "480p:1.2M", "720p:2.5M", "1080p:5M"],
+        description='renditions "HEIGHTp:BITRATE", lowest first',
+    )
     adaptation: Literal["throughput", "buffer"] = Field(
-        "throughput", description="throughput (harmonic mean of the last 3 segments, 0.8 "
-        "safety) or buffer (BBA-0 style map from buffer level to bitrate)")
-    startup_segments: int = Field(1, ge=1, le=10,
-                                  description="segments buffered before playback starts")
-    max_buffer_s: float = Field(12, gt=0, le=600,
-                                description="the player stops fetching when this much is buffered")
+        "throughput",
+        description="throughput (harmonic mean of the last 3 segments, 0.8 "
+        "safety) or buffer (BBA-0 style map from buffer level to bitrate)",
+    )
+    startup_segments: int = Field(
+        1, ge=1, le=10, description="segments buffered before playback starts"
+    )
+    max_buffer_s: float = Field(
+        12, gt=0, le=600, description="the player stops fetching when this much is buffered"
+    )
     content: Literal["ffmpeg", "synthetic"] = Field(
-        "ffmpeg", description="ffmpeg: encode a test source once and cache it; synthetic: "
-        "segment sizes from a documented model (no encoder needed)")
+        "ffmpeg",
+        description="ffmpeg: encode a test source once and cache it; synthetic: "
+        "segment sizes from a documented model (no encoder needed)",
+    )
 
     @field_validator("ladder")
     @classmethod
@@ -124,7 +149,7 @@ class VideoConfig(_Captured):
         for item in value:
             m = re.match(r"^(\d{3,4})p:(.+)$", item)
             if not m:
-                raise ValueError(f"rendition {item!r} is not like \"720p:2.5M\"")
+                raise ValueError(f'rendition {item!r} is not like "720p:2.5M"')
             rate = parse_suffixed(m[2], 1000)
             if rate <= last:
                 raise ValueError("ladder bitrates must increase from first to last")
@@ -142,8 +167,15 @@ class VideoConfig(_Captured):
 
 
 MemberConfig = Annotated[
-    Union[PingConfig, IperfTcpConfig, IperfUdpConfig, TcpConnectConfig, VoipConfig,
-          LiveVideoConfig, VideoConfig],
+    Union[
+        PingConfig,
+        IperfTcpConfig,
+        IperfUdpConfig,
+        TcpConnectConfig,
+        VoipConfig,
+        LiveVideoConfig,
+        VideoConfig,
+    ],
     Field(discriminator="kind"),
 ]
 
@@ -165,8 +197,13 @@ class MixedConfig(_Captured):
             for m in data["members"]:
                 pairs = m.get("pairs") if isinstance(m, dict) else None
                 if isinstance(pairs, list):
-                    gathered += [tuple(p) for p in pairs if isinstance(p, (list, tuple))
-                                 and len(p) == 2 and all(isinstance(h, str) for h in p)]
+                    gathered += [
+                        tuple(p)
+                        for p in pairs
+                        if isinstance(p, (list, tuple))
+                        and len(p) == 2
+                        and all(isinstance(h, str) for h in p)
+                    ]
             gathered = list(dict.fromkeys(gathered))
             given = data.get("pairs")
             # a dumped config (stored params) carries the gathered list back: accept that
@@ -185,6 +222,8 @@ class MixedConfig(_Captured):
         # Members of one kind would share server ports on a common destination.
         same = sorted({k for k in kinds if kinds.count(k) > 1})
         if same:
-            raise ValueError(f"one member per kind (give one member more pairs instead); "
-                             f"repeated: {', '.join(same)}")
+            raise ValueError(
+                f"one member per kind (give one member more pairs instead); "
+                f"repeated: {', '.join(same)}"
+            )
         return self

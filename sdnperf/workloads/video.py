@@ -8,6 +8,7 @@ runs a player (agents/has_client.py) with a playout buffer and a named adaptatio
 turn that into start-up delay, stalls, bitrate and switches, segment download times and
 throughput over time, with the same player model the client used.
 """
+
 from __future__ import annotations
 
 import statistics
@@ -56,8 +57,13 @@ def parse_client(text: str) -> ClientLog:
     return log
 
 
-def video_output(name: str, sessions: dict[str, ClientLog], segment_s: float,
-                 startup_segments: int, offsets: dict[str, float]) -> WorkloadOutput:
+def video_output(
+    name: str,
+    sessions: dict[str, ClientLog],
+    segment_s: float,
+    startup_segments: int,
+    offsets: dict[str, float],
+) -> WorkloadOutput:
     """Samples (per segment: bitrate, download time, buffer; stalls; throughput per 1 s)
     and summaries over sessions: startup_delay_s, bitrate_mbps, segment_time_s (means),
     segment_time_max_s (max), stalls, stall_time_s, bitrate_switches (sums),
@@ -69,27 +75,35 @@ def video_output(name: str, sessions: dict[str, ClientLog], segment_s: float,
         m = playout.session_metrics(log.downloads, segment_s, startup_segments)
         per.append(m)
         player = playout.Player(segment_s, startup_segments)
-        for i, (t_req, t_done, size, rate) in enumerate(log.downloads):
+        for i, (t_req, t_done, _size, rate) in enumerate(log.downloads):
             player.on_segment(t_done)
             t = round(off + t_done, 6)
-            samples += [Sample(name, "bitrate_mbps", rate / 1e6, "Mbit/s", flow, "", t, i),
-                        Sample(name, "segment_time_s", t_done - t_req, "s", flow, "", t, i),
-                        Sample(name, "buffer_s", player.buffer_level(t_done), "s", flow, "", t, i)]
+            samples += [
+                Sample(name, "bitrate_mbps", rate / 1e6, "Mbit/s", flow, "", t, i),
+                Sample(name, "segment_time_s", t_done - t_req, "s", flow, "", t, i),
+                Sample(name, "buffer_s", player.buffer_level(t_done), "s", flow, "", t, i),
+            ]
         for k, (start, dur) in enumerate(m["stall_list"]):
             samples.append(Sample(name, "stall_s", dur, "s", flow, "", round(off + start, 6), k))
         for k, (t, mbps) in enumerate(playout.throughput_bins(log.downloads)):
-            samples.append(Sample(name, "throughput_mbps", mbps, "Mbit/s", flow, "", round(off + t, 6), k))
+            samples.append(
+                Sample(name, "throughput_mbps", mbps, "Mbit/s", flow, "", round(off + t, 6), k)
+            )
     summaries: list[Summary] = []
 
     def values(key):
         return [m[key] for m in per if m[key] is not None]
 
     for key, unit, better, how in (
-            ("startup_delay_s", "s", "lower", "mean"), ("bitrate_mbps", "Mbit/s", "higher", "mean"),
-            ("segment_time_s", "s", "lower", "mean"), ("segment_time_max_s", "s", "lower", "max"),
-            ("stalls", "count", "lower", "sum"), ("stall_time_s", "s", "lower", "sum"),
-            ("bitrate_switches", "count", "lower", "sum"),
-            ("throughput_mbps", "Mbit/s", "higher", "sum")):
+        ("startup_delay_s", "s", "lower", "mean"),
+        ("bitrate_mbps", "Mbit/s", "higher", "mean"),
+        ("segment_time_s", "s", "lower", "mean"),
+        ("segment_time_max_s", "s", "lower", "max"),
+        ("stalls", "count", "lower", "sum"),
+        ("stall_time_s", "s", "lower", "sum"),
+        ("bitrate_switches", "count", "lower", "sum"),
+        ("throughput_mbps", "Mbit/s", "higher", "sum"),
+    ):
         vals = values(key)
         if vals:
             agg = {"mean": statistics.fmean, "max": max, "sum": sum}[how](vals)
@@ -106,20 +120,37 @@ def run_video(cfg: VideoConfig, ctx: WorkloadContext) -> WorkloadOutput:
         raise WorkloadError(f"video workload '{cfg.name}': no content: {exc}") from None
     n = segment_count(cfg.segment_s, cfg.duration)
     servers_at = sorted({s for s, _ in pairs})
-    with tempfile.TemporaryDirectory(prefix="sdnperf-video-") as tmp, \
-            ProcessGroup(ctx) as group, capturing(cfg, ctx):
+    with (
+        tempfile.TemporaryDirectory(prefix="sdnperf-video-") as tmp,
+        ProcessGroup(ctx) as group,
+        capturing(cfg, ctx),
+    ):
         ready = {h: Path(tmp) / f"{h}.ready" for h in servers_at}
-        servers = {h: group.start(ctx.host(h), agent_argv("http_server", ctx.host(h).IP(), PORT,
-                                                          content, ready[h]), f"http server {h}")
-                   for h in servers_at}
+        servers = {
+            h: group.start(
+                ctx.host(h),
+                agent_argv("http_server", ctx.host(h).IP(), PORT, content, ready[h]),
+                f"http server {h}",
+            )
+            for h in servers_at
+        }
         wait_ready(ready, servers, "video server", READY_TIMEOUT_S)
-        ctx.log(f"{cfg.name}: {len(flows)} player(s), {n} x {cfg.segment_s:g}-s segments, "
-                f"{cfg.adaptation} adaptation")
+        ctx.log(
+            f"{cfg.name}: {len(flows)} player(s), {n} x {cfg.segment_s:g}-s segments, "
+            f"{cfg.adaptation} adaptation"
+        )
         t0 = time.time()
         clients, offsets = {}, {}
         for flow, (src, dst) in flows.items():
-            argv = agent_argv("has_client", ctx.host(src).IP(), PORT, n, cfg.adaptation,
-                              cfg.startup_segments, cfg.max_buffer_s)
+            argv = agent_argv(
+                "has_client",
+                ctx.host(src).IP(),
+                PORT,
+                n,
+                cfg.adaptation,
+                cfg.startup_segments,
+                cfg.max_buffer_s,
+            )
             offsets[flow] = round(time.time() - t0, 6)
             clients[flow] = group.start(ctx.host(dst), argv, f"player {flow}")
         limit = cfg.duration + MARGIN_S
@@ -128,8 +159,10 @@ def run_video(cfg: VideoConfig, ctx: WorkloadContext) -> WorkloadOutput:
         for flow, proc in clients.items():
             log = parse_client(proc.output())
             if proc.timed_out:
-                problems.append(f"{flow}: player did not finish in {limit:g} s "
-                                f"({len(log.downloads)} of {n} segments)")
+                problems.append(
+                    f"{flow}: player did not finish in {limit:g} s "
+                    f"({len(log.downloads)} of {n} segments)"
+                )
             elif not log.finished:
                 problems.append(f"{flow}: player failed: {proc.errors()[-300:] or proc.returncode}")
             else:

@@ -12,6 +12,7 @@ Two ways to make it, both cached under `$SDNPERF_CACHE` (default ~/.cache/sdnper
   segment i (as real scenes are), mean 1. Files are sparse, filled with zeros.
 Either way `manifest.json` lists every segment's URI and size; the player reads it.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -38,8 +39,9 @@ def width_for(height: int) -> int:
     return int(round(height * 16 / 9 / 2)) * 2  # 16:9, even
 
 
-def content_dir(renditions: list[tuple[int, float]], segment_s: float, duration_s: float,
-                kind: str) -> Path:
+def content_dir(
+    renditions: list[tuple[int, float]], segment_s: float, duration_s: float, kind: str
+) -> Path:
     key = json.dumps([VERSION, kind, renditions, segment_s, duration_s]).encode()
     return cache_root() / f"{kind}-{hashlib.sha256(key).hexdigest()[:12]}"
 
@@ -48,18 +50,23 @@ def segment_count(segment_s: float, duration_s: float) -> int:
     return max(1, math.ceil(duration_s / segment_s - 1e-9))
 
 
-def synthetic_sizes(renditions: list[tuple[int, float]], segment_s: float, n: int,
-                    seed: int = SYNTHETIC_SEED) -> list[list[int]]:
+def synthetic_sizes(
+    renditions: list[tuple[int, float]], segment_s: float, n: int, seed: int = SYNTHETIC_SEED
+) -> list[list[int]]:
     """sizes[r][i] in bytes, per the model in the module docstring."""
     rng = random.Random(seed)
     sigma = COMPLEXITY_SIGMA
     complexity = [math.exp(sigma * rng.gauss(0, 1) - sigma * sigma / 2) for _ in range(n)]
-    return [[max(188, int(rate * segment_s / 8 * c)) for c in complexity]
-            for _, rate in renditions]
+    return [[max(188, int(rate * segment_s / 8 * c)) for c in complexity] for _, rate in renditions]
 
 
-def ensure_content(renditions: list[tuple[int, float]], segment_s: float, duration_s: float,
-                   kind: str, log=lambda msg: None) -> Path:
+def ensure_content(
+    renditions: list[tuple[int, float]],
+    segment_s: float,
+    duration_s: float,
+    kind: str,
+    log=lambda msg: None,
+) -> Path:
     """The folder holding manifest.json and the segments; generated on first use."""
     folder = content_dir(renditions, segment_s, duration_s, kind)
     if (folder / "manifest.json").exists():
@@ -75,12 +82,18 @@ def ensure_content(renditions: list[tuple[int, float]], segment_s: float, durati
         else:
             sizes = _synthesize(tmp, renditions, segment_s, n)
         manifest = {
-            "segment_s": segment_s, "content": kind,
+            "segment_s": segment_s,
+            "content": kind,
             "renditions": [
-                {"height": h, "bitrate": rate,
-                 "segments": [{"uri": f"{h}p/seg{i:05d}.ts", "bytes": b}
-                              for i, b in enumerate(sizes[r])]}
-                for r, (h, rate) in enumerate(renditions)],
+                {
+                    "height": h,
+                    "bitrate": rate,
+                    "segments": [
+                        {"uri": f"{h}p/seg{i:05d}.ts", "bytes": b} for i, b in enumerate(sizes[r])
+                    ],
+                }
+                for r, (h, rate) in enumerate(renditions)
+            ],
         }
         (tmp / "manifest.json").write_text(json.dumps(manifest, indent=1))
         (tmp / "master.m3u8").write_text(_master(renditions))
@@ -97,8 +110,10 @@ def ensure_content(renditions: list[tuple[int, float]], segment_s: float, durati
 def _master(renditions: list[tuple[int, float]]) -> str:
     lines = ["#EXTM3U"]
     for h, rate in renditions:
-        lines += [f"#EXT-X-STREAM-INF:BANDWIDTH={int(rate)},RESOLUTION={width_for(h)}x{h}",
-                  f"{h}p/index.m3u8"]
+        lines += [
+            f"#EXT-X-STREAM-INF:BANDWIDTH={int(rate)},RESOLUTION={width_for(h)}x{h}",
+            f"{h}p/index.m3u8",
+        ]
     return "\n".join(lines) + "\n"
 
 
@@ -115,25 +130,62 @@ def _synthesize(folder: Path, renditions, segment_s: float, n: int) -> list[list
 
 def _encode(folder: Path, renditions, segment_s: float, n: int) -> list[list[int]]:
     if not shutil.which("ffmpeg"):
-        raise RuntimeError("video content = \"ffmpeg\" needs ffmpeg (Debian package ffmpeg; "
-                           "scripts/install.sh installs it), or use content = \"synthetic\"")
+        raise RuntimeError(
+            'video content = "ffmpeg" needs ffmpeg (Debian package ffmpeg; '
+            'scripts/install.sh installs it), or use content = "synthetic"'
+        )
     gop = max(1, int(round(segment_s * FPS)))
     sizes = []
     for h, rate in renditions:
         d = folder / f"{h}p"
         d.mkdir()
-        argv = ["ffmpeg", "-hide_banner", "-loglevel", "error", "-nostdin", "-y",
-                "-f", "lavfi", "-i", f"testsrc2=s={width_for(h)}x{h}:r={FPS}:d={n * segment_s:g}",
-                "-c:v", "libx264", "-preset", "ultrafast", "-pix_fmt", "yuv420p",
-                "-b:v", f"{int(rate)}", "-maxrate", f"{int(rate * 1.5)}",
-                "-bufsize", f"{int(rate * 2)}",
-                "-g", str(gop), "-keyint_min", str(gop), "-sc_threshold", "0", "-an",
-                "-f", "hls", "-hls_time", f"{segment_s:g}", "-hls_playlist_type", "vod",
-                "-hls_segment_filename", str(d / "seg%05d.ts"), str(d / "index.m3u8")]
-        proc = subprocess.run(argv, stdin=subprocess.DEVNULL, capture_output=True,
-                              timeout=ENCODE_TIMEOUT_S)
+        argv = [
+            "ffmpeg",
+            "-hide_banner",
+            "-loglevel",
+            "error",
+            "-nostdin",
+            "-y",
+            "-f",
+            "lavfi",
+            "-i",
+            f"testsrc2=s={width_for(h)}x{h}:r={FPS}:d={n * segment_s:g}",
+            "-c:v",
+            "libx264",
+            "-preset",
+            "ultrafast",
+            "-pix_fmt",
+            "yuv420p",
+            "-b:v",
+            f"{int(rate)}",
+            "-maxrate",
+            f"{int(rate * 1.5)}",
+            "-bufsize",
+            f"{int(rate * 2)}",
+            "-g",
+            str(gop),
+            "-keyint_min",
+            str(gop),
+            "-sc_threshold",
+            "0",
+            "-an",
+            "-f",
+            "hls",
+            "-hls_time",
+            f"{segment_s:g}",
+            "-hls_playlist_type",
+            "vod",
+            "-hls_segment_filename",
+            str(d / "seg%05d.ts"),
+            str(d / "index.m3u8"),
+        ]
+        proc = subprocess.run(
+            argv, stdin=subprocess.DEVNULL, capture_output=True, timeout=ENCODE_TIMEOUT_S
+        )
         if proc.returncode != 0:
-            raise RuntimeError(f"ffmpeg failed for {h}p: {proc.stderr.decode(errors='replace')[-400:]}")
+            raise RuntimeError(
+                f"ffmpeg failed for {h}p: {proc.stderr.decode(errors='replace')[-400:]}"
+            )
         segs = sorted(d.glob("seg*.ts"))
         if not segs:
             raise RuntimeError(f"ffmpeg wrote no segments for {h}p")
@@ -145,4 +197,3 @@ def _encode(folder: Path, renditions, segment_s: float, n: int) -> list[list[int
 def prepare(cfg, log=lambda msg: None) -> Path:
     """Content for a VideoConfig (generated now if not cached)."""
     return ensure_content(cfg.renditions, cfg.segment_s, cfg.duration, cfg.content, log)
-

@@ -14,6 +14,7 @@ logs, never by file name. Per call:
   numbers every packet it tries, so packets the sender's own stack dropped count too);
 - R and MOS from the ITU-T G.107 E-model (sdnperf.workloads.emodel documents it).
 """
+
 from __future__ import annotations
 
 import re
@@ -44,7 +45,8 @@ DAY = 86400.0
 _LINE = re.compile(
     r"Flow>\s*(?P<flow>\d+)\s+Seq>\s*(?P<seq>\d+)\s+Src>\s*(?P<src>\S+)\s+Dest>\s*(?P<dst>\S+)"
     r"\s+txTime>(?P<th>\d+):(?P<tm>\d+):(?P<ts>[\d.]+)"
-    r"\s+rxTime>(?P<rh>\d+):(?P<rm>\d+):(?P<rs>[\d.]+)\s+Size>\s*(?P<size>\d+)")
+    r"\s+rxTime>(?P<rh>\d+):(?P<rm>\d+):(?P<rs>[\d.]+)\s+Size>\s*(?P<size>\d+)"
+)
 
 
 @dataclass
@@ -130,12 +132,14 @@ def call_stats(recv: ItgLog, sent_max_seq: int, codec: str, frames_per_packet: i
     jit = rfc3550_jitter([p.tx * 1000 for p in arrival], [p.rx * 1000 for p in arrival]) or 0.0
     owd = statistics.fmean(delays)
     r, mos = emodel.call_mos(codec, frames_per_packet, owd, jit, loss)
-    return CallStats(received, expected, loss, owd, max(delays), jit,
-                     mean_abs_delay_change(delays), r, mos)
+    return CallStats(
+        received, expected, loss, owd, max(delays), jit, mean_abs_delay_change(delays), r, mos
+    )
 
 
-def voip_output(name: str, calls: dict[str, tuple[ItgLog, CallStats]],
-                offsets: dict[str, float]) -> WorkloadOutput:
+def voip_output(
+    name: str, calls: dict[str, tuple[ItgLog, CallStats]], offsets: dict[str, float]
+) -> WorkloadOutput:
     """Samples (one-way delay per packet; jitter, loss and MOS per call) and summaries.
 
     Summaries, over calls: owd_ms (mean of the calls' mean delay), owd_max_ms (largest
@@ -149,11 +153,24 @@ def voip_output(name: str, calls: dict[str, tuple[ItgLog, CallStats]],
             first_tx = min(p.tx for p in log.packets)
             off = offsets.get(flow, 0.0)
             for p in sorted(log.packets, key=lambda p: p.seq):
-                samples.append(Sample(name, "owd_ms", p.delay_ms, "ms", flow, "",
-                                      round(off + p.tx - first_tx, 6), p.seq))
-        for metric, value, unit in (("jitter_rfc3550_ms", st.jitter_rfc3550_ms, "ms"),
-                                    ("jitter_flowmean_ms", st.jitter_flowmean_ms, "ms"),
-                                    ("loss_pct", st.loss_pct, "%"), ("mos", st.mos, "MOS")):
+                samples.append(
+                    Sample(
+                        name,
+                        "owd_ms",
+                        p.delay_ms,
+                        "ms",
+                        flow,
+                        "",
+                        round(off + p.tx - first_tx, 6),
+                        p.seq,
+                    )
+                )
+        for metric, value, unit in (
+            ("jitter_rfc3550_ms", st.jitter_rfc3550_ms, "ms"),
+            ("jitter_flowmean_ms", st.jitter_flowmean_ms, "ms"),
+            ("loss_pct", st.loss_pct, "%"),
+            ("mos", st.mos, "MOS"),
+        ):
             if value is not None:
                 samples.append(Sample(name, metric, value, unit, flow))
     stats = [st for _, st in calls.values()]
@@ -164,11 +181,12 @@ def voip_output(name: str, calls: dict[str, tuple[ItgLog, CallStats]],
         return statistics.fmean(vals) if vals else None
 
     for metric, value, unit, better in (
-            ("owd_ms", mean_of("owd_ms"), "ms", "lower"),
-            ("jitter_rfc3550_ms", mean_of("jitter_rfc3550_ms"), "ms", "lower"),
-            ("jitter_flowmean_ms", mean_of("jitter_flowmean_ms"), "ms", "lower"),
-            ("mos", mean_of("mos"), "MOS", "higher"),
-            ("r_factor", mean_of("r"), "R", "higher")):
+        ("owd_ms", mean_of("owd_ms"), "ms", "lower"),
+        ("jitter_rfc3550_ms", mean_of("jitter_rfc3550_ms"), "ms", "lower"),
+        ("jitter_flowmean_ms", mean_of("jitter_flowmean_ms"), "ms", "lower"),
+        ("mos", mean_of("mos"), "MOS", "higher"),
+        ("r_factor", mean_of("r"), "R", "higher"),
+    ):
         if value is not None:
             summaries.append(Summary(name, metric, value, unit, better))
     maxes = [s.owd_max_ms for s in stats if s.owd_max_ms is not None]
@@ -184,35 +202,61 @@ def voip_output(name: str, calls: dict[str, tuple[ItgLog, CallStats]],
     return WorkloadOutput(samples, summaries)
 
 
-def itgsend_argv(dst_ip: str, port: int, cfg: VoipConfig, send_log: Path, recv_log: Path) -> list[str]:
-    argv = ["ITGSend", "-a", dst_ip, "-rp", str(port), "-t", str(int(cfg.duration * 1000)),
-            "-l", str(send_log), "-x", str(recv_log),
-            "VoIP", "-x", f"{cfg.codec}.{cfg.frames_per_packet}", "-h", "RTP"]
+def itgsend_argv(
+    dst_ip: str, port: int, cfg: VoipConfig, send_log: Path, recv_log: Path
+) -> list[str]:
+    argv = [
+        "ITGSend",
+        "-a",
+        dst_ip,
+        "-rp",
+        str(port),
+        "-t",
+        str(int(cfg.duration * 1000)),
+        "-l",
+        str(send_log),
+        "-x",
+        str(recv_log),
+        "VoIP",
+        "-x",
+        f"{cfg.codec}.{cfg.frames_per_packet}",
+        "-h",
+        "RTP",
+    ]
     return argv + (["-VAD"] if cfg.vad else [])
 
 
 def decode(log: Path) -> str:
     """Binary D-ITG log -> per-packet text (ITGDec runs outside the network: file work only)."""
     txt = log.with_suffix(".txt")
-    proc = subprocess.run(["ITGDec", str(log), "-l", str(txt)], stdin=subprocess.DEVNULL,
-                          stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                          timeout=DECODE_TIMEOUT_S)
+    proc = subprocess.run(
+        ["ITGDec", str(log), "-l", str(txt)],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        timeout=DECODE_TIMEOUT_S,
+    )
     if proc.returncode != 0 or not txt.exists():
-        raise WorkloadError(f"ITGDec could not decode {log.name}: "
-                            f"{proc.stderr.decode(errors='replace')[-300:]}")
+        raise WorkloadError(
+            f"ITGDec could not decode {log.name}: {proc.stderr.decode(errors='replace')[-300:]}"
+        )
     return txt.read_text(errors="replace")
 
 
 def run_voip(cfg: VoipConfig, ctx: WorkloadContext) -> WorkloadOutput:
     for tool in ("ITGSend", "ITGRecv", "ITGDec"):
         if not shutil.which(tool):
-            raise WorkloadError(f"voip workload '{cfg.name}' needs D-ITG ({tool} not found; "
-                                "Debian package d-itg)")
+            raise WorkloadError(
+                f"voip workload '{cfg.name}' needs D-ITG ({tool} not found; Debian package d-itg)"
+            )
     pairs = resolve_pairs(cfg.pairs, ctx.host_names, ctx.seed)
     flows = {f"{s}->{d}": (s, d) for s, d in pairs}
     dsts = sorted({d for _, d in pairs})
-    with tempfile.TemporaryDirectory(prefix="sdnperf-voip-") as tmp, \
-            ProcessGroup(ctx) as group, capturing(cfg, ctx):
+    with (
+        tempfile.TemporaryDirectory(prefix="sdnperf-voip-") as tmp,
+        ProcessGroup(ctx) as group,
+        capturing(cfg, ctx),
+    ):
         tmpdir = Path(tmp)
         receivers = {d: group.start(ctx.host(d), ["ITGRecv"], f"ITGRecv {d}") for d in dsts}
         _await_itgrecv(cfg.name, receivers)
@@ -242,12 +286,16 @@ def run_voip(cfg: VoipConfig, ctx: WorkloadContext) -> WorkloadOutput:
                 problems.append(f"{flow}: ITGSend hung and was killed after {limit:g} s")
                 continue
             if proc.returncode != 0 or not send_log.exists():
-                problems.append(f"{flow}: ITGSend failed (exit {proc.returncode}): "
-                                f"{(proc.errors() or proc.output())[-300:].strip()}")
+                problems.append(
+                    f"{flow}: ITGSend failed (exit {proc.returncode}): "
+                    f"{(proc.errors() or proc.output())[-300:].strip()}"
+                )
                 continue
             sent = parse_itgdec(decode(send_log))
             if len(sent.sources()) != 1:
-                problems.append(f"{flow}: ITGSend log names {len(sent.sources())} senders, expected 1")
+                problems.append(
+                    f"{flow}: ITGSend log names {len(sent.sources())} senders, expected 1"
+                )
                 continue
             recv = received.from_source(sent.sources().pop())
             calls[flow] = (recv, call_stats(recv, sent.max_seq, cfg.codec, cfg.frames_per_packet))
@@ -279,9 +327,13 @@ def _await_itgrecv(name: str, receivers: dict) -> None:
     for host, proc in receivers.items():
         while not listens(proc.pid, SIGNAL_PORT, "ITGRecv"):
             if proc.popen.poll() is not None:
-                raise WorkloadError(f"voip workload '{name}': ITGRecv on {host} exited: "
-                                    f"{(proc.errors() or proc.output())[-300:]}")
+                raise WorkloadError(
+                    f"voip workload '{name}': ITGRecv on {host} exited: "
+                    f"{(proc.errors() or proc.output())[-300:]}"
+                )
             if time.monotonic() > deadline:
-                raise WorkloadError(f"voip workload '{name}': ITGRecv on {host} not listening "
-                                    f"on port {SIGNAL_PORT} after {READY_TIMEOUT_S:g} s")
+                raise WorkloadError(
+                    f"voip workload '{name}': ITGRecv on {host} not listening "
+                    f"on port {SIGNAL_PORT} after {READY_TIMEOUT_S:g} s"
+                )
             time.sleep(0.01)

@@ -3,6 +3,7 @@
 After every test, nothing sdnperf-shaped may remain in the kernel: a leftover interface
 is a clean-up bug, and this fixture makes it a test failure.
 """
+
 from __future__ import annotations
 
 import os
@@ -33,6 +34,7 @@ def no_leftover_interfaces():
 def quiet_mininet():
     try:
         from mininet.log import setLogLevel
+
         setLogLevel("warning")
     except ImportError:
         pass

@@ -1,5 +1,6 @@
 """What the ctlbench end-to-end tests share: a short study, running it into a fresh
 store, and one run's summary values."""
+
 from __future__ import annotations
 
 import pytest
@@ -22,8 +23,9 @@ def probe_built():
 def short_study(ctl: str, name: str = "e2e", **load) -> config.CtlbenchFile:
     """One [[controller]] table (`ctl`, TOML lines) and a 1.5-s measurement."""
     load = {"warmup": 0.5, "duration": 1.5, "drain": 0.5, "ceiling": "false", **load}
-    text = (f'[study]\nname = "{name}"\n[[controller]]\n{ctl}\n[load]\n'
-            + "".join(f"{k} = {v}\n" for k, v in load.items()))
+    text = f'[study]\nname = "{name}"\n[[controller]]\n{ctl}\n[load]\n' + "".join(
+        f"{k} = {v}\n" for k, v in load.items()
+    )
     return config.parse(text)
 
 

@@ -1,5 +1,6 @@
 """What the end-to-end tests share: the marks that need root + Mininet, and the smallest
 workload context over a started Mininet network."""
+
 from __future__ import annotations
 
 import os
@@ -50,4 +51,5 @@ class WrongAddressContext(NetContext):
 
             def IP(self):
                 return "10.255.255.254"
+
         return Liar()

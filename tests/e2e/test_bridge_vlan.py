@@ -3,6 +3,7 @@ bridge, every port an access port of VLAN N: tagged on ingress, untagged on egre
 the kernel has VLAN filtering, pings pass and the kernel reports the ports in VLAN N as
 PVID, egress untagged; where it has not (detected in a throwaway namespace), the
 architecture is refused before anything starts, naming the kernel feature."""
+
 from __future__ import annotations
 
 import subprocess
@@ -22,13 +23,19 @@ pytestmark = NEEDS_MININET
 def test_vlan_bridge_tags_and_untags_or_is_refused(tmp_path):
     spec = build_topology("single", {"hosts": 2}, seed=1)
     config = BridgeConfig(kind="bridge", name="kernel-vlan", vlan=10)
-    probe = subprocess.run(["ip", "link", "add", "sdnvlanprobe", "type", "bridge",
-                            "vlan_filtering", "1"], capture_output=True, text=True)
+    probe = subprocess.run(
+        ["ip", "link", "add", "sdnvlanprobe", "type", "bridge", "vlan_filtering", "1"],
+        capture_output=True,
+        text=True,
+    )
     subprocess.run(["ip", "link", "del", "sdnvlanprobe"], capture_output=True)
     assert capabilities.bridge_vlan_filtering().ok == (probe.returncode == 0)
     if probe.returncode != 0:
-        with pytest.raises(ArchitectureError, match="kernel-vlan.*vlan = 10 needs VLAN filtering "
-                                                    "in Linux bridges: this kernel's bridges cannot"):
+        with pytest.raises(
+            ArchitectureError,
+            match="kernel-vlan.*vlan = 10 needs VLAN filtering "
+            "in Linux bridges: this kernel's bridges cannot",
+        ):
             with started_network(spec, config, tmp_path / "run"):
                 pass
         return

@@ -2,13 +2,13 @@
 workloads) through `sdnperf study run NAME --scale smoke`: real Mininet, switches,
 controllers and traffic (ctlbench: the probe and real controllers). Each must store ok
 runs and open its report with the question and an answer computed from them."""
+
 from __future__ import annotations
 
 import os
 import sqlite3
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
@@ -20,13 +20,22 @@ pytestmark = NEEDS_MININET
 # what each answer must say (computed from the runs, so only its shape is asserted)
 EXPECT = {
     "recirculation": ["µs", "TCP throughput", "switch CPU"],
-    "architectures-campus": ["First packet RTT (lowest first): ", "TCP throughput (best first): ",
-                             "UDP jitter (best first): "],
-    "workload-complexity": ["UDP jitter with 64-byte frames", "TCP throughput with a 10M window",
-                            "Against P4 L2 bridging"],
+    "architectures-campus": [
+        "First packet RTT (lowest first): ",
+        "TCP throughput (best first): ",
+        "UDP jitter (best first): ",
+    ],
+    "workload-complexity": [
+        "UDP jitter with 64-byte frames",
+        "TCP throughput with a 10M window",
+        "Against P4 L2 bridging",
+    ],
     "topologies-traffic": ["multi-path: ", "grid: ", "transit-stub: ", "mixed: SYN delay"],
-    "controller-capacity": ["(openflow13): answered", "(p4runtime): answered",
-                            "p4rt-l2-learning: stage breakdown at "],
+    "controller-capacity": [
+        "(openflow13): answered",
+        "(p4runtime): answered",
+        "p4rt-l2-learning: stage breakdown at ",
+    ],
 }
 
 
@@ -35,15 +44,31 @@ def test_smoke_run(name, tmp_path):
     study = builtin.find(name)
     env = {**os.environ, "SDNPERF_RUN_ROOT": str(tmp_path / "runroot")}
     env.pop("SDNPERF_TAG", None)
-    r = subprocess.run([sys.executable, "-m", "sdnperf.cli", "study", "run", name, "--scale",
-                        "smoke", "--out", str(tmp_path / "results")], env=env,
-                       capture_output=True, text=True, timeout=900)
+    r = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "sdnperf.cli",
+            "study",
+            "run",
+            name,
+            "--scale",
+            "smoke",
+            "--out",
+            str(tmp_path / "results"),
+        ],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
     out = r.stdout + r.stderr
     assert r.returncode == 0, out[-6000:]
     assert study.question in r.stdout
     answers = [line for line in r.stdout.splitlines() if line.startswith("  - ")]
-    assert answers and not any("no answer computed" in a or "No finished run" in a
-                               for a in answers), out[-4000:]
+    assert answers and not any(
+        "no answer computed" in a or "No finished run" in a for a in answers
+    ), out[-4000:]
     for expected in EXPECT.get(name, []):
         assert any(expected in a for a in answers), (expected, answers)
     stores = sorted((tmp_path / "results").glob("*/study.sqlite"))

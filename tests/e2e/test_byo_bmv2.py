@@ -2,6 +2,7 @@
 $SDNPERF_P4_REFERENCE) beside our switch on the same 3-switch topology and the same traffic,
 under sdnperf's P4Runtime controller. Every BMv2 gets its own Thrift port and notifications
 socket (their defaults, 9090 and ipc:///tmp/bmv2-<id>-notifications.ipc, collide)."""
+
 from __future__ import annotations
 
 import os
@@ -56,6 +57,7 @@ def bmv2(monkeypatch):
     if not BMV2.is_file():
         pytest.skip(f"the reference simple_switch_grpc is not in ../shared/p4-reference ({BMV2})")
     from sdnperf import tools
+
     if tools.locate("sdnperf-switch-grpc") is None:
         pytest.skip("sdnperf-switch-grpc is not built")
     monkeypatch.setenv("SDNPERF_SIMPLE_SWITCH_GRPC_BIN", str(BMV2))
@@ -69,6 +71,7 @@ def test_bmv2_beside_our_switch(bmv2, tmp_path, monkeypatch):
     study = load_study_text(STUDY, "bmv2.toml", tmp_path)
     seen: dict[str, list[list[str]]] = {}
     import sdnperf.runner as runner
+
     real = runner.started_network
 
     def spying(*args, **kwargs):  # the switch processes' command lines, while they run
@@ -83,6 +86,7 @@ def test_bmv2_beside_our_switch(bmv2, tmp_path, monkeypatch):
 
             def __exit__(self, *exc):
                 return cm.__exit__(*exc)
+
         return Spy()
 
     monkeypatch.setattr(runner, "started_network", spying)
@@ -94,16 +98,19 @@ def test_bmv2_beside_our_switch(bmv2, tmp_path, monkeypatch):
     for arch in ("ours", "bmv2"):
         loss = next(s.value for s in results[(arch, "ping")].summaries if s.metric == "loss_pct")
         assert loss == 0, arch
-        mbps = next(s.value for s in results[(arch, "tcp")].summaries
-                    if s.metric == "throughput_mbps")
+        mbps = next(
+            s.value for s in results[(arch, "tcp")].summaries if s.metric == "throughput_mbps"
+        )
         assert mbps > 0, arch
-        assert results[(arch, "ping")].params["facts"]["target"] == ("bmv2" if arch == "bmv2"
-                                                                     else "sdnperf")
+        assert results[(arch, "ping")].params["facts"]["target"] == (
+            "bmv2" if arch == "bmv2" else "sdnperf"
+        )
     bmv2_argvs = seen["bmv2"]
     assert len(bmv2_argvs) == 3 and all(Path(a[0]).name == "simple_switch_grpc" for a in bmv2_argvs)
 
     def values(flag):
         return {a[a.index(flag) + 1] for a in bmv2_argvs}
+
     assert len(values("--thrift-port")) == 3 and "9090" not in values("--thrift-port")
     assert len(values("--notifications-addr")) == 3
     assert values("--device-id") == {"1", "2", "3"}

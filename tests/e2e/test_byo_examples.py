@@ -1,6 +1,7 @@
 """Every examples/byo-*.toml runs end to end (one repetition): the study's own controllers
 beside ours. byo-remote gets its controller from the test (on 127.0.0.1:6653 of the test's
 network namespace); byo-pox needs a POX checkout and byo-bmv2 the reference BMv2."""
+
 from __future__ import annotations
 
 import os
@@ -18,14 +19,32 @@ pytestmark = NEEDS_MININET
 
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLES = sorted((REPO / "examples").glob("byo-*.toml"))
-BMV2 = Path(os.environ.get("SDNPERF_P4_REFERENCE") or REPO.parent / "shared" / "p4-reference") \
-    / "bin" / "simple_switch_grpc"
+BMV2 = (
+    Path(os.environ.get("SDNPERF_P4_REFERENCE") or REPO.parent / "shared" / "p4-reference")
+    / "bin"
+    / "simple_switch_grpc"
+)
 
 
 def run_example(path: Path, out: Path, env: dict) -> str:
-    proc = subprocess.run([sys.executable, "-m", "sdnperf.cli", "run", str(path), "--repetitions",
-                           "1", "--no-report", "--out", str(out)], capture_output=True, text=True,
-                          timeout=600, env={**os.environ, **env})
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "sdnperf.cli",
+            "run",
+            str(path),
+            "--repetitions",
+            "1",
+            "--no-report",
+            "--out",
+            str(out),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env={**os.environ, **env},
+    )
     output = proc.stdout + proc.stderr
     assert proc.returncode == 0, output
     assert "No run failed" in output, output
@@ -39,15 +58,25 @@ def test_byo_example_runs(path, tmp_path):
         pytest.skip("POX checkout not found ($POX_HOME or pox.py on PATH)")
     if path.stem == "byo-bmv2":
         if not BMV2.is_file():
-            pytest.skip(f"the reference simple_switch_grpc is not in ../shared/p4-reference ({BMV2})")
+            pytest.skip(
+                f"the reference simple_switch_grpc is not in ../shared/p4-reference ({BMV2})"
+            )
         env["SDNPERF_SIMPLE_SWITCH_GRPC_BIN"] = str(BMV2)
     if path.stem == "byo-remote":
         if port_open(6653):
             pytest.skip("127.0.0.1:6653 is taken here (run under /work/netns-run)")
-        remote = subprocess.Popen([venv_tool("osken-manager"), "--ofp-listen-host", "127.0.0.1",
-                                   "--ofp-tcp-listen-port", "6653",
-                                   str(REPO / "examples" / "byo_apps" / "simple_l2.py")],
-                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        remote = subprocess.Popen(
+            [
+                venv_tool("osken-manager"),
+                "--ofp-listen-host",
+                "127.0.0.1",
+                "--ofp-tcp-listen-port",
+                "6653",
+                str(REPO / "examples" / "byo_apps" / "simple_l2.py"),
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
         deadline = time.monotonic() + 60
         while not port_open(6653) and time.monotonic() < deadline:
             time.sleep(0.2)

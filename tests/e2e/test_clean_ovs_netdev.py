@@ -1,5 +1,6 @@
 """`sdnperf clean` after kill -9 also removes the `ovs-netdev` device of OVS's userspace
 datapath (a clean stop removes it; a killed study's daemons, terminated by clean, leave it)."""
+
 from __future__ import annotations
 
 import os
@@ -42,8 +43,13 @@ def test_clean_after_kill_9_removes_ovs_netdev(tmp_path, monkeypatch):
     tag = f"sdnperf-{os.getpid() + 4_000_000}-{int(time.time())}"  # an owner that is gone
     monkeypatch.setattr(cleanup, "RUN_ROOT", run_root)
     env = {**os.environ, cleanup.TAG_ENV: tag, "SDNPERF_RUN_ROOT": str(run_root)}
-    study = subprocess.Popen([sys.executable, "-c", STUDY_PROCESS, str(run_root / tag / "run0001/ovs")],
-                             env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    study = subprocess.Popen(
+        [sys.executable, "-c", STUDY_PROCESS, str(run_root / tag / "run0001/ovs")],
+        env=env,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     try:
         daemons = [int(pid) for pid in study.stdout.readline().split()]
         deadline = time.monotonic() + 10

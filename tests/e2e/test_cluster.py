@@ -1,6 +1,7 @@
 """`sdnperf run --cluster local:2`: two Ray nodes on this machine, real Mininet runs in
 their own network namespaces. Same runs as a local study, blocks kept on one node, a node
 killed mid-study, the driver killed and the study resumed; nothing left behind."""
+
 from __future__ import annotations
 
 import json
@@ -12,13 +13,18 @@ import time
 from pathlib import Path
 
 import pytest
+
 from sdnperf.cluster import ray_missing
 from tests.e2e.support import NEEDS_MININET
 from tests.e2e.test_study_cli import runs_in, sdnperf
 
-pytestmark = [*NEEDS_MININET, pytest.mark.skipif(
-    ray_missing() is not None,
-    reason="ray is not installed: pip install 'sdnperf[cluster]' (scripts/install.sh does it)")]
+pytestmark = [
+    *NEEDS_MININET,
+    pytest.mark.skipif(
+        ray_missing() is not None,
+        reason="ray is not installed: pip install 'sdnperf[cluster]' (scripts/install.sh does it)",
+    ),
+]
 
 STUDY = textwrap.dedent("""\
     [study]
@@ -52,6 +58,7 @@ def study_file(tmp_path):
         path = tmp_path / "cl.toml"
         path.write_text(STUDY.format(reps=reps, count=count))
         return path
+
     return make
 
 
@@ -74,6 +81,7 @@ def ray_processes() -> list[str]:
     """Processes of any local cluster sdnperf started (its Ray folder), and every process an
     isolated run started (they carry its session mark: OVS daemons, controllers, shells)."""
     from sdnperf.cluster.isolated import SESSION_ENV
+
     found = []
     for entry in Path("/proc").iterdir():
         if entry.name.isdigit():
@@ -118,13 +126,21 @@ def running_isolated_run() -> int | None:
 
 def test_local_cluster_stores_the_same_runs_as_one_machine(study_file, tmp_path):
     study = study_file()
-    local = sdnperf("run", str(study), "--out", str(tmp_path / "local"), "--no-report",
-                    run_root=tmp_path / "rr")
+    local = sdnperf(
+        "run", str(study), "--out", str(tmp_path / "local"), "--no-report", run_root=tmp_path / "rr"
+    )
     out, _ = local.communicate(timeout=300)
     assert local.returncode == 0, out
     started = time.monotonic()
-    cluster = sdnperf("run", str(study), "--out", str(tmp_path / "cluster"), "--cluster",
-                      "local:2", run_root=tmp_path / "rr")
+    cluster = sdnperf(
+        "run",
+        str(study),
+        "--out",
+        str(tmp_path / "cluster"),
+        "--cluster",
+        "local:2",
+        run_root=tmp_path / "rr",
+    )
     out, _ = cluster.communicate(timeout=300)
     assert cluster.returncode == 0, out
     print(f"local:2 study took {time.monotonic() - started:.0f}s")
@@ -140,19 +156,29 @@ def test_local_cluster_stores_the_same_runs_as_one_machine(study_file, tmp_path)
     assert not ray_processes()
 
 
-def test_a_node_killed_mid_study_fails_its_run_and_its_block_reruns_elsewhere(
-        study_file, tmp_path):
+def test_a_node_killed_mid_study_fails_its_run_and_its_block_reruns_elsewhere(study_file, tmp_path):
     db = tmp_path / "out" / "cl" / "study.sqlite"
-    proc = sdnperf("run", str(study_file(reps=2, count=25)), "--out", str(tmp_path / "out"),
-                   "--cluster", "local:2", "--no-report", run_root=tmp_path / "rr")
+    proc = sdnperf(
+        "run",
+        str(study_file(reps=2, count=25)),
+        "--out",
+        str(tmp_path / "out"),
+        "--cluster",
+        "local:2",
+        "--no-report",
+        run_root=tmp_path / "rr",
+    )
     try:
         child = wait_until(running_isolated_run, 120, "a run to start on a node")
         raylet = child
         while comm(raylet) != "raylet":  # the run's worker, then its node's raylet
             raylet = parent_of(raylet)
         os.kill(raylet, signal.SIGKILL)  # the node is gone, as if its machine died
-        failed = wait_until(lambda: [r for r in stored(db) if r["status"] == "failed"] if
-                            db.exists() else None, 120, "the lost run to be stored as failed")
+        failed = wait_until(
+            lambda: [r for r in stored(db) if r["status"] == "failed"] if db.exists() else None,
+            120,
+            "the lost run to be stored as failed",
+        )
         assert "lost mid-run" in failed[0]["error"], failed
         out, _ = proc.communicate(timeout=300)
     finally:
@@ -174,8 +200,15 @@ def test_a_node_killed_mid_study_fails_its_run_and_its_block_reruns_elsewhere(
 def test_resume_after_the_driver_is_killed(study_file, tmp_path):
     study = study_file(reps=3, count=10)
     db = tmp_path / "out" / "cl" / "study.sqlite"
-    args = ("run", str(study), "--out", str(tmp_path / "out"), "--cluster", "local:2",
-            "--no-report")
+    args = (
+        "run",
+        str(study),
+        "--out",
+        str(tmp_path / "out"),
+        "--cluster",
+        "local:2",
+        "--no-report",
+    )
     proc = sdnperf(*args, run_root=tmp_path / "rr")
     try:
         wait_until(lambda: any(s == "ok" for _, s in runs_in(db)), 180, "a first stored run")
@@ -198,13 +231,22 @@ def test_resume_after_the_driver_is_killed(study_file, tmp_path):
 
 def test_nodes_refuse_a_study_their_kernel_cannot_run(study_file, tmp_path):
     from sdnperf.emulation.capabilities import netem
+
     if netem().ok:
         pytest.skip("this kernel has sch_netem: every node can run a study with link delay")
     study = study_file()
-    study.write_text(study.read_text().replace('switches = 2', 'switches = 2\n'
-                                               'link = { delay_ms = 5 }'))
-    proc = sdnperf("run", str(study), "--out", str(tmp_path / "out"), "--cluster", "local:2",
-                   run_root=tmp_path / "rr")
+    study.write_text(
+        study.read_text().replace("switches = 2", "switches = 2\nlink = { delay_ms = 5 }")
+    )
+    proc = sdnperf(
+        "run",
+        str(study),
+        "--out",
+        str(tmp_path / "out"),
+        "--cluster",
+        "local:2",
+        run_root=tmp_path / "rr",
+    )
     out, _ = proc.communicate(timeout=300)
     assert proc.returncode == 2, out
     text = " ".join(out.split())
@@ -218,11 +260,22 @@ def test_controllers_and_the_p4_switch_work_inside_a_runs_namespace(study_file, 
     """Controllers listen on 127.0.0.1 inside the run's namespace; the P4 switch's
     P4Runtime server too; every daemon's run dir is the namespace's private tmpfs."""
     study = study_file(reps=1)
-    study.write_text(study.read_text().replace('name = "ovs"\nkind = "ovs-standalone"',
-                                               'name = "osken"\nkind = "openflow"\n\n'
-                                               '[[architecture]]\nname = "p4"\nkind = "p4"'))
-    proc = sdnperf("run", str(study), "--out", str(tmp_path / "out"), "--cluster", "local:1",
-                   "--no-report", run_root=tmp_path / "rr")
+    study.write_text(
+        study.read_text().replace(
+            'name = "ovs"\nkind = "ovs-standalone"',
+            'name = "osken"\nkind = "openflow"\n\n[[architecture]]\nname = "p4"\nkind = "p4"',
+        )
+    )
+    proc = sdnperf(
+        "run",
+        str(study),
+        "--out",
+        str(tmp_path / "out"),
+        "--cluster",
+        "local:1",
+        "--no-report",
+        run_root=tmp_path / "rr",
+    )
     out, _ = proc.communicate(timeout=300)
     assert proc.returncode == 0, out
     runs = stored(tmp_path / "out" / "cl" / "study.sqlite")

@@ -1,6 +1,7 @@
 """Packets that travel through the controller arrive intact: the first TCP SYN of a
 connection, sent via packet-in/packet-out on the userspace datapath, would be dropped with
 a partial checksum if hosts kept TX checksum offload (study.host_offloads = "auto")."""
+
 from __future__ import annotations
 
 import textwrap

@@ -2,6 +2,7 @@
 runner (os-ken with our l2-learning app, ovs-testcontroller, Faucet), the results in the
 study store and report, and a controller killed mid-run (reported, partial results kept).
 A few seconds per controller."""
+
 from __future__ import annotations
 
 import os
@@ -11,16 +12,17 @@ import threading
 
 import pytest
 
-from sdnperf.ctlbench import controllers
 from sdnperf.cli import main
+from sdnperf.ctlbench import controllers
 from sdnperf.store import Store
 from tests.e2e.ctlbench_support import probe_built, run_metrics, run_study, short_study  # noqa: F401
 
 pytestmark = [pytest.mark.e2e, pytest.mark.usefixtures("probe_built")]
 
 
-@pytest.mark.parametrize("ctl", ['kind = "osken"\napp = "l2-learning"',
-                                 'kind = "ovs-testcontroller"'])
+@pytest.mark.parametrize(
+    "ctl", ['kind = "osken"\napp = "l2-learning"', 'kind = "ovs-testcontroller"']
+)
 def test_real_controller_answers_packet_ins(tmp_path, ctl):
     if "ovs-testcontroller" in ctl and not shutil.which("ovs-testcontroller"):
         pytest.skip("ovs-testcontroller not installed")
@@ -39,9 +41,27 @@ def test_real_controller_answers_packet_ins(tmp_path, ctl):
 
 def test_rate_mode_latency_mode_and_report(tmp_path):
     """The CLI: a rate sweep on one switch against os-ken, report written."""
-    rc = main(["ctlbench", "run", "-c", "osken:l2-learning", "--mode", "rate", "--switches", "1",
-               "--rate", "50,200", "--warmup", "0.5", "--duration", "1.5", "--no-ceiling",
-               "--results", str(tmp_path)])
+    rc = main(
+        [
+            "ctlbench",
+            "run",
+            "-c",
+            "osken:l2-learning",
+            "--mode",
+            "rate",
+            "--switches",
+            "1",
+            "--rate",
+            "50,200",
+            "--warmup",
+            "0.5",
+            "--duration",
+            "1.5",
+            "--no-ceiling",
+            "--results",
+            str(tmp_path),
+        ]
+    )
     assert rc == 0
     html = (tmp_path / "report.html").read_text()
     assert "ctlbench_answered_vs_offered" in html
@@ -56,7 +76,9 @@ def test_rate_mode_latency_mode_and_report(tmp_path):
 def test_faucet_learns_from_emulated_switches(tmp_path):
     if not shutil.which(controllers.process.venv_tool("faucet")):
         pytest.skip("faucet not installed")
-    results, runs, summaries = run_study(tmp_path, short_study('kind = "faucet"', switches="[1]", window=4))
+    results, runs, summaries = run_study(
+        tmp_path, short_study('kind = "faucet"', switches="[1]", window=4)
+    )
     assert runs[0].status == "ok", runs[0].error
     assert run_metrics(summaries, runs[0].id)["ctl_answered_pps"] > 10
 

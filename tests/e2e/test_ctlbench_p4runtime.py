@@ -3,6 +3,7 @@ P4Runtime controller (sdnperf/controllers/p4rt, app l2-learning, l2l3.p4 compile
 compiler) and by the probe's P4Runtime echo controller; and a controller that misbehaves on
 the stream (garbage, unknown messages, foreign frames, wrong ids, an abrupt close) never
 crashes the probe. No root needed (loopback gRPC only)."""
+
 from __future__ import annotations
 
 import json
@@ -33,8 +34,7 @@ def test_our_p4runtime_controller_answers_every_packet_in(tmp_path):
     """Low rate, 2 devices: the controller becomes primary, pushes l2l3's pipeline (its
     packet_in header gives the ingress_port metadata), and answers every packet-in with a
     packet-out carrying our frame; nothing is lost."""
-    cfg = p4_study('kind = "p4rt"\napp = "l2-learning"', mode='"rate"', switches="[2]",
-                 rate="[50]")
+    cfg = p4_study('kind = "p4rt"\napp = "l2-learning"', mode='"rate"', switches="[2]", rate="[50]")
     results, runs, summaries = run_study(tmp_path, cfg)
     assert len(runs) == 1 and runs[0].status == "ok", runs[0].error
     s = run_metrics(summaries, runs[0].id)
@@ -54,7 +54,12 @@ def test_our_p4runtime_controller_answers_every_packet_in(tmp_path):
 
 
 def test_p4runtime_echo_ceiling_and_probe_bound_rule(tmp_path, capsys):
-    assert main(["ctlbench", "ceiling", "--protocol", "p4runtime", "--switches", "2", "--duration", "1"]) == 0
+    assert (
+        main(
+            ["ctlbench", "ceiling", "--protocol", "p4runtime", "--switches", "2", "--duration", "1"]
+        )
+        == 0
+    )
     out = capsys.readouterr().out
     rate = float(out.split("):", 1)[1].split("packet-ins/s")[0].replace(",", ""))
     assert rate > 20_000, out
@@ -81,8 +86,11 @@ def test_p4runtime_echo_ceiling_and_probe_bound_rule(tmp_path, capsys):
 def _raw_stream(address: str):
     """StreamChannel with raw bytes both ways (to send what no stub would)."""
     channel = grpc.insecure_channel(address)
-    call = channel.stream_stream("/p4.v1.P4Runtime/StreamChannel",
-                                 request_serializer=lambda b: b, response_deserializer=lambda b: b)
+    call = channel.stream_stream(
+        "/p4.v1.P4Runtime/StreamChannel",
+        request_serializer=lambda b: b,
+        response_deserializer=lambda b: b,
+    )
     return channel, call
 
 
@@ -95,16 +103,38 @@ def test_misbehaving_p4runtime_controller_never_crashes_the_probe(tmp_path):
 
     exe = binary()
     devices_file = tmp_path / "devices.json"
-    probe = subprocess.Popen([exe, "p4runtime", "--switches", "2", "--mode", "throughput",
-                              "--window", "4", "--warmup", "0.2", "--duration", "1.5",
-                              "--drain", "0.2", "--settle", "0.1", "--connect-timeout", "4",
-                              "--devices-file", str(devices_file)],
-                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    probe = subprocess.Popen(
+        [
+            exe,
+            "p4runtime",
+            "--switches",
+            "2",
+            "--mode",
+            "throughput",
+            "--window",
+            "4",
+            "--warmup",
+            "0.2",
+            "--duration",
+            "1.5",
+            "--drain",
+            "0.2",
+            "--settle",
+            "0.1",
+            "--connect-timeout",
+            "4",
+            "--devices-file",
+            str(devices_file),
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
     try:
         devs = wait_devices(devices_file, probe)
         a1, a2 = devs[0]["address"], devs[1]["address"]
-        arb = p4r.StreamMessageRequest(arbitration=p4r.MasterArbitrationUpdate(
-            device_id=1, election_id=p4r.Uint128(low=5)))
+        arb = p4r.StreamMessageRequest(
+            arbitration=p4r.MasterArbitrationUpdate(device_id=1, election_id=p4r.Uint128(low=5))
+        )
         q: queue.SimpleQueue = queue.SimpleQueue()
         q.put(arb.SerializeToString())
 
@@ -120,24 +150,40 @@ def test_misbehaving_p4runtime_controller_never_crashes_the_probe(tmp_path):
         first = p4r.StreamMessageResponse.FromString(next(responses))
         assert first.arbitration.status.code == 0
         stub = p4r_grpc.P4RuntimeStub(ch1)
-        p4info = p4i.P4Info(controller_packet_metadata=[p4i.ControllerPacketMetadata(
-            preamble=p4i.Preamble(id=1, name="packet_in"),
-            metadata=[p4i.ControllerPacketMetadata.Metadata(id=1, name="ingress_port", bitwidth=9)])])
-        stub.SetForwardingPipelineConfig(p4r.SetForwardingPipelineConfigRequest(
-            device_id=1, election_id=p4r.Uint128(low=5),
-            action=p4r.SetForwardingPipelineConfigRequest.VERIFY_AND_COMMIT,
-            config=p4r.ForwardingPipelineConfig(p4info=p4info,
-                                                cookie=p4r.ForwardingPipelineConfig.Cookie(cookie=42))))
-        got = stub.GetForwardingPipelineConfig(p4r.GetForwardingPipelineConfigRequest(
-            device_id=1, response_type=p4r.GetForwardingPipelineConfigRequest.COOKIE_ONLY))
+        p4info = p4i.P4Info(
+            controller_packet_metadata=[
+                p4i.ControllerPacketMetadata(
+                    preamble=p4i.Preamble(id=1, name="packet_in"),
+                    metadata=[
+                        p4i.ControllerPacketMetadata.Metadata(id=1, name="ingress_port", bitwidth=9)
+                    ],
+                )
+            ]
+        )
+        stub.SetForwardingPipelineConfig(
+            p4r.SetForwardingPipelineConfigRequest(
+                device_id=1,
+                election_id=p4r.Uint128(low=5),
+                action=p4r.SetForwardingPipelineConfigRequest.VERIFY_AND_COMMIT,
+                config=p4r.ForwardingPipelineConfig(
+                    p4info=p4info, cookie=p4r.ForwardingPipelineConfig.Cookie(cookie=42)
+                ),
+            )
+        )
+        got = stub.GetForwardingPipelineConfig(
+            p4r.GetForwardingPipelineConfigRequest(
+                device_id=1, response_type=p4r.GetForwardingPipelineConfigRequest.COOKIE_ONLY
+            )
+        )
         assert got.config.cookie.cookie == 42
         with pytest.raises(grpc.RpcError) as e:
             stub.Write(p4r.WriteRequest(device_id=1, election_id=p4r.Uint128(low=4)))
         assert e.value.code() == grpc.StatusCode.PERMISSION_DENIED
         # device 2: wrong device id on its stream
         ch2, call2 = _raw_stream(a2)
-        bad_arb = p4r.StreamMessageRequest(arbitration=p4r.MasterArbitrationUpdate(
-            device_id=99, election_id=p4r.Uint128(low=1)))
+        bad_arb = p4r.StreamMessageRequest(
+            arbitration=p4r.MasterArbitrationUpdate(device_id=99, election_id=p4r.Uint128(low=1))
+        )
         r2 = call2(iter([bad_arb.SerializeToString()]))
         reply = p4r.StreamMessageResponse.FromString(next(r2))
         assert reply.arbitration.status.code == grpc.StatusCode.NOT_FOUND.value[0]
@@ -146,11 +192,13 @@ def test_misbehaving_p4runtime_controller_never_crashes_the_probe(tmp_path):
             pin = p4r.StreamMessageResponse.FromString(next(responses))
             assert pin.packet.payload[-12:-8] == b"SDNP"
             assert pin.packet.metadata[0].metadata_id == 1
-        q.put(b"\xff\xff\xff\xff")                                   # garbage
-        q.put(b"\x12\x7f\x0a")                                      # truncated packet-out
-        q.put(p4r.StreamMessageRequest(packet=p4r.PacketOut(payload=b"\x00" * 60)).SerializeToString())
-        q.put(b"\x22\x02\x0a\x00")                                  # "other" (Any)
-        q.put(b"\xfa\x07\x01\x00")                                  # unknown field 127
+        q.put(b"\xff\xff\xff\xff")  # garbage
+        q.put(b"\x12\x7f\x0a")  # truncated packet-out
+        q.put(
+            p4r.StreamMessageRequest(packet=p4r.PacketOut(payload=b"\x00" * 60)).SerializeToString()
+        )
+        q.put(b"\x22\x02\x0a\x00")  # "other" (Any)
+        q.put(b"\xfa\x07\x01\x00")  # unknown field 127
         time.sleep(0.3)
         responses.cancel()  # the controller goes away mid-load
         ch1.close()
@@ -166,7 +214,7 @@ def test_misbehaving_p4runtime_controller_never_crashes_the_probe(tmp_path):
     d1, d2 = doc["per_switch"]
     assert d1["ready"] and d1["state"] == "closed" and "stream" in d1["error"]
     assert d1["controller_errors"] >= 3  # garbage, truncated packet-out, wrong election id
-    assert d1["unmatched"] >= 1          # the foreign frame
+    assert d1["unmatched"] >= 1  # the foreign frame
     assert d1["messages_from_controller"]["stream_malformed"] >= 2
     assert not d2["ready"] and d2["controller_errors"] >= 1
     assert "primary" in d2["error"]
@@ -176,13 +224,26 @@ def test_external_p4runtime_controller_dials_the_devices_at_the_given_address(tm
     """kind = "external": the devices listen where the file says (device i on PORT+i-1)
     and a controller started by the user (here the probe's echo, retrying) dials them."""
     from sdnperf.controllers.process import free_port
+
     port = free_port()
-    echo = subprocess.Popen([binary(), "p4runtime-echo", "--device", f"1@127.0.0.1:{port}",
-                             "--device", f"2@127.0.0.1:{port + 1}"],
-                            stderr=subprocess.DEVNULL, start_new_session=True)
+    echo = subprocess.Popen(
+        [
+            binary(),
+            "p4runtime-echo",
+            "--device",
+            f"1@127.0.0.1:{port}",
+            "--device",
+            f"2@127.0.0.1:{port + 1}",
+        ],
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
     try:
-        cfg = p4_study(f'kind = "external"\naddress = "127.0.0.1:{port}"\npid = {echo.pid}',
-                     switches="[2]", window=4)
+        cfg = p4_study(
+            f'kind = "external"\naddress = "127.0.0.1:{port}"\npid = {echo.pid}',
+            switches="[2]",
+            window=4,
+        )
         results, runs, summaries = run_study(tmp_path, cfg)
     finally:
         echo.kill()
@@ -195,8 +256,9 @@ def test_external_p4runtime_controller_dials_the_devices_at_the_given_address(tm
     assert doc["config"]["devices"] == [f"127.0.0.1:{port}", f"127.0.0.1:{port + 1}"]
 
 
-def test_p4runtime_controller_crash_mid_run_is_reported_and_partial_results_kept(tmp_path,
-                                                                                monkeypatch):
+def test_p4runtime_controller_crash_mid_run_is_reported_and_partial_results_kept(
+    tmp_path, monkeypatch
+):
     """SIGKILL our P4Runtime controller during the load: its streams die, the devices are
     reported closed, the run is failed with "crashed mid-run", what was measured is kept."""
     import os
@@ -204,6 +266,7 @@ def test_p4runtime_controller_crash_mid_run_is_reported_and_partial_results_kept
     import threading
 
     from sdnperf.ctlbench import controllers
+
     real_start = controllers.start_p4runtime
 
     def start_and_schedule_kill(*args, **kwargs):
@@ -211,8 +274,10 @@ def test_p4runtime_controller_crash_mid_run_is_reported_and_partial_results_kept
 
         def kill_once_loaded():  # ready on every device, then 1.5 s into the load
             deadline = time.monotonic() + 60
-            while time.monotonic() < deadline and len((running.proc.state() or {}).get(
-                    "switches", [])) < 2:
+            while (
+                time.monotonic() < deadline
+                and len((running.proc.state() or {}).get("switches", [])) < 2
+            ):
                 time.sleep(0.05)
             time.sleep(2.0)  # settle 0.5 + warm-up 0.5 + 1 s of measurement
             os.killpg(running.pid, signal.SIGKILL)
@@ -240,8 +305,9 @@ def test_controller_dying_before_the_devices_are_ready_fails_fast(tmp_path, monk
     from sdnperf.ctlbench import controllers
 
     def start_dud(spec, run_dir, *args, **kwargs):
-        proc = controllers._Dialer("dud", [sys.executable, "-c", "import time; time.sleep(0.5)"],
-                                   run_dir, 0)
+        proc = controllers._Dialer(
+            "dud", [sys.executable, "-c", "import time; time.sleep(0.5)"], run_dir, 0
+        )
         running = controllers.Running(spec, "127.0.0.1:1", proc)
         proc.start()
         running.pid = proc.pid

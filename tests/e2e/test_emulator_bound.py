@@ -1,6 +1,7 @@
 """The emulator-bound mark on real networks: the switch pace probe after the workload
 measures real switches; a grid big enough for one userspace ovs-vswitchd's poll loop to
 set the pace is marked, a small bridge network is not, and the mark reaches the report."""
+
 from __future__ import annotations
 
 import io
@@ -71,10 +72,14 @@ def test_ovs_userspace_on_a_6x6_grid_is_marked(tmp_path):
     """36 switches in one userspace ovs-vswitchd (~300 sockets in its poll loop): measured
     5-8 ms per switch on a loaded 2-core machine, against ~0.2 ms on a 3x3 grid."""
     from sdnperf.emulation import capabilities
+
     if capabilities.ovs_kernel_module():
         pytest.skip("OVS runs the kernel datapath here: no shared userspace poll loop")
-    loaded = study('kind = "grid"\nrows = 6\ncols = 6',
-                   'name = "ovs"\nkind = "ovs-standalone"\ndatapath = "user"', tmp_path)
+    loaded = study(
+        'kind = "grid"\nrows = 6\ncols = 6',
+        'name = "ovs"\nkind = "ovs-standalone"\ndatapath = "user"',
+        tmp_path,
+    )
     result = run(loaded, tmp_path)
     assert result.cpu.emulator_bound, f"one switch took {result.cpu.switch_ms} ms"
     assert "over 2 switches" in result.cpu.emulator_reason

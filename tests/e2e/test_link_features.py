@@ -2,6 +2,7 @@
 (never run with the delay silently missing, as Mininet's TCLink would) — except on the p4
 architecture with our switch, which impairs its ports itself. All with the real detection;
 tests/unit/test_link_impairment_check.py fakes the capability both ways."""
+
 from __future__ import annotations
 
 import os
@@ -15,8 +16,10 @@ from sdnperf.emulation import capabilities
 from sdnperf.runner import StudyRefused, preflight
 from sdnperf.study.loader import load_study
 
-pytestmark = [pytest.mark.e2e,
-              pytest.mark.skipif(os.geteuid() != 0, reason="probing qdiscs needs root")]
+pytestmark = [
+    pytest.mark.e2e,
+    pytest.mark.skipif(os.geteuid() != 0, reason="probing qdiscs needs root"),
+]
 
 DELAY_STUDY = Path(__file__).resolve().parents[2] / "examples" / "topo-graphml-delay.toml"
 
@@ -41,21 +44,32 @@ def test_delay_study_refused_without_netem(tmp_path):
     # names the architectures that cannot run it, and the one that could
     assert "architecture(s) bridge, openflow cannot run this study here" in str(refused.value)
     assert 'kind = "p4"' in str(refused.value)
-    proc = subprocess.run([sys.executable, "-m", "sdnperf.cli", "run", str(DELAY_STUDY),
-                           "--out", str(tmp_path)], capture_output=True, text=True, timeout=120)
+    proc = subprocess.run(
+        [sys.executable, "-m", "sdnperf.cli", "run", str(DELAY_STUDY), "--out", str(tmp_path)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert proc.returncode == 2
     assert "sch_netem" in proc.stderr + proc.stdout
     # `check` validates the file (exit 0) and warns that this machine would refuse it
-    proc = subprocess.run([sys.executable, "-m", "sdnperf.cli", "check", str(DELAY_STUDY)],
-                          capture_output=True, text=True, timeout=120)
+    proc = subprocess.run(
+        [sys.executable, "-m", "sdnperf.cli", "check", str(DELAY_STUDY)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert proc.returncode == 0
     assert "refuses it on this machine" in proc.stderr and "sch_netem" in proc.stderr
 
 
 def study_text(archs: str) -> str:
-    return ('[study]\nname = "t"\n[topology]\nkind = "single"\nhosts = 2\n'
-            '[topology.link]\ndelay_ms = 5\nloss_pct = 1\n' + archs +
-            '[[workload]]\nname = "ping"\nkind = "ping"\npairs = [["h1", "h2"]]\n')
+    return (
+        '[study]\nname = "t"\n[topology]\nkind = "single"\nhosts = 2\n'
+        "[topology.link]\ndelay_ms = 5\nloss_pct = 1\n"
+        + archs
+        + '[[workload]]\nname = "ping"\nkind = "ping"\npairs = [["h1", "h2"]]\n'
+    )
 
 
 P4 = '[[architecture]]\nname = "p4"\nkind = "p4"\napp = "proactive"\n'
@@ -66,20 +80,26 @@ OPENFLOW = '[[architecture]]\nname = "of"\nkind = "openflow"\ncontroller = "oske
 def test_p4_delay_study_accepted_either_way(tmp_path):
     from sdnperf import tools
     from sdnperf.study.loader import load_study_text
+
     if tools.locate("sdnperf-switch-grpc") is None:
         pytest.skip("sdnperf-switch-grpc is not built")
     preflight(load_study_text(study_text(P4), "t.toml", tmp_path))  # netem or not
 
 
-@pytest.mark.parametrize("archs,named", [(P4 + OPENFLOW, "of (openflow)"),
-                                         (P4 + BMV2, "bmv2 (p4, target bmv2)")])
+@pytest.mark.parametrize(
+    "archs,named", [(P4 + OPENFLOW, "of (openflow)"), (P4 + BMV2, "bmv2 (p4, target bmv2)")]
+)
 def test_others_refused_by_name_without_netem(tmp_path, archs, named):
     if capabilities.netem().ok:
         pytest.skip("this kernel has sch_netem: nothing to refuse")
     path = tmp_path / "study.toml"
     path.write_text(study_text(archs))
-    proc = subprocess.run([sys.executable, "-m", "sdnperf.cli", "run", str(path),
-                           "--out", str(tmp_path)], capture_output=True, text=True, timeout=120)
+    proc = subprocess.run(
+        [sys.executable, "-m", "sdnperf.cli", "run", str(path), "--out", str(tmp_path)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     out = " ".join((proc.stdout + proc.stderr).split())  # rich wraps long lines
     assert proc.returncode == 2, out
     assert "sch_netem" in out and f"{named} cannot run this study here" in out, out

@@ -2,6 +2,7 @@
 programmed and driven by sdnperf's P4Runtime controller. All-pairs reachability with 0 %
 loss on every built-in topology: l2-learning on loop-free ones, topo-forwarding on all,
 proactive entries, and P4-tutorial runtime files."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -31,6 +32,7 @@ LOOP_FREE = ["single", "linear", "tree", "campus"]
 def needs_daemon():
     from sdnperf import tools
     from sdnperf.arch.p4 import GRPC_DAEMON
+
     if tools.locate(GRPC_DAEMON) is None:
         pytest.skip(f"{GRPC_DAEMON} is not built")
 
@@ -42,8 +44,10 @@ def ping_all(spec, config, tmp_path):
         loss = net.pingAll(timeout=2)
         stats = arch.control_stats()
     for pid in pids.get("switch", []) + pids.get("controller", []):
-        assert not Path(f"/proc/{pid}").exists() or \
-            Path(f"/proc/{pid}/stat").read_text().split()[2] == "Z", f"process {pid} left running"
+        assert (
+            not Path(f"/proc/{pid}").exists()
+            or Path(f"/proc/{pid}/stat").read_text().split()[2] == "Z"
+        ), f"process {pid} left running"
     return loss, arch.facts(), stats
 
 
@@ -74,8 +78,12 @@ def test_proactive_all_pairs_without_packet_ins(topo, tmp_path):
 
 def test_runtime_json_example(tmp_path):
     spec = build_topology("linear", {"switches": 3}, seed=1)
-    cfg = P4Config(kind="p4", name="p4", app="runtime-json",
-                   runtime_dir=str(REPO / "examples/data/p4-runtime-linear"))
+    cfg = P4Config(
+        kind="p4",
+        name="p4",
+        app="runtime-json",
+        runtime_dir=str(REPO / "examples/data/p4-runtime-linear"),
+    )
     loss, facts, stats = ping_all(spec, cfg, tmp_path)
     assert loss == 0.0 and facts["program"] == "runtime files"
     assert stats["packet_ins"] == 0
@@ -85,9 +93,23 @@ def test_runtime_json_example(tmp_path):
 def test_example_studies_run(example, tmp_path):
     import subprocess
     import sys
-    proc = subprocess.run([sys.executable, "-m", "sdnperf.cli", "run", f"examples/{example}.toml",
-                           "--no-report", "--out", str(tmp_path)], cwd=REPO,
-                          capture_output=True, text=True, timeout=600)
+
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "sdnperf.cli",
+            "run",
+            f"examples/{example}.toml",
+            "--no-report",
+            "--out",
+            str(tmp_path),
+        ],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     output = proc.stdout + proc.stderr
     assert proc.returncode == 0, output
     assert "No run failed" in output and "loss_pct" in output

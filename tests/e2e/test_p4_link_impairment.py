@@ -3,6 +3,7 @@ on this machine's kernel whatever it has: with sch_netem the hosts' ends are net
 switch ports impair what they send; without it the switch ports impair both directions.
 Either way the semantics are Mininet's TCLink: one delay_ms and one loss_pct per link and
 direction, so ping's RTT grows by 2 x links x delay_ms."""
+
 from __future__ import annotations
 
 import re
@@ -26,6 +27,7 @@ REPO = Path(__file__).resolve().parents[2]
 def needs_daemon():
     from sdnperf import tools
     from sdnperf.arch.p4 import GRPC_DAEMON
+
     if tools.locate(GRPC_DAEMON) is None:
         pytest.skip(f"{GRPC_DAEMON} is not built")
 
@@ -46,17 +48,21 @@ def ping(spec, tmp_path, count: int, interval: float):
     return got, sent, lo, avg, shown, facts
 
 
-@pytest.mark.parametrize("topo,params,links", [("single", {"hosts": 2}, 2),
-                                               ("linear", {"switches": 2}, 3)])
+@pytest.mark.parametrize(
+    "topo,params,links", [("single", {"hosts": 2}, 2), ("linear", {"switches": 2}, 3)]
+)
 def test_link_delay_adds_one_delay_per_link_and_direction(topo, params, links, tmp_path):
     delay = 5.0
     spec = build_topology(topo, params, seed=1)
     *_, base_min, base_avg, _, _ = ping(spec, tmp_path / "base", 20, 0.05)
-    got, sent, rtt_min, rtt_avg, shown, facts = ping(spec.with_link_defaults(None, delay, 0),
-                                                     tmp_path / "delayed", 20, 0.05)
+    got, sent, rtt_min, rtt_avg, shown, facts = ping(
+        spec.with_link_defaults(None, delay, 0), tmp_path / "delayed", 20, 0.05
+    )
     expected = 2 * links * delay
-    print(f"{topo}: {links} links x {delay} ms: expected +{expected} ms; "
-          f"min {base_min} -> {rtt_min} ms, avg {base_avg} -> {rtt_avg} ms")
+    print(
+        f"{topo}: {links} links x {delay} ms: expected +{expected} ms; "
+        f"min {base_min} -> {rtt_min} ms, avg {base_avg} -> {rtt_avg} ms"
+    )
     assert got == sent
     # the delay lines release on time to ~0.1 ms per crossing; the rest is the host's load
     assert expected - 0.5 <= rtt_min - base_min <= expected + 3, (rtt_min, base_min)
@@ -65,8 +71,9 @@ def test_link_delay_adds_one_delay_per_link_and_direction(topo, params, links, t
     kernel_netem = capabilities.netem().ok
     host_facing = "in: delay=5000us" in "\n".join(shown.values())
     assert host_facing != kernel_netem, shown  # ingress impairment only without netem
-    assert facts["host_link_impairment"] == ("netem in the host" if kernel_netem
-                                             else "switch port ingress (no sch_netem)")
+    assert facts["host_link_impairment"] == (
+        "netem in the host" if kernel_netem else "switch port ingress (no sch_netem)"
+    )
 
 
 def test_link_loss_is_lost_once_per_link_and_direction(tmp_path):
@@ -76,8 +83,10 @@ def test_link_loss_is_lost_once_per_link_and_direction(tmp_path):
     # an echo and its reply cross 2 links each way: 4 crossings at 5 %
     expected = 1 - (1 - loss / 100) ** 4  # 18.5 %; sd over 400 pings ~1.9 points
     measured = 1 - got / sent
-    print(f"loss {loss} % per link and direction: expected {expected:.1%} of pings, "
-          f"measured {measured:.1%} ({sent - got}/{sent})")
+    print(
+        f"loss {loss} % per link and direction: expected {expected:.1%} of pings, "
+        f"measured {measured:.1%} ({sent - got}/{sent})"
+    )
     assert sent == n
     assert abs(measured - expected) < 0.09, (measured, expected)
     text = "\n".join(shown.values())
@@ -86,9 +95,22 @@ def test_link_loss_is_lost_once_per_link_and_direction(tmp_path):
 
 
 def test_delay_and_loss_example_runs_end_to_end(tmp_path):
-    proc = subprocess.run([sys.executable, "-m", "sdnperf.cli", "run", "examples/p4-link-delay.toml",
-                           "--no-report", "--out", str(tmp_path)], cwd=REPO,
-                          capture_output=True, text=True, timeout=600)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "sdnperf.cli",
+            "run",
+            "examples/p4-link-delay.toml",
+            "--no-report",
+            "--out",
+            str(tmp_path),
+        ],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     output = proc.stdout + proc.stderr
     assert proc.returncode == 0, output
     assert "No run failed" in output and "rtt_min_ms" in output

@@ -1,4 +1,5 @@
 """Our P4 switch (sdnperf-switch) in a real Mininet network: ping, iperf, impairment."""
+
 import os
 import re
 import shutil
@@ -10,8 +11,9 @@ import pytest
 pytestmark = [
     pytest.mark.e2e,
     pytest.mark.skipif(os.geteuid() != 0, reason="Mininet needs root"),
-    pytest.mark.skipif(not shutil.which("iperf3") or not shutil.which("mnexec"),
-                       reason="needs iperf3 and Mininet"),
+    pytest.mark.skipif(
+        not shutil.which("iperf3") or not shutil.which("mnexec"), reason="needs iperf3 and Mininet"
+    ),
 ]
 
 REPO = Path(__file__).resolve().parents[2]
@@ -20,6 +22,7 @@ PROGRAM = REPO / "rust/switch/tests/programs/l1_fwd.json"
 
 def _binary():
     from sdnperf import tools
+
     try:
         return tools.find("sdnperf-switch")
     except tools.ToolNotFound as e:
@@ -34,8 +37,12 @@ def net():
     from sdnperf.emulation.p4switch import P4Switch
 
     _binary()
-    n = Mininet(topo=SingleSwitchTopo(2), switch=partial(P4Switch, json_path=str(PROGRAM)),
-                controller=None, autoSetMacs=True)
+    n = Mininet(
+        topo=SingleSwitchTopo(2),
+        switch=partial(P4Switch, json_path=str(PROGRAM)),
+        controller=None,
+        autoSetMacs=True,
+    )
     try:
         n.start()
         yield n
@@ -58,12 +65,14 @@ def test_iperf_tcp_through_switch(net):
     h1, h2 = net.get("h1", "h2")
     h2.cmd("iperf3 -s -1 -D -p 5301")
     import time
+
     time.sleep(0.5)
     out = h1.cmd(f"iperf3 -c {h2.IP()} -p 5301 -t 2 -J")
     import json
+
     res = json.loads(out)
     bps = res["end"]["sum_received"]["bits_per_second"]
-    assert bps > 50e6, f"only {bps/1e6:.1f} Mbit/s"
+    assert bps > 50e6, f"only {bps / 1e6:.1f} Mbit/s"
 
 
 def test_port_impairment_delays_by_set_amount(net):
@@ -93,7 +102,9 @@ def test_ctl_reads_counters_and_tables(net):
 
 
 L2_COMMANDS = [
-    "mc_mgrp_create 1", "mc_node_create 0 1 2 3", "mc_node_associate 1 0",
+    "mc_mgrp_create 1",
+    "mc_node_create 0 1 2 3",
+    "mc_node_associate 1 0",
     "table_add dmac fwd 00:00:00:00:00:04 => 1",
     "table_add dmac fwd 00:00:00:00:00:05 => 2",
     "table_add dmac fwd 00:00:00:00:00:06 => 3",
@@ -113,12 +124,16 @@ def test_down_port_does_not_block_others():
         def build(self):
             s = self.addSwitch("s2")
             for i in (4, 5, 6):
-                self.addLink(self.addHost(f"h{i}", mac=f"00:00:00:00:00:0{i}", ip=f"10.0.9.{i}/24"), s)
+                self.addLink(
+                    self.addHost(f"h{i}", mac=f"00:00:00:00:00:0{i}", ip=f"10.0.9.{i}/24"), s
+                )
 
     prog = REPO / "rust/switch/tests/programs/l2_basic.json"
-    n = Mininet(topo=Three(),
-                switch=partial(P4Switch, json_path=str(prog), commands=L2_COMMANDS),
-                controller=None)
+    n = Mininet(
+        topo=Three(),
+        switch=partial(P4Switch, json_path=str(prog), commands=L2_COMMANDS),
+        controller=None,
+    )
     try:
         n.start()
         h1, h2, h3 = n.get("h4", "h5", "h6")

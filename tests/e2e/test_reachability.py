@@ -1,5 +1,6 @@
 """All-pairs reachability (0 % loss) on every built-in topology for every architecture,
 through real Mininet + Linux bridge / Open vSwitch + os-ken (and Faucet, ovs-testcontroller)."""
+
 from __future__ import annotations
 
 import pytest

@@ -1,5 +1,6 @@
 """A run whose controller dies mid-workload is stored as failed with the reason; the
 network is still torn down completely."""
+
 from __future__ import annotations
 
 import os
@@ -40,8 +41,10 @@ def _controller_pid(run_dir: Path) -> int | None:
     for entry in Path("/proc").iterdir():
         if entry.name.isdigit():
             try:
-                if marker in (entry / "environ").read_bytes() and \
-                        b"osken-manager" in (entry / "cmdline").read_bytes():
+                if (
+                    marker in (entry / "environ").read_bytes()
+                    and b"osken-manager" in (entry / "cmdline").read_bytes()
+                ):
                     return int(entry.name)
             except OSError:
                 continue

@@ -1,4 +1,5 @@
 """Whole studies through the `sdnperf` command: run, report, resume, Ctrl-C, kill -9 + clean."""
+
 from __future__ import annotations
 
 import json
@@ -12,6 +13,7 @@ import time
 from pathlib import Path
 
 import pytest
+
 from tests.e2e.support import NEEDS_MININET
 
 pytestmark = NEEDS_MININET
@@ -52,8 +54,14 @@ STUDY = textwrap.dedent("""\
 def sdnperf(*args, run_root: Path, **kwargs):
     env = {**os.environ, "SDNPERF_RUN_ROOT": str(run_root)}
     env.pop("SDNPERF_TAG", None)
-    return subprocess.Popen([sys.executable, "-m", "sdnperf.cli", *args], env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, **kwargs)
+    return subprocess.Popen(
+        [sys.executable, "-m", "sdnperf.cli", *args],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        **kwargs,
+    )
 
 
 def runs_in(db: Path) -> list[tuple]:
@@ -70,6 +78,7 @@ def study_file(tmp_path):
         path = tmp_path / "small.toml"
         path.write_text(STUDY.format(count=count))
         return path
+
     return make
 
 
@@ -87,15 +96,20 @@ def test_run_report_and_resume(study_file, tmp_path):
     assert html.count("<img") >= 3
     assert (results / "csv" / "samples.csv").exists()
     with sqlite3.connect(db) as conn:
-        first = conn.execute("select count(*) from summary s join run r on s.run_id = r.id "
-                             "where r.architecture = 'openflow' and s.metric = 'rtt_first_ms'").fetchone()[0]
+        first = conn.execute(
+            "select count(*) from summary s join run r on s.run_id = r.id "
+            "where r.architecture = 'openflow' and s.metric = 'rtt_first_ms'"
+        ).fetchone()[0]
         env = json.loads(conn.execute("select environment from study").fetchone()[0])
     assert first == 2
     assert "kernel" in str(env) or env
     # Resume with everything done runs nothing; a failed run is run again.
     with sqlite3.connect(db) as conn:
-        conn.execute("update run set status = 'failed' where key = 'tree-d2-f2|openflow|tcp|2'"
-                     .replace("tree-d2-f2", runs_in(db)[0][0].split("|")[0]))
+        conn.execute(
+            "update run set status = 'failed' where key = 'tree-d2-f2|openflow|tcp|2'".replace(
+                "tree-d2-f2", runs_in(db)[0][0].split("|")[0]
+            )
+        )
     proc = sdnperf("run", "--resume", str(study_file()), "--out", str(out), run_root=run_root)
     stdout, _ = proc.communicate(timeout=300)
     assert proc.returncode == 0, stdout
@@ -120,7 +134,8 @@ def _wait_for_network(run_root: Path, proc, timeout=120) -> dict:
 
 
 def _tagged(tag: str) -> list[int]:
-    from sdnperf.emulation.cleanup import tagged_processes, _tag_of
+    from sdnperf.emulation.cleanup import _tag_of, tagged_processes
+
     return [pid for pid in tagged_processes() if _tag_of(pid) == tag]
 
 
@@ -139,8 +154,11 @@ def test_kill_9_then_clean_leaves_nothing(study_file, tmp_path):
     stdout, _ = clean.communicate(timeout=60)
     assert clean.returncode == 0, stdout
     assert _tagged(tag) == []
-    assert [i for i in registry["interfaces"] + registry["bridges"]
-            if Path(f"/sys/class/net/{i}").exists()] == []
+    assert [
+        i
+        for i in registry["interfaces"] + registry["bridges"]
+        if Path(f"/sys/class/net/{i}").exists()
+    ] == []
     assert list(run_root.iterdir()) == []
     assert "removed" in stdout
 

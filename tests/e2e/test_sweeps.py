@@ -3,6 +3,7 @@
 Each study is short (seconds-long workloads, one repetition) on a 2-switch line, so the
 whole file runs in a few minutes under `flock /work/netlock`.
 """
+
 from __future__ import annotations
 
 import json
@@ -14,11 +15,11 @@ import time
 from pathlib import Path
 
 import pytest
-from tests.e2e.support import NEEDS_MININET
-from tests.e2e.test_study_cli import runs_in, sdnperf
 
 from sdnperf.study.loader import load_study
 from sdnperf.study.plan import plan_runs
+from tests.e2e.support import NEEDS_MININET
+from tests.e2e.test_study_cli import runs_in, sdnperf
 
 pytestmark = NEEDS_MININET
 
@@ -55,8 +56,11 @@ def tidy(db: Path) -> list[dict]:
 
 
 def value_of(rows, metric, **where):
-    found = [r["value"] for r in rows
-             if r["metric"] == metric and all(r[k] == v for k, v in where.items())]
+    found = [
+        r["value"]
+        for r in rows
+        if r["metric"] == metric and all(r[k] == v for k, v in where.items())
+    ]
     assert len(found) == 1, (metric, where, found)
     return found[0]
 
@@ -89,7 +93,8 @@ def test_link_rate_sweep_on_bridge_and_p4(tmp_path):
         ("linear-2x1|bridge|tcp|topology.link.bw=40|1", "ok"),
         ("linear-2x1|bridge|tcp|topology.link.bw=5|1", "ok"),
         ("linear-2x1|p4|tcp|topology.link.bw=40|1", "ok"),
-        ("linear-2x1|p4|tcp|topology.link.bw=5|1", "ok")]
+        ("linear-2x1|p4|tcp|topology.link.bw=5|1", "ok"),
+    ]
     rows = tidy(db)
     for arch in ("bridge", "p4"):
         slow = value_of(rows, "throughput_mbps", architecture=arch, **{"topology.link.bw": 5})
@@ -131,13 +136,17 @@ def test_udp_frame_size_sweep_changes_what_goes_on_the_wire(tmp_path):
     assert small == pytest.approx(2 * 64 / 106, rel=0.1), small
     assert large == pytest.approx(1.8, rel=0.06), large
     with sqlite3.connect(db) as conn:
-        lengths = {json.loads(p)["workload"]["length"] for (p,) in conn.execute("SELECT params FROM run")}
+        lengths = {
+            json.loads(p)["workload"]["length"] for (p,) in conn.execute("SELECT params FROM run")
+        }
     assert lengths == {64, 1400}
 
 
 def test_two_topologies_in_one_study(tmp_path):
-    text = LINE.format(name="two", reps=1, seed=1, extra="").replace(
-        '[topology]\nkind = "linear"\nswitches = 2\n', textwrap.dedent("""\
+    text = (
+        LINE.format(name="two", reps=1, seed=1, extra="").replace(
+            '[topology]\nkind = "linear"\nswitches = 2\n',
+            textwrap.dedent("""\
         [[topology]]
         name = "line"
         kind = "linear"
@@ -147,7 +156,10 @@ def test_two_topologies_in_one_study(tmp_path):
         name = "star"
         kind = "single"
         hosts = 3
-        """)) + BRIDGE + textwrap.dedent("""\
+        """),
+        )
+        + BRIDGE
+        + textwrap.dedent("""\
         [[workload]]
         name = "ping"
         kind = "ping"
@@ -155,13 +167,18 @@ def test_two_topologies_in_one_study(tmp_path):
         count = 5
         interval = 0.05
         """)
+    )
     code, stdout, _, out = run_study(tmp_path, text)
     assert code == 0, stdout
     db = out / "two" / "study.sqlite"
     assert sorted(runs_in(db)) == [("line|bridge|ping|1", "ok"), ("star|bridge|ping|1", "ok")]
     with sqlite3.connect(db) as conn:
-        described = dict(conn.execute("SELECT topology, json_extract(params, '$.topology') FROM run"))
-    assert described["line"].startswith("line: 3 switches") and described["star"].startswith("star: 1 switch")
+        described = dict(
+            conn.execute("SELECT topology, json_extract(params, '$.topology') FROM run")
+        )
+    assert described["line"].startswith("line: 3 switches") and described["star"].startswith(
+        "star: 1 switch"
+    )
     html = (out / "two" / "report.html").read_text()
     assert "<th>topology</th>" in html and ">line<" in html and ">star<" in html
 
@@ -205,15 +222,18 @@ def test_killed_in_the_middle_of_a_sweep_then_resumed(tmp_path):
     assert resumed.returncode == 0, stdout
     assert f"resuming: {len(stored)} of 4 runs already stored" in stdout
     keys = {k for k, status in runs_in(db) if status == "ok"}
-    assert keys == {f"linear-2x1|bridge|ping|workload.ping.size={s}|1" for s in (56, 200, 600, 1000)}
+    assert keys == {
+        f"linear-2x1|bridge|ping|workload.ping.size={s}|1" for s in (56, 200, 600, 1000)
+    }
     with sqlite3.connect(db) as conn:
         after = dict(conn.execute("SELECT key, id FROM run"))
     assert all(after[k] == i for k, i in first_ids.items())  # the stored runs were kept
 
 
 def test_random_order_is_reproduced_from_the_seed(tmp_path):
-    text = (LINE.format(name="order", reps=2, seed=11, extra='order = "random"')
-            + PING_SWEEP.format(count=2).replace("[56, 200, 600, 1000]", "[56, 600]"))
+    text = LINE.format(name="order", reps=2, seed=11, extra='order = "random"') + PING_SWEEP.format(
+        count=2
+    ).replace("[56, 200, 600, 1000]", "[56, 600]")
     code, stdout, path, out = run_study(tmp_path, text)
     assert code == 0, stdout
     db = out / "order" / "study.sqlite"
@@ -246,12 +266,21 @@ def test_only_runs_a_slice_and_resume_adds_the_rest(tmp_path):
     db = out / "slice" / "study.sqlite"
     sizes = lambda: sorted(int(k.split("=")[1].split("|")[0]) for k, _ in runs_in(db))  # noqa: E731
     assert sizes() == [56, 1000]
-    proc = sdnperf("run", "--resume", str(path), "--out", str(out), "--only", "rep=1",
-                   run_root=tmp_path / "runroot")
+    proc = sdnperf(
+        "run",
+        "--resume",
+        str(path),
+        "--out",
+        str(out),
+        "--only",
+        "rep=1",
+        run_root=tmp_path / "runroot",
+    )
     stdout, _ = proc.communicate(timeout=300)
     assert proc.returncode == 0 and "resuming: 2 of 4 runs already stored" in stdout, stdout
     assert sizes() == [56, 200, 600, 1000]
-    bad = sdnperf("run", str(path), "--out", str(out), "--only", "speed=3",
-                  run_root=tmp_path / "runroot")
+    bad = sdnperf(
+        "run", str(path), "--out", str(out), "--only", "speed=3", run_root=tmp_path / "runroot"
+    )
     stdout, _ = bad.communicate(timeout=60)
     assert bad.returncode == 2 and "unknown name 'speed'" in stdout

@@ -1,5 +1,6 @@
 """64-byte path of our P4 switch: the XDP generator (`blast --mode xdp`) feeds an AF_XDP
 switch between three namespaces, and the frames arrive at the far veth."""
+
 import os
 import re
 import shutil
@@ -11,7 +12,9 @@ import pytest
 pytestmark = [
     pytest.mark.e2e,
     pytest.mark.skipif(os.geteuid() != 0, reason="needs root (namespaces, XDP)"),
-    pytest.mark.skipif(not shutil.which("ip") or not shutil.which("ethtool"), reason="needs iproute2 and ethtool"),
+    pytest.mark.skipif(
+        not shutil.which("ip") or not shutil.which("ethtool"), reason="needs iproute2 and ethtool"
+    ),
 ]
 
 PROGRAM = os.path.join(os.path.dirname(__file__), "../../rust/switch/tests/programs/l1_fwd.json")
@@ -20,6 +23,7 @@ SINK_MAC = "0x020000000099"
 
 def _binary():
     from sdnperf import tools
+
     try:
         return tools.find("sdnperf-switch")
     except tools.ToolNotFound as e:
@@ -50,9 +54,28 @@ def path3():
 
 
 def _start(binary, nss, s1, s2, program=PROGRAM, *extra):
-    sw = subprocess.Popen(["ip", "netns", "exec", nss["S"], binary, "run", "--json", program, "-i", f"1@{s1}",
-                           "-i", f"2@{s2}", "--no-vnet", "--die-with-parent", *extra],
-                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    sw = subprocess.Popen(
+        [
+            "ip",
+            "netns",
+            "exec",
+            nss["S"],
+            binary,
+            "run",
+            "--json",
+            program,
+            "-i",
+            f"1@{s1}",
+            "-i",
+            f"2@{s2}",
+            "--no-vnet",
+            "--die-with-parent",
+            *extra,
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     line = sw.stdout.readline().strip()
     if line != "READY":
         sw.kill()
@@ -73,13 +96,35 @@ def test_xdp_generator_through_af_xdp_switch(path3):
         banner = sw.stderr.readline()
         if "=af_xdp" not in banner:
             pytest.skip(f"kernel refused AF_XDP: {banner.strip()}")
-        g = subprocess.run(["ip", "netns", "exec", nss["A"], binary, "blast", a, "--mode", "xdp", "--seconds", "1",
-                            "--dst-mac", SINK_MAC], capture_output=True, text=True)
+        g = subprocess.run(
+            [
+                "ip",
+                "netns",
+                "exec",
+                nss["A"],
+                binary,
+                "blast",
+                a,
+                "--mode",
+                "xdp",
+                "--seconds",
+                "1",
+                "--dst-mac",
+                SINK_MAC,
+            ],
+            capture_output=True,
+            text=True,
+        )
         if g.returncode != 0 and "live frames" in g.stderr:
             pytest.skip(g.stderr.strip())
         assert g.returncode == 0, g.stderr
         time.sleep(0.3)
-        offered = sum(int(x) for x in re.findall(r"tx_queue_\d+_xdp_xmit: (\d+)", sh(f"ip netns exec {nss['A']} ethtool -S {a}")))
+        offered = sum(
+            int(x)
+            for x in re.findall(
+                r"tx_queue_\d+_xdp_xmit: (\d+)", sh(f"ip netns exec {nss['A']} ethtool -S {a}")
+            )
+        )
         fwd = int(sh(f"ip netns exec {nss['B']} cat /sys/class/net/{b}/statistics/rx_packets"))
         assert offered > 20_000, g.stdout
         # every forwarded frame was offered; most of them make it even on a busy machine
@@ -95,8 +140,24 @@ def test_xdp_generator_refuses_what_it_cannot_do(path3):
     binary = _binary()
     nss, a, *_ = path3
     for extra in (["--flows", "4"], ["--pps", "1000"]):
-        g = subprocess.run(["ip", "netns", "exec", nss["A"], binary, "blast", a, "--mode", "xdp", "--seconds", "0.1",
-                            *extra], capture_output=True, text=True)
+        g = subprocess.run(
+            [
+                "ip",
+                "netns",
+                "exec",
+                nss["A"],
+                binary,
+                "blast",
+                a,
+                "--mode",
+                "xdp",
+                "--seconds",
+                "0.1",
+                *extra,
+            ],
+            capture_output=True,
+            text=True,
+        )
         assert g.returncode == 1 and "--mode af_packet" in g.stderr, g.stderr
 
 
@@ -118,11 +179,33 @@ def test_xdp_fastpath_forwards_in_the_kernel(path3):
         while "ports " not in banner:
             banner += sw.stderr.readline()
         assert "xdp fast path on for port(s) 1,2" in banner, banner
-        g = subprocess.run(["ip", "netns", "exec", nss["A"], binary, "blast", a, "--mode", "xdp", "--seconds", "1",
-                            "--dst-mac", SINK_MAC], capture_output=True, text=True)
+        g = subprocess.run(
+            [
+                "ip",
+                "netns",
+                "exec",
+                nss["A"],
+                binary,
+                "blast",
+                a,
+                "--mode",
+                "xdp",
+                "--seconds",
+                "1",
+                "--dst-mac",
+                SINK_MAC,
+            ],
+            capture_output=True,
+            text=True,
+        )
         assert g.returncode == 0, g.stderr
         time.sleep(0.3)
-        offered = sum(int(x) for x in re.findall(r"tx_queue_\d+_xdp_xmit: (\d+)", sh(f"ip netns exec {nss['A']} ethtool -S {a}")))
+        offered = sum(
+            int(x)
+            for x in re.findall(
+                r"tx_queue_\d+_xdp_xmit: (\d+)", sh(f"ip netns exec {nss['A']} ethtool -S {a}")
+            )
+        )
         fwd = int(sh(f"ip netns exec {nss['B']} cat /sys/class/net/{b}/statistics/rx_packets"))
         assert offered > 20_000
         assert 0.5 * offered < fwd <= offered + 20, (offered, fwd)
@@ -132,17 +215,25 @@ def test_xdp_fastpath_forwards_in_the_kernel(path3):
     assert m, err
     assert int(m.group(1)) >= fwd - 20, (m.group(0), fwd)
     tx = re.search(r"port 2 \S+ \(af_xdp\): rx=\d+ tx=(\d+)", err)
-    assert tx and int(tx.group(1)) < 100, err  # only what the engine handled (IPv6 ND/MLD from S's kernel)
+    assert tx and int(tx.group(1)) < 100, (
+        err
+    )  # only what the engine handled (IPv6 ND/MLD from S's kernel)
 
 
 def _ping(nss, dst, count=3):
-    return subprocess.run(["ip", "netns", "exec", nss["A"], "ping", "-c", str(count), "-i", "0.2", "-W", "1", dst],
-                          capture_output=True, text=True)
+    return subprocess.run(
+        ["ip", "netns", "exec", nss["A"], "ping", "-c", str(count), "-i", "0.2", "-W", "1", dst],
+        capture_output=True,
+        text=True,
+    )
 
 
 def _ctl(binary, nss, sock, *cmd):
-    r = subprocess.run(["ip", "netns", "exec", nss["S"], binary, "ctl", sock, " ".join(cmd)],
-                       capture_output=True, text=True)
+    r = subprocess.run(
+        ["ip", "netns", "exec", nss["S"], binary, "ctl", sock, " ".join(cmd)],
+        capture_output=True,
+        text=True,
+    )
     assert r.returncode == 0, r.stderr + r.stdout
     return r.stdout
 

@@ -1,5 +1,6 @@
 """docs/architecture.md's maps match the tree: every folder and module of sdnperf/ has a
 row in the folder map and every row exists; the same for the Rust crates' table."""
+
 from __future__ import annotations
 
 import re
@@ -16,7 +17,7 @@ def table_after(heading: str) -> list[str]:
     lines = DOC.read_text().splitlines()
     start = next(i for i, line in enumerate(lines) if line.startswith(heading))
     names, in_table = [], False
-    for line in lines[start + 1:]:
+    for line in lines[start + 1 :]:
         if line.startswith("|"):
             in_table = True
             cell = line.split("|")[1].strip()
@@ -43,7 +44,9 @@ def test_every_folder_and_module_has_a_row_and_every_row_exists():
     rows = table_after("## Folder map")
     assert len(rows) == len(set(rows)), "a row appears twice"
     missing = package_entries() - set(rows)
-    assert not missing, f"sdnperf/ has {sorted(missing)} but docs/architecture.md's folder map does not"
+    assert not missing, (
+        f"sdnperf/ has {sorted(missing)} but docs/architecture.md's folder map does not"
+    )
     gone = {r for r in rows if not (PACKAGE / r).exists()}
     assert not gone, f"docs/architecture.md's folder map lists {sorted(gone)}, which sdnperf/ lacks"
 

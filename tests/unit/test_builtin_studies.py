@@ -1,6 +1,7 @@
 """Built-in studies: every shipped file is a valid study, `study list/show` read the package
 (durations measured, never guessed), and each study's answer is computed from a synthetic
 store written through the store's own API."""
+
 from __future__ import annotations
 
 import json
@@ -24,6 +25,7 @@ def test_every_scale_is_a_valid_study_with_a_page(study):
     from sdnperf.ctlbench.config import load as load_ctlbench
     from sdnperf.study.loader import load_study
     from sdnperf.study.plan import plan_runs
+
     page = study.page.read_text()
     for heading in ("**Question.**", "**Method**", "**Metrics.**", "**Reading the report.**"):
         assert heading in page, f"{study.page}: no {heading}"
@@ -43,10 +45,12 @@ def test_every_scale_is_a_valid_study_with_a_page(study):
 def test_smoke_scale_is_small():
     """The e2e tests run every smoke file: at most 2 sweep points and 1 repetition."""
     from sdnperf.study.loader import load_study
+
     for study in builtin.available():
         for path in study.files("smoke"):
             if study.tool == "ctlbench":
                 import tomllib
+
                 data = tomllib.loads(path.read_text())
                 assert data["study"]["repetitions"] == 1
                 assert len(data["load"]["switches"]) * len(data["load"]["rate"]) <= 2
@@ -107,13 +111,36 @@ def test_help_exits_0(capsys):
 
 
 # -- answers on synthetic stores -----------------------------------------------------------
-def _run(store, sid, i, arch, workload, summaries, topology="one-switch", samples=(), cpu=None,
-         point=None, params=None, status="ok"):
-    store.record_run(sid, RunResult(
-        key=f"{topology}|{arch}|{workload}|{i}", topology=topology, architecture=arch,
-        workload=workload, repetition=1, params=params or {}, status=status,
-        summaries=[Summary(workload, m, v, u, b) for m, v, u, b in summaries],
-        samples=list(samples), cpu=cpu or CpuReport(), point=point or {}))
+def _run(
+    store,
+    sid,
+    i,
+    arch,
+    workload,
+    summaries,
+    topology="one-switch",
+    samples=(),
+    cpu=None,
+    point=None,
+    params=None,
+    status="ok",
+):
+    store.record_run(
+        sid,
+        RunResult(
+            key=f"{topology}|{arch}|{workload}|{i}",
+            topology=topology,
+            architecture=arch,
+            workload=workload,
+            repetition=1,
+            params=params or {},
+            status=status,
+            summaries=[Summary(workload, m, v, u, b) for m, v, u, b in summaries],
+            samples=list(samples),
+            cpu=cpu or CpuReport(),
+            point=point or {},
+        ),
+    )
 
 
 def test_recirculation_answer_from_its_fit(tmp_path):
@@ -127,17 +154,37 @@ def test_recirculation_answer_from_its_fit(tmp_path):
             arch = P4Config(kind="p4", name="p4", program="recirc", params={"recirc_passes": n})
             params = {"architecture": arch.model_dump()}
             point = {"architecture.p4.params.recirc_passes": n}
-            for rep in range(3):
+            for _rep in range(3):
                 rtts = [0.1 + 0.02 * n + abs(rng.normal(0, 0.001)) for _ in range(50)]
-                samples = [Sample("ping", "rtt_ms", v, "ms", "h1->h2", "steady", k * 0.01, k)
-                           for k, v in enumerate(rtts)]
-                _run(store, sid, i, "p4", "ping", [("rtt_ms", sum(rtts) / 50, "ms", "lower"),
-                                                   ("rtt_min_ms", min(rtts), "ms", "lower")],
-                     samples=samples, point=point, params=params,
-                     cpu=CpuReport(per_role={"switch": 10 + n}))
-                _run(store, sid, i + 1, "p4", "tcp",
-                     [("throughput_mbps", 1000 / (1 + n / 20), "Mbit/s", "higher")],
-                     point=point, params=params)
+                samples = [
+                    Sample("ping", "rtt_ms", v, "ms", "h1->h2", "steady", k * 0.01, k)
+                    for k, v in enumerate(rtts)
+                ]
+                _run(
+                    store,
+                    sid,
+                    i,
+                    "p4",
+                    "ping",
+                    [
+                        ("rtt_ms", sum(rtts) / 50, "ms", "lower"),
+                        ("rtt_min_ms", min(rtts), "ms", "lower"),
+                    ],
+                    samples=samples,
+                    point=point,
+                    params=params,
+                    cpu=CpuReport(per_role={"switch": 10 + n}),
+                )
+                _run(
+                    store,
+                    sid,
+                    i + 1,
+                    "p4",
+                    "tcp",
+                    [("throughput_mbps", 1000 / (1 + n / 20), "Mbit/s", "higher")],
+                    point=point,
+                    params=params,
+                )
                 i += 2
         answer = answer_for(store, sid)
     assert answer.study == "recirculation" and answer.question.startswith("How much delay")
@@ -157,8 +204,16 @@ def test_recirculation_answer_with_two_runs_gives_a_slope_without_a_ci(tmp_path)
         for i, n in enumerate((0, 10)):
             arch = P4Config(kind="p4", name="p4", program="recirc", params={"recirc_passes": n})
             samples = [Sample("ping", "rtt_ms", 0.1 + 0.01 * n, "ms", "h1->h2", "steady")]
-            _run(store, sid, i, "p4", "ping", [("rtt_min_ms", 0.1 + 0.01 * n, "ms", "lower")],
-                 samples=samples, params={"architecture": arch.model_dump()})
+            _run(
+                store,
+                sid,
+                i,
+                "p4",
+                "ping",
+                [("rtt_min_ms", 0.1 + 0.01 * n, "ms", "lower")],
+                samples=samples,
+                params={"architecture": arch.model_dump()},
+            )
         text = " ".join(answer_for(store, sid).sentences)
     assert "10 µs per pass (two runs: no confidence interval)" in text
 
@@ -167,19 +222,46 @@ def test_campus_answer_ranks_the_architectures(tmp_path):
     with Store(tmp_path / "s.sqlite") as store:
         sid = store.open_study("architectures-campus", None, {}, {})
         i = 0
-        for arch, first, steady, tcp, jitter in (("bridge", 0.5, 0.1, 900, 0.02),
-                                                 ("openflow", 40.0, 0.2, 800, 0.05),
-                                                 ("p4", 20.0, 0.15, 950, 0.03)):
+        for arch, first, steady, tcp, jitter in (
+            ("bridge", 0.5, 0.1, 900, 0.02),
+            ("openflow", 40.0, 0.2, 800, 0.05),
+            ("p4", 20.0, 0.15, 950, 0.03),
+        ):
             for rep in range(3):
-                _run(store, sid, i, arch, "ping", [("rtt_first_ms", first + rep * 0.01, "ms", "lower"),
-                                                   ("rtt_ms", steady, "ms", "lower")])
-                _run(store, sid, i + 1, arch, "tcp", [("throughput_mbps", tcp + rep, "Mbit/s", "higher")])
-                _run(store, sid, i + 2, arch, "udp", [("jitter_ms", jitter, "ms", "lower"),
-                                                      ("loss_pct", 0.0, "%", "lower")])
+                _run(
+                    store,
+                    sid,
+                    i,
+                    arch,
+                    "ping",
+                    [
+                        ("rtt_first_ms", first + rep * 0.01, "ms", "lower"),
+                        ("rtt_ms", steady, "ms", "lower"),
+                    ],
+                )
+                _run(
+                    store,
+                    sid,
+                    i + 1,
+                    arch,
+                    "tcp",
+                    [("throughput_mbps", tcp + rep, "Mbit/s", "higher")],
+                )
+                _run(
+                    store,
+                    sid,
+                    i + 2,
+                    arch,
+                    "udp",
+                    [("jitter_ms", jitter, "ms", "lower"), ("loss_pct", 0.0, "%", "lower")],
+                )
                 i += 3
         text = "\n".join(answer_for(store, sid).sentences)
-    assert re.search(r"First packet RTT \(lowest first\): bridge 0.51 ms \(95 % CI .*n = 3\), 5.1× "
-                     r"its steady RTT; p4 20 ms.*; openflow 40 ms .*200× its steady RTT", text)
+    assert re.search(
+        r"First packet RTT \(lowest first\): bridge 0.51 ms \(95 % CI .*n = 3\), 5.1× "
+        r"its steady RTT; p4 20 ms.*; openflow 40 ms .*200× its steady RTT",
+        text,
+    )
     assert re.search(r"TCP throughput \(best first\): p4 951 Mbit/s .*; bridge .*; openflow", text)
     assert re.search(r"UDP jitter \(best first\): bridge 0.02 ms .*; p4 .*; openflow", text)
 
@@ -192,38 +274,69 @@ def test_topologies_answer_compares_with_openflow_per_topology(tmp_path):
         for topo in ("grid", "multi-path"):
             for arch, syn, rtt in (("openflow", 2.0, 0.4), ("p4", 1.0, 0.5)):
                 for rep in range(2):
-                    store.record_run(sid, RunResult(
-                        key=f"{topo}|{arch}|mix|{rep}", topology=topo, architecture=arch,
-                        workload="mix", repetition=rep, params={}, status="ok",
-                        summaries=[Summary("mix/syn", "connect_ms", syn, "ms"),
-                                   Summary("mix/voip", "mos", 4.0, "MOS", "higher")]))
-                    _run(store, sid, i, arch, "ping", [("rtt_ms", rtt, "ms", "lower")], topology=topo)
+                    store.record_run(
+                        sid,
+                        RunResult(
+                            key=f"{topo}|{arch}|mix|{rep}",
+                            topology=topo,
+                            architecture=arch,
+                            workload="mix",
+                            repetition=rep,
+                            params={},
+                            status="ok",
+                            summaries=[
+                                Summary("mix/syn", "connect_ms", syn, "ms"),
+                                Summary("mix/voip", "mos", 4.0, "MOS", "higher"),
+                            ],
+                        ),
+                    )
+                    _run(
+                        store, sid, i, arch, "ping", [("rtt_ms", rtt, "ms", "lower")], topology=topo
+                    )
                     i += 1
         text = answer_for(store, sid).sentences
     assert text == [
         "grid: ping RTT [ms] openflow 0.4, p4 0.5 (+25.0 % (worse)); mixed: SYN delay [ms] "
         "openflow 2, p4 1 (-50.0 % (better)); mixed: VoIP MOS [MOS] openflow 4, p4 4 (±0 %).",
         "multi-path: ping RTT [ms] openflow 0.4, p4 0.5 (+25.0 % (worse)); mixed: SYN delay [ms] "
-        "openflow 2, p4 1 (-50.0 % (better)); mixed: VoIP MOS [MOS] openflow 4, p4 4 (±0 %)."]
+        "openflow 2, p4 1 (-50.0 % (better)); mixed: VoIP MOS [MOS] openflow 4, p4 4 (±0 %).",
+    ]
 
 
 def test_capacity_answer_finds_the_full_rate_and_the_most_answered(tmp_path):
     with Store(tmp_path / "s.sqlite") as store:
         sid = store.open_study("controller-capacity-openflow-rate", None, {}, {})
         for i, (offered, answered) in enumerate(((500, 500), (2000, 1995), (8000, 3000))):
-            _run(store, sid, i, "osken-l2-learning", "ctlbench",
-                 [("ctl_offered_pps", offered, "1/s", "higher"),
-                  ("ctl_answered_pps", answered, "1/s", "higher"),
-                  ("ctl_rtt_p50_ms", 0.2 * (i + 1) ** 3, "ms", "lower"),
-                  ("ctl_rtt_p99_ms", 1.0 * (i + 1) ** 3, "ms", "lower"),
-                  ("ctl_controller_cpu_pct", 30 * (i + 1), "%", "lower")],
-                 params={"switches": 1, "rate_per_switch": offered, "protocol": "openflow13"})
-        _run(store, sid, 9, "echo (probe ceiling)", "ctlbench",
-             [("ctl_answered_pps", 90000, "1/s", "higher")], params={"ceiling": True, "switches": 1})
+            _run(
+                store,
+                sid,
+                i,
+                "osken-l2-learning",
+                "ctlbench",
+                [
+                    ("ctl_offered_pps", offered, "1/s", "higher"),
+                    ("ctl_answered_pps", answered, "1/s", "higher"),
+                    ("ctl_rtt_p50_ms", 0.2 * (i + 1) ** 3, "ms", "lower"),
+                    ("ctl_rtt_p99_ms", 1.0 * (i + 1) ** 3, "ms", "lower"),
+                    ("ctl_controller_cpu_pct", 30 * (i + 1), "%", "lower"),
+                ],
+                params={"switches": 1, "rate_per_switch": offered, "protocol": "openflow13"},
+            )
+        _run(
+            store,
+            sid,
+            9,
+            "echo (probe ceiling)",
+            "ctlbench",
+            [("ctl_answered_pps", 90000, "1/s", "higher")],
+            params={"ceiling": True, "switches": 1},
+        )
         text = "\n".join(answer_for(store, sid).sentences)
     assert answer_for.__module__  # the stored name "…-openflow-rate" maps to the study
-    assert ("osken-l2-learning (openflow13): answered ≥ 99 % of packet-ins up to 2,000/s offered; "
-            "the most it answered was 3,000/s (1 switch(es) × 8000/s, 38 % of offered)") in text
+    assert (
+        "osken-l2-learning (openflow13): answered ≥ 99 % of packet-ins up to 2,000/s offered; "
+        "the most it answered was 3,000/s (1 switch(es) × 8000/s, 38 % of offered)"
+    ) in text
     assert "median reaction time 0.2 ms at 500/s offered, 5.4 ms (p99 27 ms) at 8,000/s" in text
     assert "controller CPU 90 % of one core there" in text
     assert "echo" not in text
@@ -231,47 +344,91 @@ def test_capacity_answer_finds_the_full_rate_and_the_most_answered(tmp_path):
 
 def test_capacity_answer_gives_the_stage_breakdown(tmp_path):
     from sdnperf.ctlbench.convert import controller_stages, stage_summaries
-    state = {"stages": {"packets": 500, "mean_us": {"receive": 10.0, "decode": 5.0, "app": 20.0,
-                                                    "encode": 2.0, "send": 13.0}}}
+
+    state = {
+        "stages": {
+            "packets": 500,
+            "mean_us": {"receive": 10.0, "decode": 5.0, "app": 20.0, "encode": 2.0, "send": 13.0},
+        }
+    }
     assert controller_stages({"stages": {"packets": 0}}) is None and controller_stages(None) is None
     summaries = stage_summaries("rate-1000pps", controller_stages(state))
     assert [(s.metric, s.value, s.unit) for s in summaries][2] == ("ctl_stage_app_us", 20.0, "µs")
     with Store(tmp_path / "s.sqlite") as store:
         sid = store.open_study("controller-capacity-p4runtime-rate", None, {}, {})
-        _run(store, sid, 0, "p4rt-l2-learning", "rate-1000pps",
-             [("ctl_offered_pps", 1000, "1/s", "higher"), ("ctl_answered_pps", 1000, "1/s", "higher"),
-              *[(s.metric, s.value, s.unit, "lower") for s in summaries]],
-             params={"switches": 1, "rate_per_switch": 1000, "protocol": "p4runtime"})
+        _run(
+            store,
+            sid,
+            0,
+            "p4rt-l2-learning",
+            "rate-1000pps",
+            [
+                ("ctl_offered_pps", 1000, "1/s", "higher"),
+                ("ctl_answered_pps", 1000, "1/s", "higher"),
+                *[(s.metric, s.value, s.unit, "lower") for s in summaries],
+            ],
+            params={"switches": 1, "rate_per_switch": 1000, "protocol": "p4runtime"},
+        )
         text = answer_for(store, sid).sentences
-    assert text[1] == ("p4rt-l2-learning: stage breakdown at 1,000/s offered (mean per packet-in): "
-                       "receive 10 µs, decode 5 µs, app 20 µs, encode 2 µs, send 13 µs; 50 µs in "
-                       "all, at most 20,000 packet-ins/s on one core; the largest stage is app (40 %)")
+    assert text[1] == (
+        "p4rt-l2-learning: stage breakdown at 1,000/s offered (mean per packet-in): "
+        "receive 10 µs, decode 5 µs, app 20 µs, encode 2 µs, send 13 µs; 50 µs in "
+        "all, at most 20,000 packet-ins/s on one core; the largest stage is app (40 %)"
+    )
 
 
 def test_complexity_answer_ranks_chains_and_prices_the_pipeline(tmp_path):
     with Store(tmp_path / "s.sqlite") as store:
         sid = store.open_study("workload-complexity", None, {}, {})
         i = 0
-        for arch, rtt, tcp in (("kernel-l2", 0.05, 900), ("p4-l2", 0.10, 800),
-                               ("p4-pipeline8", 0.15, 600)):
+        for arch, rtt, tcp in (
+            ("kernel-l2", 0.05, 900),
+            ("p4-l2", 0.10, 800),
+            ("p4-pipeline8", 0.15, 600),
+        ):
             for size in (18, 1472):
-                _run(store, sid, i, arch, "ping", [("rtt_ms", rtt + size / 1e4, "ms", "lower")],
-                     point={"workload.ping.size": size})
-                _run(store, sid, i + 1, arch, "udp", [("jitter_ms", rtt / 10, "ms", "lower")],
-                     point={"workload.udp.length": size})
+                _run(
+                    store,
+                    sid,
+                    i,
+                    arch,
+                    "ping",
+                    [("rtt_ms", rtt + size / 1e4, "ms", "lower")],
+                    point={"workload.ping.size": size},
+                )
+                _run(
+                    store,
+                    sid,
+                    i + 1,
+                    arch,
+                    "udp",
+                    [("jitter_ms", rtt / 10, "ms", "lower")],
+                    point={"workload.udp.length": size},
+                )
                 i += 2
             for window, scale in (("5K", 0.1), ("10M", 1.0)):
-                _run(store, sid, i, arch, "tcp", [("throughput_mbps", tcp * scale, "Mbit/s", "higher")],
-                     point={"workload.tcp.window": window})
+                _run(
+                    store,
+                    sid,
+                    i,
+                    arch,
+                    "tcp",
+                    [("throughput_mbps", tcp * scale, "Mbit/s", "higher")],
+                    point={"workload.tcp.window": window},
+                )
                 i += 1
         text = answer_for(store, sid).sentences
-    assert text[0] == ("ping RTT with 64-byte frames (best first): kernel-l2 0.0518 ms, "
-                       "p4-l2 0.102 ms, p4-pipeline8 0.152 ms.")
+    assert text[0] == (
+        "ping RTT with 64-byte frames (best first): kernel-l2 0.0518 ms, "
+        "p4-l2 0.102 ms, p4-pipeline8 0.152 ms."
+    )
     assert text[1].startswith("ping RTT with 1518-byte frames (best first): kernel-l2 0.197 ms")
     assert "TCP throughput with a 5K window (best first): kernel-l2 90 Mbit/s, p4-l2 80" in text[4]
     assert "TCP throughput with a 10M window (best first): kernel-l2 900 Mbit/s" in text[5]
-    assert text[-1] == ("Against P4 L2 bridging (largest frame / window): p4-pipeline8 RTT "
-                        "+20.2 % (worse); p4-pipeline8 TCP -25.0 % (worse).")  # 0.2972 / 0.2472
+    assert text[-1] == (
+        "Against P4 L2 bridging (largest frame / window): p4-pipeline8 RTT "
+        "+20.2 % (worse); p4-pipeline8 TCP -25.0 % (worse)."
+    )  # 0.2972 / 0.2472
 
 
 def test_other_studies_have_no_answer(tmp_path):
@@ -282,6 +439,7 @@ def test_other_studies_have_no_answer(tmp_path):
 
 def test_report_opens_with_the_question_and_the_answer(tmp_path, capsys):
     from sdnperf.commands import print_report
+
     with Store(tmp_path / "s.sqlite") as store:
         sid = store.open_study("architectures-campus", None, {}, {})
         for i, arch in enumerate(("bridge", "p4")):
@@ -304,13 +462,15 @@ def test_study_run_leaves_out_what_this_machine_cannot_run(monkeypatch, capsys):
     from sdnperf.studies.study_cli import machine_rule, narrow
     from sdnperf.study.loader import load_study
     from sdnperf.study.plan import plan_runs
+
     monkeypatch.setattr(tools, "locate", lambda name: f"/bin/{name}")  # our switch "built"
     plan = plan_runs(load_study(builtin.find("recirculation").files("quick")[0]))
     bmv2 = [r for r in plan if r.architecture.target == "bmv2"]
     assert bmv2 and len(bmv2) < len(plan)
 
-    monkeypatch.setattr(tools, "locate", lambda name: None if name == p4_arch.BMV2_DAEMON
-                        else f"/bin/{name}")
+    monkeypatch.setattr(
+        tools, "locate", lambda name: None if name == p4_arch.BMV2_DAEMON else f"/bin/{name}"
+    )
     keep, why = machine_rule()
     kept, selection = narrow(plan, None, keep, why)
     assert [r for r in kept if r.architecture.target == "bmv2"] == []
@@ -320,6 +480,8 @@ def test_study_run_leaves_out_what_this_machine_cannot_run(monkeypatch, capsys):
     monkeypatch.setattr(tools, "locate", lambda name: f"/bin/{name}")
     keep, why = machine_rule()
     kept, _ = narrow(plan, None, keep, why)
-    assert {r.topology for r in kept if r.architecture.target == "bmv2"} == {"one-switch",
-                                                                             "chain-of-two"}
+    assert {r.topology for r in kept if r.architecture.target == "bmv2"} == {
+        "one-switch",
+        "chain-of-two",
+    }
     assert len(kept) == len(plan)

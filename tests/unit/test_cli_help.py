@@ -1,5 +1,6 @@
 """`--help` on every sdnperf subcommand exits 0 with that subcommand's own help (the Rust
 tools' pass-through commands included), found by walking the one argparse parser."""
+
 from __future__ import annotations
 
 import argparse
@@ -61,6 +62,7 @@ def test_help_exits_0_with_its_own_help(path, capsys):
 def test_stf_help_is_ours_and_the_tool_still_gets_its_arguments():
     """Through the installed entry point: `sdnperf stf --help` exited 2 with the switch's
     whole usage before; `sdnperf stf -- --help` still reaches the tool."""
-    proc = subprocess.run([sys.executable, "-m", "sdnperf.cli", "stf", "--help"],
-                          capture_output=True, text=True)
+    proc = subprocess.run(
+        [sys.executable, "-m", "sdnperf.cli", "stf", "--help"], capture_output=True, text=True
+    )
     assert proc.returncode == 0 and proc.stdout.startswith("usage: sdnperf stf")

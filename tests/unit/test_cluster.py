@@ -1,5 +1,6 @@
 """The pure parts of `run --cluster`: blocks, the schedule and its retry rule, the nodes'
 preflight comparison, node labels, the node-variance test, and the CLI without Ray."""
+
 from __future__ import annotations
 
 import sys
@@ -70,6 +71,7 @@ def test_a_block_is_every_architecture_of_one_workload_and_repetition(plan):
 @dataclass(frozen=True)
 class SweptRun:
     """A run as the sweep-aware plan makes them (topology label and point)."""
+
     key: str
     architecture: object
     workload: object
@@ -83,10 +85,22 @@ def _named(name):
 
 
 def test_an_architecture_parameter_does_not_split_a_block_but_a_link_rate_does():
-    runs = [SweptRun(f"{arch}-{bw}-{passes}", _named(arch), _named("tcp"), 1, "line",
-                     tuple(p for p in (("topology.link.bw", bw),
-                                       ("architecture.p4.params.passes", passes)) if p[1]))
-            for bw in (10, 100) for arch, passes in (("bridge", None), ("p4", 1), ("p4", 2))]
+    runs = [
+        SweptRun(
+            f"{arch}-{bw}-{passes}",
+            _named(arch),
+            _named("tcp"),
+            1,
+            "line",
+            tuple(
+                p
+                for p in (("topology.link.bw", bw), ("architecture.p4.params.passes", passes))
+                if p[1]
+            ),
+        )
+        for bw in (10, 100)
+        for arch, passes in (("bridge", None), ("p4", 1), ("p4", 2))
+    ]
     blocks = make_blocks(runs)
     assert len(blocks) == 2
     for block in blocks:
@@ -149,9 +163,16 @@ def test_a_block_no_live_node_may_take_is_stranded(plan):
 
 
 # -- node preflight ----------------------------------------------------------------------
-FACTS = {"sdnperf": "0.1.0", "code": "abc", "openvswitch": "3.1.0", "netem": False,
-         "capabilities": {"ovs-vswitchd": True, "faucet": True}, "kernel": "6.1",
-         "cpu_model": "EPYC", "refusal": None}
+FACTS = {
+    "sdnperf": "0.1.0",
+    "code": "abc",
+    "openvswitch": "3.1.0",
+    "netem": False,
+    "capabilities": {"ovs-vswitchd": True, "faucet": True},
+    "kernel": "6.1",
+    "cpu_model": "EPYC",
+    "refusal": None,
+}
 
 
 def test_identical_nodes_agree():
@@ -160,8 +181,11 @@ def test_identical_nodes_agree():
 
 
 def test_the_odd_node_out_is_named_with_what_differs():
-    odd = {**FACTS, "openvswitch": "2.17.0", "capabilities": {"ovs-vswitchd": True,
-                                                              "faucet": False}}
+    odd = {
+        **FACTS,
+        "openvswitch": "2.17.0",
+        "capabilities": {"ovs-vswitchd": True, "faucet": False},
+    }
     verdict = compare_nodes({"a": dict(FACTS), "b": odd, "c": dict(FACTS)})
     assert verdict.mixed()
     text = "\n".join(verdict.differences)
@@ -171,8 +195,9 @@ def test_the_odd_node_out_is_named_with_what_differs():
 
 
 def test_a_node_that_cannot_run_the_study_refuses_and_hardware_only_warns():
-    verdict = compare_nodes({"a": dict(FACTS), "b": {**FACTS, "kernel": "6.8",
-                                                     "refusal": "sch_netem missing"}})
+    verdict = compare_nodes(
+        {"a": dict(FACTS), "b": {**FACTS, "kernel": "6.8", "refusal": "sch_netem missing"}}
+    )
     assert verdict.refused == {"b": "sch_netem missing"}
     assert any("kernel" in w for w in verdict.warnings)
     assert not any("kernel" in d for d in verdict.differences)
@@ -188,8 +213,7 @@ def test_nodes_sharing_a_host_are_numbered():
 # -- node variance -----------------------------------------------------------------------
 def _values(means: dict[str, float], n=6, spread=0.01):
     cell = ("t", "", "bridge", "ping", "rtt_ms")
-    return [Value(node, cell, mean + spread * i) for node, mean in means.items()
-            for i in range(n)]
+    return [Value(node, cell, mean + spread * i) for node, mean in means.items() for i in range(n)]
 
 
 def test_a_node_that_moves_the_numbers_is_flagged():
@@ -228,6 +252,7 @@ def test_a_bad_local_address_is_refused(capsys, tmp_path):
 
 def test_an_address_where_nothing_answers_is_refused_at_once():
     import socket
+
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]  # bound, not listening: connections are refused

@@ -1,5 +1,6 @@
 """ctlbench: config validation, probe JSON → RunResult conversion, probe-bound judgement,
 store round trip and the report's ctlbench figures (no controller, no probe binary)."""
+
 from __future__ import annotations
 
 import pytest
@@ -10,46 +11,115 @@ from sdnperf.samples import CpuReport
 from sdnperf.store import Store
 
 
-def probe_doc(answered_rate=1000.0, sent=5000, answered=4990, lost=10, status="ok",
-              disconnected=0, probe_cpu=20.0, slips=0, switches=2, mode="throughput"):
+def probe_doc(
+    answered_rate=1000.0,
+    sent=5000,
+    answered=4990,
+    lost=10,
+    status="ok",
+    disconnected=0,
+    probe_cpu=20.0,
+    slips=0,
+    switches=2,
+    mode="throughput",
+):
     return {
-        "schema": "sdnperf-probe/1", "protocol": "openflow13", "status": status,
+        "schema": "sdnperf-probe/1",
+        "protocol": "openflow13",
+        "status": status,
         "config": {"switches": switches, "mode": mode},
-        "switches": {"requested": switches, "ready": switches, "ready_at_end": switches - disconnected,
-                     "disconnected": disconnected, "failed_to_connect": 0},
+        "switches": {
+            "requested": switches,
+            "ready": switches,
+            "ready_at_end": switches - disconnected,
+            "disconnected": disconnected,
+            "failed_to_connect": 0,
+        },
         "window_s": {"handshake": 0.05, "warmup": 1.0, "measure": 5.0, "drain": 1.0},
-        "totals": {"sent": sent, "answered": answered, "lost": lost, "late": 0, "duplicates": 3,
-                   "unmatched": 0, "schedule_slips": slips, "controller_errors": 0,
-                   "sent_rate": sent / 5, "answered_rate": answered_rate,
-                   "offered_rate": 2000.0 if mode == "rate" else None,
-                   "loss_ratio": lost / sent, "fairness_jain": 0.98},
-        "rtt_us": {"count": answered, "min": 50.0, "mean": 900.0, "p50": 800.0, "p90": 1500.0,
-                   "p99": 3000.0, "p999": 4000.0, "max": 5000.0,
-                   "buckets": [[49.0, 51.0, 10], [780.0, 831.0, 4980]]},
+        "totals": {
+            "sent": sent,
+            "answered": answered,
+            "lost": lost,
+            "late": 0,
+            "duplicates": 3,
+            "unmatched": 0,
+            "schedule_slips": slips,
+            "controller_errors": 0,
+            "sent_rate": sent / 5,
+            "answered_rate": answered_rate,
+            "offered_rate": 2000.0 if mode == "rate" else None,
+            "loss_ratio": lost / sent,
+            "fairness_jain": 0.98,
+        },
+        "rtt_us": {
+            "count": answered,
+            "min": 50.0,
+            "mean": 900.0,
+            "p50": 800.0,
+            "p90": 1500.0,
+            "p99": 3000.0,
+            "p999": 4000.0,
+            "max": 5000.0,
+            "buckets": [[49.0, 51.0, 10], [780.0, 831.0, 4980]],
+        },
         "probe_cpu": {"measure_pct": probe_cpu, "run_pct": probe_cpu, "threads": 1, "cores": 2},
-        "series": {"interval_s": 1.0, "t": [0.0, 1.0, 2.0], "phase": ["warmup", "measure", "drain"],
-                   "sent": [900, 1000, 0], "answered": [890, 1000, 10], "outstanding": [10, 12, 0]},
-        "errors": ([{"switch": 1, "dpid": 2, "at_s": 2.5, "error": "controller closed the connection"}]
-                   if disconnected else []),
-        "per_switch": [{"index": i, "dpid": i + 1,
-                        "series": {"sent": [450, 500, 0], "answered": [445, 500, 5],
-                                   "outstanding": [5, 6, 0]}} for i in range(switches)],
+        "series": {
+            "interval_s": 1.0,
+            "t": [0.0, 1.0, 2.0],
+            "phase": ["warmup", "measure", "drain"],
+            "sent": [900, 1000, 0],
+            "answered": [890, 1000, 10],
+            "outstanding": [10, 12, 0],
+        },
+        "errors": (
+            [{"switch": 1, "dpid": 2, "at_s": 2.5, "error": "controller closed the connection"}]
+            if disconnected
+            else []
+        ),
+        "per_switch": [
+            {
+                "index": i,
+                "dpid": i + 1,
+                "series": {
+                    "sent": [450, 500, 0],
+                    "answered": [445, 500, 5],
+                    "outstanding": [5, 6, 0],
+                },
+            }
+            for i in range(switches)
+        ],
     }
 
 
 def convert_doc(doc, **kw):
-    args = dict(key="k", controller="osken-l2-learning", mode="throughput", switches=2, rate=None,
-                repetition=1, params={"switches": 2, "mode": "throughput"}, cpu=CpuReport())
+    args = dict(
+        key="k",
+        controller="osken-l2-learning",
+        mode="throughput",
+        switches=2,
+        rate=None,
+        repetition=1,
+        params={"switches": 2, "mode": "throughput"},
+        cpu=CpuReport(),
+    )
     args.update(kw)
     return convert.to_run_result(doc, **args)
 
 
 def test_conversion_summaries_and_samples():
-    usage = convert.ControllerUsage(cpu_measure_pct=55.0, cpu_series=[(0.25, 50.0), (0.75, 60.0)],
-                                    rss_max_mb=80.0, rss_series=[(0.5, 80.0)])
+    usage = convert.ControllerUsage(
+        cpu_measure_pct=55.0,
+        cpu_series=[(0.25, 50.0), (0.75, 60.0)],
+        rss_max_mb=80.0,
+        rss_series=[(0.5, 80.0)],
+    )
     r = convert_doc(probe_doc(), usage=usage, ceiling_pps=1_000_000.0)
     assert r.status == "ok" and not r.error
-    assert (r.topology, r.workload, r.architecture) == ("2 switches", "ctlbench throughput", "osken-l2-learning")
+    assert (r.topology, r.workload, r.architecture) == (
+        "2 switches",
+        "ctlbench throughput",
+        "osken-l2-learning",
+    )
     s = {x.metric: x for x in r.summaries}
     assert s["ctl_answered_pps"].value == 1000.0 and s["ctl_answered_pps"].better == "higher"
     assert s["ctl_rtt_p50_ms"].value == pytest.approx(0.8)
@@ -63,7 +133,10 @@ def test_conversion_summaries_and_samples():
     assert "ctl_offered_pps" not in s  # not rate mode
     answered = [x for x in r.samples if x.metric == "ctl_answered_pps" and x.flow == ""]
     assert [(x.t, x.phase, x.value) for x in answered] == [
-        (0.0, "warmup", 890), (1.0, "measure", 1000), (2.0, "drain", 10)]
+        (0.0, "warmup", 890),
+        (1.0, "measure", 1000),
+        (2.0, "drain", 10),
+    ]
     assert {x.flow for x in r.samples if x.metric == "ctl_outstanding"} == {"", "dpid 1", "dpid 2"}
     buckets = [x for x in r.samples if x.metric == "ctl_rtt_bucket_ms"]
     assert [(x.value, x.seq) for x in buckets] == [(0.051, 10), (0.831, 4980)]
@@ -77,21 +150,33 @@ def test_probe_bound_by_ceiling_cpu_and_slips():
     reasons = convert.probe_bottleneck(probe_doc(probe_cpu=97.0, slips=500), None)
     assert len(reasons) == 2 and "CPU" in reasons[0] and "skipped 500" in reasons[1]
     assert not convert.probe_bottleneck(probe_doc(slips=50), None)  # 1 %: scheduling noise
-    r = convert_doc(probe_doc(answered_rate=900_000), ceiling_pps=1_000_000.0,
-                    cpu=CpuReport(cpu_bound=True, reason="the whole machine was busy"))
+    r = convert_doc(
+        probe_doc(answered_rate=900_000),
+        ceiling_pps=1_000_000.0,
+        cpu=CpuReport(cpu_bound=True, reason="the whole machine was busy"),
+    )
     assert r.cpu.cpu_bound and r.cpu.reason.startswith("probe-bound: ")
     assert "the whole machine was busy" in r.cpu.reason
     assert r.params["probe_bound"] is True
 
 
 def test_crash_keeps_partial_results_and_fails_the_run():
-    r = convert_doc(probe_doc(disconnected=2, status="partial"), crash="controller x crashed mid-run")
+    r = convert_doc(
+        probe_doc(disconnected=2, status="partial"), crash="controller x crashed mid-run"
+    )
     assert r.status == "failed" and "crashed mid-run" in r.error
     assert r.summaries and r.samples  # kept
     r2 = convert_doc(probe_doc(disconnected=1, status="partial"))
     assert r2.status == "failed" and "dropped 1 switch connection" in r2.error
-    r3 = convert_doc({**probe_doc(), "status": "failed", "switches": {"ready": 0}, "totals": {},
-                      "errors": [{"error": "cannot connect"}]})
+    r3 = convert_doc(
+        {
+            **probe_doc(),
+            "status": "failed",
+            "switches": {"ready": 0},
+            "totals": {},
+            "errors": [{"error": "cannot connect"}],
+        }
+    )
     assert r3.status == "failed" and "cannot connect" in r3.error
 
 
@@ -117,7 +202,9 @@ def test_config_errors_name_file_line_field():
     with pytest.raises(config.ConfigError, match="does not speak openflow13"):
         config.parse('[[controller]]\nkind = "p4rt"\n', "f.toml")
     with pytest.raises(config.ConfigError, match="p4rt app 'proactive'"):
-        config.parse('[[controller]]\nkind = "p4rt"\napp = "proactive"\n[load]\nprotocol = "p4runtime"\n')
+        config.parse(
+            '[[controller]]\nkind = "p4rt"\napp = "proactive"\n[load]\nprotocol = "p4runtime"\n'
+        )
     p4 = config.parse('[[controller]]\nkind = "p4rt"\n[load]\nprotocol = "p4runtime"\n')
     assert p4.controller[0].label == "p4rt-l2-learning" and p4.load.protocol == "p4runtime"
     assert config.controller_from_arg("p4rt").app == "l2-learning"
@@ -128,12 +215,17 @@ def test_config_errors_name_file_line_field():
 
 
 def test_plan_sweeps_and_ceiling():
-    cfg = config.parse('[study]\nrepetitions = 2\n[[controller]]\nkind = "echo"\n'
-                       '[[controller]]\nkind = "ovs-testcontroller"\n'
-                       '[load]\nmode = "rate"\nswitches = [1, 4]\nrate = [10, 100]\n')
+    cfg = config.parse(
+        '[study]\nrepetitions = 2\n[[controller]]\nkind = "echo"\n'
+        '[[controller]]\nkind = "ovs-testcontroller"\n'
+        '[load]\nmode = "rate"\nswitches = [1, 4]\nrate = [10, 100]\n'
+    )
     runs = plan(cfg)
     ceil = [r for r in runs if r.ceiling]
-    assert [(r.switches, r.controller.label) for r in ceil] == [(1, CEILING_ARCH), (4, CEILING_ARCH)]
+    assert [(r.switches, r.controller.label) for r in ceil] == [
+        (1, CEILING_ARCH),
+        (4, CEILING_ARCH),
+    ]
     assert len(runs) - len(ceil) == 2 * 2 * 2 * 2
     assert len({r.key for r in runs}) == len(runs)
 
@@ -141,24 +233,42 @@ def test_plan_sweeps_and_ceiling():
 def test_store_round_trip_and_report_figures(tmp_path):
     from sdnperf.report.html import write_report
     from sdnperf.report.plots import all_plots
+
     with Store(tmp_path / "study.sqlite") as store:
         sid = store.open_study("ctl", None, {}, {})
         for ctl, scale in (("echo", 100.0), ("osken-l2-learning", 1.0)):
             for n in (1, 4):
                 for rate in (100.0, 400.0):
-                    doc = probe_doc(answered_rate=rate * n * 0.9 * min(scale, 1), mode="rate", switches=n)
+                    doc = probe_doc(
+                        answered_rate=rate * n * 0.9 * min(scale, 1), mode="rate", switches=n
+                    )
                     doc["totals"]["offered_rate"] = rate * n
-                    usage = convert.ControllerUsage(cpu_measure_pct=rate / 10, cpu_series=[(0.5, 5.0)])
-                    store.record_run(sid, convert_doc(
-                        doc, key=f"{ctl}|{n}|{rate}", controller=ctl, mode="rate", rate=rate,
-                        switches=n, usage=usage,
-                        params={"switches": n, "mode": "rate", "rate_per_switch": rate}))
+                    usage = convert.ControllerUsage(
+                        cpu_measure_pct=rate / 10, cpu_series=[(0.5, 5.0)]
+                    )
+                    store.record_run(
+                        sid,
+                        convert_doc(
+                            doc,
+                            key=f"{ctl}|{n}|{rate}",
+                            controller=ctl,
+                            mode="rate",
+                            rate=rate,
+                            switches=n,
+                            usage=usage,
+                            params={"switches": n, "mode": "rate", "rate_per_switch": rate},
+                        ),
+                    )
         assert len(store.runs(sid)) == 8
         import sdnperf.ctlbench.plots  # noqa: F401  (registers its figures, as the CLI does)
+
         plots = all_plots(store, sid, tmp_path / "png")
         stems = {p.stem for p in plots.paths}
-        assert {"ctlbench_answered_vs_offered", "ctlbench_outstanding_over_time",
-                "ctlbench_controller_cpu_vs_load"} <= stems
+        assert {
+            "ctlbench_answered_vs_offered",
+            "ctlbench_outstanding_over_time",
+            "ctlbench_controller_cpu_vs_load",
+        } <= stems
         assert any(s.startswith("ctlbench_rtt_vs_switches") for s in stems)
         html = write_report(store, sid, tmp_path / "report.html").read_text()
         assert "answered rate" in html and "Jain" in html
@@ -166,6 +276,7 @@ def test_store_round_trip_and_report_figures(tmp_path):
 
 def test_report_of_other_studies_has_no_ctlbench_figures(tmp_path):
     from sdnperf.ctlbench.plots import add_plots
+
     with Store(tmp_path / "s.sqlite") as store:
         sid = store.open_study("x", None, {}, {})
         added = []
@@ -178,8 +289,11 @@ def test_missing_osken_app_is_a_clear_error():
 
     from sdnperf.controllers.process import ControllerError
     from sdnperf.ctlbench import controllers
-    if importlib.util.find_spec("os_ken") is None or \
-            importlib.util.find_spec(controllers.SIMPLE_SWITCH_13) is not None:
+
+    if (
+        importlib.util.find_spec("os_ken") is None
+        or importlib.util.find_spec(controllers.SIMPLE_SWITCH_13) is not None
+    ):
         pytest.skip("needs an os-ken without the sample apps")
     with pytest.raises(ControllerError, match="ships no sample apps"):
         controllers._osken_module("simple_switch_13")
@@ -191,10 +305,12 @@ def test_faucet_config_has_one_dp_per_switch():
     import yaml
 
     from sdnperf.ctlbench.controllers import faucet_yaml
+
     config = yaml.safe_load(faucet_yaml([1, 2, 3], 2))
     assert [dp["dp_id"] for dp in config["dps"].values()] == [1, 2, 3]
-    assert [port["native_vlan"] for dp in config["dps"].values()
-            for port in dp["interfaces"].values()] == ["bench"] * 6
+    assert [
+        port["native_vlan"] for dp in config["dps"].values() for port in dp["interfaces"].values()
+    ] == ["bench"] * 6
     assert config["vlans"]["bench"]["max_hosts"] == 16000000
 
 
@@ -205,10 +321,14 @@ def test_p4runtime_probe_argv_devices_file_and_failures(tmp_path):
     import sys
 
     from sdnperf.ctlbench import probe
-    cfg = config.parse('[[controller]]\nkind = "p4rt"\n[load]\nprotocol = "p4runtime"\n'
-                       'mode = "rate"\nrate = [100]\n')
-    argv = probe.p4runtime_argv("probe", tmp_path / "d.json", cfg.load, 3, 100.0,
-                                listen="127.0.0.1:50001")
+
+    cfg = config.parse(
+        '[[controller]]\nkind = "p4rt"\n[load]\nprotocol = "p4runtime"\n'
+        'mode = "rate"\nrate = [100]\n'
+    )
+    argv = probe.p4runtime_argv(
+        "probe", tmp_path / "d.json", cfg.load, 3, 100.0, listen="127.0.0.1:50001"
+    )
     assert argv[:2] == ["probe", "p4runtime"] and "--controller" not in argv
     assert argv[argv.index("--devices-file") + 1] == str(tmp_path / "d.json")
     assert argv[argv.index("--listen") + 1] == "127.0.0.1:50001"
@@ -219,7 +339,8 @@ def test_p4runtime_probe_argv_devices_file_and_failures(tmp_path):
     alive = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(5)"])
     try:
         assert probe.wait_devices(tmp_path / "d.json", alive) == [
-            {"device_id": 1, "address": "127.0.0.1:5"}]
+            {"device_id": 1, "address": "127.0.0.1:5"}
+        ]
     finally:
         alive.kill()
         alive.wait()

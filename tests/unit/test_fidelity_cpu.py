@@ -1,4 +1,5 @@
 """The CPU-bound rule on synthetic readings, and a short real sampling."""
+
 import subprocess
 import sys
 import time
@@ -8,8 +9,16 @@ import pytest
 
 from sdnperf.fidelity import cpu
 from sdnperf.fidelity.cpu import CpuSampler, Interval, Snapshot, interval_between, judge, summarize
-from sdnperf.fidelity.procstat import (CpuTimes, ProcTimes, busy_pct, cpu_times_of, descendants,
-                                       proc_times_of, read_cpu_times, read_pid)
+from sdnperf.fidelity.procstat import (
+    CpuTimes,
+    ProcTimes,
+    busy_pct,
+    cpu_times_of,
+    descendants,
+    proc_times_of,
+    read_cpu_times,
+    read_pid,
+)
 
 # psutil's cpu_times() tuple: user nice system idle iowait irq softirq steal guest guest_nice
 CPU_TIMES = type(psutil.cpu_times())(8802, 0, 4857, 104489, 391, 0, 1033, 12, 0, 0)
@@ -17,8 +26,9 @@ CPU_TIMES = type(psutil.cpu_times())(8802, 0, 4857, 104489, 391, 0, 1033, 12, 0,
 
 def test_cpu_times_of():
     # busy = user+nice+system+irq+softirq+steal; idle+iowait count as idle
-    assert cpu_times_of(CPU_TIMES) == CpuTimes(busy=8802 + 4857 + 1033 + 12,
-                                               total=8802 + 4857 + 1033 + 12 + 104489 + 391)
+    assert cpu_times_of(CPU_TIMES) == CpuTimes(
+        busy=8802 + 4857 + 1033 + 12, total=8802 + 4857 + 1033 + 12 + 104489 + 391
+    )
 
 
 def test_read_cpu_times_machine_and_cores():
@@ -36,8 +46,10 @@ def test_proc_times_of():
 
 def test_read_pid_odd_comm():
     # comm with a space and a ')' inside, as a process may name itself
-    code = ("import time\nopen('/proc/self/comm', 'w').write('osken ctl) x')\n"
-            "print(flush=True)\ntime.sleep(30)")
+    code = (
+        "import time\nopen('/proc/self/comm', 'w').write('osken ctl) x')\n"
+        "print(flush=True)\ntime.sleep(30)"
+    )
     child = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE)
     try:
         child.stdout.readline()
@@ -70,10 +82,15 @@ def snap(t, machine_busy, cores_busy, procs=None):
 
 def test_interval_between_processes_and_pid_reuse():
     p = lambda pid, cpu_s, start=1: ProcTimes(pid, 1, f"p{pid}", cpu_s, start)  # noqa: E731
-    a = snap(0, 0, [0, 0], {("switch", 5): p(5, 0), ("traffic", 6): p(6, 0),
-                            ("traffic", 7): p(7, 0)})
-    b = snap(2, 0, [100, 150], {("switch", 5): p(5, 1.9), ("traffic", 6): p(6, 0.5, start=9),
-                                ("ctl", 8): p(8, 0.1)})
+    a = snap(
+        0, 0, [0, 0], {("switch", 5): p(5, 0), ("traffic", 6): p(6, 0), ("traffic", 7): p(7, 0)}
+    )
+    b = snap(
+        2,
+        0,
+        [100, 150],
+        {("switch", 5): p(5, 1.9), ("traffic", 6): p(6, 0.5, start=9), ("ctl", 8): p(8, 0.1)},
+    )
     iv = interval_between(a, b)
     assert iv.seconds == 2 and iv.cores == [50.0, 75.0] and iv.machine == 62.5
     assert iv.procs == {("switch", 5): 95.0}  # 6 was reused, 7 exited, 8 is new
@@ -81,8 +98,13 @@ def test_interval_between_processes_and_pid_reuse():
 
 
 def iv(machine, procs=None, seconds=0.5):
-    return Interval(seconds, machine, [machine, machine], procs or {},
-                    {pid: "busy" for _role, pid in (procs or {})})
+    return Interval(
+        seconds,
+        machine,
+        [machine, machine],
+        procs or {},
+        {pid: "busy" for _role, pid in (procs or {})},
+    )
 
 
 def test_idle_run_is_not_cpu_bound():
@@ -100,7 +122,9 @@ def test_single_process_saturating_one_core():
     intervals = [iv(55, {("controller", 77): 99.0})] * 4 + [iv(10, {("controller", 77): 5.0})] * 4
     bound, reason = judge(intervals)
     assert bound
-    assert reason == "controller process busy (pid 77) used at least 95 % of a core for 50% of the run"
+    assert (
+        reason == "controller process busy (pid 77) used at least 95 % of a core for 50% of the run"
+    )
 
 
 def test_time_weighting():
@@ -125,17 +149,23 @@ def test_summarize_roles_and_cores():
 
 
 def test_rule_constants_are_the_documented_ones():
-    assert (cpu.MACHINE_SATURATED_PCT, cpu.PROCESS_SATURATED_PCT, cpu.SATURATED_SHARE) == (90.0, 95.0, 0.25)
+    assert (cpu.MACHINE_SATURATED_PCT, cpu.PROCESS_SATURATED_PCT, cpu.SATURATED_SHARE) == (
+        90.0,
+        95.0,
+        0.25,
+    )
 
 
 def test_real_sampling_of_a_busy_child():
-    busy = subprocess.Popen([sys.executable, "-c", "import time\nt=time.time()\nwhile time.time()-t<1.6: pass"])
+    busy = subprocess.Popen(
+        [sys.executable, "-c", "import time\nt=time.time()\nwhile time.time()-t<1.6: pass"]
+    )
     idle = subprocess.Popen(["sleep", "0.3"])  # exits during sampling: fine
     sampler = CpuSampler(interval=0.2)
     try:
         sampler.watch("traffic", busy.pid)
         sampler.watch("traffic", idle.pid)
-        sampler.watch("controller", 2 ** 22 + 1)  # never existed
+        sampler.watch("controller", 2**22 + 1)  # never existed
         sampler.start()
         time.sleep(1.2)
         report = sampler.stop()
@@ -173,4 +203,5 @@ def test_children_of_a_watched_process_count():
 
 def _children(pid):
     from sdnperf.fidelity.procstat import parent_map
+
     return descendants({pid}, parent_map())

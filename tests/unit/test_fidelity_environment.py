@@ -1,4 +1,5 @@
 """The environment record: every key present, fast, never raising."""
+
 import os
 import subprocess
 import time
@@ -6,9 +7,25 @@ import time
 from sdnperf.fidelity import environment
 from sdnperf.fidelity.environment import collect
 
-KEYS = {"datapath", "kernel", "distro", "cpu_model", "cpu_cores", "memory_mb", "python",
-        "mininet", "openvswitch", "iperf3", "iperf", "ping", "os_ken", "faucet", "netem",
-        "netem_detail", "ovs_kernel_module"}
+KEYS = {
+    "datapath",
+    "kernel",
+    "distro",
+    "cpu_model",
+    "cpu_cores",
+    "memory_mb",
+    "python",
+    "mininet",
+    "openvswitch",
+    "iperf3",
+    "iperf",
+    "ping",
+    "os_ken",
+    "faucet",
+    "netem",
+    "netem_detail",
+    "ovs_kernel_module",
+}
 
 
 def _namespaces() -> set[str]:
@@ -44,10 +61,10 @@ def test_missing_tools_give_none(monkeypatch):
     assert env["iperf3"] is None and env["openvswitch"] is None and env["ping"] is None
 
 
-
 def test_never_raises(monkeypatch):
     def boom(*a, **k):
         raise OSError("no such thing")
+
     monkeypatch.setattr(environment.subprocess, "run", boom)
     monkeypatch.setattr(environment.capabilities, "netem", boom)  # probes are cached there
     monkeypatch.setitem(environment.MACHINE_FACTS, "kernel", boom)

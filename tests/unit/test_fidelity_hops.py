@@ -1,5 +1,6 @@
 """The emulator-bound rule (fidelity/hops.py): which hosts probe a switch's pace, the
 per-switch time, the threshold, and the probe on a fake network's recorded ping."""
+
 import subprocess
 from pathlib import Path
 
@@ -15,12 +16,15 @@ def topo(kind, **params):
     return build_topology(kind, params, 1)
 
 
-@pytest.mark.parametrize("kind,params,pair", [
-    ("grid", {"rows": 3, "cols": 3}, ("h1", "h2", 2)),       # adjacent switches
-    ("grid", {"rows": 10, "cols": 10}, ("h1", "h2", 2)),
-    ("linear", {"switches": 4}, ("h1", "h2", 2)),
-    ("single", {"hosts": 3}, ("h1", "h2", 1)),               # one switch is all there is
-])
+@pytest.mark.parametrize(
+    "kind,params,pair",
+    [
+        ("grid", {"rows": 3, "cols": 3}, ("h1", "h2", 2)),  # adjacent switches
+        ("grid", {"rows": 10, "cols": 10}, ("h1", "h2", 2)),
+        ("linear", {"switches": 4}, ("h1", "h2", 2)),
+        ("single", {"hosts": 3}, ("h1", "h2", 1)),  # one switch is all there is
+    ],
+)
 def test_probe_pair_crosses_as_few_switches_as_possible(kind, params, pair):
     assert hops.probe_pair(topo(kind, **params)) == pair
 

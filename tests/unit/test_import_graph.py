@@ -1,6 +1,7 @@
 """No import circles among sdnperf's modules: each module can be read (and changed) after
 the ones it imports. Module-level imports only (a function-level import runs later, when
 every module exists); the graph is built with ast, without importing anything."""
+
 from __future__ import annotations
 
 import ast
@@ -29,12 +30,13 @@ def imported(node: ast.stmt, module: str, is_package: bool, known) -> set[str]:
     elif isinstance(node, ast.ImportFrom):
         if node.level:
             base = module.split(".") if is_package else module.split(".")[:-1]
-            base = base[:len(base) - node.level + 1]
+            base = base[: len(base) - node.level + 1]
             source = ".".join(base + ([node.module] if node.module else []))
         else:
             source = node.module or ""
-        names = [f"{source}.{a.name}" if f"{source}.{a.name}" in known else source
-                 for a in node.names]
+        names = [
+            f"{source}.{a.name}" if f"{source}.{a.name}" in known else source for a in node.names
+        ]
     else:
         return set()
     return {n for n in names if n in known and n != module}

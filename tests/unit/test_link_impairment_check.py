@@ -1,6 +1,7 @@
 """Link delay/loss without sch_netem: p4 on our switch runs (its ports impair both
 directions), every other architecture is refused by name. The kernel capability is faked
 both ways here; tests/e2e/test_link_features.py checks the real detection."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -13,9 +14,13 @@ from sdnperf.emulation.network import EmulationError, check_link_features
 from sdnperf.runner import StudyRefused, preflight
 from sdnperf.study.loader import load_study_text
 
-NO_NETEM = Capability("netem", False, "sch_netem missing from this kernel (Error: Specified "
-                      "qdisc kind is unknown.): link delay, jitter and loss cannot be emulated "
-                      "by the kernel")
+NO_NETEM = Capability(
+    "netem",
+    False,
+    "sch_netem missing from this kernel (Error: Specified "
+    "qdisc kind is unknown.): link delay, jitter and loss cannot be emulated "
+    "by the kernel",
+)
 NETEM = Capability("netem", True, "sch_netem works")
 
 ARCHS = {
@@ -27,10 +32,12 @@ ARCHS = {
 
 
 def study(archs, delay_ms=10, loss_pct=0):
-    text = (f'[study]\nname = "t"\n[topology]\nkind = "single"\nhosts = 2\n'
-            f'[topology.link]\ndelay_ms = {delay_ms}\nloss_pct = {loss_pct}\n'
-            + "".join(ARCHS[a] for a in archs)
-            + '[[workload]]\nname = "ping"\nkind = "ping"\npairs = [["h1", "h2"]]\n')
+    text = (
+        f'[study]\nname = "t"\n[topology]\nkind = "single"\nhosts = 2\n'
+        f"[topology.link]\ndelay_ms = {delay_ms}\nloss_pct = {loss_pct}\n"
+        + "".join(ARCHS[a] for a in archs)
+        + '[[workload]]\nname = "ping"\nkind = "ping"\npairs = [["h1", "h2"]]\n'
+    )
     return load_study_text(text, "t.toml", Path("."))
 
 
@@ -88,7 +95,9 @@ def test_preflight_uses_the_detected_capability(monkeypatch, kernel_has_netem):
 
 
 @pytest.mark.parametrize("kernel_has_netem", [True, False])
-def test_p4_refuses_a_delayed_host_to_host_link_without_netem(monkeypatch, tmp_path, kernel_has_netem):
+def test_p4_refuses_a_delayed_host_to_host_link_without_netem(
+    monkeypatch, tmp_path, kernel_has_netem
+):
     """Only switch ports impair without sch_netem: a host-host link (a custom Topo's) with
     delay would keep none, so p4 refuses it there instead of running it undelayed."""
     import networkx as nx
@@ -96,6 +105,7 @@ def test_p4_refuses_a_delayed_host_to_host_link_without_netem(monkeypatch, tmp_p
     from sdnperf.arch import ArchitectureError, check_architecture
     from sdnperf.arch.config import P4Config
     from sdnperf.topo.spec import TopoSpec
+
     monkeypatch.setattr(capabilities, "netem", lambda: NETEM if kernel_has_netem else NO_NETEM)
     monkeypatch.setenv("SDNPERF_SWITCH_GRPC_BIN", "/bin/true")  # built or not
     g = nx.Graph()

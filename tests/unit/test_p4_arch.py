@@ -1,4 +1,5 @@
 """The `p4` architecture's checks and configuration (no network)."""
+
 from __future__ import annotations
 
 import pydantic
@@ -19,10 +20,14 @@ def test_registered_and_validated():
 
 
 def test_study_file_with_p4():
-    study = load_study_text('[study]\nname = "x"\n[topology]\nkind = "single"\n'
-                            '[[architecture]]\nname = "p4"\nkind = "p4"\napp = "proactive"\n'
-                            '[[workload]]\nname = "ping"\nkind = "ping"\n'
-                            'pairs = [["h1", "h2"]]\n', "<t>", base_dir=".")
+    study = load_study_text(
+        '[study]\nname = "x"\n[topology]\nkind = "single"\n'
+        '[[architecture]]\nname = "p4"\nkind = "p4"\napp = "proactive"\n'
+        '[[workload]]\nname = "ping"\nkind = "ping"\n'
+        'pairs = [["h1", "h2"]]\n',
+        "<t>",
+        base_dir=".",
+    )
     assert study.config.architecture[0].app == "proactive"
 
 
@@ -61,12 +66,13 @@ def test_example_runtime_files_are_valid():
     from sdnperf import p4
     from sdnperf.controllers.p4rt import runtime_json
     from sdnperf.controllers.p4rt.schema import Schema
+
     folder = Path(__file__).resolve().parents[2] / "examples/data/p4-runtime-linear"
     try:
         schema = Schema.from_file(p4.compiled("l2l3").p4info)
     except p4.P4ProgramError as exc:
         pytest.skip(str(exc))
-    for name, path in runtime_json.files_for(folder, ["s1", "s2", "s3"]).items():
+    for _name, path in runtime_json.files_for(folder, ["s1", "s2", "s3"]).items():
         assert runtime_json.load(path).build_updates(schema)
 
 
@@ -76,7 +82,9 @@ def test_switch_ports_get_their_links_shaping(tmp_path, kernel_netem):
     as port impairment (hosts' own ports stay with tc). Without sch_netem, a host-facing
     port also delays/drops what it receives (the host end's share: bw stays with htb)."""
     from types import SimpleNamespace as NS
+
     from sdnperf.arch.p4 import P4Architecture
+
     spec = build_topology("linear", {"switches": 2}, seed=1).with_link_defaults(100, 2, 0.5)
     arch = P4Architecture(P4Config(kind="p4", name="p4"), spec, tmp_path, needs={})
     assert "port impairment" in arch.shaping_caveat(spec)
@@ -97,9 +105,14 @@ def test_switch_ports_get_their_links_shaping(tmp_path, kernel_netem):
     h1, h2 = node("h1", {i["h1"]: 0}), node("h2", {i["h2"]: 0})
     for k, n in (("h1", h1), ("s1a", s1), ("s1b", s1), ("s2a", s2), ("s2b", s2), ("h2", h2)):
         i[k].node = n
-    net = NS(switches=[s1, s2], links=[NS(intf1=i["h1"], intf2=i["s1a"]),
-                                      NS(intf1=i["s1b"], intf2=i["s2b"]),
-                                      NS(intf1=i["h2"], intf2=i["s2a"])])
+    net = NS(
+        switches=[s1, s2],
+        links=[
+            NS(intf1=i["h1"], intf2=i["s1a"]),
+            NS(intf1=i["s1b"], intf2=i["s2b"]),
+            NS(intf1=i["h2"], intf2=i["s2a"]),
+        ],
+    )
     done = arch.impair_switch_ports(net, kernel_netem)
     link = "rate=100mbit,delay=2ms,loss=0.5%"
     expected = {"s1": {1: link, 2: link}, "s2": {2: link, 1: link}}

@@ -1,5 +1,6 @@
 """Run-time parameters of shipped P4 programs: the catalog, the study-file checks, and the
 P4Runtime updates the controller builds from them (against the compiled program's P4Info)."""
+
 from __future__ import annotations
 
 import textwrap
@@ -44,19 +45,28 @@ def load_problems(text: str, tmp_path) -> list[str]:
 def test_defaults_are_filled_in_and_values_normalised():
     recirc = program("recirc")
     assert recirc.validate({}) == {"recirc_passes": 0, "recirc_dscp": ANY, "recirc_dst": ANY}
-    assert recirc.validate({"recirc_passes": 15, "recirc_dst": "10.0.0.2"})["recirc_dst"] == "10.0.0.2/32"
+    assert (
+        recirc.validate({"recirc_passes": 15, "recirc_dst": "10.0.0.2"})["recirc_dst"]
+        == "10.0.0.2/32"
+    )
     assert program("l2l3").validate({}) == {}
 
 
-@pytest.mark.parametrize("values, message", [
-    ({"recirc_pases": 1}, "has no param 'recirc_pases' (its params: recirc_dscp, recirc_dst, recirc_passes)"),
-    ({"recirc_passes": 65536}, "'recirc_passes': 65536 is outside 0..65535"),
-    ({"recirc_passes": -1}, "'recirc_passes': -1 is outside 0..65535"),
-    ({"recirc_passes": "7"}, "'recirc_passes': '7' is not an integer"),
-    ({"recirc_passes": True}, "'recirc_passes': True is not an integer"),
-    ({"recirc_dscp": 64}, "'recirc_dscp': 64 is not a DSCP value"),
-    ({"recirc_dst": "10.0.0.1/33"}, "'recirc_dst': '10.0.0.1/33' is not an IPv4"),
-])
+@pytest.mark.parametrize(
+    "values, message",
+    [
+        (
+            {"recirc_pases": 1},
+            "has no param 'recirc_pases' (its params: recirc_dscp, recirc_dst, recirc_passes)",
+        ),
+        ({"recirc_passes": 65536}, "'recirc_passes': 65536 is outside 0..65535"),
+        ({"recirc_passes": -1}, "'recirc_passes': -1 is outside 0..65535"),
+        ({"recirc_passes": "7"}, "'recirc_passes': '7' is not an integer"),
+        ({"recirc_passes": True}, "'recirc_passes': True is not an integer"),
+        ({"recirc_dscp": 64}, "'recirc_dscp': 64 is not a DSCP value"),
+        ({"recirc_dst": "10.0.0.1/33"}, "'recirc_dst': '10.0.0.1/33' is not an IPv4"),
+    ],
+)
 def test_bad_values_are_refused_naming_the_param(values, message):
     with pytest.raises(ParamError, match=message.replace("(", r"\(").replace(")", r"\)")):
         program("recirc").validate(values)
@@ -68,10 +78,15 @@ def test_unknown_program_names_the_ones_there_are():
 
 
 def test_writes_for_recirc():
-    writes = program("recirc").writes({"recirc_passes": 3, "recirc_dscp": 46,
-                                       "recirc_dst": "10.0.0.0/24"})
-    assert writes[0] == {"table": "RecircEgress.recirc_config", "default": True,
-                         "action": "RecircEgress.set_passes", "params": {"passes": 3}}
+    writes = program("recirc").writes(
+        {"recirc_passes": 3, "recirc_dscp": 46, "recirc_dst": "10.0.0.0/24"}
+    )
+    assert writes[0] == {
+        "table": "RecircEgress.recirc_config",
+        "default": True,
+        "action": "RecircEgress.set_passes",
+        "params": {"passes": 3},
+    }
     assert writes[1]["match"] == {"dscp": [46, 63], "dst_addr": ["10.0.0.0", "255.255.255.0"]}
     everything = program("recirc").writes({})
     assert everything[1]["match"] == {}  # no key: every IPv4 packet is selected
@@ -102,10 +117,17 @@ def test_every_shipped_program_is_in_the_catalog():
 
 
 def test_a_program_no_app_can_drive_is_refused_naming_the_apps(tmp_path):
-    errs = load_problems(STUDY.replace('program = "recirc"', 'program = "vlan"')
-                         .replace("params = {recirc_passes = 7}\n", ""), tmp_path)
-    assert len(errs) == 1 and "program 'vlan' cannot be driven by app 'l2-learning' " \
-        "(apps: proactive, runtime-json)" in errs[0], errs
+    errs = load_problems(
+        STUDY.replace('program = "recirc"', 'program = "vlan"').replace(
+            "params = {recirc_passes = 7}\n", ""
+        ),
+        tmp_path,
+    )
+    assert (
+        len(errs) == 1
+        and "program 'vlan' cannot be driven by app 'l2-learning' (apps: proactive, runtime-json)"
+        in errs[0]
+    ), errs
 
 
 def test_study_file_params_of_another_program_are_refused(tmp_path):
@@ -117,6 +139,7 @@ def test_study_file_params_of_another_program_are_refused(tmp_path):
 def schema_of(cache):
     _tools()
     from sdnperf.controllers.p4rt.schema import Schema
+
     return lambda name: Schema.from_file(p4.compiled(name).p4info)
 
 
@@ -124,11 +147,13 @@ def test_every_program_in_the_catalog_compiles_and_its_writes_fit_its_p4info(sch
     from finsy.proto import p4r
 
     from sdnperf.controllers.p4rt.params import param_updates
+
     for prog in PROGRAMS.values():
         updates = param_updates(schema_of(prog.name), prog.writes({}))
         assert len(updates) == len(prog.writes({}))
-    updates = param_updates(schema_of("recirc"), program("recirc").writes(
-        {"recirc_passes": 15, "recirc_dscp": 46}))
+    updates = param_updates(
+        schema_of("recirc"), program("recirc").writes({"recirc_passes": 15, "recirc_dscp": 46})
+    )
     default, select = updates
     assert default.type == p4r.Update.MODIFY and default.entity.table_entry.is_default_action
     assert default.entity.table_entry.action.action.params[0].value == bytes([15])
@@ -142,9 +167,19 @@ def test_every_program_in_the_catalog_compiles_and_its_writes_fit_its_p4info(sch
 def test_a_write_naming_a_missing_table_is_refused_with_its_number(schema_of):
     from sdnperf.controllers.p4rt.params import param_updates
     from sdnperf.controllers.p4rt.schema import SchemaError
+
     with pytest.raises(SchemaError, match=r"params write #1 \('recirc_config'\)"):
-        param_updates(schema_of("l2l3"), [{"table": "recirc_config", "default": True,
-                                           "action": "set_passes", "params": {"passes": 1}}])
+        param_updates(
+            schema_of("l2l3"),
+            [
+                {
+                    "table": "recirc_config",
+                    "default": True,
+                    "action": "set_passes",
+                    "params": {"passes": 1},
+                }
+            ],
+        )
 
 
 def test_controller_writes_params_after_the_pipeline_and_before_the_app(schema_of, monkeypatch):
@@ -153,6 +188,7 @@ def test_controller_writes_params_after_the_pipeline_and_before_the_app(schema_o
     import asyncio
 
     from sdnperf.controllers.p4rt import controller as ctl
+
     prog = p4.compiled("recirc")
     seen = []
 
@@ -171,12 +207,17 @@ def test_controller_writes_params_after_the_pipeline_and_before_the_app(schema_o
 
     monkeypatch.setitem(ctl.TRANSPORTS, "aio", Recorder)
     schema = schema_of("recirc")
-    c = ctl.Controller({"app": "proactive", "transport": "aio", "p4info": str(prog.p4info),
-                        "device_config": str(prog.json),
-                        "params": program("recirc").writes({"recirc_passes": 9}),
-                        "switches": [{"name": "s1", "device_id": 1, "address": "x",
-                                      "ports": [1, 2]}],
-                        "hosts": [{"mac": "00:00:00:00:00:01", "switch": "s1", "port": 1}]})
+    c = ctl.Controller(
+        {
+            "app": "proactive",
+            "transport": "aio",
+            "p4info": str(prog.p4info),
+            "device_config": str(prog.json),
+            "params": program("recirc").writes({"recirc_passes": 9}),
+            "switches": [{"name": "s1", "device_id": 1, "address": "x", "ports": [1, 2]}],
+            "hosts": [{"mac": "00:00:00:00:00:01", "switch": "s1", "port": 1}],
+        }
+    )
     asyncio.run(c._bring_up({"name": "s1", "device_id": 1, "address": "x"}))
     config, select = (schema.table(t).id for t in ("recirc_config", "recirc_select"))
     assert seen[:3] == ["connect", "pipeline", [config, select]]

@@ -1,5 +1,6 @@
 """The P4 programs sdnperf ships (sdnperf/p4/*.p4): compiled by our compiler into the cache,
 STF tests (sdnperf/p4/tests/<program>/*.stf) on our switch."""
+
 from __future__ import annotations
 
 import re
@@ -16,6 +17,7 @@ TESTS = sorted((PROGRAM_DIR / "tests").glob("*/*.stf"))  # tests/<program>/<case
 
 def _tools():
     from sdnperf import tools
+
     try:
         return tools.find("sdnperf-p4c"), tools.find("sdnperf-switch")
     except tools.ToolNotFound as exc:
@@ -42,6 +44,7 @@ def test_p4info_has_what_the_controller_needs(cache, program):
     """The apps find their tables by suffix: recirc.p4 is driven by the same apps."""
     _tools()
     from sdnperf.controllers.p4rt.schema import Schema
+
     schema = Schema.from_file(p4.compiled(program).p4info)
     for table in ("flow_port", "flow_pair", "dmac", "flood_table", "ipv4_lpm"):
         schema.table(table)
@@ -60,8 +63,9 @@ def test_compile_error_names_the_file(cache, tmp_path):
 def run_stf(program: Path, stf: Path) -> str:
     """Our switch's STF runner on `program` (.p4 or BMv2 JSON); its report, asserted PASS."""
     _, switch = _tools()
-    r = subprocess.run([switch, "stf", str(program), str(stf)], capture_output=True, text=True,
-                       timeout=120)
+    r = subprocess.run(
+        [switch, "stf", str(program), str(stf)], capture_output=True, text=True, timeout=120
+    )
     assert r.returncode == 0, r.stdout + r.stderr
     assert "PASS" in r.stdout
     return r.stdout

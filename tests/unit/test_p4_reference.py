@@ -1,6 +1,7 @@
 """The shipped P4 programs against the reference tools (a test oracle, never part of the
 product): p4c's BMv2 backend compiles each one, its P4Info names and widths agree with our
 compiler's, and the program's STF tests pass on our switch running p4c's JSON."""
+
 from __future__ import annotations
 
 import os
@@ -28,8 +29,10 @@ SHARED_ACTIONS = {"l2l3", "recirc"}
 def reference():
     compiler = REFERENCE / "bin" / "p4c-bm2-ss"
     if not compiler.exists():
-        pytest.skip(f"the reference P4 tools are not in ../shared/p4-reference ({REFERENCE}); "
-                    "set SDNPERF_P4_REFERENCE")
+        pytest.skip(
+            f"the reference P4 tools are not in ../shared/p4-reference ({REFERENCE}); "
+            "set SDNPERF_P4_REFERENCE"
+        )
     return compiler
 
 
@@ -41,10 +44,21 @@ def reference_build(reference, tmp_path_factory):
     def build(name: str) -> tuple[Path, Path]:
         if name not in built:
             json, p4info = out / f"{name}.json", out / f"{name}.p4info.txtpb"
-            r = subprocess.run([str(reference), "-I", str(REFERENCE / "share" / "p4c" / "p4include"),
-                                str(PROGRAM_DIR / f"{name}.p4"), "-o", str(json),
-                                "--p4runtime-files", str(p4info)],
-                               capture_output=True, text=True, timeout=300)
+            r = subprocess.run(
+                [
+                    str(reference),
+                    "-I",
+                    str(REFERENCE / "share" / "p4c" / "p4include"),
+                    str(PROGRAM_DIR / f"{name}.p4"),
+                    "-o",
+                    str(json),
+                    "--p4runtime-files",
+                    str(p4info),
+                ],
+                capture_output=True,
+                text=True,
+                timeout=300,
+            )
             assert r.returncode == 0, f"p4c-bm2-ss refused {name}.p4:\n{r.stderr}"
             built[name] = (json, p4info)
         return built[name]
@@ -56,6 +70,7 @@ def p4info_names(path: Path) -> set[tuple]:
     """(kind, name, detail) of every table, key, action, param, counter, register and
     controller header field: what a P4Runtime client relies on (ids are not compared)."""
     from finsy.proto import p4i
+
     info = p4i.P4Info()
     text_format.Parse(path.read_text(), info)
     out = set()
@@ -85,10 +100,21 @@ def test_p4info_agrees_with_the_reference_compiler(name, reference_build, ours):
     assert p4info_names(ours(name).p4info) == p4info_names(ref_p4info)
 
 
-@pytest.mark.parametrize("stf", [
-    pytest.param(t, marks=pytest.mark.xfail(t.parent.name in SHARED_ACTIONS, strict=True,
-                                            reason="switch STF add: per-table action copies"))
-    for t in TESTS], ids=[f"{t.parent.name}/{t.stem}" for t in TESTS])
+@pytest.mark.parametrize(
+    "stf",
+    [
+        pytest.param(
+            t,
+            marks=pytest.mark.xfail(
+                t.parent.name in SHARED_ACTIONS,
+                strict=True,
+                reason="switch STF add: per-table action copies",
+            ),
+        )
+        for t in TESTS
+    ],
+    ids=[f"{t.parent.name}/{t.stem}" for t in TESTS],
+)
 def test_stf_on_the_reference_compilers_json(stf, reference_build):
     json, _ = reference_build(stf.parent.name)
     run_stf(json, stf)

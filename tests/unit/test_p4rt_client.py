@@ -1,5 +1,6 @@
 """The P4Runtime client and the controller process against an in-process P4Runtime server
 written for this test (arbitration, pipeline, Write with per-update errors, packet I/O)."""
+
 from __future__ import annotations
 
 import asyncio
@@ -12,9 +13,13 @@ from finsy.proto import p4r, p4r_grpc, rpc_status
 from google.protobuf import any_pb2
 
 from sdnperf import p4
-from sdnperf.controllers.p4rt.client import (StreamSwitchConnection, SwitchConnection,
-                                             ThreadedSwitchConnection,
-                                             WriteError, update)
+from sdnperf.controllers.p4rt.client import (
+    StreamSwitchConnection,
+    SwitchConnection,
+    ThreadedSwitchConnection,
+    WriteError,
+    update,
+)
 from sdnperf.controllers.p4rt.schema import Schema
 
 
@@ -34,9 +39,12 @@ class FakeSwitch(p4r_grpc.P4RuntimeServicer):
         self.writes.append(len(request.updates))
         errors, failed = [], False
         for u in request.updates:
-            key = u.entity.SerializeToString() if u.entity.WhichOneof("entity") != "table_entry" \
-                else bytes(u.entity.table_entry.table_id.to_bytes(4, "big")) + b"".join(
-                    m.SerializeToString() for m in u.entity.table_entry.match)
+            key = (
+                u.entity.SerializeToString()
+                if u.entity.WhichOneof("entity") != "table_entry"
+                else bytes(u.entity.table_entry.table_id.to_bytes(4, "big"))
+                + b"".join(m.SerializeToString() for m in u.entity.table_entry.match)
+            )
             if u.type == p4r.Update.INSERT and key in self.entries:
                 errors.append(p4r.Error(canonical_code=6, message="entry exists"))
                 failed = True
@@ -49,8 +57,11 @@ class FakeSwitch(p4r_grpc.P4RuntimeServicer):
                 a = any_pb2.Any()
                 a.Pack(e)
                 status.details.append(a)
-            await context.abort(grpc.StatusCode.UNKNOWN, "batch failed",
-                                trailing_metadata=(("grpc-status-details-bin", status.SerializeToString()),))
+            await context.abort(
+                grpc.StatusCode.UNKNOWN,
+                "batch failed",
+                trailing_metadata=(("grpc-status-details-bin", status.SerializeToString()),),
+            )
         return p4r.WriteResponse()
 
     async def StreamChannel(self, request_iterator, context):
@@ -63,8 +74,12 @@ class FakeSwitch(p4r_grpc.P4RuntimeServicer):
                 if which == "arbitration" and req.arbitration.device_id != 1:
                     await queue.put(f"unknown device id {req.arbitration.device_id}")
                 elif which == "arbitration":
-                    resp = p4r.StreamMessageResponse(arbitration=p4r.MasterArbitrationUpdate(
-                        device_id=req.arbitration.device_id, election_id=req.arbitration.election_id))
+                    resp = p4r.StreamMessageResponse(
+                        arbitration=p4r.MasterArbitrationUpdate(
+                            device_id=req.arbitration.device_id,
+                            election_id=req.arbitration.election_id,
+                        )
+                    )
                     await queue.put(resp)
                 elif which == "packet":
                     self.packet_outs.append(req.packet)
@@ -83,8 +98,11 @@ class FakeSwitch(p4r_grpc.P4RuntimeServicer):
             task.cancel()
 
     async def send_packet_in(self, payload: bytes, port: int):
-        msg = p4r.StreamMessageResponse(packet=p4r.PacketIn(
-            payload=payload, metadata=[p4r.PacketMetadata(metadata_id=1, value=bytes([port]))]))
+        msg = p4r.StreamMessageResponse(
+            packet=p4r.PacketIn(
+                payload=payload, metadata=[p4r.PacketMetadata(metadata_id=1, value=bytes([port]))]
+            )
+        )
         for q in self.streams:
             await q.put(msg)
 
@@ -92,6 +110,7 @@ class FakeSwitch(p4r_grpc.P4RuntimeServicer):
 @pytest.fixture(scope="module")
 def program(tmp_path_factory):
     import os
+
     os.environ.setdefault("SDNPERF_P4_CACHE", str(tmp_path_factory.mktemp("p4cache")))
     try:
         return p4.compiled("l2l3")
@@ -107,7 +126,9 @@ async def _serve(fake):
     return server, port
 
 
-@pytest.mark.parametrize("cls", [SwitchConnection, ThreadedSwitchConnection, StreamSwitchConnection])
+@pytest.mark.parametrize(
+    "cls", [SwitchConnection, ThreadedSwitchConnection, StreamSwitchConnection]
+)
 def test_connect_pipeline_write_batches_and_errors(program, cls, caplog):
     schema = Schema.from_file(program.p4info)
 
@@ -115,14 +136,15 @@ def test_connect_pipeline_write_batches_and_errors(program, cls, caplog):
         fake = FakeSwitch()
         server, port = await _serve(fake)
         got = []
-        conn = cls("s1", f"127.0.0.1:{port}", 1,
-                                on_packet_in=lambda c, pkt: got.append(pkt))
+        conn = cls("s1", f"127.0.0.1:{port}", 1, on_packet_in=lambda c, pkt: got.append(pkt))
         try:
             await conn.connect(timeout=5)
             await conn.set_pipeline(schema.p4info, program.json.read_bytes(), cookie=7)
             assert fake.pipeline.cookie.cookie == 7
-            entries = [update("INSERT", schema.table_entry("dmac", {"eth_dst": i}, "forward",
-                                                           {"port": 1})) for i in range(1, 2501)]
+            entries = [
+                update("INSERT", schema.table_entry("dmac", {"eth_dst": i}, "forward", {"port": 1}))
+                for i in range(1, 2501)
+            ]
             futs = [conn.submit([e]) for e in entries]  # submitted at once: batched
             await asyncio.gather(*futs)
             assert sum(fake.writes) == 2500 and len(fake.writes) <= 4
@@ -133,7 +155,9 @@ def test_connect_pipeline_write_batches_and_errors(program, cls, caplog):
                 if conn.write_errors >= 2:
                     break
                 await asyncio.sleep(0.02)
-            assert "1 queued write(s) failed so far" in caplog.text and "ALREADY_EXISTS" in caplog.text
+            assert (
+                "1 queued write(s) failed so far" in caplog.text and "ALREADY_EXISTS" in caplog.text
+            )
             await conn.packet_out(schema.packet_out(b"\x01" * 60, egress_port=3))
             await fake.send_packet_in(b"\x02" * 60, 4)
             for _ in range(50):
@@ -176,14 +200,25 @@ def test_controller_process_l2_learning(program, tmp_path, transport):
         fake = FakeSwitch()
         server, port = await _serve(fake)
         state = tmp_path / "state.json"
-        cfg = {"app": "l2-learning", "p4info": str(program.p4info), "transport": transport,
-               "device_config": str(program.json), "state_file": str(state),
-               "switches": [{"name": "s1", "device_id": 1, "address": f"127.0.0.1:{port}",
-                             "ports": [1, 2, 3]}]}
+        cfg = {
+            "app": "l2-learning",
+            "p4info": str(program.p4info),
+            "transport": transport,
+            "device_config": str(program.json),
+            "state_file": str(state),
+            "switches": [
+                {"name": "s1", "device_id": 1, "address": f"127.0.0.1:{port}", "ports": [1, 2, 3]}
+            ],
+        }
         (tmp_path / "c.json").write_text(json.dumps(cfg))
         proc = await asyncio.create_subprocess_exec(
-            sys.executable, "-m", "sdnperf.controllers.p4rt", "--config", str(tmp_path / "c.json"),
-            stderr=subprocess.PIPE)
+            sys.executable,
+            "-m",
+            "sdnperf.controllers.p4rt",
+            "--config",
+            str(tmp_path / "c.json"),
+            stderr=subprocess.PIPE,
+        )
         try:
             for _ in range(200):
                 if state.exists() and json.loads(state.read_text()).get("ready"):
@@ -214,9 +249,14 @@ def test_controller_process_l2_learning(program, tmp_path, transport):
 
 def test_unknown_transport_is_named(program, tmp_path, capsys):
     from sdnperf.controllers.p4rt.controller import main
-    cfg = {"app": "l2-learning", "p4info": str(program.p4info), "transport": "carrier-pigeon",
-           "device_config": str(program.json),
-           "switches": [{"name": "s1", "device_id": 1, "address": "127.0.0.1:1", "ports": [1]}]}
+
+    cfg = {
+        "app": "l2-learning",
+        "p4info": str(program.p4info),
+        "transport": "carrier-pigeon",
+        "device_config": str(program.json),
+        "switches": [{"name": "s1", "device_id": 1, "address": "127.0.0.1:1", "ports": [1]}],
+    }
     (tmp_path / "c.json").write_text(json.dumps(cfg))
     assert main(["--config", str(tmp_path / "c.json")]) == 2
     assert "transport: 'carrier-pigeon' is not one of h2, threads, aio" in capsys.readouterr().err
@@ -227,7 +267,9 @@ def test_h2_transport_wants_host_and_port():
 
     async def main():
         conn = StreamSwitchConnection("s1", "unix:/tmp/p4rt.sock", 1)
-        with pytest.raises(P4RuntimeError, match="needs a HOST:PORT address, got 'unix:/tmp/p4rt.sock'"):
+        with pytest.raises(
+            P4RuntimeError, match="needs a HOST:PORT address, got 'unix:/tmp/p4rt.sock'"
+        ):
             await conn.connect(timeout=1)
 
     asyncio.run(main())

@@ -1,5 +1,6 @@
 """The P4Runtime controller without switches: value encoding, runtime files, LLDP probes,
 paths, the proactive plan, the apps' decisions (fake fabric) and the state file."""
+
 from __future__ import annotations
 
 import asyncio
@@ -11,13 +12,19 @@ from sdnperf import p4
 from sdnperf.controllers.p4rt import apps, runtime_json
 from sdnperf.controllers.p4rt.controller import StateFile
 from sdnperf.controllers.p4rt.schema import Schema, SchemaError, encode, to_int
-from sdnperf.controllers.p4rt.topology import (Topology, lldp_probe, parse_lldp_probe, path_hops,
-                                               proactive_plan)
+from sdnperf.controllers.p4rt.topology import (
+    Topology,
+    lldp_probe,
+    parse_lldp_probe,
+    path_hops,
+    proactive_plan,
+)
 
 
 @pytest.fixture(scope="module")
 def schema(tmp_path_factory):
     import os
+
     os.environ.setdefault("SDNPERF_P4_CACHE", str(tmp_path_factory.mktemp("p4cache")))
     try:
         return Schema.from_file(p4.compiled("l2l3").p4info)
@@ -39,14 +46,16 @@ def test_canonical_encoding():
 
 
 def test_table_entry_by_short_names(schema):
-    e = schema.table_entry("flow_pair", {"eth_src": "00:00:00:00:00:01", "eth_dst": 2},
-                           "forward", {"port": 3})
+    e = schema.table_entry(
+        "flow_pair", {"eth_src": "00:00:00:00:00:01", "eth_dst": 2}, "forward", {"port": 3}
+    )
     assert e.table_id == schema.table("L2L3Ingress.flow_pair").id
     assert [m.exact.value for m in e.match] == [b"\x01", b"\x02"]
     assert e.action.action.params[0].value == b"\x03"
     with pytest.raises(SchemaError, match="not an action of table"):
-        schema.table_entry("flood_table", {"in_port": 1}, "route",
-                           {"src_mac": 1, "dst_mac": 2, "port": 3})
+        schema.table_entry(
+            "flood_table", {"in_port": 1}, "route", {"src_mac": 1, "dst_mac": 2, "port": 3}
+        )
     with pytest.raises(SchemaError, match="missing parameter"):
         schema.table_entry("dmac", {"eth_dst": 1}, "forward", {})
 
@@ -65,22 +74,50 @@ def _write_runtime(tmp_path, doc, name="s1-runtime.json"):
 
 def test_runtime_file_loads_and_builds(schema, tmp_path):
     prog = p4.compiled("l2l3")
-    path = _write_runtime(tmp_path, {
-        "target": "bmv2", "p4info": str(prog.p4info), "bmv2_json": str(prog.json),
-        "table_entries": [
-            {"table": "L2L3Ingress.dmac", "default_action": True,
-             "action_name": "L2L3Ingress.drop", "action_params": {}},
-            {"table": "L2L3Ingress.dmac", "match": {"eth_dst": "00:00:00:00:00:02"},
-             "action_name": "L2L3Ingress.forward", "action_params": {"port": 2}},
-            {"table": "L2L3Ingress.ipv4_lpm", "match": {"dst_addr": ["10.0.2.0", 24]},
-             "action_name": "L2L3Ingress.route",
-             "action_params": {"src_mac": "00:00:00:00:01:00", "dst_mac": "00:00:00:00:02:00",
-                               "port": 3}}],
-        "multicast_group_entries": [{"multicast_group_id": 1,
-                                     "replicas": [{"egress_port": 1, "instance": 1},
-                                                  {"egress_port": 2, "instance": 1}]}],
-        "clone_session_entries": [{"clone_session_id": 100,
-                                   "replicas": [{"egress_port": 3, "instance": 1}]}]})
+    path = _write_runtime(
+        tmp_path,
+        {
+            "target": "bmv2",
+            "p4info": str(prog.p4info),
+            "bmv2_json": str(prog.json),
+            "table_entries": [
+                {
+                    "table": "L2L3Ingress.dmac",
+                    "default_action": True,
+                    "action_name": "L2L3Ingress.drop",
+                    "action_params": {},
+                },
+                {
+                    "table": "L2L3Ingress.dmac",
+                    "match": {"eth_dst": "00:00:00:00:00:02"},
+                    "action_name": "L2L3Ingress.forward",
+                    "action_params": {"port": 2},
+                },
+                {
+                    "table": "L2L3Ingress.ipv4_lpm",
+                    "match": {"dst_addr": ["10.0.2.0", 24]},
+                    "action_name": "L2L3Ingress.route",
+                    "action_params": {
+                        "src_mac": "00:00:00:00:01:00",
+                        "dst_mac": "00:00:00:00:02:00",
+                        "port": 3,
+                    },
+                },
+            ],
+            "multicast_group_entries": [
+                {
+                    "multicast_group_id": 1,
+                    "replicas": [
+                        {"egress_port": 1, "instance": 1},
+                        {"egress_port": 2, "instance": 1},
+                    ],
+                }
+            ],
+            "clone_session_entries": [
+                {"clone_session_id": 100, "replicas": [{"egress_port": 3, "instance": 1}]}
+            ],
+        },
+    )
     rf = runtime_json.load(path)
     assert rf.p4info == prog.p4info and len(rf.table_entries) == 3
     updates = rf.build_updates(schema)
@@ -91,24 +128,47 @@ def test_runtime_file_loads_and_builds(schema, tmp_path):
     assert [r.egress_port for r in mc.replicas] == [1, 2]
 
 
-@pytest.mark.parametrize("doc,message", [
-    ({"table_entries": [{"match": {}}]}, r"table_entries\[0\]: expected an object with \"table\""),
-    ({"table_entries": [{"table": "dmac", "match": {}}]}, r"table_entries\[0\]: no action_name"),
-    ({"tables": []}, "unknown key"),
-    ({"p4info": "missing.txt"}, "p4info: 'missing.txt' not found"),
-    ({"multicast_group_entries": [{"multicast_group_id": 1, "replicas": [{"instance": 1}]}]},
-     r"replicas\[0\]: no egress_port"),
-])
+@pytest.mark.parametrize(
+    "doc,message",
+    [
+        (
+            {"table_entries": [{"match": {}}]},
+            r"table_entries\[0\]: expected an object with \"table\"",
+        ),
+        (
+            {"table_entries": [{"table": "dmac", "match": {}}]},
+            r"table_entries\[0\]: no action_name",
+        ),
+        ({"tables": []}, "unknown key"),
+        ({"p4info": "missing.txt"}, "p4info: 'missing.txt' not found"),
+        (
+            {"multicast_group_entries": [{"multicast_group_id": 1, "replicas": [{"instance": 1}]}]},
+            r"replicas\[0\]: no egress_port",
+        ),
+    ],
+)
 def test_runtime_file_errors_name_the_entry(tmp_path, doc, message):
     with pytest.raises(runtime_json.RuntimeFileError, match=message):
         runtime_json.load(_write_runtime(tmp_path, doc))
 
 
 def test_runtime_file_bad_names_are_reported_with_the_entry(schema, tmp_path):
-    rf = runtime_json.load(_write_runtime(tmp_path, {"table_entries": [
-        {"table": "dmac", "match": {"eth_dst": 1}, "action_name": "forward",
-         "action_params": {"port": 1}},
-        {"table": "nosuch", "match": {}, "action_name": "drop"}]}))
+    rf = runtime_json.load(
+        _write_runtime(
+            tmp_path,
+            {
+                "table_entries": [
+                    {
+                        "table": "dmac",
+                        "match": {"eth_dst": 1},
+                        "action_name": "forward",
+                        "action_params": {"port": 1},
+                    },
+                    {"table": "nosuch", "match": {}, "action_name": "drop"},
+                ]
+            },
+        )
+    )
     with pytest.raises(runtime_json.RuntimeFileError, match=r"table_entries\[1\]: no table named"):
         rf.build_updates(schema)
 
@@ -189,15 +249,15 @@ def test_l2_learning_floods_then_installs(schema):
     asyncio.run(app.switch_ready(1))
     groups = fab.writes.pop()[2]
     assert len(groups) == 3
-    asyncio.run(app.packet_in(1, 1, frame(0xFFFFFFFFFFFF, 1)))   # broadcast from h1
-    assert fab.outs[-1][:3] == (1, 0, 1)                          # flooded: group 1
-    asyncio.run(app.packet_in(1, 2, frame(1, 2)))                 # h2 -> h1, h1 known
+    asyncio.run(app.packet_in(1, 1, frame(0xFFFFFFFFFFFF, 1)))  # broadcast from h1
+    assert fab.outs[-1][:3] == (1, 0, 1)  # flooded: group 1
+    asyncio.run(app.packet_in(1, 2, frame(1, 2)))  # h2 -> h1, h1 known
     assert fab.outs[-1][:3] == (1, 1, 0)
     dev, tables, ups = fab.writes[-1]
     assert tables == [schema.table("flow_port").id]
     assert ups[0].type == ups[0].INSERT
     assert fab.state.packet_ins == 2 and fab.state.flow_mods == 1
-    asyncio.run(app.packet_in(1, 2, frame(1, 2)))                 # same again: no new write
+    asyncio.run(app.packet_in(1, 2, frame(1, 2)))  # same again: no new write
     assert fab.state.flow_mods == 1
 
 
@@ -221,8 +281,9 @@ def test_topo_forwarding_discovers_and_installs_paths(schema):
     asyncio.run(app.packet_in(3, 1, frame(1, 3)))  # h3 -> h1: path s3 .. s1 (3 switches)
     written = [d for d, _, _ in fab.writes]
     assert len(written) == 3 and written[-1] == 3 and 1 in written  # last hop first
-    assert fab.outs == [(3, t.graph()[3][path_hops(t.graph(), 3, 1, 1)[1][0]]["port"][3], 0,
-                         frame(1, 3)[:12])]
+    assert fab.outs == [
+        (3, t.graph()[3][path_hops(t.graph(), 3, 1, 1)[1][0]]["port"][3], 0, frame(1, 3)[:12])
+    ]
     # a packet arriving on a link port never teaches a host location
     asyncio.run(app.packet_in(2, 2, frame(0xFFFFFFFFFFFF, 9)))
     assert bytes.fromhex("000000000009") not in app.hosts
@@ -286,13 +347,19 @@ def test_hand_encoded_packet_out_is_protobufs(schema, tmp_path):
         _packet_out_ids = {1: schema.packet_metadata["packet_out"]}
 
     out = _SyncOut(Ctl(), Conn())
-    for payload, port, group in [(b"\x01" * 60, 3, 0), (b"\x02" * 1500, 0, 7), (b"", 300, 0),
-                                 (b"\x03" * 127, 2, 65535)]:
+    for payload, port, group in [
+        (b"\x01" * 60, 3, 0),
+        (b"\x02" * 1500, 0, 7),
+        (b"", 300, 0),
+        (b"\x03" * 127, 2, 65535),
+    ]:
         msg = p4r.StreamMessageRequest.FromString(out.encode(payload, port, group))
         want = p4r.StreamMessageRequest(packet=schema.packet_out(payload, egress_port=port))
         if group:
-            want.packet.metadata.add(metadata_id=schema.packet_metadata["packet_out"]["mcast_grp"][0],
-                                     value=group.to_bytes((group.bit_length() + 7) // 8, "big"))
+            want.packet.metadata.add(
+                metadata_id=schema.packet_metadata["packet_out"]["mcast_grp"][0],
+                value=group.to_bytes((group.bit_length() + 7) // 8, "big"),
+            )
         assert msg == want
 
 
@@ -301,13 +368,23 @@ def test_exact_entry_builder_matches_table_entry(schema):
 
     from sdnperf.controllers.p4rt.client import update
     from sdnperf.controllers.p4rt.schema import SchemaError
+
     assert (apps._INSERT, apps._MODIFY) == (p4r.Update.INSERT, p4r.Update.MODIFY)
-    build = schema.exact_entry_builder("flow_port", ("eth_dst", "in_port", "eth_src"), "forward", ("port",))
+    build = schema.exact_entry_builder(
+        "flow_port", ("eth_dst", "in_port", "eth_src"), "forward", ("port",)
+    )
     src, dst = bytes.fromhex("000000000001"), bytes.fromhex("0a0000000002")
     for kind, port in (("INSERT", 2), ("MODIFY", 0)):
         got = build(getattr(p4r.Update, kind), (dst, 1, src), (port,))
-        want = update(kind, schema.table_entry("flow_port", {"eth_dst": dst, "in_port": 1, "eth_src": src},
-                                               "forward", {"port": port}))
+        want = update(
+            kind,
+            schema.table_entry(
+                "flow_port",
+                {"eth_dst": dst, "in_port": 1, "eth_src": src},
+                "forward",
+                {"port": port},
+            ),
+        )
         assert got == want
     with pytest.raises(SchemaError, match="does not fit in 9 bits"):
         build(p4r.Update.INSERT, (dst, 1, src), (512,))

@@ -1,6 +1,7 @@
 """h2stream, the controller's own HTTP/2 framing of the P4Runtime stream, byte by byte
 (the end-to-end check against a grpcio server is in test_p4rt_client.py, against our
 Rust switch in the e2e tests)."""
+
 from __future__ import annotations
 
 import struct
@@ -11,17 +12,23 @@ import pytest
 from sdnperf.controllers.p4rt import h2stream as h
 from sdnperf.controllers.p4rt.h2stream import GrpcStream, frame
 
-
-TRAILERS = hpack.Encoder().encode([(":status", "200"), ("grpc-status", "5"),
-                                   ("grpc-message", "unknown%20device%20id%207")])
+TRAILERS = hpack.Encoder().encode(
+    [(":status", "200"), ("grpc-status", "5"), ("grpc-message", "unknown%20device%20id%207")]
+)
 
 
 def frames(data: bytes) -> list[tuple[int, int, int, bytes]]:
     out, pos = [], 0
     while pos < len(data):
-        n = int.from_bytes(data[pos:pos + 3], "big")
-        out.append((data[pos + 3], data[pos + 4], int.from_bytes(data[pos + 5:pos + 9], "big"),
-                    data[pos + 9:pos + 9 + n]))
+        n = int.from_bytes(data[pos : pos + 3], "big")
+        out.append(
+            (
+                data[pos + 3],
+                data[pos + 4],
+                int.from_bytes(data[pos + 5 : pos + 9], "big"),
+                data[pos + 9 : pos + 9 + n],
+            )
+        )
         pos += 9 + n
     return out
 
@@ -40,11 +47,14 @@ def test_start_is_preface_settings_window_and_request_headers():
     s, _, _ = new()
     data = s.start()
     assert data.startswith(h.PREFACE)
-    fs = frames(data[len(h.PREFACE):])
+    fs = frames(data[len(h.PREFACE) :])
     assert [f[0] for f in fs] == [h.SETTINGS, h.WINDOW_UPDATE, h.HEADERS]
-    settings = dict(struct.unpack(">HL", fs[0][3][i:i + 6]) for i in range(0, len(fs[0][3]), 6))
-    assert settings == {h.S_HEADER_TABLE_SIZE: 0, h.S_ENABLE_PUSH: 0,
-                        h.S_INITIAL_WINDOW_SIZE: h.RECV_WINDOW}
+    settings = dict(struct.unpack(">HL", fs[0][3][i : i + 6]) for i in range(0, len(fs[0][3]), 6))
+    assert settings == {
+        h.S_HEADER_TABLE_SIZE: 0,
+        h.S_ENABLE_PUSH: 0,
+        h.S_INITIAL_WINDOW_SIZE: h.RECV_WINDOW,
+    }
     kind, flags, sid, block = fs[2]
     assert flags == h.END_HEADERS and sid == 1
     # indexed :method POST and :scheme http, then literals (not Huffman coded)
@@ -58,9 +68,14 @@ def test_request_headers_decode_back_also_with_long_values():
     path = "/" + "p" * 199
     block = h.request_headers(hpack.Encoder(), "10.0.0.1:9559", path)
     assert hpack.Decoder().decode(block) == [
-        (":method", "POST"), (":scheme", "http"), (":path", path),
-        (":authority", "10.0.0.1:9559"), ("content-type", "application/grpc"),
-        ("te", "trailers"), ("user-agent", "sdnperf-p4rt")]
+        (":method", "POST"),
+        (":scheme", "http"),
+        (":path", path),
+        (":authority", "10.0.0.1:9559"),
+        ("content-type", "application/grpc"),
+        ("te", "trailers"),
+        ("user-agent", "sdnperf-p4rt"),
+    ]
 
 
 def test_messages_split_and_merged_across_frames_and_reads():
@@ -74,7 +89,7 @@ def test_messages_split_and_merged_across_frames_and_reads():
     f2 = frame(h.DATA, h.PADDED, 1, bytes([3]) + rest + b"\x00\x00\x00")
     data = f1 + f2
     for i in range(0, len(data), 7):
-        s.feed(data[i:i + 7])
+        s.feed(data[i : i + 7])
     assert got == [a, b, c] and not closed
 
 
@@ -89,8 +104,14 @@ def test_send_respects_flow_control_windows():
     assert s.blocked == 100_000 - 65535
     # the server's SETTINGS: bigger frames, acked; stream window +10000 by a bigger
     # initial window; then connection-level credit
-    s.feed(frame(h.SETTINGS, 0, 0, struct.pack(">HLHL", h.S_MAX_FRAME_SIZE, 65536,
-                                               h.S_INITIAL_WINDOW_SIZE, 75535)))
+    s.feed(
+        frame(
+            h.SETTINGS,
+            0,
+            0,
+            struct.pack(">HLHL", h.S_MAX_FRAME_SIZE, 65536, h.S_INITIAL_WINDOW_SIZE, 75535),
+        )
+    )
     s.feed(frame(h.WINDOW_UPDATE, 0, 0, struct.pack(">L", 1 << 20)))
     out = frames(s.output())
     assert out[0][:2] == (h.SETTINGS, h.ACK)
@@ -115,18 +136,28 @@ def test_ping_acked_and_receive_window_replenished():
     assert all(struct.unpack(">L", f[3])[0] == n for f in updates)
 
 
-@pytest.mark.parametrize("wire, reason", [
-    (frame(h.RST_STREAM, 0, 1, struct.pack(">L", 8)), "reset the stream (CANCEL)"),
-    (frame(h.GOAWAY, 0, 0, struct.pack(">LL", 0, 11) + b"slow down"),
-     "GOAWAY ENHANCE_YOUR_CALM: slow down"),
-    (frame(h.HEADERS, h.END_STREAM | h.END_HEADERS, 1, b"\x88"), "the server ended the stream"),
-    (frame(h.DATA, h.END_STREAM, 1, b""), "the server ended the stream"),
-    # trailers-only answer, the block split over HEADERS + CONTINUATION
-    (frame(h.HEADERS, h.END_STREAM, 1, TRAILERS[:7]) + frame(h.CONTINUATION, h.END_HEADERS, 1, TRAILERS[7:]),
-     "the server ended the stream: NOT_FOUND (5): unknown device id 7"),
-    (frame(h.HEADERS, h.END_HEADERS, 1, hpack.Encoder().encode([(":status", "503")])),
-     "HTTP status 503"),
-])
+@pytest.mark.parametrize(
+    "wire, reason",
+    [
+        (frame(h.RST_STREAM, 0, 1, struct.pack(">L", 8)), "reset the stream (CANCEL)"),
+        (
+            frame(h.GOAWAY, 0, 0, struct.pack(">LL", 0, 11) + b"slow down"),
+            "GOAWAY ENHANCE_YOUR_CALM: slow down",
+        ),
+        (frame(h.HEADERS, h.END_STREAM | h.END_HEADERS, 1, b"\x88"), "the server ended the stream"),
+        (frame(h.DATA, h.END_STREAM, 1, b""), "the server ended the stream"),
+        # trailers-only answer, the block split over HEADERS + CONTINUATION
+        (
+            frame(h.HEADERS, h.END_STREAM, 1, TRAILERS[:7])
+            + frame(h.CONTINUATION, h.END_HEADERS, 1, TRAILERS[7:]),
+            "the server ended the stream: NOT_FOUND (5): unknown device id 7",
+        ),
+        (
+            frame(h.HEADERS, h.END_HEADERS, 1, hpack.Encoder().encode([(":status", "503")])),
+            "HTTP status 503",
+        ),
+    ],
+)
 def test_stream_end_is_reported_once(wire, reason):
     s, _, closed = new()
     s.feed(wire)

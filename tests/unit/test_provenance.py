@@ -1,4 +1,5 @@
 """Provenance: what produced a study, traceable (hashes of the study file and named files)."""
+
 from __future__ import annotations
 
 import hashlib
@@ -23,8 +24,9 @@ def test_runtime_files_and_programs_are_hashed(monkeypatch):
     files = prov["architecture_files"]
     runtime = sorted((REPO / "examples/data/p4-runtime-linear").rglob("*"))
     runtime = [p for p in runtime if p.is_file()]
-    assert runtime and all(files[str(p)] == hashlib.sha256(p.read_bytes()).hexdigest()
-                           for p in runtime)
+    assert runtime and all(
+        files[str(p)] == hashlib.sha256(p.read_bytes()).hexdigest() for p in runtime
+    )
     assert "l2l3.p4" in prov["p4_programs"] and len(prov["p4_programs"]["l2l3.p4"]) == 64
     assert prov["tools"]["iperf3"] == "3.12" and prov["kernel"]["netem"] is False
     assert prov["run_order"]["keys"] == [r.key for r in plan]
@@ -34,19 +36,26 @@ def test_runtime_files_and_programs_are_hashed(monkeypatch):
 
 def test_named_files_ignores_strings_that_are_not_files(tmp_path):
     (tmp_path / "prog.p4").write_text("x")
-    found = named_files({"a": ["prog.p4", "l2-learning", "no/such.json"], "b": {"c": 1}},
-                        [tmp_path])
+    found = named_files(
+        {"a": ["prog.p4", "l2-learning", "no/such.json"], "b": {"c": 1}}, [tmp_path]
+    )
     assert list(found) == [str(tmp_path / "prog.p4")]
 
 
 def test_check_prints_the_matrix_and_an_estimate(tmp_path):
     from tests.unit.test_study_sweeps import BASE, SWEEP_BW
+
     path = tmp_path / "s.toml"
     path.write_text(BASE + SWEEP_BW)
-    proc = subprocess.run([sys.executable, "-m", "sdnperf.cli", "check", str(path),
-                           "--out", str(tmp_path / "none")], capture_output=True, text=True,
-                          cwd=REPO)
+    proc = subprocess.run(
+        [sys.executable, "-m", "sdnperf.cli", "check", str(path), "--out", str(tmp_path / "none")],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+    )
     assert proc.returncode == 0, proc.stderr
-    assert ("matrix: 1 topology × 3 sweep points × 2 architectures × 1 workload × "
-            "2 repetitions → 12 runs, order interleaved") in proc.stdout
+    assert (
+        "matrix: 1 topology × 3 sweep points × 2 architectures × 1 workload × "
+        "2 repetitions → 12 runs, order interleaved"
+    ) in proc.stdout
     assert "estimated duration: ~" in proc.stdout and "12 runs assuming 5 s" in proc.stdout

@@ -1,5 +1,6 @@
 """recirc plan, the pure part: the fit delay = a + b·N on synthetic data with known a and b,
 its confidence intervals against the textbook formulas, and N for a target delay."""
+
 from __future__ import annotations
 
 import math
@@ -8,7 +9,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from sdnperf.studies.recirc_plan import (PlanError, fit_linear, parse_delay_ms, passes_for)
+from sdnperf.studies.recirc_plan import PlanError, fit_linear, parse_delay_ms, passes_for
 
 PASSES = [0, 1, 3, 7, 15, 31, 63]
 
@@ -82,12 +83,15 @@ def test_a_slope_whose_interval_reaches_zero_has_no_upper_bound():
     assert plan.interval[1] is None and "unbounded" in plan.sentence()
 
 
-@pytest.mark.parametrize("x, y, message", [
-    ([1, 1, 1], [1.0, 2.0, 3.0], "at least 2 different pass counts"),
-    ([0, 1], [1.0, 2.0], "at least 3 points"),
-    ([0, 1, 2], [1.0, 2.0], "3 pass counts but 2 delays"),
-    ([0, 1, 2], [1.0, float("nan"), 2.0], "finite"),
-])
+@pytest.mark.parametrize(
+    "x, y, message",
+    [
+        ([1, 1, 1], [1.0, 2.0, 3.0], "at least 2 different pass counts"),
+        ([0, 1], [1.0, 2.0], "at least 3 points"),
+        ([0, 1, 2], [1.0, 2.0], "3 pass counts but 2 delays"),
+        ([0, 1, 2], [1.0, float("nan"), 2.0], "finite"),
+    ],
+)
 def test_fit_refuses_what_it_cannot_fit(x, y, message):
     with pytest.raises(PlanError, match=message):
         fit_linear(x, y)
@@ -98,8 +102,9 @@ def test_a_falling_line_cannot_reach_a_target():
         passes_for(fit_linear([0, 1, 2], [3.0, 2.0, 1.0]), target=5.0)
 
 
-@pytest.mark.parametrize("text, ms", [("5ms", 5.0), ("250us", 0.25), ("0.5s", 500.0), ("2", 2.0),
-                                      (" 5 ms ", 5.0)])
+@pytest.mark.parametrize(
+    "text, ms", [("5ms", 5.0), ("250us", 0.25), ("0.5s", 500.0), ("2", 2.0), (" 5 ms ", 5.0)]
+)
 def test_parse_delay(text, ms):
     assert parse_delay_ms(text) == pytest.approx(ms)
 

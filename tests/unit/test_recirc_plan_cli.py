@@ -1,6 +1,7 @@
 """`sdnperf recirc plan` over a study store written through the store's own API: the points
 come from each run's stored architecture (program recirc, params.recirc_passes) and its
 RTT summary; missing data gets a clear error."""
+
 from __future__ import annotations
 
 import re
@@ -18,27 +19,46 @@ def write_study(db, points, program="recirc", target="sdnperf", status="ok"):
     with Store(db) as store:
         sid = store.open_study("recirc", None, {}, {})
         for i, (passes, rtt) in enumerate(points):
-            arch = P4Config(kind="p4", name=f"{target}-{passes}", target=target, program=program,
-                            params={"recirc_passes": passes} if program == "recirc" else {})
-            store.record_run(sid, RunResult(
-                key=f"single|{arch.name}|ping|{i}", topology="single", architecture=arch.name,
-                workload="ping", repetition=i, params={"architecture": arch.model_dump()},
-                status=status, summaries=[Summary("ping", "rtt_ms", rtt, "ms"),
-                                          Summary("ping", "rtt_min_ms", rtt * 0.9, "ms")]))
+            arch = P4Config(
+                kind="p4",
+                name=f"{target}-{passes}",
+                target=target,
+                program=program,
+                params={"recirc_passes": passes} if program == "recirc" else {},
+            )
+            store.record_run(
+                sid,
+                RunResult(
+                    key=f"single|{arch.name}|ping|{i}",
+                    topology="single",
+                    architecture=arch.name,
+                    workload="ping",
+                    repetition=i,
+                    params={"architecture": arch.model_dump()},
+                    status=status,
+                    summaries=[
+                        Summary("ping", "rtt_ms", rtt, "ms"),
+                        Summary("ping", "rtt_min_ms", rtt * 0.9, "ms"),
+                    ],
+                ),
+            )
 
 
 def synthetic(a=0.1, b=0.02, reps=3, seed=1):
     rng = np.random.default_rng(seed)
-    return [(n, a + b * n + rng.normal(0, 0.002)) for n in (0, 1, 3, 7, 15, 31, 63)
-            for _ in range(reps)]
+    return [
+        (n, a + b * n + rng.normal(0, 0.002)) for n in (0, 1, 3, 7, 15, 31, 63) for _ in range(reps)
+    ]
 
 
 def test_plan_prints_the_fit_and_the_passes(tmp_path, capsys):
     write_study(tmp_path / "study.sqlite", synthetic())
     assert main(["recirc", "plan", "--target-delay", "5ms", "--from", str(tmp_path)]) == 0
     out = capsys.readouterr().out
-    assert "recirc: single, ping, target sdnperf: 21 runs, recirc_passes [0, 1, 3, 7, 15, 31, 63], " \
+    assert (
+        "recirc: single, ping, target sdnperf: 21 runs, recirc_passes [0, 1, 3, 7, 15, 31, 63], "
         "rtt_ms" in out
+    )
     n = int(re.search(r"needs N = (\d+) passes", out).group(1))
     assert 240 <= n <= 260  # 5 ms / 0.02 ms per pass
     lo, hi = map(int, re.search(r"from the CIs: (\d+) \.\. (\d+)", out).groups())
@@ -51,7 +71,10 @@ def test_each_target_is_fitted_apart(tmp_path, capsys):
     write_study(db, [(n, 1.0 + 0.5 * n) for n in (0, 1, 3, 7)], target="bmv2")
     assert main(["recirc", "plan", "--target-delay", "5ms", "--from", str(db), "--total"]) == 0
     out = capsys.readouterr().out
-    assert "single, ping, target bmv2: 4 runs" in out and "single, ping, target sdnperf: 21 runs" in out
+    assert (
+        "single, ping, target bmv2: 4 runs" in out
+        and "single, ping, target sdnperf: 21 runs" in out
+    )
     assert "A total delay of 5 ms needs N = 8 passes" in out  # (5 - 1) / 0.5
 
 
@@ -59,7 +82,7 @@ def test_no_recirc_runs_is_a_clear_error(tmp_path, capsys):
     write_study(tmp_path / "study.sqlite", [(0, 0.1), (0, 0.2), (0, 0.3)], program="l2l3")
     assert main(["recirc", "plan", "--target-delay", "5ms", "--from", str(tmp_path)]) == 2
     err = capsys.readouterr().err
-    assert "no finished run of a p4 architecture with program = \"recirc\"" in err
+    assert 'no finished run of a p4 architecture with program = "recirc"' in err
 
 
 def test_failed_runs_do_not_count_and_one_pass_count_cannot_be_fitted(tmp_path, capsys):

@@ -7,6 +7,7 @@ Three architectures × two workloads × three repetitions on "campus", with:
     better; openflow clearly faster here, so both verdicts appear) and bytes;
   * one failed run (openflow|tcp|2) and one CPU-bound run (openflow|ping|1).
 """
+
 from __future__ import annotations
 
 import random
@@ -38,26 +39,45 @@ def ping_run(arch: str, rep: int, rnd: random.Random) -> RunResult:
     key = f"campus|{arch}|ping|{rep}"
     bound = key == CPU_BOUND_KEY
     return RunResult(
-        key=key, topology="campus", architecture=arch, workload="ping", repetition=rep,
-        params={"count": 10}, status="ok", started=1000.0 + rep, finished=1010.0 + rep,
+        key=key,
+        topology="campus",
+        architecture=arch,
+        workload="ping",
+        repetition=rep,
+        params={"count": 10},
+        status="ok",
+        started=1000.0 + rep,
+        finished=1010.0 + rep,
         samples=samples,
         summaries=[
             Summary("ping", "rtt_first_ms", sum(cold) / len(cold), "ms", "lower"),
             Summary("ping", "rtt_ms", sum(steady) / len(steady), "ms", "lower"),
         ],
-        cpu=CpuReport(per_role={"ovs-vswitchd": 10.0 * scale, "controller": 5.0 * scale},
-                      per_core=[40.0, 45.0], peak_total=97.0 if bound else 50.0,
-                      cpu_bound=bound, reason=CPU_REASON if bound else ""),
+        cpu=CpuReport(
+            per_role={"ovs-vswitchd": 10.0 * scale, "controller": 5.0 * scale},
+            per_core=[40.0, 45.0],
+            peak_total=97.0 if bound else 50.0,
+            cpu_bound=bound,
+            reason=CPU_REASON if bound else "",
+        ),
     )
 
 
 def tcp_run(arch: str, rep: int, rnd: random.Random) -> RunResult:
     key = f"campus|{arch}|tcp|{rep}"
     if key == FAILED_KEY:
-        return RunResult(key=key, topology="campus", architecture=arch, workload="tcp",
-                         repetition=rep, params={"duration": 5}, status="failed",
-                         error="iperf3: error - unable to connect to server",
-                         started=2000.0, finished=2001.0)
+        return RunResult(
+            key=key,
+            topology="campus",
+            architecture=arch,
+            workload="tcp",
+            repetition=rep,
+            params={"duration": 5},
+            status="failed",
+            error="iperf3: error - unable to connect to server",
+            started=2000.0,
+            finished=2001.0,
+        )
     samples, per_flow = [], []
     for flow in FLOWS:
         series = [THROUGHPUT[arch] / 2 + rnd.uniform(-5, 5) for _ in range(5)]
@@ -66,13 +86,23 @@ def tcp_run(arch: str, rep: int, rnd: random.Random) -> RunResult:
             samples.append(Sample("tcp", "throughput_mbps", v, "Mbit/s", flow, "", float(i + 1), i))
     total = sum(per_flow)
     return RunResult(
-        key=key, topology="campus", architecture=arch, workload="tcp", repetition=rep,
-        params={"duration": 5}, status="ok", started=2000.0 + rep, finished=2006.0 + rep,
+        key=key,
+        topology="campus",
+        architecture=arch,
+        workload="tcp",
+        repetition=rep,
+        params={"duration": 5},
+        status="ok",
+        started=2000.0 + rep,
+        finished=2006.0 + rep,
         samples=samples,
-        summaries=[Summary("tcp", "throughput_mbps", total, "Mbit/s", "higher"),
-                   Summary("tcp", "bytes", total * 1e6 / 8 * 5, "B", "higher")],
-        cpu=CpuReport(per_role={"ovs-vswitchd": 60.0, "iperf3": 30.0}, per_core=[70, 60],
-                      peak_total=70.0),
+        summaries=[
+            Summary("tcp", "throughput_mbps", total, "Mbit/s", "higher"),
+            Summary("tcp", "bytes", total * 1e6 / 8 * 5, "B", "higher"),
+        ],
+        cpu=CpuReport(
+            per_role={"ovs-vswitchd": 60.0, "iperf3": 30.0}, per_core=[70, 60], peak_total=70.0
+        ),
     )
 
 
@@ -90,11 +120,18 @@ def build_study(path: Path) -> tuple[Store, int]:
     """A store at `path` holding the synthetic study; returns (store, study_id)."""
     store = Store(path)
     sid = store.open_study(
-        "synthetic", "examples/synthetic.toml",
-        {"study": {"name": "synthetic", "repetitions": REPS, "baseline": "bridge"},
-         "topology": {"kind": "campus"}},
-        {"kernel": "6.1.0-test", "datapath": "netdev", "netem": False,
-         "tools": {"iperf3": "3.12", "ovs-vswitchd": "3.1.0"}},
+        "synthetic",
+        "examples/synthetic.toml",
+        {
+            "study": {"name": "synthetic", "repetitions": REPS, "baseline": "bridge"},
+            "topology": {"kind": "campus"},
+        },
+        {
+            "kernel": "6.1.0-test",
+            "datapath": "netdev",
+            "netem": False,
+            "tools": {"iperf3": "3.12", "ovs-vswitchd": "3.1.0"},
+        },
     )
     for result in all_results():
         store.record_run(sid, result)

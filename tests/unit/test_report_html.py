@@ -1,4 +1,5 @@
 """The HTML report: self-contained, with table, marks, plots, failures and definitions."""
+
 from __future__ import annotations
 
 import re
@@ -7,6 +8,7 @@ from sdnperf.report.html import write_report
 from sdnperf.report.table import CPU_MARK
 from sdnperf.samples import RunResult
 from sdnperf.store import Store
+
 from .test_report_data import CPU_BOUND_KEY, CPU_REASON, FAILED_KEY, build_study
 
 
@@ -36,8 +38,12 @@ def test_report_is_self_contained(tmp_path):
 
 def test_report_lists_environment_failures_and_definitions(tmp_path):
     page = report_of_synthetic(tmp_path)
-    for text in ("<th>kernel</th><td>6.1.0-test</td>", "<th>netem</th><td>no</td>",
-                 "<th>tools.iperf3</th><td>3.12</td>", "<th>datapath</th><td>netdev</td>"):
+    for text in (
+        "<th>kernel</th><td>6.1.0-test</td>",
+        "<th>netem</th><td>no</td>",
+        "<th>tools.iperf3</th><td>3.12</td>",
+        "<th>datapath</th><td>netdev</td>",
+    ):
         assert text in page
     assert FAILED_KEY in page and "unable to connect to server" in page
     assert "How to read this" in page
@@ -48,8 +54,10 @@ def test_report_lists_environment_failures_and_definitions(tmp_path):
 def test_report_escapes_names_and_errors(tmp_path):
     with Store(tmp_path / "s.db") as store:
         sid = store.open_study("<script>x</script>", "a&b.toml", {}, {"note": "<b>"})
-        store.record_run(sid, RunResult("k", "t", "a<1>", "w", 0, {}, "failed",
-                                        error="Traceback <module> & friends"))
+        store.record_run(
+            sid,
+            RunResult("k", "t", "a<1>", "w", 0, {}, "failed", error="Traceback <module> & friends"),
+        )
         page = write_report(store, sid, tmp_path / "r.html").read_text(encoding="utf-8")
     assert "<script>" not in page and "&lt;script&gt;" in page
     assert "Traceback &lt;module&gt; &amp; friends" in page
@@ -59,13 +67,24 @@ def test_report_escapes_names_and_errors(tmp_path):
 def test_emulator_bound_runs_have_their_section_and_mark(tmp_path):
     from sdnperf.report.table import EMU_MARK
     from sdnperf.samples import CpuReport, Summary
+
     reason = "one switch took 6.33 ms to forward a packet"
     with Store(tmp_path / "s.db") as store:
         sid = store.open_study("grid", "g.toml", {}, {})
-        store.record_run(sid, RunResult(
-            "g|ovs|ping|1", "grid", "ovs", "ping", 1, {}, "ok",
-            summaries=[Summary("ping", "rtt_ms", 25.3, "ms")],
-            cpu=CpuReport(switch_ms=6.33, emulator_bound=True, emulator_reason=reason)))
+        store.record_run(
+            sid,
+            RunResult(
+                "g|ovs|ping|1",
+                "grid",
+                "ovs",
+                "ping",
+                1,
+                {},
+                "ok",
+                summaries=[Summary("ping", "rtt_ms", 25.3, "ms")],
+                cpu=CpuReport(switch_ms=6.33, emulator_bound=True, emulator_reason=reason),
+            ),
+        )
         page = write_report(store, sid, tmp_path / "r.html").read_text(encoding="utf-8")
     assert "<h2>Emulator-bound runs</h2>" in page and "6.33 ms" in page and reason in page
     assert EMU_MARK in page and "g|ovs|ping|1" in page

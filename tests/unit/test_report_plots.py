@@ -1,4 +1,5 @@
 """Plots: the figures the data allows, skipped ones with a reason, and their data."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -7,6 +8,7 @@ import pytest
 from sdnperf.report import plots, series
 from sdnperf.samples import RunResult, Sample, Summary
 from sdnperf.store import Store
+
 from .test_report_data import build_study
 
 PNG = b"\x89PNG\r\n\x1a\n"
@@ -22,8 +24,13 @@ def study(tmp_path):
 def test_all_plots_draws_every_figure_of_the_synthetic_study(study, tmp_path):
     out = plots.all_plots(*study, tmp_path / "png", baseline="bridge")
     names = sorted(p.name for p in out.paths)
-    assert names == ["cpu_per_role.png", "rtt_bars_ping.png", "rtt_cdf_ping.png",
-                     "rtt_first_vs_steady_ping.png", "throughput_tcp.png"]
+    assert names == [
+        "cpu_per_role.png",
+        "rtt_bars_ping.png",
+        "rtt_cdf_ping.png",
+        "rtt_first_vs_steady_ping.png",
+        "throughput_tcp.png",
+    ]
     assert out.skipped == []
     for path, caption in out.figures:
         assert path.read_bytes()[:8] == PNG and path.stat().st_size > 5000
@@ -33,11 +40,23 @@ def test_all_plots_draws_every_figure_of_the_synthetic_study(study, tmp_path):
 def test_missing_metrics_are_skipped_with_reasons(tmp_path, caplog):
     with Store(tmp_path / "s.db") as store:
         sid = store.open_study("only-tcp", "", {}, {})
-        store.record_run(sid, RunResult(
-            "t|a|tcp|0", "t", "a", "tcp", 0, {}, "ok",
-            samples=[Sample("tcp", "throughput_mbps", 10.0 + i, "Mbit/s", "h1->h2", "", i, i)
-                     for i in range(3)],
-            summaries=[Summary("tcp", "throughput_mbps", 11.0, "Mbit/s", "higher")]))
+        store.record_run(
+            sid,
+            RunResult(
+                "t|a|tcp|0",
+                "t",
+                "a",
+                "tcp",
+                0,
+                {},
+                "ok",
+                samples=[
+                    Sample("tcp", "throughput_mbps", 10.0 + i, "Mbit/s", "h1->h2", "", i, i)
+                    for i in range(3)
+                ],
+                summaries=[Summary("tcp", "throughput_mbps", 11.0, "Mbit/s", "higher")],
+            ),
+        )
         caplog.set_level("INFO", logger="sdnperf.report.plots")
         out = plots.all_plots(store, sid, tmp_path / "png")
         assert [p.name for p in out.paths] == ["throughput_tcp.png"]
@@ -50,9 +69,21 @@ def test_missing_metrics_are_skipped_with_reasons(tmp_path, caplog):
 def test_first_vs_steady_needs_cold_samples(tmp_path):
     with Store(tmp_path / "s.db") as store:
         sid = store.open_study("s", "", {}, {})
-        store.record_run(sid, RunResult(
-            "t|a|ping|0", "t", "a", "ping", 0, {}, "ok",
-            samples=[Sample("ping", "rtt_ms", 1.0, "ms", "h1->h2", "steady", i, i) for i in range(3)]))
+        store.record_run(
+            sid,
+            RunResult(
+                "t|a|ping|0",
+                "t",
+                "a",
+                "ping",
+                0,
+                {},
+                "ok",
+                samples=[
+                    Sample("ping", "rtt_ms", 1.0, "ms", "h1->h2", "steady", i, i) for i in range(3)
+                ],
+            ),
+        )
         assert plots.first_vs_steady(store, sid, tmp_path, "ping") is None
         assert plots.rtt_bars(store, sid, tmp_path, "ping") is not None
 
@@ -61,13 +92,37 @@ def test_throughput_series_sums_flows_and_spans_runs(tmp_path):
     with Store(tmp_path / "s.db") as store:
         sid = store.open_study("s", "", {}, {})
         for rep, base in enumerate([10.0, 20.0]):
-            store.record_run(sid, RunResult(
-                f"t|a|tcp|{rep}", "t", "a", "tcp", rep, {}, "ok",
-                samples=[Sample("tcp", "throughput_mbps", base + t, "Mbit/s", flow, "", t, t)
-                         for flow in ("f1", "f2") for t in (1.0, 2.0)]))
-        store.record_run(sid, RunResult(  # a failed run's samples stay out of the figures
-            "t|a|tcp|2", "t", "a", "tcp", 2, {}, "failed", error="x",
-            samples=[Sample("tcp", "throughput_mbps", 999.0, "Mbit/s", "f1", "", 1.0, 1)]))
+            store.record_run(
+                sid,
+                RunResult(
+                    f"t|a|tcp|{rep}",
+                    "t",
+                    "a",
+                    "tcp",
+                    rep,
+                    {},
+                    "ok",
+                    samples=[
+                        Sample("tcp", "throughput_mbps", base + t, "Mbit/s", flow, "", t, t)
+                        for flow in ("f1", "f2")
+                        for t in (1.0, 2.0)
+                    ],
+                ),
+            )
+        store.record_run(
+            sid,
+            RunResult(  # a failed run's samples stay out of the figures
+                "t|a|tcp|2",
+                "t",
+                "a",
+                "tcp",
+                2,
+                {},
+                "failed",
+                error="x",
+                samples=[Sample("tcp", "throughput_mbps", 999.0, "Mbit/s", "f1", "", 1.0, 1)],
+            ),
+        )
         ts = series.throughput_over_time(store, sid, "tcp")["a"]
     assert list(ts.t) == [1.0, 2.0]
     # run 0: 2·11, 2·12; run 1: 2·21, 2·22
@@ -80,10 +135,23 @@ def test_throughput_series_matches_flows_by_interval_not_time_stamp(tmp_path):
     """Concurrent clients start a few ms apart: their intervals still add up."""
     with Store(tmp_path / "s.db") as store:
         sid = store.open_study("s", "", {}, {})
-        store.record_run(sid, RunResult(
-            "t|a|tcp|0", "t", "a", "tcp", 0, {}, "ok",
-            samples=[Sample("tcp", "throughput_mbps", 5.0, "Mbit/s", flow, "", i + 1 + offset, i)
-                     for flow, offset in (("f1", 0.01), ("f2", 0.03)) for i in range(3)]))
+        store.record_run(
+            sid,
+            RunResult(
+                "t|a|tcp|0",
+                "t",
+                "a",
+                "tcp",
+                0,
+                {},
+                "ok",
+                samples=[
+                    Sample("tcp", "throughput_mbps", 5.0, "Mbit/s", flow, "", i + 1 + offset, i)
+                    for flow, offset in (("f1", 0.01), ("f2", 0.03))
+                    for i in range(3)
+                ],
+            ),
+        )
         ts = series.throughput_over_time(store, sid, "tcp")["a"]
     assert np.allclose(ts.mean, [10.0, 10.0, 10.0])
     assert np.allclose(ts.t, [1.02, 2.02, 3.02])
@@ -106,8 +174,9 @@ def test_architecture_order_puts_the_baseline_first(study):
     assert series.architectures(*study, "openflow") == ["openflow", "bridge", "ovs"]
 
 
-def test_registered_plot_providers_add_figures_and_a_failing_one_is_skipped(study, tmp_path,
-                                                                            monkeypatch):
+def test_registered_plot_providers_add_figures_and_a_failing_one_is_skipped(
+    study, tmp_path, monkeypatch
+):
     store, study_id = study
     monkeypatch.setattr(plots, "PLOT_PROVIDERS", [])
     seen = []

@@ -1,4 +1,5 @@
 """The sweep report: curves per parameter × metric, fits, Holm-adjusted p, panels, HTML."""
+
 from __future__ import annotations
 
 import pytest
@@ -9,30 +10,54 @@ from sdnperf.report.sweeps import sweep_metrics
 from sdnperf.samples import RunResult, Summary
 from sdnperf.store import Store
 
-SPEC = {"study": {"baseline": "bridge"},
-        "sweep": [{"param": "workload.udp.length", "values": [64, 512, 1400], "fit": "linear"},
-                  {"param": "architecture.p4.passes", "values": [1, 2], "fit": "none"}]}
+SPEC = {
+    "study": {"baseline": "bridge"},
+    "sweep": [
+        {"param": "workload.udp.length", "values": [64, 512, 1400], "fit": "linear"},
+        {"param": "architecture.p4.passes", "values": [1, 2], "fit": "none"},
+    ],
+}
 
 
 def build(tmp_path, topologies=("line",)):
     store = Store(tmp_path / "s.sqlite")
-    sid = store.open_study("s", "s.toml", SPEC, {}, provenance={
-        "study_sha256": "f00d", "study_text": "[study]\nname = 's'\n", "hostname": "lab",
-        "git": {"commit": "abc", "dirty": False}, "run_order": {"order": "random", "seed": 3,
-                                                                 "keys": ["k1", "k2"]}})
+    sid = store.open_study(
+        "s",
+        "s.toml",
+        SPEC,
+        {},
+        provenance={
+            "study_sha256": "f00d",
+            "study_text": "[study]\nname = 's'\n",
+            "hostname": "lab",
+            "git": {"commit": "abc", "dirty": False},
+            "run_order": {"order": "random", "seed": 3, "keys": ["k1", "k2"]},
+        },
+    )
     n = 0
     for topology in topologies:
         for length in (64, 512, 1400):
             for rep in (1, 2, 3):
                 # jitter = 0.1 + 0.001·length (bridge), p4 twice that plus noise by rep
-                for arch, value in (("bridge", 0.1 + 0.001 * length + 0.001 * rep),
-                                    ("p4", 0.2 + 0.002 * length + 0.001 * rep)):
+                for arch, value in (
+                    ("bridge", 0.1 + 0.001 * length + 0.001 * rep),
+                    ("p4", 0.2 + 0.002 * length + 0.001 * rep),
+                ):
                     n += 1
-                    store.record_run(sid, RunResult(
-                        key=f"k{n}", topology=topology, architecture=arch, workload="udp",
-                        repetition=rep, params={}, status="ok",
-                        point={"workload.udp.length": length},
-                        summaries=[Summary("udp", "jitter_ms", value, "ms", "lower")]))
+                    store.record_run(
+                        sid,
+                        RunResult(
+                            key=f"k{n}",
+                            topology=topology,
+                            architecture=arch,
+                            workload="udp",
+                            repetition=rep,
+                            params={},
+                            status="ok",
+                            point={"workload.udp.length": length},
+                            summaries=[Summary("udp", "jitter_ms", value, "ms", "lower")],
+                        ),
+                    )
     return store, sid
 
 
@@ -40,7 +65,11 @@ def test_curves_fits_and_holm(tmp_path):
     store, sid = build(tmp_path)
     (item,) = sweep_metrics(store, sid)
     assert (item.param, item.workload, item.metric, item.numeric) == (
-        "workload.udp.length", "udp", "jitter_ms", True)
+        "workload.udp.length",
+        "udp",
+        "jitter_ms",
+        True,
+    )
     by_arch = {c.architecture: c for c in item.curves}
     bridge, p4 = by_arch["bridge"], by_arch["p4"]
     assert [p.x for p in bridge.points] == [64, 512, 1400]
@@ -52,6 +81,7 @@ def test_curves_fits_and_holm(tmp_path):
     ps = [p.p for p in p4.points]
     assert all(p is not None for p in ps)
     from sdnperf.report.stats import holm
+
     assert [p.p_holm for p in p4.points] == pytest.approx(holm(ps))
     assert all(h >= p for h, p in zip((p.p_holm for p in p4.points), ps))
     assert all(p.diff.verdict == "worse" for p in p4.points)
@@ -60,13 +90,33 @@ def test_curves_fits_and_holm(tmp_path):
 
 def test_architecture_without_the_parameter_is_flat(tmp_path):
     store, sid = build(tmp_path)
-    store.record_run(sid, RunResult(key="pp", topology="line", architecture="p4", workload="rec",
-                                    repetition=1, params={}, status="ok",
-                                    point={"architecture.p4.passes": 2},
-                                    summaries=[Summary("rec", "rtt_ms", 2.0, "ms")]))
-    store.record_run(sid, RunResult(key="pb", topology="line", architecture="bridge",
-                                    workload="rec", repetition=1, params={}, status="ok",
-                                    summaries=[Summary("rec", "rtt_ms", 1.0, "ms")]))
+    store.record_run(
+        sid,
+        RunResult(
+            key="pp",
+            topology="line",
+            architecture="p4",
+            workload="rec",
+            repetition=1,
+            params={},
+            status="ok",
+            point={"architecture.p4.passes": 2},
+            summaries=[Summary("rec", "rtt_ms", 2.0, "ms")],
+        ),
+    )
+    store.record_run(
+        sid,
+        RunResult(
+            key="pb",
+            topology="line",
+            architecture="bridge",
+            workload="rec",
+            repetition=1,
+            params={},
+            status="ok",
+            summaries=[Summary("rec", "rtt_ms", 1.0, "ms")],
+        ),
+    )
     items = {i.param: i for i in sweep_metrics(store, sid)}
     rec = items["architecture.p4.passes"]
     assert [c.architecture for c in rec.curves] == ["p4"]
@@ -93,9 +143,19 @@ def test_log_axes_only_when_values_span_decades():
 def test_a_study_without_sweeps_has_no_curves(tmp_path):
     store = Store(tmp_path / "s.sqlite")
     sid = store.open_study("s", "", {}, {})
-    store.record_run(sid, RunResult(key="a", topology="t", architecture="bridge", workload="w",
-                                    repetition=1, params={}, status="ok",
-                                    summaries=[Summary("w", "rtt_ms", 1.0, "ms")]))
+    store.record_run(
+        sid,
+        RunResult(
+            key="a",
+            topology="t",
+            architecture="bridge",
+            workload="w",
+            repetition=1,
+            params={},
+            status="ok",
+            summaries=[Summary("w", "rtt_ms", 1.0, "ms")],
+        ),
+    )
     assert sweep_metrics(store, sid) == []
     html = write_report(store, sid, tmp_path / "r.html").read_text()
     assert "<h2>Sweeps</h2>" not in html and "No provenance was recorded" in html
@@ -103,14 +163,26 @@ def test_a_study_without_sweeps_has_no_curves(tmp_path):
 
 def test_several_topologies_without_sweeps_get_small_multiples(tmp_path):
     from sdnperf.report.sweep_plots import topology_panels
+
     store = Store(tmp_path / "s.sqlite")
     sid = store.open_study("s", "", {}, {})
-    for n, (topology, arch, value) in enumerate([("line", "bridge", 1.0), ("line", "p4", 2.0),
-                                                 ("grid", "bridge", 1.5), ("grid", "p4", 2.5)]):
-        store.record_run(sid, RunResult(key=f"k{n}", topology=topology, architecture=arch,
-                                        workload="ping", repetition=1, params={}, status="ok",
-                                        summaries=[Summary("ping", "rtt_ms", value, "ms")]))
-    (png, caption), = topology_panels(store, sid, tmp_path, {}, "c", ["bridge", "p4"])
+    for n, (topology, arch, value) in enumerate(
+        [("line", "bridge", 1.0), ("line", "p4", 2.0), ("grid", "bridge", 1.5), ("grid", "p4", 2.5)]
+    ):
+        store.record_run(
+            sid,
+            RunResult(
+                key=f"k{n}",
+                topology=topology,
+                architecture=arch,
+                workload="ping",
+                repetition=1,
+                params={},
+                status="ok",
+                summaries=[Summary("ping", "rtt_ms", value, "ms")],
+            ),
+        )
+    ((png, caption),) = topology_panels(store, sid, tmp_path, {}, "c", ["bridge", "p4"])
     assert png.exists() and "one panel per topology" in caption
     html = write_report(store, sid, tmp_path / "r.html").read_text()
     assert "<h2>Topologies</h2>" in html and "<h2>Sweeps</h2>" not in html
@@ -121,11 +193,14 @@ def test_comparison_table_splits_points_and_adds_holm(tmp_path):
 
     from sdnperf.report.stats import holm
     from sdnperf.report.table import comparison, render_table
+
     store, sid = build(tmp_path)
     rows = [r for r in comparison(store, sid) if r.metric == "jitter_ms"]
     assert [r.topology for r in rows if r.architecture == "p4"] == [
-        "line · workload.udp.length=64", "line · workload.udp.length=512",
-        "line · workload.udp.length=1400"]
+        "line · workload.udp.length=64",
+        "line · workload.udp.length=512",
+        "line · workload.udp.length=1400",
+    ]
     tested = [r for r in rows if r.p is not None]
     assert [r.p_holm for r in tested] == pytest.approx(holm([r.p for r in tested]))
     console = Console(width=200, record=True)
@@ -135,7 +210,17 @@ def test_comparison_table_splits_points_and_adds_holm(tmp_path):
     single = Store(tmp_path / "one.sqlite")
     one = single.open_study("one", "", {}, {})
     for n, arch in enumerate(("bridge", "p4", "bridge", "p4")):
-        single.record_run(one, RunResult(key=f"k{n}", topology="t", architecture=arch,
-                                         workload="w", repetition=n, params={}, status="ok",
-                                         summaries=[Summary("w", "rtt_ms", 1.0 + n, "ms")]))
+        single.record_run(
+            one,
+            RunResult(
+                key=f"k{n}",
+                topology="t",
+                architecture=arch,
+                workload="w",
+                repetition=n,
+                params={},
+                status="ok",
+                summaries=[Summary("w", "rtt_ms", 1.0 + n, "ms")],
+            ),
+        )
     assert all(r.p_holm is None for r in comparison(single, one))

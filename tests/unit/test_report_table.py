@@ -1,4 +1,5 @@
 """The comparison table: rows, Δ% wording, significance, CPU and failed-run marks."""
+
 from __future__ import annotations
 
 import pytest
@@ -7,6 +8,7 @@ from rich.console import Console
 from sdnperf.report.table import CPU_MARK, RECORD_COLUMNS, comparison, footnotes, render_table
 from sdnperf.samples import RunResult, Summary
 from sdnperf.store import Store
+
 from .test_report_data import CPU_BOUND_KEY, CPU_REASON, REPS, build_study
 
 
@@ -26,8 +28,11 @@ def test_one_row_per_workload_metric_architecture_baseline_first(study):
     rows = comparison(*study, baseline="bridge")
     keys = [(r.workload, r.metric, r.architecture) for r in rows]
     assert len(keys) == len(set(keys)) == 2 * 2 * 3  # (ping: 2 metrics, tcp: 2) × 3 archs
-    assert keys[:3] == [("ping", "rtt_ms", "bridge"), ("ping", "rtt_ms", "ovs"),
-                        ("ping", "rtt_ms", "openflow")]
+    assert keys[:3] == [
+        ("ping", "rtt_ms", "bridge"),
+        ("ping", "rtt_ms", "ovs"),
+        ("ping", "rtt_ms", "openflow"),
+    ]
     base = cell(rows, "ping", "rtt_ms", "bridge")
     assert base.is_baseline and base.diff is None and base.test is None
     assert base.n == REPS and base.stats.half_width > 0
@@ -84,14 +89,35 @@ def test_architecture_whose_runs_all_failed_still_has_rows(tmp_path):
     with Store(tmp_path / "s.db") as store:
         sid = store.open_study("s", "", {}, {})
         for rep in range(2):
-            store.record_run(sid, RunResult(
-                f"t|bridge|ping|{rep}", "t", "bridge", "ping", rep, {}, "ok",
-                summaries=[Summary("ping", "rtt_ms", 1.0 + rep, "ms")]))
-            store.record_run(sid, RunResult(
-                f"t|openflow|ping|{rep}", "t", "openflow", "ping", rep, {}, "failed",
-                error="controller did not start"))
-        store.record_run(sid, RunResult("t|openflow|tcp|0", "t", "openflow", "tcp", 0, {},
-                                        "failed", error="x"))
+            store.record_run(
+                sid,
+                RunResult(
+                    f"t|bridge|ping|{rep}",
+                    "t",
+                    "bridge",
+                    "ping",
+                    rep,
+                    {},
+                    "ok",
+                    summaries=[Summary("ping", "rtt_ms", 1.0 + rep, "ms")],
+                ),
+            )
+            store.record_run(
+                sid,
+                RunResult(
+                    f"t|openflow|ping|{rep}",
+                    "t",
+                    "openflow",
+                    "ping",
+                    rep,
+                    {},
+                    "failed",
+                    error="controller did not start",
+                ),
+            )
+        store.record_run(
+            sid, RunResult("t|openflow|tcp|0", "t", "openflow", "tcp", 0, {}, "failed", error="x")
+        )
         rows = comparison(store, sid, None)
     of = cell(rows, "ping", "rtt_ms", "openflow")
     assert of.n == 0 and of.failed == 2 and of.diff.pct is None
@@ -103,8 +129,19 @@ def test_single_repetition_has_no_ci_and_says_so(tmp_path):
     with Store(tmp_path / "s.db") as store:
         sid = store.open_study("s", "", {}, {})
         for arch, v in [("a", 1.0), ("b", 2.0)]:
-            store.record_run(sid, RunResult(f"t|{arch}|w|0", "t", arch, "w", 0, {}, "ok",
-                                            summaries=[Summary("w", "rtt_ms", v, "ms")]))
+            store.record_run(
+                sid,
+                RunResult(
+                    f"t|{arch}|w|0",
+                    "t",
+                    arch,
+                    "w",
+                    0,
+                    {},
+                    "ok",
+                    summaries=[Summary("w", "rtt_ms", v, "ms")],
+                ),
+            )
         rows = comparison(store, sid, "a")
     assert rows[0].stats.half_width is None and "n=1" in rows[0].stats.note
     assert rows[1].p is None and rows[1].diff.pct == pytest.approx(100.0)
@@ -114,7 +151,9 @@ def test_single_repetition_has_no_ci_and_says_so(tmp_path):
 def test_records_are_plain_data(study):
     recs = [r.record() for r in comparison(*study, "bridge")]
     assert list(recs[0]) == RECORD_COLUMNS
-    assert all(isinstance(v, (str, int, float, bool, type(None))) for rec in recs for v in rec.values())
+    assert all(
+        isinstance(v, (str, int, float, bool, type(None))) for rec in recs for v in rec.values()
+    )
     of = [r for r in recs if r["architecture"] == "openflow" and r["metric"] == "rtt_ms"][0]
     assert of["cpu_mark"] == CPU_MARK and " ± " in of["mean_ci"]
 
@@ -150,15 +189,30 @@ def test_rows_never_mix_topologies(tmp_path):
         for topo, scale in [("single", 1.0), ("campus", 10.0)]:
             for arch, factor in [("bridge", 1.0), ("openflow", 2.0)]:
                 for rep in range(3):
-                    store.record_run(sid, RunResult(
-                        f"{topo}|{arch}|ping|{rep}", topo, arch, "ping", rep, {}, "ok",
-                        summaries=[Summary("ping", "rtt_ms", scale * factor + 0.01 * rep, "ms")]))
+                    store.record_run(
+                        sid,
+                        RunResult(
+                            f"{topo}|{arch}|ping|{rep}",
+                            topo,
+                            arch,
+                            "ping",
+                            rep,
+                            {},
+                            "ok",
+                            summaries=[
+                                Summary("ping", "rtt_ms", scale * factor + 0.01 * rep, "ms")
+                            ],
+                        ),
+                    )
         rows = comparison(store, sid, "bridge")
         console = Console(record=True, width=200)
         render_table(rows, console)
     assert [(r.topology, r.architecture, r.n) for r in rows] == [
-        ("single", "bridge", 3), ("single", "openflow", 3),
-        ("campus", "bridge", 3), ("campus", "openflow", 3)]
+        ("single", "bridge", 3),
+        ("single", "openflow", 3),
+        ("campus", "bridge", 3),
+        ("campus", "openflow", 3),
+    ]
     assert all(r.diff.pct == pytest.approx(100.0, rel=0.01) for r in rows if not r.is_baseline)
     assert "topology" in console.export_text()
 
@@ -195,8 +249,10 @@ def test_metrics_follow_registry_order_and_can_be_chosen(study):
     assert ping_metrics == ["rtt_ms", "rtt_first_ms"]  # stored first_ms first; registry wins
     short = comparison(*study, "bridge", only_metrics={"throughput_mbps"})
     assert [(r.metric, r.architecture, r.failed) for r in short] == [
-        ("throughput_mbps", "bridge", 0), ("throughput_mbps", "ovs", 0),
-        ("throughput_mbps", "openflow", 1)]
+        ("throughput_mbps", "bridge", 0),
+        ("throughput_mbps", "ovs", 0),
+        ("throughput_mbps", "openflow", 1),
+    ]
 
 
 def test_mixed_members_get_rows_counted_against_the_mix(tmp_path):
@@ -207,23 +263,48 @@ def test_mixed_members_get_rows_counted_against_the_mix(tmp_path):
     store = Store(tmp_path / "mix.sqlite")
     sid = store.open_study("mix", None, {"study": {"baseline": "a"}}, {})
     for arch, value in (("a", 1.0), ("b", 2.0)):
-        store.record_run(sid, RunResult(
-            key=f"t|{arch}|mix|1", topology="t", architecture=arch, workload="mix", repetition=1,
-            params={}, status="ok",
-            summaries=[Summary("mix", "aggregate_mbps", 10 * value, "Mbit/s", "higher"),
-                       Summary("mix/voip", "mos", value, "MOS", "higher")]))
+        store.record_run(
+            sid,
+            RunResult(
+                key=f"t|{arch}|mix|1",
+                topology="t",
+                architecture=arch,
+                workload="mix",
+                repetition=1,
+                params={},
+                status="ok",
+                summaries=[
+                    Summary("mix", "aggregate_mbps", 10 * value, "Mbit/s", "higher"),
+                    Summary("mix/voip", "mos", value, "MOS", "higher"),
+                ],
+            ),
+        )
     rows = comparison(store, sid)
     assert [(r.workload, r.metric, r.architecture) for r in rows] == [
-        ("mix", "aggregate_mbps", "a"), ("mix", "aggregate_mbps", "b"),
-        ("mix/voip", "mos", "a"), ("mix/voip", "mos", "b")]
+        ("mix", "aggregate_mbps", "a"),
+        ("mix", "aggregate_mbps", "b"),
+        ("mix/voip", "mos", "a"),
+        ("mix/voip", "mos", "b"),
+    ]
     assert all(r.n == 1 for r in rows)
 
 
 def test_emulator_bound_mark_and_footnote_beside_the_cpu_mark():
     from sdnperf.report.stats import MeanCI
     from sdnperf.report.table import EMU_FOOTNOTE, EMU_MARK, Row
-    row = Row("ping", "rtt_ms", "openflow", "ms", "lower", MeanCI(1, 1.0, None, None), 0, False,
-              emulator_bound_runs=["k1"], emulator_reasons={"k1": "one switch took 5.00 ms"})
+
+    row = Row(
+        "ping",
+        "rtt_ms",
+        "openflow",
+        "ms",
+        "lower",
+        MeanCI(1, 1.0, None, None),
+        0,
+        False,
+        emulator_bound_runs=["k1"],
+        emulator_reasons={"k1": "one switch took 5.00 ms"},
+    )
     assert row.cpu_mark == EMU_MARK
     assert row.record()["emulator_bound"] and row.record()["emulator_bound_runs"] == "k1"
     notes = footnotes([row])

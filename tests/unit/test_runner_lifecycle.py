@@ -1,6 +1,7 @@
 """The run lifecycle (runner.execute_run / started_network) on a fake network and a fake
 architecture: call order, a failure in each step, teardown, control stats, check_alive.
 No root, no Mininet: the fake network's hosts replay recorded ping outputs."""
+
 from __future__ import annotations
 
 import subprocess
@@ -32,9 +33,19 @@ STUDY = textwrap.dedent("""\
     count = 8
     """)
 # The steps the runner calls, in order, for a run that goes well.
-LIFECYCLE = ["check", "prepare", "mininet_options", "network.start", "network_started",
-             "wait_ready", "control_stats", "check_alive", "before_network_stop",
-             "network.stop", "stop"]
+LIFECYCLE = [
+    "check",
+    "prepare",
+    "mininet_options",
+    "network.start",
+    "network_started",
+    "wait_ready",
+    "control_stats",
+    "check_alive",
+    "before_network_stop",
+    "network.stop",
+    "stop",
+]
 
 
 class FakeHost:
@@ -62,8 +73,9 @@ class Lab:
     """A fake network class and a fake architecture class sharing one call log; `fail_at`
     makes that step raise, `dies` makes check_alive report a dead controller."""
 
-    def __init__(self, fail_at: str | None = None, dies: bool = False,
-                 interrupt_at: str | None = None):
+    def __init__(
+        self, fail_at: str | None = None, dies: bool = False, interrupt_at: str | None = None
+    ):
         self.calls: list[str] = []
         self.archs: list[Architecture] = []
         lab = self
@@ -114,8 +126,9 @@ class Lab:
                 step("stop")
 
         class FakeNetwork:
-            def __init__(self, spec, run_dir, mininet_options, netem, ipv6=False,
-                         host_offloads=True):
+            def __init__(
+                self, spec, run_dir, mininet_options, netem, ipv6=False, host_offloads=True
+            ):
                 assert mininet_options["switch"] == "fake-switch"
                 self.spec = spec
 
@@ -136,8 +149,13 @@ def study(tmp_path):
 
 
 def run_once(study, tmp_path, lab: Lab):
-    return execute_run(study, plan_runs(study)[0], tmp_path / "run",
-                       network_class=lab.network_class, architecture=lab.architecture)
+    return execute_run(
+        study,
+        plan_runs(study)[0],
+        tmp_path / "run",
+        network_class=lab.network_class,
+        architecture=lab.architecture,
+    )
 
 
 def test_steps_run_once_in_order_and_results_are_kept(study, tmp_path):
@@ -157,16 +175,16 @@ def test_steps_run_once_in_order_and_results_are_kept(study, tmp_path):
     assert result.params["network_ready_s"] >= 0
 
 
-@pytest.mark.parametrize("step", LIFECYCLE[:LIFECYCLE.index("check_alive")])
+@pytest.mark.parametrize("step", LIFECYCLE[: LIFECYCLE.index("check_alive")])
 def test_a_failing_step_is_a_failed_run_and_everything_started_stops(study, tmp_path, step):
     lab = Lab(fail_at=step)
     result = run_once(study, tmp_path, lab)
     assert result.status == "failed"
     assert result.error == f"ArchitectureError: {step} went wrong"
     assert "went wrong" in (tmp_path / "run" / "traceback.txt").read_text()
-    done = lab.calls[:lab.calls.index(step) + 1]
-    assert done == LIFECYCLE[:len(done)]  # nothing after the failing step ran but teardown
-    teardown = lab.calls[len(done):]
+    done = lab.calls[: lab.calls.index(step) + 1]
+    assert done == LIFECYCLE[: len(done)]  # nothing after the failing step ran but teardown
+    teardown = lab.calls[len(done) :]
     if step == "check":  # refused: nothing was started, so nothing is stopped
         assert teardown == []
     elif LIFECYCLE.index(step) < LIFECYCLE.index("network.start"):  # no network built
@@ -194,8 +212,13 @@ def test_ctrl_c_tears_down_and_propagates(study, tmp_path):
 def test_started_network_yields_the_ready_network(study, tmp_path):
     lab = Lab()
     config = study.config.architecture[0]
-    with started_network(study.topology, config, tmp_path / "run", network_class=lab.network_class,
-                         architecture=lab.architecture) as started:
+    with started_network(
+        study.topology,
+        config,
+        tmp_path / "run",
+        network_class=lab.network_class,
+        architecture=lab.architecture,
+    ) as started:
         assert [h.name for h in started.net.hosts] == study.topology.hosts()
         assert lab.calls[-1] == "wait_ready"
     assert lab.calls[-3:] == ["before_network_stop", "network.stop", "stop"]
@@ -205,6 +228,7 @@ def test_switch_pace_probe_after_the_workload_marks_a_slow_emulator(study, tmp_p
     """The recorded probe (min RTT 0.032 ms over the 2 switches of linear-2) is a fast
     switch; the same reading against a far smaller baseline is emulator-bound."""
     from sdnperf.fidelity import hops
+
     result = run_once(study, tmp_path, Lab())
     assert result.cpu.switch_ms == pytest.approx(0.032 / 4)
     assert not result.cpu.emulator_bound and result.cpu.emulator_reason == ""

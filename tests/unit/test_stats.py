@@ -1,4 +1,5 @@
 """Statistics against values worked out by hand (and matching scipy's)."""
+
 from __future__ import annotations
 
 import math
@@ -70,17 +71,25 @@ def test_compare_groups_rule():
 
 def test_significance_marks():
     assert [stats.significance_mark(p) for p in (0.0005, 0.005, 0.03, 0.2, None)] == [
-        "***", "**", "*", "ns", ""]
+        "***",
+        "**",
+        "*",
+        "ns",
+        "",
+    ]
 
 
-@pytest.mark.parametrize("value, base, better, pct, verdict", [
-    (110, 100, "lower", 10.0, "worse"),
-    (90, 100, "lower", -10.0, "better"),
-    (110, 100, "higher", 10.0, "better"),
-    (90, 100, "higher", -10.0, "worse"),
-    (100, 100, "higher", 0.0, "same"),
-    (-5, -10, "higher", 50.0, "better"),  # relative to |baseline|
-])
+@pytest.mark.parametrize(
+    "value, base, better, pct, verdict",
+    [
+        (110, 100, "lower", 10.0, "worse"),
+        (90, 100, "lower", -10.0, "better"),
+        (110, 100, "higher", 10.0, "better"),
+        (90, 100, "higher", -10.0, "worse"),
+        (100, 100, "higher", 0.0, "same"),
+        (-5, -10, "higher", 50.0, "better"),  # relative to |baseline|
+    ],
+)
 def test_pct_difference_direction(value, base, better, pct, verdict):
     d = stats.pct_difference(value, base, better)
     assert d.pct == pytest.approx(pct) and d.verdict == verdict
@@ -146,7 +155,9 @@ def test_linear_fit_recovers_known_a_b_and_r2_with_confidence_intervals():
 def test_log_fit_recovers_a_and_b():
     x = np.array([1, 10, 100, 1000, 10000], dtype=float)
     fit = stats.log_fit(x, 4.0 + 1.5 * np.log(x))
-    assert fit.a == pytest.approx(4.0) and fit.b == pytest.approx(1.5) and fit.r2 == pytest.approx(1)
+    assert (
+        fit.a == pytest.approx(4.0) and fit.b == pytest.approx(1.5) and fit.r2 == pytest.approx(1)
+    )
     assert fit.predict(100) == pytest.approx(4.0 + 1.5 * math.log(100))
     assert fit.solve(fit.predict(50)) == pytest.approx(50)
     with pytest.raises(ValueError, match="x > 0"):
@@ -162,6 +173,7 @@ def test_holm_against_a_worked_example():
     # In the original order: [0.03, 0.06, 0.06, 0.02]. A missing p stays missing and does
     # not count in m.
     assert stats.holm([0.01, 0.04, None, 0.03, 0.005]) == pytest.approx(
-        [0.03, 0.06, None, 0.06, 0.02])
+        [0.03, 0.06, None, 0.06, 0.02]
+    )
     assert stats.holm([0.6, 0.5]) == [1.0, 1.0]  # capped at 1
     assert stats.holm([]) == []

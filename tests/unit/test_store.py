@@ -1,4 +1,5 @@
 """The SQLite store: API, resume semantics, crash safety, CSV export."""
+
 from __future__ import annotations
 
 import csv
@@ -15,6 +16,7 @@ from sdnperf.samples import CpuReport, RunResult, Sample, Summary
 from sdnperf.store import Store
 from sdnperf.store.schema import SchemaError
 from sdnperf.store.sqlite import RUN_CSV_COLUMNS, SAMPLE_CSV_COLUMNS, SUMMARY_CSV_COLUMNS
+
 from .test_report_data import CPU_BOUND_KEY, CPU_REASON, FAILED_KEY, build_study
 
 REPO = Path(__file__).resolve().parents[2]
@@ -22,11 +24,20 @@ REPO = Path(__file__).resolve().parents[2]
 
 def run(key: str, status: str = "ok", n_samples: int = 3, **kw) -> RunResult:
     return RunResult(
-        key=key, topology="single", architecture=kw.pop("arch", "bridge"), workload="ping",
-        repetition=0, params={"count": n_samples}, status=status, error=kw.pop("error", ""),
-        samples=[Sample("ping", "rtt_ms", 0.1 * (i + 1), "ms", "h1->h2", "steady", i, i)
-                 for i in range(n_samples)],
-        summaries=[Summary("ping", "rtt_ms", 0.2, "ms")], **kw,
+        key=key,
+        topology="single",
+        architecture=kw.pop("arch", "bridge"),
+        workload="ping",
+        repetition=0,
+        params={"count": n_samples},
+        status=status,
+        error=kw.pop("error", ""),
+        samples=[
+            Sample("ping", "rtt_ms", 0.1 * (i + 1), "ms", "h1->h2", "steady", i, i)
+            for i in range(n_samples)
+        ],
+        summaries=[Summary("ping", "rtt_ms", 0.2, "ms")],
+        **kw,
     )
 
 
@@ -83,12 +94,22 @@ def test_done_keys_are_per_study(store):
 
 def test_runs_round_trip_every_field(store):
     sid = store.open_study("s", "", {}, {})
-    cpu = CpuReport(per_role={"controller": 12.5}, per_core=[50.0, 60.0], peak_total=99.0,
-                    cpu_bound=True, reason="saturated")
+    cpu = CpuReport(
+        per_role={"controller": 12.5},
+        per_core=[50.0, 60.0],
+        peak_total=99.0,
+        cpu_bound=True,
+        reason="saturated",
+    )
     store.record_run(sid, run("a", started=10.0, finished=12.5, cpu=cpu))
     (r,) = store.runs(sid)
     assert (r.key, r.topology, r.architecture, r.workload, r.repetition) == (
-        "a", "single", "bridge", "ping", 0)
+        "a",
+        "single",
+        "bridge",
+        "ping",
+        0,
+    )
     assert r.params == {"count": 3}
     assert r.cpu_bound is True and r.cpu == cpu
     assert r.duration == 2.5
@@ -217,8 +238,11 @@ def test_migration_hook_runs_and_bumps_version(tmp_path, monkeypatch):
     Store(db).close()
     calls = []
     monkeypatch.setattr(schema, "SCHEMA_VERSION", 3)
-    monkeypatch.setitem(schema.MIGRATIONS, 2, lambda conn: calls.append(
-        conn.execute("ALTER TABLE run ADD COLUMN note TEXT")))
+    monkeypatch.setitem(
+        schema.MIGRATIONS,
+        2,
+        lambda conn: calls.append(conn.execute("ALTER TABLE run ADD COLUMN note TEXT")),
+    )
     Store(db).close()
     Store(db).close()  # already at 3: no second migration
     assert len(calls) == 1
@@ -238,8 +262,12 @@ def test_export_csv(tmp_path):
     assert list(tables["samples.csv"][0]) == SAMPLE_CSV_COLUMNS
     assert list(tables["summaries.csv"][0]) == SUMMARY_CSV_COLUMNS
     runs = {r["key"]: r for r in tables["runs.csv"]}
-    assert runs[FAILED_KEY]["status"] == "failed" and "unable to connect" in runs[FAILED_KEY]["error"]
-    assert runs[CPU_BOUND_KEY]["cpu_bound"] == "1" and runs[CPU_BOUND_KEY]["cpu_reason"] == CPU_REASON
+    assert (
+        runs[FAILED_KEY]["status"] == "failed" and "unable to connect" in runs[FAILED_KEY]["error"]
+    )
+    assert (
+        runs[CPU_BOUND_KEY]["cpu_bound"] == "1" and runs[CPU_BOUND_KEY]["cpu_reason"] == CPU_REASON
+    )
     assert len(tables["samples.csv"]) == len(store.samples(study_id=sid))
     assert {r["phase"] for r in tables["samples.csv"]} == {"cold", "steady", ""}
     store.close()
@@ -253,7 +281,9 @@ def test_default_study_without_source(store):
 def test_a_file_that_is_not_a_database_gets_a_clear_error(tmp_path):
     bad = tmp_path / "notes.sqlite"
     bad.write_text("these are my notes, not a database\n" * 100)
-    with pytest.raises(SchemaError, match="notes.sqlite: cannot use as an sdnperf study database .*not a database"):
+    with pytest.raises(
+        SchemaError, match="notes.sqlite: cannot use as an sdnperf study database .*not a database"
+    ):
         Store(bad)
 
 

@@ -1,4 +1,5 @@
 """The store with sweeps: point columns (tidy view, CSV), provenance, v1 files migrated."""
+
 from __future__ import annotations
 
 import csv
@@ -10,9 +11,18 @@ from sdnperf.store.schema import CREATE_V1, _statements
 
 
 def result(key, arch, point, value, status="ok"):
-    return RunResult(key=key, topology="t", architecture=arch, workload="udp", repetition=1,
-                     params={}, status=status, point=point, position=3,
-                     summaries=[Summary("udp", "jitter_ms", value, "ms")] if status == "ok" else [])
+    return RunResult(
+        key=key,
+        topology="t",
+        architecture=arch,
+        workload="udp",
+        repetition=1,
+        params={},
+        status=status,
+        point=point,
+        position=3,
+        summaries=[Summary("udp", "jitter_ms", value, "ms")] if status == "ok" else [],
+    )
 
 
 def test_tidy_view_has_one_column_per_swept_parameter(tmp_path):
@@ -20,8 +30,10 @@ def test_tidy_view_has_one_column_per_swept_parameter(tmp_path):
     with Store(db) as store:
         sid = store.open_study("s", "s.toml", {}, {}, provenance={"study_sha256": "ab"})
         store.record_run(sid, result("a", "bridge", {"workload.udp.length": 64}, 0.1))
-        store.record_run(sid, result("b", "p4", {"workload.udp.length": 1400,
-                                                 "topology.link.bw": "unlimited"}, 0.3))
+        store.record_run(
+            sid,
+            result("b", "p4", {"workload.udp.length": 1400, "topology.link.bw": "unlimited"}, 0.3),
+        )
         store.record_run(sid, result("c", "p4", {}, 0.0, status="failed"))
         assert store.runs(sid)[0].point == {"workload.udp.length": 64}
         assert store.runs(sid)[0].position == 3
@@ -32,10 +44,14 @@ def test_tidy_view_has_one_column_per_swept_parameter(tmp_path):
         columns = [d[0] for d in cur.description]
         rows = [dict(zip(columns, r)) for r in cur]
     assert "workload.udp.length" in columns and "topology.link.bw" in columns
-    assert [(r["key"], r["workload.udp.length"], r["topology.link.bw"], r["metric"], r["value"])
-            for r in rows] == [("a", 64, None, "jitter_ms", 0.1),
-                               ("b", 1400, "unlimited", "jitter_ms", 0.3),
-                               ("c", None, None, None, None)]
+    assert [
+        (r["key"], r["workload.udp.length"], r["topology.link.bw"], r["metric"], r["value"])
+        for r in rows
+    ] == [
+        ("a", 64, None, "jitter_ms", 0.1),
+        ("b", 1400, "unlimited", "jitter_ms", 0.3),
+        ("c", None, None, None, None),
+    ]
     assert isinstance(rows[0]["workload.udp.length"], int)  # numbers stay numbers
     with (tmp_path / "csv" / "summaries.csv").open() as f:
         table = list(csv.DictReader(f))
@@ -58,9 +74,11 @@ def test_a_version_1_file_is_migrated_and_keeps_its_runs(tmp_path):
             conn.execute(statement)
         conn.execute("INSERT INTO schema_version VALUES (1)")
         conn.execute("INSERT INTO study (id, name, created) VALUES (1, 'old', 0)")
-        conn.execute("INSERT INTO run (study_id, key, topology, architecture, workload, "
-                     "repetition, status) VALUES (1, 'campus|bridge|ping|1', 'campus', "
-                     "'bridge', 'ping', 1, 'ok')")
+        conn.execute(
+            "INSERT INTO run (study_id, key, topology, architecture, workload, "
+            "repetition, status) VALUES (1, 'campus|bridge|ping|1', 'campus', "
+            "'bridge', 'ping', 1, 'ok')"
+        )
     with Store(db) as store:
         (run,) = store.runs(1)
         assert run.point == {} and run.position is None

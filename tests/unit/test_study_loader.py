@@ -1,4 +1,5 @@
 """Study files: the default loads; every kind of mistake gets one error naming file:line: field."""
+
 from __future__ import annotations
 
 import subprocess
@@ -8,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from sdnperf.study.loader import StudyError, load_study, load_study_text
+from sdnperf.study.loader import StudyError, load_study
 from sdnperf.study.locate import format_path, line_of
 from sdnperf.study.plan import plan_runs
 
@@ -116,12 +117,15 @@ def test_missing_file(tmp_path):
 def test_cli_check_exit_code_2_and_one_error(tmp_path):
     path = tmp_path / "bad.toml"
     path.write_text(GOOD.replace("interval", "x").replace("count = 5", "count = 5\nbogus = 1"))
-    proc = subprocess.run([sys.executable, "-m", "sdnperf.cli", "check", str(path)],
-                          capture_output=True, text=True)
+    proc = subprocess.run(
+        [sys.executable, "-m", "sdnperf.cli", "check", str(path)], capture_output=True, text=True
+    )
     assert proc.returncode == 2
     lines = [line for line in proc.stderr.splitlines() if line.startswith("error:")]
-    assert lines == [f"error: {path}:23: workload[0].bogus: unknown field (check the spelling; "
-                     "see docs/study-format.md)"]
+    assert lines == [
+        f"error: {path}:23: workload[0].bogus: unknown field (check the spelling; "
+        "see docs/study-format.md)"
+    ]
 
 
 def test_locate_paths():
@@ -135,7 +139,11 @@ def test_plan_alternates_architectures_and_keys_are_unique(tmp_path):
     study, _ = load(GOOD, tmp_path)
     runs = plan_runs(study)
     assert [(r.architecture.name, r.repetition) for r in runs] == [
-        ("bridge", 1), ("of", 1), ("bridge", 2), ("of", 2)]
+        ("bridge", 1),
+        ("of", 1),
+        ("bridge", 2),
+        ("of", 2),
+    ]
     assert len({r.key for r in runs}) == len(runs)
 
 
@@ -150,11 +158,15 @@ def test_every_example_study_validates():
 
 
 def test_bandwidth_mininet_cannot_shape_is_refused_at_load(tmp_path):
-    errs = problems(GOOD.replace("fanout = 2", "fanout = 2\n\n[topology.link]\nbw = 5000"), tmp_path)
+    errs = problems(
+        GOOD.replace("fanout = 2", "fanout = 2\n\n[topology.link]\nbw = 5000"), tmp_path
+    )
     assert len(errs) == 1 and ":11: topology.link.bw:" in errs[0]
 
 
 def test_missing_graphml_file_names_the_field(tmp_path):
-    text = GOOD.replace('kind = "tree"\ndepth = 2\nfanout = 2', 'kind = "graphml"\nfile = "nope.graphml"')
+    text = GOOD.replace(
+        'kind = "tree"\ndepth = 2\nfanout = 2', 'kind = "graphml"\nfile = "nope.graphml"'
+    )
     errs = problems(text, tmp_path)
     assert len(errs) == 1 and "topology.file" in errs[0] and "nope.graphml" in errs[0]

@@ -1,5 +1,6 @@
 """Found as a new user: paths in a study file are relative to the file (from any working
 directory), and a file with several mistakes reports all of them, each file:line:field."""
+
 from __future__ import annotations
 
 import shutil
@@ -34,15 +35,19 @@ def test_runtime_dir_is_relative_to_the_study_file(elsewhere, monkeypatch):
 def test_absolute_paths_are_kept(tmp_path, elsewhere):
     runtime = tmp_path / "rt"
     shutil.copytree(EXAMPLES / "data/p4-runtime-linear", runtime)
-    text = (EXAMPLES / "p4-runtime-json.toml").read_text().replace(
-        'runtime_dir = "data/p4-runtime-linear"', f'runtime_dir = "{runtime}"')
+    text = (
+        (EXAMPLES / "p4-runtime-json.toml")
+        .read_text()
+        .replace('runtime_dir = "data/p4-runtime-linear"', f'runtime_dir = "{runtime}"')
+    )
     (tmp_path / "study").mkdir()
     (tmp_path / "study/s.toml").write_text(text)
     assert load_study(tmp_path / "study/s.toml").config.architecture[0].runtime_dir == str(runtime)
 
 
-@pytest.mark.parametrize("example,what", [("topo-graphml.toml", "graphml"),
-                                          ("topo-custom.toml", "custom")])
+@pytest.mark.parametrize(
+    "example,what", [("topo-graphml.toml", "graphml"), ("topo-custom.toml", "custom")]
+)
 def test_topology_files_are_relative_to_the_study_file(elsewhere, example, what):
     study = load_study(EXAMPLES / example)
     assert study.topology.switches() and study.config.topology.kind == what
@@ -50,7 +55,8 @@ def test_topology_files_are_relative_to_the_study_file(elsewhere, example, what)
 
 def test_several_mistakes_are_all_reported(tmp_path):
     path = tmp_path / "bad.toml"
-    path.write_text(textwrap.dedent("""\
+    path.write_text(
+        textwrap.dedent("""\
         [study]
         name = "t"
         repetitions = 0
@@ -69,11 +75,16 @@ def test_several_mistakes_are_all_reported(tmp_path):
         kind = "ping"
         pairs = [["h1", "h2"]]
         bogus = 1
-        """))
+        """)
+    )
     with pytest.raises(StudyError) as info:
         load_study(path)
     found = sorted(str(p).split(": ", 2)[:2] for p in info.value.problems)
-    assert found == sorted([[f"{path}:3", "study.repetitions"],
-                            [f"{path}:7", "topology.depth"],
-                            [f"{path}:12", "architecture[0].kind"],
-                            [f"{path}:18", "workload[0].bogus"]])
+    assert found == sorted(
+        [
+            [f"{path}:3", "study.repetitions"],
+            [f"{path}:7", "topology.depth"],
+            [f"{path}:12", "architecture[0].kind"],
+            [f"{path}:18", "workload[0].bogus"],
+        ]
+    )

@@ -1,4 +1,5 @@
 """Sweeps and several topologies: plan expansion (grid, zip), keys, run order, validation."""
+
 from __future__ import annotations
 
 import textwrap
@@ -54,8 +55,12 @@ SWEEP_LEN = '\n[[sweep]]\nparam = "workload.udp.length"\nvalues = [64, 1400]\n'
 
 def test_without_sweeps_keys_are_what_they_were(tmp_path):
     runs = plan_runs(load(BASE, tmp_path))
-    assert [r.key for r in runs] == ["linear-2x1|bridge|udp|1", "linear-2x1|p4|udp|1",
-                                     "linear-2x1|bridge|udp|2", "linear-2x1|p4|udp|2"]
+    assert [r.key for r in runs] == [
+        "linear-2x1|bridge|udp|1",
+        "linear-2x1|p4|udp|1",
+        "linear-2x1|bridge|udp|2",
+        "linear-2x1|p4|udp|2",
+    ]
     assert all(r.point == () and r.study.topology.name == "linear-2x1" for r in runs)
 
 
@@ -70,16 +75,22 @@ def test_grid_is_the_cartesian_product_and_each_run_has_its_config(tmp_path):
         params = run.params
         assert run.workload.length == params["workload.udp.length"]
         bws = {link.bw for link in run.study.topology.links()}
-        assert bws == ({None} if params["topology.link.bw"] == "unlimited"
-                       else {params["topology.link.bw"]})
+        assert bws == (
+            {None} if params["topology.link.bw"] == "unlimited" else {params["topology.link.bw"]}
+        )
     # interleaved: both architectures at every point before the next point
     assert [r.architecture.name for r in runs[:4]] == ["bridge", "p4", "bridge", "p4"]
     assert runs[0].params == runs[1].params != runs[2].params
 
 
 def test_zip_advances_together(tmp_path):
-    text = (BASE + SWEEP_BW.replace('"unlimited"', "1000") + 'mode = "zip"\n'
-            + SWEEP_LEN.replace("[64, 1400]", "[64, 512, 1400]") + 'mode = "zip"\n')
+    text = (
+        BASE
+        + SWEEP_BW.replace('"unlimited"', "1000")
+        + 'mode = "zip"\n'
+        + SWEEP_LEN.replace("[64, 1400]", "[64, 512, 1400]")
+        + 'mode = "zip"\n'
+    )
     runs = plan_runs(load(text, tmp_path))
     pairs = {(r.params["topology.link.bw"], r.params["workload.udp.length"]) for r in runs}
     assert pairs == {(10, 64), (100, 512), (1000, 1400)}
@@ -93,12 +104,15 @@ def test_zip_lengths_must_match(tmp_path):
 
 
 def test_architecture_parameter_only_multiplies_that_architecture(tmp_path):
-    text = BASE + '\n[[sweep]]\nparam = "architecture.p4.app"\nvalues = ["l2-learning", "proactive"]\n'
+    text = (
+        BASE + '\n[[sweep]]\nparam = "architecture.p4.app"\nvalues = ["l2-learning", "proactive"]\n'
+    )
     runs = [r for r in plan_runs(load(text, tmp_path)) if r.repetition == 1]
     assert [r.key for r in runs] == [
         "linear-2x1|bridge|udp|1",
         "linear-2x1|p4|udp|architecture.p4.app=l2-learning|1",
-        "linear-2x1|p4|udp|architecture.p4.app=proactive|1"]
+        "linear-2x1|p4|udp|architecture.p4.app=proactive|1",
+    ]
     assert [r.architecture.app for r in runs[1:]] == ["l2-learning", "proactive"]
 
 
@@ -115,16 +129,21 @@ def test_random_order_is_a_shuffle_reproduced_from_the_seed(tmp_path):
     shuffled = text.replace("seed = 7", 'seed = 7\norder = "random"')
     one = [r.key for r in plan_runs(load(shuffled, tmp_path))]
     two = [r.key for r in plan_runs(load(shuffled, tmp_path))]
-    other_seed = [r.key for r in plan_runs(load(shuffled.replace("seed = 7", "seed = 8"), tmp_path))]
+    other_seed = [
+        r.key for r in plan_runs(load(shuffled.replace("seed = 7", "seed = 8"), tmp_path))
+    ]
     assert one == two and sorted(one) == sorted(interleaved)
     assert one != interleaved and one != other_seed
     import random
+
     expected = list(interleaved)
     random.Random(7).shuffle(expected)
     assert one == expected
 
 
-TWO_TOPOLOGIES = BASE.replace('[topology]\nkind = "linear"\nswitches = 2\n', textwrap.dedent("""\
+TWO_TOPOLOGIES = BASE.replace(
+    '[topology]\nkind = "linear"\nswitches = 2\n',
+    textwrap.dedent("""\
     [[topology]]
     name = "line"
     kind = "linear"
@@ -135,7 +154,8 @@ TWO_TOPOLOGIES = BASE.replace('[topology]\nkind = "linear"\nswitches = 2\n', tex
     kind = "grid"
     rows = 1
     cols = 2
-    """)).replace('kind = "bridge"', 'kind = "bridge"\nstp = "on"')
+    """),
+).replace('kind = "bridge"', 'kind = "bridge"\nstp = "on"')
 
 
 def test_several_topologies_each_run_has_its_own(tmp_path):
@@ -167,8 +187,9 @@ def test_unknown_path_names_the_line_and_nearby_paths(tmp_path):
 
 
 def test_parameter_an_architecture_does_not_have(tmp_path):
-    errs = problems(BASE + '\n[[sweep]]\nparam = "architecture.bridge.app"\nvalues = ["x"]\n',
-                    tmp_path)
+    errs = problems(
+        BASE + '\n[[sweep]]\nparam = "architecture.bridge.app"\nvalues = ["x"]\n', tmp_path
+    )
     assert len(errs) == 1 and ":25: sweep[0].param:" in errs[0]
     assert "architecture.bridge has no parameter 'app'" in errs[0] and "stp" in errs[0]
 
@@ -199,17 +220,25 @@ def test_dict_fields_are_swept_by_their_keys(tmp_path):
 
 def test_valid_paths_cover_models(tmp_path):
     paths = valid_paths(load(BASE, tmp_path).config)
-    for expected in ("topology.switches", "topology.link.bw", "architecture.p4.app",
-                     "architecture.bridge.stp", "workload.udp.rate", "workload.udp.length"):
+    for expected in (
+        "topology.switches",
+        "topology.link.bw",
+        "architecture.p4.app",
+        "architecture.bridge.stp",
+        "workload.udp.rate",
+        "workload.udp.length",
+    ):
         assert expected in paths
     assert not any(p.endswith((".name", ".kind")) for p in paths)
 
 
 def test_a_combination_of_valid_values_can_still_be_refused(tmp_path):
     # duration and bytes are each fine alone, not together: the plan validates every point
-    text = BASE.replace('kind = "iperf-udp"', 'kind = "iperf-tcp"').replace("duration = 1\n", "") \
-        + '\n[[sweep]]\nparam = "workload.udp.duration"\nvalues = [1, 2]\n' \
+    text = (
+        BASE.replace('kind = "iperf-udp"', 'kind = "iperf-tcp"').replace("duration = 1\n", "")
+        + '\n[[sweep]]\nparam = "workload.udp.duration"\nvalues = [1, 2]\n'
         + '\n[[sweep]]\nparam = "workload.udp.bytes"\nvalues = ["1M"]\n'
+    )
     study = load(text, tmp_path)
     with pytest.raises(StudyError) as info:
         plan_runs(study)
@@ -221,10 +250,23 @@ def test_a_combination_of_valid_values_can_still_be_refused(tmp_path):
 def test_topo_show_prints_every_topology_of_a_study(tmp_path):
     import subprocess
     import sys
+
     path = tmp_path / "two.toml"
     path.write_text(TWO_TOPOLOGIES)
-    proc = subprocess.run([sys.executable, "-m", "sdnperf.cli", "topo", "show", str(path),
-                           "--png", str(tmp_path / "t.png")], capture_output=True, text=True)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "sdnperf.cli",
+            "topo",
+            "show",
+            str(path),
+            "--png",
+            str(tmp_path / "t.png"),
+        ],
+        capture_output=True,
+        text=True,
+    )
     assert proc.returncode == 0, proc.stderr
     assert "line: 2 switches" in proc.stdout and "grid: 2 switches" in proc.stdout
     assert (tmp_path / "t-line.png").exists() and (tmp_path / "t-grid.png").exists()

@@ -1,5 +1,6 @@
 """One search order for our Rust binaries (sdnperf/tools.py): doctor, runs, the P4
 compiler, ctlbench and `sdnperf p4c/switch/stf` resolve the same path."""
+
 from __future__ import annotations
 
 import pytest

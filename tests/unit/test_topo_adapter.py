@@ -13,8 +13,9 @@ def link_set(pairs):
     return {frozenset(p) for p in pairs}
 
 
-@pytest.mark.parametrize("kind", ["single", "linear", "tree", "campus", "spine-leaf", "grid",
-                                  "transit-stub"])
+@pytest.mark.parametrize(
+    "kind", ["single", "linear", "tree", "campus", "spine-leaf", "grid", "transit-stub"]
+)
 def test_same_nodes_and_links(kind):
     spec = build_topology(kind, {}, 5)
     topo = to_mininet_topo(spec)
@@ -36,8 +37,9 @@ def test_link_options_only_when_set():
 
 def test_zero_delay_and_loss_need_no_netem():
     assert link_opts(Link("h1", "s1", bw=100, delay_ms=0, loss_pct=0)) == {"bw": 100}
-    assert link_opts(Link("h1", "s1", delay_ms=0.0125)) == {"delay": "0.013ms"} or \
-        link_opts(Link("h1", "s1", delay_ms=0.0125)) == {"delay": "0.012ms"}
+    assert link_opts(Link("h1", "s1", delay_ms=0.0125)) == {"delay": "0.013ms"} or link_opts(
+        Link("h1", "s1", delay_ms=0.0125)
+    ) == {"delay": "0.012ms"}
     assert link_opts(Link("h1", "s1", delay_ms=20)) == {"delay": "20ms"}
 
 
@@ -50,11 +52,14 @@ def test_bandwidth_mininet_cannot_shape_is_refused():
         check_links(spec.with_link_defaults(bw=2000))
 
 
-@pytest.mark.parametrize("ours,theirs", [
-    (("single", {"hosts": 4}), ("SingleSwitchTopo", {"k": 4})),
-    (("linear", {"switches": 5}), ("LinearTopo", {"k": 5, "n": 1})),
-    (("tree", {"depth": 3, "fanout": 2}), ("TreeTopo", {"depth": 3, "fanout": 2})),
-])
+@pytest.mark.parametrize(
+    "ours,theirs",
+    [
+        (("single", {"hosts": 4}), ("SingleSwitchTopo", {"k": 4})),
+        (("linear", {"switches": 5}), ("LinearTopo", {"k": 5, "n": 1})),
+        (("tree", {"depth": 3, "fanout": 2}), ("TreeTopo", {"depth": 3, "fanout": 2})),
+    ],
+)
 def test_same_graph_as_mininets_own_generators(ours, theirs):
     import mininet.topo
     import mininet.topolib

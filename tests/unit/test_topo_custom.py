@@ -10,7 +10,7 @@ from sdnperf.topo.generators.custom import parse_delay_ms, scheme_names
 
 pytest.importorskip("mininet.topo")
 
-MODULE = textwrap.dedent('''
+MODULE = textwrap.dedent("""
     from mininet.topo import Topo
 
     class Canonical(Topo):
@@ -44,7 +44,7 @@ MODULE = textwrap.dedent('''
         return 42
 
     topos = {"canon": lambda n=2: Canonical(n=n), "weird": not_a_topo_factory}
-''')
+""")
 
 
 @pytest.fixture
@@ -90,7 +90,8 @@ def test_neighbour_import(tmp_path):
     (tmp_path / "uses.py").write_text(
         "from mininet.topo import SingleSwitchTopo\nimport helpers\n"
         "class T(SingleSwitchTopo):\n    def build(self):\n"
-        "        super().build(k=helpers.HOSTS)\n")
+        "        super().build(k=helpers.HOSTS)\n"
+    )
     assert len(build(tmp_path, "uses:T").hosts()) == 3
 
 
@@ -109,16 +110,19 @@ def test_round_trip_through_adapter(study_dir):
     assert topo.linkInfo("s8", "s7")["delay"] == "0.25ms"
 
 
-@pytest.mark.parametrize("target,args,match", [
-    ("mytopos:Missing", {}, "no 'Missing'"),
-    ("nosuchmodule_xyz:Topo", {}, "cannot import 'nosuchmodule_xyz'"),
-    ("mytopos:NotATopo", {}, "not a mininet.topo.Topo subclass"),
-    ("mytopos:Broken", {"n": 1}, "building it failed: RuntimeError: boom"),
-    ("mytopos:Canonical", {"bogus": 1}, "building it failed: TypeError"),
-    ("mytopos:Parallel", {}, "parallel links"),
-    ("mytopos:weird", {}, "returned a int, not a mininet.topo.Topo"),
-    ("missing.py:Topo", {}, "missing.py not found"),
-])
+@pytest.mark.parametrize(
+    "target,args,match",
+    [
+        ("mytopos:Missing", {}, "no 'Missing'"),
+        ("nosuchmodule_xyz:Topo", {}, "cannot import 'nosuchmodule_xyz'"),
+        ("mytopos:NotATopo", {}, "not a mininet.topo.Topo subclass"),
+        ("mytopos:Broken", {"n": 1}, "building it failed: RuntimeError: boom"),
+        ("mytopos:Canonical", {"bogus": 1}, "building it failed: TypeError"),
+        ("mytopos:Parallel", {}, "parallel links"),
+        ("mytopos:weird", {}, "returned a int, not a mininet.topo.Topo"),
+        ("missing.py:Topo", {}, "missing.py not found"),
+    ],
+)
 def test_errors_are_clear(study_dir, target, args, match):
     with pytest.raises(TopologyError, match=match):
         build(study_dir, target, **args)
@@ -141,7 +145,11 @@ def test_params_validated():
 
 def test_scheme_names_and_delays():
     assert scheme_names(["h2", "x", "h10", "a1"], "host") == {
-        "h2": "h2", "h10": "h10", "a1": "h11", "x": "h12"}
+        "h2": "h2",
+        "h10": "h10",
+        "a1": "h11",
+        "x": "h12",
+    }
     assert scheme_names(["s01", "s1"], "switch") == {"s1": "s1", "s01": "s2"}
     assert parse_delay_ms("5ms", "w") == 5 and parse_delay_ms("1s", "w") == 1000
     assert parse_delay_ms(2, "w") == 2 and parse_delay_ms(None, "w") is None

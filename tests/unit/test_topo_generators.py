@@ -37,8 +37,7 @@ def test_connected_and_named(kind):
 
 
 def test_transit_stub_seed_changes_graph_but_not_counts():
-    params = {"transit_domains": 2, "transit_nodes": 4, "nodes_per_stub": 4,
-              "extra_edge_prob": 0.5}
+    params = {"transit_domains": 2, "transit_nodes": 4, "nodes_per_stub": 4, "extra_edge_prob": 0.5}
     graphs = {fingerprint(build_topology("transit-stub", params, seed)) for seed in range(5)}
     assert len(graphs) > 1
     spec = build_topology("transit-stub", params, 11)
@@ -113,19 +112,22 @@ def test_unknown_kind_lists_valid_kinds():
         build_topology("ring", {}, 1)
 
 
-@pytest.mark.parametrize("kind,params,field,message", [
-    ("tree", {"depth": 2, "fanuot": 3}, "fanuot", "Extra inputs are not permitted"),
-    ("tree", {"depth": 0}, "depth", "greater than or equal to 1"),
-    ("tree", {"depth": 8, "fanout": 8}, None, "at most 1000 switches"),
-    ("campus", {"hosts": 3}, "hosts", "Extra inputs"),
-    ("single", {"hosts": "many"}, "hosts", "valid integer"),
-    ("single", {"hosts": True}, "hosts", "valid integer"),
-    ("grid", {"rows": 100}, "rows", "less than or equal to 32"),
-    ("transit-stub", {"extra_edge_prob": 1.5}, "extra_edge_prob", "less than or equal to 1"),
-    ("spine-leaf", {"spines": 0}, "spines", "greater than or equal to 1"),
-    ("linear", {"hosts_per_switch": 0}, "hosts_per_switch", "greater than or equal to 1"),
-    ("linear", {"switches": 900, "hosts_per_switch": 3}, None, "at most 2000 hosts"),
-])
+@pytest.mark.parametrize(
+    "kind,params,field,message",
+    [
+        ("tree", {"depth": 2, "fanuot": 3}, "fanuot", "Extra inputs are not permitted"),
+        ("tree", {"depth": 0}, "depth", "greater than or equal to 1"),
+        ("tree", {"depth": 8, "fanout": 8}, None, "at most 1000 switches"),
+        ("campus", {"hosts": 3}, "hosts", "Extra inputs"),
+        ("single", {"hosts": "many"}, "hosts", "valid integer"),
+        ("single", {"hosts": True}, "hosts", "valid integer"),
+        ("grid", {"rows": 100}, "rows", "less than or equal to 32"),
+        ("transit-stub", {"extra_edge_prob": 1.5}, "extra_edge_prob", "less than or equal to 1"),
+        ("spine-leaf", {"spines": 0}, "spines", "greater than or equal to 1"),
+        ("linear", {"hosts_per_switch": 0}, "hosts_per_switch", "greater than or equal to 1"),
+        ("linear", {"switches": 900, "hosts_per_switch": 3}, None, "at most 2000 hosts"),
+    ],
+)
 def test_bad_params_raise_validation_errors(kind, params, field, message):
     with pytest.raises(pydantic.ValidationError) as info:
         build_topology(kind, params, 1)
@@ -141,6 +143,18 @@ def test_transit_stub_graph_is_pinned():
     spec = build_topology("transit-stub", {}, 1)
     switch_links = sorted((l.node1, l.node2) for l in spec.links() if not spec.is_host(l.node1))
     assert switch_links == [
-        ("s1", "s2"), ("s1", "s3"), ("s1", "s4"), ("s1", "s7"), ("s10", "s11"), ("s12", "s13"),
-        ("s14", "s15"), ("s2", "s10"), ("s2", "s8"), ("s3", "s12"), ("s3", "s14"), ("s4", "s5"),
-        ("s6", "s7"), ("s8", "s9")]
+        ("s1", "s2"),
+        ("s1", "s3"),
+        ("s1", "s4"),
+        ("s1", "s7"),
+        ("s10", "s11"),
+        ("s12", "s13"),
+        ("s14", "s15"),
+        ("s2", "s10"),
+        ("s2", "s8"),
+        ("s3", "s12"),
+        ("s3", "s14"),
+        ("s4", "s5"),
+        ("s6", "s7"),
+        ("s8", "s9"),
+    ]

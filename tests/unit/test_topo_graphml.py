@@ -44,14 +44,19 @@ def test_example_file_nodes_become_switches_with_one_host_each():
     assert spec.switch_graph().number_of_edges() == 14
     assert all(len(spec.host_switches(h)) == 1 for h in spec.hosts())
     assert spec.name_map["s1"] == "Seattle" and spec.graph.nodes["s11"]["label"] == "New York"
-    assert spec.graph.nodes["s1"]["pos"] == (-122.33, 47.61)      # (lon, lat)
+    assert spec.graph.nodes["s1"]["pos"] == (-122.33, 47.61)  # (lon, lat)
     assert spec.has_loops()
-    assert not spec.needs_netem()       # no delay unless asked
+    assert not spec.needs_netem()  # no delay unless asked
 
 
 def test_delay_from_coordinates(tmp_path):
-    path = write(tmp_path, node(0, "A", 0, 0) + node(1, "B", 0, 1) + node(2, "C", 1, 1)
-                 + '<edge source="0" target="1"/><edge source="1" target="2"/>')
+    path = write(
+        tmp_path,
+        node(0, "A", 0, 0)
+        + node(1, "B", 0, 1)
+        + node(2, "C", 1, 1)
+        + '<edge source="0" target="1"/><edge source="1" target="2"/>',
+    )
     spec = build_topology("graphml", {"file": str(path), "delay_from_coordinates": True}, 1)
     one_degree_ms = propagation_delay_ms(great_circle_km(0, 0, 0, 1))
     assert one_degree_ms == pytest.approx(111.2 / 199.86, abs=0.01)
@@ -63,8 +68,13 @@ def test_delay_from_coordinates(tmp_path):
 
 
 def test_missing_coordinates_leave_delay_unset_and_noted(tmp_path):
-    path = write(tmp_path, node(0, "A", 0, 0) + node(1, "Nowhere") + node(2, "C", 1, 1)
-                 + '<edge source="0" target="1"/><edge source="0" target="2"/>')
+    path = write(
+        tmp_path,
+        node(0, "A", 0, 0)
+        + node(1, "Nowhere")
+        + node(2, "C", 1, 1)
+        + '<edge source="0" target="1"/><edge source="0" target="2"/>',
+    )
     spec = build_topology("graphml", {"file": str(path), "delay_from_coordinates": True}, 1)
     assert spec.graph.edges["s1", "s2"]["delay_ms"] is None
     assert spec.graph.edges["s1", "s3"]["delay_ms"] > 0
@@ -82,7 +92,7 @@ def test_relative_path_resolves_against_base_dir(tmp_path):
 
 
 def test_disconnected_nodes_dropped_unless_kept(tmp_path):
-    body = (node(0, "A") + node(1, "B") + node(2, "Island") + '<edge source="0" target="1"/>')
+    body = node(0, "A") + node(1, "B") + node(2, "Island") + '<edge source="0" target="1"/>'
     path = write(tmp_path, body)
     spec = build_topology("graphml", {"file": str(path)}, 1)
     assert len(spec.switches()) == 2 and "Island" in " ".join(spec.notes)
@@ -91,8 +101,10 @@ def test_disconnected_nodes_dropped_unless_kept(tmp_path):
 
 
 def test_parallel_edges_and_self_loops_collapse(tmp_path):
-    body = (node(0, "A") + node(1, "B") + '<edge source="0" target="1"/>'
-            '<edge source="1" target="0"/><edge source="1" target="1"/>')
+    body = (
+        node(0, "A") + node(1, "B") + '<edge source="0" target="1"/>'
+        '<edge source="1" target="0"/><edge source="1" target="1"/>'
+    )
     spec = build_topology("graphml", {"file": str(write(tmp_path, body))}, 1)
     assert spec.switch_graph().number_of_edges() == 1
 

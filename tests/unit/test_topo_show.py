@@ -41,8 +41,8 @@ def test_show_builds_and_draws(tmp_path):
 
 
 def test_parse_param_args():
-    assert parse_param_args(["depth=2", "prob=0.5", "flag=true", "file=net.graphml",
-                             'name="x y"']) == {
-        "depth": 2, "prob": 0.5, "flag": True, "file": "net.graphml", "name": "x y"}
+    assert parse_param_args(
+        ["depth=2", "prob=0.5", "flag=true", "file=net.graphml", 'name="x y"']
+    ) == {"depth": 2, "prob": 0.5, "flag": True, "file": "net.graphml", "name": "x y"}
     with pytest.raises(ValueError, match="key=value"):
         parse_param_args(["depth"])

@@ -57,11 +57,11 @@ def test_switch_graph_has_only_switches():
 def test_with_link_defaults_fills_only_unset_and_copies():
     spec = small_spec()
     filled = spec.with_link_defaults(bw=100, delay_ms=2, loss_pct=None)
-    assert filled.graph.edges["s1", "s2"]["bw"] == 10          # kept
-    assert filled.graph.edges["h1", "s1"]["bw"] == 100          # filled
+    assert filled.graph.edges["s1", "s2"]["bw"] == 10  # kept
+    assert filled.graph.edges["h1", "s1"]["bw"] == 100  # filled
     assert filled.graph.edges["h1", "s1"]["delay_ms"] == 2
     assert filled.graph.edges["h1", "s1"]["loss_pct"] is None
-    assert spec.graph.edges["h1", "s1"]["bw"] is None           # original untouched
+    assert spec.graph.edges["h1", "s1"]["bw"] is None  # original untouched
     assert filled.needs_netem() and not spec.needs_netem()
     assert not spec.with_link_defaults(bw=10, delay_ms=0, loss_pct=0).needs_netem()
 
@@ -72,8 +72,10 @@ def test_describe():
     assert "1 switch," in build_topology("single", {}, 1).describe()
 
 
-@pytest.mark.parametrize("name,kind", [("x1", "host"), ("s1", "host"), ("s01", "switch"),
-                                       ("s0", "switch"), ("sw1", "switch")])
+@pytest.mark.parametrize(
+    "name,kind",
+    [("x1", "host"), ("s1", "host"), ("s01", "switch"), ("s0", "switch"), ("sw1", "switch")],
+)
 def test_validate_rejects_bad_names(name, kind):
     g = nx.Graph()
     g.add_node(name, kind=kind)

@@ -1,4 +1,5 @@
 """Packet capture: reading pcap files and throughput over time from them."""
+
 import struct
 
 import pytest

@@ -1,9 +1,17 @@
 """Validation of [[workload]] entries and host-pair resolution."""
+
 import pytest
 from pydantic import TypeAdapter, ValidationError
 
-from sdnperf.workloads.config import (AllToOne, IperfTcpConfig, IperfUdpConfig, Permutation,
-                                      PingConfig, WorkloadConfig, parse_suffixed)
+from sdnperf.workloads.config import (
+    AllToOne,
+    IperfTcpConfig,
+    IperfUdpConfig,
+    Permutation,
+    PingConfig,
+    WorkloadConfig,
+    parse_suffixed,
+)
 from sdnperf.workloads.pairs import resolve_pairs
 
 ADAPTER = TypeAdapter(WorkloadConfig)
@@ -31,8 +39,12 @@ def test_defaults_per_kind():
 
 
 def test_pair_forms():
-    assert validate(kind="ping", name="p", pairs={"all_to_one": "h1"}).pairs == AllToOne(all_to_one="h1")
-    assert validate(kind="ping", name="p", pairs={"permutation": 4}).pairs == Permutation(permutation=4)
+    assert validate(kind="ping", name="p", pairs={"all_to_one": "h1"}).pairs == AllToOne(
+        all_to_one="h1"
+    )
+    assert validate(kind="ping", name="p", pairs={"permutation": 4}).pairs == Permutation(
+        permutation=4
+    )
     assert validate(kind="ping", name="p", pairs=[["h1", "h2"]]).pairs == [("h1", "h2")]
 
 
@@ -40,23 +52,33 @@ def test_tcp_bytes_mode_and_exclusivity():
     tcp = validate(kind="iperf-tcp", name="t", pairs=[["h1", "h2"]], bytes="20M")
     assert tcp.duration is None and tcp.byte_count == 20 * 1024 * 1024
     assert "either duration or bytes" in error_text(
-        kind="iperf-tcp", name="t", pairs=[["h1", "h2"]], bytes="20M", duration=3)
+        kind="iperf-tcp", name="t", pairs=[["h1", "h2"]], bytes="20M", duration=3
+    )
 
 
-@pytest.mark.parametrize("entry, expected", [
-    (dict(kind="ping", name="p", pairs=[["h1", "h2"]], cout=3), "cout"),  # typo: extra forbidden
-    (dict(kind="ping", name="p", pairs=[["h1", "h2"]], interval=0), "greater than or equal to 0.002"),
-    (dict(kind="ping", name="p", pairs=[["h1", "h1"]]), "sends to itself"),
-    (dict(kind="ping", name="p", pairs=[]), "must not be empty"),
-    (dict(kind="ping", name="p", pairs=[["h1", "h2"], ["h1", "h2"]]), "listed twice"),
-    (dict(kind="ping", name="p", pairs="h1"), "pairs must be a list like"),
-    (dict(kind="ping", name="p", pairs={"permutation": 0}), "greater than or equal to 1"),
-    (dict(kind="ping", name="p", pairs={"all_to_one": "h1", "x": 1}), "Extra inputs"),
-    (dict(kind="iperf-udp", name="u", pairs=[["h1", "h2"]], rate="fast"), "K/M/G/T suffix"),
-    (dict(kind="iperf-udp", name="u", pairs=[["h1", "h2"]], rate="0"), "greater than 0"),
-    (dict(kind="iperf-tcp", name="bad name", pairs=[["h1", "h2"]]), "name"),
-    (dict(kind="iperf", name="x", pairs=[["h1", "h2"]]), "'ping', 'iperf-tcp', 'iperf-udp'"),
-])
+@pytest.mark.parametrize(
+    "entry, expected",
+    [
+        (
+            dict(kind="ping", name="p", pairs=[["h1", "h2"]], cout=3),
+            "cout",
+        ),  # typo: extra forbidden
+        (
+            dict(kind="ping", name="p", pairs=[["h1", "h2"]], interval=0),
+            "greater than or equal to 0.002",
+        ),
+        (dict(kind="ping", name="p", pairs=[["h1", "h1"]]), "sends to itself"),
+        (dict(kind="ping", name="p", pairs=[]), "must not be empty"),
+        (dict(kind="ping", name="p", pairs=[["h1", "h2"], ["h1", "h2"]]), "listed twice"),
+        (dict(kind="ping", name="p", pairs="h1"), "pairs must be a list like"),
+        (dict(kind="ping", name="p", pairs={"permutation": 0}), "greater than or equal to 1"),
+        (dict(kind="ping", name="p", pairs={"all_to_one": "h1", "x": 1}), "Extra inputs"),
+        (dict(kind="iperf-udp", name="u", pairs=[["h1", "h2"]], rate="fast"), "K/M/G/T suffix"),
+        (dict(kind="iperf-udp", name="u", pairs=[["h1", "h2"]], rate="0"), "greater than 0"),
+        (dict(kind="iperf-tcp", name="bad name", pairs=[["h1", "h2"]]), "name"),
+        (dict(kind="iperf", name="x", pairs=[["h1", "h2"]]), "'ping', 'iperf-tcp', 'iperf-udp'"),
+    ],
+)
 def test_bad_entries_name_the_problem(entry, expected):
     assert expected in error_text(**entry)
 
@@ -64,7 +86,7 @@ def test_bad_entries_name_the_problem(entry, expected):
 def test_parse_suffixed():
     assert parse_suffixed("10M", 1000) == 10e6
     assert parse_suffixed("1.5G", 1000) == 1.5e9
-    assert parse_suffixed("20M", 1024) == 20 * 1024 ** 2
+    assert parse_suffixed("20M", 1024) == 20 * 1024**2
     assert parse_suffixed("300", 1000) == 300
     with pytest.raises(ValueError):
         parse_suffixed("10X", 1000)
@@ -101,7 +123,9 @@ def test_permutation_too_many_pairs():
     assert sorted(d for _, d in full) == sorted(HOSTS)
 
 
-@pytest.mark.parametrize("pairs", [{"permutation": 0}, {"foo": 1}, [["h1"]], [["h1", "h2"], ["h2", "h2"]]])
+@pytest.mark.parametrize(
+    "pairs", [{"permutation": 0}, {"foo": 1}, [["h1"]], [["h1", "h2"], ["h2", "h2"]]]
+)
 def test_pair_mistakes_are_one_error_at_pairs(pairs):
     with pytest.raises(ValidationError) as info:
         validate(kind="iperf-udp", name="u", pairs=pairs)

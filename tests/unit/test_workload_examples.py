@@ -1,5 +1,6 @@
 """Every examples/workload-*.toml loads with the study loader, on bridge, openflow and p4,
 without link delay/loss (this kernel may lack sch_netem)."""
+
 from pathlib import Path
 
 import pytest

@@ -1,8 +1,15 @@
 """Jitter two ways on synthetic traces with answers worked out by hand."""
+
 import pytest
 
-from sdnperf.workloads.jitter import (in_arrival_order, mean_abs_delay_change, mean_over_flows,
-                                      rfc3550_jitter, rfc3550_over_flows, rfc3550_series)
+from sdnperf.workloads.jitter import (
+    in_arrival_order,
+    mean_abs_delay_change,
+    mean_over_flows,
+    rfc3550_jitter,
+    rfc3550_over_flows,
+    rfc3550_series,
+)
 
 
 def trace(delays, period=20.0, offset=0.0):
@@ -20,8 +27,9 @@ def test_alternating_delay():
     # |D| = 1 at every step, so J_n = 1 - (15/16)^n; the mean |Δdelay| is exactly 1.
     send, recv = trace([0, 1, 0, 1])
     assert rfc3550_jitter(send, recv) == pytest.approx(1 - (15 / 16) ** 3)
-    assert rfc3550_series(send, recv) == pytest.approx([0, 1 / 16, 1 - (15 / 16) ** 2,
-                                                        1 - (15 / 16) ** 3])
+    assert rfc3550_series(send, recv) == pytest.approx(
+        [0, 1 / 16, 1 - (15 / 16) ** 2, 1 - (15 / 16) ** 3]
+    )
     assert mean_abs_delay_change([0, 1, 0, 1]) == 1.0
     # Long enough, the smoothed estimate converges on |D|.
     send, recv = trace([0, 1] * 200)

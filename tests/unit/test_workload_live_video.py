@@ -1,9 +1,9 @@
 """live-video: receiver log parsing, loss, frames lost/late against the playout deadline,
 throughput over time — on synthetic traces with known answers."""
+
 import pytest
 
-from sdnperf.workloads.live_video import (parse_receiver, planned_counts, stream_output,
-                                          stream_stats)
+from sdnperf.workloads.live_video import parse_receiver, planned_counts, stream_output, stream_stats
 from sdnperf.workloads.traffic_config import LiveVideoConfig
 
 FPS, NPKT, SIZE = 10, 2, 1000
@@ -60,7 +60,14 @@ def test_nothing_arrived():
 
 
 def test_planned_counts_match_pacer():
-    cfg = LiveVideoConfig(kind="live-video", name="l", pairs=[["h1", "h2"]], bitrate="4M",
-                          fps=25, packet_size=1200, duration=3)
+    cfg = LiveVideoConfig(
+        kind="live-video",
+        name="l",
+        pairs=[["h1", "h2"]],
+        bitrate="4M",
+        fps=25,
+        packet_size=1200,
+        duration=3,
+    )
     # 20000 B per frame in packets of <= 1160 B video payload -> 18 packets, 75 frames
     assert planned_counts(cfg) == (18 * 75, 75)

@@ -3,6 +3,7 @@
 The files in tests/unit/data/ were recorded in two network namespaces joined by a veth
 pair (see tests/unit/data/README.md for the commands).
 """
+
 from pathlib import Path
 
 import pytest
@@ -22,6 +23,7 @@ def by_metric(out):
 
 
 # --- ping -------------------------------------------------------------------------------
+
 
 def test_ping_all_answered():
     res = parse_ping(text("ping_ok.txt"))
@@ -52,20 +54,38 @@ def test_ping_duplicates_are_ignored():
     dup = text("ping_ok.txt").replace(
         "icmp_seq=2 ttl=64 time=0.051 ms",
         "icmp_seq=2 ttl=64 time=0.051 ms\n[1795334561.516100] 64 bytes from 10.99.0.2: "
-        "icmp_seq=2 ttl=64 time=0.090 ms (DUP!)")
+        "icmp_seq=2 ttl=64 time=0.090 ms (DUP!)",
+    )
     assert [r.rtt_ms for r in parse_ping(dup).replies] == [0.333, 0.051, 0.102, 0.055, 0.062]
 
 
 def test_ping_argv():
     assert ping_argv("10.0.0.2", 20, 0.2, 56, 2.0) == [
-        "ping", "-n", "-D", "-O", "-c", "20", "-i", "0.2", "-s", "56", "-W", "2", "10.0.0.2"]
+        "ping",
+        "-n",
+        "-D",
+        "-O",
+        "-c",
+        "20",
+        "-i",
+        "0.2",
+        "-s",
+        "56",
+        "-W",
+        "2",
+        "10.0.0.2",
+    ]
 
 
 def test_ping_output_summaries_and_samples():
-    cold = {"h1->h2": parse_ping(text("ping_cold.txt")),
-            "h3->h2": parse_ping(text("ping_cold_lost.txt"))}
-    steady = {"h1->h2": parse_ping(text("ping_steady.txt")),
-              "h3->h2": parse_ping(text("ping_loss.txt"))}
+    cold = {
+        "h1->h2": parse_ping(text("ping_cold.txt")),
+        "h3->h2": parse_ping(text("ping_cold_lost.txt")),
+    }
+    steady = {
+        "h1->h2": parse_ping(text("ping_steady.txt")),
+        "h3->h2": parse_ping(text("ping_loss.txt")),
+    }
     t0 = 1795334560.0
     out = ping_output("ping", cold, steady, t0)
     m = by_metric(out)
@@ -73,8 +93,9 @@ def test_ping_output_summaries_and_samples():
     assert m["loss_first_pct"].value == 50.0
     # loss counts the lost cold packet too: (1 + 4) lost of (2 + 8 + 12) sent
     assert m["loss_pct"].value == pytest.approx(100 * 5 / 22)
-    steady_rtts = ([r.rtt_ms for r in steady["h1->h2"].replies]
-                   + [r.rtt_ms for r in steady["h3->h2"].replies])
+    steady_rtts = [r.rtt_ms for r in steady["h1->h2"].replies] + [
+        r.rtt_ms for r in steady["h3->h2"].replies
+    ]
     assert m["rtt_ms"].value == pytest.approx(sum(steady_rtts) / len(steady_rtts))
     assert m["rtt_min_ms"].value == 0.032 and m["rtt_max_ms"].value == 0.065
     assert m["rtt_mdev_ms"].value > 0
@@ -86,8 +107,9 @@ def test_ping_output_summaries_and_samples():
     assert (first.flow, first.phase, first.seq, first.unit) == ("h1->h2", "cold", 1, "ms")
     assert first.t == pytest.approx(1795334569.785956 - t0)
     lost = [s for s in out.samples if s.metric == "lost"]
-    assert [(s.flow, s.phase, s.seq) for s in lost] == [
-        ("h3->h2", "cold", 1)] + [("h3->h2", "steady", q) for q in (5, 6, 7, 8)]
+    assert [(s.flow, s.phase, s.seq) for s in lost] == [("h3->h2", "cold", 1)] + [
+        ("h3->h2", "steady", q) for q in (5, 6, 7, 8)
+    ]
 
 
 def test_ping_output_all_lost_has_no_rtt():
@@ -98,6 +120,7 @@ def test_ping_output_all_lost_has_no_rtt():
 
 
 # --- iperf3 -----------------------------------------------------------------------------
+
 
 def test_tcp_duration():
     res = parse_iperf3(text("iperf3_tcp_duration.json"))
@@ -111,7 +134,7 @@ def test_tcp_duration():
 
 def test_tcp_fixed_bytes():
     res = parse_iperf3(text("iperf3_tcp_bytes.json"))
-    assert res.bytes == 5 * 1024 ** 3 and res.seconds == pytest.approx(1.974056)
+    assert res.bytes == 5 * 1024**3 and res.seconds == pytest.approx(1.974056)
     assert len(res.intervals) == 2 and res.intervals[-1].end == pytest.approx(1.974056)
 
 
@@ -142,8 +165,9 @@ def test_udp_clean_and_lossy():
 def test_tcp_output_sums_pairs():
     a = parse_iperf3(text("iperf3_tcp_duration.json"))
     b = parse_iperf3(text("iperf3_tcp_bytes.json"))
-    out = tcp_output("tcp", {"h1->h2": a, "h3->h2": b}, {"h1->h2": 0.0, "h3->h2": 0.5},
-                     fixed_bytes=True)
+    out = tcp_output(
+        "tcp", {"h1->h2": a, "h3->h2": b}, {"h1->h2": 0.0, "h3->h2": 0.5}, fixed_bytes=True
+    )
     m = by_metric(out)
     assert m["throughput_mbps"].value == pytest.approx(a.mbps + b.mbps)
     assert m["throughput_mbps"].better == "higher" and m["bytes"].better == "higher"

@@ -3,6 +3,7 @@
 A fake host's popen runs `cat <recorded file>` for a client and `sleep` for a server, so
 these tests check dispatch, concurrency bookkeeping, time limits and cleanup.
 """
+
 import os
 import subprocess
 import time
@@ -10,9 +11,14 @@ from pathlib import Path
 
 import pytest
 
-from sdnperf.workloads import (IperfTcpConfig, IperfUdpConfig, PingConfig, WorkloadError,
-                               run_workload)
-from sdnperf.workloads import iperf
+from sdnperf.workloads import (
+    IperfTcpConfig,
+    IperfUdpConfig,
+    PingConfig,
+    WorkloadError,
+    iperf,
+    run_workload,
+)
 
 DATA = Path(__file__).parent / "data"
 
@@ -42,8 +48,9 @@ class FakeContext:
         self.messages: list[str] = []
         self.interrupt_at = interrupt_at
         self.replace = replace or default_replace
-        self._hosts = {h: FakeHost(self, h, f"10.0.0.{i}") for i, h in
-                       enumerate(self.host_names, 1)}
+        self._hosts = {
+            h: FakeHost(self, h, f"10.0.0.{i}") for i, h in enumerate(self.host_names, 1)
+        }
 
     def host(self, name):
         return self._hosts[name]
@@ -82,21 +89,36 @@ def assert_all_reaped(ctx):
 
 def test_ping_runs_cold_then_steady_on_every_pair():
     ctx = FakeContext()
-    out = run_workload(PingConfig(kind="ping", name="p", pairs=[["h1", "h2"], ["h3", "h4"]],
-                                  count=8), ctx)
+    out = run_workload(
+        PingConfig(kind="ping", name="p", pairs=[["h1", "h2"], ["h3", "h4"]], count=8), ctx
+    )
     assert out.processes_started == 4
     assert [(h, a[a.index("-c") + 1], a[-1]) for h, a in ctx.argvs] == [
-        ("h1", "1", "10.0.0.2"), ("h3", "1", "10.0.0.4"),
-        ("h1", "8", "10.0.0.2"), ("h3", "8", "10.0.0.4")]
+        ("h1", "1", "10.0.0.2"),
+        ("h3", "1", "10.0.0.4"),
+        ("h1", "8", "10.0.0.2"),
+        ("h3", "8", "10.0.0.4"),
+    ]
     names = {s.metric for s in out.summaries}
-    assert {"rtt_first_ms", "rtt_ms", "rtt_min_ms", "rtt_max_ms", "rtt_mdev_ms", "loss_pct"} <= names
+    assert {
+        "rtt_first_ms",
+        "rtt_ms",
+        "rtt_min_ms",
+        "rtt_max_ms",
+        "rtt_mdev_ms",
+        "loss_pct",
+    } <= names
     assert_all_reaped(ctx)
 
 
 def test_tcp_pairs_sharing_a_destination_get_distinct_ports():
     ctx = FakeContext()
-    out = run_workload(IperfTcpConfig(kind="iperf-tcp", name="t", pairs={"all_to_one": "h1"},
-                                      duration=3, window="256K"), ctx)
+    out = run_workload(
+        IperfTcpConfig(
+            kind="iperf-tcp", name="t", pairs={"all_to_one": "h1"}, duration=3, window="256K"
+        ),
+        ctx,
+    )
     servers = [(h, a) for h, a in ctx.argvs if a[1] == "-s"]
     clients = [(h, a) for h, a in ctx.argvs if a[1] == "-c"]
     assert [h for h, _ in servers] == ["h1"] * 3 and [h for h, _ in clients] == ["h2", "h3", "h4"]
@@ -115,8 +137,12 @@ def test_tcp_fixed_bytes_and_udp_arguments():
     run_workload(IperfTcpConfig(kind="iperf-tcp", name="t", pairs=[["h1", "h2"]], bytes="20M"), ctx)
     client = ctx.argvs[-1][1]
     assert client[client.index("-n") + 1] == "20M" and "-t" not in client
-    run_workload(IperfUdpConfig(kind="iperf-udp", name="u", pairs=[["h1", "h2"]], rate="5M",
-                                duration=2, length=1200), ctx)
+    run_workload(
+        IperfUdpConfig(
+            kind="iperf-udp", name="u", pairs=[["h1", "h2"]], rate="5M", duration=2, length=1200
+        ),
+        ctx,
+    )
     client = ctx.argvs[-1][1]
     assert client[client.index("-b") + 1] == "5M" and client[client.index("-l") + 1] == "1200"
     assert "-u" in client
@@ -126,11 +152,18 @@ def test_tcp_fixed_bytes_and_udp_arguments():
 def test_hanging_client_is_killed_and_reported():
     def hang(argv):
         return ["sleep", "30"]
+
     ctx = FakeContext(replace=hang)
     t = time.monotonic()
-    with pytest.raises(WorkloadError, match=r"h1->h2: iperf3 client hung and was killed after 0.5 s"):
-        run_workload(IperfUdpConfig(kind="iperf-udp", name="u", pairs=[["h1", "h2"]],
-                                    duration=1, time_limit=0.5), ctx)
+    with pytest.raises(
+        WorkloadError, match=r"h1->h2: iperf3 client hung and was killed after 0.5 s"
+    ):
+        run_workload(
+            IperfUdpConfig(
+                kind="iperf-udp", name="u", pairs=[["h1", "h2"]], duration=1, time_limit=0.5
+            ),
+            ctx,
+        )
     assert time.monotonic() - t < 6
     assert_all_reaped(ctx)
 
@@ -140,9 +173,12 @@ def test_iperf_error_is_reported_per_pair():
         if argv[1] == "-c" and argv[2] == "10.0.0.2":
             return ["cat", str(DATA / "iperf3_refused.json")]
         return default_replace(argv)
+
     ctx = FakeContext(replace=refused)
     with pytest.raises(WorkloadError) as info:
-        run_workload(IperfTcpConfig(kind="iperf-tcp", name="t", pairs=[["h1", "h2"], ["h3", "h4"]]), ctx)
+        run_workload(
+            IperfTcpConfig(kind="iperf-tcp", name="t", pairs=[["h1", "h2"], ["h3", "h4"]]), ctx
+        )
     assert "h1->h2: iperf3: unable to connect to server: Connection refused" in str(info.value)
     assert "h3->h4" not in str(info.value)
     assert_all_reaped(ctx)
@@ -153,6 +189,7 @@ def test_server_failing_at_start_is_reported(monkeypatch):
         if argv[1] == "-s":
             return ["sh", "-c", "echo 'unable to start listener' >&2; exit 1"]
         return default_replace(argv)
+
     monkeypatch.setattr(iperf, "listens", lambda pid, port, name: False)  # it never gets there
     ctx = FakeContext(replace=bad_server)
     with pytest.raises(WorkloadError, match="exited at start: unable to start listener"):
@@ -161,8 +198,16 @@ def test_server_failing_at_start_is_reported(monkeypatch):
 
 
 def test_ping_that_sends_nothing_is_a_failure():
-    ctx = FakeContext(replace=lambda argv: ["sh", "-c", "echo 'ping: connect: Network is unreachable' >&2; exit 2"])
-    with pytest.raises(WorkloadError, match="h1->h2: ping failed: ping: connect: Network is unreachable"):
+    ctx = FakeContext(
+        replace=lambda argv: [
+            "sh",
+            "-c",
+            "echo 'ping: connect: Network is unreachable' >&2; exit 2",
+        ]
+    )
+    with pytest.raises(
+        WorkloadError, match="h1->h2: ping failed: ping: connect: Network is unreachable"
+    ):
         run_workload(PingConfig(kind="ping", name="p", pairs=[["h1", "h2"]]), ctx)
 
 
@@ -189,8 +234,11 @@ def test_listens_sees_a_listening_socket_of_the_named_process():
     import psutil
 
     from sdnperf.workloads.procs import listens
-    code = ("import socket, sys, time\ns = socket.socket()\ns.bind(('127.0.0.1', 0))\n"
-            "s.listen()\nprint(s.getsockname()[1], flush=True)\ntime.sleep(30)")
+
+    code = (
+        "import socket, sys, time\ns = socket.socket()\ns.bind(('127.0.0.1', 0))\n"
+        "s.listen()\nprint(s.getsockname()[1], flush=True)\ntime.sleep(30)"
+    )
     child = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
     try:
         port = int(child.stdout.readline())

@@ -1,4 +1,5 @@
 """tcp-connect: probe output parsing and the cold/steady summaries."""
+
 import pytest
 from pydantic import TypeAdapter, ValidationError
 
@@ -48,12 +49,20 @@ def test_percentile():
 
 def test_config():
     ta = TypeAdapter(WorkloadConfig)
-    cfg = ta.validate_python({"kind": "tcp-connect", "name": "syn", "pairs": [["h1", "h2"]],
-                              "capture": ["h1", "s1-eth2"]})
+    cfg = ta.validate_python(
+        {
+            "kind": "tcp-connect",
+            "name": "syn",
+            "pairs": [["h1", "h2"]],
+            "capture": ["h1", "s1-eth2"],
+        }
+    )
     assert cfg.connections == 20 and cfg.capture == ["h1", "s1-eth2"]
     with pytest.raises(ValidationError, match="connectoins"):
-        ta.validate_python({"kind": "tcp-connect", "name": "syn", "pairs": [["h1", "h2"]],
-                            "connectoins": 3})
+        ta.validate_python(
+            {"kind": "tcp-connect", "name": "syn", "pairs": [["h1", "h2"]], "connectoins": 3}
+        )
     with pytest.raises(ValidationError, match="capture point"):
-        ta.validate_python({"kind": "tcp-connect", "name": "syn", "pairs": [["h1", "h2"]],
-                            "capture": ["h1 eth0"]})
+        ta.validate_python(
+            {"kind": "tcp-connect", "name": "syn", "pairs": [["h1", "h2"]], "capture": ["h1 eth0"]}
+        )

@@ -1,5 +1,6 @@
 """video (HTTP adaptive streaming): playout buffer, stall accounting, start-up delay and
 the adaptation rules on synthetic traces with known answers; client log and content model."""
+
 import math
 
 import pytest
@@ -51,8 +52,12 @@ def test_never_started():
 
 
 def test_bitrate_and_switches_and_throughput():
-    d = [(0, 1, 100_000, 400e3), (1, 2, 100_000, 400e3), (2, 3, 100_000, 2.5e6),
-         (3, 4, 100_000, 800e3)]
+    d = [
+        (0, 1, 100_000, 400e3),
+        (1, 2, 100_000, 400e3),
+        (2, 3, 100_000, 2.5e6),
+        (3, 4, 100_000, 800e3),
+    ]
     m = playout.session_metrics(d, 2.0, 1)
     assert m["bitrate_mbps"] == pytest.approx((0.4 + 0.4 + 2.5 + 0.8) / 4)
     assert m["bitrate_switches"] == 2
@@ -111,11 +116,14 @@ def test_synthetic_size_model():
     assert len(set(sizes[1])) > 300  # sizes vary
     # the same scene complexity in every rendition
     assert sizes[0][7] / sizes[1][7] == pytest.approx(400e3 / 5e6, rel=1e-3)
-    assert video_content.synthetic_sizes(rend, 2.0, 5) == video_content.synthetic_sizes(rend, 2.0, 5)
+    assert video_content.synthetic_sizes(rend, 2.0, 5) == video_content.synthetic_sizes(
+        rend, 2.0, 5
+    )
 
 
 def test_synthetic_content_on_disk(tmp_path, monkeypatch):
     import json
+
     monkeypatch.setenv("SDNPERF_CACHE", str(tmp_path))
     folder = video_content.ensure_content([(240, 4e5), (720, 2.5e6)], 2.0, 7.0, "synthetic")
     manifest = json.loads((folder / "manifest.json").read_text())
@@ -130,8 +138,15 @@ def test_config():
     cfg = ta.validate_python({"kind": "video", "name": "v", "pairs": [["h1", "h2"]]})
     assert cfg.renditions[-1] == (1080, 5e6) and cfg.adaptation == "throughput"
     with pytest.raises(ValidationError, match="must increase"):
-        ta.validate_python({"kind": "video", "name": "v", "pairs": [["h1", "h2"]],
-                            "ladder": ["720p:2M", "360p:1M"]})
+        ta.validate_python(
+            {
+                "kind": "video",
+                "name": "v",
+                "pairs": [["h1", "h2"]],
+                "ladder": ["720p:2M", "360p:1M"],
+            }
+        )
     with pytest.raises(ValidationError, match="not like"):
-        ta.validate_python({"kind": "video", "name": "v", "pairs": [["h1", "h2"]],
-                            "ladder": ["hd:2M"]})
+        ta.validate_python(
+            {"kind": "video", "name": "v", "pairs": [["h1", "h2"]], "ladder": ["hd:2M"]}
+        )

@@ -4,6 +4,7 @@ Recorded with D-ITG 2.8.1 in a Mininet network of 3 hosts on a Linux bridge (see
 tests/unit/data/README.md): two 3-s calls to h2, G.711 (2 frames/packet) from h1 and
 G.729 (2 frames/packet, VAD) from h3, whose link was set down for 0.3 s mid-call.
 """
+
 import math
 from pathlib import Path
 
@@ -12,7 +13,14 @@ from pydantic import TypeAdapter, ValidationError
 
 from sdnperf.workloads import emodel
 from sdnperf.workloads.config import WorkloadConfig
-from sdnperf.workloads.voip import ItgLog, Packet, call_stats, itgsend_argv, parse_itgdec, voip_output
+from sdnperf.workloads.voip import (
+    ItgLog,
+    Packet,
+    call_stats,
+    itgsend_argv,
+    parse_itgdec,
+    voip_output,
+)
 
 DATA = Path(__file__).parent / "data"
 
@@ -44,10 +52,13 @@ def test_call_metrics_agree_with_itgdec_summary():
         st = call_stats(recv, sent.max_seq, codec, 2)
         summary = f"itgdec_{name}_summary.txt"
         assert st.owd_ms == pytest.approx(summary_value(summary, "Average delay") * 1e3, abs=1e-3)
-        assert st.owd_max_ms == pytest.approx(summary_value(summary, "Maximum delay") * 1e3, abs=1e-3)
+        assert st.owd_max_ms == pytest.approx(
+            summary_value(summary, "Maximum delay") * 1e3, abs=1e-3
+        )
         # D-ITG's "average jitter" is the mean |Δdelay| form
         assert st.jitter_flowmean_ms == pytest.approx(
-            summary_value(summary, "Average jitter") * 1e3, abs=1e-3)
+            summary_value(summary, "Average jitter") * 1e3, abs=1e-3
+        )
         dropped = summary_value(summary, "Packets dropped")
         assert st.expected - st.received == dropped
     assert st.loss_pct == pytest.approx(100 * 15 / 149)
@@ -60,7 +71,8 @@ def test_emodel_known_values():
     assert emodel.delay_impairment(100) == 0
     x = 1.0  # Ta = 200 ms
     assert emodel.delay_impairment(200) == pytest.approx(
-        25 * ((1 + x ** 6) ** (1 / 6) - 3 * (1 + (x / 3) ** 6) ** (1 / 6) + 2))
+        25 * ((1 + x**6) ** (1 / 6) - 3 * (1 + (x / 3) ** 6) ** (1 / 6) + 2)
+    )
     assert emodel.delay_impairment(200) == pytest.approx(3.04, abs=0.01)
     assert emodel.delay_impairment(400) == pytest.approx(24.07, abs=0.01)
     g711, g729 = emodel.CODECS["G.711"], emodel.CODECS["G.729"]
@@ -71,15 +83,16 @@ def test_emodel_known_values():
     # 150 ms one way + 20 ms packets + 2 x 10 ms jitter buffer = 190 ms mouth to ear
     r, _ = emodel.call_mos("G.711", 2, owd_ms=150, jitter_ms=10, loss_pct=2)
     x = math.log2(1.9)
-    idd = 25 * ((1 + x ** 6) ** (1 / 6) - 3 * (1 + (x / 3) ** 6) ** (1 / 6) + 2)
+    idd = 25 * ((1 + x**6) ** (1 / 6) - 3 * (1 + (x / 3) ** 6) ** (1 / 6) + 2)
     assert r == pytest.approx(93.2 - idd - 95 * 2 / (2 + 25.1))
 
 
 def test_lost_call_and_output():
     lost = call_stats(ItgLog(), 100, "G.711", 2)
     assert lost.loss_pct == 100 and lost.mos == 1.0
-    good = ItgLog([Packet(i, 10 + i * 0.02, 10 + i * 0.02 + 0.001 * (i % 2), 172)
-                   for i in range(1, 11)])
+    good = ItgLog(
+        [Packet(i, 10 + i * 0.02, 10 + i * 0.02 + 0.001 * (i % 2), 172) for i in range(1, 11)]
+    )
     st = call_stats(good, 10, "G.711", 2)
     assert st.owd_ms == pytest.approx(0.5) and st.jitter_flowmean_ms == pytest.approx(1.0)
     out = voip_output("voip", {"h1->h2": (good, st), "h3->h2": (ItgLog(), lost)}, {"h1->h2": 0.0})
@@ -92,9 +105,11 @@ def test_lost_call_and_output():
 
 
 def test_midnight_wrap():
-    text = ("Flow>0001 Seq> 1 Src> a/1 Dest> b/2 txTime>23:59:59.990000 rxTime>23:59:59.995000 Size> 10\n"
-            "Flow>0001 Seq> 2 Src> a/1 Dest> b/2 txTime>23:59:59.999000 rxTime>0:00:00.004000 Size> 10\n"
-            "Flow>0001 Seq> 3 Src> a/1 Dest> b/2 txTime>0:00:00.010000 rxTime>0:00:00.015000 Size> 10\n")
+    text = (
+        "Flow>0001 Seq> 1 Src> a/1 Dest> b/2 txTime>23:59:59.990000 rxTime>23:59:59.995000 Size> 10\n"
+        "Flow>0001 Seq> 2 Src> a/1 Dest> b/2 txTime>23:59:59.999000 rxTime>0:00:00.004000 Size> 10\n"
+        "Flow>0001 Seq> 3 Src> a/1 Dest> b/2 txTime>0:00:00.010000 rxTime>0:00:00.015000 Size> 10\n"
+    )
     pkts = parse_itgdec(text).packets
     assert [round(p.delay_ms, 6) for p in pkts] == [5.0, 5.0, 5.0]
     assert pkts[2].tx > pkts[1].tx
@@ -102,22 +117,39 @@ def test_midnight_wrap():
 
 def test_config_and_argv(tmp_path):
     ta = TypeAdapter(WorkloadConfig)
-    cfg = ta.validate_python({"kind": "voip", "name": "voip", "pairs": [["h1", "h2"]],
-                              "codec": "G.729", "frames_per_packet": 3, "vad": True})
+    cfg = ta.validate_python(
+        {
+            "kind": "voip",
+            "name": "voip",
+            "pairs": [["h1", "h2"]],
+            "codec": "G.729",
+            "frames_per_packet": 3,
+            "vad": True,
+        }
+    )
     argv = itgsend_argv("10.0.0.2", 10001, cfg, tmp_path / "s", tmp_path / "r")
-    assert argv[argv.index("VoIP"):] == ["VoIP", "-x", "G.729.3", "-h", "RTP", "-VAD"]
+    assert argv[argv.index("VoIP") :] == ["VoIP", "-x", "G.729.3", "-h", "RTP", "-VAD"]
     assert argv[argv.index("-t") + 1] == "10000"
     with pytest.raises(ValidationError, match="frames_per_packet for G.729"):
-        ta.validate_python({"kind": "voip", "name": "v", "pairs": [["h1", "h2"]],
-                            "codec": "G.729", "frames_per_packet": 1})
+        ta.validate_python(
+            {
+                "kind": "voip",
+                "name": "v",
+                "pairs": [["h1", "h2"]],
+                "codec": "G.729",
+                "frames_per_packet": 1,
+            }
+        )
 
 
 def test_shared_receiver_log_splits_by_sender():
     # ITGRecv can write two concurrent calls into one log: both number their packets from
     # 1, so the calls are told apart by the sender's address/port, never by sequence alone.
-    text = ("Flow>0001 Seq> 1 Src> 10.0.0.1/4000 Dest> 10.0.0.2/10000 txTime>1:00:00.000000 rxTime>1:00:00.001000 Size> 172\n"
-            "Flow>0002 Seq> 1 Src> 10.0.0.3/5000 Dest> 10.0.0.2/10001 txTime>1:00:00.000500 rxTime>1:00:00.002500 Size> 172\n"
-            "Flow>0001 Seq> 2 Src> 10.0.0.1/4000 Dest> 10.0.0.2/10000 txTime>1:00:00.020000 rxTime>1:00:00.021000 Size> 172\n")
+    text = (
+        "Flow>0001 Seq> 1 Src> 10.0.0.1/4000 Dest> 10.0.0.2/10000 txTime>1:00:00.000000 rxTime>1:00:00.001000 Size> 172\n"
+        "Flow>0002 Seq> 1 Src> 10.0.0.3/5000 Dest> 10.0.0.2/10001 txTime>1:00:00.000500 rxTime>1:00:00.002500 Size> 172\n"
+        "Flow>0001 Seq> 2 Src> 10.0.0.1/4000 Dest> 10.0.0.2/10000 txTime>1:00:00.020000 rxTime>1:00:00.021000 Size> 172\n"
+    )
     shared = parse_itgdec(text)
     assert len(shared.packets) == 3 and shared.sources() == {"10.0.0.1/4000", "10.0.0.3/5000"}
     first, second = shared.from_source("10.0.0.1/4000"), shared.from_source("10.0.0.3/5000")

@@ -4,6 +4,7 @@ The state file (path in $SDNPERF_CONTROLLER_STATE) is how the lab knows the cont
 ready: it lists the datapaths that finished their handshake and the links discovered, and
 counts packet-ins and flow writes so runs can report control-plane load.
 """
+
 from __future__ import annotations
 
 import json
@@ -49,13 +50,16 @@ class StateFile:
         self._last_write = now
         tmp = self.path + ".tmp"
         with open(tmp, "w") as fh:
-            json.dump({
-                "switches": sorted(self.switches),
-                "links": len(self.links),
-                "packet_ins": self.packet_ins,
-                "flow_mods": self.flow_mods,
-                "time": time.time(),
-            }, fh)
+            json.dump(
+                {
+                    "switches": sorted(self.switches),
+                    "links": len(self.links),
+                    "packet_ins": self.packet_ins,
+                    "flow_mods": self.flow_mods,
+                    "time": time.time(),
+                },
+                fh,
+            )
         os.replace(tmp, self.path)  # atomic: the lab never reads half a file
 
 
@@ -72,9 +76,16 @@ def add_flow(datapath, priority, match, actions, idle_timeout=IDLE_TIMEOUT, buff
     kwargs = {}
     if buffer_id is not None and buffer_id != ofp.OFP_NO_BUFFER:
         kwargs["buffer_id"] = buffer_id
-    datapath.send_msg(parser.OFPFlowMod(datapath=datapath, priority=priority, match=match,
-                                        instructions=instructions, idle_timeout=idle_timeout,
-                                        **kwargs))
+    datapath.send_msg(
+        parser.OFPFlowMod(
+            datapath=datapath,
+            priority=priority,
+            match=match,
+            instructions=instructions,
+            idle_timeout=idle_timeout,
+            **kwargs,
+        )
+    )
 
 
 def packet_out(datapath, in_port, actions, msg=None, data=None) -> None:
@@ -84,8 +95,11 @@ def packet_out(datapath, in_port, actions, msg=None, data=None) -> None:
     payload = None
     if buffer_id == ofp.OFP_NO_BUFFER:
         payload = data if data is not None else msg.data
-    datapath.send_msg(parser.OFPPacketOut(datapath=datapath, buffer_id=buffer_id,
-                                          in_port=in_port, actions=actions, data=payload))
+    datapath.send_msg(
+        parser.OFPPacketOut(
+            datapath=datapath, buffer_id=buffer_id, in_port=in_port, actions=actions, data=payload
+        )
+    )
 
 
 OFP_VERSIONS = [ofproto_v1_3.OFP_VERSION]

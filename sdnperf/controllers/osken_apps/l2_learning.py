@@ -5,15 +5,22 @@ unknown; once the destination is known, install an exact flow (in_port, eth_src,
 with an idle timeout so the following packets never reach the controller. It floods, so it
 is only for loop-free topologies (the lab refuses it on loops).
 """
+
 from __future__ import annotations
 
 from os_ken.base import app_manager
 from os_ken.controller import ofp_event
 from os_ken.controller.handler import CONFIG_DISPATCHER, MAIN_DISPATCHER, set_ev_cls
-from os_ken.lib.packet import ethernet, ether_types, packet
+from os_ken.lib.packet import ether_types, ethernet, packet
 
-from sdnperf.controllers.osken_apps.common import (FLOW_PRIORITY, OFP_VERSIONS, StateFile,
-                                                   add_flow, install_table_miss, packet_out)
+from sdnperf.controllers.osken_apps.common import (
+    FLOW_PRIORITY,
+    OFP_VERSIONS,
+    StateFile,
+    add_flow,
+    install_table_miss,
+    packet_out,
+)
 
 
 class L2Learning(app_manager.OSKenApp):

@@ -8,6 +8,7 @@
 - A frame to an unknown or broadcast address is delivered by the controller to every edge
   port of every switch (never over switch-to-switch links), so loops cannot make storms.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -17,11 +18,17 @@ import networkx as nx
 from os_ken.base import app_manager
 from os_ken.controller import ofp_event
 from os_ken.controller.handler import CONFIG_DISPATCHER, MAIN_DISPATCHER, set_ev_cls
-from os_ken.lib.packet import ethernet, ether_types, packet
+from os_ken.lib.packet import ether_types, ethernet, packet
 from os_ken.topology import event as topo_event
 
-from sdnperf.controllers.osken_apps.common import (FLOW_PRIORITY, OFP_VERSIONS, StateFile,
-                                                   add_flow, install_table_miss, packet_out)
+from sdnperf.controllers.osken_apps.common import (
+    FLOW_PRIORITY,
+    OFP_VERSIONS,
+    StateFile,
+    add_flow,
+    install_table_miss,
+    packet_out,
+)
 
 MAX_PHYSICAL_PORT = 0xFFFFFF00  # OpenFlow reserved ports (LOCAL, CONTROLLER, ...) are above
 FLOOD_MEMORY_S = 1.0  # a frame seen again within this window was already flooded: drop it
@@ -130,12 +137,16 @@ class TopoForwarding(app_manager.OSKenApp):
             return
         self.recent_floods[digest] = now
         if len(self.recent_floods) > 4096:
-            self.recent_floods = {k: t for k, t in self.recent_floods.items()
-                                  if now - t < FLOOD_MEMORY_S}
+            self.recent_floods = {
+                k: t for k, t in self.recent_floods.items() if now - t < FLOOD_MEMORY_S
+            }
         for dpid, datapath in self.datapaths.items():
             parser, ofp = datapath.ofproto_parser, datapath.ofproto
-            edge = [p for p in sorted(self.ports.get(dpid, ()))
-                    if (dpid, p) not in self.link_ports and (dpid, p) != origin]
+            edge = [
+                p
+                for p in sorted(self.ports.get(dpid, ()))
+                if (dpid, p) not in self.link_ports and (dpid, p) != origin
+            ]
             if edge:
                 actions = [parser.OFPActionOutput(p) for p in edge]
                 packet_out(datapath, ofp.OFPP_CONTROLLER, actions, data=data)

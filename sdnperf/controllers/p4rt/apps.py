@@ -15,6 +15,7 @@ state) so that their logic is testable without switches.
   shortest paths and broadcast floods along a spanning tree, all written before traffic.
 - `RuntimeFiles`: the entries, groups and clone sessions of `sN-runtime.json` files.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -23,8 +24,13 @@ import time
 
 import networkx as nx
 
-from sdnperf.controllers.p4rt.topology import (Topology, lldp_probe, parse_lldp_probe, path_hops,
-                                               proactive_plan)
+from sdnperf.controllers.p4rt.topology import (
+    Topology,
+    lldp_probe,
+    parse_lldp_probe,
+    path_hops,
+    proactive_plan,
+)
 
 log = logging.getLogger("sdnperf.p4rt")
 _INSERT, _MODIFY = 1, 2  # p4.v1.Update.Type (checked against the protos in the tests)
@@ -46,10 +52,12 @@ class Fabric:
         raise NotImplementedError
 
 
-def _entry_update(fabric, key_table: dict, device: int, table: str, match: dict, action: str,
-                  params: dict):
+def _entry_update(
+    fabric, key_table: dict, device: int, table: str, match: dict, action: str, params: dict
+):
     """INSERT the first time a key is written on a device, MODIFY afterwards."""
     from sdnperf.controllers.p4rt.client import update
+
     key = (device, table, tuple(sorted(match.items())))
     kind = "MODIFY" if key in key_table else "INSERT"
     if key_table.get(key) == (action, tuple(sorted(params.items()))):
@@ -100,16 +108,22 @@ class L2Learning(App):
         self.flows[key] = out_port
         if self._build is None:
             self._build = self.fabric.schema.exact_entry_builder(
-                "flow_port", ("in_port", "eth_src", "eth_dst"), "forward", ("port",))
-        return self._build(_MODIFY if prev is not None else _INSERT, (in_port, src, dst), (out_port,))
+                "flow_port", ("in_port", "eth_src", "eth_dst"), "forward", ("port",)
+            )
+        return self._build(
+            _MODIFY if prev is not None else _INSERT, (in_port, src, dst), (out_port,)
+        )
 
     async def switch_ready(self, device: int) -> None:
         from sdnperf.controllers.p4rt.client import update
         from sdnperf.controllers.p4rt.schema import multicast_group
+
         ports = self.fabric.topology.ports.get(device, [])
         # group p = every port but p: the flood of a frame that came in on p
-        await self.fabric.write(device, [update("INSERT", multicast_group(p, [q for q in ports if q != p]))
-                                         for p in ports])
+        await self.fabric.write(
+            device,
+            [update("INSERT", multicast_group(p, [q for q in ports if q != p])) for p in ports],
+        )
 
     def _learn(self, device: int, in_port: int, payload: bytes):
         """Learn the frame's source port; (port to send it to, None = flood; the flow_port
@@ -213,7 +227,9 @@ class TopoForwarding(App):
         if here not in self.link_ports:
             self.hosts[src] = here
         destination = self.hosts.get(dst) if not dst[0] & 1 else None
-        hops = path_hops(self.graph, device, destination[0], destination[1]) if destination else None
+        hops = (
+            path_hops(self.graph, device, destination[0], destination[1]) if destination else None
+        )
         if hops is None:
             if here not in self.link_ports:
                 await self.flood_at_edges(payload, here)
@@ -224,10 +240,18 @@ class TopoForwarding(App):
     async def install_path(self, hops, src: bytes, dst: bytes) -> None:
         """(eth_src, eth_dst) -> forward on every switch of the path, all acknowledged."""
         import asyncio
+
         pending = []
         for device, out_port in reversed(hops):
-            upd = _entry_update(self.fabric, self.written, device, "flow_pair",
-                                {"eth_src": src, "eth_dst": dst}, "forward", {"port": out_port})
+            upd = _entry_update(
+                self.fabric,
+                self.written,
+                device,
+                "flow_pair",
+                {"eth_src": src, "eth_dst": dst},
+                "forward",
+                {"port": out_port},
+            )
             if upd is not None:
                 self.fabric.state.flow_mods += 1
                 pending.append(self.fabric.write(device, [upd], wait=True))
@@ -244,8 +268,9 @@ class TopoForwarding(App):
             return
         self.recent_floods[digest] = now
         if len(self.recent_floods) > 4096:
-            self.recent_floods = {k: t for k, t in self.recent_floods.items()
-                                  if now - t < FLOOD_MEMORY_S}
+            self.recent_floods = {
+                k: t for k, t in self.recent_floods.items() if now - t < FLOOD_MEMORY_S
+            }
         for device, ports in self.fabric.topology.ports.items():
             for port in ports:
                 if (device, port) not in self.link_ports and (device, port) != origin:
@@ -262,18 +287,30 @@ class Proactive(App):
     def updates_for(self, plan: dict, device: int) -> list:
         from sdnperf.controllers.p4rt.client import update
         from sdnperf.controllers.p4rt.schema import multicast_group
+
         schema = self.fabric.schema
-        out = [update("INSERT", multicast_group(gid, members))
-               for dev, gid, members in plan["groups"] if dev == device]
+        out = [
+            update("INSERT", multicast_group(gid, members))
+            for dev, gid, members in plan["groups"]
+            if dev == device
+        ]
         for dev, in_port, gid in plan["flood"]:
             if dev == device:
                 action, params = ("flood", {"group": gid}) if gid is not None else ("drop", {})
-                out.append(update("INSERT", schema.table_entry("flood_table", {"in_port": in_port},
-                                                               action, params)))
+                out.append(
+                    update(
+                        "INSERT",
+                        schema.table_entry("flood_table", {"in_port": in_port}, action, params),
+                    )
+                )
         for dev, mac, port in plan["dmac"]:
             if dev == device:
-                out.append(update("INSERT", schema.table_entry("dmac", {"eth_dst": mac},
-                                                               "forward", {"port": port})))
+                out.append(
+                    update(
+                        "INSERT",
+                        schema.table_entry("dmac", {"eth_dst": mac}, "forward", {"port": port}),
+                    )
+                )
         return out
 
     async def switch_ready(self, device: int) -> None:
@@ -292,6 +329,7 @@ class Proactive(App):
 
 class RuntimeFiles(App):
     """Writes each switch's runtime file (the pipeline was pushed from it already)."""
+
     name = "runtime-json"
 
     def __init__(self, fabric, files: dict):

@@ -12,6 +12,7 @@ are sent together in the next one (up to `MAX_BATCH`), so a burst of packet-ins 
 few RPCs instead of one round trip each. `write(..., wait=True)` returns when the switch
 has answered for those updates (and raises WriteError if any of them failed).
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -39,8 +40,7 @@ class WriteError(P4RuntimeError):
 
 
 def _update(kind: str, entity) -> "p4r.Update":
-    types = {"INSERT": p4r.Update.INSERT, "MODIFY": p4r.Update.MODIFY,
-             "DELETE": p4r.Update.DELETE}
+    types = {"INSERT": p4r.Update.INSERT, "MODIFY": p4r.Update.MODIFY, "DELETE": p4r.Update.DELETE}
     if not isinstance(entity, p4r.Entity):
         entity = p4r.Entity(table_entry=entity)
     return p4r.Update(type=types[kind], entity=entity)
@@ -78,8 +78,14 @@ def _code(number: int):
 
 
 class SwitchConnection:
-    def __init__(self, name: str, address: str, device_id: int, election_id: int = 1,
-                 on_packet_in: Callable[["SwitchConnection", object], Awaitable[None] | None] | None = None):
+    def __init__(
+        self,
+        name: str,
+        address: str,
+        device_id: int,
+        election_id: int = 1,
+        on_packet_in: Callable[["SwitchConnection", object], Awaitable[None] | None] | None = None,
+    ):
         self.name, self.address, self.device_id = name, address, int(device_id)
         self.election_id = p4r.Uint128(high=0, low=int(election_id))
         self.on_packet_in = on_packet_in
@@ -93,7 +99,7 @@ class SwitchConnection:
         self._sender: asyncio.Task | None = None
         self._pending: list[tuple["p4r.Update", _Share | _LogShare]] = []
         self._writer: asyncio.Task | None = None
-        self.writes = 0       # updates the switch accepted
+        self.writes = 0  # updates the switch accepted
         self.write_errors = 0
         self.packet_ins = 0
 
@@ -114,8 +120,9 @@ class SwitchConnection:
                 self.primary.clear()
                 log.warning("%s: not primary: %s", self.name, msg.arbitration.status.message)
         elif which == "error":
-            log.warning("%s: stream error %s: %s", self.name, msg.error.canonical_code,
-                        msg.error.message)
+            log.warning(
+                "%s: stream error %s: %s", self.name, msg.error.canonical_code, msg.error.message
+            )
         # digests, idle timeouts: not used by our apps
 
     # A synchronous packet-in handler run where the stream is read (no hop to the event
@@ -152,28 +159,38 @@ class SwitchConnection:
 
     async def _open_channel(self, timeout: float) -> None:
         """The grpc.aio channel and stub for unary RPCs, once the server answers."""
-        options = [("grpc.max_send_message_length", 64 << 20),
-                   ("grpc.max_receive_message_length", 64 << 20)]
+        options = [
+            ("grpc.max_send_message_length", 64 << 20),
+            ("grpc.max_receive_message_length", 64 << 20),
+        ]
         self.channel = grpc.aio.insecure_channel(self.address, options=options)
         try:
             await asyncio.wait_for(self.channel.channel_ready(), timeout)
         except asyncio.TimeoutError:
-            raise P4RuntimeError(f"{self.name}: no P4Runtime server at {self.address} "
-                                 f"after {timeout:.0f}s") from None
+            raise P4RuntimeError(
+                f"{self.name}: no P4Runtime server at {self.address} after {timeout:.0f}s"
+            ) from None
         self.stub = p4r_grpc.P4RuntimeStub(self.channel)
 
     async def connect(self, timeout: float = 20.0) -> None:
         """Open the channel and the stream, and become primary (or raise P4RuntimeError)."""
         await self._open_channel(timeout)
         self.stream = self.stub.StreamChannel()
-        await self.stream.write(p4r.StreamMessageRequest(arbitration=p4r.MasterArbitrationUpdate(
-            device_id=self.device_id, election_id=self.election_id)))
+        await self.stream.write(
+            p4r.StreamMessageRequest(
+                arbitration=p4r.MasterArbitrationUpdate(
+                    device_id=self.device_id, election_id=self.election_id
+                )
+            )
+        )
         self._reader = asyncio.get_running_loop().create_task(self._read_loop())
         try:
             await asyncio.wait_for(self.primary.wait(), timeout)
         except asyncio.TimeoutError:
-            raise P4RuntimeError(f"{self.name}: not primary for device {self.device_id} at "
-                                 f"{self.address} after {timeout:.0f}s") from None
+            raise P4RuntimeError(
+                f"{self.name}: not primary for device {self.device_id} at "
+                f"{self.address} after {timeout:.0f}s"
+            ) from None
 
     async def _read_loop(self) -> None:
         try:
@@ -204,30 +221,41 @@ class SwitchConnection:
     # -- pipeline -------------------------------------------------------------------------
     async def set_pipeline(self, p4info, device_config: bytes, cookie: int = 0) -> None:
         req = p4r.SetForwardingPipelineConfigRequest(
-            device_id=self.device_id, election_id=self.election_id,
+            device_id=self.device_id,
+            election_id=self.election_id,
             action=p4r.SetForwardingPipelineConfigRequest.VERIFY_AND_COMMIT,
-            config=p4r.ForwardingPipelineConfig(p4info=p4info, p4_device_config=device_config,
-                                                cookie=p4r.ForwardingPipelineConfig.Cookie(cookie=cookie)))
+            config=p4r.ForwardingPipelineConfig(
+                p4info=p4info,
+                p4_device_config=device_config,
+                cookie=p4r.ForwardingPipelineConfig.Cookie(cookie=cookie),
+            ),
+        )
         try:
             await self.stub.SetForwardingPipelineConfig(req, timeout=60)
         except grpc.RpcError as exc:
-            raise P4RuntimeError(f"{self.name}: SetForwardingPipelineConfig failed: "
-                                 f"{exc.code().name}: {exc.details()}") from None
+            raise P4RuntimeError(
+                f"{self.name}: SetForwardingPipelineConfig failed: "
+                f"{exc.code().name}: {exc.details()}"
+            ) from None
 
     # -- writes ---------------------------------------------------------------------------
     async def write_now(self, updates: list) -> None:
         """One Write RPC with these updates; WriteError lists the failed ones."""
-        req = p4r.WriteRequest(device_id=self.device_id, election_id=self.election_id,
-                               updates=updates)
+        req = p4r.WriteRequest(
+            device_id=self.device_id, election_id=self.election_id, updates=updates
+        )
         try:
             await self.stub.Write(req, timeout=30)
         except grpc.RpcError as exc:
             errors = rpc_error_details(exc)
             self.write_errors += len(errors) or len(updates)
             self.writes += len(updates) - (len(errors) or len(updates))
-            raise WriteError(f"{self.name}: Write of {len(updates)} update(s) failed: "
-                             f"{exc.code().name}: {exc.details()}"
-                             + "".join(f"\n  update {i}: {e}" for i, e in errors[:10]), errors) from None
+            raise WriteError(
+                f"{self.name}: Write of {len(updates)} update(s) failed: "
+                f"{exc.code().name}: {exc.details()}"
+                + "".join(f"\n  update {i}: {e}" for i, e in errors[:10]),
+                errors,
+            ) from None
         self.writes += len(updates)
 
     def submit(self, updates: list) -> asyncio.Future:
@@ -270,7 +298,9 @@ class SwitchConnection:
                 await self.write_now([u for u, _ in batch])
                 failed = {}
             except WriteError as exc:
-                failed = dict(exc.errors) if exc.errors else {i: str(exc) for i in range(len(batch))}
+                failed = (
+                    dict(exc.errors) if exc.errors else {i: str(exc) for i in range(len(batch))}
+                )
             except Exception as exc:  # connection gone
                 failed = {i: f"{type(exc).__name__}: {exc}" for i in range(len(batch))}
             for i, (_u, share) in enumerate(batch):
@@ -312,8 +342,12 @@ class _Share:
         self.left -= 1
         if self.left == 0 and not self.fut.done():
             if self.errors:
-                self.fut.set_exception(WriteError(f"{name}: {len(self.errors)} update(s) failed: "
-                                                  + "; ".join(self.errors[:5])))
+                self.fut.set_exception(
+                    WriteError(
+                        f"{name}: {len(self.errors)} update(s) failed: "
+                        + "; ".join(self.errors[:5])
+                    )
+                )
             else:
                 self.fut.set_result(None)
 
@@ -327,11 +361,14 @@ class _LogShare:
     def done(self, error: str | None, name: str) -> None:
         if error:
             import time
+
             self.failed += 1
             now = time.monotonic()
             if now - self.last >= 1.0:
                 self.last = now
-                log.warning("%s: %d queued write(s) failed so far; latest: %s", name, self.failed, error)
+                log.warning(
+                    "%s: %d queued write(s) failed so far; latest: %s", name, self.failed, error
+                )
 
 
 def _log_failure(fut: asyncio.Future) -> None:
@@ -349,31 +386,43 @@ class ThreadedSwitchConnection(SwitchConnection):
     async def connect(self, timeout: float = 20.0) -> None:
         import queue
         import threading
+
         self.loop = asyncio.get_running_loop()
-        options = [("grpc.max_send_message_length", 64 << 20),
-                   ("grpc.max_receive_message_length", 64 << 20)]
+        options = [
+            ("grpc.max_send_message_length", 64 << 20),
+            ("grpc.max_receive_message_length", 64 << 20),
+        ]
         self.channel = grpc.insecure_channel(self.address, options=options)
         ready = grpc.channel_ready_future(self.channel)
         try:
             await asyncio.wait_for(asyncio.wrap_future(_to_concurrent(ready)), timeout)
         except asyncio.TimeoutError:
             ready.cancel()
-            raise P4RuntimeError(f"{self.name}: no P4Runtime server at {self.address} "
-                                 f"after {timeout:.0f}s") from None
+            raise P4RuntimeError(
+                f"{self.name}: no P4Runtime server at {self.address} after {timeout:.0f}s"
+            ) from None
         self.stub = p4r_grpc.P4RuntimeStub(self.channel)
         self._requests: queue.SimpleQueue = queue.SimpleQueue()
         self._inbox: collections.deque = collections.deque()
-        self._requests.put(p4r.StreamMessageRequest(arbitration=p4r.MasterArbitrationUpdate(
-            device_id=self.device_id, election_id=self.election_id)))
+        self._requests.put(
+            p4r.StreamMessageRequest(
+                arbitration=p4r.MasterArbitrationUpdate(
+                    device_id=self.device_id, election_id=self.election_id
+                )
+            )
+        )
         self.stream = self.stub.StreamChannel(self._request_iter())
-        self._thread = threading.Thread(target=self._read_thread, name=f"p4rt-{self.name}",
-                                        daemon=True)
+        self._thread = threading.Thread(
+            target=self._read_thread, name=f"p4rt-{self.name}", daemon=True
+        )
         self._thread.start()
         try:
             await asyncio.wait_for(self.primary.wait(), timeout)
         except asyncio.TimeoutError:
-            raise P4RuntimeError(f"{self.name}: not primary for device {self.device_id} at "
-                                 f"{self.address} after {timeout:.0f}s") from None
+            raise P4RuntimeError(
+                f"{self.name}: not primary for device {self.device_id} at "
+                f"{self.address} after {timeout:.0f}s"
+            ) from None
 
     def _request_iter(self):
         while True:
@@ -419,28 +468,39 @@ class ThreadedSwitchConnection(SwitchConnection):
 
     async def set_pipeline(self, p4info, device_config: bytes, cookie: int = 0) -> None:
         req = p4r.SetForwardingPipelineConfigRequest(
-            device_id=self.device_id, election_id=self.election_id,
+            device_id=self.device_id,
+            election_id=self.election_id,
             action=p4r.SetForwardingPipelineConfigRequest.VERIFY_AND_COMMIT,
-            config=p4r.ForwardingPipelineConfig(p4info=p4info, p4_device_config=device_config,
-                                                cookie=p4r.ForwardingPipelineConfig.Cookie(cookie=cookie)))
+            config=p4r.ForwardingPipelineConfig(
+                p4info=p4info,
+                p4_device_config=device_config,
+                cookie=p4r.ForwardingPipelineConfig.Cookie(cookie=cookie),
+            ),
+        )
         try:
             await self._unary(self.stub.SetForwardingPipelineConfig, req, 60)
         except grpc.RpcError as exc:
-            raise P4RuntimeError(f"{self.name}: SetForwardingPipelineConfig failed: "
-                                 f"{exc.code().name}: {exc.details()}") from None
+            raise P4RuntimeError(
+                f"{self.name}: SetForwardingPipelineConfig failed: "
+                f"{exc.code().name}: {exc.details()}"
+            ) from None
 
     async def write_now(self, updates: list) -> None:
-        req = p4r.WriteRequest(device_id=self.device_id, election_id=self.election_id,
-                               updates=updates)
+        req = p4r.WriteRequest(
+            device_id=self.device_id, election_id=self.election_id, updates=updates
+        )
         try:
             await self._unary(self.stub.Write, req, 30)
         except grpc.RpcError as exc:
             errors = rpc_error_details(exc)
             self.write_errors += len(errors) or len(updates)
             self.writes += len(updates) - (len(errors) or len(updates))
-            raise WriteError(f"{self.name}: Write of {len(updates)} update(s) failed: "
-                             f"{exc.code().name}: {exc.details()}"
-                             + "".join(f"\n  update {i}: {e}" for i, e in errors[:10]), errors) from None
+            raise WriteError(
+                f"{self.name}: Write of {len(updates)} update(s) failed: "
+                f"{exc.code().name}: {exc.details()}"
+                + "".join(f"\n  update {i}: {e}" for i, e in errors[:10]),
+                errors,
+            ) from None
         self.writes += len(updates)
 
     async def close(self) -> None:
@@ -459,6 +519,7 @@ class ThreadedSwitchConnection(SwitchConnection):
 def _to_concurrent(grpc_future):
     """A concurrent.futures.Future mirroring a gRPC future (for asyncio.wrap_future)."""
     import concurrent.futures
+
     out: concurrent.futures.Future = concurrent.futures.Future()
 
     def done(f):
@@ -484,31 +545,45 @@ class StreamSwitchConnection(SwitchConnection):
         self.loop = loop = asyncio.get_running_loop()
         host, _, port = self.address.rpartition(":")
         if not host or not port.isdigit():
-            raise P4RuntimeError(f"{self.name}: transport h2 needs a HOST:PORT address, got "
-                                 f"{self.address!r} (\"transport\": \"threads\" takes any gRPC target)")
+            raise P4RuntimeError(
+                f"{self.name}: transport h2 needs a HOST:PORT address, got "
+                f'{self.address!r} ("transport": "threads" takes any gRPC target)'
+            )
         await self._open_channel(timeout)
         self._inbox: collections.deque = collections.deque()
         self._ended = asyncio.Event()
         self._parse = p4r.StreamMessageResponse.FromString
-        self._h2 = h2stream.GrpcStream(self.address, "/p4.v1.P4Runtime/StreamChannel",
-                                       self._on_message, self._on_closed)
+        self._h2 = h2stream.GrpcStream(
+            self.address, "/p4.v1.P4Runtime/StreamChannel", self._on_message, self._on_closed
+        )
         try:
-            _transport, self._proto = await asyncio.wait_for(loop.create_connection(
-                lambda: _TimedStreamProtocol(self._h2), host.strip("[]"), int(port)), timeout)
+            _transport, self._proto = await asyncio.wait_for(
+                loop.create_connection(
+                    lambda: _TimedStreamProtocol(self._h2), host.strip("[]"), int(port)
+                ),
+                timeout,
+            )
         except (OSError, asyncio.TimeoutError) as exc:
-            raise P4RuntimeError(f"{self.name}: cannot open the stream to {self.address}: "
-                                 f"{exc}") from None
+            raise P4RuntimeError(
+                f"{self.name}: cannot open the stream to {self.address}: {exc}"
+            ) from None
         self.stream = self._proto
-        self.send_request(p4r.StreamMessageRequest(arbitration=p4r.MasterArbitrationUpdate(
-            device_id=self.device_id, election_id=self.election_id)))
+        self.send_request(
+            p4r.StreamMessageRequest(
+                arbitration=p4r.MasterArbitrationUpdate(
+                    device_id=self.device_id, election_id=self.election_id
+                )
+            )
+        )
         waits = [loop.create_task(self.primary.wait()), loop.create_task(self._ended.wait())]
         await asyncio.wait(waits, timeout=timeout, return_when=asyncio.FIRST_COMPLETED)
         for t in waits:
             t.cancel()
         if not self.primary.is_set():
             why = self._h2.closed or f"no arbitration answer after {timeout:.0f}s"
-            raise P4RuntimeError(f"{self.name}: not primary for device {self.device_id} at "
-                                 f"{self.address}: {why}")
+            raise P4RuntimeError(
+                f"{self.name}: not primary for device {self.device_id} at {self.address}: {why}"
+            )
 
     def _on_message(self, data: bytes) -> None:
         clock = stages.CLOCK
@@ -525,7 +600,9 @@ class StreamSwitchConnection(SwitchConnection):
         if handled:  # a packet-in answered here: time its stages (stages.py)
             clock.packets += 1
             clock.ns[stages.DECODE] += t1 - t0
-            clock.ns[stages.APP] += (t2 - t1) - (clock.ns[stages.ENCODE] + clock.ns[stages.SEND] - nested)
+            clock.ns[stages.APP] += (t2 - t1) - (
+                clock.ns[stages.ENCODE] + clock.ns[stages.SEND] - nested
+            )
         clock.callback_ns += t2 - t0
         if handled:
             return
@@ -567,8 +644,11 @@ class StreamSwitchConnection(SwitchConnection):
     def _drop_packet_out(self) -> None:
         self.packet_outs_dropped += 1
         if self.packet_outs_dropped in (1, 10, 100, 1000) or self.packet_outs_dropped % 10000 == 0:
-            log.warning("%s: switch not reading the stream: %d packet-outs dropped",
-                        self.name, self.packet_outs_dropped)
+            log.warning(
+                "%s: switch not reading the stream: %d packet-outs dropped",
+                self.name,
+                self.packet_outs_dropped,
+            )
 
     def send_packet_out(self, packet_out) -> None:
         self.send_request(p4r.StreamMessageRequest(packet=packet_out))
@@ -600,8 +680,9 @@ class _TimedStreamProtocol(h2stream.StreamProtocol):
         try:
             super().data_received(data)
         finally:
-            clock.ns[stages.RECEIVE] += ((stages.now() - t0) - (clock.callback_ns - inside)
-                                         - (clock.flush_ns - flushed))
+            clock.ns[stages.RECEIVE] += (
+                (stages.now() - t0) - (clock.callback_ns - inside) - (clock.flush_ns - flushed)
+            )
 
     def flush(self) -> None:
         t0 = stages.now()

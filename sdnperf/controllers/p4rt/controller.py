@@ -21,6 +21,7 @@ links, packet_ins, flow_mods, time; plus `ready`) is rewritten every 0.2 s; the 
 it. `status_port` (127.0.0.1) is opened at start-up so the lab sees the process is up;
 a connection to it gets the state JSON.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -34,18 +35,24 @@ import threading
 import time
 from pathlib import Path
 
-from sdnperf.controllers.p4rt import apps as apps_mod, stages
-from sdnperf.controllers.p4rt.client import (StreamSwitchConnection, SwitchConnection,
-                                             ThreadedSwitchConnection)
+from sdnperf.controllers.p4rt import apps as apps_mod
+from sdnperf.controllers.p4rt import stages
+from sdnperf.controllers.p4rt.client import (
+    StreamSwitchConnection,
+    SwitchConnection,
+    ThreadedSwitchConnection,
+)
 from sdnperf.controllers.p4rt.params import param_updates
 from sdnperf.controllers.p4rt.schema import Schema
 from sdnperf.controllers.p4rt.topology import Topology
 
 log = logging.getLogger("sdnperf.p4rt")
 # "transport" in the config: how the stream is carried (unary RPCs are grpcio in all three)
-TRANSPORTS = {"h2": StreamSwitchConnection,        # own HTTP/2 framing, event-loop thread
-              "threads": ThreadedSwitchConnection,  # grpcio sync API + a reader thread
-              "aio": SwitchConnection}              # grpc.aio
+TRANSPORTS = {
+    "h2": StreamSwitchConnection,  # own HTTP/2 framing, event-loop thread
+    "threads": ThreadedSwitchConnection,  # grpcio sync API + a reader thread
+    "aio": SwitchConnection,
+}  # grpc.aio
 
 
 class StateFile:
@@ -63,10 +70,16 @@ class StateFile:
         self._last = 0.0
 
     def snapshot(self) -> dict:
-        return {"switches": sorted(self.switches), "links": len(self.links),
-                "packet_ins": self.packet_ins, "flow_mods": self.flow_mods,
-                "ready": self.ready, "error": self.error, "time": time.time(),
-                "stages": stages.CLOCK.snapshot()}  # per packet-in stage times (stages.py)
+        return {
+            "switches": sorted(self.switches),
+            "links": len(self.links),
+            "packet_ins": self.packet_ins,
+            "flow_mods": self.flow_mods,
+            "ready": self.ready,
+            "error": self.error,
+            "time": time.time(),
+            "stages": stages.CLOCK.snapshot(),
+        }  # per packet-in stage times (stages.py)
 
     def touch(self, force: bool = False) -> None:
         now = time.monotonic()
@@ -87,8 +100,9 @@ class Controller(apps_mod.Fabric):
     def __init__(self, config: dict):
         self.config = config
         if config.get("transport", "h2") not in TRANSPORTS:
-            raise ValueError(f"transport: {config['transport']!r} is not one of "
-                             f"{', '.join(TRANSPORTS)}")
+            raise ValueError(
+                f"transport: {config['transport']!r} is not one of {', '.join(TRANSPORTS)}"
+            )
         self.state = StateFile(config.get("state_file"))
         names = {}
         self.topology = Topology()
@@ -97,8 +111,9 @@ class Controller(apps_mod.Fabric):
             names[sw["name"]] = dev
             self.topology.ports[dev] = sorted(int(p) for p in sw.get("ports", []))
         for link in config.get("links", []):
-            self.topology.links.append((names[link["a"]], int(link["a_port"]),
-                                        names[link["b"]], int(link["b_port"])))
+            self.topology.links.append(
+                (names[link["a"]], int(link["a_port"]), names[link["b"]], int(link["b_port"]))
+            )
         for h in config.get("hosts", []):
             self.topology.hosts.append((h["mac"], names[h["switch"]], int(h["port"])))
         self.names = names
@@ -115,20 +130,25 @@ class Controller(apps_mod.Fabric):
                 self.pipelines[dev] = (self.schema, self.schema.p4info, device_config)
         self._decoders = {dev: s.packet_in_decoder() for dev, (s, _, _) in self.pipelines.items()}
         # the fast path reads only this field of a packet-in's metadata
-        self._ingress_ids = {dev: s.packet_metadata.get("packet_in", {}).get("ingress_port", (None,))[0]
-                             for dev, (s, _, _) in self.pipelines.items()}
+        self._ingress_ids = {
+            dev: s.packet_metadata.get("packet_in", {}).get("ingress_port", (None,))[0]
+            for dev, (s, _, _) in self.pipelines.items()
+        }
         self._packet_out_ids = {}
         for dev, (s, _, _) in self.pipelines.items():
             fields = s.packet_metadata.get("packet_out", {})
             self._packet_out_ids[dev] = fields
         self.app = self._make_app(app)
         # checked here, before any switch is touched
-        self.param_updates = {dev: param_updates(s, config.get("params", []))
-                              for dev, (s, _, _) in self.pipelines.items()}
+        self.param_updates = {
+            dev: param_updates(s, config.get("params", []))
+            for dev, (s, _, _) in self.pipelines.items()
+        }
 
     def _load_runtime_files(self) -> None:
         from sdnperf.controllers.p4rt import runtime_json
         from sdnperf.p4 import compile_file
+
         files = runtime_json.files_for(self.config["runtime_dir"], list(self.names))
         self.runtime_files = {}
         for name, path in files.items():
@@ -162,6 +182,7 @@ class Controller(apps_mod.Fabric):
     # -- Fabric -----------------------------------------------------------------------------
     async def packet_out(self, device: int, payload: bytes, port: int = 0, group: int = 0) -> None:
         from finsy.proto import p4r
+
         fields = self._packet_out_ids[device]
         msg = p4r.PacketOut(payload=payload)
         if "egress_port" in fields:
@@ -193,9 +214,13 @@ class Controller(apps_mod.Fabric):
     async def _bring_up(self, sw: dict) -> None:
         dev = int(sw["device_id"])
         cls = TRANSPORTS[self.config.get("transport", "h2")]
-        conn = cls(sw["name"], sw["address"], dev,
-                   election_id=int(self.config.get("election_id", 1)),
-                   on_packet_in=self._on_packet_in)
+        conn = cls(
+            sw["name"],
+            sw["address"],
+            dev,
+            election_id=int(self.config.get("election_id", 1)),
+            on_packet_in=self._on_packet_in,
+        )
         self.conns[dev] = conn
         if hasattr(self.app, "packet_in_sync") and cls is not SwitchConnection:
             conn.sync_out = _SyncOut(self, conn)
@@ -213,7 +238,9 @@ class Controller(apps_mod.Fabric):
     async def run(self) -> None:
         server = None
         if self.config.get("status_port"):
-            server = await asyncio.start_server(self._status, "127.0.0.1", int(self.config["status_port"]))
+            server = await asyncio.start_server(
+                self._status, "127.0.0.1", int(self.config["status_port"])
+            )
         self.state.write()
         flusher = asyncio.get_running_loop().create_task(self._flush_loop())
         try:
@@ -262,6 +289,7 @@ class _SyncOut:
 
     def _metadata(self, port: int, group: int) -> bytes:
         from finsy.proto import p4r
+
         pkt = p4r.PacketOut()
         if "egress_port" in self.ids:
             pkt.metadata.add(metadata_id=self.ids["egress_port"][0], value=_enc(port))
@@ -289,6 +317,7 @@ class _SyncOut:
             self.conn.send_serialized(data)
         else:
             from finsy.proto import p4r
+
             self.conn.send_request(p4r.StreamMessageRequest.FromString(data))
 
     def write(self, updates: list) -> None:
@@ -311,6 +340,7 @@ def _tag(message, field: str) -> bytes:
 
 def _tags():
     from finsy.proto import p4r
+
     return _tag(p4r.StreamMessageRequest, "packet"), _tag(p4r.PacketOut, "payload")
 
 
@@ -322,13 +352,17 @@ def _enc(n: int) -> bytes:
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m sdnperf.controllers.p4rt",
-                                description="sdnperf's P4Runtime controller")
+    p = argparse.ArgumentParser(
+        prog="python -m sdnperf.controllers.p4rt", description="sdnperf's P4Runtime controller"
+    )
     p.add_argument("--config", required=True, help="controller JSON (see module docstring)")
     p.add_argument("--verbose", action="store_true")
     args = p.parse_args(argv)
-    logging.basicConfig(level=logging.DEBUG if args.verbose else logging.INFO,
-                        format="%(asctime)s %(levelname)s %(message)s", stream=sys.stderr)
+    logging.basicConfig(
+        level=logging.DEBUG if args.verbose else logging.INFO,
+        format="%(asctime)s %(levelname)s %(message)s",
+        stream=sys.stderr,
+    )
     try:
         config = json.loads(Path(args.config).read_text())
         controller = Controller(config)

@@ -19,6 +19,7 @@ the `hpack` package's: its encoder writes our request headers, its decoder reads
 server's few header blocks (response headers, trailers), so a stream the server ends is
 reported with its grpc-status and grpc-message.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -29,8 +30,18 @@ import urllib.parse
 import hpack
 
 PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"
-DATA, HEADERS, PRIORITY, RST_STREAM, SETTINGS, PUSH_PROMISE, PING, GOAWAY, WINDOW_UPDATE, \
-    CONTINUATION = range(10)
+(
+    DATA,
+    HEADERS,
+    PRIORITY,
+    RST_STREAM,
+    SETTINGS,
+    PUSH_PROMISE,
+    PING,
+    GOAWAY,
+    WINDOW_UPDATE,
+    CONTINUATION,
+) = range(10)
 END_STREAM, ACK, END_HEADERS, PADDED, PRIORITY_FLAG = 0x1, 0x1, 0x4, 0x8, 0x20
 S_HEADER_TABLE_SIZE, S_ENABLE_PUSH, S_INITIAL_WINDOW_SIZE, S_MAX_FRAME_SIZE = 1, 2, 4, 5
 STREAM_ID = 1
@@ -41,16 +52,39 @@ DEFAULT_WINDOW = 65535
 # device, 500k/s offered): a 1 GB window answered 54k/s at 460 ms median RTT and timed out
 # 1.6 M packet-ins; 1 MB answers 395k/s at 35 ms with none lost.
 RECV_WINDOW = 1 << 20
-ERROR_NAMES = {0: "NO_ERROR", 1: "PROTOCOL_ERROR", 2: "INTERNAL_ERROR", 3: "FLOW_CONTROL_ERROR",
-               5: "STREAM_CLOSED", 6: "FRAME_SIZE_ERROR", 7: "REFUSED_STREAM", 8: "CANCEL",
-               11: "ENHANCE_YOUR_CALM"}
+ERROR_NAMES = {
+    0: "NO_ERROR",
+    1: "PROTOCOL_ERROR",
+    2: "INTERNAL_ERROR",
+    3: "FLOW_CONTROL_ERROR",
+    5: "STREAM_CLOSED",
+    6: "FRAME_SIZE_ERROR",
+    7: "REFUSED_STREAM",
+    8: "CANCEL",
+    11: "ENHANCE_YOUR_CALM",
+}
 
-GRPC_CODES = {0: "OK", 1: "CANCELLED", 2: "UNKNOWN", 3: "INVALID_ARGUMENT", 4: "DEADLINE_EXCEEDED",
-              5: "NOT_FOUND", 6: "ALREADY_EXISTS", 7: "PERMISSION_DENIED", 8: "RESOURCE_EXHAUSTED",
-              9: "FAILED_PRECONDITION", 10: "ABORTED", 11: "OUT_OF_RANGE", 12: "UNIMPLEMENTED",
-              13: "INTERNAL", 14: "UNAVAILABLE", 15: "DATA_LOSS", 16: "UNAUTHENTICATED"}
+GRPC_CODES = {
+    0: "OK",
+    1: "CANCELLED",
+    2: "UNKNOWN",
+    3: "INVALID_ARGUMENT",
+    4: "DEADLINE_EXCEEDED",
+    5: "NOT_FOUND",
+    6: "ALREADY_EXISTS",
+    7: "PERMISSION_DENIED",
+    8: "RESOURCE_EXHAUSTED",
+    9: "FAILED_PRECONDITION",
+    10: "ABORTED",
+    11: "OUT_OF_RANGE",
+    12: "UNIMPLEMENTED",
+    13: "INTERNAL",
+    14: "UNAVAILABLE",
+    15: "DATA_LOSS",
+    16: "UNAUTHENTICATED",
+}
 
-_HEAD = struct.Struct(">BHBBL")   # 24-bit length as 8 + 16 bits, type, flags, stream id
+_HEAD = struct.Struct(">BHBBL")  # 24-bit length as 8 + 16 bits, type, flags, stream id
 _U32 = struct.Struct(">L")
 
 
@@ -66,9 +100,18 @@ def frame(kind: int, flags: int, stream: int, payload: bytes = b"") -> bytes:
 def request_headers(encoder: hpack.Encoder, authority: str, path: str) -> bytes:
     """HPACK block of a gRPC request (:method and :scheme first, as HTTP/2 requires);
     not Huffman coded, so the path shows in a packet capture."""
-    return encoder.encode([(":method", "POST"), (":scheme", "http"), (":path", path),
-                           (":authority", authority), ("content-type", "application/grpc"),
-                           ("te", "trailers"), ("user-agent", "sdnperf-p4rt")], huffman=False)
+    return encoder.encode(
+        [
+            (":method", "POST"),
+            (":scheme", "http"),
+            (":path", path),
+            (":authority", authority),
+            ("content-type", "application/grpc"),
+            ("te", "trailers"),
+            ("user-agent", "sdnperf-p4rt"),
+        ],
+        huffman=False,
+    )
 
 
 class GrpcStream:
@@ -76,31 +119,45 @@ class GrpcStream:
 
     def __init__(self, authority: str, path: str, on_message, on_closed=None):
         self.authority, self.path = authority, path
-        self.on_message = on_message          # (bytes) -> None, one gRPC message
-        self.on_closed = on_closed            # (reason: str) -> None, once
+        self.on_message = on_message  # (bytes) -> None, one gRPC message
+        self.on_closed = on_closed  # (reason: str) -> None, once
         self.closed: str | None = None
-        self._in = bytearray()                # socket bytes not yet parsed into frames
-        self._msg = bytearray()               # DATA bytes not yet parsed into messages
-        self._out: list[bytes] = []           # control frames to send now
-        self._pending = bytearray()           # gRPC-framed messages waiting for window
-        self._conn_window = DEFAULT_WINDOW    # what the server still accepts
+        self._in = bytearray()  # socket bytes not yet parsed into frames
+        self._msg = bytearray()  # DATA bytes not yet parsed into messages
+        self._out: list[bytes] = []  # control frames to send now
+        self._pending = bytearray()  # gRPC-framed messages waiting for window
+        self._conn_window = DEFAULT_WINDOW  # what the server still accepts
         self._stream_window = DEFAULT_WINDOW
         self._peer_initial_window = DEFAULT_WINDOW
         self._max_frame = 16384
-        self._unacked = 0                     # received DATA bytes not yet window-updated
+        self._unacked = 0  # received DATA bytes not yet window-updated
         self._hpack = hpack.Decoder()
-        self._encoder = hpack.Encoder()       # its table mirrors the server's decoder
-        self._block = b""                     # HEADERS + CONTINUATION fragments so far
+        self._encoder = hpack.Encoder()  # its table mirrors the server's decoder
+        self._block = b""  # HEADERS + CONTINUATION fragments so far
         self._block_ends_stream = False
-        self.headers: dict[str, str] = {}     # the response's headers and trailers
+        self.headers: dict[str, str] = {}  # the response's headers and trailers
 
     # -- sending ---------------------------------------------------------------------------
     def start(self) -> bytes:
-        settings = b"".join(struct.pack(">HL", k, v) for k, v in (
-            (S_HEADER_TABLE_SIZE, 0), (S_ENABLE_PUSH, 0), (S_INITIAL_WINDOW_SIZE, RECV_WINDOW)))
-        return (PREFACE + frame(SETTINGS, 0, 0, settings)
-                + frame(WINDOW_UPDATE, 0, 0, _U32.pack(RECV_WINDOW - DEFAULT_WINDOW))
-                + frame(HEADERS, END_HEADERS, STREAM_ID, request_headers(self._encoder, self.authority, self.path)))
+        settings = b"".join(
+            struct.pack(">HL", k, v)
+            for k, v in (
+                (S_HEADER_TABLE_SIZE, 0),
+                (S_ENABLE_PUSH, 0),
+                (S_INITIAL_WINDOW_SIZE, RECV_WINDOW),
+            )
+        )
+        return (
+            PREFACE
+            + frame(SETTINGS, 0, 0, settings)
+            + frame(WINDOW_UPDATE, 0, 0, _U32.pack(RECV_WINDOW - DEFAULT_WINDOW))
+            + frame(
+                HEADERS,
+                END_HEADERS,
+                STREAM_ID,
+                request_headers(self._encoder, self.authority, self.path),
+            )
+        )
 
     def send(self, message: bytes) -> None:
         """Queue one message (serialized protobuf); sent by the next output()."""
@@ -115,7 +172,7 @@ class GrpcStream:
             if allowed > 0:
                 step = self._max_frame
                 for off in range(0, allowed, step):
-                    out.append(frame(DATA, 0, STREAM_ID, pending[off:min(off + step, allowed)]))
+                    out.append(frame(DATA, 0, STREAM_ID, pending[off : min(off + step, allowed)]))
                 del pending[:allowed]
                 self._conn_window -= allowed
                 self._stream_window -= allowed
@@ -155,7 +212,9 @@ class GrpcStream:
         self._unacked += length
         if self._unacked >= RECV_WINDOW // 4:
             inc = _U32.pack(self._unacked)
-            self._out.append(frame(WINDOW_UPDATE, 0, 0, inc) + frame(WINDOW_UPDATE, 0, STREAM_ID, inc))
+            self._out.append(
+                frame(WINDOW_UPDATE, 0, 0, inc) + frame(WINDOW_UPDATE, 0, STREAM_ID, inc)
+            )
             self._unacked = 0
         if sid != STREAM_ID:
             return
@@ -173,7 +232,7 @@ class GrpcStream:
                     break
                 if msg[mpos]:
                     raise H2Error("the server sent a compressed gRPC message (none was offered)")
-                self.on_message(bytes(msg[mpos + 5:mpos + 5 + n]))
+                self.on_message(bytes(msg[mpos + 5 : mpos + 5 + n]))
                 mpos += 5 + n
         finally:
             del msg[:mpos]
@@ -184,7 +243,7 @@ class GrpcStream:
         if kind in (HEADERS, CONTINUATION):
             if kind == HEADERS:
                 if flags & PADDED:
-                    payload = payload[1:len(payload) - payload[0]]
+                    payload = payload[1 : len(payload) - payload[0]]
                 if flags & PRIORITY_FLAG:
                     payload = payload[5:]
                 self._block, self._block_ends_stream = b"", bool(flags & END_STREAM)
@@ -218,8 +277,11 @@ class GrpcStream:
             last, code = struct.unpack_from(">LL", payload)
             debug = payload[8:].decode(errors="replace")
             if (last & 0x7FFFFFFF) < STREAM_ID or code != 0:
-                self._close(f"the server closed the connection (GOAWAY {ERROR_NAMES.get(code, code)}"
-                            + (f": {debug}" if debug else "") + ")")
+                self._close(
+                    f"the server closed the connection (GOAWAY {ERROR_NAMES.get(code, code)}"
+                    + (f": {debug}" if debug else "")
+                    + ")"
+                )
         # PRIORITY, PUSH_PROMISE (disabled by our settings), unknown types: ignored (RFC 9113 5.5)
 
     def _header_block(self, sid: int) -> None:

@@ -18,6 +18,7 @@ Match values: exact V; lpm [V, prefix length]; ternary [V, mask]; range [low, hi
 optional V. Paths are looked up relative to the file's folder, then its parents, then the
 working directory. Errors name the file and the entry (`s1-runtime.json: table_entries[2]`).
 """
+
 from __future__ import annotations
 
 import json
@@ -55,6 +56,7 @@ class RuntimeFile:
         """P4Runtime updates for everything in the file (default actions as MODIFY)."""
         from sdnperf.controllers.p4rt.client import update
         from sdnperf.controllers.p4rt.schema import SchemaError, clone_session, multicast_group
+
         out = []
         for gid, replicas in self.multicast_groups:
             out.append(update("INSERT", multicast_group(gid, replicas)))
@@ -62,8 +64,14 @@ class RuntimeFile:
             out.append(update("INSERT", clone_session(sid, replicas, cos, length)))
         for e in self.table_entries:
             try:
-                entry = schema.table_entry(e.table, None if e.default else e.match, e.action,
-                                           e.params, e.priority, default=e.default)
+                entry = schema.table_entry(
+                    e.table,
+                    None if e.default else e.match,
+                    e.action,
+                    e.params,
+                    e.priority,
+                    default=e.default,
+                )
             except SchemaError as exc:
                 raise RuntimeFileError(f"{e.where}: {exc}") from None
             out.append(update("MODIFY" if e.default else "INSERT", entry))
@@ -81,8 +89,10 @@ def _resolve(base: Path, value, where: str) -> Path | None:
     for folder in [base, *list(base.parents)[:2], Path.cwd()]:
         if (folder / p).exists():
             return folder / p
-    raise RuntimeFileError(f"{where}: {value!r} not found next to the file, in its parent "
-                           "folders or in the working directory")
+    raise RuntimeFileError(
+        f"{where}: {value!r} not found next to the file, in its parent "
+        "folders or in the working directory"
+    )
 
 
 def _replicas(items, where: str) -> list[tuple[int, int]]:
@@ -98,7 +108,9 @@ def _replicas(items, where: str) -> list[tuple[int, int]]:
         try:
             out.append((int(port), int(r.get("instance", 0))))
         except (TypeError, ValueError):
-            raise RuntimeFileError(f"{where}.replicas[{j}]: port/instance must be integers") from None
+            raise RuntimeFileError(
+                f"{where}.replicas[{j}]: port/instance must be integers"
+            ) from None
     return out
 
 
@@ -110,23 +122,40 @@ def load(path) -> RuntimeFile:
     except OSError as exc:
         raise RuntimeFileError(f"{path}: {exc.strerror}") from None
     except json.JSONDecodeError as exc:
-        raise RuntimeFileError(f"{path}:{exc.lineno}:{exc.colno}: invalid JSON: {exc.msg}") from None
+        raise RuntimeFileError(
+            f"{path}:{exc.lineno}:{exc.colno}: invalid JSON: {exc.msg}"
+        ) from None
     if not isinstance(doc, dict):
         raise RuntimeFileError(f"{name}: expected a JSON object at the top")
-    known = {"target", "p4info", "bmv2_json", "table_entries", "multicast_group_entries",
-             "clone_session_entries"}
+    known = {
+        "target",
+        "p4info",
+        "bmv2_json",
+        "table_entries",
+        "multicast_group_entries",
+        "clone_session_entries",
+    }
     unknown = set(doc) - known
     if unknown:
         raise RuntimeFileError(f"{name}: unknown key(s) {sorted(unknown)} (known: {sorted(known)})")
-    rf = RuntimeFile(path, doc.get("target"),
-                     _resolve(path.parent, doc.get("p4info"), f"{name}: p4info"),
-                     _resolve(path.parent, doc.get("bmv2_json"), f"{name}: bmv2_json"))
+    rf = RuntimeFile(
+        path,
+        doc.get("target"),
+        _resolve(path.parent, doc.get("p4info"), f"{name}: p4info"),
+        _resolve(path.parent, doc.get("bmv2_json"), f"{name}: bmv2_json"),
+    )
     for i, e in enumerate(doc.get("table_entries") or []):
         where = f"{name}: table_entries[{i}]"
         if not isinstance(e, dict) or "table" not in e:
-            raise RuntimeFileError(f"{where}: expected an object with \"table\"")
-        extra = set(e) - {"table", "match", "action_name", "action_params", "priority",
-                          "default_action"}
+            raise RuntimeFileError(f'{where}: expected an object with "table"')
+        extra = set(e) - {
+            "table",
+            "match",
+            "action_name",
+            "action_params",
+            "priority",
+            "default_action",
+        }
         if extra:
             raise RuntimeFileError(f"{where}: unknown key(s) {sorted(extra)}")
         default = bool(e.get("default_action", False))
@@ -141,20 +170,28 @@ def load(path) -> RuntimeFile:
         prio = e.get("priority")
         if prio is not None and (not isinstance(prio, int) or prio < 0):
             raise RuntimeFileError(f"{where}: priority must be a non-negative integer")
-        rf.table_entries.append(TableEntrySpec(e["table"], match, e.get("action_name"), params,
-                                               prio, default, where))
+        rf.table_entries.append(
+            TableEntrySpec(e["table"], match, e.get("action_name"), params, prio, default, where)
+        )
     for i, g in enumerate(doc.get("multicast_group_entries") or []):
         where = f"{name}: multicast_group_entries[{i}]"
         if not isinstance(g, dict) or "multicast_group_id" not in g:
             raise RuntimeFileError(f"{where}: expected an object with multicast_group_id")
-        rf.multicast_groups.append((int(g["multicast_group_id"]), _replicas(g.get("replicas", []), where)))
+        rf.multicast_groups.append(
+            (int(g["multicast_group_id"]), _replicas(g.get("replicas", []), where))
+        )
     for i, c in enumerate(doc.get("clone_session_entries") or []):
         where = f"{name}: clone_session_entries[{i}]"
         if not isinstance(c, dict) or "clone_session_id" not in c:
             raise RuntimeFileError(f"{where}: expected an object with clone_session_id")
-        rf.clone_sessions.append((int(c["clone_session_id"]), _replicas(c.get("replicas", []), where),
-                                  int(c.get("class_of_service", 0)),
-                                  int(c.get("packet_length_bytes", 0))))
+        rf.clone_sessions.append(
+            (
+                int(c["clone_session_id"]),
+                _replicas(c.get("replicas", []), where),
+                int(c.get("class_of_service", 0)),
+                int(c.get("packet_length_bytes", 0)),
+            )
+        )
     return rf
 
 
@@ -167,6 +204,8 @@ def files_for(runtime_dir, switch_names) -> dict[str, Path]:
         found[m.group(1)] = p
     missing = [s for s in switch_names if s not in found]
     if missing:
-        raise RuntimeFileError(f"{runtime_dir}: no runtime file for switch(es) "
-                               f"{', '.join(missing)} (expected {missing[0]}-runtime.json)")
+        raise RuntimeFileError(
+            f"{runtime_dir}: no runtime file for switch(es) "
+            f"{', '.join(missing)} (expected {missing[0]}-runtime.json)"
+        )
     return {s: found[s] for s in switch_names}

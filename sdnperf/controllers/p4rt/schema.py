@@ -9,6 +9,7 @@ like p4runtime-shell. Values may be ints, MAC or IPv4 strings, or bytes; they ar
 in P4Runtime's canonical form (big-endian, no leading zero bytes, at least one byte) and
 checked against the field's width.
 """
+
 from __future__ import annotations
 
 import ipaddress
@@ -48,7 +49,9 @@ def to_int(value, bitwidth: int | None = None, what: str = "value") -> int:
             try:
                 n = int(text, 0)
             except ValueError:
-                raise SchemaError(f"{what}: cannot read {value!r} as a number, MAC or IP address") from None
+                raise SchemaError(
+                    f"{what}: cannot read {value!r} as a number, MAC or IP address"
+                ) from None
     else:
         raise SchemaError(f"{what}: unsupported value {value!r} ({type(value).__name__})")
     if n < 0:
@@ -93,8 +96,10 @@ class TableInfo:
 
     @property
     def needs_priority(self) -> bool:
-        return any(f.match_type in (p4i.MatchField.TERNARY, p4i.MatchField.RANGE,
-                                    p4i.MatchField.OPTIONAL) for f in self.fields.values())
+        return any(
+            f.match_type in (p4i.MatchField.TERNARY, p4i.MatchField.RANGE, p4i.MatchField.OPTIONAL)
+            for f in self.fields.values()
+        )
 
 
 @dataclass(frozen=True)
@@ -123,11 +128,15 @@ class Schema:
         self.packet_metadata: dict[str, dict[str, tuple[int, int]]] = {}
         for a in p4info.actions:
             self.actions[a.preamble.name] = ActionInfo(
-                a.preamble.id, a.preamble.name, {p.name: (p.id, p.bitwidth) for p in a.params})
+                a.preamble.id, a.preamble.name, {p.name: (p.id, p.bitwidth) for p in a.params}
+            )
         for t in p4info.tables:
-            fields = {f.name: MatchField(f.id, f.name, f.bitwidth, f.match_type) for f in t.match_fields}
-            self.tables[t.preamble.name] = TableInfo(t.preamble.id, t.preamble.name, fields,
-                                                     tuple(r.id for r in t.action_refs))
+            fields = {
+                f.name: MatchField(f.id, f.name, f.bitwidth, f.match_type) for f in t.match_fields
+            }
+            self.tables[t.preamble.name] = TableInfo(
+                t.preamble.id, t.preamble.name, fields, tuple(r.id for r in t.action_refs)
+            )
         for c in p4info.controller_packet_metadata:
             self.packet_metadata[c.preamble.name] = {m.name: (m.id, m.bitwidth) for m in c.metadata}
         self._action_by_id = {a.id: a for a in self.actions.values()}
@@ -167,8 +176,10 @@ class Schema:
         params = dict(params or {})
         unknown = set(params) - set(info.params)
         if unknown:
-            raise SchemaError(f"action {info.name}: unknown parameter(s) {sorted(unknown)} "
-                              f"(has {sorted(info.params)})")
+            raise SchemaError(
+                f"action {info.name}: unknown parameter(s) {sorted(unknown)} "
+                f"(has {sorted(info.params)})"
+            )
         missing = set(info.params) - set(params)
         if missing:
             raise SchemaError(f"action {info.name}: missing parameter(s) {sorted(missing)}")
@@ -223,9 +234,15 @@ class Schema:
             raise SchemaError(f"{what}: match kind {kind} is not supported")
         return fm
 
-    def table_entry(self, table: str, match: dict | None, action: str | None,
-                    params: dict | None = None, priority: int | None = None,
-                    default: bool = False) -> "p4r.TableEntry":
+    def table_entry(
+        self,
+        table: str,
+        match: dict | None,
+        action: str | None,
+        params: dict | None = None,
+        priority: int | None = None,
+        default: bool = False,
+    ) -> "p4r.TableEntry":
         info = self.table(table)
         entry = p4r.TableEntry(table_id=info.id)
         if default:
@@ -237,8 +254,10 @@ class Schema:
         if action is not None:
             act = self.action_msg(action, params)
             if act.action_id not in info.action_ids:
-                raise SchemaError(f"action {self.action_name(act.action_id)} is not an action of "
-                                  f"table {info.name}")
+                raise SchemaError(
+                    f"action {self.action_name(act.action_id)} is not an action of "
+                    f"table {info.name}"
+                )
             entry.action.action.CopyFrom(act)
         if priority is not None:
             entry.priority = int(priority)
@@ -252,21 +271,35 @@ class Schema:
         the order of `fields`/`params`. Names are checked here, once; each call copies a
         template and sets the values (several times cheaper than table_entry())."""
         info = self.table(table)
-        fields = [info.fields.get(f) or _lookup(f"key of {info.name}", info.fields, f) for f in fields]
+        fields = [
+            info.fields.get(f) or _lookup(f"key of {info.name}", info.fields, f) for f in fields
+        ]
         for f in fields:
             if f.match_type != p4i.MatchField.EXACT:
                 raise SchemaError(f"{info.name} key {f.name}: not an exact match field")
         if set(f.name for f in fields) != set(info.fields):
-            raise SchemaError(f"{info.name}: the builder must set every key field {sorted(info.fields)}")
+            raise SchemaError(
+                f"{info.name}: the builder must set every key field {sorted(info.fields)}"
+            )
         act = self.action(action)
         if act.id not in info.action_ids:
             raise SchemaError(f"action {act.name} is not an action of table {info.name}")
         if sorted(params) != sorted(act.params):
-            raise SchemaError(f"action {act.name}: parameters are {sorted(act.params)}, got {list(params)}")
+            raise SchemaError(
+                f"action {act.name}: parameters are {sorted(act.params)}, got {list(params)}"
+            )
         widths = [f.bitwidth for f in fields] + [act.params[p][1] for p in params]
-        template = p4r.Update(entity=p4r.Entity(table_entry=self.table_entry(
-            info.name, {f.name: 0 for f in fields}, act.name, {p: 0 for p in params},
-            priority=None)))
+        template = p4r.Update(
+            entity=p4r.Entity(
+                table_entry=self.table_entry(
+                    info.name,
+                    {f.name: 0 for f in fields},
+                    act.name,
+                    {p: 0 for p in params},
+                    priority=None,
+                )
+            )
+        )
         n_fields = len(fields)
         what = [f"{info.name} key {f.name}" for f in fields] + [f"{act.name}({p})" for p in params]
 
@@ -287,7 +320,7 @@ class Schema:
     def packet_out(self, payload: bytes, **metadata) -> "p4r.PacketOut":
         fields = self.packet_metadata.get("packet_out")
         if fields is None:
-            raise SchemaError("the program has no @controller_header(\"packet_out\")")
+            raise SchemaError('the program has no @controller_header("packet_out")')
         msg = p4r.PacketOut(payload=payload)
         for name, value in metadata.items():
             if name not in fields:
@@ -298,11 +331,15 @@ class Schema:
 
     def packet_in_decoder(self):
         """A function PacketIn -> {name: int} for the program's packet_in header."""
-        fields = {mid: name for name, (mid, _w) in self.packet_metadata.get("packet_in", {}).items()}
+        fields = {
+            mid: name for name, (mid, _w) in self.packet_metadata.get("packet_in", {}).items()
+        }
 
         def decode_metadata(packet_in) -> dict[str, int]:
-            return {fields.get(m.metadata_id, str(m.metadata_id)): int.from_bytes(m.value, "big")
-                    for m in packet_in.metadata}
+            return {
+                fields.get(m.metadata_id, str(m.metadata_id)): int.from_bytes(m.value, "big")
+                for m in packet_in.metadata
+            }
 
         return decode_metadata
 
@@ -313,16 +350,24 @@ def multicast_group(group_id: int, ports, instance: int = 0) -> "p4r.Entity":
     for p in ports:
         port, inst = p if isinstance(p, (tuple, list)) else (p, instance)
         entry.replicas.add(egress_port=int(port), instance=int(inst))
-    return p4r.Entity(packet_replication_engine_entry=p4r.PacketReplicationEngineEntry(
-        multicast_group_entry=entry))
+    return p4r.Entity(
+        packet_replication_engine_entry=p4r.PacketReplicationEngineEntry(
+            multicast_group_entry=entry
+        )
+    )
 
 
-def clone_session(session_id: int, ports, class_of_service: int = 0,
-                  packet_length_bytes: int = 0) -> "p4r.Entity":
-    entry = p4r.CloneSessionEntry(session_id=int(session_id), class_of_service=int(class_of_service),
-                                  packet_length_bytes=int(packet_length_bytes))
+def clone_session(
+    session_id: int, ports, class_of_service: int = 0, packet_length_bytes: int = 0
+) -> "p4r.Entity":
+    entry = p4r.CloneSessionEntry(
+        session_id=int(session_id),
+        class_of_service=int(class_of_service),
+        packet_length_bytes=int(packet_length_bytes),
+    )
     for p in ports:
         port, inst = p if isinstance(p, (tuple, list)) else (p, 0)
         entry.replicas.add(egress_port=int(port), instance=int(inst))
-    return p4r.Entity(packet_replication_engine_entry=p4r.PacketReplicationEngineEntry(
-        clone_session_entry=entry))
+    return p4r.Entity(
+        packet_replication_engine_entry=p4r.PacketReplicationEngineEntry(clone_session_entry=entry)
+    )

@@ -8,6 +8,7 @@ h2 transport's packet-in path (the one ctlbench exercises). The totals go into t
 controller's state file ("stages"), so a benchmark can tell which stage bounds the rate —
 the bottleneck analysis seed paper 002 did for ONOS.
 """
+
 from __future__ import annotations
 
 import time
@@ -20,17 +21,20 @@ RECEIVE, DECODE, APP, ENCODE, SEND = range(len(STAGES))
 class StageClock:
     def __init__(self):
         self.ns = [0] * len(STAGES)
-        self.packets = 0       # packet-ins timed
-        self.callback_ns = 0   # time inside message callbacks (kept out of "receive")
-        self.flush_ns = 0      # socket writes (part of "send", kept out of "receive")
+        self.packets = 0  # packet-ins timed
+        self.callback_ns = 0  # time inside message callbacks (kept out of "receive")
+        self.flush_ns = 0  # socket writes (part of "send", kept out of "receive")
 
     def snapshot(self) -> dict:
         """{"packets": n, "total_ms": {stage: ms}, "mean_us": {stage: µs per packet-in}}."""
         n = self.packets
-        return {"packets": n,
-                "total_ms": {s: round(self.ns[i] / 1e6, 3) for i, s in enumerate(STAGES)},
-                "mean_us": {s: (round(self.ns[i] / n / 1e3, 3) if n else None)
-                            for i, s in enumerate(STAGES)}}
+        return {
+            "packets": n,
+            "total_ms": {s: round(self.ns[i] / 1e6, 3) for i, s in enumerate(STAGES)},
+            "mean_us": {
+                s: (round(self.ns[i] / n / 1e3, 3) if n else None) for i, s in enumerate(STAGES)
+            },
+        }
 
 
 CLOCK = StageClock()  # one controller per process

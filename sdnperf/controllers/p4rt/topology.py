@@ -1,5 +1,6 @@
 """Pure topology logic shared by the apps (no gRPC): LLDP probes, switch graph, shortest
 paths with their out ports, the spanning tree and the proactive entries."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -20,11 +21,15 @@ def _tlv(kind: int, value: bytes) -> bytes:
 def lldp_probe(device_id: int, port: int) -> bytes:
     """An LLDP frame naming (device id, port): chassis id and port id are locally assigned
     (subtype 7) strings, TTL 120 s."""
-    return (LLDP_DST + PROBE_SRC + LLDP_ETHERTYPE
-            + _tlv(1, b"\x07" + CHASSIS_PREFIX + str(device_id).encode())
-            + _tlv(2, b"\x07" + str(port).encode())
-            + _tlv(3, (120).to_bytes(2, "big"))
-            + _tlv(0, b""))
+    return (
+        LLDP_DST
+        + PROBE_SRC
+        + LLDP_ETHERTYPE
+        + _tlv(1, b"\x07" + CHASSIS_PREFIX + str(device_id).encode())
+        + _tlv(2, b"\x07" + str(port).encode())
+        + _tlv(3, (120).to_bytes(2, "big"))
+        + _tlv(0, b"")
+    )
 
 
 def parse_lldp_probe(frame: bytes) -> tuple[int, int] | None:
@@ -34,12 +39,12 @@ def parse_lldp_probe(frame: bytes) -> tuple[int, int] | None:
     pos, chassis, port = 14, None, None
     while pos + 2 <= len(frame):
         kind, n = frame[pos] >> 1, ((frame[pos] & 1) << 8) | frame[pos + 1]
-        value = frame[pos + 2: pos + 2 + n]
+        value = frame[pos + 2 : pos + 2 + n]
         pos += 2 + n
         if kind == 0:
             break
         if kind == 1 and value[:1] == b"\x07" and value[1:].startswith(CHASSIS_PREFIX):
-            chassis = value[1 + len(CHASSIS_PREFIX):]
+            chassis = value[1 + len(CHASSIS_PREFIX) :]
         elif kind == 2 and value[:1] == b"\x07":
             port = value[1:]
     try:
@@ -51,9 +56,10 @@ def parse_lldp_probe(frame: bytes) -> tuple[int, int] | None:
 @dataclass
 class Topology:
     """Switches (device id -> ports), switch links and hosts, as the lab knows them."""
+
     ports: dict[int, list[int]] = field(default_factory=dict)
     links: list[tuple[int, int, int, int]] = field(default_factory=list)  # (a, a_port, b, b_port)
-    hosts: list[tuple[str, int, int]] = field(default_factory=list)       # (mac, device, port)
+    hosts: list[tuple[str, int, int]] = field(default_factory=list)  # (mac, device, port)
 
     def graph(self) -> nx.Graph:
         g = nx.Graph()

@@ -4,6 +4,7 @@ that open its report (report.html) and follow its table in the terminal.
 One module per study; each has `answer(store, study_id) -> list[str]`, reads only the store,
 and says what the data say, including "not enough runs to tell". Nothing is hard-coded.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -21,7 +22,7 @@ MODULES = {
 
 @dataclass
 class Answer:
-    study: str        # the built-in study
+    study: str  # the built-in study
     question: str
     sentences: list[str]
 
@@ -37,6 +38,7 @@ def builtin_of(stored_name: str) -> str | None:
 def answer_for(store, study_id: int) -> Answer | None:
     """The answer of a built-in study's store; None for any other study."""
     from sdnperf.studies.builtin import STUDIES
+
     name = builtin_of(store.study(study_id).name)
     if name is None:
         return None

@@ -1,5 +1,6 @@
 """The answer of `architectures-campus`: per architecture, the first packet's RTT against
 the steady RTT, TCP throughput, UDP jitter and loss, each with its spread and ranked."""
+
 from __future__ import annotations
 
 from sdnperf.studies.answers.common import by, mean, mean_text, ranking, values
@@ -22,15 +23,22 @@ def answer(store, study_id: int) -> list[str]:
             parts.append(text)
         out.append("First packet RTT (lowest first): " + "; ".join(parts) + ".")
     if steady:
-        out.append("Steady RTT (lowest first): " + "; ".join(
-            f"{a} {mean_text(steady[a], 'ms')}" for a in ranking(steady, "lower")) + ".")
+        out.append(
+            "Steady RTT (lowest first): "
+            + "; ".join(f"{a} {mean_text(steady[a], 'ms')}" for a in ranking(steady, "lower"))
+            + "."
+        )
     for workload, metric, what, unit, better in (
-            ("tcp", "throughput_mbps", "TCP throughput", "Mbit/s", "higher"),
-            ("udp", "jitter_ms", "UDP jitter", "ms", "lower"),
-            ("udp", "loss_pct", "UDP loss", "%", "lower")):
+        ("tcp", "throughput_mbps", "TCP throughput", "Mbit/s", "higher"),
+        ("udp", "jitter_ms", "UDP jitter", "ms", "lower"),
+        ("udp", "loss_pct", "UDP loss", "%", "lower"),
+    ):
         groups = by(values(store, study_id, metric, workload), _arch)
         if groups:
             order = ranking(groups, better)
-            out.append(f"{what} (best first): " + "; ".join(
-                f"{a} {mean_text(groups[a], unit)}" for a in order) + ".")
+            out.append(
+                f"{what} (best first): "
+                + "; ".join(f"{a} {mean_text(groups[a], unit)}" for a in order)
+                + "."
+            )
     return out

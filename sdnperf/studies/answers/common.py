@@ -1,4 +1,5 @@
 """What the answer functions share: per-run values from the store, grouped and summarised."""
+
 from __future__ import annotations
 
 import math
@@ -12,8 +13,12 @@ def values(store, study_id: int, metric: str, workload: str | None = None):
     runs = {r.id: r for r in store.runs(study_id) if r.status == "ok"}
     out = []
     for s in store.summaries(study_id):
-        if (s.metric == metric and s.run_id in runs and (workload is None or s.workload == workload)
-                and s.value == s.value):
+        if (
+            s.metric == metric
+            and s.run_id in runs
+            and (workload is None or s.workload == workload)
+            and s.value == s.value
+        ):
             out.append((runs[s.run_id], s.value))
     return out
 
@@ -53,13 +58,16 @@ def versus(store, study_id: int, baseline: str, items, per=lambda run: run.topol
     `baseline` ("+12 % (worse)"), e.g. "grid: ping RTT openflow 0.21 ms, p4 0.18 ms
     (-14.3 % (better)); ..."."""
     from sdnperf.report.stats import pct_difference
+
     sentences: dict = defaultdict(list)
     for workload, metric, label, unit, better in items:
         groups = by(values(store, study_id, metric, workload), lambda r: (per(r), r.architecture))
         for where in sorted({w for w, _ in groups}):
             archs = {a: v for (w, a), v in groups.items() if w == where}
             parts = []
-            for arch in ([baseline] if baseline in archs else []) + sorted(a for a in archs if a != baseline):
+            for arch in ([baseline] if baseline in archs else []) + sorted(
+                a for a in archs if a != baseline
+            ):
                 text = f"{arch} {mean(archs[arch]):.3g}"
                 if arch != baseline and baseline in archs:
                     words = pct_difference(mean(archs[arch]), mean(archs[baseline]), better).words()

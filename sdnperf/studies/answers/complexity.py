@@ -1,6 +1,7 @@
 """The answer of `workload-complexity`: per forwarding chain, ping RTT and UDP jitter at the
 smallest and largest frame, and TCP throughput at the smallest and largest window, ranked;
 and what the heavier P4 chains cost over P4 L2 bridging."""
+
 from __future__ import annotations
 
 from collections import defaultdict
@@ -29,26 +30,39 @@ def _ranked(groups: dict, unit: str, better: str) -> str:
 
 def answer(store, study_id: int) -> list[str]:
     out = []
-    for workload, metric, what, unit in (("ping", "rtt_ms", "ping RTT", "ms"),
-                                         ("udp", "jitter_ms", "UDP jitter", "ms")):
+    for workload, metric, what, unit in (
+        ("ping", "rtt_ms", "ping RTT", "ms"),
+        ("udp", "jitter_ms", "UDP jitter", "ms"),
+    ):
         points = _by_point(store, study_id, workload, metric, SIZE[workload])
         if not points:
             continue
         for size in sorted({min(points), max(points)}):
             frame = size + FRAME_OVERHEAD[workload] + 4  # + FCS
-            out.append(f"{what} with {frame}-byte frames (best first): "
-                       f"{_ranked(points[size], unit, 'lower')}.")
+            out.append(
+                f"{what} with {frame}-byte frames (best first): "
+                f"{_ranked(points[size], unit, 'lower')}."
+            )
     tcp = _by_point(store, study_id, "tcp", "throughput_mbps", WINDOW)
     if tcp:
         by_bytes = {parse_suffixed(str(w), 1024): w for w in tcp}
         for b in sorted({min(by_bytes), max(by_bytes)}):
-            out.append(f"TCP throughput with a {by_bytes[b]} window (best first): "
-                       f"{_ranked(tcp[by_bytes[b]], 'Mbit/s', 'higher')}.")
+            out.append(
+                f"TCP throughput with a {by_bytes[b]} window (best first): "
+                f"{_ranked(tcp[by_bytes[b]], 'Mbit/s', 'higher')}."
+            )
     # the cost of complexity on our switch: each P4 chain against P4 L2 bridging
     costs = []
-    for workload, metric, label, better, points in (
-            ("ping", "rtt_ms", "RTT", "lower", _by_point(store, study_id, "ping", "rtt_ms", SIZE["ping"])),
-            ("tcp", "throughput_mbps", "TCP", "higher", tcp)):
+    for workload, _metric, label, better, points in (
+        (
+            "ping",
+            "rtt_ms",
+            "RTT",
+            "lower",
+            _by_point(store, study_id, "ping", "rtt_ms", SIZE["ping"]),
+        ),
+        ("tcp", "throughput_mbps", "TCP", "higher", tcp),
+    ):
         if not points:
             continue
         top = max(points, key=lambda v: parse_suffixed(str(v), 1024) if workload == "tcp" else v)

@@ -1,6 +1,7 @@
 """The answer of the `recirculation` study: per topology, switch (target) and link rate, the
 RTT each pass adds (linear fit with 95 % CIs), the passes a 5 ms hold needs, the p99 RTT at
 the ends of the sweep, where TCP throughput halves, UDP's loss and the switch's CPU."""
+
 from __future__ import annotations
 
 from collections import defaultdict
@@ -22,8 +23,11 @@ def _passes(run) -> int | None:
 def _curve(run) -> str:
     """Topology, switch and the other swept conditions (link rate, UDP rate): one line each."""
     target = run.params.get("architecture", {}).get("target", "sdnperf")
-    others = [f"{p.rsplit('.', 1)[-1]}={v}" for p, v in sorted(run.point.items())
-              if not p.endswith(PASSES) and not p.startswith("workload.")]
+    others = [
+        f"{p.rsplit('.', 1)[-1]}={v}"
+        for p, v in sorted(run.point.items())
+        if not p.endswith(PASSES) and not p.startswith("workload.")
+    ]
     return ", ".join([run.topology, "our switch" if target == "sdnperf" else target, *others])
 
 
@@ -50,6 +54,7 @@ def _median_points(store, study_id):
     """(N, median steady RTT of the run, run) per curve: the median shrugs off the
     scheduling outliers of a busy machine that move a run's mean."""
     import statistics
+
     runs = {r.id: r for r in store.runs(study_id)}
     out = defaultdict(list)
     for rid, rtts in _steady(store, study_id).items():
@@ -61,6 +66,7 @@ def _median_points(store, study_id):
 def _p99(store, study_id) -> dict[str, dict[int, float]]:
     """p99 of every steady ping RTT, per curve and N (all repetitions pooled)."""
     import numpy as np
+
     runs = {r.id: r for r in store.runs(study_id)}
     pooled = defaultdict(list)
     for rid, rtts in _steady(store, study_id).items():
@@ -78,22 +84,27 @@ def _fit_sentence(curve: str, what: str, pts, plan_target: bool) -> str:
     except PlanError as exc:
         if len(set(xs)) == 2:  # two runs: a slope, but no interval to give with it
             (x0, y0), (x1, y1) = sorted(zip(xs, ys))
-            return (f"{curve}: {what} {y0:.3g} ms at N = {x0}, {y1:.3g} ms at N = {x1}: "
-                    f"{(y1 - y0) / (x1 - x0) * 1000:.3g} µs per pass (two runs: no confidence "
-                    "interval)")
+            return (
+                f"{curve}: {what} {y0:.3g} ms at N = {x0}, {y1:.3g} ms at N = {x1}: "
+                f"{(y1 - y0) / (x1 - x0) * 1000:.3g} µs per pass (two runs: no confidence "
+                "interval)"
+            )
         return f"{curve}: no fit of {what} vs N ({exc})"
     us = 1000.0
-    text = (f"{curve}: each recirculation pass adds {fit.b * us:.3g} µs of {what} "
-            f"(95 % CI {fit.b_ci[0] * us:.3g} .. {fit.b_ci[1] * us:.3g} µs; base "
-            f"{fit.a:.3g} ms, R² = {fit.r2:.2f}, {fit.n} runs, N = {min(xs)}..{max(xs)})")
+    text = (
+        f"{curve}: each recirculation pass adds {fit.b * us:.3g} µs of {what} "
+        f"(95 % CI {fit.b_ci[0] * us:.3g} .. {fit.b_ci[1] * us:.3g} µs; base "
+        f"{fit.a:.3g} ms, R² = {fit.r2:.2f}, {fit.n} runs, N = {min(xs)}..{max(xs)})"
+    )
     if plan_target:
         try:
             plan = passes_for(fit, TARGET_MS)
             hi = "unbounded" if plan.interval[1] is None else str(plan.interval[1])
-            beyond = (" — beyond the N measured, an extrapolation" if plan.passes > max(xs)
-                      else "")
-            text += (f"; a {TARGET_MS:g} ms hold needs N ≥ {plan.passes} (from the CIs "
-                     f"{plan.interval[0]} .. {hi}){beyond}")
+            beyond = " — beyond the N measured, an extrapolation" if plan.passes > max(xs) else ""
+            text += (
+                f"; a {TARGET_MS:g} ms hold needs N ≥ {plan.passes} (from the CIs "
+                f"{plan.interval[0]} .. {hi}){beyond}"
+            )
         except PlanError as exc:
             text += f"; no N for a {TARGET_MS:g} ms hold: {exc}"
     return text
@@ -109,15 +120,20 @@ def answer(store, study_id: int) -> list[str]:
         if curve in medians:
             parts.append(_fit_sentence(curve, "median RTT", medians[curve], True))
         if curve in minimum:
-            parts.append(_fit_sentence(curve, "minimum RTT", minimum[curve], False)
-                         .split(": ", 1)[1])
+            parts.append(
+                _fit_sentence(curve, "minimum RTT", minimum[curve], False).split(": ", 1)[1]
+            )
         ends = p99.get(curve, {})
         if len(ends) >= 2:
             lo, hi_n = min(ends), max(ends)
-            parts.append(f"p99 RTT {ends[lo]:.3g} ms at N = {lo}, {ends[hi_n]:.3g} ms at N = {hi_n}")
+            parts.append(
+                f"p99 RTT {ends[lo]:.3g} ms at N = {lo}, {ends[hi_n]:.3g} ms at N = {hi_n}"
+            )
         sentences.append("; ".join(parts) + ".")
-    for workload, metric, what in (("tcp", "throughput_mbps", "TCP throughput"),
-                                   ("udp", "throughput_mbps", "UDP throughput")):
+    for workload, metric, what in (
+        ("tcp", "throughput_mbps", "TCP throughput"),
+        ("udp", "throughput_mbps", "UDP throughput"),
+    ):
         for curve, pts in sorted(_points(store, study_id, metric, workload).items()):
             by_n = defaultdict(list)
             for n, v, _ in pts:
@@ -128,14 +144,18 @@ def answer(store, study_id: int) -> list[str]:
             base = mean(by_n[ns[0]])
             halved = next((n for n in ns[1:] if mean(by_n[n]) <= base / 2), None)
             trend = ", ".join(f"N = {n}: {mean(by_n[n]):.4g}" for n in ns)
-            verdict = (f"halves by N = {halved}" if halved is not None else
-                       f"does not halve up to N = {ns[-1]}")
+            verdict = (
+                f"halves by N = {halved}"
+                if halved is not None
+                else f"does not halve up to N = {ns[-1]}"
+            )
             sentences.append(f"{curve}: {what} {verdict} (Mbit/s, mean of runs: {trend}).")
     loss = _points(store, study_id, "loss_pct", "udp")
     for curve, pts in sorted(loss.items()):
         top = max(n for n, _, _ in pts)
-        sentences.append(f"{curve}: UDP loss at N = {top}: "
-                         f"{mean([v for n, v, _ in pts if n == top]):.3g} %.")
+        sentences.append(
+            f"{curve}: UDP loss at N = {top}: {mean([v for n, v, _ in pts if n == top]):.3g} %."
+        )
     cpu = defaultdict(list)
     for run in store.runs(study_id):
         n = _passes(run)
@@ -143,6 +163,9 @@ def answer(store, study_id: int) -> list[str]:
             cpu[_curve(run), n].append(run.cpu.per_role["switch"])
     for curve in sorted({c for c, _ in cpu}):
         ns = sorted(n for c, n in cpu if c == curve)
-        sentences.append(f"{curve}: switch CPU (mean % of one core over all workloads) "
-                         + ", ".join(f"N = {n}: {mean(cpu[curve, n]):.0f} %" for n in ns) + ".")
+        sentences.append(
+            f"{curve}: switch CPU (mean % of one core over all workloads) "
+            + ", ".join(f"N = {n}: {mean(cpu[curve, n]):.0f} %" for n in ns)
+            + "."
+        )
     return sentences

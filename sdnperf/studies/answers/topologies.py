@@ -1,5 +1,6 @@
 """The answer of `topologies-traffic`: per topology, the P4Runtime architecture against the
 OpenFlow one (the baseline) on each traffic type, alone and in the mix."""
+
 from __future__ import annotations
 
 from sdnperf.studies.answers.common import versus

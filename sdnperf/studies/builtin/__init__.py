@@ -10,6 +10,7 @@ The answer sentences at the top of each report come from sdnperf/studies/answers
 module per study, computed from the store); wall times measured on this machine are kept in
 durations.json (durations.py).
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -23,7 +24,7 @@ SCALES = ("smoke", "quick", "paper")
 class BuiltinStudy:
     name: str
     question: str
-    seed: str          # the paper of /work/shared/seeds whose method it follows (README)
+    seed: str  # the paper of /work/shared/seeds whose method it follows (README)
     tool: str = "run"  # "run": sdnperf run; "ctlbench": sdnperf ctlbench run
 
     @property
@@ -32,45 +33,67 @@ class BuiltinStudy:
 
     def files(self, scale: str) -> list[Path]:
         """The study files of one scale, in the order they run."""
-        return sorted(self.folder.glob(f"{scale}.toml")) + sorted(self.folder.glob(f"{scale}.*.toml"))
+        return sorted(self.folder.glob(f"{scale}.toml")) + sorted(
+            self.folder.glob(f"{scale}.*.toml")
+        )
 
     def parts(self, scale: str) -> list[str]:
         """Names of the files of a scale: "" for `quick.toml`, "openflow" for `quick.openflow.toml`."""
-        return [p.name[len(scale) + 1:-len(".toml")] for p in self.files(scale)]
+        return [p.name[len(scale) + 1 : -len(".toml")] for p in self.files(scale)]
 
     @property
     def page(self) -> Path:
         return self.folder / "README.md"
 
 
-STUDIES: dict[str, BuiltinStudy] = {s.name: s for s in (
-    BuiltinStudy("recirculation",
-                 "How much delay does each recirculation pass add in the P4 switch, how many "
-                 "passes hold a packet back by a target delay, and what does it cost in "
-                 "throughput?", seed="003"),
-    BuiltinStudy("architectures-campus",
-                 "On the campus network, how do a Linux bridge, Open vSwitch with a reactive "
-                 "L2-learning controller and a P4 switch compare in first-packet and steady "
-                 "RTT, TCP throughput, UDP jitter and loss?", seed="004"),
-    BuiltinStudy("topologies-traffic",
-                 "On multi-path, grid and transit-stub topologies, does topology-aware reactive "
-                 "forwarding over P4Runtime serve ICMP, TCP, UDP, video and a mixed workload "
-                 "better or worse than the same app over OpenFlow?", seed="000"),
-    BuiltinStudy("controller-capacity",
-                 "How many packet-ins per second do our controllers, os-ken, Faucet and "
-                 "ovs-testcontroller answer over OpenFlow and P4Runtime as switches are added, "
-                 "and how long do they take?", seed="002", tool="ctlbench"),
-    BuiltinStudy("workload-complexity",
-                 "How do delay, jitter and TCP throughput change as the forwarding work grows "
-                 "from L2 bridging to IPv4 routing, VLAN tagging and an 8-table pipeline?",
-                 seed="001"),
-)}
+STUDIES: dict[str, BuiltinStudy] = {
+    s.name: s
+    for s in (
+        BuiltinStudy(
+            "recirculation",
+            "How much delay does each recirculation pass add in the P4 switch, how many "
+            "passes hold a packet back by a target delay, and what does it cost in "
+            "throughput?",
+            seed="003",
+        ),
+        BuiltinStudy(
+            "architectures-campus",
+            "On the campus network, how do a Linux bridge, Open vSwitch with a reactive "
+            "L2-learning controller and a P4 switch compare in first-packet and steady "
+            "RTT, TCP throughput, UDP jitter and loss?",
+            seed="004",
+        ),
+        BuiltinStudy(
+            "topologies-traffic",
+            "On multi-path, grid and transit-stub topologies, does topology-aware reactive "
+            "forwarding over P4Runtime serve ICMP, TCP, UDP, video and a mixed workload "
+            "better or worse than the same app over OpenFlow?",
+            seed="000",
+        ),
+        BuiltinStudy(
+            "controller-capacity",
+            "How many packet-ins per second do our controllers, os-ken, Faucet and "
+            "ovs-testcontroller answer over OpenFlow and P4Runtime as switches are added, "
+            "and how long do they take?",
+            seed="002",
+            tool="ctlbench",
+        ),
+        BuiltinStudy(
+            "workload-complexity",
+            "How do delay, jitter and TCP throughput change as the forwarding work grows "
+            "from L2 bridging to IPv4 routing, VLAN tagging and an 8-table pipeline?",
+            seed="001",
+        ),
+    )
+}
 
 
 class UnknownStudy(KeyError):
     def __str__(self) -> str:
-        return (f"no built-in study {self.args[0]!r}; built-in studies: "
-                f"{', '.join(STUDIES)} (sdnperf study list)")
+        return (
+            f"no built-in study {self.args[0]!r}; built-in studies: "
+            f"{', '.join(STUDIES)} (sdnperf study list)"
+        )
 
 
 def find(name: str) -> BuiltinStudy:

@@ -29,14 +29,15 @@ BuildFn = Callable[[Params, int, "Path | None"], TopoSpec]
 class Generator:
     kind: str
     params_model: type[Params]
-    build: BuildFn          # build(params, seed, base_dir) -> TopoSpec
-    summary: str            # one line for `topo show` and error messages
+    build: BuildFn  # build(params, seed, base_dir) -> TopoSpec
+    summary: str  # one line for `topo show` and error messages
 
 
 def check_size(switches: int, hosts: int) -> None:
     """Raise ValueError (pydantic turns it into a field error) for oversized topologies."""
     if switches > MAX_SWITCHES:
-        raise ValueError(f"this gives {switches} switches; at most {MAX_SWITCHES} switches "
-                         f"are supported")
+        raise ValueError(
+            f"this gives {switches} switches; at most {MAX_SWITCHES} switches are supported"
+        )
     if hosts > MAX_HOSTS:
         raise ValueError(f"this gives {hosts} hosts; at most {MAX_HOSTS} hosts are supported")

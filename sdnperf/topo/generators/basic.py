@@ -48,8 +48,8 @@ class TreeParams(Params):
 
     @model_validator(mode="after")
     def _size(self):
-        switches = sum(self.fanout ** level for level in range(self.depth))
-        check_size(switches, self.fanout ** self.depth)
+        switches = sum(self.fanout**level for level in range(self.depth))
+        check_size(switches, self.fanout**self.depth)
         return self
 
 
@@ -71,8 +71,16 @@ def build_tree(p: TreeParams, seed: int, base_dir=None) -> TopoSpec:
 
 GENERATORS = [
     Generator("single", SingleParams, build_single, "one switch with `hosts` hosts"),
-    Generator("linear", LinearParams, build_linear,
-              "a chain of `switches` switches, `hosts_per_switch` hosts on each"),
-    Generator("tree", TreeParams, build_tree,
-              "a tree of switches (`depth` levels, `fanout` children each), hosts at the leaves"),
+    Generator(
+        "linear",
+        LinearParams,
+        build_linear,
+        "a chain of `switches` switches, `hosts_per_switch` hosts on each",
+    ),
+    Generator(
+        "tree",
+        TreeParams,
+        build_tree,
+        "a tree of switches (`depth` levels, `fanout` children each), hosts at the leaves",
+    ),
 ]

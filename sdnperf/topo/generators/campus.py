@@ -27,8 +27,10 @@ class CampusParams(Params):
 def build_campus(p: CampusParams, seed: int, base_dir=None) -> TopoSpec:
     b = SpecBuilder()
     core = b.switch(pos=(0.0, 4.0), tier="core")
-    distribution = [b.switch(pos=(-2.5 + 5.0 * i, 2.0), tier="distribution")
-                    for i in range(len(ACCESS_PER_DISTRIBUTION))]
+    distribution = [
+        b.switch(pos=(-2.5 + 5.0 * i, 2.0), tier="distribution")
+        for i in range(len(ACCESS_PER_DISTRIBUTION))
+    ]
     for d in distribution:
         b.link(core, d)
     x = 0.0
@@ -42,6 +44,10 @@ def build_campus(p: CampusParams, seed: int, base_dir=None) -> TopoSpec:
 
 
 GENERATORS = [
-    Generator("campus", CampusParams, build_campus,
-              "3-tier campus: 1 core, 2 distribution, 7 access switches, 28 hosts (a tree)"),
+    Generator(
+        "campus",
+        CampusParams,
+        build_campus,
+        "3-tier campus: 1 core, 2 distribution, 7 access switches, 28 hosts (a tree)",
+    ),
 ]

@@ -22,7 +22,7 @@ from typing import Any
 import networkx as nx
 from pydantic import ConfigDict, Field, field_validator
 
-from ..spec import HOST, NAME_PATTERNS, SWITCH, TopoSpec, TopologyError, natural_key
+from ..spec import HOST, NAME_PATTERNS, SWITCH, TopologyError, TopoSpec, natural_key
 from .base import Generator, Params
 
 # Node options the architecture, not the user's Topo, decides.
@@ -62,8 +62,11 @@ def load_target(target: str, base_dir: Path | None):
     if obj is None and isinstance(topos, dict):
         obj = topos.get(attr)
     if obj is None:
-        raise TopologyError(f"custom topology {target!r}: no {attr!r} in "
-                            f"{getattr(module, '__file__', None) or module_name}", field="class")
+        raise TopologyError(
+            f"custom topology {target!r}: no {attr!r} in "
+            f"{getattr(module, '__file__', None) or module_name}",
+            field="class",
+        )
     return obj
 
 
@@ -80,8 +83,11 @@ def _load_module(module_name: str, base_dir: Path | None, target: str):
         return importlib.import_module(module_name)
     except ImportError as exc:
         where = f" next to the study ({base_dir}) or" if base_dir else ""
-        raise TopologyError(f"custom topology {target!r}: cannot import {module_name!r}"
-                            f"{where} on the Python path: {exc}", field="class") from None
+        raise TopologyError(
+            f"custom topology {target!r}: cannot import {module_name!r}"
+            f"{where} on the Python path: {exc}",
+            field="class",
+        ) from None
 
 
 def _load_file(path: Path):
@@ -98,8 +104,9 @@ def _load_file(path: Path):
         spec.loader.exec_module(module)
     except Exception as exc:
         sys.modules.pop(name, None)
-        raise TopologyError(f"{path}: importing it failed: {type(exc).__name__}: {exc}",
-                            field="class") from None
+        raise TopologyError(
+            f"{path}: importing it failed: {type(exc).__name__}: {exc}", field="class"
+        ) from None
     finally:
         sys.path.remove(folder)
     return module
@@ -109,9 +116,12 @@ def _mininet_topo_class():
     try:
         from mininet.topo import Topo
     except ImportError:
-        raise TopologyError("custom topologies need Mininet (Debian's python3-mininet, which "
-                            "imports only under /usr/bin/python3 or a venv made from it with "
-                            "--system-site-packages)", field="class") from None
+        raise TopologyError(
+            "custom topologies need Mininet (Debian's python3-mininet, which "
+            "imports only under /usr/bin/python3 or a venv made from it with "
+            "--system-site-packages)",
+            field="class",
+        ) from None
     return Topo
 
 
@@ -158,21 +168,26 @@ def topo_to_spec(topo, label: str) -> TopoSpec:
         opts = {k: v for k, v in dict(topo.nodeInfo(original)).items() if k != "isSwitch"}
         for owned in ARCHITECTURE_OWNED_OPTS:
             if opts.pop(owned, None) is not None:
-                notes.append(f"ignored {owned}= on {original}: the architecture decides "
-                             f"the node class")
+                notes.append(
+                    f"ignored {owned}= on {original}: the architecture decides the node class"
+                )
         attrs = {"kind": kind, "opts": opts} if opts else {"kind": kind}
         graph.add_node(rename[original], **attrs)
     for node1, node2, info in topo.links(withInfo=True):
         a, z = rename[node1], rename[node2]
         where = f"{label}: link {node1}-{node2}"
         if graph.has_edge(a, z):
-            raise TopologyError(f"{where}: parallel links between the same two nodes are not "
-                                f"supported (a topology holds one link per pair)")
+            raise TopologyError(
+                f"{where}: parallel links between the same two nodes are not "
+                f"supported (a topology holds one link per pair)"
+            )
         ports = {n: info.get(k) for n, k in ((a, "port1"), (z, "port2")) if info.get(k) is not None}
         extra = {k: v for k, v in info.items() if k not in _LINK_KEYS}
-        attrs = {"bw": _number(info.get("bw"), "bw", where),
-                 "delay_ms": parse_delay_ms(info.get("delay"), where),
-                 "loss_pct": _number(info.get("loss"), "loss", where)}
+        attrs = {
+            "bw": _number(info.get("bw"), "bw", where),
+            "delay_ms": parse_delay_ms(info.get("delay"), where),
+            "loss_pct": _number(info.get("loss"), "loss", where),
+        }
         if ports:
             attrs["ports"] = ports
         if extra:
@@ -180,9 +195,13 @@ def topo_to_spec(topo, label: str) -> TopoSpec:
         graph.add_edge(a, z, **attrs)
     name_map = {new: old for old, new in rename.items() if new != old}
     if name_map:
-        notes.append(f"renamed {len(name_map)} node(s) to the h<n>/s<n> scheme: "
-                     + ", ".join(f"{old}->{new}" for new, old in
-                                 sorted(name_map.items(), key=lambda kv: natural_key(kv[0]))))
+        notes.append(
+            f"renamed {len(name_map)} node(s) to the h<n>/s<n> scheme: "
+            + ", ".join(
+                f"{old}->{new}"
+                for new, old in sorted(name_map.items(), key=lambda kv: natural_key(kv[0]))
+            )
+        )
     return TopoSpec(name=label, graph=graph, name_map=name_map, notes=notes)
 
 
@@ -190,23 +209,33 @@ def build_custom(p: CustomParams, seed: int, base_dir: Path | None = None) -> To
     topo_base = _mininet_topo_class()
     target = load_target(p.class_, base_dir)
     if isinstance(target, type) and not issubclass(target, topo_base):
-        raise TopologyError(f"custom topology {p.class_!r}: not a mininet.topo.Topo subclass",
-                            field="class")
+        raise TopologyError(
+            f"custom topology {p.class_!r}: not a mininet.topo.Topo subclass", field="class"
+        )
     if not callable(target):
-        raise TopologyError(f"custom topology {p.class_!r}: not a class or function",
-                            field="class")
+        raise TopologyError(f"custom topology {p.class_!r}: not a class or function", field="class")
     try:
         topo = target(**p.args)
     except Exception as exc:
-        raise TopologyError(f"custom topology {p.class_!r} with args {p.args}: building it "
-                            f"failed: {type(exc).__name__}: {exc}", field="args") from None
+        raise TopologyError(
+            f"custom topology {p.class_!r} with args {p.args}: building it "
+            f"failed: {type(exc).__name__}: {exc}",
+            field="args",
+        ) from None
     if not isinstance(topo, topo_base):
-        raise TopologyError(f"custom topology {p.class_!r}: returned a "
-                            f"{type(topo).__name__}, not a mininet.topo.Topo", field="class")
+        raise TopologyError(
+            f"custom topology {p.class_!r}: returned a "
+            f"{type(topo).__name__}, not a mininet.topo.Topo",
+            field="class",
+        )
     return topo_to_spec(topo, p.class_.rpartition(":")[2])
 
 
 GENERATORS = [
-    Generator("custom", CustomParams, build_custom,
-              'your own mininet.topo.Topo subclass: class = "module:Class", args = {...}'),
+    Generator(
+        "custom",
+        CustomParams,
+        build_custom,
+        'your own mininet.topo.Topo subclass: class = "module:Class", args = {...}',
+    ),
 ]

@@ -63,8 +63,16 @@ def build_grid(p: GridParams, seed: int, base_dir=None) -> TopoSpec:
 
 
 GENERATORS = [
-    Generator("spine-leaf", SpineLeafParams, build_spine_leaf,
-              "every leaf linked to every spine (multi-path, loops), hosts on the leaves"),
-    Generator("grid", GridParams, build_grid,
-              "a rows x cols mesh of switches (loops), hosts on every switch"),
+    Generator(
+        "spine-leaf",
+        SpineLeafParams,
+        build_spine_leaf,
+        "every leaf linked to every spine (multi-path, loops), hosts on the leaves",
+    ),
+    Generator(
+        "grid",
+        GridParams,
+        build_grid,
+        "a rows x cols mesh of switches (loops), hosts on every switch",
+    ),
 ]

@@ -16,19 +16,20 @@ import networkx as nx
 from pydantic import Field
 
 from ..builder import SpecBuilder
-from ..spec import TopoSpec, TopologyError, natural_key
+from ..spec import TopologyError, TopoSpec, natural_key
 from .base import MAX_SWITCHES, Generator, Params
 
 EARTH_RADIUS_KM = 6371.0
-FIBRE_KM_PER_MS = 299_792.458 * 2 / 3 / 1000   # ~199.9 km per millisecond
+FIBRE_KM_PER_MS = 299_792.458 * 2 / 3 / 1000  # ~199.9 km per millisecond
 
 
 class GraphmlParams(Params):
     file: str = Field(min_length=1, description="GraphML file, relative to the study file")
     delay_from_coordinates: bool = Field(False, description="link delay from node coordinates")
     # Dropped by default: hosts outside the largest part could reach nobody in it.
-    keep_disconnected: bool = Field(False, description="keep nodes outside the largest "
-                                                       "connected part")
+    keep_disconnected: bool = Field(
+        False, description="keep nodes outside the largest connected part"
+    )
 
 
 def great_circle_km(lat1: float, lon1: float, lat2: float, lon2: float) -> float:
@@ -59,8 +60,9 @@ def read_graph(path: Path) -> nx.Graph:
     except (ParseError, nx.NetworkXError, ValueError, KeyError, TypeError) as exc:
         raise TopologyError(f"{path}: not a valid GraphML file: {exc}", field="file") from None
     except OSError as exc:
-        raise TopologyError(f"{path}: cannot read GraphML file: {exc.strerror}",
-                            field="file") from None
+        raise TopologyError(
+            f"{path}: cannot read GraphML file: {exc.strerror}", field="file"
+        ) from None
     # Zoo files may hold parallel or directed edges and self-loops; we model one link per pair.
     graph = nx.Graph(raw.to_undirected() if raw.is_directed() else raw)
     graph.remove_edges_from(list(nx.selfloop_edges(graph)))
@@ -90,16 +92,24 @@ def build_graphml(p: GraphmlParams, seed: int, base_dir: Path | None = None) -> 
     graph = read_graph(path)
     notes = []
     if not p.keep_disconnected and not nx.is_connected(graph):
-        parts = sorted(nx.connected_components(graph),
-                       key=lambda part: (-len(part), min(natural_key(str(n)) for n in part)))
-        dropped = sorted((_node_label(n, graph.nodes[n]) for part in parts[1:] for n in part),
-                         key=natural_key)
+        parts = sorted(
+            nx.connected_components(graph),
+            key=lambda part: (-len(part), min(natural_key(str(n)) for n in part)),
+        )
+        dropped = sorted(
+            (_node_label(n, graph.nodes[n]) for part in parts[1:] for n in part), key=natural_key
+        )
         graph = graph.subgraph(parts[0]).copy()
-        notes.append(f"dropped {len(dropped)} node(s) outside the largest connected part: "
-                     + ", ".join(dropped))
+        notes.append(
+            f"dropped {len(dropped)} node(s) outside the largest connected part: "
+            + ", ".join(dropped)
+        )
     if graph.number_of_nodes() > MAX_SWITCHES:
-        raise TopologyError(f"{path}: {graph.number_of_nodes()} nodes; at most "
-                            f"{MAX_SWITCHES} switches are supported", field="file")
+        raise TopologyError(
+            f"{path}: {graph.number_of_nodes()} nodes; at most "
+            f"{MAX_SWITCHES} switches are supported",
+            field="file",
+        )
 
     b = SpecBuilder()
     switch_of, coords, name_map = {}, {}, {}
@@ -108,7 +118,7 @@ def build_graphml(p: GraphmlParams, seed: int, base_dir: Path | None = None) -> 
         where = coordinates(data)
         attrs = {"label": _node_label(node, data)}
         if where is not None:
-            attrs["pos"] = (where[1], where[0])   # (x, y) = (lon, lat)
+            attrs["pos"] = (where[1], where[0])  # (x, y) = (lon, lat)
         switch = b.switch(**attrs)
         b.host(switch)
         switch_of[node], coords[switch], name_map[switch] = switch, where, attrs["label"]
@@ -129,14 +139,20 @@ def build_graphml(p: GraphmlParams, seed: int, base_dir: Path | None = None) -> 
     if no_coords:
         notes.append(f"{len(no_coords)} node(s) without coordinates: " + ", ".join(no_coords))
     if missing:
-        notes.append(f"{len(missing)} link(s) got no delay from coordinates (an end lacks "
-                     f"them; the [topology.link] delay applies): " + ", ".join(missing))
+        notes.append(
+            f"{len(missing)} link(s) got no delay from coordinates (an end lacks "
+            f"them; the [topology.link] delay applies): " + ", ".join(missing)
+        )
     spec = b.spec(path.stem)
     spec.name_map, spec.notes = name_map, notes
     return spec
 
 
 GENERATORS = [
-    Generator("graphml", GraphmlParams, build_graphml,
-              "a GraphML file (e.g. Topology Zoo): nodes become switches with one host each"),
+    Generator(
+        "graphml",
+        GraphmlParams,
+        build_graphml,
+        "a GraphML file (e.g. Topology Zoo): nodes become switches with one host each",
+    ),
 ]

@@ -24,8 +24,9 @@ class TransitStubParams(Params):
     stubs_per_transit: int = Field(2, ge=1, le=16, description="stub domains per transit node")
     nodes_per_stub: int = Field(2, ge=1, le=32, description="switches per stub domain")
     hosts_per_stub_node: int = Field(1, ge=1, le=16, description="hosts on every stub switch")
-    extra_edge_prob: float = Field(0.2, ge=0.0, le=1.0,
-                                   description="chance of each extra intra-domain edge")
+    extra_edge_prob: float = Field(
+        0.2, ge=0.0, le=1.0, description="chance of each extra intra-domain edge"
+    )
 
     @model_validator(mode="after")
     def _size(self):
@@ -69,6 +70,10 @@ def build_transit_stub(p: TransitStubParams, seed: int, base_dir=None) -> TopoSp
 
 
 GENERATORS = [
-    Generator("transit-stub", TransitStubParams, build_transit_stub,
-              "GT-ITM-style Internet: transit domains with stub domains, hosts on stubs"),
+    Generator(
+        "transit-stub",
+        TransitStubParams,
+        build_transit_stub,
+        "GT-ITM-style Internet: transit domains with stub domains, hosts on stubs",
+    ),
 ]

@@ -4,6 +4,7 @@ They are files, not imports: the workload runs `python3 <file> ARGS` in the host
 namespace. Each one prints plain text lines on stdout that a pure parser in the workload
 module reads; servers signal readiness by creating the file given with `--ready`.
 """
+
 from __future__ import annotations
 
 import sys
@@ -27,8 +28,9 @@ def wait_ready(paths: dict[str, Path], procs: dict, what: str, timeout: float) -
         while not path.exists():
             proc = procs[key]
             if proc.popen.poll() is not None:
-                raise WorkloadError(f"{what} on {key} exited at start: "
-                                    f"{proc.errors()[-300:] or proc.returncode}")
+                raise WorkloadError(
+                    f"{what} on {key} exited at start: {proc.errors()[-300:] or proc.returncode}"
+                )
             if time.monotonic() > deadline:
                 raise WorkloadError(f"{what} on {key} not ready after {timeout:g} s")
             time.sleep(0.01)

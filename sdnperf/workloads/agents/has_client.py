@@ -8,6 +8,7 @@ over one persistent HTTP/1.1 connection. Prints one line per segment:
 (times in seconds since the player started: before its manifest request) and 'END' when done.
 usage: has_client.py HOST PORT SEGMENTS RULE STARTUP_SEGMENTS MAX_BUFFER_S
 """
+
 import http.client
 import json
 import os
@@ -55,6 +56,9 @@ for i in range(segments):
     t_done = time.monotonic() - t0
     history.append(size * 8 / max(t_done - t_req, 1e-6))
     player.on_segment(t_done)
-    print(f"SEG {i} {r} {ladder[r]:.0f} {size} {t_req:.6f} {t_done:.6f} "
-          f"{player.buffer_level(t_done):.3f}", flush=True)
+    print(
+        f"SEG {i} {r} {ladder[r]:.0f} {size} {t_req:.6f} {t_done:.6f} "
+        f"{player.buffer_level(t_done):.3f}",
+        flush=True,
+    )
 print("END", flush=True)

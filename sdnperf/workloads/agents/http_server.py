@@ -2,6 +2,7 @@
 
 usage: http_server.py BIND_IP PORT DIR READY_FILE
 """
+
 import functools
 import socketserver
 import sys

@@ -8,6 +8,7 @@ in the frame and the packet's index in it. After the last frame, END datagrams t
 receiver how many packets and frames were sent.
 usage: rtp_pacer.py DST PORT BITRATE_BPS FPS PKT DURATION_S
 """
+
 import math
 import socket
 import struct

@@ -5,6 +5,7 @@ seconds) and, if the sender's END arrived, 'END SENT FRAMES'. Stops at END or af
 DEADLINE_S seconds.
 usage: rtp_receiver.py BIND_IP PORT DEADLINE_S READY_FILE
 """
+
 import socket
 import struct
 import sys

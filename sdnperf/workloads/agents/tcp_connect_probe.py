@@ -5,6 +5,7 @@ complete), so the time measured is SYN -> SYN-ACK plus a few microseconds of sys
 Prints one line per connection:  SEQ UNIX_START MS        or  SEQ UNIX_START FAIL REASON
 usage: tcp_connect_probe.py DST PORT COUNT INTERVAL_S TIMEOUT_S
 """
+
 import socket
 import sys
 import time
@@ -23,7 +24,9 @@ for seq in range(1, count + 1):
         ms = (time.perf_counter() - t0) * 1000.0
         print(f"{seq} {wall:.6f} {ms:.4f}", flush=True)
     except OSError as exc:
-        reason = type(exc).__name__ if isinstance(exc, socket.timeout) else (exc.strerror or str(exc))
+        reason = (
+            type(exc).__name__ if isinstance(exc, socket.timeout) else (exc.strerror or str(exc))
+        )
         print(f"{seq} {wall:.6f} FAIL {reason.replace(' ', '_')}", flush=True)
     finally:
         s.close()

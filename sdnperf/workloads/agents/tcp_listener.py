@@ -2,6 +2,7 @@
 
 usage: tcp_listener.py BIND_IP PORT READY_FILE
 """
+
 import socket
 import sys
 
