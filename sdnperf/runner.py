@@ -274,6 +274,35 @@ def run_studies(plan: list[RunSpec]) -> list[LoadedStudy]:
     return list({id(r.study): r.study for r in plan if r.study is not None}.values())
 
 
+def run_planned(
+    study: LoadedStudy, run: RunSpec, run_dir: Path, results_dir: Path, log: Callable[[str], None]
+) -> RunResult:
+    """One planned run as every study runner does it (here and on a cluster node): execute
+    it in a fresh `run_dir` with the study it sees, note its sweep point and position, keep a
+    failed run's daemon/controller logs next to the results, remove `run_dir`."""
+    results_dir = Path(results_dir)
+    try:
+        result = execute_run(
+            run.study or study,
+            run,
+            run_dir,
+            log,
+            results_dir=results_dir / "runs" / _folder(run.key),
+        )
+        result.point, result.position = dict(run.point), run.index
+        if result.status == "failed" and run_dir.exists():
+            # A failed run's logs are evidence: copied next to the results.
+            shutil.copytree(
+                run_dir,
+                results_dir / "logs" / _folder(run.key),
+                dirs_exist_ok=True,
+                ignore=shutil.ignore_patterns("*.sock", "*.ctl", "conf.db"),
+            )
+        return result
+    finally:
+        shutil.rmtree(run_dir, ignore_errors=True)
+
+
 class StudyRunner:
     def __init__(
         self,
@@ -318,30 +347,9 @@ class StudyRunner:
                 if self.progress:
                     self.progress(n, len(todo), run)
                 run_dir = study_dir / f"run{run.index:04d}"
-                result = execute_run(
-                    run.study or self.study,
-                    run,
-                    run_dir,
-                    self.log,
-                    results_dir=self.results_dir / "runs" / _folder(run.key),
-                )
-                result.point, result.position = dict(run.point), run.index
+                result = run_planned(self.study, run, run_dir, self.results_dir, self.log)
                 self.store.record_run(study_id, result)
                 results.append(result)
-                if result.status == "failed":
-                    self._keep_logs(run, run_dir)
-                shutil.rmtree(run_dir, ignore_errors=True)
         finally:
             shutil.rmtree(study_dir, ignore_errors=True)
         return study_id, results
-
-    def _keep_logs(self, run: RunSpec, run_dir: Path) -> None:
-        """A failed run's daemon/controller logs are evidence: copy them next to the results."""
-        dest = self.results_dir / "logs" / _folder(run.key)
-        if run_dir.exists():
-            shutil.copytree(
-                run_dir,
-                dest,
-                dirs_exist_ok=True,
-                ignore=shutil.ignore_patterns("*.sock", "*.ctl", "conf.db"),
-            )

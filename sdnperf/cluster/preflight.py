@@ -147,14 +147,10 @@ def code_digest() -> str:
 
 def binaries_digest() -> dict[str, str | None]:
     """SHA-256 of our Rust tools (None: not built on this node)."""
-    from sdnperf.arch.p4 import GRPC_DAEMON, find_grpc_daemon
-    from sdnperf.cli import rust_binary
+    from sdnperf import tools
+    from sdnperf.arch.p4 import GRPC_DAEMON
 
-    paths = {
-        "sdnperf-p4c": rust_binary("sdnperf-p4c"),
-        "sdnperf-switch": rust_binary("sdnperf-switch"),
-        GRPC_DAEMON: find_grpc_daemon(),
-    }
+    paths = {name: tools.locate(name) for name in ("sdnperf-p4c", "sdnperf-switch", GRPC_DAEMON)}
     out = {}
     for name, path in paths.items():
         out[name] = _file_digest(Path(path)) if path else None
