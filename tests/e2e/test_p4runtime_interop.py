@@ -696,9 +696,9 @@ def test_af_xdp_ports_and_fast_path_follow_p4runtime_writes(tmp_path):
     path's counters grow), and deleting it by P4Runtime makes the fast path drop."""
     import re
 
-    binary = _tool("sdnperf-switch-grpc", "SDNPERF_P4RT_BIN")
-    switch_cli = _tool("sdnperf-switch", "SDNPERF_SWITCH_BIN")
-    p4c = _tool("sdnperf-p4c", "SDNPERF_P4C_BIN")
+    binary = _tool("sdnperf-switch-grpc")
+    switch_cli = _tool("sdnperf-switch")
+    p4c = _tool("sdnperf-p4c")
     subprocess.run(
         [str(p4c), str(REPO / "rust/p4c/tests/corpus/basic_router.p4"), "-o", str(tmp_path)],
         check=True,
@@ -798,7 +798,7 @@ def test_af_xdp_ports_and_fast_path_follow_p4runtime_writes(tmp_path):
 def test_simple_switch_grpc_command_line_starts_our_switch(tmp_path, compiled):
     """The command line the P4 tutorials and p4-utils give simple_switch_grpc starts our
     switch unchanged; a P4Runtime client then sets the pipeline and an entry forwards."""
-    binary = _tool("sdnperf-switch-grpc", "SDNPERF_P4RT_BIN")
+    binary = _tool("sdnperf-switch-grpc")
     p4info, bmv2 = compiled
     lab = Lab(tmp_path)
     try:
