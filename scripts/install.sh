@@ -52,6 +52,18 @@ if ! command -v cargo >/dev/null; then
   echo "==> cargo not found: installing ${rust_pkgs[*]}"
   DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${rust_pkgs[@]}"
 fi
+# scripts/test.sh checks formatting and lints: cargo fmt and cargo clippy must exist too.
+if ! cargo fmt --version >/dev/null 2>&1 || ! cargo clippy --version >/dev/null 2>&1; then
+  if command -v rustup >/dev/null; then
+    echo "==> rustup component add rustfmt clippy"
+    rustup component add rustfmt clippy
+  else
+    check_pkgs=(rustfmt rust-clippy)
+    if apt-cache show rust-web-clippy >/dev/null 2>&1; then check_pkgs=(rustfmt-web rust-web-clippy); fi
+    echo "==> cargo fmt/clippy not found: installing ${check_pkgs[*]}"
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${check_pkgs[@]}"
+  fi
+fi
 echo "==> cargo build --release (rust/)"
 cargo build --release --quiet --manifest-path rust/Cargo.toml
 
