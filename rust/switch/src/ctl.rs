@@ -9,7 +9,7 @@
 use crate::dataplane::{Inbox, Mailbox};
 use crate::externs::MeterCell;
 use crate::impair::parse_port_spec;
-use crate::pipeline::{width_mask, INDIRECT_GROUP, INDIRECT_MEMBER};
+use crate::pipeline::{width_mask, Action, INDIRECT_GROUP, INDIRECT_MEMBER};
 use crate::switch::Switch;
 use crate::tables::MatchKind;
 use std::io::{BufRead, BufReader, Write};
@@ -206,19 +206,7 @@ pub fn add_entry(
         ));
     }
     let a = &p.actions[ai as usize];
-    if params.len() != a.params.len() {
-        return Err(format!(
-            "action {} takes {} parameters, got {}",
-            a.name,
-            a.params.len(),
-            params.len()
-        ));
-    }
-    let data: Vec<u128> = params
-        .iter()
-        .zip(&a.params)
-        .map(|(v, (_, w))| v & width_mask(*w))
-        .collect();
+    let data = action_data(a, params)?;
     if keys.len() != t.keys.len() {
         return Err(format!(
             "table {} has {} key fields, got {}",
@@ -257,19 +245,7 @@ pub fn set_default(
         .action_by_name(action)
         .ok_or_else(|| format!("unknown action {}", action))? as u32;
     let a = &p.actions[ai as usize];
-    if params.len() != a.params.len() {
-        return Err(format!(
-            "action {} takes {} parameters, got {}",
-            a.name,
-            a.params.len(),
-            params.len()
-        ));
-    }
-    let data: Vec<u128> = params
-        .iter()
-        .zip(&a.params)
-        .map(|(v, (_, w))| v & width_mask(*w))
-        .collect();
+    let data = action_data(a, params)?;
     let t = &mut p.tables[ti];
     if t.default_const {
         return Err(format!("table {} has a const default action", t.name));
@@ -283,6 +259,23 @@ pub fn set_default(
     t.default_action = ai;
     t.default_data = data.into_boxed_slice();
     Ok(())
+}
+
+/// An action's parameter values, one per parameter, each cut to its width.
+fn action_data(a: &Action, params: &[u128]) -> Result<Vec<u128>, String> {
+    if params.len() != a.params.len() {
+        return Err(format!(
+            "action {} takes {} parameters, got {}",
+            a.name,
+            a.params.len(),
+            params.len()
+        ));
+    }
+    Ok(params
+        .iter()
+        .zip(&a.params)
+        .map(|(v, (_, w))| v & width_mask(*w))
+        .collect())
 }
 
 fn num(s: Option<&&str>, what: &str) -> Result<u128, String> {
