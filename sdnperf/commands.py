@@ -70,7 +70,9 @@ def print_report(
     written = store.export_csv(study_id, csv_dir or results_dir / "csv")
     print(f"CSV: {', '.join(str(p) for p in written)}")
     if html:
-        import sdnperf.ctlbench.plots  # noqa: F401  (registers ctlbench's figures)
+        # report extensions register themselves when imported (report/ names none)
+        import sdnperf.cluster.variance  # noqa: F401  (the "Nodes" section)
+        import sdnperf.ctlbench.plots  # noqa: F401  (ctlbench's figures)
         from sdnperf.report.html import write_report
 
         out = write_report(store, study_id, html_path or results_dir / "report.html")

@@ -14,6 +14,8 @@ import math
 from dataclasses import dataclass, field
 from html import escape
 
+from sdnperf.report.sections import register_section
+
 ALPHA = 0.05
 MIN_RUNS_PER_NODE = 2
 
@@ -113,8 +115,14 @@ def _point_text(point) -> str:
     return ",".join(f"{k}={v}" for k, v in sorted(point.items())) if point else ""
 
 
+@register_section("end")
+def node_section(store, study_id: int) -> str:
+    """The report's "Nodes" section of a study spread over a cluster's nodes."""
+    return html_section(node_report(store, study_id))
+
+
 def html_section(report: NodeReport | None) -> str:
-    """The report's "Nodes" section (empty when the study ran on one machine)."""
+    """The "Nodes" section of a node report (empty when the study ran on one machine)."""
     if report is None:
         return ""
     heads = "".join(f"<th>{escape(n)}</th>" for n in report.nodes)

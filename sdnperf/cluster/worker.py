@@ -5,13 +5,59 @@ share a kernel cannot collide, and a worker that dies takes its run's network do
 
 from __future__ import annotations
 
+import os
+import threading
+from pathlib import Path
+
+import psutil
 import ray
 
 from sdnperf.cluster import NODE_RESOURCE
 
+RAYLET_POLL_S = 0.2
+
+
+def raylet_of(pid: int) -> psutil.Process | None:
+    """The raylet (a node's Ray daemon) among the ancestors of `pid`, or None."""
+    try:
+        for ancestor in psutil.Process(pid).parents():
+            if ancestor.name() == "raylet":
+                return ancestor
+    except psutil.Error:
+        pass
+    return None
+
+
+def exit_when_gone(daemon: psutil.Process, on_gone, poll_s: float = RAYLET_POLL_S):
+    """Call `on_gone()` from a daemon thread once `daemon` has ended; returns the thread's
+    stop event (set it to stop watching)."""
+    stop = threading.Event()
+
+    def watch():
+        while not stop.wait(poll_s):
+            if not daemon.is_running():
+                on_gone()
+                return
+
+    threading.Thread(target=watch, name="raylet-watch", daemon=True).start()
+    return stop
+
+
+def _lose_the_node() -> None:
+    # Without its raylet the node is lost: a run that went on would be reported later as
+    # if its node were healthy (Ray's core worker notices the raylet's death only after a
+    # while, so a short run could finish first). Ending this worker at once kills the run's
+    # namespace (PR_SET_PDEATHSIG) and the driver sees the actor die: the run fails and its
+    # block is retried elsewhere, every time, not depending on how long the run had left.
+    os._exit(1)
+
 
 @ray.remote(num_cpus=0, max_restarts=0, max_task_retries=0)
 class NodeWorker:
+    def __init__(self):
+        raylet = raylet_of(os.getpid())
+        self._watch = exit_when_gone(raylet, _lose_the_node) if raylet else None
+
     def facts(self, study) -> dict:
         from sdnperf.cluster.preflight import node_facts
 
@@ -24,8 +70,6 @@ class NodeWorker:
 
     def run(self, study, run, results_dir: str, session: str):
         """(RunResult, log messages) of one run on this node."""
-        from pathlib import Path
-
         from sdnperf.cluster.isolated import run_isolated
 
         return run_isolated(study, run, Path(results_dir), session=session)

@@ -14,8 +14,7 @@ import time
 from html import escape
 from pathlib import Path
 
-from sdnperf.cluster.variance import html_section, node_report
-from sdnperf.report import fmt, metrics
+from sdnperf.report import fmt, metrics, sections
 from sdnperf.report.plots import _colors, all_plots
 from sdnperf.report.series import conditions
 from sdnperf.report.sweep_plots import sweep_figure, topology_panels
@@ -72,7 +71,7 @@ def write_report(
     metric_names = _metrics_shown(store, study_id)
     parts = [
         _header(study, runs, store, study_id),
-        _answer(store, study_id),
+        *sections.render("top", store, study_id),  # e.g. a built-in study's answer
         _environment(study.environment),
         _provenance(study.provenance),
         *(["<h2>Sweeps</h2>", SWEEP_INTRO, *sweep_parts] if curves else []),
@@ -90,7 +89,7 @@ def write_report(
         _failed_runs(runs),
         _cpu_bound_runs(runs),
         _emulator_bound_runs(runs),
-        node_section(store, study_id),  # runs spread over a cluster's nodes
+        *sections.render("end", store, study_id),  # e.g. a cluster's per-node table
         _how_to_read(metric_names),
     ]
     page = (
@@ -119,20 +118,6 @@ def _header(study: StudyRow, runs: list[RunRow], store: Store, study_id: int) ->
         f'<span class="{"failed" if failed else ""}">{failed} failed</span>, '
         f"{bound} CPU-bound. Conditions: {escape(conditions(store, study_id))}.<br>"
         f"Raw data: <code>{escape(str(store.path))}</code> (SQLite).</p>"
-    )
-
-
-def _answer(store: Store, study_id: int) -> str:
-    """A built-in study's question and the answer computed from its runs (studies/answers)."""
-    from sdnperf.studies.answers import answer_for
-
-    answer = answer_for(store, study_id)
-    if answer is None:
-        return ""
-    items = "".join(f"<li>{escape(s)}</li>" for s in answer.sentences)
-    return (
-        f'<h2>Question</h2><p class="question">{escape(answer.question)}</p>'
-        f"<h2>Answer (computed from the runs below)</h2><ul>{items}</ul>"
     )
 
 
@@ -374,10 +359,6 @@ def _not_drawn(skipped: list[str]) -> str:
         return ""
     items = "".join(f"<li>{escape(s)}</li>" for s in skipped)
     return f'<p class="meta">Not drawn:</p><ul class="meta">{items}</ul>'
-
-
-def node_section(store: Store, study_id: int) -> str:
-    return html_section(node_report(store, study_id))
 
 
 def _failed_runs(runs: list[RunRow]) -> str:

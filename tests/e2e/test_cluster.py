@@ -156,11 +156,6 @@ def test_local_cluster_stores_the_same_runs_as_one_machine(study_file, tmp_path)
     assert not ray_processes()
 
 
-@pytest.mark.xfail(
-    strict=False,
-    reason="racy on a quiet machine: the run on the killed node can finish and be stored ok "
-    "before the node's loss is seen (issue 13 stays open on this)",
-)
 def test_a_node_killed_mid_study_fails_its_run_and_its_block_reruns_elsewhere(study_file, tmp_path):
     db = tmp_path / "out" / "cl" / "study.sqlite"
     proc = sdnperf(

@@ -8,7 +8,10 @@ and says what the data say, including "not enough runs to tell". Nothing is hard
 from __future__ import annotations
 
 from dataclasses import dataclass
+from html import escape
 from importlib import import_module
+
+from sdnperf.report.sections import register_section
 
 # study name (as in its files' [study] name, or its prefix for a study of several files)
 MODULES = {
@@ -48,3 +51,16 @@ def answer_for(store, study_id: int) -> Answer | None:
     except Exception as exc:  # an answer must never cost the report
         sentences = [f"(no answer computed: {type(exc).__name__}: {exc})"]
     return Answer(name, STUDIES[name].question, sentences or ["No finished run to answer from."])
+
+
+@register_section("top")
+def answer_html(store, study_id: int) -> str:
+    """The report's opening: a built-in study's question and its computed answer."""
+    answer = answer_for(store, study_id)
+    if answer is None:
+        return ""
+    items = "".join(f"<li>{escape(s)}</li>" for s in answer.sentences)
+    return (
+        f'<h2>Question</h2><p class="question">{escape(answer.question)}</p>'
+        f"<h2>Answer (computed from the runs below)</h2><ul>{items}</ul>"
+    )
