@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import random
 import shutil
 import signal
 import socket
@@ -21,10 +22,45 @@ OSKEN_APPS = {"l2-learning": "l2_learning.py", "topo-forwarding": "topo_forwardi
 START_GRACE_S = 1.0  # a controller with no port to watch must live this long to have started
 
 
+EPHEMERAL_RANGE = Path("/proc/sys/net/ipv4/ip_local_port_range")
+PORTS_BELOW_EPHEMERAL = 12000  # how far below the ephemeral range free_port looks
+_handed_out: set[int] = set()  # ports this process already gave a daemon
+
+
+def ephemeral_range() -> tuple[int, int]:
+    try:
+        low, high = (int(x) for x in EPHEMERAL_RANGE.read_text().split())
+        return low, high
+    except (OSError, ValueError):
+        return 32768, 60999  # Linux's default
+
+
 def free_port(host: str = "127.0.0.1") -> int:
-    with socket.socket() as s:
-        s.bind((host, 0))
-        return s.getsockname()[1]
+    """A TCP port free on `host` for a daemon we are about to start, below the kernel's
+    ephemeral range. Not port 0's pick: that comes from the ephemeral range, where the
+    outgoing connections of a big study (a controller connecting to 100 switches while the
+    later ones start) take local ports, and one took a switch's port between this call and
+    the switch's bind ("Address already in use" on a 10x10 grid). Below the range only an
+    explicit bind takes a port, and this process never hands out the same port twice."""
+    low, _ = ephemeral_range()
+    first = max(1024, low - PORTS_BELOW_EPHEMERAL)
+    candidates = list(range(first, low))
+    if not candidates:  # a range starting near 1024: nothing below it to use
+        with socket.socket() as s:
+            s.bind((host, 0))
+            return s.getsockname()[1]
+    start = random.randrange(len(candidates))  # concurrent sdnperf processes spread out
+    for port in candidates[start:] + candidates[:start]:
+        if port in _handed_out:
+            continue
+        with socket.socket() as s:
+            try:
+                s.bind((host, port))
+            except OSError:
+                continue
+        _handed_out.add(port)
+        return port
+    raise OSError(f"no free TCP port on {host} between {first} and {low - 1}")
 
 
 def venv_tool(name: str) -> str:
