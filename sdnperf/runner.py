@@ -160,6 +160,26 @@ def started_network(
             arch.stop()
 
 
+def new_result(study: LoadedStudy, run: RunSpec, status: str = "ok", error: str = "") -> RunResult:
+    """A run's result before anything is measured: which run it is and its configuration.
+    execute_run fills it in; a cluster driver stores it failed for a run its node lost."""
+    return RunResult(
+        key=run.key,
+        topology=study.topology.name,
+        architecture=run.architecture.name,
+        workload=run.workload.name,
+        repetition=run.repetition,
+        params={
+            "architecture": run.architecture.model_dump(),
+            "workload": run.workload.model_dump(mode="json"),
+            "topology": study.topology.describe(),
+        },
+        status=status,
+        error=error,
+        started=time.time(),
+    )
+
+
 def execute_run(
     study: LoadedStudy,
     run: RunSpec,
@@ -175,20 +195,7 @@ def execute_run(
     from sdnperf.fidelity.cpu import CpuSampler
     from sdnperf.workloads.base import run_workload
 
-    result = RunResult(
-        key=run.key,
-        topology=study.topology.name,
-        architecture=run.architecture.name,
-        workload=run.workload.name,
-        repetition=run.repetition,
-        params={
-            "architecture": run.architecture.model_dump(),
-            "workload": run.workload.model_dump(mode="json"),
-            "topology": study.topology.describe(),
-        },
-        status="ok",
-        started=time.time(),
-    )
+    result = new_result(study, run)
     sampler = CpuSampler()
     try:
         offloads = host_offloads(study)

@@ -319,25 +319,11 @@ def unreachable(address: str, timeout: float = 5.0) -> str | None:
 
 def failed_result(study, run, reason: str, started: float | None = None) -> RunResult:
     """A run that produced nothing, with the reason (like execute_run's failed results)."""
-    own = getattr(run, "study", None) or study
-    result = RunResult(
-        key=run.key,
-        topology=own.topology.name,
-        architecture=run.architecture.name,
-        workload=run.workload.name,
-        repetition=run.repetition,
-        params={
-            "architecture": run.architecture.model_dump(),
-            "workload": run.workload.model_dump(mode="json"),
-            "topology": own.topology.describe(),
-        },
-        status="failed",
-        error=reason,
-        started=started or time.time(),
-        finished=time.time(),
-    )
-    if hasattr(result, "point"):
-        result.point, result.position = dict(getattr(run, "point", ())), run.index
+    from sdnperf.runner import new_result
+
+    result = new_result(run.study or study, run, "failed", reason)
+    result.started, result.finished = started or result.started, time.time()
+    result.point, result.position = dict(run.point), run.index
     return result
 
 
