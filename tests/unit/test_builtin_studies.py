@@ -436,24 +436,10 @@ def test_complexity_answer_prices_each_platforms_chains_against_its_own_l2(tmp_p
     live-video stream's one-way delay is ranked by frame size like ping and UDP."""
     with Store(tmp_path / "s.sqlite") as store:
         sid = store.open_study("workload-complexity", None, {}, {})
-        i = 0
-        for arch, owd in (
-            ("kernel-l2", 0.02),
-            ("kernel-ipv4", 0.03),
-            ("ovs-l2", 0.04),
-            ("ovs-pipeline8", 0.05),
-        ):
-            for size in (64, 1472):
-                _run(
-                    store,
-                    sid,
-                    i,
-                    arch,
-                    "owd",
-                    [("owd_ms", owd * (1 + size / 1472), "ms", "lower")],
-                    point={"workload.owd.packet_size": size},
-                )
-                i += 1
+        owd = {"kernel-l2": 0.02, "kernel-ipv4": 0.03, "ovs-l2": 0.04, "ovs-pipeline8": 0.05}
+        for i, (arch, size) in enumerate((a, s) for a in owd for s in (64, 1472)):
+            metric = [("owd_ms", owd[arch] * (1 + size / 1472), "ms", "lower")]
+            _run(store, sid, i, arch, "owd", metric, point={"workload.owd.packet_size": size})
         text = answer_for(store, sid).sentences
     assert text[0] == (
         "UDP one-way delay with 110-byte frames (best first): kernel-l2 0.0209 ms, "
