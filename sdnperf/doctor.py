@@ -83,7 +83,7 @@ def checks() -> list[tuple[Capability, str]]:
         ),
         (_mininet(), "any emulated network"),
         (capabilities.tool("mnexec", ("-v",)), "any emulated network"),
-        (capabilities.tool("ovs-vswitchd"), "ovs-standalone and openflow architectures"),
+        (capabilities.tool("ovs-vswitchd"), "ovs-standalone, ovs-flows and openflow architectures"),
         (capabilities.ovs_datapath(), "—"),
         (capabilities.htb(), "link bandwidth limits"),
         (

@@ -7,7 +7,9 @@ from sdnperf.topo.spec import TopoSpec
 
 ARCHITECTURE_MODULES = {
     "bridge": ("sdnperf.arch.bridge", "BridgeArchitecture"),
+    "router": ("sdnperf.arch.router", "RouterArchitecture"),
     "ovs-standalone": ("sdnperf.arch.ovs", "OvsStandaloneArchitecture"),
+    "ovs-flows": ("sdnperf.arch.ovs", "OvsFlowsArchitecture"),
     "openflow": ("sdnperf.arch.ovs", "OpenflowArchitecture"),
     "p4": ("sdnperf.arch.p4", "P4Architecture"),
 }

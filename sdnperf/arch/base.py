@@ -106,6 +106,32 @@ class Architecture(ABC):
         so it stops only what was started."""
 
 
+def attached_hosts(net) -> list[dict]:
+    """Every host link of a built network: {"name", "mac", "ip", "switch", "port"} (the
+    switch's port number). What the topology-derived forwarding state is built from: the P4
+    programs' proactive entries (p4/catalog.py), the OVS flows (arch/ovs_flows.py) and the
+    kernel router's routes (arch/router.py)."""
+    switches = {sw.name for sw in net.switches}
+    hosts = []
+    for link in net.links:
+        a, b = link.intf1, link.intf2
+        if (a.node.name in switches) == (b.node.name in switches):
+            continue  # switch-switch (or host-host) link
+        (sw, sw_intf), (host, host_intf) = (
+            ((a.node, a), (b.node, b)) if a.node.name in switches else ((b.node, b), (a.node, a))
+        )
+        hosts.append(
+            {
+                "name": host.name,
+                "mac": host_intf.MAC(),
+                "ip": host_intf.IP(),
+                "switch": sw.name,
+                "port": sw.ports[sw_intf],
+            }
+        )
+    return hosts
+
+
 def spanning_tree_wanted(mode: str, spec: TopoSpec) -> bool:
     """A study's `stp = "auto" | "on" | "off"`: auto is on exactly when the topology has loops."""
     return spec.has_loops() if mode == "auto" else mode == "on"

@@ -44,6 +44,28 @@ class OvsStandaloneConfig(_ArchBase):
     datapath: Literal["auto", "kernel", "user"] = "auto"
 
 
+class RouterConfig(_ArchBase):
+    """The kernel's IPv4 routing: the switch node is a Linux router namespace (ip_forward,
+    no bridging) that answers the hosts' ARP for each other (proxy ARP) and routes each
+    host by a /32 route, so the hosts keep the topology's one subnet."""
+
+    kind: Literal["router"]
+
+
+OVS_FLOW_PROGRAMS = ("l2", "ipv4", "vlan", "pipeline8")
+
+
+class OvsFlowsConfig(_ArchBase):
+    """Open vSwitch with static OpenFlow 1.3 flows sdnperf installs (no controller): the
+    equivalent of one of the workload-complexity P4 programs (sdnperf/arch/ovs_flows.py)."""
+
+    kind: Literal["ovs-flows"]
+    program: Literal[OVS_FLOW_PROGRAMS] = Field(
+        "l2", description="the P4 program the flows are equivalent to: l2, ipv4, vlan, pipeline8"
+    )
+    datapath: Literal["auto", "kernel", "user"] = "auto"
+
+
 OSKEN_APP_NAMES = ("l2-learning", "topo-forwarding")
 OPENFLOW_VERSIONS = {
     "1.0": "OpenFlow10",
@@ -219,5 +241,8 @@ class P4Config(_ArchBase):
 
 
 ArchitectureConfig = Annotated[
-    Union[BridgeConfig, OvsStandaloneConfig, OpenflowConfig, P4Config], Field(discriminator="kind")
+    Union[
+        BridgeConfig, RouterConfig, OvsStandaloneConfig, OvsFlowsConfig, OpenflowConfig, P4Config
+    ],
+    Field(discriminator="kind"),
 ]

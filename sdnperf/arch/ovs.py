@@ -16,9 +16,11 @@ from pathlib import Path
 
 from mininet.node import OVSSwitch, RemoteController
 
+from sdnperf.arch import ovs_flows
 from sdnperf.arch.base import (
     Architecture,
     ArchitectureError,
+    attached_hosts,
     check_controller,
     controller_log,
     spanning_tree_wanted,
@@ -122,6 +124,63 @@ class OvsStandaloneArchitecture(_OvsArchitecture):
 
     def facts(self) -> dict:
         return {**super().facts(), "rstp": self.rstp}
+
+
+class OvsFlowsArchitecture(_OvsArchitecture):
+    """OVS switches (fail_mode=secure, no controller) with static OpenFlow 1.3 flows
+    equivalent to a workload-complexity P4 program, installed with ovs-ofctl once the
+    network is built (they name its port numbers and the hosts' MACs)."""
+
+    fail_mode = "secure"
+
+    @classmethod
+    def check(cls, config, spec: TopoSpec) -> dict:
+        if len(spec.switches()) != 1:
+            raise ArchitectureError(
+                f"architecture {config.name!r}: the {config.program!r} flows are built for one "
+                f"switch with the hosts on its ports; topology {spec.name!r} has "
+                f"{len(spec.switches())} switches"
+            )
+        return {}
+
+    def mininet_options(self) -> dict:
+        return {"switch": self._switch_class(protocols=ovs_flows.PROTOCOLS), "controller": None}
+
+    def ofctl(self, *args: str, stdin: str | None = None) -> str:
+        """ovs-ofctl on our OVS (OpenFlow 1.3); ArchitectureError with its words on failure."""
+        proc = subprocess.run(
+            ["ovs-ofctl", "-O", ovs_flows.PROTOCOLS, *args],
+            input=stdin,
+            capture_output=True,
+            text=True,
+            env={**os.environ, **self.ovs.env()},
+        )
+        if proc.returncode != 0:
+            raise ArchitectureError(
+                f"ovs-ofctl {' '.join(args)} failed: {proc.stderr.strip() or proc.stdout.strip()}"
+            )
+        return proc.stdout
+
+    def network_started(self, net) -> None:
+        hosts = attached_hosts(net)
+        for sw in net.switches:
+            flows = ovs_flows.flows_for(
+                self.config.program, [h for h in hosts if h["switch"] == sw.name]
+            )
+            (self.run_dir / f"{sw.name}-flows.txt").write_text("\n".join(flows.flows) + "\n")
+            self.ofctl("add-groups", sw.name, "-", stdin="\n".join(flows.groups) + "\n")
+            self.ofctl("add-flows", sw.name, "-", stdin="\n".join(flows.flows) + "\n")
+
+    def dump_flows(self, switch: str) -> str:
+        return self.ofctl("dump-flows", switch)
+
+    def facts(self) -> dict:
+        return {
+            **super().facts(),
+            "program": self.config.program,
+            "openflow": ovs_flows.PROTOCOLS,
+            "controller": None,
+        }
 
 
 class OpenflowArchitecture(_OvsArchitecture):

@@ -28,6 +28,7 @@ from sdnperf import tools
 from sdnperf.arch.base import (
     Architecture,
     ArchitectureError,
+    attached_hosts,
     check_controller,
     controller_log,
     wait_until,
@@ -238,7 +239,7 @@ class P4Architecture(Architecture):
         return tools.find(BMV2_DAEMON if self.config.target == "bmv2" else GRPC_DAEMON)
 
     def controller_config(self, net) -> dict:
-        switches, links, hosts = [], [], []
+        switches, links = [], []
         for sw in net.switches:
             switches.append(
                 {
@@ -256,11 +257,7 @@ class P4Architecture(Architecture):
                 links.append(
                     {"a": na.name, "a_port": na.ports[a], "b": nb.name, "b_port": nb.ports[b]}
                 )
-            elif na.name in names or nb.name in names:
-                (s, si), (h, hi) = ((na, a), (nb, b)) if na.name in names else ((nb, b), (na, a))
-                hosts.append(
-                    {"name": h.name, "mac": hi.MAC(), "switch": s.name, "port": s.ports[si]}
-                )
+        hosts = attached_hosts(net)
         config = {
             "app": self.config.app,
             "switches": switches,
@@ -281,11 +278,7 @@ class P4Architecture(Architecture):
             runtime = self.run_dir / "runtime"
             runtime.mkdir(parents=True, exist_ok=True)
             for sw in switches:
-                attached = [
-                    {"port": h["port"], "mac": h["mac"], "ip": net.get(h["name"]).IP()}
-                    for h in hosts
-                    if h["switch"] == sw["name"]
-                ]
+                attached = [h for h in hosts if h["switch"] == sw["name"]]
                 (runtime / f"{sw['name']}-runtime.json").write_text(
                     json.dumps(_entry_builder(self.config)(attached), indent=1)
                 )

@@ -84,7 +84,11 @@ class OvsDaemons:
         )
         self._wait_for(lambda: self.db_sock.exists(), timeout, "ovsdb-server socket")
         self._activate_env()
-        self.vsctl("--no-wait", "init")
+        # the socket file appears at bind(), before listen(): a client in between is
+        # refused, so the first command is retried until the server takes it
+        self._wait_for(
+            lambda: self.vsctl_ok("--no-wait", "init"), timeout, "ovsdb-server accepting clients"
+        )
         if self.datapath == "user":
             # Without this the userspace datapath drops the TSO/partial-checksum packets veth
             # delivers and TCP/UDP fail while ping still works.
@@ -122,12 +126,19 @@ class OvsDaemons:
 
     # -- helpers ---------------------------------------------------------------------------
     def vsctl(self, *args: str, check: bool = True) -> str:
-        proc = subprocess.run(
-            ["ovs-vsctl", "-t", "5", *args], env=self._full_env(), capture_output=True, text=True
-        )
+        proc = self._vsctl(args)
         if check and proc.returncode != 0:
             raise OvsError(f"ovs-vsctl {' '.join(args)}: {proc.stderr.strip()}")
         return proc.stdout
+
+    def vsctl_ok(self, *args: str) -> bool:
+        """Whether `ovs-vsctl args` succeeded."""
+        return self._vsctl(args).returncode == 0
+
+    def _vsctl(self, args) -> subprocess.CompletedProcess:
+        return subprocess.run(
+            ["ovs-vsctl", "-t", "5", *args], env=self._full_env(), capture_output=True, text=True
+        )
 
     def _full_env(self) -> dict[str, str]:
         return {**os.environ, **self.env()}

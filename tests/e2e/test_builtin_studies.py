@@ -26,9 +26,11 @@ EXPECT = {
         "UDP jitter (best first): ",
     ],
     "workload-complexity": [
-        "UDP jitter with 64-byte frames",
+        "UDP one-way delay with 110-byte frames",
         "TCP throughput with a 10M window",
         "Against P4 L2 bridging",
+        "Against OVS L2 bridging",
+        "Against kernel L2 bridging",
     ],
     "topologies-traffic": ["multi-path: ", "grid: ", "transit-stub: ", "mixed: SYN delay"],
     "controller-capacity": [

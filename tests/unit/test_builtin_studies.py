@@ -431,6 +431,30 @@ def test_complexity_answer_ranks_chains_and_prices_the_pipeline(tmp_path):
     )  # 0.2972 / 0.2472
 
 
+def test_complexity_answer_prices_each_platforms_chains_against_its_own_l2(tmp_path):
+    """OVS and kernel chains are compared with their own platform's L2 bridging, and the
+    live-video stream's one-way delay is ranked by frame size like ping and UDP."""
+    with Store(tmp_path / "s.sqlite") as store:
+        sid = store.open_study("workload-complexity", None, {}, {})
+        owd = {"kernel-l2": 0.02, "kernel-ipv4": 0.03, "ovs-l2": 0.04, "ovs-pipeline8": 0.05}
+        for i, (arch, size) in enumerate((a, s) for a in owd for s in (64, 1472)):
+            metric = [("owd_ms", owd[arch] * (1 + size / 1472), "ms", "lower")]
+            _run(store, sid, i, arch, "owd", metric, point={"workload.owd.packet_size": size})
+        text = answer_for(store, sid).sentences
+    assert text[0] == (
+        "UDP one-way delay with 110-byte frames (best first): kernel-l2 0.0209 ms, "
+        "kernel-ipv4 0.0313 ms, ovs-l2 0.0417 ms, ovs-pipeline8 0.0522 ms."
+    )
+    assert text[2] == (
+        "Against OVS L2 bridging (largest frame / window): ovs-pipeline8 one-way delay "
+        "+25.0 % (worse)."
+    )
+    assert text[3] == (
+        "Against kernel L2 bridging (largest frame / window): kernel-ipv4 one-way delay "
+        "+50.0 % (worse)."
+    )
+
+
 def test_other_studies_have_no_answer(tmp_path):
     with Store(tmp_path / "s.sqlite") as store:
         sid = store.open_study("my-study", None, {}, {})

@@ -1,6 +1,8 @@
-"""The answer of `workload-complexity`: per forwarding chain, ping RTT and UDP jitter at the
-smallest and largest frame, and TCP throughput at the smallest and largest window, ranked;
-and what the heavier P4 chains cost over P4 L2 bridging."""
+"""The answer of `workload-complexity`: per forwarding chain, ping RTT, UDP jitter and UDP
+one-way delay at the smallest and largest frame, and TCP throughput at the smallest and
+largest window, ranked; and, per platform (our P4 switch, Open vSwitch, the kernel), what
+its heavier chains cost over its own L2 bridging chain (architectures named
+PLATFORM-CHAIN: p4-ipv4 against p4-l2)."""
 
 from __future__ import annotations
 
@@ -10,8 +12,14 @@ from sdnperf.report.stats import pct_difference
 from sdnperf.studies.answers.common import mean, values
 from sdnperf.workloads.config import parse_suffixed
 
-FRAME_OVERHEAD = {"ping": 14 + 20 + 8, "udp": 14 + 20 + 8}  # Ethernet + IPv4 + ICMP/UDP headers
-SIZE = {"ping": "workload.ping.size", "udp": "workload.udp.length"}
+HEADERS = 14 + 20 + 8  # Ethernet + IPv4 + ICMP/UDP headers
+FRAME_OVERHEAD = {"ping": HEADERS, "udp": HEADERS, "owd": HEADERS}
+SIZE = {
+    "ping": "workload.ping.size",
+    "udp": "workload.udp.length",
+    "owd": "workload.owd.packet_size",  # the live-video stream's UDP payload
+}
+PLATFORMS = (("p4-", "P4"), ("ovs-", "OVS"), ("kernel-", "kernel"))
 WINDOW = "workload.tcp.window"
 
 
@@ -33,6 +41,7 @@ def answer(store, study_id: int) -> list[str]:
     for workload, metric, what, unit in (
         ("ping", "rtt_ms", "ping RTT", "ms"),
         ("udp", "jitter_ms", "UDP jitter", "ms"),
+        ("owd", "owd_ms", "UDP one-way delay", "ms"),
     ):
         points = _by_point(store, study_id, workload, metric, SIZE[workload])
         if not points:
@@ -51,27 +60,30 @@ def answer(store, study_id: int) -> list[str]:
                 f"TCP throughput with a {by_bytes[b]} window (best first): "
                 f"{_ranked(tcp[by_bytes[b]], 'Mbit/s', 'higher')}."
             )
-    # the cost of complexity on our switch: each P4 chain against P4 L2 bridging
-    costs = []
-    for workload, _metric, label, better, points in (
-        (
-            "ping",
-            "rtt_ms",
-            "RTT",
-            "lower",
-            _by_point(store, study_id, "ping", "rtt_ms", SIZE["ping"]),
-        ),
-        ("tcp", "throughput_mbps", "TCP", "higher", tcp),
-    ):
-        if not points:
-            continue
-        top = max(points, key=lambda v: parse_suffixed(str(v), 1024) if workload == "tcp" else v)
-        archs = points[top]
-        if "p4-l2" not in archs:
-            continue
-        for arch in sorted(a for a in archs if a.startswith("p4-") and a != "p4-l2"):
-            d = pct_difference(mean(archs[arch]), mean(archs["p4-l2"]), better)
-            costs.append(f"{arch} {label} {d.words()}")
-    if costs:
-        out.append("Against P4 L2 bridging (largest frame / window): " + "; ".join(costs) + ".")
+    # the cost of complexity on each platform: its chains against its own L2 bridging
+    compared = [
+        (label, better, points, lambda v: v)
+        for label, better, points in (
+            ("RTT", "lower", _by_point(store, study_id, "ping", "rtt_ms", SIZE["ping"])),
+            ("one-way delay", "lower", _by_point(store, study_id, "owd", "owd_ms", SIZE["owd"])),
+        )
+    ] + [("TCP", "higher", tcp, lambda v: parse_suffixed(str(v), 1024))]
+    for prefix, platform in PLATFORMS:
+        costs = []
+        for label, better, points, size in compared:
+            if not points:
+                continue
+            archs = points[max(points, key=size)]
+            base = f"{prefix}l2"
+            if base not in archs:
+                continue
+            for arch in sorted(a for a in archs if a.startswith(prefix) and a != base):
+                d = pct_difference(mean(archs[arch]), mean(archs[base]), better)
+                costs.append(f"{arch} {label} {d.words()}")
+        if costs:
+            out.append(
+                f"Against {platform} L2 bridging (largest frame / window): "
+                + "; ".join(costs)
+                + "."
+            )
     return out
