@@ -52,7 +52,7 @@ class RouterConfig(_ArchBase):
     kind: Literal["router"]
 
 
-OVS_FLOW_PROGRAMS = ("l2", "ipv4", "vlan", "pipeline8")
+OvsFlowProgram = Literal["l2", "ipv4", "vlan", "pipeline8"]
 
 
 class OvsFlowsConfig(_ArchBase):
@@ -60,7 +60,7 @@ class OvsFlowsConfig(_ArchBase):
     equivalent of one of the workload-complexity P4 programs (sdnperf/arch/ovs_flows.py)."""
 
     kind: Literal["ovs-flows"]
-    program: Literal[OVS_FLOW_PROGRAMS] = Field(
+    program: OvsFlowProgram = Field(
         "l2", description="the P4 program the flows are equivalent to: l2, ipv4, vlan, pipeline8"
     )
     datapath: Literal["auto", "kernel", "user"] = "auto"
