@@ -8,7 +8,6 @@ bundle ../shared/p4-reference next to the repository (or $SDNPERF_P4_REFERENCE).
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 from pathlib import Path
 

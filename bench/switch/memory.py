@@ -33,6 +33,7 @@ REPO = HERE.parents[1]
 sys.path.insert(0, str(REPO))  # the script runs from a checkout: sdnperf from there
 sys.path.insert(0, str(HERE))
 import bmv2  # noqa: E402
+
 from sdnperf import tools  # noqa: E402
 
 NS = "sdpmS"
@@ -88,7 +89,15 @@ def argv_for(name: str, k: int, prog: Path, vnet: bool) -> list[str] | None:
             *no_vnet,
         ]
     if name == "switch":
-        return [tools.find("sdnperf-switch"), "run", "--json", str(prog), *ifaces, "--die-with-parent", *no_vnet]
+        return [
+            tools.find("sdnperf-switch"),
+            "run",
+            "--json",
+            str(prog),
+            *ifaces,
+            "--die-with-parent",
+            *no_vnet,
+        ]
     exe = bmv2.find("simple_switch_grpc")
     if exe is None:
         print(f"memory.py: BMv2 skipped: {bmv2.why_missing('simple_switch_grpc')}", file=sys.stderr)
@@ -118,7 +127,13 @@ def mappings(pid: int) -> dict:
         head = line.split()
         if "-" in head[0] and len(head) >= 5 and ":" in head[3]:
             path = head[5] if len(head) > 5 else ""
-            kind = "sockets_kB" if path.startswith("socket:") else "files_kB" if path.startswith("/") else "anon_kB"
+            kind = (
+                "sockets_kB"
+                if path.startswith("socket:")
+                else "files_kB"
+                if path.startswith("/")
+                else "anon_kB"
+            )
         elif head[0] == "Rss:" and kind:
             sums[kind] += int(head[1])
     return sums
@@ -126,7 +141,9 @@ def mappings(pid: int) -> dict:
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--idle", type=float, default=3.0, help="seconds idle before reading (default 3)")
+    ap.add_argument(
+        "--idle", type=float, default=3.0, help="seconds idle before reading (default 3)"
+    )
     ap.add_argument(
         "--no-vnet",
         action="store_true",
@@ -157,7 +174,9 @@ def main():
         time.sleep(args.idle)
         for name, p in procs.items():
             if p.poll() is not None:
-                raise RuntimeError(f"{name} exited ({p.returncode}): {(tmp / f'{name}.log').read_text()[-2000:]}")
+                raise RuntimeError(
+                    f"{name} exited ({p.returncode}): {(tmp / f'{name}.log').read_text()[-2000:]}"
+                )
             res[name] = {**status(p.pid), **mappings(p.pid)}
     except KeyboardInterrupt:
         print("interrupted; cleaning up", file=sys.stderr)
@@ -182,7 +201,9 @@ def main():
 
 def report(res: dict, args):
     mode = "--no-vnet (AF_XDP)" if args.no_vnet else "virtio-net headers (AF_PACKET)"
-    print(f"\nidle switches, 2 ports, l1_fwd.p4 ({res['program']['json_by']}), ours with {mode}, idle {args.idle} s")
+    print(
+        f"\nidle switches, 2 ports, l1_fwd.p4 ({res['program']['json_by']}), ours with {mode}, idle {args.idle} s"
+    )
     print("  switch      VmRSS MB   Pss MB   anon MB   file MB   sockets MB   threads")
     rows = [n for n in NAMES if n in res]
     mb = lambda kb: kb / 1024
@@ -196,8 +217,12 @@ def report(res: dict, args):
         b = res["bmv2"]
         for n in rows[:-1] if rows[-1] == "bmv2" else rows:
             r = res[n]
-            print(f"  {n} / bmv2: VmRSS {r['VmRSS'] / b['VmRSS']:.2f}, Pss {r['Pss'] / b['Pss']:.2f}")
-    print("  (anon: heap, thread stacks, AF_XDP UMEM; file: binary and libraries; sockets: AF_PACKET/AF_XDP rings)")
+            print(
+                f"  {n} / bmv2: VmRSS {r['VmRSS'] / b['VmRSS']:.2f}, Pss {r['Pss'] / b['Pss']:.2f}"
+            )
+    print(
+        "  (anon: heap, thread stacks, AF_XDP UMEM; file: binary and libraries; sockets: AF_PACKET/AF_XDP rings)"
+    )
 
 
 if __name__ == "__main__":
