@@ -82,25 +82,24 @@ def _memory(pid):
     return rss, rings
 
 
+def _idle_memory(argv):
+    """Starts a switch, reads its memory once it is ready, stops it."""
+    sw = _start(argv)
+    try:
+        return _memory(sw.pid)
+    finally:
+        sw.terminate()
+        sw.communicate(timeout=10)
+
+
 @pytest.mark.parametrize("which", ["grpc", "switch"])
 def test_rings_follow_rx_frames_and_idle_switch_stays_small(ports, which):
     ns, names = ports
-    sw = _start(_argv(which, ns, names))
-    try:
-        rss, rings = _memory(sw.pid)
-    finally:
-        sw.terminate()
-        sw.communicate(timeout=10)
+    rss, rings = _idle_memory(_argv(which, ns, names))
     # AF_PACKET (virtio-net headers on): one ring per port of the default 2048 frames
     assert rings == [2048 * FRAME_KB, 2048 * FRAME_KB], rings
     assert rss < 20 * 1024, f"idle 2-port {which} holds {rss} kB resident"
-
-    sw = _start(_argv(which, ns, names, "--rx-frames", "512"))
-    try:
-        _, rings = _memory(sw.pid)
-    finally:
-        sw.terminate()
-        sw.communicate(timeout=10)
+    _, rings = _idle_memory(_argv(which, ns, names, "--rx-frames", "512"))
     assert rings == [512 * FRAME_KB, 512 * FRAME_KB], rings
 
 
