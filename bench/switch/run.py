@@ -34,7 +34,10 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))  # the script runs from a checkout: sdnperf from there
-from sdnperf import tools
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import bmv2  # noqa: E402  (bench/switch/bmv2.py)
+
+from sdnperf import tools  # noqa: E402
 
 PROGS = REPO / "rust/switch/tests/programs"
 NS_A, NS_B, NS_S = "sdpbA", "sdpbB", "sdpbS"
@@ -64,6 +67,15 @@ def binary() -> str:
 
 
 BIN = binary()
+try:
+    GRPC_BIN = tools.find("sdnperf-switch-grpc")
+except tools.ToolNotFound as exc:
+    sys.exit(f"run.py: {exc}")
+GRPC_PORT = 19559  # the grpc switch's P4Runtime port (loopback of namespace sdpbS)
+# BMv2 simple_switch with p4c's JSON of l1_fwd.p4 (BMv2 refuses our gen.py JSON); None when
+# simple_switch or p4c-bm2-ss is missing (rows skipped, reason printed)
+BMV2 = bmv2.find("simple_switch")
+BMV2_THRIFT = 19090
 
 
 OVS = None
@@ -158,31 +170,24 @@ class Path3:
         extra=(),
         cpu: int | None = None,
         nice: int = 0,
+        binary: str = "switch",
     ):
+        """Our switch on sdpbS1/sdpbS2: binary "switch" = `sdnperf-switch run`, "grpc" =
+        `sdnperf-switch-grpc` with the program preloaded (its JSON path; the same data-plane
+        loop, with the P4Runtime server idle beside it). Returns the start-up time."""
         self.stop_switch()
         pin = ["taskset", "-c", str(cpu)] if cpu is not None else []
-        argv = [
-            *pin,
-            "ip",
-            "netns",
-            "exec",
-            NS_S,
-            BIN,
-            "run",
-            "--json",
-            program,
-            "-i",
-            "1@sdpbS1",
-            "-i",
-            "2@sdpbS2",
-            "--ctl-socket",
-            CTL,
-            "--die-with-parent",
-            *extra,
-        ]
+        ports = ["-i", "1@sdpbS1", "-i", "2@sdpbS2", "--ctl-socket", CTL, "--die-with-parent"]
+        if binary == "grpc":
+            cmd = [GRPC_BIN, program, *ports, "--grpc-port", str(GRPC_PORT)]
+        else:
+            cmd = [BIN, "run", "--json", program, *ports]
+        argv = [*pin, "ip", "netns", "exec", NS_S, *cmd, *extra]
         if not self.offloads:
             argv.append("--no-vnet")
         if commands:
+            if binary == "grpc":
+                raise ValueError("sdnperf-switch-grpc takes entries over ctl or P4Runtime")
             f = tempfile.NamedTemporaryFile("w", prefix="sdpb-cmds-", suffix=".txt", delete=False)
             f.write("\n".join(commands) + "\n")
             f.close()
@@ -203,6 +208,31 @@ class Path3:
             raise RuntimeError(f"switch failed: {self.proc.stderr.read()}")
         return time.time() - t
 
+    def start_bmv2(self, program: Path):
+        """BMv2's simple_switch on sdpbS1/sdpbS2 with p4c's JSON; ready once it forwards
+        (it prints no ready line): a ping through it answers."""
+        self.stop_switch()
+        self.bmv2_log = tempfile.NamedTemporaryFile("w+", prefix="sdpb-bmv2-", suffix=".log")
+        argv = bmv2.argv(BMV2, [(1, "sdpbS1"), (2, "sdpbS2")], program, thrift_port=BMV2_THRIFT)
+        self.proc = subprocess.Popen(
+            ["ip", "netns", "exec", NS_S, *argv],
+            stdout=self.bmv2_log,
+            stderr=subprocess.STDOUT,
+        )
+        deadline = time.time() + 30
+        while time.time() < deadline:
+            if self.proc.poll() is not None:
+                self.bmv2_log.seek(0)
+                raise RuntimeError(f"simple_switch exited: {self.bmv2_log.read()[-2000:]}")
+            if (
+                subprocess.run(
+                    ["ip", "netns", "exec", NS_A, "ping", "-c1", "-W1", IP_B], capture_output=True
+                ).returncode
+                == 0
+            ):
+                return
+        raise RuntimeError("simple_switch did not forward a ping within 30 s")
+
     def ctl(self, *cmds):
         return sh(f"{BIN} ctl {CTL} " + " ".join(cmds))
 
@@ -217,6 +247,9 @@ class Path3:
                 self.proc.kill()
                 self.proc.wait()
         self.proc = None
+        if getattr(self, "bmv2_log", None):
+            self.bmv2_log.close()  # a temporary file: closing deletes it
+            self.bmv2_log = None
         if getattr(self, "cmd_file", None):
             os.unlink(self.cmd_file)
             self.cmd_file = None
@@ -224,6 +257,48 @@ class Path3:
     def __exit__(self, *exc):
         self.stop_switch()
         cleanup()
+
+
+# the P4 switches: TCP, RTT and 64-byte rate with offloads on and off
+SWITCHES = ("switch", "switch_afpacket", "grpc", "bmv2")
+
+
+_P4C_DIR = None
+
+
+def _bmv2_program() -> Path | None:
+    """p4c's JSON of l1_fwd.p4 for the bmv2 rows, or None (reason printed) without BMv2."""
+    if BMV2 is None:
+        print(f"bmv2 rows skipped: {bmv2.why_missing('simple_switch')}", file=sys.stderr)
+        return None
+    global _P4C_DIR
+    _P4C_DIR = tempfile.TemporaryDirectory(prefix="sdpb-p4c-")  # removed at exit
+    try:
+        return bmv2.compile_l1_fwd(Path(_P4C_DIR.name))
+    except RuntimeError as exc:
+        print(f"bmv2 rows skipped: {exc}", file=sys.stderr)
+        return None
+
+
+def rss_mb(pid: int) -> dict:
+    """The forwarder's resident memory now (after the row's runs) and its peak (VmHWM), MB."""
+    out = {}
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        key, _, val = line.partition(":")
+        if key in ("VmRSS", "VmHWM"):
+            out["rss_mb" if key == "VmRSS" else "rss_peak_mb"] = int(val.split()[0]) / 1024
+    return out
+
+
+def _tcp_or_none(p: Path3, secs: int, row: str) -> float | None:
+    """TCP Gbit/s, or None when iperf3 fails through this forwarder (BMv2 with host offloads
+    on receives TSO super-packets it cannot send out again; the row says so rather than the
+    run stopping)."""
+    try:
+        return tcp(p, secs)
+    except (RuntimeError, KeyError, ValueError, subprocess.TimeoutExpired) as exc:
+        print(f"{row}: TCP failed: {exc}", file=sys.stderr)
+        return None
 
 
 def tcp(p: Path3, secs: int) -> float:
@@ -780,29 +855,39 @@ def main():
         return
     try:
         pps_bench(args, res)
+        bmv2_json = _bmv2_program()
         for off in (True, False):
             tag = "offload_on" if off else "offload_off"
-            kinds = ("direct", "bridge", "switch") + (
-                ("ovs",) if OVS_OK and not args.skip_ovs else ()
+            kinds = (
+                ("direct", "bridge", "switch", "grpc")
+                + (("bmv2",) if bmv2_json else ())
+                + (("ovs",) if OVS_OK and not args.skip_ovs else ())
             )
             if not off:
                 # offloads off: `--io auto` picks AF_XDP; AF_PACKET measured as well
                 kinds += ("switch_afpacket",)
             for kind in kinds:
-                with Path3("switch" if kind.startswith("switch") else kind, off) as p:
+                with Path3(kind if kind in ("direct", "bridge", "ovs") else "switch", off) as p:
                     if kind == "switch":
                         p.start_switch(fwd)
+                    elif kind == "grpc":
+                        p.start_switch(fwd, binary="grpc")
+                    elif kind == "bmv2":
+                        p.start_bmv2(bmv2_json)
                     elif kind == "switch_afpacket":
                         p.start_switch(fwd, extra=("--io", "af_packet"))
                     key = f"{kind}_{tag}"
-                    res[key] = {"tcp_gbps": tcp(p, T)}
-                    if p.proc:
+                    res[key] = {"tcp_gbps": _tcp_or_none(p, T, key)}
+                    if p.proc and kind != "bmv2":
                         res[key]["io"] = "af_xdp" if "=af_xdp" in _switch_banner(p) else "af_packet"
-                    if off or kind.startswith("switch"):
-                        # latency and 64-byte rate with offloads on, and for our switch's
-                        # offloads-off back ends too
+                    if off or kind in SWITCHES:
+                        # latency and 64-byte rate with offloads on, and for the P4
+                        # switches' offloads-off runs too
                         res[key]["rtt_min_us"], res[key]["rtt_avg_us"] = rtt(p)
                         res[key]["rate64_mpps"] = rate64(p, R, out=res[key])
+                    pid = p.proc.pid if p.proc else getattr(p, "ovs_pid", None)
+                    if pid:
+                        res[key].update(rss_mb(pid))
                     print(key, res[key], flush=True)
         # recirculation
         with Path3("switch", True) as p:
@@ -930,6 +1015,50 @@ def _write_cmds(cmds) -> str:
     return f.name
 
 
+def report_switches(r):
+    """The P4 switches side by side (ours through both binaries, BMv2) with the references
+    from the same run, RSS beside each row, and the ratios the issue asks for."""
+    rows = [k for k in ("direct", "bridge", "ovs", *SWITCHES) if f"{k}_offload_off" in r]
+    print("P4 switches (same program, same traffic; 64-byte rate, RTT and RSS per offload setting)")
+    print(
+        "  path               TCP on   TCP off  64B Mpps on/off   min/avg RTT µs on     off"
+        "            RSS MB on/off (peak)"
+    )
+
+    def f(v, fmt):
+        return format(v, fmt) if isinstance(v, (int, float)) else "-"
+
+    for k in rows:
+        on, off = r.get(f"{k}_offload_on", {}), r[f"{k}_offload_off"]
+        print(
+            f"  {k:17s} {f(on.get('tcp_gbps'), '7.2f'):>7s}  {f(off.get('tcp_gbps'), '7.2f'):>7s}"
+            f"  {f(on.get('rate64_mpps'), '.3f'):>6s}/{f(off.get('rate64_mpps'), '.3f'):6s}"
+            f"  {f(on.get('rtt_min_us'), '.0f'):>5s}/{f(on.get('rtt_avg_us'), '.0f'):5s}"
+            f"  {f(off.get('rtt_min_us'), '.0f'):>5s}/{f(off.get('rtt_avg_us'), '.0f'):5s}"
+            f"  {f(on.get('rss_mb'), '.1f'):>5s}/{f(off.get('rss_mb'), '.1f'):5s}"
+            f" ({f(max(on.get('rss_peak_mb', 0), off.get('rss_peak_mb', 0)) or None, '.1f')})"
+        )
+
+    def ratio(a, b, field, tag):
+        x, y = r.get(f"{a}_{tag}", {}).get(field), r.get(f"{b}_{tag}", {}).get(field)
+        return f"{x / y:.2f}" if x and y else "-"
+
+    refs = [b for b in ("switch", "bmv2", "bridge", "direct") if f"{b}_offload_on" in r]
+    for a in ("grpc", "switch", "bmv2"):
+        if f"{a}_offload_on" not in r:
+            continue
+        for b in refs:
+            if b == a or (a == "bmv2" and b == "switch"):
+                continue
+            print(
+                f"  {a} / {b}: TCP {ratio(a, b, 'tcp_gbps', 'offload_on')} (offloads on), "
+                f"{ratio(a, b, 'tcp_gbps', 'offload_off')} (off); 64-byte "
+                f"{ratio(a, b, 'rate64_mpps', 'offload_on')} / {ratio(a, b, 'rate64_mpps', 'offload_off')}"
+                f"; min RTT {ratio(a, b, 'rtt_min_us', 'offload_on')} / "
+                f"{ratio(a, b, 'rtt_min_us', 'offload_off')}"
+            )
+
+
 def report(r, nlpm):
     kinds = [k for k in ("direct", "bridge", "ovs", "switch") if f"{k}_offload_on" in r]
     on = {k: r[f"{k}_offload_on"]["tcp_gbps"] for k in kinds}
@@ -964,6 +1093,7 @@ def report(r, nlpm):
                 f"    64-byte via {name}: {v['rate64_mpps']:.3f} Mpps, switch CPU {v.get('switch_cpu_pct', 0):.0f} % -> "
                 f"{v.get('mpps_per_switch_cpu_second') or 0:.2f} Mpps per switch CPU-second; min RTT {v['rtt_min_us']:.0f} µs"
             )
+    report_switches(r)
     d, b, s = (r[f"{k}_offload_on"] for k in ("direct", "bridge", "switch"))
     print(
         f"64-byte rate (Mpps): direct {d['rate64_mpps']:.3f}  bridge {b['rate64_mpps']:.3f}  switch {s['rate64_mpps']:.3f}"

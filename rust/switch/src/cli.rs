@@ -44,8 +44,8 @@ pub struct PortArgs {
     /// packet I/O: auto (AF_XDP with --no-vnet, else AF_PACKET), af_packet, af_xdp
     #[arg(long, value_name = "KIND", default_value = "auto", value_parser = parse_io)]
     pub io: IoKind,
-    /// AF_XDP receive ring size in frames of 2 KiB (a power of two)
-    #[arg(long, value_name = "N", default_value_t = crate::ports::afxdp::RX_FRAMES_DEFAULT)]
+    /// receive ring size per port in frames of 2 KiB (a power of two; AF_PACKET and AF_XDP)
+    #[arg(long, value_name = "N", default_value_t = crate::ports::RX_FRAMES_DEFAULT)]
     pub rx_frames: usize,
     /// AF_XDP ports: run programs in the fast path's subset in the kernel's XDP hook
     #[arg(long)]

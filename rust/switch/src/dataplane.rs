@@ -84,12 +84,12 @@ pub fn open_ports(
                         "{}: AF_XDP unavailable ({}), using AF_PACKET",
                         name, e
                     ));
-                    PortIo::Packet(AfPacketPort::open(name, vnet)?)
+                    PortIo::Packet(AfPacketPort::open_with(name, vnet, rx_frames)?)
                 }
                 Err(e) => return Err(e),
             }
         } else {
-            PortIo::Packet(AfPacketPort::open(name, vnet)?)
+            PortIo::Packet(AfPacketPort::open_with(name, vnet, rx_frames)?)
         };
         ports.push(Port { num: *n, io: port });
     }

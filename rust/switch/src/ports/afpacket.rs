@@ -115,6 +115,12 @@ pub fn ifindex(name: &str) -> io::Result<i32> {
 
 impl AfPacketPort {
     pub fn open(name: &str, vnet: bool) -> Result<AfPacketPort, String> {
+        Self::open_with(name, vnet, super::RX_FRAMES_DEFAULT)
+    }
+
+    /// `rx_frames`: receive ring size in 2 KiB frames, a power of two (`--rx-frames`).
+    pub fn open_with(name: &str, vnet: bool, rx_frames: usize) -> Result<AfPacketPort, String> {
+        super::check_rx_frames(name, rx_frames)?;
         let ctx = |what: &str, e: io::Error| format!("{}: {}: {}", name, what, e);
         let idx = ifindex(name).map_err(|e| ctx("if_nametoindex", e))?;
         let proto = (libc::ETH_P_ALL as u16).to_be() as i32;
@@ -144,7 +150,7 @@ impl AfPacketPort {
         // Frames hold one MTU-sized packet. Larger ones (TSO/GSO super-packets, up to 64 KiB)
         // do not fit: with PACKET_COPY_THRESH the kernel also queues them on the socket
         // and flags the frame TP_STATUS_COPY, and we read the whole packet with recv().
-        let (frame_size, frame_nr) = (2048, 8192);
+        let (frame_size, frame_nr) = (2048, rx_frames);
         let _ = setsockopt(fd, SOL_PACKET, PACKET_COPY_THRESH, &1i32);
         let _ = setsockopt(fd, libc::SOL_SOCKET, libc::SO_RCVBUFFORCE, &(64 << 20i32));
         // blocks must be page multiples; frames are contiguous when block % frame == 0
