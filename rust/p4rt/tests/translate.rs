@@ -78,6 +78,33 @@ impl Fx {
             })),
         }
     }
+    /// Writes cell `index` of register `reg` (bytes of a bitstring).
+    fn write_register(&mut self, reg: u32, index: i64, bytes: &[u8]) -> Result<(), (Code, String)> {
+        self.w(
+            T::Modify,
+            E::RegisterEntry(p4::RegisterEntry {
+                register_id: reg,
+                index: Some(p4::Index { index }),
+                data: Some(p4::P4Data {
+                    data: Some(p4::p4_data::Data::Bitstring(bytes.to_vec())),
+                }),
+            }),
+        )
+    }
+    /// The bitstring P4Runtime reads from cell `index` of register `reg`.
+    fn read_register(&self, reg: u32, index: i64) -> Vec<u8> {
+        let E::RegisterEntry(e) = &self.read(E::RegisterEntry(p4::RegisterEntry {
+            register_id: reg,
+            index: Some(p4::Index { index }),
+            data: None,
+        }))[0] else {
+            panic!()
+        };
+        match e.data.as_ref().and_then(|d| d.data.clone()) {
+            Some(p4::p4_data::Data::Bitstring(b)) => b,
+            other => panic!("register data {:?}", other),
+        }
+    }
     /// Runs a frame through the switch; returns (egress port, bytes) of each output.
     fn packet(&mut self, port: u32, bytes: &[u8]) -> Vec<(u32, Vec<u8>)> {
         let sw = self.dev.sw.as_mut().unwrap();
@@ -793,52 +820,11 @@ fn counters_direct_counters_registers_meters() {
     assert_eq!(e.counter_data.unwrap().packet_count, 100);
     // register
     let reg = f.id("reg");
-    let E::RegisterEntry(e) = &f.read(E::RegisterEntry(p4::RegisterEntry {
-        register_id: reg,
-        index: Some(p4::Index { index: 0 }),
-        data: None,
-    }))[0] else {
-        panic!()
-    };
+    assert_eq!(f.read_register(reg, 0), vec![1]);
+    f.write_register(reg, 5, &[0x12, 0x34]).unwrap();
+    assert_eq!(f.read_register(reg, 5), vec![0x12, 0x34]);
     assert_eq!(
-        e.data.as_ref().unwrap().data,
-        Some(p4::p4_data::Data::Bitstring(vec![1]))
-    );
-    f.w(
-        T::Modify,
-        E::RegisterEntry(p4::RegisterEntry {
-            register_id: reg,
-            index: Some(p4::Index { index: 5 }),
-            data: Some(p4::P4Data {
-                data: Some(p4::p4_data::Data::Bitstring(vec![0x12, 0x34])),
-            }),
-        }),
-    )
-    .unwrap();
-    let E::RegisterEntry(e) = &f.read(E::RegisterEntry(p4::RegisterEntry {
-        register_id: reg,
-        index: Some(p4::Index { index: 5 }),
-        data: None,
-    }))[0] else {
-        panic!()
-    };
-    assert_eq!(
-        e.data.as_ref().unwrap().data,
-        Some(p4::p4_data::Data::Bitstring(vec![0x12, 0x34]))
-    );
-    assert_eq!(
-        f.w(
-            T::Modify,
-            E::RegisterEntry(p4::RegisterEntry {
-                register_id: reg,
-                index: Some(p4::Index { index: 1 }),
-                data: Some(p4::P4Data {
-                    data: Some(p4::p4_data::Data::Bitstring(vec![1, 0, 0, 0, 0]))
-                })
-            })
-        )
-        .unwrap_err()
-        .0,
+        f.write_register(reg, 1, &[1, 0, 0, 0, 0]).unwrap_err().0,
         Code::InvalidArgument
     );
     // meter config
@@ -1493,40 +1479,14 @@ fn ctl_and_p4runtime_share_registers_profiles_and_the_pre() {
         sdnperf_switch::ctl::execute(f.dev.sw.as_mut().unwrap(), line).unwrap()
     };
     let reg = f.id("reg");
-    let read_reg = |f: &Fx, i: i64| {
-        let E::RegisterEntry(e) = &f.read(E::RegisterEntry(p4::RegisterEntry {
-            register_id: reg,
-            index: Some(p4::Index { index: i }),
-            data: None,
-        }))[0] else {
-            panic!()
-        };
-        e.data.as_ref().unwrap().data.clone()
-    };
     // ctl writes, P4Runtime reads
     ctl(&mut f, "register_write reg 3 0x42");
-    assert_eq!(
-        read_reg(&f, 3),
-        Some(p4::p4_data::Data::Bitstring(u128_to_bytes(0x42)))
-    );
+    assert_eq!(f.read_register(reg, 3), u128_to_bytes(0x42));
     // P4Runtime writes, ctl reads; ctl resets, P4Runtime reads zero
-    f.w(
-        T::Modify,
-        E::RegisterEntry(p4::RegisterEntry {
-            register_id: reg,
-            index: Some(p4::Index { index: 5 }),
-            data: Some(p4::P4Data {
-                data: Some(p4::p4_data::Data::Bitstring(vec![0x12, 0x34])),
-            }),
-        }),
-    )
-    .unwrap();
+    f.write_register(reg, 5, &[0x12, 0x34]).unwrap();
     assert_eq!(ctl(&mut f, "register_read reg 5"), "4660");
     ctl(&mut f, "register_reset reg");
-    assert_eq!(
-        read_reg(&f, 5),
-        Some(p4::p4_data::Data::Bitstring(u128_to_bytes(0)))
-    );
+    assert_eq!(f.read_register(reg, 5), u128_to_bytes(0));
 
     // a P4Runtime member and group are the profile's, and ctl adds to the same profile
     let prof = f.id("ecmp_sel");
