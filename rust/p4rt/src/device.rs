@@ -206,6 +206,7 @@ impl Device {
     /// another front end (ctl text commands) changed them: entries it added appear (as
     /// P4Runtime shows them), entries it deleted go, and a modified action shows.
     pub fn sync_from_switch(&mut self) {
+        self.sync_pre_from_switch();
         let (Some(sw), Some(pipe)) = (self.sw.as_ref(), self.pipe.clone()) else {
             return;
         };
@@ -244,6 +245,69 @@ impl Device {
                 }
                 Self::adopt_switch_entry(ts, &pipe, t, h as u32, e, false);
             }
+        }
+    }
+
+    /// Brings the P4Runtime view of multicast groups and clone sessions up to date with the
+    /// switch's PRE after ctl changed it: groups and sessions ctl made appear (their
+    /// replicas as the switch holds them), ones it removed go.
+    fn sync_pre_from_switch(&mut self) {
+        let Some(sw) = self.sw.as_ref() else { return };
+        let pre = sw.pre();
+        let replicas = |g: u32| {
+            let mut reps = vec![];
+            pre.replicas(g, &mut reps);
+            reps.into_iter()
+                .map(|(rid, port)| p4::Replica {
+                    instance: rid,
+                    port_kind: Some(p4::replica::PortKind::Port(u128_to_bytes(port as u128))),
+                    ..Default::default()
+                })
+                .collect::<Vec<_>>()
+        };
+        self.mcast.retain(|g, _| pre.groups.contains_key(g));
+        for (&g, nodes) in &pre.groups {
+            if g == 0 || g >= CLONE_GROUP_BASE {
+                continue;
+            }
+            // a group whose nodes are not the ones recorded was made or changed by ctl
+            if self.mcast.get(&g).is_some_and(|(known, _)| known == nodes) {
+                continue;
+            }
+            let metadata = self
+                .mcast
+                .get(&g)
+                .map(|(_, e)| e.metadata.clone())
+                .unwrap_or_default();
+            let entry = p4::MulticastGroupEntry {
+                multicast_group_id: g,
+                replicas: replicas(g),
+                metadata,
+            };
+            self.mcast.insert(g, (nodes.clone(), entry));
+        }
+        self.clones.retain(|s, _| pre.mirrors.contains_key(s));
+        for (&s, m) in &pre.mirrors {
+            if self.clones.contains_key(&s) {
+                continue;
+            }
+            let reps = match (m.port, m.mgrp) {
+                (Some(port), _) => vec![p4::Replica {
+                    instance: 0,
+                    port_kind: Some(p4::replica::PortKind::Port(u128_to_bytes(port as u128))),
+                    ..Default::default()
+                }],
+                (None, Some(g)) => replicas(g),
+                (None, None) => vec![],
+            };
+            let entry = p4::CloneSessionEntry {
+                session_id: s,
+                replicas: reps,
+                packet_length_bytes: m.truncate.unwrap_or(0) as i32,
+                ..Default::default()
+            };
+            // the session's group, if any, is ctl's: a P4Runtime delete leaves it
+            self.clones.insert(s, (None, entry));
         }
     }
 

@@ -1581,3 +1581,60 @@ fn ctl_and_p4runtime_share_registers_profiles_and_the_pre() {
     assert_eq!(ports.len(), 3);
     assert_eq!(pre.mirrors[&4].port, Some(8));
 }
+
+/// Multicast groups and clone sessions ctl makes are read by P4Runtime (replicas as the
+/// switch holds them), and go from the Read when ctl removes them.
+#[test]
+fn p4runtime_reads_the_multicast_groups_and_clone_sessions_ctl_makes() {
+    use p4::packet_replication_engine_entry::Type as P;
+    let mut f = Fx::new();
+    let ctl = |f: &mut Fx, line: &str| -> String {
+        let out = sdnperf_switch::ctl::execute(f.dev.sw.as_mut().unwrap(), line).unwrap();
+        f.dev.sync_from_switch();
+        out
+    };
+    ctl(&mut f, "mc_mgrp_create 7");
+    let n = ctl(&mut f, "mc_node_create 3 1 2");
+    let h = n.rsplit(' ').next().unwrap().to_string();
+    ctl(&mut f, &format!("mc_node_associate 7 {}", h));
+    ctl(&mut f, "mirroring_add 9 4 64");
+    let pre_entries = |f: &Fx, e: P| {
+        f.read(E::PacketReplicationEngineEntry(
+            p4::PacketReplicationEngineEntry { r#type: Some(e) },
+        ))
+    };
+    let groups = pre_entries(&f, P::MulticastGroupEntry(Default::default()));
+    assert_eq!(groups.len(), 1, "{:?}", groups);
+    let E::PacketReplicationEngineEntry(p4::PacketReplicationEngineEntry {
+        r#type: Some(P::MulticastGroupEntry(m)),
+    }) = &groups[0]
+    else {
+        panic!()
+    };
+    assert_eq!(m.multicast_group_id, 7);
+    let ports: Vec<_> = m
+        .replicas
+        .iter()
+        .map(|r| (r.instance, r.port_kind.clone()))
+        .collect();
+    assert_eq!(
+        ports,
+        vec![
+            (3, Some(p4::replica::PortKind::Port(u128_to_bytes(1)))),
+            (3, Some(p4::replica::PortKind::Port(u128_to_bytes(2))))
+        ]
+    );
+    let sessions = pre_entries(&f, P::CloneSessionEntry(Default::default()));
+    let E::PacketReplicationEngineEntry(p4::PacketReplicationEngineEntry {
+        r#type: Some(P::CloneSessionEntry(c)),
+    }) = &sessions[0]
+    else {
+        panic!()
+    };
+    assert_eq!((c.session_id, c.packet_length_bytes), (9, 64));
+    assert_eq!(c.replicas.len(), 1);
+    ctl(&mut f, "mc_mgrp_destroy 7");
+    ctl(&mut f, "mirroring_delete 9");
+    assert!(pre_entries(&f, P::MulticastGroupEntry(Default::default())).is_empty());
+    assert!(pre_entries(&f, P::CloneSessionEntry(Default::default())).is_empty());
+}
