@@ -8,10 +8,12 @@ use crate::pipe::{bytes_to_u128, get_bits, set_bits, u128_to_bytes, Pipe, TableI
 use crate::proto::p4::v1 as p4;
 use crate::proto::p4::v1::entity::Entity as E;
 use prost::Message;
+use sdnperf_switch::control::MeterRates;
 use sdnperf_switch::exec::Engine;
+use sdnperf_switch::pipeline::MatchKind;
 use sdnperf_switch::pipeline::{width_mask, Program, INDIRECT_GROUP, INDIRECT_MEMBER};
 use sdnperf_switch::switch::Switch;
-use sdnperf_switch::tables::{prefix_mask, MatchKind};
+use sdnperf_switch::tables::prefix_mask;
 use std::collections::HashMap;
 use std::sync::Arc;
 use tonic::Code;
@@ -150,15 +152,16 @@ impl Device {
                 prog.tables[t.sw].with_counters = true;
             }
         }
-        let mut sw = Switch::new(Engine::new(prog));
+        let mut eng = Engine::new(prog);
         if let Some(m) = self.max_passes {
-            sw.eng.max_passes = m;
+            eng.max_passes = m;
         }
+        let sw = Switch::new(eng);
         self.tables = pipe
             .tables
             .values()
             .map(|t| {
-                let st = &sw.eng.prog.tables[t.sw];
+                let st = sw.table(t.sw);
                 (
                     t.id,
                     TableState {
@@ -171,28 +174,14 @@ impl Device {
             .collect();
         // entries the program itself installs (const entries) are readable, flagged is_const
         for t in pipe.tables.values() {
-            let st = &sw.eng.prog.tables[t.sw];
+            let st = sw.table(t.sw);
             if st.num_entries == 0 {
                 continue;
             }
             let ts = self.tables.get_mut(&t.id).unwrap();
             for (h, e) in st.entries.iter().enumerate() {
                 let Some(e) = e else { continue };
-                if let Some(entry) = Self::entry_from_switch(&pipe, t, e, true) {
-                    let kb = Self::entry_key(&entry.r#match, entry.priority);
-                    ts.by_key.insert(
-                        kb,
-                        Stored {
-                            handle: h as u32,
-                            sw_key: e.key.clone(),
-                            oneshot: None,
-                            entry,
-                            last_hit_ns: now_ns(),
-                            last_count: 0,
-                            idle_notified: false,
-                        },
-                    );
-                }
+                Self::adopt_switch_entry(ts, &pipe, t, h as u32, e, true);
             }
         }
         self.digest_by_list = pipe.digests.values().map(|d| (d.list, d.id)).collect();
@@ -217,11 +206,12 @@ impl Device {
     /// another front end (ctl text commands) changed them: entries it added appear (as
     /// P4Runtime shows them), entries it deleted go, and a modified action shows.
     pub fn sync_from_switch(&mut self) {
+        self.sync_pre_from_switch();
         let (Some(sw), Some(pipe)) = (self.sw.as_ref(), self.pipe.clone()) else {
             return;
         };
         for t in pipe.tables.values() {
-            let st = &sw.eng.prog.tables[t.sw];
+            let st = sw.table(t.sw);
             let Some(ts) = self.tables.get_mut(&t.id) else {
                 continue;
             };
@@ -253,23 +243,100 @@ impl Device {
                 if known[h] {
                     continue;
                 }
-                if let Some(entry) = Self::entry_from_switch(&pipe, t, e, false) {
-                    let kb = Self::entry_key(&entry.r#match, entry.priority);
-                    ts.by_key.insert(
-                        kb,
-                        Stored {
-                            handle: h as u32,
-                            sw_key: e.key.clone(),
-                            oneshot: None,
-                            entry,
-                            last_hit_ns: now_ns(),
-                            last_count: 0,
-                            idle_notified: false,
-                        },
-                    );
-                }
+                Self::adopt_switch_entry(ts, &pipe, t, h as u32, e, false);
             }
         }
+    }
+
+    /// Brings the P4Runtime view of multicast groups and clone sessions up to date with the
+    /// switch's PRE after ctl changed it: groups and sessions ctl made appear (their
+    /// replicas as the switch holds them), ones it removed go.
+    fn sync_pre_from_switch(&mut self) {
+        let Some(sw) = self.sw.as_ref() else { return };
+        let pre = sw.pre();
+        let replicas = |g: u32| {
+            let mut reps = vec![];
+            pre.replicas(g, &mut reps);
+            reps.into_iter()
+                .map(|(rid, port)| p4::Replica {
+                    instance: rid,
+                    port_kind: Some(p4::replica::PortKind::Port(u128_to_bytes(port as u128))),
+                    ..Default::default()
+                })
+                .collect::<Vec<_>>()
+        };
+        self.mcast.retain(|g, _| pre.groups.contains_key(g));
+        for (&g, nodes) in &pre.groups {
+            if g == 0 || g >= CLONE_GROUP_BASE {
+                continue;
+            }
+            // a group whose nodes are not the ones recorded was made or changed by ctl
+            if self.mcast.get(&g).is_some_and(|(known, _)| known == nodes) {
+                continue;
+            }
+            let metadata = self
+                .mcast
+                .get(&g)
+                .map(|(_, e)| e.metadata.clone())
+                .unwrap_or_default();
+            let entry = p4::MulticastGroupEntry {
+                multicast_group_id: g,
+                replicas: replicas(g),
+                metadata,
+            };
+            self.mcast.insert(g, (nodes.clone(), entry));
+        }
+        self.clones.retain(|s, _| pre.mirrors.contains_key(s));
+        for (&s, m) in &pre.mirrors {
+            if self.clones.contains_key(&s) {
+                continue;
+            }
+            let reps = match (m.port, m.mgrp) {
+                (Some(port), _) => vec![p4::Replica {
+                    instance: 0,
+                    port_kind: Some(p4::replica::PortKind::Port(u128_to_bytes(port as u128))),
+                    ..Default::default()
+                }],
+                (None, Some(g)) => replicas(g),
+                (None, None) => vec![],
+            };
+            let entry = p4::CloneSessionEntry {
+                session_id: s,
+                replicas: reps,
+                packet_length_bytes: m.truncate.unwrap_or(0) as i32,
+                ..Default::default()
+            };
+            // the session's group, if any, is ctl's: a P4Runtime delete leaves it
+            self.clones.insert(s, (None, entry));
+        }
+    }
+
+    /// Records an entry the switch holds but P4Runtime did not write (a const entry of the
+    /// program, or one another front end added) so that Reads show it.
+    fn adopt_switch_entry(
+        ts: &mut TableState,
+        pipe: &Pipe,
+        t: &TableInfo,
+        handle: u32,
+        e: &sdnperf_switch::tables::Entry,
+        is_const: bool,
+    ) {
+        let Some(entry) = Self::entry_from_switch(pipe, t, e, is_const) else {
+            return;
+        };
+        let kb = Self::entry_key(&entry.r#match, entry.priority);
+        ts.by_key.insert(
+            kb,
+            Stored {
+                handle,
+                sw_key: e.key.clone(),
+                oneshot: None,
+                entry,
+                last_hit_ns: now_ns(),
+                last_count: 0,
+                idle_notified: false,
+            },
+        );
     }
 
     /// A switch table entry as P4Runtime shows it (entries the program installs, or
@@ -442,10 +509,7 @@ impl Device {
                     .get(&t.id)?
                     .by_key
                     .get(&Self::entry_key(&canon, te.priority))?;
-                let (p, b) = self.sw.as_ref()?.eng.direct_counters[t.sw]
-                    .get(st.handle as usize)
-                    .copied()
-                    .unwrap_or((0, 0));
+                let (p, b) = self.sw.as_ref()?.direct_counter(t.sw, st.handle);
                 let mut e = st.entry.clone();
                 if t.direct_counter.is_some() {
                     e.counter_data = Some(p4::CounterData {
@@ -539,8 +603,7 @@ impl Device {
             };
             vals.push((val & mask, mask));
         }
-        sw.eng.prog.vsets[vi].values = vals;
-        Ok(())
+        sw.set_value_set(vi, vals).map_err(ia)
     }
 
     /// Validates and normalizes a match; returns (canonical matches, key, aux, prefix).
@@ -804,19 +867,16 @@ impl Device {
             }
             acts.push((Self::action_data(pipe, act)?, apa.weight.max(1)));
         }
-        let pr = &mut sw.eng.prog.profiles[prof.sw];
         let mut members = vec![];
         let mut grp = vec![];
         for ((ai, data), w) in acts {
-            pr.members.push(Some((ai, data.into_boxed_slice())));
-            let h = (pr.members.len() - 1) as u32;
+            let h = sw.member_add(prof.sw, ai, data);
             members.push(h);
             for _ in 0..w {
                 grp.push(h);
             }
         }
-        pr.groups.push(Some(grp));
-        let group = (pr.groups.len() - 1) as u32;
+        let group = sw.group_create(prof.sw, grp);
         Ok(Some((
             INDIRECT_GROUP | group,
             OneShot {
@@ -828,14 +888,10 @@ impl Device {
     }
 
     fn free_one_shot(sw: &mut Switch, o: OneShot) {
-        let pr = &mut sw.eng.prog.profiles[o.profile];
-        if let Some(g) = pr.groups.get_mut(o.group as usize) {
-            *g = None;
-        }
+        // handles the one-shot set made itself: there to delete
+        let _ = sw.group_delete(o.profile, o.group);
         for m in o.members {
-            if let Some(x) = pr.members.get_mut(m as usize) {
-                *x = None;
-            }
+            let _ = sw.member_delete(o.profile, m);
         }
     }
 
@@ -959,9 +1015,7 @@ impl Device {
                 }
             };
             let sw = self.sw.as_mut().unwrap();
-            let st = &mut sw.eng.prog.tables[t.sw];
-            st.default_action = ai;
-            st.default_data = data.into_boxed_slice();
+            sw.set_default(t.sw, ai, data);
             return Ok(());
         }
         if t.is_const {
@@ -1044,10 +1098,7 @@ impl Device {
                 if let Some(m) = &te.meter_config {
                     set_direct_meter(sw, t.sw, h, m);
                 }
-                let count = sw.eng.direct_counters[t.sw]
-                    .get(h as usize)
-                    .map(|x| x.0)
-                    .unwrap_or(0);
+                let count = sw.direct_counter(t.sw, h).0;
                 let entry = p4::TableEntry {
                     table_id: t.id,
                     r#match: canon,
@@ -1058,7 +1109,7 @@ impl Device {
                     metadata: te.metadata.clone(),
                     ..Default::default()
                 };
-                let sw_key = sw.eng.prog.tables[t.sw].entries[h as usize]
+                let sw_key = sw.table(t.sw).entries[h as usize]
                     .as_ref()
                     .map(|e| e.key.clone())
                     .unwrap_or_default();
@@ -1190,10 +1241,10 @@ impl Device {
         let kb = Self::entry_key(&canon, te.priority);
         let sw = self.sw.as_mut().unwrap();
         match &m.config {
-            Some(cfg) => set_direct_meter(sw, t.sw, h, cfg),
+            Some(cfg) => sw.set_direct_meter(t.sw, h, Some(meter_rates(cfg))),
             None => {
-                if let Some(c) = sw.eng.direct_meter_cells[t.sw].get_mut(h as usize) {
-                    *c = Default::default();
+                if sw.direct_meter(t.sw, h).is_some() {
+                    sw.set_direct_meter(t.sw, h, None);
                 }
             }
         }
@@ -1226,7 +1277,6 @@ impl Device {
                     .ok_or_else(|| ia("member without action".into()))?;
                 let (ai, data) = Self::action_data(&pipe, act)?;
                 let sw = self.sw.as_mut().unwrap();
-                let pr = &mut sw.eng.prog.profiles[prof.sw];
                 match (ty, mems.get_mut(&m.member_id)) {
                     (T::Insert, Some(_)) => err(
                         Code::AlreadyExists,
@@ -1236,12 +1286,12 @@ impl Device {
                         if prof.size > 0 && mems.len() as i64 >= prof.size {
                             return err(Code::ResourceExhausted, "action profile is full");
                         }
-                        pr.members.push(Some((ai, data.into_boxed_slice())));
-                        mems.insert(m.member_id, ((pr.members.len() - 1) as u32, m.clone()));
+                        let h = sw.member_add(prof.sw, ai, data);
+                        mems.insert(m.member_id, (h, m.clone()));
                         Ok(())
                     }
                     (_, Some(x)) => {
-                        pr.members[x.0 as usize] = Some((ai, data.into_boxed_slice()));
+                        sw.member_modify(prof.sw, x.0, ai, data).map_err(ia)?;
                         x.1 = m.clone();
                         Ok(())
                     }
@@ -1269,7 +1319,7 @@ impl Device {
                     .values()
                     .filter(|t| t.profile == Some(prof.id))
                     .any(|t| {
-                        sw.eng.prog.tables[t.sw]
+                        sw.table(t.sw)
                             .entries
                             .iter()
                             .flatten()
@@ -1281,7 +1331,7 @@ impl Device {
                         format!("member {} is still referenced", m.member_id),
                     );
                 }
-                sw.eng.prog.profiles[prof.sw].members[h as usize] = None;
+                sw.member_delete(prof.sw, h).map_err(ia)?;
                 self.members.get_mut(&prof.id).unwrap().remove(&m.member_id);
                 Ok(())
             }
@@ -1325,18 +1375,17 @@ impl Device {
         }
         let grps = self.groups.entry(prof.id).or_default();
         let sw = self.sw.as_mut().unwrap();
-        let pr = &mut sw.eng.prog.profiles[prof.sw];
         match (ty, grps.get_mut(&g.group_id)) {
             (T::Insert, Some(_)) => {
                 err(Code::AlreadyExists, format!("group {} exists", g.group_id))
             }
             (T::Insert, None) => {
-                pr.groups.push(Some(handles));
-                grps.insert(g.group_id, ((pr.groups.len() - 1) as u32, g.clone()));
+                let h = sw.group_create(prof.sw, handles);
+                grps.insert(g.group_id, (h, g.clone()));
                 Ok(())
             }
             (T::Modify, Some(x)) => {
-                pr.groups[x.0 as usize] = Some(handles);
+                sw.group_set_members(prof.sw, x.0, handles).map_err(ia)?;
                 x.1 = g.clone();
                 Ok(())
             }
@@ -1347,7 +1396,7 @@ impl Device {
                     .values()
                     .filter(|t| t.profile == Some(prof.id))
                     .any(|t| {
-                        sw.eng.prog.tables[t.sw]
+                        sw.table(t.sw)
                             .entries
                             .iter()
                             .flatten()
@@ -1359,7 +1408,7 @@ impl Device {
                         format!("group {} is still referenced", g.group_id),
                     );
                 }
-                sw.eng.prog.profiles[prof.sw].groups[h as usize] = None;
+                sw.group_delete(prof.sw, h).map_err(ia)?;
                 grps.remove(&g.group_id);
                 Ok(())
             }
@@ -1378,7 +1427,7 @@ impl Device {
             msg: format!("unknown counter id {}", c.counter_id),
         })?;
         let d = c.data.unwrap_or_default();
-        let ctr = &mut sw.eng.ext.counters[ci.sw];
+        let (pk, by) = (d.packet_count as u64, d.byte_count as u64);
         match &c.index {
             Some(i) => {
                 if i.index < 0 || i.index as usize >= ci.size {
@@ -1387,15 +1436,10 @@ impl Device {
                         format!("counter {} index {} out of range", ci.name, i.index),
                     );
                 }
-                ctr.packets[i.index as usize] = d.packet_count as u64;
-                ctr.bytes[i.index as usize] = d.byte_count as u64;
+                sw.counter_write(ci.sw, Some(i.index as usize), pk, by)
+                    .map_err(ia)?;
             }
-            None => {
-                ctr.packets
-                    .iter_mut()
-                    .for_each(|x| *x = d.packet_count as u64);
-                ctr.bytes.iter_mut().for_each(|x| *x = d.byte_count as u64);
-            }
+            None => sw.counter_write(ci.sw, None, pk, by).map_err(ia)?,
         }
         Ok(())
     }
@@ -1420,16 +1464,8 @@ impl Device {
             None => (0..mi.size).collect(),
         };
         for &i in &idx {
-            let cell = &mut sw.eng.ext.meters[mi.sw].cells[i];
-            match &m.config {
-                Some(c) => cell.configure(
-                    c.cir as f64 / 1e6,
-                    c.cburst as f64,
-                    c.pir as f64 / 1e6,
-                    c.pburst as f64,
-                ),
-                None => *cell = Default::default(),
-            }
+            sw.set_meter(mi.sw, i, m.config.as_ref().map(meter_rates))
+                .map_err(ia)?;
         }
         for i in idx {
             match m.config {
@@ -1456,17 +1492,14 @@ impl Device {
         };
         match &r.index {
             Some(i) => {
-                if i.index < 0 || !sw.eng.ext.register_write(ri.sw, i.index as usize, v) {
+                if i.index < 0 || sw.register_write(ri.sw, i.index as usize, v).is_err() {
                     return err(
                         Code::OutOfRange,
                         format!("register {} index {} out of range", ri.name, i.index),
                     );
                 }
             }
-            None => sw.eng.ext.registers[ri.sw]
-                .vals
-                .iter_mut()
-                .for_each(|x| *x = v),
+            None => sw.register_fill(ri.sw, v),
         }
         Ok(())
     }
@@ -1499,8 +1532,8 @@ impl Device {
     fn mk_nodes(sw: &mut Switch, g: u32, reps: &[(u32, u32)]) -> Vec<u32> {
         let mut hs = vec![];
         for &(port, rid) in reps {
-            let h = sw.eng.pre.node_create(rid, vec![port]);
-            let _ = sw.eng.pre.node_associate(g, h);
+            let h = sw.pre_mut().node_create(rid, vec![port]);
+            let _ = sw.pre_mut().node_associate(g, h);
             hs.push(h);
         }
         hs
@@ -1535,12 +1568,12 @@ impl Device {
                 }
                 if let Some((old, _)) = self.mcast.remove(&g) {
                     for h in old {
-                        let _ = sw.eng.pre.node_destroy(h);
+                        let _ = sw.pre_mut().node_destroy(h);
                     }
-                    let _ = sw.eng.pre.mgrp_destroy(g);
+                    let _ = sw.pre_mut().mgrp_destroy(g);
                 }
                 if ty != T::Delete {
-                    let _ = sw.eng.pre.mgrp_create(g);
+                    let _ = sw.pre_mut().mgrp_create(g);
                     let hs = Self::mk_nodes(sw, g, &reps);
                     self.mcast.insert(g, (hs, m.clone()));
                 }
@@ -1570,11 +1603,11 @@ impl Device {
                 if let Some((grp, _)) = self.clones.remove(&s) {
                     if let Some((g, hs)) = grp {
                         for h in hs {
-                            let _ = sw.eng.pre.node_destroy(h);
+                            let _ = sw.pre_mut().node_destroy(h);
                         }
-                        let _ = sw.eng.pre.mgrp_destroy(g);
+                        let _ = sw.pre_mut().mgrp_destroy(g);
                     }
-                    sw.eng.pre.mirrors.remove(&s);
+                    sw.pre_mut().mirrors.remove(&s);
                 }
                 if ty != T::Delete {
                     let mut mirror = sdnperf_switch::pre::Mirror::default();
@@ -1586,12 +1619,12 @@ impl Device {
                         mirror.port = Some(reps[0].0);
                     } else if !reps.is_empty() {
                         let g = CLONE_GROUP_BASE + s;
-                        let _ = sw.eng.pre.mgrp_create(g);
+                        let _ = sw.pre_mut().mgrp_create(g);
                         let hs = Self::mk_nodes(sw, g, &reps);
                         mirror.mgrp = Some(g);
                         grp = Some((g, hs));
                     }
-                    sw.eng.pre.mirrors.insert(s, mirror);
+                    sw.pre_mut().mirrors.insert(s, mirror);
                     self.clones.insert(s, (grp, c.clone()));
                 }
                 Ok(())
@@ -1657,7 +1690,7 @@ impl Device {
                         if q.table_id == 0 {
                             continue;
                         }
-                        let st = &sw.eng.prog.tables[t.sw];
+                        let st = sw.table(t.sw);
                         let aid = pipe
                             .action_by_sw
                             .get(&st.default_action)
@@ -1693,10 +1726,7 @@ impl Device {
                     let one = |st: &Stored| -> p4::TableEntry {
                         let mut e = st.entry.clone();
                         if q.counter_data.is_some() && t.direct_counter.is_some() {
-                            let (p, b) = sw.eng.direct_counters[t.sw]
-                                .get(st.handle as usize)
-                                .copied()
-                                .unwrap_or((0, 0));
+                            let (p, b) = sw.direct_counter(t.sw, st.handle);
                             e.counter_data = Some(p4::CounterData {
                                 packet_count: p as i64,
                                 byte_count: b as i64,
@@ -1761,7 +1791,7 @@ impl Device {
                 ids.sort();
                 for id in ids {
                     let ci = &pipe.counters[id];
-                    let c = &sw.eng.ext.counters[ci.sw];
+                    let c = sw.counter(ci.sw);
                     let range: Vec<usize> = match &q.index {
                         Some(i) if i.index < 0 || i.index as usize >= ci.size => {
                             return err(Code::OutOfRange, "counter index out of range")
@@ -1874,7 +1904,7 @@ impl Device {
                 ids.sort();
                 for id in ids {
                     let ri = &pipe.registers[id];
-                    let r = &sw.eng.ext.registers[ri.sw];
+                    let r = sw.register_values(ri.sw);
                     let range: Vec<usize> = match &q.index {
                         Some(i) if i.index < 0 || i.index as usize >= ri.size => {
                             return err(Code::OutOfRange, "register index out of range")
@@ -1887,7 +1917,7 @@ impl Device {
                             register_id: *id,
                             index: Some(p4::Index { index: i as i64 }),
                             data: Some(p4::P4Data {
-                                data: Some(p4::p4_data::Data::Bitstring(u128_to_bytes(r.vals[i]))),
+                                data: Some(p4::p4_data::Data::Bitstring(u128_to_bytes(r[i]))),
                             }),
                         })));
                     }
@@ -1936,8 +1966,8 @@ impl Device {
                 ids.sort();
                 for id in ids {
                     let (vi, (fid, bw), _) = pipe.value_sets[id];
-                    let members = sw.eng.prog.vsets[vi]
-                        .values
+                    let members = sw
+                        .value_set(vi)
                         .iter()
                         .map(|&(v, m)| {
                             let t = if m == width_mask(bw) {
@@ -2105,8 +2135,8 @@ impl Device {
         let Some(pipe) = self.pipe.clone() else {
             return;
         };
-        if !sw.eng.digests.is_empty() {
-            let ds = std::mem::take(&mut sw.eng.digests);
+        let ds = sw.take_digests();
+        if !ds.is_empty() {
             let now = now_ns();
             let mut lists: HashMap<u32, Vec<Vec<u128>>> = HashMap::new();
             for d in ds {
@@ -2174,10 +2204,7 @@ impl Device {
                 if st.entry.idle_timeout_ns <= 0 {
                     continue;
                 }
-                let c = sw.eng.direct_counters[t.sw]
-                    .get(st.handle as usize)
-                    .map(|x| x.0)
-                    .unwrap_or(0);
+                let c = sw.direct_counter(t.sw, st.handle).0;
                 if c != st.last_count {
                     st.last_count = c;
                     st.last_hit_ns = now;
@@ -2202,24 +2229,24 @@ impl Device {
 }
 
 fn set_direct_counter(sw: &mut Switch, ti: usize, h: u32, c: &p4::CounterData) {
-    let n = sw.eng.prog.tables[ti].entries.len().max(h as usize + 1);
-    let dc = &mut sw.eng.direct_counters[ti];
-    if dc.len() < n {
-        dc.resize(n, (0, 0));
-    }
-    dc[h as usize] = (c.packet_count.max(0) as u64, c.byte_count.max(0) as u64);
+    sw.set_direct_counter(
+        ti,
+        h,
+        c.packet_count.max(0) as u64,
+        c.byte_count.max(0) as u64,
+    );
 }
 
 fn set_direct_meter(sw: &mut Switch, ti: usize, h: u32, m: &p4::MeterConfig) {
-    let n = sw.eng.prog.tables[ti].entries.len().max(h as usize + 1);
-    let cells = &mut sw.eng.direct_meter_cells[ti];
-    if cells.len() < n {
-        cells.resize(n, Default::default());
+    sw.set_direct_meter(ti, h, Some(meter_rates(m)));
+}
+
+/// P4Runtime's rates are per second; the switch's per microsecond.
+fn meter_rates(m: &p4::MeterConfig) -> MeterRates {
+    MeterRates {
+        cir: m.cir as f64 / 1e6,
+        cbs: m.cburst as f64,
+        pir: m.pir as f64 / 1e6,
+        pbs: m.pburst as f64,
     }
-    cells[h as usize].configure(
-        m.cir as f64 / 1e6,
-        m.cburst as f64,
-        m.pir as f64 / 1e6,
-        m.pburst as f64,
-    );
 }

@@ -88,7 +88,8 @@ impl Hooks for P4rtHooks {
     fn control(&mut self, fast: &FastPathState) -> Changed {
         let mut got = false;
         if let Some(inbox) = &self.ctl {
-            if dataplane::serve_ctl(inbox, self.dev.sw.as_mut(), fast) != Changed::Nothing {
+            if sdnperf_switch::ctl::serve_ctl(inbox, self.dev.sw.as_mut(), fast) != Changed::Nothing
+            {
                 got = true;
                 self.dev.sync_from_switch();
             }
@@ -143,7 +144,7 @@ impl Hooks for P4rtHooks {
 pub fn inject(dev: &mut Device, bytes: &[u8]) {
     let Some(port) = dev.cpu_port else { return };
     if let Some(sw) = dev.sw.as_mut() {
-        let now = sw.eng.now_ns();
+        let now = sw.now_ns();
         sw.receive(port, bytes, None, now);
     }
 }

@@ -4,8 +4,8 @@
 //! SetForwardingPipelineConfig; verification failures are INVALID_ARGUMENT messages.
 
 use crate::proto::p4::config::v1 as cfg;
+use sdnperf_switch::pipeline::MatchKind;
 use sdnperf_switch::pipeline::Program;
-use sdnperf_switch::tables::MatchKind;
 use std::collections::HashMap;
 
 #[derive(Debug, Clone)]

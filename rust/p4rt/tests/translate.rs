@@ -78,10 +78,37 @@ impl Fx {
             })),
         }
     }
+    /// Writes cell `index` of register `reg` (bytes of a bitstring).
+    fn write_register(&mut self, reg: u32, index: i64, bytes: &[u8]) -> Result<(), (Code, String)> {
+        self.w(
+            T::Modify,
+            E::RegisterEntry(p4::RegisterEntry {
+                register_id: reg,
+                index: Some(p4::Index { index }),
+                data: Some(p4::P4Data {
+                    data: Some(p4::p4_data::Data::Bitstring(bytes.to_vec())),
+                }),
+            }),
+        )
+    }
+    /// The bitstring P4Runtime reads from cell `index` of register `reg`.
+    fn read_register(&self, reg: u32, index: i64) -> Vec<u8> {
+        let E::RegisterEntry(e) = &self.read(E::RegisterEntry(p4::RegisterEntry {
+            register_id: reg,
+            index: Some(p4::Index { index }),
+            data: None,
+        }))[0] else {
+            panic!()
+        };
+        match e.data.as_ref().and_then(|d| d.data.clone()) {
+            Some(p4::p4_data::Data::Bitstring(b)) => b,
+            other => panic!("register data {:?}", other),
+        }
+    }
     /// Runs a frame through the switch; returns (egress port, bytes) of each output.
     fn packet(&mut self, port: u32, bytes: &[u8]) -> Vec<(u32, Vec<u8>)> {
         let sw = self.dev.sw.as_mut().unwrap();
-        let now = sw.eng.now_ns();
+        let now = sw.now_ns();
         sw.receive(port, bytes, None, now);
         sw.service(now);
         let mut out = vec![];
@@ -89,7 +116,7 @@ impl Fx {
             let mut v = vec![];
             j.out_bytes(&mut v);
             out.push((j.egress_port, v));
-            sw.eng.recycle(j);
+            sw.recycle(j);
         }
         out
     }
@@ -257,7 +284,11 @@ fn exact_insert_read_modify_delete_and_errors() {
     }
     assert_eq!(f.dev.num_entries(dmac), 1);
     assert_eq!(
-        f.dev.sw.as_ref().unwrap().eng.prog.tables[f.dev.pipe.as_ref().unwrap().tables[&dmac].sw]
+        f.dev
+            .sw
+            .as_ref()
+            .unwrap()
+            .table(f.dev.pipe.as_ref().unwrap().tables[&dmac].sw)
             .num_entries,
         1
     );
@@ -644,7 +675,7 @@ fn action_profile_members_groups_and_indirect_entries() {
     assert_eq!(e.action, set(&[9]));
     f.w(T::Delete, te(t, k, None, 0)).unwrap();
     let sw = f.dev.sw.as_ref().unwrap();
-    let swp = &sw.eng.prog.profiles[f.dev.pipe.as_ref().unwrap().profiles[&f.id("ecmp_sel")].sw];
+    let swp = sw.profile(f.dev.pipe.as_ref().unwrap().profiles[&f.id("ecmp_sel")].sw);
     assert_eq!(
         swp.members.iter().flatten().count(),
         2,
@@ -789,52 +820,11 @@ fn counters_direct_counters_registers_meters() {
     assert_eq!(e.counter_data.unwrap().packet_count, 100);
     // register
     let reg = f.id("reg");
-    let E::RegisterEntry(e) = &f.read(E::RegisterEntry(p4::RegisterEntry {
-        register_id: reg,
-        index: Some(p4::Index { index: 0 }),
-        data: None,
-    }))[0] else {
-        panic!()
-    };
+    assert_eq!(f.read_register(reg, 0), vec![1]);
+    f.write_register(reg, 5, &[0x12, 0x34]).unwrap();
+    assert_eq!(f.read_register(reg, 5), vec![0x12, 0x34]);
     assert_eq!(
-        e.data.as_ref().unwrap().data,
-        Some(p4::p4_data::Data::Bitstring(vec![1]))
-    );
-    f.w(
-        T::Modify,
-        E::RegisterEntry(p4::RegisterEntry {
-            register_id: reg,
-            index: Some(p4::Index { index: 5 }),
-            data: Some(p4::P4Data {
-                data: Some(p4::p4_data::Data::Bitstring(vec![0x12, 0x34])),
-            }),
-        }),
-    )
-    .unwrap();
-    let E::RegisterEntry(e) = &f.read(E::RegisterEntry(p4::RegisterEntry {
-        register_id: reg,
-        index: Some(p4::Index { index: 5 }),
-        data: None,
-    }))[0] else {
-        panic!()
-    };
-    assert_eq!(
-        e.data.as_ref().unwrap().data,
-        Some(p4::p4_data::Data::Bitstring(vec![0x12, 0x34]))
-    );
-    assert_eq!(
-        f.w(
-            T::Modify,
-            E::RegisterEntry(p4::RegisterEntry {
-                register_id: reg,
-                index: Some(p4::Index { index: 1 }),
-                data: Some(p4::P4Data {
-                    data: Some(p4::p4_data::Data::Bitstring(vec![1, 0, 0, 0, 0]))
-                })
-            })
-        )
-        .unwrap_err()
-        .0,
+        f.write_register(reg, 1, &[1, 0, 0, 0, 0]).unwrap_err().0,
         Code::InvalidArgument
     );
     // meter config
@@ -899,7 +889,7 @@ fn multicast_groups_and_clone_sessions() {
     f.w(T::Modify, mg(1, vec![rep(4, 0)])).unwrap();
     let r = f.read(mg(0, vec![]));
     assert_eq!(r.len(), 1);
-    assert_eq!(f.dev.sw.as_ref().unwrap().eng.pre.groups[&1].len(), 1);
+    assert_eq!(f.dev.sw.as_ref().unwrap().pre().groups[&1].len(), 1);
     let cs = |s, reps| {
         E::PacketReplicationEngineEntry(p4::PacketReplicationEngineEntry {
             r#type: Some(P::CloneSessionEntry(p4::CloneSessionEntry {
@@ -911,15 +901,12 @@ fn multicast_groups_and_clone_sessions() {
         })
     };
     f.w(T::Insert, cs(5, vec![rep(255, 0)])).unwrap();
-    assert_eq!(
-        f.dev.sw.as_ref().unwrap().eng.pre.mirrors[&5].port,
-        Some(255)
-    );
+    assert_eq!(f.dev.sw.as_ref().unwrap().pre().mirrors[&5].port, Some(255));
     assert_eq!(f.read(cs(0, vec![])).len(), 1);
     f.w(T::Delete, cs(5, vec![])).unwrap();
     f.w(T::Delete, mg(1, vec![])).unwrap();
     assert!(f.read(mg(0, vec![])).is_empty());
-    assert!(f.dev.sw.as_ref().unwrap().eng.pre.mirrors.is_empty());
+    assert!(f.dev.sw.as_ref().unwrap().pre().mirrors.is_empty());
 }
 
 #[test]
@@ -1352,7 +1339,7 @@ fn parser_value_set_members() {
     )
     .unwrap();
     assert_eq!(
-        dev.sw.as_ref().unwrap().eng.prog.vsets[0].values,
+        dev.sw.as_ref().unwrap().value_set(0),
         vec![(0x88b5, 0xffff), (0x1234, 0xffff)]
     );
     let mut out = vec![];
@@ -1479,4 +1466,175 @@ fn ctl_and_p4runtime_see_the_same_entries() {
     ctl(&mut f, "table_delete dmac 0");
     assert!(f.read(te(dmac, vec![], None, 0)).is_empty());
     assert_eq!(f.dev.num_entries(dmac), 0);
+}
+
+/// ctl and P4Runtime share one switch's registers both ways, and the action profile
+/// members, groups, multicast groups and clone sessions P4Runtime writes are the switch's
+/// own (the state ctl's commands change), through the switch's one control API.
+#[test]
+fn ctl_and_p4runtime_share_registers_profiles_and_the_pre() {
+    use p4::packet_replication_engine_entry::Type as P;
+    let mut f = Fx::new();
+    let ctl = |f: &mut Fx, line: &str| -> String {
+        sdnperf_switch::ctl::execute(f.dev.sw.as_mut().unwrap(), line).unwrap()
+    };
+    let reg = f.id("reg");
+    // ctl writes, P4Runtime reads
+    ctl(&mut f, "register_write reg 3 0x42");
+    assert_eq!(f.read_register(reg, 3), u128_to_bytes(0x42));
+    // P4Runtime writes, ctl reads; ctl resets, P4Runtime reads zero
+    f.write_register(reg, 5, &[0x12, 0x34]).unwrap();
+    assert_eq!(ctl(&mut f, "register_read reg 5"), "4660");
+    ctl(&mut f, "register_reset reg");
+    assert_eq!(f.read_register(reg, 5), u128_to_bytes(0));
+
+    // a P4Runtime member and group are the profile's, and ctl adds to the same profile
+    let prof = f.id("ecmp_sel");
+    let Some(p4::table_action::Type::Action(fwd5)) = f.action("forward", &[5]).r#type else {
+        unreachable!()
+    };
+    f.w(
+        T::Insert,
+        E::ActionProfileMember(p4::ActionProfileMember {
+            action_profile_id: prof,
+            member_id: 1,
+            action: Some(fwd5),
+        }),
+    )
+    .unwrap();
+    f.w(
+        T::Insert,
+        E::ActionProfileGroup(p4::ActionProfileGroup {
+            action_profile_id: prof,
+            group_id: 10,
+            members: vec![p4::action_profile_group::Member {
+                member_id: 1,
+                weight: 1,
+                ..Default::default()
+            }],
+            max_size: 0,
+        }),
+    )
+    .unwrap();
+    let sw = f.dev.sw.as_ref().unwrap();
+    let pi = sw.program().profile_by_name("ecmp_sel").unwrap();
+    let forward = sw.program().action_by_name("forward").unwrap() as u32;
+    let members: Vec<_> = sw.profile(pi).members.iter().flatten().collect();
+    assert_eq!(members.len(), 1);
+    assert_eq!(members[0].0, forward);
+    assert_eq!(&*members[0].1, &[5]);
+    assert_eq!(
+        sw.profile(pi).groups.iter().flatten().collect::<Vec<_>>(),
+        vec![&vec![0]]
+    );
+    assert_eq!(
+        ctl(&mut f, "act_prof_create_member ecmp_sel forward 7"),
+        "Member has been created with handle 1"
+    );
+    ctl(&mut f, "act_prof_add_member_to_group ecmp_sel 1 0");
+    let sw = f.dev.sw.as_ref().unwrap();
+    assert_eq!(sw.profile(pi).groups[0], Some(vec![0, 1]));
+
+    // P4Runtime's multicast group and clone session are the switch's PRE
+    let rep = |port: u32| p4::Replica {
+        instance: 0,
+        backup_replicas: vec![],
+        port_kind: Some(p4::replica::PortKind::Port(u128_to_bytes(port as u128))),
+    };
+    f.w(
+        T::Insert,
+        E::PacketReplicationEngineEntry(p4::PacketReplicationEngineEntry {
+            r#type: Some(P::MulticastGroupEntry(p4::MulticastGroupEntry {
+                multicast_group_id: 3,
+                replicas: vec![rep(1), rep(2)],
+                metadata: vec![],
+            })),
+        }),
+    )
+    .unwrap();
+    f.w(
+        T::Insert,
+        E::PacketReplicationEngineEntry(p4::PacketReplicationEngineEntry {
+            r#type: Some(P::CloneSessionEntry(p4::CloneSessionEntry {
+                session_id: 4,
+                replicas: vec![rep(6)],
+                class_of_service: 0,
+                packet_length_bytes: 0,
+            })),
+        }),
+    )
+    .unwrap();
+    let pre = f.dev.sw.as_ref().unwrap().pre();
+    let mut ports = vec![];
+    pre.replicas(3, &mut ports);
+    ports.sort();
+    assert_eq!(ports, vec![(0, 1), (0, 2)]); // (rid, port)
+    assert_eq!(pre.mirrors[&4].port, Some(6));
+    // ctl acts on the same group and session
+    let n = ctl(&mut f, "mc_node_create 9 7");
+    let h = n.rsplit(' ').next().unwrap();
+    ctl(&mut f, &format!("mc_node_associate 3 {}", h));
+    ctl(&mut f, "mirroring_add 4 8");
+    let pre = f.dev.sw.as_ref().unwrap().pre();
+    let mut ports = vec![];
+    pre.replicas(3, &mut ports);
+    assert_eq!(ports.len(), 3);
+    assert_eq!(pre.mirrors[&4].port, Some(8));
+}
+
+/// Multicast groups and clone sessions ctl makes are read by P4Runtime (replicas as the
+/// switch holds them), and go from the Read when ctl removes them.
+#[test]
+fn p4runtime_reads_the_multicast_groups_and_clone_sessions_ctl_makes() {
+    use p4::packet_replication_engine_entry::Type as P;
+    let mut f = Fx::new();
+    let ctl = |f: &mut Fx, line: &str| -> String {
+        let out = sdnperf_switch::ctl::execute(f.dev.sw.as_mut().unwrap(), line).unwrap();
+        f.dev.sync_from_switch();
+        out
+    };
+    ctl(&mut f, "mc_mgrp_create 7");
+    let n = ctl(&mut f, "mc_node_create 3 1 2");
+    let h = n.rsplit(' ').next().unwrap().to_string();
+    ctl(&mut f, &format!("mc_node_associate 7 {}", h));
+    ctl(&mut f, "mirroring_add 9 4 64");
+    let pre_entries = |f: &Fx, e: P| {
+        f.read(E::PacketReplicationEngineEntry(
+            p4::PacketReplicationEngineEntry { r#type: Some(e) },
+        ))
+    };
+    let groups = pre_entries(&f, P::MulticastGroupEntry(Default::default()));
+    assert_eq!(groups.len(), 1, "{:?}", groups);
+    let E::PacketReplicationEngineEntry(p4::PacketReplicationEngineEntry {
+        r#type: Some(P::MulticastGroupEntry(m)),
+    }) = &groups[0]
+    else {
+        panic!()
+    };
+    assert_eq!(m.multicast_group_id, 7);
+    let ports: Vec<_> = m
+        .replicas
+        .iter()
+        .map(|r| (r.instance, r.port_kind.clone()))
+        .collect();
+    assert_eq!(
+        ports,
+        vec![
+            (3, Some(p4::replica::PortKind::Port(u128_to_bytes(1)))),
+            (3, Some(p4::replica::PortKind::Port(u128_to_bytes(2))))
+        ]
+    );
+    let sessions = pre_entries(&f, P::CloneSessionEntry(Default::default()));
+    let E::PacketReplicationEngineEntry(p4::PacketReplicationEngineEntry {
+        r#type: Some(P::CloneSessionEntry(c)),
+    }) = &sessions[0]
+    else {
+        panic!()
+    };
+    assert_eq!((c.session_id, c.packet_length_bytes), (9, 64));
+    assert_eq!(c.replicas.len(), 1);
+    ctl(&mut f, "mc_mgrp_destroy 7");
+    ctl(&mut f, "mirroring_delete 9");
+    assert!(pre_entries(&f, P::MulticastGroupEntry(Default::default())).is_empty());
+    assert!(pre_entries(&f, P::CloneSessionEntry(Default::default())).is_empty());
 }

@@ -1,11 +1,51 @@
-//! Entry-level control of a running switch: the one place table entries are added,
-//! modified, deleted and cleared, so every front end (ctl text commands, P4Runtime) leaves
-//! the per-entry state the same way: an entry's direct counter and direct meter start
-//! fresh when it is added and are wiped when it goes (a later entry may reuse the handle).
+//! Control of a running switch: the one place its state is changed, so every front end
+//! (ctl text commands, P4Runtime) leaves it the same way and sees what the other did.
+//! Table entries: an entry's direct counter and direct meter start fresh when it is added
+//! and are wiped when it goes (a later entry may reuse the handle). Also registers,
+//! counters, meters, action profile members and groups, and the packet replication engine
+//! (multicast groups, clone sessions).
 
+use crate::exec::{Digest, Job, Stats};
+use crate::externs::{Counter, MeterCell};
+use crate::pipeline::{ActionProfile, Program};
+use crate::pre::Pre;
 use crate::switch::Switch;
+use crate::tables::Table;
+
+/// A two-rate meter's configuration: rates in units per microsecond, bursts in units.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct MeterRates {
+    pub cir: f64,
+    pub cbs: f64,
+    pub pir: f64,
+    pub pbs: f64,
+}
+
+fn apply_rates(cell: &mut MeterCell, rates: Option<MeterRates>) {
+    match rates {
+        Some(r) => cell.configure(r.cir, r.cbs, r.pir, r.pbs),
+        None => *cell = MeterCell::default(),
+    }
+}
 
 impl Switch {
+    /// The loaded program: headers, actions and the tables' definitions (fixed after load).
+    pub fn program(&self) -> &Program {
+        &self.eng.prog
+    }
+
+    /// The entries and default action of table `ti` (its definition is `program().tables[ti]`).
+    pub fn table(&self, ti: usize) -> &Table {
+        &self.eng.tables[ti]
+    }
+
+    /// Sets the action table `ti` takes on a miss.
+    pub fn set_default(&mut self, ti: usize, action: u32, data: Vec<u128>) {
+        let t = &mut self.eng.tables[ti];
+        t.default_action = action;
+        t.default_data = data.into_boxed_slice();
+    }
+
     /// Adds an entry to table `ti` (see `Table::add`); returns its handle.
     // the arguments are an entry's parts, as ctl and P4Runtime both hold them
     #[allow(clippy::too_many_arguments)]
@@ -19,7 +59,7 @@ impl Switch {
         action: u32,
         data: Vec<u128>,
     ) -> Result<u32, String> {
-        let h = self.eng.prog.tables[ti].add(key, aux, prefix, priority, action, data)?;
+        let h = self.eng.tables[ti].add(key, aux, prefix, priority, action, data)?;
         self.reset_entry_state(ti, h);
         Ok(h)
     }
@@ -31,20 +71,253 @@ impl Switch {
         action: u32,
         data: Vec<u128>,
     ) -> Result<(), String> {
-        self.eng.prog.tables[ti].modify(handle, action, data)
+        self.eng.tables[ti].modify(handle, action, data)
     }
 
     pub fn entry_delete(&mut self, ti: usize, handle: u32) -> Result<(), String> {
-        self.eng.prog.tables[ti].delete(handle)?;
+        self.eng.tables[ti].delete(handle)?;
         self.reset_entry_state(ti, handle);
         Ok(())
     }
 
     /// Removes every entry of table `ti` with its direct counters and meters.
     pub fn table_clear(&mut self, ti: usize) {
-        self.eng.prog.tables[ti].clear();
+        self.eng.tables[ti].clear();
         self.eng.direct_counters[ti].clear();
         self.eng.direct_meter_cells[ti].clear();
+    }
+
+    /// The direct counter of entry `h` of table `ti`: (packets, bytes).
+    pub fn direct_counter(&self, ti: usize, h: u32) -> (u64, u64) {
+        self.eng.direct_counters[ti]
+            .get(h as usize)
+            .copied()
+            .unwrap_or((0, 0))
+    }
+
+    pub fn set_direct_counter(&mut self, ti: usize, h: u32, packets: u64, bytes: u64) {
+        let n = self.eng.tables[ti].entries.len().max(h as usize + 1);
+        let dc = &mut self.eng.direct_counters[ti];
+        if dc.len() < n {
+            dc.resize(n, (0, 0));
+        }
+        dc[h as usize] = (packets, bytes);
+    }
+
+    /// Configures (None: unconfigures) the direct meter of entry `h` of table `ti`.
+    pub fn set_direct_meter(&mut self, ti: usize, h: u32, rates: Option<MeterRates>) {
+        let n = self.eng.tables[ti].entries.len().max(h as usize + 1);
+        let cells = &mut self.eng.direct_meter_cells[ti];
+        if cells.len() < n {
+            cells.resize(n, MeterCell::default());
+        }
+        apply_rates(&mut cells[h as usize], rates);
+    }
+
+    pub fn direct_meter(&self, ti: usize, h: u32) -> Option<&MeterCell> {
+        self.eng.direct_meter_cells[ti].get(h as usize)
+    }
+
+    // ---------------------------------------------------------------- engine readings
+
+    /// Nanoseconds since the engine started (the clock packets are stamped with).
+    pub fn now_ns(&self) -> u64 {
+        self.eng.now_ns()
+    }
+
+    pub fn stats(&self) -> Stats {
+        self.eng.stats
+    }
+
+    /// Gives a finished packet's buffers back to the engine's pool.
+    pub fn recycle(&mut self, job: Box<Job>) {
+        self.eng.recycle(job)
+    }
+
+    /// The digests the pipeline produced since the last call.
+    pub fn take_digests(&mut self) -> Vec<Digest> {
+        std::mem::take(&mut self.eng.digests)
+    }
+
+    // ---------------------------------------------------------------- registers
+
+    pub fn register_values(&self, r: usize) -> &[u128] {
+        &self.eng.ext.registers[r].vals
+    }
+
+    /// Writes cell `i` of register `r` (cut to the register's width).
+    pub fn register_write(&mut self, r: usize, i: usize, v: u128) -> Result<(), String> {
+        if self.eng.ext.register_write(r, i, v) {
+            Ok(())
+        } else {
+            Err(format!("index {} out of range", i))
+        }
+    }
+
+    /// Sets every cell of register `r` to `v` (0: reset).
+    pub fn register_fill(&mut self, r: usize, v: u128) {
+        for i in 0..self.eng.ext.registers[r].vals.len() {
+            self.eng.ext.register_write(r, i, v);
+        }
+    }
+
+    // ---------------------------------------------------------------- indirect counters, meters
+
+    pub fn counter(&self, c: usize) -> &Counter {
+        &self.eng.ext.counters[c]
+    }
+
+    /// Sets cell `i` (None: every cell) of counter `c`.
+    pub fn counter_write(
+        &mut self,
+        c: usize,
+        i: Option<usize>,
+        packets: u64,
+        bytes: u64,
+    ) -> Result<(), String> {
+        let ctr = &mut self.eng.ext.counters[c];
+        match i {
+            Some(i) if i >= ctr.packets.len() => Err(format!("index {} out of range", i)),
+            Some(i) => {
+                ctr.packets[i] = packets;
+                ctr.bytes[i] = bytes;
+                Ok(())
+            }
+            None => {
+                ctr.packets.iter_mut().for_each(|x| *x = packets);
+                ctr.bytes.iter_mut().for_each(|x| *x = bytes);
+                Ok(())
+            }
+        }
+    }
+
+    pub fn meter_cell(&self, m: usize, i: usize) -> Option<&MeterCell> {
+        self.eng.ext.meters[m].cells.get(i)
+    }
+
+    /// Configures (None: unconfigures) cell `i` of meter `m`.
+    pub fn set_meter(
+        &mut self,
+        m: usize,
+        i: usize,
+        rates: Option<MeterRates>,
+    ) -> Result<(), String> {
+        let cell = self.eng.ext.meters[m]
+            .cells
+            .get_mut(i)
+            .ok_or_else(|| format!("index {} out of range", i))?;
+        apply_rates(cell, rates);
+        Ok(())
+    }
+
+    // ---------------------------------------------------------------- packet replication
+
+    /// Multicast groups, their nodes and the clone sessions.
+    pub fn pre(&self) -> &Pre {
+        &self.eng.pre
+    }
+
+    pub fn pre_mut(&mut self) -> &mut Pre {
+        &mut self.eng.pre
+    }
+
+    // ---------------------------------------------------------------- action profiles
+
+    pub fn profile(&self, pi: usize) -> &ActionProfile {
+        &self.eng.prog.profiles[pi]
+    }
+
+    /// Adds a member (action and its data) to profile `pi`; returns its handle.
+    pub fn member_add(&mut self, pi: usize, action: u32, data: Vec<u128>) -> u32 {
+        let pr = &mut self.eng.prog.profiles[pi];
+        pr.members.push(Some((action, data.into_boxed_slice())));
+        (pr.members.len() - 1) as u32
+    }
+
+    /// Replaces member `h`'s action and data.
+    pub fn member_modify(
+        &mut self,
+        pi: usize,
+        h: u32,
+        action: u32,
+        data: Vec<u128>,
+    ) -> Result<(), String> {
+        let slot = self.eng.prog.profiles[pi]
+            .members
+            .get_mut(h as usize)
+            .and_then(|m| m.as_mut())
+            .ok_or_else(|| format!("no member {}", h))?;
+        *slot = (action, data.into_boxed_slice());
+        Ok(())
+    }
+
+    /// Deletes member `h` (if there) and takes it out of every group.
+    pub fn member_delete(&mut self, pi: usize, h: u32) -> Result<(), String> {
+        let pr = &mut self.eng.prog.profiles[pi];
+        *pr.members.get_mut(h as usize).ok_or("no such member")? = None;
+        for g in pr.groups.iter_mut().flatten() {
+            g.retain(|&m| m != h);
+        }
+        Ok(())
+    }
+
+    /// Creates a group of `members` in profile `pi`; returns its handle.
+    pub fn group_create(&mut self, pi: usize, members: Vec<u32>) -> u32 {
+        let pr = &mut self.eng.prog.profiles[pi];
+        pr.groups.push(Some(members));
+        (pr.groups.len() - 1) as u32
+    }
+
+    /// Replaces group `g`'s members (each must exist).
+    pub fn group_set_members(
+        &mut self,
+        pi: usize,
+        g: u32,
+        members: Vec<u32>,
+    ) -> Result<(), String> {
+        let pr = &mut self.eng.prog.profiles[pi];
+        if let Some(m) = members.iter().find(|&&m| {
+            pr.members
+                .get(m as usize)
+                .map(|x| x.is_none())
+                .unwrap_or(true)
+        }) {
+            return Err(format!("no member {}", m));
+        }
+        let grp = pr
+            .groups
+            .get_mut(g as usize)
+            .and_then(|x| x.as_mut())
+            .ok_or_else(|| format!("no group {}", g))?;
+        *grp = members;
+        Ok(())
+    }
+
+    pub fn group_delete(&mut self, pi: usize, g: u32) -> Result<(), String> {
+        *self.eng.prog.profiles[pi]
+            .groups
+            .get_mut(g as usize)
+            .ok_or("no such group")? = None;
+        Ok(())
+    }
+
+    // ---------------------------------------------------------------- parser value sets
+
+    pub fn value_set(&self, vi: usize) -> &[(u128, u128)] {
+        &self.eng.prog.vsets[vi].values
+    }
+
+    /// Replaces the (value, mask) pairs of parser value set `vi` (refused above its size).
+    pub fn set_value_set(&mut self, vi: usize, values: Vec<(u128, u128)>) -> Result<(), String> {
+        let vs = &mut self.eng.prog.vsets[vi];
+        if vs.max_size > 0 && values.len() > vs.max_size {
+            return Err(format!(
+                "value set {} is full ({} values)",
+                vs.name, vs.max_size
+            ));
+        }
+        vs.values = values;
+        Ok(())
     }
 
     fn reset_entry_state(&mut self, ti: usize, h: u32) {

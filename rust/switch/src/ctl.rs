@@ -6,12 +6,11 @@
 //! followed by a status line `ok` or `error: <message>`.
 //! A future P4Runtime server can sit beside this one and send the same `Request`s.
 
-use crate::dataplane::{Inbox, Mailbox};
-use crate::externs::MeterCell;
+use crate::control::MeterRates;
+use crate::dataplane::{Changed, FastPathState, Hooks, Inbox, Mailbox};
 use crate::impair::parse_port_spec;
-use crate::pipeline::{width_mask, Action, INDIRECT_GROUP, INDIRECT_MEMBER};
+use crate::pipeline::{width_mask, Action, MatchKind, INDIRECT_GROUP, INDIRECT_MEMBER};
 use crate::switch::Switch;
-use crate::tables::MatchKind;
 use std::io::{BufRead, BufReader, Write};
 use std::sync::mpsc;
 
@@ -185,7 +184,7 @@ pub fn add_entry(
     params: &[u128],
     priority: Option<i64>,
 ) -> Result<u32, String> {
-    let p = &mut sw.eng.prog;
+    let p = sw.program();
     let ti = p
         .table_by_name(table)
         .ok_or_else(|| format!("unknown table {}", table))?;
@@ -237,7 +236,7 @@ pub fn set_default(
     action: &str,
     params: &[u128],
 ) -> Result<(), String> {
-    let p = &mut sw.eng.prog;
+    let p = sw.program();
     let ti = p
         .table_by_name(table)
         .ok_or_else(|| format!("unknown table {}", table))?;
@@ -246,7 +245,7 @@ pub fn set_default(
         .ok_or_else(|| format!("unknown action {}", action))? as u32;
     let a = &p.actions[ai as usize];
     let data = action_data(a, params)?;
-    let t = &mut p.tables[ti];
+    let t = &p.tables[ti];
     if t.default_const {
         return Err(format!("table {} has a const default action", t.name));
     }
@@ -256,8 +255,7 @@ pub fn set_default(
             action, t.name
         ));
     }
-    t.default_action = ai;
-    t.default_data = data.into_boxed_slice();
+    sw.set_default(ti, ai, data);
     Ok(())
 }
 
@@ -324,9 +322,9 @@ fn execute_inner(sw: &mut Switch, line: &str) -> Result<String, String> {
             let table = w[1];
             let action = w[2];
             let arrow = w.iter().position(|x| *x == "=>").unwrap_or(w.len()).max(3);
-            let ti = sw.eng.prog.table_by_name(table).ok_or_else(|| format!("unknown table {}", table))?;
-            let specs = sw.eng.prog.tables[ti].keys.clone();
-            let needs_prio = sw.eng.prog.tables[ti].needs_priority();
+            let ti = sw.program().table_by_name(table).ok_or_else(|| format!("unknown table {}", table))?;
+            let specs = sw.program().tables[ti].keys.clone();
+            let needs_prio = sw.program().tables[ti].needs_priority();
             let ktexts = &w[3..arrow];
             if ktexts.len() != specs.len() {
                 return Err(format!("table {} needs {} key fields, got {}", table, specs.len(), ktexts.len()));
@@ -336,8 +334,8 @@ fn execute_inner(sw: &mut Switch, line: &str) -> Result<String, String> {
                 keys.push(parse_key(t, s.kind, s.width).map_err(|e| format!("key {}: {}", s.name, e))?);
             }
             let mut ptexts: Vec<&str> = if arrow < w.len() { w[arrow + 1..].to_vec() } else { vec![] };
-            let ai = sw.eng.prog.action_by_name(action).ok_or_else(|| format!("unknown action {}", action))?;
-            let nparams = sw.eng.prog.actions[ai].params.len();
+            let ai = sw.program().action_by_name(action).ok_or_else(|| format!("unknown action {}", action))?;
+            let nparams = sw.program().actions[ai].params.len();
             let mut prio = None;
             if needs_prio && ptexts.len() == nparams + 1 {
                 prio = Some(parse_value(ptexts.pop().unwrap())? as i64);
@@ -351,7 +349,7 @@ fn execute_inner(sw: &mut Switch, line: &str) -> Result<String, String> {
             let prof = w.get(1).ok_or("usage: act_prof_create_member PROFILE ACTION PARAM...")?;
             let action = w.get(2).ok_or("missing action")?;
             let params: Result<Vec<u128>, String> = w[3..].iter().filter(|x| **x != "=>").map(|x| parse_value(x)).collect();
-            let p = &mut sw.eng.prog;
+            let p = sw.program();
             let pi = p.profile_by_name(prof).ok_or_else(|| format!("unknown action profile {}", prof))?;
             let ai = p.action_by_name(action).ok_or_else(|| format!("unknown action {}", action))?;
             let a = &p.actions[ai];
@@ -360,45 +358,39 @@ fn execute_inner(sw: &mut Switch, line: &str) -> Result<String, String> {
                 return Err(format!("action {} takes {} parameters, got {}", a.name, a.params.len(), params.len()));
             }
             let data: Vec<u128> = params.iter().zip(&a.params).map(|(v, (_, w))| v & width_mask(*w)).collect();
-            let pr = &mut p.profiles[pi];
-            pr.members.push(Some((ai as u32, data.into_boxed_slice())));
-            Ok(format!("Member has been created with handle {}", pr.members.len() - 1))
+            let h = sw.member_add(pi, ai as u32, data);
+            Ok(format!("Member has been created with handle {}", h))
         }
         "act_prof_delete_member" => {
-            let p = &mut sw.eng.prog;
+            let p = sw.program();
             let pi = p.profile_by_name(w.get(1).ok_or("usage: act_prof_delete_member PROFILE H")?).ok_or("unknown action profile")?;
-            let h = num(w.get(2), "member handle")? as usize;
-            let pr = &mut p.profiles[pi];
-            *pr.members.get_mut(h).ok_or("no such member")? = None;
-            for g in pr.groups.iter_mut().flatten() {
-                g.retain(|&m| m as usize != h);
-            }
+            let h = num(w.get(2), "member handle")? as u32;
+            sw.member_delete(pi, h)?;
             Ok(String::new())
         }
         "act_prof_create_group" => {
-            let p = &mut sw.eng.prog;
+            let p = sw.program();
             let pi = p.profile_by_name(w.get(1).ok_or("usage: act_prof_create_group PROFILE")?).ok_or("unknown action profile")?;
-            let pr = &mut p.profiles[pi];
-            pr.groups.push(Some(vec![]));
-            Ok(format!("Group has been created with handle {}", pr.groups.len() - 1))
+            let h = sw.group_create(pi, vec![]);
+            Ok(format!("Group has been created with handle {}", h))
         }
         "act_prof_delete_group" => {
-            let p = &mut sw.eng.prog;
+            let p = sw.program();
             let pi = p.profile_by_name(w.get(1).ok_or("usage: act_prof_delete_group PROFILE H")?).ok_or("unknown action profile")?;
-            let h = num(w.get(2), "group handle")? as usize;
-            *p.profiles[pi].groups.get_mut(h).ok_or("no such group")? = None;
+            let h = num(w.get(2), "group handle")? as u32;
+            sw.group_delete(pi, h)?;
             Ok(String::new())
         }
         "act_prof_add_member_to_group" | "act_prof_remove_member_from_group" => {
-            let p = &mut sw.eng.prog;
+            let p = sw.program();
             let pi = p.profile_by_name(w.get(1).ok_or("usage: act_prof_add_member_to_group PROFILE MEMBER GROUP")?).ok_or("unknown action profile")?;
             let m = num(w.get(2), "member handle")? as u32;
             let g = num(w.get(3), "group handle")? as usize;
-            let pr = &mut p.profiles[pi];
+            let pr = sw.profile(pi);
             if pr.members.get(m as usize).map(|x| x.is_none()).unwrap_or(true) {
                 return Err(format!("no member {}", m));
             }
-            let grp = pr.groups.get_mut(g).and_then(|x| x.as_mut()).ok_or_else(|| format!("no group {}", g))?;
+            let mut grp = pr.groups.get(g).and_then(|x| x.clone()).ok_or_else(|| format!("no group {}", g))?;
             if *cmd == "act_prof_add_member_to_group" {
                 if !grp.contains(&m) {
                     grp.push(m);
@@ -406,13 +398,14 @@ fn execute_inner(sw: &mut Switch, line: &str) -> Result<String, String> {
             } else {
                 grp.retain(|&x| x != m);
             }
+            sw.group_set_members(pi, g as u32, grp)?;
             Ok(String::new())
         }
         "table_indirect_add" | "table_indirect_add_with_group" => {
             // table_indirect_add TABLE KEYS... => MEMBER|GROUP [PRIORITY]
             let table = w.get(1).ok_or("usage: table_indirect_add TABLE KEY... => HANDLE [PRIORITY]")?;
             let arrow = w.iter().position(|x| *x == "=>").ok_or("missing =>")?.max(2);
-            let p = &mut sw.eng.prog;
+            let p = sw.program();
             let ti = p.table_by_name(table).ok_or_else(|| format!("unknown table {}", table))?;
             let t = &p.tables[ti];
             if t.profile.is_none() {
@@ -446,15 +439,15 @@ fn execute_inner(sw: &mut Switch, line: &str) -> Result<String, String> {
             Ok(format!("Entry has been added with handle {}", h))
         }
         "table_indirect_set_default" | "table_indirect_set_default_with_group" => {
-            let p = &mut sw.eng.prog;
+            let p = sw.program();
             let ti = p.table_by_name(w.get(1).ok_or("usage: table_indirect_set_default TABLE HANDLE")?).ok_or("unknown table")?;
             let h = num(w.get(2), "handle")? as u32;
-            let t = &mut p.tables[ti];
+            let t = &p.tables[ti];
             if t.profile.is_none() {
                 return Err(format!("table {} is not indirect", t.name));
             }
-            t.default_action = if *cmd == "table_indirect_set_default" { INDIRECT_MEMBER | h } else { INDIRECT_GROUP | h };
-            t.default_data = Box::new([]);
+            let target = if *cmd == "table_indirect_set_default" { INDIRECT_MEMBER | h } else { INDIRECT_GROUP | h };
+            sw.set_default(ti, target, vec![]);
             Ok(String::new())
         }
         "table_set_default" => {
@@ -466,13 +459,13 @@ fn execute_inner(sw: &mut Switch, line: &str) -> Result<String, String> {
             Ok(String::new())
         }
         "table_clear" => {
-            let p = &mut sw.eng.prog;
+            let p = sw.program();
             let ti = p.table_by_name(w.get(1).ok_or("usage: table_clear TABLE")?).ok_or("unknown table")?;
             sw.table_clear(ti);
             Ok(String::new())
         }
         "table_delete" => {
-            let p = &mut sw.eng.prog;
+            let p = sw.program();
             let ti = p.table_by_name(w.get(1).ok_or("usage: table_delete TABLE HANDLE")?).ok_or("unknown table")?;
             let h = num(w.get(2), "handle")? as u32;
             sw.entry_delete(ti, h)?;
@@ -484,7 +477,7 @@ fn execute_inner(sw: &mut Switch, line: &str) -> Result<String, String> {
             let action = w.get(2).ok_or("missing action")?;
             let h = num(w.get(3), "handle")? as u32;
             let params: Result<Vec<u128>, String> = w[4.min(w.len())..].iter().filter(|x| **x != "=>").map(|x| parse_value(x)).collect();
-            let p = &mut sw.eng.prog;
+            let p = sw.program();
             let ti = p.table_by_name(table).ok_or("unknown table")?;
             let ai = p.action_by_name(action).ok_or("unknown action")?;
             let params = params?;
@@ -495,14 +488,15 @@ fn execute_inner(sw: &mut Switch, line: &str) -> Result<String, String> {
             Ok(String::new())
         }
         "table_num_entries" => {
-            let p = &sw.eng.prog;
+            let p = sw.program();
             let ti = p.table_by_name(w.get(1).ok_or("usage: table_num_entries TABLE")?).ok_or("unknown table")?;
-            Ok(p.tables[ti].num_entries.to_string())
+            Ok(sw.table(ti).num_entries.to_string())
         }
         "table_dump" => {
-            let p = &sw.eng.prog;
+            let p = sw.program();
             let ti = p.table_by_name(w.get(1).ok_or("usage: table_dump TABLE")?).ok_or("unknown table")?;
             let t = &p.tables[ti];
+            let st = sw.table(ti);
             let act = |a: u32, d: &[u128]| -> String {
                 use crate::pipeline::{INDIRECT_GROUP, INDIRECT_MEMBER, NO_ACTION};
                 if a == NO_ACTION {
@@ -517,7 +511,7 @@ fn execute_inner(sw: &mut Switch, line: &str) -> Result<String, String> {
                 }
             };
             let mut out = vec![];
-            for (h, e) in t.entries.iter().enumerate() {
+            for (h, e) in st.entries.iter().enumerate() {
                 let Some(e) = e else { continue };
                 let ks: Vec<String> = t
                     .keys
@@ -535,29 +529,30 @@ fn execute_inner(sw: &mut Switch, line: &str) -> Result<String, String> {
                 let prio = if t.needs_priority() { format!(" priority={}", e.priority) } else { String::new() };
                 out.push(format!("{}: {} => {}{}", h, ks.join(" "), act(e.action, &e.data), prio));
             }
-            out.push(format!("default: {}", act(t.default_action, &t.default_data)));
+            out.push(format!("default: {}", act(st.default_action, &st.default_data)));
             Ok(out.join("\n"))
         }
         "show_tables" => {
-            let p = &sw.eng.prog;
+            let p = sw.program();
             Ok(p
                 .tables
                 .iter()
-                .map(|t| {
+                .enumerate()
+                .map(|(ti, t)| {
                     let ks: Vec<String> = t.keys.iter().map(|k| format!("{}({:?},{})", k.name, k.kind, k.width)).collect();
-                    format!("{} [{}] entries={}", t.name, ks.join(", "), t.num_entries)
+                    format!("{} [{}] entries={}", t.name, ks.join(", "), sw.table(ti).num_entries)
                 })
                 .collect::<Vec<_>>()
                 .join("\n"))
         }
         "pvs_add" | "pvs_remove" | "pvs_clear" => {
             let name = w.get(1).ok_or("usage: pvs_add VSET VALUE[&&&MASK]")?;
-            let p = &mut sw.eng.prog;
+            let p = sw.program();
             let vi = crate::pipeline::find_by_suffix(p.vsets.iter().map(|v| v.name.as_str()), name)
                 .ok_or_else(|| format!("unknown parser value set {}", name))?;
-            let vs = &mut p.vsets[vi];
+            let vs = &p.vsets[vi];
             if *cmd == "pvs_clear" {
-                vs.values.clear();
+                sw.set_value_set(vi, vec![])?;
                 return Ok(String::new());
             }
             let t = w.get(2).ok_or("missing value")?;
@@ -565,52 +560,54 @@ fn execute_inner(sw: &mut Switch, line: &str) -> Result<String, String> {
                 Some((v, m)) => (parse_value(v)?, parse_value(m)?),
                 None => (parse_value(t)?, width_mask(vs.width)),
             };
+            let mut values = vs.values.clone();
             if *cmd == "pvs_add" {
-                if vs.max_size > 0 && vs.values.len() >= vs.max_size {
+                if vs.max_size > 0 && values.len() >= vs.max_size {
                     return Err(format!("value set {} is full ({} values)", vs.name, vs.max_size));
                 }
-                vs.values.push((v & m, m));
+                values.push((v & m, m));
             } else {
-                vs.values.retain(|x| *x != (v & m, m));
+                values.retain(|x| *x != (v & m, m));
             }
+            sw.set_value_set(vi, values)?;
             Ok(String::new())
         }
         "mc_mgrp_create" => {
-            sw.eng.pre.mgrp_create(num(w.get(1), "group")? as u32)?;
+            sw.pre_mut().mgrp_create(num(w.get(1), "group")? as u32)?;
             Ok(String::new())
         }
         "mc_mgrp_destroy" => {
-            sw.eng.pre.mgrp_destroy(num(w.get(1), "group")? as u32)?;
+            sw.pre_mut().mgrp_destroy(num(w.get(1), "group")? as u32)?;
             Ok(String::new())
         }
         "mc_node_create" => {
             let rid = num(w.get(1), "rid")? as u32;
             let ports: Result<Vec<u32>, String> = w[2..].iter().map(|x| parse_value(x).map(|v| v as u32)).collect();
-            let h = sw.eng.pre.node_create(rid, ports?);
+            let h = sw.pre_mut().node_create(rid, ports?);
             Ok(format!("node was created with handle {}", h))
         }
         "mc_node_update" => {
             let h = num(w.get(1), "handle")? as u32;
             let ports: Result<Vec<u32>, String> = w[2..].iter().map(|x| parse_value(x).map(|v| v as u32)).collect();
-            sw.eng.pre.node_update(h, ports?)?;
+            sw.pre_mut().node_update(h, ports?)?;
             Ok(String::new())
         }
         "mc_node_destroy" => {
-            sw.eng.pre.node_destroy(num(w.get(1), "handle")? as u32)?;
+            sw.pre_mut().node_destroy(num(w.get(1), "handle")? as u32)?;
             Ok(String::new())
         }
         "mc_node_associate" => {
-            sw.eng.pre.node_associate(num(w.get(1), "group")? as u32, num(w.get(2), "handle")? as u32)?;
+            sw.pre_mut().node_associate(num(w.get(1), "group")? as u32, num(w.get(2), "handle")? as u32)?;
             Ok(String::new())
         }
         "mc_node_dissociate" => {
-            sw.eng.pre.node_dissociate(num(w.get(1), "group")? as u32, num(w.get(2), "handle")? as u32)?;
+            sw.pre_mut().node_dissociate(num(w.get(1), "group")? as u32, num(w.get(2), "handle")? as u32)?;
             Ok(String::new())
         }
         "mirroring_add" | "mirroring_add_mc" => {
             let sess = num(w.get(1), "session")? as u32;
             let target = num(w.get(2), "port")? as u32;
-            let mut m = sw.eng.pre.mirrors.get(&sess).copied().unwrap_or_default();
+            let mut m = sw.pre().mirrors.get(&sess).copied().unwrap_or_default();
             if *cmd == "mirroring_add" {
                 m.port = Some(target);
             } else {
@@ -619,43 +616,41 @@ fn execute_inner(sw: &mut Switch, line: &str) -> Result<String, String> {
             if let Some(t) = w.get(3) {
                 m.truncate = Some(parse_value(t)? as usize);
             }
-            sw.eng.pre.mirrors.insert(sess, m);
+            sw.pre_mut().mirrors.insert(sess, m);
             Ok(String::new())
         }
         "mirroring_delete" => {
-            sw.eng.pre.mirrors.remove(&(num(w.get(1), "session")? as u32));
+            sw.pre_mut().mirrors.remove(&(num(w.get(1), "session")? as u32));
             Ok(String::new())
         }
         "register_read" => {
-            let r = sw.eng.prog.register_by_name(w.get(1).ok_or("usage: register_read REG [INDEX]")?).ok_or("unknown register")?;
-            let reg = &sw.eng.ext.registers[r];
+            let r = sw.program().register_by_name(w.get(1).ok_or("usage: register_read REG [INDEX]")?).ok_or("unknown register")?;
+            let vals = sw.register_values(r);
             match w.get(2) {
                 Some(i) => {
                     let i = parse_value(i)? as usize;
-                    reg.vals.get(i).map(|v| v.to_string()).ok_or_else(|| format!("index {} out of range", i))
+                    vals.get(i).map(|v| v.to_string()).ok_or_else(|| format!("index {} out of range", i))
                 }
-                None => Ok(reg.vals.iter().map(|v| v.to_string()).collect::<Vec<_>>().join(" ")),
+                None => Ok(vals.iter().map(|v| v.to_string()).collect::<Vec<_>>().join(" ")),
             }
         }
         "register_write" => {
-            let r = sw.eng.prog.register_by_name(w.get(1).ok_or("usage: register_write REG INDEX VALUE")?).ok_or("unknown register")?;
+            let r = sw.program().register_by_name(w.get(1).ok_or("usage: register_write REG INDEX VALUE")?).ok_or("unknown register")?;
             let i = num(w.get(2), "index")? as usize;
             let v = num(w.get(3), "value")?;
-            if !sw.eng.ext.register_write(r, i, v) {
-                return Err(format!("index {} out of range", i));
-            }
+            sw.register_write(r, i, v)?;
             Ok(String::new())
         }
         "register_reset" => {
-            let r = sw.eng.prog.register_by_name(w.get(1).ok_or("usage: register_reset REG")?).ok_or("unknown register")?;
-            sw.eng.ext.registers[r].vals.iter_mut().for_each(|v| *v = 0);
+            let r = sw.program().register_by_name(w.get(1).ok_or("usage: register_reset REG")?).ok_or("unknown register")?;
+            sw.register_fill(r, 0);
             Ok(String::new())
         }
         "counter_read" => {
             let name = w.get(1).ok_or("usage: counter_read COUNTER INDEX")?;
             let i = num(w.get(2), "index")? as usize;
-            if let Some(c) = sw.eng.prog.counter_by_name(name).filter(|&c| sw.eng.prog.counters[c].direct.is_none()) {
-                let c = &sw.eng.ext.counters[c];
+            if let Some(c) = sw.program().counter_by_name(name).filter(|&c| sw.program().counters[c].direct.is_none()) {
+                let c = sw.counter(c);
                 if i >= c.packets.len() {
                     return Err(format!("index {} out of range", i));
                 }
@@ -663,24 +658,21 @@ fn execute_inner(sw: &mut Switch, line: &str) -> Result<String, String> {
             }
             // direct counter: by table (or counter) name and entry handle
             let ti = sw
-                .eng
-                .prog
+                .program()
                 .table_by_name(name)
                 .or_else(|| {
-                    let c = sw.eng.prog.counter_by_name(name)?;
-                    let t = sw.eng.prog.counters[c].direct.clone()?;
-                    sw.eng.prog.table_by_name(&t)
+                    let c = sw.program().counter_by_name(name)?;
+                    let t = sw.program().counters[c].direct.clone()?;
+                    sw.program().table_by_name(&t)
                 })
                 .ok_or_else(|| format!("unknown counter {}", name))?;
-            let (pk, by) = sw.eng.direct_counters[ti].get(i).copied().unwrap_or((0, 0));
+            let (pk, by) = sw.direct_counter(ti, i as u32);
             Ok(format!("packets={} bytes={}", pk, by))
         }
         "counter_reset" => {
             let name = w.get(1).ok_or("usage: counter_reset COUNTER")?;
-            if let Some(c) = sw.eng.prog.counter_by_name(name) {
-                let c = &mut sw.eng.ext.counters[c];
-                c.packets.iter_mut().for_each(|x| *x = 0);
-                c.bytes.iter_mut().for_each(|x| *x = 0);
+            if let Some(c) = sw.program().counter_by_name(name) {
+                sw.counter_write(c, None, 0, 0)?;
             }
             Ok(String::new())
         }
@@ -695,30 +687,24 @@ fn execute_inner(sw: &mut Switch, line: &str) -> Result<String, String> {
             };
             let (cir, cbs) = rb(w.get(3))?;
             let (pir, pbs) = rb(w.get(4))?;
-            if let Some(m) = sw.eng.prog.meter_by_name(name).filter(|&m| sw.eng.prog.meters[m].direct.is_none()) {
-                let cells = &mut sw.eng.ext.meters[m].cells;
-                let c = cells.get_mut(i).ok_or_else(|| format!("index {} out of range", i))?;
-                c.configure(cir, cbs, pir, pbs);
+            let rates = MeterRates { cir, cbs, pir, pbs };
+            if let Some(m) = sw.program().meter_by_name(name).filter(|&m| sw.program().meters[m].direct.is_none()) {
+                sw.set_meter(m, i, Some(rates))?;
                 return Ok(String::new());
             }
             let ti = sw
-                .eng
-                .prog
+                .program()
                 .table_by_name(name)
                 .or_else(|| {
-                    let m = sw.eng.prog.meter_by_name(name)?;
-                    let t = sw.eng.prog.meters[m].direct.clone()?;
-                    sw.eng.prog.table_by_name(&t)
+                    let m = sw.program().meter_by_name(name)?;
+                    let t = sw.program().meters[m].direct.clone()?;
+                    sw.program().table_by_name(&t)
                 })
                 .ok_or_else(|| format!("unknown meter {}", name))?;
-            if sw.eng.prog.tables[ti].entries.get(i).map(|e| e.is_none()).unwrap_or(true) {
-                return Err(format!("table {} has no entry with handle {}", sw.eng.prog.tables[ti].name, i));
+            if sw.table(ti).entries.get(i).map(|e| e.is_none()).unwrap_or(true) {
+                return Err(format!("table {} has no entry with handle {}", sw.program().tables[ti].name, i));
             }
-            let cells = &mut sw.eng.direct_meter_cells[ti];
-            if cells.len() <= i {
-                cells.resize(i + 1, MeterCell::default());
-            }
-            cells[i].configure(cir, cbs, pir, pbs);
+            sw.set_direct_meter(ti, i as u32, Some(rates));
             Ok(String::new())
         }
         "set_queue_rate" => {
@@ -756,7 +742,7 @@ fn execute_inner(sw: &mut Switch, line: &str) -> Result<String, String> {
                 return Err("packet_out: data must be an even number of hex digits".into());
             }
             let bytes: Vec<u8> = (0..hex.len() / 2).map(|i| u8::from_str_radix(&hex[2 * i..2 * i + 2], 16).unwrap()).collect();
-            let now = sw.eng.now_ns();
+            let now = sw.now_ns();
             sw.receive(port, &bytes, None, now);
             Ok(String::new())
         }
@@ -774,14 +760,14 @@ fn execute_inner(sw: &mut Switch, line: &str) -> Result<String, String> {
             Ok(out.join("\n"))
         }
         "stats" => {
-            let s = sw.eng.stats;
+            let s = sw.stats();
             Ok(format!(
                 "rx={} tx={} dropped={} parser_errors={} recirculations={} recirc_dropped={} queue_dropped={} impair_dropped={}",
                 s.rx, s.tx, s.dropped, s.parser_errors, s.recirculations, sw.recirc_dropped, sw.queue_dropped, sw.impair_dropped
             ))
         }
         "digests" => {
-            let d = std::mem::take(&mut sw.eng.digests);
+            let d = sw.take_digests();
             Ok(d.iter()
                 .map(|d| format!("list={} receiver={} values={:?}", d.list, d.receiver, d.values))
                 .collect::<Vec<_>>()
@@ -930,4 +916,53 @@ pub fn client(target: &str, commands: &[String]) -> Result<bool, String> {
             .map_err(|e| format!("connect {}: {}", target, e))?;
         run(s, commands)
     }
+}
+
+/// The front end of `sdnperf-switch run`: one switch, ctl text commands (CPU-port
+/// packets wait in the switch's packet-in queue for `packet_in_read`).
+pub struct CtlHooks {
+    pub sw: Switch,
+    pub requests: Option<Inbox<Request>>,
+}
+
+impl Hooks for CtlHooks {
+    fn switch(&mut self) -> Option<&mut Switch> {
+        Some(&mut self.sw)
+    }
+    fn control(&mut self, fast: &FastPathState) -> Changed {
+        match &self.requests {
+            Some(inbox) => serve_ctl(inbox, Some(&mut self.sw), fast),
+            None => Changed::Nothing,
+        }
+    }
+    fn wake_fd(&self) -> Option<i32> {
+        self.requests.as_ref().map(|r| r.fd())
+    }
+    fn cpu_packet(&mut self, egress_port: u32, bytes: &[u8]) {
+        self.sw.queue_packet_in(egress_port, bytes);
+    }
+}
+
+/// Answers the ctl requests waiting in `inbox` (`fastpath` from the loop's state, the rest
+/// by `ctl::execute` on `sw`); says whether forwarding may have changed.
+pub fn serve_ctl(
+    inbox: &Inbox<Request>,
+    mut sw: Option<&mut Switch>,
+    fast: &FastPathState,
+) -> Changed {
+    let mut changed = Changed::Nothing;
+    while let Ok(req) = inbox.rx.try_recv() {
+        let ans = if req.line.trim() == "fastpath" {
+            Ok(fast.status())
+        } else if let Some(sw) = sw.as_deref_mut() {
+            if changes_forwarding(&req.line) {
+                changed = Changed::Forwarding;
+            }
+            execute(sw, &req.line)
+        } else {
+            Err("no program loaded yet".into())
+        };
+        let _ = req.reply.send(ans);
+    }
+    changed
 }

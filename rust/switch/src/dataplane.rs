@@ -228,7 +228,7 @@ impl FastPathState {
     fn follow(&mut self, sw: &Switch, log: &str) {
         let Some(fp) = self.fp.as_mut() else { return };
         let want = !sw.shapes_traffic();
-        match fp.sync(&sw.eng.prog) {
+        match fp.sync(sw) {
             Err(e) => {
                 if self.on {
                     eprintln!("{}: xdp fast path off: {}", log, e);
@@ -273,7 +273,7 @@ fn attach_fast_path(
             .map_err(|e| format!("{}: {}", p.io.name(), e))?;
         ifs.push((p.num, i as u32));
     }
-    let fp = FastPath::new(&sw.eng.prog, &ifs, cpu_port)?;
+    let fp = FastPath::new(sw, &ifs, cpu_port)?;
     for p in ports.iter_mut() {
         if let PortIo::Xdp(x) = &mut p.io {
             let r = fp
@@ -603,53 +603,4 @@ fn run_loop<H: Hooks>(
         );
     }
     reason
-}
-
-/// The front end of `sdnperf-switch run`: one switch, ctl text commands (CPU-port
-/// packets wait in the switch's packet-in queue for `packet_in_read`).
-pub struct CtlHooks {
-    pub sw: Switch,
-    pub requests: Option<Inbox<crate::ctl::Request>>,
-}
-
-impl Hooks for CtlHooks {
-    fn switch(&mut self) -> Option<&mut Switch> {
-        Some(&mut self.sw)
-    }
-    fn control(&mut self, fast: &FastPathState) -> Changed {
-        match &self.requests {
-            Some(inbox) => serve_ctl(inbox, Some(&mut self.sw), fast),
-            None => Changed::Nothing,
-        }
-    }
-    fn wake_fd(&self) -> Option<i32> {
-        self.requests.as_ref().map(|r| r.fd())
-    }
-    fn cpu_packet(&mut self, egress_port: u32, bytes: &[u8]) {
-        self.sw.queue_packet_in(egress_port, bytes);
-    }
-}
-
-/// Answers the ctl requests waiting in `inbox` (`fastpath` from the loop's state, the rest
-/// by `ctl::execute` on `sw`); says whether forwarding may have changed.
-pub fn serve_ctl(
-    inbox: &Inbox<crate::ctl::Request>,
-    mut sw: Option<&mut Switch>,
-    fast: &FastPathState,
-) -> Changed {
-    let mut changed = Changed::Nothing;
-    while let Ok(req) = inbox.rx.try_recv() {
-        let ans = if req.line.trim() == "fastpath" {
-            Ok(fast.status())
-        } else if let Some(sw) = sw.as_deref_mut() {
-            if crate::ctl::changes_forwarding(&req.line) {
-                changed = Changed::Forwarding;
-            }
-            crate::ctl::execute(sw, &req.line)
-        } else {
-            Err("no program loaded yet".into())
-        };
-        let _ = req.reply.send(ans);
-    }
-    changed
 }

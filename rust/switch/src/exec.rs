@@ -9,6 +9,7 @@
 use crate::externs::{run_algo, Externs};
 use crate::pipeline::*;
 use crate::pre::Pre;
+use crate::tables::Table;
 
 pub const DROP_PORT: u32 = 511;
 /// default limit of passes (recirculations, resubmits, E2E clones) per packet
@@ -155,14 +156,19 @@ pub struct Stats {
     pub loops_cut: u64,
 }
 
+/// The packet pipeline of one loaded program. Its state (tables, externs, PRE, counters)
+/// is changed only through the switch's control API (`control.rs`); the settings below
+/// (`max_passes`, `trace`, `check_deparse_copy`) are set before the switch starts.
 pub struct Engine {
-    pub prog: Program,
-    pub ext: Externs,
-    pub pre: Pre,
-    pub direct_counters: Vec<Vec<(u64, u64)>>,
-    pub direct_meter_cells: Vec<Vec<crate::externs::MeterCell>>,
-    pub digests: Vec<Digest>,
-    pub stats: Stats,
+    pub(crate) prog: Program,
+    /// entries and default action of each of `prog.tables` (same index)
+    pub(crate) tables: Vec<Table>,
+    pub(crate) ext: Externs,
+    pub(crate) pre: Pre,
+    pub(crate) direct_counters: Vec<Vec<(u64, u64)>>,
+    pub(crate) direct_meter_cells: Vec<Vec<crate::externs::MeterCell>>,
+    pub(crate) digests: Vec<Digest>,
+    pub(crate) stats: Stats,
     pub max_passes: u32,
     /// print parser states, conditions and table lookups to stderr (debugging)
     pub trace: bool,
@@ -444,6 +450,23 @@ fn calc_bytes(p: &Program, c: &Calculation, phv: &Phv, payload: &[u8], buf: &mut
     }
 }
 
+/// A table's state as the program starts it: its default action and const entries.
+fn table_state(def: &TableDef) -> Table {
+    let mut t = Table::new(def);
+    for e in &def.const_entries {
+        // the loader added every const entry to a scratch state already, so none fails here
+        let _ = t.add(
+            e.key.clone(),
+            e.aux.clone(),
+            e.prefix,
+            e.priority,
+            e.action,
+            e.data.clone(),
+        );
+    }
+    t
+}
+
 enum ParseEnd {
     Accept,
     Reject(u32),
@@ -453,8 +476,10 @@ impl Engine {
     pub fn new(prog: Program) -> Engine {
         let ext = Externs::new(&prog);
         let nt = prog.tables.len();
+        let tables = prog.tables.iter().map(table_state).collect();
         Engine {
             ext,
+            tables,
             prog,
             pre: Pre::default(),
             direct_counters: vec![Vec::new(); nt],
@@ -745,25 +770,26 @@ impl Engine {
                 Node::Table(ti) => {
                     let p = &self.prog;
                     let t = &p.tables[ti as usize];
+                    let st = &self.tables[ti as usize];
                     let nk = t.keys.len().min(MAX_KEYS);
                     for (i, k) in t.keys.iter().take(nk).enumerate() {
                         let v = match k.src {
-                            crate::tables::KeySrc::Field(f) => j.phv.vals[f as usize],
-                            crate::tables::KeySrc::Valid(h) => j.phv.valid[h as usize] as u128,
+                            KeySrc::Field(f) => j.phv.vals[f as usize],
+                            KeySrc::Valid(h) => j.phv.valid[h as usize] as u128,
                         };
                         keybuf[i] = match k.mask {
                             Some(m) => v & m,
                             None => v,
                         };
                     }
-                    let hit = t.lookup(&keybuf[..nk], &mut scratch);
+                    let hit = st.lookup(&keybuf[..nk], &mut scratch);
                     let (action, data): (u32, &[u128]) = match hit {
                         Some(h) => {
-                            let e = t.entries[h as usize].as_ref().unwrap();
+                            let e = st.entries[h as usize].as_ref().unwrap();
                             if t.with_counters {
                                 let dc = &mut self.direct_counters[ti as usize];
                                 if dc.len() <= h as usize {
-                                    dc.resize(t.entries.len().max(h as usize + 1), (0, 0));
+                                    dc.resize(st.entries.len().max(h as usize + 1), (0, 0));
                                 }
                                 dc[h as usize].0 += 1;
                                 dc[h as usize].1 += pkt_len;
@@ -772,7 +798,7 @@ impl Engine {
                                 let cells = &mut self.direct_meter_cells[ti as usize];
                                 if cells.len() <= h as usize {
                                     cells.resize(
-                                        t.entries.len().max(h as usize + 1),
+                                        st.entries.len().max(h as usize + 1),
                                         Default::default(),
                                     );
                                 }
@@ -789,7 +815,7 @@ impl Engine {
                             }
                             (e.action, e.data.as_slice())
                         }
-                        None => (t.default_action, &t.default_data),
+                        None => (st.default_action, &st.default_data),
                     };
                     let (action, data) = match t.profile {
                         Some(pi)

@@ -3,7 +3,7 @@
 //! the JSON object (e.g. `actions[3] "MyIngress.fwd": primitive 2 "foo": unsupported`).
 
 use crate::pipeline::*;
-use crate::tables::{KeySpec, KeySrc, MatchKind, Table};
+use crate::tables::Table;
 use serde_json::Value;
 use std::collections::HashMap;
 
@@ -1173,7 +1173,7 @@ impl<'a> Loader<'a> {
         &self,
         p: &Value,
         actions: &[Action],
-        tables: &mut Vec<Table>,
+        tables: &mut Vec<TableDef>,
         conds: &mut Vec<Conditional>,
         profiles: &mut Vec<ActionProfile>,
     ) -> R<Option<Node>> {
@@ -1290,7 +1290,7 @@ impl<'a> Loader<'a> {
                     width,
                 });
             }
-            let mut tb = Table::new(name.clone(), keys);
+            let mut tb = TableDef::new(name.clone(), keys);
             if matches!(
                 t.get("type").and_then(|x| x.as_str()),
                 Some("indirect") | Some("indirect_ws")
@@ -1360,6 +1360,9 @@ impl<'a> Loader<'a> {
                 // a table without actions: use a synthetic no-op action id (first action) if any
                 tb.default_action = 0;
             }
+            // const entries are checked against a scratch state now, so a bad one is refused
+            // at load naming its index (the engine adds them to its own state)
+            let mut check = Table::new(&tb);
             for (ei, e) in arr(t, "entries").iter().enumerate() {
                 let ectx = |er: String| ctx(format!("entries[{}]: {}", ei, er));
                 let mut key = vec![];
@@ -1405,7 +1408,25 @@ impl<'a> Loader<'a> {
                     data.push(parse_hex(x.as_str().unwrap_or("0")).map_err(ectx)?);
                 }
                 let prio = e.get("priority").and_then(|x| x.as_i64());
-                tb.add(key, aux, prefix, prio, act, data).map_err(ectx)?;
+                let entry = ConstEntry {
+                    key,
+                    aux,
+                    prefix,
+                    priority: prio,
+                    action: act,
+                    data,
+                };
+                check
+                    .add(
+                        entry.key.clone(),
+                        entry.aux.clone(),
+                        prefix,
+                        prio,
+                        act,
+                        entry.data.clone(),
+                    )
+                    .map_err(ectx)?;
+                tb.const_entries.push(entry);
             }
             tables.push(tb);
         }

@@ -124,13 +124,13 @@ fn cmd_membench(a: MembenchArgs) -> Result<(), String> {
         sw.service(now);
         for j in std::mem::take(&mut sw.ready) {
             out += 1;
-            sw.eng.recycle(j);
+            sw.recycle(j);
         }
     }
     let el = t0.elapsed().as_secs_f64();
     println!(
         "membench: {} packets in {:.3} s = {:.0} ns/packet = {:.2} Mpps on one core ({} forwarded, {} recirculations)",
-        n, el, el * 1e9 / n as f64, n as f64 / el / 1e6, out, sw.eng.stats.recirculations
+        n, el, el * 1e9 / n as f64, n as f64 / el / 1e6, out, sw.stats().recirculations
     );
     Ok(())
 }
@@ -332,11 +332,12 @@ fn cmd_run(a: RunArgs) -> Result<(), String> {
         !a.ports.no_vnet,
     );
     let prog = load_program(&json)?;
-    let mut sw = Switch::new(Engine::new(prog));
+    let mut eng = Engine::new(prog);
     if let Some(m) = max_passes {
-        sw.eng.max_passes = m;
+        eng.max_passes = m;
     }
-    sw.eng.trace |= a.bmv2.trace();
+    eng.trace |= a.bmv2.trace();
+    let mut sw = Switch::new(eng);
     for (n, dir, c) in impairs {
         sw.set_port_impair(n, dir, c)?;
     }
@@ -360,7 +361,7 @@ fn cmd_run(a: RunArgs) -> Result<(), String> {
         Some(l) => Some(ctl::start_server(l)?),
         None => None,
     };
-    let mut front = dataplane::CtlHooks { sw, requests };
+    let mut front = ctl::CtlHooks { sw, requests };
     let opts = a.ports.loop_opts(cpu_port, "sdnperf-switch");
     let dp = dataplane::Loop::new(&mut front, ports, opts);
     dataplane::install_signal_handlers();

@@ -3,8 +3,6 @@
 //! Every value is a `u128` masked to its field width (fields wider than 128 bits are
 //! rejected at load time with a clear error).
 
-use crate::tables::Table;
-
 pub type FieldId = u32;
 pub type HeaderId = u32;
 
@@ -150,6 +148,140 @@ pub struct Action {
 pub enum Node {
     Table(u32),
     Cond(u32),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MatchKind {
+    Exact,
+    Lpm,
+    Ternary,
+    Range,
+    Optional,
+    Valid,
+}
+
+impl MatchKind {
+    pub fn parse(s: &str) -> Option<MatchKind> {
+        Some(match s {
+            "exact" => MatchKind::Exact,
+            "lpm" => MatchKind::Lpm,
+            "ternary" => MatchKind::Ternary,
+            "range" => MatchKind::Range,
+            "optional" => MatchKind::Optional,
+            "valid" => MatchKind::Valid,
+            _ => return None,
+        })
+    }
+}
+
+#[derive(Debug, Clone, Copy)]
+pub enum KeySrc {
+    Field(FieldId),
+    Valid(HeaderId),
+}
+
+#[derive(Debug, Clone)]
+pub struct KeySpec {
+    pub name: String,
+    pub kind: MatchKind,
+    pub src: KeySrc,
+    pub mask: Option<u128>,
+    pub width: u32,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Layout {
+    Exact,
+    Lpm(usize),
+    Generic,
+    /// no keys: always miss (default action)
+    Keyless,
+}
+
+impl Layout {
+    /// The lookup structure a key list calls for: one hash map when every key is exact,
+    /// hash maps per prefix length for one lpm key beside exact ones, else a priority list.
+    pub fn of(keys: &[KeySpec]) -> Layout {
+        let exactish = |k: &KeySpec| matches!(k.kind, MatchKind::Exact | MatchKind::Valid);
+        if keys.is_empty() {
+            return Layout::Keyless;
+        }
+        if keys.iter().all(exactish) {
+            return Layout::Exact;
+        }
+        let lpms: Vec<usize> = (0..keys.len())
+            .filter(|&i| keys[i].kind == MatchKind::Lpm)
+            .collect();
+        let others_exact = keys.iter().all(|k| exactish(k) || k.kind == MatchKind::Lpm);
+        if lpms.len() == 1 && others_exact {
+            Layout::Lpm(lpms[0])
+        } else {
+            Layout::Generic
+        }
+    }
+}
+
+/// An entry the program itself installs (`const entries`), added to the table's state when
+/// an engine starts.
+#[derive(Debug, Clone)]
+pub struct ConstEntry {
+    pub key: Vec<u128>,
+    pub aux: Vec<u128>,
+    pub prefix: u32,
+    pub priority: Option<i64>,
+    pub action: u32,
+    pub data: Vec<u128>,
+}
+
+/// A match-action table as the program defines it (fixed after load). Its entries and
+/// current default action are state: `tables::Table`, held by the engine.
+#[derive(Debug, Clone)]
+pub struct TableDef {
+    pub name: String,
+    pub keys: Vec<KeySpec>,
+    pub layout: Layout,
+    pub action_ids: Vec<u32>,
+    /// next node per action id (indexed by global action id)
+    pub next_by_action: Vec<Option<Node>>,
+    pub hit_miss: Option<(Option<Node>, Option<Node>)>,
+    pub base_next: Option<Node>,
+    pub with_counters: bool,
+    pub direct_meter: Option<usize>,
+    pub max_size: usize,
+    /// the default action the program sets (the state starts with it)
+    pub default_action: u32,
+    pub default_data: Box<[u128]>,
+    pub default_const: bool,
+    pub const_entries: Vec<ConstEntry>,
+    /// indirect table: entries point at members/groups of this action profile
+    pub profile: Option<u32>,
+}
+
+impl TableDef {
+    pub fn new(name: String, keys: Vec<KeySpec>) -> TableDef {
+        TableDef {
+            name,
+            layout: Layout::of(&keys),
+            keys,
+            action_ids: Vec::new(),
+            next_by_action: Vec::new(),
+            hit_miss: None,
+            base_next: None,
+            with_counters: false,
+            direct_meter: None,
+            max_size: 0,
+            default_action: 0,
+            default_data: Box::new([]),
+            default_const: false,
+            const_entries: Vec::new(),
+            profile: None,
+        }
+    }
+
+    /// Entries of ternary, range, optional or mixed tables are ordered by priority.
+    pub fn needs_priority(&self) -> bool {
+        self.layout == Layout::Generic
+    }
 }
 
 #[derive(Debug, Clone)]
@@ -332,7 +464,7 @@ pub struct Program {
     pub parser: Parser,
     pub deparser: Vec<HeaderId>,
     pub actions: Vec<Action>,
-    pub tables: Vec<Table>,
+    pub tables: Vec<TableDef>,
     pub conds: Vec<Conditional>,
     pub ingress: Control,
     pub egress: Control,

@@ -193,7 +193,7 @@ fn stf_add(sw: &mut Switch, rest: &str, line: usize) -> Result<(), String> {
             k.unwrap_or(KeyVal {
                 value: 0,
                 aux: 0,
-                prefix: if specs[i].kind == crate::tables::MatchKind::Lpm {
+                prefix: if specs[i].kind == crate::pipeline::MatchKind::Lpm {
                     Some(0)
                 } else {
                     None

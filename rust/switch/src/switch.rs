@@ -38,7 +38,7 @@ impl Default for PortQueue {
 }
 
 pub struct Switch {
-    pub eng: Engine,
+    pub(crate) eng: Engine,
     pub queues: Vec<PortQueue>,
     /// egress impairment per port (packets the switch transmits)
     pub impair: Vec<Option<Impair<Box<Job>>>>,

@@ -1,50 +1,16 @@
-//! Match-action tables: exact (one hash map), lpm (one hash map per prefix length, longest
-//! first), and ternary/range/optional/mixed (priority-ordered list). Entries are addressed
-//! by a stable handle. Lookups take the key as a slice of `u128` (built on the stack by
-//! `exec`), so no allocation happens per packet.
+//! Match-action table *state*: the entries of one table and the lookup index its key kinds
+//! call for: exact (one hash map), lpm (one hash map per prefix length, longest first), and
+//! ternary/range/optional/mixed (priority-ordered list). Entries are addressed by a stable
+//! handle. Lookups take the key as a slice of `u128` (built on the stack by `exec`), so no
+//! allocation happens per packet. The table's *definition* (keys, actions, sizes; fixed at
+//! load) is `pipeline::TableDef`; this module depends on it, never the other way round.
 
-use crate::pipeline::{width_mask, FieldId, HeaderId, Node};
+use crate::pipeline::{width_mask, KeySpec, Layout, MatchKind, TableDef};
 use std::collections::HashMap;
-use std::hash::{BuildHasherDefault, Hasher};
 
-/// A small, fast multiplicative hasher for table keys (keys are not attacker-chosen hashes
-/// of strings; they are fixed-width integers).
-#[derive(Default, Clone, Copy)]
-pub struct FxHasher(u64);
-impl Hasher for FxHasher {
-    fn write(&mut self, bytes: &[u8]) {
-        for c in bytes.chunks(8) {
-            let mut b = [0u8; 8];
-            b[..c.len()].copy_from_slice(c);
-            self.add(u64::from_le_bytes(b));
-        }
-    }
-    fn write_u64(&mut self, v: u64) {
-        self.add(v)
-    }
-    fn write_u128(&mut self, v: u128) {
-        self.add(v as u64);
-        self.add((v >> 64) as u64);
-    }
-    fn write_usize(&mut self, v: usize) {
-        self.add(v as u64)
-    }
-    fn finish(&self) -> u64 {
-        // final avalanche so that low bits are well mixed for hashbrown
-        let mut x = self.0;
-        x ^= x >> 33;
-        x = x.wrapping_mul(0xff51afd7ed558ccd);
-        x ^= x >> 33;
-        x
-    }
-}
-impl FxHasher {
-    #[inline]
-    fn add(&mut self, v: u64) {
-        self.0 = (self.0.rotate_left(5) ^ v).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
-    }
-}
-pub type FastMap<K, V> = HashMap<K, V, BuildHasherDefault<FxHasher>>;
+/// Table keys are fixed-width integers (not attacker-chosen strings), so rustc-hash's fast
+/// multiplicative Fx hash is enough and much cheaper than SipHash per packet.
+pub type FastMap<K, V> = HashMap<K, V, rustc_hash::FxBuildHasher>;
 
 /// Key -> entry handle. Single-field keys are stored inline (one cache line per probe);
 /// multi-field keys as boxed slices.
@@ -211,45 +177,6 @@ impl std::ops::Deref for ActionData {
     }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum MatchKind {
-    Exact,
-    Lpm,
-    Ternary,
-    Range,
-    Optional,
-    Valid,
-}
-
-impl MatchKind {
-    pub fn parse(s: &str) -> Option<MatchKind> {
-        Some(match s {
-            "exact" => MatchKind::Exact,
-            "lpm" => MatchKind::Lpm,
-            "ternary" => MatchKind::Ternary,
-            "range" => MatchKind::Range,
-            "optional" => MatchKind::Optional,
-            "valid" => MatchKind::Valid,
-            _ => return None,
-        })
-    }
-}
-
-#[derive(Debug, Clone, Copy)]
-pub enum KeySrc {
-    Field(FieldId),
-    Valid(HeaderId),
-}
-
-#[derive(Debug, Clone)]
-pub struct KeySpec {
-    pub name: String,
-    pub kind: MatchKind,
-    pub src: KeySrc,
-    pub mask: Option<u128>,
-    pub width: u32,
-}
-
 #[derive(Debug, Clone)]
 pub struct Entry {
     /// key values (already masked by the entry's masks/prefix)
@@ -265,68 +192,40 @@ pub struct Entry {
     pub bytes: u64,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub enum Layout {
-    Exact,
-    Lpm(usize),
-    Generic,
-    /// no keys: always miss (default action)
-    Keyless,
-}
-
 #[derive(Debug, Clone)]
 pub struct Table {
-    pub name: String,
-    pub keys: Vec<KeySpec>,
-    pub layout: Layout,
+    /// copied from the definition: error messages and the index layout need them per call
+    name: String,
+    keys: Vec<KeySpec>,
+    layout: Layout,
     pub entries: Vec<Option<Entry>>,
     free: Vec<u32>,
     exact: KeyMap,
     /// one level per prefix length, longest first
     lpm: Vec<LpmLevel>,
     generic: Vec<u32>,
+    /// the action taken on a miss (starts as the definition's, changed by set-default)
     pub default_action: u32,
     pub default_data: Box<[u128]>,
-    pub default_const: bool,
-    pub action_ids: Vec<u32>,
-    /// next node per action id (indexed by global action id)
-    pub next_by_action: Vec<Option<Node>>,
-    pub hit_miss: Option<(Option<Node>, Option<Node>)>,
-    pub base_next: Option<Node>,
-    pub with_counters: bool,
-    pub direct_meter: Option<usize>,
-    pub max_size: usize,
     pub num_entries: usize,
-    pub insert_seq: i64,
+    insert_seq: i64,
     /// bumped by every change of the entries (mirrors elsewhere resync only on change)
     pub version: u64,
-    /// indirect table: entries point at members/groups of this action profile
-    pub profile: Option<u32>,
 }
 
 impl Table {
-    pub fn new(name: String, keys: Vec<KeySpec>) -> Table {
+    /// Empty state for table `def`, with its initial default action (not its const entries).
+    pub fn new(def: &TableDef) -> Table {
+        let mut t = Table::with_keys(def.name.clone(), def.keys.clone());
+        t.default_action = def.default_action;
+        t.default_data = def.default_data.clone();
+        t
+    }
+
+    /// Empty state for a table with these keys (no actions).
+    pub fn with_keys(name: String, keys: Vec<KeySpec>) -> Table {
         let nkeys = keys.len();
-        let layout = if keys.is_empty() {
-            Layout::Keyless
-        } else if keys
-            .iter()
-            .all(|k| matches!(k.kind, MatchKind::Exact | MatchKind::Valid))
-        {
-            Layout::Exact
-        } else {
-            let lpms: Vec<usize> = (0..keys.len())
-                .filter(|&i| keys[i].kind == MatchKind::Lpm)
-                .collect();
-            let others_exact = keys
-                .iter()
-                .all(|k| matches!(k.kind, MatchKind::Exact | MatchKind::Valid | MatchKind::Lpm));
-            if lpms.len() == 1 && others_exact {
-                Layout::Lpm(lpms[0])
-            } else {
-                Layout::Generic
-            }
-        };
+        let layout = Layout::of(&keys);
         Table {
             name,
             keys,
@@ -338,23 +237,10 @@ impl Table {
             generic: Vec::new(),
             default_action: 0,
             default_data: Box::new([]),
-            default_const: false,
-            action_ids: Vec::new(),
-            next_by_action: Vec::new(),
-            hit_miss: None,
-            base_next: None,
-            with_counters: false,
-            direct_meter: None,
-            max_size: 0,
             num_entries: 0,
             insert_seq: 0,
             version: 0,
-            profile: None,
         }
-    }
-
-    pub fn needs_priority(&self) -> bool {
-        self.layout == Layout::Generic
     }
 
     /// Adds an entry. `key` values, `aux` (masks / range highs, one per key; ignored for
@@ -594,6 +480,7 @@ pub fn prefix_mask(prefix: u32, width: u32) -> u128 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::pipeline::KeySrc;
     fn spec(kind: MatchKind, width: u32) -> KeySpec {
         KeySpec {
             name: "k".into(),
@@ -605,7 +492,7 @@ mod tests {
     }
     #[test]
     fn lpm_longest_wins() {
-        let mut t = Table::new("t".into(), vec![spec(MatchKind::Lpm, 32)]);
+        let mut t = Table::with_keys("t".into(), vec![spec(MatchKind::Lpm, 32)]);
         let a = t.add(vec![0x0a000000], vec![], 8, None, 1, vec![]).unwrap();
         let b = t
             .add(vec![0x0a010000], vec![], 16, None, 2, vec![])
@@ -619,7 +506,7 @@ mod tests {
     }
     #[test]
     fn lpm_large_levels_with_bloom() {
-        let mut t = Table::new("t".into(), vec![spec(MatchKind::Lpm, 32)]);
+        let mut t = Table::with_keys("t".into(), vec![spec(MatchKind::Lpm, 32)]);
         let mut s = [0u128; 4];
         for i in 0..20_000u128 {
             t.add(vec![(16 << 24) | (i << 8)], vec![], 24, None, 1, vec![])
@@ -639,7 +526,7 @@ mod tests {
     }
     #[test]
     fn ternary_priority() {
-        let mut t = Table::new(
+        let mut t = Table::with_keys(
             "t".into(),
             vec![spec(MatchKind::Ternary, 16), spec(MatchKind::Range, 16)],
         );

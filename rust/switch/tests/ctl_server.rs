@@ -47,7 +47,7 @@ fn ctl_roundtrip_over_unix_socket() {
 #[test]
 fn ctl_parses_values_and_keys() {
     use sdnperf_switch::ctl::{parse_key, parse_value};
-    use sdnperf_switch::tables::MatchKind;
+    use sdnperf_switch::pipeline::MatchKind;
     assert_eq!(parse_value("10.0.0.1").unwrap(), 0x0a000001);
     assert_eq!(parse_value("00:11:22:33:44:55").unwrap(), 0x001122334455);
     assert_eq!(parse_value("0x1F").unwrap(), 31);

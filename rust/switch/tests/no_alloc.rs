@@ -72,7 +72,7 @@ fn steady_state_does_not_allocate() {
                     sw.receive(*port, p, None, now);
                     sw.service(now);
                     while let Some(j) = sw.ready.pop() {
-                        sw.eng.recycle(j);
+                        sw.recycle(j);
                     }
                 }
             }
@@ -113,7 +113,7 @@ fn impaired_ports_do_not_allocate() {
                 sw.receive(*port, p, None, now);
                 sw.service(now);
                 while let Some(j) = sw.ready.pop() {
-                    sw.eng.recycle(j);
+                    sw.recycle(j);
                 }
             }
         }

@@ -32,7 +32,7 @@ fn out(sw: &mut Switch, now: u64) -> Vec<(u32, u8)> {
     let ready: Vec<_> = sw.ready.drain(..).collect();
     for j in ready {
         v.push((j.egress_port, *j.buf.last().unwrap())); // the payload's last byte
-        sw.eng.recycle(j);
+        sw.recycle(j);
     }
     v
 }
@@ -55,7 +55,7 @@ fn ingress_delay_holds_packets_before_the_pipeline() {
     assert_eq!(out(&mut sw, t0 + 2 * MS - 1), vec![]);
     assert_eq!(out(&mut sw, t0 + 2 * MS), vec![(2, 0xa1)]);
     assert!(!sw.pending());
-    assert_eq!(sw.eng.stats.rx, 2);
+    assert_eq!(sw.stats().rx, 2);
 }
 
 #[test]

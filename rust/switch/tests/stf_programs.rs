@@ -9,6 +9,13 @@ use sdnperf_switch::exec::Engine;
 use sdnperf_switch::switch::Switch;
 use sdnperf_switch::{json, stf};
 
+/// A switch whose deparser also checks every header it copies unmodified.
+fn checked_switch(prog: sdnperf_switch::pipeline::Program) -> Switch {
+    let mut eng = Engine::new(prog);
+    eng.check_deparse_copy = true;
+    Switch::new(eng)
+}
+
 #[test]
 fn hand_written_programs_pass_their_stf() {
     let mut failed = vec![];
@@ -17,8 +24,7 @@ fn hand_written_programs_pass_their_stf() {
     for p in &progs {
         let prog = json::load_file(p.to_str().unwrap()).unwrap_or_else(|e| panic!("{}", e));
         let stf_text = std::fs::read_to_string(p.with_extension("stf")).unwrap();
-        let mut sw = Switch::new(Engine::new(prog));
-        sw.eng.check_deparse_copy = true;
+        let mut sw = checked_switch(prog);
         let r = stf::run(&mut sw, &stf_text);
         if !r.passed {
             failed.push(format!("{}:\n{}", p.display(), r.report));
@@ -33,8 +39,7 @@ fn fuzz_one(
     rng: &mut Rng,
     deadline: std::time::Instant,
 ) {
-    let mut sw = Switch::new(Engine::new(prog));
-    sw.eng.check_deparse_copy = true;
+    let mut sw = checked_switch(prog);
     // install the program's entries (and run its test once)
     let _ = stf::run(&mut sw, stf_text);
     // packets taken from the STF file (to reach deep parser states), then mutated
@@ -65,7 +70,7 @@ fn fuzz_one(
         sw.receive(port, &pkt, None, now);
         sw.service(now);
         for j in std::mem::take(&mut sw.ready) {
-            sw.eng.recycle(j);
+            sw.recycle(j);
         }
         if std::time::Instant::now() > deadline {
             break;
@@ -125,8 +130,7 @@ fn compiler_corpus() {
                 continue;
             }
         };
-        let mut sw = Switch::new(Engine::new(prog));
-        sw.eng.check_deparse_copy = true;
+        let mut sw = checked_switch(prog);
         let r = stf::run(&mut sw, &std::fs::read_to_string(&stf_path).unwrap());
         if r.passed {
             pass.push(name);

@@ -14,20 +14,16 @@ use sdnperf_switch::xdpfast::{self, FastPath, Outcome};
 use std::path::Path;
 
 /// The engine's verdict: (egress port, bytes) of every copy sent.
-fn engine_run(eng: &mut Engine, port: u32, pkt: &[u8]) -> Vec<(u32, Vec<u8>)> {
-    let j = eng.new_packet(port, pkt, None);
-    let mut to_egress = Vec::new();
-    eng.ingress(j, 0, &mut to_egress);
+fn engine_run(sw: &mut Switch, port: u32, pkt: &[u8]) -> Vec<(u32, Vec<u8>)> {
+    let now = sw.now_ns();
+    sw.receive(port, pkt, None, now);
+    sw.service(now);
     let mut out = Vec::new();
-    while let Some(j) = to_egress.pop() {
-        let (mut tx, mut recirc, mut more) = (Vec::new(), Vec::new(), Vec::new());
-        eng.egress(j, 0, 0, &mut tx, &mut recirc, &mut more);
-        to_egress.extend(more);
-        for t in tx {
-            let mut v = Vec::new();
-            t.out_bytes(&mut v);
-            out.push((t.egress_port, v));
-        }
+    for j in std::mem::take(&mut sw.ready) {
+        let mut v = Vec::new();
+        j.out_bytes(&mut v);
+        out.push((j.egress_port, v));
+        sw.recycle(j);
     }
     out
 }
@@ -58,8 +54,7 @@ fn differential_at(program: &Path, extra_setup: &[&str], seed: u64) -> (usize, u
     let r = sdnperf_switch::stf::run(&mut sw, &setup);
     assert!(r.passed, "{}: set-up failed: {}", name, r.report);
     let ports: Vec<(u32, u32)> = (0..8).map(|p| (p, 1)).collect(); // every port -> lo (never used: test runs do not redirect)
-    let fp =
-        FastPath::new(&sw.eng.prog, &ports, None).unwrap_or_else(|e| panic!("{}: {}", name, e));
+    let fp = FastPath::new(&sw, &ports, None).unwrap_or_else(|e| panic!("{}: {}", name, e));
     let base = stf_packets(&stf);
     assert!(!base.is_empty());
     let mut rng = Rng(seed);
@@ -89,7 +84,7 @@ fn differential_at(program: &Path, extra_setup: &[&str], seed: u64) -> (usize, u
         if pkt.len() < 14 {
             continue; // no Ethernet header: never reaches an XDP hook (test runs refuse it)
         }
-        let want = engine_run(&mut sw.eng, port, &pkt);
+        let want = engine_run(&mut sw, port, &pkt);
         match fp.test_packet(port, &pkt).unwrap() {
             Outcome::Punt => punted += 1,
             Outcome::Drop => {

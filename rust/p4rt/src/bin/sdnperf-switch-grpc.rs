@@ -119,13 +119,11 @@ fn run(a: GrpcArgs) -> Result<(), String> {
         Some(path) if p4info.is_none() => {
             // like simple_switch_grpc given a JSON: it forwards with the program; P4Runtime
             // writes wait for the controller's SetForwardingPipelineConfig (with P4Info)
-            let mut sw = sdnperf_switch::switch::Switch::new(sdnperf_switch::exec::Engine::new(
-                sdnperf_switch::load_program(&path)?,
-            ));
+            let mut eng = sdnperf_switch::exec::Engine::new(sdnperf_switch::load_program(&path)?);
             if let Some(m) = max_passes {
-                sw.eng.max_passes = m;
+                eng.max_passes = m;
             }
-            dev.sw = Some(sw);
+            dev.sw = Some(sdnperf_switch::switch::Switch::new(eng));
             notes.push(format!("{}: loaded without P4Info: P4Runtime writes need SetForwardingPipelineConfig first", path));
             None
         }

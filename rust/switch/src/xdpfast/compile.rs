@@ -23,9 +23,9 @@
 use super::asm::*;
 use crate::exec::DROP_PORT;
 use crate::pipeline::{
-    Algo, BinOp, CalcInput, Expr, HeaderRef, LValue, Node, ParserOp, Prim, Program, UnOp, NO_ACTION,
+    Algo, BinOp, CalcInput, Expr, HeaderRef, KeySrc, LValue, Layout, MatchKind, Node, ParserOp,
+    Prim, Program, TableDef, UnOp, NO_ACTION,
 };
-use crate::tables::{KeySrc, Layout, MatchKind, Table};
 use std::collections::HashMap;
 
 // stack slots (offsets from the frame pointer)
@@ -80,7 +80,7 @@ pub struct KeyLayout {
     pub size: u32,
 }
 
-pub fn key_layout(t: &Table) -> Result<Option<KeyLayout>, String> {
+pub fn key_layout(t: &TableDef) -> Result<Option<KeyLayout>, String> {
     let lpm_pos = match t.layout {
         Layout::Keyless => return Ok(None),
         Layout::Exact => None,
@@ -121,7 +121,7 @@ pub fn key_layout(t: &Table) -> Result<Option<KeyLayout>, String> {
 
 /// Number of action parameters a table's map value holds (value = u32 action, u32 pad,
 /// then one u64 per parameter).
-pub fn value_params(p: &Program, t: &Table) -> usize {
+pub fn value_params(p: &Program, t: &TableDef) -> usize {
     t.action_ids
         .iter()
         .chain(std::iter::once(&t.default_action))
@@ -1052,7 +1052,7 @@ impl<'a> Gen<'a> {
     }
 
     /// Jumps to the node after table `t` ran `action` (None = no action).
-    fn table_next(&mut self, t: &Table, action: Option<u32>, end: Label) {
+    fn table_next(&mut self, t: &TableDef, action: Option<u32>, end: Label) {
         match t.hit_miss {
             Some((hn, mn)) => {
                 let h = self.node_label(hn, end);

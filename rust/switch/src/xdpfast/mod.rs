@@ -16,6 +16,7 @@ pub mod compile;
 
 use crate::bpf::*;
 use crate::pipeline::Program;
+use crate::switch::Switch;
 use compile::{key_layout, value_params, KeyLayout, MapFds, PhvLayout, COUNTERS};
 use std::collections::HashMap;
 
@@ -69,10 +70,11 @@ impl FastPath {
     /// Compiles and loads one XDP program per port (`ports`: (port, ifindex)); nothing is
     /// attached yet (see `prog`). Tables are copied into the maps.
     pub fn new(
-        p: &Program,
+        sw: &Switch,
         ports: &[(u32, u32)],
         cpu_port: Option<u32>,
     ) -> Result<FastPath, String> {
+        let p = sw.program();
         compile::check(p)?;
         let lay = PhvLayout {
             nfields: p.fields.len(),
@@ -96,7 +98,7 @@ impl FastPath {
         )
         .map_err(io("defaults map"))?;
         let mut tables = Vec::new();
-        for t in &p.tables {
+        for (ti, t) in p.tables.iter().enumerate() {
             tables.push(match key_layout(t)? {
                 None => None,
                 Some(key) => {
@@ -106,7 +108,8 @@ impl FastPath {
                     } else {
                         (
                             BPF_MAP_TYPE_HASH,
-                            (t.max_size.max(t.num_entries).max(65536)).next_power_of_two() as u32,
+                            (t.max_size.max(sw.table(ti).num_entries).max(65536))
+                                .next_power_of_two() as u32,
                         )
                     };
                     let fd = map_create(
@@ -165,7 +168,7 @@ impl FastPath {
             lay,
             egress_port_off,
         };
-        fp.sync(p)?;
+        fp.sync(sw)?;
         fp.set_enabled(true)?;
         Ok(fp)
     }
@@ -194,21 +197,22 @@ impl FastPath {
     /// Makes the maps equal the engine's tables and default actions (tables whose entries
     /// changed since the last sync are compared, and only differences are written). On
     /// error the fast path is switched off, so the engine decides alone.
-    pub fn sync(&mut self, p: &Program) -> Result<(), String> {
-        let r = self.sync_inner(p);
+    pub fn sync(&mut self, sw: &Switch) -> Result<(), String> {
+        let r = self.sync_inner(sw);
         if r.is_err() {
             let _ = self.set_enabled(false);
         }
         r
     }
 
-    fn sync_inner(&mut self, p: &Program) -> Result<(), String> {
-        for (ti, t) in p.tables.iter().enumerate() {
+    fn sync_inner(&mut self, sw: &Switch) -> Result<(), String> {
+        for (ti, def) in sw.program().tables.iter().enumerate() {
+            let t = sw.table(ti);
             let v = value_bytes(t.default_action, &t.default_data, self.defaults_params)
                 .ok_or_else(|| {
                     format!(
                         "xdp fast path: table {}: default action data wider than 64 bits",
-                        t.name
+                        def.name
                     )
                 })?;
             map_update(&self.defaults, &(ti as u32).to_ne_bytes(), &v)
@@ -236,19 +240,19 @@ impl FastPath {
                 let v = value_bytes(e.action, &e.data, tm.nparams).ok_or_else(|| {
                     format!(
                         "xdp fast path: table {}: action data wider than 64 bits",
-                        t.name
+                        def.name
                     )
                 })?;
                 want.insert(k, v);
             }
             for k in tm.shadow.keys() {
                 if !want.contains_key(k) {
-                    map_delete(&tm.fd, k).map_err(io(&format!("table {} delete", t.name)))?;
+                    map_delete(&tm.fd, k).map_err(io(&format!("table {} delete", def.name)))?;
                 }
             }
             for (k, v) in &want {
                 if tm.shadow.get(k) != Some(v) {
-                    map_update(&tm.fd, k, v).map_err(io(&format!("table {} update", t.name)))?;
+                    map_update(&tm.fd, k, v).map_err(io(&format!("table {} update", def.name)))?;
                 }
             }
             tm.shadow = want;
