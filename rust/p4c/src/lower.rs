@@ -1668,11 +1668,15 @@ impl<'a> Lower<'a> {
     }
 
     fn const_locals(&self) -> HashMap<String, (Type, u128)> {
+        // outer scopes first, so that an inner binding of the same name (an inlined
+        // callee's parameter) shadows an outer constant instead of reading it
         let mut m = HashMap::new();
         for s in &self.scopes {
             for (k, b) in s {
                 if let Bind::Const(v, t) = b {
                     m.insert(k.clone(), (t.clone(), *v));
+                } else {
+                    m.remove(k);
                 }
             }
         }
