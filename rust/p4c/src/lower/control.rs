@@ -236,6 +236,51 @@ impl<'a> Lower<'a> {
         }
     }
 
+    /// `if (t.apply().hit && c) ...` and `x = t.apply().hit ? a : b;`: a table applied as
+    /// the first thing an `if` condition or an assignment's value evaluates becomes
+    /// `bool tmp; if (t.apply().hit) { tmp = true; } else { tmp = false; }` before the
+    /// statement, which then reads `tmp` (the order of evaluation is unchanged, as nothing
+    /// is evaluated before the table). Applications in later operands stay refused: they
+    /// run only when the operands before them allow it.
+    fn hoist_table_hit(&mut self, s: &Stmt) -> Option<Stmt> {
+        let tmp = format!("tbl_hit_{}", self.tmp_count);
+        let (hit, rewritten) = match &s.kind {
+            StmtKind::If(cond, a, b) => {
+                let plain = match &cond.kind {
+                    ExprKind::Unary("!", x) => &**x,
+                    _ => cond,
+                };
+                if leftmost_table_hit(plain).is_some_and(|h| h == *plain) {
+                    return None; // `if (t.apply().hit)` is a table node with two successors
+                }
+                let h = leftmost_table_hit(cond)?;
+                let c = leftmost_table_hit_replaced(cond, &tmp)?;
+                (h, StmtKind::If(c, a.clone(), b.clone()))
+            }
+            StmtKind::Assign(l, r) if !self.has_apply(l) && !has_index(l) => {
+                let h = leftmost_table_hit(r)?;
+                let r = leftmost_table_hit_replaced(r, &tmp)?;
+                (h, StmtKind::Assign(l.clone(), r))
+            }
+            _ => return None,
+        };
+        self.tmp_count += 1;
+        let sp = s.span;
+        let e = |kind| Expr { kind, span: sp };
+        let st = |kind| Stmt { kind, span: sp };
+        let set = |v| {
+            Box::new(st(StmtKind::Assign(
+                e(ExprKind::Name(tmp.clone())),
+                e(ExprKind::Bool(v)),
+            )))
+        };
+        Some(st(StmtKind::Block(vec![
+            st(StmtKind::Var(vec![], TypeRef::Bool, tmp.clone(), None)),
+            st(StmtKind::If(hit, set(true), Some(set(false)))),
+            st(rewritten),
+        ])))
+    }
+
     /// Lower a statement sequence of an apply block; returns the entry node.
     pub(super) fn ctl_seq(
         &mut self,
@@ -341,6 +386,9 @@ impl<'a> Lower<'a> {
     }
 
     pub(super) fn ctl_stmt(&mut self, s: &Stmt, next: Option<String>) -> PResult<Option<String>> {
+        if let Some(s) = self.hoist_table_hit(s) {
+            return self.ctl_stmt(&s, next);
+        }
         match &s.kind {
             StmtKind::Block(v) => self.ctl_seq(v, next),
             StmtKind::Call(c) => {
@@ -388,7 +436,7 @@ impl<'a> Lower<'a> {
                     }
                 }
                 if self.has_apply(cond) {
-                    return Err(Error::new(cond.span, "table applications inside conditions are only supported as `t.apply().hit` or `t.apply().miss`"));
+                    return Err(Error::new(cond.span, "a table application inside a condition must be the first thing it evaluates (`if (t.apply().hit && c)`); apply the table in a statement of its own before this one"));
                 }
                 let tb = self.ctl_seq(std::slice::from_ref(a), next.clone())?;
                 let fb = match b {
@@ -608,5 +656,74 @@ impl<'a> Lower<'a> {
             support_timeout: false,
         });
         Ok(tname)
+    }
+}
+
+/// The `t.apply().hit`/`.miss` that `e` evaluates first, if any: only left operands,
+/// conditions of `?:`, operands of unary operators and casts and a function's first
+/// argument are evaluated before everything else in `e`.
+fn leftmost_table_hit(e: &Expr) -> Option<Expr> {
+    match &e.kind {
+        ExprKind::Member(c, m) if (m == "hit" || m == "miss") && is_apply_call(c) => {
+            Some(e.clone())
+        }
+        ExprKind::Binary(_, l, _) => leftmost_table_hit(l),
+        ExprKind::Ternary(c, _, _) => leftmost_table_hit(c),
+        ExprKind::Unary(_, x) | ExprKind::Cast(_, x) => leftmost_table_hit(x),
+        // a function's first argument (`f(t.apply().hit ? 1 : 2)`)
+        ExprKind::Call(f, _, args) if matches!(f.kind, ExprKind::Name(_)) => {
+            leftmost_table_hit(&args.first()?.value)
+        }
+        _ => None,
+    }
+}
+
+/// `e` with its first-evaluated `t.apply().hit` (or `.miss`) replaced by `tmp`, which
+/// holds that value.
+fn leftmost_table_hit_replaced(e: &Expr, tmp: &str) -> Option<Expr> {
+    let kind = match &e.kind {
+        ExprKind::Member(c, m) if (m == "hit" || m == "miss") && is_apply_call(c) => {
+            return Some(Expr {
+                kind: ExprKind::Name(tmp.to_string()),
+                span: e.span,
+            });
+        }
+        ExprKind::Binary(op, l, r) => ExprKind::Binary(
+            op,
+            Box::new(leftmost_table_hit_replaced(l, tmp)?),
+            r.clone(),
+        ),
+        ExprKind::Ternary(c, a, b) => ExprKind::Ternary(
+            Box::new(leftmost_table_hit_replaced(c, tmp)?),
+            a.clone(),
+            b.clone(),
+        ),
+        ExprKind::Unary(op, x) => {
+            ExprKind::Unary(op, Box::new(leftmost_table_hit_replaced(x, tmp)?))
+        }
+        ExprKind::Cast(t, x) => {
+            ExprKind::Cast(t.clone(), Box::new(leftmost_table_hit_replaced(x, tmp)?))
+        }
+        ExprKind::Call(f, targs, args) if matches!(f.kind, ExprKind::Name(_)) => {
+            let mut args = args.clone();
+            let first = args.first_mut()?;
+            first.value = leftmost_table_hit_replaced(&first.value, tmp)?;
+            ExprKind::Call(f.clone(), targs.clone(), args)
+        }
+        _ => return None,
+    };
+    Some(Expr { kind, span: e.span })
+}
+
+fn is_apply_call(c: &Expr) -> bool {
+    matches!(&c.kind, ExprKind::Call(f, _, args)
+        if args.is_empty() && matches!(&f.kind, ExprKind::Member(_, m) if m == "apply"))
+}
+
+fn has_index(e: &Expr) -> bool {
+    match &e.kind {
+        ExprKind::Index(..) => true,
+        ExprKind::Member(b, _) | ExprKind::Slice(b, _, _) => has_index(b),
+        _ => false,
     }
 }
