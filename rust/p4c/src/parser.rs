@@ -1025,7 +1025,7 @@ impl<'s> Parser<'s> {
                     self.expect_p("{")?;
                     let mut es = vec![];
                     while !self.is_p("}") && !self.at_eof() {
-                        let ea = self.annotations()?;
+                        let mut ea = self.annotations()?;
                         let es0 = self.span();
                         let mut priority = None;
                         if self.eat_kw("priority") {
@@ -1048,6 +1048,8 @@ impl<'s> Parser<'s> {
                         self.expect_p(":")?;
                         let aa = self.annotations()?;
                         let action = self.action_ref(aa)?;
+                        // the grammar's place for entry annotations (`a(1) @priority(3);`)
+                        ea.extend(self.annotations()?);
                         self.expect_p(";")?;
                         es.push(Entry {
                             annos: ea,

@@ -264,7 +264,16 @@ impl<'a> Ev<'a> {
                     self.eval(b, phv)
                 }
             }
-            Expr::Trunc(a, w) => self.eval(a, phv) & width_mask(*w),
+            Expr::Trunc(a, w) => {
+                // two_comp_mod gives a signed value in BMv2 (-2^(w-1)..2^(w-1)-1): a
+                // following `<` or `>>` must see a negative number as negative
+                let v = self.eval(a, phv) & width_mask(*w);
+                if (1..128).contains(w) && (v >> (w - 1)) & 1 == 1 {
+                    v | !width_mask(*w)
+                } else {
+                    v
+                }
+            }
             Expr::SatCast(a, w, signed) => {
                 let v = self.eval(a, phv) as i128;
                 let w = (*w).clamp(1, 127);

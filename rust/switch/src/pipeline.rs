@@ -51,7 +51,7 @@ pub enum Expr {
     Un(UnOp, Box<Expr>),
     Bin(BinOp, Box<Expr>, Box<Expr>),
     Cond(Box<Expr>, Box<Expr>, Box<Expr>),
-    /// value mod 2^w (two_comp_mod / casts)
+    /// two_comp_mod: value mod 2^w read as a signed w-bit number
     Trunc(Box<Expr>, u32),
     SatCast(Box<Expr>, u32, bool),
     LastStackIndex(u32),

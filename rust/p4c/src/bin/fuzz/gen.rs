@@ -32,14 +32,20 @@ const FIELDS: &[&str] = &[
 
 struct Gen {
     rng: Rng,
-    /// functions declared so far: (name, returns bool, has a `return` inside an `if`)
-    funcs: Vec<(String, bool, bool)>,
-    /// generating an action body: p4c 1.2.4.8 mis-predicates a `return` inside an `if` of
-    /// a function inlined into an action (it tests the returned-flag after the update), so
-    /// actions only call functions without one
+    /// functions declared so far: (name, returns bool, has a `return` inside an `if`,
+    /// has an `if`/`else`)
+    funcs: Vec<(String, bool, bool, bool)>,
+    /// generating an action body. p4c 1.2.4.8 predicates the `if`s of actions wrongly
+    /// (bench/p4c/README.md): it tests a function's returned-flag after its update, drops
+    /// the branches of a function's `if`/`else` inlined under a condition, and evaluates
+    /// an action's own `if`/`else` so that one branch sees the other's writes. So actions
+    /// call only functions without `if`s that return or have an `else`, and their own
+    /// `if`s have no `else`.
     in_action: bool,
     /// the function being generated has a `return` inside an `if` (or calls one that has)
     cur_early: bool,
+    /// the function being generated has an `if`/`else` (or calls one that has)
+    cur_branch: bool,
     /// locals in scope (bit<8>)
     locals: Vec<String>,
     nlocal: usize,
@@ -140,7 +146,7 @@ impl Gen {
         let cands: Vec<String> = self
             .funcs
             .iter()
-            .filter(|f| f.1 == want_bool && !(self.in_action && f.2))
+            .filter(|f| f.1 == want_bool && !(self.in_action && (f.2 || f.3)))
             .map(|f| f.0.clone())
             .collect();
         if cands.is_empty() {
@@ -185,7 +191,7 @@ impl Gen {
                 let c = self.bexpr();
                 let n = 1 + self.rng.below(2);
                 let a = self.block(n);
-                if self.rng.below(2) == 0 {
+                if self.in_action || self.rng.below(2) == 0 {
                     format!("if ({}) {{\n{}}}\n", c, a)
                 } else {
                     let n = 1 + self.rng.below(2);
@@ -234,6 +240,7 @@ pub fn program(seed: u64) -> (String, String) {
         funcs: vec![],
         in_action: false,
         cur_early: false,
+        cur_branch: false,
         locals: vec![],
         nlocal: 0,
         depth: 0,
@@ -287,9 +294,14 @@ pub fn program(seed: u64) -> (String, String) {
     // tables cannot be applied inside actions
     g.table_used = true;
     g.in_action = true;
+    // p4c 1.2.4.8 drops an action's writes to the stack when the action's inout argument
+    // is a stack element at a run-time index (it takes the copy-out for a write of every
+    // element), so such actions get constant-index arguments
+    let mut writes_stack = vec![];
     for i in 0..acts {
         let n = 1 + g.rng.below(2);
         let a = g.block(n);
+        writes_stack.push(a.contains("hdr.s["));
         let _ = writeln!(
             table,
             "action a{}(inout bit<8> x) {{\nx = x + 1;\n{}}}",
@@ -302,7 +314,12 @@ pub fn program(seed: u64) -> (String, String) {
     for _ in 0..(2 + g.rng.below(5)) {
         if acts > 0 && g.rng.below(5) == 0 {
             let k = g.rng.below(acts);
-            let _ = writeln!(body, "a{}({});", k, g.lvalue());
+            let arg = if writes_stack[k] {
+                g.lvalue_simple()
+            } else {
+                g.lvalue()
+            };
+            let _ = writeln!(body, "a{}({});", k, arg);
         } else {
             body.push_str(&g.stmt());
         }
@@ -331,6 +348,7 @@ impl Gen {
         let name = format!("f{}", i);
         self.in_func = Some(ret_bool);
         self.cur_early = false;
+        self.cur_branch = false;
         let saved = std::mem::take(&mut self.locals);
         self.locals = vec!["x".into(), "y".into()];
         let mut body = String::new();
@@ -344,7 +362,8 @@ impl Gen {
         };
         self.locals = saved;
         self.in_func = None;
-        self.funcs.push((name.clone(), ret_bool, self.cur_early));
+        self.funcs
+            .push((name.clone(), ret_bool, self.cur_early, self.cur_branch));
         format!(
             "{} {}(inout bit<8> x, in bit<8> y) {{\n{}return {};\n}}\n",
             if ret_bool { "bool" } else { "bit<8>" },
@@ -373,17 +392,18 @@ impl Gen {
             3 => format!("({} ? {} : {})", self.fbexpr(), self.fleaf(), self.fleaf()),
             _ => {
                 // an earlier function, on the parameters
-                let c: Vec<(String, bool)> = self
+                let c: Vec<(String, bool, bool)> = self
                     .funcs
                     .iter()
                     .filter(|f| !f.1)
-                    .map(|f| (f.0.clone(), f.2))
+                    .map(|f| (f.0.clone(), f.2, f.3))
                     .collect();
                 if c.is_empty() {
                     self.fleaf()
                 } else {
-                    let (f, early) = c[self.rng.below(c.len())].clone();
+                    let (f, early, branch) = c[self.rng.below(c.len())].clone();
                     self.cur_early |= early;
+                    self.cur_branch |= branch;
                     format!("{}(x, {})", f, self.fleaf())
                 }
             }
@@ -430,12 +450,15 @@ impl Gen {
                     ret
                 )
             }
-            2 => format!(
-                "if ({}) {{\nx = {};\n}} else {{\nx = {};\n}}\n",
-                self.fbexpr(),
-                self.fexpr(),
-                self.fexpr()
-            ),
+            2 => {
+                self.cur_branch = true;
+                format!(
+                    "if ({}) {{\nx = {};\n}} else {{\nx = {};\n}}\n",
+                    self.fbexpr(),
+                    self.fexpr(),
+                    self.fexpr()
+                )
+            }
             _ => format!("x = {};\n", self.fexpr()),
         }
     }

@@ -1,0 +1,1193 @@
+//! Lowering of action bodies: statements, assignments, calls, externs.
+
+use super::*;
+
+impl<'a> Lower<'a> {
+    pub(super) fn push(&mut self, op: &str, params: Vec<J>, span: Span) {
+        let frag = self.src(span);
+        if let Some(a) = self.act.as_mut() {
+            a.prims.push(
+                json!({"op": op, "parameters": params, "source_info": {"source_fragment": frag}}),
+            );
+        }
+    }
+
+    pub(super) fn action_stmt(&mut self, s: &Stmt) -> PResult<()> {
+        match &s.kind {
+            StmtKind::Assign(l, r) => self.assign(l, r, s.span),
+            StmtKind::Call(c) => self.call_stmt(c, s.span),
+            StmtKind::Block(v) => {
+                self.scopes.push(HashMap::new());
+                let mut res = Ok(());
+                for x in v {
+                    if let Err(e) = self.action_stmt(x) {
+                        self.sink.push(e.clone());
+                        res = Ok(());
+                    }
+                }
+                self.scopes.pop();
+                res
+            }
+            StmtKind::If(c, a, b) => {
+                let (cx, ct) = self.rv(c, Some(&Type::Bool))?;
+                if ct != Type::Bool {
+                    return Err(Error::new(
+                        c.span,
+                        format!("condition must be bool, not {}", ct.name()),
+                    ));
+                }
+                let jz_at = self.act.as_ref().map(|a| a.prims.len()).unwrap_or(0);
+                let cond_data = X::un("b2d", cx);
+                self.push(
+                    "_jump_if_zero",
+                    vec![cond_data.jp(), json!({"type": "hexstr", "value": "0x0"})],
+                    c.span,
+                );
+                self.action_stmt(a)?;
+                if let Some(b) = b {
+                    let j_at = self.act.as_ref().map(|a| a.prims.len()).unwrap_or(0);
+                    self.push(
+                        "_jump",
+                        vec![json!({"type": "hexstr", "value": "0x0"})],
+                        b.span,
+                    );
+                    let else_start = j_at + 1;
+                    self.set_jump(jz_at, 1, else_start);
+                    self.action_stmt(b)?;
+                    let end = self.act.as_ref().map(|a| a.prims.len()).unwrap_or(0);
+                    self.set_jump(j_at, 0, end);
+                } else {
+                    let end = self.act.as_ref().map(|a| a.prims.len()).unwrap_or(0);
+                    self.set_jump(jz_at, 1, end);
+                }
+                Ok(())
+            }
+            StmtKind::Var(_, ty, n, init) => {
+                let t = self.env.resolve(ty)?;
+                let ctl = self
+                    .ctl
+                    .as_ref()
+                    .map(|c| c.name.clone())
+                    .unwrap_or_default();
+                let p = self.make_place(
+                    "",
+                    &format!("{}.{}", ctl, n),
+                    t,
+                    true,
+                    &format!("{}_{}", ctl, n),
+                );
+                self.bind(n, Bind::Place(p));
+                if let Some(i) = init {
+                    let lhs = Expr {
+                        kind: ExprKind::Name(n.clone()),
+                        span: s.span,
+                    };
+                    self.assign(&lhs, i, s.span)?;
+                }
+                Ok(())
+            }
+            StmtKind::Const(ty, n, v) => {
+                let t = self.env.resolve(ty)?;
+                let val = self.const_expr(v, Some(&t))?;
+                self.bind(n, Bind::Const(val, t));
+                Ok(())
+            }
+            StmtKind::Exit => {
+                self.copy_outs_before_exit(s.span)?;
+                self.push("exit", vec![], s.span);
+                Ok(())
+            }
+            StmtKind::Return(v) => {
+                if let Some(v) = v {
+                    match self.fn_ret.clone() {
+                        Some(Place::Field { hdr, field, ty }) => {
+                            let (x, t) = self.rv(v, Some(&ty))?;
+                            self.check_assign(&ty, &t, v.span)?;
+                            let x = self.to_data(x, &t);
+                            self.push(
+                                "assign",
+                                vec![json!({"type": "field", "value": [hdr, field]}), x.jp()],
+                                s.span,
+                            );
+                        }
+                        _ => return Err(Error::new(s.span, "actions cannot return a value")),
+                    }
+                }
+                let at = self.act.as_ref().map(|a| a.prims.len()).unwrap_or(0);
+                self.push(
+                    "_jump",
+                    vec![json!({"type": "hexstr", "value": "0x0"})],
+                    s.span,
+                );
+                if let Some(a) = self.act.as_mut() {
+                    a.returns.push(at);
+                }
+                Ok(())
+            }
+            StmtKind::Empty => Ok(()),
+            StmtKind::Switch(e, cases) => {
+                if matches!(&e.kind, ExprKind::Member(_, m) if m == "action_run") {
+                    return Err(Error::new(
+                        s.span,
+                        "tables cannot be applied inside actions",
+                    ));
+                }
+                let s2 = desugar_switch(e, cases, s.span)?;
+                self.action_stmt(&s2)
+            }
+            StmtKind::Inst(i) => Err(Error::new(i.span, "instantiations are not allowed here")),
+        }
+    }
+
+    /// Outside actions (conditions, table keys), primitives of side effects go into an
+    /// action context whose primitives are then queued in `key_prims` (run by a synthetic
+    /// table before the condition or table); returns whether a context was made.
+    pub(super) fn pre_begin(&mut self) -> bool {
+        let made = self.act.is_none();
+        if made {
+            self.act = Some(ActionCtx {
+                prims: vec![],
+                returns: vec![],
+            });
+        }
+        made
+    }
+
+    pub(super) fn pre_end(&mut self, made: bool) {
+        if !made {
+            return;
+        }
+        let mut act = self.act.take().unwrap();
+        patch_returns(&mut act);
+        // jump targets are indices into the primitive list they end up in
+        let base = self.key_prims.len();
+        for p in act.prims.iter_mut() {
+            let param = match p["op"].as_str() {
+                Some("_jump") => 0,
+                Some("_jump_if_zero") => 1,
+                _ => continue,
+            };
+            let t = p["parameters"][param]["value"]
+                .as_str()
+                .and_then(|v| usize::from_str_radix(v.trim_start_matches("0x"), 16).ok())
+                .unwrap_or(0);
+            p["parameters"][param] =
+                json!({"type": "hexstr", "value": format!("0x{:x}", t + base)});
+        }
+        self.key_prims.extend(act.prims);
+    }
+
+    pub(super) fn set_jump(&mut self, at: usize, param: usize, target: usize) {
+        if let Some(a) = self.act.as_mut() {
+            if let Some(p) = a.prims.get_mut(at) {
+                p["parameters"][param] =
+                    json!({"type": "hexstr", "value": format!("0x{:x}", target)});
+            }
+        }
+    }
+
+    pub(super) fn assign(&mut self, l: &Expr, r: &Expr, span: Span) -> PResult<()> {
+        if let ExprKind::Slice(b, hi, lo) = &l.kind {
+            // x[h:l] = v  →  x = (x & ~m) | ((v << l) & m)
+            let (hdr, field, ty) = match self.place(b)? {
+                Place::Field { hdr, field, ty } => (hdr, field, ty),
+                _ => {
+                    return Err(Error::new(
+                        b.span,
+                        "only fields can be sliced on the left of '='",
+                    ))
+                }
+            };
+            let w = match ty {
+                Type::Bit(w) | Type::Int(w) => w,
+                _ => {
+                    return Err(Error::new(
+                        b.span,
+                        format!("cannot slice a value of type {}", ty.name()),
+                    ))
+                }
+            };
+            let h = self.const_expr(hi, None)?;
+            let lo = self.const_expr(lo, None)?;
+            if h < lo || h >= w as u128 {
+                return Err(Error::new(
+                    l.span,
+                    format!("invalid slice [{}:{}] of a {}-bit value", h, lo, w),
+                ));
+            }
+            let sw = (h - lo + 1) as u32;
+            let (x, t) = self.rv(r, Some(&Type::Bit(sw)))?;
+            self.check_assign(&Type::Bit(sw), &t, r.span)?;
+            let m = shl(mask(sw), lo);
+            let keep = X::op(
+                "&",
+                X::Field(hdr.clone(), field.clone()),
+                X::Hex(!m & mask(w), false),
+            );
+            let shifted = X::op("&", X::op("<<", x, X::Hex(lo, false)), X::Hex(m, false));
+            let v = X::op("|", keep, shifted);
+            self.push(
+                "assign",
+                vec![json!({"type": "field", "value": [hdr, field]}), v.jp()],
+                span,
+            );
+            return Ok(());
+        }
+        // the target's index is read before the right-hand side's effects when the target
+        // contains a call itself (as p4c orders it; a plain `s[i] = f(i)` reads i after f)
+        self.snap_index = self.has_effects(r) && crate::effects::has_call(l);
+        let lp = self.place(l);
+        self.snap_index = false;
+        let lp = lp?;
+        match &lp {
+            Place::DynField { x: lx, ty } => {
+                let (x, t) = self.rv(r, Some(ty))?;
+                self.check_assign(ty, &t, r.span)?;
+                let x = self.to_data(x, &t);
+                self.push(
+                    "assign",
+                    vec![json!({"type": "expression", "value": lx.je()}), x.jp()],
+                    span,
+                );
+                Ok(())
+            }
+            Place::DynHeader { deref, elem, .. } => {
+                let rp = self.place(r)?;
+                match rp {
+                    Place::Header { inst, ty } if ty == *elem => {
+                        self.push(
+                            "assign_header",
+                            vec![
+                                json!({"type": "expression", "value": deref.je()}),
+                                json!({"type": "header", "value": inst}),
+                            ],
+                            span,
+                        );
+                        Ok(())
+                    }
+                    p => Err(Error::new(
+                        r.span,
+                        format!(
+                            "cannot assign {} to a header of type {}",
+                            p.ty().name(),
+                            elem
+                        ),
+                    )),
+                }
+            }
+            Place::Field { hdr, field, ty } => {
+                let (x, t) = self.rv(r, Some(ty))?;
+                self.check_assign(ty, &t, r.span)?;
+                if let Type::Varbit(_) = ty {
+                    self.push(
+                        "assign_VL",
+                        vec![json!({"type": "field", "value": [hdr, field]}), x.jp()],
+                        span,
+                    );
+                    return Ok(());
+                }
+                let x = self.to_data(x, &t);
+                self.push(
+                    "assign",
+                    vec![json!({"type": "field", "value": [hdr, field]}), x.jp()],
+                    span,
+                );
+                Ok(())
+            }
+            Place::Header { inst, ty } => {
+                if let ExprKind::List(items) = &r.kind {
+                    // header = { f1, f2, ... }: set valid and assign fields
+                    let def = self
+                        .env
+                        .composite(ty)
+                        .cloned()
+                        .ok_or_else(|| Error::new(l.span, "unknown header"))?;
+                    if items.len() != def.fields.len() {
+                        return Err(Error::new(
+                            r.span,
+                            format!(
+                                "header {} has {} fields, the list has {}",
+                                ty,
+                                def.fields.len(),
+                                items.len()
+                            ),
+                        ));
+                    }
+                    self.push(
+                        "add_header",
+                        vec![json!({"type": "header", "value": inst})],
+                        span,
+                    );
+                    for ((fname, ft, _), (_, it)) in def.fields.iter().zip(items) {
+                        let (x, t) = self.rv(it, Some(ft))?;
+                        self.check_assign(ft, &t, it.span)?;
+                        let x = self.to_data(x, &t);
+                        self.push(
+                            "assign",
+                            vec![json!({"type": "field", "value": [inst, fname]}), x.jp()],
+                            span,
+                        );
+                    }
+                    return Ok(());
+                }
+                let rp = self.place(r)?;
+                match rp {
+                    Place::Header { inst: ri, ty: rt } if rt == *ty => {
+                        self.push(
+                            "assign_header",
+                            vec![
+                                json!({"type": "header", "value": inst}),
+                                json!({"type": "header", "value": ri}),
+                            ],
+                            span,
+                        );
+                        Ok(())
+                    }
+                    Place::DynHeader { deref, elem, .. } if elem == *ty => {
+                        self.push(
+                            "assign_header",
+                            vec![
+                                json!({"type": "header", "value": inst}),
+                                json!({"type": "expression", "value": deref.je()}),
+                            ],
+                            span,
+                        );
+                        Ok(())
+                    }
+                    p => Err(Error::new(
+                        r.span,
+                        format!("cannot assign {} to a header of type {}", p.ty().name(), ty),
+                    )),
+                }
+            }
+            Place::Struct { ty, members } => {
+                if let ExprKind::List(items) = &r.kind {
+                    if items.len() != members.len() {
+                        return Err(Error::new(
+                            r.span,
+                            format!(
+                                "struct {} has {} fields, the list has {}",
+                                ty,
+                                members.len(),
+                                items.len()
+                            ),
+                        ));
+                    }
+                    for ((_, mp), (_, it)) in members.clone().iter().zip(items) {
+                        self.assign_place(mp, it, span)?;
+                    }
+                    return Ok(());
+                }
+                let rp = self.place(r)?;
+                match rp {
+                    Place::Struct {
+                        ty: rt,
+                        members: rm,
+                    } if rt == *ty => {
+                        for ((_, a), (_, b)) in members.clone().iter().zip(rm.iter()) {
+                            self.copy_place(a, b, span)?;
+                        }
+                        Ok(())
+                    }
+                    p => Err(Error::new(
+                        r.span,
+                        format!("cannot assign {} to a struct of type {}", p.ty().name(), ty),
+                    )),
+                }
+            }
+            Place::Stack { name, elem, .. } => match self.place(r)? {
+                Place::Stack {
+                    name: rn, elem: re, ..
+                } if re == *elem => {
+                    self.push(
+                        "assign_header_stack",
+                        vec![
+                            json!({"type": "header_stack", "value": name}),
+                            json!({"type": "header_stack", "value": rn}),
+                        ],
+                        span,
+                    );
+                    Ok(())
+                }
+                _ => Err(Error::new(
+                    r.span,
+                    "type mismatch in header stack assignment",
+                )),
+            },
+            Place::Union { name, ty, .. } => match self.place(r)? {
+                Place::Union {
+                    name: rn, ty: rt, ..
+                } if rt == *ty => {
+                    self.push(
+                        "assign_union",
+                        vec![
+                            json!({"type": "header_union", "value": name}),
+                            json!({"type": "header_union", "value": rn}),
+                        ],
+                        span,
+                    );
+                    Ok(())
+                }
+                _ => Err(Error::new(
+                    r.span,
+                    "type mismatch in header union assignment",
+                )),
+            },
+        }
+    }
+
+    pub(super) fn assign_place(&mut self, p: &Place, r: &Expr, span: Span) -> PResult<()> {
+        // assign to a place that was reached structurally (not by a name)
+        let tmp = format!("__tmp_place_{}", self.tmp_count);
+        self.tmp_count += 1;
+        self.scopes.push(HashMap::new());
+        self.bind(&tmp, Bind::Place(p.clone()));
+        let res = self.assign(
+            &Expr {
+                kind: ExprKind::Name(tmp),
+                span,
+            },
+            r,
+            span,
+        );
+        self.scopes.pop();
+        res
+    }
+
+    pub(super) fn copy_place(&mut self, dst: &Place, src: &Place, span: Span) -> PResult<()> {
+        match (dst, src) {
+            (
+                Place::Field { hdr, field, .. },
+                Place::Field {
+                    hdr: h2, field: f2, ..
+                },
+            ) => {
+                self.push(
+                    "assign",
+                    vec![
+                        json!({"type": "field", "value": [hdr, field]}),
+                        json!({"type": "field", "value": [h2, f2]}),
+                    ],
+                    span,
+                );
+            }
+            (Place::Header { inst, .. }, Place::Header { inst: i2, .. }) => {
+                self.push(
+                    "assign_header",
+                    vec![
+                        json!({"type": "header", "value": inst}),
+                        json!({"type": "header", "value": i2}),
+                    ],
+                    span,
+                );
+            }
+            (Place::Struct { members: a, .. }, Place::Struct { members: b, .. }) => {
+                for ((_, x), (_, y)) in a.iter().zip(b.iter()) {
+                    self.copy_place(x, y, span)?;
+                }
+            }
+            (Place::Stack { name, .. }, Place::Stack { name: n2, .. }) => {
+                self.push(
+                    "assign_header_stack",
+                    vec![
+                        json!({"type": "header_stack", "value": name}),
+                        json!({"type": "header_stack", "value": n2}),
+                    ],
+                    span,
+                );
+            }
+            (Place::Union { name, .. }, Place::Union { name: n2, .. }) => {
+                self.push(
+                    "assign_union",
+                    vec![
+                        json!({"type": "header_union", "value": name}),
+                        json!({"type": "header_union", "value": n2}),
+                    ],
+                    span,
+                );
+            }
+            // run-time stack elements (copy-in/copy-out of `s[i].f`, `s[i]`)
+            (Place::DynField { x, .. }, Place::Field { hdr, field, .. }) => {
+                self.push(
+                    "assign",
+                    vec![
+                        json!({"type": "expression", "value": x.je()}),
+                        json!({"type": "field", "value": [hdr, field]}),
+                    ],
+                    span,
+                );
+            }
+            (Place::Field { hdr, field, .. }, Place::DynField { x, .. }) => {
+                self.push(
+                    "assign",
+                    vec![
+                        json!({"type": "field", "value": [hdr, field]}),
+                        json!({"type": "expression", "value": x.je()}),
+                    ],
+                    span,
+                );
+            }
+            (Place::DynHeader { deref, .. }, Place::Header { inst, .. }) => {
+                self.push(
+                    "assign_header",
+                    vec![
+                        json!({"type": "expression", "value": deref.je()}),
+                        json!({"type": "header", "value": inst}),
+                    ],
+                    span,
+                );
+            }
+            (Place::Header { inst, .. }, Place::DynHeader { deref, .. }) => {
+                self.push(
+                    "assign_header",
+                    vec![
+                        json!({"type": "header", "value": inst}),
+                        json!({"type": "expression", "value": deref.je()}),
+                    ],
+                    span,
+                );
+            }
+            _ => return Err(Error::new(span, "type mismatch in assignment")),
+        }
+        Ok(())
+    }
+
+    pub(super) fn arg_count(&self, span: Span, name: &str, args: &[Arg], n: usize) -> PResult<()> {
+        if args.len() != n {
+            return Err(Error::new(
+                span,
+                format!("'{}' expects {} argument(s), got {}", name, n, args.len()),
+            ));
+        }
+        Ok(())
+    }
+
+    pub(super) fn field_dst(&mut self, e: &Expr) -> PResult<(J, Type)> {
+        match self.place(e)? {
+            Place::Field { hdr, field, ty } => {
+                Ok((json!({"type": "field", "value": [hdr, field]}), ty))
+            }
+            p => Err(Error::new(
+                e.span,
+                format!("expected a field, found {}", p.ty().name()),
+            )),
+        }
+    }
+
+    pub(super) fn data_arg(&mut self, e: &Expr, t: &Type) -> PResult<J> {
+        let (x, xt) = self.rv(e, Some(t))?;
+        let x = self.to_data(x, &xt);
+        Ok(x.jp())
+    }
+
+    pub(super) fn call_stmt(&mut self, c: &Expr, span: Span) -> PResult<()> {
+        let ExprKind::Call(f, targs, args) = &c.kind else {
+            return Err(Error::new(c.span, "expected a call"));
+        };
+        match &f.kind {
+            ExprKind::Member(b, m) => {
+                // header methods
+                if let Ok(p) = self.place(b) {
+                    match (&p, m.as_str()) {
+                        (Place::Header { inst, .. }, "setValid") => {
+                            self.push(
+                                "add_header",
+                                vec![json!({"type": "header", "value": inst})],
+                                span,
+                            );
+                            return Ok(());
+                        }
+                        (Place::Header { inst, .. }, "setInvalid") => {
+                            self.push(
+                                "remove_header",
+                                vec![json!({"type": "header", "value": inst})],
+                                span,
+                            );
+                            return Ok(());
+                        }
+                        (Place::DynHeader { deref, .. }, "setValid")
+                        | (Place::DynHeader { deref, .. }, "setInvalid") => {
+                            let op = if m == "setValid" {
+                                "add_header"
+                            } else {
+                                "remove_header"
+                            };
+                            self.push(
+                                op,
+                                vec![json!({"type": "expression", "value": deref.je()})],
+                                span,
+                            );
+                            return Ok(());
+                        }
+                        (Place::Stack { name, .. }, "push_front")
+                        | (Place::Stack { name, .. }, "pop_front") => {
+                            self.arg_count(c.span, m, args, 1)?;
+                            let n = self.const_expr(&args[0].value, Some(&Type::Bit(32)))?;
+                            let op = if m == "push_front" { "push" } else { "pop" };
+                            self.push(
+                                op,
+                                vec![
+                                    json!({"type": "header_stack", "value": name}),
+                                    json!({"type": "hexstr", "value": hexs(n, false)}),
+                                ],
+                                span,
+                            );
+                            return Ok(());
+                        }
+                        (_, "isValid") => return Ok(()),
+                        _ => {
+                            return Err(Error::new(
+                                f.span,
+                                format!("unknown method '{}' for {}", m, p.ty().name()),
+                            ))
+                        }
+                    }
+                }
+                let n = match &b.kind {
+                    ExprKind::Name(n) => n.clone(),
+                    _ => return Err(Error::new(b.span, "unsupported method call")),
+                };
+                match self.lookup(&n) {
+                    Some(Bind::Extern { kind, name }) => {
+                        self.extern_method(&kind, &name, m, args, c.span, span)
+                    }
+                    Some(Bind::Table(_)) => Err(Error::new(
+                        c.span,
+                        "tables can only be applied in apply blocks, not in actions",
+                    )),
+                    Some(Bind::PacketIn) | Some(Bind::PacketOut) => Err(Error::new(
+                        c.span,
+                        format!("'{}.{}' is not allowed here", n, m),
+                    )),
+                    _ => Err(Error::new(b.span, format!("undeclared identifier '{}'", n))),
+                }
+            }
+            ExprKind::Name(n) => {
+                if let Some((a, global)) = self.find_action(n) {
+                    return self.inline_action(&a, global, args, c.span);
+                }
+                self.extern_function(n, targs, args, c.span, span)
+            }
+            _ => Err(Error::new(f.span, "unsupported call")),
+        }
+    }
+
+    pub(super) fn inline_action(
+        &mut self,
+        a: &Action,
+        _global: bool,
+        args: &[Arg],
+        span: Span,
+    ) -> PResult<()> {
+        if args.len() != a.params.len() {
+            return Err(Error::new(
+                span,
+                format!(
+                    "action '{}' expects {} argument(s), got {}",
+                    a.name,
+                    a.params.len(),
+                    args.len()
+                ),
+            ));
+        }
+        if self.inline_depth > 50 {
+            return Err(Error::new(
+                span,
+                "actions call each other too deeply (recursion?)",
+            ));
+        }
+        self.inline_depth += 1;
+        let mut pairs = vec![];
+        for (p, arg) in a.params.iter().zip(args) {
+            let t = self.env.resolve(&p.ty)?;
+            let mut pp = p.clone();
+            if pp.dir == Dir::None {
+                pp.dir = Dir::In;
+            }
+            pairs.push((pp, t, arg.value.clone()));
+        }
+        let (binds, outs) = match self.bind_params(a, &pairs, span) {
+            Ok(x) => x,
+            Err(e) => {
+                self.inline_depth -= 1;
+                return Err(e);
+            }
+        };
+        self.scopes.push(HashMap::new());
+        for (k, b) in binds {
+            self.bind(&k, b);
+        }
+        // `return` inside an inlined action jumps to the end of the inlined body
+        let saved_returns = self
+            .act
+            .as_mut()
+            .map(|x| std::mem::take(&mut x.returns))
+            .unwrap_or_default();
+        let mut res = Ok(());
+        self.copy_frames.push(outs.clone());
+        for s in &a.body {
+            if let Err(e) = self.action_stmt(s) {
+                res = Err(e);
+                break;
+            }
+        }
+        self.copy_frames.pop();
+        if let Some(act) = self.act.as_mut() {
+            let end = act.prims.len();
+            for r in std::mem::replace(&mut act.returns, saved_returns) {
+                if let Some(p) = act.prims.get_mut(r) {
+                    p["parameters"][0] = json!({"type": "hexstr", "value": format!("0x{:x}", end)});
+                }
+            }
+        }
+        self.scopes.pop();
+        self.inline_depth -= 1;
+        res?;
+        self.copy_outs(outs, span)
+    }
+
+    pub(super) fn extern_method(
+        &mut self,
+        kind: &str,
+        name: &str,
+        m: &str,
+        args: &[Arg],
+        cspan: Span,
+        span: Span,
+    ) -> PResult<()> {
+        let idx_t = Type::Bit(32);
+        match (kind, m) {
+            ("counter", "count") => {
+                self.arg_count(cspan, m, args, 1)?;
+                let i = self.data_arg(&args[0].value, &idx_t)?;
+                self.push(
+                    "count",
+                    vec![json!({"type": "counter_array", "value": name}), i],
+                    span,
+                );
+            }
+            ("direct_counter", "count") => {
+                self.arg_count(cspan, m, args, 0)?;
+            }
+            ("meter", "execute_meter") => {
+                self.arg_count(cspan, m, args, 2)?;
+                let i = self.data_arg(&args[0].value, &idx_t)?;
+                let (d, _) = self.field_dst(&args[1].value)?;
+                self.push(
+                    "execute_meter",
+                    vec![json!({"type": "meter_array", "value": name}), i, d],
+                    span,
+                );
+            }
+            ("direct_meter", "read") => {
+                self.arg_count(cspan, m, args, 1)?;
+                let (d, _) = self.field_dst(&args[0].value)?;
+                if let Some(arr) = self.ir.arrays.iter_mut().find(|x| x.name == name) {
+                    arr.result_target = Some(d["value"].clone());
+                }
+            }
+            ("register", "read") => {
+                self.arg_count(cspan, m, args, 2)?;
+                let (d, dt) = self.field_dst(&args[0].value)?;
+                let bw = self
+                    .ir
+                    .arrays
+                    .iter()
+                    .find(|x| x.name == name)
+                    .map(|x| x.bitwidth)
+                    .unwrap_or(0);
+                if dt.width() != Some(bw) {
+                    return Err(Error::new(
+                        args[0].value.span,
+                        format!(
+                            "register '{}' holds bit<{}> values but the destination is {}",
+                            name,
+                            bw,
+                            dt.name()
+                        ),
+                    ));
+                }
+                let i = self.data_arg(&args[1].value, &idx_t)?;
+                self.push(
+                    "register_read",
+                    vec![d, json!({"type": "register_array", "value": name}), i],
+                    span,
+                );
+            }
+            ("register", "write") => {
+                self.arg_count(cspan, m, args, 2)?;
+                let bw = self
+                    .ir
+                    .arrays
+                    .iter()
+                    .find(|x| x.name == name)
+                    .map(|x| x.bitwidth)
+                    .unwrap_or(32);
+                let i = self.data_arg(&args[0].value, &idx_t)?;
+                let (x, xt) = self.rv(&args[1].value, Some(&Type::Bit(bw)))?;
+                if xt.width() != Some(bw) && xt != Type::InfInt {
+                    return Err(Error::new(
+                        args[1].value.span,
+                        format!(
+                            "register '{}' holds bit<{}> values, not {}",
+                            name,
+                            bw,
+                            xt.name()
+                        ),
+                    ));
+                }
+                let x = self.to_data(x, &xt);
+                self.push(
+                    "register_write",
+                    vec![json!({"type": "register_array", "value": name}), i, x.jp()],
+                    span,
+                );
+            }
+            _ => {
+                return Err(Error::new(
+                    cspan,
+                    format!("{} has no method '{}' usable here", kind, m),
+                ))
+            }
+        }
+        Ok(())
+    }
+
+    pub(super) fn extern_function(
+        &mut self,
+        n: &str,
+        targs: &[TypeRef],
+        args: &[Arg],
+        cspan: Span,
+        span: Span,
+    ) -> PResult<()> {
+        match n {
+            "mark_to_drop" => {
+                self.arg_count(cspan, n, args, 1)?;
+                self.push(
+                    "mark_to_drop",
+                    vec![json!({"type": "header", "value": "standard_metadata"})],
+                    span,
+                );
+            }
+            "NoAction" => {}
+            "random" => {
+                self.arg_count(cspan, n, args, 3)?;
+                let (d, dt) = self.field_dst(&args[0].value)?;
+                let lo = self.data_arg(&args[1].value, &dt)?;
+                let hi = self.data_arg(&args[2].value, &dt)?;
+                self.push("modify_field_rng_uniform", vec![d, lo, hi], span);
+            }
+            "truncate" => {
+                self.arg_count(cspan, n, args, 1)?;
+                let l = self.data_arg(&args[0].value, &Type::Bit(32))?;
+                self.push("truncate", vec![l], span);
+            }
+            "assert" | "assume" => {
+                self.arg_count(cspan, n, args, 1)?;
+                let (x, t) = self.rv(&args[0].value, Some(&Type::Bool))?;
+                if t != Type::Bool {
+                    return Err(Error::new(
+                        args[0].value.span,
+                        format!("{} needs a bool", n),
+                    ));
+                }
+                self.push(
+                    n,
+                    vec![json!({"type": "expression", "value": x.je()})],
+                    span,
+                );
+            }
+            "log_msg" => {
+                if args.is_empty() || args.len() > 2 {
+                    return Err(Error::new(
+                        cspan,
+                        "log_msg takes a format string and an optional list of values",
+                    ));
+                }
+                let fmt = match &args[0].value.kind {
+                    ExprKind::Str(s) => s.clone(),
+                    _ => {
+                        return Err(Error::new(
+                            args[0].value.span,
+                            "log_msg needs a string literal",
+                        ))
+                    }
+                };
+                let mut vals = vec![];
+                if let Some(a) = args.get(1) {
+                    let items: Vec<Expr> = match &a.value.kind {
+                        ExprKind::List(v) => v.iter().map(|x| x.1.clone()).collect(),
+                        _ => vec![a.value.clone()],
+                    };
+                    for it in items {
+                        let (x, t) = self.rv(&it, None)?;
+                        vals.push(self.to_data(x, &t).je());
+                    }
+                }
+                self.push(
+                    "log_msg",
+                    vec![
+                        json!({"type": "string", "value": fmt}),
+                        json!({"type": "parameters_vector", "value": vals}),
+                    ],
+                    span,
+                );
+            }
+            "hash" => {
+                self.arg_count(cspan, n, args, 5)?;
+                let (d, dt) = self.field_dst(&args[0].value)?;
+                let algo = self.algo_name(&args[1].value)?;
+                let base = self.data_arg(&args[2].value, &dt)?;
+                let inputs = self.field_list_inputs(&args[3].value)?;
+                let max = self.data_arg(&args[4].value, &Type::Bit(32))?;
+                let cid = self.ir.calculations.len();
+                let cname = format!("calc_{}", cid);
+                self.ir
+                    .calculations
+                    .push(json!({"name": cname, "id": cid, "algo": algo, "input": inputs}));
+                self.push(
+                    "modify_field_with_hash_based_offset",
+                    vec![d, base, json!({"type": "calculation", "value": cname}), max],
+                    span,
+                );
+            }
+            "digest" => {
+                self.arg_count(cspan, n, args, 2)?;
+                let recv = self.const_expr(&args[0].value, Some(&Type::Bit(32)))?;
+                let tname =
+                    match targs.first() {
+                        Some(t) => match self.env.resolve(t)? {
+                            Type::Struct(s) => s,
+                            t => {
+                                return Err(Error::new(
+                                    cspan,
+                                    format!("digest type must be a struct, not {}", t.name()),
+                                ))
+                            }
+                        },
+                        None => match self.place(&args[1].value) {
+                            Ok(Place::Struct { ty, .. }) => ty,
+                            _ => return Err(Error::new(
+                                cspan,
+                                "digest needs a type argument, e.g. digest<my_digest_t>(1, {...})",
+                            )),
+                        },
+                    };
+                let def = self
+                    .env
+                    .composite(&tname)
+                    .cloned()
+                    .ok_or_else(|| Error::new(cspan, "unknown digest type"))?;
+                let inputs = self.field_list_inputs(&args[1].value)?;
+                if inputs.len() != def.fields.len() {
+                    return Err(Error::new(
+                        args[1].value.span,
+                        format!(
+                            "digest type {} has {} fields, the data has {}",
+                            tname,
+                            def.fields.len(),
+                            inputs.len()
+                        ),
+                    ));
+                }
+                for i in &inputs {
+                    if i["type"] != "field" {
+                        return Err(Error::new(args[1].value.span, "digest data must consist of fields (BMv2 learn lists hold fields only)"));
+                    }
+                }
+                let id = match self.ir.digests.iter().find(|d| d.name == tname) {
+                    Some(d) => d.id,
+                    None => {
+                        let id = self.ir.digests.len() + 1;
+                        let fields = def
+                            .fields
+                            .iter()
+                            .zip(inputs.iter())
+                            .map(|((f, t, _), j)| {
+                                (f.clone(), j["value"].clone(), t.width().unwrap_or(0))
+                            })
+                            .collect();
+                        self.ir.digests.push(DigestInfo {
+                            name: tname.clone(),
+                            id,
+                            fields,
+                        });
+                        self.ir.digest_structs.push((
+                            tname.clone(),
+                            def.fields
+                                .iter()
+                                .map(|(f, t, _)| (f.clone(), t.width().unwrap_or(0)))
+                                .collect(),
+                        ));
+                        id
+                    }
+                };
+                self.push(
+                    "generate_digest",
+                    vec![
+                        json!({"type": "hexstr", "value": hexs(recv, false)}),
+                        json!({"type": "hexstr", "value": hexs(id as u128, false)}),
+                    ],
+                    span,
+                );
+            }
+            "clone" | "clone3" | "clone_preserving_field_list" => {
+                let want = if n == "clone" { 2 } else { 3 };
+                self.arg_count(cspan, n, args, want)?;
+                let ct = match &args[0].value.kind {
+                    ExprKind::Member(_, m) if m == "I2E" || m == "E2E" => m.clone(),
+                    _ => {
+                        return Err(Error::new(
+                            args[0].value.span,
+                            "expected CloneType.I2E or CloneType.E2E",
+                        ))
+                    }
+                };
+                let sess = self.data_arg(&args[1].value, &Type::Bit(32))?;
+                let fl = if want == 3 {
+                    self.field_list(&args[2].value)?
+                } else {
+                    self.empty_field_list()
+                };
+                let op = if ct == "I2E" {
+                    "clone_ingress_pkt_to_egress"
+                } else {
+                    "clone_egress_pkt_to_egress"
+                };
+                self.push(
+                    op,
+                    vec![
+                        sess,
+                        json!({"type": "hexstr", "value": hexs(fl as u128, false)}),
+                    ],
+                    span,
+                );
+            }
+            "resubmit_preserving_field_list"
+            | "recirculate_preserving_field_list"
+            | "resubmit"
+            | "recirculate" => {
+                let fl = if n.ends_with("field_list") {
+                    self.arg_count(cspan, n, args, 1)?;
+                    self.field_list(&args[0].value)?
+                } else {
+                    0
+                };
+                let op = if n.starts_with("resubmit") {
+                    "resubmit"
+                } else {
+                    "recirculate"
+                };
+                self.push(
+                    op,
+                    vec![json!({"type": "hexstr", "value": hexs(fl as u128, false)})],
+                    span,
+                );
+            }
+            "verify_checksum"
+            | "update_checksum"
+            | "verify_checksum_with_payload"
+            | "update_checksum_with_payload" => {
+                return Err(Error::new(
+                    cspan,
+                    format!("{} is only allowed in the checksum controls of V1Switch", n),
+                ));
+            }
+            "verify" => return Err(Error::new(cspan, "verify is only allowed in parsers")),
+            _ => {
+                if let Some(Decl::Function { params, body, .. }) = self.functions.get(n).cloned() {
+                    // inline a void function as statements
+                    if args.len() != params.len() {
+                        return Err(Error::new(
+                            cspan,
+                            format!(
+                                "function '{}' expects {} argument(s), got {}",
+                                n,
+                                params.len(),
+                                args.len()
+                            ),
+                        ));
+                    }
+                    let rt = match self.functions.get(n) {
+                        Some(Decl::Function { ret, .. }) => self.env.resolve(&ret.clone())?,
+                        _ => Type::Void,
+                    };
+                    let ret = if rt == Type::Void {
+                        None
+                    } else {
+                        Some(self.scalar(&format!("{}_ret_{}", n, self.tmp_count), &rt))
+                    };
+                    self.tmp_count += 1;
+                    let saved_ret = std::mem::replace(&mut self.fn_ret, ret);
+                    let a = Action {
+                        annos: vec![],
+                        name: n.to_string(),
+                        params: params
+                            .iter()
+                            .map(|p| {
+                                let mut p = p.clone();
+                                if p.dir == Dir::None {
+                                    p.dir = Dir::In;
+                                }
+                                p
+                            })
+                            .collect(),
+                        body,
+                        span: cspan,
+                    };
+                    let r = self.inline_action(&a, true, args, cspan);
+                    self.fn_ret = saved_ret;
+                    return r;
+                }
+                return Err(Error::new(
+                    cspan,
+                    format!("unknown function or action '{}'", n),
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// An empty field list (what a plain clone preserves), as p4c emits it.
+    pub(super) fn empty_field_list(&mut self) -> usize {
+        if let Some(i) = self.ir.field_lists.iter().position(|f| f.0 == "fl") {
+            return i + 1;
+        }
+        self.ir.field_lists.push(("fl".into(), vec![]));
+        self.ir.field_lists.len()
+    }
+
+    /// The BMv2 field list id for `@field_list(N)` metadata fields.
+    pub(super) fn field_list(&mut self, e: &Expr) -> PResult<usize> {
+        let idx = self.const_expr(e, Some(&Type::Bit(8)))?;
+        let key = format!("field_list_{}", idx);
+        if let Some(i) = self.ir.field_lists.iter().position(|f| f.0 == key) {
+            return Ok(i + 1);
+        }
+        let mut elems = vec![];
+        if let Some(m) = self.meta_struct.clone() {
+            if let Some(Place::Struct { members, .. }) = self.root_places.get(&m).cloned() {
+                let def = self.env.composite(&m).cloned();
+                if let Some(def) = def {
+                    for ((f, _, annos), (_, p)) in def.fields.iter().zip(members.iter()) {
+                        let hit = annos.iter().any(|a| {
+                            a.name == "field_list"
+                                && a.args
+                                    .iter()
+                                    .any(|x| matches!(x.kind, ExprKind::Int(v, _) if v == idx))
+                        });
+                        if hit {
+                            let _ = f;
+                            if let Place::Field { hdr, field, .. } = p {
+                                elems.push(json!({"type": "field", "value": [hdr, field]}));
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        self.ir.field_lists.push((key, elems));
+        Ok(self.ir.field_lists.len())
+    }
+}

@@ -1,0 +1,793 @@
+//! Lowering: walks the v1model program (from `main`) and flattens it into the
+//! BMv2 intermediate representation: header types and instances, parse states,
+//! deparser order, actions with primitives, tables and conditionals per
+//! pipeline, extern arrays, calculations, checksums, field lists and digests.
+//! Expression typing and width rules come from `check`.
+
+use crate::ast::*;
+use crate::check::{mask, shl, shr, sign_extend, unify, Type, TypeEnv};
+use crate::diag::{Error, PResult, Sink, Span};
+use serde_json::{json, Value as J};
+use std::collections::{BTreeMap, HashMap, HashSet};
+
+mod action;
+mod control;
+mod deparser;
+mod equality;
+mod expr;
+mod instances;
+mod params;
+mod parser;
+mod table;
+use params::fn_is_simple;
+
+// ---------------------------------------------------------------- IR
+
+#[derive(Clone, Debug)]
+pub enum FieldW {
+    Fixed(u32, bool),
+    Var(u32),
+}
+
+#[derive(Clone, Debug)]
+pub struct HeaderType {
+    pub name: String,
+    pub fields: Vec<(String, FieldW)>,
+}
+
+#[derive(Clone, Debug)]
+pub struct HeaderInst {
+    pub name: String,
+    pub ty: String,
+    pub metadata: bool,
+}
+
+#[derive(Clone, Debug)]
+pub struct IrAction {
+    pub name: String,
+    /// Name of the P4 action declaration (empty for synthetic actions).
+    pub decl: String,
+    pub params: Vec<(String, u32, Annos)>,
+    pub prims: Vec<J>,
+    pub synthetic: bool,
+    pub annos: Annos,
+}
+
+#[derive(Clone, Debug)]
+pub struct IrKey {
+    pub match_type: String,
+    /// P4 match kind (exact, lpm, ternary, range, optional).
+    pub p4_kind: String,
+    pub target: J,
+    pub name: String,
+    pub width: u32,
+    pub mask: Option<u128>,
+    pub annos: Annos,
+}
+
+#[derive(Clone, Debug)]
+pub struct IrTable {
+    pub name: String,
+    pub keys: Vec<IrKey>,
+    pub match_type: String,
+    pub kind: String,
+    pub profile: Option<String>,
+    pub size: u64,
+    pub with_counters: bool,
+    pub direct_meter: Option<String>,
+    pub actions: Vec<usize>,
+    /// action index → annotations from the table's actions list (@defaultonly, @tableonly)
+    pub action_annos: Vec<Annos>,
+    pub next_tables: BTreeMap<String, Option<String>>,
+    pub default: Option<(usize, Vec<String>, bool)>,
+    pub entries: Vec<J>,
+    pub const_entries: bool,
+    pub synthetic: bool,
+    pub annos: Annos,
+    pub support_timeout: bool,
+}
+
+#[derive(Clone, Debug)]
+pub struct Profile {
+    pub name: String,
+    pub size: u64,
+    pub selector: Option<(String, Vec<J>)>,
+    pub tables: Vec<String>,
+    pub annos: Annos,
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct Pipeline {
+    pub name: String,
+    pub init: Option<String>,
+    pub tables: Vec<IrTable>,
+    pub conditionals: Vec<J>,
+    pub profiles: Vec<Profile>,
+}
+
+#[derive(Clone, Debug)]
+pub struct ExternArray {
+    pub kind: &'static str, // counter, meter, register
+    pub name: String,
+    pub size: u64,
+    pub direct_table: Option<String>,
+    pub unit: String, // packets / bytes / packets_and_bytes
+    pub bitwidth: u32,
+    pub result_target: Option<J>,
+    pub annos: Annos,
+}
+
+#[derive(Clone, Debug)]
+pub struct DigestInfo {
+    pub name: String,
+    pub id: usize,
+    pub fields: Vec<(String, J, u32)>,
+}
+
+#[derive(Clone, Debug)]
+pub struct ValueSetInfo {
+    pub name: String,
+    pub width: u32,
+    pub size: u64,
+    pub annos: Annos,
+    pub fields: Vec<(String, u32)>,
+}
+
+#[derive(Clone, Debug)]
+pub struct CtrlHeader {
+    pub name: String,
+    pub annos: Annos,
+    pub fields: Vec<(String, u32, Annos)>,
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct Ir {
+    pub header_types: Vec<HeaderType>,
+    pub headers: Vec<HeaderInst>,
+    pub stacks: Vec<(String, String, Vec<usize>)>,
+    pub union_types: Vec<(String, Vec<(String, String)>)>,
+    pub unions: Vec<(String, String, Vec<usize>)>,
+    pub errors: Vec<String>,
+    pub enums: Vec<(String, Vec<(String, u128)>)>,
+    pub parser_states: Vec<J>,
+    pub parser_init: String,
+    pub value_sets: Vec<ValueSetInfo>,
+    pub deparser: Vec<String>,
+    pub arrays: Vec<ExternArray>,
+    pub actions: Vec<IrAction>,
+    pub pipelines: Vec<Pipeline>,
+    pub calculations: Vec<J>,
+    pub checksums: Vec<J>,
+    pub field_lists: Vec<(String, Vec<J>)>,
+    pub digests: Vec<DigestInfo>,
+    pub ctrl_headers: Vec<CtrlHeader>,
+    pub field_aliases: Vec<(String, String, String)>,
+    /// For P4Info type_info: struct name → members (name, width)
+    pub digest_structs: Vec<(String, Vec<(String, u32)>)>,
+}
+
+// ---------------------------------------------------------------- expressions (IR)
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum X {
+    Field(String, String),
+    Hex(u128, bool),
+    Bool(bool),
+    Runtime(usize),
+    Header(String),
+    Stack(String),
+    StackField(String, String),
+    Op(&'static str, Option<Box<X>>, Box<X>),
+    Tern(Box<X>, Box<X>, Box<X>),
+    Lookahead(u32, u32),
+    Str(String),
+    /// Raw JSON operand (e.g. the field offset of `access_field`).
+    Raw(J),
+}
+
+fn hexs(v: u128, neg: bool) -> String {
+    if neg {
+        format!("-0x{:x}", v)
+    } else {
+        format!("0x{:x}", v)
+    }
+}
+
+/// Byte-padded hex string for a value of `w` bits.
+pub fn hexw(v: u128, w: u32) -> String {
+    let bytes = w.div_ceil(8).max(1) as usize;
+    format!("0x{:0width$x}", v & mask(w), width = bytes * 2)
+}
+
+impl X {
+    pub fn op(op: &'static str, l: X, r: X) -> X {
+        X::Op(op, Some(Box::new(l)), Box::new(r))
+    }
+    pub fn un(op: &'static str, r: X) -> X {
+        X::Op(op, None, Box::new(r))
+    }
+    /// As an operand inside an expression.
+    pub fn je(&self) -> J {
+        match self {
+            X::Field(h, f) => json!({"type": "field", "value": [h, f]}),
+            X::Hex(v, n) => json!({"type": "hexstr", "value": hexs(*v, *n)}),
+            X::Bool(b) => json!({"type": "bool", "value": b}),
+            X::Runtime(i) => json!({"type": "local", "value": i}),
+            X::Header(h) => json!({"type": "header", "value": h}),
+            X::Stack(h) => json!({"type": "header_stack", "value": h}),
+            X::StackField(h, f) => json!({"type": "stack_field", "value": [h, f]}),
+            X::Lookahead(o, w) => json!({"type": "lookahead", "value": [o, w]}),
+            X::Str(s) => json!({"type": "string", "value": s}),
+            X::Raw(j) => j.clone(),
+            X::Op(op, l, r) => json!({"type": "expression", "value": {
+                "op": op, "left": l.as_ref().map(|x| x.je()).unwrap_or(J::Null), "right": r.je()}}),
+            X::Tern(c, a, b) => json!({"type": "expression", "value": {
+                "op": "?", "left": a.je(), "right": b.je(), "cond": c.je()}}),
+        }
+    }
+    /// As a primitive parameter.
+    pub fn jp(&self) -> J {
+        match self {
+            X::Runtime(i) => json!({"type": "runtime_data", "value": i}),
+            X::Op(..) | X::Tern(..) | X::Bool(_) | X::Raw(_) => {
+                json!({"type": "expression", "value": self.je()})
+            }
+            _ => self.je(),
+        }
+    }
+    fn is_bool_op(&self) -> bool {
+        matches!(self, X::Bool(_))
+            || matches!(self, X::Op(op, ..) if matches!(*op, "==" | "!=" | "<" | ">" | "<=" | ">=" | "and" | "or" | "not" | "d2b" | "valid"))
+    }
+}
+
+// ---------------------------------------------------------------- places & bindings
+
+#[derive(Clone, Debug)]
+pub enum Place {
+    Field {
+        hdr: String,
+        field: String,
+        ty: Type,
+    },
+    Header {
+        inst: String,
+        ty: String,
+    },
+    Stack {
+        name: String,
+        elem: String,
+        size: u32,
+    },
+    Struct {
+        ty: String,
+        members: Vec<(String, Place)>,
+    },
+    Union {
+        name: String,
+        ty: String,
+        members: Vec<(String, Place)>,
+    },
+    /// `stack[i]` with a run-time index: a header expression.
+    DynHeader {
+        stack: String,
+        elem: String,
+        deref: X,
+    },
+    /// A field of a `DynHeader`: an lvalue expression.
+    DynField {
+        x: X,
+        ty: Type,
+    },
+}
+
+impl Place {
+    fn ty(&self) -> Type {
+        match self {
+            Place::Field { ty, .. } => ty.clone(),
+            Place::Header { ty, .. } => Type::Header(ty.clone()),
+            Place::Stack { elem, size, .. } => {
+                Type::Stack(Box::new(Type::Header(elem.clone())), *size)
+            }
+            Place::Struct { ty, .. } => Type::Struct(ty.clone()),
+            Place::Union { ty, .. } => Type::Union(ty.clone()),
+            Place::DynHeader { elem, .. } => Type::Header(elem.clone()),
+            Place::DynField { ty, .. } => ty.clone(),
+        }
+    }
+}
+
+#[derive(Clone, Debug)]
+enum Bind {
+    Place(Place),
+    Val(X, Type),
+    Const(u128, Type),
+    Extern { kind: String, name: String },
+    Table(String),
+    ValueSet(String),
+    PacketIn,
+    PacketOut,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Ctx {
+    Parser,
+    Action,
+    Cond,
+    Checksum,
+    Deparser,
+}
+
+struct ActionCtx {
+    prims: Vec<J>,
+    returns: Vec<usize>,
+}
+
+/// Per-control information.
+#[derive(Clone)]
+struct CtlInfo {
+    name: String,
+    actions: HashMap<String, Action>,
+    tables: HashMap<String, Table>,
+    applied: HashSet<String>,
+    pipe: usize,
+}
+
+pub struct Lower<'a> {
+    prog: &'a Program,
+    text: &'a str,
+    pub env: TypeEnv,
+    sink: &'a mut Sink,
+    ir: Ir,
+    scopes: Vec<HashMap<String, Bind>>,
+    scalar_fields: Vec<(String, FieldW)>,
+    header_type_set: HashSet<String>,
+    global_actions: HashMap<String, Action>,
+    functions: HashMap<String, Decl>,
+    action_cache: HashMap<String, usize>,
+    ctl: Option<CtlInfo>,
+    ctx: Ctx,
+    act: Option<ActionCtx>,
+    node_count: usize,
+    tmp_count: usize,
+    inline_depth: usize,
+    hdr_struct: Option<String>,
+    meta_struct: Option<String>,
+    pipelines: Vec<Pipeline>,
+    synth_count: usize,
+    table_names: HashSet<String>,
+    root_places: HashMap<String, Place>,
+    parser_extra_ops: Vec<J>,
+    inlined: HashMap<String, usize>,
+    key_prims: Vec<J>,
+    pstate_prefix: String,
+    pstate_accept: J,
+    fn_ret: Option<Place>,
+    /// Set while lowering an assignment target whose right-hand side has side effects.
+    snap_index: bool,
+    /// Copy-outs of the inlined bodies being lowered (outermost first), for `exit`.
+    copy_frames: Vec<Vec<(Place, Place)>>,
+    too_big: bool,
+    header_names: HashSet<String>,
+    scalar_names: HashSet<String>,
+}
+
+pub fn lower(prog: &Program, text: &str, sink: &mut Sink) -> Option<Ir> {
+    let mut errs = vec![];
+    let env = TypeEnv::build(prog, &mut errs);
+    for e in errs {
+        sink.push(e);
+    }
+    let mut l = Lower {
+        prog,
+        text,
+        env,
+        sink,
+        ir: Ir::default(),
+        scopes: vec![HashMap::new()],
+        scalar_fields: vec![],
+        header_type_set: HashSet::new(),
+        global_actions: HashMap::new(),
+        functions: HashMap::new(),
+        action_cache: HashMap::new(),
+        ctl: None,
+        ctx: Ctx::Action,
+        act: None,
+        node_count: 0,
+        tmp_count: 0,
+        inline_depth: 0,
+        hdr_struct: None,
+        meta_struct: None,
+        pipelines: vec![],
+        synth_count: 0,
+        table_names: HashSet::new(),
+        root_places: HashMap::new(),
+        parser_extra_ops: vec![],
+        inlined: HashMap::new(),
+        key_prims: vec![],
+        pstate_prefix: String::new(),
+        pstate_accept: J::Null,
+        fn_ret: None,
+        snap_index: false,
+        copy_frames: vec![],
+        too_big: false,
+        header_names: HashSet::new(),
+        scalar_names: HashSet::new(),
+    };
+    l.run()
+}
+
+impl<'a> Lower<'a> {
+    fn err(&mut self, span: Span, msg: impl Into<String>) {
+        self.sink.err(span, msg);
+    }
+
+    fn src(&self, s: Span) -> String {
+        let lo = (s.lo as usize).min(self.text.len());
+        let hi = (s.hi as usize).min(self.text.len()).max(lo);
+        self.text.get(lo..hi).unwrap_or("").to_string()
+    }
+
+    fn lookup(&self, n: &str) -> Option<Bind> {
+        for s in self.scopes.iter().rev() {
+            if let Some(b) = s.get(n) {
+                return Some(b.clone());
+            }
+        }
+        None
+    }
+
+    fn bind(&mut self, n: &str, b: Bind) {
+        self.scopes.last_mut().unwrap().insert(n.to_string(), b);
+    }
+
+    fn find_decl(&self, name: &str) -> Option<&'a Decl> {
+        self.prog.decls.iter().find(|d| {
+            d.name() == Some(name)
+                && match d {
+                    Decl::Parser { has_body, .. } | Decl::Control { has_body, .. } => *has_body,
+                    _ => true,
+                }
+        })
+    }
+
+    fn run(&mut self) -> Option<Ir> {
+        // globals
+        for d in &self.prog.decls {
+            match d {
+                Decl::Action(a) => {
+                    self.global_actions.insert(a.name.clone(), a.clone());
+                }
+                Decl::Function { name, .. } => {
+                    self.functions.insert(name.clone(), d.clone());
+                }
+                Decl::Const {
+                    ty,
+                    name,
+                    value,
+                    span,
+                    ..
+                } if !self.env.consts.contains_key(name) => {
+                    // non-integer constant (e.g. enum member): evaluate as an expression
+                    let t = self.env.resolve(ty).unwrap_or(Type::Unknown);
+                    match self.env.const_eval(value, &HashMap::new()) {
+                        Ok((v, _)) => {
+                            self.env.consts.insert(name.clone(), (t, v));
+                        }
+                        Err(_) => self.err(
+                            *span,
+                            format!(
+                                "initializer of constant '{}' is not a compile-time constant",
+                                name
+                            ),
+                        ),
+                    }
+                }
+                _ => {}
+            }
+        }
+        self.ir.errors = self.env.errors.clone();
+        for en in self.env.enum_order.clone() {
+            let e = self.env.enums[&en].clone();
+            if e.width.is_none() {
+                self.ir.enums.push((en, e.members.clone()));
+            }
+        }
+        // controller headers
+        for d in &self.prog.decls {
+            if let Decl::Header {
+                annos,
+                name,
+                fields,
+                ..
+            } = d
+            {
+                if let Some(ch) = anno_str(annos, "controller_header") {
+                    let mut fs = vec![];
+                    for f in fields {
+                        let w = self
+                            .env
+                            .resolve(&f.ty)
+                            .ok()
+                            .and_then(|t| t.width())
+                            .unwrap_or(0);
+                        fs.push((f.name.clone(), w, f.annos.clone()));
+                    }
+                    let _ = name;
+                    self.ir.ctrl_headers.push(CtrlHeader {
+                        name: ch,
+                        annos: annos.clone(),
+                        fields: fs,
+                    });
+                }
+            }
+        }
+        let main = self.prog.decls.iter().find_map(|d| match d {
+            Decl::Instance(i) if i.name == "main" => Some(i.clone()),
+            _ => None,
+        });
+        let main = main?;
+        match &main.ty {
+            TypeRef::Named(n, _, _) if n == "V1Switch" => {}
+            _ => {
+                self.err(
+                    main.span,
+                    "only the v1model package V1Switch is supported for 'main'",
+                );
+                return None;
+            }
+        }
+        if main.args.len() != 6 {
+            self.err(main.span, format!("V1Switch expects 6 arguments (parser, verifyChecksum, ingress, egress, computeChecksum, deparser), got {}", main.args.len()));
+            return None;
+        }
+        let mut blocks = vec![];
+        for a in &main.args {
+            let name = match &a.value.kind {
+                ExprKind::Call(f, _, _) => match &f.kind {
+                    ExprKind::Name(n) => Some(n.clone()),
+                    _ => None,
+                },
+                ExprKind::Name(n) => Some(n.clone()),
+                _ => None,
+            };
+            match name.and_then(|n| self.find_decl(&n).map(|d| (n, d))) {
+                Some((_, d)) => blocks.push(d),
+                None => {
+                    self.err(
+                        a.value.span,
+                        "expected an instantiation of a parser or control declared in this program",
+                    );
+                    return None;
+                }
+            }
+        }
+        // standard metadata + roots from the parser's parameter types
+        self.scalar_fields.clear();
+        if let Decl::Parser { params, .. } = blocks[0] {
+            if params.len() != 4 {
+                self.err(main.args[0].value.span, "the v1model parser must have 4 parameters (packet_in, out headers, inout metadata, inout standard_metadata_t)");
+                return None;
+            }
+            if let Ok(Type::Struct(h)) = self.env.resolve(&params[1].ty) {
+                self.hdr_struct = Some(h);
+            }
+            if let Ok(Type::Struct(m)) = self.env.resolve(&params[2].ty) {
+                self.meta_struct = Some(m);
+            }
+        } else {
+            self.err(
+                main.args[0].value.span,
+                "the first argument of V1Switch must be a parser",
+            );
+            return None;
+        }
+        // std metadata header
+        self.make_std_meta();
+        if let Some(h) = self.hdr_struct.clone() {
+            let p = self.make_place(&h, "", Type::Struct(h.clone()), false, "");
+            self.root_places.insert(h, p);
+        }
+        if let Some(m) = self.meta_struct.clone() {
+            if Some(&m) != self.hdr_struct.as_ref() {
+                let p = self.make_place(
+                    &m,
+                    "userMetadata",
+                    Type::Struct(m.clone()),
+                    true,
+                    "userMetadata",
+                );
+                self.root_places.insert(m, p);
+            }
+        }
+        self.pipelines = vec![
+            Pipeline {
+                name: "ingress".into(),
+                ..Default::default()
+            },
+            Pipeline {
+                name: "egress".into(),
+                ..Default::default()
+            },
+        ];
+        // top-level extern instances (registers, counters, ... declared outside controls)
+        for d in &self.prog.decls {
+            if let Decl::Instance(i) = d {
+                if i.name != "main" {
+                    self.declare_instance(i, "");
+                }
+            }
+        }
+        // parser
+        self.lower_parser(blocks[0]);
+        self.lower_checksum_ctl(blocks[1], true);
+        self.lower_control(blocks[2], 0);
+        self.lower_control(blocks[3], 1);
+        self.lower_checksum_ctl(blocks[4], false);
+        self.lower_deparser(blocks[5]);
+        // scalars header type (padded)
+        let mut fields = std::mem::take(&mut self.scalar_fields);
+        let total: u32 = fields
+            .iter()
+            .map(|f| if let FieldW::Fixed(w, _) = f.1 { w } else { 0 })
+            .sum();
+        if !total.is_multiple_of(8) {
+            fields.push(("_padding_0".into(), FieldW::Fixed(8 - total % 8, false)));
+        }
+        self.ir.header_types.insert(
+            0,
+            HeaderType {
+                name: "scalars_0".into(),
+                fields,
+            },
+        );
+        self.ir.headers.insert(
+            0,
+            HeaderInst {
+                name: "scalars".into(),
+                ty: "scalars_0".into(),
+                metadata: true,
+            },
+        );
+        self.ir.pipelines = std::mem::take(&mut self.pipelines);
+        Some(std::mem::take(&mut self.ir))
+    }
+}
+
+/// Cover [lo, hi] on a `w`-bit key with (value, mask) prefix blocks.
+fn range_to_masks(lo: u128, hi: u128, w: u32) -> Vec<(u128, u128)> {
+    let mut out = vec![];
+    let mut cur = lo;
+    loop {
+        // largest aligned block starting at cur that stays within hi
+        let mut size_bits = 0u32;
+        while size_bits < w {
+            let nb = size_bits + 1;
+            let block = 1u128 << nb;
+            if !cur.is_multiple_of(block) || cur + (block - 1) > hi {
+                break;
+            }
+            size_bits = nb;
+        }
+        let m = mask(w) & !(mask(size_bits));
+        out.push((cur, m));
+        let end = cur + mask(size_bits);
+        if end >= hi || out.len() > 256 {
+            break;
+        }
+        cur = end + 1;
+    }
+    out
+}
+
+/// `switch (e) { a: b: {..} default: {..} }` on a value → an if/else chain.
+fn desugar_switch(e: &Expr, cases: &[SwitchCase], span: Span) -> PResult<Stmt> {
+    let mut groups: Vec<(Vec<Expr>, Stmt)> = vec![];
+    let mut default: Option<Stmt> = None;
+    let mut pending: Vec<Expr> = vec![];
+    for c in cases {
+        pending.push(c.label.clone());
+        if let Some(b) = &c.body {
+            let labels = std::mem::take(&mut pending);
+            if labels.iter().any(|l| matches!(l.kind, ExprKind::Default)) {
+                if default.is_some() {
+                    return Err(Error::new(
+                        c.label.span,
+                        "switch has more than one default case",
+                    ));
+                }
+                default = Some(b.clone());
+                let rest: Vec<Expr> = labels
+                    .into_iter()
+                    .filter(|l| !matches!(l.kind, ExprKind::Default))
+                    .collect();
+                if !rest.is_empty() {
+                    groups.push((rest, b.clone()));
+                }
+            } else {
+                groups.push((labels, b.clone()));
+            }
+        }
+    }
+    if let Some(l) = pending.first() {
+        return Err(Error::new(l.span, "the last switch case needs a body"));
+    }
+    let mut acc: Option<Stmt> = default;
+    for (labels, body) in groups.into_iter().rev() {
+        let mut cond: Option<Expr> = None;
+        for l in labels {
+            let sp = l.span;
+            let eq = Expr {
+                kind: ExprKind::Binary("==", Box::new(e.clone()), Box::new(l)),
+                span: sp,
+            };
+            cond = Some(match cond {
+                None => eq,
+                Some(c) => Expr {
+                    kind: ExprKind::Binary("||", Box::new(c), Box::new(eq)),
+                    span: sp,
+                },
+            });
+        }
+        let cond = cond.unwrap();
+        acc = Some(Stmt {
+            kind: StmtKind::If(cond, Box::new(body), acc.map(Box::new)),
+            span,
+        });
+    }
+    Ok(acc.unwrap_or(Stmt {
+        kind: StmtKind::Empty,
+        span,
+    }))
+}
+
+/// The span of the member name at the end of `base.member`.
+fn member_span(e: &Expr, m: &str) -> Span {
+    let hi = e.span.hi;
+    let lo = hi.saturating_sub(m.len() as u32).max(e.span.lo);
+    Span { lo, hi }
+}
+
+fn patch_returns(a: &mut ActionCtx) {
+    let end = a.prims.len();
+    for r in a.returns.drain(..) {
+        if let Some(p) = a.prims.get_mut(r) {
+            p["parameters"][0] = json!({"type": "hexstr", "value": format!("0x{:x}", end)});
+        }
+    }
+}
+
+fn d_span(d: &Decl) -> Span {
+    match d {
+        Decl::Parser { span, .. } | Decl::Control { span, .. } => *span,
+        _ => Span::default(),
+    }
+}
+
+fn e_is_neg(e: &Expr) -> bool {
+    matches!(e.kind, ExprKind::Unary("-", _))
+}
+
+fn is_const_shape(e: &Expr) -> bool {
+    match &e.kind {
+        ExprKind::Int(..) | ExprKind::Bool(_) => true,
+        ExprKind::Name(_) => true,
+        ExprKind::Member(b, _) => matches!(&b.kind, ExprKind::Name(_)),
+        ExprKind::Unary(_, x) => is_const_shape(x),
+        ExprKind::Binary(_, a, b) => is_const_shape(a) && is_const_shape(b),
+        ExprKind::Cast(_, x) => is_const_shape(x),
+        ExprKind::Slice(x, _, _) => is_const_shape(x),
+        ExprKind::Ternary(a, b, c) => is_const_shape(a) && is_const_shape(b) && is_const_shape(c),
+        _ => false,
+    }
+}
+
+pub fn types_compatible(dst: &Type, src: &Type) -> bool {
+    match (dst, src) {
+        (a, b) if a == b => true,
+        (Type::Bit(_) | Type::Int(_) | Type::SerEnum(..), Type::InfInt) => true,
+        (Type::SerEnum(_, a), Type::Bit(b)) | (Type::Bit(b), Type::SerEnum(_, a)) => a == b,
+        (_, Type::Unknown) | (Type::Unknown, _) => true,
+        _ => false,
+    }
+}

@@ -1,0 +1,962 @@
+//! Lowering of parsers: states, select transitions, sub-parsers, lookahead.
+
+use super::*;
+
+impl<'a> Lower<'a> {
+    pub(super) fn lower_parser(&mut self, d: &'a Decl) {
+        let Decl::Parser {
+            name,
+            params,
+            locals,
+            states,
+            ..
+        } = d
+        else {
+            return;
+        };
+        self.scopes.push(HashMap::new());
+        self.bind_block_params(params);
+        self.ctx = Ctx::Parser;
+        self.ctl = Some(CtlInfo {
+            name: name.clone(),
+            actions: HashMap::new(),
+            tables: HashMap::new(),
+            applied: HashSet::new(),
+            pipe: 0,
+        });
+        let mut init_ops = vec![];
+        for l in locals {
+            match l {
+                Local::Var(s) => {
+                    self.act = Some(ActionCtx {
+                        prims: vec![],
+                        returns: vec![],
+                    });
+                    let ops = self.parser_stmt(s, name);
+                    init_ops.extend(ops);
+                }
+                Local::Inst(i) => self.declare_instance(i, name),
+                Local::ValueSet {
+                    annos,
+                    ty,
+                    size,
+                    name: vn,
+                    span,
+                } => {
+                    let t = match self.env.resolve(ty) {
+                        Ok(t) => t,
+                        Err(e) => {
+                            self.sink.push(e);
+                            continue;
+                        }
+                    };
+                    let (w, fields) = match &t {
+                        Type::Struct(sn) => {
+                            let fs: Vec<(String, u32)> = self
+                                .env
+                                .composite(sn)
+                                .map(|c| {
+                                    c.fields
+                                        .iter()
+                                        .map(|f| (f.0.clone(), f.1.width().unwrap_or(0)))
+                                        .collect()
+                                })
+                                .unwrap_or_default();
+                            (fs.iter().map(|f| f.1).sum(), fs)
+                        }
+                        t => (t.width().unwrap_or(0), vec![]),
+                    };
+                    if w == 0 {
+                        self.err(
+                            *span,
+                            "value_set element type must be bit<N> or a struct of bit<N> fields",
+                        );
+                    }
+                    let sz = self
+                        .env
+                        .const_eval(size, &HashMap::new())
+                        .map(|x| x.0 as u64)
+                        .unwrap_or(0);
+                    let fq = format!("{}.{}", name, vn);
+                    self.ir.value_sets.push(ValueSetInfo {
+                        name: fq.clone(),
+                        width: w,
+                        size: sz,
+                        annos: annos.clone(),
+                        fields,
+                    });
+                    self.bind(vn, Bind::ValueSet(fq));
+                }
+                Local::Action(a) => self.err(a.span, "actions are not allowed in parsers"),
+                Local::Table(t) => self.err(t.span, "tables are not allowed in parsers"),
+            }
+        }
+        let names: HashSet<&str> = states.iter().map(|s| s.name.as_str()).collect();
+        if !names.contains("start") {
+            self.err(d_span(d), format!("parser '{}' has no 'start' state", name));
+        }
+        let mut seen = HashSet::new();
+        for st in states {
+            if !seen.insert(st.name.clone()) {
+                self.err(st.span, format!("state '{}' is declared twice", st.name));
+            }
+            if st.name == "accept" || st.name == "reject" {
+                self.err(st.span, format!("state '{}' is reserved", st.name));
+            }
+        }
+        self.pstate_prefix = String::new();
+        self.pstate_accept = J::Null;
+        self.parser_states(name, states, &names, init_ops);
+        self.ir.parser_init = "start".into();
+        self.act = None;
+        self.scopes.pop();
+        self.ctl = None;
+    }
+
+    /// Lowers the states of a parser whose state names get `self.pstate_prefix`
+    /// and whose `accept` continues at `self.pstate_accept`. Sub-parser calls
+    /// split a state: the sub-parser's states are inlined (prefixed with the
+    /// instance name) and its accept continues with the rest of the state.
+    pub(super) fn parser_states(
+        &mut self,
+        pname: &str,
+        states: &'a [ParserState],
+        names: &HashSet<&str>,
+        init_ops: Vec<J>,
+    ) {
+        for st in states.iter() {
+            self.scopes.push(HashMap::new());
+            let mut cur = format!("{}{}", self.pstate_prefix, st.name);
+            let mut ops = if st.name == "start" {
+                init_ops.clone()
+            } else {
+                vec![]
+            };
+            let mut k = 0;
+            for s in &st.stmts {
+                match self.subparser_call(s) {
+                    Ok(Some((sub_states, sub_params, inst, args))) => {
+                        let cont = format!(
+                            "{}.after_{}{}",
+                            cur,
+                            inst,
+                            if k == 0 {
+                                String::new()
+                            } else {
+                                format!("_{}", k)
+                            }
+                        );
+                        k += 1;
+                        let sub_prefix = format!("{}{}.", self.pstate_prefix, inst);
+                        let id = self.ir.parser_states.len();
+                        self.ir.parser_states.push(json!({"name": cur, "id": id, "parser_ops": ops, "transition_key": [],
+                            "transitions": [{"type": "default", "value": null, "mask": null, "next_state": format!("{}start", sub_prefix)}]}));
+                        // bind the sub-parser's parameters
+                        self.scopes.push(HashMap::new());
+                        let mut ok = true;
+                        for (p, a) in sub_params.iter().zip(args.iter()) {
+                            let t = match self.env.resolve(&p.ty) {
+                                Ok(t) => t,
+                                Err(e) => {
+                                    self.sink.push(e);
+                                    ok = false;
+                                    break;
+                                }
+                            };
+                            if matches!(&t, Type::Extern(n) if n == "packet_in") {
+                                self.bind(&p.name, Bind::PacketIn);
+                                continue;
+                            }
+                            let mut pp = p.clone();
+                            if pp.dir == Dir::None {
+                                pp.dir = Dir::In;
+                            }
+                            match self.bind_arg(&pp, &t, &a.value) {
+                                Ok(b) => self.bind(&p.name, b),
+                                Err(e) => {
+                                    self.sink.push(e);
+                                    ok = false;
+                                }
+                            }
+                        }
+                        if ok {
+                            // the sub-parser's own locals
+                            if let Some(Decl::Parser { locals, .. }) =
+                                self.find_decl_parser_by_states(sub_states)
+                            {
+                                for l in locals {
+                                    match l {
+                                        Local::Var(v) => {
+                                            if let StmtKind::Var(_, ty, vn, _) = &v.kind {
+                                                match self.env.resolve(ty) {
+                                                    Ok(t) => {
+                                                        let fq = format!("{}{}", self.pstate_prefix, inst);
+                                                        let p = self.make_place("", &format!("{}.{}", fq, vn), t, true, &format!("{}_{}", fq.replace('.', "_"), vn));
+                                                        self.bind(vn, Bind::Place(p));
+                                                    }
+                                                    Err(e) => self.sink.push(e),
+                                                }
+                                            }
+                                        }
+                                        Local::Inst(i) => self.declare_instance(i, pname),
+                                        _ => self.err(st.span, "only variables and instances are supported as locals of a sub-parser"),
+                                    }
+                                }
+                            }
+                            let saved = (self.pstate_prefix.clone(), self.pstate_accept.clone());
+                            self.pstate_prefix = sub_prefix;
+                            self.pstate_accept = J::String(cont.clone());
+                            let sub_names: HashSet<&str> =
+                                sub_states.iter().map(|s| s.name.as_str()).collect();
+                            self.inline_depth += 1;
+                            self.parser_states(pname, sub_states, &sub_names, vec![]);
+                            self.inline_depth -= 1;
+                            self.pstate_prefix = saved.0;
+                            self.pstate_accept = saved.1;
+                        }
+                        self.scopes.pop();
+                        cur = cont;
+                        ops = vec![];
+                        continue;
+                    }
+                    Ok(None) => {}
+                    Err(e) => {
+                        self.sink.push(e);
+                        continue;
+                    }
+                }
+                if let StmtKind::If(c, a, b) = &s.kind {
+                    // split the state: evaluate the condition into a temporary and
+                    // select on it; both branches continue in a join state
+                    let (ncur, nops) = self.parser_if(pname, cur, ops, c, a, b.as_deref(), &mut k);
+                    cur = ncur;
+                    ops = nops;
+                    continue;
+                }
+                self.act = Some(ActionCtx {
+                    prims: vec![],
+                    returns: vec![],
+                });
+                self.parser_extra_ops.clear();
+                let r = self.parser_stmt(s, pname);
+                ops.append(&mut self.parser_extra_ops);
+                ops.extend(r);
+            }
+            let (key, trans) = match &st.transition {
+                None => (
+                    vec![],
+                    vec![
+                        json!({"type": "default", "value": null, "mask": null, "next_state": null}),
+                    ],
+                ),
+                Some(Transition::Direct(n, sp)) => {
+                    let ns = self.state_ref(n, *sp, names);
+                    (
+                        vec![],
+                        vec![
+                            json!({"type": "default", "value": null, "mask": null, "next_state": ns}),
+                        ],
+                    )
+                }
+                Some(Transition::Select(keys, cases, _)) => {
+                    self.parser_extra_ops.clear();
+                    let r = self.lower_select(keys, cases, names);
+                    ops.append(&mut self.parser_extra_ops);
+                    r
+                }
+            };
+            self.scopes.pop();
+            let id = self.ir.parser_states.len();
+            self.ir.parser_states.push(json!({
+                "name": cur, "id": id, "parser_ops": ops, "transition_key": key, "transitions": trans
+            }));
+        }
+    }
+
+    /// Lowers `if (c) a else b` inside parser state `cur` (with `ops` so far);
+    /// returns the join state's name and (empty) ops.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn parser_if(
+        &mut self,
+        pname: &str,
+        cur: String,
+        mut ops: Vec<J>,
+        c: &Expr,
+        a: &Stmt,
+        b: Option<&Stmt>,
+        k: &mut usize,
+    ) -> (String, Vec<J>) {
+        let tag = *k;
+        *k += 1;
+        let then_name = format!("{}.then{}", cur, tag);
+        let else_name = format!("{}.else{}", cur, tag);
+        let join = format!("{}.join{}", cur, tag);
+        self.parser_extra_ops.clear();
+        let cond = self.rv(c, Some(&Type::Bool));
+        ops.append(&mut self.parser_extra_ops);
+        let key = match cond {
+            Ok((x, Type::Bool)) => {
+                let tmp = self.parser_temp(X::un("b2d", x), &Type::Bit(1));
+                ops.append(&mut self.parser_extra_ops);
+                match tmp {
+                    X::Field(h, f) => json!({"type": "field", "value": [h, f]}),
+                    _ => J::Null,
+                }
+            }
+            Ok((_, t)) => {
+                self.err(c.span, format!("condition must be bool, not {}", t.name()));
+                J::Null
+            }
+            Err(e) => {
+                self.sink.push(e);
+                J::Null
+            }
+        };
+        let id = self.ir.parser_states.len();
+        let else_target = if b.is_some() {
+            else_name.clone()
+        } else {
+            join.clone()
+        };
+        self.ir
+            .parser_states
+            .push(json!({"name": cur, "id": id, "parser_ops": ops,
+            "transition_key": if key.is_null() { json!([]) } else { json!([key]) },
+            "transitions": [
+                {"type": "hexstr", "value": "0x01", "mask": null, "next_state": then_name},
+                {"type": "default", "value": null, "mask": null, "next_state": else_target}]}));
+        for (name, body) in [(then_name, Some(a)), (else_name, b)] {
+            let Some(body) = body else { continue };
+            let stmts: Vec<Stmt> = match &body.kind {
+                StmtKind::Block(v) => v.clone(),
+                _ => vec![body.clone()],
+            };
+            self.scopes.push(HashMap::new());
+            let mut bcur = name;
+            let mut bops: Vec<J> = vec![];
+            let mut bk = 0;
+            for s in &stmts {
+                if let StmtKind::If(c2, a2, b2) = &s.kind {
+                    let (n2, o2) =
+                        self.parser_if(pname, bcur, bops, c2, a2, b2.as_deref(), &mut bk);
+                    bcur = n2;
+                    bops = o2;
+                    continue;
+                }
+                self.act = Some(ActionCtx {
+                    prims: vec![],
+                    returns: vec![],
+                });
+                self.parser_extra_ops.clear();
+                let r = self.parser_stmt(s, pname);
+                bops.append(&mut self.parser_extra_ops);
+                bops.extend(r);
+            }
+            self.scopes.pop();
+            let id = self.ir.parser_states.len();
+            self.ir.parser_states.push(json!({"name": bcur, "id": id, "parser_ops": bops, "transition_key": [],
+                "transitions": [{"type": "default", "value": null, "mask": null, "next_state": join}]}));
+        }
+        (join, vec![])
+    }
+
+    pub(super) fn find_decl_parser_by_states(&self, states: &[ParserState]) -> Option<&'a Decl> {
+        self.prog.decls.iter().find(|d| matches!(d, Decl::Parser { states: s, has_body: true, .. } if std::ptr::eq(s.as_slice(), states)))
+    }
+
+    /// `inst.apply(args)` on a sub-parser instance: its states, parameters and args.
+    #[allow(clippy::type_complexity)]
+    pub(super) fn subparser_call(
+        &mut self,
+        s: &Stmt,
+    ) -> PResult<Option<(&'a [ParserState], &'a [Param], String, Vec<Arg>)>> {
+        let StmtKind::Call(c) = &s.kind else {
+            return Ok(None);
+        };
+        let ExprKind::Call(f, _, args) = &c.kind else {
+            return Ok(None);
+        };
+        let ExprKind::Member(b, m) = &f.kind else {
+            return Ok(None);
+        };
+        if m != "apply" {
+            return Ok(None);
+        }
+        let ExprKind::Name(n) = &b.kind else {
+            return Ok(None);
+        };
+        let kind = match self.lookup(n) {
+            Some(Bind::Extern { kind, .. }) => kind,
+            None => n.clone(),
+            _ => return Ok(None),
+        };
+        let Some(Decl::Parser { params, states, .. }) = self.find_decl(&kind) else {
+            return Ok(None);
+        };
+        if self.inline_depth > 20 {
+            return Err(Error::new(
+                c.span,
+                "parsers call each other too deeply (recursion?)",
+            ));
+        }
+        if args.len() != params.len() {
+            return Err(Error::new(
+                c.span,
+                format!(
+                    "parser '{}' expects {} argument(s), got {}",
+                    kind,
+                    params.len(),
+                    args.len()
+                ),
+            ));
+        }
+        if !states.iter().any(|s| s.name == "start") {
+            return Err(Error::new(
+                c.span,
+                format!("parser '{}' has no 'start' state", kind),
+            ));
+        }
+        Ok(Some((
+            states.as_slice(),
+            params.as_slice(),
+            n.clone(),
+            args.clone(),
+        )))
+    }
+
+    pub(super) fn state_ref(&mut self, n: &str, sp: Span, names: &HashSet<&str>) -> J {
+        if n == "accept" {
+            self.pstate_accept.clone()
+        } else if n == "reject" {
+            J::Null
+        } else if names.contains(n) {
+            J::String(format!("{}{}", self.pstate_prefix, n))
+        } else {
+            self.err(sp, format!("unknown parser state '{}'", n));
+            J::Null
+        }
+    }
+
+    pub(super) fn lower_select(
+        &mut self,
+        keys: &[Expr],
+        cases: &[SelectCase],
+        names: &HashSet<&str>,
+    ) -> (Vec<J>, Vec<J>) {
+        let mut kj = vec![];
+        let mut widths = vec![];
+        let mut ktypes = vec![];
+        for k in keys {
+            match self.select_key(k) {
+                Ok((j, w, t)) => {
+                    kj.push(j);
+                    widths.push(w);
+                    ktypes.push(t);
+                }
+                Err(e) => {
+                    self.sink.push(e);
+                    return (vec![], vec![]);
+                }
+            }
+        }
+        let mut trans = vec![];
+        for c in cases {
+            let next = self.state_ref(&c.next, c.span, names);
+            if c.keys.len() == 1 && matches!(c.keys[0].kind, ExprKind::Default) {
+                trans.push(
+                    json!({"type": "default", "value": null, "mask": null, "next_state": next}),
+                );
+                continue;
+            }
+            // value set?
+            if c.keys.len() == 1 {
+                if let ExprKind::Name(n) = &c.keys[0].kind {
+                    if let Some(Bind::ValueSet(vs)) = self.lookup(n) {
+                        trans.push(json!({"type": "parse_vset", "value": vs, "mask": null, "next_state": next}));
+                        continue;
+                    }
+                }
+            }
+            if c.keys.len() != keys.len() {
+                self.err(
+                    c.span,
+                    format!(
+                        "select has {} key(s) but this case has {} value(s)",
+                        keys.len(),
+                        c.keys.len()
+                    ),
+                );
+                continue;
+            }
+            // Each key component is a list of (value, mask) alternatives; ranges
+            // expand into prefix masks and the case into their cross product.
+            let mut comps: Vec<Vec<(u128, u128)>> = vec![];
+            let mut has_mask = false;
+            for (i, k) in c.keys.iter().enumerate() {
+                let w = widths[i];
+                let alts = match &k.kind {
+                    ExprKind::Default => {
+                        has_mask = true;
+                        vec![(0, 0)]
+                    }
+                    ExprKind::Mask(a, b) => {
+                        has_mask = true;
+                        let v = self.const_of(a, &ktypes[i]);
+                        let m = self.const_of(b, &ktypes[i]);
+                        vec![(v & m, m)]
+                    }
+                    ExprKind::Range(a, b) => {
+                        has_mask = true;
+                        let lo = self.const_of(a, &ktypes[i]);
+                        let hi = self.const_of(b, &ktypes[i]);
+                        if lo > hi || w > 64 {
+                            self.err(
+                                k.span,
+                                "select range must be low .. high on a key of at most 64 bits",
+                            );
+                            vec![]
+                        } else {
+                            range_to_masks(lo, hi, w)
+                        }
+                    }
+                    _ => vec![(self.const_of(k, &ktypes[i]), mask(w))],
+                };
+                comps.push(alts);
+            }
+            let total: usize = comps.iter().map(|c| c.len()).product();
+            if total > 4096 {
+                self.err(c.span, "this select case expands to too many transitions");
+                continue;
+            }
+            let mut combos: Vec<Vec<(u128, u128)>> = vec![vec![]];
+            for alts in &comps {
+                let mut next_combos = vec![];
+                for c0 in &combos {
+                    for a in alts {
+                        let mut c1 = c0.clone();
+                        c1.push(*a);
+                        next_combos.push(c1);
+                    }
+                }
+                combos = next_combos;
+            }
+            for combo in combos {
+                let mut val = String::new();
+                let mut msk = String::new();
+                for (i, (v, m)) in combo.iter().enumerate() {
+                    let w = widths[i];
+                    let digits = (w.div_ceil(8) * 2) as usize;
+                    val.push_str(&format!("{:0d$x}", v & mask(w), d = digits));
+                    msk.push_str(&format!("{:0d$x}", m & mask(w), d = digits));
+                }
+                trans.push(json!({"type": "hexstr", "value": format!("0x{}", val),
+                    "mask": if has_mask { J::String(format!("0x{}", msk)) } else { J::Null }, "next_state": next.clone()}));
+            }
+        }
+        if !cases
+            .iter()
+            .any(|c| c.keys.len() == 1 && matches!(c.keys[0].kind, ExprKind::Default))
+        {
+            // no match: BMv2 signals NoMatch itself when nothing matches
+        }
+        (kj, trans)
+    }
+
+    pub(super) fn const_of(&mut self, e: &Expr, t: &Type) -> u128 {
+        match self.const_expr(e, Some(t)) {
+            Ok(v) => v,
+            Err(err) => {
+                self.sink.push(err);
+                0
+            }
+        }
+    }
+
+    /// Constant value of an expression (enum members, consts, literals), typed by `t`.
+    pub(super) fn const_expr(&mut self, e: &Expr, t: Option<&Type>) -> PResult<u128> {
+        let locals = self.const_locals();
+        match self.env.const_eval(e, &locals) {
+            Ok((v, vt)) => {
+                let v = sign_extend(v, &vt);
+                let w = t.and_then(|t| t.width()).or(vt.width());
+                if let (Some(w), Type::InfInt) = (w, &vt) {
+                    if w < 128
+                        && shr(v, w as u128) != 0
+                        && shr(v, w as u128) != mask(128 - w)
+                        && !e_is_neg(e)
+                    {
+                        return Err(Error::new(
+                            e.span,
+                            format!("value {} does not fit in {} bits", v, w),
+                        ));
+                    }
+                }
+                Ok(match w {
+                    Some(w) => v & mask(w),
+                    None => v,
+                })
+            }
+            Err(_) => Err(Error::new(
+                e.span,
+                format!("'{}' is not a compile-time constant", self.src(e.span)),
+            )),
+        }
+    }
+
+    pub(super) fn const_locals(&self) -> HashMap<String, (Type, u128)> {
+        // outer scopes first, so that an inner binding of the same name (an inlined
+        // callee's parameter) shadows an outer constant instead of reading it
+        let mut m = HashMap::new();
+        for s in &self.scopes {
+            for (k, b) in s {
+                if let Bind::Const(v, t) = b {
+                    m.insert(k.clone(), (t.clone(), *v));
+                } else {
+                    m.remove(k);
+                }
+            }
+        }
+        m
+    }
+
+    pub(super) fn select_key(&mut self, k: &Expr) -> PResult<(J, u32, Type)> {
+        // lookahead<T>()
+        if let Some((w, t)) = self.lookahead_call(k)? {
+            return Ok((json!({"type": "lookahead", "value": [0, w]}), w, t));
+        }
+        // lookahead<H>().field
+        if let ExprKind::Member(b, f) = &k.kind {
+            if let Some((_, Type::Header(h))) = self.lookahead_call(b)? {
+                let def = self
+                    .env
+                    .composite(&h)
+                    .cloned()
+                    .ok_or_else(|| Error::new(k.span, "unknown header"))?;
+                let mut off = 0;
+                for (n, t, _) in &def.fields {
+                    let w = t.width().unwrap_or(0);
+                    if n == f {
+                        return Ok((
+                            json!({"type": "lookahead", "value": [off, w]}),
+                            w,
+                            t.clone(),
+                        ));
+                    }
+                    off += w;
+                }
+                return Err(Error::new(
+                    k.span,
+                    format!("header {} has no field '{}'", h, f),
+                ));
+            }
+        }
+        // stack.last.field
+        if let ExprKind::Member(b, f) = &k.kind {
+            if let ExprKind::Member(s, l) = &b.kind {
+                if l == "last" {
+                    if let Ok(Place::Stack { name, elem, .. }) = self.place(s) {
+                        let t = self
+                            .env
+                            .field_type(&Type::Header(elem), f)
+                            .unwrap_or(Type::Unknown);
+                        return Ok((
+                            json!({"type": "stack_field", "value": [name, f]}),
+                            t.width().unwrap_or(0),
+                            t,
+                        ));
+                    }
+                }
+            }
+        }
+        if let Ok(Place::Field { hdr, field, ty }) = self.place(k) {
+            let w = ty.width().unwrap_or(0);
+            return Ok((json!({"type": "field", "value": [hdr, field]}), w, ty));
+        }
+        // general expression: compute into a temporary
+        let (x, t) = self.rv(k, None)?;
+        let t = if t == Type::InfInt { Type::Bit(32) } else { t };
+        let x = self.to_data(x, &t);
+        let p = self.scalar(&format!("tmp_{}", self.tmp_count), &t);
+        self.tmp_count += 1;
+        if let Place::Field { hdr, field, .. } = &p {
+            self.parser_extra_ops.push(json!({"op": "set", "parameters": [{"type": "field", "value": [hdr, field]}, x.jp()]}));
+            return Ok((
+                json!({"type": "field", "value": [hdr, field]}),
+                t.width().unwrap_or(0),
+                t,
+            ));
+        }
+        Err(Error::new(k.span, "unsupported select key"))
+    }
+
+    /// A parser temporary set from `x` (e.g. a lookahead) before the current statement.
+    pub(super) fn parser_temp(&mut self, x: X, t: &Type) -> X {
+        let p = self.scalar(&format!("tmp_{}", self.tmp_count), t);
+        self.tmp_count += 1;
+        let Place::Field { hdr, field, .. } = p else {
+            unreachable!()
+        };
+        self.parser_extra_ops.push(
+            json!({"op": "set", "parameters": [{"type": "field", "value": [hdr, field]}, x.je()]}),
+        );
+        X::Field(hdr, field)
+    }
+
+    pub(super) fn lookahead_call(&mut self, e: &Expr) -> PResult<Option<(u32, Type)>> {
+        if let ExprKind::Call(f, targs, args) = &e.kind {
+            if let ExprKind::Member(b, m) = &f.kind {
+                if m == "lookahead" {
+                    if let ExprKind::Name(n) = &b.kind {
+                        if matches!(self.lookup(n), Some(Bind::PacketIn)) {
+                            if !args.is_empty() || targs.len() != 1 {
+                                return Err(Error::new(
+                                    e.span,
+                                    "lookahead takes one type argument and no arguments",
+                                ));
+                            }
+                            let t = self.env.resolve(&targs[0])?;
+                            let w = match &t {
+                                Type::Header(h) => self.env.header_width(h),
+                                t => t.width().unwrap_or(0),
+                            };
+                            return Ok(Some((w, t)));
+                        }
+                    }
+                }
+            }
+        }
+        Ok(None)
+    }
+
+    pub(super) fn parser_stmt(&mut self, s: &Stmt, pname: &str) -> Vec<J> {
+        match self.parser_stmt_r(s, pname) {
+            Ok(v) => v,
+            Err(e) => {
+                self.sink.push(e);
+                vec![]
+            }
+        }
+    }
+
+    pub(super) fn parser_stmt_r(&mut self, s: &Stmt, pname: &str) -> PResult<Vec<J>> {
+        match &s.kind {
+            StmtKind::Call(c) => {
+                let ExprKind::Call(f, _targs, args) = &c.kind else {
+                    return Ok(vec![]);
+                };
+                if let ExprKind::Member(b, m) = &f.kind {
+                    if let ExprKind::Name(n) = &b.kind {
+                        if matches!(self.lookup(n), Some(Bind::PacketIn)) {
+                            match m.as_str() {
+                                "extract" => {
+                                    if args.is_empty() || args.len() > 2 {
+                                        return Err(Error::new(
+                                            c.span,
+                                            "extract takes one or two arguments",
+                                        ));
+                                    }
+                                    let target = self.extract_target(&args[0].value)?;
+                                    if args.len() == 2 {
+                                        let (x, t) =
+                                            self.rv(&args[1].value, Some(&Type::Bit(32)))?;
+                                        let x = self.to_data(x, &t);
+                                        return Ok(vec![
+                                            json!({"op": "extract_VL", "parameters": [target, {"type": "expression", "value": x.je()}]}),
+                                        ]);
+                                    }
+                                    return Ok(vec![
+                                        json!({"op": "extract", "parameters": [target]}),
+                                    ]);
+                                }
+                                "advance" => {
+                                    if args.len() != 1 {
+                                        return Err(Error::new(
+                                            c.span,
+                                            "advance takes one argument",
+                                        ));
+                                    }
+                                    let (x, t) = self.rv(&args[0].value, Some(&Type::Bit(32)))?;
+                                    let x = self.to_data(x, &t);
+                                    let p = match x {
+                                        X::Hex(..) | X::Field(..) => x.je(),
+                                        _ => json!({"type": "expression", "value": x.je()}),
+                                    };
+                                    return Ok(vec![json!({"op": "advance", "parameters": [p]})]);
+                                }
+                                _ => {
+                                    return Err(Error::new(
+                                        f.span,
+                                        format!(
+                                            "packet_in.{} cannot be called as a statement here",
+                                            m
+                                        ),
+                                    ))
+                                }
+                            }
+                        }
+                        if let Some(Bind::Extern { kind, .. }) = self.lookup(n) {
+                            if m == "apply" {
+                                if let Some(Decl::Parser { .. }) = self.find_decl(&kind) {
+                                    return Err(Error::new(
+                                        c.span,
+                                        "sub-parser calls are not supported by this compiler yet",
+                                    ));
+                                }
+                            }
+                        }
+                    }
+                }
+                if let ExprKind::Name(n) = &f.kind {
+                    if n == "verify" {
+                        if args.len() != 2 {
+                            return Err(Error::new(
+                                c.span,
+                                "verify takes two arguments (condition, error)",
+                            ));
+                        }
+                        let (cx, ct) = self.rv(&args[0].value, Some(&Type::Bool))?;
+                        if ct != Type::Bool {
+                            return Err(Error::new(
+                                args[0].value.span,
+                                format!("verify condition must be bool, not {}", ct.name()),
+                            ));
+                        }
+                        let (ex, et) = self.rv(&args[1].value, Some(&Type::Error))?;
+                        if et != Type::Error {
+                            return Err(Error::new(
+                                args[1].value.span,
+                                format!("verify needs an error value, not {}", et.name()),
+                            ));
+                        }
+                        return Ok(vec![
+                            json!({"op": "verify", "parameters": [cx.je(), ex.je()]}),
+                        ]);
+                    }
+                }
+                let prims = self.prims_of(s)?;
+                Ok(prims
+                    .into_iter()
+                    .map(|p| json!({"op": "primitive", "parameters": [p]}))
+                    .collect())
+            }
+            StmtKind::Assign(lhs, rhs) => {
+                if let Ok(Place::Field { hdr, field, ty }) = self.place(lhs) {
+                    if let Some((w, _)) = self.lookahead_call(rhs)? {
+                        let tw = ty.width().unwrap_or(0);
+                        if w != tw {
+                            return Err(Error::new(
+                                rhs.span,
+                                format!(
+                                    "cannot assign lookahead of {} bits to a field of {} bits",
+                                    w, tw
+                                ),
+                            ));
+                        }
+                        return Ok(vec![
+                            json!({"op": "set", "parameters": [{"type": "field", "value": [hdr, field]}, {"type": "lookahead", "value": [0, w]}]}),
+                        ]);
+                    }
+                    let (x, t) = self.rv(rhs, Some(&ty))?;
+                    self.check_assign(&ty, &t, rhs.span)?;
+                    let x = self.to_data(x, &t);
+                    let p = match x {
+                        X::Hex(..) | X::Field(..) => x.je(),
+                        _ => json!({"type": "expression", "value": x.je()}),
+                    };
+                    return Ok(vec![
+                        json!({"op": "set", "parameters": [{"type": "field", "value": [hdr, field]}, p]}),
+                    ]);
+                }
+                let prims = self.prims_of(s)?;
+                Ok(prims
+                    .into_iter()
+                    .map(|p| json!({"op": "primitive", "parameters": [p]}))
+                    .collect())
+            }
+            StmtKind::Var(_, ty, n, init) => {
+                let t = self.env.resolve(ty)?;
+                let p = self.make_place(
+                    "",
+                    &format!("{}.{}", pname, n),
+                    t.clone(),
+                    true,
+                    &format!("{}_{}", pname, n),
+                );
+                self.bind(n, Bind::Place(p));
+                if let Some(i) = init {
+                    let st = Stmt {
+                        kind: StmtKind::Assign(
+                            Expr {
+                                kind: ExprKind::Name(n.clone()),
+                                span: s.span,
+                            },
+                            i.clone(),
+                        ),
+                        span: s.span,
+                    };
+                    return self.parser_stmt_r(&st, pname);
+                }
+                Ok(vec![])
+            }
+            StmtKind::Const(ty, n, v) => {
+                let t = self.env.resolve(ty)?;
+                let val = self.const_expr(v, Some(&t))?;
+                self.bind(n, Bind::Const(val, t));
+                Ok(vec![])
+            }
+            StmtKind::Block(v) => {
+                let mut out = vec![];
+                for s in v {
+                    out.extend(self.parser_stmt_r(s, pname)?);
+                }
+                Ok(out)
+            }
+            StmtKind::Empty => Ok(vec![]),
+            StmtKind::Inst(i) => {
+                self.declare_instance(i, pname);
+                Ok(vec![])
+            }
+            StmtKind::If(..) => Err(Error::new(
+                s.span,
+                "if statements are not supported inside nested blocks of parser states",
+            )),
+            _ => Err(Error::new(
+                s.span,
+                "statement not allowed in a parser state",
+            )),
+        }
+    }
+
+    /// Lower a statement through the action lowering and return its primitives.
+    pub(super) fn prims_of(&mut self, s: &Stmt) -> PResult<Vec<J>> {
+        let saved = self.ctx;
+        let saved_act = self.act.take();
+        self.act = Some(ActionCtx {
+            prims: vec![],
+            returns: vec![],
+        });
+        self.ctx = Ctx::Action;
+        let r = self.action_stmt(s);
+        self.ctx = saved;
+        let a = std::mem::replace(&mut self.act, saved_act).unwrap();
+        r?;
+        Ok(a.prims)
+    }
+
+    pub(super) fn extract_target(&mut self, e: &Expr) -> PResult<J> {
+        if let ExprKind::Member(b, m) = &e.kind {
+            if m == "next" {
+                if let Place::Stack { name, .. } = self.place(b)? {
+                    return Ok(json!({"type": "stack", "value": name}));
+                }
+            }
+        }
+        match self.place(e)? {
+            Place::Header { inst, .. } => Ok(json!({"type": "regular", "value": inst})),
+            p => Err(Error::new(
+                e.span,
+                format!("extract needs a header, not {}", p.ty().name()),
+            )),
+        }
+    }
+}

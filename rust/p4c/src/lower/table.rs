@@ -1,0 +1,750 @@
+//! Lowering of tables: actions, keys, entries.
+
+use super::*;
+
+impl<'a> Lower<'a> {
+    pub(super) fn find_action(&self, name: &str) -> Option<(Action, bool)> {
+        let n = name.trim_start_matches('.');
+        if !name.starts_with('.') {
+            if let Some(a) = self.ctl.as_ref().and_then(|c| c.actions.get(n)) {
+                return Some((a.clone(), false));
+            }
+        }
+        self.global_actions.get(n).map(|a| (a.clone(), true))
+    }
+
+    /// The BMv2 action for `a` in the current control with directional args bound.
+    pub(super) fn get_action(
+        &mut self,
+        a: &Action,
+        global: bool,
+        bound: &[Arg],
+        span: Span,
+    ) -> PResult<usize> {
+        let ctl = self
+            .ctl
+            .as_ref()
+            .map(|c| c.name.clone())
+            .unwrap_or_default();
+        let base = match anno_str(&a.annos, "name") {
+            Some(n) => {
+                if let Some(s) = n.strip_prefix('.') {
+                    s.to_string()
+                } else if global {
+                    n
+                } else {
+                    format!("{}.{}", ctl, n)
+                }
+            }
+            None => {
+                if global {
+                    a.name.clone()
+                } else {
+                    format!("{}.{}", ctl, a.name)
+                }
+            }
+        };
+        let key = format!(
+            "{}|{}",
+            base,
+            bound
+                .iter()
+                .map(|x| self.src(x.value.span))
+                .collect::<Vec<_>>()
+                .join(",")
+        );
+        if let Some(i) = self.action_cache.get(&key) {
+            return Ok(*i);
+        }
+        let ndir = a.params.iter().filter(|p| p.dir != Dir::None).count();
+        if bound.len() != ndir {
+            return Err(Error::new(
+                span,
+                format!(
+                    "action '{}' has {} directional parameter(s) but {} argument(s) are given here",
+                    a.name,
+                    ndir,
+                    bound.len()
+                ),
+            ));
+        }
+        // lower the body
+        let saved_ctx = self.ctx;
+        let saved_act = self.act.take();
+        self.ctx = Ctx::Action;
+        self.act = Some(ActionCtx {
+            prims: vec![],
+            returns: vec![],
+        });
+        self.scopes.push(HashMap::new());
+        let mut params = vec![];
+        let mut res = Ok(());
+        let mut bi = 0;
+        let mut dir_pairs = vec![];
+        for p in &a.params {
+            let t = match self.env.resolve(&p.ty) {
+                Ok(t) => t,
+                Err(e) => {
+                    res = Err(e);
+                    break;
+                }
+            };
+            if p.dir != Dir::None {
+                dir_pairs.push((p.clone(), t, bound[bi].value.clone()));
+                bi += 1;
+            } else {
+                let w = match t.width() {
+                    Some(w) => w,
+                    None => {
+                        res = Err(Error::new(
+                            p.span,
+                            format!(
+                                "action parameter '{}' must have a fixed-width type, not {}",
+                                p.name,
+                                t.name()
+                            ),
+                        ));
+                        break;
+                    }
+                };
+                let idx = params.len();
+                params.push((p.name.clone(), w, p.annos.clone()));
+                self.bind(&p.name, Bind::Val(X::Runtime(idx), t));
+            }
+        }
+        let mut outs = vec![];
+        if res.is_ok() {
+            match self.bind_params(a, &dir_pairs, span) {
+                Ok((binds, o)) => {
+                    binds.into_iter().for_each(|(n, b)| self.bind(&n, b));
+                    outs = o;
+                }
+                Err(e) => res = Err(e),
+            }
+        }
+        if res.is_ok() {
+            let saved_frames = std::mem::replace(&mut self.copy_frames, vec![outs.clone()]);
+            for s in &a.body {
+                if let Err(e) = self.action_stmt(s) {
+                    self.sink.push(e);
+                }
+            }
+            self.copy_frames = saved_frames;
+            // `return` jumps to the copy-outs
+            if let Some(act) = self.act.as_mut() {
+                patch_returns(act);
+            }
+            if let Err(e) = self.copy_outs(outs, span) {
+                res = Err(e);
+            }
+        }
+        self.scopes.pop();
+        let mut act = std::mem::replace(&mut self.act, saved_act).unwrap();
+        self.ctx = saved_ctx;
+        res?;
+        patch_returns(&mut act);
+        let mut name = base.clone();
+        let mut k = 0;
+        while self.ir.actions.iter().any(|x| x.name == name) {
+            k += 1;
+            name = format!("{}_{}", base, k);
+        }
+        self.ir.actions.push(IrAction {
+            name,
+            decl: a.name.clone(),
+            params,
+            prims: act.prims,
+            synthetic: false,
+            annos: a.annos.clone(),
+        });
+        let idx = self.ir.actions.len() - 1;
+        self.action_cache.insert(key, idx);
+        Ok(idx)
+    }
+
+    pub(super) fn bind_arg(&mut self, p: &Param, t: &Type, arg: &Expr) -> PResult<Bind> {
+        if p.dir == Dir::In {
+            let (x, at) = self.rv(arg, Some(t))?;
+            self.check_assign(t, &at, arg.span)?;
+            if let X::Hex(v, _) = x {
+                return Ok(Bind::Const(v, t.clone()));
+            }
+            return Ok(Bind::Val(x, t.clone()));
+        }
+        let pl = self.place(arg)?;
+        let pt = pl.ty();
+        if !types_compatible(t, &pt) {
+            return Err(Error::new(
+                arg.span,
+                format!(
+                    "argument type {} does not match parameter '{}' of type {}",
+                    pt.name(),
+                    p.name,
+                    t.name()
+                ),
+            ));
+        }
+        Ok(Bind::Place(pl))
+    }
+
+    pub(super) fn lower_table(&mut self, t: &Table, span: Span) -> PResult<String> {
+        let ctl = self.ctl.as_ref().unwrap().name.clone();
+        let pipe = self.ctl.as_ref().unwrap().pipe;
+        let fq = match anno_str(&t.annos, "name") {
+            Some(n) => n
+                .strip_prefix('.')
+                .map(|s| s.to_string())
+                .unwrap_or_else(|| format!("{}.{}", ctl, n)),
+            None => format!("{}.{}", ctl, t.name),
+        };
+        self.key_prims.clear();
+        if !self.ctl.as_mut().unwrap().applied.insert(t.name.clone())
+            || self.table_names.contains(&fq)
+        {
+            return Err(Error::new(
+                span,
+                format!(
+                    "table '{}' is applied more than once; BMv2 allows one application per table",
+                    t.name
+                ),
+            ));
+        }
+        self.table_names.insert(fq.clone());
+        self.ctx = Ctx::Cond;
+        // keys
+        let mut keys = vec![];
+        let mut selector_inputs = vec![];
+        for k in &t.keys {
+            if !self.env.match_kinds.contains(&k.match_kind) {
+                self.err(k.span, format!("unknown match kind '{}'", k.match_kind));
+                continue;
+            }
+            let kname = anno_str(&k.annos, "name").unwrap_or_else(|| self.src(k.expr.span));
+            // isValid() key
+            let (target, width, kmask) = match self.key_target(&k.expr) {
+                Ok(x) => x,
+                Err(e) => {
+                    self.sink.push(e);
+                    continue;
+                }
+            };
+            if k.match_kind == "selector" {
+                selector_inputs.push(json!({"type": "field", "value": target}));
+                continue;
+            }
+            let mt = match k.match_kind.as_str() {
+                "optional" => "ternary",
+                m => m,
+            };
+            keys.push(IrKey {
+                match_type: mt.to_string(),
+                p4_kind: k.match_kind.clone(),
+                target,
+                name: kname,
+                width,
+                mask: kmask,
+                annos: k.annos.clone(),
+            });
+        }
+        if keys.iter().filter(|k| k.match_type == "lpm").count() > 1 {
+            self.err(t.span, "a table can have at most one lpm key");
+        }
+        let match_type = if keys.iter().any(|k| k.match_type == "range") {
+            "range"
+        } else if keys.iter().any(|k| k.match_type == "ternary") {
+            "ternary"
+        } else if keys.iter().any(|k| k.match_type == "lpm") {
+            "lpm"
+        } else {
+            "exact"
+        };
+        // actions
+        let mut actions = vec![];
+        let mut action_annos = vec![];
+        for ar in &t.actions {
+            let (a, global) = match self.find_action(&ar.name) {
+                Some(x) => x,
+                None => {
+                    self.err(ar.span, format!("unknown action '{}'", ar.name));
+                    continue;
+                }
+            };
+            match self.get_action(&a, global, &ar.args, ar.span) {
+                Ok(i) => {
+                    if !actions.contains(&i) {
+                        actions.push(i);
+                        action_annos.push(ar.annos.clone());
+                    }
+                }
+                Err(e) => self.sink.push(e),
+            }
+        }
+        // default action
+        let mut default = None;
+        let da = t.default_action.clone();
+        let (dref, dconst) = match &da {
+            Some((r, c)) => (Some(r.clone()), *c),
+            None => (None, false),
+        };
+        let dref = dref.unwrap_or(ActionRef {
+            annos: vec![],
+            name: "NoAction".into(),
+            args: vec![],
+            span: t.span,
+        });
+        if let Some((a, global)) = self.find_action(&dref.name) {
+            let ndir = a.params.iter().filter(|p| p.dir != Dir::None).count();
+            let (bound, data) = dref.args.split_at(ndir.min(dref.args.len()));
+            match self.get_action(&a, global, bound, dref.span) {
+                Ok(i) => {
+                    if !actions.contains(&i) {
+                        // an implicit NoAction default joins the list as default-only;
+                        // an explicit default must already be one of the table's actions
+                        if t.default_action.is_some() {
+                            self.err(
+                                dref.span,
+                                format!(
+                                    "default action '{}' is not in the actions list of table '{}'",
+                                    dref.name, t.name
+                                ),
+                            );
+                        }
+                        actions.push(i);
+                        action_annos.push(vec![Annotation {
+                            name: "defaultonly".into(),
+                            args: vec![],
+                            span: dref.span,
+                        }]);
+                    }
+                    let params = self.ir.actions[i].params.clone();
+                    if data.len() != params.len() {
+                        self.err(
+                            dref.span,
+                            format!(
+                                "action '{}' expects {} argument(s), got {}",
+                                dref.name,
+                                params.len(),
+                                data.len()
+                            ),
+                        );
+                    } else {
+                        let mut vals = vec![];
+                        for (arg, (_, w, _)) in data.iter().zip(params.iter()) {
+                            let v = self.const_of(&arg.value, &Type::Bit(*w));
+                            vals.push(hexw(v, *w));
+                        }
+                        default = Some((i, vals, dconst));
+                    }
+                }
+                Err(e) => self.sink.push(e),
+            }
+        } else {
+            self.err(dref.span, format!("unknown action '{}'", dref.name));
+        }
+        // size
+        let size = match &t.size {
+            Some(e) => self.const_of(e, &Type::InfInt) as u64,
+            None => 1024,
+        };
+        // properties
+        let mut kind = "simple".to_string();
+        let mut profile = None;
+        let mut with_counters = false;
+        let mut direct_meter = None;
+        let mut support_timeout = false;
+        for (p, e, psp) in &t.props {
+            match p.as_str() {
+                "implementation" => {
+                    let n = match &e.kind {
+                        ExprKind::Name(n) => n.clone(),
+                        // an anonymous instance: `implementation = action_selector(...);`
+                        ExprKind::Call(f, targs, args) if matches!(&f.kind, ExprKind::Name(k) if k == "action_selector" || k == "action_profile") =>
+                        {
+                            let ExprKind::Name(k) = &f.kind else {
+                                unreachable!()
+                            };
+                            let local = format!("{}_ap", t.name);
+                            let inst = Instance {
+                                annos: vec![],
+                                ty: TypeRef::Named(k.clone(), targs.clone(), f.span),
+                                args: args.clone(),
+                                name: local.clone(),
+                                span: e.span,
+                            };
+                            let ctl_name = self
+                                .ctl
+                                .as_ref()
+                                .map(|c| c.name.clone())
+                                .unwrap_or_default();
+                            self.declare_instance(&inst, &ctl_name);
+                            local
+                        }
+                        _ => {
+                            self.err(e.span, "implementation must name an action_profile or action_selector instance");
+                            continue;
+                        }
+                    };
+                    match self.lookup(&n) {
+                        Some(Bind::Extern { kind: k, name })
+                            if k == "action_profile" || k == "action_selector" =>
+                        {
+                            kind = if k == "action_selector" {
+                                "indirect_ws".into()
+                            } else {
+                                "indirect".into()
+                            };
+                            if let Some(pr) = self.pipelines[pipe]
+                                .profiles
+                                .iter_mut()
+                                .find(|x| x.name == name)
+                            {
+                                pr.tables.push(fq.clone());
+                                if let Some((_, inputs)) = &mut pr.selector {
+                                    *inputs = selector_inputs.clone();
+                                }
+                            }
+                            profile = Some(name);
+                        }
+                        _ => self.err(
+                            e.span,
+                            format!("'{}' is not an action_profile or action_selector", n),
+                        ),
+                    }
+                }
+                "counters" | "meters" => {
+                    let n = match &e.kind {
+                        ExprKind::Name(n) => n.clone(),
+                        _ => {
+                            self.err(
+                                e.span,
+                                "expected a direct_counter or direct_meter instance name",
+                            );
+                            continue;
+                        }
+                    };
+                    match self.lookup(&n) {
+                        Some(Bind::Extern { kind: k, name })
+                            if (k == "direct_counter" && p == "counters")
+                                || (k == "direct_meter" && p == "meters") =>
+                        {
+                            let mut dup = false;
+                            if let Some(arr) = self.ir.arrays.iter_mut().find(|x| x.name == name) {
+                                dup = arr.direct_table.is_some();
+                                arr.direct_table = Some(fq.clone());
+                            }
+                            if dup {
+                                self.err(
+                                    e.span,
+                                    format!("'{}' is already attached to another table", n),
+                                );
+                            }
+                            if p == "counters" {
+                                with_counters = true;
+                            } else {
+                                direct_meter = Some(name);
+                            }
+                        }
+                        _ => self.err(
+                            e.span,
+                            format!(
+                                "'{}' is not a {}",
+                                n,
+                                if p == "counters" {
+                                    "direct_counter"
+                                } else {
+                                    "direct_meter"
+                                }
+                            ),
+                        ),
+                    }
+                }
+                "support_timeout" => {
+                    support_timeout = matches!(e.kind, ExprKind::Bool(true));
+                }
+                _ => {
+                    let _ = psp;
+                }
+            }
+        }
+        for arr in self.ir.arrays.iter_mut() {
+            if arr.direct_table.as_deref() == Some(fq.as_str()) {
+                arr.size = size;
+            }
+        }
+        if kind == "indirect_ws" && selector_inputs.is_empty() {
+            self.err(
+                t.span,
+                "a table with an action_selector needs at least one 'selector' key",
+            );
+        }
+        if kind != "indirect_ws" && !selector_inputs.is_empty() {
+            self.err(
+                t.span,
+                "'selector' keys need an action_selector implementation",
+            );
+        }
+        // const entries
+        let mut entries = vec![];
+        let mut const_entries = false;
+        if let Some((es, _c)) = &t.entries {
+            const_entries = true;
+            for (ei, en) in es.iter().enumerate() {
+                match self.lower_entry(t, &keys, &actions, en, ei) {
+                    Ok(j) => entries.push(j),
+                    Err(e) => self.sink.push(e),
+                }
+            }
+        }
+        let mut nt = BTreeMap::new();
+        for a in &actions {
+            nt.insert(self.ir.actions[*a].name.clone(), None);
+        }
+        self.pipelines[pipe].tables.push(IrTable {
+            name: fq.clone(),
+            keys,
+            match_type: match_type.into(),
+            kind,
+            profile,
+            size,
+            with_counters,
+            direct_meter,
+            actions,
+            action_annos,
+            next_tables: nt,
+            default,
+            entries,
+            const_entries,
+            synthetic: false,
+            annos: t.annos.clone(),
+            support_timeout,
+        });
+        Ok(fq)
+    }
+
+    pub(super) fn key_target(&mut self, e: &Expr) -> PResult<(J, u32, Option<u128>)> {
+        if let ExprKind::Call(f, _, args) = &e.kind {
+            if let ExprKind::Member(b, m) = &f.kind {
+                if m == "isValid" && args.is_empty() {
+                    if let Place::Header { inst, .. } = self.place(b)? {
+                        return Ok((json!([inst, "$valid$"]), 1, None));
+                    }
+                }
+            }
+        }
+        // a slice is computed into a temporary like any expression: the control plane gives
+        // the slice's value, not the value at its position in the field (as p4c does)
+        if let Ok(p) = self.place(e) {
+            return match p {
+                Place::Field { hdr, field, ty } => {
+                    let w = match ty.width() {
+                        Some(w) => w,
+                        None => return Err(Error::new(e.span, format!("cannot match on a value of type {}", ty.name()))),
+                    };
+                    Ok((json!([hdr, field]), w, None))
+                }
+                _ => Err(Error::new(e.span, "table keys must be fields, field slices, header.isValid() or expressions of a fixed width")),
+            };
+        }
+        // Any other expression: computed into a temporary just before the table.
+        let made = self.pre_begin();
+        let r = self.rv(e, None);
+        self.pre_end(made);
+        let (x, t) = r?;
+        let w = match &t {
+            Type::Bool => 1,
+            t => match t.width() {
+                Some(w) if *t != Type::InfInt => w,
+                _ => {
+                    return Err(Error::new(
+                        e.span,
+                        format!("a table key needs a fixed width, not {}", t.name()),
+                    ))
+                }
+            },
+        };
+        let x = self.to_data(x, &t);
+        let tmp = self.scalar(&format!("key_{}", self.tmp_count), &Type::Bit(w));
+        self.tmp_count += 1;
+        let Place::Field { hdr, field, .. } = tmp else {
+            unreachable!()
+        };
+        let frag = self.src(e.span);
+        self.key_prims.push(json!({"op": "assign", "parameters": [{"type": "field", "value": [hdr, field]}, x.jp()], "source_info": {"source_fragment": frag}}));
+        Ok((json!([hdr, field]), w, None))
+    }
+
+    /// If the table's keys needed temporaries, a synthetic table computing them
+    /// runs first; returns the node to enter.
+    pub(super) fn table_entry(&mut self, tn: &str) -> String {
+        if self.key_prims.is_empty() {
+            return tn.to_string();
+        }
+        let prims = std::mem::take(&mut self.key_prims);
+        let ctl = self.ctl.as_ref().unwrap().name.clone();
+        let pipe = self.ctl.as_ref().unwrap().pipe;
+        let k = self.synth_count;
+        self.synth_count += 1;
+        let aname = format!("{}.key_act_{}", ctl, k);
+        self.ir.actions.push(IrAction {
+            name: aname.clone(),
+            decl: String::new(),
+            params: vec![],
+            prims,
+            synthetic: true,
+            annos: vec![],
+        });
+        let aid = self.ir.actions.len() - 1;
+        let tname = format!("tbl_key_{}", k);
+        let mut nt = BTreeMap::new();
+        nt.insert(aname, Some(tn.to_string()));
+        self.pipelines[pipe].tables.push(IrTable {
+            name: tname.clone(),
+            keys: vec![],
+            match_type: "exact".into(),
+            kind: "simple".into(),
+            profile: None,
+            size: 1024,
+            with_counters: false,
+            direct_meter: None,
+            actions: vec![aid],
+            action_annos: vec![vec![]],
+            next_tables: nt,
+            default: Some((aid, vec![], true)),
+            entries: vec![],
+            const_entries: false,
+            synthetic: true,
+            annos: vec![],
+            support_timeout: false,
+        });
+        tname
+    }
+
+    pub(super) fn lower_entry(
+        &mut self,
+        t: &Table,
+        keys: &[IrKey],
+        actions: &[usize],
+        en: &Entry,
+        ei: usize,
+    ) -> PResult<J> {
+        let keysets: Vec<&Expr> =
+            if en.keys.len() == 1 && keys.len() > 1 && matches!(en.keys[0].kind, ExprKind::Default)
+            {
+                vec![&en.keys[0]; keys.len()]
+            } else {
+                en.keys.iter().collect()
+            };
+        if keysets.len() != keys.len() {
+            return Err(Error::new(
+                en.span,
+                format!(
+                    "entry has {} key value(s) but table '{}' has {} key(s)",
+                    keysets.len(),
+                    t.name,
+                    keys.len()
+                ),
+            ));
+        }
+        let mut mk = vec![];
+        for (k, ks) in keys.iter().zip(keysets) {
+            let w = k.width;
+            let kt = Type::Bit(w);
+            let j = match (k.p4_kind.as_str(), &ks.kind) {
+                ("exact", ExprKind::Default) => {
+                    return Err(Error::new(ks.span, "exact keys need a value"))
+                }
+                ("exact", _) => {
+                    json!({"match_type": "exact", "key": hexw(self.const_of(ks, &kt), w)})
+                }
+                ("lpm", ExprKind::Default) => {
+                    json!({"match_type": "lpm", "key": hexw(0, w), "prefix_length": 0})
+                }
+                ("lpm", ExprKind::Mask(v, m)) => {
+                    let v = self.const_of(v, &kt);
+                    let m = self.const_of(m, &kt);
+                    let pl = m.count_ones();
+                    if m != shl(mask(pl), (w - pl) as u128) & mask(w) {
+                        return Err(Error::new(ks.span, "lpm mask must be a prefix mask"));
+                    }
+                    json!({"match_type": "lpm", "key": hexw(v & m, w), "prefix_length": pl})
+                }
+                ("lpm", _) => {
+                    json!({"match_type": "lpm", "key": hexw(self.const_of(ks, &kt), w), "prefix_length": w})
+                }
+                ("ternary" | "optional", ExprKind::Default) => {
+                    json!({"match_type": "ternary", "key": hexw(0, w), "mask": hexw(0, w)})
+                }
+                ("ternary", ExprKind::Mask(v, m)) => {
+                    let v = self.const_of(v, &kt);
+                    let m = self.const_of(m, &kt);
+                    json!({"match_type": "ternary", "key": hexw(v & m, w), "mask": hexw(m, w)})
+                }
+                ("ternary" | "optional", _) => {
+                    json!({"match_type": "ternary", "key": hexw(self.const_of(ks, &kt), w), "mask": hexw(mask(w), w)})
+                }
+                ("range", ExprKind::Default) => {
+                    json!({"match_type": "range", "start": hexw(0, w), "end": hexw(mask(w), w)})
+                }
+                ("range", ExprKind::Range(a, b)) => {
+                    let a = self.const_of(a, &kt);
+                    let b = self.const_of(b, &kt);
+                    json!({"match_type": "range", "start": hexw(a, w), "end": hexw(b, w)})
+                }
+                ("range", _) => {
+                    let v = self.const_of(ks, &kt);
+                    json!({"match_type": "range", "start": hexw(v, w), "end": hexw(v, w)})
+                }
+                (m, _) => {
+                    return Err(Error::new(
+                        ks.span,
+                        format!("unsupported key kind '{}' in entries", m),
+                    ))
+                }
+            };
+            mk.push(j);
+        }
+        let (a, global) = self.find_action(&en.action.name).ok_or_else(|| {
+            Error::new(
+                en.action.span,
+                format!("unknown action '{}'", en.action.name),
+            )
+        })?;
+        let ndir = a.params.iter().filter(|p| p.dir != Dir::None).count();
+        let (bound, data) = en.action.args.split_at(ndir.min(en.action.args.len()));
+        let ai = self.get_action(&a, global, bound, en.action.span)?;
+        if !actions.contains(&ai) {
+            return Err(Error::new(
+                en.action.span,
+                format!(
+                    "action '{}' is not in the actions list of table '{}'",
+                    en.action.name, t.name
+                ),
+            ));
+        }
+        let params = self.ir.actions[ai].params.clone();
+        if data.len() != params.len() {
+            return Err(Error::new(
+                en.action.span,
+                format!(
+                    "action '{}' expects {} argument(s), got {}",
+                    en.action.name,
+                    params.len(),
+                    data.len()
+                ),
+            ));
+        }
+        let mut vals = vec![];
+        for (arg, (_, w, _)) in data.iter().zip(params.iter()) {
+            vals.push(hexw(self.const_of(&arg.value, &Type::Bit(*w)), *w));
+        }
+        let prio = match (&en.priority, anno_int(&en.annos, "priority")) {
+            (Some(p), _) => self.const_of(p, &Type::InfInt) as u64,
+            (None, Some(p)) => p as u64,
+            _ => ei as u64 + 1,
+        };
+        Ok(
+            json!({"source_info": {"source_fragment": self.src(en.span)}, "match_key": mk,
+            "action_entry": {"action_id": ai, "action_data": vals}, "priority": prio}),
+        )
+    }
+}
