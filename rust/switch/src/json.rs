@@ -179,7 +179,7 @@ impl<'a> Loader<'a> {
                     }
                     wide_fields
                         .entry(name.clone())
-                        .or_insert_with(Vec::new)
+                        .or_default()
                         .push((fname, width));
                     continue;
                 }

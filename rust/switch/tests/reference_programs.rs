@@ -52,11 +52,13 @@ fn reference_compiled_programs_pass_their_stf() {
             p4.display(),
             String::from_utf8_lossy(&r.stderr)
         );
-        let prog = json::load_file(json_path.to_str().unwrap())
-            .unwrap_or_else(|e| panic!("{}", e));
+        let prog = json::load_file(json_path.to_str().unwrap()).unwrap_or_else(|e| panic!("{}", e));
         let mut sw = Switch::new(Engine::new(prog));
         sw.eng.check_deparse_copy = true;
-        let res = stf::run(&mut sw, &std::fs::read_to_string(p4.with_extension("stf")).unwrap());
+        let res = stf::run(
+            &mut sw,
+            &std::fs::read_to_string(p4.with_extension("stf")).unwrap(),
+        );
         if !res.passed {
             failed.push(format!("{}:\n{}", p4.display(), res.report));
         }
