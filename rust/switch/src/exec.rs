@@ -280,6 +280,12 @@ impl<'a> Ev<'a> {
             }
             Expr::LastStackIndex(st) => phv.stack_next[*st as usize].saturating_sub(1) as u128,
             Expr::StackSize(st) => phv.stack_next[*st as usize] as u128,
+            Expr::VarBit(slot) => {
+                let n = phv.vb_len[*slot as usize] as usize;
+                phv.vb[*slot as usize][..n]
+                    .iter()
+                    .fold(0u128, |v, b| (v << 8) | *b as u128)
+            }
             Expr::Lookahead(off, w) => {
                 let start = self.cursor_bits + *off as usize;
                 if start + *w as usize > self.pkt.len() * 8 {

@@ -505,6 +505,17 @@ impl<'a> Loader<'a> {
                 }
                 let f = self.field(val)?;
                 let fi = &self.fields[f as usize];
+                if let (0, Some((slot, max))) = (fi.width, self.headers[fi.header as usize].varbit)
+                {
+                    // a varbit field's value (header equality compares it)
+                    if max > 16 {
+                        return Err(format!(
+                            "varbit field {} wider than 128 bits used in an expression",
+                            fi.name
+                        ));
+                    }
+                    return Ok(Expr::VarBit(slot));
+                }
                 if fi.signed && fi.width > 0 && fi.width < 128 {
                     Ok(Expr::SignedField(f, fi.width))
                 } else {

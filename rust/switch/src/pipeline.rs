@@ -58,6 +58,8 @@ pub enum Expr {
     SatCast(Box<Expr>, u32, bool),
     LastStackIndex(u32),
     StackSize(u32),
+    /// the value of a varbit field (slot; at most 16 bytes)
+    VarBit(u32),
     /// lookahead in the parser: (bit offset from cursor, width)
     Lookahead(u32, u32),
 }

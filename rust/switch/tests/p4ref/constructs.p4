@@ -1,7 +1,7 @@
 /* Constructs p4c-bm2-ss emits that our compiler does not (tests/reference_programs.rs runs
  * this program compiled by the reference p4c): assign_header from `?:` on headers,
  * extract into a header union stack's next element, extract_VL into a stack's next
- * element, assign_VL (varbit assignment) and a field wider than 128 bits. */
+ * element, assign_VL (varbit assignment), == on headers with varbit fields and a field wider than 128 bits. */
 #include <core.p4>
 #include <v1model.p4>
 
@@ -45,6 +45,8 @@ control Ing(inout headers hdr, inout metadata meta, inout standard_metadata_t sm
         if (hdr.u[1].w.isValid()) { hdr.u[1].w.v = 0xFFFF; }
         if (hdr.u[0].w.isValid()) { hdr.u[0].w.v = 0xEEEE; }
         if (hdr.u[1].b.isValid()) { hdr.u[1].b.v = 0xBB; }
+        // header equality compares the varbit fields
+        if (hdr.vl[1].isValid() && hdr.vl[0] == hdr.vl[1]) { hdr.p.x = 0x33; }
         // swap the varbit headers' contents (assign_VL)
         if (hdr.vl[1].isValid()) {
             varbit<16> s = hdr.vl[0].opt;
