@@ -17,12 +17,6 @@ from tests.unit.test_p4_program import PROGRAM_DIR, TESTS, _tools, cache, run_st
 REPO = Path(__file__).resolve().parents[2]
 REFERENCE = Path(os.environ.get("SDNPERF_P4_REFERENCE") or REPO.parent / "shared" / "p4-reference")
 PROGRAMS = sorted(p.stem for p in PROGRAM_DIR.glob("*.p4"))
-# Our switch's STF/ctl `add` resolves an action by name over the whole program, while p4c's
-# BMv2 JSON has one copy of an action per table that uses it (same name, other ids): an
-# entry of a table whose action is shared with an earlier table is refused ("action X is
-# not an action of table T"). A rust/switch bug (ctl.rs add_entry/set_default); these STF
-# tests share actions between tables.
-SHARED_ACTIONS = {"l2l3", "recirc"}
 
 
 @pytest.fixture(scope="module")
@@ -100,21 +94,9 @@ def test_p4info_agrees_with_the_reference_compiler(name, reference_build, ours):
     assert p4info_names(ours(name).p4info) == p4info_names(ref_p4info)
 
 
-@pytest.mark.parametrize(
-    "stf",
-    [
-        pytest.param(
-            t,
-            marks=pytest.mark.xfail(
-                t.parent.name in SHARED_ACTIONS,
-                strict=True,
-                reason="switch STF add: per-table action copies",
-            ),
-        )
-        for t in TESTS
-    ],
-    ids=[f"{t.parent.name}/{t.stem}" for t in TESTS],
-)
+# p4c's JSON has one copy of an action per table that uses it (same name, other ids):
+# l2l3's and recirc's tests add entries to tables that share actions.
+@pytest.mark.parametrize("stf", TESTS, ids=[f"{t.parent.name}/{t.stem}" for t in TESTS])
 def test_stf_on_the_reference_compilers_json(stf, reference_build):
     json, _ = reference_build(stf.parent.name)
     run_stf(json, stf)

@@ -9,7 +9,9 @@
 use crate::control::MeterRates;
 use crate::dataplane::{Changed, FastPathState, Hooks, Inbox, Mailbox};
 use crate::impair::parse_port_spec;
-use crate::pipeline::{width_mask, Action, MatchKind, INDIRECT_GROUP, INDIRECT_MEMBER};
+use crate::pipeline::{
+    find_by_suffix, width_mask, Action, MatchKind, Program, INDIRECT_GROUP, INDIRECT_MEMBER,
+};
 use crate::switch::Switch;
 use std::io::{BufRead, BufReader, Write};
 use std::sync::mpsc;
@@ -176,6 +178,26 @@ fn parse_wild(s: &str) -> Result<(u128, u128), String> {
     Ok((parse_value(s)?, u128::MAX))
 }
 
+/// Resolves action `name` among `ids` (the actions of one table or profile). p4c's JSON
+/// has one copy of an action per table that uses it (same name, other ids), so a name
+/// looked up over the whole program finds another table's copy.
+fn action_among(p: &Program, ids: &[u32], name: &str, owner: &str) -> Result<u32, String> {
+    find_by_suffix(
+        ids.iter().map(|&a| p.actions[a as usize].name.as_str()),
+        name,
+    )
+    .map(|i| ids[i])
+    .ok_or_else(|| match p.action_by_name(name) {
+        Some(a) => format!("action {} is not an action of {}", p.actions[a].name, owner),
+        None => format!("unknown action {}", name),
+    })
+}
+
+fn table_action(p: &Program, ti: usize, name: &str) -> Result<u32, String> {
+    let t = &p.tables[ti];
+    action_among(p, &t.action_ids, name, &format!("table {}", t.name))
+}
+
 pub fn add_entry(
     sw: &mut Switch,
     table: &str,
@@ -188,20 +210,12 @@ pub fn add_entry(
     let ti = p
         .table_by_name(table)
         .ok_or_else(|| format!("unknown table {}", table))?;
-    let ai = p
-        .action_by_name(action)
-        .ok_or_else(|| format!("unknown action {}", action))? as u32;
+    let ai = table_action(p, ti, action)?;
     let t = &p.tables[ti];
     if t.profile.is_some() {
         return Err(format!(
             "table {} is indirect (action profile): use table_indirect_add",
             t.name
-        ));
-    }
-    if !t.action_ids.contains(&ai) {
-        return Err(format!(
-            "action {} is not an action of table {}",
-            p.actions[ai as usize].name, t.name
         ));
     }
     let a = &p.actions[ai as usize];
@@ -240,20 +254,12 @@ pub fn set_default(
     let ti = p
         .table_by_name(table)
         .ok_or_else(|| format!("unknown table {}", table))?;
-    let ai = p
-        .action_by_name(action)
-        .ok_or_else(|| format!("unknown action {}", action))? as u32;
+    let ai = table_action(p, ti, action)?;
     let a = &p.actions[ai as usize];
     let data = action_data(a, params)?;
     let t = &p.tables[ti];
     if t.default_const {
         return Err(format!("table {} has a const default action", t.name));
-    }
-    if !t.action_ids.contains(&ai) {
-        return Err(format!(
-            "action {} is not an action of table {}",
-            action, t.name
-        ));
     }
     sw.set_default(ti, ai, data);
     Ok(())
@@ -334,8 +340,8 @@ fn execute_inner(sw: &mut Switch, line: &str) -> Result<String, String> {
                 keys.push(parse_key(t, s.kind, s.width).map_err(|e| format!("key {}: {}", s.name, e))?);
             }
             let mut ptexts: Vec<&str> = if arrow < w.len() { w[arrow + 1..].to_vec() } else { vec![] };
-            let ai = sw.program().action_by_name(action).ok_or_else(|| format!("unknown action {}", action))?;
-            let nparams = sw.program().actions[ai].params.len();
+            let ai = table_action(sw.program(), ti, action)?;
+            let nparams = sw.program().actions[ai as usize].params.len();
             let mut prio = None;
             if needs_prio && ptexts.len() == nparams + 1 {
                 prio = Some(parse_value(ptexts.pop().unwrap())? as i64);
@@ -351,7 +357,9 @@ fn execute_inner(sw: &mut Switch, line: &str) -> Result<String, String> {
             let params: Result<Vec<u128>, String> = w[3..].iter().filter(|x| **x != "=>").map(|x| parse_value(x)).collect();
             let p = sw.program();
             let pi = p.profile_by_name(prof).ok_or_else(|| format!("unknown action profile {}", prof))?;
-            let ai = p.action_by_name(action).ok_or_else(|| format!("unknown action {}", action))?;
+            // the actions of the tables that share this profile
+            let ids: Vec<u32> = p.tables.iter().filter(|t| t.profile == Some(pi as u32)).flat_map(|t| t.action_ids.iter().copied()).collect();
+            let ai = action_among(p, &ids, action, &format!("action profile {}", p.profiles[pi].name))? as usize;
             let a = &p.actions[ai];
             let params = params?;
             if params.len() != a.params.len() {
@@ -479,7 +487,7 @@ fn execute_inner(sw: &mut Switch, line: &str) -> Result<String, String> {
             let params: Result<Vec<u128>, String> = w[4.min(w.len())..].iter().filter(|x| **x != "=>").map(|x| parse_value(x)).collect();
             let p = sw.program();
             let ti = p.table_by_name(table).ok_or("unknown table")?;
-            let ai = p.action_by_name(action).ok_or("unknown action")?;
+            let ai = table_action(p, ti, action)? as usize;
             let params = params?;
             if params.len() != p.actions[ai].params.len() {
                 return Err("wrong number of action parameters".into());

@@ -264,16 +264,13 @@ impl<'a> Ev<'a> {
                     self.eval(b, phv)
                 }
             }
-            Expr::Trunc(a, w) => {
-                // two_comp_mod gives a signed value in BMv2 (-2^(w-1)..2^(w-1)-1): a
-                // following `<` or `>>` must see a negative number as negative
-                let v = self.eval(a, phv) & width_mask(*w);
-                if (1..128).contains(w) && (v >> (w - 1)) & 1 == 1 {
-                    v | !width_mask(*w)
-                } else {
-                    v
-                }
-            }
+            // two_comp_mod: the value as an int<w> (BMv2 keeps it signed, so a cast
+            // (int<8>)0xF1 is -15 and compares below 0)
+            Expr::Trunc(a, w) => match *w {
+                0 => 0,
+                w if w >= 128 => self.eval(a, phv),
+                w => sext(self.eval(a, phv), w),
+            },
             Expr::SatCast(a, w, signed) => {
                 let v = self.eval(a, phv) as i128;
                 let w = (*w).clamp(1, 127);
@@ -289,6 +286,12 @@ impl<'a> Ev<'a> {
             }
             Expr::LastStackIndex(st) => phv.stack_next[*st as usize].saturating_sub(1) as u128,
             Expr::StackSize(st) => phv.stack_next[*st as usize] as u128,
+            Expr::VarBit(slot) => {
+                let n = phv.vb_len[*slot as usize] as usize;
+                phv.vb[*slot as usize][..n]
+                    .iter()
+                    .fold(0u128, |v, b| (v << 8) | *b as u128)
+            }
             Expr::Lookahead(off, w) => {
                 let start = self.cursor_bits + *off as usize;
                 if start + *w as usize > self.pkt.len() * 8 {
@@ -367,6 +370,9 @@ fn resolve_header(p: &Program, phv: &Phv, ev: &Ev, h: &HeaderRef) -> Option<Head
             let i = ev.eval(idx, phv) as usize;
             p.stacks[*st as usize].headers.get(i).copied()
         }
+        HeaderRef::Cond(c, a, b) => {
+            resolve_header(p, phv, ev, if ev.eval(c, phv) != 0 { a } else { b })
+        }
     }
 }
 
@@ -377,8 +383,28 @@ fn copy_header(p: &Program, phv: &mut Phv, dst: HeaderId, src: HeaderId) {
     for i in 0..n {
         phv.vals[d.first_field as usize + i] = phv.vals[s.first_field as usize + i];
     }
+    if let (Some((ds, _)), Some((ss, _))) = (d.varbit, s.varbit) {
+        copy_varbit(phv, ds as usize, ss as usize);
+    }
     phv.valid[dst as usize] = phv.valid[src as usize];
     phv.orig[dst as usize] = 0;
+}
+
+/// Copies varbit slot `s` into slot `d` (cut to `d`'s maximum length).
+fn copy_varbit(phv: &mut Phv, d: usize, s: usize) {
+    if d == s {
+        return;
+    }
+    let n = (phv.vb_len[s] as usize).min(phv.vb[d].len());
+    let (src, dst) = if s < d {
+        let (a, b) = phv.vb.split_at_mut(d);
+        (&a[s], &mut b[0])
+    } else {
+        let (a, b) = phv.vb.split_at_mut(s);
+        (&b[0], &mut a[d])
+    };
+    dst[..n].copy_from_slice(&src[..n]);
+    phv.vb_len[d] = n as u32;
 }
 
 /// A union member becoming valid makes the other members invalid.
@@ -637,16 +663,30 @@ impl Engine {
                         }
                     }
                     ParserOp::ExtractVL(h, len) => {
+                        let h = &match resolve_header(p, phv, &ev, h) {
+                            Some(h) => h,
+                            None => break 'outer ParseEnd::Reject(p.err_stack_out_of_bounds),
+                        };
                         let bits = ev.eval(len, phv) as usize;
-                        let (slot, max) = p.headers[*h as usize].varbit.unwrap();
+                        // (the loader checked that every such header has a varbit field)
+                        let (slot, max) = p.headers[*h as usize].varbit.unwrap_or((0, 0));
                         let vbytes = bits / 8;
-                        if !bits.is_multiple_of(8) || vbytes > max as usize {
+                        // BMv2: a length that is not whole bytes is an invalid argument,
+                        // one longer than the varbit's maximum a too-short header
+                        let err = if !bits.is_multiple_of(8) {
+                            Some(("ParserInvalidArgument", 6))
+                        } else if vbytes > max as usize {
+                            Some(("HeaderTooShort", 4))
+                        } else {
+                            None
+                        };
+                        if let Some((name, default)) = err {
                             break 'outer ParseEnd::Reject(
                                 p.errors
                                     .iter()
-                                    .find(|e| e.0 == "HeaderTooShort")
+                                    .find(|e| e.0 == name)
                                     .map(|e| e.1)
-                                    .unwrap_or(4),
+                                    .unwrap_or(default),
                             );
                         }
                         match extract(p, phv, pkt, cursor, *h) {
@@ -1285,6 +1325,7 @@ fn exec_prim_simple(p: &Program, phv: &mut Phv, ev: &Ev, prim: &Prim, flags: &mu
             flags.exit = true;
             return false;
         }
+        Prim::AssignVL(d, s) => copy_varbit(phv, *d as usize, *s as usize),
         Prim::AssignUnion(d, s) => {
             let (dm, sm) = (&p.unions[*d as usize].1, &p.unions[*s as usize].1);
             for (a, b) in dm.iter().zip(sm.iter()) {

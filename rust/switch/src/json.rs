@@ -33,10 +33,9 @@ fn s<'a>(v: &'a Value, key: &str) -> R<&'a str> {
 }
 fn short(v: &Value) -> String {
     let t = v.to_string();
-    if t.len() > 120 {
-        format!("{}...", &t[..120])
-    } else {
-        t
+    match t.char_indices().nth(120) {
+        Some((cut, _)) => format!("{}...", &t[..cut]),
+        None => t,
     }
 }
 
@@ -57,6 +56,9 @@ pub fn parse_hex(st: &str) -> R<u128> {
     };
     Ok(if neg { v.wrapping_neg() } else { v })
 }
+
+/// Widest header field accepted (fields over 128 bits are stored in 128-bit pieces).
+const MAX_FIELD_BITS: u64 = 1 << 16;
 
 struct Loader<'a> {
     j: &'a Value,
@@ -80,6 +82,12 @@ struct Loader<'a> {
     vsets: Vec<ValueSet>,
     unions: Vec<(String, Vec<HeaderId>)>,
     union_idx: HashMap<String, u32>,
+    /// header union stack -> (member name, synthetic member stack)
+    union_stacks: HashMap<String, Vec<(String, u32)>>,
+    /// "header.field" -> width, for fields wider than 128 bits (stored in pieces)
+    wide: HashMap<String, u32>,
+    /// headers holding such a field (their field positions differ from the JSON's)
+    has_wide: std::collections::HashSet<HeaderId>,
 }
 
 impl<'a> Loader<'a> {
@@ -105,6 +113,9 @@ impl<'a> Loader<'a> {
             vsets: vec![],
             unions: vec![],
             union_idx: HashMap::new(),
+            union_stacks: HashMap::new(),
+            wide: HashMap::new(),
+            has_wide: Default::default(),
         };
         l.load_headers()?;
         Ok(l)
@@ -113,6 +124,10 @@ impl<'a> Loader<'a> {
     fn load_headers(&mut self) -> R<()> {
         let mut types: HashMap<String, Vec<(String, u32, bool)>> = HashMap::new();
         let mut type_maxlen: HashMap<String, u32> = HashMap::new();
+        // each header's type name: a stack's elements must all be of the stack's type
+        let mut header_type: Vec<String> = vec![];
+        // header type -> its fields wider than 128 bits (name, width)
+        let mut wide_fields: HashMap<String, Vec<(String, u32)>> = HashMap::new();
         for ht in arr(self.j, "header_types") {
             let name = s(ht, "name")?.to_string();
             let mut fs = vec![];
@@ -126,17 +141,48 @@ impl<'a> Loader<'a> {
                     .unwrap_or("")
                     .to_string();
                 let width = match fa.get(1) {
-                    Some(Value::Number(n)) => n.as_u64().unwrap_or(0) as u32,
+                    Some(Value::Number(n)) => n.as_u64().unwrap_or(0),
                     // varbit: remember as width 0; extract_VL is rejected later
                     _ => 0,
                 };
-                if width > 128 {
+                if width > MAX_FIELD_BITS {
                     return Err(format!(
-                        "header_types \"{}\" field \"{}\": width {} > 128 bits is not supported",
-                        name, fname, width
+                        "header_types \"{}\" field \"{}\": width {} > {} bits is not supported",
+                        name, fname, width, MAX_FIELD_BITS
                     ));
                 }
-                let signed = fa.get(2).and_then(|x| x.as_bool()).unwrap_or(false);
+                let width = width as u32;
+                // a boolean, or a number as p4c writes for bool fields (BMv2: asBool)
+                let signed = match fa.get(2) {
+                    Some(Value::Bool(b)) => *b,
+                    Some(Value::Number(n)) => n.as_u64() != Some(0),
+                    _ => false,
+                };
+                if width > 128 {
+                    // Values are u128 (the fast path). A wider field is stored as 128-bit
+                    // pieces "f$0", "f$1", ... laid out like the field, so parsing,
+                    // deparsing and whole-header copies are exact; naming the field in an
+                    // expression, key or action is refused (see `field`).
+                    if signed {
+                        return Err(format!(
+                            "header_types \"{}\" field \"{}\": signed fields wider than 128 bits are not supported",
+                            name, fname
+                        ));
+                    }
+                    let mut left = width;
+                    let mut k = 0;
+                    while left > 0 {
+                        let w = left.min(128);
+                        fs.push((format!("{}${}", fname, k), w, false));
+                        left -= w;
+                        k += 1;
+                    }
+                    wide_fields
+                        .entry(name.clone())
+                        .or_default()
+                        .push((fname, width));
+                    continue;
+                }
                 fs.push((fname, width, signed));
             }
             if let Some(m) = ht.get("max_length").and_then(|x| x.as_u64()) {
@@ -152,6 +198,11 @@ impl<'a> Loader<'a> {
             let fs = types
                 .get(ty)
                 .ok_or_else(|| format!("headers \"{}\": unknown header_type {}", name, ty))?;
+            header_type.push(ty.to_string());
+            for (f, w) in wide_fields.get(ty).into_iter().flatten() {
+                self.wide.insert(format!("{}.{}", name, f), *w);
+                self.has_wide.insert(self.headers.len() as HeaderId);
+            }
             let metadata = h.get("metadata").and_then(|x| x.as_bool()).unwrap_or(false);
             let hid = self.headers.len() as HeaderId;
             let first = self.fields.len() as FieldId;
@@ -208,9 +259,21 @@ impl<'a> Loader<'a> {
                 .filter_map(|x| x.as_u64())
                 .map(|x| x as HeaderId)
                 .collect();
+            let ty = s(st, "header_type")?;
+            if ids.is_empty() {
+                return Err(format!("header_stacks \"{}\": no header_ids", name));
+            }
             for &i in &ids {
-                if i as usize >= self.headers.len() {
-                    return Err(format!("header_stacks \"{}\": bad header id {}", name, i));
+                match header_type.get(i as usize) {
+                    None => return Err(format!("header_stacks \"{}\": bad header id {}", name, i)),
+                    // field offsets are computed from the stack's type for every element
+                    Some(t) if t != ty => {
+                        return Err(format!(
+                            "header_stacks \"{}\": header id {} is a {}, not a {}",
+                            name, i, t, ty
+                        ))
+                    }
+                    Some(_) => {}
                 }
             }
             let si = self.stacks.len() as u32;
@@ -218,8 +281,7 @@ impl<'a> Loader<'a> {
                 self.headers[h as usize].stack_of = Some((si, k as u32));
             }
             self.stack_idx.insert(name.clone(), si);
-            self.stack_type
-                .push(s(st, "header_type").unwrap_or("").to_string());
+            self.stack_type.push(ty.to_string());
             self.stacks.push(StackInfo { name, headers: ids });
         }
         for u in arr(self.j, "header_unions") {
@@ -239,6 +301,9 @@ impl<'a> Loader<'a> {
             }
             self.union_idx.insert(name.clone(), ui);
             self.unions.push((name, ids));
+        }
+        for us in arr(self.j, "header_union_stacks") {
+            self.load_union_stack(us, &header_type)?;
         }
         for a in arr(self.j, "field_aliases") {
             if let (Some(alias), Some(t)) = (
@@ -268,6 +333,86 @@ impl<'a> Loader<'a> {
         Ok(())
     }
 
+    /// A stack of header unions (`U[2] u`) becomes one synthetic stack per union member
+    /// ("u.byte" = [u[0].byte, u[1].byte]); `extract(u.next.byte)` extracts into the member
+    /// stack at the union stack's next index: the largest next index of its member stacks.
+    fn load_union_stack(&mut self, us: &Value, header_type: &[String]) -> R<()> {
+        let name = s(us, "name")?.to_string();
+        let ctx = |e: String| format!("header_union_stacks \"{}\": {}", name, e);
+        let mut elems = vec![];
+        for id in arr(us, "header_union_ids") {
+            let u = id
+                .as_u64()
+                .and_then(|i| self.unions.get(i as usize))
+                .ok_or_else(|| ctx(format!("bad header union id {}", id)))?;
+            elems.push(u);
+        }
+        let first = elems
+            .first()
+            .ok_or_else(|| ctx("no header_union_ids".into()))?;
+        let mut members = vec![];
+        for (k, &h) in first.1.iter().enumerate() {
+            let hname = &self.headers[h as usize].name;
+            let member = hname
+                .strip_prefix(&format!("{}.", first.0))
+                .ok_or_else(|| ctx(format!("header {} is not a member of {}", hname, first.0)))?
+                .to_string();
+            let mut ids = vec![];
+            for u in &elems {
+                let m =
+                    u.1.get(k)
+                        .copied()
+                        .filter(|&m| header_type.get(m as usize) == header_type.get(h as usize));
+                ids.push(m.ok_or_else(|| ctx(format!("{} has no member {}", u.0, member)))?);
+            }
+            members.push((member, header_type[h as usize].clone(), ids));
+        }
+        let mut stacks = vec![];
+        for (member, ty, ids) in members {
+            let si = self.stacks.len() as u32;
+            for (i, &h) in ids.iter().enumerate() {
+                self.headers[h as usize].stack_of = Some((si, i as u32));
+            }
+            self.stack_type.push(ty);
+            self.stacks.push(StackInfo {
+                name: format!("{}.{}", name, member),
+                headers: ids,
+            });
+            stacks.push((member, si));
+        }
+        self.union_stacks.insert(name, stacks);
+        Ok(())
+    }
+
+    /// `extract(u.next.member)` on a header union stack.
+    fn union_stack_next(&self, v: &Value) -> R<HeaderRef> {
+        let part = |i: usize| v.get(i).and_then(|x| x.as_str()).unwrap_or("");
+        let members = self
+            .union_stacks
+            .get(part(0))
+            .ok_or_else(|| format!("unknown header union stack {}", part(0)))?;
+        let st = members
+            .iter()
+            .find(|m| m.0 == part(1))
+            .ok_or_else(|| format!("header union stack {}: unknown member {}", part(0), part(1)))?
+            .1;
+        // the union stack's next index: the largest next index of its member stacks
+        let mut next = Expr::StackSize(members[0].1);
+        for m in &members[1..] {
+            let here = Expr::StackSize(m.1);
+            next = Expr::Cond(
+                Box::new(Expr::Bin(
+                    BinOp::Gt,
+                    Box::new(here.clone()),
+                    Box::new(next.clone()),
+                )),
+                Box::new(here),
+                Box::new(next),
+            );
+        }
+        Ok(HeaderRef::StackElem(st, next))
+    }
+
     fn field(&self, v: &Value) -> R<FieldId> {
         let a = v
             .as_array()
@@ -280,6 +425,13 @@ impl<'a> Loader<'a> {
         }
         if let Some(&id) = self.aliases.get(&full) {
             return Ok(id);
+        }
+        if let Some(w) = self.wide.get(&full) {
+            return Err(format!(
+                "field {} is {} bits wide: fields wider than 128 bits can only be parsed, \
+                 deparsed and copied with their header",
+                full, w
+            ));
         }
         Err(format!("unknown field {}", full))
     }
@@ -312,6 +464,19 @@ impl<'a> Loader<'a> {
             })
     }
 
+    /// Width of field number `off` of a stack's elements (they all share one type).
+    fn stack_field_width(&self, stack: u32, off: u32) -> R<u32> {
+        let h = self.stacks[stack as usize].headers[0];
+        let hi = &self.headers[h as usize];
+        if off >= hi.num_fields {
+            return Err(format!(
+                "stack {}: field {} out of range",
+                self.stacks[stack as usize].name, off
+            ));
+        }
+        Ok(self.fields[(hi.first_field + off) as usize].width)
+    }
+
     fn std_field(&self, name: &str) -> Option<FieldId> {
         for cand in [
             format!("standard_metadata.{}", name),
@@ -340,6 +505,17 @@ impl<'a> Loader<'a> {
                 }
                 let f = self.field(val)?;
                 let fi = &self.fields[f as usize];
+                if let (0, Some((slot, max))) = (fi.width, self.headers[fi.header as usize].varbit)
+                {
+                    // a varbit field's value (header equality compares it)
+                    if max > 16 {
+                        return Err(format!(
+                            "varbit field {} wider than 128 bits used in an expression",
+                            fi.name
+                        ));
+                    }
+                    return Ok(Expr::VarBit(slot));
+                }
                 if fi.signed && fi.width > 0 && fi.width < 128 {
                     Ok(Expr::SignedField(f, fi.width))
                 } else {
@@ -355,7 +531,7 @@ impl<'a> Loader<'a> {
             Some("header") => Err(format!("header operand {} used as a value", short(v))),
             Some("stack_field") => {
                 let a = val.as_array().ok_or("bad stack_field")?;
-                let st = self.stack(a[0].as_str().unwrap_or(""))?;
+                let st = self.stack(a.first().and_then(|x| x.as_str()).unwrap_or(""))?;
                 let off =
                     self.stack_field_offset(st, a.get(1).and_then(|x| x.as_str()).unwrap_or(""))?;
                 Ok(Expr::StackField(
@@ -365,11 +541,17 @@ impl<'a> Loader<'a> {
                 ))
             }
             Some("lookahead") => {
-                let a = val.as_array().ok_or("bad lookahead")?;
-                Ok(Expr::Lookahead(
-                    a[0].as_u64().unwrap_or(0) as u32,
-                    a[1].as_u64().unwrap_or(0) as u32,
-                ))
+                let n = |i: usize| {
+                    val.get(i)
+                        .and_then(|x| x.as_u64())
+                        .and_then(|x| u32::try_from(x).ok())
+                        .ok_or_else(|| format!("lookahead: bad [offset, width] {}", short(val)))
+                };
+                let (off, w) = (n(0)?, n(1)?);
+                if w > 128 {
+                    return Err(format!("lookahead: width {} > 128 bits", w));
+                }
+                Ok(Expr::Lookahead(off, w))
             }
             Some("string") => Ok(Expr::Const(0)),
             None if v.get("op").is_some() => self.op_expr(v),
@@ -446,12 +628,7 @@ impl<'a> Loader<'a> {
                     Some("header") => Ok(Expr::Valid(
                         self.header(rv["value"].as_str().unwrap_or(""))?,
                     )),
-                    Some("expression") => match self.header_ref(rv)? {
-                        HeaderRef::Fixed(h) => Ok(Expr::Valid(h)),
-                        HeaderRef::StackElem(st, idx) => {
-                            Ok(Expr::StackField(st, Box::new(idx), u32::MAX))
-                        }
-                    },
+                    Some("expression") => Ok(valid_of(self.header_ref(rv)?)),
                     _ => Err(format!("valid on {}", short(rv))),
                 }
             }
@@ -501,12 +678,27 @@ impl<'a> Loader<'a> {
                 match self.header_ref(lv)? {
                     HeaderRef::Fixed(h) => {
                         let hi = &self.headers[h as usize];
+                        if self.has_wide.contains(&h) {
+                            return Err(format!(
+                                "access_field on {}, which has a field wider than 128 bits",
+                                hi.name
+                            ));
+                        }
                         if off >= hi.num_fields {
                             return Err("access_field out of range".into());
                         }
                         Ok(Expr::Field(hi.first_field + off))
                     }
-                    HeaderRef::StackElem(st, idx) => Ok(Expr::StackField(st, Box::new(idx), off)),
+                    HeaderRef::StackElem(st, idx) => {
+                        if self.has_wide.contains(&self.stacks[st as usize].headers[0]) {
+                            return Err(
+                                "access_field on a stack with a field wider than 128 bits".into()
+                            );
+                        }
+                        self.stack_field_width(st, off)?;
+                        Ok(Expr::StackField(st, Box::new(idx), off))
+                    }
+                    HeaderRef::Cond(..) => Err("access_field on a ?: of headers".into()),
                 }
             }
             other => Err(format!("unsupported expression op \"{}\"", other)),
@@ -534,6 +726,17 @@ impl<'a> Loader<'a> {
                         }
                     }
                     Ok(HeaderRef::StackElem(st, idx))
+                } else if op == "?" {
+                    let part = |k: &str| -> R<&Value> {
+                        v.get(k)
+                            .filter(|x| !x.is_null())
+                            .ok_or_else(|| format!("? on headers without {}", k))
+                    };
+                    Ok(HeaderRef::Cond(
+                        Box::new(self.expr(part("cond")?)?),
+                        Box::new(self.header_ref(part("left")?)?),
+                        Box::new(self.header_ref(part("right")?)?),
+                    ))
                 } else {
                     Err(format!("unsupported header expression op {}", op))
                 }
@@ -567,6 +770,10 @@ impl<'a> Loader<'a> {
     fn prim(&self, p: &Value) -> R<Prim> {
         let op = s(p, "op")?;
         let ps = arr(p, "parameters");
+        let pv = |i: usize| -> R<&Value> {
+            ps.get(i)
+                .ok_or_else(|| format!("{}: missing parameter {}", op, i))
+        };
         let pe = |i: usize| -> R<Expr> {
             ps.get(i)
                 .ok_or_else(|| format!("{}: missing parameter {}", op, i))
@@ -587,6 +794,9 @@ impl<'a> Loader<'a> {
                 Expr::Const(c) => Ok(c as u32),
                 _ => Err(format!("{}: parameter {} must be constant", op, i)),
             }
+        };
+        let pstack = |i: usize| -> R<u32> {
+            self.stack(pv(i)?.get("value").and_then(|x| x.as_str()).unwrap_or(""))
         };
         let counters: Vec<&str> = self.counters.iter().map(|c| c.name.as_str()).collect();
         let meters: Vec<&str> = self.meters.iter().map(|c| c.name.as_str()).collect();
@@ -615,6 +825,17 @@ impl<'a> Loader<'a> {
                     Expr::Bin(BinOp::Sub, Box::new(lv_expr(&d)), Box::new(pe(1)?)),
                 )
             }
+            "assign_VL" => {
+                let slot = |i: usize| -> R<u32> {
+                    let f = self.field(pv(i)?.get("value").unwrap_or(&Value::Null))?;
+                    let fi = &self.fields[f as usize];
+                    match self.headers[fi.header as usize].varbit {
+                        Some((slot, _)) if fi.width == 0 => Ok(slot),
+                        _ => Err(format!("assign_VL: {} is not a varbit field", fi.name)),
+                    }
+                };
+                Prim::AssignVL(slot(0)?, slot(1)?)
+            }
             "assign_header" | "copy_header" => Prim::AssignHeader(ph(0)?, ph(1)?),
             "add_header" | "setValid" => Prim::SetValid(ph(0)?),
             "remove_header" | "setInvalid" => Prim::SetInvalid(ph(0)?),
@@ -625,20 +846,20 @@ impl<'a> Loader<'a> {
             "recirculate" => Prim::Recirculate(fl_or_zero(0)?),
             "resubmit" => Prim::Resubmit(fl_or_zero(0)?),
             "truncate" => Prim::Truncate(pe(0)?),
-            "count" => Prim::Count(self.named_id(&ps[0], "counter", &counters)?, pe(1)?),
+            "count" => Prim::Count(self.named_id(pv(0)?, "counter", &counters)?, pe(1)?),
             "execute_meter" => {
-                Prim::ExecuteMeter(self.named_id(&ps[0], "meter", &meters)?, pe(1)?, pl(2)?)
+                Prim::ExecuteMeter(self.named_id(pv(0)?, "meter", &meters)?, pe(1)?, pl(2)?)
             }
             "register_read" => {
-                Prim::RegisterRead(pl(0)?, self.named_id(&ps[1], "register", &regs)?, pe(2)?)
+                Prim::RegisterRead(pl(0)?, self.named_id(pv(1)?, "register", &regs)?, pe(2)?)
             }
             "register_write" => {
-                Prim::RegisterWrite(self.named_id(&ps[0], "register", &regs)?, pe(1)?, pe(2)?)
+                Prim::RegisterWrite(self.named_id(pv(0)?, "register", &regs)?, pe(1)?, pe(2)?)
             }
             "modify_field_with_hash_based_offset" => Prim::Hash(
                 pl(0)?,
                 pe(1)?,
-                self.named_id(&ps[2], "calculation", &calcs)?,
+                self.named_id(pv(2)?, "calculation", &calcs)?,
                 pe(3)?,
             ),
             "modify_field_rng_uniform" => Prim::Random(pl(0)?, pe(1)?, pe(2)?),
@@ -657,16 +878,9 @@ impl<'a> Loader<'a> {
                 };
                 Prim::AssignUnion(u(0)?, u(1)?)
             }
-            "assign_header_stack" => Prim::AssignStack(
-                self.stack(ps[0]["value"].as_str().unwrap_or(""))?,
-                self.stack(
-                    ps.get(1).ok_or("assign_header_stack: missing source")?["value"]
-                        .as_str()
-                        .unwrap_or(""),
-                )?,
-            ),
-            "push" => Prim::Push(self.stack(ps[0]["value"].as_str().unwrap_or(""))?, pint(1)?),
-            "pop" => Prim::Pop(self.stack(ps[0]["value"].as_str().unwrap_or(""))?, pint(1)?),
+            "assign_header_stack" => Prim::AssignStack(pstack(0)?, pstack(1)?),
+            "push" => Prim::Push(pstack(0)?, pint(1)?),
+            "pop" => Prim::Pop(pstack(0)?, pint(1)?),
             "_jump" => Prim::Jump(pint(0)?),
             "_jump_if_zero" => Prim::JumpIfZero(pe(0)?, pint(1)?),
             "log_msg" | "assert" | "assume" | "no_op" | "_nop" => Prim::Nop,
@@ -708,10 +922,14 @@ impl<'a> Loader<'a> {
                     }
                 }
                 "hexstr" => CalcInput::Const(
-                    parse_hex(i["value"].as_str().unwrap_or("0"))?,
+                    parse_hex(i["value"].as_str().unwrap_or("0"))
+                        .map_err(|e| format!("calculations \"{}\": {}", name, e))?,
                     i.get("bitwidth").and_then(|x| x.as_u64()).unwrap_or(8) as u32,
                 ),
-                "header" => CalcInput::Header(self.header(i["value"].as_str().unwrap_or(""))?),
+                "header" => CalcInput::Header(
+                    self.header(i["value"].as_str().unwrap_or(""))
+                        .map_err(|e| format!("calculations \"{}\": {}", name, e))?,
+                ),
                 "payload" => {
                     has_payload = true;
                     CalcInput::Payload
@@ -872,7 +1090,7 @@ impl<'a> Loader<'a> {
         }
         // parser (the first one)
         let parser = match arr(j, "parsers").first() {
-            Some(p) => self.parser(p)?,
+            Some(p) => self.parser(p).map_err(|e| format!("parsers[0]: {}", e))?,
             None => Parser {
                 init: None,
                 states: vec![],
@@ -1020,6 +1238,10 @@ impl<'a> Loader<'a> {
             for op in arr(st, "parser_ops") {
                 let o = s(op, "op")?;
                 let ps = arr(op, "parameters");
+                let pv = |i: usize| -> R<&Value> {
+                    ps.get(i)
+                        .ok_or_else(|| ctx(format!("{}: missing parameter {}", o, i)))
+                };
                 ops.push(match o {
                     "extract" => {
                         let p0 = ps
@@ -1030,6 +1252,9 @@ impl<'a> Loader<'a> {
                                 self.header(p0["value"].as_str().unwrap_or(""))
                                     .map_err(ctx)?,
                             ),
+                            Some("union_stack") => {
+                                self.union_stack_next(&p0["value"]).map_err(ctx)?
+                            }
                             Some("stack") => {
                                 ops.push(ParserOp::ExtractNext(
                                     self.stack(p0["value"].as_str().unwrap_or(""))
@@ -1045,9 +1270,19 @@ impl<'a> Loader<'a> {
                         let p0 = ps
                             .first()
                             .ok_or_else(|| ctx("extract_VL without parameter".into()))?;
-                        let h = self
-                            .header(p0["value"].as_str().unwrap_or(""))
-                            .map_err(ctx)?;
+                        let name = p0["value"].as_str().unwrap_or("");
+                        // {"type": "stack"}: the stack's next element (`hdr.a.next`)
+                        let (h, target) =
+                            if p0.get("type").and_then(|x| x.as_str()) == Some("stack") {
+                                let st = self.stack(name).map_err(ctx)?;
+                                (
+                                    self.stacks[st as usize].headers[0],
+                                    HeaderRef::StackElem(st, Expr::StackSize(st)),
+                                )
+                            } else {
+                                let h = self.header(name).map_err(ctx)?;
+                                (h, HeaderRef::Fixed(h))
+                            };
                         if self.headers[h as usize].varbit.is_none() {
                             return Err(ctx("extract_VL on a header without varbit field".into()));
                         }
@@ -1057,23 +1292,23 @@ impl<'a> Loader<'a> {
                                     .ok_or_else(|| ctx("extract_VL without length".into()))?,
                             )
                             .map_err(ctx)?;
-                        ParserOp::ExtractVL(h, e)
+                        ParserOp::ExtractVL(target, e)
                     }
                     "set" => ParserOp::Set(
-                        self.lvalue(&ps[0]).map_err(ctx)?,
-                        self.expr(&ps[1]).map_err(ctx)?,
+                        self.lvalue(pv(0)?).map_err(ctx)?,
+                        self.expr(pv(1)?).map_err(ctx)?,
                     ),
                     "verify" => ParserOp::Verify(
-                        self.expr(&ps[0]).map_err(ctx)?,
-                        self.expr(&ps[1]).map_err(ctx)?,
+                        self.expr(pv(0)?).map_err(ctx)?,
+                        self.expr(pv(1)?).map_err(ctx)?,
                     ),
-                    "advance" => ParserOp::Advance(self.expr(&ps[0]).map_err(ctx)?),
+                    "advance" => ParserOp::Advance(self.expr(pv(0)?).map_err(ctx)?),
                     "shift" => ParserOp::Advance(Expr::Bin(
                         BinOp::Mul,
-                        Box::new(self.expr(&ps[0]).map_err(ctx)?),
+                        Box::new(self.expr(pv(0)?).map_err(ctx)?),
                         Box::new(Expr::Const(8)),
                     )),
-                    "primitive" => ParserOp::Prim(self.prim(&ps[0]).map_err(ctx)?),
+                    "primitive" => ParserOp::Prim(self.prim(pv(0)?).map_err(ctx)?),
                     other => return Err(ctx(format!("unsupported parser op \"{}\"", other))),
                 });
             }
@@ -1084,8 +1319,7 @@ impl<'a> Loader<'a> {
                     Expr::Field(f) | Expr::SignedField(f, _) => self.fields[*f as usize].width,
                     Expr::Lookahead(_, w) => *w,
                     Expr::StackField(st, _, off) => {
-                        let h = self.stacks[*st as usize].headers[0];
-                        self.fields[(self.headers[h as usize].first_field + off) as usize].width
+                        self.stack_field_width(*st, *off).map_err(ctx)?
                     }
                     Expr::Valid(_) => 1,
                     _ => return Err(ctx("unsupported transition key".into())),
@@ -1445,6 +1679,15 @@ impl<'a> Loader<'a> {
             });
         }
         node(p.get("init_table"))
+    }
+}
+
+/// The validity bit of a header operand.
+fn valid_of(h: HeaderRef) -> Expr {
+    match h {
+        HeaderRef::Fixed(h) => Expr::Valid(h),
+        HeaderRef::StackElem(st, idx) => Expr::StackField(st, Box::new(idx), u32::MAX),
+        HeaderRef::Cond(c, a, b) => Expr::Cond(c, Box::new(valid_of(*a)), Box::new(valid_of(*b))),
     }
 }
 

@@ -21,10 +21,9 @@ fn kind(v: &Value) -> &'static str {
 
 fn short(v: &Value) -> String {
     let t = v.to_string();
-    if t.len() > 60 {
-        format!("{}...", &t[..60])
-    } else {
-        t
+    match t.char_indices().nth(60) {
+        Some((cut, _)) => format!("{}...", &t[..cut]),
+        None => t,
     }
 }
 
@@ -159,7 +158,8 @@ pub fn check(j: &Value) -> R<()> {
                 None => return Err(format!("{}: missing the bit width", fp)),
             }
             if let Some(v) = fa.get(2) {
-                if !v.is_boolean() {
+                // p4c writes 0 for bool fields; BMv2 reads the flag with jsoncpp's asBool
+                if !(v.is_boolean() || v.is_u64()) {
                     return Err(want(&format!("{}[2]", fp), "a boolean (signed)", v));
                 }
             }

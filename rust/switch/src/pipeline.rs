@@ -51,11 +51,13 @@ pub enum Expr {
     Un(UnOp, Box<Expr>),
     Bin(BinOp, Box<Expr>, Box<Expr>),
     Cond(Box<Expr>, Box<Expr>, Box<Expr>),
-    /// two_comp_mod: value mod 2^w read as a signed w-bit number
+    /// value mod 2^w read as a signed int<w> (two_comp_mod: casts to int<w>)
     Trunc(Box<Expr>, u32),
     SatCast(Box<Expr>, u32, bool),
     LastStackIndex(u32),
     StackSize(u32),
+    /// the value of a varbit field (slot; at most 16 bytes)
+    VarBit(u32),
     /// lookahead in the parser: (bit offset from cursor, width)
     Lookahead(u32, u32),
 }
@@ -103,6 +105,8 @@ pub enum HeaderRef {
     Fixed(HeaderId),
     /// stack element by run-time index
     StackElem(u32, Expr),
+    /// `cond ? a : b` on headers (p4c emits it as assign_header's source)
+    Cond(Box<Expr>, Box<HeaderRef>, Box<HeaderRef>),
 }
 
 #[derive(Debug, Clone)]
@@ -130,6 +134,8 @@ pub enum Prim {
     AssignStack(u32, u32),
     /// copy a whole header union (dst, src)
     AssignUnion(u32, u32),
+    /// varbit field assignment (assign_VL): (destination slot, source slot)
+    AssignVL(u32, u32),
     Push(u32, u32),
     Pop(u32, u32),
     Jump(u32),
@@ -301,8 +307,9 @@ pub struct Control {
 #[derive(Debug, Clone)]
 pub enum ParserOp {
     Extract(HeaderRef),
-    /// extract a header whose trailing varbit field is `Expr` bits long
-    ExtractVL(HeaderId, Expr),
+    /// extract a header (or a stack's next element) whose trailing varbit field is
+    /// `Expr` bits long
+    ExtractVL(HeaderRef, Expr),
     /// extract into stack "next"
     ExtractNext(u32),
     Set(LValue, Expr),

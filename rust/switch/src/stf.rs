@@ -173,6 +173,9 @@ fn stf_add(sw: &mut Switch, rest: &str, line: usize) -> Result<(), String> {
                     .iter()
                     .position(|n| n.replace("$valid$", "isValid()") == kn)
             })
+            .or_else(|| {
+                crate::pipeline::find_by_suffix(names.iter().copied(), &stack_index_name(kn))
+            })
             .ok_or_else(|| {
                 ctx(format!(
                     "table {} has no key {} (keys: {})",
@@ -385,4 +388,31 @@ pub fn run(sw: &mut Switch, text: &str) -> StfResult {
         checked
     ));
     StfResult { passed: ok, report }
+}
+
+/// p4c's STF files name a stack element `extra$0` where the JSON says `extra[0]`.
+fn stack_index_name(name: &str) -> String {
+    let mut out = String::with_capacity(name.len() + 2);
+    let mut chars = name.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c == '$' && chars.peek().is_some_and(|d| d.is_ascii_digit()) {
+            out.push('[');
+            while let Some(d) = chars.next_if(|d| d.is_ascii_digit()) {
+                out.push(d);
+            }
+            out.push(']');
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod stack_name_tests {
+    #[test]
+    fn stack_elements_named_the_p4c_stf_way() {
+        assert_eq!(super::stack_index_name("extra$0.h"), "extra[0].h");
+        assert_eq!(super::stack_index_name("a$12.b$valid$"), "a[12].b$valid$");
+    }
 }

@@ -26,6 +26,7 @@ pub const RSH: u8 = 0x70;
 pub const NEG: u8 = 0x80;
 pub const MOD: u8 = 0x90;
 pub const XOR: u8 = 0xa0;
+pub const ARSH: u8 = 0xc0;
 pub const MOV: u8 = 0xb0;
 
 // jump conditions (class 0x05)

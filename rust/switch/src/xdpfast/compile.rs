@@ -195,7 +195,6 @@ fn exact(e: &Expr) -> bool {
     match e {
         Expr::Const(c) => *c <= u64::MAX as u128,
         Expr::Field(_) | Expr::Param(_) | Expr::Valid(_) => true,
-        Expr::Trunc(_, w) => *w <= 64,
         Expr::Un(UnOp::Not | UnOp::D2B, _) => true,
         Expr::Un(UnOp::B2D, a) => exact(a),
         Expr::Un(..) => false,
@@ -1134,8 +1133,14 @@ impl<'a> Gen<'a> {
                 self.a.ldx(DW, R0, R1, (8 + 8 * *i) as i16);
             }
             Expr::Trunc(a, w) => {
+                // two_comp_mod is signed: sign-extend the low w bits (mod 2^64)
                 self.expr(a, d)?;
-                self.a.and64(R0, mask64(*w));
+                if *w == 0 {
+                    self.a.mov_imm(R0, 0);
+                } else if *w < 64 {
+                    self.a.alu_imm(LSH, R0, 64 - *w as i32);
+                    self.a.alu_imm(ARSH, R0, 64 - *w as i32);
+                }
             }
             Expr::Un(op, a) => {
                 self.expr(a, d)?;
