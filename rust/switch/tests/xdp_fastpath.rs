@@ -120,7 +120,14 @@ fn differential_at(program: &Path, extra_setup: &[&str], seed: u64) -> (usize, u
     (compared, punted)
 }
 
-const EXPECTED_CORPUS_INSIDE: [&str; 4] = ["basic_router", "functions", "multicast", "subparser"];
+const EXPECTED_CORPUS_INSIDE: [&str; 6] = [
+    "basic_router",
+    "fn_shadowing",
+    "functions",
+    "multicast",
+    "subparser",
+    "table_in_expr",
+];
 
 #[test]
 fn corpus_programs_in_the_subset_are_recognised() {
