@@ -115,12 +115,12 @@ pub fn ifindex(name: &str) -> io::Result<i32> {
 
 impl AfPacketPort {
     pub fn open(name: &str, vnet: bool) -> Result<AfPacketPort, String> {
-        Self::open_with(name, vnet, super::RX_FRAMES_DEFAULT)
+        Self::open_with(name, vnet, super::rings::RX_FRAMES_DEFAULT)
     }
 
     /// `rx_frames`: receive ring size in 2 KiB frames, a power of two (`--rx-frames`).
     pub fn open_with(name: &str, vnet: bool, rx_frames: usize) -> Result<AfPacketPort, String> {
-        super::check_rx_frames(name, rx_frames)?;
+        super::rings::check_rx_frames(name, rx_frames)?;
         let ctx = |what: &str, e: io::Error| format!("{}: {}: {}", name, what, e);
         let idx = ifindex(name).map_err(|e| ctx("if_nametoindex", e))?;
         let proto = (libc::ETH_P_ALL as u16).to_be() as i32;

@@ -33,11 +33,11 @@ const PGOFF_FILL: i64 = 0x1_0000_0000;
 const PGOFF_COMP: i64 = 0x1_8000_0000;
 
 const FRAME: usize = 2048;
-/// Receive side: fill and RX rings of `rx_frames` (default `super::RX_FRAMES_DEFAULT`; the
+/// Receive side: fill and RX rings of `rx_frames` (default `super::rings::RX_FRAMES_DEFAULT`; the
 /// kernel fills them in bursts of its NAPI polls, and a switch descheduled for a few ms on
 /// a busy machine must not lose packets), the first `rx_frames` of the UMEM; transmit
 /// side: TX and completion rings of TX_FRAMES, the rest.
-pub use super::RX_FRAMES_DEFAULT;
+pub use super::rings::RX_FRAMES_DEFAULT;
 /// Transmit frames: the loop flushes at most a batch (64) per port before the kernel
 /// copies them out (copy mode sends synchronously), so 1024 leaves room for a burst of
 /// batches; the 2 MiB this saves per port are resident UMEM.
@@ -152,7 +152,7 @@ impl AfXdpPort {
 
     /// `rx_frames`: receive ring size, a power of two.
     pub fn open_with(name: &str, rx_frames: usize) -> Result<AfXdpPort, String> {
-        super::check_rx_frames(name, rx_frames)?;
+        super::rings::check_rx_frames(name, rx_frames)?;
         let nframes = rx_frames + TX_FRAMES;
         let ctx = |what: &str, e: io::Error| format!("{}: af_xdp: {}: {}", name, what, e);
         let ifindex = super::afpacket::ifindex(name).map_err(|e| ctx("if_nametoindex", e))? as u32;
