@@ -28,6 +28,16 @@ def raylet_of(pid: int) -> psutil.Process | None:
     return None
 
 
+def alive(process: psutil.Process) -> bool:
+    """Running, and not a zombie: a killed raylet stays a zombie until the process that
+    started it reaps it (a `local:N` driver never does), and psutil counts zombies as
+    running."""
+    try:
+        return process.is_running() and process.status() != psutil.STATUS_ZOMBIE
+    except psutil.Error:
+        return False
+
+
 def exit_when_gone(daemon: psutil.Process, on_gone, poll_s: float = RAYLET_POLL_S):
     """Call `on_gone()` from a daemon thread once `daemon` has ended; returns the thread's
     stop event (set it to stop watching)."""
@@ -35,7 +45,7 @@ def exit_when_gone(daemon: psutil.Process, on_gone, poll_s: float = RAYLET_POLL_
 
     def watch():
         while not stop.wait(poll_s):
-            if not daemon.is_running():
+            if not alive(daemon):
                 on_gone()
                 return
 

@@ -19,6 +19,18 @@ def test_the_callback_runs_once_the_watched_process_ends():
     assert gone.wait(5)
 
 
+def test_a_killed_process_not_yet_reaped_counts_as_gone():
+    daemon = subprocess.Popen(["sleep", "30"])  # our child: a zombie until we wait()
+    gone = threading.Event()
+    exit_when_gone(psutil.Process(daemon.pid), gone.set, poll_s=0.02)
+    daemon.kill()
+    try:
+        assert gone.wait(5)
+        assert psutil.Process(daemon.pid).status() == psutil.STATUS_ZOMBIE  # not reaped yet
+    finally:
+        daemon.wait()
+
+
 def test_a_stopped_watch_never_calls_back():
     daemon = subprocess.Popen(["sleep", "30"])
     gone = threading.Event()
