@@ -103,8 +103,10 @@ def test_study_rtt_grows_with_passes(tmp_path):
         for arch in (f"recirc-{n}" for n in PASSES)
     }
     print({k: round(v, 4) for k, v in rtt.items() if k[1].startswith("rtt")}, median)
-    # the minimum and the median: a shared machine's outliers move the mean either way
-    assert rtt["recirc-15", "rtt_min_ms"] > rtt["recirc-0", "rtt_min_ms"]
+    # the minimum and the median: a shared machine's outliers move the mean either way.
+    # 15 passes add ~15 us, about the spread of a single run's minimum on a quiet machine
+    # (0.106 vs 0.119 ms seen the wrong way round), so the minimum is compared at 1000 passes
+    assert rtt["recirc-1000", "rtt_min_ms"] > rtt["recirc-0", "rtt_min_ms"]
     assert median["recirc-1000"] > median["recirc-15"] > median["recirc-0"]
     # each run stores the params its switch was given
     stored = {arch: json.loads(params)["facts"]["params"] for arch, _, _, params in rows}
