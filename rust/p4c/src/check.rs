@@ -346,10 +346,11 @@ impl TypeEnv {
             TypeRef::Stack(e, n) => {
                 let et = self.resolve_depth(e, depth + 1)?;
                 let (n, _) = self.const_eval(n, &HashMap::new())?;
-                if n == 0 || n > 1024 {
+                // size 0 is allowed as p4c allows it: every index is out of range
+                if n > 1024 {
                     return Err(Error::new(
                         n_span(t),
-                        "header stack size must be between 1 and 1024",
+                        "header stack size must be between 0 and 1024",
                     ));
                 }
                 if !matches!(et, Type::Header(_) | Type::Union(_)) {

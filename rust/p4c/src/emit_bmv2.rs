@@ -62,6 +62,12 @@ pub fn emit(ir: &Ir, program: &str) -> String {
         .enumerate()
         .map(|(i, (n, t, ids))| json!({"name": n, "id": i, "union_type": t, "header_ids": ids, "pi_omit": true}))
         .collect();
+    let union_stacks: Vec<J> = ir
+        .union_stacks
+        .iter()
+        .enumerate()
+        .map(|(i, (n, t, ids))| json!({"name": n, "id": i, "union_type": t, "size": ids.len(), "header_union_ids": ids}))
+        .collect();
     let errors: Vec<J> = ir
         .errors
         .iter()
@@ -195,7 +201,7 @@ pub fn emit(ir: &Ir, program: &str) -> String {
         "header_stacks": stacks,
         "header_union_types": union_types,
         "header_unions": unions,
-        "header_union_stacks": [],
+        "header_union_stacks": union_stacks,
         "field_lists": field_lists,
         "errors": errors,
         "enums": enums,

@@ -433,6 +433,17 @@ impl<'a> Lower<'a> {
                     "type mismatch in header union assignment",
                 )),
             },
+            // element by element (BMv2's switch runs `assign_union` but no stack form)
+            Place::UnionStack { .. } => {
+                let rp = self.place(r)?;
+                if rp.ty() != lp.ty() {
+                    return Err(Error::new(
+                        r.span,
+                        "type mismatch in header union stack assignment",
+                    ));
+                }
+                self.copy_place(&lp, &rp, span)
+            }
         }
     }
 
@@ -495,6 +506,11 @@ impl<'a> Lower<'a> {
                     ],
                     span,
                 );
+            }
+            (Place::UnionStack { elems: a, .. }, Place::UnionStack { elems: b, .. }) => {
+                for (x, y) in a.iter().zip(b.iter()) {
+                    self.copy_place(x, y, span)?;
+                }
             }
             (Place::Union { name, .. }, Place::Union { name: n2, .. }) => {
                 self.push(

@@ -132,10 +132,13 @@ impl<'a> Lower<'a> {
         let ExprKind::Name(n) = &b.kind else {
             return Ok(None);
         };
-        let kind = match self.lookup(n) {
-            Some(Bind::Extern { kind, name: _ }) => kind,
+        let (kind, ctor) = match self.lookup(n) {
+            Some(Bind::Extern { kind, name }) => (
+                kind,
+                self.ctor_binds.get(&name).cloned().unwrap_or_default(),
+            ),
             // direct invocation of a control type: `C.apply(...)`
-            None if matches!(self.find_decl(n), Some(Decl::Control { .. })) => n.clone(),
+            None if matches!(self.find_decl(n), Some(Decl::Control { .. })) => (n.clone(), vec![]),
             _ => return Ok(None),
         };
         let Some(Decl::Control {
@@ -188,7 +191,7 @@ impl<'a> Lower<'a> {
         };
         *k += 1;
         self.scopes.push(HashMap::new());
-        for (k, b) in binds {
+        for (k, b) in ctor.into_iter().chain(binds) {
             self.bind(&k, b);
         }
         self.inline_depth += 1;

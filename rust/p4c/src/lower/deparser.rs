@@ -94,6 +94,11 @@ impl<'a> Lower<'a> {
                     }
                 }
             }
+            Place::UnionStack { elems, .. } => {
+                for e in elems {
+                    self.emit_place(e, order);
+                }
+            }
             Place::Field { .. } | Place::DynHeader { .. } | Place::DynField { .. } => {}
         }
     }
@@ -306,6 +311,11 @@ impl<'a> Lower<'a> {
                         ty: elem.clone(),
                     };
                     self.flatten_place(&ph, out);
+                }
+            }
+            Place::UnionStack { elems, .. } => {
+                for e in elems.clone() {
+                    self.flatten_place(&e, out);
                 }
             }
         }

@@ -73,6 +73,10 @@ impl<'a> Lower<'a> {
                         member_span(e, m),
                         format!("'.{}' on a header stack is not a location here", m),
                     )),
+                    Place::UnionStack { .. } => Err(Error::new(
+                        member_span(e, m),
+                        format!("'.{}' on a header union stack is not supported here (only `extract(u.next.member)` in a parser)", m),
+                    )),
                     Place::Field { ty, .. } => Err(Error::new(
                         e.span,
                         format!("a value of type {} has no field '{}'", ty.name(), m),
@@ -126,6 +130,23 @@ impl<'a> Lower<'a> {
                             inst: format!("{}[{}]", name, idx),
                             ty: elem,
                         })
+                    }
+                    Place::UnionStack { elems, .. } => {
+                        match self.const_expr(i, Some(&Type::Bit(32))) {
+                            Ok(idx) if idx < elems.len() as u128 => Ok(elems[idx as usize].clone()),
+                            Ok(idx) => Err(Error::new(
+                                i.span,
+                                format!(
+                                    "index {} is out of bounds for a header union stack of size {}",
+                                    idx,
+                                    elems.len()
+                                ),
+                            )),
+                            Err(_) => Err(Error::new(
+                                i.span,
+                                "header union stacks can only be indexed with compile-time constants",
+                            )),
+                        }
                     }
                     _ => Err(Error::new(e.span, "only header stacks can be indexed")),
                 }
@@ -506,6 +527,10 @@ impl<'a> Lower<'a> {
                 Ok((X::Str(String::new()), Type::Struct(ty)))
             }
             Place::Union { name, ty, .. } => Ok((X::Header(name), Type::Union(ty))),
+            Place::UnionStack { .. } => Err(Error::new(
+                span,
+                "a header union stack can only be indexed with a constant or extracted into with `.next` here",
+            )),
             Place::DynHeader { deref, elem, .. } => Ok((deref, Type::Header(elem))),
             Place::DynField { x, ty } => {
                 if ty == Type::Bool {

@@ -229,6 +229,21 @@ impl<'a> Lower<'a> {
                 };
                 let elem = match &**et {
                     Type::Header(h) => h.clone(),
+                    Type::Union(u) => {
+                        let mut elems = vec![];
+                        let mut ids = vec![];
+                        for i in 0..*n {
+                            let name = format!("{}[{}]", hn, i);
+                            elems.push(self.make_place("", &name, (**et).clone(), meta, &name));
+                            ids.push(self.ir.unions.len() - 1);
+                        }
+                        self.ir.union_stacks.push((hn.clone(), u.clone(), ids));
+                        return Place::UnionStack {
+                            name: hn,
+                            ty: u.clone(),
+                            elems,
+                        };
+                    }
                     _ => {
                         return Place::Stack {
                             name: hn,
@@ -287,6 +302,58 @@ impl<'a> Lower<'a> {
             };
             self.bind(&p.name, b);
         }
+    }
+
+    /// `C2(c1, 8) c2;`: the constructor arguments of a control instance, bound to the
+    /// control's constructor parameters: another instance (a control to apply) or a
+    /// compile-time constant.
+    fn ctor_arg_binds(
+        &mut self,
+        inst: &Instance,
+        tname: &str,
+        ctor_params: &[Param],
+    ) -> Vec<(String, Bind)> {
+        if inst.args.len() != ctor_params.len() {
+            self.err(
+                inst.span,
+                format!(
+                    "control '{}' takes {} constructor argument(s), got {}",
+                    tname,
+                    ctor_params.len(),
+                    inst.args.len()
+                ),
+            );
+            return vec![];
+        }
+        let mut binds = vec![];
+        for (p, a) in ctor_params.iter().zip(&inst.args) {
+            let b = match &a.value.kind {
+                ExprKind::Name(n) if matches!(self.lookup(n), Some(Bind::Extern { .. })) => {
+                    self.lookup(n)
+                }
+                _ => match self.env.resolve(&p.ty) {
+                    Ok(t) => match self.const_expr(&a.value, Some(&t)) {
+                        Ok(v) => Some(Bind::Const(v, t)),
+                        Err(_) => None,
+                    },
+                    Err(e) => {
+                        self.sink.push(e);
+                        continue;
+                    }
+                },
+            };
+            match b {
+                Some(b) => binds.push((p.name.clone(), b)),
+                None => self.err(
+                    a.value.span,
+                    format!(
+                        "constructor argument '{}' must name an instance or be a compile-time constant",
+                        p.name
+                    ),
+                ),
+            }
+        }
+        binds
     }
 
     pub(super) fn declare_instance(&mut self, inst: &Instance, prefix: &str) {
@@ -402,7 +469,12 @@ impl<'a> Lower<'a> {
             _ => {
                 // sub-parser / sub-control instance
                 match self.find_decl(&tname) {
-                    Some(Decl::Parser { .. }) | Some(Decl::Control { .. }) => "sub",
+                    Some(Decl::Control { ctor_params, .. }) => {
+                        let binds = self.ctor_arg_binds(inst, &tname, ctor_params);
+                        self.ctor_binds.insert(fq.clone(), binds);
+                        "sub"
+                    }
+                    Some(Decl::Parser { .. }) => "sub",
                     _ => {
                         self.err(inst.span, format!("unsupported extern or type '{}'", tname));
                         return;

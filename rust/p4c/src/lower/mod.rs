@@ -147,6 +147,8 @@ pub struct Ir {
     pub stacks: Vec<(String, String, Vec<usize>)>,
     pub union_types: Vec<(String, Vec<(String, String)>)>,
     pub unions: Vec<(String, String, Vec<usize>)>,
+    /// Stacks of header unions: name, union type, ids of the element unions.
+    pub union_stacks: Vec<(String, String, Vec<usize>)>,
     pub errors: Vec<String>,
     pub enums: Vec<(String, Vec<(String, u128)>)>,
     pub parser_states: Vec<J>,
@@ -268,6 +270,12 @@ pub enum Place {
         ty: String,
         members: Vec<(String, Place)>,
     },
+    /// A stack of header unions; its elements are `Place::Union`s.
+    UnionStack {
+        name: String,
+        ty: String,
+        elems: Vec<Place>,
+    },
     /// `stack[i]` with a run-time index: a header expression.
     DynHeader {
         stack: String,
@@ -291,6 +299,9 @@ impl Place {
             }
             Place::Struct { ty, .. } => Type::Struct(ty.clone()),
             Place::Union { ty, .. } => Type::Union(ty.clone()),
+            Place::UnionStack { ty, elems, .. } => {
+                Type::Stack(Box::new(Type::Union(ty.clone())), elems.len() as u32)
+            }
             Place::DynHeader { elem, .. } => Type::Header(elem.clone()),
             Place::DynField { ty, .. } => ty.clone(),
         }
@@ -371,6 +382,9 @@ pub struct Lower<'a> {
     /// Copy-outs of the inlined bodies being lowered (outermost first), for `exit`.
     copy_frames: Vec<Vec<(Place, Place)>>,
     too_big: bool,
+    /// Constructor arguments of sub-control instances (by instance name): bindings of
+    /// the control's constructor parameters while its apply block is inlined.
+    ctor_binds: HashMap<String, Vec<(String, Bind)>>,
     header_names: HashSet<String>,
     scalar_names: HashSet<String>,
 }
@@ -414,6 +428,7 @@ pub fn lower(prog: &Program, text: &str, sink: &mut Sink) -> Option<Ir> {
         snap_index: false,
         copy_frames: vec![],
         too_big: false,
+        ctor_binds: HashMap::new(),
         header_names: HashSet::new(),
         scalar_names: HashSet::new(),
     };

@@ -18,6 +18,10 @@ fn place_keys(p: &Place, out: &mut Vec<String>) {
         Place::Struct { members, .. } | Place::Union { members, .. } => {
             members.iter().for_each(|m| place_keys(&m.1, out))
         }
+        Place::UnionStack { name, elems, .. } => {
+            out.push(name.clone());
+            elems.iter().for_each(|e| place_keys(e, out))
+        }
         Place::DynField { x, .. } => x_keys(x, out),
     }
 }

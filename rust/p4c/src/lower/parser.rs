@@ -703,6 +703,20 @@ impl<'a> Lower<'a> {
         X::Field(hdr, field)
     }
 
+    /// Width in bits of a value of type `t` laid out in a packet (headers and structs:
+    /// the sum of their fields).
+    fn bit_width(&self, t: &Type) -> u32 {
+        match t {
+            Type::Header(h) => self.env.header_width(h),
+            Type::Struct(s) => self
+                .env
+                .composite(s)
+                .map(|d| d.fields.iter().map(|f| self.bit_width(&f.1)).sum())
+                .unwrap_or(0),
+            t => t.width().unwrap_or(0),
+        }
+    }
+
     pub(super) fn lookahead_call(&mut self, e: &Expr) -> PResult<Option<(u32, Type)>> {
         if let ExprKind::Call(f, targs, args) = &e.kind {
             if let ExprKind::Member(b, m) = &f.kind {
@@ -783,6 +797,28 @@ impl<'a> Lower<'a> {
                                         _ => json!({"type": "expression", "value": x.je()}),
                                     };
                                     return Ok(vec![json!({"op": "advance", "parameters": [p]})]);
+                                }
+                                // `packet.lookahead<T>();`: the value is dropped, but a packet
+                                // shorter than T still fails with PacketTooShort (as p4c
+                                // lowers it: a temporary set from the lookahead)
+                                "lookahead" => {
+                                    let Some((_, t)) = self.lookahead_call(c)? else {
+                                        return Ok(vec![]);
+                                    };
+                                    let w = self.bit_width(&t);
+                                    if w == 0 {
+                                        return Ok(vec![]);
+                                    }
+                                    let tmp = format!("tmp_{}", self.tmp_count);
+                                    self.tmp_count += 1;
+                                    let Place::Field { hdr, field, .. } =
+                                        self.scalar(&tmp, &Type::Bit(w))
+                                    else {
+                                        unreachable!()
+                                    };
+                                    return Ok(vec![
+                                        json!({"op": "set", "parameters": [{"type": "field", "value": [hdr, field]}, {"type": "lookahead", "value": [0, w]}]}),
+                                    ]);
                                 }
                                 _ => {
                                     return Err(Error::new(
@@ -945,6 +981,26 @@ impl<'a> Lower<'a> {
     }
 
     pub(super) fn extract_target(&mut self, e: &Expr) -> PResult<J> {
+        // `u.next.member` on a stack of header unions
+        if let ExprKind::Member(n, member) = &e.kind {
+            if let ExprKind::Member(b, m) = &n.kind {
+                if m == "next" {
+                    if let Place::UnionStack { name, ty, .. } = self.place(b)? {
+                        let known = self
+                            .env
+                            .composite(&ty)
+                            .is_some_and(|d| d.fields.iter().any(|f| f.0 == *member));
+                        if !known {
+                            return Err(Error::new(
+                                e.span,
+                                format!("header union {} has no member '{}'", ty, member),
+                            ));
+                        }
+                        return Ok(json!({"type": "union_stack", "value": [name, member]}));
+                    }
+                }
+            }
+        }
         if let ExprKind::Member(b, m) = &e.kind {
             if m == "next" {
                 if let Place::Stack { name, .. } = self.place(b)? {
