@@ -112,6 +112,9 @@ struct CtlInfo {
     tables: HashMap<String, Table>,
     applied: HashSet<String>,
     pipe: usize,
+    /// Where `return` in the apply block goes: the node after the call of an inlined
+    /// control, `None` (end of the pipeline) for the top-level control.
+    ret: Option<String>,
 }
 
 pub struct Lower<'a> {
