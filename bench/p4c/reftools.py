@@ -27,7 +27,9 @@ def run(cmd: list, cwd=None) -> tuple[int, str]:
 
 
 def p4c_bm2_ss(ref: Path, p4: Path, out_json: Path) -> tuple[int, str]:
-    # -I: the bundle's p4include symlink may arrive as a plain file after copying
+    # -I: the bundle's p4include symlink may arrive as a plain file after copying;
+    # absolute paths: it runs in the program's folder (for its #includes)
+    p4, out_json = p4.resolve(), out_json.resolve()
     return run(
         [ref / "bin" / "p4c-bm2-ss", "-I", ref / "share" / "p4c" / "p4include", "-o", out_json, p4],
         cwd=p4.parent,

@@ -166,6 +166,13 @@ fn check_json(path: &Path, j: &Value) {
     // parser
     for p in j["parsers"].as_array().unwrap() {
         let states = names(&p["parse_states"]);
+        // a repeated name makes every transition to it go to one of the copies
+        assert_eq!(
+            states.len(),
+            p["parse_states"].as_array().unwrap().len(),
+            "{}: parser state names unique",
+            ctx
+        );
         assert!(states.contains(p["init_state"].as_str().unwrap()));
         for s in p["parse_states"].as_array().unwrap() {
             for t in s["transitions"].as_array().unwrap() {

@@ -148,7 +148,7 @@ impl<'a> Lower<'a> {
                             }
                         );
                         k += 1;
-                        let sub_prefix = format!("{}{}.", self.pstate_prefix, inst);
+                        let sub_prefix = self.subparser_prefix(&inst);
                         let id = self.ir.parser_states.len();
                         self.ir.parser_states.push(json!({"name": cur, "id": id, "parser_ops": ops, "transition_key": [],
                             "transitions": [{"type": "default", "value": null, "mask": null, "next_state": format!("{}start", sub_prefix)}]}));
@@ -272,6 +272,28 @@ impl<'a> Lower<'a> {
                 "name": cur, "id": id, "parser_ops": ops, "transition_key": key, "transitions": trans
             }));
         }
+    }
+
+    /// The state-name prefix of one inlined application of sub-parser instance
+    /// `inst`: `inst.` the first time, `inst.N.` for the N-th further application,
+    /// so a sub-parser applied in two states gets two copies of its states (one
+    /// shared copy would continue every application where the last one does).
+    /// A state name is an identifier, so `N.` cannot collide with a state.
+    fn subparser_prefix(&self, inst: &str) -> String {
+        let first = format!("{}{}.", self.pstate_prefix, inst);
+        let taken = |p: &str| {
+            self.ir
+                .parser_states
+                .iter()
+                .any(|s| s["name"].as_str().is_some_and(|n| n.starts_with(p)))
+        };
+        if !taken(&first) {
+            return first;
+        }
+        (1..)
+            .map(|n| format!("{first}{n}."))
+            .find(|p| !taken(p))
+            .expect("an unused prefix")
     }
 
     /// Lowers `if (c) a else b` inside parser state `cur` (with `ops` so far);

@@ -8,7 +8,7 @@
 //! make subtle: functions and actions with `inout` parameters (aliased arguments included)
 //! called inside expressions, `&&`/`||`/`?:` around such calls, run-time stack indices,
 //! slices and concatenation, casts, tables keyed on expressions with ternary const entries,
-//! `exit` and `return` in nested blocks.
+//! `exit` and `return` in nested blocks, a sub-parser applied in more than one state.
 //!
 //! `gen --seed S --count N --out DIR` writes DIR/gNNNNN.p4 and DIR/gNNNNN.stf (packets only,
 //! no expectations).
@@ -258,11 +258,11 @@ pub fn program(seed: u64) -> (String, String) {
         p.push_str(&f);
     }
     p.push_str("void swap(inout bit<8> a, inout bit<8> b) { bit<8> t = a; a = b; b = t; }\n");
-    p.push_str(
-        "parser P(packet_in pkt, out headers_t hdr, inout metadata_t meta, inout standard_metadata_t sm) {\n\
-         state start { pkt.extract(hdr.h); pkt.extract(hdr.s.next); pkt.extract(hdr.s.next); transition accept; }\n}\n\
-         control VC(inout headers_t hdr, inout metadata_t meta) { apply { } }\n",
-    );
+    // its own random stream: the rest of a seed's program is what it was before sub-parsers
+    p.push_str(&parser(&mut Rng(
+        seed.wrapping_mul(0xD6E8_FEB8_6659_FD93) | 1
+    )));
+    p.push_str("control VC(inout headers_t hdr, inout metadata_t meta) { apply { } }\n");
     let _ = writeln!(
         p,
         "control Ing(inout headers_t hdr, inout metadata_t m, inout standard_metadata_t sm) {{"
@@ -339,6 +339,27 @@ pub fn program(seed: u64) -> (String, String) {
         let _ = writeln!(stf, "packet 0 {}", bytes.join(""));
     }
     (p, stf)
+}
+
+/// The parser: `h` then both stack elements, either extracted directly or by one
+/// sub-parser instance applied in two states (and a third one the packet does not
+/// take), each application with its own continuation and its own copy of the
+/// sub-parser's local.
+fn parser(rng: &mut Rng) -> String {
+    const HEAD: &str = "parser P(packet_in pkt, out headers_t hdr, inout metadata_t meta, inout standard_metadata_t sm) {\n";
+    if rng.below(2) == 0 {
+        return format!("{HEAD}state start {{ pkt.extract(hdr.h); pkt.extract(hdr.s.next); pkt.extract(hdr.s.next); transition accept; }}\n}}\n");
+    }
+    let k = rng.below(256);
+    let sel = rng.below(4);
+    format!(
+        "parser Sub(packet_in pkt, out s_t e, inout metadata_t meta) {{\n\
+         state start {{ pkt.extract(e); bit<8> t = e.v ^ 8w{k}; meta.x = meta.x + t; transition accept; }}\n}}\n\
+         {HEAD}Sub() sub;\n\
+         state start {{ pkt.extract(hdr.h); sub.apply(pkt, hdr.s[0], meta); transition select(hdr.h.b[1:0]) {{ {sel}: left; default: right; }} }}\n\
+         state left {{ sub.apply(pkt, hdr.s[1], meta); meta.x = meta.x + 1; transition accept; }}\n\
+         state right {{ sub.apply(pkt, hdr.s[1], meta); transition accept; }}\n}}\n"
+    )
 }
 
 impl Gen {
