@@ -8,7 +8,10 @@
 //! make subtle: functions and actions with `inout` parameters (aliased arguments included)
 //! called inside expressions, `&&`/`||`/`?:` around such calls, run-time stack indices,
 //! slices and concatenation, casts, tables keyed on expressions with ternary const entries,
-//! `exit` and `return` in nested blocks, a sub-parser applied in more than one state.
+//! `exit` and `return` in nested blocks, a sub-parser applied in more than one state,
+//! `switch (t.apply().action_run)` in nested blocks, the table applied under `&&`, `||`
+//! and `?:`, and assignments to stack elements at run-time indices out of range (ignored,
+//! as the specification says; reads stay in range, their value would be unspecified).
 //!
 //! `gen --seed S --count N --out DIR` writes DIR/gNNNNN.p4 and DIR/gNNNNN.stf (packets only,
 //! no expectations).
@@ -70,6 +73,16 @@ impl Gen {
         } else {
             // a run-time stack index, always in range
             format!("hdr.s[{} & 1].v", self.leaf())
+        }
+    }
+
+    /// An assignment target: sometimes a stack element whose run-time index may be out
+    /// of range (`& 3` on a stack of 2), a write the switch must ignore.
+    fn target(&mut self) -> String {
+        if self.rng.below(12) == 0 {
+            format!("hdr.s[{} & 3].v", self.leaf())
+        } else {
+            self.lvalue()
         }
     }
 
@@ -179,7 +192,7 @@ impl Gen {
         }
         self.depth += 1;
         let r = match self.rng.below(14) {
-            0..=4 => format!("{} = {};\n", self.lvalue(), self.expr()),
+            0..=4 => format!("{} = {};\n", self.target(), self.expr()),
             5 => {
                 let n = format!("l{}", self.nlocal);
                 self.nlocal += 1;
@@ -219,18 +232,72 @@ impl Gen {
                 None if self.rng.below(3) == 0 => "exit;\n".to_string(),
                 None => "return;\n".to_string(),
             },
-            12 if self.in_func.is_none() && !self.table_used && self.depth == 1 => {
+            12 | 13 if self.in_func.is_none() && !self.table_used && self.depth <= 2 => {
                 self.table_used = true;
-                if self.rng.below(2) == 0 {
-                    "t.apply();\n".into()
-                } else {
-                    format!("if (t.apply().hit) {{\n{}}}\n", self.block(1))
-                }
+                self.table_stmt()
             }
             _ => format!("{} = {};\n", self.lvalue(), self.expr()),
         };
         self.depth -= 1;
         r
+    }
+}
+
+impl Gen {
+    /// The one application of table `t`: a statement, a condition, a switch on the action
+    /// it ran, or an operand of `&&`, `||`, `?:` that runs only when the operator
+    /// evaluates it (the target has no run-time index: it would be read before the table).
+    fn table_stmt(&mut self) -> String {
+        match self.rng.below(6) {
+            0 => "t.apply();\n".into(),
+            1 => format!("if (t.apply().hit) {{\n{}}}\n", self.block(1)),
+            2 => {
+                let mut cases = String::new();
+                for a in ["set", "inc", "NoAction"] {
+                    match self.rng.below(3) {
+                        0 => {}
+                        1 => {
+                            let _ = write!(cases, "{}: ", a);
+                        }
+                        _ => {
+                            let _ = write!(cases, "{}: {{\n{}}}\n", a, self.block(1));
+                        }
+                    }
+                }
+                // the last label needs a body
+                let _ = write!(cases, "default: {{\n{}}}\n", self.block(1));
+                format!("switch (t.apply().action_run) {{\n{}}}\n", cases)
+            }
+            3 => {
+                let op = self.pick(&["&&", "||"]);
+                let c = self.bexpr();
+                format!("if ({} {} t.apply().miss) {{\n{}}}\n", c, op, self.block(1))
+            }
+            4 => {
+                let c = self.bexpr();
+                format!(
+                    "{} = {} ? (t.apply().hit ? {} : {}) : {};\n",
+                    self.lvalue_simple(),
+                    c,
+                    self.expr(),
+                    self.expr(),
+                    self.expr()
+                )
+            }
+            _ => {
+                let c = self.bexpr();
+                let n = format!("l{}", self.nlocal);
+                self.nlocal += 1;
+                let s = format!(
+                    "bool {} = !({} || t.apply().hit);\nif ({}) {{\n{}}}\n",
+                    n,
+                    c,
+                    n,
+                    self.block(1)
+                );
+                s
+            }
+        }
     }
 }
 
