@@ -798,9 +798,10 @@ fn is_apply_call(c: &Expr) -> bool {
         if args.is_empty() && matches!(&f.kind, ExprKind::Member(_, m) if m == "apply"))
 }
 
+/// Whether the location `e` has a stack index that is not a literal (evaluated at run time).
 fn has_index(e: &Expr) -> bool {
     match &e.kind {
-        ExprKind::Index(..) => true,
+        ExprKind::Index(b, i) => !matches!(i.kind, ExprKind::Int(..)) || has_index(b),
         ExprKind::Member(b, _) | ExprKind::Slice(b, _, _) => has_index(b),
         _ => false,
     }

@@ -80,7 +80,8 @@ impl Gen {
     /// of range (`& 3` on a stack of 2), a write the switch must ignore.
     fn target(&mut self) -> String {
         if self.rng.below(12) == 0 {
-            format!("hdr.s[{} & 3].v", self.leaf())
+            // not a constant: an index known out of range is a compile-time error
+            format!("hdr.s[{} & 3].v", self.lvalue_simple())
         } else {
             self.lvalue()
         }
