@@ -201,6 +201,81 @@ impl<'a> Lower<'a> {
         r.map(Some)
     }
 
+    /// `c.apply(e)` where `c`'s parameter is `in bit<N> x`: the control must see the
+    /// value `e` had at the call (copy-in), not `e` re-read after the control's own
+    /// writes, so a non-constant argument becomes `bit<N> ctl_in_K = e;` before the call
+    /// and the call takes `ctl_in_K`. (`inout`/`out` arguments stay bound to their
+    /// location.)
+    fn copy_in_control_args(&mut self, c: &Expr) -> Option<Stmt> {
+        let ExprKind::Call(f, targs, args) = &c.kind else {
+            return None;
+        };
+        let ExprKind::Member(b, m) = &f.kind else {
+            return None;
+        };
+        let ExprKind::Name(n) = &b.kind else {
+            return None;
+        };
+        if m != "apply" {
+            return None;
+        }
+        let kind = match self.lookup(n) {
+            Some(Bind::Extern { kind, .. }) => kind,
+            None => n.clone(),
+            _ => return None,
+        };
+        let Some(Decl::Control {
+            params,
+            type_params,
+            ..
+        }) = self.find_decl(&kind)
+        else {
+            return None;
+        };
+        if !type_params.is_empty() || params.len() != args.len() {
+            return None;
+        }
+        let mut pre = vec![];
+        let mut new_args = args.clone();
+        for (p, a) in params.iter().zip(new_args.iter_mut()) {
+            let scalar = matches!(
+                self.env.resolve(&p.ty),
+                Ok(Type::Bit(_) | Type::Int(_) | Type::Bool)
+            );
+            let snapped = matches!(&a.value.kind, ExprKind::Name(x) if x.starts_with("ctl_in_"));
+            let constant = matches!(a.value.kind, ExprKind::Int(..) | ExprKind::Bool(_));
+            if !matches!(p.dir, Dir::In | Dir::None) || !scalar || snapped || constant {
+                continue;
+            }
+            let tmp = format!("ctl_in_{}", self.tmp_count);
+            self.tmp_count += 1;
+            let sp = a.value.span;
+            pre.push(Stmt {
+                kind: StmtKind::Var(vec![], p.ty.clone(), tmp.clone(), Some(a.value.clone())),
+                span: sp,
+            });
+            a.value = Expr {
+                kind: ExprKind::Name(tmp),
+                span: sp,
+            };
+        }
+        if pre.is_empty() {
+            return None;
+        }
+        let call = Expr {
+            kind: ExprKind::Call(f.clone(), targs.clone(), new_args),
+            span: c.span,
+        };
+        pre.push(Stmt {
+            kind: StmtKind::Call(call),
+            span: c.span,
+        });
+        Some(Stmt {
+            kind: StmtKind::Block(pre),
+            span: c.span,
+        })
+    }
+
     pub(super) fn new_node_name(&mut self) -> String {
         let n = format!("node_{}", self.node_count);
         self.node_count += 1;
@@ -457,6 +532,9 @@ impl<'a> Lower<'a> {
         match &s.kind {
             StmtKind::Block(v) => self.ctl_seq(v, next),
             StmtKind::Call(c) => {
+                if let Some(s2) = self.copy_in_control_args(c) {
+                    return self.ctl_stmt(&s2, next);
+                }
                 if let Some(entry) = self.control_call(c, next.clone())? {
                     return Ok(entry);
                 }
