@@ -463,11 +463,14 @@ impl<'a> Lower<'a> {
                     .map(|p| p.conditionals.len())
                     .sum::<usize>();
                 let frag = self.src(cond.span);
-                self.pipelines[pipe]
-                    .conditionals
-                    .push(json!({"name": name, "id": id,
-                    "source_info": {"source_fragment": frag},
-                    "expression": x.je(), "true_next": tb, "false_next": fb}));
+                self.pipelines[pipe].conditionals.push(Conditional {
+                    name: name.clone(),
+                    id,
+                    source: frag,
+                    expr: x,
+                    true_next: tb,
+                    false_next: fb,
+                });
                 Ok(Some(self.table_entry(&name)))
             }
             StmtKind::Switch(e, cases) => {

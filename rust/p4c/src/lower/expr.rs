@@ -47,7 +47,7 @@ impl<'a> Lower<'a> {
                             .ok_or_else(|| Error::new(e.span, "unknown header"))?;
                         match def.fields.iter().position(|f| f.0 == *m) {
                             Some(off) => Ok(Place::DynField {
-                                x: X::op("access_field", deref.clone(), X::Raw(json!(off))),
+                                x: X::op("access_field", deref.clone(), X::Num(off)),
                                 ty: def.fields[off].1.clone(),
                             }),
                             None => Err(Error::new(

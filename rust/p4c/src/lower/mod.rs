@@ -8,7 +8,6 @@ use crate::ast::*;
 use crate::check::{mask, shl, shr, sign_extend, unify, Type, TypeEnv};
 use crate::diag::{Error, PResult, Sink, Span};
 pub use crate::ir::*;
-use serde_json::{json, Value as J};
 use std::collections::{BTreeMap, HashMap, HashSet};
 
 mod action;
@@ -100,7 +99,7 @@ enum Ctx {
 }
 
 struct ActionCtx {
-    prims: Vec<J>,
+    prims: Vec<Prim>,
     returns: Vec<usize>,
 }
 
@@ -138,11 +137,11 @@ pub struct Lower<'a> {
     synth_count: usize,
     table_names: HashSet<String>,
     root_places: HashMap<String, Place>,
-    parser_extra_ops: Vec<J>,
+    parser_extra_ops: Vec<ParserOp>,
     inlined: HashMap<String, usize>,
-    key_prims: Vec<J>,
+    key_prims: Vec<Prim>,
     pstate_prefix: String,
-    pstate_accept: J,
+    pstate_accept: Option<String>,
     fn_ret: Option<Place>,
     /// Set while lowering an assignment target whose right-hand side has side effects.
     snap_index: bool,
@@ -187,7 +186,7 @@ pub fn lower(prog: &Program, text: &str, sink: &mut Sink) -> Option<Ir> {
         inlined: HashMap::new(),
         key_prims: vec![],
         pstate_prefix: String::new(),
-        pstate_accept: J::Null,
+        pstate_accept: None,
         fn_ret: None,
         snap_index: false,
         copy_frames: vec![],
@@ -533,7 +532,7 @@ fn patch_returns(a: &mut ActionCtx) {
     let end = a.prims.len();
     for r in a.returns.drain(..) {
         if let Some(p) = a.prims.get_mut(r) {
-            p["parameters"][0] = json!({"type": "hexstr", "value": format!("0x{:x}", end)});
+            p.params[0] = PrimArg::hex(end as u128);
         }
     }
 }
