@@ -12,8 +12,7 @@ impl<'a> Lower<'a> {
             ..
         } = d
         else {
-            self.err(d_span(d), "ingress and egress must be controls");
-            return;
+            return; // reported by check::v1switch
         };
         self.scopes.push(HashMap::new());
         self.bind_block_params(params);

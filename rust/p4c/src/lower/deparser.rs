@@ -11,8 +11,7 @@ impl<'a> Lower<'a> {
             ..
         } = d
         else {
-            self.err(d_span(d), "the deparser must be a control");
-            return;
+            return; // reported by check::v1switch
         };
         self.scopes.push(HashMap::new());
         self.bind_block_params(params);
@@ -100,8 +99,7 @@ impl<'a> Lower<'a> {
 
     pub(super) fn lower_checksum_ctl(&mut self, d: &'a Decl, verify: bool) {
         let Decl::Control { params, apply, .. } = d else {
-            self.err(d_span(d), "checksum blocks must be controls");
-            return;
+            return; // reported by check::v1switch
         };
         self.scopes.push(HashMap::new());
         self.bind_block_params(params);

@@ -87,23 +87,11 @@ impl<'a> Lower<'a> {
                     });
                     self.bind(vn, Bind::ValueSet(fq));
                 }
-                Local::Action(a) => self.err(a.span, "actions are not allowed in parsers"),
-                Local::Table(t) => self.err(t.span, "tables are not allowed in parsers"),
+                // reported by check::v1switch
+                Local::Action(_) | Local::Table(_) => {}
             }
         }
         let names: HashSet<&str> = states.iter().map(|s| s.name.as_str()).collect();
-        if !names.contains("start") {
-            self.err(d_span(d), format!("parser '{}' has no 'start' state", name));
-        }
-        let mut seen = HashSet::new();
-        for st in states {
-            if !seen.insert(st.name.clone()) {
-                self.err(st.span, format!("state '{}' is declared twice", st.name));
-            }
-            if st.name == "accept" || st.name == "reject" {
-                self.err(st.span, format!("state '{}' is reserved", st.name));
-            }
-        }
         self.pstate_prefix = String::new();
         self.pstate_accept = None;
         self.parser_states(name, states, &names, init_ops);
