@@ -188,23 +188,7 @@ impl<'a> Lower<'a> {
                     ))
                 }
             };
-            let w = match ty {
-                Type::Bit(w) | Type::Int(w) => w,
-                _ => {
-                    return Err(Error::new(
-                        b.span,
-                        format!("cannot slice a value of type {}", ty.name()),
-                    ))
-                }
-            };
-            let h = self.const_expr(hi, None)?;
-            let lo = self.const_expr(lo, None)?;
-            if h < lo || h >= w as u128 {
-                return Err(Error::new(
-                    l.span,
-                    format!("invalid slice [{}:{}] of a {}-bit value", h, lo, w),
-                ));
-            }
+            let (w, h, lo) = self.slice_bounds(&ty, b.span, hi, lo, l.span)?;
             let sw = (h - lo + 1) as u32;
             let (x, t) = self.rv(r, Some(&Type::Bit(sw)))?;
             self.check_assign(&Type::Bit(sw), &t, r.span)?;
@@ -364,39 +348,15 @@ impl<'a> Lower<'a> {
                     )),
                 }
             }
-            Place::Stack { name, elem, .. } => match self.place(r)? {
-                Place::Stack {
-                    name: rn, elem: re, ..
-                } if re == *elem => {
-                    self.push(
-                        "assign_header_stack",
-                        vec![
-                            PrimArg::Op(X::Stack(name.clone())),
-                            PrimArg::Op(X::Stack(rn.clone())),
-                        ],
-                        span,
-                    );
-                    Ok(())
-                }
+            Place::Stack { elem, .. } => match &self.place(r)? {
+                rp @ Place::Stack { elem: re, .. } if re == elem => self.copy_place(&lp, rp, span),
                 _ => Err(Error::new(
                     r.span,
                     "type mismatch in header stack assignment",
                 )),
             },
-            Place::Union { name, ty, .. } => match self.place(r)? {
-                Place::Union {
-                    name: rn, ty: rt, ..
-                } if rt == *ty => {
-                    self.push(
-                        "assign_union",
-                        vec![
-                            PrimArg::HeaderUnion(name.clone()),
-                            PrimArg::HeaderUnion(rn.clone()),
-                        ],
-                        span,
-                    );
-                    Ok(())
-                }
+            Place::Union { ty, .. } => match &self.place(r)? {
+                rp @ Place::Union { ty: rt, .. } if rt == ty => self.copy_place(&lp, rp, span),
                 _ => Err(Error::new(
                     r.span,
                     "type mismatch in header union assignment",
@@ -874,14 +834,7 @@ impl<'a> Lower<'a> {
                 let base = self.data_arg(&args[2].value, &dt)?;
                 let inputs = self.field_list_inputs(&args[3].value)?;
                 let max = self.data_arg(&args[4].value, &Type::Bit(32))?;
-                let cid = self.ir.calculations.len();
-                let cname = format!("calc_{}", cid);
-                self.ir.calculations.push(Calculation {
-                    name: cname.clone(),
-                    id: cid,
-                    algo,
-                    inputs,
-                });
+                let cname = self.add_calculation(algo, inputs);
                 self.push(
                     "modify_field_with_hash_based_offset",
                     vec![PrimArg::Op(d), base, PrimArg::Calculation(cname), max],

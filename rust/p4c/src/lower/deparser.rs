@@ -188,14 +188,7 @@ impl<'a> Lower<'a> {
                 ))
             }
         };
-        let cid = self.ir.calculations.len();
-        let cname = format!("calc_{}", cid);
-        self.ir.calculations.push(Calculation {
-            name: cname.clone(),
-            id: cid,
-            algo,
-            inputs,
-        });
+        let cname = self.add_calculation(algo, inputs);
         let id = self.ir.checksums.len();
         self.ir.checksums.push(Checksum {
             id,
@@ -205,6 +198,19 @@ impl<'a> Lower<'a> {
             cond: (cond != X::Bool(true)).then_some(cond),
         });
         Ok(())
+    }
+
+    /// A new calculation of `algo` over `inputs`; returns its name.
+    pub(super) fn add_calculation(&mut self, algo: String, inputs: Vec<CalcInput>) -> String {
+        let id = self.ir.calculations.len();
+        let name = format!("calc_{}", id);
+        self.ir.calculations.push(Calculation {
+            name: name.clone(),
+            id,
+            algo,
+            inputs,
+        });
+        name
     }
 
     pub(super) fn algo_name(&mut self, e: &Expr) -> PResult<String> {

@@ -229,14 +229,7 @@ impl<'a> Lower<'a> {
                     ops = nops;
                     continue;
                 }
-                self.act = Some(ActionCtx {
-                    prims: vec![],
-                    returns: vec![],
-                });
-                self.parser_extra_ops.clear();
-                let r = self.parser_stmt(s, pname);
-                ops.append(&mut self.parser_extra_ops);
-                ops.extend(r);
+                self.state_stmt(s, pname, &mut ops);
             }
             let (key, trans) = match &st.transition {
                 None => (
@@ -354,14 +347,7 @@ impl<'a> Lower<'a> {
                     bops = o2;
                     continue;
                 }
-                self.act = Some(ActionCtx {
-                    prims: vec![],
-                    returns: vec![],
-                });
-                self.parser_extra_ops.clear();
-                let r = self.parser_stmt(s, pname);
-                bops.append(&mut self.parser_extra_ops);
-                bops.extend(r);
+                self.state_stmt(s, pname, &mut bops);
             }
             self.scopes.pop();
             let id = self.ir.parser_states.len();
@@ -377,6 +363,18 @@ impl<'a> Lower<'a> {
             });
         }
         (join, vec![])
+    }
+
+    /// Appends the ops of statement `s` of a parser state (after the temporaries it needs).
+    fn state_stmt(&mut self, s: &Stmt, pname: &str, ops: &mut Vec<ParserOp>) {
+        self.act = Some(ActionCtx {
+            prims: vec![],
+            returns: vec![],
+        });
+        self.parser_extra_ops.clear();
+        let r = self.parser_stmt(s, pname);
+        ops.append(&mut self.parser_extra_ops);
+        ops.extend(r);
     }
 
     pub(super) fn find_decl_parser_by_states(&self, states: &[ParserState]) -> Option<&'a Decl> {
