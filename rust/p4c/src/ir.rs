@@ -73,6 +73,36 @@ pub struct IrTable {
     pub support_timeout: bool,
 }
 
+impl IrTable {
+    /// A keyless table that always runs action `aid` (code outside tables in a
+    /// control, key expressions computed before a table).
+    pub fn synthetic(
+        name: String,
+        aid: usize,
+        next_tables: BTreeMap<String, Option<String>>,
+    ) -> IrTable {
+        IrTable {
+            name,
+            keys: vec![],
+            match_type: "exact".into(),
+            kind: "simple".into(),
+            profile: None,
+            size: 1024,
+            with_counters: false,
+            direct_meter: None,
+            actions: vec![aid],
+            action_annos: vec![vec![]],
+            next_tables,
+            default: Some((aid, vec![], true)),
+            entries: vec![],
+            const_entries: false,
+            synthetic: true,
+            annos: vec![],
+            support_timeout: false,
+        }
+    }
+}
+
 #[derive(Clone, Debug)]
 pub struct Profile {
     pub name: String,

@@ -62,19 +62,7 @@ impl<'a> Lower<'a> {
             }
             StmtKind::Var(_, ty, n, init) => {
                 let t = self.env.resolve(ty)?;
-                let ctl = self
-                    .ctl
-                    .as_ref()
-                    .map(|c| c.name.clone())
-                    .unwrap_or_default();
-                let p = self.make_place(
-                    "",
-                    &format!("{}.{}", ctl, n),
-                    t,
-                    true,
-                    &format!("{}_{}", ctl, n),
-                );
-                self.bind(n, Bind::Place(p));
+                self.bind_local(&self.ctl_name(), n, t);
                 if let Some(i) = init {
                     let lhs = Expr {
                         kind: ExprKind::Name(n.clone()),

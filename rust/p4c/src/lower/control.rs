@@ -300,19 +300,7 @@ impl<'a> Lower<'a> {
             match &s.kind {
                 StmtKind::Var(_, ty, n, init) => {
                     let t = self.env.resolve(ty)?;
-                    let ctl = self
-                        .ctl
-                        .as_ref()
-                        .map(|c| c.name.clone())
-                        .unwrap_or_default();
-                    let p = self.make_place(
-                        "",
-                        &format!("{}.{}", ctl, n),
-                        t,
-                        true,
-                        &format!("{}_{}", ctl, n),
-                    );
-                    self.bind(n, Bind::Place(p));
+                    self.bind_local(&self.ctl_name(), n, t);
                     if let Some(i) = init {
                         body.push(Stmt {
                             kind: StmtKind::Assign(
@@ -638,25 +626,9 @@ impl<'a> Lower<'a> {
         let pipe = self.ctl.as_ref().unwrap().pipe;
         let mut nt = BTreeMap::new();
         nt.insert(self.ir.actions[aid].name.clone(), next);
-        self.pipelines[pipe].tables.push(IrTable {
-            name: tname.clone(),
-            keys: vec![],
-            match_type: "exact".into(),
-            kind: "simple".into(),
-            profile: None,
-            size: 1024,
-            with_counters: false,
-            direct_meter: None,
-            actions: vec![aid],
-            action_annos: vec![vec![]],
-            next_tables: nt,
-            default: Some((aid, vec![], true)),
-            entries: vec![],
-            const_entries: false,
-            synthetic: true,
-            annos: vec![],
-            support_timeout: false,
-        });
+        self.pipelines[pipe]
+            .tables
+            .push(IrTable::synthetic(tname.clone(), aid, nt));
         Ok(tname)
     }
 }

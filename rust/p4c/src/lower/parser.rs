@@ -869,14 +869,7 @@ impl<'a> Lower<'a> {
             }
             StmtKind::Var(_, ty, n, init) => {
                 let t = self.env.resolve(ty)?;
-                let p = self.make_place(
-                    "",
-                    &format!("{}.{}", pname, n),
-                    t.clone(),
-                    true,
-                    &format!("{}_{}", pname, n),
-                );
-                self.bind(n, Bind::Place(p));
+                self.bind_local(pname, n, t);
                 if let Some(i) = init {
                     let st = Stmt {
                         kind: StmtKind::Assign(

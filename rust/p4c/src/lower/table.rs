@@ -603,25 +603,9 @@ impl<'a> Lower<'a> {
         let tname = format!("tbl_key_{}", k);
         let mut nt = BTreeMap::new();
         nt.insert(aname, Some(tn.to_string()));
-        self.pipelines[pipe].tables.push(IrTable {
-            name: tname.clone(),
-            keys: vec![],
-            match_type: "exact".into(),
-            kind: "simple".into(),
-            profile: None,
-            size: 1024,
-            with_counters: false,
-            direct_meter: None,
-            actions: vec![aid],
-            action_annos: vec![vec![]],
-            next_tables: nt,
-            default: Some((aid, vec![], true)),
-            entries: vec![],
-            const_entries: false,
-            synthetic: true,
-            annos: vec![],
-            support_timeout: false,
-        });
+        self.pipelines[pipe]
+            .tables
+            .push(IrTable::synthetic(tname.clone(), aid, nt));
         tname
     }
 
