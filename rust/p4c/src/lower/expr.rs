@@ -47,7 +47,7 @@ impl<'a> Lower<'a> {
                             .ok_or_else(|| Error::new(e.span, "unknown header"))?;
                         match def.fields.iter().position(|f| f.0 == *m) {
                             Some(off) => Ok(Place::DynField {
-                                x: X::op("access_field", deref.clone(), X::Raw(json!(off))),
+                                x: X::op("access_field", deref.clone(), X::Num(off)),
                                 ty: def.fields[off].1.clone(),
                             }),
                             None => Err(Error::new(
@@ -184,6 +184,35 @@ impl<'a> Lower<'a> {
 
     /// Lower an r-value: returns the IR expression and its type. Bool-typed results
     /// are boolean expressions; everything else is data.
+    /// (width of the sliced value, hi, lo) of `base[hi:lo]`, checked against the width.
+    pub(super) fn slice_bounds(
+        &mut self,
+        t: &Type,
+        base: Span,
+        hi: &Expr,
+        lo: &Expr,
+        slice: Span,
+    ) -> PResult<(u32, u128, u128)> {
+        let w = match t {
+            Type::Bit(w) | Type::Int(w) => *w,
+            _ => {
+                return Err(Error::new(
+                    base,
+                    format!("cannot slice a value of type {}", t.name()),
+                ))
+            }
+        };
+        let h = self.const_expr(hi, None)?;
+        let l = self.const_expr(lo, None)?;
+        if h < l || h >= w as u128 {
+            return Err(Error::new(
+                slice,
+                format!("invalid slice [{}:{}] of a {}-bit value", h, l, w),
+            ));
+        }
+        Ok((w, h, l))
+    }
+
     pub fn rv(&mut self, e: &Expr, expect: Option<&Type>) -> PResult<(X, Type)> {
         self.inline_depth += 1;
         if self.inline_depth > 200 {
@@ -361,23 +390,7 @@ impl<'a> Lower<'a> {
             }
             ExprKind::Slice(b, hi, lo) => {
                 let (x, t) = self.rv(b, None)?;
-                let w = match t {
-                    Type::Bit(w) | Type::Int(w) => w,
-                    _ => {
-                        return Err(Error::new(
-                            b.span,
-                            format!("cannot slice a value of type {}", t.name()),
-                        ))
-                    }
-                };
-                let h = self.const_expr(hi, None)?;
-                let l = self.const_expr(lo, None)?;
-                if h < l || h >= w as u128 {
-                    return Err(Error::new(
-                        e.span,
-                        format!("invalid slice [{}:{}] of a {}-bit value", h, l, w),
-                    ));
-                }
+                let (_, h, l) = self.slice_bounds(&t, b.span, hi, lo, e.span)?;
                 let sw = (h - l + 1) as u32;
                 let shifted = if l == 0 {
                     x
