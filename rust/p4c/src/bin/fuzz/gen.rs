@@ -230,7 +230,8 @@ impl Gen {
             11 if self.depth > 1 => match self.in_func {
                 Some(true) => format!("return {};\n", self.bexpr()),
                 Some(false) => format!("return {};\n", self.expr()),
-                None if self.rng.below(3) == 0 => "exit;\n".to_string(),
+                // p4c-bm2-ss refuses `exit` under a condition in an action
+                None if self.rng.below(3) == 0 && !self.in_action => "exit;\n".to_string(),
                 None => "return;\n".to_string(),
             },
             12 | 13 if self.in_func.is_none() && !self.table_used && self.depth <= 2 => {
