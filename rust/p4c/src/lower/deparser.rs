@@ -94,7 +94,10 @@ impl<'a> Lower<'a> {
                     }
                 }
             }
-            Place::Field { .. } | Place::DynHeader { .. } | Place::DynField { .. } => {}
+            Place::Field { .. }
+            | Place::DynHeader { .. }
+            | Place::DynField { .. }
+            | Place::Slice { .. } => {}
         }
     }
 
@@ -283,7 +286,7 @@ impl<'a> Lower<'a> {
 
     pub(super) fn flatten_place(&mut self, p: &Place, out: &mut Vec<J>) {
         match p {
-            Place::DynHeader { .. } | Place::DynField { .. } => {}
+            Place::DynHeader { .. } | Place::DynField { .. } | Place::Slice { .. } => {}
             Place::Field { hdr, field, .. } => {
                 out.push(json!({"type": "field", "value": [hdr, field]}))
             }

@@ -77,6 +77,10 @@ impl<'a> Lower<'a> {
                         e.span,
                         format!("a value of type {} has no field '{}'", ty.name(), m),
                     )),
+                    Place::Slice { hi, lo, .. } => Err(Error::new(
+                        e.span,
+                        format!("a value of type bit<{}> has no field '{}'", hi - lo + 1, m),
+                    )),
                 }
             }
             ExprKind::Index(b, i) => {
@@ -130,6 +134,7 @@ impl<'a> Lower<'a> {
                     _ => Err(Error::new(e.span, "only header stacks can be indexed")),
                 }
             }
+            ExprKind::Call(..) => self.call_place(e),
             _ => Err(Error::new(
                 e.span,
                 "expected a location (a variable, header or field)",
@@ -265,8 +270,13 @@ impl<'a> Lower<'a> {
                         ));
                     }
                 }
-                // stack properties
-                if let Ok(Place::Stack { name, elem, size }) = self.place(b) {
+                // stack properties (a call's result is no stack: not inlined just to see)
+                let stack = if matches!(b.kind, ExprKind::Call(..)) {
+                    None
+                } else {
+                    self.place(b).ok()
+                };
+                if let Some(Place::Stack { name, elem, size }) = stack {
                     return match m.as_str() {
                         "size" => Ok((X::Hex(size as u128, false), Type::Bit(32))),
                         "lastIndex" => {
@@ -357,13 +367,8 @@ impl<'a> Lower<'a> {
                         format!("invalid slice [{}:{}] of a {}-bit value", h, l, w),
                     ));
                 }
-                let sw = (h - l + 1) as u32;
-                let shifted = if l == 0 {
-                    x
-                } else {
-                    X::op(">>", x, X::Hex(l, false))
-                };
-                Ok((X::op("&", shifted, X::Hex(mask(sw), false)), Type::Bit(sw)))
+                let (h, l) = (h as u32, l as u32);
+                Ok((slice_of(x, h, l), Type::Bit(h - l + 1)))
             }
             ExprKind::Call(..) => self.call_value(e),
             ExprKind::Unary(op, x) => {
@@ -514,7 +519,75 @@ impl<'a> Lower<'a> {
                     Ok((x, ty))
                 }
             }
+            Place::Slice { base, hi, lo } => {
+                let (x, _) = self.place_value(*base, span)?;
+                Ok((slice_of(x, hi, lo), Type::Bit(hi - lo + 1)))
+            }
         }
+    }
+
+    /// `place`, and also a slice of a field (`f[7:4]`, `f[7:4][1:0]`): the locations an
+    /// assignment or an `out`/`inout` argument can name.
+    pub(super) fn place_or_slice(&mut self, e: &Expr) -> PResult<Place> {
+        let ExprKind::Slice(b, hi, lo) = &e.kind else {
+            return self.place(e);
+        };
+        let bp = self.place_or_slice(b)?;
+        let w = match bp.ty() {
+            Type::Bit(w) | Type::Int(w) if !matches!(bp, Place::Header { .. }) => w,
+            t => {
+                return Err(Error::new(
+                    b.span,
+                    format!("cannot slice a value of type {}", t.name()),
+                ))
+            }
+        };
+        let h = self.const_expr(hi, None)?;
+        let l = self.const_expr(lo, None)?;
+        if h < l || h >= w as u128 {
+            return Err(Error::new(
+                e.span,
+                format!("invalid slice [{}:{}] of a {}-bit value", h, l, w),
+            ));
+        }
+        let (h, l) = (h as u32, l as u32);
+        Ok(match bp {
+            Place::Slice { base, lo: l0, .. } => Place::Slice {
+                base,
+                hi: l0 + h,
+                lo: l0 + l,
+            },
+            base => Place::Slice {
+                base: Box::new(base),
+                hi: h,
+                lo: l,
+            },
+        })
+    }
+
+    /// `base[hi:lo] = x`: the whole field rewritten, its other bits kept.
+    pub(super) fn store_slice(&mut self, base: &Place, hi: u32, lo: u32, x: X, span: Span) {
+        let (dst, cur, w) = match base {
+            Place::Field { hdr, field, ty } => (
+                json!({"type": "field", "value": [hdr, field]}),
+                X::Field(hdr.clone(), field.clone()),
+                ty.width().unwrap_or(0),
+            ),
+            Place::DynField { x, ty } => (
+                json!({"type": "expression", "value": x.je()}),
+                x.clone(),
+                ty.width().unwrap_or(0),
+            ),
+            _ => unreachable!("place_or_slice slices fields only"),
+        };
+        let m = shl(mask(hi - lo + 1), lo as u128);
+        let keep = X::op("&", cur, X::Hex(!m & mask(w), false));
+        let shifted = X::op(
+            "&",
+            X::op("<<", x, X::Hex(lo as u128, false)),
+            X::Hex(m, false),
+        );
+        self.push("assign", vec![dst, X::op("|", keep, shifted).jp()], span);
     }
 
     pub(super) fn binary(
@@ -792,15 +865,94 @@ impl<'a> Lower<'a> {
         body: &[Stmt],
         args: &[Arg],
     ) -> PResult<(X, Type)> {
+        match self.inline_function_body(e, n, rt, params, body, args)? {
+            Some(Place::Field { hdr, field, ty }) => Ok((
+                if ty == Type::Bool {
+                    X::un("d2b", X::Field(hdr, field))
+                } else {
+                    X::Field(hdr, field)
+                },
+                ty,
+            )),
+            Some(p) => Err(Error::new(
+                e.span,
+                format!(
+                    "a value of type {} cannot be used here (assign it or access one of its fields)",
+                    p.ty().name()
+                ),
+            )),
+            None => Err(Error::new(
+                e.span,
+                format!("function '{}' returns no value", n),
+            )),
+        }
+    }
+
+    /// The location that receives a function's return value while its body is inlined
+    /// (`return v;` assigns it): a scalar, or a temporary header or struct.
+    pub(super) fn fn_ret_place(&mut self, n: &str, rt: &Type) -> Option<Place> {
+        let name = format!("{}_ret_{}", n, self.tmp_count);
+        self.tmp_count += 1;
+        match rt {
+            Type::Void => None,
+            Type::Header(_) | Type::Struct(_) | Type::Union(_) => {
+                Some(self.make_place("", &name, rt.clone(), true, &name))
+            }
+            _ => Some(self.scalar(&name, rt)),
+        }
+    }
+
+    /// A call of a function returning a header or struct, as a location: the body is
+    /// inlined and its temporary return value is the place (`h = f();`, `f().field`).
+    fn call_place(&mut self, e: &Expr) -> PResult<Place> {
+        let not_location =
+            || Error::new(e.span, "expected a location (a variable, header or field)");
+        let ExprKind::Call(f, _, args) = &e.kind else {
+            return Err(not_location());
+        };
+        let ExprKind::Name(n) = &f.kind else {
+            return Err(not_location());
+        };
+        let Some(Decl::Function {
+            ret, params, body, ..
+        }) = self.functions.get(n).cloned()
+        else {
+            return Err(not_location());
+        };
+        let rt = self.env.resolve(&ret)?;
+        if !matches!(rt, Type::Header(_) | Type::Struct(_) | Type::Union(_)) {
+            return Err(not_location());
+        }
+        if args.len() != params.len() {
+            return Err(Error::new(
+                e.span,
+                format!(
+                    "function '{}' expects {} argument(s), got {}",
+                    n,
+                    params.len(),
+                    args.len()
+                ),
+            ));
+        }
+        Ok(self
+            .inline_function_body(e, n, &rt, &params, &body, args)?
+            .expect("a function with a return type has a return place"))
+    }
+
+    /// Inlines a function body as statements; returns the place of its return value.
+    fn inline_function_body(
+        &mut self,
+        e: &Expr,
+        n: &str,
+        rt: &Type,
+        params: &[Param],
+        body: &[Stmt],
+        args: &[Arg],
+    ) -> PResult<Option<Place>> {
         if self.ctx == Ctx::Parser || self.ctx == Ctx::Checksum || self.ctx == Ctx::Deparser {
             return Err(Error::new(e.span, format!("function '{}' cannot be inlined here (only `return expr;` bodies are supported in parsers)", n)));
         }
-        let ret = if *rt == Type::Void {
-            None
-        } else {
-            Some(self.scalar(&format!("{}_ret_{}", n, self.tmp_count), rt))
-        };
-        self.tmp_count += 1;
+        let ret = self.fn_ret_place(n, rt);
         let a = Action {
             annos: vec![],
             name: n.to_string(),
@@ -826,20 +978,7 @@ impl<'a> Lower<'a> {
         self.fn_ret = saved_ret;
         self.pre_end(made);
         r?;
-        match ret {
-            Some(Place::Field { hdr, field, ty }) => Ok((
-                if ty == Type::Bool {
-                    X::un("d2b", X::Field(hdr, field))
-                } else {
-                    X::Field(hdr, field)
-                },
-                ty,
-            )),
-            _ => Err(Error::new(
-                e.span,
-                format!("function '{}' returns no value", n),
-            )),
-        }
+        Ok(ret)
     }
 
     pub(super) fn inline_function(
@@ -910,4 +1049,14 @@ impl<'a> Lower<'a> {
         self.check_assign(&rt, &t, ret_expr.span)?;
         Ok((x, if t == Type::InfInt { rt } else { t }))
     }
+}
+
+/// Bits `hi..=lo` of the value `x`.
+fn slice_of(x: X, hi: u32, lo: u32) -> X {
+    let shifted = if lo == 0 {
+        x
+    } else {
+        X::op(">>", x, X::Hex(lo as u128, false))
+    };
+    X::op("&", shifted, X::Hex(mask(hi - lo + 1), false))
 }

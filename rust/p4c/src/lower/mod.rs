@@ -279,6 +279,13 @@ pub enum Place {
         x: X,
         ty: Type,
     },
+    /// Bits `hi..=lo` of a `Field` or `DynField` (nested slices folded into one), as an
+    /// assignment target or `out`/`inout` argument: written by rewriting the whole field.
+    Slice {
+        base: Box<Place>,
+        hi: u32,
+        lo: u32,
+    },
 }
 
 impl Place {
@@ -293,6 +300,7 @@ impl Place {
             Place::Union { ty, .. } => Type::Union(ty.clone()),
             Place::DynHeader { elem, .. } => Type::Header(elem.clone()),
             Place::DynField { ty, .. } => ty.clone(),
+            Place::Slice { hi, lo, .. } => Type::Bit(hi - lo + 1),
         }
     }
 }

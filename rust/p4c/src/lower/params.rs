@@ -19,6 +19,7 @@ fn place_keys(p: &Place, out: &mut Vec<String>) {
             members.iter().for_each(|m| place_keys(&m.1, out))
         }
         Place::DynField { x, .. } => x_keys(x, out),
+        Place::Slice { base, .. } => place_keys(base, out),
     }
 }
 
@@ -122,7 +123,7 @@ impl<'a> Lower<'a> {
             } else {
                 // the location is fixed at the call: a run-time index is read once, here
                 let saved = std::mem::replace(&mut self.snap_index, true);
-                let pl = self.place(e);
+                let pl = self.place_or_slice(e);
                 self.snap_index = saved;
                 let pl = pl?;
                 let mut k = vec![];
@@ -157,7 +158,11 @@ impl<'a> Lower<'a> {
                     !keys[i].is_empty() && (later_effects || overlap(&keys[i], &written))
                         || access.written.contains(&p.name)
                 }
-                _ => overlap(&keys[i], &mentioned[i]),
+                // a slice is no location the body could name: always a temporary
+                _ => {
+                    overlap(&keys[i], &mentioned[i])
+                        || matches!(places[i], Some(Place::Slice { .. }))
+                }
             } && !matches!(t, Type::Stack(..) | Type::Union(_));
             if !copy {
                 let b = match places[i].take() {

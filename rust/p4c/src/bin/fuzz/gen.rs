@@ -8,7 +8,9 @@
 //! make subtle: functions and actions with `inout` parameters (aliased arguments included)
 //! called inside expressions, `&&`/`||`/`?:` around such calls, run-time stack indices,
 //! slices and concatenation, casts, tables keyed on expressions with ternary const entries,
-//! `exit` and `return` in nested blocks, a sub-parser applied in more than one state.
+//! `exit` and `return` in nested blocks, a sub-parser applied in more than one state,
+//! functions returning headers (assigned whole or a field taken), nested slices as
+//! assignment targets and slices as `inout` arguments.
 //!
 //! `gen --seed S --count N --out DIR` writes DIR/gNNNNN.p4 and DIR/gNNNNN.stf (packets only,
 //! no expectations).
@@ -35,6 +37,11 @@ struct Gen {
     /// functions declared so far: (name, returns bool, has a `return` inside an `if`,
     /// has an `if`/`else`)
     funcs: Vec<(String, bool, bool, bool)>,
+    /// functions returning an `h_t`: (name, has an `if` that returns or an `if`/`else`,
+    /// so not called in actions for the p4c bugs above)
+    hfuncs: Vec<(String, bool)>,
+    /// generating a function that returns `h_t`
+    ret_header: bool,
     /// generating an action body. p4c 1.2.4.8 predicates the `if`s of actions wrongly
     /// (bench/p4c/README.md): it tests a function's returned-flag after its update, drops
     /// the branches of a function's `if`/`else` inlined under a condition, and evaluates
@@ -178,7 +185,7 @@ impl Gen {
             return format!("{} = {};\n", self.lvalue(), self.expr());
         }
         self.depth += 1;
-        let r = match self.rng.below(14) {
+        let r = match self.rng.below(16) {
             0..=4 => format!("{} = {};\n", self.lvalue(), self.expr()),
             5 => {
                 let n = format!("l{}", self.nlocal);
@@ -203,13 +210,17 @@ impl Gen {
                 Some(c) => format!("{};\n", c),
                 None => format!("{} = {};\n", self.lvalue(), self.expr()),
             },
-            9 => format!(
-                "{}[{}:{}] = {};\n",
-                self.lvalue_simple(),
-                7,
-                4,
-                format_args!("{}[3:0]", self.expr())
-            ),
+            9 => {
+                // x[7:4], or bits lo+4..lo+1 through a nested slice
+                let target = match self.rng.below(2) {
+                    0 => format!("{}[7:4]", self.lvalue_simple()),
+                    _ => {
+                        let lo = self.rng.below(4);
+                        format!("{}[7:1][{}:{}]", self.lvalue_simple(), lo + 3, lo)
+                    }
+                };
+                format!("{} = {}[3:0];\n", target, self.expr())
+            }
             10 if self.in_func.is_none() => {
                 format!("swap({}, {});\n", self.lvalue(), self.lvalue())
             }
@@ -227,10 +238,41 @@ impl Gen {
                     format!("if (t.apply().hit) {{\n{}}}\n", self.block(1))
                 }
             }
+            14 => match self.hcall() {
+                Some(c) if self.rng.below(2) == 0 => format!("hdr.h = {};\n", c),
+                Some(c) => {
+                    let f = self.pick(&["a", "b", "c", "d", "e", "f"]);
+                    format!("{} = {}.{};\n", self.lvalue(), c, f)
+                }
+                None => format!("{} = {};\n", self.lvalue(), self.expr()),
+            },
+            // a slice as the inout argument of an action that may write the whole field
+            15 if self.in_func.is_none() && !self.in_action => {
+                let lo = self.rng.below(5);
+                format!("nib({}[{}:{}]);\n", self.lvalue_simple(), lo + 3, lo)
+            }
             _ => format!("{} = {};\n", self.lvalue(), self.expr()),
         };
         self.depth -= 1;
         r
+    }
+
+    /// A call of a function returning `h_t`, or None when there is none to call here.
+    fn hcall(&mut self) -> Option<String> {
+        let cands: Vec<String> = self
+            .hfuncs
+            .iter()
+            .filter(|f| !(self.in_action && f.1))
+            .map(|f| f.0.clone())
+            .collect();
+        if cands.is_empty() || self.in_func.is_some() {
+            return None;
+        }
+        let f = cands[self.rng.below(cands.len())].clone();
+        // the inout argument may be a field of the header the result is assigned to
+        let x = self.lvalue_simple();
+        let y = self.expr();
+        Some(format!("{}({}, {})", f, x, y))
     }
 }
 
@@ -238,6 +280,8 @@ pub fn program(seed: u64) -> (String, String) {
     let mut g = Gen {
         rng: Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1),
         funcs: vec![],
+        hfuncs: vec![],
+        ret_header: false,
         in_action: false,
         cur_early: false,
         cur_branch: false,
@@ -255,6 +299,10 @@ pub fn program(seed: u64) -> (String, String) {
     let nf = g.rng.below(4);
     for i in 0..nf {
         let f = g.function_params_only(i);
+        p.push_str(&f);
+    }
+    for i in 0..g.rng.below(3) {
+        let f = g.header_function(i);
         p.push_str(&f);
     }
     p.push_str("void swap(inout bit<8> a, inout bit<8> b) { bit<8> t = a; a = b; b = t; }\n");
@@ -308,6 +356,13 @@ pub fn program(seed: u64) -> (String, String) {
             i, a
         );
     }
+    let nib = g.block(1);
+    let _ = writeln!(
+        table,
+        "action nib(inout bit<4> x) {{\nx = x ^ 4w{};\n{}}}",
+        g.rng.below(16),
+        nib
+    );
     g.table_used = false;
     g.in_action = false;
     body.push_str("sm.egress_spec = 1;\n");
@@ -363,6 +418,44 @@ fn parser(rng: &mut Rng) -> String {
 }
 
 impl Gen {
+    /// A function returning a header made from list expressions, over its parameters
+    /// x (inout) and y (in), maybe with a `return` inside an `if`.
+    fn header_function(&mut self, i: usize) -> String {
+        let name = format!("g{}", i);
+        self.in_func = Some(false);
+        self.ret_header = true;
+        self.cur_early = false;
+        self.cur_branch = false;
+        let saved = std::mem::take(&mut self.locals);
+        self.locals = vec!["x".into(), "y".into()];
+        let mut body = String::new();
+        for _ in 0..self.rng.below(3) {
+            body.push_str(&self.fstmt());
+        }
+        if self.rng.below(2) == 0 {
+            self.cur_early = true;
+            let c = self.fbexpr();
+            let v = self.header_list();
+            let _ = writeln!(body, "if ({}) {{\nreturn {};\n}}", c, v);
+        }
+        let last = self.header_list();
+        self.locals = saved;
+        self.in_func = None;
+        self.ret_header = false;
+        self.hfuncs
+            .push((name.clone(), self.cur_early || self.cur_branch));
+        format!(
+            "h_t {}(inout bit<8> x, in bit<8> y) {{\n{}return {};\n}}\n",
+            name, body, last
+        )
+    }
+
+    /// `{ e1, ..., e6 }`: a value for every field of `h_t`.
+    fn header_list(&mut self) -> String {
+        let v: Vec<String> = (0..6).map(|_| self.fexpr()).collect();
+        format!("{{ {} }}", v.join(", "))
+    }
+
     /// A function over its parameters x (inout) and y (in) and its own locals.
     fn function_params_only(&mut self, i: usize) -> String {
         let ret_bool = self.rng.below(3) == 0;
@@ -459,7 +552,9 @@ impl Gen {
             }
             1 => {
                 self.cur_early = true;
-                let ret = if self.in_func == Some(true) {
+                let ret = if self.ret_header {
+                    self.header_list()
+                } else if self.in_func == Some(true) {
                     self.fbexpr()
                 } else {
                     self.fexpr()
