@@ -1,6 +1,6 @@
 //! BMv2 JSON emission (format described in behavioral-model's docs/JSON_format.md).
 
-use crate::lower::{FieldW, Ir};
+use crate::ir::{FieldW, Ir};
 use serde_json::{json, Value as J};
 
 pub fn emit(ir: &Ir, program: &str) -> String {
@@ -125,7 +125,7 @@ pub fn emit(ir: &Ir, program: &str) -> String {
                         .iter()
                         .map(|k| {
                             json!({"match_type": k.match_type, "name": k.name, "target": k.target,
-                                "mask": k.mask.map(|m| J::String(crate::lower::hexw(m, k.width))).unwrap_or(J::Null)})
+                                "mask": k.mask.map(|m| J::String(crate::ir::hexw(m, k.width))).unwrap_or(J::Null)})
                         })
                         .collect();
                     let mut o = json!({
@@ -217,7 +217,7 @@ pub fn emit(ir: &Ir, program: &str) -> String {
     serde_json::to_string_pretty(&doc).unwrap_or_default()
 }
 
-fn base_next(t: &crate::lower::IrTable) -> J {
+fn base_next(t: &crate::ir::IrTable) -> J {
     // Next node when the action is not listed: take the common next, if any.
     let mut it = t.next_tables.iter().filter(|(k, _)| !k.starts_with("__"));
     match it.next() {

@@ -6,7 +6,7 @@
 //! 0x15, registers 0x16, digests 0x17), honouring `@id`.
 
 use crate::ast::{anno_int, anno_str, Annos};
-use crate::lower::Ir;
+use crate::ir::Ir;
 use std::collections::HashSet;
 
 #[derive(Clone, Debug)]

@@ -13,6 +13,7 @@ pub mod diag;
 pub mod effects;
 pub mod emit_bmv2;
 pub mod emit_p4info;
+pub mod ir;
 pub mod lexer;
 pub mod lower;
 pub mod parser;

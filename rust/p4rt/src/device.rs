@@ -81,11 +81,18 @@ pub struct Device {
     pub cpu_port: Option<u32>,
     pub max_passes: Option<u32>,
     tables: HashMap<u32, TableState>,
-    members: HashMap<u32, HashMap<u32, (u32, p4::ActionProfileMember)>>,
-    groups: HashMap<u32, HashMap<u32, (u32, p4::ActionProfileGroup)>>,
+    /// P4Runtime's ids of the switch's action profile members and groups, per profile id:
+    /// what they hold is read from the switch (the one source of truth), so only ids and
+    /// fields the switch has no notion of live here
+    members: HashMap<u32, Ids>,
+    groups: HashMap<u32, Ids>,
+    /// each group's `max_size`, as P4Runtime wrote it
+    group_max_size: HashMap<(u32, u32), i32>,
     meter_cfg: HashMap<(u32, i64), p4::MeterConfig>,
-    mcast: HashMap<u32, (Vec<u32>, p4::MulticastGroupEntry)>,
-    clones: HashMap<u32, (Option<(u32, Vec<u32>)>, p4::CloneSessionEntry)>,
+    /// multicast groups' metadata and clone sessions' class of service (P4Runtime-only
+    /// fields; the groups and sessions themselves are the switch's PRE)
+    mcast_metadata: HashMap<u32, Vec<u8>>,
+    clone_cos: HashMap<u32, u32>,
     digest_cfg: HashMap<u32, p4::digest_entry::Config>,
     digest_by_list: HashMap<u32, u32>,
     /// digest data sent and not yet acked (suppressed until ack or ack_timeout_ns)
@@ -99,6 +106,42 @@ pub struct Device {
 }
 
 const CLONE_GROUP_BASE: u32 = 0x4000_0000;
+/// P4Runtime id of a member or group another front end (ctl) made with switch handle h:
+/// ADOPTED_ID_BASE + h, or the next free id above it (P4Runtime's id 0 is "all")
+const ADOPTED_ID_BASE: u32 = 0x8000_0000;
+
+/// P4Runtime id <-> switch handle, one action profile's members or groups.
+#[derive(Default, Clone)]
+struct Ids {
+    by_id: HashMap<u32, u32>,
+    by_handle: HashMap<u32, u32>,
+}
+
+impl Ids {
+    fn insert(&mut self, id: u32, handle: u32) {
+        self.by_id.insert(id, handle);
+        self.by_handle.insert(handle, id);
+    }
+    fn remove(&mut self, id: u32) {
+        if let Some(h) = self.by_id.remove(&id) {
+            self.by_handle.remove(&h);
+        }
+    }
+    /// Forgets the ids whose handle `live` says the switch no longer holds.
+    fn retain_live(&mut self, live: impl Fn(u32) -> bool) {
+        self.by_id.retain(|_, h| live(*h));
+        self.by_handle.retain(|h, _| live(*h));
+    }
+    /// Gives handle `h` (made by another front end) an id of its own.
+    fn adopt(&mut self, h: u32) -> u32 {
+        let mut id = ADOPTED_ID_BASE.wrapping_add(h).max(1);
+        while self.by_id.contains_key(&id) {
+            id = id.wrapping_add(1).max(1);
+        }
+        self.insert(id, h);
+        id
+    }
+}
 
 fn now_ns() -> u64 {
     std::time::SystemTime::now()
@@ -123,9 +166,10 @@ impl Device {
             tables: HashMap::new(),
             members: HashMap::new(),
             groups: HashMap::new(),
+            group_max_size: HashMap::new(),
             meter_cfg: HashMap::new(),
-            mcast: HashMap::new(),
-            clones: HashMap::new(),
+            mcast_metadata: HashMap::new(),
+            clone_cos: HashMap::new(),
             digest_cfg: HashMap::new(),
             digest_by_list: HashMap::new(),
             digest_pending: HashMap::new(),
@@ -187,9 +231,10 @@ impl Device {
         self.digest_by_list = pipe.digests.values().map(|d| (d.list, d.id)).collect();
         self.members.clear();
         self.groups.clear();
+        self.group_max_size.clear();
         self.meter_cfg.clear();
-        self.mcast.clear();
-        self.clones.clear();
+        self.mcast_metadata.clear();
+        self.clone_cos.clear();
         self.digest_cfg.clear();
         self.digest_pending.clear();
         self.digest_lists.clear();
@@ -202,11 +247,13 @@ impl Device {
         }
     }
 
-    /// Brings the P4Runtime view of the tables up to date with the switch's tables after
-    /// another front end (ctl text commands) changed them: entries it added appear (as
-    /// P4Runtime shows them), entries it deleted go, and a modified action shows.
+    /// Brings P4Runtime's view up to date after another front end (ctl text commands)
+    /// changed the switch: table entries it added appear (as P4Runtime shows them), entries
+    /// it deleted go, and a modified action shows; action profile members and groups it
+    /// made get P4Runtime ids. Everything else (what members and groups hold, the PRE,
+    /// registers, counters) is read from the switch itself.
     pub fn sync_from_switch(&mut self) {
-        self.sync_pre_from_switch();
+        self.sync_profiles_from_switch();
         let (Some(sw), Some(pipe)) = (self.sw.as_ref(), self.pipe.clone()) else {
             return;
         };
@@ -248,66 +295,48 @@ impl Device {
         }
     }
 
-    /// Brings the P4Runtime view of multicast groups and clone sessions up to date with the
-    /// switch's PRE after ctl changed it: groups and sessions ctl made appear (their
-    /// replicas as the switch holds them), ones it removed go.
-    fn sync_pre_from_switch(&mut self) {
-        let Some(sw) = self.sw.as_ref() else { return };
-        let pre = sw.pre();
-        let replicas = |g: u32| {
-            let mut reps = vec![];
-            pre.replicas(g, &mut reps);
-            reps.into_iter()
-                .map(|(rid, port)| p4::Replica {
-                    instance: rid,
-                    port_kind: Some(p4::replica::PortKind::Port(u128_to_bytes(port as u128))),
-                    ..Default::default()
-                })
-                .collect::<Vec<_>>()
+    /// Ids for the members and groups the switch holds and P4Runtime did not write (ctl
+    /// made them); ids of ones the switch no longer holds (ctl deleted them) go. The
+    /// hidden members and groups of one-shot action sets are P4Runtime's own, never shown.
+    fn sync_profiles_from_switch(&mut self) {
+        let (Some(sw), Some(pipe)) = (self.sw.as_ref(), self.pipe.as_ref()) else {
+            return;
         };
-        self.mcast.retain(|g, _| pre.groups.contains_key(g));
-        for (&g, nodes) in &pre.groups {
-            if g == 0 || g >= CLONE_GROUP_BASE {
-                continue;
+        let mut oneshot_members = std::collections::HashSet::new();
+        let mut oneshot_groups = std::collections::HashSet::new();
+        for st in self.tables.values().flat_map(|ts| ts.by_key.values()) {
+            if let Some(o) = &st.oneshot {
+                oneshot_members.extend(o.members.iter().map(|&m| (o.profile, m)));
+                oneshot_groups.insert((o.profile, o.group));
             }
-            // a group whose nodes are not the ones recorded was made or changed by ctl
-            if self.mcast.get(&g).is_some_and(|(known, _)| known == nodes) {
-                continue;
-            }
-            let metadata = self
-                .mcast
-                .get(&g)
-                .map(|(_, e)| e.metadata.clone())
-                .unwrap_or_default();
-            let entry = p4::MulticastGroupEntry {
-                multicast_group_id: g,
-                replicas: replicas(g),
-                metadata,
-            };
-            self.mcast.insert(g, (nodes.clone(), entry));
         }
-        self.clones.retain(|s, _| pre.mirrors.contains_key(s));
-        for (&s, m) in &pre.mirrors {
-            if self.clones.contains_key(&s) {
-                continue;
+        for prof in pipe.profiles.values() {
+            let sp = sw.profile(prof.sw);
+            let mems = self.members.entry(prof.id).or_default();
+            mems.retain_live(|h| matches!(sp.members.get(h as usize), Some(Some(_))));
+            for (h, m) in sp.members.iter().enumerate() {
+                let h = h as u32;
+                if m.is_some()
+                    && !mems.by_handle.contains_key(&h)
+                    && !oneshot_members.contains(&(prof.sw, h))
+                {
+                    mems.adopt(h);
+                }
             }
-            let reps = match (m.port, m.mgrp) {
-                (Some(port), _) => vec![p4::Replica {
-                    instance: 0,
-                    port_kind: Some(p4::replica::PortKind::Port(u128_to_bytes(port as u128))),
-                    ..Default::default()
-                }],
-                (None, Some(g)) => replicas(g),
-                (None, None) => vec![],
-            };
-            let entry = p4::CloneSessionEntry {
-                session_id: s,
-                replicas: reps,
-                packet_length_bytes: m.truncate.unwrap_or(0) as i32,
-                ..Default::default()
-            };
-            // the session's group, if any, is ctl's: a P4Runtime delete leaves it
-            self.clones.insert(s, (None, entry));
+            let grps = self.groups.entry(prof.id).or_default();
+            grps.retain_live(|h| matches!(sp.groups.get(h as usize), Some(Some(_))));
+            for (h, g) in sp.groups.iter().enumerate() {
+                let h = h as u32;
+                if g.is_some()
+                    && !grps.by_handle.contains_key(&h)
+                    && !oneshot_groups.contains(&(prof.sw, h))
+                {
+                    grps.adopt(h);
+                }
+            }
+            let live: std::collections::HashSet<u32> = grps.by_id.keys().copied().collect();
+            self.group_max_size
+                .retain(|(p, g), _| *p != prof.id || live.contains(g));
         }
     }
 
@@ -407,29 +436,34 @@ impl Device {
         } else {
             0
         };
-        let aid = *pipe.action_by_sw.get(&e.action)?;
-        let ai = &pipe.actions[&aid];
-        let params = ai
+        let action = Self::action_from_switch(pipe, e.action, &e.data)?;
+        Some(p4::TableEntry {
+            table_id: t.id,
+            r#match: m,
+            action: Some(p4::TableAction {
+                r#type: Some(p4::table_action::Type::Action(action)),
+            }),
+            priority,
+            is_const,
+            ..Default::default()
+        })
+    }
+
+    /// The switch's action `action` with `data` as a P4Runtime action.
+    fn action_from_switch(pipe: &Pipe, action: u32, data: &[u128]) -> Option<p4::Action> {
+        let aid = *pipe.action_by_sw.get(&action)?;
+        let params = pipe.actions[&aid]
             .params
             .iter()
-            .zip(e.data.iter())
+            .zip(data.iter())
             .map(|((id, _), v)| p4::action::Param {
                 param_id: *id,
                 value: u128_to_bytes(*v),
             })
             .collect();
-        Some(p4::TableEntry {
-            table_id: t.id,
-            r#match: m,
-            action: Some(p4::TableAction {
-                r#type: Some(p4::table_action::Type::Action(p4::Action {
-                    action_id: aid,
-                    params,
-                })),
-            }),
-            priority,
-            is_const,
-            ..Default::default()
+        Some(p4::Action {
+            action_id: aid,
+            params,
         })
     }
 
@@ -776,8 +810,8 @@ impl Device {
 
     fn translate_action(
         pipe: &Pipe,
-        dev_members: &HashMap<u32, HashMap<u32, (u32, p4::ActionProfileMember)>>,
-        dev_groups: &HashMap<u32, HashMap<u32, (u32, p4::ActionProfileGroup)>>,
+        dev_members: &HashMap<u32, Ids>,
+        dev_groups: &HashMap<u32, Ids>,
         t: &TableInfo,
         a: &p4::TableAction,
     ) -> R<(u32, Vec<u128>)> {
@@ -806,12 +840,12 @@ impl Device {
                     .ok_or_else(|| ia(format!("table {} is not indirect", t.name)))?;
                 let h = dev_members
                     .get(&p)
-                    .and_then(|x| x.get(m))
+                    .and_then(|x| x.by_id.get(m))
                     .ok_or_else(|| PErr {
                         code: Code::NotFound,
                         msg: format!("no action profile member {}", m),
                     })?;
-                Ok((INDIRECT_MEMBER | h.0, vec![]))
+                Ok((INDIRECT_MEMBER | h, vec![]))
             }
             Some(A::ActionProfileGroupId(g)) => {
                 let p = t
@@ -819,12 +853,12 @@ impl Device {
                     .ok_or_else(|| ia(format!("table {} is not indirect", t.name)))?;
                 let h = dev_groups
                     .get(&p)
-                    .and_then(|x| x.get(g))
+                    .and_then(|x| x.by_id.get(g))
                     .ok_or_else(|| PErr {
                         code: Code::NotFound,
                         msg: format!("no action profile group {}", g),
                     })?;
-                Ok((INDIRECT_GROUP | h.0, vec![]))
+                Ok((INDIRECT_GROUP | h, vec![]))
             }
             Some(A::ActionProfileActionSet(_)) => Ok((u32::MAX, vec![])), // allocated by the caller (one_shot)
         }
@@ -1268,52 +1302,40 @@ impl Device {
                 code: Code::NotFound,
                 msg: format!("unknown action profile id {}", m.action_profile_id),
             })?;
+        let sw = self.sw.as_mut().unwrap();
         let mems = self.members.entry(prof.id).or_default();
-        match ty {
-            T::Insert | T::Modify => {
+        let handle = mems.by_id.get(&m.member_id).copied();
+        match (ty, handle) {
+            (T::Insert, Some(_)) => err(
+                Code::AlreadyExists,
+                format!("member {} exists", m.member_id),
+            ),
+            (T::Insert | T::Modify, h) => {
                 let act = m
                     .action
                     .as_ref()
                     .ok_or_else(|| ia("member without action".into()))?;
                 let (ai, data) = Self::action_data(&pipe, act)?;
-                let sw = self.sw.as_mut().unwrap();
-                match (ty, mems.get_mut(&m.member_id)) {
-                    (T::Insert, Some(_)) => err(
-                        Code::AlreadyExists,
-                        format!("member {} exists", m.member_id),
-                    ),
-                    (T::Insert, None) => {
-                        if prof.size > 0 && mems.len() as i64 >= prof.size {
+                match h {
+                    None => {
+                        if prof.size > 0 && mems.by_id.len() as i64 >= prof.size {
                             return err(Code::ResourceExhausted, "action profile is full");
                         }
                         let h = sw.member_add(prof.sw, ai, data);
-                        mems.insert(m.member_id, (h, m.clone()));
+                        mems.insert(m.member_id, h);
                         Ok(())
                     }
-                    (_, Some(x)) => {
-                        sw.member_modify(prof.sw, x.0, ai, data).map_err(ia)?;
-                        x.1 = m.clone();
-                        Ok(())
-                    }
-                    (_, None) => err(Code::NotFound, format!("no member {}", m.member_id)),
+                    Some(h) => sw.member_modify(prof.sw, h, ai, data).map_err(ia),
                 }
             }
-            _ => {
-                let x = mems.get(&m.member_id).ok_or_else(|| PErr {
-                    code: Code::NotFound,
-                    msg: format!("no member {}", m.member_id),
-                })?;
-                let h = x.0;
-                let in_group = self
+            (_, None) => err(Code::NotFound, format!("no member {}", m.member_id)),
+            (_, Some(h)) => {
+                let in_group = sw
+                    .profile(prof.sw)
                     .groups
-                    .get(&prof.id)
-                    .map(|g| {
-                        g.values().any(|(_, grp)| {
-                            grp.members.iter().any(|gm| gm.member_id == m.member_id)
-                        })
-                    })
-                    .unwrap_or(false);
-                let sw = self.sw.as_mut().unwrap();
+                    .iter()
+                    .flatten()
+                    .any(|g| g.contains(&h));
                 let used = pipe
                     .tables
                     .values()
@@ -1332,7 +1354,7 @@ impl Device {
                     );
                 }
                 sw.member_delete(prof.sw, h).map_err(ia)?;
-                self.members.get_mut(&prof.id).unwrap().remove(&m.member_id);
+                mems.remove(m.member_id);
                 Ok(())
             }
         }
@@ -1351,20 +1373,19 @@ impl Device {
         if !prof.with_selector {
             return inval("action profile has no selector: groups are not allowed");
         }
-        let mems = self.members.get(&prof.id).cloned().unwrap_or_default();
         let mut handles = vec![];
         if ty != T::Delete {
             if prof.max_group_size > 0 && g.members.len() as i32 > prof.max_group_size {
                 return err(Code::ResourceExhausted, "group larger than max_group_size");
             }
+            let mems = self.members.get(&prof.id);
             for gm in &g.members {
-                let h = mems
-                    .get(&gm.member_id)
+                let h = *mems
+                    .and_then(|m| m.by_id.get(&gm.member_id))
                     .ok_or_else(|| PErr {
                         code: Code::NotFound,
                         msg: format!("no member {}", gm.member_id),
-                    })?
-                    .0;
+                    })?;
                 if gm.weight < 0 {
                     return inval("negative member weight");
                 }
@@ -1375,22 +1396,24 @@ impl Device {
         }
         let grps = self.groups.entry(prof.id).or_default();
         let sw = self.sw.as_mut().unwrap();
-        match (ty, grps.get_mut(&g.group_id)) {
+        match (ty, grps.by_id.get(&g.group_id).copied()) {
             (T::Insert, Some(_)) => {
                 err(Code::AlreadyExists, format!("group {} exists", g.group_id))
             }
             (T::Insert, None) => {
                 let h = sw.group_create(prof.sw, handles);
-                grps.insert(g.group_id, (h, g.clone()));
+                grps.insert(g.group_id, h);
+                self.group_max_size
+                    .insert((prof.id, g.group_id), g.max_size);
                 Ok(())
             }
-            (T::Modify, Some(x)) => {
-                sw.group_set_members(prof.sw, x.0, handles).map_err(ia)?;
-                x.1 = g.clone();
+            (T::Modify, Some(h)) => {
+                sw.group_set_members(prof.sw, h, handles).map_err(ia)?;
+                self.group_max_size
+                    .insert((prof.id, g.group_id), g.max_size);
                 Ok(())
             }
-            (T::Delete, Some(x)) => {
-                let h = x.0;
+            (T::Delete, Some(h)) => {
                 let used = pipe
                     .tables
                     .values()
@@ -1409,7 +1432,8 @@ impl Device {
                     );
                 }
                 sw.group_delete(prof.sw, h).map_err(ia)?;
-                grps.remove(&g.group_id);
+                grps.remove(g.group_id);
+                self.group_max_size.remove(&(prof.id, g.group_id));
                 Ok(())
             }
             (_, None) => err(Code::NotFound, format!("no group {}", g.group_id)),
@@ -1529,20 +1553,31 @@ impl Device {
         Ok(out)
     }
 
-    fn mk_nodes(sw: &mut Switch, g: u32, reps: &[(u32, u32)]) -> Vec<u32> {
-        let mut hs = vec![];
+    fn mk_nodes(sw: &mut Switch, g: u32, reps: &[(u32, u32)]) {
         for &(port, rid) in reps {
             let h = sw.pre_mut().node_create(rid, vec![port]);
             let _ = sw.pre_mut().node_associate(g, h);
-            hs.push(h);
         }
-        hs
+    }
+
+    /// Removes multicast group `g` and its nodes (those no other group also holds).
+    fn destroy_group(sw: &mut Switch, g: u32) {
+        let Some(nodes) = sw.pre().groups.get(&g).cloned() else {
+            return;
+        };
+        let _ = sw.pre_mut().mgrp_destroy(g);
+        for h in nodes {
+            if !sw.pre().groups.values().any(|o| o.contains(&h)) {
+                let _ = sw.pre_mut().node_destroy(h);
+            }
+        }
     }
 
     fn write_pre(&mut self, ty: p4::update::Type, p: &p4::PacketReplicationEngineEntry) -> R<()> {
         use p4::packet_replication_engine_entry::Type as P;
         use p4::update::Type as T;
-        let (_, _pipe) = self.parts()?;
+        self.parts()?;
+        let sw = self.sw.as_mut().unwrap();
         match &p.r#type {
             None => inval("empty packet replication engine entry"),
             Some(P::MulticastGroupEntry(m)) => {
@@ -1555,8 +1590,7 @@ impl Device {
                 } else {
                     Self::replica_ports(&m.replicas)?
                 };
-                let exists = self.mcast.contains_key(&g);
-                let sw = self.sw.as_mut().unwrap();
+                let exists = sw.pre().groups.contains_key(&g);
                 match ty {
                     T::Insert if exists => {
                         return err(Code::AlreadyExists, format!("multicast group {} exists", g))
@@ -1566,16 +1600,12 @@ impl Device {
                     }
                     _ => {}
                 }
-                if let Some((old, _)) = self.mcast.remove(&g) {
-                    for h in old {
-                        let _ = sw.pre_mut().node_destroy(h);
-                    }
-                    let _ = sw.pre_mut().mgrp_destroy(g);
-                }
+                Self::destroy_group(sw, g);
+                self.mcast_metadata.remove(&g);
                 if ty != T::Delete {
                     let _ = sw.pre_mut().mgrp_create(g);
-                    let hs = Self::mk_nodes(sw, g, &reps);
-                    self.mcast.insert(g, (hs, m.clone()));
+                    Self::mk_nodes(sw, g, &reps);
+                    self.mcast_metadata.insert(g, m.metadata.clone());
                 }
                 Ok(())
             }
@@ -1589,7 +1619,7 @@ impl Device {
                 if c.packet_length_bytes < 0 {
                     return inval("negative packet_length_bytes");
                 }
-                let exists = self.clones.contains_key(&s);
+                let exists = sw.pre().mirrors.contains_key(&s);
                 match ty {
                     T::Insert if exists => {
                         return err(Code::AlreadyExists, format!("clone session {} exists", s))
@@ -1599,33 +1629,26 @@ impl Device {
                     }
                     _ => {}
                 }
-                let sw = self.sw.as_mut().unwrap();
-                if let Some((grp, _)) = self.clones.remove(&s) {
-                    if let Some((g, hs)) = grp {
-                        for h in hs {
-                            let _ = sw.pre_mut().node_destroy(h);
-                        }
-                        let _ = sw.pre_mut().mgrp_destroy(g);
-                    }
-                    sw.pre_mut().mirrors.remove(&s);
-                }
+                // the replica group P4Runtime made for the session (a group ctl named
+                // with mirroring_add_mc is ctl's and stays)
+                Self::destroy_group(sw, CLONE_GROUP_BASE + s);
+                sw.pre_mut().mirrors.remove(&s);
+                self.clone_cos.remove(&s);
                 if ty != T::Delete {
                     let mut mirror = sdnperf_switch::pre::Mirror::default();
                     if c.packet_length_bytes > 0 {
                         mirror.truncate = Some(c.packet_length_bytes as usize);
                     }
-                    let mut grp = None;
                     if reps.len() == 1 && reps[0].1 == 0 {
                         mirror.port = Some(reps[0].0);
                     } else if !reps.is_empty() {
                         let g = CLONE_GROUP_BASE + s;
                         let _ = sw.pre_mut().mgrp_create(g);
-                        let hs = Self::mk_nodes(sw, g, &reps);
+                        Self::mk_nodes(sw, g, &reps);
                         mirror.mgrp = Some(g);
-                        grp = Some((g, hs));
                     }
                     sw.pre_mut().mirrors.insert(s, mirror);
-                    self.clones.insert(s, (grp, c.clone()));
+                    self.clone_cos.insert(s, c.class_of_service);
                 }
                 Ok(())
             }
@@ -1753,26 +1776,61 @@ impl Device {
                 }
             }
             E::ActionProfileMember(q) => {
-                for (pid, mems) in &self.members {
-                    if q.action_profile_id != 0 && q.action_profile_id != *pid {
+                for (pid, mems) in sorted(&self.members) {
+                    if q.action_profile_id != 0 && q.action_profile_id != pid {
                         continue;
                     }
-                    for (mid, (_, m)) in mems {
-                        if q.member_id == 0 || q.member_id == *mid {
-                            out.push(wrap(E::ActionProfileMember(m.clone())));
+                    let sp = sw.profile(pipe.profiles[&pid].sw);
+                    for (mid, h) in sorted(&mems.by_id) {
+                        if q.member_id != 0 && q.member_id != mid {
+                            continue;
                         }
+                        let Some(Some((action, data))) = sp.members.get(*h as usize) else {
+                            continue;
+                        };
+                        out.push(wrap(E::ActionProfileMember(p4::ActionProfileMember {
+                            action_profile_id: pid,
+                            member_id: mid,
+                            action: Self::action_from_switch(&pipe, *action, data),
+                        })));
                     }
                 }
             }
             E::ActionProfileGroup(q) => {
-                for (pid, grps) in &self.groups {
-                    if q.action_profile_id != 0 && q.action_profile_id != *pid {
+                for (pid, grps) in sorted(&self.groups) {
+                    if q.action_profile_id != 0 && q.action_profile_id != pid {
                         continue;
                     }
-                    for (gid, (_, g)) in grps {
-                        if q.group_id == 0 || q.group_id == *gid {
-                            out.push(wrap(E::ActionProfileGroup(g.clone())));
+                    let sp = sw.profile(pipe.profiles[&pid].sw);
+                    let member_ids = self.members.get(&pid).map(|m| &m.by_handle);
+                    for (gid, h) in sorted(&grps.by_id) {
+                        if q.group_id != 0 && q.group_id != gid {
+                            continue;
                         }
+                        let Some(Some(handles)) = sp.groups.get(*h as usize) else {
+                            continue;
+                        };
+                        // a member listed n times has weight n, in first-listed order
+                        let mut members: Vec<p4::action_profile_group::Member> = vec![];
+                        for mh in handles {
+                            let Some(&mid) = member_ids.and_then(|m| m.get(mh)) else {
+                                continue;
+                            };
+                            match members.iter_mut().find(|m| m.member_id == mid) {
+                                Some(m) => m.weight += 1,
+                                None => members.push(p4::action_profile_group::Member {
+                                    member_id: mid,
+                                    weight: 1,
+                                    ..Default::default()
+                                }),
+                            }
+                        }
+                        out.push(wrap(E::ActionProfileGroup(p4::ActionProfileGroup {
+                            action_profile_id: pid,
+                            group_id: gid,
+                            members,
+                            max_size: self.group_max_size.get(&(pid, gid)).copied().unwrap_or(0),
+                        })));
                     }
                 }
             }
@@ -1927,17 +1985,42 @@ impl Device {
                 use p4::packet_replication_engine_entry::Type as P;
                 match &q.r#type {
                     Some(P::MulticastGroupEntry(m)) => {
-                        let mut ids: Vec<&u32> = self.mcast.keys().filter(|&&g| m.multicast_group_id == 0 || m.multicast_group_id == g).collect();
+                        let pre = sw.pre();
+                        let mut ids: Vec<u32> = pre
+                            .groups
+                            .keys()
+                            .copied()
+                            .filter(|&g| g != 0 && g < CLONE_GROUP_BASE)
+                            .filter(|&g| m.multicast_group_id == 0 || m.multicast_group_id == g)
+                            .collect();
                         ids.sort();
                         for g in ids {
-                            out.push(wrap(E::PacketReplicationEngineEntry(p4::PacketReplicationEngineEntry { r#type: Some(P::MulticastGroupEntry(self.mcast[g].1.clone())) })));
+                            let entry = p4::MulticastGroupEntry {
+                                multicast_group_id: g,
+                                replicas: replicas_of(pre, g),
+                                metadata: self.mcast_metadata.get(&g).cloned().unwrap_or_default(),
+                            };
+                            out.push(wrap(E::PacketReplicationEngineEntry(p4::PacketReplicationEngineEntry { r#type: Some(P::MulticastGroupEntry(entry)) })));
                         }
                     }
                     Some(P::CloneSessionEntry(c)) => {
-                        let mut ids: Vec<&u32> = self.clones.keys().filter(|&&s| c.session_id == 0 || c.session_id == s).collect();
+                        let pre = sw.pre();
+                        let mut ids: Vec<u32> = pre.mirrors.keys().copied().filter(|&s| c.session_id == 0 || c.session_id == s).collect();
                         ids.sort();
                         for s in ids {
-                            out.push(wrap(E::PacketReplicationEngineEntry(p4::PacketReplicationEngineEntry { r#type: Some(P::CloneSessionEntry(self.clones[s].1.clone())) })));
+                            let m = pre.mirrors[&s];
+                            let replicas = match (m.port, m.mgrp) {
+                                (Some(port), _) => vec![replica(0, port)],
+                                (None, Some(g)) => replicas_of(pre, g),
+                                (None, None) => vec![],
+                            };
+                            let entry = p4::CloneSessionEntry {
+                                session_id: s,
+                                replicas,
+                                class_of_service: self.clone_cos.get(&s).copied().unwrap_or(0),
+                                packet_length_bytes: m.truncate.unwrap_or(0) as i32,
+                            };
+                            out.push(wrap(E::PacketReplicationEngineEntry(p4::PacketReplicationEngineEntry { r#type: Some(P::CloneSessionEntry(entry)) })));
                         }
                     }
                     None => return inval("packet replication engine read needs a multicast group or clone session entry"),
@@ -2001,39 +2084,31 @@ impl Device {
         Ok(())
     }
 
-    /// Every writable entity, in an order that can be written back (used by reconcile).
+    /// Every writable entity, in an order that can be written back (used by reconcile):
+    /// members before groups before table entries.
     pub fn read_all(&self) -> Vec<p4::Entity> {
-        let mut out = vec![];
+        use p4::packet_replication_engine_entry::Type as P;
         let wrap = |e: E| p4::Entity { entity: Some(e) };
-        for mems in self.members.values() {
-            for (_, m) in mems.values() {
-                out.push(wrap(E::ActionProfileMember(m.clone())));
-            }
-        }
-        for grps in self.groups.values() {
-            for (_, g) in grps.values() {
-                out.push(wrap(E::ActionProfileGroup(g.clone())));
-            }
+        let mut out = vec![];
+        for q in [
+            E::ActionProfileMember(Default::default()),
+            E::ActionProfileGroup(Default::default()),
+        ] {
+            let _ = self.read(&wrap(q), &mut out);
         }
         for ts in self.tables.values() {
             for st in ts.by_key.values() {
                 out.push(wrap(E::TableEntry(st.entry.clone())));
             }
         }
-        use p4::packet_replication_engine_entry::Type as P;
-        for (_, m) in self.mcast.values() {
-            out.push(wrap(E::PacketReplicationEngineEntry(
-                p4::PacketReplicationEngineEntry {
-                    r#type: Some(P::MulticastGroupEntry(m.clone())),
-                },
-            )));
-        }
-        for (_, c) in self.clones.values() {
-            out.push(wrap(E::PacketReplicationEngineEntry(
-                p4::PacketReplicationEngineEntry {
-                    r#type: Some(P::CloneSessionEntry(c.clone())),
-                },
-            )));
+        for q in [
+            P::MulticastGroupEntry(Default::default()),
+            P::CloneSessionEntry(Default::default()),
+        ] {
+            let q = E::PacketReplicationEngineEntry(p4::PacketReplicationEngineEntry {
+                r#type: Some(q),
+            });
+            let _ = self.read(&wrap(q), &mut out);
         }
         for (d, c) in &self.digest_cfg {
             out.push(wrap(E::DigestEntry(p4::DigestEntry {
@@ -2226,6 +2301,30 @@ impl Device {
             ));
         }
     }
+}
+
+/// A map's entries in key order (Reads list entities in a stable order).
+fn sorted<V>(m: &HashMap<u32, V>) -> Vec<(u32, &V)> {
+    let mut v: Vec<(u32, &V)> = m.iter().map(|(k, v)| (*k, v)).collect();
+    v.sort_by_key(|x| x.0);
+    v
+}
+
+fn replica(instance: u32, port: u32) -> p4::Replica {
+    p4::Replica {
+        instance,
+        port_kind: Some(p4::replica::PortKind::Port(u128_to_bytes(port as u128))),
+        ..Default::default()
+    }
+}
+
+/// Multicast group `g`'s replicas as the switch's PRE holds them (node order).
+fn replicas_of(pre: &sdnperf_switch::pre::Pre, g: u32) -> Vec<p4::Replica> {
+    let mut reps = vec![];
+    pre.replicas(g, &mut reps);
+    reps.into_iter()
+        .map(|(rid, port)| replica(rid, port))
+        .collect()
 }
 
 fn set_direct_counter(sw: &mut Switch, ti: usize, h: u32, c: &p4::CounterData) {

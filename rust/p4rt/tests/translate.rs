@@ -1638,3 +1638,172 @@ fn p4runtime_reads_the_multicast_groups_and_clone_sessions_ctl_makes() {
     assert!(pre_entries(&f, P::MulticastGroupEntry(Default::default())).is_empty());
     assert!(pre_entries(&f, P::CloneSessionEntry(Default::default())).is_empty());
 }
+
+/// Action profile members and groups ctl makes are read by P4Runtime (as the switch holds
+/// them, under ids P4Runtime's own writes cannot collide with), can be used by P4Runtime
+/// table entries, and go from the Read when ctl deletes them; a member P4Runtime wrote
+/// and ctl deleted is gone too.
+#[test]
+fn p4runtime_reads_the_action_profile_members_and_groups_ctl_makes() {
+    let mut f = Fx::new();
+    let ctl = |f: &mut Fx, line: &str| -> String {
+        let out = sdnperf_switch::ctl::execute(f.dev.sw.as_mut().unwrap(), line).unwrap();
+        f.dev.sync_from_switch();
+        out
+    };
+    let prof = f.id("ecmp_sel");
+    let ecmp = f.id("ecmp");
+    let Some(p4::table_action::Type::Action(fwd5)) = f.action("forward", &[5]).r#type else {
+        unreachable!()
+    };
+    // P4Runtime's member 1 takes switch handle 0; ctl's member takes handle 1
+    f.w(
+        T::Insert,
+        E::ActionProfileMember(p4::ActionProfileMember {
+            action_profile_id: prof,
+            member_id: 1,
+            action: Some(fwd5.clone()),
+        }),
+    )
+    .unwrap();
+    assert_eq!(
+        ctl(&mut f, "act_prof_create_member ecmp_sel forward 7"),
+        "Member has been created with handle 1"
+    );
+    assert_eq!(
+        ctl(&mut f, "act_prof_create_group ecmp_sel"),
+        "Group has been created with handle 0"
+    );
+    ctl(&mut f, "act_prof_add_member_to_group ecmp_sel 1 0");
+    ctl(&mut f, "act_prof_add_member_to_group ecmp_sel 0 0");
+    let members = |f: &Fx| -> Vec<p4::ActionProfileMember> {
+        let mut v: Vec<_> = f
+            .read(E::ActionProfileMember(p4::ActionProfileMember {
+                action_profile_id: prof,
+                ..Default::default()
+            }))
+            .into_iter()
+            .map(|e| match e {
+                E::ActionProfileMember(m) => m,
+                other => panic!("{:?}", other),
+            })
+            .collect();
+        v.sort_by_key(|m| m.member_id);
+        v
+    };
+    let ms = members(&f);
+    assert_eq!(ms.len(), 2, "{:?}", ms);
+    assert_eq!((ms[0].member_id, ms[0].action.clone()), (1, Some(fwd5)));
+    let ctl_member = ms[1].member_id;
+    assert_ne!(ctl_member, 1);
+    let Some(p4::table_action::Type::Action(fwd7)) = f.action("forward", &[7]).r#type else {
+        unreachable!()
+    };
+    assert_eq!(ms[1].action, Some(fwd7));
+    // P4Runtime cannot take the id ctl's member shows under
+    let dup = f.w(
+        T::Insert,
+        E::ActionProfileMember(p4::ActionProfileMember {
+            action_profile_id: prof,
+            member_id: ctl_member,
+            action: ms[0].action.clone(),
+        }),
+    );
+    assert_eq!(dup.unwrap_err().0, Code::AlreadyExists);
+    let groups = f.read(E::ActionProfileGroup(p4::ActionProfileGroup {
+        action_profile_id: prof,
+        ..Default::default()
+    }));
+    assert_eq!(groups.len(), 1, "{:?}", groups);
+    let E::ActionProfileGroup(g) = &groups[0] else {
+        panic!()
+    };
+    let gm: Vec<_> = g.members.iter().map(|m| (m.member_id, m.weight)).collect();
+    assert_eq!(gm, vec![(ctl_member, 1), (1, 1)]);
+    // a P4Runtime entry can point at ctl's group
+    let grp_entry = te(
+        ecmp,
+        vec![exact(1, &[10, 0, 0, 1])],
+        Some(p4::TableAction {
+            r#type: Some(p4::table_action::Type::ActionProfileGroupId(g.group_id)),
+        }),
+        0,
+    );
+    f.w(T::Insert, grp_entry.clone()).unwrap();
+    f.w(T::Delete, grp_entry).unwrap();
+    // what ctl deletes (its own group, P4Runtime's member) goes from the Read
+    ctl(&mut f, "act_prof_delete_group ecmp_sel 0");
+    ctl(&mut f, "act_prof_delete_member ecmp_sel 0");
+    let ms = members(&f);
+    assert_eq!(
+        ms.iter().map(|m| m.member_id).collect::<Vec<_>>(),
+        vec![ctl_member]
+    );
+    assert!(f
+        .read(E::ActionProfileGroup(p4::ActionProfileGroup {
+            action_profile_id: prof,
+            ..Default::default()
+        }))
+        .is_empty());
+}
+
+/// A clone session P4Runtime made and ctl then changed reads back as ctl left it (the
+/// switch's session, not a copy of what P4Runtime wrote); a multicast group P4Runtime made
+/// and ctl added a node to reads back with that node.
+#[test]
+fn p4runtime_reads_the_pre_as_ctl_changed_it() {
+    use p4::packet_replication_engine_entry::Type as P;
+    let mut f = Fx::new();
+    let ctl = |f: &mut Fx, line: &str| -> String {
+        let out = sdnperf_switch::ctl::execute(f.dev.sw.as_mut().unwrap(), line).unwrap();
+        f.dev.sync_from_switch();
+        out
+    };
+    let rep = |port: u32, instance| p4::Replica {
+        instance,
+        backup_replicas: vec![],
+        port_kind: Some(p4::replica::PortKind::Port(u128_to_bytes(port as u128))),
+    };
+    let cs = |s, replicas, len| {
+        E::PacketReplicationEngineEntry(p4::PacketReplicationEngineEntry {
+            r#type: Some(P::CloneSessionEntry(p4::CloneSessionEntry {
+                session_id: s,
+                replicas,
+                class_of_service: 2,
+                packet_length_bytes: len,
+            })),
+        })
+    };
+    let mg = |g, replicas| {
+        E::PacketReplicationEngineEntry(p4::PacketReplicationEngineEntry {
+            r#type: Some(P::MulticastGroupEntry(p4::MulticastGroupEntry {
+                multicast_group_id: g,
+                replicas,
+                metadata: vec![1, 2],
+            })),
+        })
+    };
+    f.w(T::Insert, cs(4, vec![rep(6, 0)], 0)).unwrap();
+    f.w(T::Insert, mg(3, vec![rep(1, 0), rep(2, 0)])).unwrap();
+    // unchanged, both read back as written
+    assert_eq!(f.read(cs(4, vec![], 0)), vec![cs(4, vec![rep(6, 0)], 0)]);
+    assert_eq!(
+        f.read(mg(3, vec![])),
+        vec![mg(3, vec![rep(1, 0), rep(2, 0)])]
+    );
+    ctl(&mut f, "mirroring_add 4 8 128");
+    assert_eq!(f.read(cs(4, vec![], 0)), vec![cs(4, vec![rep(8, 0)], 128)]);
+    let n = ctl(&mut f, "mc_node_create 9 7");
+    let h = n.rsplit(' ').next().unwrap().to_string();
+    ctl(&mut f, &format!("mc_node_associate 3 {}", h));
+    assert_eq!(
+        f.read(mg(3, vec![])),
+        vec![mg(3, vec![rep(1, 0), rep(2, 0), rep(7, 9)])]
+    );
+    // P4Runtime deletes both; nothing of them is left in the switch
+    f.w(T::Delete, cs(4, vec![], 0)).unwrap();
+    f.w(T::Delete, mg(3, vec![])).unwrap();
+    let pre = f.dev.sw.as_ref().unwrap().pre();
+    assert!(pre.mirrors.is_empty() && pre.groups.is_empty());
+    assert!(pre.nodes.iter().all(|n| n.is_none()), "{:?}", pre.nodes);
+}

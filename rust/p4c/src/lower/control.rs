@@ -45,6 +45,7 @@ impl<'a> Lower<'a> {
             tables: HashMap::new(),
             applied: HashSet::new(),
             pipe,
+            ret: next.clone(),
         };
         self.ctl = Some(info.clone());
         self.scopes.push(HashMap::new());
@@ -281,6 +282,64 @@ impl<'a> Lower<'a> {
         ])))
     }
 
+    /// Table applications that are not evaluated first but sit under `&&`, `||`, `?:` or
+    /// `!` become control flow, which evaluates them exactly when the operator does:
+    /// `l = a || e` is `if (a) { l = true; } else { l = e; }`, `l = a && e` is
+    /// `if (a) { l = e; } else { l = false; }`, `l = c ? x : y` is `if (c) { l = x; } else
+    /// { l = y; }`, `l = !e` is `if (e) { l = false; } else { l = true; }`; a condition
+    /// `if (e) ..` of that kind goes through `bool tmp = e; if (tmp) ..`. The target `l`
+    /// is written last either way, so it must not read anything the table may change
+    /// (no run-time index).
+    fn desugar_table_in_expr(&mut self, s: &Stmt) -> Option<Stmt> {
+        let sp = s.span;
+        let e = |kind| Expr { kind, span: sp };
+        let st = |kind| Stmt { kind, span: sp };
+        let branches = |c: &Expr, a: Stmt, b: Stmt| {
+            st(StmtKind::If(c.clone(), Box::new(a), Some(Box::new(b))))
+        };
+        let shaped = |x: &Expr| {
+            matches!(
+                &x.kind,
+                ExprKind::Binary("||" | "&&", ..) | ExprKind::Ternary(..) | ExprKind::Unary("!", _)
+            )
+        };
+        match &s.kind {
+            // `if (!t.apply().hit)` is a table node with two successors
+            StmtKind::If(cond, a, b)
+                if self.has_apply(cond)
+                    && shaped(cond)
+                    && !matches!(&cond.kind, ExprKind::Unary("!", x) if is_table_hit(x)) =>
+            {
+                let tmp = format!("tbl_cond_{}", self.tmp_count);
+                self.tmp_count += 1;
+                let name = e(ExprKind::Name(tmp.clone()));
+                Some(st(StmtKind::Block(vec![
+                    st(StmtKind::Var(vec![], TypeRef::Bool, tmp, None)),
+                    st(StmtKind::Assign(name.clone(), cond.clone())),
+                    st(StmtKind::If(name, a.clone(), b.clone())),
+                ])))
+            }
+            StmtKind::Assign(l, r)
+                if self.has_apply(r) && !self.has_apply(l) && !has_index(l) && shaped(r) =>
+            {
+                let set = |v: Expr| st(StmtKind::Assign(l.clone(), v));
+                let lit = |v| e(ExprKind::Bool(v));
+                Some(match &r.kind {
+                    ExprKind::Binary("||", a, b) => branches(a, set(lit(true)), set((**b).clone())),
+                    ExprKind::Binary("&&", a, b) => {
+                        branches(a, set((**b).clone()), set(lit(false)))
+                    }
+                    ExprKind::Unary("!", x) => branches(x, set(lit(false)), set(lit(true))),
+                    ExprKind::Ternary(c, a, b) => {
+                        branches(c, set((**a).clone()), set((**b).clone()))
+                    }
+                    _ => return None,
+                })
+            }
+            _ => None,
+        }
+    }
+
     /// Lower a statement sequence of an apply block; returns the entry node.
     pub(super) fn ctl_seq(
         &mut self,
@@ -347,7 +406,7 @@ impl<'a> Lower<'a> {
                 continue;
             }
             if matches!(s.kind, StmtKind::Return(_)) {
-                cur = None;
+                cur = self.ctl.as_ref().and_then(|c| c.ret.clone());
                 i -= 1;
                 continue;
             }
@@ -387,6 +446,9 @@ impl<'a> Lower<'a> {
 
     pub(super) fn ctl_stmt(&mut self, s: &Stmt, next: Option<String>) -> PResult<Option<String>> {
         if let Some(s) = self.hoist_table_hit(s) {
+            return self.ctl_stmt(&s, next);
+        }
+        if let Some(s) = self.desugar_table_in_expr(s) {
             return self.ctl_stmt(&s, next);
         }
         match &s.kind {
@@ -436,7 +498,7 @@ impl<'a> Lower<'a> {
                     }
                 }
                 if self.has_apply(cond) {
-                    return Err(Error::new(cond.span, "a table application inside a condition must be the first thing it evaluates (`if (t.apply().hit && c)`); apply the table in a statement of its own before this one"));
+                    return Err(Error::new(cond.span, "a table application inside a condition must be the first thing it evaluates (`if (t.apply().hit && c)`) or be an operand of `&&`, `||`, `?:` or `!`; apply the table in a statement of its own before this one"));
                 }
                 let tb = self.ctl_seq(std::slice::from_ref(a), next.clone())?;
                 let fb = match b {
@@ -540,6 +602,14 @@ impl<'a> Lower<'a> {
                 Ok(Some(entry))
             }
             StmtKind::Empty => Ok(next),
+            StmtKind::Assign(l, r) if self.has_apply(r) => Err(Error::new(
+                if has_index(l) { l.span } else { r.span },
+                if has_index(l) {
+                    "an assignment of a table application's result cannot have a run-time stack index in its target (the table may change it); assign to a local variable first"
+                } else {
+                    "a table application in a value must be evaluated first or be an operand of `&&`, `||`, `?:` or `!`; apply the table in a statement of its own before this one"
+                },
+            )),
             _ => Err(Error::new(s.span, "unsupported statement in apply block")),
         }
     }
@@ -713,6 +783,11 @@ fn leftmost_table_hit_replaced(e: &Expr, tmp: &str) -> Option<Expr> {
         _ => return None,
     };
     Some(Expr { kind, span: e.span })
+}
+
+/// `t.apply().hit` or `t.apply().miss`.
+fn is_table_hit(e: &Expr) -> bool {
+    matches!(&e.kind, ExprKind::Member(c, m) if (m == "hit" || m == "miss") && is_apply_call(c))
 }
 
 fn is_apply_call(c: &Expr) -> bool {

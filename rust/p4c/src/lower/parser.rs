@@ -23,6 +23,7 @@ impl<'a> Lower<'a> {
             tables: HashMap::new(),
             applied: HashSet::new(),
             pipe: 0,
+            ret: None,
         });
         let mut init_ops = vec![];
         for l in locals {

@@ -10,8 +10,8 @@ control VC(inout headers_t hdr, inout metadata_t meta) { apply { } }
 control Ing(inout headers_t hdr, inout metadata_t meta, inout standard_metadata_t sm) {
     table t { key = { hdr.h.a : exact; } actions = { NoAction; } }
     apply {
-        // t runs only when a == 1: it cannot be hoisted before the condition
-        if (hdr.h.a == 1 && t.apply().hit) { sm.egress_spec = 1; }
+        // `==` is evaluated after the table: neither first nor under `&&`, `||`, `?:`, `!`
+        if (hdr.h.a == (t.apply().hit ? 8w1 : 8w2)) { sm.egress_spec = 1; }
     }
 }
 control Eg(inout headers_t hdr, inout metadata_t meta, inout standard_metadata_t sm) { apply { } }
