@@ -1009,7 +1009,20 @@ impl<'a> Lower<'a> {
                 "function calls nested too deeply (recursion?)",
             ));
         }
-        if !fn_is_simple(params, body) {
+        // a header, struct or tuple parameter is bound to a location (a list argument
+        // to a temporary), which the expression-only inlining below cannot do
+        let mut composite = false;
+        for p in params {
+            composite |= matches!(
+                self.env.resolve(&p.ty)?,
+                Type::Header(_)
+                    | Type::Struct(_)
+                    | Type::Union(_)
+                    | Type::Tuple(_)
+                    | Type::Stack(..)
+            );
+        }
+        if !fn_is_simple(params, body) || composite {
             return self.inline_function_stmts(e, n, &rt, params, body, args);
         }
         let mut binds = vec![];

@@ -157,6 +157,8 @@ impl<'a> Lower<'a> {
                 Dir::In => {
                     !keys[i].is_empty() && (later_effects || overlap(&keys[i], &written))
                         || access.written.contains(&p.name)
+                        // a header or struct value given as a list lives in a temporary
+                        || matches!(e.kind, ExprKind::List(_))
                 }
                 // a slice is no location the body could name: always a temporary
                 _ => {

@@ -10,7 +10,8 @@
 //! slices and concatenation, casts, tables keyed on expressions with ternary const entries,
 //! `exit` and `return` in nested blocks, a sub-parser applied in more than one state,
 //! functions returning headers (assigned whole or a field taken), nested slices as
-//! assignment targets and slices as `inout` arguments.
+//! assignment targets, slices as `inout` arguments and a list expression as an action's
+//! `in` header argument.
 //!
 //! `gen --seed S --count N --out DIR` writes DIR/gNNNNN.p4 and DIR/gNNNNN.stf (packets only,
 //! no expectations).
@@ -37,9 +38,8 @@ struct Gen {
     /// functions declared so far: (name, returns bool, has a `return` inside an `if`,
     /// has an `if`/`else`)
     funcs: Vec<(String, bool, bool, bool)>,
-    /// functions returning an `h_t`: (name, has an `if` that returns or an `if`/`else`,
-    /// so not called in actions for the p4c bugs above)
-    hfuncs: Vec<(String, bool)>,
+    /// functions returning an `h_t` (called outside actions only, see `hcall`)
+    hfuncs: Vec<String>,
     /// generating a function that returns `h_t`
     ret_header: bool,
     /// generating an action body. p4c 1.2.4.8 predicates the `if`s of actions wrongly
@@ -185,7 +185,7 @@ impl Gen {
             return format!("{} = {};\n", self.lvalue(), self.expr());
         }
         self.depth += 1;
-        let r = match self.rng.below(16) {
+        let r = match self.rng.below(17) {
             0..=4 => format!("{} = {};\n", self.lvalue(), self.expr()),
             5 => {
                 let n = format!("l{}", self.nlocal);
@@ -251,6 +251,11 @@ impl Gen {
                 let lo = self.rng.below(5);
                 format!("nib({}[{}:{}]);\n", self.lvalue_simple(), lo + 3, lo)
             }
+            // a header value given as a list expression
+            16 if self.in_func.is_none() && !self.in_action => {
+                let v: Vec<String> = (0..6).map(|_| self.expr()).collect();
+                format!("lst({{ {} }});\n", v.join(", "))
+            }
             _ => format!("{} = {};\n", self.lvalue(), self.expr()),
         };
         self.depth -= 1;
@@ -258,14 +263,11 @@ impl Gen {
     }
 
     /// A call of a function returning `h_t`, or None when there is none to call here.
+    /// Not in actions: besides the predication bugs above, p4c 1.2.4.8 refuses the
+    /// result's `setValid` under an action's `if` ("Conditional execution in actions").
     fn hcall(&mut self) -> Option<String> {
-        let cands: Vec<String> = self
-            .hfuncs
-            .iter()
-            .filter(|f| !(self.in_action && f.1))
-            .map(|f| f.0.clone())
-            .collect();
-        if cands.is_empty() || self.in_func.is_some() {
+        let cands = self.hfuncs.clone();
+        if cands.is_empty() || self.in_func.is_some() || self.in_action {
             return None;
         }
         let f = cands[self.rng.below(cands.len())].clone();
@@ -356,6 +358,16 @@ pub fn program(seed: u64) -> (String, String) {
             i, a
         );
     }
+    // an `in h_t` parameter, given a list expression at the call (arm 16 of stmt)
+    let lst = format!(
+        "{} = v.{};\n{} = v.{};\n{}",
+        g.lvalue_simple(),
+        g.pick(&["a", "b", "c", "d", "e", "f"]),
+        g.lvalue_simple(),
+        g.pick(&["a", "b", "c", "d", "e", "f"]),
+        g.block(1)
+    );
+    let _ = writeln!(table, "action lst(in h_t v) {{\n{}}}", lst);
     let nib = g.block(1);
     let _ = writeln!(
         table,
@@ -442,8 +454,7 @@ impl Gen {
         self.locals = saved;
         self.in_func = None;
         self.ret_header = false;
-        self.hfuncs
-            .push((name.clone(), self.cur_early || self.cur_branch));
+        self.hfuncs.push(name.clone());
         format!(
             "h_t {}(inout bit<8> x, in bit<8> y) {{\n{}return {};\n}}\n",
             name, body, last
