@@ -109,6 +109,9 @@ pub struct TypeEnv {
     pub consts: HashMap<String, (Type, u128)>,
     pub externs: HashMap<String, Vec<Method>>,
     pub type_params: Vec<String>,
+    /// (header type, field) → struct type, for header fields of struct type: the header's
+    /// own field list holds the struct's leaves as `field.leaf` (`row.e`, `row.t`, ...)
+    pub header_structs: HashMap<(String, String), String>,
 }
 
 /// Shift left that yields 0 instead of overflowing.
@@ -171,6 +174,24 @@ impl TypeEnv {
                     let mut fs = vec![];
                     for f in fields {
                         match env.resolve(&f.ty) {
+                            Ok(Type::Struct(s)) if kind == Composite::Header => {
+                                // P4_16 type nesting rules: a struct in a header holds only
+                                // bit<W>, int<W>, bool and serializable enums (or such structs)
+                                match env.struct_leaves(&s) {
+                                    Some(leaves) => {
+                                        env.header_structs
+                                            .insert((name.clone(), f.name.clone()), s.clone());
+                                        for (leaf, lt) in leaves {
+                                            fs.push((
+                                                format!("{}.{}", f.name, leaf),
+                                                lt,
+                                                f.annos.clone(),
+                                            ));
+                                        }
+                                    }
+                                    None => errs.push(Error::new(f.span, format!("header field '{}' has type {}; a struct in a header may only hold bit<N>, int<N>, bool, serializable enums or such structs", f.name, s))),
+                                }
+                            }
                             Ok(t) => {
                                 if kind == Composite::Header
                                     && !matches!(
@@ -404,6 +425,30 @@ impl TypeEnv {
 
     pub fn composite(&self, n: &str) -> Option<&CompositeDef> {
         self.composites.get(n)
+    }
+
+    /// The fields of struct `s` flattened in order (`inner.f` for nested structs), when
+    /// all are fixed-width scalars: what a struct-typed header field holds.
+    pub fn struct_leaves(&self, s: &str) -> Option<Vec<(String, Type)>> {
+        let def = self.composites.get(s)?;
+        if def.kind != Composite::Struct {
+            return None;
+        }
+        let mut out = vec![];
+        for (f, t, _) in &def.fields {
+            match t {
+                Type::Bit(_) | Type::Int(_) | Type::Bool | Type::SerEnum(..) => {
+                    out.push((f.clone(), t.clone()))
+                }
+                Type::Struct(inner) => {
+                    for (leaf, lt) in self.struct_leaves(inner)? {
+                        out.push((format!("{}.{}", f, leaf), lt));
+                    }
+                }
+                _ => return None,
+            }
+        }
+        Some(out)
     }
 
     pub fn field_type(&self, ty: &Type, f: &str) -> Option<Type> {

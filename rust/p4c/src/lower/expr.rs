@@ -27,6 +27,10 @@ impl<'a> Lower<'a> {
                         }
                     }
                     Place::Header { inst, ty } => {
+                        let key = (ty.clone(), m.clone());
+                        if let Some(s) = self.env.header_structs.get(&key) {
+                            return Ok(self.header_struct_place(inst, m, s));
+                        }
                         match self.env.field_type(&Type::Header(ty.clone()), m) {
                             Some(t) => Ok(Place::Field {
                                 hdr: inst.clone(),
@@ -139,6 +143,35 @@ impl<'a> Lower<'a> {
                 e.span,
                 "expected a location (a variable, header or field)",
             )),
+        }
+    }
+
+    /// A struct-typed field `prefix` of header instance `inst`, as a struct of the
+    /// header's flattened fields (`prefix.leaf`).
+    fn header_struct_place(&self, inst: &str, prefix: &str, s: &str) -> Place {
+        let fields = self
+            .env
+            .composite(s)
+            .map(|d| d.fields.clone())
+            .unwrap_or_default();
+        let members = fields
+            .into_iter()
+            .map(|(f, t, _)| {
+                let name = format!("{}.{}", prefix, f);
+                let p = match &t {
+                    Type::Struct(inner) => self.header_struct_place(inst, &name, inner),
+                    _ => Place::Field {
+                        hdr: inst.to_string(),
+                        field: name,
+                        ty: t,
+                    },
+                };
+                (f, p)
+            })
+            .collect();
+        Place::Struct {
+            ty: s.to_string(),
+            members,
         }
     }
 
@@ -416,12 +449,17 @@ impl<'a> Lower<'a> {
                 if (self.has_effects(a) || self.has_effects(b)) && self.act.is_some() {
                     return self.ternary_branches(e, cx, a, b, expect);
                 }
-                let (ax0, at0) = self.rv(a, expect)?;
-                let (bx, bt) = self.rv(b, Some(&at0).filter(|t| **t != Type::InfInt).or(expect))?;
-                let (ax, at) = if at0 == Type::InfInt && bt != Type::InfInt {
-                    self.rv(a, Some(&bt))?
-                } else {
-                    (ax0, at0)
+                // both branches have one type; an untyped constant branch takes the other
+                // branch's (P4_16 "Implicit casts"), so the context's expected type
+                // reaches a constant branch only when both are untyped
+                let hint = |x: &Expr| if is_const_shape(x) { None } else { expect };
+                let (ax0, at0) = self.rv(a, hint(a))?;
+                let b_hint = Some(&at0).filter(|t| **t != Type::InfInt).or(hint(b));
+                let (bx0, bt0) = self.rv(b, b_hint)?;
+                let ((ax, at), (bx, bt)) = match (at0 == Type::InfInt, bt0 == Type::InfInt) {
+                    (true, false) => (self.rv(a, Some(&bt0))?, (bx0, bt0)),
+                    (true, true) if expect.is_some() => (self.rv(a, expect)?, self.rv(b, expect)?),
+                    _ => ((ax0, at0), (bx0, bt0)),
                 };
                 let t = unify(&at, &bt).ok_or_else(|| {
                     Error::new(

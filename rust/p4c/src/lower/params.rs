@@ -310,6 +310,14 @@ impl<'a> Lower<'a> {
         b: &Expr,
         expect: Option<&Type>,
     ) -> PResult<(X, Type)> {
+        // an untyped constant `a` takes the type of `b`, known once `b` (with its
+        // effects) is lowered: lower the branches the other way round, on `!c`
+        if is_const_shape(a)
+            && !is_const_shape(b)
+            && matches!(self.rv(a, None), Ok((_, Type::InfInt)))
+        {
+            return self.ternary_branches(e, X::un("not", cx), b, a, expect);
+        }
         let c_data = self.to_data(cx, &Type::Bool);
         let jz = self.jump_at();
         self.push(

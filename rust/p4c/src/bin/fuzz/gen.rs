@@ -11,7 +11,7 @@
 //! `exit` and `return` in nested blocks, a sub-parser applied in more than one state,
 //! functions returning headers (assigned whole or a field taken), nested slices as
 //! assignment targets, slices as `inout` arguments and a list expression as an action's
-//! `in` header argument.
+//! `in` header argument, `?:` with an untyped constant branch under a cast.
 //!
 //! `gen --seed S --count N --out DIR` writes DIR/gNNNNN.p4 and DIR/gNNNNN.stf (packets only,
 //! no expectations).
@@ -116,7 +116,15 @@ impl Gen {
             ),
             5 => format!("({} ? {} : {})", self.bexpr(), self.expr(), self.expr()),
             6 => format!("({}[3:0] ++ {}[7:4])", self.expr(), self.expr()),
-            7 => format!("((bit<8>)(bit<4>){})", self.expr()),
+            7 if self.rng.below(2) == 0 => format!("((bit<8>)(bit<4>){})", self.expr()),
+            // an untyped constant branch of ?: takes the other branch's type (bit<4>),
+            // not the cast's
+            7 => format!(
+                "((bit<8>)-({} ? {} : (bit<4>){}))",
+                self.bexpr(),
+                self.rng.below(16),
+                self.expr()
+            ),
             8 => format!("((bit<8>)(int<8>){} >> 1)", self.expr()),
             9 => format!("(~{})", self.expr()),
             _ => self.call(false).unwrap_or_else(|| self.leaf()),
