@@ -64,14 +64,11 @@ impl<'a> Lower<'a> {
                         e.span,
                         format!("a value of type {} has no field '{}'", ty.name(), m),
                     )),
-                    Place::Stack { name, elem, .. } if m == "last" && self.ctx != Ctx::Parser => {
-                        let idx = X::un("last_stack_index", X::Stack(name.clone()));
-                        let deref = X::op("dereference_header_stack", X::Stack(name.clone()), idx);
-                        Ok(Place::DynHeader {
-                            stack: name.clone(),
-                            elem: elem.clone(),
-                            deref,
-                        })
+                    Place::Stack { .. } if m == "last" && self.ctx != Ctx::Parser => {
+                        Err(Error::new(
+                            member_span(e, m),
+                            "'last' of a header stack can only be used in a parser",
+                        ))
                     }
                     Place::Stack { .. } => Err(Error::new(
                         member_span(e, m),
@@ -312,6 +309,11 @@ impl<'a> Lower<'a> {
                 if let Some(Place::Stack { name, elem, size }) = stack {
                     return match m.as_str() {
                         "size" => Ok((X::Hex(size as u128, false), Type::Bit(32))),
+                        // P4_16 header stacks: "May only be used in a parser"
+                        "lastIndex" if self.ctx != Ctx::Parser => Err(Error::new(
+                            e.span,
+                            "'lastIndex' of a header stack can only be used in a parser",
+                        )),
                         "lastIndex" => {
                             Ok((X::un("last_stack_index", X::Stack(name)), Type::Bit(32)))
                         }
@@ -333,6 +335,12 @@ impl<'a> Lower<'a> {
                     };
                 }
                 if let ExprKind::Member(sb, l) = &b.kind {
+                    if l == "last" && self.ctx != Ctx::Parser {
+                        return Err(Error::new(
+                            b.span,
+                            "'last' of a header stack can only be used in a parser",
+                        ));
+                    }
                     if l == "last" {
                         if let Ok(Place::Stack { name, elem, .. }) = self.place(sb) {
                             let t = self

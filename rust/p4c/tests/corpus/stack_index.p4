@@ -1,7 +1,7 @@
 /* Header stacks indexed at run time: a packet carries a slot number and four
  * 16-bit slots; the switch writes the ingress port into the chosen slot (if
  * that slot is valid), reads it back into a trailer, and records the stack's
- * lastIndex. */
+ * lastIndex (read in the parser: P4_16 allows it nowhere else). */
 #include <core.p4>
 #include <v1model.p4>
 
@@ -9,7 +9,7 @@ header ethernet_t { bit<48> dstAddr; bit<48> srcAddr; bit<16> etherType; }
 header ctl_t { bit<8> slot; bit<8> last; bit<16> readback; }
 header slot_t { bit<16> value; }
 
-struct metadata { bit<32> idx; }
+struct metadata { bit<32> idx; bit<8> last; }
 struct headers { ethernet_t ethernet; ctl_t ctl; slot_t[4] slots; }
 
 parser MyParser(packet_in packet, out headers hdr, inout metadata meta,
@@ -23,9 +23,10 @@ parser MyParser(packet_in packet, out headers hdr, inout metadata meta,
     }
     state parse_ctl {
         packet.extract(hdr.ctl);
-        packet.extract(hdr.slots[0]);
-        packet.extract(hdr.slots[1]);
-        packet.extract(hdr.slots[2]);
+        packet.extract(hdr.slots.next);
+        packet.extract(hdr.slots.next);
+        packet.extract(hdr.slots.next);
+        meta.last = (bit<8>)hdr.slots.lastIndex;
         transition accept;
     }
 }
@@ -44,7 +45,7 @@ control MyIngress(inout headers hdr, inout metadata meta,
             } else {
                 hdr.ctl.readback = 0xffff;
             }
-            hdr.ctl.last = (bit<8>)hdr.slots.lastIndex;
+            hdr.ctl.last = meta.last;
         }
     }
 }
