@@ -648,10 +648,16 @@ impl TypeEnv {
             }
             ExprKind::Ternary(c, a, b) => {
                 let (cv, _) = self.const_eval_d(c, locals, d + 1)?;
-                if cv != 0 {
-                    self.const_eval_d(a, locals, d + 1)
-                } else {
-                    self.const_eval_d(b, locals, d + 1)
+                let (taken, other) = if cv != 0 { (a, b) } else { (b, a) };
+                let (v, t) = self.const_eval_d(taken, locals, d + 1)?;
+                if t != Type::InfInt {
+                    return Ok((v, t));
+                }
+                // an untyped constant branch takes the other branch's type (P4_16
+                // implicit casts), which must then be known here too
+                match self.const_eval_d(other, locals, d + 1)?.1 {
+                    ot @ (Type::Bit(_) | Type::Int(_)) => Ok((fit(v, &ot), ot)),
+                    _ => Ok((v, t)),
                 }
             }
             _ => Err(Error::new(e.span, "not a compile-time constant")),

@@ -391,24 +391,7 @@ impl<'a> Lower<'a> {
             }
             ExprKind::Slice(b, hi, lo) => {
                 let (x, t) = self.rv(b, None)?;
-                let w = match t {
-                    Type::Bit(w) | Type::Int(w) => w,
-                    _ => {
-                        return Err(Error::new(
-                            b.span,
-                            format!("cannot slice a value of type {}", t.name()),
-                        ))
-                    }
-                };
-                let h = self.const_expr(hi, None)?;
-                let l = self.const_expr(lo, None)?;
-                if h < l || h >= w as u128 {
-                    return Err(Error::new(
-                        e.span,
-                        format!("invalid slice [{}:{}] of a {}-bit value", h, l, w),
-                    ));
-                }
-                let (h, l) = (h as u32, l as u32);
+                let (h, l) = self.slice_bounds(e, b, &t, hi, lo)?;
                 Ok((slice_of(x, h, l), Type::Bit(h - l + 1)))
             }
             ExprKind::Call(..) => self.call_value(e),
@@ -579,9 +562,33 @@ impl<'a> Lower<'a> {
             return self.place(e);
         };
         let bp = self.place_or_slice(b)?;
-        let w = match bp.ty() {
-            Type::Bit(w) | Type::Int(w) if !matches!(bp, Place::Header { .. }) => w,
-            t => {
+        let (h, l) = self.slice_bounds(e, b, &bp.ty(), hi, lo)?;
+        Ok(match bp {
+            Place::Slice { base, lo: l0, .. } => Place::Slice {
+                base,
+                hi: l0 + h,
+                lo: l0 + l,
+            },
+            base => Place::Slice {
+                base: Box::new(base),
+                hi: h,
+                lo: l,
+            },
+        })
+    }
+
+    /// The bounds of slice `e` = `b[hi:lo]` of a value of type `t`, checked.
+    fn slice_bounds(
+        &mut self,
+        e: &Expr,
+        b: &Expr,
+        t: &Type,
+        hi: &Expr,
+        lo: &Expr,
+    ) -> PResult<(u32, u32)> {
+        let w = match t {
+            Type::Bit(w) | Type::Int(w) => *w,
+            _ => {
                 return Err(Error::new(
                     b.span,
                     format!("cannot slice a value of type {}", t.name()),
@@ -596,19 +603,7 @@ impl<'a> Lower<'a> {
                 format!("invalid slice [{}:{}] of a {}-bit value", h, l, w),
             ));
         }
-        let (h, l) = (h as u32, l as u32);
-        Ok(match bp {
-            Place::Slice { base, lo: l0, .. } => Place::Slice {
-                base,
-                hi: l0 + h,
-                lo: l0 + l,
-            },
-            base => Place::Slice {
-                base: Box::new(base),
-                hi: h,
-                lo: l,
-            },
-        })
+        Ok((h as u32, l as u32))
     }
 
     /// `base[hi:lo] = x`: the whole field rewritten, its other bits kept.

@@ -48,6 +48,8 @@ control MyIngress(inout headers hdr, inout metadata meta,
         }
         hdr.rec.kind = (bit<8>)-((hdr.rec.row.e == 1) ? 2 : 3w1);
         hdr.rec.pad = (bit<7>)-((hdr.rec.row.e == 2) ? 2 : low3(hdr.rec.row.t));
+        // also when the condition is a constant: -(4w6), not -6
+        hdr.eth.etype = (bit<16>)-(true ? 6 : 4w1);
     }
 }
 
