@@ -1,6 +1,9 @@
 //! BMv2 JSON emission (format described in behavioral-model's docs/JSON_format.md).
 
-use crate::ir::{FieldW, Ir};
+use crate::ir::{
+    hexs, hexw, CalcInput, Calculation, Checksum, Conditional, EntryKey, ExtractTarget, FieldW, Ir,
+    IrTable, ParseState, ParserOp, Prim, PrimArg, TableEntry, TransitionValue, X,
+};
 use serde_json::{json, Value as J};
 
 pub fn emit(ir: &Ir, program: &str) -> String {
@@ -74,7 +77,8 @@ pub fn emit(ir: &Ir, program: &str) -> String {
         .map(|(n, ms)| json!({"name": n, "entries": ms.iter().map(|(m, v)| json!([m, *v as u64])).collect::<Vec<_>>()}))
         .collect();
     let parsers = vec![
-        json!({"name": "parser", "id": 0, "init_state": ir.parser_init, "parse_states": ir.parser_states}),
+        json!({"name": "parser", "id": 0, "init_state": ir.parser_init,
+            "parse_states": ir.parser_states.iter().map(parse_state).collect::<Vec<_>>()}),
     ];
     let parse_vsets: Vec<J> = ir
         .value_sets
@@ -93,7 +97,7 @@ pub fn emit(ir: &Ir, program: &str) -> String {
                 "binding": a.direct_table, "size": a.size})),
             "meter" => meters.push(json!({"name": a.name, "id": meters.len(), "is_direct": a.direct_table.is_some(),
                 "binding": a.direct_table, "size": a.size, "rate_count": 2, "type": if a.unit == "bytes" { "bytes" } else { "packets" },
-                "result_target": a.result_target})),
+                "result_target": a.result_target.as_ref().map(|(h, f)| json!([h, f]))})),
             _ => registers.push(json!({"name": a.name, "id": registers.len(), "size": a.size, "bitwidth": a.bitwidth})),
         }
     }
@@ -104,7 +108,7 @@ pub fn emit(ir: &Ir, program: &str) -> String {
         .map(|(i, a)| {
             json!({"name": a.name, "id": i,
                 "runtime_data": a.params.iter().map(|(n, w, _)| json!({"name": n, "bitwidth": w})).collect::<Vec<_>>(),
-                "primitives": a.prims})
+                "primitives": a.prims.iter().map(prim).collect::<Vec<_>>()})
         })
         .collect();
     let mut table_id = 0;
@@ -124,8 +128,8 @@ pub fn emit(ir: &Ir, program: &str) -> String {
                         .keys
                         .iter()
                         .map(|k| {
-                            json!({"match_type": k.match_type, "name": k.name, "target": k.target,
-                                "mask": k.mask.map(|m| J::String(crate::ir::hexw(m, k.width))).unwrap_or(J::Null)})
+                            json!({"match_type": k.match_type, "name": k.name, "target": [k.target.0, k.target.1],
+                                "mask": k.mask.map(|m| J::String(hexw(m, k.width))).unwrap_or(J::Null)})
                         })
                         .collect();
                     let mut o = json!({
@@ -146,7 +150,7 @@ pub fn emit(ir: &Ir, program: &str) -> String {
                         }
                     }
                     if t.const_entries {
-                        o["entries"] = json!(t.entries);
+                        o["entries"] = J::Array(t.entries.iter().map(entry).collect());
                     }
                     o
                 })
@@ -159,27 +163,28 @@ pub fn emit(ir: &Ir, program: &str) -> String {
                     prof_id += 1;
                     let mut o = json!({"name": pr.name, "id": id, "max_size": pr.size});
                     if let Some((algo, input)) = &pr.selector {
-                        o["selector"] = json!({"algo": algo, "input": input});
+                        o["selector"] = json!({"algo": algo, "input": input.iter().map(calc_input).collect::<Vec<_>>()});
                     }
                     o
                 })
                 .collect();
             json!({"name": p.name, "id": pi, "init_table": p.init, "tables": tables,
-                "action_profiles": profiles, "conditionals": p.conditionals})
+                "action_profiles": profiles,
+                "conditionals": p.conditionals.iter().map(conditional).collect::<Vec<_>>()})
         })
         .collect();
     let field_lists: Vec<J> = ir
         .field_lists
         .iter()
         .enumerate()
-        .map(|(i, (n, els))| json!({"id": i + 1, "name": n, "elements": els}))
+        .map(|(i, (n, els))| json!({"id": i + 1, "name": n, "elements": els.iter().map(|(h, f)| field(h, f)).collect::<Vec<_>>()}))
         .collect();
     let learn_lists: Vec<J> = ir
         .digests
         .iter()
         .map(|d| {
             json!({"id": d.id, "name": d.name,
-                "elements": d.fields.iter().map(|(_, f, _)| json!({"type": "field", "value": f})).collect::<Vec<_>>()})
+                "elements": d.fields.iter().map(|(_, (h, f), _)| field(h, f)).collect::<Vec<_>>()})
         })
         .collect();
     let aliases: Vec<J> = ir
@@ -205,11 +210,11 @@ pub fn emit(ir: &Ir, program: &str) -> String {
         "meter_arrays": meters,
         "counter_arrays": counters,
         "register_arrays": registers,
-        "calculations": ir.calculations,
+        "calculations": ir.calculations.iter().map(calculation).collect::<Vec<_>>(),
         "learn_lists": learn_lists,
         "actions": actions,
         "pipelines": pipelines,
-        "checksums": ir.checksums,
+        "checksums": ir.checksums.iter().map(checksum).collect::<Vec<_>>(),
         "force_arith": [],
         "extern_instances": [],
         "field_aliases": aliases,
@@ -217,7 +222,7 @@ pub fn emit(ir: &Ir, program: &str) -> String {
     serde_json::to_string_pretty(&doc).unwrap_or_default()
 }
 
-fn base_next(t: &crate::ir::IrTable) -> J {
+fn base_next(t: &IrTable) -> J {
     // Next node when the action is not listed: take the common next, if any.
     let mut it = t.next_tables.iter().filter(|(k, _)| !k.starts_with("__"));
     match it.next() {
@@ -228,4 +233,147 @@ fn base_next(t: &crate::ir::IrTable) -> J {
             .map(|v| json!(v))
             .unwrap_or(J::Null),
     }
+}
+
+fn field(h: &str, f: &str) -> J {
+    json!({"type": "field", "value": [h, f]})
+}
+
+/// An expression operand (`{"type": ..., "value": ...}`).
+pub fn expr(x: &X) -> J {
+    match x {
+        X::Field(h, f) => field(h, f),
+        X::Hex(v, n) => json!({"type": "hexstr", "value": hexs(*v, *n)}),
+        X::Bool(b) => json!({"type": "bool", "value": b}),
+        X::Runtime(i) => json!({"type": "local", "value": i}),
+        X::Header(h) => json!({"type": "header", "value": h}),
+        X::Stack(h) => json!({"type": "header_stack", "value": h}),
+        X::StackField(h, f) => json!({"type": "stack_field", "value": [h, f]}),
+        X::Lookahead(o, w) => json!({"type": "lookahead", "value": [o, w]}),
+        X::Str(s) => json!({"type": "string", "value": s}),
+        X::Num(n) => json!(n),
+        X::Op(op, l, r) => json!({"type": "expression", "value": {
+            "op": op, "left": l.as_deref().map(expr).unwrap_or(J::Null), "right": expr(r)}}),
+        X::Tern(c, a, b) => json!({"type": "expression", "value": {
+            "op": "?", "left": expr(a), "right": expr(b), "cond": expr(c)}}),
+    }
+}
+
+fn param(p: &PrimArg) -> J {
+    match p {
+        PrimArg::Op(x) => expr(x),
+        PrimArg::Expr(x) => json!({"type": "expression", "value": expr(x)}),
+        PrimArg::RuntimeData(i) => json!({"type": "runtime_data", "value": i}),
+        PrimArg::HeaderUnion(n) => json!({"type": "header_union", "value": n}),
+        PrimArg::CounterArray(n) => json!({"type": "counter_array", "value": n}),
+        PrimArg::MeterArray(n) => json!({"type": "meter_array", "value": n}),
+        PrimArg::RegisterArray(n) => json!({"type": "register_array", "value": n}),
+        PrimArg::Calculation(n) => json!({"type": "calculation", "value": n}),
+        PrimArg::ParamsVector(v) => {
+            json!({"type": "parameters_vector", "value": v.iter().map(expr).collect::<Vec<_>>()})
+        }
+    }
+}
+
+fn params(ps: &[PrimArg]) -> Vec<J> {
+    ps.iter().map(param).collect()
+}
+
+fn prim(p: &Prim) -> J {
+    json!({"op": p.op, "parameters": params(&p.params), "source_info": {"source_fragment": p.source}})
+}
+
+fn extract_target(t: &ExtractTarget) -> J {
+    match t {
+        ExtractTarget::Regular(h) => json!({"type": "regular", "value": h}),
+        ExtractTarget::Stack(s) => json!({"type": "stack", "value": s}),
+    }
+}
+
+fn parser_op(op: &ParserOp) -> J {
+    let (name, ps) = match op {
+        ParserOp::Extract(t) => ("extract", vec![extract_target(t)]),
+        ParserOp::ExtractVl(t, len) => (
+            "extract_VL",
+            vec![
+                extract_target(t),
+                json!({"type": "expression", "value": expr(len)}),
+            ],
+        ),
+        ParserOp::Advance(p) => ("advance", vec![param(p)]),
+        ParserOp::Set((h, f), v) => ("set", vec![field(h, f), param(v)]),
+        ParserOp::Verify(c, e) => ("verify", vec![expr(c), expr(e)]),
+        ParserOp::Primitive(p) => ("primitive", vec![prim(p)]),
+    };
+    json!({"op": name, "parameters": ps})
+}
+
+fn parse_state(s: &ParseState) -> J {
+    let transitions: Vec<J> = s
+        .transitions
+        .iter()
+        .map(|t| {
+            let (ty, value, mask) = match &t.value {
+                TransitionValue::Default => ("default", J::Null, J::Null),
+                TransitionValue::Hex(v, m) => (
+                    "hexstr",
+                    json!(format!("0x{}", v)),
+                    m.as_ref()
+                        .map(|m| json!(format!("0x{}", m)))
+                        .unwrap_or(J::Null),
+                ),
+                TransitionValue::ValueSet(n) => ("parse_vset", json!(n), J::Null),
+            };
+            json!({"type": ty, "value": value, "mask": mask, "next_state": t.next})
+        })
+        .collect();
+    json!({"name": s.name, "id": s.id, "parser_ops": s.ops.iter().map(parser_op).collect::<Vec<_>>(),
+        "transition_key": s.key.iter().map(expr).collect::<Vec<_>>(), "transitions": transitions})
+}
+
+fn conditional(c: &Conditional) -> J {
+    json!({"name": c.name, "id": c.id, "source_info": {"source_fragment": c.source},
+        "expression": expr(&c.expr), "true_next": c.true_next, "false_next": c.false_next})
+}
+
+fn calc_input(i: &CalcInput) -> J {
+    match i {
+        CalcInput::Field(h, f) => field(h, f),
+        CalcInput::Const(v, w) => {
+            json!({"type": "hexstr", "value": hexs(*v, false), "bitwidth": w})
+        }
+        CalcInput::Payload => json!({"type": "payload", "value": null}),
+    }
+}
+
+fn calculation(c: &Calculation) -> J {
+    json!({"name": c.name, "id": c.id, "algo": c.algo,
+        "input": c.inputs.iter().map(calc_input).collect::<Vec<_>>()})
+}
+
+fn checksum(c: &Checksum) -> J {
+    json!({"name": format!("cksum_{}", c.id), "id": c.id, "target": [c.target.0, c.target.1],
+        "type": "generic", "calculation": c.calculation, "verify": c.verify, "update": !c.verify,
+        "if_cond": c.cond.as_ref().map(expr).unwrap_or(J::Null)})
+}
+
+fn entry(e: &TableEntry) -> J {
+    let match_key: Vec<J> = e
+        .keys
+        .iter()
+        .map(|(k, w)| match k {
+            EntryKey::Exact(v) => json!({"match_type": "exact", "key": hexw(*v, *w)}),
+            EntryKey::Lpm(v, pl) => {
+                json!({"match_type": "lpm", "key": hexw(*v, *w), "prefix_length": pl})
+            }
+            EntryKey::Ternary(v, m) => {
+                json!({"match_type": "ternary", "key": hexw(*v, *w), "mask": hexw(*m, *w)})
+            }
+            EntryKey::Range(a, b) => {
+                json!({"match_type": "range", "start": hexw(*a, *w), "end": hexw(*b, *w)})
+            }
+        })
+        .collect();
+    json!({"source_info": {"source_fragment": e.source}, "match_key": match_key,
+        "action_entry": {"action_id": e.action, "action_data": e.data}, "priority": e.priority})
 }

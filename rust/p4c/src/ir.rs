@@ -4,7 +4,6 @@
 
 use crate::ast::Annos;
 use crate::check::mask;
-use serde_json::{json, Value as J};
 use std::collections::BTreeMap;
 
 // ---------------------------------------------------------------- program
@@ -34,7 +33,7 @@ pub struct IrAction {
     /// Name of the P4 action declaration (empty for synthetic actions).
     pub decl: String,
     pub params: Vec<(String, u32, Annos)>,
-    pub prims: Vec<J>,
+    pub prims: Vec<Prim>,
     pub synthetic: bool,
     pub annos: Annos,
 }
@@ -44,7 +43,8 @@ pub struct IrKey {
     pub match_type: String,
     /// P4 match kind (exact, lpm, ternary, range, optional).
     pub p4_kind: String,
-    pub target: J,
+    /// (header instance, field); `$valid$` for `isValid()` keys.
+    pub target: (String, String),
     pub name: String,
     pub width: u32,
     pub mask: Option<u128>,
@@ -66,18 +66,49 @@ pub struct IrTable {
     pub action_annos: Vec<Annos>,
     pub next_tables: BTreeMap<String, Option<String>>,
     pub default: Option<(usize, Vec<String>, bool)>,
-    pub entries: Vec<J>,
+    pub entries: Vec<TableEntry>,
     pub const_entries: bool,
     pub synthetic: bool,
     pub annos: Annos,
     pub support_timeout: bool,
 }
 
+impl IrTable {
+    /// A keyless table that always runs action `aid` (code outside tables in a
+    /// control, key expressions computed before a table).
+    pub fn synthetic(
+        name: String,
+        aid: usize,
+        next_tables: BTreeMap<String, Option<String>>,
+    ) -> IrTable {
+        IrTable {
+            name,
+            keys: vec![],
+            match_type: "exact".into(),
+            kind: "simple".into(),
+            profile: None,
+            size: 1024,
+            with_counters: false,
+            direct_meter: None,
+            actions: vec![aid],
+            action_annos: vec![vec![]],
+            next_tables,
+            default: Some((aid, vec![], true)),
+            entries: vec![],
+            const_entries: false,
+            synthetic: true,
+            annos: vec![],
+            support_timeout: false,
+        }
+    }
+}
+
 #[derive(Clone, Debug)]
 pub struct Profile {
     pub name: String,
     pub size: u64,
-    pub selector: Option<(String, Vec<J>)>,
+    /// (algorithm, input fields) of an action selector.
+    pub selector: Option<(String, Vec<CalcInput>)>,
     pub tables: Vec<String>,
     pub annos: Annos,
 }
@@ -87,7 +118,7 @@ pub struct Pipeline {
     pub name: String,
     pub init: Option<String>,
     pub tables: Vec<IrTable>,
-    pub conditionals: Vec<J>,
+    pub conditionals: Vec<Conditional>,
     pub profiles: Vec<Profile>,
 }
 
@@ -99,7 +130,8 @@ pub struct ExternArray {
     pub direct_table: Option<String>,
     pub unit: String, // packets / bytes / packets_and_bytes
     pub bitwidth: u32,
-    pub result_target: Option<J>,
+    /// The field a direct meter's `read` writes.
+    pub result_target: Option<(String, String)>,
     pub annos: Annos,
 }
 
@@ -107,7 +139,8 @@ pub struct ExternArray {
 pub struct DigestInfo {
     pub name: String,
     pub id: usize,
-    pub fields: Vec<(String, J, u32)>,
+    /// (struct member, (header, field), width)
+    pub fields: Vec<(String, (String, String), u32)>,
 }
 
 #[derive(Clone, Debug)]
@@ -135,16 +168,17 @@ pub struct Ir {
     pub unions: Vec<(String, String, Vec<usize>)>,
     pub errors: Vec<String>,
     pub enums: Vec<(String, Vec<(String, u128)>)>,
-    pub parser_states: Vec<J>,
+    pub parser_states: Vec<ParseState>,
     pub parser_init: String,
     pub value_sets: Vec<ValueSetInfo>,
     pub deparser: Vec<String>,
     pub arrays: Vec<ExternArray>,
     pub actions: Vec<IrAction>,
     pub pipelines: Vec<Pipeline>,
-    pub calculations: Vec<J>,
-    pub checksums: Vec<J>,
-    pub field_lists: Vec<(String, Vec<J>)>,
+    pub calculations: Vec<Calculation>,
+    pub checksums: Vec<Checksum>,
+    /// (key, fields) of the field lists of clone/resubmit/recirculate
+    pub field_lists: Vec<(String, Vec<(String, String)>)>,
     pub digests: Vec<DigestInfo>,
     pub ctrl_headers: Vec<CtrlHeader>,
     pub field_aliases: Vec<(String, String, String)>,
@@ -154,21 +188,29 @@ pub struct Ir {
 
 // ---------------------------------------------------------------- expressions (IR)
 
+/// A value or expression tree as BMv2 evaluates it.
 #[derive(Clone, Debug, PartialEq)]
 pub enum X {
+    /// (header instance, field)
     Field(String, String),
+    /// A constant (magnitude, negative).
     Hex(u128, bool),
     Bool(bool),
+    /// The action parameter of that index, inside an expression.
     Runtime(usize),
     Header(String),
     Stack(String),
+    /// A field of the last extracted element of a stack.
     StackField(String, String),
+    /// BMv2 operator with its optional left and its right operand.
     Op(&'static str, Option<Box<X>>, Box<X>),
+    /// cond ? a : b
     Tern(Box<X>, Box<X>, Box<X>),
+    /// (bit offset, width) of the bits ahead of the parser.
     Lookahead(u32, u32),
     Str(String),
-    /// Raw JSON operand (e.g. the field offset of `access_field`).
-    Raw(J),
+    /// A plain number operand (the field offset of `access_field`).
+    Num(usize),
 }
 
 pub(crate) fn hexs(v: u128, neg: bool) -> String {
@@ -192,37 +234,163 @@ impl X {
     pub fn un(op: &'static str, r: X) -> X {
         X::Op(op, None, Box::new(r))
     }
-    /// As an operand inside an expression.
-    pub fn je(&self) -> J {
+    /// The form this value takes as a primitive parameter.
+    pub fn as_arg(&self) -> PrimArg {
         match self {
-            X::Field(h, f) => json!({"type": "field", "value": [h, f]}),
-            X::Hex(v, n) => json!({"type": "hexstr", "value": hexs(*v, *n)}),
-            X::Bool(b) => json!({"type": "bool", "value": b}),
-            X::Runtime(i) => json!({"type": "local", "value": i}),
-            X::Header(h) => json!({"type": "header", "value": h}),
-            X::Stack(h) => json!({"type": "header_stack", "value": h}),
-            X::StackField(h, f) => json!({"type": "stack_field", "value": [h, f]}),
-            X::Lookahead(o, w) => json!({"type": "lookahead", "value": [o, w]}),
-            X::Str(s) => json!({"type": "string", "value": s}),
-            X::Raw(j) => j.clone(),
-            X::Op(op, l, r) => json!({"type": "expression", "value": {
-                "op": op, "left": l.as_ref().map(|x| x.je()).unwrap_or(J::Null), "right": r.je()}}),
-            X::Tern(c, a, b) => json!({"type": "expression", "value": {
-                "op": "?", "left": a.je(), "right": b.je(), "cond": c.je()}}),
-        }
-    }
-    /// As a primitive parameter.
-    pub fn jp(&self) -> J {
-        match self {
-            X::Runtime(i) => json!({"type": "runtime_data", "value": i}),
-            X::Op(..) | X::Tern(..) | X::Bool(_) | X::Raw(_) => {
-                json!({"type": "expression", "value": self.je()})
-            }
-            _ => self.je(),
+            X::Runtime(i) => PrimArg::RuntimeData(*i),
+            X::Op(..) | X::Tern(..) | X::Bool(_) | X::Num(_) => PrimArg::Expr(self.clone()),
+            _ => PrimArg::Op(self.clone()),
         }
     }
     pub(crate) fn is_bool_op(&self) -> bool {
         matches!(self, X::Bool(_))
             || matches!(self, X::Op(op, ..) if matches!(*op, "==" | "!=" | "<" | ">" | "<=" | ">=" | "and" | "or" | "not" | "d2b" | "valid"))
     }
+}
+
+// ---------------------------------------------------------------- primitives
+
+/// A parameter of a primitive or parser operation.
+#[derive(Clone, Debug, PartialEq)]
+pub enum PrimArg {
+    /// The operand itself (field, hexstr, header, header_stack, string, ...).
+    Op(X),
+    /// An expression evaluated by the primitive (`{"type": "expression"}`).
+    Expr(X),
+    /// An action parameter.
+    RuntimeData(usize),
+    HeaderUnion(String),
+    CounterArray(String),
+    MeterArray(String),
+    RegisterArray(String),
+    Calculation(String),
+    /// The values of `log_msg`.
+    ParamsVector(Vec<X>),
+}
+
+impl PrimArg {
+    pub fn field(h: &str, f: &str) -> PrimArg {
+        PrimArg::Op(X::Field(h.to_string(), f.to_string()))
+    }
+    pub fn header(h: &str) -> PrimArg {
+        PrimArg::Op(X::Header(h.to_string()))
+    }
+    pub fn hex(v: u128) -> PrimArg {
+        PrimArg::Op(X::Hex(v, false))
+    }
+}
+
+/// A primitive call of an action; `source` is the P4 text it comes from.
+#[derive(Clone, Debug)]
+pub struct Prim {
+    pub op: String,
+    pub params: Vec<PrimArg>,
+    pub source: String,
+}
+
+// ---------------------------------------------------------------- parser
+
+#[derive(Clone, Debug)]
+pub enum ExtractTarget {
+    Regular(String),
+    /// `stack.next`
+    Stack(String),
+}
+
+#[derive(Clone, Debug)]
+pub enum ParserOp {
+    Extract(ExtractTarget),
+    /// Variable-length extract with its length expression (bits).
+    ExtractVl(ExtractTarget, X),
+    Advance(PrimArg),
+    /// field = value
+    Set((String, String), PrimArg),
+    /// condition, error
+    Verify(X, X),
+    /// An action primitive run by the parser.
+    Primitive(Prim),
+}
+
+#[derive(Clone, Debug)]
+pub enum TransitionValue {
+    Default,
+    /// Concatenated key value and mask, hex digits without `0x`.
+    Hex(String, Option<String>),
+    ValueSet(String),
+}
+
+#[derive(Clone, Debug)]
+pub struct ParserTransition {
+    pub value: TransitionValue,
+    /// `None` ends parsing (accept at the top level, or reject).
+    pub next: Option<String>,
+}
+
+#[derive(Clone, Debug)]
+pub struct ParseState {
+    pub name: String,
+    pub id: usize,
+    pub ops: Vec<ParserOp>,
+    /// Field, lookahead or stack-field operands.
+    pub key: Vec<X>,
+    pub transitions: Vec<ParserTransition>,
+}
+
+// ---------------------------------------------------------------- control
+
+#[derive(Clone, Debug)]
+pub struct Conditional {
+    pub name: String,
+    pub id: usize,
+    pub source: String,
+    pub expr: X,
+    pub true_next: Option<String>,
+    pub false_next: Option<String>,
+}
+
+/// One input of a hash or checksum calculation.
+#[derive(Clone, Debug)]
+pub enum CalcInput {
+    Field(String, String),
+    /// A constant of a given width.
+    Const(u128, u32),
+    /// The packet payload after the headers.
+    Payload,
+}
+
+#[derive(Clone, Debug)]
+pub struct Calculation {
+    pub name: String,
+    pub id: usize,
+    pub algo: String,
+    pub inputs: Vec<CalcInput>,
+}
+
+#[derive(Clone, Debug)]
+pub struct Checksum {
+    pub id: usize,
+    pub target: (String, String),
+    pub calculation: String,
+    pub verify: bool,
+    /// `None` when the condition is `true`.
+    pub cond: Option<X>,
+}
+
+/// The match of one key in a constant table entry (values are masked to the key width).
+#[derive(Clone, Debug)]
+pub enum EntryKey {
+    Exact(u128),
+    Lpm(u128, u32),
+    Ternary(u128, u128),
+    Range(u128, u128),
+}
+
+#[derive(Clone, Debug)]
+pub struct TableEntry {
+    pub source: String,
+    /// (match, key width)
+    pub keys: Vec<(EntryKey, u32)>,
+    pub action: usize,
+    pub data: Vec<String>,
+    pub priority: u64,
 }

@@ -3,12 +3,14 @@
 use super::*;
 
 impl<'a> Lower<'a> {
-    pub(super) fn push(&mut self, op: &str, params: Vec<J>, span: Span) {
-        let frag = self.src(span);
+    pub(super) fn push(&mut self, op: &str, params: Vec<PrimArg>, span: Span) {
+        let source = self.src(span);
         if let Some(a) = self.act.as_mut() {
-            a.prims.push(
-                json!({"op": op, "parameters": params, "source_info": {"source_fragment": frag}}),
-            );
+            a.prims.push(Prim {
+                op: op.to_string(),
+                params,
+                source,
+            });
         }
     }
 
@@ -40,17 +42,13 @@ impl<'a> Lower<'a> {
                 let cond_data = X::un("b2d", cx);
                 self.push(
                     "_jump_if_zero",
-                    vec![cond_data.jp(), json!({"type": "hexstr", "value": "0x0"})],
+                    vec![cond_data.as_arg(), PrimArg::hex(0)],
                     c.span,
                 );
                 self.action_stmt(a)?;
                 if let Some(b) = b {
                     let j_at = self.act.as_ref().map(|a| a.prims.len()).unwrap_or(0);
-                    self.push(
-                        "_jump",
-                        vec![json!({"type": "hexstr", "value": "0x0"})],
-                        b.span,
-                    );
+                    self.push("_jump", vec![PrimArg::hex(0)], b.span);
                     let else_start = j_at + 1;
                     self.set_jump(jz_at, 1, else_start);
                     self.action_stmt(b)?;
@@ -64,19 +62,7 @@ impl<'a> Lower<'a> {
             }
             StmtKind::Var(_, ty, n, init) => {
                 let t = self.env.resolve(ty)?;
-                let ctl = self
-                    .ctl
-                    .as_ref()
-                    .map(|c| c.name.clone())
-                    .unwrap_or_default();
-                let p = self.make_place(
-                    "",
-                    &format!("{}.{}", ctl, n),
-                    t,
-                    true,
-                    &format!("{}_{}", ctl, n),
-                );
-                self.bind(n, Bind::Place(p));
+                self.bind_local(&self.ctl_name(), n, t);
                 if let Some(i) = init {
                     let lhs = Expr {
                         kind: ExprKind::Name(n.clone()),
@@ -106,7 +92,7 @@ impl<'a> Lower<'a> {
                             let x = self.to_data(x, &t);
                             self.push(
                                 "assign",
-                                vec![json!({"type": "field", "value": [hdr, field]}), x.jp()],
+                                vec![PrimArg::field(&hdr, &field), x.as_arg()],
                                 s.span,
                             );
                         }
@@ -115,11 +101,7 @@ impl<'a> Lower<'a> {
                     }
                 }
                 let at = self.act.as_ref().map(|a| a.prims.len()).unwrap_or(0);
-                self.push(
-                    "_jump",
-                    vec![json!({"type": "hexstr", "value": "0x0"})],
-                    s.span,
-                );
+                self.push("_jump", vec![PrimArg::hex(0)], s.span);
                 if let Some(a) = self.act.as_mut() {
                     a.returns.push(at);
                 }
@@ -163,17 +145,14 @@ impl<'a> Lower<'a> {
         // jump targets are indices into the primitive list they end up in
         let base = self.key_prims.len();
         for p in act.prims.iter_mut() {
-            let param = match p["op"].as_str() {
-                Some("_jump") => 0,
-                Some("_jump_if_zero") => 1,
+            let param = match p.op.as_str() {
+                "_jump" => 0,
+                "_jump_if_zero" => 1,
                 _ => continue,
             };
-            let t = p["parameters"][param]["value"]
-                .as_str()
-                .and_then(|v| usize::from_str_radix(v.trim_start_matches("0x"), 16).ok())
-                .unwrap_or(0);
-            p["parameters"][param] =
-                json!({"type": "hexstr", "value": format!("0x{:x}", t + base)});
+            if let PrimArg::Op(X::Hex(t, false)) = &mut p.params[param] {
+                *t += base as u128;
+            }
         }
         self.key_prims.extend(act.prims);
     }
@@ -181,8 +160,7 @@ impl<'a> Lower<'a> {
     pub(super) fn set_jump(&mut self, at: usize, param: usize, target: usize) {
         if let Some(a) = self.act.as_mut() {
             if let Some(p) = a.prims.get_mut(at) {
-                p["parameters"][param] =
-                    json!({"type": "hexstr", "value": format!("0x{:x}", target)});
+                p.params[param] = PrimArg::hex(target as u128);
             }
         }
     }
@@ -206,11 +184,7 @@ impl<'a> Lower<'a> {
                 let (x, t) = self.rv(r, Some(ty))?;
                 self.check_assign(ty, &t, r.span)?;
                 let x = self.to_data(x, &t);
-                self.push(
-                    "assign",
-                    vec![json!({"type": "expression", "value": lx.je()}), x.jp()],
-                    span,
-                );
+                self.push("assign", vec![PrimArg::Expr(lx.clone()), x.as_arg()], span);
                 Ok(())
             }
             Place::DynHeader { deref, elem, .. } => {
@@ -219,10 +193,7 @@ impl<'a> Lower<'a> {
                     Place::Header { inst, ty } if ty == *elem => {
                         self.push(
                             "assign_header",
-                            vec![
-                                json!({"type": "expression", "value": deref.je()}),
-                                json!({"type": "header", "value": inst}),
-                            ],
+                            vec![PrimArg::Expr(deref.clone()), PrimArg::header(&inst)],
                             span,
                         );
                         Ok(())
@@ -243,17 +214,13 @@ impl<'a> Lower<'a> {
                 if let Type::Varbit(_) = ty {
                     self.push(
                         "assign_VL",
-                        vec![json!({"type": "field", "value": [hdr, field]}), x.jp()],
+                        vec![PrimArg::field(hdr, field), x.as_arg()],
                         span,
                     );
                     return Ok(());
                 }
                 let x = self.to_data(x, &t);
-                self.push(
-                    "assign",
-                    vec![json!({"type": "field", "value": [hdr, field]}), x.jp()],
-                    span,
-                );
+                self.push("assign", vec![PrimArg::field(hdr, field), x.as_arg()], span);
                 Ok(())
             }
             Place::Header { inst, ty } => {
@@ -275,18 +242,14 @@ impl<'a> Lower<'a> {
                             ),
                         ));
                     }
-                    self.push(
-                        "add_header",
-                        vec![json!({"type": "header", "value": inst})],
-                        span,
-                    );
+                    self.push("add_header", vec![PrimArg::header(inst)], span);
                     for ((fname, ft, _), (_, it)) in def.fields.iter().zip(items) {
                         let (x, t) = self.rv(it, Some(ft))?;
                         self.check_assign(ft, &t, it.span)?;
                         let x = self.to_data(x, &t);
                         self.push(
                             "assign",
-                            vec![json!({"type": "field", "value": [inst, fname]}), x.jp()],
+                            vec![PrimArg::field(inst, fname), x.as_arg()],
                             span,
                         );
                     }
@@ -297,10 +260,7 @@ impl<'a> Lower<'a> {
                     Place::Header { inst: ri, ty: rt } if rt == *ty => {
                         self.push(
                             "assign_header",
-                            vec![
-                                json!({"type": "header", "value": inst}),
-                                json!({"type": "header", "value": ri}),
-                            ],
+                            vec![PrimArg::header(inst), PrimArg::header(&ri)],
                             span,
                         );
                         Ok(())
@@ -308,10 +268,7 @@ impl<'a> Lower<'a> {
                     Place::DynHeader { deref, elem, .. } if elem == *ty => {
                         self.push(
                             "assign_header",
-                            vec![
-                                json!({"type": "header", "value": inst}),
-                                json!({"type": "expression", "value": deref.je()}),
-                            ],
+                            vec![PrimArg::header(inst), PrimArg::Expr(deref.clone())],
                             span,
                         );
                         Ok(())
@@ -357,39 +314,15 @@ impl<'a> Lower<'a> {
                     )),
                 }
             }
-            Place::Stack { name, elem, .. } => match self.place(r)? {
-                Place::Stack {
-                    name: rn, elem: re, ..
-                } if re == *elem => {
-                    self.push(
-                        "assign_header_stack",
-                        vec![
-                            json!({"type": "header_stack", "value": name}),
-                            json!({"type": "header_stack", "value": rn}),
-                        ],
-                        span,
-                    );
-                    Ok(())
-                }
+            Place::Stack { elem, .. } => match &self.place(r)? {
+                rp @ Place::Stack { elem: re, .. } if re == elem => self.copy_place(&lp, rp, span),
                 _ => Err(Error::new(
                     r.span,
                     "type mismatch in header stack assignment",
                 )),
             },
-            Place::Union { name, ty, .. } => match self.place(r)? {
-                Place::Union {
-                    name: rn, ty: rt, ..
-                } if rt == *ty => {
-                    self.push(
-                        "assign_union",
-                        vec![
-                            json!({"type": "header_union", "value": name}),
-                            json!({"type": "header_union", "value": rn}),
-                        ],
-                        span,
-                    );
-                    Ok(())
-                }
+            Place::Union { ty, .. } => match &self.place(r)? {
+                rp @ Place::Union { ty: rt, .. } if rt == ty => self.copy_place(&lp, rp, span),
                 _ => Err(Error::new(
                     r.span,
                     "type mismatch in header union assignment",
@@ -426,20 +359,14 @@ impl<'a> Lower<'a> {
             ) => {
                 self.push(
                     "assign",
-                    vec![
-                        json!({"type": "field", "value": [hdr, field]}),
-                        json!({"type": "field", "value": [h2, f2]}),
-                    ],
+                    vec![PrimArg::field(hdr, field), PrimArg::field(h2, f2)],
                     span,
                 );
             }
             (Place::Header { inst, .. }, Place::Header { inst: i2, .. }) => {
                 self.push(
                     "assign_header",
-                    vec![
-                        json!({"type": "header", "value": inst}),
-                        json!({"type": "header", "value": i2}),
-                    ],
+                    vec![PrimArg::header(inst), PrimArg::header(i2)],
                     span,
                 );
             }
@@ -452,8 +379,8 @@ impl<'a> Lower<'a> {
                 self.push(
                     "assign_header_stack",
                     vec![
-                        json!({"type": "header_stack", "value": name}),
-                        json!({"type": "header_stack", "value": n2}),
+                        PrimArg::Op(X::Stack(name.clone())),
+                        PrimArg::Op(X::Stack(n2.clone())),
                     ],
                     span,
                 );
@@ -462,8 +389,8 @@ impl<'a> Lower<'a> {
                 self.push(
                     "assign_union",
                     vec![
-                        json!({"type": "header_union", "value": name}),
-                        json!({"type": "header_union", "value": n2}),
+                        PrimArg::HeaderUnion(name.clone()),
+                        PrimArg::HeaderUnion(n2.clone()),
                     ],
                     span,
                 );
@@ -475,50 +402,34 @@ impl<'a> Lower<'a> {
             }
             (Place::Field { hdr, field, .. }, src @ Place::Slice { .. }) => {
                 let (x, _) = self.place_value(src.clone(), span)?;
-                self.push(
-                    "assign",
-                    vec![json!({"type": "field", "value": [hdr, field]}), x.jp()],
-                    span,
-                );
+                self.push("assign", vec![PrimArg::field(hdr, field), x.as_arg()], span);
             }
             // run-time stack elements (copy-in/copy-out of `s[i].f`, `s[i]`)
             (Place::DynField { x, .. }, Place::Field { hdr, field, .. }) => {
                 self.push(
                     "assign",
-                    vec![
-                        json!({"type": "expression", "value": x.je()}),
-                        json!({"type": "field", "value": [hdr, field]}),
-                    ],
+                    vec![PrimArg::Expr(x.clone()), PrimArg::field(hdr, field)],
                     span,
                 );
             }
             (Place::Field { hdr, field, .. }, Place::DynField { x, .. }) => {
                 self.push(
                     "assign",
-                    vec![
-                        json!({"type": "field", "value": [hdr, field]}),
-                        json!({"type": "expression", "value": x.je()}),
-                    ],
+                    vec![PrimArg::field(hdr, field), PrimArg::Expr(x.clone())],
                     span,
                 );
             }
             (Place::DynHeader { deref, .. }, Place::Header { inst, .. }) => {
                 self.push(
                     "assign_header",
-                    vec![
-                        json!({"type": "expression", "value": deref.je()}),
-                        json!({"type": "header", "value": inst}),
-                    ],
+                    vec![PrimArg::Expr(deref.clone()), PrimArg::header(inst)],
                     span,
                 );
             }
             (Place::Header { inst, .. }, Place::DynHeader { deref, .. }) => {
                 self.push(
                     "assign_header",
-                    vec![
-                        json!({"type": "header", "value": inst}),
-                        json!({"type": "expression", "value": deref.je()}),
-                    ],
+                    vec![PrimArg::header(inst), PrimArg::Expr(deref.clone())],
                     span,
                 );
             }
@@ -537,11 +448,9 @@ impl<'a> Lower<'a> {
         Ok(())
     }
 
-    pub(super) fn field_dst(&mut self, e: &Expr) -> PResult<(J, Type)> {
+    pub(super) fn field_dst(&mut self, e: &Expr) -> PResult<(X, Type)> {
         match self.place(e)? {
-            Place::Field { hdr, field, ty } => {
-                Ok((json!({"type": "field", "value": [hdr, field]}), ty))
-            }
+            Place::Field { hdr, field, ty } => Ok((X::Field(hdr, field), ty)),
             p => Err(Error::new(
                 e.span,
                 format!("expected a field, found {}", p.ty().name()),
@@ -549,10 +458,10 @@ impl<'a> Lower<'a> {
         }
     }
 
-    pub(super) fn data_arg(&mut self, e: &Expr, t: &Type) -> PResult<J> {
+    pub(super) fn data_arg(&mut self, e: &Expr, t: &Type) -> PResult<PrimArg> {
         let (x, xt) = self.rv(e, Some(t))?;
         let x = self.to_data(x, &xt);
-        Ok(x.jp())
+        Ok(x.as_arg())
     }
 
     pub(super) fn call_stmt(&mut self, c: &Expr, span: Span) -> PResult<()> {
@@ -565,19 +474,11 @@ impl<'a> Lower<'a> {
                 if let Ok(p) = self.place(b) {
                     match (&p, m.as_str()) {
                         (Place::Header { inst, .. }, "setValid") => {
-                            self.push(
-                                "add_header",
-                                vec![json!({"type": "header", "value": inst})],
-                                span,
-                            );
+                            self.push("add_header", vec![PrimArg::header(inst)], span);
                             return Ok(());
                         }
                         (Place::Header { inst, .. }, "setInvalid") => {
-                            self.push(
-                                "remove_header",
-                                vec![json!({"type": "header", "value": inst})],
-                                span,
-                            );
+                            self.push("remove_header", vec![PrimArg::header(inst)], span);
                             return Ok(());
                         }
                         (Place::DynHeader { deref, .. }, "setValid")
@@ -587,11 +488,7 @@ impl<'a> Lower<'a> {
                             } else {
                                 "remove_header"
                             };
-                            self.push(
-                                op,
-                                vec![json!({"type": "expression", "value": deref.je()})],
-                                span,
-                            );
+                            self.push(op, vec![PrimArg::Expr(deref.clone())], span);
                             return Ok(());
                         }
                         (Place::Stack { name, .. }, "push_front")
@@ -601,10 +498,7 @@ impl<'a> Lower<'a> {
                             let op = if m == "push_front" { "push" } else { "pop" };
                             self.push(
                                 op,
-                                vec![
-                                    json!({"type": "header_stack", "value": name}),
-                                    json!({"type": "hexstr", "value": hexs(n, false)}),
-                                ],
+                                vec![PrimArg::Op(X::Stack(name.clone())), PrimArg::hex(n)],
                                 span,
                             );
                             return Ok(());
@@ -711,7 +605,7 @@ impl<'a> Lower<'a> {
             let end = act.prims.len();
             for r in std::mem::replace(&mut act.returns, saved_returns) {
                 if let Some(p) = act.prims.get_mut(r) {
-                    p["parameters"][0] = json!({"type": "hexstr", "value": format!("0x{:x}", end)});
+                    p.params[0] = PrimArg::hex(end as u128);
                 }
             }
         }
@@ -737,7 +631,7 @@ impl<'a> Lower<'a> {
                 let i = self.data_arg(&args[0].value, &idx_t)?;
                 self.push(
                     "count",
-                    vec![json!({"type": "counter_array", "value": name}), i],
+                    vec![PrimArg::CounterArray(name.to_string()), i],
                     span,
                 );
             }
@@ -750,15 +644,17 @@ impl<'a> Lower<'a> {
                 let (d, _) = self.field_dst(&args[1].value)?;
                 self.push(
                     "execute_meter",
-                    vec![json!({"type": "meter_array", "value": name}), i, d],
+                    vec![PrimArg::MeterArray(name.to_string()), i, PrimArg::Op(d)],
                     span,
                 );
             }
             ("direct_meter", "read") => {
                 self.arg_count(cspan, m, args, 1)?;
                 let (d, _) = self.field_dst(&args[0].value)?;
-                if let Some(arr) = self.ir.arrays.iter_mut().find(|x| x.name == name) {
-                    arr.result_target = Some(d["value"].clone());
+                if let (Some(arr), X::Field(h, f)) =
+                    (self.ir.arrays.iter_mut().find(|x| x.name == name), d)
+                {
+                    arr.result_target = Some((h, f));
                 }
             }
             ("register", "read") => {
@@ -785,7 +681,7 @@ impl<'a> Lower<'a> {
                 let i = self.data_arg(&args[1].value, &idx_t)?;
                 self.push(
                     "register_read",
-                    vec![d, json!({"type": "register_array", "value": name}), i],
+                    vec![PrimArg::Op(d), PrimArg::RegisterArray(name.to_string()), i],
                     span,
                 );
             }
@@ -814,7 +710,7 @@ impl<'a> Lower<'a> {
                 let x = self.to_data(x, &xt);
                 self.push(
                     "register_write",
-                    vec![json!({"type": "register_array", "value": name}), i, x.jp()],
+                    vec![PrimArg::RegisterArray(name.to_string()), i, x.as_arg()],
                     span,
                 );
             }
@@ -841,7 +737,7 @@ impl<'a> Lower<'a> {
                 self.arg_count(cspan, n, args, 1)?;
                 self.push(
                     "mark_to_drop",
-                    vec![json!({"type": "header", "value": "standard_metadata"})],
+                    vec![PrimArg::header("standard_metadata")],
                     span,
                 );
             }
@@ -851,7 +747,11 @@ impl<'a> Lower<'a> {
                 let (d, dt) = self.field_dst(&args[0].value)?;
                 let lo = self.data_arg(&args[1].value, &dt)?;
                 let hi = self.data_arg(&args[2].value, &dt)?;
-                self.push("modify_field_rng_uniform", vec![d, lo, hi], span);
+                self.push(
+                    "modify_field_rng_uniform",
+                    vec![PrimArg::Op(d), lo, hi],
+                    span,
+                );
             }
             "truncate" => {
                 self.arg_count(cspan, n, args, 1)?;
@@ -867,11 +767,7 @@ impl<'a> Lower<'a> {
                         format!("{} needs a bool", n),
                     ));
                 }
-                self.push(
-                    n,
-                    vec![json!({"type": "expression", "value": x.je()})],
-                    span,
-                );
+                self.push(n, vec![PrimArg::Expr(x.clone())], span);
             }
             "log_msg" => {
                 if args.is_empty() || args.len() > 2 {
@@ -897,15 +793,12 @@ impl<'a> Lower<'a> {
                     };
                     for it in items {
                         let (x, t) = self.rv(&it, None)?;
-                        vals.push(self.to_data(x, &t).je());
+                        vals.push(self.to_data(x, &t));
                     }
                 }
                 self.push(
                     "log_msg",
-                    vec![
-                        json!({"type": "string", "value": fmt}),
-                        json!({"type": "parameters_vector", "value": vals}),
-                    ],
+                    vec![PrimArg::Op(X::Str(fmt)), PrimArg::ParamsVector(vals)],
                     span,
                 );
             }
@@ -916,14 +809,10 @@ impl<'a> Lower<'a> {
                 let base = self.data_arg(&args[2].value, &dt)?;
                 let inputs = self.field_list_inputs(&args[3].value)?;
                 let max = self.data_arg(&args[4].value, &Type::Bit(32))?;
-                let cid = self.ir.calculations.len();
-                let cname = format!("calc_{}", cid);
-                self.ir
-                    .calculations
-                    .push(json!({"name": cname, "id": cid, "algo": algo, "input": inputs}));
+                let cname = self.add_calculation(algo, inputs);
                 self.push(
                     "modify_field_with_hash_based_offset",
-                    vec![d, base, json!({"type": "calculation", "value": cname}), max],
+                    vec![PrimArg::Op(d), base, PrimArg::Calculation(cname), max],
                     span,
                 );
             }
@@ -967,7 +856,7 @@ impl<'a> Lower<'a> {
                     ));
                 }
                 for i in &inputs {
-                    if i["type"] != "field" {
+                    if !matches!(i, CalcInput::Field(..)) {
                         return Err(Error::new(args[1].value.span, "digest data must consist of fields (BMv2 learn lists hold fields only)"));
                     }
                 }
@@ -979,8 +868,12 @@ impl<'a> Lower<'a> {
                             .fields
                             .iter()
                             .zip(inputs.iter())
-                            .map(|((f, t, _), j)| {
-                                (f.clone(), j["value"].clone(), t.width().unwrap_or(0))
+                            .map(|((f, t, _), i)| {
+                                let hf = match i {
+                                    CalcInput::Field(h, f) => (h.clone(), f.clone()),
+                                    _ => Default::default(),
+                                };
+                                (f.clone(), hf, t.width().unwrap_or(0))
                             })
                             .collect();
                         self.ir.digests.push(DigestInfo {
@@ -1000,10 +893,7 @@ impl<'a> Lower<'a> {
                 };
                 self.push(
                     "generate_digest",
-                    vec![
-                        json!({"type": "hexstr", "value": hexs(recv, false)}),
-                        json!({"type": "hexstr", "value": hexs(id as u128, false)}),
-                    ],
+                    vec![PrimArg::hex(recv), PrimArg::hex(id as u128)],
                     span,
                 );
             }
@@ -1030,14 +920,7 @@ impl<'a> Lower<'a> {
                 } else {
                     "clone_egress_pkt_to_egress"
                 };
-                self.push(
-                    op,
-                    vec![
-                        sess,
-                        json!({"type": "hexstr", "value": hexs(fl as u128, false)}),
-                    ],
-                    span,
-                );
+                self.push(op, vec![sess, PrimArg::hex(fl as u128)], span);
             }
             "resubmit_preserving_field_list"
             | "recirculate_preserving_field_list"
@@ -1054,11 +937,7 @@ impl<'a> Lower<'a> {
                 } else {
                     "recirculate"
                 };
-                self.push(
-                    op,
-                    vec![json!({"type": "hexstr", "value": hexs(fl as u128, false)})],
-                    span,
-                );
+                self.push(op, vec![PrimArg::hex(fl as u128)], span);
             }
             "verify_checksum"
             | "update_checksum"
@@ -1150,7 +1029,7 @@ impl<'a> Lower<'a> {
                         if hit {
                             let _ = f;
                             if let Place::Field { hdr, field, .. } = p {
-                                elems.push(json!({"type": "field", "value": [hdr, field]}));
+                                elems.push((hdr.clone(), field.clone()));
                             }
                         }
                     }

@@ -12,8 +12,7 @@ impl<'a> Lower<'a> {
             ..
         } = d
         else {
-            self.err(d_span(d), "ingress and egress must be controls");
-            return;
+            return; // reported by check::v1switch
         };
         self.scopes.push(HashMap::new());
         self.bind_block_params(params);
@@ -360,19 +359,7 @@ impl<'a> Lower<'a> {
             match &s.kind {
                 StmtKind::Var(_, ty, n, init) => {
                     let t = self.env.resolve(ty)?;
-                    let ctl = self
-                        .ctl
-                        .as_ref()
-                        .map(|c| c.name.clone())
-                        .unwrap_or_default();
-                    let p = self.make_place(
-                        "",
-                        &format!("{}.{}", ctl, n),
-                        t,
-                        true,
-                        &format!("{}_{}", ctl, n),
-                    );
-                    self.bind(n, Bind::Place(p));
+                    self.bind_local(&self.ctl_name(), n, t);
                     if let Some(i) = init {
                         body.push(Stmt {
                             kind: StmtKind::Assign(
@@ -525,11 +512,14 @@ impl<'a> Lower<'a> {
                     .map(|p| p.conditionals.len())
                     .sum::<usize>();
                 let frag = self.src(cond.span);
-                self.pipelines[pipe]
-                    .conditionals
-                    .push(json!({"name": name, "id": id,
-                    "source_info": {"source_fragment": frag},
-                    "expression": x.je(), "true_next": tb, "false_next": fb}));
+                self.pipelines[pipe].conditionals.push(Conditional {
+                    name: name.clone(),
+                    id,
+                    source: frag,
+                    expr: x,
+                    true_next: tb,
+                    false_next: fb,
+                });
                 Ok(Some(self.table_entry(&name)))
             }
             StmtKind::Switch(e, cases) => {
@@ -706,25 +696,9 @@ impl<'a> Lower<'a> {
         let pipe = self.ctl.as_ref().unwrap().pipe;
         let mut nt = BTreeMap::new();
         nt.insert(self.ir.actions[aid].name.clone(), next);
-        self.pipelines[pipe].tables.push(IrTable {
-            name: tname.clone(),
-            keys: vec![],
-            match_type: "exact".into(),
-            kind: "simple".into(),
-            profile: None,
-            size: 1024,
-            with_counters: false,
-            direct_meter: None,
-            actions: vec![aid],
-            action_annos: vec![vec![]],
-            next_tables: nt,
-            default: Some((aid, vec![], true)),
-            entries: vec![],
-            const_entries: false,
-            synthetic: true,
-            annos: vec![],
-            support_timeout: false,
-        });
+        self.pipelines[pipe]
+            .tables
+            .push(IrTable::synthetic(tname.clone(), aid, nt));
         Ok(tname)
     }
 }

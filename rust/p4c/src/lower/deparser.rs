@@ -11,8 +11,7 @@ impl<'a> Lower<'a> {
             ..
         } = d
         else {
-            self.err(d_span(d), "the deparser must be a control");
-            return;
+            return; // reported by check::v1switch
         };
         self.scopes.push(HashMap::new());
         self.bind_block_params(params);
@@ -103,8 +102,7 @@ impl<'a> Lower<'a> {
 
     pub(super) fn lower_checksum_ctl(&mut self, d: &'a Decl, verify: bool) {
         let Decl::Control { params, apply, .. } = d else {
-            self.err(d_span(d), "checksum blocks must be controls");
-            return;
+            return; // reported by check::v1switch
         };
         self.scopes.push(HashMap::new());
         self.bind_block_params(params);
@@ -181,11 +179,11 @@ impl<'a> Lower<'a> {
         }
         let mut inputs = self.field_list_inputs(&args[1].value)?;
         if payload {
-            inputs.push(json!({"type": "payload", "value": null}));
+            inputs.push(CalcInput::Payload);
         }
         let algo = self.algo_name(&args[3].value)?;
         let target = match self.place(&args[2].value)? {
-            Place::Field { hdr, field, .. } => json!([hdr, field]),
+            Place::Field { hdr, field, .. } => (hdr, field),
             _ => {
                 return Err(Error::new(
                     args[2].value.span,
@@ -193,22 +191,29 @@ impl<'a> Lower<'a> {
                 ))
             }
         };
-        let cid = self.ir.calculations.len();
-        let cname = format!("calc_{}", cid);
-        self.ir
-            .calculations
-            .push(json!({"name": cname, "id": cid, "algo": algo, "input": inputs}));
+        let cname = self.add_calculation(algo, inputs);
         let id = self.ir.checksums.len();
-        let if_cond = if cond == X::Bool(true) {
-            J::Null
-        } else {
-            cond.je()
-        };
-        self.ir.checksums.push(
-            json!({"name": format!("cksum_{}", id), "id": id, "target": target, "type": "generic",
-            "calculation": cname, "verify": verify, "update": !verify, "if_cond": if_cond}),
-        );
+        self.ir.checksums.push(Checksum {
+            id,
+            target,
+            calculation: cname,
+            verify,
+            cond: (cond != X::Bool(true)).then_some(cond),
+        });
         Ok(())
+    }
+
+    /// A new calculation of `algo` over `inputs`; returns its name.
+    pub(super) fn add_calculation(&mut self, algo: String, inputs: Vec<CalcInput>) -> String {
+        let id = self.ir.calculations.len();
+        let name = format!("calc_{}", id);
+        self.ir.calculations.push(Calculation {
+            name: name.clone(),
+            id,
+            algo,
+            inputs,
+        });
+        name
     }
 
     pub(super) fn algo_name(&mut self, e: &Expr) -> PResult<String> {
@@ -233,13 +238,13 @@ impl<'a> Lower<'a> {
     }
 
     /// Fields of a `{...}` list or a struct/header value, as calculation inputs.
-    pub(super) fn field_list_inputs(&mut self, e: &Expr) -> PResult<Vec<J>> {
+    pub(super) fn field_list_inputs(&mut self, e: &Expr) -> PResult<Vec<CalcInput>> {
         let mut out = vec![];
         self.flatten_inputs(e, &mut out)?;
         Ok(out)
     }
 
-    pub(super) fn flatten_inputs(&mut self, e: &Expr, out: &mut Vec<J>) -> PResult<()> {
+    pub(super) fn flatten_inputs(&mut self, e: &Expr, out: &mut Vec<CalcInput>) -> PResult<()> {
         if let ExprKind::List(items) = &e.kind {
             for (_, it) in items {
                 self.flatten_inputs(it, out)?;
@@ -258,7 +263,7 @@ impl<'a> Lower<'a> {
         }
         if let ExprKind::Name(n) = &e.kind {
             if let Some(Bind::Val(X::Field(h, f), _)) = self.lookup(n) {
-                out.push(json!({"type": "field", "value": [h, f]}));
+                out.push(CalcInput::Field(h, f));
                 return Ok(());
             }
         }
@@ -274,7 +279,7 @@ impl<'a> Lower<'a> {
                         ))
                     }
                 };
-                out.push(json!({"type": "hexstr", "value": hexs(v, false), "bitwidth": w}));
+                out.push(CalcInput::Const(v, w));
                 Ok(())
             }
             Err(_) => Err(Error::new(
@@ -284,16 +289,16 @@ impl<'a> Lower<'a> {
         }
     }
 
-    pub(super) fn flatten_place(&mut self, p: &Place, out: &mut Vec<J>) {
+    pub(super) fn flatten_place(&mut self, p: &Place, out: &mut Vec<CalcInput>) {
         match p {
             Place::DynHeader { .. } | Place::DynField { .. } | Place::Slice { .. } => {}
             Place::Field { hdr, field, .. } => {
-                out.push(json!({"type": "field", "value": [hdr, field]}))
+                out.push(CalcInput::Field(hdr.clone(), field.clone()))
             }
             Place::Header { inst, ty } => {
                 if let Some(c) = self.env.composite(ty) {
                     for (f, _, _) in &c.fields {
-                        out.push(json!({"type": "field", "value": [inst, f]}));
+                        out.push(CalcInput::Field(inst.clone(), f.clone()));
                     }
                 }
             }

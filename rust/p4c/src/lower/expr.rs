@@ -51,7 +51,7 @@ impl<'a> Lower<'a> {
                             .ok_or_else(|| Error::new(e.span, "unknown header"))?;
                         match def.fields.iter().position(|f| f.0 == *m) {
                             Some(off) => Ok(Place::DynField {
-                                x: X::op("access_field", deref.clone(), X::Raw(json!(off))),
+                                x: X::op("access_field", deref.clone(), X::Num(off)),
                                 ty: def.fields[off].1.clone(),
                             }),
                             None => Err(Error::new(
@@ -198,6 +198,35 @@ impl<'a> Lower<'a> {
 
     /// Lower an r-value: returns the IR expression and its type. Bool-typed results
     /// are boolean expressions; everything else is data.
+    /// (width of the sliced value, hi, lo) of `base[hi:lo]`, checked against the width.
+    pub(super) fn slice_bounds(
+        &mut self,
+        t: &Type,
+        base: Span,
+        hi: &Expr,
+        lo: &Expr,
+        slice: Span,
+    ) -> PResult<(u32, u128, u128)> {
+        let w = match t {
+            Type::Bit(w) | Type::Int(w) => *w,
+            _ => {
+                return Err(Error::new(
+                    base,
+                    format!("cannot slice a value of type {}", t.name()),
+                ))
+            }
+        };
+        let h = self.const_expr(hi, None)?;
+        let l = self.const_expr(lo, None)?;
+        if h < l || h >= w as u128 {
+            return Err(Error::new(
+                slice,
+                format!("invalid slice [{}:{}] of a {}-bit value", h, l, w),
+            ));
+        }
+        Ok((w, h, l))
+    }
+
     pub fn rv(&mut self, e: &Expr, expect: Option<&Type>) -> PResult<(X, Type)> {
         self.inline_depth += 1;
         if self.inline_depth > 200 {
@@ -391,7 +420,8 @@ impl<'a> Lower<'a> {
             }
             ExprKind::Slice(b, hi, lo) => {
                 let (x, t) = self.rv(b, None)?;
-                let (h, l) = self.slice_bounds(e, b, &t, hi, lo)?;
+                let (_, h, l) = self.slice_bounds(&t, b.span, hi, lo, e.span)?;
+                let (h, l) = (h as u32, l as u32);
                 Ok((slice_of(x, h, l), Type::Bit(h - l + 1)))
             }
             ExprKind::Call(..) => self.call_value(e),
@@ -562,7 +592,8 @@ impl<'a> Lower<'a> {
             return self.place(e);
         };
         let bp = self.place_or_slice(b)?;
-        let (h, l) = self.slice_bounds(e, b, &bp.ty(), hi, lo)?;
+        let (_, h, l) = self.slice_bounds(&bp.ty(), b.span, hi, lo, e.span)?;
+        let (h, l) = (h as u32, l as u32);
         Ok(match bp {
             Place::Slice { base, lo: l0, .. } => Place::Slice {
                 base,
@@ -577,48 +608,17 @@ impl<'a> Lower<'a> {
         })
     }
 
-    /// The bounds of slice `e` = `b[hi:lo]` of a value of type `t`, checked.
-    fn slice_bounds(
-        &mut self,
-        e: &Expr,
-        b: &Expr,
-        t: &Type,
-        hi: &Expr,
-        lo: &Expr,
-    ) -> PResult<(u32, u32)> {
-        let w = match t {
-            Type::Bit(w) | Type::Int(w) => *w,
-            _ => {
-                return Err(Error::new(
-                    b.span,
-                    format!("cannot slice a value of type {}", t.name()),
-                ))
-            }
-        };
-        let h = self.const_expr(hi, None)?;
-        let l = self.const_expr(lo, None)?;
-        if h < l || h >= w as u128 {
-            return Err(Error::new(
-                e.span,
-                format!("invalid slice [{}:{}] of a {}-bit value", h, l, w),
-            ));
-        }
-        Ok((h as u32, l as u32))
-    }
-
     /// `base[hi:lo] = x`: the whole field rewritten, its other bits kept.
     pub(super) fn store_slice(&mut self, base: &Place, hi: u32, lo: u32, x: X, span: Span) {
         let (dst, cur, w) = match base {
             Place::Field { hdr, field, ty } => (
-                json!({"type": "field", "value": [hdr, field]}),
+                PrimArg::field(hdr, field),
                 X::Field(hdr.clone(), field.clone()),
                 ty.width().unwrap_or(0),
             ),
-            Place::DynField { x, ty } => (
-                json!({"type": "expression", "value": x.je()}),
-                x.clone(),
-                ty.width().unwrap_or(0),
-            ),
+            Place::DynField { x, ty } => {
+                (PrimArg::Expr(x.clone()), x.clone(), ty.width().unwrap_or(0))
+            }
             _ => unreachable!("place_or_slice slices fields only"),
         };
         let m = shl(mask(hi - lo + 1), lo as u128);
@@ -628,7 +628,11 @@ impl<'a> Lower<'a> {
             X::op("<<", x, X::Hex(lo as u128, false)),
             X::Hex(m, false),
         );
-        self.push("assign", vec![dst, X::op("|", keep, shifted).jp()], span);
+        self.push(
+            "assign",
+            vec![dst, X::op("|", keep, shifted).as_arg()],
+            span,
+        );
     }
 
     pub(super) fn binary(

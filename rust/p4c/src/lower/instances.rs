@@ -120,6 +120,26 @@ impl<'a> Lower<'a> {
     }
 
     /// Create storage for a value of type `ty`; `hname` names headers, `sname` scalar fields.
+    /// Binds local variable `n` of block `owner` to new metadata named after both.
+    pub(super) fn bind_local(&mut self, owner: &str, n: &str, t: Type) {
+        let p = self.make_place(
+            "",
+            &format!("{}.{}", owner, n),
+            t,
+            true,
+            &format!("{}_{}", owner, n),
+        );
+        self.bind(n, Bind::Place(p));
+    }
+
+    /// Name of the control (or parser) being lowered.
+    pub(super) fn ctl_name(&self) -> String {
+        self.ctl
+            .as_ref()
+            .map(|c| c.name.clone())
+            .unwrap_or_default()
+    }
+
     pub(super) fn make_place(
         &mut self,
         _tyname: &str,

@@ -8,7 +8,6 @@ use crate::ast::*;
 use crate::check::{mask, shl, shr, sign_extend, unify, Type, TypeEnv};
 use crate::diag::{Error, PResult, Sink, Span};
 pub use crate::ir::*;
-use serde_json::{json, Value as J};
 use std::collections::{BTreeMap, HashMap, HashSet};
 
 mod action;
@@ -108,7 +107,7 @@ enum Ctx {
 }
 
 struct ActionCtx {
-    prims: Vec<J>,
+    prims: Vec<Prim>,
     returns: Vec<usize>,
 }
 
@@ -149,11 +148,11 @@ pub struct Lower<'a> {
     synth_count: usize,
     table_names: HashSet<String>,
     root_places: HashMap<String, Place>,
-    parser_extra_ops: Vec<J>,
+    parser_extra_ops: Vec<ParserOp>,
     inlined: HashMap<String, usize>,
-    key_prims: Vec<J>,
+    key_prims: Vec<Prim>,
     pstate_prefix: String,
-    pstate_accept: J,
+    pstate_accept: Option<String>,
     fn_ret: Option<Place>,
     /// Set while lowering an assignment target whose right-hand side has side effects.
     snap_index: bool,
@@ -198,7 +197,7 @@ pub fn lower(prog: &Program, text: &str, sink: &mut Sink) -> Option<Ir> {
         inlined: HashMap::new(),
         key_prims: vec![],
         pstate_prefix: String::new(),
-        pstate_accept: J::Null,
+        pstate_accept: None,
         fn_ret: None,
         snap_index: false,
         copy_frames: vec![],
@@ -234,13 +233,7 @@ impl<'a> Lower<'a> {
     }
 
     fn find_decl(&self, name: &str) -> Option<&'a Decl> {
-        self.prog.decls.iter().find(|d| {
-            d.name() == Some(name)
-                && match d {
-                    Decl::Parser { has_body, .. } | Decl::Control { has_body, .. } => *has_body,
-                    _ => true,
-                }
-        })
+        crate::check::block_decl(self.prog, name)
     }
 
     fn run(&mut self) -> Option<Ir> {
@@ -314,65 +307,17 @@ impl<'a> Lower<'a> {
                 }
             }
         }
-        let main = self.prog.decls.iter().find_map(|d| match d {
-            Decl::Instance(i) if i.name == "main" => Some(i.clone()),
-            _ => None,
-        });
-        let main = main?;
-        match &main.ty {
-            TypeRef::Named(n, _, _) if n == "V1Switch" => {}
-            _ => {
-                self.err(
-                    main.span,
-                    "only the v1model package V1Switch is supported for 'main'",
-                );
-                return None;
-            }
-        }
-        if main.args.len() != 6 {
-            self.err(main.span, format!("V1Switch expects 6 arguments (parser, verifyChecksum, ingress, egress, computeChecksum, deparser), got {}", main.args.len()));
-            return None;
-        }
-        let mut blocks = vec![];
-        for a in &main.args {
-            let name = match &a.value.kind {
-                ExprKind::Call(f, _, _) => match &f.kind {
-                    ExprKind::Name(n) => Some(n.clone()),
-                    _ => None,
-                },
-                ExprKind::Name(n) => Some(n.clone()),
-                _ => None,
-            };
-            match name.and_then(|n| self.find_decl(&n).map(|d| (n, d))) {
-                Some((_, d)) => blocks.push(d),
-                None => {
-                    self.err(
-                        a.value.span,
-                        "expected an instantiation of a parser or control declared in this program",
-                    );
-                    return None;
-                }
-            }
-        }
-        // standard metadata + roots from the parser's parameter types
+        // check stage: main = V1Switch(...) and the kinds of its blocks
+        let blocks = crate::check::v1switch(self.prog, self.sink)?;
+        // the roots from the parser's parameter types
         self.scalar_fields.clear();
         if let Decl::Parser { params, .. } = blocks[0] {
-            if params.len() != 4 {
-                self.err(main.args[0].value.span, "the v1model parser must have 4 parameters (packet_in, out headers, inout metadata, inout standard_metadata_t)");
-                return None;
-            }
             if let Ok(Type::Struct(h)) = self.env.resolve(&params[1].ty) {
                 self.hdr_struct = Some(h);
             }
             if let Ok(Type::Struct(m)) = self.env.resolve(&params[2].ty) {
                 self.meta_struct = Some(m);
             }
-        } else {
-            self.err(
-                main.args[0].value.span,
-                "the first argument of V1Switch must be a parser",
-            );
-            return None;
         }
         // std metadata header
         self.make_std_meta();
@@ -544,15 +489,8 @@ fn patch_returns(a: &mut ActionCtx) {
     let end = a.prims.len();
     for r in a.returns.drain(..) {
         if let Some(p) = a.prims.get_mut(r) {
-            p["parameters"][0] = json!({"type": "hexstr", "value": format!("0x{:x}", end)});
+            p.params[0] = PrimArg::hex(end as u128);
         }
-    }
-}
-
-fn d_span(d: &Decl) -> Span {
-    match d {
-        Decl::Parser { span, .. } | Decl::Control { span, .. } => *span,
-        _ => Span::default(),
     }
 }
 

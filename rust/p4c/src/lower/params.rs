@@ -197,11 +197,9 @@ impl<'a> Lower<'a> {
 
     fn invalidate_headers(&mut self, p: &Place, span: Span) {
         match p {
-            Place::Header { inst, .. } => self.push(
-                "remove_header",
-                vec![json!({"type": "header", "value": inst})],
-                span,
-            ),
+            Place::Header { inst, .. } => {
+                self.push("remove_header", vec![PrimArg::header(inst)], span)
+            }
             Place::Struct { members, .. } => members
                 .clone()
                 .iter()
@@ -245,7 +243,7 @@ impl<'a> Lower<'a> {
         let data = self.to_data(x, t);
         self.push(
             "assign",
-            vec![json!({"type": "field", "value": [hdr, field]}), data.jp()],
+            vec![PrimArg::field(&hdr, &field), data.as_arg()],
             Span::default(),
         );
         let f = X::Field(hdr, field);
@@ -269,9 +267,9 @@ impl<'a> Lower<'a> {
             unreachable!()
         };
         let rf = X::Field(hdr.clone(), field.clone());
-        let dst = json!({"type": "field", "value": [hdr, field]});
+        let dst = PrimArg::field(&hdr, &field);
         let a_data = self.to_data(ax, &Type::Bool);
-        self.push("assign", vec![dst.clone(), a_data.jp()], b.span);
+        self.push("assign", vec![dst.clone(), a_data.as_arg()], b.span);
         // jump over `b` when `a` is false (&&) or true (||)
         let skip_when_zero = if op == "&&" {
             rf.clone()
@@ -281,10 +279,7 @@ impl<'a> Lower<'a> {
         let at = self.jump_at();
         self.push(
             "_jump_if_zero",
-            vec![
-                skip_when_zero.jp(),
-                json!({"type": "hexstr", "value": "0x0"}),
-            ],
+            vec![skip_when_zero.as_arg(), PrimArg::hex(0)],
             b.span,
         );
         let (bx, bt) = self.rv(b, Some(&Type::Bool))?;
@@ -295,7 +290,7 @@ impl<'a> Lower<'a> {
             ));
         }
         let b_data = self.to_data(bx, &Type::Bool);
-        self.push("assign", vec![dst, b_data.jp()], b.span);
+        self.push("assign", vec![dst, b_data.as_arg()], b.span);
         let end = self.jump_at();
         self.set_jump(at, 1, end);
         Ok((X::un("d2b", rf), Type::Bool))
@@ -322,7 +317,7 @@ impl<'a> Lower<'a> {
         let jz = self.jump_at();
         self.push(
             "_jump_if_zero",
-            vec![c_data.jp(), json!({"type": "hexstr", "value": "0x0"})],
+            vec![c_data.as_arg(), PrimArg::hex(0)],
             e.span,
         );
         let (ax, at) = self.rv(a, expect)?;
@@ -342,20 +337,16 @@ impl<'a> Lower<'a> {
         let Place::Field { hdr, field, .. } = r else {
             unreachable!()
         };
-        let dst = json!({"type": "field", "value": [hdr, field]});
+        let dst = PrimArg::field(&hdr, &field);
         let ax = if at == Type::InfInt {
             self.rv(a, Some(&t))?.0
         } else {
             ax
         };
         let a_data = self.to_data(ax, &t);
-        self.push("assign", vec![dst.clone(), a_data.jp()], a.span);
+        self.push("assign", vec![dst.clone(), a_data.as_arg()], a.span);
         let j = self.jump_at();
-        self.push(
-            "_jump",
-            vec![json!({"type": "hexstr", "value": "0x0"})],
-            e.span,
-        );
+        self.push("_jump", vec![PrimArg::hex(0)], e.span);
         self.set_jump(jz, 1, j + 1);
         let (bx, bt) = self.rv(b, Some(&t))?;
         if unify(&t, &bt).is_none() {
@@ -369,7 +360,7 @@ impl<'a> Lower<'a> {
             ));
         }
         let b_data = self.to_data(bx, &bt);
-        self.push("assign", vec![dst, b_data.jp()], b.span);
+        self.push("assign", vec![dst, b_data.as_arg()], b.span);
         let end = self.jump_at();
         self.set_jump(j, 0, end);
         let f = X::Field(hdr, field);

@@ -88,25 +88,13 @@ impl<'a> Lower<'a> {
                     });
                     self.bind(vn, Bind::ValueSet(fq));
                 }
-                Local::Action(a) => self.err(a.span, "actions are not allowed in parsers"),
-                Local::Table(t) => self.err(t.span, "tables are not allowed in parsers"),
+                // reported by check::v1switch
+                Local::Action(_) | Local::Table(_) => {}
             }
         }
         let names: HashSet<&str> = states.iter().map(|s| s.name.as_str()).collect();
-        if !names.contains("start") {
-            self.err(d_span(d), format!("parser '{}' has no 'start' state", name));
-        }
-        let mut seen = HashSet::new();
-        for st in states {
-            if !seen.insert(st.name.clone()) {
-                self.err(st.span, format!("state '{}' is declared twice", st.name));
-            }
-            if st.name == "accept" || st.name == "reject" {
-                self.err(st.span, format!("state '{}' is reserved", st.name));
-            }
-        }
         self.pstate_prefix = String::new();
-        self.pstate_accept = J::Null;
+        self.pstate_accept = None;
         self.parser_states(name, states, &names, init_ops);
         self.ir.parser_init = "start".into();
         self.act = None;
@@ -123,7 +111,7 @@ impl<'a> Lower<'a> {
         pname: &str,
         states: &'a [ParserState],
         names: &HashSet<&str>,
-        init_ops: Vec<J>,
+        init_ops: Vec<ParserOp>,
     ) {
         for st in states.iter() {
             self.scopes.push(HashMap::new());
@@ -150,8 +138,16 @@ impl<'a> Lower<'a> {
                         k += 1;
                         let sub_prefix = self.subparser_prefix(&inst);
                         let id = self.ir.parser_states.len();
-                        self.ir.parser_states.push(json!({"name": cur, "id": id, "parser_ops": ops, "transition_key": [],
-                            "transitions": [{"type": "default", "value": null, "mask": null, "next_state": format!("{}start", sub_prefix)}]}));
+                        self.ir.parser_states.push(ParseState {
+                            name: cur.clone(),
+                            id,
+                            ops,
+                            key: vec![],
+                            transitions: vec![ParserTransition {
+                                value: TransitionValue::Default,
+                                next: Some(format!("{}start", sub_prefix)),
+                            }],
+                        });
                         // bind the sub-parser's parameters
                         self.scopes.push(HashMap::new());
                         let mut ok = true;
@@ -206,7 +202,7 @@ impl<'a> Lower<'a> {
                             }
                             let saved = (self.pstate_prefix.clone(), self.pstate_accept.clone());
                             self.pstate_prefix = sub_prefix;
-                            self.pstate_accept = J::String(cont.clone());
+                            self.pstate_accept = Some(cont.clone());
                             let sub_names: HashSet<&str> =
                                 sub_states.iter().map(|s| s.name.as_str()).collect();
                             self.inline_depth += 1;
@@ -234,29 +230,24 @@ impl<'a> Lower<'a> {
                     ops = nops;
                     continue;
                 }
-                self.act = Some(ActionCtx {
-                    prims: vec![],
-                    returns: vec![],
-                });
-                self.parser_extra_ops.clear();
-                let r = self.parser_stmt(s, pname);
-                ops.append(&mut self.parser_extra_ops);
-                ops.extend(r);
+                self.state_stmt(s, pname, &mut ops);
             }
             let (key, trans) = match &st.transition {
                 None => (
                     vec![],
-                    vec![
-                        json!({"type": "default", "value": null, "mask": null, "next_state": null}),
-                    ],
+                    vec![ParserTransition {
+                        value: TransitionValue::Default,
+                        next: None,
+                    }],
                 ),
                 Some(Transition::Direct(n, sp)) => {
                     let ns = self.state_ref(n, *sp, names);
                     (
                         vec![],
-                        vec![
-                            json!({"type": "default", "value": null, "mask": null, "next_state": ns}),
-                        ],
+                        vec![ParserTransition {
+                            value: TransitionValue::Default,
+                            next: ns,
+                        }],
                     )
                 }
                 Some(Transition::Select(keys, cases, _)) => {
@@ -268,9 +259,13 @@ impl<'a> Lower<'a> {
             };
             self.scopes.pop();
             let id = self.ir.parser_states.len();
-            self.ir.parser_states.push(json!({
-                "name": cur, "id": id, "parser_ops": ops, "transition_key": key, "transitions": trans
-            }));
+            self.ir.parser_states.push(ParseState {
+                name: cur,
+                id,
+                ops,
+                key,
+                transitions: trans,
+            });
         }
     }
 
@@ -281,12 +276,7 @@ impl<'a> Lower<'a> {
     /// A state name is an identifier, so `N.` cannot collide with a state.
     fn subparser_prefix(&self, inst: &str) -> String {
         let first = format!("{}{}.", self.pstate_prefix, inst);
-        let taken = |p: &str| {
-            self.ir
-                .parser_states
-                .iter()
-                .any(|s| s["name"].as_str().is_some_and(|n| n.starts_with(p)))
-        };
+        let taken = |p: &str| self.ir.parser_states.iter().any(|s| s.name.starts_with(p));
         if !taken(&first) {
             return first;
         }
@@ -303,12 +293,12 @@ impl<'a> Lower<'a> {
         &mut self,
         pname: &str,
         cur: String,
-        mut ops: Vec<J>,
+        mut ops: Vec<ParserOp>,
         c: &Expr,
         a: &Stmt,
         b: Option<&Stmt>,
         k: &mut usize,
-    ) -> (String, Vec<J>) {
+    ) -> (String, Vec<ParserOp>) {
         let tag = *k;
         *k += 1;
         let then_name = format!("{}.then{}", cur, tag);
@@ -322,17 +312,17 @@ impl<'a> Lower<'a> {
                 let tmp = self.parser_temp(X::un("b2d", x), &Type::Bit(1));
                 ops.append(&mut self.parser_extra_ops);
                 match tmp {
-                    X::Field(h, f) => json!({"type": "field", "value": [h, f]}),
-                    _ => J::Null,
+                    X::Field(..) => Some(tmp),
+                    _ => None,
                 }
             }
             Ok((_, t)) => {
                 self.err(c.span, format!("condition must be bool, not {}", t.name()));
-                J::Null
+                None
             }
             Err(e) => {
                 self.sink.push(e);
-                J::Null
+                None
             }
         };
         let id = self.ir.parser_states.len();
@@ -341,13 +331,22 @@ impl<'a> Lower<'a> {
         } else {
             join.clone()
         };
-        self.ir
-            .parser_states
-            .push(json!({"name": cur, "id": id, "parser_ops": ops,
-            "transition_key": if key.is_null() { json!([]) } else { json!([key]) },
-            "transitions": [
-                {"type": "hexstr", "value": "0x01", "mask": null, "next_state": then_name},
-                {"type": "default", "value": null, "mask": null, "next_state": else_target}]}));
+        self.ir.parser_states.push(ParseState {
+            name: cur,
+            id,
+            ops,
+            key: key.into_iter().collect(),
+            transitions: vec![
+                ParserTransition {
+                    value: TransitionValue::Hex("01".into(), None),
+                    next: Some(then_name.clone()),
+                },
+                ParserTransition {
+                    value: TransitionValue::Default,
+                    next: Some(else_target),
+                },
+            ],
+        });
         for (name, body) in [(then_name, Some(a)), (else_name, b)] {
             let Some(body) = body else { continue };
             let stmts: Vec<Stmt> = match &body.kind {
@@ -356,7 +355,7 @@ impl<'a> Lower<'a> {
             };
             self.scopes.push(HashMap::new());
             let mut bcur = name;
-            let mut bops: Vec<J> = vec![];
+            let mut bops: Vec<ParserOp> = vec![];
             let mut bk = 0;
             for s in &stmts {
                 if let StmtKind::If(c2, a2, b2) = &s.kind {
@@ -366,21 +365,34 @@ impl<'a> Lower<'a> {
                     bops = o2;
                     continue;
                 }
-                self.act = Some(ActionCtx {
-                    prims: vec![],
-                    returns: vec![],
-                });
-                self.parser_extra_ops.clear();
-                let r = self.parser_stmt(s, pname);
-                bops.append(&mut self.parser_extra_ops);
-                bops.extend(r);
+                self.state_stmt(s, pname, &mut bops);
             }
             self.scopes.pop();
             let id = self.ir.parser_states.len();
-            self.ir.parser_states.push(json!({"name": bcur, "id": id, "parser_ops": bops, "transition_key": [],
-                "transitions": [{"type": "default", "value": null, "mask": null, "next_state": join}]}));
+            self.ir.parser_states.push(ParseState {
+                name: bcur,
+                id,
+                ops: bops,
+                key: vec![],
+                transitions: vec![ParserTransition {
+                    value: TransitionValue::Default,
+                    next: Some(join.clone()),
+                }],
+            });
         }
         (join, vec![])
+    }
+
+    /// Appends the ops of statement `s` of a parser state (after the temporaries it needs).
+    fn state_stmt(&mut self, s: &Stmt, pname: &str, ops: &mut Vec<ParserOp>) {
+        self.act = Some(ActionCtx {
+            prims: vec![],
+            returns: vec![],
+        });
+        self.parser_extra_ops.clear();
+        let r = self.parser_stmt(s, pname);
+        ops.append(&mut self.parser_extra_ops);
+        ops.extend(r);
     }
 
     pub(super) fn find_decl_parser_by_states(&self, states: &[ParserState]) -> Option<&'a Decl> {
@@ -447,16 +459,16 @@ impl<'a> Lower<'a> {
         )))
     }
 
-    pub(super) fn state_ref(&mut self, n: &str, sp: Span, names: &HashSet<&str>) -> J {
+    pub(super) fn state_ref(&mut self, n: &str, sp: Span, names: &HashSet<&str>) -> Option<String> {
         if n == "accept" {
             self.pstate_accept.clone()
         } else if n == "reject" {
-            J::Null
+            None
         } else if names.contains(n) {
-            J::String(format!("{}{}", self.pstate_prefix, n))
+            Some(format!("{}{}", self.pstate_prefix, n))
         } else {
             self.err(sp, format!("unknown parser state '{}'", n));
-            J::Null
+            None
         }
     }
 
@@ -465,7 +477,7 @@ impl<'a> Lower<'a> {
         keys: &[Expr],
         cases: &[SelectCase],
         names: &HashSet<&str>,
-    ) -> (Vec<J>, Vec<J>) {
+    ) -> (Vec<X>, Vec<ParserTransition>) {
         let mut kj = vec![];
         let mut widths = vec![];
         let mut ktypes = vec![];
@@ -486,16 +498,20 @@ impl<'a> Lower<'a> {
         for c in cases {
             let next = self.state_ref(&c.next, c.span, names);
             if c.keys.len() == 1 && matches!(c.keys[0].kind, ExprKind::Default) {
-                trans.push(
-                    json!({"type": "default", "value": null, "mask": null, "next_state": next}),
-                );
+                trans.push(ParserTransition {
+                    value: TransitionValue::Default,
+                    next,
+                });
                 continue;
             }
             // value set?
             if c.keys.len() == 1 {
                 if let ExprKind::Name(n) = &c.keys[0].kind {
                     if let Some(Bind::ValueSet(vs)) = self.lookup(n) {
-                        trans.push(json!({"type": "parse_vset", "value": vs, "mask": null, "next_state": next}));
+                        trans.push(ParserTransition {
+                            value: TransitionValue::ValueSet(vs),
+                            next,
+                        });
                         continue;
                     }
                 }
@@ -572,8 +588,10 @@ impl<'a> Lower<'a> {
                     val.push_str(&format!("{:0d$x}", v & mask(w), d = digits));
                     msk.push_str(&format!("{:0d$x}", m & mask(w), d = digits));
                 }
-                trans.push(json!({"type": "hexstr", "value": format!("0x{}", val),
-                    "mask": if has_mask { J::String(format!("0x{}", msk)) } else { J::Null }, "next_state": next.clone()}));
+                trans.push(ParserTransition {
+                    value: TransitionValue::Hex(val, has_mask.then_some(msk)),
+                    next: next.clone(),
+                });
             }
         }
         if !cases
@@ -642,10 +660,10 @@ impl<'a> Lower<'a> {
         m
     }
 
-    pub(super) fn select_key(&mut self, k: &Expr) -> PResult<(J, u32, Type)> {
+    pub(super) fn select_key(&mut self, k: &Expr) -> PResult<(X, u32, Type)> {
         // lookahead<T>()
         if let Some((w, t)) = self.lookahead_call(k)? {
-            return Ok((json!({"type": "lookahead", "value": [0, w]}), w, t));
+            return Ok((X::Lookahead(0, w), w, t));
         }
         // lookahead<H>().field
         if let ExprKind::Member(b, f) = &k.kind {
@@ -659,11 +677,7 @@ impl<'a> Lower<'a> {
                 for (n, t, _) in &def.fields {
                     let w = t.width().unwrap_or(0);
                     if n == f {
-                        return Ok((
-                            json!({"type": "lookahead", "value": [off, w]}),
-                            w,
-                            t.clone(),
-                        ));
+                        return Ok((X::Lookahead(off, w), w, t.clone()));
                     }
                     off += w;
                 }
@@ -682,18 +696,14 @@ impl<'a> Lower<'a> {
                             .env
                             .field_type(&Type::Header(elem), f)
                             .unwrap_or(Type::Unknown);
-                        return Ok((
-                            json!({"type": "stack_field", "value": [name, f]}),
-                            t.width().unwrap_or(0),
-                            t,
-                        ));
+                        return Ok((X::StackField(name, f.clone()), t.width().unwrap_or(0), t));
                     }
                 }
             }
         }
         if let Ok(Place::Field { hdr, field, ty }) = self.place(k) {
             let w = ty.width().unwrap_or(0);
-            return Ok((json!({"type": "field", "value": [hdr, field]}), w, ty));
+            return Ok((X::Field(hdr, field), w, ty));
         }
         // general expression: compute into a temporary
         let (x, t) = self.rv(k, None)?;
@@ -702,9 +712,10 @@ impl<'a> Lower<'a> {
         let p = self.scalar(&format!("tmp_{}", self.tmp_count), &t);
         self.tmp_count += 1;
         if let Place::Field { hdr, field, .. } = &p {
-            self.parser_extra_ops.push(json!({"op": "set", "parameters": [{"type": "field", "value": [hdr, field]}, x.jp()]}));
+            self.parser_extra_ops
+                .push(ParserOp::Set((hdr.clone(), field.clone()), x.as_arg()));
             return Ok((
-                json!({"type": "field", "value": [hdr, field]}),
+                X::Field(hdr.clone(), field.clone()),
                 t.width().unwrap_or(0),
                 t,
             ));
@@ -719,9 +730,8 @@ impl<'a> Lower<'a> {
         let Place::Field { hdr, field, .. } = p else {
             unreachable!()
         };
-        self.parser_extra_ops.push(
-            json!({"op": "set", "parameters": [{"type": "field", "value": [hdr, field]}, x.je()]}),
-        );
+        self.parser_extra_ops
+            .push(ParserOp::Set((hdr.clone(), field.clone()), PrimArg::Op(x)));
         X::Field(hdr, field)
     }
 
@@ -751,7 +761,7 @@ impl<'a> Lower<'a> {
         Ok(None)
     }
 
-    pub(super) fn parser_stmt(&mut self, s: &Stmt, pname: &str) -> Vec<J> {
+    pub(super) fn parser_stmt(&mut self, s: &Stmt, pname: &str) -> Vec<ParserOp> {
         match self.parser_stmt_r(s, pname) {
             Ok(v) => v,
             Err(e) => {
@@ -761,7 +771,7 @@ impl<'a> Lower<'a> {
         }
     }
 
-    pub(super) fn parser_stmt_r(&mut self, s: &Stmt, pname: &str) -> PResult<Vec<J>> {
+    pub(super) fn parser_stmt_r(&mut self, s: &Stmt, pname: &str) -> PResult<Vec<ParserOp>> {
         match &s.kind {
             StmtKind::Call(c) => {
                 let ExprKind::Call(f, targs, args) = &c.kind else {
@@ -788,13 +798,9 @@ impl<'a> Lower<'a> {
                                         let (x, t) =
                                             self.rv(&args[1].value, Some(&Type::Bit(32)))?;
                                         let x = self.to_data(x, &t);
-                                        return Ok(vec![
-                                            json!({"op": "extract_VL", "parameters": [target, {"type": "expression", "value": x.je()}]}),
-                                        ]);
+                                        return Ok(vec![ParserOp::ExtractVl(target, x)]);
                                     }
-                                    return Ok(vec![
-                                        json!({"op": "extract", "parameters": [target]}),
-                                    ]);
+                                    return Ok(vec![ParserOp::Extract(target)]);
                                 }
                                 "advance" => {
                                     if args.len() != 1 {
@@ -805,11 +811,7 @@ impl<'a> Lower<'a> {
                                     }
                                     let (x, t) = self.rv(&args[0].value, Some(&Type::Bit(32)))?;
                                     let x = self.to_data(x, &t);
-                                    let p = match x {
-                                        X::Hex(..) | X::Field(..) => x.je(),
-                                        _ => json!({"type": "expression", "value": x.je()}),
-                                    };
-                                    return Ok(vec![json!({"op": "advance", "parameters": [p]})]);
+                                    return Ok(vec![ParserOp::Advance(operand_or_expr(x))]);
                                 }
                                 _ => {
                                     return Err(Error::new(
@@ -856,16 +858,11 @@ impl<'a> Lower<'a> {
                                 format!("verify needs an error value, not {}", et.name()),
                             ));
                         }
-                        return Ok(vec![
-                            json!({"op": "verify", "parameters": [cx.je(), ex.je()]}),
-                        ]);
+                        return Ok(vec![ParserOp::Verify(cx, ex)]);
                     }
                 }
                 let prims = self.prims_of(s)?;
-                Ok(prims
-                    .into_iter()
-                    .map(|p| json!({"op": "primitive", "parameters": [p]}))
-                    .collect())
+                Ok(prims.into_iter().map(ParserOp::Primitive).collect())
             }
             StmtKind::Assign(lhs, rhs) => {
                 if let Ok(Place::Field { hdr, field, ty }) = self.place(lhs) {
@@ -880,37 +877,22 @@ impl<'a> Lower<'a> {
                                 ),
                             ));
                         }
-                        return Ok(vec![
-                            json!({"op": "set", "parameters": [{"type": "field", "value": [hdr, field]}, {"type": "lookahead", "value": [0, w]}]}),
-                        ]);
+                        return Ok(vec![ParserOp::Set(
+                            (hdr, field),
+                            PrimArg::Op(X::Lookahead(0, w)),
+                        )]);
                     }
                     let (x, t) = self.rv(rhs, Some(&ty))?;
                     self.check_assign(&ty, &t, rhs.span)?;
                     let x = self.to_data(x, &t);
-                    let p = match x {
-                        X::Hex(..) | X::Field(..) => x.je(),
-                        _ => json!({"type": "expression", "value": x.je()}),
-                    };
-                    return Ok(vec![
-                        json!({"op": "set", "parameters": [{"type": "field", "value": [hdr, field]}, p]}),
-                    ]);
+                    return Ok(vec![ParserOp::Set((hdr, field), operand_or_expr(x))]);
                 }
                 let prims = self.prims_of(s)?;
-                Ok(prims
-                    .into_iter()
-                    .map(|p| json!({"op": "primitive", "parameters": [p]}))
-                    .collect())
+                Ok(prims.into_iter().map(ParserOp::Primitive).collect())
             }
             StmtKind::Var(_, ty, n, init) => {
                 let t = self.env.resolve(ty)?;
-                let p = self.make_place(
-                    "",
-                    &format!("{}.{}", pname, n),
-                    t.clone(),
-                    true,
-                    &format!("{}_{}", pname, n),
-                );
-                self.bind(n, Bind::Place(p));
+                self.bind_local(pname, n, t);
                 if let Some(i) = init {
                     let st = Stmt {
                         kind: StmtKind::Assign(
@@ -956,7 +938,7 @@ impl<'a> Lower<'a> {
     }
 
     /// Lower a statement through the action lowering and return its primitives.
-    pub(super) fn prims_of(&mut self, s: &Stmt) -> PResult<Vec<J>> {
+    pub(super) fn prims_of(&mut self, s: &Stmt) -> PResult<Vec<Prim>> {
         let saved = self.ctx;
         let saved_act = self.act.take();
         self.act = Some(ActionCtx {
@@ -973,7 +955,7 @@ impl<'a> Lower<'a> {
 
     /// `extract<T>(_)`: the header is read (the packet advances by its size) into a
     /// temporary nobody reads.
-    fn extract_discarded(&mut self, targs: &[TypeRef], e: &Expr) -> PResult<J> {
+    fn extract_discarded(&mut self, targs: &[TypeRef], e: &Expr) -> PResult<ExtractTarget> {
         let Some(t) = targs.first() else {
             return Err(Error::new(
                 e.span,
@@ -990,25 +972,33 @@ impl<'a> Lower<'a> {
         let name = format!("extract_discard_{}", self.tmp_count);
         self.tmp_count += 1;
         match self.make_place("", &name, t, true, &name) {
-            Place::Header { inst, .. } => Ok(json!({"type": "regular", "value": inst})),
+            Place::Header { inst, .. } => Ok(ExtractTarget::Regular(inst)),
             _ => unreachable!("a header type makes a header"),
         }
     }
 
-    pub(super) fn extract_target(&mut self, e: &Expr) -> PResult<J> {
+    pub(super) fn extract_target(&mut self, e: &Expr) -> PResult<ExtractTarget> {
         if let ExprKind::Member(b, m) = &e.kind {
             if m == "next" {
                 if let Place::Stack { name, .. } = self.place(b)? {
-                    return Ok(json!({"type": "stack", "value": name}));
+                    return Ok(ExtractTarget::Stack(name));
                 }
             }
         }
         match self.place(e)? {
-            Place::Header { inst, .. } => Ok(json!({"type": "regular", "value": inst})),
+            Place::Header { inst, .. } => Ok(ExtractTarget::Regular(inst)),
             p => Err(Error::new(
                 e.span,
                 format!("extract needs a header, not {}", p.ty().name()),
             )),
         }
+    }
+}
+
+/// A parser-op value: fields and constants as they are, anything else as an expression.
+fn operand_or_expr(x: X) -> PrimArg {
+    match x {
+        X::Hex(..) | X::Field(..) => PrimArg::Op(x),
+        _ => PrimArg::Expr(x),
     }
 }

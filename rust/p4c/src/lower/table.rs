@@ -235,7 +235,7 @@ impl<'a> Lower<'a> {
                 }
             };
             if k.match_kind == "selector" {
-                selector_inputs.push(json!({"type": "field", "value": target}));
+                selector_inputs.push(CalcInput::Field(target.0, target.1));
                 continue;
             }
             let mt = match k.match_kind.as_str() {
@@ -527,12 +527,15 @@ impl<'a> Lower<'a> {
         Ok(fq)
     }
 
-    pub(super) fn key_target(&mut self, e: &Expr) -> PResult<(J, u32, Option<u128>)> {
+    pub(super) fn key_target(
+        &mut self,
+        e: &Expr,
+    ) -> PResult<((String, String), u32, Option<u128>)> {
         if let ExprKind::Call(f, _, args) = &e.kind {
             if let ExprKind::Member(b, m) = &f.kind {
                 if m == "isValid" && args.is_empty() {
                     if let Place::Header { inst, .. } = self.place(b)? {
-                        return Ok((json!([inst, "$valid$"]), 1, None));
+                        return Ok(((inst, "$valid$".to_string()), 1, None));
                     }
                 }
             }
@@ -546,7 +549,7 @@ impl<'a> Lower<'a> {
                         Some(w) => w,
                         None => return Err(Error::new(e.span, format!("cannot match on a value of type {}", ty.name()))),
                     };
-                    Ok((json!([hdr, field]), w, None))
+                    Ok(((hdr, field), w, None))
                 }
                 _ => Err(Error::new(e.span, "table keys must be fields, field slices, header.isValid() or expressions of a fixed width")),
             };
@@ -574,9 +577,12 @@ impl<'a> Lower<'a> {
         let Place::Field { hdr, field, .. } = tmp else {
             unreachable!()
         };
-        let frag = self.src(e.span);
-        self.key_prims.push(json!({"op": "assign", "parameters": [{"type": "field", "value": [hdr, field]}, x.jp()], "source_info": {"source_fragment": frag}}));
-        Ok((json!([hdr, field]), w, None))
+        self.key_prims.push(Prim {
+            op: "assign".into(),
+            params: vec![PrimArg::field(&hdr, &field), x.as_arg()],
+            source: self.src(e.span),
+        });
+        Ok(((hdr, field), w, None))
     }
 
     /// If the table's keys needed temporaries, a synthetic table computing them
@@ -603,25 +609,9 @@ impl<'a> Lower<'a> {
         let tname = format!("tbl_key_{}", k);
         let mut nt = BTreeMap::new();
         nt.insert(aname, Some(tn.to_string()));
-        self.pipelines[pipe].tables.push(IrTable {
-            name: tname.clone(),
-            keys: vec![],
-            match_type: "exact".into(),
-            kind: "simple".into(),
-            profile: None,
-            size: 1024,
-            with_counters: false,
-            direct_meter: None,
-            actions: vec![aid],
-            action_annos: vec![vec![]],
-            next_tables: nt,
-            default: Some((aid, vec![], true)),
-            entries: vec![],
-            const_entries: false,
-            synthetic: true,
-            annos: vec![],
-            support_timeout: false,
-        });
+        self.pipelines[pipe]
+            .tables
+            .push(IrTable::synthetic(tname.clone(), aid, nt));
         tname
     }
 
@@ -632,7 +622,7 @@ impl<'a> Lower<'a> {
         actions: &[usize],
         en: &Entry,
         ei: usize,
-    ) -> PResult<J> {
+    ) -> PResult<TableEntry> {
         let keysets: Vec<&Expr> =
             if en.keys.len() == 1 && keys.len() > 1 && matches!(en.keys[0].kind, ExprKind::Default)
             {
@@ -659,12 +649,8 @@ impl<'a> Lower<'a> {
                 ("exact", ExprKind::Default) => {
                     return Err(Error::new(ks.span, "exact keys need a value"))
                 }
-                ("exact", _) => {
-                    json!({"match_type": "exact", "key": hexw(self.const_of(ks, &kt), w)})
-                }
-                ("lpm", ExprKind::Default) => {
-                    json!({"match_type": "lpm", "key": hexw(0, w), "prefix_length": 0})
-                }
+                ("exact", _) => EntryKey::Exact(self.const_of(ks, &kt)),
+                ("lpm", ExprKind::Default) => EntryKey::Lpm(0, 0),
                 ("lpm", ExprKind::Mask(v, m)) => {
                     let v = self.const_of(v, &kt);
                     let m = self.const_of(m, &kt);
@@ -672,33 +658,25 @@ impl<'a> Lower<'a> {
                     if m != shl(mask(pl), (w - pl) as u128) & mask(w) {
                         return Err(Error::new(ks.span, "lpm mask must be a prefix mask"));
                     }
-                    json!({"match_type": "lpm", "key": hexw(v & m, w), "prefix_length": pl})
+                    EntryKey::Lpm(v & m, pl)
                 }
-                ("lpm", _) => {
-                    json!({"match_type": "lpm", "key": hexw(self.const_of(ks, &kt), w), "prefix_length": w})
-                }
-                ("ternary" | "optional", ExprKind::Default) => {
-                    json!({"match_type": "ternary", "key": hexw(0, w), "mask": hexw(0, w)})
-                }
+                ("lpm", _) => EntryKey::Lpm(self.const_of(ks, &kt), w),
+                ("ternary" | "optional", ExprKind::Default) => EntryKey::Ternary(0, 0),
                 ("ternary", ExprKind::Mask(v, m)) => {
                     let v = self.const_of(v, &kt);
                     let m = self.const_of(m, &kt);
-                    json!({"match_type": "ternary", "key": hexw(v & m, w), "mask": hexw(m, w)})
+                    EntryKey::Ternary(v & m, m)
                 }
-                ("ternary" | "optional", _) => {
-                    json!({"match_type": "ternary", "key": hexw(self.const_of(ks, &kt), w), "mask": hexw(mask(w), w)})
-                }
-                ("range", ExprKind::Default) => {
-                    json!({"match_type": "range", "start": hexw(0, w), "end": hexw(mask(w), w)})
-                }
+                ("ternary" | "optional", _) => EntryKey::Ternary(self.const_of(ks, &kt), mask(w)),
+                ("range", ExprKind::Default) => EntryKey::Range(0, mask(w)),
                 ("range", ExprKind::Range(a, b)) => {
                     let a = self.const_of(a, &kt);
                     let b = self.const_of(b, &kt);
-                    json!({"match_type": "range", "start": hexw(a, w), "end": hexw(b, w)})
+                    EntryKey::Range(a, b)
                 }
                 ("range", _) => {
                     let v = self.const_of(ks, &kt);
-                    json!({"match_type": "range", "start": hexw(v, w), "end": hexw(v, w)})
+                    EntryKey::Range(v, v)
                 }
                 (m, _) => {
                     return Err(Error::new(
@@ -707,7 +685,7 @@ impl<'a> Lower<'a> {
                     ))
                 }
             };
-            mk.push(j);
+            mk.push((j, w));
         }
         let (a, global) = self.find_action(&en.action.name).ok_or_else(|| {
             Error::new(
@@ -748,9 +726,12 @@ impl<'a> Lower<'a> {
             (None, Some(p)) => p as u64,
             _ => ei as u64 + 1,
         };
-        Ok(
-            json!({"source_info": {"source_fragment": self.src(en.span)}, "match_key": mk,
-            "action_entry": {"action_id": ai, "action_data": vals}, "priority": prio}),
-        )
+        Ok(TableEntry {
+            source: self.src(en.span),
+            keys: mk,
+            action: ai,
+            data: vals,
+            priority: prio,
+        })
     }
 }
