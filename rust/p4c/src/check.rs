@@ -111,6 +111,9 @@ pub struct TypeEnv {
     pub consts: HashMap<String, (Type, u128)>,
     pub externs: HashMap<String, Vec<Method>>,
     pub type_params: Vec<String>,
+    /// (header type, field) → struct type, for header fields of struct type: the header's
+    /// own field list holds the struct's leaves as `field.leaf` (`row.e`, `row.t`, ...)
+    pub header_structs: HashMap<(String, String), String>,
 }
 
 /// Shift left that yields 0 instead of overflowing.
@@ -173,6 +176,24 @@ impl TypeEnv {
                     let mut fs = vec![];
                     for f in fields {
                         match env.resolve(&f.ty) {
+                            Ok(Type::Struct(s)) if kind == Composite::Header => {
+                                // P4_16 type nesting rules: a struct in a header holds only
+                                // bit<W>, int<W>, bool and serializable enums (or such structs)
+                                match env.struct_leaves(&s) {
+                                    Some(leaves) => {
+                                        env.header_structs
+                                            .insert((name.clone(), f.name.clone()), s.clone());
+                                        for (leaf, lt) in leaves {
+                                            fs.push((
+                                                format!("{}.{}", f.name, leaf),
+                                                lt,
+                                                f.annos.clone(),
+                                            ));
+                                        }
+                                    }
+                                    None => errs.push(Error::new(f.span, format!("header field '{}' has type {}; a struct in a header may only hold bit<N>, int<N>, bool, serializable enums or such structs", f.name, s))),
+                                }
+                            }
                             Ok(t) => {
                                 if kind == Composite::Header
                                     && !matches!(
@@ -409,6 +430,30 @@ impl TypeEnv {
         self.composites.get(n)
     }
 
+    /// The fields of struct `s` flattened in order (`inner.f` for nested structs), when
+    /// all are fixed-width scalars: what a struct-typed header field holds.
+    pub fn struct_leaves(&self, s: &str) -> Option<Vec<(String, Type)>> {
+        let def = self.composites.get(s)?;
+        if def.kind != Composite::Struct {
+            return None;
+        }
+        let mut out = vec![];
+        for (f, t, _) in &def.fields {
+            match t {
+                Type::Bit(_) | Type::Int(_) | Type::Bool | Type::SerEnum(..) => {
+                    out.push((f.clone(), t.clone()))
+                }
+                Type::Struct(inner) => {
+                    for (leaf, lt) in self.struct_leaves(inner)? {
+                        out.push((format!("{}.{}", f, leaf), lt));
+                    }
+                }
+                _ => return None,
+            }
+        }
+        Some(out)
+    }
+
     pub fn field_type(&self, ty: &Type, f: &str) -> Option<Type> {
         match ty {
             Type::Header(n) | Type::Struct(n) | Type::Union(n) => self
@@ -606,10 +651,16 @@ impl TypeEnv {
             }
             ExprKind::Ternary(c, a, b) => {
                 let (cv, _) = self.const_eval_d(c, locals, d + 1)?;
-                if cv != 0 {
-                    self.const_eval_d(a, locals, d + 1)
-                } else {
-                    self.const_eval_d(b, locals, d + 1)
+                let (taken, other) = if cv != 0 { (a, b) } else { (b, a) };
+                let (v, t) = self.const_eval_d(taken, locals, d + 1)?;
+                if t != Type::InfInt {
+                    return Ok((v, t));
+                }
+                // an untyped constant branch takes the other branch's type (P4_16
+                // implicit casts), which must then be known here too
+                match self.const_eval_d(other, locals, d + 1)?.1 {
+                    ot @ (Type::Bit(_) | Type::Int(_)) => Ok((fit(v, &ot), ot)),
+                    _ => Ok((v, t)),
                 }
             }
             _ => Err(Error::new(e.span, "not a compile-time constant")),

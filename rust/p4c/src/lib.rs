@@ -3,6 +3,7 @@
 //! Pipeline, one module per job:
 //! `preprocess` (C-like preprocessor, built-in core.p4/v1model.p4) → `lexer` → `parser`
 //! (recursive descent, builds `ast`) → `check` (types, widths, constant folding) →
+//! `directions` (no writes to read-only `in` parameters) →
 //! `lower` (flattens the program into the BMv2 IR: header instances, parse states,
 //! actions, tables, conditionals) → `emit_bmv2` (JSON) and `emit_p4info` (P4Runtime P4Info).
 //! Errors are collected in `diag`.
@@ -10,6 +11,7 @@
 pub mod ast;
 pub mod check;
 pub mod diag;
+pub mod directions;
 pub mod effects;
 pub mod emit_bmv2;
 pub mod emit_p4info;
@@ -97,6 +99,12 @@ pub fn compile_source_unguarded(
         return Err(sink.resolve(&map));
     }
     let program = parser::parse(tokens, &mut sink);
+    if !sink.errors.is_empty() {
+        return Err(sink.resolve(&map));
+    }
+    for e in directions::check(&program) {
+        sink.push(e);
+    }
     if !sink.errors.is_empty() {
         return Err(sink.resolve(&map));
     }

@@ -34,6 +34,15 @@ fn golden_p4info_l2_switch() {
     assert_eq!(compile("l2_switch").p4info_text, golden("l2_switch"));
 }
 
+/// Keys on fields inside a struct-typed header field are named by their path.
+#[test]
+fn golden_p4info_header_struct() {
+    assert_eq!(
+        compile("header_struct").p4info_text,
+        golden("header_struct")
+    );
+}
+
 #[test]
 fn golden_p4info_packet_io() {
     assert_eq!(compile("packet_io").p4info_text, golden("packet_io"));

@@ -96,7 +96,8 @@ impl<'a> Lower<'a> {
                                 s.span,
                             );
                         }
-                        _ => return Err(Error::new(s.span, "actions cannot return a value")),
+                        Some(p) => self.assign_place(&p, v, s.span)?,
+                        None => return Err(Error::new(s.span, "actions cannot return a value")),
                     }
                 }
                 let at = self.act.as_ref().map(|a| a.prims.len()).unwrap_or(0);
@@ -165,43 +166,20 @@ impl<'a> Lower<'a> {
     }
 
     pub(super) fn assign(&mut self, l: &Expr, r: &Expr, span: Span) -> PResult<()> {
-        if let ExprKind::Slice(b, hi, lo) = &l.kind {
-            // x[h:l] = v  →  x = (x & ~m) | ((v << l) & m)
-            let (hdr, field, ty) = match self.place(b)? {
-                Place::Field { hdr, field, ty } => (hdr, field, ty),
-                _ => {
-                    return Err(Error::new(
-                        b.span,
-                        "only fields can be sliced on the left of '='",
-                    ))
-                }
-            };
-            let (w, h, lo) = self.slice_bounds(&ty, b.span, hi, lo, l.span)?;
-            let sw = (h - lo + 1) as u32;
-            let (x, t) = self.rv(r, Some(&Type::Bit(sw)))?;
-            self.check_assign(&Type::Bit(sw), &t, r.span)?;
-            let m = shl(mask(sw), lo);
-            let keep = X::op(
-                "&",
-                X::Field(hdr.clone(), field.clone()),
-                X::Hex(!m & mask(w), false),
-            );
-            let shifted = X::op("&", X::op("<<", x, X::Hex(lo, false)), X::Hex(m, false));
-            let v = X::op("|", keep, shifted);
-            self.push(
-                "assign",
-                vec![PrimArg::field(&hdr, &field), v.as_arg()],
-                span,
-            );
-            return Ok(());
-        }
         // the target's index is read before the right-hand side's effects when the target
         // contains a call itself (as p4c orders it; a plain `s[i] = f(i)` reads i after f)
         self.snap_index = self.has_effects(r) && crate::effects::has_call(l);
-        let lp = self.place(l);
+        let lp = self.place_or_slice(l);
         self.snap_index = false;
         let lp = lp?;
         match &lp {
+            Place::Slice { base, hi, lo } => {
+                let sw = Type::Bit(hi - lo + 1);
+                let (x, t) = self.rv(r, Some(&sw))?;
+                self.check_assign(&sw, &t, r.span)?;
+                self.store_slice(base, *hi, *lo, x, span);
+                Ok(())
+            }
             Place::DynField { x: lx, ty } => {
                 let (x, t) = self.rv(r, Some(ty))?;
                 self.check_assign(ty, &t, r.span)?;
@@ -432,6 +410,15 @@ impl<'a> Lower<'a> {
                     ],
                     span,
                 );
+            }
+            // slices (copy-in/copy-out of `f[7:4]`)
+            (Place::Slice { base, hi, lo }, src) => {
+                let (x, _) = self.place_value(src.clone(), span)?;
+                self.store_slice(base, *hi, *lo, x, span);
+            }
+            (Place::Field { hdr, field, .. }, src @ Place::Slice { .. }) => {
+                let (x, _) = self.place_value(src.clone(), span)?;
+                self.push("assign", vec![PrimArg::field(hdr, field), x.as_arg()], span);
             }
             // run-time stack elements (copy-in/copy-out of `s[i].f`, `s[i]`)
             (Place::DynField { x, .. }, Place::Field { hdr, field, .. }) => {
@@ -996,12 +983,7 @@ impl<'a> Lower<'a> {
                         Some(Decl::Function { ret, .. }) => self.env.resolve(&ret.clone())?,
                         _ => Type::Void,
                     };
-                    let ret = if rt == Type::Void {
-                        None
-                    } else {
-                        Some(self.scalar(&format!("{}_ret_{}", n, self.tmp_count), &rt))
-                    };
-                    self.tmp_count += 1;
+                    let ret = self.fn_ret_place(n, &rt);
                     let saved_ret = std::mem::replace(&mut self.fn_ret, ret);
                     let a = Action {
                         annos: vec![],

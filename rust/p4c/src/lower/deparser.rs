@@ -98,7 +98,10 @@ impl<'a> Lower<'a> {
                     self.emit_place(e, order);
                 }
             }
-            Place::Field { .. } | Place::DynHeader { .. } | Place::DynField { .. } => {}
+            Place::Field { .. }
+            | Place::DynHeader { .. }
+            | Place::DynField { .. }
+            | Place::Slice { .. } => {}
         }
     }
 
@@ -293,7 +296,7 @@ impl<'a> Lower<'a> {
 
     pub(super) fn flatten_place(&mut self, p: &Place, out: &mut Vec<CalcInput>) {
         match p {
-            Place::DynHeader { .. } | Place::DynField { .. } => {}
+            Place::DynHeader { .. } | Place::DynField { .. } | Place::Slice { .. } => {}
             Place::Field { hdr, field, .. } => {
                 out.push(CalcInput::Field(hdr.clone(), field.clone()))
             }

@@ -27,6 +27,10 @@ impl<'a> Lower<'a> {
                         }
                     }
                     Place::Header { inst, ty } => {
+                        let key = (ty.clone(), m.clone());
+                        if let Some(s) = self.env.header_structs.get(&key) {
+                            return Ok(self.header_struct_place(inst, m, s));
+                        }
                         match self.env.field_type(&Type::Header(ty.clone()), m) {
                             Some(t) => Ok(Place::Field {
                                 hdr: inst.clone(),
@@ -60,14 +64,11 @@ impl<'a> Lower<'a> {
                         e.span,
                         format!("a value of type {} has no field '{}'", ty.name(), m),
                     )),
-                    Place::Stack { name, elem, .. } if m == "last" && self.ctx != Ctx::Parser => {
-                        let idx = X::un("last_stack_index", X::Stack(name.clone()));
-                        let deref = X::op("dereference_header_stack", X::Stack(name.clone()), idx);
-                        Ok(Place::DynHeader {
-                            stack: name.clone(),
-                            elem: elem.clone(),
-                            deref,
-                        })
+                    Place::Stack { .. } if m == "last" && self.ctx != Ctx::Parser => {
+                        Err(Error::new(
+                            member_span(e, m),
+                            "'last' of a header stack can only be used in a parser",
+                        ))
                     }
                     Place::Stack { .. } => Err(Error::new(
                         member_span(e, m),
@@ -80,6 +81,10 @@ impl<'a> Lower<'a> {
                     Place::Field { ty, .. } => Err(Error::new(
                         e.span,
                         format!("a value of type {} has no field '{}'", ty.name(), m),
+                    )),
+                    Place::Slice { hi, lo, .. } => Err(Error::new(
+                        e.span,
+                        format!("a value of type bit<{}> has no field '{}'", hi - lo + 1, m),
                     )),
                 }
             }
@@ -151,10 +156,40 @@ impl<'a> Lower<'a> {
                     _ => Err(Error::new(e.span, "only header stacks can be indexed")),
                 }
             }
+            ExprKind::Call(..) => self.call_place(e),
             _ => Err(Error::new(
                 e.span,
                 "expected a location (a variable, header or field)",
             )),
+        }
+    }
+
+    /// A struct-typed field `prefix` of header instance `inst`, as a struct of the
+    /// header's flattened fields (`prefix.leaf`).
+    fn header_struct_place(&self, inst: &str, prefix: &str, s: &str) -> Place {
+        let fields = self
+            .env
+            .composite(s)
+            .map(|d| d.fields.clone())
+            .unwrap_or_default();
+        let members = fields
+            .into_iter()
+            .map(|(f, t, _)| {
+                let name = format!("{}.{}", prefix, f);
+                let p = match &t {
+                    Type::Struct(inner) => self.header_struct_place(inst, &name, inner),
+                    _ => Place::Field {
+                        hdr: inst.to_string(),
+                        field: name,
+                        ty: t,
+                    },
+                };
+                (f, p)
+            })
+            .collect();
+        Place::Struct {
+            ty: s.to_string(),
+            members,
         }
     }
 
@@ -315,10 +350,20 @@ impl<'a> Lower<'a> {
                         ));
                     }
                 }
-                // stack properties
-                if let Ok(Place::Stack { name, elem, size }) = self.place(b) {
+                // stack properties (a call's result is no stack: not inlined just to see)
+                let stack = if matches!(b.kind, ExprKind::Call(..)) {
+                    None
+                } else {
+                    self.place(b).ok()
+                };
+                if let Some(Place::Stack { name, elem, size }) = stack {
                     return match m.as_str() {
                         "size" => Ok((X::Hex(size as u128, false), Type::Bit(32))),
+                        // P4_16 header stacks: "May only be used in a parser"
+                        "lastIndex" if self.ctx != Ctx::Parser => Err(Error::new(
+                            e.span,
+                            "'lastIndex' of a header stack can only be used in a parser",
+                        )),
                         "lastIndex" => {
                             Ok((X::un("last_stack_index", X::Stack(name)), Type::Bit(32)))
                         }
@@ -340,6 +385,12 @@ impl<'a> Lower<'a> {
                     };
                 }
                 if let ExprKind::Member(sb, l) = &b.kind {
+                    if l == "last" && self.ctx != Ctx::Parser {
+                        return Err(Error::new(
+                            b.span,
+                            "'last' of a header stack can only be used in a parser",
+                        ));
+                    }
                     if l == "last" {
                         if let Ok(Place::Stack { name, elem, .. }) = self.place(sb) {
                             let t = self
@@ -391,13 +442,8 @@ impl<'a> Lower<'a> {
             ExprKind::Slice(b, hi, lo) => {
                 let (x, t) = self.rv(b, None)?;
                 let (_, h, l) = self.slice_bounds(&t, b.span, hi, lo, e.span)?;
-                let sw = (h - l + 1) as u32;
-                let shifted = if l == 0 {
-                    x
-                } else {
-                    X::op(">>", x, X::Hex(l, false))
-                };
-                Ok((X::op("&", shifted, X::Hex(mask(sw), false)), Type::Bit(sw)))
+                let (h, l) = (h as u32, l as u32);
+                Ok((slice_of(x, h, l), Type::Bit(h - l + 1)))
             }
             ExprKind::Call(..) => self.call_value(e),
             ExprKind::Unary(op, x) => {
@@ -445,12 +491,17 @@ impl<'a> Lower<'a> {
                 if (self.has_effects(a) || self.has_effects(b)) && self.act.is_some() {
                     return self.ternary_branches(e, cx, a, b, expect);
                 }
-                let (ax0, at0) = self.rv(a, expect)?;
-                let (bx, bt) = self.rv(b, Some(&at0).filter(|t| **t != Type::InfInt).or(expect))?;
-                let (ax, at) = if at0 == Type::InfInt && bt != Type::InfInt {
-                    self.rv(a, Some(&bt))?
-                } else {
-                    (ax0, at0)
+                // both branches have one type; an untyped constant branch takes the other
+                // branch's (P4_16 "Implicit casts"), so the context's expected type
+                // reaches a constant branch only when both are untyped
+                let hint = |x: &Expr| if is_const_shape(x) { None } else { expect };
+                let (ax0, at0) = self.rv(a, hint(a))?;
+                let b_hint = Some(&at0).filter(|t| **t != Type::InfInt).or(hint(b));
+                let (bx0, bt0) = self.rv(b, b_hint)?;
+                let ((ax, at), (bx, bt)) = match (at0 == Type::InfInt, bt0 == Type::InfInt) {
+                    (true, false) => (self.rv(a, Some(&bt0))?, (bx0, bt0)),
+                    (true, true) if expect.is_some() => (self.rv(a, expect)?, self.rv(b, expect)?),
+                    _ => ((ax0, at0), (bx0, bt0)),
                 };
                 let t = unify(&at, &bt).ok_or_else(|| {
                     Error::new(
@@ -552,7 +603,61 @@ impl<'a> Lower<'a> {
                     Ok((x, ty))
                 }
             }
+            Place::Slice { base, hi, lo } => {
+                let (x, _) = self.place_value(*base, span)?;
+                Ok((slice_of(x, hi, lo), Type::Bit(hi - lo + 1)))
+            }
         }
+    }
+
+    /// `place`, and also a slice of a field (`f[7:4]`, `f[7:4][1:0]`): the locations an
+    /// assignment or an `out`/`inout` argument can name.
+    pub(super) fn place_or_slice(&mut self, e: &Expr) -> PResult<Place> {
+        let ExprKind::Slice(b, hi, lo) = &e.kind else {
+            return self.place(e);
+        };
+        let bp = self.place_or_slice(b)?;
+        let (_, h, l) = self.slice_bounds(&bp.ty(), b.span, hi, lo, e.span)?;
+        let (h, l) = (h as u32, l as u32);
+        Ok(match bp {
+            Place::Slice { base, lo: l0, .. } => Place::Slice {
+                base,
+                hi: l0 + h,
+                lo: l0 + l,
+            },
+            base => Place::Slice {
+                base: Box::new(base),
+                hi: h,
+                lo: l,
+            },
+        })
+    }
+
+    /// `base[hi:lo] = x`: the whole field rewritten, its other bits kept.
+    pub(super) fn store_slice(&mut self, base: &Place, hi: u32, lo: u32, x: X, span: Span) {
+        let (dst, cur, w) = match base {
+            Place::Field { hdr, field, ty } => (
+                PrimArg::field(hdr, field),
+                X::Field(hdr.clone(), field.clone()),
+                ty.width().unwrap_or(0),
+            ),
+            Place::DynField { x, ty } => {
+                (PrimArg::Expr(x.clone()), x.clone(), ty.width().unwrap_or(0))
+            }
+            _ => unreachable!("place_or_slice slices fields only"),
+        };
+        let m = shl(mask(hi - lo + 1), lo as u128);
+        let keep = X::op("&", cur, X::Hex(!m & mask(w), false));
+        let shifted = X::op(
+            "&",
+            X::op("<<", x, X::Hex(lo as u128, false)),
+            X::Hex(m, false),
+        );
+        self.push(
+            "assign",
+            vec![dst, X::op("|", keep, shifted).as_arg()],
+            span,
+        );
     }
 
     pub(super) fn binary(
@@ -830,15 +935,94 @@ impl<'a> Lower<'a> {
         body: &[Stmt],
         args: &[Arg],
     ) -> PResult<(X, Type)> {
+        match self.inline_function_body(e, n, rt, params, body, args)? {
+            Some(Place::Field { hdr, field, ty }) => Ok((
+                if ty == Type::Bool {
+                    X::un("d2b", X::Field(hdr, field))
+                } else {
+                    X::Field(hdr, field)
+                },
+                ty,
+            )),
+            Some(p) => Err(Error::new(
+                e.span,
+                format!(
+                    "a value of type {} cannot be used here (assign it or access one of its fields)",
+                    p.ty().name()
+                ),
+            )),
+            None => Err(Error::new(
+                e.span,
+                format!("function '{}' returns no value", n),
+            )),
+        }
+    }
+
+    /// The location that receives a function's return value while its body is inlined
+    /// (`return v;` assigns it): a scalar, or a temporary header or struct.
+    pub(super) fn fn_ret_place(&mut self, n: &str, rt: &Type) -> Option<Place> {
+        let name = format!("{}_ret_{}", n, self.tmp_count);
+        self.tmp_count += 1;
+        match rt {
+            Type::Void => None,
+            Type::Header(_) | Type::Struct(_) | Type::Union(_) => {
+                Some(self.make_place("", &name, rt.clone(), true, &name))
+            }
+            _ => Some(self.scalar(&name, rt)),
+        }
+    }
+
+    /// A call of a function returning a header or struct, as a location: the body is
+    /// inlined and its temporary return value is the place (`h = f();`, `f().field`).
+    fn call_place(&mut self, e: &Expr) -> PResult<Place> {
+        let not_location =
+            || Error::new(e.span, "expected a location (a variable, header or field)");
+        let ExprKind::Call(f, _, args) = &e.kind else {
+            return Err(not_location());
+        };
+        let ExprKind::Name(n) = &f.kind else {
+            return Err(not_location());
+        };
+        let Some(Decl::Function {
+            ret, params, body, ..
+        }) = self.functions.get(n).cloned()
+        else {
+            return Err(not_location());
+        };
+        let rt = self.env.resolve(&ret)?;
+        if !matches!(rt, Type::Header(_) | Type::Struct(_) | Type::Union(_)) {
+            return Err(not_location());
+        }
+        if args.len() != params.len() {
+            return Err(Error::new(
+                e.span,
+                format!(
+                    "function '{}' expects {} argument(s), got {}",
+                    n,
+                    params.len(),
+                    args.len()
+                ),
+            ));
+        }
+        Ok(self
+            .inline_function_body(e, n, &rt, &params, &body, args)?
+            .expect("a function with a return type has a return place"))
+    }
+
+    /// Inlines a function body as statements; returns the place of its return value.
+    fn inline_function_body(
+        &mut self,
+        e: &Expr,
+        n: &str,
+        rt: &Type,
+        params: &[Param],
+        body: &[Stmt],
+        args: &[Arg],
+    ) -> PResult<Option<Place>> {
         if self.ctx == Ctx::Parser || self.ctx == Ctx::Checksum || self.ctx == Ctx::Deparser {
             return Err(Error::new(e.span, format!("function '{}' cannot be inlined here (only `return expr;` bodies are supported in parsers)", n)));
         }
-        let ret = if *rt == Type::Void {
-            None
-        } else {
-            Some(self.scalar(&format!("{}_ret_{}", n, self.tmp_count), rt))
-        };
-        self.tmp_count += 1;
+        let ret = self.fn_ret_place(n, rt);
         let a = Action {
             annos: vec![],
             name: n.to_string(),
@@ -864,20 +1048,7 @@ impl<'a> Lower<'a> {
         self.fn_ret = saved_ret;
         self.pre_end(made);
         r?;
-        match ret {
-            Some(Place::Field { hdr, field, ty }) => Ok((
-                if ty == Type::Bool {
-                    X::un("d2b", X::Field(hdr, field))
-                } else {
-                    X::Field(hdr, field)
-                },
-                ty,
-            )),
-            _ => Err(Error::new(
-                e.span,
-                format!("function '{}' returns no value", n),
-            )),
-        }
+        Ok(ret)
     }
 
     pub(super) fn inline_function(
@@ -908,7 +1079,20 @@ impl<'a> Lower<'a> {
                 "function calls nested too deeply (recursion?)",
             ));
         }
-        if !fn_is_simple(params, body) {
+        // a header, struct or tuple parameter is bound to a location (a list argument
+        // to a temporary), which the expression-only inlining below cannot do
+        let mut composite = false;
+        for p in params {
+            composite |= matches!(
+                self.env.resolve(&p.ty)?,
+                Type::Header(_)
+                    | Type::Struct(_)
+                    | Type::Union(_)
+                    | Type::Tuple(_)
+                    | Type::Stack(..)
+            );
+        }
+        if !fn_is_simple(params, body) || composite {
             return self.inline_function_stmts(e, n, &rt, params, body, args);
         }
         let mut binds = vec![];
@@ -948,4 +1132,14 @@ impl<'a> Lower<'a> {
         self.check_assign(&rt, &t, ret_expr.span)?;
         Ok((x, if t == Type::InfInt { rt } else { t }))
     }
+}
+
+/// Bits `hi..=lo` of the value `x`.
+fn slice_of(x: X, hi: u32, lo: u32) -> X {
+    let shifted = if lo == 0 {
+        x
+    } else {
+        X::op(">>", x, X::Hex(lo as u128, false))
+    };
+    X::op("&", shifted, X::Hex(mask(hi - lo + 1), false))
 }

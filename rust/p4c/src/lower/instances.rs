@@ -201,6 +201,24 @@ impl<'a> Lower<'a> {
                     ty: h.clone(),
                 }
             }
+            // a tuple is a struct whose members are named by position
+            Type::Tuple(ts) => {
+                let mut members = vec![];
+                for (i, t) in ts.iter().enumerate() {
+                    let p = self.make_place(
+                        "",
+                        &format!("{}.{}", sname, i),
+                        t.clone(),
+                        meta,
+                        &format!("{}_{}", hname, i),
+                    );
+                    members.push((i.to_string(), p));
+                }
+                Place::Struct {
+                    ty: ty.name(),
+                    members,
+                }
+            }
             Type::Union(u) => {
                 let def = self.env.composite(u).cloned();
                 let hn = if hname.is_empty() {

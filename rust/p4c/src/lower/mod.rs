@@ -65,6 +65,13 @@ pub enum Place {
         x: X,
         ty: Type,
     },
+    /// Bits `hi..=lo` of a `Field` or `DynField` (nested slices folded into one), as an
+    /// assignment target or `out`/`inout` argument: written by rewriting the whole field.
+    Slice {
+        base: Box<Place>,
+        hi: u32,
+        lo: u32,
+    },
 }
 
 impl Place {
@@ -82,6 +89,7 @@ impl Place {
             }
             Place::DynHeader { elem, .. } => Type::Header(elem.clone()),
             Place::DynField { ty, .. } => ty.clone(),
+            Place::Slice { hi, lo, .. } => Type::Bit(hi - lo + 1),
         }
     }
 }

@@ -23,6 +23,7 @@ fn place_keys(p: &Place, out: &mut Vec<String>) {
             elems.iter().for_each(|e| place_keys(e, out))
         }
         Place::DynField { x, .. } => x_keys(x, out),
+        Place::Slice { base, .. } => place_keys(base, out),
     }
 }
 
@@ -126,7 +127,7 @@ impl<'a> Lower<'a> {
             } else {
                 // the location is fixed at the call: a run-time index is read once, here
                 let saved = std::mem::replace(&mut self.snap_index, true);
-                let pl = self.place(e);
+                let pl = self.place_or_slice(e);
                 self.snap_index = saved;
                 let pl = pl?;
                 let mut k = vec![];
@@ -160,8 +161,14 @@ impl<'a> Lower<'a> {
                 Dir::In => {
                     !keys[i].is_empty() && (later_effects || overlap(&keys[i], &written))
                         || access.written.contains(&p.name)
+                        // a header or struct value given as a list lives in a temporary
+                        || matches!(e.kind, ExprKind::List(_))
                 }
-                _ => overlap(&keys[i], &mentioned[i]),
+                // a slice is no location the body could name: always a temporary
+                _ => {
+                    overlap(&keys[i], &mentioned[i])
+                        || matches!(places[i], Some(Place::Slice { .. }))
+                }
             } && !matches!(t, Type::Stack(..) | Type::Union(_));
             if !copy {
                 let b = match places[i].take() {
@@ -302,6 +309,14 @@ impl<'a> Lower<'a> {
         b: &Expr,
         expect: Option<&Type>,
     ) -> PResult<(X, Type)> {
+        // an untyped constant `a` takes the type of `b`, known once `b` (with its
+        // effects) is lowered: lower the branches the other way round, on `!c`
+        if is_const_shape(a)
+            && !is_const_shape(b)
+            && matches!(self.rv(a, None), Ok((_, Type::InfInt)))
+        {
+            return self.ternary_branches(e, X::un("not", cx), b, a, expect);
+        }
         let c_data = self.to_data(cx, &Type::Bool);
         let jz = self.jump_at();
         self.push(

@@ -788,7 +788,7 @@ impl<'a> Lower<'a> {
     pub(super) fn parser_stmt_r(&mut self, s: &Stmt, pname: &str) -> PResult<Vec<ParserOp>> {
         match &s.kind {
             StmtKind::Call(c) => {
-                let ExprKind::Call(f, _targs, args) = &c.kind else {
+                let ExprKind::Call(f, targs, args) = &c.kind else {
                     return Ok(vec![]);
                 };
                 if let ExprKind::Member(b, m) = &f.kind {
@@ -802,7 +802,12 @@ impl<'a> Lower<'a> {
                                             "extract takes one or two arguments",
                                         ));
                                     }
-                                    let target = self.extract_target(&args[0].value)?;
+                                    let target = match &args[0].value.kind {
+                                        ExprKind::Default => {
+                                            self.extract_discarded(targs, &args[0].value)?
+                                        }
+                                        _ => self.extract_target(&args[0].value)?,
+                                    };
                                     if args.len() == 2 {
                                         let (x, t) =
                                             self.rv(&args[1].value, Some(&Type::Bit(32)))?;
@@ -983,6 +988,30 @@ impl<'a> Lower<'a> {
         let a = std::mem::replace(&mut self.act, saved_act).unwrap();
         r?;
         Ok(a.prims)
+    }
+
+    /// `extract<T>(_)`: the header is read (the packet advances by its size) into a
+    /// temporary nobody reads.
+    fn extract_discarded(&mut self, targs: &[TypeRef], e: &Expr) -> PResult<ExtractTarget> {
+        let Some(t) = targs.first() else {
+            return Err(Error::new(
+                e.span,
+                "extract(_) needs the header type as a type argument: extract<T>(_)",
+            ));
+        };
+        let t = self.env.resolve(t)?;
+        if !matches!(t, Type::Header(_)) {
+            return Err(Error::new(
+                e.span,
+                format!("extract needs a header, not {}", t.name()),
+            ));
+        }
+        let name = format!("extract_discard_{}", self.tmp_count);
+        self.tmp_count += 1;
+        match self.make_place("", &name, t, true, &name) {
+            Place::Header { inst, .. } => Ok(ExtractTarget::Regular(inst)),
+            _ => unreachable!("a header type makes a header"),
+        }
     }
 
     pub(super) fn extract_target(&mut self, e: &Expr) -> PResult<ExtractTarget> {

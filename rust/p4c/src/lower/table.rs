@@ -163,7 +163,13 @@ impl<'a> Lower<'a> {
     }
 
     pub(super) fn bind_arg(&mut self, p: &Param, t: &Type, arg: &Expr) -> PResult<Bind> {
-        if p.dir == Dir::In {
+        // an `in` header, struct or tuple is read through its location (bind_params makes
+        // a copy when the body could tell the difference)
+        let composite = matches!(
+            t,
+            Type::Header(_) | Type::Struct(_) | Type::Union(_) | Type::Tuple(_) | Type::Stack(..)
+        );
+        if p.dir == Dir::In && !composite {
             let (x, at) = self.rv(arg, Some(t))?;
             self.check_assign(t, &at, arg.span)?;
             if let X::Hex(v, _) = x {

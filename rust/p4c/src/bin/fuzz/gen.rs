@@ -10,8 +10,11 @@
 //! slices and concatenation, casts, tables keyed on expressions with ternary const entries,
 //! `exit` and `return` in nested blocks, a sub-parser applied in more than one state,
 //! `switch (t.apply().action_run)` in nested blocks, the table applied under `&&`, `||`
-//! and `?:`, and assignments to stack elements at run-time indices out of range (ignored,
-//! as the specification says; reads stay in range, their value would be unspecified).
+//! and `?:`, assignments to stack elements at run-time indices out of range (ignored,
+//! as the specification says; reads stay in range, their value would be unspecified),
+//! functions returning headers (assigned whole or a field taken), nested slices as
+//! assignment targets, slices as `inout` arguments and a list expression as an action's
+//! `in` header argument, `?:` with an untyped constant branch under a cast.
 //!
 //! `gen --seed S --count N --out DIR` writes DIR/gNNNNN.p4 and DIR/gNNNNN.stf (packets only,
 //! no expectations).
@@ -38,6 +41,10 @@ struct Gen {
     /// functions declared so far: (name, returns bool, has a `return` inside an `if`,
     /// has an `if`/`else`)
     funcs: Vec<(String, bool, bool, bool)>,
+    /// functions returning an `h_t` (called outside actions only, see `hcall`)
+    hfuncs: Vec<String>,
+    /// generating a function that returns `h_t`
+    ret_header: bool,
     /// generating an action body. p4c 1.2.4.8 predicates the `if`s of actions wrongly
     /// (bench/p4c/README.md): it tests a function's returned-flag after its update, drops
     /// the branches of a function's `if`/`else` inlined under a condition, and evaluates
@@ -123,7 +130,15 @@ impl Gen {
             ),
             5 => format!("({} ? {} : {})", self.bexpr(), self.expr(), self.expr()),
             6 => format!("({}[3:0] ++ {}[7:4])", self.expr(), self.expr()),
-            7 => format!("((bit<8>)(bit<4>){})", self.expr()),
+            7 if self.rng.below(2) == 0 => format!("((bit<8>)(bit<4>){})", self.expr()),
+            // an untyped constant branch of ?: takes the other branch's type (bit<4>),
+            // not the cast's
+            7 => format!(
+                "((bit<8>)-({} ? {} : (bit<4>){}))",
+                self.bexpr(),
+                self.rng.below(16),
+                self.expr()
+            ),
             8 => format!("((bit<8>)(int<8>){} >> 1)", self.expr()),
             9 => format!("(~{})", self.expr()),
             _ => self.call(false).unwrap_or_else(|| self.leaf()),
@@ -192,7 +207,7 @@ impl Gen {
             return format!("{} = {};\n", self.lvalue(), self.expr());
         }
         self.depth += 1;
-        let r = match self.rng.below(14) {
+        let r = match self.rng.below(17) {
             0..=4 => format!("{} = {};\n", self.target(), self.expr()),
             5 => {
                 let n = format!("l{}", self.nlocal);
@@ -217,13 +232,17 @@ impl Gen {
                 Some(c) => format!("{};\n", c),
                 None => format!("{} = {};\n", self.lvalue(), self.expr()),
             },
-            9 => format!(
-                "{}[{}:{}] = {};\n",
-                self.lvalue_simple(),
-                7,
-                4,
-                format_args!("{}[3:0]", self.expr())
-            ),
+            9 => {
+                // x[7:4], or bits lo+4..lo+1 through a nested slice
+                let target = match self.rng.below(2) {
+                    0 => format!("{}[7:4]", self.lvalue_simple()),
+                    _ => {
+                        let lo = self.rng.below(4);
+                        format!("{}[7:1][{}:{}]", self.lvalue_simple(), lo + 3, lo)
+                    }
+                };
+                format!("{} = {}[3:0];\n", target, self.expr())
+            }
             10 if self.in_func.is_none() => {
                 format!("swap({}, {});\n", self.lvalue(), self.lvalue())
             }
@@ -238,10 +257,43 @@ impl Gen {
                 self.table_used = true;
                 self.table_stmt()
             }
+            14 => match self.hcall() {
+                Some(c) if self.rng.below(2) == 0 => format!("hdr.h = {};\n", c),
+                Some(c) => {
+                    let f = self.pick(&["a", "b", "c", "d", "e", "f"]);
+                    format!("{} = {}.{};\n", self.lvalue(), c, f)
+                }
+                None => format!("{} = {};\n", self.lvalue(), self.expr()),
+            },
+            // a slice as the inout argument of an action that may write the whole field
+            15 if self.in_func.is_none() && !self.in_action => {
+                let lo = self.rng.below(5);
+                format!("nib({}[{}:{}]);\n", self.lvalue_simple(), lo + 3, lo)
+            }
+            // a header value given as a list expression
+            16 if self.in_func.is_none() && !self.in_action => {
+                let v: Vec<String> = (0..6).map(|_| self.expr()).collect();
+                format!("lst({{ {} }});\n", v.join(", "))
+            }
             _ => format!("{} = {};\n", self.lvalue(), self.expr()),
         };
         self.depth -= 1;
         r
+    }
+
+    /// A call of a function returning `h_t`, or None when there is none to call here.
+    /// Not in actions: besides the predication bugs above, p4c 1.2.4.8 refuses the
+    /// result's `setValid` under an action's `if` ("Conditional execution in actions").
+    fn hcall(&mut self) -> Option<String> {
+        let cands = self.hfuncs.clone();
+        if cands.is_empty() || self.in_func.is_some() || self.in_action {
+            return None;
+        }
+        let f = cands[self.rng.below(cands.len())].clone();
+        // the inout argument may be a field of the header the result is assigned to
+        let x = self.lvalue_simple();
+        let y = self.expr();
+        Some(format!("{}({}, {})", f, x, y))
     }
 }
 
@@ -307,6 +359,8 @@ pub fn program(seed: u64) -> (String, String) {
     let mut g = Gen {
         rng: Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1),
         funcs: vec![],
+        hfuncs: vec![],
+        ret_header: false,
         in_action: false,
         cur_early: false,
         cur_branch: false,
@@ -324,6 +378,10 @@ pub fn program(seed: u64) -> (String, String) {
     let nf = g.rng.below(4);
     for i in 0..nf {
         let f = g.function_params_only(i);
+        p.push_str(&f);
+    }
+    for i in 0..g.rng.below(3) {
+        let f = g.header_function(i);
         p.push_str(&f);
     }
     p.push_str("void swap(inout bit<8> a, inout bit<8> b) { bit<8> t = a; a = b; b = t; }\n");
@@ -377,6 +435,23 @@ pub fn program(seed: u64) -> (String, String) {
             i, a
         );
     }
+    // an `in h_t` parameter, given a list expression at the call (arm 16 of stmt)
+    let lst = format!(
+        "{} = v.{};\n{} = v.{};\n{}",
+        g.lvalue_simple(),
+        g.pick(&["a", "b", "c", "d", "e", "f"]),
+        g.lvalue_simple(),
+        g.pick(&["a", "b", "c", "d", "e", "f"]),
+        g.block(1)
+    );
+    let _ = writeln!(table, "action lst(in h_t v) {{\n{}}}", lst);
+    let nib = g.block(1);
+    let _ = writeln!(
+        table,
+        "action nib(inout bit<4> x) {{\nx = x ^ 4w{};\n{}}}",
+        g.rng.below(16),
+        nib
+    );
     g.table_used = false;
     g.in_action = false;
     body.push_str("sm.egress_spec = 1;\n");
@@ -432,6 +507,43 @@ fn parser(rng: &mut Rng) -> String {
 }
 
 impl Gen {
+    /// A function returning a header made from list expressions, over its parameters
+    /// x (inout) and y (in), maybe with a `return` inside an `if`.
+    fn header_function(&mut self, i: usize) -> String {
+        let name = format!("g{}", i);
+        self.in_func = Some(false);
+        self.ret_header = true;
+        self.cur_early = false;
+        self.cur_branch = false;
+        let saved = std::mem::take(&mut self.locals);
+        self.locals = vec!["x".into(), "y".into()];
+        let mut body = String::new();
+        for _ in 0..self.rng.below(3) {
+            body.push_str(&self.fstmt());
+        }
+        if self.rng.below(2) == 0 {
+            self.cur_early = true;
+            let c = self.fbexpr();
+            let v = self.header_list();
+            let _ = writeln!(body, "if ({}) {{\nreturn {};\n}}", c, v);
+        }
+        let last = self.header_list();
+        self.locals = saved;
+        self.in_func = None;
+        self.ret_header = false;
+        self.hfuncs.push(name.clone());
+        format!(
+            "h_t {}(inout bit<8> x, in bit<8> y) {{\n{}return {};\n}}\n",
+            name, body, last
+        )
+    }
+
+    /// `{ e1, ..., e6 }`: a value for every field of `h_t`.
+    fn header_list(&mut self) -> String {
+        let v: Vec<String> = (0..6).map(|_| self.fexpr()).collect();
+        format!("{{ {} }}", v.join(", "))
+    }
+
     /// A function over its parameters x (inout) and y (in) and its own locals.
     fn function_params_only(&mut self, i: usize) -> String {
         let ret_bool = self.rng.below(3) == 0;
@@ -528,7 +640,9 @@ impl Gen {
             }
             1 => {
                 self.cur_early = true;
-                let ret = if self.in_func == Some(true) {
+                let ret = if self.ret_header {
+                    self.header_list()
+                } else if self.in_func == Some(true) {
                     self.fbexpr()
                 } else {
                     self.fexpr()
