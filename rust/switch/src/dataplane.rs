@@ -407,7 +407,7 @@ fn run_loop<H: Hooks>(
     let log = opts.name.as_str();
     let cpu_port = opts.cpu_port;
     if let Some(sw) = hooks.switch() {
-        sw.cpu_port = cpu_port;
+        sw.set_cpu_port(cpu_port);
     }
     let mut by_num: Vec<Option<usize>> = vec![None; MAX_PORTS];
     for (i, p) in ports.iter().enumerate() {
@@ -469,7 +469,7 @@ fn run_loop<H: Hooks>(
             }
             Changed::Pipeline => {
                 if let Some(sw) = hooks.switch() {
-                    sw.cpu_port = cpu_port;
+                    sw.set_cpu_port(cpu_port);
                 }
                 fast.rebuild(hooks.switch().map(|s| &*s), &mut ports, cpu_port, log);
             }
@@ -580,10 +580,10 @@ fn run_loop<H: Hooks>(
     eprintln!("{}: stopping ({})", log, reason);
     let extra = hooks.report();
     if let Some(sw) = hooks.switch() {
-        let s = sw.eng.stats;
+        let (s, d) = (sw.eng.stats, sw.drops());
         eprintln!(
             "{}: counters: rx={} tx={} dropped={} parser_errors={} recirculations={} recirc_dropped={} queue_dropped={} impair_dropped={} cpu_port_packets={} {}",
-            log, s.rx, s.tx, s.dropped, s.parser_errors, s.recirculations, sw.recirc_dropped, sw.queue_dropped, sw.impair_dropped, cpu_packets, extra
+            log, s.rx, s.tx, s.dropped, s.parser_errors, s.recirculations, d.recirc, d.queue, d.impair, cpu_packets, extra
         );
     }
     if fast.requested {

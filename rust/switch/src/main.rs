@@ -122,7 +122,7 @@ fn cmd_membench(a: MembenchArgs) -> Result<(), String> {
         now += 100;
         sw.receive(port, &pkts[k % pkts.len()], None, now);
         sw.service(now);
-        for j in std::mem::take(&mut sw.ready) {
+        for j in sw.take_ready() {
             out += 1;
             sw.recycle(j);
         }
