@@ -3,8 +3,10 @@ workload context over a started Mininet network."""
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
+import time
 
 import pytest
 
@@ -53,3 +55,20 @@ class WrongAddressContext(NetContext):
                 return "10.255.255.254"
 
         return Liar()
+
+
+def iperf3_tcp(client, server, port: int = 5301, seconds: int = 1) -> dict:
+    """One TCP iperf3 run from Mininet host `client` to `server`; its JSON report.
+
+    The server is a background job, not `-D`: its PID is known, so a server whose client
+    never came is killed here instead of outliving the test."""
+    pid = int(server.cmd(f"iperf3 -s -1 -p {port} >/dev/null 2>&1 & echo $!").split()[-1])
+    try:
+        for _ in range(50):  # the server listens a moment after it starts
+            if f":{port}" in server.cmd("ss -ltn"):
+                break
+            time.sleep(0.05)
+        out = client.cmd(f"iperf3 -c {server.IP()} -p {port} -t {seconds} -J")
+    finally:
+        server.cmd(f"kill {pid} 2>/dev/null; wait {pid} 2>/dev/null")
+    return json.loads(out[out.index("{") :])

@@ -8,6 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.e2e.support import iperf3_tcp
+
 pytestmark = [
     pytest.mark.e2e,
     pytest.mark.skipif(os.geteuid() != 0, reason="Mininet needs root"),
@@ -63,14 +65,7 @@ def test_ping_through_switch(net):
 
 def test_iperf_tcp_through_switch(net):
     h1, h2 = net.get("h1", "h2")
-    h2.cmd("iperf3 -s -1 -D -p 5301")
-    import time
-
-    time.sleep(0.5)
-    out = h1.cmd(f"iperf3 -c {h2.IP()} -p 5301 -t 2 -J")
-    import json
-
-    res = json.loads(out)
+    res = iperf3_tcp(h1, h2, seconds=2)
     bps = res["end"]["sum_received"]["bits_per_second"]
     assert bps > 50e6, f"only {bps / 1e6:.1f} Mbit/s"
 

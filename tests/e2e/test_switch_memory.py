@@ -1,7 +1,9 @@
 """Receive rings of our switches are sized by `--rx-frames` for both back ends, so an idle
 2-port `sdnperf-switch-grpc` stays small (it held 40 MB with fixed 16 MiB AF_PACKET rings),
 and a ring size the kernel cannot take is refused naming the option. Real switches on real
-veth ports; the ring memory is read from the process's own /proc/PID/smaps."""
+veth ports; the ring memory is read from the process's own /proc/PID/smaps. An AF_XDP
+switch started the moment another one on the same ports exits binds them too (the kernel
+frees the old socket's queue a moment after the process is gone)."""
 
 import os
 import shutil
@@ -113,3 +115,12 @@ def test_rx_frames_not_a_power_of_two_is_refused(ports):
     )
     assert r.returncode != 0
     assert "--rx-frames" in r.stderr and "3000" in r.stderr, r.stderr
+
+
+def test_af_xdp_switch_restarted_at_once_binds_its_ports(ports):
+    ns, names = ports
+    argv = _argv("switch", ns, names, "--io", "af_xdp", "--no-vnet")
+    for _ in range(4):
+        sw = _start(argv)  # READY, or the error (bind: Device or resource busy)
+        sw.kill()
+        sw.communicate(timeout=10)

@@ -6,16 +6,14 @@ with 63), a TCP iperf3 moves data, and every OVS table's flows count packets."""
 
 from __future__ import annotations
 
-import json
 import re
-import time
 
 import pytest
 
 from sdnperf.arch.config import OvsFlowsConfig, RouterConfig
 from sdnperf.runner import started_network
 from sdnperf.topo.registry import build_topology
-from tests.e2e.support import NEEDS_MININET
+from tests.e2e.support import NEEDS_MININET, iperf3_tcp
 
 pytestmark = NEEDS_MININET
 ROUTED = {"router", "ipv4", "pipeline8"}  # chains that route (TTL - 1)
@@ -24,18 +22,7 @@ ROUTED = {"router", "ipv4", "pipeline8"}  # chains that route (TTL - 1)
 def ping_and_iperf(net) -> tuple[str, dict]:
     h1, h3 = net.get("h1"), net.get("h3")
     ping = h1.cmd("ping -c 3 -i 0.1 -W 2 10.0.0.3")
-    # a background job, not -D: its PID is known, so a server whose client never came is
-    # killed here instead of outliving the test
-    server = h3.cmd("iperf3 -s -1 -p 5301 >/dev/null 2>&1 & echo $!").split()[-1]
-    try:
-        for _ in range(50):  # the server listens a moment after it starts
-            if ":5301" in h3.cmd("ss -ltn"):
-                break
-            time.sleep(0.05)
-        out = h1.cmd("iperf3 -c 10.0.0.3 -p 5301 -t 1 -J")
-    finally:
-        h3.cmd(f"kill {int(server)} 2>/dev/null; wait {int(server)} 2>/dev/null")
-    return ping, json.loads(out[out.index("{") :])
+    return ping, iperf3_tcp(h1, h3)
 
 
 def assert_forwarded(chain: str, ping: str, iperf: dict) -> None:

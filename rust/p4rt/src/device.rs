@@ -200,7 +200,10 @@ impl Device {
         if let Some(m) = self.max_passes {
             eng.max_passes = m;
         }
-        let sw = Switch::new(eng);
+        let mut sw = Switch::new(eng);
+        if let Some(c) = pipe.cookie {
+            sw.set_config_version(c);
+        }
         self.tables = pipe
             .tables
             .values()

@@ -380,16 +380,16 @@ impl P4Runtime for Service {
         self.check_device(r.device_id)?;
         let rt = RT::try_from(r.response_type)
             .map_err(|_| Status::invalid_argument("unknown response_type"))?;
-        let pipe = self
+        let (pipe, version) = self
             .dp
-            .call(|d: &mut Device| d.pipe.clone())
+            .call(|d: &mut Device| (d.pipe.clone(), d.sw.as_ref().map(|s| s.config_version())))
             .await
             .ok_or_else(|| Status::unavailable("switch stopped"))?;
         let mut c = p4::ForwardingPipelineConfig::default();
         if let Some(p) = pipe {
-            c.cookie = p
-                .cookie
-                .map(|cookie| p4::forwarding_pipeline_config::Cookie { cookie });
+            // the switch's version: the cookie the controller set (ctl reads the same
+            // with config_version), else the program's fingerprint
+            c.cookie = version.map(|cookie| p4::forwarding_pipeline_config::Cookie { cookie });
             if matches!(rt, RT::All | RT::P4infoAndCookie) {
                 c.p4info = Some(p.p4info.clone());
             }

@@ -112,7 +112,7 @@ impl Fx {
         sw.receive(port, bytes, None, now);
         sw.service(now);
         let mut out = vec![];
-        for j in std::mem::take(&mut sw.ready) {
+        for j in sw.take_ready() {
             let mut v = vec![];
             j.out_bytes(&mut v);
             out.push((j.egress_port, v));
@@ -1806,4 +1806,22 @@ fn p4runtime_reads_the_pre_as_ctl_changed_it() {
     let pre = f.dev.sw.as_ref().unwrap().pre();
     assert!(pre.mirrors.is_empty() && pre.groups.is_empty());
     assert!(pre.nodes.iter().all(|n| n.is_none()), "{:?}", pre.nodes);
+}
+
+/// The pipeline's cookie is the switch's config version: ctl reads the one P4Runtime set;
+/// a pipeline set without a cookie has the program's fingerprint.
+#[test]
+fn the_config_cookie_is_the_switchs_version() {
+    let mut f = Fx::new(); // committed with cookie 7
+    let ctl = |f: &mut Fx, line: &str| -> String {
+        sdnperf_switch::ctl::execute(f.dev.sw.as_mut().unwrap(), line).unwrap()
+    };
+    assert_eq!(ctl(&mut f, "config_version"), "7");
+    let (info, json) = compile();
+    let prog = sdnperf_switch::json::load_str(&json).unwrap();
+    let fingerprint = prog.fingerprint;
+    let pipe = Pipe::build(info, json.into_bytes(), None, &prog).unwrap();
+    f.dev.commit(pipe, prog, false);
+    assert_ne!(fingerprint, 7);
+    assert_eq!(ctl(&mut f, "config_version"), fingerprint.to_string());
 }

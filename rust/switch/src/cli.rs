@@ -94,6 +94,7 @@ impl PortArgs {
             spin_ns: self.spin_us * 1000,
             xdp_fastpath: self.xdp_fastpath,
             name: name.into(),
+            pcap: None,
         }
     }
 }
@@ -113,7 +114,7 @@ pub struct Bmv2Flags {
     /// BMv2's Thrift runtime port: we have no Thrift server (use `sdnperf-switch ctl` or P4Runtime); accepted and reported
     #[arg(long, value_name = "PORT")]
     pub thrift_port: Option<u16>,
-    /// BMv2: per-port pcap files of received and sent packets; refused here (capture with tcpdump)
+    /// per-port capture files of received and sent packets in DIR (BMv2's names: IFACE_in.pcap, IFACE_out.pcap; default: the current directory); turns --xdp-fastpath off
     #[arg(long, value_name = "DIR", num_args = 0..=1, default_missing_value = ".")]
     pub pcap: Option<String>,
     /// BMv2: event logging over nanomsg; refused here
@@ -135,12 +136,6 @@ impl Bmv2Flags {
                 flag, why, supported
             ))
         };
-        if self.pcap.is_some() {
-            return refuse(
-                "--pcap",
-                "per-port packet captures: run tcpdump on the interfaces instead",
-            );
-        }
         if self.nanolog.is_some() {
             return refuse("--nanolog", "event logging over nanomsg");
         }
@@ -175,7 +170,7 @@ impl Bmv2Flags {
 }
 
 /// Flags that are parsed only to be refused (left out of "supported options").
-pub const REFUSED: [&str; 2] = ["--pcap", "--nanolog"];
+pub const REFUSED: [&str; 1] = ["--nanolog"];
 
 /// Every long option of `cmd` as "--name" (for "supported options" messages), without
 /// the ones we only parse to refuse.
@@ -241,12 +236,12 @@ mod tests {
     #[test]
     fn unimplemented_bmv2_flags_are_refused_by_name() {
         let f = Bmv2Flags {
-            pcap: Some("/tmp".into()),
+            nanolog: Some("ipc:///tmp/x".into()),
             ..Default::default()
         };
         let e = f.check("--a --b").unwrap_err();
         assert!(
-            e.starts_with("--pcap is not implemented") && e.ends_with("--a --b"),
+            e.starts_with("--nanolog is not implemented") && e.ends_with("--a --b"),
             "{}",
             e
         );

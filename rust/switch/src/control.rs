@@ -118,6 +118,16 @@ impl Switch {
         self.eng.direct_meter_cells[ti].get(h as usize)
     }
 
+    /// The loaded program's version: the cookie a controller's SetForwardingPipelineConfig
+    /// gave, else the program's fingerprint (`Program::fingerprint`).
+    pub fn config_version(&self) -> u64 {
+        self.config_version
+    }
+
+    pub fn set_config_version(&mut self, v: u64) {
+        self.config_version = v;
+    }
+
     // ---------------------------------------------------------------- engine readings
 
     /// Nanoseconds since the engine started (the clock packets are stamped with).
@@ -376,5 +386,31 @@ mod tests {
             .unwrap();
         assert_eq!(h, h2);
         assert_eq!(sw.eng.direct_counters[ti][h2 as usize], (0, 0));
+    }
+
+    /// A program's version is its JSON's fingerprint until a controller sets one: the same
+    /// program loads with the same version, another program with another; ctl reads it.
+    #[test]
+    fn the_config_version_is_the_programs_fingerprint_until_set() {
+        let load = |name: &str| {
+            let p = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("tests/programs")
+                .join(name);
+            Switch::new(Engine::new(
+                crate::json::load_file(p.to_str().unwrap()).unwrap(),
+            ))
+        };
+        let mut a = load("acl_ternary.json");
+        assert_eq!(
+            a.config_version(),
+            load("acl_ternary.json").config_version()
+        );
+        assert_ne!(a.config_version(), load("l2_basic.json").config_version());
+        assert_eq!(
+            crate::ctl::execute(&mut a, "config_version").unwrap(),
+            a.config_version().to_string()
+        );
+        a.set_config_version(42);
+        assert_eq!(crate::ctl::execute(&mut a, "config_version").unwrap(), "42");
     }
 }

@@ -717,12 +717,12 @@ fn execute_inner(sw: &mut Switch, line: &str) -> Result<String, String> {
         }
         "set_queue_rate" => {
             let rate = num(w.get(1), "rate (pps)")? as u64;
-            for_ports(sw, w.get(2), |q| q.rate_pps = rate)?;
+            sw.set_queue_rate(port_arg(w.get(2))?, rate)?;
             Ok(String::new())
         }
         "set_queue_depth" => {
             let d = num(w.get(1), "depth")? as usize;
-            for_ports(sw, w.get(2), |q| q.depth = d.max(1))?;
+            sw.set_queue_depth(port_arg(w.get(2))?, d)?;
             Ok(String::new())
         }
         "port_impair" => {
@@ -738,7 +738,7 @@ fn execute_inner(sw: &mut Switch, line: &str) -> Result<String, String> {
             // packet_out HEX...: inject as received on the CPU port (P4Runtime packet-out);
             // packet_out_port PORT HEX...: inject as received on PORT
             let (port, hexs) = if *cmd == "packet_out" {
-                (sw.cpu_port.ok_or("no --cpu-port configured (use packet_out_port PORT HEX)")?, &w[1..])
+                (sw.cpu_port().ok_or("no --cpu-port configured (use packet_out_port PORT HEX)")?, &w[1..])
             } else {
                 (num(w.get(1), "port")? as u32, &w[2.min(w.len())..])
             };
@@ -762,18 +762,20 @@ fn execute_inner(sw: &mut Switch, line: &str) -> Result<String, String> {
             };
             let mut out = vec![];
             while out.len() < max {
-                let Some((p, b)) = sw.packet_in.pop_front() else { break };
+                let Some((p, b)) = sw.pop_packet_in() else { break };
                 out.push(format!("{} {}", p, b.iter().map(|x| format!("{:02x}", x)).collect::<String>()));
             }
             Ok(out.join("\n"))
         }
         "stats" => {
-            let s = sw.stats();
+            let (s, d) = (sw.stats(), sw.drops());
             Ok(format!(
                 "rx={} tx={} dropped={} parser_errors={} recirculations={} recirc_dropped={} queue_dropped={} impair_dropped={}",
-                s.rx, s.tx, s.dropped, s.parser_errors, s.recirculations, sw.recirc_dropped, sw.queue_dropped, sw.impair_dropped
+                s.rx, s.tx, s.dropped, s.parser_errors, s.recirculations, d.recirc, d.queue, d.impair
             ))
         }
+        // the loaded program's version: P4Runtime's config cookie, else the JSON's fingerprint
+        "config_version" => Ok(sw.config_version().to_string()),
         "digests" => {
             let d = sw.take_digests();
             Ok(d.iter()
@@ -786,29 +788,15 @@ mc_mgrp_create mc_mgrp_destroy mc_node_create mc_node_update mc_node_destroy mc_
 mirroring_add mirroring_add_mc mirroring_delete register_read register_write register_reset counter_read counter_reset \
 meter_set_rates set_queue_rate set_queue_depth port_impair port_impair_show pvs_add pvs_remove pvs_clear \
 table_dump act_prof_create_member act_prof_create_group act_prof_add_member_to_group table_indirect_add \
-table_indirect_add_with_group table_indirect_set_default packet_out packet_out_port packet_in_read stats digests fastpath (sdnperf-switch run only)"
+table_indirect_add_with_group table_indirect_set_default packet_out packet_out_port packet_in_read stats config_version digests fastpath (sdnperf-switch run only)"
             .into()),
         other => Err(format!("unknown command {} (try help)", other)),
     }
 }
 
-fn for_ports(
-    sw: &mut Switch,
-    port: Option<&&str>,
-    mut f: impl FnMut(&mut crate::switch::PortQueue),
-) -> Result<(), String> {
-    match port {
-        Some(p) => {
-            let p = parse_value(p)? as usize;
-            let q = sw
-                .queues
-                .get_mut(p)
-                .ok_or_else(|| format!("port {} out of range", p))?;
-            f(q);
-        }
-        None => sw.queues.iter_mut().for_each(f),
-    }
-    Ok(())
+/// An optional port argument (none: every port).
+fn port_arg(port: Option<&&str>) -> Result<Option<u32>, String> {
+    port.map(|p| parse_value(p).map(|v| v as u32)).transpose()
 }
 
 // ------------------------------------------------------------------ server & client

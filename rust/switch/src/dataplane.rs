@@ -142,6 +142,8 @@ pub struct Opts {
     pub xdp_fastpath: bool,
     /// prefix of the loop's messages ("sdnperf-switch")
     pub name: String,
+    /// `--pcap DIR`: capture each port's received and sent packets (BMv2's file names)
+    pub pcap: Option<std::path::PathBuf>,
 }
 
 /// The XDP fast path as the loop manages it: requested or not, built for the current
@@ -376,7 +378,15 @@ pub struct Loop {
 impl Loop {
     /// Prepares the loop; with `--xdp-fastpath` the program goes into the ports' XDP hooks
     /// now (and its note is printed), so a caller that prints READY afterwards is ready.
-    pub fn new<H: Hooks>(hooks: &mut H, mut ports: Vec<Port>, opts: Opts) -> Loop {
+    pub fn new<H: Hooks>(hooks: &mut H, mut ports: Vec<Port>, mut opts: Opts) -> Loop {
+        if opts.pcap.is_some() && opts.xdp_fastpath {
+            // packets the kernel forwards never reach us, so they could not be captured
+            eprintln!(
+                "{}: --xdp-fastpath is off with --pcap (every packet goes through user space to be captured)",
+                opts.name
+            );
+            opts.xdp_fastpath = false;
+        }
         let mut fast = FastPathState {
             requested: opts.xdp_fastpath,
             fp: None,
@@ -406,8 +416,18 @@ fn run_loop<H: Hooks>(
 ) -> String {
     let log = opts.name.as_str();
     let cpu_port = opts.cpu_port;
+    let mut pcap = match &opts.pcap {
+        Some(dir) => {
+            let names: Vec<&str> = ports.iter().map(|p| p.io.name()).collect();
+            match crate::pcap::PcapDump::open(dir, &names) {
+                Ok(d) => Some(d),
+                Err(e) => return format!("--pcap: {}", e),
+            }
+        }
+        None => None,
+    };
     if let Some(sw) = hooks.switch() {
-        sw.cpu_port = cpu_port;
+        sw.set_cpu_port(cpu_port);
     }
     let mut by_num: Vec<Option<usize>> = vec![None; MAX_PORTS];
     for (i, p) in ports.iter().enumerate() {
@@ -469,7 +489,7 @@ fn run_loop<H: Hooks>(
             }
             Changed::Pipeline => {
                 if let Some(sw) = hooks.switch() {
-                    sw.cpu_port = cpu_port;
+                    sw.set_cpu_port(cpu_port);
                 }
                 fast.rebuild(hooks.switch().map(|s| &*s), &mut ports, cpu_port, log);
             }
@@ -484,10 +504,17 @@ fn run_loop<H: Hooks>(
         };
         let now = sw.eng.now_ns();
         let mut got = 0;
-        for p in ports.iter_mut() {
+        for (i, p) in ports.iter_mut().enumerate() {
             let num = p.num;
-            got +=
-                p.io.rx_burst(RX_BATCH, |data, vnet| sw.receive(num, data, vnet, now));
+            got += match pcap.as_mut() {
+                None => {
+                    p.io.rx_burst(RX_BATCH, |data, vnet| sw.receive(num, data, vnet, now))
+                }
+                Some(d) => p.io.rx_burst(RX_BATCH, |data, vnet| {
+                    d.received(i, data);
+                    sw.receive(num, data, vnet, now)
+                }),
+            };
         }
         sw.service(now);
         let had_tx = !sw.ready.is_empty();
@@ -503,6 +530,10 @@ fn run_loop<H: Hooks>(
                     // a super-packet cannot leave through a port without offload support
                     if port.vnet() || j.vnet.is_none() || j.out_len() <= 9216 {
                         port.queue(&j.out, &j.buf[j.payload_off..], j.truncate, j.vnet, delta);
+                        if let Some(d) = pcap.as_mut() {
+                            j.out_bytes(&mut pkt);
+                            d.sent(i, &pkt);
+                        }
                     }
                     sent.push(j);
                     if sent.len() >= 512 {
@@ -537,6 +568,9 @@ fn run_loop<H: Hooks>(
         }
         if had_tx || got > 0 {
             hooks.after_batch();
+            if let Some(d) = pcap.as_mut() {
+                d.flush();
+            }
         }
         let Some(sw) = hooks.switch() else { continue };
         if got == 0 && !had_tx {
@@ -580,10 +614,10 @@ fn run_loop<H: Hooks>(
     eprintln!("{}: stopping ({})", log, reason);
     let extra = hooks.report();
     if let Some(sw) = hooks.switch() {
-        let s = sw.eng.stats;
+        let (s, d) = (sw.eng.stats, sw.drops());
         eprintln!(
             "{}: counters: rx={} tx={} dropped={} parser_errors={} recirculations={} recirc_dropped={} queue_dropped={} impair_dropped={} cpu_port_packets={} {}",
-            log, s.rx, s.tx, s.dropped, s.parser_errors, s.recirculations, sw.recirc_dropped, sw.queue_dropped, sw.impair_dropped, cpu_packets, extra
+            log, s.rx, s.tx, s.dropped, s.parser_errors, s.recirculations, d.recirc, d.queue, d.impair, cpu_packets, extra
         );
     }
     if fast.requested {

@@ -17,7 +17,15 @@ pub fn load_file(path: &str) -> R<Program> {
 pub fn load_str(text: &str) -> R<Program> {
     let v: Value = serde_json::from_str(text).map_err(|e| format!("invalid JSON: {}", e))?;
     crate::json_shape::check(&v)?;
-    Loader::new(&v)?.build()
+    let mut prog = Loader::new(&v)?.build()?;
+    prog.fingerprint = fnv1a(text.as_bytes());
+    Ok(prog)
+}
+
+fn fnv1a(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, &b| {
+        (h ^ b as u64).wrapping_mul(0x0100_0000_01b3)
+    })
 }
 
 fn arr<'a>(v: &'a Value, key: &str) -> &'a [Value] {
@@ -1195,6 +1203,7 @@ impl<'a> Loader<'a> {
         let err_packet_too_short = err("PacketTooShort", 1);
         let err_stack_out_of_bounds = err("StackOutOfBounds", 3);
         Ok(Program {
+            fingerprint: 0,
             unions: self.unions,
             profiles,
             vsets: self.vsets,

@@ -11,6 +11,7 @@
 //! - `switch`   — queues between ingress and egress, recirculation, impairment hook
 //! - `impair`   — per-port delay / jitter / loss / rate limit
 //! - `ports`    — packet I/O back ends (memory for STF, AF_PACKET for Linux interfaces)
+//! - `pcap`     — `--pcap DIR`: per-port capture files of received and sent packets
 //! - `stf`      — STF test runner
 //! - `cli`      — command-line options both switch binaries share (simple_switch's too)
 //! - `control`  — adding/modifying/deleting entries with their direct counters and meters
@@ -31,6 +32,7 @@ pub mod externs;
 pub mod impair;
 pub mod json;
 pub mod json_shape;
+pub mod pcap;
 pub mod pipeline;
 pub mod ports;
 pub mod pre;

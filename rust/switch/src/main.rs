@@ -122,7 +122,7 @@ fn cmd_membench(a: MembenchArgs) -> Result<(), String> {
         now += 100;
         sw.receive(port, &pkts[k % pkts.len()], None, now);
         sw.service(now);
-        for j in std::mem::take(&mut sw.ready) {
+        for j in sw.take_ready() {
             out += 1;
             sw.recycle(j);
         }
@@ -362,7 +362,8 @@ fn cmd_run(a: RunArgs) -> Result<(), String> {
         None => None,
     };
     let mut front = ctl::CtlHooks { sw, requests };
-    let opts = a.ports.loop_opts(cpu_port, "sdnperf-switch");
+    let mut opts = a.ports.loop_opts(cpu_port, "sdnperf-switch");
+    opts.pcap = a.bmv2.pcap.as_ref().map(Into::into);
     let dp = dataplane::Loop::new(&mut front, ports, opts);
     dataplane::install_signal_handlers();
     for n in &notes {

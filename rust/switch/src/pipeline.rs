@@ -486,6 +486,9 @@ pub struct Program {
     pub err_stack_out_of_bounds: u32,
     /// highest extracted header byte count (for sizing scratch buffers)
     pub max_header_bytes: usize,
+    /// FNV-1a hash of the JSON text the program was loaded from: the switch's config
+    /// version until a controller sets one (two loads of one program agree)
+    pub fingerprint: u64,
 }
 
 impl Program {

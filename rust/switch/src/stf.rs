@@ -223,7 +223,7 @@ pub fn run(sw: &mut Switch, text: &str) -> StfResult {
         let mut guard = 0;
         loop {
             sw.service(*now);
-            for j in sw.ready.drain(..).collect::<Vec<_>>() {
+            for j in sw.take_ready() {
                 j.out_bytes(&mut buf);
                 outputs.entry(j.egress_port).or_default().push(buf.clone());
                 sw.eng.recycle(j);

@@ -16,13 +16,13 @@ pub const RECIRC_BUDGET: usize = 256;
 /// packets waiting for another pass; beyond this, recirculated packets are dropped
 pub const RECIRC_QUEUE_LIMIT: usize = 1024;
 
-pub struct PortQueue {
-    pub q: VecDeque<Box<Job>>,
-    pub depth: usize,
+struct PortQueue {
+    q: VecDeque<Box<Job>>,
+    depth: usize,
     /// packets per second; 0 = unlimited
-    pub rate_pps: u64,
+    rate_pps: u64,
     next_ns: u64,
-    pub dropped: u64,
+    dropped: u64,
 }
 
 impl Default for PortQueue {
@@ -37,15 +37,29 @@ impl Default for PortQueue {
     }
 }
 
+/// Packets the switch dropped outside the pipeline (the pipeline's own are in `Stats`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Drops {
+    /// egress queue full, or an egress port out of range
+    pub queue: u64,
+    /// lost or overflowed in a port's impairment
+    pub impair: u64,
+    /// recirculation path full
+    pub recirc: u64,
+    /// packet-in queue full (`packet_in_read` too slow)
+    pub packet_in: u64,
+}
+
 pub struct Switch {
     pub(crate) eng: Engine,
-    pub queues: Vec<PortQueue>,
+    queues: Vec<PortQueue>,
     /// egress impairment per port (packets the switch transmits)
-    pub impair: Vec<Option<Impair<Box<Job>>>>,
+    impair: Vec<Option<Impair<Box<Job>>>>,
     /// ingress impairment per port (packets the switch receives, before the pipeline)
-    pub impair_in: Vec<Option<Impair<Box<Job>>>>,
-    /// packets ready to transmit (egress_port set, `out` deparsed)
-    pub ready: Vec<Box<Job>>,
+    impair_in: Vec<Option<Impair<Box<Job>>>>,
+    /// packets ready to transmit (egress_port set, `out` deparsed); the data-plane loop
+    /// drains it in place (no allocation), others through `take_ready` / `pop_ready`
+    pub(crate) ready: Vec<Box<Job>>,
     to_egress: Vec<Box<Job>>,
     tx: Vec<Box<Job>>,
     recirc: Vec<Box<Job>>,
@@ -54,14 +68,17 @@ pub struct Switch {
     /// ports with an egress / ingress impairment configured
     impaired: Vec<u32>,
     impaired_in: Vec<u32>,
-    pub queue_dropped: u64,
-    pub impair_dropped: u64,
-    pub recirc_dropped: u64,
+    queue_dropped: u64,
+    impair_dropped: u64,
+    recirc_dropped: u64,
     /// port whose packets go to the control plane (packet-in) instead of an interface
-    pub cpu_port: Option<u32>,
+    cpu_port: Option<u32>,
     /// packet-in queue: (egress port, bytes), bounded by PACKET_IN_LIMIT
-    pub packet_in: VecDeque<(u32, Vec<u8>)>,
-    pub packet_in_dropped: u64,
+    packet_in: VecDeque<(u32, Vec<u8>)>,
+    packet_in_dropped: u64,
+    /// the loaded program's version: a controller's cookie, else the program's fingerprint
+    /// (read and set through the control API, control.rs)
+    pub(crate) config_version: u64,
 }
 
 pub const PACKET_IN_LIMIT: usize = 4096;
@@ -69,6 +86,7 @@ pub const PACKET_IN_LIMIT: usize = 4096;
 impl Switch {
     pub fn new(eng: Engine) -> Switch {
         Switch {
+            config_version: eng.prog.fingerprint,
             eng,
             queues: (0..MAX_PORTS).map(|_| PortQueue::default()).collect(),
             impair: (0..MAX_PORTS).map(|_| None).collect(),
@@ -88,6 +106,67 @@ impl Switch {
             packet_in: VecDeque::new(),
             packet_in_dropped: 0,
         }
+    }
+
+    /// The packets ready to transmit, oldest first (the switch starts a new list).
+    pub fn take_ready(&mut self) -> Vec<Box<Job>> {
+        std::mem::take(&mut self.ready)
+    }
+
+    /// One packet ready to transmit (newest first; no allocation).
+    pub fn pop_ready(&mut self) -> Option<Box<Job>> {
+        self.ready.pop()
+    }
+
+    pub fn drops(&self) -> Drops {
+        Drops {
+            queue: self.queue_dropped,
+            impair: self.impair_dropped,
+            recirc: self.recirc_dropped,
+            packet_in: self.packet_in_dropped,
+        }
+    }
+
+    /// The port whose packets go to the control plane instead of an interface.
+    pub fn cpu_port(&self) -> Option<u32> {
+        self.cpu_port
+    }
+
+    pub fn set_cpu_port(&mut self, port: Option<u32>) {
+        self.cpu_port = port;
+    }
+
+    /// Sets the rate (packets/s, 0: unlimited) of `port`'s egress queue, or every port's.
+    pub fn set_queue_rate(&mut self, port: Option<u32>, pps: u64) -> Result<(), String> {
+        self.each_queue(port, |q| q.rate_pps = pps)
+    }
+
+    /// Sets the depth (packets, at least 1) of `port`'s egress queue, or every port's.
+    pub fn set_queue_depth(&mut self, port: Option<u32>, depth: usize) -> Result<(), String> {
+        self.each_queue(port, |q| q.depth = depth.max(1))
+    }
+
+    fn each_queue(
+        &mut self,
+        port: Option<u32>,
+        f: impl FnMut(&mut PortQueue),
+    ) -> Result<(), String> {
+        match port {
+            Some(p) => {
+                let q = self
+                    .queues
+                    .get_mut(p as usize)
+                    .ok_or_else(|| format!("port {} out of range", p))?;
+                std::iter::once(q).for_each(f);
+            }
+            None => self.queues.iter_mut().for_each(f),
+        }
+        Ok(())
+    }
+
+    /// The oldest packet-in waiting for `packet_in_read`: (egress port, bytes).
+    pub fn pop_packet_in(&mut self) -> Option<(u32, Vec<u8>)> {
+        self.packet_in.pop_front()
     }
 
     /// Sets the egress impairment of `port` (see `set_port_impair`).

@@ -58,11 +58,7 @@ fn unknown_and_unimplemented_flags_are_refused_by_name() {
         "{}",
         t
     );
-    for (flag, value) in [
-        ("--pcap", "/tmp"),
-        ("--nanolog", "ipc:///tmp/x"),
-        ("--priority-queues", "4"),
-    ] {
+    for (flag, value) in [("--nanolog", "ipc:///tmp/x"), ("--priority-queues", "4")] {
         let o = switch(&["run", prog, "-i", "1@lo", flag, value]);
         assert_eq!(o.status.code(), Some(1));
         let t = text(&o);

@@ -71,7 +71,7 @@ fn steady_state_does_not_allocate() {
                     now += 1000;
                     sw.receive(*port, p, None, now);
                     sw.service(now);
-                    while let Some(j) = sw.ready.pop() {
+                    while let Some(j) = sw.pop_ready() {
                         sw.recycle(j);
                     }
                 }
@@ -112,7 +112,7 @@ fn impaired_ports_do_not_allocate() {
                 now += gap;
                 sw.receive(*port, p, None, now);
                 sw.service(now);
-                while let Some(j) = sw.ready.pop() {
+                while let Some(j) = sw.pop_ready() {
                     sw.recycle(j);
                 }
             }

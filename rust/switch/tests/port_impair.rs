@@ -29,7 +29,7 @@ fn frame(len: usize, tag: u8) -> Vec<u8> {
 fn out(sw: &mut Switch, now: u64) -> Vec<(u32, u8)> {
     sw.service(now);
     let mut v = vec![];
-    let ready: Vec<_> = sw.ready.drain(..).collect();
+    let ready: Vec<_> = sw.take_ready();
     for j in ready {
         v.push((j.egress_port, *j.buf.last().unwrap())); // the payload's last byte
         sw.recycle(j);
@@ -103,7 +103,7 @@ fn ingress_loss_rate_within_bounds() {
     let lost = n as usize - delivered;
     // 20 % of 20000: mean 4000, sd ~57; ±5 sd
     assert!((3715..=4285).contains(&lost), "lost {} of {}", lost, n);
-    assert_eq!(sw.impair_dropped as usize, lost);
+    assert_eq!(sw.drops().impair as usize, lost);
     // the other direction of the port is untouched
     sw.receive(2, &frame(64, 0), None, n * 1000);
     assert_eq!(out(&mut sw, n * 1000).len(), 1);
@@ -161,7 +161,7 @@ fn ingress_limit_drops_when_full() {
     for _ in 0..5 {
         sw.receive(1, &frame(64, 0), None, 0);
     }
-    assert_eq!(sw.impair_dropped, 2);
+    assert_eq!(sw.drops().impair, 2);
     assert_eq!(out(&mut sw, 10 * MS).len(), 3);
 }
 

@@ -69,7 +69,7 @@ fn fuzz_one(
         now += 1000;
         sw.receive(port, &pkt, None, now);
         sw.service(now);
-        for j in std::mem::take(&mut sw.ready) {
+        for j in sw.take_ready() {
             sw.recycle(j);
         }
         if std::time::Instant::now() > deadline {

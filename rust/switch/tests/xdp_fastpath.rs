@@ -19,7 +19,7 @@ fn engine_run(sw: &mut Switch, port: u32, pkt: &[u8]) -> Vec<(u32, Vec<u8>)> {
     sw.receive(port, pkt, None, now);
     sw.service(now);
     let mut out = Vec::new();
-    for j in std::mem::take(&mut sw.ready) {
+    for j in sw.take_ready() {
         let mut v = Vec::new();
         j.out_bytes(&mut v);
         out.push((j.egress_port, v));

@@ -168,7 +168,8 @@ fn run(a: GrpcArgs) -> Result<(), String> {
         names.join(","),
         cpu_port
     );
-    let opts = a.ports.loop_opts(cpu_port, "sdnperf-switch-grpc");
+    let mut opts = a.ports.loop_opts(cpu_port, "sdnperf-switch-grpc");
+    opts.pcap = a.bmv2.pcap.as_ref().map(Into::into);
     let dp = dataplane::Loop::new(&mut front, ports, opts);
     let dpt = std::thread::Builder::new()
         .name("dataplane".into())

@@ -286,15 +286,26 @@ impl AfXdpPort {
             queue_id: 0,
             shared_umem_fd: 0,
         };
-        let r = unsafe {
-            libc::bind(
-                fd,
-                &sa as *const _ as *const libc::sockaddr,
-                std::mem::size_of::<SockaddrXdp>() as u32,
-            )
-        };
-        if r < 0 {
-            return Err(fail("bind", io::Error::last_os_error()));
+        // A switch that just exited still holds the queue for a moment: the kernel frees its
+        // AF_XDP socket after the process is gone, and until then bind says EBUSY. So a
+        // switch started right after another one on the same ports waits for it (2 s at most).
+        let t0 = std::time::Instant::now();
+        loop {
+            let r = unsafe {
+                libc::bind(
+                    fd,
+                    &sa as *const _ as *const libc::sockaddr,
+                    std::mem::size_of::<SockaddrXdp>() as u32,
+                )
+            };
+            if r == 0 {
+                break;
+            }
+            let e = io::Error::last_os_error();
+            if e.raw_os_error() != Some(libc::EBUSY) || t0.elapsed().as_secs() >= 2 {
+                return Err(fail("bind", e));
+            }
+            std::thread::sleep(std::time::Duration::from_millis(10));
         }
         // xskmap[0] = socket
         let key = 0u32;
