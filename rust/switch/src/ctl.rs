@@ -193,7 +193,7 @@ fn action_among(p: &Program, ids: &[u32], name: &str, owner: &str) -> Result<u32
     })
 }
 
-fn table_action(p: &Program, ti: usize, name: &str) -> Result<u32, String> {
+pub(crate) fn table_action(p: &Program, ti: usize, name: &str) -> Result<u32, String> {
     let t = &p.tables[ti];
     action_among(p, &t.action_ids, name, &format!("table {}", t.name))
 }

@@ -714,6 +714,11 @@ impl Engine {
                         }
                         // (extract() moved nextIndex past this element)
                     }
+                    ParserOp::NeedBits(bits) => {
+                        if cursor * 8 + *bits as usize > pkt.len() * 8 {
+                            break 'outer ParseEnd::Reject(p.err_packet_too_short);
+                        }
+                    }
                     ParserOp::Set(l, e) => {
                         let v = ev.eval(e, phv);
                         lv_set(p, phv, &ev, l, v);

@@ -1251,7 +1251,7 @@ impl<'a> Loader<'a> {
                     ps.get(i)
                         .ok_or_else(|| ctx(format!("{}: missing parameter {}", o, i)))
                 };
-                ops.push(match o {
+                let op = match o {
                     "extract" => {
                         let p0 = ps
                             .first()
@@ -1303,10 +1303,16 @@ impl<'a> Loader<'a> {
                             .map_err(ctx)?;
                         ParserOp::ExtractVL(target, e)
                     }
-                    "set" => ParserOp::Set(
-                        self.lvalue(pv(0)?).map_err(ctx)?,
-                        self.expr(pv(1)?).map_err(ctx)?,
-                    ),
+                    "set" => {
+                        let value = self.expr(pv(1)?).map_err(ctx)?;
+                        // BMv2 rejects with PacketTooShort when a lookahead reads past the
+                        // packet's end (p4c lowers `pkt.lookahead<T>();` to such a set)
+                        let need = lookahead_extent(&value);
+                        if need > 0 {
+                            ops.push(ParserOp::NeedBits(need));
+                        }
+                        ParserOp::Set(self.lvalue(pv(0)?).map_err(ctx)?, value)
+                    }
                     "verify" => ParserOp::Verify(
                         self.expr(pv(0)?).map_err(ctx)?,
                         self.expr(pv(1)?).map_err(ctx)?,
@@ -1319,7 +1325,8 @@ impl<'a> Loader<'a> {
                     )),
                     "primitive" => ParserOp::Prim(self.prim(pv(0)?).map_err(ctx)?),
                     other => return Err(ctx(format!("unsupported parser op \"{}\"", other))),
-                });
+                };
+                ops.push(op);
             }
             let mut key = vec![];
             for k in arr(st, "transition_key") {
@@ -1710,5 +1717,18 @@ fn lv_expr(l: &LValue) -> Expr {
 impl HeaderRef {
     fn into_extract(self) -> ParserOp {
         ParserOp::Extract(self)
+    }
+}
+
+/// How many bits past the parser's cursor the lookaheads in `e` read (0: none).
+fn lookahead_extent(e: &Expr) -> u32 {
+    match e {
+        Expr::Lookahead(off, w) => off + w,
+        Expr::Un(_, a) | Expr::Trunc(a, _) | Expr::SatCast(a, _, _) => lookahead_extent(a),
+        Expr::Bin(_, a, b) => lookahead_extent(a).max(lookahead_extent(b)),
+        Expr::Cond(c, a, b) => lookahead_extent(c)
+            .max(lookahead_extent(a))
+            .max(lookahead_extent(b)),
+        _ => 0,
     }
 }

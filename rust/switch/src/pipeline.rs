@@ -313,6 +313,8 @@ pub enum ParserOp {
     /// extract into stack "next"
     ExtractNext(u32),
     Set(LValue, Expr),
+    /// reject with PacketTooShort unless this many bits follow the cursor (a lookahead's reach)
+    NeedBits(u32),
     Verify(Expr, Expr),
     Advance(Expr),
     Prim(Prim),

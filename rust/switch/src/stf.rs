@@ -103,8 +103,11 @@ fn compare(e: &Expect, got: &[u8]) -> Option<String> {
     None
 }
 
-/// Splits `name(args)` into the action name and its argument values (named or positional).
-fn parse_action_call(s: &str, line: usize) -> Result<(String, Vec<u128>), String> {
+/// One argument of an STF action call: `NAME:VALUE` or a bare value.
+type StfArg = (Option<String>, u128);
+
+/// Splits `name(args)` into the action name and its arguments (named or positional).
+fn parse_action_call(s: &str, line: usize) -> Result<(String, Vec<StfArg>), String> {
     let (name, rest) = match s.find('(') {
         Some(i) => (&s[..i], &s[i + 1..]),
         None => (s, ")"),
@@ -113,15 +116,52 @@ fn parse_action_call(s: &str, line: usize) -> Result<(String, Vec<u128>), String
     let inner = rest
         .strip_suffix(')')
         .ok_or_else(|| format!("line {}: missing ')' in action call", line))?;
-    let mut vals = vec![];
+    let mut args = vec![];
     for a in inner.split(',').map(|x| x.trim()).filter(|x| !x.is_empty()) {
-        let v = match a.split_once(':') {
-            Some((_, v)) if !a.starts_with("0x") => v,
-            _ => a,
+        let (name, v) = match a.split_once(':') {
+            Some((n, v)) if !a.starts_with("0x") => (Some(n.trim().to_string()), v),
+            _ => (None, a),
         };
-        vals.push(parse_value(v).map_err(|e| format!("line {}: {}", line, e))?);
+        args.push((
+            name,
+            parse_value(v).map_err(|e| format!("line {}: {}", line, e))?,
+        ));
     }
-    Ok((name.trim().to_string(), vals))
+    Ok((name.trim().to_string(), args))
+}
+
+/// The action data in the action's parameter order: named arguments may come in any order
+/// (STF files name them, e.g. `setb1(val:0x7f, port:2)` for `action setb1(port, val)`).
+fn action_data(
+    sw: &Switch,
+    table: &str,
+    action: &str,
+    args: &[StfArg],
+) -> Result<Vec<u128>, String> {
+    if args.iter().any(|(n, _)| n.is_none()) {
+        return Ok(args.iter().map(|(_, v)| *v).collect());
+    }
+    let p = sw.program();
+    let ti = p
+        .table_by_name(table)
+        .ok_or_else(|| format!("unknown table {}", table))?;
+    let a = &p.actions[ctl::table_action(p, ti, action)? as usize];
+    let mut data = vec![];
+    for (pname, _) in &a.params {
+        let v = args
+            .iter()
+            .find(|(n, _)| n.as_deref() == Some(pname.as_str()))
+            .ok_or_else(|| format!("action {}: no argument {}", a.name, pname))?;
+        data.push(v.1);
+    }
+    if let Some((Some(n), _)) = args.iter().find(|(n, _)| {
+        !a.params
+            .iter()
+            .any(|(p, _)| Some(p.as_str()) == n.as_deref())
+    }) {
+        return Err(format!("action {} has no parameter {}", a.name, n));
+    }
+    Ok(data)
 }
 
 /// `add TABLE [PRIORITY] KEY:VALUE ... ACTION(ARGS)`
@@ -140,7 +180,9 @@ fn stf_add(sw: &mut Switch, rest: &str, line: usize) -> Result<(), String> {
     let mut prio = None;
     if let Some(t) = head.get(1) {
         if !t.contains(':') {
-            prio = Some(parse_value(t).map_err(ctx)? as i64);
+            // an STF priority is higher-wins (p4c's BMv2 driver passes 10000 - p to the
+            // CLI); the engine follows BMv2, where the lower number wins
+            prio = Some(-(parse_value(t).map_err(ctx)? as i64));
             i = 2;
         }
     }
@@ -204,7 +246,8 @@ fn stf_add(sw: &mut Switch, rest: &str, line: usize) -> Result<(), String> {
             })
         })
         .collect();
-    ctl::add_entry(sw, table, &keys, &aname, &args, prio)
+    let data = action_data(sw, table, &aname, &args).map_err(ctx)?;
+    ctl::add_entry(sw, table, &keys, &aname, &data, prio)
         .map(|_| ())
         .map_err(ctx)
 }
@@ -288,7 +331,8 @@ pub fn run(sw: &mut Switch, text: &str) -> StfResult {
                     None => Err(format!("line {}: setdefault TABLE ACTION(ARGS)", line)),
                     Some((table, call)) => {
                         parse_action_call(call.trim(), line).and_then(|(a, args)| {
-                            ctl::set_default(sw, table, &a, &args)
+                            action_data(sw, table, &a, &args)
+                                .and_then(|data| ctl::set_default(sw, table, &a, &data))
                                 .map_err(|e| format!("line {}: {}", line, e))
                         })
                     }

@@ -120,13 +120,19 @@ fn differential_at(program: &Path, extra_setup: &[&str], seed: u64) -> (usize, u
     (compared, punted)
 }
 
-const EXPECTED_CORPUS_INSIDE: [&str; 6] = [
+const EXPECTED_CORPUS_INSIDE: [&str; 12] = [
     "basic_router",
+    "control_copy_in",
+    "ctor_args",
     "fn_shadowing",
     "functions",
+    "header_struct",
     "multicast",
+    "nested_exit",
     "subparser",
+    "switch_nested",
     "table_in_expr",
+    "table_under_ops",
 ];
 
 #[test]

@@ -368,10 +368,10 @@ def acl_ternary():
         return eth("00:00:00:00:00:01", "00:00:00:00:00:02", 0x0800) + ipv4(src, "1.1.1.1", ttl=ttl, proto=proto) + b"p" * 8
     miss = bytearray(pk("9.9.9.9", 6))
     miss[15] = 0xee
-    stf = f"""add acl 10 hdr.ipv4.srcAddr:0x0a000000&&&0xff000000 hdr.ipv4.protocol:0->255 hdr.ipv4.ttl:* permit(port:1, idx:0)
-add acl 5 hdr.ipv4.srcAddr:0x0a0000**  hdr.ipv4.protocol:6->6 hdr.ipv4.ttl:* permit(port:2, idx:1)
-add acl 1 hdr.ipv4.srcAddr:0x0a000005&&&0xffffffff hdr.ipv4.protocol:0->255 hdr.ipv4.ttl:* deny()
-add acl 20 hdr.ipv4.srcAddr:0x00000000&&&0x00000000 hdr.ipv4.protocol:17->17 hdr.ipv4.ttl:0x20&&&0xff permit(port:3, idx:2)
+    stf = f"""add acl 11 hdr.ipv4.srcAddr:0x0a000000&&&0xff000000 hdr.ipv4.protocol:0->255 hdr.ipv4.ttl:* permit(port:1, idx:0)
+add acl 16 hdr.ipv4.srcAddr:0x0a0000**  hdr.ipv4.protocol:6->6 hdr.ipv4.ttl:* permit(idx:1, port:2)
+add acl 20 hdr.ipv4.srcAddr:0x0a000005&&&0xffffffff hdr.ipv4.protocol:0->255 hdr.ipv4.ttl:* deny()
+add acl 1 hdr.ipv4.srcAddr:0x00000000&&&0x00000000 hdr.ipv4.protocol:17->17 hdr.ipv4.ttl:0x20&&&0xff permit(port:3, idx:2)
 packet 0 {hx(pk("10.1.2.3", 17))}
 expect 1 {hx(pk("10.1.2.3", 17))}$
 packet 0 {hx(pk("10.0.0.7", 6))}
