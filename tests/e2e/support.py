@@ -6,7 +6,9 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import subprocess
 import time
+from contextlib import contextmanager
 
 import pytest
 
@@ -72,3 +74,36 @@ def iperf3_tcp(client, server, port: int = 5301, seconds: int = 1) -> dict:
     finally:
         server.cmd(f"kill {pid} 2>/dev/null; wait {pid} 2>/dev/null")
     return json.loads(out[out.index("{") :])
+
+
+def switch_binary(name: str) -> str:
+    """A built switch binary, or the test is skipped naming what is missing."""
+    from sdnperf import tools
+
+    try:
+        return tools.find(name)
+    except tools.ToolNotFound as e:
+        pytest.skip(str(e))
+
+
+@contextmanager
+def veth_pairs_in_namespace(prefix: str, n: int = 2):
+    """A fresh network namespace PREFIX<pid> holding N up veth pairs; yields (ns, [(switch
+    end, far end), ...]) and deletes the namespace (and so the pairs) afterwards."""
+    tag = f"{os.getpid() % 100000}"
+    ns = f"{prefix}{tag}"
+    subprocess.run(["ip", "netns", "add", ns], check=True)
+    try:
+        pairs = []
+        for i in range(1, n + 1):
+            dev, peer = f"{prefix[:3]}{i}s{tag}", f"{prefix[:3]}{i}p{tag}"
+            subprocess.run(
+                ["ip", "-n", ns, "link", "add", dev, "type", "veth", "peer", "name", peer],
+                check=True,
+            )
+            for d in (dev, peer):
+                subprocess.run(["ip", "-n", ns, "link", "set", d, "up"], check=True)
+            pairs.append((dev, peer))
+        yield ns, pairs
+    finally:
+        subprocess.run(["ip", "netns", "del", ns], capture_output=True)

@@ -11,6 +11,8 @@ import subprocess
 
 import pytest
 
+from tests.e2e.support import switch_binary, veth_pairs_in_namespace
+
 pytestmark = [
     pytest.mark.e2e,
     pytest.mark.skipif(os.geteuid() != 0, reason="needs root (namespaces, packet sockets)"),
@@ -21,43 +23,19 @@ PROGRAM = os.path.join(os.path.dirname(__file__), "../../rust/switch/tests/progr
 FRAME_KB = 2  # one ring frame
 
 
-def _binary(name):
-    from sdnperf import tools
-
-    try:
-        return tools.find(name)
-    except tools.ToolNotFound as e:
-        pytest.skip(str(e))
-
-
 @pytest.fixture
 def ports():
     """A namespace with two veth pairs (switch ends and idle far ends), named with our pid."""
-    tag = f"{os.getpid() % 100000}"
-    ns = f"tmem{tag}"
-    subprocess.run(["ip", "netns", "add", ns], check=True)
-    try:
-        names = []
-        for i in (1, 2):
-            dev, peer = f"tm{i}s{tag}", f"tm{i}p{tag}"
-            subprocess.run(
-                ["ip", "-n", ns, "link", "add", dev, "type", "veth", "peer", "name", peer],
-                check=True,
-            )
-            for d in (dev, peer):
-                subprocess.run(["ip", "-n", ns, "link", "set", d, "up"], check=True)
-            names.append(dev)
-        yield ns, names
-    finally:
-        subprocess.run(["ip", "netns", "del", ns], capture_output=True)
+    with veth_pairs_in_namespace("tmem") as (ns, pairs):
+        yield ns, [dev for dev, _ in pairs]
 
 
 def _argv(which, ns, names, *extra):
     ifaces = [x for i, d in enumerate(names, 1) for x in ("-i", f"{i}@{d}")]
     if which == "grpc":
-        cmd = [_binary("sdnperf-switch-grpc"), PROGRAM, "--grpc-port", "0"]
+        cmd = [switch_binary("sdnperf-switch-grpc"), PROGRAM, "--grpc-port", "0"]
     else:
-        cmd = [_binary("sdnperf-switch"), "run", "--json", PROGRAM]
+        cmd = [switch_binary("sdnperf-switch"), "run", "--json", PROGRAM]
     return ["ip", "netns", "exec", ns, *cmd, *ifaces, "--die-with-parent", *extra]
 
 

@@ -9,6 +9,8 @@ import subprocess
 
 import pytest
 
+from tests.e2e.support import switch_binary, veth_pairs_in_namespace
+
 pytestmark = [
     pytest.mark.e2e,
     pytest.mark.skipif(os.geteuid() != 0, reason="needs root (namespaces, packet sockets)"),
@@ -18,35 +20,11 @@ pytestmark = [
 PROGRAM = os.path.join(os.path.dirname(__file__), "../../rust/switch/tests/programs/l1_fwd.json")
 
 
-def _binary(name):
-    from sdnperf import tools
-
-    try:
-        return tools.find(name)
-    except tools.ToolNotFound as e:
-        pytest.skip(str(e))
-
-
 @pytest.fixture
 def ports():
     """A namespace with two veth pairs (switch ends, far ends), named with our pid."""
-    tag = f"{os.getpid() % 100000}"
-    ns = f"tpcap{tag}"
-    subprocess.run(["ip", "netns", "add", ns], check=True)
-    try:
-        pairs = []
-        for i in (1, 2):
-            dev, peer = f"tc{i}s{tag}", f"tc{i}p{tag}"
-            subprocess.run(
-                ["ip", "-n", ns, "link", "add", dev, "type", "veth", "peer", "name", peer],
-                check=True,
-            )
-            for d in (dev, peer):
-                subprocess.run(["ip", "-n", ns, "link", "set", d, "up"], check=True)
-            pairs.append((dev, peer))
+    with veth_pairs_in_namespace("tpcap") as (ns, pairs):
         yield ns, pairs
-    finally:
-        subprocess.run(["ip", "netns", "del", ns], capture_output=True)
 
 
 def _frames(n):
@@ -84,9 +62,9 @@ def test_pcap_files_hold_the_packets_each_port_received_and_sent(ports, tmp_path
     ns, pairs = ports
     ifaces = [x for i, (dev, _) in enumerate(pairs, 1) for x in ("-i", f"{i}@{dev}")]
     if which == "grpc":
-        cmd = [_binary("sdnperf-switch-grpc"), PROGRAM, "--grpc-port", "0"]
+        cmd = [switch_binary("sdnperf-switch-grpc"), PROGRAM, "--grpc-port", "0"]
     else:
-        cmd = [_binary("sdnperf-switch"), "run", PROGRAM]
+        cmd = [switch_binary("sdnperf-switch"), "run", PROGRAM]
     argv = ["ip", "netns", "exec", ns, *cmd, *ifaces, "--die-with-parent"]
     argv += ["--pcap", str(tmp_path), "--xdp-fastpath"]
     sw = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
