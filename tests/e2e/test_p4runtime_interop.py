@@ -843,13 +843,13 @@ def test_simple_switch_grpc_command_line_starts_our_switch(tmp_path, compiled):
         lab.teardown()
     # a flag that would change behaviour and is not implemented is refused by name
     r = subprocess.run(
-        [str(binary), "--pcap", str(tmp_path), "-i", "1@lo"],
+        [str(binary), "--nanolog", "ipc:///tmp/sdnperf-never.ipc", "-i", "1@lo"],
         capture_output=True,
         text=True,
         timeout=10,
     )
     assert (
         r.returncode != 0
-        and "--pcap is not implemented" in r.stderr
+        and "--nanolog is not implemented" in r.stderr
         and "supported options:" in r.stderr
     )
