@@ -51,6 +51,12 @@ impl Fx {
             .unwrap_or_else(|| panic!("no {}", name));
         pre.id
     }
+    /// A ctl (text API) command on the same switch, then the sync the server runs after one.
+    fn ctl(&mut self, line: &str) -> String {
+        let out = sdnperf_switch::ctl::execute(self.dev.sw.as_mut().unwrap(), line).unwrap();
+        self.dev.sync_from_switch();
+        out
+    }
     fn w(&mut self, t: T, e: E) -> Result<(), (Code, String)> {
         self.dev
             .write(t as i32, &p4::Entity { entity: Some(e) })
@@ -1418,11 +1424,7 @@ fn const_entries_are_readable_and_protected() {
 fn ctl_and_p4runtime_see_the_same_entries() {
     let mut f = Fx::new();
     let dmac = f.id("dmac");
-    let ctl = |f: &mut Fx, line: &str| {
-        sdnperf_switch::ctl::execute(f.dev.sw.as_mut().unwrap(), line).unwrap();
-        f.dev.sync_from_switch();
-    };
-    ctl(&mut f, "table_add dmac forward 0x00000000000b => 2");
+    f.ctl("table_add dmac forward 0x00000000000b => 2");
     let r = f.read(te(dmac, vec![], None, 0));
     assert_eq!(r.len(), 1, "{:?}", r);
     let E::TableEntry(e) = &r[0] else { panic!() };
@@ -1444,7 +1446,7 @@ fn ctl_and_p4runtime_see_the_same_entries() {
         .0,
         Code::AlreadyExists
     );
-    ctl(&mut f, "table_modify dmac forward 0 => 3");
+    f.ctl("table_modify dmac forward 0 => 3");
     let E::TableEntry(e) = &f.read(te(dmac, vec![], None, 0))[0] else {
         panic!()
     };
@@ -1463,7 +1465,7 @@ fn ctl_and_p4runtime_see_the_same_entries() {
         ),
     )
     .unwrap();
-    ctl(&mut f, "table_delete dmac 0");
+    f.ctl("table_delete dmac 0");
     assert!(f.read(te(dmac, vec![], None, 0)).is_empty());
     assert_eq!(f.dev.num_entries(dmac), 0);
 }
@@ -1475,17 +1477,14 @@ fn ctl_and_p4runtime_see_the_same_entries() {
 fn ctl_and_p4runtime_share_registers_profiles_and_the_pre() {
     use p4::packet_replication_engine_entry::Type as P;
     let mut f = Fx::new();
-    let ctl = |f: &mut Fx, line: &str| -> String {
-        sdnperf_switch::ctl::execute(f.dev.sw.as_mut().unwrap(), line).unwrap()
-    };
     let reg = f.id("reg");
     // ctl writes, P4Runtime reads
-    ctl(&mut f, "register_write reg 3 0x42");
+    f.ctl("register_write reg 3 0x42");
     assert_eq!(f.read_register(reg, 3), u128_to_bytes(0x42));
     // P4Runtime writes, ctl reads; ctl resets, P4Runtime reads zero
     f.write_register(reg, 5, &[0x12, 0x34]).unwrap();
-    assert_eq!(ctl(&mut f, "register_read reg 5"), "4660");
-    ctl(&mut f, "register_reset reg");
+    assert_eq!(f.ctl("register_read reg 5"), "4660");
+    f.ctl("register_reset reg");
     assert_eq!(f.read_register(reg, 5), u128_to_bytes(0));
 
     // a P4Runtime member and group are the profile's, and ctl adds to the same profile
@@ -1528,10 +1527,10 @@ fn ctl_and_p4runtime_share_registers_profiles_and_the_pre() {
         vec![&vec![0]]
     );
     assert_eq!(
-        ctl(&mut f, "act_prof_create_member ecmp_sel forward 7"),
+        f.ctl("act_prof_create_member ecmp_sel forward 7"),
         "Member has been created with handle 1"
     );
-    ctl(&mut f, "act_prof_add_member_to_group ecmp_sel 1 0");
+    f.ctl("act_prof_add_member_to_group ecmp_sel 1 0");
     let sw = f.dev.sw.as_ref().unwrap();
     assert_eq!(sw.profile(pi).groups[0], Some(vec![0, 1]));
 
@@ -1571,10 +1570,10 @@ fn ctl_and_p4runtime_share_registers_profiles_and_the_pre() {
     assert_eq!(ports, vec![(0, 1), (0, 2)]); // (rid, port)
     assert_eq!(pre.mirrors[&4].port, Some(6));
     // ctl acts on the same group and session
-    let n = ctl(&mut f, "mc_node_create 9 7");
+    let n = f.ctl("mc_node_create 9 7");
     let h = n.rsplit(' ').next().unwrap();
-    ctl(&mut f, &format!("mc_node_associate 3 {}", h));
-    ctl(&mut f, "mirroring_add 4 8");
+    f.ctl(&format!("mc_node_associate 3 {}", h));
+    f.ctl("mirroring_add 4 8");
     let pre = f.dev.sw.as_ref().unwrap().pre();
     let mut ports = vec![];
     pre.replicas(3, &mut ports);
@@ -1588,16 +1587,11 @@ fn ctl_and_p4runtime_share_registers_profiles_and_the_pre() {
 fn p4runtime_reads_the_multicast_groups_and_clone_sessions_ctl_makes() {
     use p4::packet_replication_engine_entry::Type as P;
     let mut f = Fx::new();
-    let ctl = |f: &mut Fx, line: &str| -> String {
-        let out = sdnperf_switch::ctl::execute(f.dev.sw.as_mut().unwrap(), line).unwrap();
-        f.dev.sync_from_switch();
-        out
-    };
-    ctl(&mut f, "mc_mgrp_create 7");
-    let n = ctl(&mut f, "mc_node_create 3 1 2");
+    f.ctl("mc_mgrp_create 7");
+    let n = f.ctl("mc_node_create 3 1 2");
     let h = n.rsplit(' ').next().unwrap().to_string();
-    ctl(&mut f, &format!("mc_node_associate 7 {}", h));
-    ctl(&mut f, "mirroring_add 9 4 64");
+    f.ctl(&format!("mc_node_associate 7 {}", h));
+    f.ctl("mirroring_add 9 4 64");
     let pre_entries = |f: &Fx, e: P| {
         f.read(E::PacketReplicationEngineEntry(
             p4::PacketReplicationEngineEntry { r#type: Some(e) },
@@ -1633,8 +1627,8 @@ fn p4runtime_reads_the_multicast_groups_and_clone_sessions_ctl_makes() {
     };
     assert_eq!((c.session_id, c.packet_length_bytes), (9, 64));
     assert_eq!(c.replicas.len(), 1);
-    ctl(&mut f, "mc_mgrp_destroy 7");
-    ctl(&mut f, "mirroring_delete 9");
+    f.ctl("mc_mgrp_destroy 7");
+    f.ctl("mirroring_delete 9");
     assert!(pre_entries(&f, P::MulticastGroupEntry(Default::default())).is_empty());
     assert!(pre_entries(&f, P::CloneSessionEntry(Default::default())).is_empty());
 }
@@ -1646,11 +1640,6 @@ fn p4runtime_reads_the_multicast_groups_and_clone_sessions_ctl_makes() {
 #[test]
 fn p4runtime_reads_the_action_profile_members_and_groups_ctl_makes() {
     let mut f = Fx::new();
-    let ctl = |f: &mut Fx, line: &str| -> String {
-        let out = sdnperf_switch::ctl::execute(f.dev.sw.as_mut().unwrap(), line).unwrap();
-        f.dev.sync_from_switch();
-        out
-    };
     let prof = f.id("ecmp_sel");
     let ecmp = f.id("ecmp");
     let Some(p4::table_action::Type::Action(fwd5)) = f.action("forward", &[5]).r#type else {
@@ -1667,15 +1656,15 @@ fn p4runtime_reads_the_action_profile_members_and_groups_ctl_makes() {
     )
     .unwrap();
     assert_eq!(
-        ctl(&mut f, "act_prof_create_member ecmp_sel forward 7"),
+        f.ctl("act_prof_create_member ecmp_sel forward 7"),
         "Member has been created with handle 1"
     );
     assert_eq!(
-        ctl(&mut f, "act_prof_create_group ecmp_sel"),
+        f.ctl("act_prof_create_group ecmp_sel"),
         "Group has been created with handle 0"
     );
-    ctl(&mut f, "act_prof_add_member_to_group ecmp_sel 1 0");
-    ctl(&mut f, "act_prof_add_member_to_group ecmp_sel 0 0");
+    f.ctl("act_prof_add_member_to_group ecmp_sel 1 0");
+    f.ctl("act_prof_add_member_to_group ecmp_sel 0 0");
     let members = |f: &Fx| -> Vec<p4::ActionProfileMember> {
         let mut v: Vec<_> = f
             .read(E::ActionProfileMember(p4::ActionProfileMember {
@@ -1732,8 +1721,8 @@ fn p4runtime_reads_the_action_profile_members_and_groups_ctl_makes() {
     f.w(T::Insert, grp_entry.clone()).unwrap();
     f.w(T::Delete, grp_entry).unwrap();
     // what ctl deletes (its own group, P4Runtime's member) goes from the Read
-    ctl(&mut f, "act_prof_delete_group ecmp_sel 0");
-    ctl(&mut f, "act_prof_delete_member ecmp_sel 0");
+    f.ctl("act_prof_delete_group ecmp_sel 0");
+    f.ctl("act_prof_delete_member ecmp_sel 0");
     let ms = members(&f);
     assert_eq!(
         ms.iter().map(|m| m.member_id).collect::<Vec<_>>(),
@@ -1754,11 +1743,6 @@ fn p4runtime_reads_the_action_profile_members_and_groups_ctl_makes() {
 fn p4runtime_reads_the_pre_as_ctl_changed_it() {
     use p4::packet_replication_engine_entry::Type as P;
     let mut f = Fx::new();
-    let ctl = |f: &mut Fx, line: &str| -> String {
-        let out = sdnperf_switch::ctl::execute(f.dev.sw.as_mut().unwrap(), line).unwrap();
-        f.dev.sync_from_switch();
-        out
-    };
     let rep = |port: u32, instance| p4::Replica {
         instance,
         backup_replicas: vec![],
@@ -1791,11 +1775,11 @@ fn p4runtime_reads_the_pre_as_ctl_changed_it() {
         f.read(mg(3, vec![])),
         vec![mg(3, vec![rep(1, 0), rep(2, 0)])]
     );
-    ctl(&mut f, "mirroring_add 4 8 128");
+    f.ctl("mirroring_add 4 8 128");
     assert_eq!(f.read(cs(4, vec![], 0)), vec![cs(4, vec![rep(8, 0)], 128)]);
-    let n = ctl(&mut f, "mc_node_create 9 7");
+    let n = f.ctl("mc_node_create 9 7");
     let h = n.rsplit(' ').next().unwrap().to_string();
-    ctl(&mut f, &format!("mc_node_associate 3 {}", h));
+    f.ctl(&format!("mc_node_associate 3 {}", h));
     assert_eq!(
         f.read(mg(3, vec![])),
         vec![mg(3, vec![rep(1, 0), rep(2, 0), rep(7, 9)])]
@@ -1813,15 +1797,12 @@ fn p4runtime_reads_the_pre_as_ctl_changed_it() {
 #[test]
 fn the_config_cookie_is_the_switchs_version() {
     let mut f = Fx::new(); // committed with cookie 7
-    let ctl = |f: &mut Fx, line: &str| -> String {
-        sdnperf_switch::ctl::execute(f.dev.sw.as_mut().unwrap(), line).unwrap()
-    };
-    assert_eq!(ctl(&mut f, "config_version"), "7");
+    assert_eq!(f.ctl("config_version"), "7");
     let (info, json) = compile();
     let prog = sdnperf_switch::json::load_str(&json).unwrap();
     let fingerprint = prog.fingerprint;
     let pipe = Pipe::build(info, json.into_bytes(), None, &prog).unwrap();
     f.dev.commit(pipe, prog, false);
     assert_ne!(fingerprint, 7);
-    assert_eq!(ctl(&mut f, "config_version"), fingerprint.to_string());
+    assert_eq!(f.ctl("config_version"), fingerprint.to_string());
 }

@@ -455,13 +455,7 @@ impl<'a> Lower<'a> {
     }
 
     pub(super) fn arg_count(&self, span: Span, name: &str, args: &[Arg], n: usize) -> PResult<()> {
-        if args.len() != n {
-            return Err(Error::new(
-                span,
-                format!("'{}' expects {} argument(s), got {}", name, n, args.len()),
-            ));
-        }
-        Ok(())
+        arity(span, "", name, n, args.len())
     }
 
     pub(super) fn field_dst(&mut self, e: &Expr) -> PResult<(X, Type)> {
@@ -564,17 +558,7 @@ impl<'a> Lower<'a> {
         args: &[Arg],
         span: Span,
     ) -> PResult<()> {
-        if args.len() != a.params.len() {
-            return Err(Error::new(
-                span,
-                format!(
-                    "action '{}' expects {} argument(s), got {}",
-                    a.name,
-                    a.params.len(),
-                    args.len()
-                ),
-            ));
-        }
+        arity(span, "action", &a.name, a.params.len(), args.len())?;
         if self.inline_depth > 50 {
             return Err(Error::new(
                 span,
@@ -968,17 +952,7 @@ impl<'a> Lower<'a> {
             _ => {
                 if let Some(Decl::Function { params, body, .. }) = self.functions.get(n).cloned() {
                     // inline a void function as statements
-                    if args.len() != params.len() {
-                        return Err(Error::new(
-                            cspan,
-                            format!(
-                                "function '{}' expects {} argument(s), got {}",
-                                n,
-                                params.len(),
-                                args.len()
-                            ),
-                        ));
-                    }
+                    arity(cspan, "function", n, params.len(), args.len())?;
                     let rt = match self.functions.get(n) {
                         Some(Decl::Function { ret, .. }) => self.env.resolve(&ret.clone())?,
                         _ => Type::Void,

@@ -155,17 +155,7 @@ impl<'a> Lower<'a> {
                 "controls call each other too deeply (recursion?)",
             ));
         }
-        if args.len() != params.len() {
-            return Err(Error::new(
-                c.span,
-                format!(
-                    "control '{}' expects {} argument(s), got {}",
-                    kind,
-                    params.len(),
-                    args.len()
-                ),
-            ));
-        }
+        arity(c.span, "control", &kind, params.len(), args.len())?;
         let mut binds = vec![];
         for (p, a) in params.iter().zip(args) {
             let t = self.env.resolve(&p.ty)?;

@@ -10,6 +10,23 @@ use crate::diag::{Error, PResult, Sink, Span};
 pub use crate::ir::*;
 use std::collections::{BTreeMap, HashMap, HashSet};
 
+/// The one arity error of calls, instantiations and table entries: "WHAT 'NAME' expects N
+/// argument(s), got M" (no WHAT: "'NAME' expects …").
+fn arity(span: Span, what: &str, name: &str, expected: usize, got: usize) -> PResult<()> {
+    if expected == got {
+        return Ok(());
+    }
+    let subject = if what.is_empty() {
+        format!("'{}'", name)
+    } else {
+        format!("{} '{}'", what, name)
+    };
+    Err(Error::new(
+        span,
+        format!("{} expects {} argument(s), got {}", subject, expected, got),
+    ))
+}
+
 mod action;
 mod control;
 mod deparser;

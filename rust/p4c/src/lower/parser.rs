@@ -434,17 +434,7 @@ impl<'a> Lower<'a> {
                 "parsers call each other too deeply (recursion?)",
             ));
         }
-        if args.len() != params.len() {
-            return Err(Error::new(
-                c.span,
-                format!(
-                    "parser '{}' expects {} argument(s), got {}",
-                    kind,
-                    params.len(),
-                    args.len()
-                ),
-            ));
-        }
+        arity(c.span, "parser", &kind, params.len(), args.len())?;
         if !states.iter().any(|s| s.name == "start") {
             return Err(Error::new(
                 c.span,

@@ -706,17 +706,13 @@ impl<'a> Lower<'a> {
             ));
         }
         let params = self.ir.actions[ai].params.clone();
-        if data.len() != params.len() {
-            return Err(Error::new(
-                en.action.span,
-                format!(
-                    "action '{}' expects {} argument(s), got {}",
-                    en.action.name,
-                    params.len(),
-                    data.len()
-                ),
-            ));
-        }
+        arity(
+            en.action.span,
+            "action",
+            &en.action.name,
+            params.len(),
+            data.len(),
+        )?;
         let mut vals = vec![];
         for (arg, (_, w, _)) in data.iter().zip(params.iter()) {
             vals.push(hexw(self.const_of(&arg.value, &Type::Bit(*w)), *w));
