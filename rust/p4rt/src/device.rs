@@ -127,10 +127,18 @@ impl Ids {
             self.by_handle.remove(&h);
         }
     }
-    /// Forgets the ids whose handle `live` says the switch no longer holds.
-    fn retain_live(&mut self, live: impl Fn(u32) -> bool) {
+    /// Follows the switch's slots (`slots[h]` is `Some` while handle h exists): ids of gone
+    /// handles go, handles made by another front end get ids, except the `hidden` ones.
+    fn mirror<T>(&mut self, slots: &[Option<T>], hidden: impl Fn(u32) -> bool) {
+        let live = |h: u32| matches!(slots.get(h as usize), Some(Some(_)));
         self.by_id.retain(|_, h| live(*h));
         self.by_handle.retain(|h, _| live(*h));
+        for (h, slot) in slots.iter().enumerate() {
+            let h = h as u32;
+            if slot.is_some() && !self.by_handle.contains_key(&h) && !hidden(h) {
+                self.adopt(h);
+            }
+        }
     }
     /// Gives handle `h` (made by another front end) an id of its own.
     fn adopt(&mut self, h: u32) -> u32 {
@@ -315,28 +323,12 @@ impl Device {
         }
         for prof in pipe.profiles.values() {
             let sp = sw.profile(prof.sw);
-            let mems = self.members.entry(prof.id).or_default();
-            mems.retain_live(|h| matches!(sp.members.get(h as usize), Some(Some(_))));
-            for (h, m) in sp.members.iter().enumerate() {
-                let h = h as u32;
-                if m.is_some()
-                    && !mems.by_handle.contains_key(&h)
-                    && !oneshot_members.contains(&(prof.sw, h))
-                {
-                    mems.adopt(h);
-                }
-            }
+            self.members
+                .entry(prof.id)
+                .or_default()
+                .mirror(&sp.members, |h| oneshot_members.contains(&(prof.sw, h)));
             let grps = self.groups.entry(prof.id).or_default();
-            grps.retain_live(|h| matches!(sp.groups.get(h as usize), Some(Some(_))));
-            for (h, g) in sp.groups.iter().enumerate() {
-                let h = h as u32;
-                if g.is_some()
-                    && !grps.by_handle.contains_key(&h)
-                    && !oneshot_groups.contains(&(prof.sw, h))
-                {
-                    grps.adopt(h);
-                }
-            }
+            grps.mirror(&sp.groups, |h| oneshot_groups.contains(&(prof.sw, h)));
             let live: std::collections::HashSet<u32> = grps.by_id.keys().copied().collect();
             self.group_max_size
                 .retain(|(p, g), _| *p != prof.id || live.contains(g));
