@@ -756,6 +756,7 @@ pub fn v1switch<'a>(prog: &'a Program, sink: &mut Sink) -> Option<Vec<&'a Decl>>
     }
     parser_structure(blocks[0], sink);
     v1switch_controls(&blocks, sink);
+    table_actions_once(prog, sink);
     Some(blocks)
 }
 
@@ -790,6 +791,32 @@ fn v1switch_controls(blocks: &[&Decl], sink: &mut Sink) {
     for (d, msg) in blocks[1..].iter().zip(WHAT) {
         if !matches!(d, Decl::Control { .. }) {
             sink.err(decl_span(d), msg);
+        }
+    }
+}
+
+/// An action listed twice in one table's `actions` (`{ set(hdr.a); set(hdr.b); }`) is
+/// refused, as p4c does: its copies keep the action's name, which must name one action
+/// per table for a control plane.
+fn table_actions_once(prog: &Program, sink: &mut Sink) {
+    for d in &prog.decls {
+        let Decl::Control { locals, .. } = d else {
+            continue;
+        };
+        for l in locals {
+            let Local::Table(t) = l else { continue };
+            let mut seen = std::collections::HashSet::new();
+            for a in &t.actions {
+                if !seen.insert(a.name.as_str()) {
+                    sink.err(
+                        a.span,
+                        format!(
+                            "action '{}' is listed twice in the actions of table '{}'",
+                            a.name, t.name
+                        ),
+                    );
+                }
+            }
         }
     }
 }

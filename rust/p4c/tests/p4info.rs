@@ -28,6 +28,16 @@ fn golden_p4info_acl_stateful() {
     assert_eq!(compile("acl_stateful").p4info_text, golden("acl_stateful"));
 }
 
+/// The per-table copies of an action bound with an `out` argument in each table's
+/// action list are one P4Info action, referred to by both tables.
+#[test]
+fn golden_p4info_action_copies() {
+    assert_eq!(
+        compile("action_copies").p4info_text,
+        golden("action_copies")
+    );
+}
+
 #[test]
 fn golden_p4info_l2_switch() {
     // digest with type_info

@@ -826,8 +826,8 @@ impl Device {
                         t.name, act.action_id
                     ));
                 }
-                let (ai, data) = Self::action_data(pipe, act)?;
-                Ok((ai, data))
+                let (_, data) = Self::action_data(pipe, act)?;
+                Ok((t.sw_action(&pipe.actions[&act.action_id]), data))
             }
             Some(A::ActionProfileMemberId(m)) => {
                 let p = t
@@ -894,7 +894,9 @@ impl Device {
             if apa.weight < 0 {
                 return inval("negative weight");
             }
-            acts.push((Self::action_data(pipe, act)?, apa.weight.max(1)));
+            let (_, data) = Self::action_data(pipe, act)?;
+            let ai = t.sw_action(&pipe.actions[&act.action_id]);
+            acts.push(((ai, data), apa.weight.max(1)));
         }
         let mut members = vec![];
         let mut grp = vec![];
@@ -1311,6 +1313,12 @@ impl Device {
                     .as_ref()
                     .ok_or_else(|| ia("member without action".into()))?;
                 let (ai, data) = Self::action_data(&pipe, act)?;
+                // the copy of the action in a table this profile serves
+                let ai = pipe
+                    .tables
+                    .values()
+                    .find(|t| t.profile == Some(prof.id))
+                    .map_or(ai, |t| t.sw_action(&pipe.actions[&act.action_id]));
                 match h {
                     None => {
                         if prof.size > 0 && mems.by_id.len() as i64 >= prof.size {

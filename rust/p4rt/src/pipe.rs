@@ -36,6 +36,17 @@ pub struct TableInfo {
     pub size: i64,
     /// action profile (indirect table)
     pub profile: Option<u32>,
+    /// P4Info action id -> this table's copy of it in the switch program (p4c's JSON, and
+    /// ours, hold one copy per table of an action bound with a directional argument in
+    /// the table's action list, all of one name)
+    pub sw_actions: HashMap<u32, u32>,
+}
+
+impl TableInfo {
+    /// The switch action that P4Info action `ai` runs as in this table.
+    pub fn sw_action(&self, ai: &ActionInfo) -> u32 {
+        self.sw_actions.get(&ai.id).copied().unwrap_or(ai.sw)
+    }
 }
 
 #[derive(Debug, Clone)]
@@ -196,7 +207,12 @@ impl Pipe {
                 ));
             }
             let params = a.params.iter().map(|p| (p.id, p.bitwidth as u32)).collect();
-            pipe.action_by_sw.insert(sw as u32, id);
+            // every copy of the action (see TableInfo::sw_actions) reads back as this id
+            for (i, x) in prog.actions.iter().enumerate() {
+                if x.name == sa.name {
+                    pipe.action_by_sw.insert(i as u32, id);
+                }
+            }
             pipe.actions.insert(
                 id,
                 ActionInfo {
@@ -299,6 +315,18 @@ impl Pipe {
                 } else {
                     None
                 };
+            let sw_actions = t
+                .action_refs
+                .iter()
+                .filter_map(|r| {
+                    let name = &prog.actions[pipe.actions.get(&r.id)?.sw as usize].name;
+                    let copy = st
+                        .action_ids
+                        .iter()
+                        .find(|&&a| prog.actions[a as usize].name == *name)?;
+                    Some((r.id, *copy))
+                })
+                .collect();
             let idle =
                 t.idle_timeout_behavior == cfg::table::IdleTimeoutBehavior::NotifyControl as i32;
             pipe.tables.insert(
@@ -318,6 +346,7 @@ impl Pipe {
                     idle_timeout: idle,
                     size: t.size,
                     profile,
+                    sw_actions,
                 },
             );
         }

@@ -1806,3 +1806,88 @@ fn the_config_cookie_is_the_switchs_version() {
     assert_ne!(fingerprint, 7);
     assert_eq!(f.ctl("config_version"), fingerprint.to_string());
 }
+
+/// An action bound with a different `out` argument in two tables' action lists is one
+/// P4Info action; an entry of each table runs that table's copy (its own field), and
+/// reads back as the one P4Info action.
+#[test]
+fn one_p4info_action_runs_each_tables_copy() {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../p4c/tests/corpus/action_copies.p4");
+    let o = p4c::compile_file(&path, &p4c::Options::default()).unwrap();
+    let info = cfg::P4Info::decode(o.p4info_binary.as_slice()).unwrap();
+    let id = |name: &str| {
+        info.tables
+            .iter()
+            .map(|x| &x.preamble)
+            .chain(info.actions.iter().map(|x| &x.preamble))
+            .flatten()
+            .find(|p| p.name == name)
+            .unwrap_or_else(|| panic!("no {}", name))
+            .id
+    };
+    let setbyte = id("Ing.setbyte");
+    assert_eq!(
+        info.actions
+            .iter()
+            .filter(|a| a.preamble.as_ref().unwrap().name == "Ing.setbyte")
+            .count(),
+        1
+    );
+    let (ta, tb) = (id("Ing.ta"), id("Ing.tb"));
+    let prog = sdnperf_switch::json::load_str(&o.bmv2_json).unwrap();
+    let pipe = Pipe::build(info.clone(), o.bmv2_json.into_bytes(), None, &prog).unwrap();
+    let mut dev = Device::new(None);
+    dev.commit(pipe, prog, false);
+    let set = |v: u8| p4::TableAction {
+        r#type: Some(p4::table_action::Type::Action(p4::Action {
+            action_id: setbyte,
+            params: vec![p4::action::Param {
+                param_id: 1,
+                value: vec![v],
+            }],
+        })),
+    };
+    for (t, v) in [(ta, 0x11), (tb, 0x22)] {
+        dev.write(
+            T::Insert as i32,
+            &p4::Entity {
+                entity: Some(te(t, vec![exact(1, &[1])], Some(set(v)), 0)),
+            },
+        )
+        .unwrap();
+    }
+    let sw = dev.sw.as_mut().unwrap();
+    let now = sw.now_ns();
+    sw.receive(0, &[1, 0, 0, 0], None, now);
+    sw.service(now);
+    let mut out = vec![];
+    for j in sw.take_ready() {
+        j.out_bytes(&mut out);
+        sw.recycle(j);
+    }
+    // ta's copy writes a, tb's b; the apply block copies a into c
+    assert_eq!(out, vec![1, 0x11, 0x22, 0x11]);
+    for t in [ta, tb] {
+        let mut got = vec![];
+        dev.read(
+            &p4::Entity {
+                entity: Some(E::TableEntry(p4::TableEntry {
+                    table_id: t,
+                    ..Default::default()
+                })),
+            },
+            &mut got,
+        )
+        .unwrap();
+        let Some(E::TableEntry(e)) = &got[0].entity else {
+            panic!()
+        };
+        let Some(p4::table_action::Type::Action(a)) =
+            e.action.as_ref().and_then(|a| a.r#type.as_ref())
+        else {
+            panic!("table {} entry has no action", t)
+        };
+        assert_eq!(a.action_id, setbyte);
+    }
+}

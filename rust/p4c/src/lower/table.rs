@@ -143,12 +143,7 @@ impl<'a> Lower<'a> {
         self.ctx = saved_ctx;
         res?;
         patch_returns(&mut act);
-        let mut name = base.clone();
-        let mut k = 0;
-        while self.ir.actions.iter().any(|x| x.name == name) {
-            k += 1;
-            name = format!("{}_{}", base, k);
-        }
+        let name = self.copy_name(&base, &a.name, &params);
         self.ir.actions.push(IrAction {
             name,
             decl: a.name.clone(),
@@ -160,6 +155,35 @@ impl<'a> Lower<'a> {
         let idx = self.ir.actions.len() - 1;
         self.action_cache.insert(key, idx);
         Ok(idx)
+    }
+
+    /// The name of a new copy of action `decl` (one per binding of its directional
+    /// parameters): as p4c does, every copy keeps the action's name, so a control plane
+    /// finds it by that name in each table's action list (the copies share one P4Info
+    /// action). Another action that happens to have that name (`@name` clashes) gets
+    /// `base_1`, `base_2`, ... so one name never stands for actions with different
+    /// parameters.
+    fn copy_name(&self, base: &str, decl: &str, params: &[(String, u32, Annos)]) -> String {
+        let same_action = |x: &IrAction| {
+            x.decl == decl
+                && x.params.len() == params.len()
+                && x.params
+                    .iter()
+                    .zip(params)
+                    .all(|(p, q)| p.0 == q.0 && p.1 == q.1)
+        };
+        let mut name = base.to_string();
+        let mut k = 0;
+        while self
+            .ir
+            .actions
+            .iter()
+            .any(|x| x.name == name && !same_action(x))
+        {
+            k += 1;
+            name = format!("{}_{}", base, k);
+        }
+        name
     }
 
     pub(super) fn bind_arg(&mut self, p: &Param, t: &Type, arg: &Expr) -> PResult<Bind> {
