@@ -179,6 +179,10 @@ impl<'a> Lower<'a> {
             format!("{}_{}", base, k)
         };
         *k += 1;
+        let owner = format!("{}.{}", self.owner_of(&outer), n);
+        if owner != fq {
+            self.state_owner.insert(fq.clone(), owner);
+        }
         self.scopes.push(HashMap::new());
         for (k, b) in ctor.into_iter().chain(binds) {
             self.bind(&k, b);
@@ -188,6 +192,15 @@ impl<'a> Lower<'a> {
         self.inline_depth -= 1;
         self.scopes.pop();
         r.map(Some)
+    }
+
+    /// The control instance whose state (externs) the inlined control `ctl` uses: `ctl`
+    /// itself, or for another application of an instance, its first one.
+    pub(super) fn owner_of(&self, ctl: &str) -> String {
+        self.state_owner
+            .get(ctl)
+            .cloned()
+            .unwrap_or_else(|| ctl.to_string())
     }
 
     /// `c.apply(e)` where `c`'s parameter is `in bit<N> x`: the control must see the

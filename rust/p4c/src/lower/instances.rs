@@ -395,6 +395,9 @@ impl<'a> Lower<'a> {
     }
 
     pub(super) fn declare_instance(&mut self, inst: &Instance, prefix: &str) {
+        // another application of a control instance declares its first application's externs
+        let prefix = &self.owner_of(prefix);
+        let shared = |l: &Lower, name: &str| l.ir.arrays.iter().any(|x| x.name == name);
         let tname = match &inst.ty {
             TypeRef::Named(n, _, _) => n.clone(),
             _ => {
@@ -475,16 +478,18 @@ impl<'a> Lower<'a> {
                     "meter" | "direct_meter" => "meter",
                     _ => "register",
                 };
-                self.ir.arrays.push(ExternArray {
-                    kind: k,
-                    name: fq.clone(),
-                    size,
-                    direct_table: None,
-                    unit,
-                    bitwidth,
-                    result_target: None,
-                    annos: inst.annos.clone(),
-                });
+                if !shared(self, &fq) {
+                    self.ir.arrays.push(ExternArray {
+                        kind: k,
+                        name: fq.clone(),
+                        size,
+                        direct_table: None,
+                        unit,
+                        bitwidth,
+                        result_target: None,
+                        annos: inst.annos.clone(),
+                    });
+                }
                 "array"
             }
             "action_profile" | "action_selector" => {

@@ -176,6 +176,11 @@ pub struct Lower<'a> {
     root_places: HashMap<String, Place>,
     parser_extra_ops: Vec<ParserOp>,
     inlined: HashMap<String, usize>,
+    /// A control instance applied again is inlined under another name (`I.c1_1`) but
+    /// owns no state of its own: its externs are those of its first application
+    /// (`I.c1`), as the specification shares an instance's state between its
+    /// applications. Maps the name of every such re-application to that owner.
+    state_owner: HashMap<String, String>,
     key_prims: Vec<Prim>,
     pstate_prefix: String,
     pstate_accept: Option<String>,
@@ -224,6 +229,7 @@ pub fn lower(prog: &Program, text: &str, sink: &mut Sink) -> Option<Ir> {
         root_places: HashMap::new(),
         parser_extra_ops: vec![],
         inlined: HashMap::new(),
+        state_owner: HashMap::new(),
         key_prims: vec![],
         pstate_prefix: String::new(),
         pstate_accept: None,

@@ -228,6 +228,16 @@ impl<'a> Lower<'a> {
             None => format!("{}.{}", ctl, t.name),
         };
         self.key_prims.clear();
+        if self.owner_of(&ctl) != ctl {
+            return Err(Error::new(
+                span,
+                format!(
+                    "table '{}' is applied more than once (control instance '{}' is applied more than once); BMv2 allows one application per table",
+                    t.name,
+                    self.owner_of(&ctl)
+                ),
+            ));
+        }
         if !self.ctl.as_mut().unwrap().applied.insert(t.name.clone())
             || self.table_names.contains(&fq)
         {

@@ -1,6 +1,6 @@
-/* A modular pipeline: ingress calls two sub-controls (one of them twice, as two
- * instances with separate tables and counters), and an L4 header union holds
- * either a UDP or a TCP header. */
+/* A modular pipeline: ingress calls two sub-controls (one of them as two instances
+ * with separate tables and counters), and an L4 header union holds either a UDP or a
+ * TCP header. */
 #include <core.p4>
 #include <v1model.p4>
 
@@ -87,11 +87,9 @@ control MyIngress(inout headers hdr, inout metadata meta,
         forwarding.apply(hdr, meta.vrf, standard_metadata);
         if (hdr.l4.isValid()) {
             dst_filter.apply(meta.l4_dport, standard_metadata);
-            if (hdr.l4.udp.isValid()) {
-                src_filter.apply(hdr.l4.udp.srcPort, standard_metadata);
-            } else {
-                src_filter.apply(hdr.l4.tcp.srcPort, standard_metadata);
-            }
+            // one application: an instance applied twice would apply its table twice
+            src_filter.apply(hdr.l4.udp.isValid() ? hdr.l4.udp.srcPort : hdr.l4.tcp.srcPort,
+                             standard_metadata);
         }
     }
 }
