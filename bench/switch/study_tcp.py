@@ -13,7 +13,7 @@ Prints both and the ratio study / bench. What still differs: the program (l2l3 v
 Mininet's hosts (namespaces with their own settings) and the controller's stream open beside
 the switch.
 
-Run as root:  python3 bench/switch/study_tcp.py [--seconds 10] [--repeat 1] [--keep DIR]
+Run as root:  .venv/bin/python bench/switch/study_tcp.py [--seconds 10] [--repeat 1] [--keep DIR]
 """
 
 from __future__ import annotations
