@@ -274,6 +274,7 @@ def main() -> int:
     # SIGTERM like Ctrl-C: running jobs finish (and stop their simple_switch), queued ones are dropped
     signal.signal(signal.SIGTERM, lambda *_: signal.raise_signal(signal.SIGINT))
     ex = cf.ThreadPoolExecutor(a.jobs)
+    interrupted = False
     try:
         futs = [ex.submit(job, i, p) for i, p in enumerate(progs)]
         for i, f in enumerate(cf.as_completed(futs), 1):
@@ -287,8 +288,9 @@ def main() -> int:
                     flush=True,
                 )
     except KeyboardInterrupt:
-        print("interrupted", file=sys.stderr)
-        return 130
+        # the programs that finished are still reported (and their disagreements kept)
+        interrupted = True
+        print("interrupted: reporting the programs that finished", file=sys.stderr)
     finally:
         ex.shutdown(wait=True, cancel_futures=True)
         if gen_dir is not None:
@@ -314,7 +316,8 @@ def main() -> int:
     only_ref = [r for r in results if r["ref_ok"] and not r["ours_ok"]]
     only_ours = [r for r in results if r["ours_ok"] and not r["ref_ok"]]
     if len(results) < len(progs):
-        print(f"time budget reached: {len(progs) - len(results)} of {len(progs)} programs not run")
+        why = "interrupted" if interrupted else "time budget reached"
+        print(f"{why}: {len(progs) - len(results)} of {len(progs)} programs not run")
     print(
         f"{len(results)} programs in {elapsed:.0f} s: {len(both)} compiled by both, "
         f"{len(dis)} disagree (our JSON vs p4c's JSON; BMv2 confirms where it could run)"
@@ -349,6 +352,8 @@ def main() -> int:
         print(f"refused by p4c only: {r['path']}: {' '.join(r.get('msg', []))[:200]}")
     if gen_dir is not None and (dis or bm_dis):
         print(f"(disagreeing generated programs copied to {a.keep})")
+    if interrupted:
+        return 130
     return 1 if dis or bm_dis or sw else 0
 
 

@@ -128,6 +128,27 @@ def _link_exists(name: str) -> bool:
     return Path(f"/sys/class/net/{name}").exists()
 
 
+def orphaned_taps(names: list[str]) -> list[str]:
+    """The persistent TAP devices among `names` that no process holds open: what a killed
+    ovs-vswitchd with the userspace datapath leaves of its bridges (its run dir, which
+    would name them to `clean`, may be gone). Nothing can send or receive on one, so it is
+    no one's running network. A holder shows in /proc/PID/fdinfo as `iff: NAME` (of any
+    namespace: a same-named TAP held elsewhere counts as held, the safe side)."""
+    taps = [n for n in names if Path(f"/sys/class/net/{n}/tun_flags").exists()]
+    if not taps:
+        return []
+    held = set()
+    for info in Path("/proc").glob("[0-9]*/fdinfo/*"):
+        try:
+            text = info.read_text()
+        except OSError:
+            continue  # the process or the fd went away
+        for line in text.splitlines():
+            if line.startswith("iff:"):
+                held.add(line.split(":", 1)[1].strip())
+    return [n for n in taps if n not in held]
+
+
 def clean(tag: str | None = None) -> CleanReport:
     """Remove every process, interface and run dir sdnperf left behind (all tags, or one)."""
     report = CleanReport()

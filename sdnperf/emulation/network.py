@@ -10,7 +10,7 @@ from pathlib import Path
 
 from sdnperf.emulation import capabilities
 from sdnperf.emulation.capabilities import Capability
-from sdnperf.emulation.cleanup import Registry, planned_names
+from sdnperf.emulation.cleanup import Registry, orphaned_taps, planned_names
 from sdnperf.topo.spec import TopoSpec
 
 
@@ -130,6 +130,12 @@ class Network:
             for n in self.registry.interfaces + self.registry.bridges
             if Path(f"/sys/class/net/{n}").exists()
         ]
+        for name in orphaned_taps(taken):
+            # a dead userspace OVS's bridge: removing it harms no one, keeping it would
+            # stop every later network that uses the name
+            subprocess.run(["ip", "link", "del", name], capture_output=True)
+            if not Path(f"/sys/class/net/{name}").exists():
+                taken.remove(name)
         if taken:
             raise EmulationError(
                 f"interface(s) {', '.join(taken[:5])} already exist: another Mininet network is "

@@ -268,9 +268,8 @@ impl<'a> Loader<'a> {
                 .map(|x| x as HeaderId)
                 .collect();
             let ty = s(st, "header_type")?;
-            if ids.is_empty() {
-                return Err(format!("header_stacks \"{}\": no header_ids", name));
-            }
+            // a zero-size stack (`h_t[0]`, which p4c emits with no header_ids) is valid: its
+            // `size` is 0 and every element access is out of range at run time
             for &i in &ids {
                 match header_type.get(i as usize) {
                     None => return Err(format!("header_stacks \"{}\": bad header id {}", name, i)),
@@ -473,8 +472,19 @@ impl<'a> Loader<'a> {
     }
 
     /// Width of field number `off` of a stack's elements (they all share one type).
+    /// The first element of a stack: its header gives the type's layout to every element.
+    fn stack_first(&self, stack: u32) -> R<HeaderId> {
+        let st = &self.stacks[stack as usize];
+        st.headers.first().copied().ok_or_else(|| {
+            format!(
+                "header stack {}: a field of a zero-size stack's element",
+                st.name
+            )
+        })
+    }
+
     fn stack_field_width(&self, stack: u32, off: u32) -> R<u32> {
-        let h = self.stacks[stack as usize].headers[0];
+        let h = self.stack_first(stack)?;
         let hi = &self.headers[h as usize];
         if off >= hi.num_fields {
             return Err(format!(
@@ -698,7 +708,7 @@ impl<'a> Loader<'a> {
                         Ok(Expr::Field(hi.first_field + off))
                     }
                     HeaderRef::StackElem(st, idx) => {
-                        if self.has_wide.contains(&self.stacks[st as usize].headers[0]) {
+                        if self.has_wide.contains(&self.stack_first(st)?) {
                             return Err(
                                 "access_field on a stack with a field wider than 128 bits".into()
                             );
@@ -1285,7 +1295,7 @@ impl<'a> Loader<'a> {
                             if p0.get("type").and_then(|x| x.as_str()) == Some("stack") {
                                 let st = self.stack(name).map_err(ctx)?;
                                 (
-                                    self.stacks[st as usize].headers[0],
+                                    self.stack_first(st).map_err(ctx)?,
                                     HeaderRef::StackElem(st, Expr::StackSize(st)),
                                 )
                             } else {

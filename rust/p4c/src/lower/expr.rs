@@ -407,29 +407,12 @@ impl<'a> Lower<'a> {
                     }
                 }
                 if self.ctx == Ctx::Parser {
-                    if let Some((_, Type::Header(h))) = self.lookahead_call(b)? {
-                        let def = self
-                            .env
-                            .composite(&h)
-                            .cloned()
-                            .ok_or_else(|| Error::new(e.span, "unknown header"))?;
-                        let mut off = 0;
-                        for (n, t, _) in &def.fields {
-                            let w = t.width().unwrap_or(0);
-                            if n == m {
-                                let x = self.parser_temp(X::Lookahead(off, w), t);
-                                return Ok(if *t == Type::Bool {
-                                    (X::un("d2b", x), t.clone())
-                                } else {
-                                    (x, t.clone())
-                                });
-                            }
-                            off += w;
-                        }
-                        return Err(Error::new(
-                            e.span,
-                            format!("header {} has no field '{}'", h, m),
-                        ));
+                    if let Some((x, t)) = self.lookahead_field(b, m, e.span)? {
+                        return Ok(if t == Type::Bool {
+                            (X::un("d2b", x), t)
+                        } else {
+                            (x, t)
+                        });
                     }
                 }
                 let p = self.place(e)?;

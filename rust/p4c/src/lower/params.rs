@@ -168,6 +168,9 @@ impl<'a> Lower<'a> {
                 _ => {
                     overlap(&keys[i], &mentioned[i])
                         || matches!(places[i], Some(Place::Slice { .. }))
+                        // §6.8: an `inout` value is copied in before later arguments are
+                        // evaluated (`f(a, g(a))` with `g` writing `a`: `f` sees the old `a`)
+                        || (p.dir == Dir::InOut && later_effects)
                 }
             } && !matches!(t, Type::Stack(..) | Type::Union(_));
             if !copy {

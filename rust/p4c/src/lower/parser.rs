@@ -651,30 +651,16 @@ impl<'a> Lower<'a> {
     }
 
     pub(super) fn select_key(&mut self, k: &Expr) -> PResult<(X, u32, Type)> {
-        // lookahead<T>()
+        // lookahead<T>() and lookahead<H>().field: read into a temporary by a parser
+        // `set`, as p4c does, so that a packet too short for it ends the parse with
+        // PacketTooShort (a select key reading past the end is not checked by BMv2)
         if let Some((w, t)) = self.lookahead_call(k)? {
-            return Ok((X::Lookahead(0, w), w, t));
+            let x = self.parser_temp(X::Lookahead(0, w), &t);
+            return Ok((x, w, t));
         }
-        // lookahead<H>().field
         if let ExprKind::Member(b, f) = &k.kind {
-            if let Some((_, Type::Header(h))) = self.lookahead_call(b)? {
-                let def = self
-                    .env
-                    .composite(&h)
-                    .cloned()
-                    .ok_or_else(|| Error::new(k.span, "unknown header"))?;
-                let mut off = 0;
-                for (n, t, _) in &def.fields {
-                    let w = t.width().unwrap_or(0);
-                    if n == f {
-                        return Ok((X::Lookahead(off, w), w, t.clone()));
-                    }
-                    off += w;
-                }
-                return Err(Error::new(
-                    k.span,
-                    format!("header {} has no field '{}'", h, f),
-                ));
+            if let Some((x, t)) = self.lookahead_field(b, f, k.span)? {
+                return Ok((x, t.width().unwrap_or(0), t));
             }
         }
         // stack.last.field
@@ -711,6 +697,43 @@ impl<'a> Lower<'a> {
             ));
         }
         Err(Error::new(k.span, "unsupported select key"))
+    }
+
+    /// `lookahead<H>().field` (None when `b` is not a header lookahead): the field, read
+    /// into a parser temporary. The whole header must be in the packet (the spec's
+    /// PacketTooShort otherwise), so when the field ends before the header does, the
+    /// header's last bit is read too: both BMv2 and sdnperf-switch check a lookahead's
+    /// reach when it is `set`.
+    pub(super) fn lookahead_field(
+        &mut self,
+        b: &Expr,
+        f: &str,
+        span: Span,
+    ) -> PResult<Option<(X, Type)>> {
+        let Some((_, Type::Header(h))) = self.lookahead_call(b)? else {
+            return Ok(None);
+        };
+        let def = self
+            .env
+            .composite(&h)
+            .cloned()
+            .ok_or_else(|| Error::new(span, "unknown header"))?;
+        let header_bits = self.env.header_width(&h);
+        let mut off = 0;
+        for (n, t, _) in &def.fields {
+            let w = t.width().unwrap_or(0);
+            if n == f {
+                if off + w < header_bits {
+                    self.parser_temp(X::Lookahead(header_bits - 1, 1), &Type::Bit(1));
+                }
+                return Ok(Some((self.parser_temp(X::Lookahead(off, w), t), t.clone())));
+            }
+            off += w;
+        }
+        Err(Error::new(
+            span,
+            format!("header {} has no field '{}'", h, f),
+        ))
     }
 
     /// A parser temporary set from `x` (e.g. a lookahead) before the current statement.

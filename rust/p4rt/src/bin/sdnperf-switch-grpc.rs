@@ -171,11 +171,15 @@ fn run(a: GrpcArgs) -> Result<(), String> {
     let mut opts = a.ports.loop_opts(cpu_port, "sdnperf-switch-grpc");
     opts.pcap = a.bmv2.pcap.as_ref().map(Into::into);
     let dp = dataplane::Loop::new(&mut front, ports, opts);
+    // the gRPC side stops when the data-plane loop ends (signal, vanished interface): told
+    // by a watch rather than polling STOP, so an idle switch has no timer waking it
+    let (ended_tx, ended) = tokio::sync::watch::channel(false);
     let dpt = std::thread::Builder::new()
         .name("dataplane".into())
         .spawn(move || {
             dp.run(&mut front);
             STOP.store(true, Ordering::SeqCst);
+            let _ = ended_tx.send(true);
         })
         .map_err(|e| e.to_string())?;
     let rt = tokio::runtime::Builder::new_multi_thread()
@@ -189,9 +193,10 @@ fn run(a: GrpcArgs) -> Result<(), String> {
         let l = tokio::net::TcpListener::from_std(listener).map_err(|e| e.to_string())?;
         println!("READY");
         let _ = std::io::stdout().flush();
-        let stopped = || async {
-            while !STOP.load(Ordering::Relaxed) {
-                tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        let stopped = || {
+            let mut ended = ended.clone();
+            async move {
+                let _ = ended.wait_for(|&done| done).await;
             }
         };
         // Packet-in/out are small messages on a long-lived stream: without TCP_NODELAY,

@@ -52,6 +52,16 @@ struct Gen {
     /// call only functions without `if`s that return or have an `else`, and their own
     /// `if`s have no `else`.
     in_action: bool,
+    /// `if`s around the statement being generated in an action body. p4c 1.2.4.8 bug 6
+    /// (bench/p4c/README.md): the inner `if` of nested `if`s in an action is predicated on
+    /// the outer condition re-read after the outer body changed it, so actions get no `if`
+    /// inside an `if`.
+    action_ifs: usize,
+    /// the `inout` locations the calls in the current action body were given (`hdr.s` for
+    /// any stack element: a run-time index may alias). p4c 1.2.4.8 bug 5: under an action's
+    /// `if`, the copy-out of a second call with the same location is predicated with the
+    /// first call's temporary, so under an `if` a call gets no location used before.
+    action_inouts: Vec<String>,
     /// the function being generated has a `return` inside an `if` (or calls one that has)
     cur_early: bool,
     /// the function being generated has an `if`/`else` (or calls one that has)
@@ -184,6 +194,9 @@ impl Gen {
         let f = cands[self.rng.below(cands.len())].clone();
         // (inout x, in y): the same location for both now and then (aliasing)
         let x = self.lvalue();
+        if !self.action_call_ok(&[&x]) {
+            return None;
+        }
         let y = if self.rng.below(4) == 0 {
             x.clone()
         } else {
@@ -216,10 +229,12 @@ impl Gen {
                 self.locals.push(n);
                 s
             }
-            6 | 7 => {
+            6 | 7 if !(self.in_action && self.action_ifs > 0) => {
                 let c = self.bexpr();
                 let n = 1 + self.rng.below(2);
+                self.action_ifs += self.in_action as usize;
                 let a = self.block(n);
+                self.action_ifs -= self.in_action as usize;
                 if self.in_action || self.rng.below(2) == 0 {
                     format!("if ({}) {{\n{}}}\n", c, a)
                 } else {
@@ -244,7 +259,12 @@ impl Gen {
                 format!("{} = {}[3:0];\n", target, self.expr())
             }
             10 if self.in_func.is_none() => {
-                format!("swap({}, {});\n", self.lvalue(), self.lvalue())
+                let (a, b) = (self.lvalue(), self.lvalue());
+                if self.action_call_ok(&[&a, &b]) {
+                    format!("swap({}, {});\n", a, b)
+                } else {
+                    format!("{} = {};\n", a, b)
+                }
             }
             11 if self.depth > 1 => match self.in_func {
                 Some(true) => format!("return {};\n", self.bexpr()),
@@ -279,6 +299,26 @@ impl Gen {
         };
         self.depth -= 1;
         r
+    }
+
+    /// Whether a call in an action body may take these `inout` locations (p4c bug 5, see
+    /// `action_inouts`); records them when it may. Always true outside actions.
+    fn action_call_ok(&mut self, inouts: &[&str]) -> bool {
+        if !self.in_action {
+            return true;
+        }
+        let keys: Vec<String> = inouts
+            .iter()
+            .map(|l| match l.starts_with("hdr.s[") {
+                true => "hdr.s".to_string(),
+                false => l.to_string(),
+            })
+            .collect();
+        if self.action_ifs > 0 && keys.iter().any(|k| self.action_inouts.contains(k)) {
+            return false;
+        }
+        self.action_inouts.extend(keys);
+        true
     }
 
     /// A call of a function returning `h_t`, or None when there is none to call here.
@@ -362,6 +402,8 @@ pub fn program(seed: u64) -> (String, String) {
         hfuncs: vec![],
         ret_header: false,
         in_action: false,
+        action_ifs: 0,
+        action_inouts: vec![],
         cur_early: false,
         cur_branch: false,
         locals: vec![],
@@ -427,6 +469,7 @@ pub fn program(seed: u64) -> (String, String) {
     let mut writes_stack = vec![];
     for i in 0..acts {
         let n = 1 + g.rng.below(2);
+        g.action_inouts.clear();
         let a = g.block(n);
         writes_stack.push(a.contains("hdr.s["));
         let _ = writeln!(
@@ -436,6 +479,7 @@ pub fn program(seed: u64) -> (String, String) {
         );
     }
     // an `in h_t` parameter, given a list expression at the call (arm 16 of stmt)
+    g.action_inouts.clear();
     let lst = format!(
         "{} = v.{};\n{} = v.{};\n{}",
         g.lvalue_simple(),
@@ -445,6 +489,7 @@ pub fn program(seed: u64) -> (String, String) {
         g.block(1)
     );
     let _ = writeln!(table, "action lst(in h_t v) {{\n{}}}", lst);
+    g.action_inouts.clear();
     let nib = g.block(1);
     let _ = writeln!(
         table,
@@ -712,5 +757,116 @@ pub fn main(args: &[String]) {
             eprintln!("error: {}: {}", base.display(), e);
             std::process::exit(1);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::program;
+
+    /// The action bodies of a generated program (`action ...` up to its closing brace).
+    fn action_bodies(p: &str) -> Vec<Vec<&str>> {
+        let mut out = vec![];
+        let mut cur: Option<Vec<&str>> = None;
+        let mut depth = 0;
+        for line in p.lines() {
+            if line.starts_with("action ") && !line.ends_with('}') {
+                cur = Some(vec![]);
+                depth = 0;
+                continue;
+            }
+            let Some(c) = cur.as_mut() else { continue };
+            depth += line.matches('{').count() as i32 - line.matches('}').count() as i32;
+            if depth < 0 {
+                out.push(cur.take().unwrap());
+            } else {
+                c.push(line);
+            }
+        }
+        out
+    }
+
+    /// `inout` locations of the calls on a line in order (the first argument of `fN(`,
+    /// both of `swap(`), a stack element as `hdr.s`.
+    fn inouts(line: &str) -> Vec<String> {
+        let args = |from: usize| {
+            let (mut depth, mut start, mut v) = (0, from, vec![]);
+            for (i, ch) in line[from..].char_indices().map(|(i, c)| (i + from, c)) {
+                match ch {
+                    '(' | '[' => depth += 1,
+                    ')' | ']' if depth == 0 => {
+                        v.push(line[start..i].trim().to_string());
+                        break;
+                    }
+                    ')' | ']' => depth -= 1,
+                    ',' if depth == 0 => {
+                        v.push(line[start..i].trim().to_string());
+                        start = i + 1;
+                    }
+                    _ => {}
+                }
+            }
+            v
+        };
+        let key = |l: &String| match l.starts_with("hdr.s[") {
+            true => "hdr.s".to_string(),
+            false => l.clone(),
+        };
+        let mut out = vec![];
+        for (i, _) in line.match_indices('(') {
+            let name_start = line[..i]
+                .rfind(|c: char| !c.is_ascii_alphanumeric() && c != '_')
+                .map_or(0, |j| j + 1);
+            let name = &line[name_start..i];
+            let a = args(i + 1);
+            if name == "swap" {
+                out.extend(a.iter().map(key));
+            } else if name.starts_with('f') && name[1..].parse::<u32>().is_ok() {
+                out.push(key(&a[0]));
+            }
+        }
+        out
+    }
+
+    /// The kept seeds of p4c bugs 5 and 6 (bench/p4c/README.md) and a few hundred more:
+    /// no action has an `if` inside an `if` (bug 6), and no call under an action's `if`
+    /// takes an `inout` location an earlier call of the action took (bug 5).
+    #[test]
+    fn actions_avoid_p4c_predication_bugs_5_and_6() {
+        let kept = [
+            500228, 501028, 501566, 503303, 504518, 504954, 506886, 507155, 508048,
+        ];
+        let (mut ifs_seen, mut calls_seen) = (0, 0);
+        for seed in kept.into_iter().chain(610000..610400) {
+            let (p, _) = program(seed);
+            for body in action_bodies(&p) {
+                let (mut ifs, mut used) = (0usize, Vec::<String>::new());
+                for line in body {
+                    let locs = inouts(line);
+                    if ifs > 0 {
+                        for l in &locs {
+                            assert!(
+                                !used.contains(l),
+                                "seed {seed}: {l} again under an if: {line}"
+                            );
+                        }
+                    }
+                    calls_seen += locs.len();
+                    used.extend(locs);
+                    if line.starts_with("if (") {
+                        assert_eq!(ifs, 0, "seed {seed}: if inside an if in an action: {line}");
+                        ifs_seen += 1;
+                        ifs += 1;
+                    } else if line.starts_with('}') {
+                        ifs = ifs.saturating_sub(1);
+                    }
+                }
+            }
+        }
+        // the check looked at something
+        assert!(
+            ifs_seen > 50 && calls_seen > 50,
+            "{ifs_seen} ifs, {calls_seen} calls"
+        );
     }
 }
