@@ -1,7 +1,8 @@
 //! Read-only parameters (P4_16 "Calling convention"): an `in` parameter, and a
 //! directionless parameter of an action (action data, which behaves as `in`), cannot
 //! be assigned, be the target of a header method that changes it (`setValid`, ...) or
-//! be passed on as an `out`/`inout` argument. Lowering binds such parameters by
+//! be passed on as an `out`/`inout` argument (of a function, action, extern function or
+//! extern method: `r.read(x, 0)`). Lowering binds such parameters by
 //! reference where it can, so this is checked on the syntax tree before lowering.
 
 use crate::ast::*;
@@ -9,8 +10,29 @@ use crate::diag::Error;
 use std::collections::HashMap;
 
 /// Directions of the parameters of the program's functions, actions and extern
-/// functions, by name (an action local to a control shadows a global one there).
+/// functions, by name (an action local to a control shadows a global one there), and
+/// of the methods of extern instances in scope, by `instance.method/arity` (see
+/// `instance_methods`).
 type Sigs = HashMap<String, Vec<(String, Dir)>>;
+
+/// The methods of extern instance `inst` (`register<bit<8>>(1) r;` gives `r.read/2`,
+/// `r.write/2`), so `r.read(x, 0)` is checked as a call of a function with an `out`
+/// first parameter. Overloads differ in arity (the key's `/N`).
+fn instance_methods(prog: &Program, inst: &Instance, sigs: &mut Sigs) {
+    let TypeRef::Named(tname, _, _) = &inst.ty else {
+        return;
+    };
+    for d in &prog.decls {
+        if let Decl::Extern { name, methods, .. } = d {
+            if name == tname {
+                for m in methods {
+                    let key = format!("{}.{}/{}", inst.name, m.name, m.params.len());
+                    sigs.insert(key, dirs(&m.params));
+                }
+            }
+        }
+    }
+}
 
 pub fn check(prog: &Program) -> Vec<Error> {
     let mut globals: Sigs = HashMap::new();
@@ -25,6 +47,7 @@ pub fn check(prog: &Program) -> Vec<Error> {
             Decl::ExternFn(m) => {
                 globals.insert(m.name.clone(), dirs(&m.params));
             }
+            Decl::Instance(i) => instance_methods(prog, i, &mut globals),
             _ => {}
         }
     }
@@ -45,8 +68,12 @@ pub fn check(prog: &Program) -> Vec<Error> {
             } => {
                 let mut sigs = globals.clone();
                 for l in locals {
-                    if let Local::Action(a) = l {
-                        sigs.insert(a.name.clone(), dirs(&a.params));
+                    match l {
+                        Local::Action(a) => {
+                            sigs.insert(a.name.clone(), dirs(&a.params));
+                        }
+                        Local::Inst(i) => instance_methods(prog, i, &mut sigs),
+                        _ => {}
                     }
                 }
                 let outer = read_only(params, false);
@@ -73,13 +100,19 @@ pub fn check(prog: &Program) -> Vec<Error> {
                 ..
             } => {
                 let ro = read_only(params, false);
+                let mut sigs = globals.clone();
+                for l in locals {
+                    if let Local::Inst(i) = l {
+                        instance_methods(prog, i, &mut sigs);
+                    }
+                }
                 for l in locals {
                     if let Local::Var(s) = l {
-                        Walk::new(&globals, ro.clone(), &mut errs).stmt(s);
+                        Walk::new(&sigs, ro.clone(), &mut errs).stmt(s);
                     }
                 }
                 for st in states {
-                    Walk::new(&globals, ro.clone(), &mut errs).block(&st.stmts);
+                    Walk::new(&sigs, ro.clone(), &mut errs).block(&st.stmts);
                 }
             }
             _ => {}
@@ -152,6 +185,19 @@ impl<'s, 'e> Walk<'s, 'e> {
         }
     }
 
+    /// The arguments given to `out`/`inout` parameters (directions `ds`) are written.
+    fn out_args(&mut self, ds: &[(String, Dir)], args: &[Arg]) {
+        for (i, a) in args.iter().enumerate() {
+            let d = match &a.name {
+                Some(name) => ds.iter().find(|p| p.0 == *name),
+                None => ds.get(i),
+            };
+            if matches!(d, Some((_, Dir::Out | Dir::InOut))) {
+                self.written(&a.value, "be passed as an out or inout argument");
+            }
+        }
+    }
+
     fn stmt(&mut self, s: &Stmt) {
         match &s.kind {
             StmtKind::Assign(l, r) => {
@@ -192,19 +238,21 @@ impl<'s, 'e> Walk<'s, 'e> {
     }
 
     fn expr(&mut self, e: &Expr) {
+        let sigs = self.sigs;
         if let ExprKind::Call(f, _, args) = &e.kind {
             match &f.kind {
                 ExprKind::Name(n) => {
-                    if let Some(ds) = self.sigs.get(n) {
-                        for (i, a) in args.iter().enumerate() {
-                            let d = match &a.name {
-                                Some(name) => ds.iter().find(|p| p.0 == *name),
-                                None => ds.get(i),
-                            };
-                            if matches!(d, Some((_, Dir::Out | Dir::InOut))) {
-                                self.written(&a.value, "be passed as an out or inout argument");
-                            }
-                        }
+                    if let Some(ds) = sigs.get(n) {
+                        self.out_args(ds, args);
+                    }
+                }
+                // a method of an extern instance: `r.read(x, 0)`
+                ExprKind::Member(b, m)
+                    if matches!(&b.kind, ExprKind::Name(inst)
+                        if sigs.contains_key(&format!("{}.{}/{}", inst, m, args.len()))) =>
+                {
+                    if let ExprKind::Name(inst) = &b.kind {
+                        self.out_args(&sigs[&format!("{}.{}/{}", inst, m, args.len())], args);
                     }
                 }
                 ExprKind::Member(b, m)
