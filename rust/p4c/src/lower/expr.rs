@@ -983,7 +983,7 @@ impl<'a> Lower<'a> {
     }
 
     /// Inlines a function body as statements; returns the place of its return value.
-    fn inline_function_body(
+    pub(super) fn inline_function_body(
         &mut self,
         e: &Expr,
         n: &str,

@@ -32,6 +32,7 @@ mod control;
 mod deparser;
 mod equality;
 mod expr;
+mod fn_check;
 mod instances;
 mod params;
 mod parser;
@@ -423,7 +424,9 @@ impl<'a> Lower<'a> {
             },
         );
         self.ir.pipelines = std::mem::take(&mut self.pipelines);
-        Some(std::mem::take(&mut self.ir))
+        let ir = std::mem::take(&mut self.ir);
+        self.check_function_bodies();
+        Some(ir)
     }
 }
 
