@@ -51,6 +51,12 @@ STUDY = textwrap.dedent("""\
     """)
 
 
+def _ctrl_c_default() -> None:
+    # A background job of a non-interactive shell inherits SIGINT ignored, and Python
+    # then keeps ignoring it: the study must see Ctrl-C as it would from a terminal.
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def sdnperf(*args, run_root: Path, **kwargs):
     env = {**os.environ, "SDNPERF_RUN_ROOT": str(run_root)}
     env.pop("SDNPERF_TAG", None)
@@ -60,6 +66,7 @@ def sdnperf(*args, run_root: Path, **kwargs):
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,
+        preexec_fn=_ctrl_c_default,
         **kwargs,
     )
 
