@@ -181,16 +181,22 @@ class Network:
                 net.stop()
             except Exception:
                 self._force_stop(nodes)
+            # A link that Ctrl-C interrupted inside Mininet's addLink exists but is in no
+            # node's list, so Mininet's stop misses it; the registry has its names (only
+            # once we build: before that they may be another network's).
+            self._delete_registered()
         self.registry.discard()
 
     def _force_stop(self, nodes) -> None:
         """Mininet's stop failed half-way: kill the node shells (their namespaces go with
-        them) and delete what the registry says we created in the root namespace."""
+        them); `stop` then deletes what the registry says we created."""
         for node in nodes:
             try:
                 node.terminate()
             except Exception:
                 pass
+
+    def _delete_registered(self) -> None:
         for name in self.registry.bridges + self.registry.interfaces:
             if Path(f"/sys/class/net/{name}").exists():
                 subprocess.run(["ip", "link", "del", name], capture_output=True)

@@ -1,5 +1,7 @@
-"""A persistent TAP that no process holds (what a killed userspace ovs-vswitchd leaves of a
-bridge) does not stop the next network that uses its name; a held one is left alone."""
+"""What a killed or interrupted network leaves must not outlive it: a persistent TAP no
+process holds (a killed userspace ovs-vswitchd's bridge) does not stop the next network that
+uses its name (a held one is left alone), and a link Ctrl-C interrupted half-way is deleted
+when the network stops."""
 
 from __future__ import annotations
 
@@ -58,3 +60,38 @@ def test_network_starts_over_a_dead_switchs_tap(tmp_path):
             assert started.net.pingAll(timeout=2) == 0.0
     finally:
         subprocess.run(["ip", "link", "del", "s1"], capture_output=True)
+
+
+def test_ctrl_c_inside_add_link_leaves_no_interface(tmp_path, monkeypatch):
+    """Ctrl-C between creating a link's veth pair and Mininet recording it: the pair is in
+    no node's list, so only the registry can find it when the network stops."""
+    from mininet.link import Link
+    from mininet.nodelib import LinuxBridge
+
+    from sdnperf.emulation.network import Network
+
+    real = Link.makeIntfPair.__func__
+    made = []
+
+    def interrupted_after_a_switch_to_switch_pair(cls, *args, **kwargs):
+        # both ends in the root namespace (a host's end would go with its namespace)
+        result = real(cls, *args, **kwargs)
+        if all(name.startswith("s") for name in args[:2]):
+            made.append(args[:2])
+            raise KeyboardInterrupt
+        return result
+
+    monkeypatch.setattr(
+        Link, "makeIntfPair", classmethod(interrupted_after_a_switch_to_switch_pair)
+    )
+    spec = build_topology("linear", {"switches": 3}, seed=1)
+    network = Network(
+        spec, tmp_path / "run", {"switch": LinuxBridge, "controller": None}, netem=False
+    )
+    with pytest.raises(KeyboardInterrupt):
+        network.start()
+    half_made = [name for pair in made for name in pair if exists(name)]
+    assert half_made, "the interrupted pair exists before the stop"
+    network.stop()
+    left = [n for n in network.registry.interfaces + network.registry.bridges if exists(n)]
+    assert left == []
