@@ -826,8 +826,7 @@ impl Device {
                         t.name, act.action_id
                     ));
                 }
-                let (_, data) = Self::action_data(pipe, act)?;
-                Ok((t.sw_action(&pipe.actions[&act.action_id]), data))
+                Self::action_data(pipe, Some(t), act)
             }
             Some(A::ActionProfileMemberId(m)) => {
                 let p = t
@@ -894,9 +893,7 @@ impl Device {
             if apa.weight < 0 {
                 return inval("negative weight");
             }
-            let (_, data) = Self::action_data(pipe, act)?;
-            let ai = t.sw_action(&pipe.actions[&act.action_id]);
-            acts.push(((ai, data), apa.weight.max(1)));
+            acts.push((Self::action_data(pipe, Some(t), act)?, apa.weight.max(1)));
         }
         let mut members = vec![];
         let mut grp = vec![];
@@ -926,7 +923,12 @@ impl Device {
         }
     }
 
-    fn action_data(pipe: &Pipe, act: &p4::Action) -> R<(u32, Vec<u128>)> {
+    /// The switch action `act` runs as (in `table`, its copy there) and its data.
+    fn action_data(
+        pipe: &Pipe,
+        table: Option<&TableInfo>,
+        act: &p4::Action,
+    ) -> R<(u32, Vec<u128>)> {
         let ai = pipe
             .actions
             .get(&act.action_id)
@@ -968,7 +970,7 @@ impl Device {
                 }
             }
         }
-        Ok((ai.sw, out))
+        Ok((table.map_or(ai.sw, |t| t.sw_action(ai)), out))
     }
 
     fn canonical_action(pipe: &Pipe, a: &p4::TableAction) -> p4::TableAction {
@@ -1312,13 +1314,9 @@ impl Device {
                     .action
                     .as_ref()
                     .ok_or_else(|| ia("member without action".into()))?;
-                let (ai, data) = Self::action_data(&pipe, act)?;
                 // the copy of the action in a table this profile serves
-                let ai = pipe
-                    .tables
-                    .values()
-                    .find(|t| t.profile == Some(prof.id))
-                    .map_or(ai, |t| t.sw_action(&pipe.actions[&act.action_id]));
+                let served = pipe.tables.values().find(|t| t.profile == Some(prof.id));
+                let (ai, data) = Self::action_data(&pipe, served, act)?;
                 match h {
                     None => {
                         if prof.size > 0 && mems.by_id.len() as i64 >= prof.size {
