@@ -397,7 +397,6 @@ impl<'a> Lower<'a> {
     pub(super) fn declare_instance(&mut self, inst: &Instance, prefix: &str) {
         // another application of a control instance declares its first application's externs
         let prefix = &self.owner_of(prefix);
-        let shared = |l: &Lower, name: &str| l.ir.arrays.iter().any(|x| x.name == name);
         let tname = match &inst.ty {
             TypeRef::Named(n, _, _) => n.clone(),
             _ => {
@@ -478,7 +477,7 @@ impl<'a> Lower<'a> {
                     "meter" | "direct_meter" => "meter",
                     _ => "register",
                 };
-                if !shared(self, &fq) {
+                if !self.ir.arrays.iter().any(|x| x.name == fq) {
                     self.ir.arrays.push(ExternArray {
                         kind: k,
                         name: fq.clone(),
