@@ -14,6 +14,8 @@ import os
 import re
 import shutil
 import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -46,6 +48,24 @@ def remove_stale_folders() -> None:
             shutil.rmtree(folder, ignore_errors=True)
 
 
+@contextmanager
+def ray_address_file_in(folder: str) -> Iterator[None]:
+    """Ray's Cluster writes its address to `<RAY_TMPDIR or TMPDIR or /tmp>/ray/ray_current_cluster`
+    without creating that folder, so it crashes on a machine where no Ray ever ran, and where a
+    Ray did run it would point the user's own `ray.init()` at our short-lived cluster. Keep the
+    file in our private folder instead (the variable is restored: only this start sees it)."""
+    os.makedirs(os.path.join(folder, "ray"), exist_ok=True)
+    before = os.environ.get("RAY_TMPDIR")
+    os.environ["RAY_TMPDIR"] = folder
+    try:
+        yield
+    finally:
+        if before is None:
+            os.environ.pop("RAY_TMPDIR", None)
+        else:
+            os.environ["RAY_TMPDIR"] = before
+
+
 def keep_ray_on_loopback() -> None:
     """Ray replaces 127.0.0.1 in an address with the machine's outward address before
     connecting, except where it believes clusters are unsupported; on loopback-only nodes
@@ -74,13 +94,14 @@ class LocalCluster:
             include_dashboard=False,
             object_store_memory=OBJECT_STORE_BYTES,
         )
-        self._cluster = Cluster(
-            initialize_head=True,
-            connect=False,
-            head_node_args=dict(num_cpus=0, resources={}, temp_dir=self.temp_dir, **common),
-        )
-        for _ in range(self.size):
-            self._cluster.add_node(num_cpus=1, resources={NODE_RESOURCE: 1}, **common)
+        with ray_address_file_in(self.temp_dir):
+            self._cluster = Cluster(
+                initialize_head=True,
+                connect=False,
+                head_node_args=dict(num_cpus=0, resources={}, temp_dir=self.temp_dir, **common),
+            )
+            for _ in range(self.size):
+                self._cluster.add_node(num_cpus=1, resources={NODE_RESOURCE: 1}, **common)
         return self._cluster.address
 
     def stop(self) -> None:

@@ -52,6 +52,19 @@ STUDY = textwrap.dedent("""\
     """)
 
 
+@pytest.fixture(autouse=True)
+def fresh_temp_dir(tmp_path, monkeypatch):
+    """A machine where Ray never ran: the studies' TMPDIR (so Ray's default folder
+    TMPDIR/ray) is empty, and stays without a `ray` folder: a local cluster keeps its
+    address file in its own folder (a fresh machine once crashed on the missing /tmp/ray)."""
+    temp = tmp_path / "fresh-tmp"
+    temp.mkdir()
+    monkeypatch.setenv("TMPDIR", str(temp))
+    monkeypatch.delenv("RAY_TMPDIR", raising=False)
+    yield
+    assert not (temp / "ray").exists(), "a local cluster wrote into Ray's default folder"
+
+
 @pytest.fixture
 def study_file(tmp_path):
     def make(reps=2, count=3):
