@@ -12,7 +12,7 @@ import subprocess
 import time
 import traceback
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterator
 
@@ -25,6 +25,7 @@ from sdnperf.store.sqlite import Store
 from sdnperf.study.loader import LoadedStudy
 from sdnperf.study.plan import RunSpec, plan_runs
 from sdnperf.topo.spec import TopoSpec
+from sdnperf.workloads.base import ANNOUNCES_TRAFFIC_START
 
 READY_TIMEOUT_S = 90.0
 # Mininet messages that are harmless here and would drown the progress display: htb's
@@ -62,6 +63,9 @@ class HostContext:
     on_process: Callable[[int], None]
     log: Callable[[str], None]
     results_dir: Path | None = None  # this run's folder for files a workload keeps (pcaps)
+    # a workload that knows when its measured traffic begins says so (iperf: the clients
+    # start); link schedules count their time from then (links/scheduler.py)
+    traffic_starts: Callable[[], None] = lambda: None
 
     def host(self, name: str):
         return self.net.get(name)
@@ -104,6 +108,8 @@ class StartedNetwork:
     arch: Architecture
     net: object  # mininet.net.Mininet (or a test's fake)
     ready_s: float  # from building the network until the architecture was ready
+    kernel_netem: bool = True  # the kernel delays/drops links (else switches or elements)
+    elements: dict = field(default_factory=dict)  # (node1, node2) -> links.element.LinkElement
 
 
 @contextmanager
@@ -126,14 +132,22 @@ def started_network(
 
     `network_class` and `architecture` (config -> class) let unit tests run the lifecycle
     on fakes."""
+    from sdnperf.links.element import element_links, start_elements, stop_elements, without_links
+
     cls = architecture(config)
+    netem_ok = not spec.needs_netem() or capabilities.netem().ok
+    # Links with a link element carry no settings in the network itself (the element has
+    # them): the architecture and Mininet see them bare.
+    wired = element_links(spec, netem_ok, cls.impairs_links_itself(config))
+    study_spec, spec = spec, without_links(spec, wired)
     # Without sch_netem only an architecture whose switches impair links may run a topology
     # with delay/loss (checked again here: never a silently missing delay).
-    kernel_netem = not spec.needs_netem() or capabilities.netem().ok
+    kernel_netem = not spec.needs_netem() or netem_ok
     if not kernel_netem and not cls.impairs_links_itself(config):
         check_link_features(spec, [config])  # raises, in words
     arch = cls(config, spec, run_dir, cls.check(config, spec), seed=seed)
     network = None
+    elements: dict = {}
     try:
         arch.prepare()
         network = network_class(
@@ -146,18 +160,45 @@ def started_network(
         )
         t0 = time.monotonic()
         net = network.start()
+        elements = start_elements(net, study_spec, wired, run_dir, host_offloads)
         arch.network_started(net)
         arch.wait_ready(net, ready_timeout)
-        yield StartedNetwork(arch, net, time.monotonic() - t0)
+        yield StartedNetwork(arch, net, time.monotonic() - t0, netem_ok, elements)
     finally:
         try:
             if network is not None:
                 try:
                     arch.before_network_stop()
                 finally:
+                    stop_elements(elements)
                     network.stop()
         finally:
             arch.stop()
+
+
+def _link_scheduler(spec: TopoSpec, started: StartedNetwork, workload: str, log):
+    """The run's link schedule (an idle one when no link changes)."""
+    from sdnperf.links.apply import appliers
+    from sdnperf.links.scheduler import LinkScheduler
+
+    if not spec.schedules:
+        return LinkScheduler([], workload, log)
+    return LinkScheduler(
+        appliers(started.net, spec, started.elements, started.kernel_netem), workload, log
+    )
+
+
+def _link_facts(facts: dict, spec: TopoSpec, started: StartedNetwork) -> None:
+    """What a run's links did, for the record: schedules and link elements."""
+    if spec.schedules:
+        facts["link_schedules"] = {
+            d.label: {"schedules": d.sources, "at_start": d.setting_at(0.0).describe()}
+            for plan in spec.schedules
+            for d in plan.directions()
+            if d.curves
+        }
+    if started.elements:
+        facts["link_elements"] = sorted(f"{a}-{b}" for a, b in started.elements)
 
 
 def new_result(study: LoadedStudy, run: RunSpec, status: str = "ok", error: str = "") -> RunResult:
@@ -219,6 +260,10 @@ def execute_run(
             for role, pids in arch.processes().items():
                 for pid in pids:
                     sampler.watch(role, pid)
+            for element in started.elements.values():
+                sampler.watch("link_element", element.pid)
+            schedule = _link_scheduler(study.topology, started, run.workload.name, log)
+            _link_facts(result.params["facts"], study.topology, started)
             ctx = HostContext(
                 net,
                 study.topology.hosts(),
@@ -226,8 +271,12 @@ def execute_run(
                 on_process=lambda pid: sampler.watch("traffic", pid),
                 log=log,
                 results_dir=results_dir,
+                traffic_starts=schedule.start,
             )
             sampler.start()
+            if run.workload.kind not in ANNOUNCES_TRAFFIC_START:
+                schedule.start()
+            link_samples: list = []
             try:
                 output = run_workload(run.workload, ctx)
             except Exception:
@@ -235,7 +284,13 @@ def execute_run(
                 raise
             finally:
                 result.cpu = sampler.stop()
-            result.samples = list(output.samples)
+                try:
+                    link_samples = schedule.stop()
+                finally:
+                    for element in started.elements.values():
+                        if not element.alive():
+                            raise RuntimeError(f"link element on {element.name} died")
+            result.samples = list(output.samples) + link_samples
             result.summaries = list(output.summaries)
             for metric, value in arch.control_stats().items():
                 result.summaries.append(

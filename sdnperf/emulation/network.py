@@ -39,10 +39,17 @@ def check_link_features(spec: TopoSpec, architectures=(), netem: Capability | No
         cap = netem if netem is not None else capabilities.netem()
         if not cap.ok:
             from sdnperf.arch import architecture_class
+            from sdnperf.links.element import element_links, without_links
 
             able, blocked = [], []
             for a in architectures:
-                (able if architecture_class(a).impairs_links_itself(a) else blocked).append(a)
+                itself = architecture_class(a).impairs_links_itself(a)
+                # host links with a link element ([topology.link] element) need no netem
+                bare = without_links(spec, element_links(spec, False, itself))
+                if itself:
+                    able.append(a)
+                elif bare.needs_netem():
+                    blocked.append(a)
             if blocked or not architectures:
                 who = (
                     f"architecture(s) {', '.join(arch_label(a) for a in blocked)} cannot run "
@@ -60,8 +67,9 @@ def check_link_features(spec: TopoSpec, architectures=(), netem: Capability | No
                     f"topology {spec.name!r} sets link delay or loss, which needs the kernel's "
                     f"sch_netem qdisc — {cap.detail}; {who}{also}. Remove "
                     "delay_ms/loss_pct, run on a kernel with sch_netem (e.g. Ubuntu's "
-                    'linux-modules-extra), or use the p4 architecture (kind = "p4", target = '
-                    '"sdnperf"), whose switch impairs its ports itself.'
+                    'linux-modules-extra), use the p4 architecture (kind = "p4", target = '
+                    '"sdnperf"), whose switch impairs its ports itself, or put the sdnperf '
+                    'link element on host links ([topology.link] element = "auto").'
                 )
     if spec.needs_htb():
         cap = capabilities.htb()

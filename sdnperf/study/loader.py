@@ -172,6 +172,18 @@ def _topology(
     link = section.link
     if link:
         topology = topology.with_link_defaults(link.bw, link.delay_ms, link.loss_pct)
+    topology.graph.graph["link_element"] = link.element if link else "off"
+    if section.schedule:
+        from sdnperf.links.schedule import ScheduleError, plan_links
+
+        try:
+            topology = plan_links(topology, section.schedule, base_dir)
+        except ScheduleError as exc:
+            field_path = (*prefix, "schedule", *exc.field.split(".", 1))
+            problems.append(
+                Problem(source, line_of(text, field_path), format_path(field_path), str(exc))
+            )
+            return None
     return topology
 
 

@@ -13,6 +13,7 @@ from typing import Annotated, Any, Literal, Union
 from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, model_validator
 
 from sdnperf.arch.config import ArchitectureConfig
+from sdnperf.links.config import LinkSchedule
 from sdnperf.workloads.config import WorkloadConfig
 
 
@@ -43,6 +44,11 @@ class LinkDefaults(_Strict):
     bw: float | None = Field(None, gt=0, le=1000, description="Mbit/s")
     delay_ms: float | None = Field(None, ge=0, le=10_000)
     loss_pct: float | None = Field(None, ge=0, le=100)
+    # The sdnperf link element (links/element.py: our switch as a two-port wire in the
+    # host's namespace) on host links with delay/loss/jitter: "auto" where the kernel lacks
+    # sch_netem and the architecture does not impair links itself; "always" on every
+    # impaired or scheduled host link (e.g. to measure the element); "off": never.
+    element: Literal["off", "auto", "always"] = "off"
 
 
 TOPOLOGY_NAME = r"^[A-Za-z0-9_.-]+$"
@@ -56,6 +62,8 @@ class TopologySection(BaseModel):
     # entries; a single [topology] without it is labelled by its generated name.
     name: str | None = Field(None, min_length=1, pattern=TOPOLOGY_NAME)
     link: LinkDefaults | None = None
+    # links that change during a run: name -> schedule (links/config.py)
+    schedule: dict[str, LinkSchedule] = Field(default_factory=dict)
 
 
 class SweepSection(_Strict):

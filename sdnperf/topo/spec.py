@@ -70,6 +70,9 @@ class TopoSpec:
     name_map: dict[str, str] = field(default_factory=dict)
     # facts the user should know about how the topology was derived (shown by `topo show`)
     notes: list[str] = field(default_factory=list)
+    # links whose settings change during a run: sdnperf.links.schedule.LinkPlan objects
+    # (each has needs_netem() and shapes()); the topology only carries them
+    schedules: list = field(default_factory=list)
 
     def __post_init__(self) -> None:
         # Every edge has all three link attributes, so readers never need .get().
@@ -128,11 +131,15 @@ class TopoSpec:
 
     def needs_netem(self) -> bool:
         """True when some link asks for delay or loss (which needs sch_netem in the kernel)."""
-        return any((link.delay_ms or 0) > 0 or (link.loss_pct or 0) > 0 for link in self.links())
+        return any(
+            (link.delay_ms or 0) > 0 or (link.loss_pct or 0) > 0 for link in self.links()
+        ) or any(plan.needs_netem() for plan in self.schedules)
 
     def needs_htb(self) -> bool:
         """True when some link has a bandwidth limit (tc htb)."""
-        return any(link.bw is not None for link in self.links())
+        return any(link.bw is not None for link in self.links()) or any(
+            plan.shapes() for plan in self.schedules
+        )
 
     def needs_tc(self) -> bool:
         """True when some link is shaped (bandwidth, delay or loss)."""
@@ -151,7 +158,13 @@ class TopoSpec:
 
     # --- derived specs -------------------------------------------------------------------
     def copy(self) -> TopoSpec:
-        return TopoSpec(self.name, copy.deepcopy(self.graph), dict(self.name_map), list(self.notes))
+        return TopoSpec(
+            self.name,
+            copy.deepcopy(self.graph),
+            dict(self.name_map),
+            list(self.notes),
+            list(self.schedules),
+        )
 
     def with_link_defaults(
         self, bw: float | None = None, delay_ms: float | None = None, loss_pct: float | None = None

@@ -29,6 +29,10 @@ REGISTRY: dict[str, Callable[..., WorkloadOutput]] = {
     "mixed": lambda cfg, ctx: run_mixed(cfg, ctx, run_workload),  # members dispatch here too
 }
 
+# Workloads that call ctx.traffic_starts() when their measured traffic begins (after their
+# servers are up); for the others the runner counts from the workload's start.
+ANNOUNCES_TRAFFIC_START = frozenset({"iperf-tcp", "iperf-udp"})
+
 
 def run_workload(cfg: WorkloadConfig, ctx: WorkloadContext) -> WorkloadOutput:
     """Run one workload on a built network. Every process it starts is stopped and reaped
@@ -42,4 +46,4 @@ def run_workload(cfg: WorkloadConfig, ctx: WorkloadContext) -> WorkloadOutput:
     return runner(cfg, ctx)
 
 
-__all__ = ["REGISTRY", "WorkloadContext", "WorkloadError", "WorkloadOutput", "run_workload"]
+__all__ = ["ANNOUNCES_TRAFFIC_START", "REGISTRY", "WorkloadContext", "WorkloadError", "WorkloadOutput", "run_workload"]

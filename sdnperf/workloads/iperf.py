@@ -258,6 +258,9 @@ def _run_pairs(
         _await_listening(name, pairs)
 
         ctx.log(f"{name}: {kind} on {len(pairs)} pair(s)")
+        announce = getattr(ctx, "traffic_starts", None)  # link schedules start now
+        if announce is not None:
+            announce()
         t0 = time.time()
         for p in pairs:
             argv = [
