@@ -93,6 +93,13 @@ def link_setting(spec: TopoSpec, link: Link, direction: str) -> Setting:
     return Setting(link.bw, link.delay_ms or 0.0, 0.0, link.loss_pct or 0.0)
 
 
+def _element_mac(host_mac: str, n: int) -> str:
+    """A locally administered MAC of the element's n-th interface, derived from the
+    host's (unique per host, never a host's: Mininet's start with 00)."""
+    tail = host_mac.split(":")[2:]
+    return ":".join(["02", f"{0x5E + n:02x}", *tail])
+
+
 def _run(host, argv: list[str]) -> str:
     proc = host.popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     out, err = proc.communicate(timeout=10)
@@ -132,6 +139,11 @@ class LinkElement:
             ["ip", "link", "add", name, "type", "veth", "peer", "name", element_side],
             ["ip", "link", "set", name, "address", mac],
             ["ip", "addr", "flush", "dev", link_side],
+            # The wire's two interfaces must not be the host's: with the host's MAC the
+            # kernel would take frames for the host straight off the link side (by-passing
+            # the wire) and answer ARP there. Their own MACs, and no ARP.
+            ["ip", "link", "set", link_side, "address", _element_mac(mac, 1), "arp", "off"],
+            ["ip", "link", "set", element_side, "address", _element_mac(mac, 2), "arp", "off"],
             *([["ip", "addr", "add", f"{ip}/{prefix}", "dev", name]] if ip else []),
             ["ip", "link", "set", link_side, "up"],
             ["ip", "link", "set", element_side, "up"],

@@ -16,7 +16,7 @@ from __future__ import annotations
 import heapq
 import threading
 import time
-from typing import Callable
+from typing import Callable, Iterator
 
 from sdnperf.links.apply import Applier
 from sdnperf.links.schedule import DirectionPlan, Setting
@@ -38,6 +38,12 @@ def applied_at(samples: list[Sample], flow: str, metric: str, t: float) -> float
             break
         value = s.value
     return value
+
+
+def _tagged(plan: DirectionPlan, i: int) -> Iterator[tuple[float, int]]:
+    """(time, index) of each change of one direction (a function, so `i` is bound now)."""
+    for t in plan.change_times():
+        yield t, i
 
 
 def _t(sample: Sample) -> float:
@@ -78,9 +84,7 @@ class LinkScheduler:
         return list(self.samples)
 
     def _follow(self) -> None:
-        events = heapq.merge(
-            *(((t, i) for t in d.change_times()) for i, (d, _) in enumerate(self.directions))
-        )
+        events = heapq.merge(*(_tagged(d, i) for i, (d, _) in enumerate(self.directions)))
         try:
             for t, i in events:
                 wait = self._t0 + t - time.monotonic()
