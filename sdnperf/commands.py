@@ -73,6 +73,7 @@ def print_report(
         # report extensions register themselves when imported (report/ names none)
         import sdnperf.cluster.variance  # noqa: F401  (the "Nodes" section)
         import sdnperf.ctlbench.plots  # noqa: F401  (ctlbench's figures)
+        import sdnperf.links.plots  # noqa: F401  (links that changed: schedule figures)
         from sdnperf.report.html import write_report
 
         out = write_report(store, study_id, html_path or results_dir / "report.html")

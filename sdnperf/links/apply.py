@@ -153,6 +153,11 @@ def appliers(
                 rest = SwitchPort(receiver, receiver.ports[rintf], "in")
             installed = kernel_netem and bool(data["delay_ms"] or data["loss_pct"])
             out.append(
-                (d, TcEnd(sender, sintf.name, data["bw"] is not None, kernel_netem, installed, rest))
+                (
+                    d,
+                    TcEnd(
+                        sender, sintf.name, data["bw"] is not None, kernel_netem, installed, rest
+                    ),
+                )
             )
     return out

@@ -74,7 +74,7 @@ class LinkSchedule(BaseModel):
             return value
         low, high, low_ok = LIMITS[info.field_name]
         if not value:
-            raise ValueError("no points; give at least { \"0\" = value }")
+            raise ValueError('no points; give at least { "0" = value }')
         times = {}
         for key, v in value.items():
             t = point_time(key)

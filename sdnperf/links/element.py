@@ -126,7 +126,11 @@ class LinkElement:
     @property
     def ctl_socket(self) -> str:
         path = self.run_dir / f"element-{self.name}.ctl"
-        return str(path if len(str(path)) < 100 else Path("/tmp") / f"sdnperf-{os.getpid()}-{self.name}.ctl")
+        return str(
+            path
+            if len(str(path)) < 100
+            else Path("/tmp") / f"sdnperf-{os.getpid()}-{self.name}.ctl"
+        )
 
     def insert(self, up: Setting, down: Setting, host_offloads: bool) -> None:
         """Re-plumb the host's link through a wire and start it with these settings."""

@@ -114,4 +114,6 @@ class LinkScheduler:
                 continue
             if last is None and quantity not in plan.curves and not value:
                 continue  # an unscheduled quantity at 0: nothing to draw
-            self.samples.append(Sample(self.workload, metric, float(value), unit, plan.label, "", at))
+            self.samples.append(
+                Sample(self.workload, metric, float(value), unit, plan.label, "", at)
+            )

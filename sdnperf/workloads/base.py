@@ -46,4 +46,11 @@ def run_workload(cfg: WorkloadConfig, ctx: WorkloadContext) -> WorkloadOutput:
     return runner(cfg, ctx)
 
 
-__all__ = ["ANNOUNCES_TRAFFIC_START", "REGISTRY", "WorkloadContext", "WorkloadError", "WorkloadOutput", "run_workload"]
+__all__ = [
+    "ANNOUNCES_TRAFFIC_START",
+    "REGISTRY",
+    "WorkloadContext",
+    "WorkloadError",
+    "WorkloadOutput",
+    "run_workload",
+]

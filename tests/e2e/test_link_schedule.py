@@ -147,4 +147,6 @@ def test_a_trace_driven_link_delivers_the_traces_average(tmp_path):
     assert len(tput) >= 9, tput
     assert abs(statistics.mean(tput) - mean) <= 0.1 * mean, (mean, tput)
     # and it follows the trace's shape: the first seconds near 24, the last near 6
-    assert abs(statistics.mean(tput[1:4]) - 24) <= 2.4 and abs(statistics.mean(tput[6:9]) - 6) <= 0.6, tput
+    assert (
+        abs(statistics.mean(tput[1:4]) - 24) <= 2.4 and abs(statistics.mean(tput[6:9]) - 6) <= 0.6
+    ), tput

@@ -99,7 +99,9 @@ def test_static_settings_stay_where_no_schedule_speaks():
 
 
 def test_mistakes_name_file_line_and_field():
-    (zero,) = errors('[topology.schedule.step]\nlinks = "hosts"\nrate_mbps = { "0" = 100, "5" = 0 }\n')
+    (zero,) = errors(
+        '[topology.schedule.step]\nlinks = "hosts"\nrate_mbps = { "0" = 100, "5" = 0 }\n'
+    )
     assert zero.startswith("s.toml:8: topology.schedule.step.rate_mbps: "), zero
     assert "at 5 s: 0 must be > 0 and <= 1000" in zero
     (late,) = errors('[topology.schedule.step]\nrate_mbps = { "1" = 100 }\n')
