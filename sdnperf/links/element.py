@@ -50,24 +50,22 @@ def port_spec(setting: Setting) -> str:
     return ",".join(parts)
 
 
-def _impaired(spec: TopoSpec, link: Link, any_setting: bool) -> bool:
+def _impaired(spec: TopoSpec, link: Link) -> bool:
     plan = next((p for p in spec.schedules if (p.node1, p.node2) == (link.node1, link.node2)), None)
-    if any_setting and (plan is not None or link.bw is not None):
-        return True
     return bool(link.delay_ms or link.loss_pct or (plan is not None and plan.needs_netem()))
 
 
 def element_links(spec: TopoSpec, kernel_netem: bool, impairs_itself: bool) -> list[Link]:
     """The host links that get an element in a run ([topology.link] element): "always":
-    every host link with a setting or schedule; "auto": those that delay or drop, when
-    neither the kernel (sch_netem) nor the architecture's switches can."""
+    every host link (also to measure the element itself); "auto": those that delay or
+    drop, when neither the kernel (sch_netem) nor the architecture's switches can."""
     mode = spec.graph.graph.get("link_element", "off")
     if mode == "off" or (mode == "auto" and (kernel_netem or impairs_itself)):
         return []
     return [
         x
         for x in spec.links()
-        if spec.is_host(x.node1) != spec.is_host(x.node2) and _impaired(spec, x, mode == "always")
+        if spec.is_host(x.node1) != spec.is_host(x.node2) and (mode == "always" or _impaired(spec, x))
     ]
 
 

@@ -46,8 +46,8 @@ class LinkDefaults(_Strict):
     loss_pct: float | None = Field(None, ge=0, le=100)
     # The sdnperf link element (links/element.py: our switch as a two-port wire in the
     # host's namespace) on host links with delay/loss/jitter: "auto" where the kernel lacks
-    # sch_netem and the architecture does not impair links itself; "always" on every
-    # impaired or scheduled host link (e.g. to measure the element); "off": never.
+    # sch_netem and the architecture does not impair links itself; "always" on every host
+    # link (also to measure the element itself); "off": never.
     element: Literal["off", "auto", "always"] = "off"
 
 
