@@ -92,10 +92,14 @@ def preflight(study: LoadedStudy, architectures: set[str] | None = None) -> None
 
 def host_offloads(study: LoadedStudy) -> bool:
     """Resolve study.host_offloads ("auto": off when any architecture's first packets go
-    through a controller; see Architecture.controller_sees_packets)."""
+    through a controller, see Architecture.controller_sees_packets; and when a link follows
+    a trace: its near-empty bins are shaped per frame, and a 64-KB segmentation-offload
+    frame would hold a switch's port for seconds, links/schedule.py floor_mbps)."""
     setting = study.config.study.host_offloads
     if setting != "auto":
         return setting == "on"
+    if any(plan.traced() for t in study.topologies.values() for plan in t.schedules):
+        return False
     return not any(
         architecture_class(a).controller_sees_packets(a) for a in study.config.architecture
     )

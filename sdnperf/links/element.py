@@ -65,7 +65,8 @@ def element_links(spec: TopoSpec, kernel_netem: bool, impairs_itself: bool) -> l
     return [
         x
         for x in spec.links()
-        if spec.is_host(x.node1) != spec.is_host(x.node2) and (mode == "always" or _impaired(spec, x))
+        if spec.is_host(x.node1) != spec.is_host(x.node2)
+        and (mode == "always" or _impaired(spec, x))
     ]
 
 

@@ -23,9 +23,16 @@ from sdnperf.links.trace import MTU_BYTES, Trace, TraceError, load_trace
 from sdnperf.topo.spec import Link, TopoSpec
 
 DIRECTIONS = ("up", "down")
-# A trace bin without a delivery opportunity: the smallest rate tc's htb and our switch
-# take (0 means "unshaped" to both), 8 kbit/s.
-MIN_RATE_MBPS = 0.008
+# A trace bin without a delivery opportunity cannot get rate 0 (that means "unshaped" to
+# tc and our switch). It gets the rate at which one Ethernet frame of an MTU-sized packet
+# takes the whole bin: our switch fixes a packet's departure when it queues it, so a
+# slower rate would hold the packets behind it long after the bin (htb would not).
+FRAME_BYTES = MTU_BYTES + 14
+
+
+def floor_mbps(bin_ms: int) -> float:
+    """The rate of a bin without delivery opportunity (0.12 Mbit/s for 100-ms bins)."""
+    return FRAME_BYTES * 8 / (bin_ms * 1000.0)
 
 
 class ScheduleError(ValueError):
@@ -104,7 +111,7 @@ class PointCurve:
 @dataclass(frozen=True)
 class TraceCurve:
     """A Mahimahi trace as a rate per bin (Mbit/s): the bytes of the bin's delivery
-    opportunities (MTU-sized each), MIN_RATE_MBPS where there are none. Unlooped, the
+    opportunities (MTU-sized each), floor_mbps(bin) where there are none. Unlooped, the
     link delivers (nearly) nothing after the trace's end."""
 
     trace: Trace
@@ -121,7 +128,7 @@ class TraceCurve:
         i = int(t * 1000 // self.bin_ms)
         count = self._count(i * self.bin_ms, (i + 1) * self.bin_ms)
         mbps = count * MTU_BYTES * 8 / (self.bin_ms * 1000.0)
-        return max(mbps, MIN_RATE_MBPS)
+        return max(mbps, floor_mbps(self.bin_ms))
 
     def times(self) -> Iterator[float]:
         end = None if self.loop else self.trace.period_ms + self.bin_ms
@@ -174,6 +181,10 @@ class LinkPlan:
 
     def shapes(self) -> bool:
         return any("rate_mbps" in d.curves or d.base.rate_mbps for d in self.directions())
+
+    def traced(self) -> bool:
+        """True when a direction follows a trace."""
+        return any(isinstance(c, TraceCurve) for d in self.directions() for c in d.curves.values())
 
     def needs_netem(self) -> bool:
         """True when some direction delays or drops at some time."""

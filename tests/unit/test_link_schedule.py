@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from sdnperf.links.schedule import MIN_RATE_MBPS, PointCurve, Setting
+from sdnperf.links.schedule import PointCurve, Setting, floor_mbps
 from sdnperf.study.loader import StudyError, load_study_text
 from sdnperf.study.plan import plan_runs
 
@@ -166,7 +166,7 @@ def test_an_unlooped_trace_ends_nearly_silent(tmp_path):
         '[topology.schedule.c]\ntrace_down = "t"\ntrace_loop = false\n', base=tmp_path
     ).topology
     down = spec.schedules[0].down
-    assert down.setting_at(0.5).rate_mbps == MIN_RATE_MBPS
+    assert down.setting_at(0.5).rate_mbps == floor_mbps(100) == pytest.approx(0.12112)
     assert list(down.change_times())[-1] == 0.2
 
 
