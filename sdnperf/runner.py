@@ -319,6 +319,10 @@ def _probe_switch_pace(spec: TopoSpec, net, cpu: CpuReport, log: Callable[[str],
     if pair is None:
         return
     src, dst, switches = pair
+    if _delayed_path(spec, src, dst):
+        # a configured link delay would read as a slow switch: nothing is claimed
+        log(f"  switch pace probe {src}->{dst} skipped: a link on its path is delayed")
+        return
     try:
         min_rtt = hops.measure(net, src, dst)
     except (OSError, subprocess.SubprocessError) as exc:  # the figures stand without it
@@ -329,6 +333,17 @@ def _probe_switch_pace(spec: TopoSpec, net, cpu: CpuReport, log: Callable[[str],
     cpu.emulator_bound, cpu.emulator_reason = hops.judge(min_rtt, switches)
     if cpu.emulator_bound:
         log(f"  emulator-bound: {cpu.emulator_reason}")
+
+
+def _delayed_path(spec: TopoSpec, src: str, dst: str) -> bool:
+    """True when a link on the shortest src-dst path has a delay (static or scheduled)."""
+    import networkx as nx
+
+    path = nx.shortest_path(spec.graph, src, dst)
+    edges = {frozenset(e) for e in zip(path, path[1:])}
+    if any(spec.graph.edges[tuple(e)]["delay_ms"] for e in edges):
+        return True
+    return any(frozenset((p.node1, p.node2)) in edges and p.needs_netem() for p in spec.schedules)
 
 
 def _folder(run_key: str) -> str:
