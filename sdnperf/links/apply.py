@@ -126,6 +126,24 @@ def _ours(node) -> bool:
     return getattr(node, "target", None) == "sdnperf" and hasattr(node, "ctl")
 
 
+def _with_element(element: LinkElement, direction: str, sender, sintf, data) -> Applier:
+    """A direction of a link with an element: delay/jitter/loss by the element, the rate
+    by the sender's end (htb, or our switch's port)."""
+
+    def impair(setting: Setting) -> None:
+        element.apply(direction, setting)
+
+    if _ours(sender):
+        port = SwitchPort(sender, sender.ports[sintf], "out")
+
+        def both(setting: Setting) -> None:
+            port(Setting(setting.rate_mbps))
+            impair(setting)
+
+        return both
+    return TcEnd(sender, sintf.name, data["bw"] is not None, False, False, rest=impair)
+
+
 def appliers(
     net, spec: TopoSpec, elements: dict[tuple[str, str], LinkElement], kernel_netem: bool
 ) -> list[tuple[DirectionPlan, Applier]]:
@@ -138,13 +156,13 @@ def appliers(
         element = elements.get(key)
         data = spec.graph.edges[key]
         for d in plan.directions():
-            if element is not None:
-                out.append((d, lambda s, e=element, dd=d.direction: e.apply(dd, s)))
-                continue
             (n1, i1), (n2, i2) = _ends(net, plan.node1, plan.node2)
             (sender, sintf), (receiver, rintf) = (
                 ((n1, i1), (n2, i2)) if d.direction == "up" else ((n2, i2), (n1, i1))
             )
+            if element is not None:  # it delays and drops; the rate stays tc's or the port's
+                out.append((d, _with_element(element, d.direction, sender, sintf, data)))
+                continue
             if _ours(sender):
                 out.append((d, SwitchPort(sender, sender.ports[sintf], "out")))
                 continue

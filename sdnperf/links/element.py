@@ -7,7 +7,11 @@ shapes that link where the kernel has no sch_netem, for any architecture.
 
 The host keeps its interface name, MAC and address (a fresh veth pair takes the name);
 the old interface, still joined to the switch, becomes the wire's port 2. Port 2's egress
-is the link's "up" direction (host to switch), port 1's egress the "down" one. The
+is the link's "up" direction (host to switch), port 1's egress the "down" one. The element
+delays and drops; the link's rate stays where it is without one (htb in the host, now on
+the new interface, and on the switch's end; our P4 switch's port), because our switch's
+shaper fixes a packet's departure when it queues it, at the rate of that moment: a rate
+that falls and rises again (a trace) would hold what was queued meanwhile. The
 element's own cost (its added delay and CPU) is measured by tests/e2e/test_link_element.py
 and stated in docs/link-schedules.md; its process is watched by the CPU sampler as role
 "link_element".
@@ -20,7 +24,7 @@ import select
 import signal
 import subprocess
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from sdnperf.links.schedule import Setting
@@ -71,15 +75,16 @@ def element_links(spec: TopoSpec, kernel_netem: bool, impairs_itself: bool) -> l
 
 
 def without_links(spec: TopoSpec, links: list[Link]) -> TopoSpec:
-    """A copy where `links` carry no settings and no schedules (their element has them):
-    what the network and the architecture are built from."""
+    """A copy where `links` carry no delay or loss and no schedules (their element delays
+    and drops; the rate stays with tc or the switch port, which change it by the clock
+    rather than per queued packet): what the network and the architecture are built from."""
     if not links:
         return spec
     out = spec.copy()
     keys = {(x.node1, x.node2) for x in links}
     for a, b in keys:
         data = out.graph.edges[a, b]
-        data["bw"] = data["delay_ms"] = data["loss_pct"] = None
+        data["delay_ms"] = data["loss_pct"] = None
     out.schedules = [p for p in out.schedules if (p.node1, p.node2) not in keys]
     return out
 
@@ -155,6 +160,11 @@ class LinkElement:
             _run(h, argv)
         if not host_offloads:
             _run(h, ["ethtool", "-K", name, "tx", "off"])
+        if up.rate_mbps:  # the host's end keeps its htb (Mininet's layout, on the new name)
+            _run(h, ["tc", "qdisc", "add", "dev", name, "root", "handle", "5:0", "htb",
+                     "default", "1"])  # fmt: skip
+            _run(h, ["tc", "class", "add", "dev", name, "parent", "5:0", "classid", "5:1",
+                     "htb", "rate", f"{up.rate_mbps:g}Mbit", "burst", "15k"])  # fmt: skip
         self.run_dir.mkdir(parents=True, exist_ok=True)
         argv = [
             self.switch_binary,
@@ -170,7 +180,7 @@ class LinkElement:
             f"{LINK_PORT}@{link_side}",
         ]
         for direction, setting in (("up", up), ("down", down)):
-            spec = port_spec(setting)
+            spec = port_spec(replace(setting, rate_mbps=None))
             if spec:
                 argv += ["--impair", f"{PORT_OF_DIRECTION[direction]}:{spec}"]
         log = open(self.run_dir / f"element-{name}.log", "w")
@@ -191,7 +201,9 @@ class LinkElement:
         return self.proc.pid if self.proc is not None else None
 
     def apply(self, direction: str, setting: Setting) -> None:
-        """Change one direction in place (port_impair on a running wire)."""
+        """Change one direction's delay, jitter and loss in place (port_impair on a running
+        wire; the rate is not the element's)."""
+        setting = replace(setting, rate_mbps=None)
         port = PORT_OF_DIRECTION[direction]
         r = subprocess.run(
             [self.switch_binary, "ctl", self.ctl_socket, "-f", "/dev/stdin"],
