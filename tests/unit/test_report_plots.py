@@ -202,7 +202,7 @@ def test_jitter_over_time_is_the_mean_over_flows_per_architecture(tmp_path):
     2 and 4 ms in an interval give 3 ms (a mean: summing jitter would say 6)."""
     with Store(tmp_path / "s.db") as store:
         sid = store.open_study("j", "", {}, {})
-        for run, arch, base in ((0, "p4", 2.0), (1, "openflow", 5.0)):
+        for arch, base in (("p4", 2.0), ("openflow", 5.0)):
             samples = [
                 Sample("udp", "jitter_ms", base + extra + i, "ms", flow, "", 1.0 + i, i)
                 for flow, extra in (("h1->h5", 0.0), ("h2->h6", 2.0))
