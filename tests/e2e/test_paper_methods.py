@@ -5,7 +5,12 @@ each at a few seconds' length."""
 
 from __future__ import annotations
 
+import os
 import re
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
 
 import networkx as nx
 import pytest
@@ -19,6 +24,9 @@ from sdnperf.workloads.ping import run_ping
 from tests.e2e.support import NEEDS_MININET, NetContext, iperf3_tcp
 
 pytestmark = NEEDS_MININET
+REPO = Path(__file__).resolve().parents[2]
+REFERENCE = Path(os.environ.get("SDNPERF_P4_REFERENCE") or REPO.parent / "shared" / "p4-reference")
+BMV2 = REFERENCE / "bin" / "simple_switch_grpc"
 
 TOPOLOGIES = {
     "grid": {"kind": "grid", "rows": 2, "cols": 2},  # loops: two equal paths corner to corner
@@ -95,3 +103,47 @@ def test_paper_measurements_on_core_and_edge_links(tmp_path):
     assert u["bytes"] == pytest.approx(2 * 512 * 1024, rel=0.05), u
     assert 1.5 < u["transfer_time_s"] < 4.0, u
     assert u["jitter_eq1_ms"] >= 0 and u["jitter_ms"] >= 0
+
+
+def _study_run(name: str, only: str, tmp_path, env_extra: dict[str, str]):
+    env = {**os.environ, "SDNPERF_RUN_ROOT": str(tmp_path / "runroot"), **env_extra}
+    env.pop("SDNPERF_TAG", None)
+    argv = [sys.executable, "-m", "sdnperf.cli", "study", "run", name, "--scale", "smoke"]
+    argv += ["--only", only, "--out", str(tmp_path / "results"), "--no-report"]
+    return subprocess.run(argv, env=env, capture_output=True, text=True, timeout=900)
+
+
+def _ok_runs(tmp_path) -> dict[str, str]:
+    (db,) = sorted((tmp_path / "results").glob("*/study.sqlite"))
+    with sqlite3.connect(db) as conn:
+        return dict(conn.execute("select key, status from run"))
+
+
+def test_bmv2_block_of_topologies_traffic_where_found(tmp_path):
+    """000's own switch (§3.3: bmv2) under the same topology-aware reactive app, on a
+    multi-switch topology with loops, when the reference simple_switch_grpc is there."""
+    if not BMV2.is_file():
+        pytest.skip(f"the reference simple_switch_grpc is not in ../shared/p4-reference ({BMV2})")
+    r = _study_run(
+        "topologies-traffic",
+        "arch=p4-bmv2,topology=multi-path,workload=ping",
+        tmp_path,
+        {"SDNPERF_SIMPLE_SWITCH_GRPC_BIN": str(BMV2)},
+    )
+    assert r.returncode == 0, (r.stdout + r.stderr)[-4000:]
+    runs = _ok_runs(tmp_path)
+    assert runs == {"multi-path|p4-bmv2|ping|1": "ok"}, runs
+
+
+def test_missing_components_are_left_out_with_the_reason(tmp_path):
+    """Without simple_switch_grpc (or POX) the block is left out, saying why."""
+    env = {"SDNPERF_SIMPLE_SWITCH_GRPC_BIN": str(tmp_path / "no-such-simple_switch_grpc")}
+    env["PATH"] = os.pathsep.join(
+        p for p in os.environ.get("PATH", "").split(os.pathsep) if "p4-reference" not in p
+    )
+    r = _study_run("topologies-traffic", "arch=p4-bmv2|router,workload=ping", tmp_path, env)
+    out = r.stdout + r.stderr
+    assert "left out on this machine" in out and "simple_switch_grpc" in out, out[-4000:]
+    runs = _ok_runs(tmp_path)
+    assert runs and all(k.split("|")[1] == "router" for k in runs), runs
+    assert set(runs.values()) == {"ok"}, runs  # the kernel routers on all three topologies
