@@ -223,6 +223,33 @@ for _m in [
         "averaged over flows.",
     ),
     Metric(
+        "jitter_eq1_ms",
+        "ms",
+        "lower",
+        "jitter (Eq. 1)",
+        "Seed paper 000's Eq. 1 for a UDP stream: per pair, the mean over its packets of the "
+        "running RFC 3550 jitter (iperf3's value per 1-s interval, weighted by the "
+        "interval's datagrams), then the mean over pairs, each pair weighing the same.",
+    ),
+    Metric(
+        "tcp_rtt_ms",
+        "ms",
+        "lower",
+        "TCP RTT",
+        "The TCP sender's smoothed round-trip time (the kernel's, as iperf3 reports it): "
+        "per run, the mean over pairs of each connection's mean; includes queueing behind "
+        "the transfer's own data.",
+    ),
+    Metric(
+        "icmp_throughput_bps",
+        "bit/s",
+        "higher",
+        "ICMP throughput",
+        "Echo replies' IP bits received by the pinging host per second (as a capture at "
+        "the client shows it, seed paper 000): per run, the mean over pairs of the steady "
+        "series' bits over its length (count × interval); over time, per 1-s window.",
+    ),
+    Metric(
         "jitter_flowmean_ms",
         "ms",
         "lower",

@@ -18,7 +18,7 @@ import numpy as np
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
-from sdnperf.report import series
+from sdnperf.report import metrics, series
 from sdnperf.report.stats import ecdf, mean_ci
 from sdnperf.store import Store
 
@@ -28,6 +28,12 @@ DPI = 100
 SIZE = (8, 4.5)
 RTT = "rtt_ms"
 THROUGHPUT = "throughput_mbps"
+# Per-flow metrics sampled per interval, drawn over time (mean over flows): what they are.
+OVER_TIME = {
+    "jitter_ms": "UDP jitter (RFC 3550, iperf3's running value)",
+    "icmp_throughput_bps": "ICMP throughput (echo replies' bits per second)",
+    "tcp_rtt_ms": "TCP sender's smoothed RTT",
+}
 
 # Extension point: figure providers of other subsystems register themselves when their
 # module is imported (register_plot_provider); the CLI imports them, so report/ names none.
@@ -77,6 +83,14 @@ def all_plots(
         )
     if not tput:
         add(None, "", f"throughput over time — no workload recorded {THROUGHPUT}")
+    for metric, what in OVER_TIME.items():
+        for w in series.workloads_with(store, study_id, metric):
+            add(
+                metric_over_time(store, study_id, out_dir, w, metric, baseline),
+                f"{w}: {what} per reporting interval, the mean over the workload's flows; "
+                "the line is the mean across repetitions, the band their minimum and maximum.",
+                f"{w}: {metrics.label(metric)} over time — no time-stamped {metric} samples",
+            )
     rtt = series.workloads_with(store, study_id, RTT)
     for w in rtt:
         add(
@@ -144,6 +158,41 @@ def throughput_over_time(
     ax.legend(fontsize="small", title="band: min–max across runs", title_fontsize="small")
     _title(ax, f"{workload}: throughput over time", store, study_id)
     return _save(fig, out_dir, f"throughput_{workload}")
+
+
+def metric_over_time(
+    store: Store,
+    study_id: int,
+    out_dir: str | Path,
+    workload: str,
+    metric: str,
+    baseline: str | None = None,
+) -> Path | None:
+    """A per-flow sampled metric over time, one line per architecture (000 Figs 3-4, 7, 9,
+    10 and 12 draw jitter and ICMP throughput this way)."""
+    data = series.throughput_over_time(store, study_id, workload, metric, combine="mean")
+    if not data:
+        return None
+    fig, ax = _figure()
+    colors = _colors(store, study_id, baseline)
+    for arch in _ordered(data, store, study_id, baseline):
+        ts = data[arch]
+        ax.plot(
+            ts.t,
+            ts.mean,
+            color=colors[arch],
+            marker=".",
+            label=f"{arch} (mean of {ts.runs} runs, {ts.flows} flow{'s' if ts.flows != 1 else ''})",
+        )
+        if ts.runs > 1:
+            ax.fill_between(ts.t, ts.low, ts.high, color=colors[arch], alpha=0.2, linewidth=0)
+    unit = next(iter(data.values())).unit
+    ax.set_xlabel("time since workload start (s)")
+    ax.set_ylabel(f"{metrics.label(metric)} per flow ({unit})")
+    ax.set_ylim(bottom=0)
+    ax.legend(fontsize="small", title="band: min–max across runs", title_fontsize="small")
+    _title(ax, f"{workload}: {metrics.label(metric)} over time", store, study_id)
+    return _save(fig, out_dir, f"{metric}_over_time_{workload}")
 
 
 def rtt_bars(

@@ -47,10 +47,15 @@ def workloads_with(store: Store, study_id: int, metric: str) -> list[str]:
 
 
 def throughput_over_time(
-    store: Store, study_id: int, workload: str, metric: str = "throughput_mbps"
+    store: Store,
+    study_id: int,
+    workload: str,
+    metric: str = "throughput_mbps",
+    combine: str = "sum",
 ) -> dict[str, TimeSeries]:
     """Per architecture: the flows' values summed per reporting interval in each run
-    (aggregate throughput), then mean, min and max across the runs per interval.
+    (aggregate throughput; `combine = "mean"`: their mean, for per-flow quantities such as
+    jitter or RTT), then mean, min and max across the runs per interval.
 
     Intervals are matched by their index (`seq`), not their time stamp: concurrent
     clients start a few ms apart, so their interval ends differ slightly. The time shown
@@ -61,15 +66,20 @@ def throughput_over_time(
     stamps: dict[str, dict[float, list[float]]] = defaultdict(lambda: defaultdict(list))
     flows: dict[str, set[str]] = defaultdict(set)
     units: dict[str, str] = {}
+    counts: dict[tuple[str, int, float], int] = defaultdict(int)
     for s in store.samples(study_id=study_id, workload=workload, metric=metric, status="ok"):
         if s.t is None or not math.isfinite(s.value):
             continue
         interval = float(s.seq) if s.seq is not None else round(s.t, 3)
         bucket = per_run[s.architecture][s.run_id]
         bucket[interval] = bucket.get(interval, 0.0) + s.value
+        counts[s.architecture, s.run_id, interval] += 1
         stamps[s.architecture][interval].append(s.t)
         flows[s.architecture].add(s.flow)
         units.setdefault(s.architecture, s.unit)
+    if combine == "mean":
+        for (arch, run_id, interval), n in counts.items():
+            per_run[arch][run_id][interval] /= n
     out = {}
     for arch, runs in per_run.items():
         intervals = sorted({i for run in runs.values() for i in run})

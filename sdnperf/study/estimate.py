@@ -14,7 +14,7 @@ from sdnperf.topo.spec import count_of
 # topology with a controller on the 2-core lab machine (campus + P4 takes longer).
 NETWORK_BUILD_S = 5.0
 TEARDOWN_S = 1.0  # stopping the network, daemons and controller; storing the run
-UNKNOWN_WORKLOAD_S = 10.0  # a workload whose length the file does not say (fixed bytes)
+UNKNOWN_WORKLOAD_S = 10.0  # a workload whose length the file does not say (unbound bytes)
 
 
 def workload_seconds(wl) -> float:
@@ -28,6 +28,9 @@ def workload_seconds(wl) -> float:
     interval = getattr(wl, "interval", None)
     if count and interval is not None:
         return count * interval + 1.0  # + the cold first packet/connection
+    size, rate = getattr(wl, "byte_count", None), getattr(wl, "rate_bps", None)
+    if size and rate:
+        return size * 8 / rate  # fixed bytes at a bound rate (TCP bound or UDP rate)
     return UNKNOWN_WORKLOAD_S
 
 

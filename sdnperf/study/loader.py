@@ -9,6 +9,8 @@ GraphML files, custom Topo modules) are relative to the file's folder; absolute 
 
 from __future__ import annotations
 
+import copy
+import dataclasses
 import re
 import tomllib
 from dataclasses import dataclass, field
@@ -20,7 +22,7 @@ import pydantic
 from sdnperf.arch.config import OpenflowConfig, P4Config
 from sdnperf.study.locate import format_path, line_of
 from sdnperf.study.schema import StudyFile, TopologySection
-from sdnperf.topo.registry import build_topology
+from sdnperf.topo.registry import build_topology, with_link_settings
 from sdnperf.topo.spec import TopoSpec
 
 DEFAULT_STUDY = "default.toml"
@@ -130,7 +132,7 @@ def validate_raw(
             continue
         topologies[topology.name] = topology
         if config is not None:
-            problems += _check_hosts(config, topology, text, source)
+            problems += _check_hosts(config, topology, text, source, raw)
     if problems or config is None:
         raise StudyError(problems)
     _resolve_paths(config, base_dir)
@@ -169,9 +171,8 @@ def _topology(
         )
         return None
     topology.name = section.name or topology.name
+    topology = with_link_settings(topology, **section.link_settings())
     link = section.link
-    if link:
-        topology = topology.with_link_defaults(link.bw, link.delay_ms, link.loss_pct)
     topology.graph.graph["link_element"] = link.element if link else "off"
     if section.schedule:
         from sdnperf.links.schedule import ScheduleError, plan_links
@@ -227,12 +228,77 @@ def _problems(
     return problems
 
 
-def _check_hosts(config: StudyFile, topology: TopoSpec, text: str, source: str) -> list[Problem]:
-    """Host names in explicit pairs must exist in the topology."""
+UNSET = "none"  # a per_topology value that unsets an optional field on that topology
+
+
+def for_topology(raw: dict, label: str) -> dict:
+    """A copy of a raw study as topology `label` sees it: every workload (and mixed member)
+    takes its `per_topology` values for that topology ("none" unsets a field), and no
+    workload has `per_topology` or `topologies` any more (the plan applies the latter)."""
+    out = copy.deepcopy(raw)
+
+    def apply(entry: object) -> None:
+        if not isinstance(entry, dict):
+            return
+        entry.pop("topologies", None)  # the plan has applied it; the copy has one topology
+        table = entry.pop("per_topology", None)
+        if isinstance(table, dict) and isinstance(table.get(label), dict):
+            for key, value in table[label].items():
+                if isinstance(value, str) and value.lower() == UNSET:
+                    entry.pop(key, None)
+                else:
+                    entry[key] = value
+        for member in entry.get("members") or []:
+            apply(member)
+        if entry.get("kind") == "mixed":
+            entry.pop("pairs", None)  # gathered again from the members' own pairs
+
+    if isinstance(out.get("workload"), list):
+        out["workload"] = [e for e in out["workload"] if runs_on(e, label)]
+    for entry in out.get("workload") or []:
+        apply(entry)
+    return out
+
+
+def runs_on(raw_workload: object, label: str) -> bool:
+    """Whether a raw workload entry runs on topology `label` (its `topologies`, if any)."""
+    names = raw_workload.get("topologies") if isinstance(raw_workload, dict) else None
+    return not isinstance(names, list) or label in names
+
+
+def _has_per_topology(raw: dict) -> bool:
+    def has(entry: object) -> bool:
+        return isinstance(entry, dict) and (
+            "per_topology" in entry or any(has(m) for m in entry.get("members") or [])
+        )
+
+    return any(has(e) for e in raw.get("workload") or [])
+
+
+def _check_hosts(
+    config: StudyFile, topology: TopoSpec, text: str, source: str, raw: dict | None = None
+) -> list[Problem]:
+    """Host names in explicit pairs must exist in the topology (with its `per_topology`
+    values, which are validated here for that topology)."""
     from sdnperf.workloads.pairs import resolve_pairs
 
+    names = [wl.name for wl in config.workload]  # the file's order: locations by index
+    skip = {
+        wl.name for wl in config.workload if wl.topologies and topology.name not in wl.topologies
+    }
+    if raw is not None and (_has_per_topology(raw) or skip):
+        try:
+            config = StudyFile.model_validate(for_topology(raw, topology.name))
+        except pydantic.ValidationError as exc:
+            return [
+                dataclasses.replace(p, message=f"on topology {topology.name!r}: {p.message}")
+                for p in _problems(exc, text, source, (), raw)
+            ]
     problems = []
-    for i, wl in enumerate(config.workload):
+    for wl in config.workload:
+        if wl.name in skip:
+            continue  # the workload's `topologies` leave this one out
+        i = names.index(wl.name)
         try:
             resolve_pairs(wl.pairs, topology.hosts(), config.study.seed)
         except ValueError as exc:

@@ -12,8 +12,8 @@ holds a model goes on with that model's fields (`topology.link.bw`,
 `workload.w.pairs.permutation`), a field that holds a table of free keys (a dict) goes on
 with the keys of the validated entry (`architecture.p4.params.recirc_passes`: those the
 study file gives and those the model fills in, so a misspelt key cannot pass). Topology fields are those of the
-generator's parameter model plus `link.bw|delay_ms|loss_pct` and the link schedules'
-fields, a schedule's points by their time keys (`topology.schedule.NAME.rate_mbps.5`).
+generator's parameter model plus `link|core_link|edge_link.bw|delay_ms|loss_pct` and the link
+schedules' fields, a schedule's points by their time keys (`topology.schedule.NAME.rate_mbps.5`).
 
 Nothing here knows the names of particular fields: the models are walked, so a field added
 to an architecture or workload model is sweepable at once.
@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from pydantic import BaseModel
 
 from sdnperf.links.config import LinkSchedule
-from sdnperf.study.schema import LinkDefaults, StudyFile, TopologySection
+from sdnperf.study.schema import LINK_SETTINGS, LinkDefaults, StudyFile, TopologySection
 from sdnperf.topo.registry import generator
 
 SECTIONS = ("topology", "architecture", "workload")
@@ -131,7 +131,8 @@ def _topology_tree(entry: TopologySection) -> dict[str, object]:
     except ValueError:  # an unknown kind is reported by the loader
         params = None
     tree = _tree(params, None) if params else {}
-    tree["link"] = _tree(LinkDefaults, entry.link)
+    for key in LINK_SETTINGS:
+        tree[key] = _tree(LinkDefaults, getattr(entry, key))
     # a schedule's points are its keys: topology.schedule.NAME.rate_mbps.5
     tree["schedule"] = {name: _tree(LinkSchedule, s) for name, s in entry.schedule.items()}
     return tree

@@ -54,7 +54,9 @@ def plan_runs(study: LoadedStudy) -> list[RunSpec]:
     def study_for(topology: str, point: Point) -> LoadedStudy:
         if (topology, point) not in variants:
             variants[(topology, point)] = (
-                variant(study, topology, point) if point or len(study.topologies) > 1 else study
+                variant(study, topology, point)
+                if point or isinstance(study.raw.get("topology"), list)
+                else study
             )
         return variants[(topology, point)]
 
@@ -63,6 +65,8 @@ def plan_runs(study: LoadedStudy) -> list[RunSpec]:
     for rep in range(1, cfg.study.repetitions + 1):
         for topology in study.topologies:
             for wl in cfg.workload:
+                if wl.topologies is not None and topology not in wl.topologies:
+                    continue  # the workload runs on other topologies only
                 # The points of this topology × workload, over every architecture's sweeps;
                 # each architecture then visits the part of the point it has.
                 for full in points(

@@ -64,6 +64,22 @@ class TopologySection(BaseModel):
     link: LinkDefaults | None = None
     # links that change during a run: name -> schedule (links/config.py)
     schedule: dict[str, LinkSchedule] = Field(default_factory=dict)
+    # Per-tier settings, taking precedence over `link`: switch-to-switch links ("core") and
+    # hosts' access links ("edge"), e.g. 000's 1 Gbit/s core and 100 Mbit/s edge links.
+    core_link: LinkDefaults | None = None
+    edge_link: LinkDefaults | None = None
+
+    def link_settings(self) -> dict[str, dict]:
+        """{"link"|"core_link"|"edge_link": {bw, delay_ms, loss_pct}} for those given."""
+        out = {}
+        for key in LINK_SETTINGS:
+            value = getattr(self, key)
+            if value is not None:
+                out[key] = value.model_dump()
+        return out
+
+
+LINK_SETTINGS = ("link", "core_link", "edge_link")
 
 
 class SweepSection(_Strict):
@@ -123,6 +139,25 @@ class StudyFile(_Strict):
                         f"two {section} entries are named {item.name!r}; names must be unique"
                     )
                 seen.add(item.name)
+        topology_names = {t.name for t in self.topologies()}
+        for wl in self.workload:
+            for entry in [wl, *getattr(wl, "members", [])]:
+                for field, given in (
+                    ("per_topology", entry.per_topology or {}),
+                    ("topologies", entry.topologies or []),
+                ):
+                    unknown = sorted(set(given) - topology_names)
+                    if unknown and not isinstance(self.topology, list):
+                        raise ValueError(
+                            f"workload {entry.name!r}: {field} is for studies with several "
+                            "named [[topology]] entries"
+                        )
+                    if unknown:
+                        raise ValueError(
+                            f"workload {entry.name!r}: {field} names no [[topology]] entry: "
+                            f"{', '.join(unknown)} (topologies: "
+                            f"{', '.join(sorted(n for n in topology_names if n))})"
+                        )
         names = [a.name for a in self.architecture]
         if self.study.baseline is None:
             self.study.baseline = names[0]

@@ -13,7 +13,13 @@ import copy
 import itertools
 from dataclasses import dataclass
 
-from sdnperf.study.loader import LoadedStudy, Problem, StudyError, validate_raw
+from sdnperf.study.loader import (
+    LoadedStudy,
+    Problem,
+    StudyError,
+    for_topology,
+    validate_raw,
+)
 from sdnperf.study.locate import format_path, line_of
 from sdnperf.study.paths import PathError, Target, resolve
 
@@ -114,6 +120,7 @@ def _validated(
     raw.pop("sweep", None)
     if isinstance(raw["topology"], list):
         raw["topology"] = raw["topology"][list(study.topologies).index(topology)]
+        raw = for_topology(raw, topology)
     for target, value in assignments:
         target.set(raw, value)
     try:

@@ -7,7 +7,7 @@ from typing import Any
 
 from .generators import basic, campus, custom, fabric, graphml, transit_stub
 from .generators.base import Generator
-from .spec import TopoSpec
+from .spec import CORE, EDGE, TopoSpec
 
 TOPOLOGIES: dict[str, Generator] = {
     g.kind: g
@@ -47,8 +47,24 @@ def topology_from_table(table: dict[str, Any], seed: int, base_dir: Path | None 
     kind = params.pop("kind", None)
     if kind is None:
         raise ValueError("topology: `kind` is missing; valid kinds: " + ", ".join(TOPOLOGIES))
-    link = params.pop("link", None) or {}
-    spec = build_topology(kind, params, seed, base_dir)
+    settings = {key: params.pop(key, None) or {} for key in ("link", "core_link", "edge_link")}
+    return with_link_settings(build_topology(kind, params, seed, base_dir), **settings)
+
+
+def with_link_settings(
+    spec: TopoSpec,
+    link: dict | None = None,
+    core_link: dict | None = None,
+    edge_link: dict | None = None,
+) -> TopoSpec:
+    """Apply a topology table's link settings: a generator's own per-link values first,
+    then the tier's (`core_link`: switch to switch, `edge_link`: a host's link), then `link`
+    for every link still unset."""
+    for tier, values in ((CORE, core_link), (EDGE, edge_link)):
+        if values:
+            spec = spec.with_tier_defaults(
+                tier, values.get("bw"), values.get("delay_ms"), values.get("loss_pct")
+            )
     if link:
         spec = spec.with_link_defaults(link.get("bw"), link.get("delay_ms"), link.get("loss_pct"))
     return spec

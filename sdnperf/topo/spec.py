@@ -17,6 +17,9 @@ import networkx as nx
 HOST = "host"
 SWITCH = "switch"
 LINK_ATTRS = ("bw", "delay_ms", "loss_pct")
+# Link tiers for per-tier settings ([topology.core_link] / [topology.edge_link]).
+CORE = "core"  # switch to switch
+EDGE = "edge"  # a host's access link
 
 # Mininet derives a switch's dpid from the digits of its name, so names must be a prefix
 # plus a unique number; no leading zeros so that "s1" and "s01" cannot both exist.
@@ -173,6 +176,33 @@ class TopoSpec:
         spec = self.copy()
         defaults = {"bw": bw, "delay_ms": delay_ms, "loss_pct": loss_pct}
         for _, _, data in spec.graph.edges(data=True):
+            for attr, value in defaults.items():
+                if data.get(attr) is None:
+                    data[attr] = value
+        spec.validate()
+        return spec
+
+    def link_tier(self, a: str, b: str) -> str:
+        """ "edge" for a link with a host end (host access), "core" for switch-to-switch."""
+        return EDGE if self.is_host(a) or self.is_host(b) else CORE
+
+    def with_tier_defaults(
+        self,
+        tier: str,
+        bw: float | None = None,
+        delay_ms: float | None = None,
+        loss_pct: float | None = None,
+    ) -> TopoSpec:
+        """A copy where every unset attribute of the links of `tier` ("core" or "edge")
+        takes the given value; links of the other tier are left alone. Applied before the
+        all-links defaults, so a tier's value wins over `[topology.link]`."""
+        if tier not in (CORE, EDGE):
+            raise ValueError(f"unknown link tier {tier!r}; tiers: {CORE}, {EDGE}")
+        spec = self.copy()
+        defaults = {"bw": bw, "delay_ms": delay_ms, "loss_pct": loss_pct}
+        for a, b, data in spec.graph.edges(data=True):
+            if spec.link_tier(a, b) != tier:
+                continue
             for attr, value in defaults.items():
                 if data.get(attr) is None:
                     data[attr] = value

@@ -8,7 +8,7 @@ The union of all kinds is `config.WorkloadConfig`.
 from __future__ import annotations
 
 import re
-from typing import Annotated, Literal, Union
+from typing import Annotated, Any, Literal, Union
 
 from pydantic import (
     BaseModel,
@@ -140,6 +140,17 @@ class _Workload(_Strict):
 
     name: Name
     pairs: Pairs
+    # Other values on one [[topology]] entry (by its name), for studies whose topologies
+    # differ in hosts or lengths (000 Table 1: H1->H5 on 8 hosts, H1->H21 on 36; 1000 pings,
+    # 2000 on the Internet topology). Applied when a run's one-topology study is made
+    # (study/loader.py for_topology); "none" unsets an optional field there.
+    per_topology: dict[str, dict[str, Any]] | None = Field(
+        None, description="topology name -> {field = value} used on that topology"
+    )
+    # Run only on these [[topology]] entries (000: the mixed traffic on grid and Internet).
+    topologies: list[str] | None = Field(
+        None, min_length=1, description="names of the topologies this workload runs on"
+    )
 
 
 class PingConfig(_Workload):
@@ -162,9 +173,13 @@ class IperfTcpConfig(_Workload):
     duration: float | None = Field(None, gt=0, le=3600, description="seconds")
     bytes: str | None = Field(None, description='bytes to send, e.g. "20M" (K/M/G = 1024^n)')
     window: str | None = Field(None, description='socket buffer, e.g. "256K"')
+    rate: str | None = Field(
+        None,
+        description='a bound on the sending rate, bit/s, e.g. "12M" (iperf3 -b); none: unbound',
+    )
     time_limit: float | None = Field(None, gt=0, le=7200, description=_TIME_LIMIT_HELP)
 
-    @field_validator("bytes", "window", mode="before")
+    @field_validator("bytes", "window", "rate", mode="before")
     @classmethod
     def _size(cls, value: object, info) -> str | None:
         return None if value is None else _suffixed_field(value, info.field_name)
@@ -187,13 +202,20 @@ class IperfTcpConfig(_Workload):
     def byte_count(self) -> int | None:
         return None if self.bytes is None else int(parse_suffixed(self.bytes, 1024))
 
+    @property
+    def rate_bps(self) -> float | None:
+        return None if self.rate is None else parse_suffixed(self.rate, 1000)
+
 
 class IperfUdpConfig(_Workload):
-    """UDP constant bit rate with iperf3."""
+    """UDP constant bit rate with iperf3, for a fixed duration or a fixed number of bytes."""
 
     kind: Literal["iperf-udp"]
     rate: str = Field("10M", description='bit/s, e.g. "10M" (K/M/G = 1000^n)')
-    duration: float = Field(5, gt=0, le=3600, description="seconds")
+    duration: float | None = Field(None, gt=0, le=3600, description="seconds (default 5)")
+    bytes: str | None = Field(
+        None, description='bytes to send, e.g. "1G" (K/M/G = 1024^n), instead of a duration'
+    )
     length: int | None = Field(None, ge=16, le=65_507, description="datagram payload bytes")
     time_limit: float | None = Field(None, gt=0, le=7200, description=_TIME_LIMIT_HELP)
 
@@ -202,6 +224,35 @@ class IperfUdpConfig(_Workload):
     def _rate(cls, value: object) -> str:
         return _suffixed_field(value, "rate")
 
+    @field_validator("bytes", mode="before")
+    @classmethod
+    def _bytes(cls, value: object) -> str | None:
+        return None if value is None else _suffixed_field(value, "bytes")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _default_duration(cls, data: object) -> object:
+        if isinstance(data, dict) and data.get("duration") is None and data.get("bytes") is None:
+            data = {**data, "duration": 5}
+        return data
+
+    @model_validator(mode="after")
+    def _one_mode(self) -> "IperfUdpConfig":
+        if self.duration is not None and self.bytes is not None:
+            raise ValueError("give either duration or bytes, not both")
+        return self
+
     @property
     def rate_bps(self) -> float:
         return parse_suffixed(self.rate, 1000)
+
+    @property
+    def byte_count(self) -> int | None:
+        return None if self.bytes is None else int(parse_suffixed(self.bytes, 1024))
+
+    @property
+    def expected_seconds(self) -> float:
+        """How long the sender runs: the duration, or the bytes at the rate."""
+        if self.duration is not None:
+            return self.duration
+        return (self.byte_count or 0) * 8 / self.rate_bps

@@ -16,10 +16,12 @@ from dataclasses import dataclass, field
 from ..samples import Sample, Summary
 from .basic_config import IperfTcpConfig, IperfUdpConfig, Pairs
 from .context import WorkloadContext, WorkloadError, WorkloadOutput
+from .jitter import eq1_over_flows
 from .pairs import resolve_pairs
 from .procs import Launched, ProcessGroup, listens
 
-BASE_PORT = 5201  # pair i uses BASE_PORT + i
+BASE_PORT = 5201  # TCP pair i uses BASE_PORT + i
+UDP_BASE_PORT = 5701  # UDP pair i: apart from TCP, so one mix can send both to one host
 SERVER_START_TIMEOUT_S = 5.0
 SERVER_EXIT_WAIT_S = 2.0  # after the clients: time for one-shot servers to exit by themselves
 CONNECT_TIMEOUT_MS = 5000  # a reactive controller may delay the first SYN; not by 5 s
@@ -34,6 +36,7 @@ class Interval:
     end: float
     mbps: float
     jitter_ms: float | None = None  # UDP receiver only
+    packets: int | None = None  # UDP receiver only: datagrams in the interval
 
 
 @dataclass
@@ -50,6 +53,8 @@ class IperfResult:
     lost_packets: int | None = None
     packets: int | None = None
     out_of_order: int | None = None
+    rtt_ms: float | None = None  # TCP: the sender's smoothed RTT (mean over the run), iperf3
+    rtt_series: list[tuple[float, float]] = field(default_factory=list)  # TCP (end s, ms)
     error: str = ""
 
 
@@ -81,6 +86,7 @@ def parse_iperf3(text: str) -> IperfResult:
     res.seconds = float(received.get("seconds", 0.0))
     if "retransmits" in (end.get("sum_sent") or {}):
         res.retransmits = int(end["sum_sent"]["retransmits"])
+    res.rtt_ms, res.rtt_series = _tcp_rtt(doc)
     if "jitter_ms" in received:  # UDP
         res.jitter_ms = float(received["jitter_ms"])
         res.lost_packets = int(received.get("lost_packets", 0))
@@ -90,6 +96,20 @@ def parse_iperf3(text: str) -> IperfResult:
         counts = [s["udp"]["out_of_order"] for s in streams if "out_of_order" in s.get("udp", {})]
         res.out_of_order = sum(counts) if counts else None
     return res
+
+
+def _tcp_rtt(doc: dict) -> tuple[float | None, list[tuple[float, float]]]:
+    """The TCP sender's RTT (kernel smoothed RTT, iperf3 reports microseconds): mean over
+    the streams of `mean_rtt`, and per interval the mean of the streams' `rtt`, in ms."""
+    senders = [s.get("sender") or {} for s in (doc.get("end") or {}).get("streams") or []]
+    means = [float(s["mean_rtt"]) / 1000 for s in senders if s.get("mean_rtt")]
+    series = []
+    for item in doc.get("intervals") or []:
+        rtts = [float(st["rtt"]) / 1000 for st in item.get("streams") or [] if st.get("rtt")]
+        s = item.get("sum") or {}
+        if rtts and not s.get("omitted") and "end" in s:
+            series.append((float(s["end"]), sum(rtts) / len(rtts)))
+    return (sum(means) / len(means) if means else None), series
 
 
 def _intervals(raw: list[dict]) -> list[Interval]:
@@ -102,12 +122,14 @@ def _intervals(raw: list[dict]) -> list[Interval]:
         if out and (out[-1].start, out[-1].end) == (start, end):
             continue  # iperf3 repeats the last interval when a test is cut short
         jitter = s.get("jitter_ms")
+        packets = s.get("packets")
         out.append(
             Interval(
                 start,
                 end,
                 float(s["bits_per_second"]) / 1e6,
                 None if jitter is None else float(jitter),
+                None if packets is None else int(packets),
             )
         )
     # The receiver often reports a last sliver of a millisecond or so with the final
@@ -154,24 +176,41 @@ def tcp_output(
         Summary(name, "bytes", float(sum(r.bytes for r in results.values())), "B", "higher"),
     ]
     if fixed_bytes and results:
-        times = [r.seconds for r in results.values()]
-        summaries += [
-            Summary(name, "transfer_time_s", sum(times) / len(times), "s"),
-            Summary(name, "transfer_time_max_s", max(times), "s"),
-        ]
+        summaries += _transfer_times(name, results)
+    for flow, res in results.items():
+        off = offsets.get(flow, 0.0)
+        for i, (t, ms) in enumerate(res.rtt_series):
+            samples.append(Sample(name, "tcp_rtt_ms", ms, "ms", flow, "", round(off + t, 6), i))
+    rtts = [r.rtt_ms for r in results.values() if r.rtt_ms is not None]
+    if rtts:
+        summaries.append(Summary(name, "tcp_rtt_ms", sum(rtts) / len(rtts), "ms"))
     retrans = [r.retransmits for r in results.values() if r.retransmits is not None]
     if retrans:
         summaries.append(Summary(name, "retransmits", float(sum(retrans)), "packets"))
     return WorkloadOutput(samples, summaries)
 
 
+def _transfer_times(name: str, results: dict[str, IperfResult]) -> list[Summary]:
+    times = [r.seconds for r in results.values()]
+    return [
+        Summary(name, "transfer_time_s", sum(times) / len(times), "s"),
+        Summary(name, "transfer_time_max_s", max(times), "s"),
+    ]
+
+
 def udp_output(
-    name: str, results: dict[str, IperfResult], offsets: dict[str, float]
+    name: str,
+    results: dict[str, IperfResult],
+    offsets: dict[str, float],
+    fixed_bytes: bool = False,
 ) -> WorkloadOutput:
     """Samples (receiver throughput and jitter per interval per pair) and summaries.
 
     - throughput_mbps: the SUM over pairs of each pair's mean receiver throughput;
+    - bytes: total bytes received; transfer_time_s / _max_s (fixed-bytes mode) as for TCP;
     - jitter_ms: mean over pairs of iperf3's receiver jitter (RFC 3550 smoothed);
+    - jitter_eq1_ms: 000's Eq. 1, the mean over pairs of each pair's mean per-packet
+      RFC 3550 jitter (iperf3's per-interval value weighted by the interval's datagrams);
     - loss_pct: lost / sent datagrams over all pairs;
     - reordered_pct: out-of-order / sent datagrams over all pairs.
     """
@@ -181,11 +220,25 @@ def udp_output(
         for s in _interval_samples(name, flow, res, offsets.get(flow, 0.0))
     ]
     summaries = [
-        Summary(name, "throughput_mbps", sum(r.mbps for r in results.values()), "Mbit/s", "higher")
+        Summary(name, "throughput_mbps", sum(r.mbps for r in results.values()), "Mbit/s", "higher"),
+        Summary(name, "bytes", float(sum(r.bytes for r in results.values())), "B", "higher"),
     ]
+    if fixed_bytes and results:
+        summaries += _transfer_times(name, results)
     jitters = [r.jitter_ms for r in results.values() if r.jitter_ms is not None]
     if jitters:
         summaries.append(Summary(name, "jitter_ms", sum(jitters) / len(jitters), "ms"))
+    eq1 = eq1_over_flows(
+        {
+            flow: [
+                (iv.jitter_ms, iv.packets or 0) for iv in r.intervals if iv.jitter_ms is not None
+            ]
+            for flow, r in results.items()
+            if r.receiver_intervals
+        }
+    )
+    if eq1 is not None:
+        summaries.append(Summary(name, "jitter_eq1_ms", eq1, "ms"))
     packets = sum(r.packets or 0 for r in results.values())
     if packets:
         lost = sum(r.lost_packets or 0 for r in results.values())
@@ -199,11 +252,10 @@ def udp_output(
 def run_iperf_tcp(cfg: IperfTcpConfig, ctx: WorkloadContext) -> WorkloadOutput:
     mode = ["-n", cfg.bytes] if cfg.bytes else ["-t", f"{cfg.duration:g}"]
     window = ["-w", cfg.window] if cfg.window else []
-    limit = cfg.time_limit or (
-        cfg.duration + DURATION_MARGIN_S if cfg.duration else BYTES_MODE_LIMIT_S
-    )
+    bound = ["-b", cfg.rate] if cfg.rate else []
+    limit = cfg.time_limit or _limit(cfg.duration, cfg.byte_count, cfg.rate_bps)
     results, offsets, started = _run_pairs(
-        cfg.name, "iperf-tcp", cfg.pairs, ctx, mode + window, limit
+        cfg.name, "iperf-tcp", cfg.pairs, ctx, mode + window + bound, limit
     )
     out = tcp_output(cfg.name, results, offsets, fixed_bytes=cfg.bytes is not None)
     out.processes_started = started
@@ -211,14 +263,25 @@ def run_iperf_tcp(cfg: IperfTcpConfig, ctx: WorkloadContext) -> WorkloadOutput:
 
 
 def run_iperf_udp(cfg: IperfUdpConfig, ctx: WorkloadContext) -> WorkloadOutput:
-    args = ["-u", "-b", cfg.rate, "-t", f"{cfg.duration:g}"]
+    mode = ["-n", cfg.bytes] if cfg.bytes else ["-t", f"{cfg.duration:g}"]
+    args = ["-u", "-b", cfg.rate, *mode]
     if cfg.length:
         args += ["-l", str(cfg.length)]
-    limit = cfg.time_limit or cfg.duration + DURATION_MARGIN_S
+    limit = cfg.time_limit or _limit(cfg.duration, cfg.byte_count, cfg.rate_bps)
     results, offsets, started = _run_pairs(cfg.name, "iperf-udp", cfg.pairs, ctx, args, limit)
-    out = udp_output(cfg.name, results, offsets)
+    out = udp_output(cfg.name, results, offsets, fixed_bytes=cfg.bytes is not None)
     out.processes_started = started
     return out
+
+
+def _limit(duration: float | None, byte_count: int | None, rate_bps: float | None) -> float:
+    """When a hanging client is killed: the duration, or fixed bytes at a bound rate, plus
+    the margin; fixed bytes without a rate bound get BYTES_MODE_LIMIT_S."""
+    if duration:
+        return duration + DURATION_MARGIN_S
+    if byte_count and rate_bps:
+        return byte_count * 8 / rate_bps * 1.5 + DURATION_MARGIN_S
+    return BYTES_MODE_LIMIT_S
 
 
 @dataclass
@@ -247,8 +310,9 @@ def _run_pairs(
     Returns the parsed result and the client's start offset (s since the first client
     started) per flow, and how many processes were started.
     """
+    base = UDP_BASE_PORT if kind == "iperf-udp" else BASE_PORT
     pairs = [
-        _Pair(f"{src}->{dst}", src, dst, ctx.host(dst).IP(), BASE_PORT + i)
+        _Pair(f"{src}->{dst}", src, dst, ctx.host(dst).IP(), base + i)
         for i, (src, dst) in enumerate(resolve_pairs(pairs_cfg, ctx.host_names, ctx.seed))
     ]
     with ProcessGroup(ctx) as group:

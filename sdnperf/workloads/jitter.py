@@ -11,7 +11,14 @@
    packets (in sequence order) of |delay_j - delay_i|; then the plain mean of the per-flow
    values, so every flow weighs the same whatever its packet count.
 
-Both take times in any unit and answer in that unit. A flow with fewer than two packets
+3. **000's Eq. 1** (Fernando et al. 2025): (1/M) Σ_f (Σ_i J_fi / N_f), the mean over the
+   M flows of each flow's mean per-packet jitter J_fi, where a packet's jitter is the
+   running RFC 3550 estimate after it (what Wireshark's RTP analysis lists per packet).
+   `eq1_over_flows` takes per flow (J, packets) pairs: J values each standing for that
+   many packets (iperf3 reports the running estimate once per interval with the
+   interval's datagram count, so each interval's value is weighted by its packets).
+
+All take times in any unit and answer in that unit. A flow with fewer than two packets
 has no jitter (None) and is left out of the average.
 """
 
@@ -71,3 +78,16 @@ def in_arrival_order(packets: Iterable[tuple[float, float]]) -> tuple[list[float
     """Split (send, recv) pairs into two lists sorted by receive time."""
     ordered = sorted(packets, key=lambda p: p[1])
     return [p[0] for p in ordered], [p[1] for p in ordered]
+
+
+def eq1_over_flows(per_flow: Mapping[str, Sequence[tuple[float, int]]]) -> float | None:
+    """000's Eq. 1: mean over flows of the packet-weighted mean jitter of each flow.
+
+    per_flow: flow -> [(jitter, packets it stands for), ...]. A flow with no packets is
+    left out; None when no flow has any."""
+    values = []
+    for points in per_flow.values():
+        packets = sum(n for _, n in points if n > 0)
+        if packets:
+            values.append(sum(j * n for j, n in points if n > 0) / packets)
+    return sum(values) / len(values) if values else None

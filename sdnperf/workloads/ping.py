@@ -101,8 +101,42 @@ def ping_argv(
     ]
 
 
+ICMP_IP_OVERHEAD = 8 + 20  # ICMP header + IPv4 header around ping's -s payload
+THROUGHPUT_BIN_S = 1.0
+
+
+def icmp_throughput_series(
+    reply_times: list[float], packet_bytes: int, start: float, end: float, bin_s: float = 1.0
+) -> list[tuple[float, float]]:
+    """ICMP throughput over time as a capture at the pinging host shows it (000 Figs 3-4):
+    the echo replies' IP bytes received in each `bin_s` window from `start`, in bit/s, as
+    (window end, bit/s) for every window up to `end` (an empty window is 0 bit/s).
+    Times are seconds on any one clock."""
+    if end <= start:
+        return []
+    bins = max(1, math.ceil((end - start) / bin_s - 1e-9))
+    counts = [0] * bins
+    for t in reply_times:
+        i = int((t - start) // bin_s)
+        if 0 <= i < bins:
+            counts[i] += 1
+    return [(round((i + 1) * bin_s, 6), n * packet_bytes * 8 / bin_s) for i, n in enumerate(counts)]
+
+
+def icmp_throughput(replies: int, packet_bytes: int, seconds: float) -> float | None:
+    """Mean ICMP throughput of one flow, bit/s: the echo replies' IP bits over the series'
+    length (count x interval): 1000 replies of 1500 bytes in 1000 s = 12,000 bit/s."""
+    return replies * packet_bytes * 8 / seconds if seconds > 0 else None
+
+
 def ping_output(
-    name: str, cold: dict[str, PingResult], steady: dict[str, PingResult], t0: float
+    name: str,
+    cold: dict[str, PingResult],
+    steady: dict[str, PingResult],
+    t0: float,
+    size: int | None = None,
+    interval: float | None = None,
+    steady_t0: float | None = None,
 ) -> WorkloadOutput:
     """Samples and summaries from parsed results keyed by flow ("h1->h2").
 
@@ -112,6 +146,9 @@ def ping_output(
     - rtt_ms / rtt_min_ms / rtt_max_ms / rtt_mdev_ms: over every steady reply of every pair
       (mdev as ping defines it: sqrt(mean(x^2) - mean(x)^2));
     - loss_pct: lost / sent over all packets, cold ones included.
+    - icmp_throughput_bps (when `size` and `interval` are given): mean over pairs of the
+      steady series' echo-reply IP bits per second of the series' length, and per pair a
+      1-s series of the same (samples, time from the workload's start).
     Each lost packet is also a Sample (metric "lost", value 1) so it is visible in the data.
     """
     samples: list[Sample] = []
@@ -147,7 +184,51 @@ def ping_output(
         ]
     if sent:
         summaries.append(Summary(name, "loss_pct", 100.0 * lost / sent, "%"))
+    if size is not None and interval and steady:
+        samples_t, rates = _icmp_throughput(name, steady, t0, size, interval, steady_t0)
+        samples += samples_t
+        if rates:
+            summaries.append(
+                Summary(name, "icmp_throughput_bps", sum(rates) / len(rates), "bit/s", "higher")
+            )
     return WorkloadOutput(samples, summaries)
+
+
+def _icmp_throughput(
+    name: str,
+    steady: dict[str, PingResult],
+    t0: float,
+    size: int,
+    interval: float,
+    steady_t0: float | None,
+) -> tuple[list[Sample], list[float]]:
+    packet = size + ICMP_IP_OVERHEAD
+    samples, rates = [], []
+    start = t0 if steady_t0 is None else steady_t0
+    for flow, res in steady.items():
+        seconds = res.transmitted * interval
+        rate = icmp_throughput(len(res.replies), packet, seconds)
+        if rate is not None:
+            rates.append(rate)
+        times = [r.ts for r in res.replies if r.ts is not None]
+        if not times:
+            continue
+        series = icmp_throughput_series(times, packet, start, start + seconds, THROUGHPUT_BIN_S)
+        offset = start - t0
+        for i, (t, bps) in enumerate(series):
+            samples.append(
+                Sample(
+                    name,
+                    "icmp_throughput_bps",
+                    bps,
+                    "bit/s",
+                    flow,
+                    "steady",
+                    round(offset + t, 6),
+                    i,
+                )
+            )
+    return samples, rates
 
 
 def run_ping(cfg: PingConfig, ctx: WorkloadContext) -> WorkloadOutput:
@@ -162,8 +243,9 @@ def run_ping(cfg: PingConfig, ctx: WorkloadContext) -> WorkloadOutput:
         ctx.log(
             f"{cfg.name}: steady ping, {cfg.count} x {cfg.interval:g} s on {len(flows)} pair(s)"
         )
+        steady_t0 = time.time()
         steady = _ping_all(group, ctx, flows, cfg, count=cfg.count, what="steady")
-        out = ping_output(cfg.name, cold, steady, t0)
+        out = ping_output(cfg.name, cold, steady, t0, cfg.size, cfg.interval, steady_t0)
         out.processes_started = group.started
     for flow, res in cold.items():
         if not res.replies:

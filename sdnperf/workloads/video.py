@@ -67,7 +67,7 @@ def video_output(
     """Samples (per segment: bitrate, download time, buffer; stalls; throughput per 1 s)
     and summaries over sessions: startup_delay_s, bitrate_mbps, segment_time_s (means),
     segment_time_max_s (max), stalls, stall_time_s, bitrate_switches (sums),
-    throughput_mbps (sum of the sessions' mean rates)."""
+    throughput_mbps (sum of the sessions' mean rates), bytes (segment bytes, all sessions)."""
     samples: list[Sample] = []
     per: list[dict] = []
     for flow, log in sessions.items():
@@ -108,6 +108,9 @@ def video_output(
         if vals:
             agg = {"mean": statistics.fmean, "max": max, "sum": sum}[how](vals)
             summaries.append(Summary(name, key, float(agg), unit, better))
+    if sessions:  # data moved (000 Table 4): every segment's bytes, all players
+        moved = sum(size for log in sessions.values() for _, _, size, _ in log.downloads)
+        summaries.append(Summary(name, "bytes", float(moved), "B", "higher"))
     return WorkloadOutput(samples, summaries)
 
 

@@ -195,3 +195,29 @@ def test_registered_plot_providers_add_figures_and_a_failing_one_is_skipped(
     assert seen == [study_id]
     assert "extra: nothing to draw here" in out.skipped
     assert any("broken" in s and "bad data" in s for s in out.skipped)
+
+
+def test_jitter_over_time_is_the_mean_over_flows_per_architecture(tmp_path):
+    """000 Figs 7/9/10/12: jitter per interval, one line per architecture; two flows with
+    2 and 4 ms in an interval give 3 ms (a mean: summing jitter would say 6)."""
+    with Store(tmp_path / "s.db") as store:
+        sid = store.open_study("j", "", {}, {})
+        for arch, base in (("p4", 2.0), ("openflow", 5.0)):
+            samples = [
+                Sample("udp", "jitter_ms", base + extra + i, "ms", flow, "", 1.0 + i, i)
+                for flow, extra in (("h1->h5", 0.0), ("h2->h6", 2.0))
+                for i in range(3)
+            ]
+            store.record_run(
+                sid,
+                RunResult(f"t|{arch}|udp|0", "t", arch, "udp", 0, {}, "ok", samples=samples),
+            )
+        data = series.throughput_over_time(store, sid, "udp", "jitter_ms", combine="mean")
+        assert list(data["p4"].mean) == [3.0, 4.0, 5.0]
+        assert list(data["openflow"].mean) == [6.0, 7.0, 8.0]
+        assert data["p4"].flows == 2
+        summed = series.throughput_over_time(store, sid, "udp", "jitter_ms")
+        assert list(summed["p4"].mean) == [6.0, 8.0, 10.0]
+        out = plots.all_plots(store, sid, tmp_path / "png")
+        assert "jitter_ms_over_time_udp.png" in [p.name for p in out.paths]
+        assert plots.metric_over_time(store, sid, tmp_path, "udp", "tcp_rtt_ms") is None

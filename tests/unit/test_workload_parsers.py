@@ -175,7 +175,7 @@ def test_tcp_output_sums_pairs():
     assert m["retransmits"].value == a.retransmits + b.retransmits
     assert m["transfer_time_s"].value == pytest.approx((a.seconds + b.seconds) / 2)
     assert m["transfer_time_max_s"].value == pytest.approx(max(a.seconds, b.seconds))
-    series = [s for s in out.samples if s.flow == "h3->h2"]
+    series = [s for s in out.samples if s.flow == "h3->h2" and s.metric == "throughput_mbps"]
     assert [s.seq for s in series] == [0, 1]
     assert series[0].t == pytest.approx(0.5 + 1.000022)  # client start offset + interval end
     no_bytes = by_metric(tcp_output("tcp", {"x": a}, {}, fixed_bytes=False))
@@ -192,3 +192,4 @@ def test_udp_output():
     assert m["reordered_pct"].value == 0.0
     assert m["jitter_ms"].value == pytest.approx((clean.jitter_ms + lossy.jitter_ms) / 2)
     assert {s.metric for s in out.samples} == {"throughput_mbps", "jitter_ms"}
+    assert m["bytes"].value == clean.bytes + lossy.bytes
