@@ -46,7 +46,14 @@ def print_report(
     from rich.console import Console
 
     from sdnperf.report.table import comparison, render_table
+    from sdnperf.studies import figure_map
 
+    found = figure_map.map_for_store(store, study_id)  # a built-in study: the paper first
+    if found is not None:
+        study, fmap, _ = found
+        *items, count = figure_map.lines(study, fmap)
+        print("\n".join([*items, *figure_map.comparison_lines(store, study_id, fmap), count]))
+        print()
     rows = comparison(store, study_id, baseline)
     # Piped output (CI logs, files) gets a wide table instead of an 80-column squeeze.
     render_table(rows, Console(width=None if sys.stdout.isatty() else 160))
@@ -73,6 +80,7 @@ def print_report(
         # report extensions register themselves when imported (report/ names none)
         import sdnperf.cluster.variance  # noqa: F401  (the "Nodes" section)
         import sdnperf.ctlbench.plots  # noqa: F401  (ctlbench's figures)
+        import sdnperf.studies.figure_map  # noqa: F401  (the figure map, the report's opening)
         from sdnperf.report.html import write_report
 
         out = write_report(store, study_id, html_path or results_dir / "report.html")
