@@ -197,7 +197,8 @@ def _value(store, study_id: int, sel: Selector, architecture: str) -> tuple[floa
         for r in store.runs(study_id)
         if r.status == "ok"
         and r.architecture == architecture
-        and (sel.workload is None or r.workload == sel.workload)
+        # a mixed run's members are stored as "mix/tcp" under the run's workload "mix"
+        and (sel.workload is None or sel.workload.split("/")[0] == r.workload)
         and (sel.topology is None or r.topology == sel.topology)
         and all(str(r.point.get(k)) == str(v) for k, v in sel.point.items())
     }
