@@ -50,9 +50,10 @@ def print_report(
 
     found = figure_map.map_for_store(store, study_id)  # a built-in study: the paper first
     if found is not None:
-        study, fmap, _ = found
+        study, fmap, part = found
         *items, count = figure_map.lines(study, fmap)
-        print("\n".join([*items, *figure_map.comparison_lines(store, study_id, fmap), count]))
+        cmp = figure_map.comparison_lines(store, study_id, fmap, part)
+        print("\n".join([*items, *cmp, count]))
         print()
     rows = comparison(store, study_id, baseline)
     # Piped output (CI logs, files) gets a wide table instead of an 80-column squeeze.

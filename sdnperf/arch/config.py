@@ -52,6 +52,14 @@ class RouterConfig(_ArchBase):
     kind: Literal["router"]
 
 
+class DirectConfig(_ArchBase):
+    """No switch at all: the two hosts of a one-switch topology joined by one link (their
+    two links' settings, the first host's), the baseline a forwarding element is measured
+    against (seed paper 001's "direct connection" between source and sink)."""
+
+    kind: Literal["direct"]
+
+
 OvsFlowProgram = Literal["l2", "ipv4", "vlan", "pipeline8"]
 
 
@@ -242,7 +250,13 @@ class P4Config(_ArchBase):
 
 ArchitectureConfig = Annotated[
     Union[
-        BridgeConfig, RouterConfig, OvsStandaloneConfig, OvsFlowsConfig, OpenflowConfig, P4Config
+        BridgeConfig,
+        RouterConfig,
+        DirectConfig,
+        OvsStandaloneConfig,
+        OvsFlowsConfig,
+        OpenflowConfig,
+        P4Config,
     ],
     Field(discriminator="kind"),
 ]

@@ -26,6 +26,7 @@ One declarative file per study, `builtin/NAME/figures.toml`:
     ours = { metric = "rtt_ms", workload = "ping", architecture = "kernel-ipv4", point = {...} }
     over = "ovs-ipv4"                 # optional: compare ratios (architecture / over),
     paper_over = 83                   #   the paper's value of `over` — testbeds differ
+    part = "openflow-switches"        # optional: the part whose runs are ours (else the item's)
 
 `reproduced` claims that our report draws the item on the paper's axes at paper scale;
 everything else is counted as not reproduced. Adding a plot for an item later is a change
@@ -82,6 +83,8 @@ class Reference(_Strict):
     ours: Selector | None = None  # None: the paper's number, nothing of ours to set beside it
     over: str | None = None  # compare ratios architecture / over
     paper_over: float | None = None
+    part: str | None = None  # a study of several files: the part whose runs are "ours"
+    # (default: the item's)
 
     @model_validator(mode="after")
     def _ratio_pairs(self) -> Reference:
@@ -198,7 +201,11 @@ def _value(store, study_id: int, sel: Selector, architecture: str) -> tuple[floa
         if r.status == "ok"
         and r.architecture == architecture
         # a mixed run's members are stored as "mix/tcp" under the run's workload "mix"
-        and (sel.workload is None or sel.workload.split("/")[0] == r.workload)
+        and (
+            sel.workload is None
+            or sel.workload == r.workload
+            or sel.workload.startswith(r.workload + "/")
+        )
         and (sel.topology is None or r.topology == sel.topology)
         and all(str(r.point.get(k)) == str(v) for k, v in sel.point.items())
     }
@@ -256,10 +263,17 @@ def lines(study: BuiltinStudy, fmap: FigureMap) -> list[str]:
     return out
 
 
-def comparisons(store, study_id: int, fmap: FigureMap) -> list[tuple[Item, Comparison]]:
+def comparisons(
+    store, study_id: int, fmap: FigureMap, part: str | None = None
+) -> list[tuple[Item, Comparison]]:
+    """The paper's numbers beside ours; with `part` (a study of several files), only the
+    items that part's runs draw (and those of no part)."""
     out = []
     for item in fmap.item:
         for ref in item.reference:
+            own = ref.part or item.part
+            if part and own and own != part:
+                continue
             c = compare(store, study_id, ref)
             if c is not None:
                 out.append((item, c))
@@ -267,11 +281,13 @@ def comparisons(store, study_id: int, fmap: FigureMap) -> list[tuple[Item, Compa
 
 
 def _fmt(x: float | None) -> str:
-    return "—" if x is None else f"{x:.3g}"
+    if x is None:
+        return "—"
+    return f"{x:,.0f}" if abs(x) >= 1000 else f"{x:.3g}"
 
 
-def comparison_lines(store, study_id: int, fmap: FigureMap) -> list[str]:
-    rows = comparisons(store, study_id, fmap)
+def comparison_lines(store, study_id: int, fmap: FigureMap, part: str | None = None) -> list[str]:
+    rows = comparisons(store, study_id, fmap, part)
     if not rows:
         return []
     out = ["The paper's numbers beside ours (ratio = ours / paper; ratios of ratios where marked):"]
@@ -332,7 +348,7 @@ def figure_map_html(store, study_id: int, figure_stems: list[str] | None = None)
         + f"</td><td>{escape(c.ref.source)}</td><td class=num>{_fmt(c.paper)}</td>"
         f"<td class=num>{_fmt(c.ours)}</td><td class=num>{c.runs}</td>"
         f"<td class=num>{_fmt(c.ratio)}</td></tr>"
-        for item, c in comparisons(store, study_id, fmap)
+        for item, c in comparisons(store, study_id, fmap, part)
     )
     return (
         f"<h2>The paper, figure by figure</h2><p>Seed paper {escape(fmap.paper.seed)}: "

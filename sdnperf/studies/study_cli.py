@@ -140,7 +140,8 @@ def cmd_figures(args) -> int:
             for study in store.studies():
                 found = figure_map.map_for_store(store, study.id)
                 if found is not None and found[0].name == s.name:
-                    print("\n".join(figure_map.comparison_lines(store, study.id, fmap)))
+                    part = found[2]
+                    print("\n".join(figure_map.comparison_lines(store, study.id, fmap, part)))
     print(count)
     return EXIT_OK
 

@@ -49,8 +49,9 @@ def test_every_referenced_id_exists_in_the_report_registry(name):
 def test_parts_exist(name):
     study = find(name)
     for item in figure_map.load(study).item:
-        if item.part is not None:
-            assert item.part in study.parts("paper"), f"{item.number}: no part {item.part!r}"
+        for part in [item.part, *(r.part for r in item.reference)]:
+            if part is not None:
+                assert part in study.parts("paper"), f"{item.number}: no part {part!r}"
 
 
 def test_unknown_plot_id_is_reported(tmp_path):
@@ -224,3 +225,30 @@ def test_report_opens_with_the_map(tmp_path):
     assert "NP2 ProGFE bridging time" in page  # Table 1's caption
     assert "<h3>The paper's numbers beside ours</h3>" in page
     assert "<td class=num>1.91</td><td class=num>2</td><td class=num>2</td>" in page
+
+
+def test_workload_names_with_a_slash_and_mixed_members(tmp_path):
+    """ctlbench workloads contain "/" ("ctlbench rate 10 pps/switch"); a mixed run's
+    members are stored as "mix/tcp" under the run's workload "mix": both are found."""
+    store = Store(tmp_path / "s.db")
+    sid = store.open_study("controller-capacity-x", "x.toml", {}, {})
+    for i, (workload, member) in enumerate(
+        [("ctlbench rate 10 pps/switch", "ctlbench rate 10 pps/switch"), ("mix", "mix/tcp")]
+    ):
+        store.record_run(
+            sid,
+            RunResult(
+                f"k{i}", "t", "a", workload, 1, {}, "ok", summaries=[Summary(member, "m", 2.0, "")]
+            ),
+        )
+    for workload in ("ctlbench rate 10 pps/switch", "mix/tcp"):
+        ref = figure_map.Reference(
+            what="w",
+            paper=4,
+            unit="",
+            source="s",
+            ours=figure_map.Selector(metric="m", architecture="a", workload=workload),
+        )
+        c = figure_map.compare(store, sid, ref)
+        assert c is not None and c.ours == 2.0 and c.runs == 1 and c.ratio == 0.5, workload
+    store.close()
