@@ -171,7 +171,7 @@ def _topology(
     topology.name = section.name or topology.name
     link = section.link
     if link:
-        topology = topology.with_link_defaults(link.bw, link.delay_ms, link.loss_pct)
+        topology = topology.with_link_defaults(link.bw, link.delay_ms, link.loss_pct, link.mtu)
     return topology
 
 

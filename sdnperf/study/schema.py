@@ -43,6 +43,8 @@ class LinkDefaults(_Strict):
     bw: float | None = Field(None, gt=0, le=1000, description="Mbit/s")
     delay_ms: float | None = Field(None, ge=0, le=10_000)
     loss_pct: float | None = Field(None, ge=0, le=100)
+    # both ends of every link (e.g. 2000 so 2000-byte frames pass); unset: the kernel's 1500
+    mtu: int | None = Field(None, ge=68, le=65535, description="bytes")
 
 
 TOPOLOGY_NAME = r"^[A-Za-z0-9_.-]+$"

@@ -50,5 +50,7 @@ def topology_from_table(table: dict[str, Any], seed: int, base_dir: Path | None 
     link = params.pop("link", None) or {}
     spec = build_topology(kind, params, seed, base_dir)
     if link:
-        spec = spec.with_link_defaults(link.get("bw"), link.get("delay_ms"), link.get("loss_pct"))
+        spec = spec.with_link_defaults(
+            link.get("bw"), link.get("delay_ms"), link.get("loss_pct"), link.get("mtu")
+        )
     return spec

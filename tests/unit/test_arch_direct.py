@@ -53,3 +53,30 @@ def test_switch_taken_out_link_settings_kept():
 def test_refused_unless_one_switch_between_two_hosts(edges, hosts, switches):
     with pytest.raises(ArchitectureError, match="direct connection replaces the one switch"):
         check_architecture(CFG, spec_of(edges, hosts, switches))
+
+
+def test_link_mtu_is_validated_and_defaulted():
+    from sdnperf.topo.spec import TopologyError
+
+    spec = spec_of([("h1", "s1"), ("h2", "s1")], ["h1", "h2"], ["s1"])
+    with_mtu = spec.with_link_defaults(mtu=2000)
+    assert {link.mtu for link in with_mtu.links()} == {2000}
+    assert {link.mtu for link in spec.links()} == {None}  # a copy: the original unchanged
+    (link,) = direct_spec(with_mtu).links()
+    assert link.mtu == 2000  # the direct link keeps the MTU
+    for bad in (10, 70000, 1500.5, True):
+        with pytest.raises(TopologyError, match="mtu must be a whole number of bytes"):
+            spec.with_link_defaults(mtu=bad)  # type: ignore[arg-type]
+
+
+def test_study_file_link_mtu(tmp_path):
+    from sdnperf.study.loader import load_study
+
+    path = tmp_path / "s.toml"
+    path.write_text(
+        '[study]\nname = "s"\n[topology]\nkind = "single"\nhosts = 2\n[topology.link]\n'
+        'mtu = 2000\n[[architecture]]\nname = "direct"\nkind = "direct"\n[[workload]]\n'
+        'name = "p"\nkind = "ping"\npairs = [["h1", "h2"]]\ncount = 2\n'
+    )
+    study = load_study(path)
+    assert {link.mtu for link in study.topology.links()} == {2000}
