@@ -9,6 +9,7 @@ ARCHITECTURE_MODULES = {
     "bridge": ("sdnperf.arch.bridge", "BridgeArchitecture"),
     "router": ("sdnperf.arch.router", "RouterArchitecture"),
     "direct": ("sdnperf.arch.direct", "DirectArchitecture"),
+    "userspace": ("sdnperf.arch.userspace", "UserspaceArchitecture"),
     "ovs-standalone": ("sdnperf.arch.ovs", "OvsStandaloneArchitecture"),
     "ovs-flows": ("sdnperf.arch.ovs", "OvsFlowsArchitecture"),
     "openflow": ("sdnperf.arch.ovs", "OpenflowArchitecture"),

@@ -60,6 +60,13 @@ class DirectConfig(_ArchBase):
     kind: Literal["direct"]
 
 
+class UserspaceConfig(_ArchBase):
+    """IPv4 forwarding by a Linux user-space program (sdnperf/arch/userfwd.py: AF_PACKET
+    sockets, a /32 route per host, TTL and checksum): seed paper 001's "Linux user-space"."""
+
+    kind: Literal["userspace"]
+
+
 OvsFlowProgram = Literal["l2", "ipv4", "vlan", "pipeline8"]
 
 
@@ -253,6 +260,7 @@ ArchitectureConfig = Annotated[
         BridgeConfig,
         RouterConfig,
         DirectConfig,
+        UserspaceConfig,
         OvsStandaloneConfig,
         OvsFlowsConfig,
         OpenflowConfig,

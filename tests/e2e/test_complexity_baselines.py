@@ -1,5 +1,6 @@
 """Seed paper 001's baselines in workload-complexity at smoke scale, through the real
-components: the direct connection (the two hosts on one link, no switch) and the BMv2
+components: the direct connection (the two hosts on one link, no switch), the Linux
+user-space IPv4 forwarder (AF_PACKET, sdnperf/arch/userfwd.py) and the BMv2
 blocks (the reference simple_switch_grpc running the same P4 programs and entries as our
 switch), each run by `sdnperf study run workload-complexity --scale smoke --only ...`."""
 
@@ -53,18 +54,21 @@ def _summary(store, run, metric):
 
 
 def test_direct_connection_has_no_switch_and_carries_the_traffic(tmp_path):
-    _, db = run_smoke(tmp_path, "arch=direct,workload=ping|tcp")
+    _, db = run_smoke(tmp_path, "arch=direct,workload=owd|tcp")
     with Store(db) as store:
         (study,) = store.studies()
         runs = store.runs(study.id)
-        assert runs and {r.architecture for r in runs} == {"direct"}
+        assert {(r.architecture, r.workload) for r in runs} == {
+            ("direct", "owd"),
+            ("direct", "tcp"),
+        }
         assert all(r.status == "ok" for r in runs), [r.error for r in runs]
         for run in runs:
             assert run.params["facts"]["forwarding"] == "none: the hosts share one link"
             assert run.cpu.switch_ms is None  # no switch on the path: nothing paced
-            if run.workload == "ping":
+            if run.workload == "owd":  # the timestamped stream: one-way delay
                 assert _summary(store, run, "loss_pct") == 0.0
-                assert _summary(store, run, "rtt_ms") > 0
+                assert _summary(store, run, "owd_ms") > 0
             else:
                 assert _summary(store, run, "throughput_mbps") > 0
 
@@ -72,7 +76,7 @@ def test_direct_connection_has_no_switch_and_carries_the_traffic(tmp_path):
 def test_bmv2_blocks_forward_the_same_programs(tmp_path):
     if REFERENCE is None:
         pytest.skip("BMv2's simple_switch_grpc is not in ../shared/p4-reference/bin")
-    _, db = run_smoke(tmp_path, "arch=bmv2-l2|bmv2-ipv4,workload=ping", str(REFERENCE / "bin"))
+    _, db = run_smoke(tmp_path, "arch=bmv2-l2|bmv2-ipv4,workload=owd", str(REFERENCE / "bin"))
     with Store(db) as store:
         (study,) = store.studies()
         runs = store.runs(study.id)
@@ -80,3 +84,19 @@ def test_bmv2_blocks_forward_the_same_programs(tmp_path):
         assert all(r.status == "ok" for r in runs), [r.error for r in runs]
         for run in runs:
             assert _summary(store, run, "loss_pct") == 0.0
+
+
+def test_user_space_forwarder_routes_the_traffic(tmp_path):
+    _, db = run_smoke(tmp_path, "arch=user-ipv4,workload=owd|tcp")
+    with Store(db) as store:
+        (study,) = store.studies()
+        runs = store.runs(study.id)
+        assert {r.workload for r in runs} == {"owd", "tcp"}
+        assert all(r.status == "ok" for r in runs), [r.error for r in runs]
+        for run in runs:
+            assert "user-space" in run.params["facts"]["forwarding"]
+            assert "switch" in run.cpu.per_role  # the forwarder's CPU is sampled as the switch's
+            if run.workload == "owd":
+                assert _summary(store, run, "loss_pct") < 5.0
+            else:
+                assert _summary(store, run, "throughput_mbps") > 0

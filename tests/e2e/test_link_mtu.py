@@ -1,13 +1,19 @@
 """A per-link MTU (`[topology.link] mtu`): 2000-byte frames (seed paper 001's Table 3 goes to
-2000 bytes) cross a Linux bridge, the kernel router, our P4 switch and the direct
-connection unfragmented (ping with "don't fragment": a frame above a port's MTU would be
+2000 bytes) cross a Linux bridge, the kernel router, our P4 switch, the user-space
+forwarder and the direct connection unfragmented (ping with "don't fragment": a frame above a port's MTU would be
 refused or dropped); without the setting the same ping is refused at 1500."""
 
 from __future__ import annotations
 
 import pytest
 
-from sdnperf.arch.config import BridgeConfig, DirectConfig, P4Config, RouterConfig
+from sdnperf.arch.config import (
+    BridgeConfig,
+    DirectConfig,
+    P4Config,
+    RouterConfig,
+    UserspaceConfig,
+)
 from sdnperf.runner import started_network
 from sdnperf.topo.registry import build_topology
 from tests.e2e.support import NEEDS_MININET
@@ -24,6 +30,7 @@ PING_2000 = "ping -M do -s 1958 -c 3 -i 0.1 -W 2 10.0.0.2"  # 1958 + 8 + 20 + 14
         RouterConfig(kind="router", name="kernel-ipv4"),
         P4Config(kind="p4", name="p4-l2", app="proactive", program="l2"),
         DirectConfig(kind="direct", name="direct"),
+        UserspaceConfig(kind="userspace", name="user-ipv4"),
     ],
     ids=lambda c: c.name,
 )
