@@ -308,7 +308,7 @@ def versus(
                 continue
             xs = sorted(by_x)
             stats = [mean_band(by_x[v]) for v in xs]
-            style = marker[:-1] + styles[rate] if x == "switches" else marker
+            style = marker[0] + styles[rate] if x == "switches" else marker
             ax.errorbar(
                 xs,
                 [s[0] for s in stats],
