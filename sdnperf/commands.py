@@ -46,7 +46,15 @@ def print_report(
     from rich.console import Console
 
     from sdnperf.report.table import comparison, render_table
+    from sdnperf.studies import figure_map
 
+    found = figure_map.map_for_store(store, study_id)  # a built-in study: the paper first
+    if found is not None:
+        study, fmap, part = found
+        *items, count = figure_map.lines(study, fmap)
+        cmp = figure_map.comparison_lines(store, study_id, fmap, part)
+        print("\n".join([*items, *cmp, count]))
+        print()
     rows = comparison(store, study_id, baseline)
     # Piped output (CI logs, files) gets a wide table instead of an 80-column squeeze.
     render_table(rows, Console(width=None if sys.stdout.isatty() else 160))
@@ -74,6 +82,7 @@ def print_report(
         import sdnperf.cluster.variance  # noqa: F401  (the "Nodes" section)
         import sdnperf.ctlbench.plots  # noqa: F401  (ctlbench's figures)
         import sdnperf.links.plots  # noqa: F401  (links that changed: schedule figures)
+        import sdnperf.studies.figure_map  # noqa: F401  (the figure map, the report's opening)
         from sdnperf.report.html import write_report
 
         out = write_report(store, study_id, html_path or results_dir / "report.html")

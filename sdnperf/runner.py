@@ -155,7 +155,7 @@ def started_network(
     try:
         arch.prepare()
         network = network_class(
-            spec,
+            cls.network_spec(config, spec),
             run_dir,
             arch.mininet_options(),
             netem=kernel_netem,
@@ -300,7 +300,9 @@ def execute_run(
                 result.summaries.append(
                     Summary(run.workload.name, metric, float(value), "count", "lower")
                 )
-            _probe_switch_pace(study.topology, net, result.cpu, log)  # after the counters
+            # the network as built (`direct` has no switch to pace), after the counters
+            built = type(arch).network_spec(arch.config, study.topology)
+            _probe_switch_pace(built, net, result.cpu, log)
             arch.check_alive()  # a controller or switch that died mid-run voids the run
     except Exception as exc:  # a failed run is a result too: stored with its reason
         result.status = "failed"
@@ -319,6 +321,8 @@ def _probe_switch_pace(spec: TopoSpec, net, cpu: CpuReport, log: Callable[[str],
     if pair is None:
         return
     src, dst, switches = pair
+    if switches == 0:
+        return  # no switch on the path (`direct`): nothing to pace
     if _delayed_path(spec, src, dst):
         # a configured link delay would read as a slow switch: nothing is claimed
         log(f"  switch pace probe {src}->{dst} skipped: a link on its path is delayed")

@@ -8,6 +8,8 @@ from sdnperf.topo.spec import TopoSpec
 ARCHITECTURE_MODULES = {
     "bridge": ("sdnperf.arch.bridge", "BridgeArchitecture"),
     "router": ("sdnperf.arch.router", "RouterArchitecture"),
+    "direct": ("sdnperf.arch.direct", "DirectArchitecture"),
+    "userspace": ("sdnperf.arch.userspace", "UserspaceArchitecture"),
     "ovs-standalone": ("sdnperf.arch.ovs", "OvsStandaloneArchitecture"),
     "ovs-flows": ("sdnperf.arch.ovs", "OvsFlowsArchitecture"),
     "openflow": ("sdnperf.arch.ovs", "OpenflowArchitecture"),

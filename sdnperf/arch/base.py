@@ -53,6 +53,12 @@ class Architecture(ABC):
         calls it for every architecture before a study starts, and again for each run."""
         return {}
 
+    @classmethod
+    def network_spec(cls, config, spec: TopoSpec) -> TopoSpec:
+        """The topology the network is built from: the study's, unless the architecture
+        changes it (`direct` takes the switch out). Pure, called after `check`."""
+        return spec
+
     def __init__(self, config, spec: TopoSpec, run_dir: Path, needs: dict, seed: int = 0):
         """Only records; nothing starts before prepare(). `needs` is check()'s answer."""
         self.config = config

@@ -52,6 +52,21 @@ class RouterConfig(_ArchBase):
     kind: Literal["router"]
 
 
+class DirectConfig(_ArchBase):
+    """No switch at all: the two hosts of a one-switch topology joined by one link (their
+    two links' settings, the first host's), the baseline a forwarding element is measured
+    against (seed paper 001's "direct connection" between source and sink)."""
+
+    kind: Literal["direct"]
+
+
+class UserspaceConfig(_ArchBase):
+    """IPv4 forwarding by a Linux user-space program (sdnperf/arch/userfwd.py: AF_PACKET
+    sockets, a /32 route per host, TTL and checksum): seed paper 001's "Linux user-space"."""
+
+    kind: Literal["userspace"]
+
+
 OvsFlowProgram = Literal["l2", "ipv4", "vlan", "pipeline8"]
 
 
@@ -242,7 +257,14 @@ class P4Config(_ArchBase):
 
 ArchitectureConfig = Annotated[
     Union[
-        BridgeConfig, RouterConfig, OvsStandaloneConfig, OvsFlowsConfig, OpenflowConfig, P4Config
+        BridgeConfig,
+        RouterConfig,
+        DirectConfig,
+        UserspaceConfig,
+        OvsStandaloneConfig,
+        OvsFlowsConfig,
+        OpenflowConfig,
+        P4Config,
     ],
     Field(discriminator="kind"),
 ]

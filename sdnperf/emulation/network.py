@@ -5,6 +5,7 @@ stop) are the runner's to call (sdnperf/runner.py, started_network)."""
 
 from __future__ import annotations
 
+import shlex
 import subprocess
 from pathlib import Path
 
@@ -103,6 +104,24 @@ def _disable_ipv6(interface: str) -> None:
         pass  # no IPv6 in this kernel: nothing to silence
 
 
+def set_link_mtus(net, spec: TopoSpec) -> None:
+    """Give both ends of every link with an `mtu` that MTU (Mininet's links have no such
+    option). A Linux bridge or router port takes its veth's MTU; our switch reads frames
+    larger than its ring slots through its copy path."""
+    for link in spec.links():
+        if link.mtu is None:
+            continue
+        for mn_link in net.linksBetween(net.get(link.node1), net.get(link.node2)):
+            for intf in (mn_link.intf1, mn_link.intf2):
+                argv = ["ip", "link", "set", "dev", intf.name, "mtu", str(int(link.mtu))]
+                out = intf.node.cmd(shlex.join(argv) + "; echo rc=$?")
+                if not out.rstrip().endswith("rc=0"):
+                    raise EmulationError(
+                        f"link {link.node1}-{link.node2}: cannot set mtu {link.mtu} on "
+                        f"{intf.name}: {out.strip()}"
+                    )
+
+
 class Network:
     """One Mininet network: `start()` builds and starts it, `stop()` tears it down.
 
@@ -172,6 +191,7 @@ class Network:
                 for intf in host.intfList():
                     if intf.name != "lo":
                         host.cmd("ethtool -K", intf, "tx off >/dev/null 2>&1")
+        set_link_mtus(self.net, self.spec)
         self.net.start()
         return self.net
 

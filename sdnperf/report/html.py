@@ -56,21 +56,27 @@ def write_report(
         plots = all_plots(store, study_id, tmp, base)
         figures = [(p.stem, caption, _data_uri(p)) for p, caption in plots.figures]
         colors = _colors(store, study_id, base)
-        sweep_parts = [
-            _sweep_section(item, sweep_figure(item, tmp, colors, conditions(store, study_id)), base)
-            for item in curves
+        sweep_pngs = [
+            sweep_figure(item, tmp, colors, conditions(store, study_id)) for item in curves
         ]
+        sweep_parts = [_sweep_section(item, png, base) for item, png in zip(curves, sweep_pngs)]
         archs = [base] + [a for a in dict.fromkeys(r.architecture for r in runs) if a != base]
+        panel_pngs = topology_panels(
+            store, study_id, tmp, colors, conditions(store, study_id), archs
+        )
         panels = [
             f'<figure><img alt="{escape(p.stem)}" src="{_data_uri(p)}">'
             f"<figcaption>{escape(caption)}</figcaption></figure>"
-            for p, caption in topology_panels(
-                store, study_id, tmp, colors, conditions(store, study_id), archs
-            )
+            for p, caption in panel_pngs
         ]
+    # every figure drawn, by stem: the figure map at the opening says which of its items these are
+    drawn = [stem for stem, _, _ in figures] + [
+        p.stem for p in [*sweep_pngs, *(p for p, _ in panel_pngs)] if p is not None
+    ]
     metric_names = _metrics_shown(store, study_id)
     parts = [
         _header(study, runs, store, study_id),
+        *sections.render("opening", store, study_id, figure_stems=drawn),  # the figure map
         *sections.render("top", store, study_id),  # e.g. a built-in study's answer
         _environment(study.environment),
         _provenance(study.provenance),

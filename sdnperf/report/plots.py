@@ -19,6 +19,7 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
 from sdnperf.report import metrics, series
+from sdnperf.report.plot_kinds import register as register_kind
 from sdnperf.report.stats import ecdf, mean_ci
 from sdnperf.store import Store
 
@@ -129,6 +130,22 @@ def all_plots(
 
 
 # -- the figures -----------------------------------------------------------------------
+# Their ids for figure maps (sdnperf/studies/figure_map.py): the PNG stem each one saves.
+register_kind(
+    "throughput-over-time",
+    "plot",
+    "throughput_{workload}",
+    "a workload's throughput summed over its flows against time, one line per architecture",
+)
+register_kind("rtt-bars", "plot", "rtt_bars_{workload}", "mean steady RTT per architecture")
+register_kind("rtt-cdf", "plot", "rtt_cdf_{workload}", "CDF of every steady packet's RTT")
+register_kind(
+    "rtt-first-vs-steady",
+    "plot",
+    "rtt_first_vs_steady_{workload}",
+    "first-packet (cold) RTT beside the steady RTT, per architecture",
+)
+register_kind("cpu-per-role", "plot", "cpu_per_role", "CPU use of each process role")
 
 
 def throughput_over_time(

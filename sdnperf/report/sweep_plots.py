@@ -16,6 +16,7 @@ import numpy as np
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
+from sdnperf.report.plot_kinds import register as register_kind
 from sdnperf.report.plots import DPI, _save
 from sdnperf.report.sweeps import SweepMetric, fit_number
 from sdnperf.study.sweep import format_value
@@ -23,6 +24,20 @@ from sdnperf.study.sweep import format_value
 DECADES = 100.0  # max/min ratio from which an axis is drawn logarithmic
 PANEL_SIZE = (5.0, 4.0)
 MAX_COLUMNS = 3
+
+
+register_kind(
+    "sweep",
+    "plot",
+    "sweep_{param}_{workload}_{metric}",
+    "a metric against a swept parameter, one line per architecture, mean with 95 % CI",
+)
+register_kind(
+    "topology-panels",
+    "plot",
+    "topologies_{workload}_{metric}",
+    "a metric per architecture, one panel per topology",
+)
 
 
 def spans_decades(values) -> bool:

@@ -25,6 +25,7 @@ from rich.table import Table
 from rich.text import Text
 
 from sdnperf.report import fmt, metrics
+from sdnperf.report.plot_kinds import register as register_kind
 from sdnperf.report.stats import (
     Difference,
     MeanCI,
@@ -133,6 +134,14 @@ class Row:
 
 RECORD_COLUMNS = list(
     Row("", "", "", "", "lower", MeanCI(0, 0.0, None, None), 0, False).record().keys()
+)
+
+
+register_kind(
+    "comparison",
+    "table",
+    "{workload}/{metric}",
+    "the comparison table's rows of one workload and metric: mean, CI, difference to the baseline",
 )
 
 

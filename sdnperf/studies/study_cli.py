@@ -3,6 +3,7 @@
     sdnperf study list                       name, question, measured quick-scale wall time
     sdnperf study show recirculation > my.toml   the study file, to copy and edit
     sdnperf study run recirculation --scale quick --out results
+    sdnperf study figures workload-complexity  the seed paper's tables and figures, ours beside
 
 `study run` hands each file of the scale to `sdnperf run` (or `sdnperf ctlbench run`), so
 the runs, store and report are those of any study; with --record a complete, successful run
@@ -68,6 +69,21 @@ def add_parser(sub) -> None:
         "(only a complete run: no --only/--resume, not interrupted)",
     )
     p.set_defaults(func=cmd_run)
+    p = actions.add_parser(
+        "figures",
+        help="the seed paper's tables and figures and the report's that reproduce them",
+        description="List every result table and figure of the study's seed paper (number "
+        "and caption) with the figure or table of our report that reproduces it, or why "
+        "it cannot be, and the numbers the paper publishes; ends with `reproduced A of B`. "
+        "With --results, our numbers from a finished run are set beside the paper's.",
+    )
+    p.add_argument("name", help=f"a built-in study: {', '.join(builtin.STUDIES)}")
+    p.add_argument(
+        "--results",
+        metavar="SQLITE",
+        help="a results store (results/study.sqlite) of this study: ours beside the paper's",
+    )
+    p.set_defaults(func=cmd_figures)
 
 
 def _name_and_scale(p) -> None:
@@ -98,6 +114,36 @@ def _study(name: str):
     except builtin.UnknownStudy as exc:
         print(f"error: {exc}", file=sys.stderr)
         return None
+
+
+def cmd_figures(args) -> int:
+    from sdnperf.studies import figure_map
+
+    s = _study(args.name)
+    if s is None:
+        return EXIT_BAD_INPUT
+    try:
+        fmap = figure_map.load(s)
+    except figure_map.FigureMapError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    *items, count = figure_map.lines(s, fmap)
+    print("\n".join(items))
+    if args.results:
+        from sdnperf.store import Store
+
+        path = Path(args.results)
+        if not path.is_file():
+            print(f"error: --results {path}: no such file", file=sys.stderr)
+            return EXIT_BAD_INPUT
+        with Store(path) as store:
+            for study in store.studies():
+                found = figure_map.map_for_store(store, study.id)
+                if found is not None and found[0].name == s.name:
+                    part = found[2]
+                    print("\n".join(figure_map.comparison_lines(store, study.id, fmap, part)))
+    print(count)
+    return EXIT_OK
 
 
 def cmd_show(args) -> int:

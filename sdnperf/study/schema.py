@@ -44,6 +44,8 @@ class LinkDefaults(_Strict):
     bw: float | None = Field(None, gt=0, le=1000, description="Mbit/s")
     delay_ms: float | None = Field(None, ge=0, le=10_000)
     loss_pct: float | None = Field(None, ge=0, le=100)
+    # both ends of every link (e.g. 2000 so 2000-byte frames pass); unset: the kernel's 1500
+    mtu: int | None = Field(None, ge=68, le=65535, description="bytes")
     # The sdnperf link element (links/element.py: our switch as a two-port wire in the
     # host's namespace) on host links with delay/loss/jitter: "auto" where the kernel lacks
     # sch_netem and the architecture does not impair links itself; "always" on every host

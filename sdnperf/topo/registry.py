@@ -66,5 +66,7 @@ def with_link_settings(
                 tier, values.get("bw"), values.get("delay_ms"), values.get("loss_pct")
             )
     if link:
-        spec = spec.with_link_defaults(link.get("bw"), link.get("delay_ms"), link.get("loss_pct"))
+        spec = spec.with_link_defaults(
+            link.get("bw"), link.get("delay_ms"), link.get("loss_pct"), link.get("mtu")
+        )
     return spec

@@ -16,7 +16,8 @@ import networkx as nx
 
 HOST = "host"
 SWITCH = "switch"
-LINK_ATTRS = ("bw", "delay_ms", "loss_pct")
+LINK_ATTRS = ("bw", "delay_ms", "loss_pct", "mtu")
+MTU_MIN, MTU_MAX = 68, 65535  # IPv4's minimum; a veth's maximum
 # Link tiers for per-tier settings ([topology.core_link] / [topology.edge_link]).
 CORE = "core"  # switch to switch
 EDGE = "edge"  # a host's access link
@@ -63,6 +64,7 @@ class Link:
     loss_pct: float | None = None
     port1: int | None = None
     port2: int | None = None
+    mtu: int | None = None  # bytes, both ends (None: the kernel's 1500)
 
 
 @dataclass
@@ -108,7 +110,14 @@ class TopoSpec:
             ports = data.get("ports") or {}
             result.append(
                 Link(
-                    a, b, data["bw"], data["delay_ms"], data["loss_pct"], ports.get(a), ports.get(b)
+                    a,
+                    b,
+                    data["bw"],
+                    data["delay_ms"],
+                    data["loss_pct"],
+                    ports.get(a),
+                    ports.get(b),
+                    data["mtu"],
                 )
             )
         result.sort(key=lambda link: (natural_key(link.node1), natural_key(link.node2)))
@@ -170,11 +179,15 @@ class TopoSpec:
         )
 
     def with_link_defaults(
-        self, bw: float | None = None, delay_ms: float | None = None, loss_pct: float | None = None
+        self,
+        bw: float | None = None,
+        delay_ms: float | None = None,
+        loss_pct: float | None = None,
+        mtu: int | None = None,
     ) -> TopoSpec:
         """A copy where every link attribute that is unset takes the given default."""
         spec = self.copy()
-        defaults = {"bw": bw, "delay_ms": delay_ms, "loss_pct": loss_pct}
+        defaults = {"bw": bw, "delay_ms": delay_ms, "loss_pct": loss_pct, "mtu": mtu}
         for _, _, data in spec.graph.edges(data=True):
             for attr, value in defaults.items():
                 if data.get(attr) is None:
@@ -232,6 +245,14 @@ class TopoSpec:
             _check_link_value(where, a, b, "bw", data.get("bw"), low_open=True)
             _check_link_value(where, a, b, "delay_ms", data.get("delay_ms"))
             _check_link_value(where, a, b, "loss_pct", data.get("loss_pct"), high=100)
+            mtu = data.get("mtu")
+            if mtu is not None and (
+                isinstance(mtu, bool) or not isinstance(mtu, int) or not MTU_MIN <= mtu <= MTU_MAX
+            ):
+                raise TopologyError(
+                    f"{where}: link {a}-{b}: mtu must be a whole number of bytes in "
+                    f"{MTU_MIN}..{MTU_MAX}, got {mtu!r}"
+                )
 
 
 def _check_link_value(where, a, b, attr, value, low_open=False, high=None) -> None:

@@ -270,6 +270,18 @@ def test_store_round_trip_and_report_figures(tmp_path):
             "ctlbench_controller_cpu_vs_load",
         } <= stems
         assert any(s.startswith("ctlbench_rtt_vs_switches") for s in stems)
+        # the axes of P4RCProbe (seed paper 002): against switches (one line per controller
+        # and rate per switch), against one switch's configured rate, outstanding per switch
+        assert {
+            "ctlbench_vs_switches_rate",
+            "ctlbench_vs_switches_rtt",
+            "ctlbench_vs_switches_cpu",
+            "ctlbench_vs_rate_rate",
+            "ctlbench_vs_rate_cpu",
+            "ctlbench_outstanding_per_switch_osken-l2-learning_100pps",
+            "ctlbench_outstanding_per_switch_osken-l2-learning_400pps",
+        } <= stems, stems
+        assert not [r for r in plots.skipped if "failed" in r], plots.skipped
         html = write_report(store, sid, tmp_path / "report.html").read_text()
         assert "answered rate" in html and "Jain" in html
 
@@ -354,3 +366,12 @@ def test_p4runtime_probe_argv_devices_file_and_failures(tmp_path):
     r = convert_doc(doc)
     assert r.status == "failed" and "P4Runtime device" in r.error and "primary" in r.error
     assert r.params["protocol"] == "p4runtime"
+
+
+def test_mean_band_is_the_mean_and_its_95_ci():
+    from sdnperf.ctlbench.plots import mean_band
+
+    assert mean_band([5.0]) == (5.0, 0.0)  # one repetition: no interval
+    mean, half = mean_band([1.0, 2.0, 3.0])
+    # t(0.975, 2) = 4.303, s = 1, n = 3: 4.303 / sqrt(3) = 2.484
+    assert mean == 2.0 and half == pytest.approx(2.484, abs=1e-3)
