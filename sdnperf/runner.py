@@ -19,7 +19,7 @@ from typing import Callable, Iterator
 from sdnperf.arch import Architecture, ArchitectureError, architecture_class, check_architecture
 from sdnperf.emulation import capabilities, cleanup
 from sdnperf.emulation.network import Network, check_link_features
-from sdnperf.fidelity import hops
+from sdnperf.fidelity import hops, links
 from sdnperf.samples import CpuReport, RunResult, Summary
 from sdnperf.store.sqlite import Store
 from sdnperf.study.loader import LoadedStudy
@@ -277,6 +277,7 @@ def execute_run(
                 results_dir=results_dir,
                 traffic_starts=schedule.start,
             )
+            link_monitor = _start_link_monitor(study.topology, net, log)
             sampler.start()
             if run.workload.kind not in ANNOUNCES_TRAFFIC_START:
                 schedule.start()
@@ -294,6 +295,7 @@ def execute_run(
                     for element in started.elements.values():
                         if not element.alive():
                             raise RuntimeError(f"link element on {element.name} died")
+            _judge_links(link_monitor, result.cpu, log)
             result.samples = list(output.samples) + link_samples
             result.summaries = list(output.summaries)
             for metric, value in arch.control_stats().items():
@@ -348,6 +350,40 @@ def _delayed_path(spec: TopoSpec, src: str, dst: str) -> bool:
     if any(spec.graph.edges[tuple(e)]["delay_ms"] for e in edges):
         return True
     return any(frozenset((p.node1, p.node2)) in edges and p.needs_netem() for p in spec.schedules)
+
+
+def _start_link_monitor(spec: TopoSpec, net, log: Callable[[str], None]):
+    """A LinkMonitor with its first reading, when the topology impairs any link (None
+    otherwise, or when the network's ends cannot be found: the figures stand unjudged)."""
+    if not (spec.needs_tc() or spec.needs_netem()):
+        return None
+    try:
+        monitor = links.LinkMonitor(spec, net)
+        if not monitor.watches_anything:
+            return None
+        monitor.start()
+    except Exception as exc:  # a fidelity check never fails the run it checks
+        log(f"  link monitor could not start: {type(exc).__name__}: {exc}")
+        return None
+    return monitor
+
+
+def _judge_links(monitor, cpu: CpuReport, log: Callable[[str], None]) -> None:
+    """Read the impaired links' counters after the workload and mark a breach
+    (fidelity/links.py)."""
+    if monitor is None:
+        return
+    try:
+        checks = monitor.stop()
+    except Exception as exc:
+        log(f"  link monitor failed: {type(exc).__name__}: {exc}")
+        return
+    for note in monitor.notes:
+        log(f"  link monitor: {note}")
+    cpu.links = [c.record() for c in checks]
+    cpu.link_breach, cpu.link_reason = links.summarize(checks)
+    if cpu.link_breach:
+        log(f"  link fidelity: {cpu.link_reason}")
 
 
 def _folder(run_key: str) -> str:

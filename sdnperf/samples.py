@@ -41,7 +41,8 @@ class Summary:
 
 @dataclass
 class CpuReport:
-    """CPU use during a run, from the fidelity sampler, and the emulator's per-switch pace."""
+    """CPU use during a run, from the fidelity sampler, the emulator's per-switch pace and
+    whether the impaired links did what they were configured to do."""
 
     per_role: dict[str, float] = field(default_factory=dict)  # role -> mean % of one core
     per_core: list[float] = field(default_factory=list)  # mean busy % per core
@@ -53,6 +54,11 @@ class CpuReport:
     switch_ms: float | None = None
     emulator_bound: bool = False
     emulator_reason: str = ""
+    # fidelity/links.py: every impaired link end's configured and measured rate, delay and
+    # loss (LinkCheck records), and whether one of them broke what the study configured
+    links: list[dict] = field(default_factory=list)
+    link_breach: bool = False
+    link_reason: str = ""
 
 
 @dataclass

@@ -19,7 +19,7 @@ from sdnperf.report.plots import _colors, all_plots
 from sdnperf.report.series import conditions
 from sdnperf.report.sweep_plots import sweep_figure, topology_panels
 from sdnperf.report.sweeps import SweepMetric, fit_number, sweep_metrics
-from sdnperf.report.table import CPU_MARK, EMU_MARK, comparison, footnotes
+from sdnperf.report.table import CPU_MARK, EMU_MARK, LINK_MARK, comparison, footnotes
 from sdnperf.store import RunRow, Store, StudyRow
 
 CSS = """
@@ -95,6 +95,7 @@ def write_report(
         _failed_runs(runs),
         _cpu_bound_runs(runs),
         _emulator_bound_runs(runs),
+        _link_fidelity(runs),
         *sections.render("end", store, study_id),  # e.g. a cluster's per-node table
         _how_to_read(metric_names),
     ]
@@ -426,6 +427,45 @@ def _emulator_bound_runs(runs: list[RunRow]) -> str:
     )
 
 
+def _link_fidelity(runs: list[RunRow]) -> str:
+    """Every impaired link end a run checked (fidelity/links.py): breaches first, with
+    what was configured and what was measured."""
+    checked = [(r, c) for r in runs for c in r.cpu.links]
+    if not checked:
+        return ""
+    broken = [(r, c) for r, c in checked if c.get("breach")]
+
+    def numbers(values: dict) -> str:
+        units = {"rate_mbit": "Mbit/s", "mean_rate_mbit": "Mbit/s mean", "delay_ms": "ms"}
+        units |= {"added_delay_ms": "ms added", "late_ms": "ms late", "loss_pct": "% loss"}
+        return ", ".join(
+            f"{v:g} {units.get(k, k)}" for k, v in values.items() if isinstance(v, (int, float))
+        )
+
+    shown = broken or checked[:20]
+    rows = "".join(
+        f"<tr><td>{escape(r.key)}</td><td>{escape(c.get('link', ''))}</td>"
+        f"<td>{escape(c.get('where', ''))}</td><td>{escape(numbers(c.get('configured', {})))}</td>"
+        f"<td>{escape(numbers(c.get('measured', {})))}</td>"
+        f"<td>{escape(c.get('reason') or 'as configured')}</td></tr>"
+        for r, c in shown
+    )
+    runs_broken = len({r.key for r, _ in broken})
+    verdict = (
+        f'{runs_broken} run(s) were marked <span class="cpu">{escape(LINK_MARK)}</span>: an '
+        "impaired link did not do what the study configured, so their numbers describe a "
+        "different link. They are kept in the means and flagged in the table."
+        if broken
+        else "Every impaired link did what the study configured, within the tolerances."
+    )
+    return (
+        f"<h2>Link fidelity</h2><p>{len(checked)} impaired link end(s) checked over "
+        f"{len({r.key for r, _ in checked})} run(s). {verdict}</p>"
+        "<table><tr><th>run</th><th>link</th><th>where</th><th>configured</th>"
+        f"<th>measured</th><th>verdict</th></tr>{rows}</table>"
+    )
+
+
 GENERAL_TERMS = [
     ("n", "Number of repetitions (runs that finished ok) the row's numbers are computed from."),
     (
@@ -453,6 +493,11 @@ GENERAL_TERMS = [
             "At least one run of that cell was emulator-bound: a switch forwarded far "
             "slower than on a small topology (see 'Emulator-bound runs')."
         ),
+    ),
+    (
+        LINK_MARK,
+        "In at least one run of that cell an impaired link did not do what the study "
+        "configured: its rate, added delay or loss (see 'Link fidelity').",
     ),
     ("failed", "Runs that did not finish; listed under 'Failed runs' with their errors."),
     (

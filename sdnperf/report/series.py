@@ -156,6 +156,9 @@ def conditions(store: Store, study_id: int) -> str:
     emulator = sum(1 for r in runs if r.cpu.emulator_bound)
     if emulator:
         parts.append(f"{emulator} emulator-bound run{'s' if emulator != 1 else ''}")
+    links = sum(1 for r in runs if r.cpu.link_breach)
+    if links:
+        parts.append(f"{links} run{'s' if links != 1 else ''} with a link-fidelity breach")
     if failed:
         parts.append(f"{failed} failed run{'s' if failed != 1 else ''} excluded")
     # a controller sdnperf did not start (controller = "remote") had no CPU sampled

@@ -155,6 +155,42 @@ def pct_difference(value: float, baseline: float, better: Better) -> Difference:
     return Difference((value - baseline) / abs(baseline) * 100.0, verdict)
 
 
+def difference_ci(
+    a: Sequence[float], b: Sequence[float], confidence: float = CONFIDENCE
+) -> tuple[float, float] | None:
+    """Confidence interval of mean(a) - mean(b) (Welch: unequal variances, the
+    Welch–Satterthwaite degrees of freedom); None when either group has n < 2."""
+    x, y = finite(a), finite(b)
+    if len(x) < 2 or len(y) < 2:
+        return None
+    va, vb = float(x.var(ddof=1)) / len(x), float(y.var(ddof=1)) / len(y)
+    d = float(x.mean() - y.mean())
+    se2 = va + vb
+    if se2 == 0:
+        return (d, d)
+    df = se2**2 / (va**2 / (len(x) - 1) + vb**2 / (len(y) - 1))
+    half = float(sps.t.ppf((1 + confidence) / 2, df=df)) * math.sqrt(se2)
+    return (d - half, d + half)
+
+
+def repetitions_needed(
+    a: Sequence[float], b: Sequence[float], power: float = 0.8, alpha: float = ALPHA
+) -> int | None:
+    """Repetitions per group a two-sided test at `alpha` needs to detect the difference
+    these groups show, with probability `power` (normal approximation:
+    n = (z(1-alpha/2) + z(power))^2 (s_a^2 + s_b^2) / d^2, at least 2). None when a group
+    has n < 2 or the means are equal (no difference to detect)."""
+    x, y = finite(a), finite(b)
+    if len(x) < 2 or len(y) < 2:
+        return None
+    d = float(x.mean() - y.mean())
+    if d == 0:
+        return None
+    z = float(sps.norm.ppf(1 - alpha / 2) + sps.norm.ppf(power))
+    spread = float(x.var(ddof=1) + y.var(ddof=1))
+    return max(2, math.ceil(z * z * spread / (d * d)))
+
+
 def ecdf(values: Sequence[float]) -> tuple[np.ndarray, np.ndarray]:
     """Empirical CDF: sorted values x and F(x) = (rank)/n, from 1/n to 1."""
     x = np.sort(finite(values))

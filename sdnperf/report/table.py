@@ -4,8 +4,8 @@ topology column then reads "topology · path=value,...").
 
 Each row holds n (ok runs with a value), the mean with its 95 % CI, the difference to the
 baseline architecture in % with "better/worse" wording, the p-value of the study's
-significance rule (stats.compare_groups), the CPU-bound and emulator-bound marks and the
-number of failed runs.
+significance rule (stats.compare_groups), the CPU-bound, emulator-bound and link-fidelity
+marks and the number of failed runs.
 Failed runs are never dropped silently: they are counted in their row, and an
 architecture whose runs all failed still gets a row with n = 0.
 """
@@ -51,6 +51,12 @@ EMU_FOOTNOTE = (
     "to forward a packet than on a small topology, so its numbers measure the emulator (e.g. one "
     "userspace ovs-vswitchd for every switch) rather than the architecture."
 )
+LINK_MARK = "⚠ LINK"
+LINK_FOOTNOTE = (
+    f"{LINK_MARK}: in at least one run of this cell an impaired link did not do what the study "
+    "configured (its rate, added delay or loss, measured from the switch's port counters or tc), "
+    "so its numbers describe a different link."
+)
 NO_METRIC = ""  # metric of the placeholder row of a workload × architecture with no data
 
 
@@ -70,6 +76,8 @@ class Row:
     cpu_reasons: dict[str, str] = field(default_factory=dict)  # run key -> reason
     emulator_bound_runs: list[str] = field(default_factory=list)  # run keys (fidelity/hops.py)
     emulator_reasons: dict[str, str] = field(default_factory=dict)  # run key -> reason
+    link_breach_runs: list[str] = field(default_factory=list)  # run keys (fidelity/links.py)
+    link_reasons: dict[str, str] = field(default_factory=dict)  # run key -> reason
     topology: str = ""
     # Holm-adjusted p over every comparison of this workload × metric, when the table
     # compares at several topologies or sweep points (None otherwise)
@@ -94,6 +102,7 @@ class Row:
             for mark, runs in (
                 (CPU_MARK, self.cpu_bound_runs),
                 (EMU_MARK, self.emulator_bound_runs),
+                (LINK_MARK, self.link_breach_runs),
             )
             if runs
         )
@@ -129,6 +138,8 @@ class Row:
             "cpu_bound_runs": " ".join(self.cpu_bound_runs),
             "emulator_bound": bool(self.emulator_bound_runs),
             "emulator_bound_runs": " ".join(self.emulator_bound_runs),
+            "link_breach": bool(self.link_breach_runs),
+            "link_breach_runs": " ".join(self.link_breach_runs),
         }
 
 
@@ -284,6 +295,8 @@ def _row(workload, metric, arch, base, cell_runs, vals, base_vals, unit, better)
         cpu_reasons={r.key: r.cpu.reason for r in cell_runs if r.cpu_bound},
         emulator_bound_runs=[r.key for r in cell_runs if r.cpu.emulator_bound],
         emulator_reasons={r.key: r.cpu.emulator_reason for r in cell_runs if r.cpu.emulator_bound},
+        link_breach_runs=[r.key for r in cell_runs if r.cpu.link_breach],
+        link_reasons={r.key: r.cpu.link_reason for r in cell_runs if r.cpu.link_breach},
     )
     if not row.is_baseline and metric != NO_METRIC:
         base_stats = mean_ci(base_vals)
@@ -345,6 +358,7 @@ def footnotes(rows: list[Row]) -> list[str]:
     for footnote, label, reasons_of in (
         (CPU_FOOTNOTE, "CPU-bound", lambda row: row.cpu_reasons),
         (EMU_FOOTNOTE, "emulator-bound", lambda row: row.emulator_reasons),
+        (LINK_FOOTNOTE, "link-fidelity breach in", lambda row: row.link_reasons),
     ):
         reasons: dict[str, str] = {}
         for row in rows:

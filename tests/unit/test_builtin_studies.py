@@ -258,12 +258,19 @@ def test_campus_answer_ranks_the_architectures(tmp_path):
                 i += 3
         text = "\n".join(answer_for(store, sid).sentences)
     assert re.search(
-        r"First packet RTT \(lowest first\): bridge 0.51 ms \(95 % CI .*n = 3\), 5.1× "
-        r"its steady RTT; p4 20 ms.*; openflow 40 ms .*200× its steady RTT",
+        r"First packet RTT \(lowest first\): bridge 0.51 ms \(95 % CI .*n = 3\); then "
+        r"p4 20 ms.*; then openflow 40 ms ",
         text,
     )
-    assert re.search(r"TCP throughput \(best first\): p4 951 Mbit/s .*; bridge .*; openflow", text)
-    assert re.search(r"UDP jitter \(best first\): bridge 0.02 ms .*; p4 .*; openflow", text)
+    assert "First packet RTT against the steady RTT: bridge 5.1×, openflow 200×, p4 133×." in text
+    assert re.search(
+        r"TCP throughput \(best first\): p4 951 Mbit/s .*; then bridge .*; then openflow", text
+    )
+    assert re.search(
+        r"UDP jitter \(best first\): bridge 0.02 ms .*; then p4 .*; then openflow", text
+    )
+    # every run measured 0 % loss: nothing to rank
+    assert re.search(r"UDP loss \(best first\): bridge 0 % \(.*\) ≈ openflow 0 % \(.*\) ≈ p4", text)
 
 
 def test_topologies_answer_compares_with_openflow_per_topology(tmp_path):
@@ -295,12 +302,16 @@ def test_topologies_answer_compares_with_openflow_per_topology(tmp_path):
                     )
                     i += 1
         text = answer_for(store, sid).sentences
-    assert text == [
-        "grid: ping RTT [ms] openflow 0.4, p4 0.5 (+25.0 % (worse)); mixed: SYN delay [ms] "
-        "openflow 2, p4 1 (-50.0 % (better)); mixed: VoIP MOS [MOS] openflow 4, p4 4 (±0 %).",
-        "multi-path: ping RTT [ms] openflow 0.4, p4 0.5 (+25.0 % (worse)); mixed: SYN delay [ms] "
-        "openflow 2, p4 1 (-50.0 % (better)); mixed: VoIP MOS [MOS] openflow 4, p4 4 (±0 %).",
-    ]
+    # two repetitions that measured the same value each: a difference without noise
+    sentence = (
+        "ping RTT [ms] openflow 0.4 (95 % CI 0.4 .. 0.4, n = 2), p4 0.5 (95 % CI 0.5 .. 0.5, "
+        "n = 2): +25.0 % (worse; 95 % CI +25 .. +25 %; no spread in either group); mixed: SYN "
+        "delay [ms] openflow 2 (95 % CI 2 .. 2, n = 2), p4 1 (95 % CI 1 .. 1, n = 2): -50.0 % "
+        "(better; 95 % CI -50 .. -50 %; no spread in either group); mixed: VoIP MOS [MOS] "
+        "openflow 4 (95 % CI 4 .. 4, n = 2), p4 4 (95 % CI 4 .. 4, n = 2): indistinguishable "
+        "(Δ ±0 %, 95 % CI +0 .. +0 %, no spread in either group; no difference to detect)."
+    )
+    assert text == [f"grid: {sentence}", f"multi-path: {sentence}"]
 
 
 def test_capacity_answer_finds_the_full_rate_and_the_most_answered(tmp_path):
@@ -335,8 +346,10 @@ def test_capacity_answer_finds_the_full_rate_and_the_most_answered(tmp_path):
     assert answer_for.__module__  # the stored name "…-openflow-rate" maps to the study
     assert (
         "osken-l2-learning (openflow13): answered ≥ 99 % of packet-ins up to 2,000/s offered; "
-        "the most it answered was 3,000/s (1 switch(es) × 8000/s, 38 % of offered)"
+        "the most it answered was 3000 packet-ins/s (n = 1) (1 switch(es) × 8000/s, 38 % of "
+        "offered)"
     ) in text
+    assert "With n = 1 per load these are single measurements: run at least 3" in text
     assert "median reaction time 0.2 ms at 500/s offered, 5.4 ms (p99 27 ms) at 8,000/s" in text
     assert "controller CPU 90 % of one core there" in text
     assert "echo" not in text
@@ -418,17 +431,27 @@ def test_complexity_answer_ranks_chains_and_prices_the_pipeline(tmp_path):
                 )
                 i += 1
         text = answer_for(store, sid).sentences
+    # one run per chain and size: nothing is ranked, and the answer says how many would do
     assert text[0] == (
-        "ping RTT with 64-byte frames (best first): kernel-l2 0.0518 ms, "
-        "p4-l2 0.102 ms, p4-pipeline8 0.152 ms."
+        "ping RTT with 64-byte frames (best first): kernel-l2 0.0518 ms (n = 1) ≈ "
+        "p4-l2 0.102 ms (n = 1) ≈ p4-pipeline8 0.152 ms (n = 1)."
     )
     assert text[1].startswith("ping RTT with 1518-byte frames (best first): kernel-l2 0.197 ms")
-    assert "TCP throughput with a 5K window (best first): kernel-l2 90 Mbit/s, p4-l2 80" in text[4]
+    assert (
+        "TCP throughput with a 5K window (best first): kernel-l2 90 Mbit/s (n = 1) ≈ p4-l2 80"
+        in text[4]
+    )
     assert "TCP throughput with a 10M window (best first): kernel-l2 900 Mbit/s" in text[5]
-    assert text[-1] == (
-        "Against P4 L2 bridging (largest frame / window): p4-pipeline8 RTT "
-        "+20.2 % (worse); p4-pipeline8 TCP -25.0 % (worse)."
+    assert text[6] == (
+        "Against P4 L2 bridging (largest frame / window): p4-pipeline8 RTT indistinguishable "
+        "at n = 1 (Δ +20.2 %, no spread to test; needs at least 3 repetitions each); "
+        "p4-pipeline8 TCP indistinguishable at n = 1 (Δ -25.0 %, no spread to test; needs at "
+        "least 3 repetitions each)."
     )  # 0.2972 / 0.2472
+    assert text[-1] == (
+        "With n = 1 per architecture nothing here can be ranked: run at least 3 repetitions "
+        "(study.repetitions)."
+    )
 
 
 def test_complexity_answer_prices_each_platforms_chains_against_its_own_l2(tmp_path):
@@ -442,16 +465,17 @@ def test_complexity_answer_prices_each_platforms_chains_against_its_own_l2(tmp_p
             _run(store, sid, i, arch, "owd", metric, point={"workload.owd.packet_size": size})
         text = answer_for(store, sid).sentences
     assert text[0] == (
-        "UDP one-way delay with 110-byte frames (best first): kernel-l2 0.0209 ms, "
-        "kernel-ipv4 0.0313 ms, ovs-l2 0.0417 ms, ovs-pipeline8 0.0522 ms."
+        "UDP one-way delay with 110-byte frames (best first): kernel-l2 0.0209 ms (n = 1) ≈ "
+        "kernel-ipv4 0.0313 ms (n = 1) ≈ ovs-l2 0.0417 ms (n = 1) ≈ ovs-pipeline8 0.0522 ms "
+        "(n = 1)."
     )
-    assert text[2] == (
+    assert text[2].startswith(
         "Against OVS L2 bridging (largest frame / window): ovs-pipeline8 one-way delay "
-        "+25.0 % (worse)."
+        "indistinguishable at n = 1 (Δ +25.0 %"
     )
-    assert text[3] == (
+    assert text[3].startswith(
         "Against kernel L2 bridging (largest frame / window): kernel-ipv4 one-way delay "
-        "+50.0 % (worse)."
+        "indistinguishable at n = 1 (Δ +50.0 %"
     )
 
 
@@ -471,10 +495,14 @@ def test_report_opens_with_the_question_and_the_answer(tmp_path, capsys):
         print_report(store, sid, tmp_path, html=True)
     out = capsys.readouterr().out
     question = builtin.find("architectures-campus").question
-    assert f"\n{question}\n  - First packet RTT (lowest first): bridge 1 ms (n = 1); p4 2 ms" in out
+    assert (
+        f"\n{question}\n  - First packet RTT (lowest first): bridge 1 ms (n = 1) ≈ p4 2 ms" in out
+    )
     html = (tmp_path / "report.html").read_text()
     assert html.index("<h2>Question</h2>") < html.index("<h2>Comparison</h2>")
-    assert "<li>First packet RTT (lowest first): bridge 1 ms (n = 1); p4 2 ms (n = 1).</li>" in html
+    assert (
+        "<li>First packet RTT (lowest first): bridge 1 ms (n = 1) ≈ p4 2 ms (n = 1).</li>" in html
+    )
 
 
 def test_study_run_leaves_out_what_this_machine_cannot_run(monkeypatch, capsys):

@@ -184,14 +184,49 @@ fn mix(seed: u64) -> u64 {
     (z ^ (z >> 31)) | 1
 }
 
+/// What the port did against what its configuration told it to do, for the lab's fidelity
+/// monitor (sdnperf/fidelity/links.py): every released packet's due time comes from the
+/// configured link model, so `late_ns` (released after it was due) is the emulator's own
+/// error, and `busy_*` is the departure spacing while the rate limit held packets back.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct ImpairStats {
+    /// packets offered (lost and overflowed ones included)
+    pub offered: u64,
+    pub released: u64,
+    pub released_bytes: u64,
+    /// sum over released packets of (due time - arrival): the configured model's delay
+    pub model_delay_ns: u64,
+    /// sum and maximum of (release - due)
+    pub late_ns: u64,
+    pub late_max_ns: u64,
+    /// packets that waited for the previous one's serialisation (the link was busy), their
+    /// bytes, and the sum of the gaps between their release and the previous release
+    pub busy_packets: u64,
+    pub busy_bytes: u64,
+    pub busy_span_ns: u64,
+}
+
+/// One held packet: release (due) time, arrival time, length, whether it queued behind
+/// the previous packet's serialisation, and the packet.
+struct Held<T> {
+    due: u64,
+    arrived: u64,
+    len: u32,
+    busy: bool,
+    item: T,
+}
+
 pub struct Impair<T> {
     pub cfg: ImpairCfg,
-    line: VecDeque<(u64, T)>,
+    line: VecDeque<Held<T>>,
     last_release: u64,
     link_free_at: u64,
     rng: u64,
     pub dropped_loss: u64,
     pub dropped_full: u64,
+    pub stats: ImpairStats,
+    /// when the previous packet actually left (for busy spacing)
+    last_sent_at: u64,
 }
 
 impl<T> Impair<T> {
@@ -206,6 +241,8 @@ impl<T> Impair<T> {
             rng,
             dropped_loss: 0,
             dropped_full: 0,
+            stats: ImpairStats::default(),
+            last_sent_at: 0,
         }
     }
     /// Changes the parameters; packets already held keep their release times. A config
@@ -226,6 +263,7 @@ impl<T> Impair<T> {
     }
     /// Offers a packet of `len` bytes at `now`; returns it back if dropped.
     pub fn offer(&mut self, now: u64, len: usize, item: T) -> Result<(), T> {
+        self.stats.offered += 1;
         let limit = if self.cfg.limit == 0 {
             10_000
         } else {
@@ -240,11 +278,13 @@ impl<T> Impair<T> {
             return Err(item);
         }
         let mut t = now;
+        let mut busy = false;
         // rate 0: unshaped
         if let Some(ser) = (len as u64 * 8)
             .saturating_mul(1_000_000_000)
             .checked_div(self.cfg.rate_bps)
         {
+            busy = self.link_free_at > now && !self.line.is_empty();
             let start = t.max(self.link_free_at);
             self.link_free_at = start + ser;
             t = self.link_free_at;
@@ -257,18 +297,40 @@ impl<T> Impair<T> {
         // FIFO: never release before the previous packet
         t = t.max(self.last_release);
         self.last_release = t;
-        self.line.push_back((t, item));
+        self.line.push_back(Held {
+            due: t,
+            arrived: now,
+            len: len.min(u32::MAX as usize) as u32,
+            busy,
+            item,
+        });
         Ok(())
     }
     /// Pops the next packet whose release time has come.
     pub fn poll(&mut self, now: u64) -> Option<T> {
         match self.line.front() {
-            Some((t, _)) if *t <= now => self.line.pop_front().map(|x| x.1),
+            Some(h) if h.due <= now => {
+                let h = self.line.pop_front()?;
+                let s = &mut self.stats;
+                s.released += 1;
+                s.released_bytes += h.len as u64;
+                s.model_delay_ns += h.due.saturating_sub(h.arrived);
+                let late = now - h.due;
+                s.late_ns += late;
+                s.late_max_ns = s.late_max_ns.max(late);
+                if h.busy {
+                    s.busy_packets += 1;
+                    s.busy_bytes += h.len as u64;
+                    s.busy_span_ns += now.saturating_sub(self.last_sent_at);
+                }
+                self.last_sent_at = now;
+                Some(h.item)
+            }
             _ => None,
         }
     }
     pub fn next_release(&self) -> Option<u64> {
-        self.line.front().map(|x| x.0)
+        self.line.front().map(|h| h.due)
     }
     pub fn len(&self) -> usize {
         self.line.len()
@@ -292,6 +354,26 @@ mod tests {
         assert_eq!(im.poll(2_000_000), Some(1));
         assert_eq!(im.poll(2_500_000), None);
         assert_eq!(im.poll(3_000_000), Some(2));
+    }
+    #[test]
+    fn stats_count_lateness_and_busy_spacing() {
+        // 1000 B at 8 Mbit/s = 1 ms each; the second queues behind the first (busy)
+        let mut im = Impair::new(ImpairCfg::parse("delay=1ms,rate=8mbit").unwrap(), 1);
+        im.offer(0, 1000, 1).unwrap();
+        im.offer(0, 1000, 2).unwrap();
+        assert_eq!(im.poll(2_000_000), Some(1)); // on time
+        assert_eq!(im.poll(3_500_000), Some(2)); // due at 3 ms: 0.5 ms late
+        let s = im.stats;
+        assert_eq!((s.offered, s.released, s.released_bytes), (2, 2, 2000));
+        assert_eq!(s.model_delay_ns, 2_000_000 + 3_000_000);
+        assert_eq!((s.late_ns, s.late_max_ns), (500_000, 500_000));
+        assert_eq!((s.busy_packets, s.busy_bytes, s.busy_span_ns), (1, 1000, 1_500_000));
+        // a packet that finds the line empty is not busy, whatever link_free_at says
+        let mut im = Impair::new(ImpairCfg::parse("rate=8mbit").unwrap(), 1);
+        im.offer(0, 1000, 1).unwrap();
+        assert_eq!(im.poll(1_000_000), Some(1));
+        im.offer(500_000, 1000, 2).unwrap();
+        assert_eq!(im.stats.busy_packets, 0);
     }
     #[test]
     fn loss_all() {
@@ -347,7 +429,7 @@ mod tests {
         for i in 0..1000u64 {
             let now = i * 100_000; // 0.1 ms apart
             im.offer(now, 100, i).unwrap();
-            let t = im.line.back().unwrap().0;
+            let t = im.line.back().unwrap().due;
             assert!(
                 t >= now + 8_000_000 && t <= (now + 12_000_000).max(last),
                 "release {} for {}",

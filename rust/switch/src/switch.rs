@@ -218,20 +218,33 @@ impl Switch {
             || self.queues.iter().any(|q| q.rate_pps != 0)
     }
 
-    /// One line per impaired port side: "port 1 in: delay=...,loss=... held=N lost=N full=N".
+    /// One line per impaired port side: "port 1 in: delay=...,loss=... held=N lost=N full=N
+    /// offered=N released=N ..." (the counters of `ImpairStats`).
     pub fn describe_impairments(&self) -> String {
         let mut out = vec![];
         for p in 0..MAX_PORTS {
             for (side, slot) in [("in", &self.impair_in[p]), ("out", &self.impair[p])] {
                 if let Some(im) = slot {
+                    let s = &im.stats;
                     out.push(format!(
-                        "port {} {}: {} held={} lost={} full={}",
+                        "port {} {}: {} held={} lost={} full={} offered={} released={} \
+                         bytes={} model_delay_ns={} late_ns={} late_max_ns={} busy_packets={} \
+                         busy_bytes={} busy_span_ns={}",
                         p,
                         side,
                         im.cfg.describe(),
                         im.len(),
                         im.dropped_loss,
-                        im.dropped_full
+                        im.dropped_full,
+                        s.offered,
+                        s.released,
+                        s.released_bytes,
+                        s.model_delay_ns,
+                        s.late_ns,
+                        s.late_max_ns,
+                        s.busy_packets,
+                        s.busy_bytes,
+                        s.busy_span_ns
                     ));
                 }
             }

@@ -3,7 +3,14 @@ the steady RTT, TCP throughput, UDP jitter and loss, each with its spread and ra
 
 from __future__ import annotations
 
-from sdnperf.studies.answers.common import by, mean, mean_text, ranking, values
+from sdnperf.studies.answers.common import (
+    RANK_NOTE,
+    by,
+    mean,
+    more_repetitions,
+    ranked,
+    values,
+)
 
 
 def _arch(run) -> str:
@@ -14,20 +21,20 @@ def answer(store, study_id: int) -> list[str]:
     out = []
     first = by(values(store, study_id, "rtt_first_ms", "ping"), _arch)
     steady = by(values(store, study_id, "rtt_ms", "ping"), _arch)
+    hint = ""
     if first:
-        parts = []
-        for arch in ranking(first, "lower"):
-            text = f"{arch} {mean_text(first[arch], 'ms')}"
-            if arch in steady and mean(steady[arch]) > 0:
-                text += f", {mean(first[arch]) / mean(steady[arch]):.3g}× its steady RTT"
-            parts.append(text)
-        out.append("First packet RTT (lowest first): " + "; ".join(parts) + ".")
+        out.append(f"First packet RTT (lowest first): {ranked(first, 'ms', 'lower')}.")
+        ratios = [
+            f"{a} {mean(first[a]) / mean(steady[a]):.3g}×"
+            for a in sorted(first)
+            if a in steady and mean(steady[a]) > 0
+        ]
+        if ratios:
+            out.append("First packet RTT against the steady RTT: " + ", ".join(ratios) + ".")
+        hint = more_repetitions(first, "lower")
     if steady:
-        out.append(
-            "Steady RTT (lowest first): "
-            + "; ".join(f"{a} {mean_text(steady[a], 'ms')}" for a in ranking(steady, "lower"))
-            + "."
-        )
+        out.append(f"Steady RTT (lowest first): {ranked(steady, 'ms', 'lower')}.")
+        hint = hint or more_repetitions(steady, "lower")
     for workload, metric, what, unit, better in (
         ("tcp", "throughput_mbps", "TCP throughput", "Mbit/s", "higher"),
         ("udp", "jitter_ms", "UDP jitter", "ms", "lower"),
@@ -35,10 +42,10 @@ def answer(store, study_id: int) -> list[str]:
     ):
         groups = by(values(store, study_id, metric, workload), _arch)
         if groups:
-            order = ranking(groups, better)
-            out.append(
-                f"{what} (best first): "
-                + "; ".join(f"{a} {mean_text(groups[a], unit)}" for a in order)
-                + "."
-            )
+            out.append(f"{what} (best first): {ranked(groups, unit, better)}.")
+            hint = hint or more_repetitions(groups, better)
+    if out:
+        out.append(f"In the rankings, {RANK_NOTE}.")
+    if hint:
+        out.append(hint)
     return out

@@ -7,7 +7,26 @@ from __future__ import annotations
 
 from collections import defaultdict
 
+from sdnperf.studies.answers.common import MIN_REPETITIONS, mean, mean_text
+
 FULL_PCT = 99.0  # "answered every packet-in": at least this share answered
+
+
+def _not_ready(run, m: dict) -> str:
+    """Why part of this run's set-up never came up, in words; '' when all of it did."""
+    switches = run.params.get("switches")
+    ready = m.get("ctl_switches_ready")
+    parts = []
+    if switches and ready is not None and ready < switches:
+        parts.append(f"only {ready:.0f} of {switches} emulated switches became ready")
+    if m.get("ctl_disconnected"):
+        parts.append(f"the controller dropped {m['ctl_disconnected']:.0f} connection(s)")
+    errors = run.params.get("probe_errors") or []
+    if parts and errors:
+        first = errors[0].get("error", "") if isinstance(errors[0], dict) else str(errors[0])
+        if first:
+            parts.append(f"first error: {first}")
+    return "; ".join(parts)
 
 
 def answer(store, study_id: int) -> list[str]:
@@ -33,55 +52,98 @@ def answer(store, study_id: int) -> list[str]:
         per_ctl[run.architecture].append((offered, run, m))
     out = []
     for ctl, pts in sorted(per_ctl.items()):
-        pts.sort(key=lambda p: (p[0], p[1].params.get("switches", 0)))
         proto = pts[0][1].params.get("protocol", "")
-
-        def ratio(m, offered):
-            return 100.0 * m["ctl_answered_pps"] / offered if offered else 0.0
-
-        full = [p for p in pts if ratio(p[2], p[0]) >= FULL_PCT]
-        best = max(pts, key=lambda p: p[2]["ctl_answered_pps"])
-        lo, hi = pts[0], pts[-1]
-
-        def load(p):
-            return f"{p[1].params.get('switches')} switch(es) × {p[1].params.get('rate_per_switch'):g}/s"
-
-        text = f"{ctl} ({proto}): "
-        text += (
-            f"answered ≥ {FULL_PCT:g} % of packet-ins up to {max(p[0] for p in full):,.0f}/s offered"
-            if full
-            else f"answered < {FULL_PCT:g} % of packet-ins at every load"
-        )
-        text += (
-            f"; the most it answered was {best[2]['ctl_answered_pps']:,.0f}/s ({load(best)}, "
-            f"{ratio(best[2], best[0]):.0f} % of offered)"
-        )
-        if hi is not best:
-            text += (
-                f"; at the highest load, {hi[0]:,.0f}/s offered, it answered "
-                f"{hi[2]['ctl_answered_pps']:,.0f}/s ({ratio(hi[2], hi[0]):.0f} %)"
+        # set-up first: a load where switches never connected measures a connection limit
+        broken = [(p, why) for p in pts if (why := _not_ready(p[1], p[2]))]
+        for p, why in sorted(broken, key=lambda x: x[0][0]):
+            out.append(
+                f"{ctl} ({proto}) at {load(p)}: {why}, so its rates at that load measure "
+                "how many connections it took, not how many packet-ins it can answer "
+                "(left out below)."
             )
-        if "ctl_rtt_p50_ms" in lo[2] and "ctl_rtt_p50_ms" in hi[2]:
-            text += (
-                f"; median reaction time {lo[2]['ctl_rtt_p50_ms']:.3g} ms at {lo[0]:,.0f}/s offered, "
-                f"{hi[2]['ctl_rtt_p50_ms']:.3g} ms (p99 {hi[2].get('ctl_rtt_p99_ms', float('nan')):.3g} ms) "
-                f"at {hi[0]:,.0f}/s"
+        bad = {id(p) for p, _ in broken}
+        good = [p for p in pts if id(p) not in bad]
+        if not good:
+            out.append(
+                f"{ctl} ({proto}): no load where every switch came up; no capacity to report."
             )
-        if "ctl_outstanding" in hi[2]:
-            text += f"; {hi[2]['ctl_outstanding']:,.0f} packet-ins outstanding at the end of the highest load"
-        if "ctl_controller_cpu_pct" in hi[2]:
-            text += f"; controller CPU {hi[2]['ctl_controller_cpu_pct']:.0f} % of one core there"
-        bound = [p for p in pts if p[1].params.get("probe_bound")]
-        if bound:
-            text += (
-                f" ({len(bound)} of {len(pts)} runs near the probe's ceiling: those measure "
-                "the probe, not the controller)"
-            )
-        out.append(text + ".")
-        staged = [p for p in pts if any(k.startswith("ctl_stage_") for k in p[2])]
+            continue
+        out.append(capacity_sentence(ctl, proto, good))
+        staged = [p for p in good if any(k.startswith("ctl_stage_") for k in p[2])]
         if staged:
+            staged.sort(key=lambda p: p[0])
             out.append(f"{ctl}: " + stage_sentence(staged[-1][2], staged[-1][0]))
     return out
+
+
+def load(p) -> str:
+    return f"{p[1].params.get('switches')} switch(es) × {p[1].params.get('rate_per_switch'):g}/s"
+
+
+def capacity_sentence(ctl: str, proto: str, pts: list) -> str:
+    """The loads it answered in full, the most it answered and the highest load, each as the
+    mean over that load's repetitions with its n and CI (common.mean_text)."""
+    loads: dict = defaultdict(list)  # (offered, switches) -> points
+    for p in pts:
+        loads[(p[0], p[1].params.get("switches", 0))].append(p)
+    keys = sorted(loads)
+
+    def answered(key):
+        return [p[2]["ctl_answered_pps"] for p in loads[key]]
+
+    def ratio(key):
+        return 100.0 * mean(answered(key)) / key[0] if key[0] else 0.0
+
+    full = [k for k in keys if ratio(k) >= FULL_PCT]
+    best = max(keys, key=lambda k: mean(answered(k)))
+    lo, hi = keys[0], keys[-1]
+    text = f"{ctl} ({proto}): "
+    text += (
+        f"answered ≥ {FULL_PCT:g} % of packet-ins up to {max(k[0] for k in full):,.0f}/s offered"
+        if full
+        else f"answered < {FULL_PCT:g} % of packet-ins at every load"
+    )
+    text += (
+        f"; the most it answered was {mean_text(answered(best), 'packet-ins/s', 4)} ({load(loads[best][0])}, "
+        f"{ratio(best):.0f} % of offered)"
+    )
+    if hi != best:
+        text += (
+            f"; at the highest load, {hi[0]:,.0f}/s offered, it answered "
+            f"{mean_text(answered(hi), 'packet-ins/s', 4)} ({ratio(hi):.0f} %)"
+        )
+
+    def metric_mean(key, name):
+        vals = [p[2][name] for p in loads[key] if name in p[2]]
+        return mean(vals) if vals else None
+
+    p50_lo, p50_hi = metric_mean(lo, "ctl_rtt_p50_ms"), metric_mean(hi, "ctl_rtt_p50_ms")
+    if p50_lo is not None and p50_hi is not None:
+        p99 = metric_mean(hi, "ctl_rtt_p99_ms")
+        text += (
+            f"; median reaction time {p50_lo:.3g} ms at {lo[0]:,.0f}/s offered, "
+            f"{p50_hi:.3g} ms (p99 {p99 if p99 is not None else float('nan'):.3g} ms) "
+            f"at {hi[0]:,.0f}/s"
+        )
+    outstanding = metric_mean(hi, "ctl_outstanding")
+    if outstanding is not None:
+        text += f"; {outstanding:,.0f} packet-ins outstanding at the end of the highest load"
+    cpu = metric_mean(hi, "ctl_controller_cpu_pct")
+    if cpu is not None:
+        text += f"; controller CPU {cpu:.0f} % of one core there"
+    bound = [p for p in pts if p[1].params.get("probe_bound")]
+    if bound:
+        text += (
+            f" ({len(bound)} of {len(pts)} runs near the probe's ceiling: those measure "
+            "the probe, not the controller)"
+        )
+    reps = min(len(v) for v in loads.values())
+    if reps < MIN_REPETITIONS:
+        text += (
+            f". With n = {reps} per load these are single measurements: run at least "
+            f"{MIN_REPETITIONS} repetitions to get their spread"
+        )
+    return text + "."
 
 
 STAGES = ("receive", "decode", "app", "encode", "send")

@@ -8,8 +8,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from sdnperf.report.stats import pct_difference
-from sdnperf.studies.answers.common import mean, values
+from sdnperf.studies.answers.common import RANK_NOTE, compare, more_repetitions, ranked, values
 from sdnperf.workloads.config import parse_suffixed
 
 HEADERS = 14 + 20 + 8  # Ethernet + IPv4 + ICMP/UDP headers
@@ -31,13 +30,9 @@ def _by_point(store, study_id, workload, metric, path, key=lambda v: v):
     return out
 
 
-def _ranked(groups: dict, unit: str, better: str) -> str:
-    order = sorted(groups, key=lambda a: mean(groups[a]), reverse=better == "higher")
-    return ", ".join(f"{a} {mean(groups[a]):.3g} {unit}" for a in order)
-
-
 def answer(store, study_id: int) -> list[str]:
-    out = []
+    out: list[str] = []
+    hint = ""  # how many repetitions would rank what this data cannot
     for workload, metric, what, unit in (
         ("ping", "rtt_ms", "ping RTT", "ms"),
         ("udp", "jitter_ms", "UDP jitter", "ms"),
@@ -50,16 +45,18 @@ def answer(store, study_id: int) -> list[str]:
             frame = size + FRAME_OVERHEAD[workload] + 4  # + FCS
             out.append(
                 f"{what} with {frame}-byte frames (best first): "
-                f"{_ranked(points[size], unit, 'lower')}."
+                f"{ranked(points[size], unit, 'lower')}."
             )
+            hint = hint or more_repetitions(points[size], "lower")
     tcp = _by_point(store, study_id, "tcp", "throughput_mbps", WINDOW)
     if tcp:
         by_bytes = {parse_suffixed(str(w), 1024): w for w in tcp}
         for b in sorted({min(by_bytes), max(by_bytes)}):
             out.append(
                 f"TCP throughput with a {by_bytes[b]} window (best first): "
-                f"{_ranked(tcp[by_bytes[b]], 'Mbit/s', 'higher')}."
+                f"{ranked(tcp[by_bytes[b]], 'Mbit/s', 'higher')}."
             )
+            hint = hint or more_repetitions(tcp[by_bytes[b]], "higher")
     # the cost of complexity on each platform: its chains against its own L2 bridging
     compared = [
         (label, better, points, lambda v: v)
@@ -78,12 +75,16 @@ def answer(store, study_id: int) -> list[str]:
             if base not in archs:
                 continue
             for arch in sorted(a for a in archs if a.startswith(prefix) and a != base):
-                d = pct_difference(mean(archs[arch]), mean(archs[base]), better)
-                costs.append(f"{arch} {label} {d.words()}")
+                words = compare(archs[arch], archs[base], better).words()
+                costs.append(f"{arch} {label} {words}")
         if costs:
             out.append(
                 f"Against {platform} L2 bridging (largest frame / window): "
                 + "; ".join(costs)
                 + "."
             )
+    if out:
+        out.append(f"In the rankings, {RANK_NOTE}.")
+    if hint:
+        out.append(hint)
     return out

@@ -1,0 +1,358 @@
+"""The link-fidelity mark ("⚠ LINK"): did every impaired link do what the study told it?
+
+Why (in the spirit of Mininet-HiFi, Handigol et al., CoNEXT 2012): a study sets a link's
+rate, delay and loss, and its figures are read as "on a 10 Mbit/s, 20 ms link ...". That
+holds only if the emulator delivered those: a shaper the host cannot serve on time sends
+slower than its rate and adds delay of its own; a shaper that is bypassed sends faster.
+The CPU mark (cpu.py) sees a saturated machine, not a link that was late.
+
+What is checked, per direction of every impaired link, from counters read before and after
+the workload (never from the workload's own figures, which are what is being judged):
+
+- our P4 switch impairs its own ports (`port_impair_show`, rust/switch impair.rs): every
+  packet's due time comes from the configured link model, so
+  * rate: while packets queued behind each other for serialisation, the departure spacing
+    gives the achieved rate; below (1 - RATE_TOLERANCE) x the configured rate is a breach;
+  * delay: the mean time a packet left after it was due is added delay the study did not
+    ask for; above LATE_SHARE of the configured delay (at least LATE_FLOOR_MS) is a breach;
+  * loss: lost / offered against the configured probability, a binomial test at
+    LOSS_SIGMAS standard deviations.
+- a kernel shaper (Mininet's htb on the switch's interfaces, bridge and OVS architectures;
+  `tc -s -j qdisc show`): the mean departure rate over the workload may not exceed the
+  configured rate (a bypassed or wrongly set shaper); a netem qdisc's drops against its
+  loss. tc reports neither departure spacing nor the delay a packet got, so those are not
+  judged there (and this machine may lack sch_netem: then there is no netem to read).
+
+The arithmetic (`judge_switch_end`, `judge_tc_end`, the parsers) is pure; `LinkMonitor`
+reads the counters of a started network.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+import subprocess
+from dataclasses import asdict, dataclass, field
+
+# ---- When did a link not do what it was told? ----------------------------------------
+RATE_TOLERANCE = 0.10  # achieved rate while busy below 90 % (or mean above 110 %) of the rate
+MIN_BUSY_PACKETS = 50  # fewer back-to-back departures say nothing about spacing
+LATE_SHARE = 0.10  # mean lateness above 10 % of the configured delay ...
+LATE_FLOOR_MS = 0.5  # ... and above 0.5 ms (a ping on an unimpaired path takes ~0.1 ms)
+MIN_PACKETS = 20  # fewer released packets judge nothing (a few pings of the readiness check)
+LOSS_SIGMAS = 4.0  # binomial test on lost / offered
+# ----------------------------------------------------------------------------------------
+
+
+@dataclass
+class LinkEnd:
+    """One direction of one impaired link, where it is impaired."""
+
+    link: str  # "s1-h2": the study's link
+    where: str  # "s1 port 2 out", "s1-eth2 (tc)"
+    rate_mbit: float | None = None  # as configured in the study
+    delay_ms: float | None = None
+    loss_pct: float | None = None
+
+
+@dataclass
+class LinkCheck:
+    """What one link end was told and what it did, and whether that is a breach."""
+
+    link: str
+    where: str
+    packets: int  # released (switch) or sent (tc) during the workload
+    configured: dict = field(default_factory=dict)  # rate_mbit, delay_ms, loss_pct (set ones)
+    measured: dict = field(default_factory=dict)  # same keys (what could be measured) + extras
+    breach: bool = False
+    reason: str = ""  # in words, with the numbers
+
+    def record(self) -> dict:
+        return asdict(self)
+
+
+# -- parsing ------------------------------------------------------------------------------
+
+_SHOW_LINE = re.compile(r"^port (\d+) (in|out): (\S+)\s*(.*)$")
+
+
+def parse_impair_show(text: str) -> dict[tuple[int, str], dict[str, int]]:
+    """`port_impair_show` -> {(port, "in"|"out"): counters}. Lines of an older switch
+    (without the counters) give only held/lost/full."""
+    out: dict[tuple[int, str], dict[str, int]] = {}
+    for line in text.splitlines():
+        m = _SHOW_LINE.match(line.strip())
+        if not m:
+            continue
+        counters = {}
+        for part in m.group(4).split():
+            key, _, value = part.partition("=")
+            if value.isdigit():
+                counters[key] = int(value)
+        out[(int(m.group(1)), m.group(2))] = counters
+    return out
+
+
+def parse_tc_qdiscs(text: str) -> dict[str, dict[str, dict]]:
+    """`tc -s -j qdisc show` -> {interface: {kind: stats}} for the htb, tbf and netem
+    qdiscs (stats: bytes, packets, drops, overlimits, backlog, qlen, and netem's loss)."""
+    try:
+        rows = json.loads(text or "[]")
+    except json.JSONDecodeError:
+        return {}
+    out: dict[str, dict[str, dict]] = {}
+    for row in rows if isinstance(rows, list) else []:
+        kind, dev = row.get("kind"), row.get("dev")
+        if kind not in ("htb", "tbf", "netem") or not dev:
+            continue
+        stats = {k: row.get(k, 0) for k in ("bytes", "packets", "drops", "overlimits")}
+        stats["backlog"] = row.get("backlog", 0)
+        options = row.get("options") or {}
+        if kind == "netem":
+            stats["loss_pct"] = _netem_loss_pct(options)
+        out.setdefault(dev, {})[kind] = stats
+    return out
+
+
+def _netem_loss_pct(options: dict) -> float | None:
+    loss = options.get("loss-random") or options.get("loss")
+    if isinstance(loss, dict):
+        loss = loss.get("loss")
+    try:
+        return 100.0 * float(loss) if loss is not None else None
+    except (TypeError, ValueError):
+        return None
+
+
+def delta(after: dict[str, int], before: dict[str, int] | None) -> dict[str, int]:
+    """Counters over the workload: after - before (a port impaired after the first read
+    counts from zero; maxima are not differences and are taken as read after)."""
+    before = before or {}
+    return {
+        k: (v if k.endswith("_max_ns") else v - before.get(k, 0))
+        for k, v in after.items()
+        if isinstance(v, int)
+    }
+
+
+# -- judging ------------------------------------------------------------------------------
+
+
+def binomial_outside(lost: int, offered: int, p: float, sigmas: float = LOSS_SIGMAS) -> bool:
+    """True when `lost` of `offered` is too far from offered x p to come from loss p."""
+    if offered <= 0:
+        return False
+    expected = offered * p
+    sd = math.sqrt(offered * p * (1 - p))
+    return abs(lost - expected) > sigmas * sd + 1  # +1: a single packet never decides
+
+
+def judge_switch_end(end: LinkEnd, c: dict[str, int]) -> LinkCheck:
+    """Judge one switch port side from its counter deltas (see the module doc)."""
+    released = c.get("released", 0)
+    check = LinkCheck(end.link, end.where, released, configured=_configured(end))
+    reasons: list[str] = []
+    if end.rate_mbit:
+        busy, span = c.get("busy_packets", 0), c.get("busy_span_ns", 0)
+        if busy >= MIN_BUSY_PACKETS and span > 0:
+            achieved = c.get("busy_bytes", 0) * 8 / span * 1e3  # bits/ns = Gbit/s -> Mbit/s
+            check.measured["rate_mbit"] = round(achieved, 3)
+            check.measured["busy_packets"] = busy
+            if achieved < (1 - RATE_TOLERANCE) * end.rate_mbit:
+                reasons.append(
+                    f"sent at {achieved:.3g} Mbit/s while packets queued for it, "
+                    f"configured {end.rate_mbit:g} Mbit/s ({achieved / end.rate_mbit:.0%})"
+                )
+    if released >= MIN_PACKETS:
+        late_ms = c.get("late_ns", 0) / released / 1e6
+        model_ms = c.get("model_delay_ns", 0) / released / 1e6
+        check.measured["added_delay_ms"] = round(model_ms + late_ms, 4)
+        check.measured["late_ms"] = round(late_ms, 4)
+        check.measured["late_max_ms"] = round(c.get("late_max_ns", 0) / 1e6, 3)
+        allowed = max(LATE_SHARE * (end.delay_ms or 0.0), LATE_FLOOR_MS)
+        if late_ms > allowed:
+            configured = f"configured {end.delay_ms:g} ms" if end.delay_ms else "no delay set"
+            reasons.append(
+                f"packets left {late_ms:.2f} ms after they were due on average (max "
+                f"{check.measured['late_max_ms']:g} ms), added delay {model_ms + late_ms:.2f} "
+                f"ms ({configured}, queueing included), over {released} packets"
+            )
+    offered = c.get("offered", 0)
+    if end.loss_pct and offered >= MIN_PACKETS:
+        lost = c.get("lost", 0)
+        check.measured["loss_pct"] = round(100.0 * lost / offered, 3)
+        if binomial_outside(lost, offered, end.loss_pct / 100.0):
+            reasons.append(
+                f"lost {lost} of {offered} packets ({100.0 * lost / offered:.2f} %), "
+                f"configured {end.loss_pct:g} %"
+            )
+    if c.get("full"):
+        check.measured["queue_full_drops"] = c["full"]
+    check.breach, check.reason = bool(reasons), "; ".join(reasons)
+    return check
+
+
+def judge_tc_end(end: LinkEnd, c: dict[str, dict], seconds: float) -> LinkCheck:
+    """Judge one kernel-shaped interface from its qdiscs' counter deltas over `seconds`."""
+    shaper = c.get("htb") or c.get("tbf") or {}
+    netem = c.get("netem") or {}
+    sent = int(shaper.get("packets", 0) or netem.get("packets", 0))
+    check = LinkCheck(end.link, end.where, sent, configured=_configured(end))
+    reasons: list[str] = []
+    if end.rate_mbit and shaper and seconds > 0 and sent >= MIN_PACKETS:
+        mean = shaper.get("bytes", 0) * 8 / seconds / 1e6
+        check.measured["mean_rate_mbit"] = round(mean, 3)
+        if mean > (1 + RATE_TOLERANCE) * end.rate_mbit:
+            reasons.append(
+                f"sent {mean:.3g} Mbit/s on average over {seconds:.1f} s, above the "
+                f"configured {end.rate_mbit:g} Mbit/s: the shaper did not hold"
+            )
+        if shaper.get("drops"):
+            check.measured["queue_drops"] = shaper["drops"]
+    if end.loss_pct and netem:
+        offered = int(netem.get("packets", 0)) + int(netem.get("drops", 0))
+        lost = int(netem.get("drops", 0))
+        if offered >= MIN_PACKETS:
+            check.measured["loss_pct"] = round(100.0 * lost / offered, 3)
+            if binomial_outside(lost, offered, end.loss_pct / 100.0):
+                reasons.append(
+                    f"netem dropped {lost} of {offered} packets "
+                    f"({100.0 * lost / offered:.2f} %), configured {end.loss_pct:g} %"
+                )
+    check.breach, check.reason = bool(reasons), "; ".join(reasons)
+    return check
+
+
+def _configured(end: LinkEnd) -> dict:
+    return {
+        k: v
+        for k, v in (
+            ("rate_mbit", end.rate_mbit),
+            ("delay_ms", end.delay_ms),
+            ("loss_pct", end.loss_pct),
+        )
+        if v
+    }
+
+
+def summarize(checks: list[LinkCheck]) -> tuple[bool, str]:
+    """(any breach, the breaches in words, one per link end)."""
+    broken = [c for c in checks if c.breach]
+    return bool(broken), "; ".join(f"link {c.link} at {c.where}: {c.reason}" for c in broken)
+
+
+# -- reading a started network ------------------------------------------------------------
+
+
+def _link_attrs(graph, a: str, b: str) -> dict:
+    return graph.edges[a, b] if graph.has_edge(a, b) else {}
+
+
+def _number(value) -> float | None:
+    return float(value) if value else None
+
+
+class LinkMonitor:
+    """Reads the impaired link ends' counters of a started network before (`start`) and
+    after (`stop`) the workload. Ends on our P4 switch are read from the switch; ends on a
+    kernel interface of the root namespace (the switches' side of a Mininet TCLink) from
+    tc. Hosts' ends (tc inside each host) are the same kernel htb for every architecture and
+    are not read. Never raises out of `stop`: a counter that cannot be read is a note."""
+
+    def __init__(self, spec, net):
+        self.spec, self.net = spec, net
+        self.switch_ends: dict[object, dict[tuple[int, str], LinkEnd]] = {}
+        self.tc_ends: dict[str, LinkEnd] = {}
+        self.notes: list[str] = []
+        self._before_sw: dict[object, dict] = {}
+        self._before_tc: dict[str, dict] = {}
+        self._t0 = 0.0
+        self._find_ends()
+
+    def _find_ends(self) -> None:
+        graph = self.spec.graph
+        for sw in getattr(self.net, "switches", []):
+            own = getattr(sw, "target", None) == "sdnperf" and hasattr(sw, "ctl")
+            for intf, port in getattr(sw, "ports", {}).items():
+                link = getattr(intf, "link", None)
+                if link is None:
+                    continue
+                other = link.intf2 if link.intf1 is intf else link.intf1
+                attrs = _link_attrs(graph, sw.name, other.node.name)
+                rate = _number(attrs.get("bw"))
+                delay, loss = _number(attrs.get("delay_ms")), _number(attrs.get("loss_pct"))
+                if not (rate or delay or loss):
+                    continue
+                name = f"{sw.name}-{other.node.name}"
+                if own:
+                    ends = self.switch_ends.setdefault(sw, {})
+                    ends[(port, "out")] = LinkEnd(
+                        name, f"{sw.name} port {port} out ({intf.name})", rate, delay, loss
+                    )
+                    # the host end's delay/loss, taken by the switch port's ingress
+                    # when the kernel lacks sch_netem (arch/p4.py impair_switch_ports)
+                    ends[(port, "in")] = LinkEnd(
+                        f"{other.node.name}-{sw.name}",
+                        f"{sw.name} port {port} in ({intf.name})",
+                        None,
+                        delay,
+                        loss,
+                    )
+                else:
+                    self.tc_ends[intf.name] = LinkEnd(name, f"{intf.name} (tc)", rate, delay, loss)
+
+    @property
+    def watches_anything(self) -> bool:
+        return bool(self.switch_ends or self.tc_ends)
+
+    def start(self) -> None:
+        import time
+
+        self._t0 = time.monotonic()
+        self._before_sw = {sw: self._read_switch(sw) for sw in self.switch_ends}
+        self._before_tc = self._read_tc() if self.tc_ends else {}
+
+    def stop(self) -> list[LinkCheck]:
+        import time
+
+        seconds = time.monotonic() - self._t0
+        checks: list[LinkCheck] = []
+        for sw, ends in self.switch_ends.items():
+            after = self._read_switch(sw)
+            for key, end in ends.items():
+                if key not in after:
+                    continue  # an "in" side exists only without sch_netem
+                checks.append(
+                    judge_switch_end(end, delta(after[key], self._before_sw.get(sw, {}).get(key)))
+                )
+        if self.tc_ends:
+            after_tc = self._read_tc()
+            for intf, end in self.tc_ends.items():
+                if intf not in after_tc:
+                    self.notes.append(f"{intf}: no htb/tbf/netem qdisc found")
+                    continue
+                before = self._before_tc.get(intf, {})
+                diff = {kind: delta(s, before.get(kind)) for kind, s in after_tc[intf].items()}
+                for kind, s in after_tc[intf].items():  # loss is a setting, not a counter
+                    if "loss_pct" in s:
+                        diff[kind]["loss_pct"] = s["loss_pct"]
+                checks.append(judge_tc_end(end, diff, seconds))
+        return checks
+
+    def _read_switch(self, sw) -> dict:
+        try:
+            return parse_impair_show(sw.ctl("port_impair_show"))
+        except Exception as exc:  # a switch that cannot answer: its figures stand unjudged
+            self.notes.append(f"{sw.name}: port_impair_show failed: {exc}")
+            return {}
+
+    def _read_tc(self) -> dict:
+        try:
+            proc = subprocess.run(
+                ["tc", "-s", "-j", "qdisc", "show"], capture_output=True, text=True, timeout=10
+            )
+        except (OSError, subprocess.SubprocessError) as exc:
+            self.notes.append(f"tc -s qdisc show failed: {exc}")
+            return {}
+        return parse_tc_qdiscs(proc.stdout)

@@ -1,0 +1,149 @@
+"""The link-fidelity arithmetic (sdnperf/fidelity/links.py) on synthetic counters: what
+counts as a link that did not do what the study configured, and what the mark says."""
+
+from __future__ import annotations
+
+import json
+
+from sdnperf.fidelity import links
+from sdnperf.fidelity.links import LinkEnd, judge_switch_end, judge_tc_end
+
+SHOW = (
+    "port 1 out: delay=5000us,rate=10000000bit,seed=3 held=0 lost=0 full=0 offered=1000 "
+    "released=1000 bytes=1500000 model_delay_ns=6000000000 late_ns=100000000 "
+    "late_max_ns=900000 busy_packets=800 busy_bytes=1200000 busy_span_ns=1000000000\n"
+    "port 1 in: delay=5000us held=2 lost=7 full=0\n"
+    "not a port line\n"
+)
+
+
+def test_parse_impair_show_reads_every_counter_and_older_lines():
+    parsed = links.parse_impair_show(SHOW)
+    assert set(parsed) == {(1, "out"), (1, "in")}
+    assert parsed[(1, "out")]["busy_span_ns"] == 1_000_000_000
+    assert parsed[(1, "out")]["late_max_ns"] == 900_000
+    assert parsed[(1, "in")] == {"held": 2, "lost": 7, "full": 0}
+
+
+def test_delta_subtracts_counters_but_keeps_maxima():
+    before = {"released": 10, "late_ns": 5, "late_max_ns": 7}
+    after = {"released": 30, "late_ns": 9, "late_max_ns": 8}
+    assert links.delta(after, before) == {"released": 20, "late_ns": 4, "late_max_ns": 8}
+    assert links.delta(after, None) == after
+
+
+def counters(**kw) -> dict:
+    base = dict(
+        offered=1000,
+        released=1000,
+        bytes=1_500_000,
+        lost=0,
+        full=0,
+        model_delay_ns=1000 * 5_000_000,
+        late_ns=1000 * 50_000,  # 0.05 ms late on average
+        late_max_ns=400_000,
+        busy_packets=800,
+        busy_bytes=800 * 1500,
+        busy_span_ns=800 * 1_200_000,  # 1500 B per 1.2 ms = 10 Mbit/s
+    )
+    return base | kw
+
+
+END = LinkEnd("s1-h2", "s1 port 2 out (s1-eth2)", rate_mbit=10, delay_ms=5, loss_pct=None)
+
+
+def test_a_link_that_kept_its_rate_and_delay_is_not_a_breach():
+    check = judge_switch_end(END, counters())
+    assert not check.breach, check.reason
+    assert check.measured["rate_mbit"] == 10.0
+    assert check.measured["added_delay_ms"] == 5.05
+    assert check.configured == {"rate_mbit": 10, "delay_ms": 5}
+
+
+def test_a_busy_link_that_sent_slower_than_its_rate_is_a_breach_with_its_numbers():
+    # the same bytes over twice the time: 5 Mbit/s while packets queued for the link
+    check = judge_switch_end(END, counters(busy_span_ns=800 * 2_400_000))
+    assert check.breach
+    assert check.measured["rate_mbit"] == 5.0
+    assert "sent at 5 Mbit/s" in check.reason and "configured 10 Mbit/s (50%)" in check.reason
+    # within the tolerance: 9.5 of 10 Mbit/s
+    assert not judge_switch_end(END, counters(busy_span_ns=int(800 * 1_263_158))).breach
+
+
+def test_too_few_back_to_back_departures_judge_no_rate():
+    check = judge_switch_end(END, counters(busy_packets=10, busy_span_ns=10 * 9_999_999))
+    assert "rate_mbit" not in check.measured and not check.breach
+
+
+def test_late_departures_are_added_delay_the_study_did_not_ask_for():
+    # 2 ms late on average on a 5 ms link: over max(10 % of 5 ms, 0.5 ms)
+    check = judge_switch_end(END, counters(late_ns=1000 * 2_000_000, late_max_ns=9_000_000))
+    assert check.breach
+    assert check.measured["late_ms"] == 2.0 and check.measured["added_delay_ms"] == 7.0
+    assert "2.00 ms after they were due" in check.reason and "configured 5 ms" in check.reason
+    # 0.4 ms late is under the 0.5 ms floor; on a 20 ms link 1.5 ms is under 10 %
+    assert not judge_switch_end(END, counters(late_ns=1000 * 400_000)).breach
+    long_link = LinkEnd("s1-s2", "s1 port 3 out", delay_ms=20)
+    assert not judge_switch_end(long_link, counters(late_ns=1000 * 1_500_000)).breach
+    assert judge_switch_end(long_link, counters(late_ns=1000 * 2_500_000)).breach
+
+
+def test_loss_is_judged_by_a_binomial_test():
+    lossy = LinkEnd("s1-h1", "s1 port 1 out", loss_pct=10)
+    # 10 % of 1000: 100 expected, sd ~9.5; 4 sd + 1 ~ 39
+    assert not judge_switch_end(lossy, counters(lost=120)).breach
+    check = judge_switch_end(lossy, counters(lost=200))
+    assert check.breach and check.measured["loss_pct"] == 20.0
+    assert "lost 200 of 1000 packets (20.00 %), configured 10 %" in check.reason
+    assert links.binomial_outside(0, 1000, 0.1) and not links.binomial_outside(1, 1, 0.5)
+
+
+def test_few_packets_judge_nothing():
+    check = judge_switch_end(END, counters(released=5, offered=5, late_ns=5 * 10**9))
+    assert not check.breach and "late_ms" not in check.measured
+
+
+def test_tc_shaper_that_let_more_through_than_its_rate_is_a_breach():
+    end = LinkEnd("s1-h2", "s1-eth2 (tc)", rate_mbit=10)
+    ok = {"htb": {"bytes": 12_500_000, "packets": 9000, "drops": 3}}  # 10 Mbit/s over 10 s
+    check = judge_tc_end(end, ok, 10.0)
+    assert not check.breach and check.measured == {"mean_rate_mbit": 10.0, "queue_drops": 3}
+    check = judge_tc_end(end, {"htb": {"bytes": 25_000_000, "packets": 18000}}, 10.0)
+    assert check.breach and "sent 20 Mbit/s on average" in check.reason
+
+
+def test_netem_loss_from_tc_statistics():
+    end = LinkEnd("s1-h2", "s1-eth2 (tc)", loss_pct=1)
+    stats = {"netem": {"packets": 990, "drops": 10, "loss_pct": 1.0}}
+    assert not judge_tc_end(end, stats, 5.0).breach
+    stats = {"netem": {"packets": 900, "drops": 100, "loss_pct": 1.0}}
+    assert judge_tc_end(end, stats, 5.0).breach
+
+
+def test_parse_tc_qdiscs_keeps_shapers_and_netem():
+    text = json.dumps(
+        [
+            {"kind": "noqueue", "dev": "lo", "bytes": 0},
+            {"kind": "htb", "dev": "s1-eth1", "bytes": 10, "packets": 2, "drops": 0},
+            {
+                "kind": "netem",
+                "dev": "s1-eth1",
+                "options": {"loss-random": {"loss": 0.01}},
+                "packets": 2,
+                "drops": 1,
+            },
+        ]
+    )
+    parsed = links.parse_tc_qdiscs(text)
+    assert set(parsed) == {"s1-eth1"}
+    assert parsed["s1-eth1"]["htb"]["bytes"] == 10
+    assert parsed["s1-eth1"]["netem"]["loss_pct"] == 1.0
+    assert links.parse_tc_qdiscs("not json") == {}
+
+
+def test_summarize_names_each_broken_end():
+    good = judge_switch_end(END, counters())
+    bad = judge_switch_end(END, counters(busy_span_ns=800 * 2_400_000))
+    breach, reason = links.summarize([good, bad])
+    assert breach and reason.startswith("link s1-h2 at s1 port 2 out (s1-eth2): sent at 5")
+    assert links.summarize([good]) == (False, "")
