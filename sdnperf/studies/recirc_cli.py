@@ -311,12 +311,12 @@ def cmd_plan(args) -> int:
             continue
         row.update(
             passes=plan.passes,
-            passes_estimate=plan.estimate,
+            passes_estimate=float(plan.estimate),
             passes_interval=list(plan.interval),
-            bracketed=plan.bracketed,
-            cost_per_pass_us=plan.fit.b * 1000,
-            cost_per_pass_ci_us=[v * 1000 for v in plan.fit.b_ci],
-            r2=plan.fit.r2,
+            bracketed=bool(plan.bracketed),
+            cost_per_pass_us=float(plan.fit.b) * 1000,
+            cost_per_pass_ci_us=[float(v) * 1000 for v in plan.fit.b_ci],
+            r2=float(plan.fit.r2),
         )
         if not args.json:
             print(f"  {plan.sentence('ms')}" + ("" if plan.bracketed else " — EXTRAPOLATED"))
