@@ -56,6 +56,12 @@ def add_parser(sub) -> None:
         help="delay to bracket (repeatable), e.g. 5ms, 250us: the delay recirculation adds",
     )
     s.add_argument("--scale", choices=("smoke", "quick", "paper"), default="quick")
+    s.add_argument(
+        "--file",
+        help="a study file to design from instead of the built-in one of --scale (its "
+        "topologies, recirc.p4 architectures and workloads; its recirc_passes sweeps are "
+        "replaced)",
+    )
     s.add_argument("--out", default="results", help="results root (default: results)")
     s.set_defaults(func=cmd_study)
 
@@ -181,11 +187,20 @@ def _open(path: Path):
 
 
 def cmd_study(args) -> int:
+    from sdnperf.study.loader import StudyError
+
     try:
         targets = [parse_delay_ms(t) for t in args.target_delay]
-        doc = design.load_template(args.scale)
-    except (PlanError, design.DesignError) as exc:
+    except PlanError as exc:
         return _error(f"--target-delay: {exc}")
+    try:
+        doc = (
+            design.load_template_file(Path(args.file))
+            if args.file
+            else design.load_template(args.scale)
+        )
+    except (OSError, ValueError, StudyError) as exc:
+        return _error(f"{args.file or args.scale}: {exc}")
     out = Path(args.out)
     name = doc["study"]["name"]
     pilot = design.pilot_study(doc)
@@ -238,6 +253,7 @@ def cmd_study(args) -> int:
         json.dumps(
             {
                 "scale": args.scale,
+                "template": doc,
                 "targets_ms": targets,
                 "cost_per_pass_ms": measured,
                 "passes": values,
@@ -336,20 +352,20 @@ def cmd_plan(args) -> int:
     return status
 
 
-def _scale_of(path: Path, given: str | None) -> str:
-    if given:
-        return given
+def _template_of(path: Path, given: str | None) -> dict:
+    """The study file the verifying runs take their workloads from: --scale's, else the one
+    `recirc study` designed from (kept in its DESIGN_FILE), else quick's."""
     made = (path if path.suffix != ".sqlite" else path.parent) / DESIGN_FILE
-    if made.exists():
-        return json.loads(made.read_text()).get("scale", "quick")
-    return "quick"
+    if not given and made.exists():
+        return json.loads(made.read_text())["template"]
+    return design.load_template(given or "quick")
 
 
 def _verify(args, path: Path, study_name: str, key, plan) -> dict:
     """Run the verifying study of one curve and read what it achieved."""
     topology, _, target_name, others = key
     folder = path if path.suffix != ".sqlite" else path.parent
-    doc = design.load_template(_scale_of(path, args.scale))
+    doc = _template_of(path, args.scale)
     bw = dict(kv.split("=", 1) for kv in others.split(",") if kv).get("bw")
     link_bw = None if bw in (None, "unlimited") else float(bw) if "." in bw else int(bw)
     tag = re.sub(r"[^A-Za-z0-9]+", "-", f"{plan.target:g}ms-{target_name}-{topology}-{others}")

@@ -41,6 +41,19 @@ def load_template(scale: str) -> dict:
     return tomllib.loads(files[0].read_text())
 
 
+def load_template_file(path: Path) -> dict:
+    """A user's study file as a template (checked as a study file first)."""
+    from sdnperf.study.loader import load_study
+
+    load_study(path)  # StudyError (a ValueError) naming file:line
+    doc = tomllib.loads(path.read_text())
+    if not recirc_architectures(doc):
+        raise DesignError(f'{path}: no p4 architecture with program = "recirc"')
+    if not isinstance(doc.get("topology"), list):
+        doc["topology"] = [doc["topology"]]
+    return doc
+
+
 def recirc_architectures(doc: dict) -> list[dict]:
     return [
         a
@@ -164,7 +177,7 @@ def verify_study(
     """One topology and switch: N = 0, the planned N and the hold-by-time program (its hold
     split over the switches a packet crosses), each with ping and the scale's TCP and UDP
     workloads. The hold per switch: target / switches on the path (one or the chain's)."""
-    topo = next((t for t in doc["topology"] if t.get("name") == topology), None)
+    topo = next((t for t in doc["topology"] if t.get("name", t.get("kind")) == topology), None)
     if topo is None:
         raise DesignError(f"the study file has no topology {topology!r}")
     arch = next((a for a in recirc_architectures(doc) if target_of(a) == target), None)
