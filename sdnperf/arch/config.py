@@ -193,7 +193,7 @@ class P4Config(_ArchBase):
     program: str = Field(
         "l2l3",
         description="a P4 program shipped with sdnperf, by name "
-        "(sdnperf/p4/catalog.py): l2l3, recirc, l2, ipv4, vlan, pipeline8",
+        "(sdnperf/p4/catalog.py): l2l3, recirc, recirc_hold, l2, ipv4, vlan, pipeline8",
     )
     params: dict[str, int | str] = Field(
         default_factory=dict,

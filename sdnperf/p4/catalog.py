@@ -113,13 +113,24 @@ class Program:
         return self.make_writes(self.validate(values)) if self.make_writes else []
 
 
-def _recirc_writes(v: dict) -> list[dict]:
+def _recirc_select(v: dict) -> dict:
+    """The one entry of RecircEgress.recirc_select (both recirculation programs)."""
     match = {}
     if v["recirc_dscp"] != ANY:
         match["dscp"] = [v["recirc_dscp"], 0x3F]
     if v["recirc_dst"] != ANY:
         net = ipaddress.IPv4Network(v["recirc_dst"])
         match["dst_addr"] = [str(net.network_address), str(net.netmask)]
+    return {
+        "table": "RecircEgress.recirc_select",
+        "match": match,
+        "priority": 1,
+        "action": "RecircEgress.select_packet",
+        "params": {},
+    }
+
+
+def _recirc_writes(v: dict) -> list[dict]:
     return [
         {
             "table": "RecircEgress.recirc_config",
@@ -127,14 +138,46 @@ def _recirc_writes(v: dict) -> list[dict]:
             "action": "RecircEgress.set_passes",
             "params": {"passes": v["recirc_passes"]},
         },
-        {
-            "table": "RecircEgress.recirc_select",
-            "match": match,
-            "priority": 1,
-            "action": "RecircEgress.select_packet",
-            "params": {},
-        },
+        _recirc_select(v),
     ]
+
+
+def _hold_writes(v: dict) -> list[dict]:
+    return [
+        {
+            "table": "RecircEgress.hold_config",
+            "default": True,
+            "action": "RecircEgress.set_hold",
+            "params": {"hold_us": v["recirc_hold_us"]},
+        },
+        _recirc_select(v),
+    ]
+
+
+# Our switch cuts a packet's passes at its --max-passes (default 2**24, rust/switch exec.rs
+# MAX_PASSES); the params stay below it so that both switches run the same program the same
+# way (BMv2 has no such limit). docs/recirculation.md: what bounds N.
+MAX_RECIRC_PASSES = 2**24 - 1
+MAX_HOLD_US = 5_000_000  # 5 s: 2**24 passes of 0.3 µs, our switch's fastest measured pass
+
+
+def _selection_params() -> tuple[Param, ...]:
+    return (
+        Param(
+            "recirc_dscp",
+            "DSCP of the packets to recirculate",
+            "dscp",
+            ANY,
+            "key dscp (ternary) of the one entry of RecircEgress.recirc_select",
+        ),
+        Param(
+            "recirc_dst",
+            "IPv4 destination of the packets to recirculate",
+            "ipv4_prefix",
+            ANY,
+            "key dst_addr (ternary) of the one entry of RecircEgress.recirc_select",
+        ),
+    )
 
 
 _FORWARDING_APPS = ("l2-learning", "topo-forwarding", "proactive", "runtime-json")
@@ -302,25 +345,36 @@ PROGRAMS: dict[str, Program] = {
                         "default action of table RecircEgress.recirc_config: "
                         "RecircEgress.set_passes(passes)",
                         minimum=0,
-                        maximum=65535,
+                        maximum=MAX_RECIRC_PASSES,
                     ),
-                    Param(
-                        "recirc_dscp",
-                        "DSCP of the packets to recirculate",
-                        "dscp",
-                        ANY,
-                        "key dscp (ternary) of the one entry of RecircEgress.recirc_select",
-                    ),
-                    Param(
-                        "recirc_dst",
-                        "IPv4 destination of the packets to recirculate",
-                        "ipv4_prefix",
-                        ANY,
-                        "key dst_addr (ternary) of the one entry of RecircEgress.recirc_select",
-                    ),
+                    *_selection_params(),
                 )
             },
             make_writes=_recirc_writes,
+        ),
+        Program(
+            "recirc_hold",
+            "l2l3's forwarding; selected IPv4 packets recirculated until their time in "
+            "the switch reaches a hold time (delay control by recirculation, held by time)",
+            _FORWARDING_APPS,
+            params={
+                p.name: p
+                for p in (
+                    Param(
+                        "recirc_hold_us",
+                        "µs a selected packet stays in the switch (it leaves on the first "
+                        "pass that finds them reached)",
+                        "int",
+                        0,
+                        "default action of table RecircEgress.hold_config: "
+                        "RecircEgress.set_hold(hold_us)",
+                        minimum=0,
+                        maximum=MAX_HOLD_US,
+                    ),
+                    *_selection_params(),
+                )
+            },
+            make_writes=_hold_writes,
         ),
         # Workload complexity (seed 001): runtime files, or proactive entries built from the
         # topology (one switch) by make_entries.

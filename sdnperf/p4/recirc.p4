@@ -5,8 +5,9 @@
  * the pipeline N more times before they leave, N read at run time:
  *
  *   RecircEgress.recirc_config   no key; its default action set_passes(passes) holds N
- *                                (0..65535; 0 = never recirculate; written over P4Runtime as the
- *                                architecture's `recirc_passes` param, no recompilation)
+ *                                (32 bits; 0 = never recirculate; written over P4Runtime as the
+ *                                architecture's `recirc_passes` param, no recompilation; what
+ *                                bounds N on each switch: docs/recirculation.md)
  *   RecircEgress.recirc_select   ternary on (dscp, dst_addr) of IPv4 packets; a hit
  *                                (select_packet) selects the packet; no hit: not selected
  *   RecircEgress.recirculations  packet counter, index 0: one count per recirculation
@@ -25,9 +26,9 @@
 
 struct metadata_t {
     bit<1> routed;                               /* see include/l2l3_fabric.p4 */
-    @field_list(RECIRC_FIELDS) bit<16> recirc_done;   /* passes made so far */
+    @field_list(RECIRC_FIELDS) bit<32> recirc_done;   /* passes made so far */
     @field_list(RECIRC_FIELDS) bit<9> recirc_port;   /* egress port the first pass chose */
-    bit<16> recirc_limit;                        /* N, from recirc_config */
+    bit<32> recirc_limit;                        /* N, from recirc_config */
     bit<6> dscp;
 }
 
@@ -51,7 +52,7 @@ control RecircEgress(inout headers_t hdr, inout metadata_t meta,
     L2L3Egress() fabric;
     counter(1, CounterType.packets) recirculations;
 
-    action set_passes(bit<16> passes) {
+    action set_passes(bit<32> passes) {
         meta.recirc_limit = passes;
     }
     action select_packet() {

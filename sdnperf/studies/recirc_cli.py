@@ -1,33 +1,78 @@
-"""`sdnperf recirc plan --target-delay 5ms --from results/DIR`: the passes a recirculation
-study says are needed for a target delay.
+"""`sdnperf recirc study` and `sdnperf recirc plan`: how many recirculation passes hold a
+packet back by a target delay, answered by measurement.
 
-Reads a study's store (read only): every ok run of a p4 architecture running recirc.p4
-gives one point (its recirc_passes, the run's RTT summary); the points of each topology,
-workload and target (our switch, BMv2) are fitted apart (recirc_plan.py).
+    sdnperf recirc study --target-delay 5ms --scale quick --out results
+        a pilot (cost per pass of each switch), then a study whose N values reach past the
+        target on every topology (recirc_design.py, recirc_plan.bracket_passes)
+    sdnperf recirc plan --target-delay 5ms --from results/recirculation [--verify] [--json]
+        fits RTT = a + b·N per topology, switch and link rate, inverts it (an interpolation,
+        else refused), and with --verify runs the planned N, the hold-by-time program and
+        N = 0 (with TCP/UDP) and reports the delay achieved and its cost
+
+Stores are read only; each verification is a study of its own beside the one planned from.
 """
 
 from __future__ import annotations
 
+import json
+import re
 import sys
 from collections import defaultdict
 from pathlib import Path
 
-from sdnperf.commands import EXIT_BAD_INPUT, EXIT_OK, usage
-from sdnperf.studies.recirc_plan import PlanError, fit_linear, parse_delay_ms, passes_for
+from sdnperf.commands import EXIT_BAD_INPUT, EXIT_FAIL, EXIT_OK, usage
+from sdnperf.studies import recirc_design as design
+from sdnperf.studies.answers.recirculation import verified
+from sdnperf.studies.recirc_plan import (
+    PlanError,
+    bracket_passes,
+    check_reachable,
+    cost_per_pass,
+    fit_linear,
+    parse_delay_ms,
+    passes_for,
+)
 
 METRICS = ("rtt_ms", "rtt_min_ms")
+DESIGN_FILE = "recirc-design.json"  # what `recirc study` planned, beside its store
 
 
 def add_parser(sub) -> None:
     recirc = sub.add_parser("recirc", help="delay control by recirculation (recirc.p4)")
     recirc.set_defaults(func=usage(recirc))
     recirc_sub = recirc.add_subparsers(metavar="ACTION")
+    s = recirc_sub.add_parser(
+        "study",
+        help="pilot, then a study whose N values bracket the target delays",
+        description="Run the built-in recirculation study's pilot (a few pings at a few N "
+        "on each switch and topology: the delay one pass adds), then the study proper at N "
+        "values, 0 and geometric, that reach from below the smallest target to above the "
+        "largest on every topology, so `recirc plan` interpolates.",
+    )
+    s.add_argument(
+        "--target-delay",
+        action="append",
+        required=True,
+        help="delay to bracket (repeatable), e.g. 5ms, 250us: the delay recirculation adds",
+    )
+    s.add_argument("--scale", choices=("smoke", "quick", "paper"), default="quick")
+    s.add_argument(
+        "--file",
+        help="a study file to design from instead of the built-in one of --scale (its "
+        "topologies, recirc.p4 architectures and workloads; its recirc_passes sweeps are "
+        "replaced)",
+    )
+    s.add_argument("--out", default="results", help="results root (default: results)")
+    s.set_defaults(func=cmd_study)
+
     p = recirc_sub.add_parser(
         "plan",
         help="passes needed for a target delay, from a study's fit",
         description="Fit RTT = a + b·N over the runs of a study that ran recirc.p4 with "
         "several recirc_passes (N), and print the N needed for a target delay "
-        "with its interval from the 95 % confidence intervals of a and b.",
+        "with its interval from the 95 % confidence intervals of a and b. "
+        "A target outside the N measured is refused (an extrapolation) unless "
+        "--extrapolate; --verify runs the planned N and reports the delay achieved.",
     )
     p.add_argument(
         "--target-delay",
@@ -58,14 +103,53 @@ def add_parser(sub) -> None:
         help="only these architectures (repeatable; default: every recirc.p4 one)",
     )
     p.add_argument("--confidence", type=float, default=0.95, help="of the intervals (0.95)")
+    p.add_argument(
+        "--extrapolate",
+        action="store_true",
+        help="answer even when the N found lies beyond the N measured",
+    )
+    p.add_argument(
+        "--verify",
+        action="store_true",
+        help="run the planned N (and the hold-by-time program, and N = 0) on the same "
+        "topology and switch, with the scale's TCP and UDP workloads, and report the "
+        "delay achieved (mean, min, p99 with CIs), its error and its cost",
+    )
+    p.add_argument(
+        "--scale",
+        choices=("smoke", "quick", "paper"),
+        help="workloads of the verifying runs (default: the scale `recirc study` used, else quick)",
+    )
+    p.add_argument("--json", action="store_true", help="print a JSON list, one object per curve")
     p.set_defaults(func=cmd_plan)
 
 
-def points(runs, summaries, metric: str, architectures=None) -> dict[str, list[tuple[int, float]]]:
-    """(recirc_passes, metric value) of every ok recirc.p4 run, by "topology, workload,
-    target" (a curve each: our switch and BMv2 are not one line)."""
+# -- reading a store --
+
+
+def _curve_key(run) -> tuple[str, str, str, str]:
+    """(topology, workload, target, other swept conditions, e.g. the link rate)."""
+    arch = run.params.get("architecture", {})
+    others = ",".join(
+        f"{p.rsplit('.', 1)[-1]}={v}"
+        for p, v in sorted(run.point.items())
+        if not p.endswith(design.PASSES) and not p.startswith("workload.")
+    )
+    return run.topology, run.workload, arch.get("target", "sdnperf"), others
+
+
+def _label(key) -> str:
+    topology, workload, target, others = key
+    return f"{topology}, {workload}, target {target}" + (f", {others}" if others else "")
+
+
+def points(
+    runs, summaries, metric: str, architectures=None
+) -> dict[tuple, list[tuple[int, float]]]:
+    """(recirc_passes, metric value) of every ok recirc.p4 run, by curve (_curve_key: our
+    switch and BMv2, each topology and link rate, are lines of their own)."""
     value = {(s.run_id, s.metric): s.value for s in summaries}
-    out: dict[str, list[tuple[int, float]]] = defaultdict(list)
+    out: dict[tuple, list[tuple[int, float]]] = defaultdict(list)
     for run in runs:
         arch = run.params.get("architecture", {})
         if (
@@ -77,31 +161,126 @@ def points(runs, summaries, metric: str, architectures=None) -> dict[str, list[t
             continue
         v = value.get((run.id, metric))
         if v is not None and v == v:  # NaN: no reply came back
-            curve = f"{run.topology}, {run.workload}, target {arch.get('target', 'sdnperf')}"
-            out[curve].append((int(arch["params"]["recirc_passes"]), v))
+            out[_curve_key(run)].append((int(arch["params"][design.PASSES]), v))
     return dict(out)
 
 
-def cmd_plan(args) -> int:
+def _open(path: Path):
+    """(store, study row) of a results folder or .sqlite; PlanError saying what is missing."""
     from sdnperf.store.sqlite import Store
 
+    db_path = path if path.suffix == ".sqlite" else path / "study.sqlite"
+    if not db_path.exists():
+        raise PlanError(
+            f"{db_path}: no study database here (give the results folder of a "
+            "study, e.g. results/recirculation)"
+        )
+    store = Store(db_path)
+    studies = store.studies()
+    if not studies:
+        store.close()
+        raise PlanError(f"{db_path}: holds no study")
+    return store, studies[-1]
+
+
+# -- recirc study --
+
+
+def cmd_study(args) -> int:
+    from sdnperf.study.loader import StudyError
+
+    try:
+        targets = [parse_delay_ms(t) for t in args.target_delay]
+    except PlanError as exc:
+        return _error(f"--target-delay: {exc}")
+    try:
+        doc = (
+            design.load_template_file(Path(args.file))
+            if args.file
+            else design.load_template(args.scale)
+        )
+    except (OSError, ValueError, StudyError) as exc:
+        return _error(f"{args.file or args.scale}: {exc}")
+    out = Path(args.out)
+    name = doc["study"]["name"]
+    pilot = design.pilot_study(doc)
+    pilot_path = design.write(
+        pilot,
+        out / f"{name}-pilot.toml",
+        "the pilot of `sdnperf recirc study`: the delay one pass adds on each switch",
+    )
+    print(f"== pilot: {pilot_path}", flush=True)
+    status = design.run_file(pilot_path, out)
+    if status not in (EXIT_OK, EXIT_FAIL):
+        return status
+    store, study = _open(out / pilot["study"]["name"])
+    try:
+        found = points(store.runs(study.id), store.summaries(study.id), "rtt_ms")
+    finally:
+        store.close()
+    by_arch: dict[str, dict[str, float]] = defaultdict(dict)  # target -> topology -> ms/pass
+    for key, pts in sorted(found.items()):
+        topology, _, target, others = key
+        try:
+            cost = cost_per_pass([p[0] for p in pts], [p[1] for p in pts])
+        except PlanError as exc:
+            print(f"error: pilot, {_label(key)}: {exc}", file=sys.stderr)
+            return EXIT_FAIL
+        print(f"pilot: {_label(key)}: {cost * 1000:.3g} µs per pass")
+        by_arch[target][f"{topology} {others}"] = cost
+    archs = {design.target_of(a): a["name"] for a in design.recirc_architectures(doc)}
+    measured = {archs[t]: c for t, c in by_arch.items() if t in archs}
+    if not measured:
+        return _error("the pilot finished no run: nothing to design from")
+    try:
+        values = {n: bracket_passes(c, targets) for n, c in measured.items()}
+        longest = max(len(v) for v in values.values())
+        values = {n: bracket_passes(c, targets, length=longest) for n, c in measured.items()}
+    except PlanError as exc:
+        return _error(str(exc))
+    for n, v in values.items():
+        print(f"design: {n}: N = {v}")
+    main = design.bracket_study(doc, values, {n: max(c.values()) for n, c in measured.items()})
+    main_path = design.write(
+        main,
+        out / f"{name}.toml",
+        "written by `sdnperf recirc study` from the pilot's cost per pass: N values that "
+        "reach past the target delays " + ", ".join(args.target_delay),
+    )
+    print(f"== study: {main_path}", flush=True)
+    status = design.run_file(main_path, out)
+    (out / name / DESIGN_FILE).write_text(
+        json.dumps(
+            {
+                "scale": args.scale,
+                "template": doc,
+                "targets_ms": targets,
+                "cost_per_pass_ms": measured,
+                "passes": values,
+            },
+            indent=1,
+        )
+    )
+    print(
+        f"next: sdnperf recirc plan --target-delay {args.target_delay[0]} --from {out / name} --verify"
+    )
+    return status
+
+
+# -- recirc plan --
+
+
+def cmd_plan(args) -> int:
     try:
         target = parse_delay_ms(args.target_delay)
     except PlanError as exc:
         return _error(f"--target-delay: {exc}")
     path = Path(args.results)
-    db_path = path if path.suffix == ".sqlite" else path / "study.sqlite"
-    if not db_path.exists():
-        return _error(
-            f"{db_path}: no study database here (give the results folder of a "
-            "study, e.g. results/recirculation)"
-        )
-    store = Store(db_path)
     try:
-        studies = store.studies()
-        if not studies:
-            return _error(f"{db_path}: holds no study")
-        study = studies[-1]
+        store, study = _open(path)
+    except PlanError as exc:
+        return _error(str(exc))
+    try:
         found = points(
             store.runs(study.id), store.summaries(study.id), args.metric, args.architecture
         )
@@ -109,25 +288,128 @@ def cmd_plan(args) -> int:
         store.close()
     if not found:
         return _error(
-            f"{db_path}: study {study.name!r} has no finished run of a p4 "
+            f"{path}: study {study.name!r} has no finished run of a p4 "
             'architecture with program = "recirc" and a ping workload '
             f"({args.metric}); run a study that sweeps its recirc_passes first"
         )
+    from sdnperf.p4.catalog import MAX_RECIRC_PASSES
+
     status = EXIT_OK
-    for curve, pts in sorted(found.items()):
+    results = []
+    for key, pts in sorted(found.items()):
+        topology, workload, target_name, others = key
         xs, ys = [p[0] for p in pts], [p[1] for p in pts]
-        print(
-            f"{study.name}: {curve}: {len(pts)} runs, recirc_passes {sorted(set(xs))}, "
-            f"{args.metric}"
-        )
+        row: dict = {
+            "target": target_name,
+            "topology": topology,
+            "workload": workload,
+            "conditions": others,
+            "metric": args.metric,
+            "target_ms": target,
+            "runs": len(pts),
+            "measured_passes": sorted(set(xs)),
+            "passes": None,
+            "achieved_ms": None,
+            "achieved_ci_ms": None,
+        }
+        results.append(row)
+        if not args.json:
+            print(
+                f"{study.name}: {_label(key)}: {len(pts)} runs, recirc_passes {sorted(set(xs))}, {args.metric}"
+            )
         try:
             plan = passes_for(fit_linear(xs, ys, args.confidence), target, added=not args.total)
+            check_reachable(plan, MAX_RECIRC_PASSES, args.extrapolate)
         except PlanError as exc:
-            print(f"error: {curve}: {exc}", file=sys.stderr)
+            row["refused"] = str(exc)
+            print(f"error: {_label(key)}: {exc}", file=sys.stderr)
             status = EXIT_BAD_INPUT
             continue
-        print(f"  {plan.sentence('ms')}")
+        row.update(
+            passes=plan.passes,
+            passes_estimate=float(plan.estimate),
+            passes_interval=list(plan.interval),
+            bracketed=bool(plan.bracketed),
+            cost_per_pass_us=float(plan.fit.b) * 1000,
+            cost_per_pass_ci_us=[float(v) * 1000 for v in plan.fit.b_ci],
+            r2=float(plan.fit.r2),
+        )
+        if not args.json:
+            print(f"  {plan.sentence('ms')}" + ("" if plan.bracketed else " — EXTRAPOLATED"))
+        if args.verify:
+            try:
+                row.update(_verify(args, path, study.name, key, plan))
+            except (PlanError, design.DesignError) as exc:
+                row["verify_error"] = str(exc)
+                print(f"error: verify {_label(key)}: {exc}", file=sys.stderr)
+                status = EXIT_FAIL
+                continue
+            if not args.json:
+                for line in _verify_lines(row):
+                    print(f"  {line}")
+    if args.json:
+        print(json.dumps(results, indent=1))
     return status
+
+
+def _template_of(path: Path, given: str | None) -> dict:
+    """The study file the verifying runs take their workloads from: --scale's, else the one
+    `recirc study` designed from (kept in its DESIGN_FILE), else quick's."""
+    made = (path if path.suffix != ".sqlite" else path.parent) / DESIGN_FILE
+    if not given and made.exists():
+        return json.loads(made.read_text())["template"]
+    return design.load_template(given or "quick")
+
+
+def _verify(args, path: Path, study_name: str, key, plan) -> dict:
+    """Run the verifying study of one curve and read what it achieved."""
+    topology, _, target_name, others = key
+    folder = path if path.suffix != ".sqlite" else path.parent
+    doc = _template_of(path, args.scale)
+    bw = dict(kv.split("=", 1) for kv in others.split(",") if kv).get("bw")
+    link_bw = None if bw in (None, "unlimited") else float(bw) if "." in bw else int(bw)
+    tag = re.sub(r"[^A-Za-z0-9]+", "-", f"{plan.target:g}ms-{target_name}-{topology}-{others}")
+    name = f"{study_name}-verify-{tag.strip('-')}"
+    v = design.verify_study(doc, name, topology, target_name, plan.passes, plan.target, link_bw)
+    out = folder.parent
+    file = design.write(
+        v,
+        out / f"{name}.toml",
+        f"written by `sdnperf recirc plan --verify`: N = {plan.passes} for {plan.target:g} ms",
+    )
+    if not args.json:
+        print(f"  verify: {file}", flush=True)
+    status = design.run_file(file, out)
+    if status not in (EXIT_OK, EXIT_FAIL):
+        raise PlanError(f"the verifying study stopped (exit {status})")
+    store, study = _open(out / name)
+    try:
+        return verified(
+            store, study.id, plan.target, added=not args.total, confidence=args.confidence
+        )
+    finally:
+        store.close()
+
+
+def _verify_lines(row: dict) -> list[str]:
+    lines = []
+    for prefix, what in (("", f"N = {row['passes']}"), ("hold_", "hold by time")):
+        if row.get(f"{prefix}achieved_ms") is None:
+            continue
+        lo, hi = row[f"{prefix}achieved_ci_ms"]
+        mlo, mhi = row[f"{prefix}achieved_min_ci_ms"]
+        plo, phi = row[f"{prefix}achieved_p99_ci_ms"]
+        lines.append(
+            f"{what}, measured {row[f'{prefix}achieved_ms']:.3f} ms (95 % CI {lo:.3f} .. "
+            f"{hi:.3f}; target {row['target_ms']:g} ms, error {row[f'{prefix}error_pct']:+.1f} %); "
+            f"min {row[f'{prefix}achieved_min_ms']:.3f} ({mlo:.3f} .. {mhi:.3f}), "
+            f"p99 {row[f'{prefix}achieved_p99_ms']:.3f} ({plo:.3f} .. {phi:.3f}); "
+            f"spread (SD) {row[f'{prefix}spread_ms']:.3f} ms over {row[f'{prefix}pings']} pings"
+        )
+    for v, c in sorted(row.get("cost", {}).items()):
+        parts = [f"{k} {x:.4g}" for k, x in sorted(c.items()) if x is not None]
+        lines.append(f"cost, {v}: " + ", ".join(parts))
+    return lines
 
 
 def _error(message: str) -> int:

@@ -1,8 +1,13 @@
 """How many recirculation passes for a target delay: the linear fit delay = a + b·N of
-measured (N, delay) points and its inverse, with the uncertainty the fit carries.
+measured (N, delay) points and its inverse, with the uncertainty the fit carries; the
+design that makes that inverse an interpolation (a pilot's cost per pass -> geometric N
+values that reach past the target); the bootstrap CIs of the delay a verifying run achieved.
 
     fit = fit_linear([0, 0, 1, 1, 3, 3], [0.98, 1.01, 1.66, 1.70, 2.97, 3.05])
     plan = passes_for(fit, target=5.0, added=True)   # hold packets back by 5 (same unit)
+    plan.bracketed                                   # False: N = 7.4 lies beyond N = 3
+    bracket_passes({"one-switch": 0.001}, [5.0])     # [0, 1250, 2500, 5000, 10000]
+    achieved(rtts_at_n, rtts_at_0, "mean")           # (added delay, (CI low, CI high))
 
 Pure numbers: no store, no files (the command that reads a study is recirc_cli.py).
 
@@ -32,6 +37,7 @@ class LinearFit:
     r2: float
     n: int  # points fitted
     confidence: float
+    span: tuple[float, float] = (0.0, 0.0)  # the smallest and largest N fitted
 
     def at(self, passes: float) -> float:
         return self.a + self.b * passes
@@ -45,6 +51,12 @@ class Plan:
     estimate: float  # the exact N on the fitted line
     interval: tuple[int, int | None]  # whole N from the CIs; None: no upper bound (slope may be 0)
     fit: LinearFit
+    measured: tuple[float, float] = (0.0, 0.0)  # the smallest and largest N fitted
+
+    @property
+    def bracketed(self) -> bool:
+        """The N found lies between measured N: an interpolation, not an extrapolation."""
+        return self.measured[0] <= self.estimate <= self.measured[1]
 
     def sentence(self, unit: str = "ms") -> str:
         f = self.fit
@@ -87,6 +99,7 @@ def fit_linear(passes, delays, confidence: float = 0.95) -> LinearFit:
         r2=r.rvalue**2,
         n=len(x),
         confidence=confidence,
+        span=(min(x), max(x)),
     )
 
 
@@ -119,7 +132,117 @@ def passes_for(fit: LinearFit, target: float, added: bool = True) -> Plan:
         estimate=estimate,
         interval=(_whole(low), None if high is None else _whole(high)),
         fit=fit,
+        measured=fit.span,
     )
+
+
+def check_reachable(plan: Plan, maximum: int, extrapolate: bool = False) -> None:
+    """PlanError saying why, when the plan's N cannot be run or was not measured around:
+    more passes than the program allows (`maximum`), or (unless `extrapolate`) beyond the
+    N measured, where the answer would be a guess from the fit's line."""
+    if plan.passes > maximum:
+        raise PlanError(
+            f"unreachable: {plan.target:g} ms needs N = {plan.passes} passes, more than "
+            f"recirc_passes allows ({maximum}, our switch's pass limit, --max-passes)"
+        )
+    if not extrapolate and not plan.bracketed:
+        lo, hi = plan.measured
+        raise PlanError(
+            f"not measured: {plan.target:g} ms needs N = {plan.estimate:.0f}, outside the N "
+            f"measured ({lo:g} .. {hi:g}), so the answer would be an extrapolation; run "
+            f"`sdnperf recirc study --target-delay {plan.target:g}ms` (its N reach past "
+            "the target), or pass --extrapolate"
+        )
+
+
+def cost_per_pass(passes, delays) -> float:
+    """The delay one pass adds (slope of the least-squares line) from a pilot's points;
+    PlanError when it does not grow with N (nothing to bracket)."""
+    x, y = [float(v) for v in passes], [float(v) for v in delays]
+    if len(set(x)) < 2:
+        raise PlanError(f"a pilot needs at least 2 different pass counts (got {sorted(set(x))})")
+    slope = float(stats.linregress(x, y).slope)
+    if not slope > 0:
+        raise PlanError(
+            f"the pilot's delay does not grow with the passes (slope {slope:.4g} per pass)"
+        )
+    return slope
+
+
+def bracket_passes(
+    costs: dict[str, float],
+    targets: list[float],
+    below: float = 4.0,
+    above: float = 2.0,
+    ratio: float = 2.0,
+    maximum: int = 2**24 - 1,
+    length: int = 0,
+) -> list[int]:
+    """N values, 0 then geometric (each `ratio` × the one before), from `below` times under
+    the smallest target's N to `above` times over the largest's, over every curve's cost
+    per pass (`costs`, delay per pass by curve, e.g. per topology): each target's N then
+    lies inside the measured range on every curve. `length`: at least this many values
+    (the geometric series goes on upward), so two switches' lists can be zipped."""
+    if not targets or not all(t > 0 for t in targets):
+        raise PlanError(f"target delays must be positive (got {targets})")
+    if not costs or not all(c > 0 for c in costs.values()):
+        raise PlanError(f"costs per pass must be positive (got {costs})")
+    if not ratio > 1 or not below >= 1 or not above >= 1:
+        raise PlanError("ratio must exceed 1; below and above must be at least 1")
+    low = min(targets) / max(costs.values()) / below
+    high = max(targets) / min(costs.values()) * above
+    values = [0]
+    n = max(1.0, low)
+    while (values[-1] < high or len(values) < length) and len(values) < 64:
+        whole = max(values[-1] + 1, round(n))
+        if whole > maximum:
+            raise PlanError(
+                f"the targets need N up to {high:.0f} passes, more than the {maximum} "
+                "a packet may make"
+            )
+        values.append(whole)
+        n *= ratio
+    return values
+
+
+def achieved(
+    sample,
+    baseline,
+    statistic: str = "mean",
+    confidence: float = 0.95,
+    reps: int = 2000,
+    seed: int = 1,
+) -> tuple[float, tuple[float, float]]:
+    """The delay recirculation added: statistic(sample) - statistic(baseline) (statistic:
+    mean, min or p99; baseline empty: statistic(sample), a total), with a percentile
+    bootstrap CI (both samples resampled apart, a fixed seed: the same data gives the
+    same interval). A minimum's bootstrap CI is only as wide as the few lowest values
+    allow: read it as the spread of the run's lowest delays."""
+    import numpy as np
+
+    fns = {
+        "mean": np.mean,
+        "min": np.min,
+        "p99": lambda a, axis=None: np.percentile(a, 99, axis=axis),
+    }
+    if statistic not in fns:
+        raise PlanError(f"statistic {statistic!r}: one of {', '.join(fns)}")
+    x = np.asarray(list(sample), dtype=float)
+    b = np.asarray(list(baseline), dtype=float)
+    if x.size < 2 or (0 < b.size < 2):
+        raise PlanError("an achieved delay needs at least 2 delays at N and at N = 0")
+    if not 0 < confidence < 1:
+        raise PlanError(f"confidence {confidence} must be between 0 and 1")
+    fn = fns[statistic]
+    rng = np.random.default_rng(seed)
+    boot = fn(x[rng.integers(0, x.size, (reps, x.size))], axis=1)
+    point = float(fn(x))
+    if b.size:
+        boot = boot - fn(b[rng.integers(0, b.size, (reps, b.size))], axis=1)
+        point -= float(fn(b))
+    tail = (1 - confidence) / 2 * 100
+    lo, hi = np.percentile(boot, [tail, 100 - tail])
+    return point, (float(lo), float(hi))
 
 
 _UNITS = {"us": 1e-3, "µs": 1e-3, "ms": 1.0, "s": 1e3}

@@ -1,16 +1,15 @@
 """recirc.p4 on our P4Runtime switch in Mininet, its passes set at run time over P4Runtime
-(`params = {recirc_passes = N}`): a study with N = 0, 200 and 1000 as architectures (RTT
-grows with N; only the direction is asserted), `recirc plan` on its
-store, and the switch's counters show exactly N recirculations per selected packet, on our
-switch and on BMv2."""
+(`params = {recirc_passes = N}`): `recirc study` (a pilot's cost per pass, then N values
+that bracket the target), `recirc plan` on its store (an interpolation; --verify runs the
+planned N and recirc_hold.p4's hold by time; an unreachable or unmeasured target is
+refused), and the switch's counters show exactly N recirculations per selected packet, on
+our switch and on BMv2."""
 
 from __future__ import annotations
 
 import json
 import os
 import re
-import sqlite3
-import statistics
 import subprocess
 import sys
 import textwrap
@@ -26,35 +25,32 @@ from tests.e2e.support import NEEDS_MININET
 pytestmark = NEEDS_MININET
 PINGS = 5
 
-# one architecture each (sweeps would make them one). ~0.6-1.4 us per pass: 200 passes add
-# 0.1-0.3 ms, far outside a run's spread (15 passes, ~15 us, once came out the wrong way round)
-PASSES = (0, 200, 1000)
-STUDY = textwrap.dedent("""\
+# The template of `recirc study --file`: one switch, our switch, a few pings (the e2e
+# scale); the pilot and the bracketing study are written from it.
+TEMPLATE = textwrap.dedent("""\
     [study]
-    name = "recirc"
-    repetitions = 2
+    name = "recirculation"
+    repetitions = 1
 
-    [topology]
+    [[topology]]
+    name = "one-switch"
     kind = "single"
     hosts = 2
+
+    [[architecture]]
+    name = "p4"
+    kind = "p4"
+    app = "proactive"
+    program = "recirc"
 
     [[workload]]
     name = "ping"
     kind = "ping"
     pairs = [["h1", "h2"]]
-    count = 200
+    count = 30
     interval = 0.01
-    """) + "".join(
-    f"""
-[[architecture]]
-name = "recirc-{n}"
-kind = "p4"
-app = "proactive"
-program = "recirc"
-params = {{recirc_passes = {n}}}
-"""
-    for n in PASSES
-)
+    """)
+TARGET_MS = 2.0
 
 
 @pytest.fixture(autouse=True)
@@ -66,74 +62,109 @@ def needs_daemon():
         pytest.skip(f"{GRPC_DAEMON} is not built")
 
 
-def test_study_rtt_grows_with_passes(tmp_path):
-    study = tmp_path / "recirc.toml"
-    study.write_text(STUDY)
-    env = {**os.environ, "SDNPERF_RUN_ROOT": str(tmp_path / "runroot")}
-    env.pop("SDNPERF_TAG", None)
-    r = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "sdnperf.cli",
-            "run",
-            str(study),
-            "--out",
-            str(tmp_path / "results"),
-            "--no-report",
-        ],
+def sdnperf(*argv, env=None, timeout=900):
+    return subprocess.run(
+        [sys.executable, "-m", "sdnperf.cli", *argv],
         env=env,
         capture_output=True,
         text=True,
-        timeout=600,
+        timeout=timeout,
     )
+
+
+def test_pilot_brackets_the_target_plan_verifies_and_refuses_the_unreachable(tmp_path):
+    """recirc study: the pilot finds a cost per pass, the study's N reach past the target;
+    recirc plan interpolates; --verify runs the planned N and the hold by time (our switch)
+    and measures the delay they add; a target no N can reach is refused, saying why."""
+    template = tmp_path / "template.toml"
+    template.write_text(TEMPLATE)
+    env = {**os.environ, "SDNPERF_RUN_ROOT": str(tmp_path / "runroot")}
+    env.pop("SDNPERF_TAG", None)
+    out = tmp_path / "results"
+    r = sdnperf(
+        "recirc",
+        "study",
+        "--target-delay",
+        f"{TARGET_MS}ms",
+        "--file",
+        str(template),
+        "--out",
+        str(out),
+        env=env,
+    )
+    print(r.stdout, r.stderr)
     assert r.returncode == 0, r.stdout + r.stderr
-    with sqlite3.connect(tmp_path / "results" / "recirc" / "study.sqlite") as conn:
-        rows = conn.execute(
-            "select r.architecture, s.metric, s.value, r.params from summary s "
-            "join run r on r.id = s.run_id where r.status = 'ok'"
-        ).fetchall()
-        steady = conn.execute(
-            "select r.architecture, s.value from sample s join run r on "
-            "r.id = s.run_id where s.metric = 'rtt_ms' and s.phase = 'steady'"
-        ).fetchall()
-    rtt = {}  # the lowest of the repetitions
-    for arch, metric, value, _ in rows:
-        rtt[arch, metric] = min(value, rtt.get((arch, metric), value))
-    median = {
-        arch: statistics.median(v for a, v in steady if a == arch)
-        for arch in (f"recirc-{n}" for n in PASSES)
-    }
-    print({k: round(v, 4) for k, v in rtt.items() if k[1].startswith("rtt")}, median)
-    # the minimum and the median: a shared machine's outliers move the mean either way
-    assert rtt["recirc-1000", "rtt_min_ms"] > rtt["recirc-0", "rtt_min_ms"]
-    assert median["recirc-1000"] > median["recirc-200"] > median["recirc-0"]
-    # each run stores the params its switch was given
-    stored = {arch: json.loads(params)["facts"]["params"] for arch, _, _, params in rows}
-    assert stored["recirc-200"]["recirc_passes"] == 200 and stored["recirc-0"]["recirc_passes"] == 0
-    # the planner reads the same store: 6 runs, N in {0, 200, 1000}
-    plan = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "sdnperf.cli",
-            "recirc",
-            "plan",
-            "--target-delay",
-            "1ms",
-            "--metric",
-            "rtt_min_ms",
-            "--from",
-            str(tmp_path / "results" / "recirc"),
-        ],
-        capture_output=True,
-        text=True,
-        timeout=60,
+    cost_us = float(
+        re.search(
+            r"pilot: one-switch, ping, target sdnperf: ([\d.e+-]+) µs per pass", r.stdout
+        ).group(1)
     )
-    print(plan.stdout)
+    assert cost_us > 0
+    designed = json.loads((out / "recirculation" / "recirc-design.json").read_text())
+    values = designed["passes"]["p4"]
+    assert values[0] == 0 and values[1] < TARGET_MS * 1000 / cost_us < values[-1]
+    plan = sdnperf(
+        "recirc",
+        "plan",
+        "--target-delay",
+        f"{TARGET_MS}ms",
+        "--from",
+        str(out / "recirculation"),
+        "--verify",
+        "--json",
+        env=env,
+    )
+    print(plan.stdout, plan.stderr)
     assert plan.returncode == 0, plan.stdout + plan.stderr
-    assert "ping, target sdnperf: 6 runs, recirc_passes [0, 200, 1000], rtt_min_ms" in plan.stdout
-    assert re.search(r"An added delay of 1 ms needs N = \d+ passes", plan.stdout)
+    (row,) = json.loads(plan.stdout)
+    assert (row["target"], row["topology"]) == ("sdnperf", "one-switch")
+    assert row["bracketed"] and values[1] <= row["passes"] <= values[-1]
+    lo, hi = row["achieved_ci_ms"]
+    assert lo <= row["achieved_ms"] <= hi and hi - lo < TARGET_MS  # a bounded CI
+    # the planned N holds a packet back: clearly more than nothing, not wildly more than asked
+    assert 0.5 * TARGET_MS < row["achieved_ms"] < 2 * TARGET_MS
+    # held by time: never less than the hold (the base RTT's spread aside), a pass or so more
+    assert row["hold_achieved_min_ms"] > 0.9 * TARGET_MS
+    assert abs(row["hold_achieved_ms"] - TARGET_MS) < 0.25 * TARGET_MS
+    # the verifying study's answer says it in a sentence
+    from sdnperf.store.sqlite import Store
+    from sdnperf.studies.answers import answer_for
+
+    with Store(out / row["verify_study"] / "study.sqlite") as store:
+        sentences = answer_for(store, store.studies()[-1].id).sentences
+    print(sentences)
+    assert re.search(
+        rf"one-switch, our switch: N = {row['passes']}, measured [\d.]+ ms \(95 % CI .*"
+        rf"target {TARGET_MS:g} ms",
+        sentences[0],
+    )
+    assert "held by time, measured" in sentences[1]
+    # unreachable: more passes than a packet may make
+    far = sdnperf(
+        "recirc",
+        "plan",
+        "--target-delay",
+        "3600s",
+        "--extrapolate",
+        "--from",
+        str(out / "recirculation"),
+        env=env,
+    )
+    assert far.returncode == 2
+    assert re.search(r"unreachable: 3.6e\+06 ms needs N = \d+ passes, more than", far.stderr), (
+        far.stderr
+    )
+    # beyond the N measured: refused as an extrapolation
+    beyond = sdnperf(
+        "recirc",
+        "plan",
+        "--target-delay",
+        f"{TARGET_MS * 10}ms",
+        "--from",
+        str(out / "recirculation"),
+        env=env,
+    )
+    assert beyond.returncode == 2 and "would be an extrapolation" in beyond.stderr
 
 
 REFERENCE_BIN = (

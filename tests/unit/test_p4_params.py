@@ -59,8 +59,8 @@ def test_defaults_are_filled_in_and_values_normalised():
             {"recirc_pases": 1},
             "has no param 'recirc_pases' (its params: recirc_dscp, recirc_dst, recirc_passes)",
         ),
-        ({"recirc_passes": 65536}, "'recirc_passes': 65536 is outside 0..65535"),
-        ({"recirc_passes": -1}, "'recirc_passes': -1 is outside 0..65535"),
+        ({"recirc_passes": 2**24}, "'recirc_passes': 16777216 is outside 0..16777215"),
+        ({"recirc_passes": -1}, "'recirc_passes': -1 is outside 0..16777215"),
         ({"recirc_passes": "7"}, "'recirc_passes': '7' is not an integer"),
         ({"recirc_passes": True}, "'recirc_passes': True is not an integer"),
         ({"recirc_dscp": 64}, "'recirc_dscp': 64 is not a DSCP value"),
@@ -73,7 +73,7 @@ def test_bad_values_are_refused_naming_the_param(values, message):
 
 
 def test_unknown_program_names_the_ones_there_are():
-    with pytest.raises(ParamError, match="programs: l2l3, recirc, l2, ipv4"):
+    with pytest.raises(ParamError, match="programs: l2l3, recirc, recirc_hold, l2, ipv4"):
         program("recirculate")
 
 
@@ -92,6 +92,19 @@ def test_writes_for_recirc():
     assert everything[1]["match"] == {}  # no key: every IPv4 packet is selected
 
 
+def test_writes_for_recirc_hold():
+    writes = program("recirc_hold").writes({"recirc_hold_us": 5000, "recirc_dst": "10.0.0.2"})
+    assert writes[0] == {
+        "table": "RecircEgress.hold_config",
+        "default": True,
+        "action": "RecircEgress.set_hold",
+        "params": {"hold_us": 5000},
+    }
+    assert writes[1]["match"] == {"dst_addr": ["10.0.0.2", "255.255.255.255"]}
+    with pytest.raises(ParamError, match="outside 0..5000000"):
+        program("recirc_hold").validate({"recirc_hold_us": 6_000_000})
+
+
 def test_study_file_accepts_params_and_stores_every_one(tmp_path):
     path = tmp_path / "study.toml"
     path.write_text(STUDY)
@@ -101,10 +114,10 @@ def test_study_file_accepts_params_and_stores_every_one(tmp_path):
 
 
 def test_study_file_bad_param_names_file_line_and_field(tmp_path):
-    errs = load_problems(STUDY.replace("recirc_passes = 7", "recirc_passes = 70000"), tmp_path)
+    errs = load_problems(STUDY.replace("recirc_passes = 7", "recirc_passes = 17000000"), tmp_path)
     assert len(errs) == 1
     assert errs[0].startswith(f"{tmp_path / 'study.toml'}:12: architecture[0].params:"), errs
-    assert "'recirc_passes': 70000 is outside 0..65535" in errs[0]
+    assert "'recirc_passes': 17000000 is outside 0..16777215" in errs[0]
 
 
 def test_study_file_unknown_program_names_the_field(tmp_path):

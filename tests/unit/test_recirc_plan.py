@@ -113,3 +113,89 @@ def test_parse_delay(text, ms):
 def test_parse_delay_refuses(text):
     with pytest.raises(PlanError):
         parse_delay_ms(text)
+
+
+# -- the design that brackets the target (pilot -> geometric N), and the achieved delay --
+
+
+def test_bracket_is_zero_then_geometric_and_reaches_past_every_target():
+    from sdnperf.studies.recirc_plan import bracket_passes
+
+    # 1 µs per pass on one switch, 2 µs on the chain (ms per pass): 5 ms needs 2500..5000
+    values = bracket_passes({"one": 0.001, "chain": 0.002}, [5.0])
+    assert values == [0, 625, 1250, 2500, 5000, 10000]
+    ratios = {b / a for a, b in zip(values[1:], values[2:])}
+    assert ratios == {2.0}
+    for cost in (0.001, 0.002):  # each curve's N lies strictly inside the measured N
+        assert values[1] < 5.0 / cost < values[-1]
+    # several targets: from under the smallest to over the largest
+    many = bracket_passes({"one": 0.001}, [1.0, 20.0])
+    assert many[1] <= 1.0 / 0.001 / 4 and many[-1] >= 20.0 / 0.001 * 2
+    # zipping two switches: the shorter list goes on upward to the same length
+    assert len(bracket_passes({"one": 0.05}, [5.0], length=9)) == 9
+
+
+def test_bracket_refuses_what_a_packet_cannot_do_and_bad_input():
+    from sdnperf.studies.recirc_plan import bracket_passes
+
+    with pytest.raises(PlanError, match="more than the 1000 a packet may make"):
+        bracket_passes({"one": 0.001}, [5.0], maximum=1000)
+    with pytest.raises(PlanError, match="costs per pass must be positive"):
+        bracket_passes({"one": 0.0}, [5.0])
+    with pytest.raises(PlanError, match="target delays must be positive"):
+        bracket_passes({"one": 0.001}, [])
+
+
+def test_cost_per_pass_is_the_pilot_slope_and_must_grow():
+    from sdnperf.studies.recirc_plan import cost_per_pass
+
+    assert cost_per_pass([0, 500, 2000], [0.1, 0.6, 2.1]) == pytest.approx(0.001)
+    with pytest.raises(PlanError, match="does not grow"):
+        cost_per_pass([0, 500, 2000], [0.3, 0.2, 0.1])
+    with pytest.raises(PlanError, match="at least 2 different pass counts"):
+        cost_per_pass([7, 7], [0.1, 0.2])
+
+
+def test_a_bracketed_plan_is_an_interpolation_and_an_unbracketed_one_is_refused():
+    from sdnperf.studies.recirc_plan import check_reachable
+
+    xs = [0, 625, 1250, 2500, 5000, 10000]
+    fit = fit_linear(xs, [0.1 + 0.001 * n for n in xs])
+    plan = passes_for(fit, 5.0)
+    assert plan.bracketed and plan.measured == (0, 10000) and plan.passes == 5000
+    check_reachable(plan, maximum=2**24 - 1)  # no error
+    short = fit_linear(xs[:3], [0.1 + 0.001 * n for n in xs[:3]])
+    far = passes_for(short, 5.0)
+    assert not far.bracketed
+    with pytest.raises(PlanError, match=r"outside the N measured \(0 .. 1250\)"):
+        check_reachable(far, maximum=2**24 - 1)
+    check_reachable(far, maximum=2**24 - 1, extrapolate=True)
+    with pytest.raises(PlanError, match="unreachable: 5 ms needs N = 5000 passes, more than"):
+        check_reachable(plan, maximum=4999)
+
+
+def test_achieved_delay_is_the_difference_with_a_bootstrap_ci():
+    import numpy as np
+
+    from sdnperf.studies.recirc_plan import achieved
+
+    rng = np.random.default_rng(3)
+    base = 0.1 + rng.exponential(0.02, 400)
+    held = 5.1 + rng.exponential(0.02, 400)
+    mean, (lo, hi) = achieved(held, base, "mean")
+    assert mean == pytest.approx(float(held.mean() - base.mean()))
+    assert lo < mean < hi and hi - lo < 0.01  # 400 pings, 20 µs spread: a tight CI
+    low, (mlo, mhi) = achieved(held, base, "min")
+    assert low == pytest.approx(float(held.min() - base.min())) and mlo <= low <= mhi
+    p99, (plo, phi) = achieved(held, base, "p99")
+    assert plo <= p99 <= phi and p99 > mean
+    # no baseline: the statistic itself (a total delay); same data, same interval
+    total, ci = achieved(held, [], "mean")
+    assert total == pytest.approx(float(held.mean())) and ci == achieved(held, [], "mean")[1]
+    # a wider spread gives a wider interval
+    _, (wlo, whi) = achieved(5.1 + rng.exponential(0.5, 400), base, "mean")
+    assert whi - wlo > hi - lo
+    with pytest.raises(PlanError, match="at least 2 delays"):
+        achieved([5.0], base)
+    with pytest.raises(PlanError, match="statistic 'median'"):
+        achieved(held, base, "median")

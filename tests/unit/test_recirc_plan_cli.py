@@ -53,14 +53,14 @@ def synthetic(a=0.1, b=0.02, reps=3, seed=1):
 
 def test_plan_prints_the_fit_and_the_passes(tmp_path, capsys):
     write_study(tmp_path / "study.sqlite", synthetic())
-    assert main(["recirc", "plan", "--target-delay", "5ms", "--from", str(tmp_path)]) == 0
+    assert main(["recirc", "plan", "--target-delay", "1ms", "--from", str(tmp_path)]) == 0
     out = capsys.readouterr().out
     assert (
         "recirc: single, ping, target sdnperf: 21 runs, recirc_passes [0, 1, 3, 7, 15, 31, 63], "
         "rtt_ms" in out
     )
     n = int(re.search(r"needs N = (\d+) passes", out).group(1))
-    assert 240 <= n <= 260  # 5 ms / 0.02 ms per pass
+    assert 45 <= n <= 55  # 1 ms / 0.02 ms per pass, inside the N measured
     lo, hi = map(int, re.search(r"from the CIs: (\d+) \.\. (\d+)", out).groups())
     assert lo <= n <= hi
 
@@ -68,14 +68,53 @@ def test_plan_prints_the_fit_and_the_passes(tmp_path, capsys):
 def test_each_target_is_fitted_apart(tmp_path, capsys):
     db = tmp_path / "study.sqlite"
     write_study(db, synthetic(b=0.02))
-    write_study(db, [(n, 1.0 + 0.5 * n) for n in (0, 1, 3, 7)], target="bmv2")
-    assert main(["recirc", "plan", "--target-delay", "5ms", "--from", str(db), "--total"]) == 0
+    write_study(db, [(n, 1.0 + 0.5 * n) for n in (0, 1, 3, 7, 15)], target="bmv2")
+    args = ["recirc", "plan", "--target-delay", "5ms", "--from", str(db), "--total"]
+    assert main([*args, "--extrapolate"]) == 0
     out = capsys.readouterr().out
     assert (
-        "single, ping, target bmv2: 4 runs" in out
+        "single, ping, target bmv2: 5 runs" in out
         and "single, ping, target sdnperf: 21 runs" in out
     )
     assert "A total delay of 5 ms needs N = 8 passes" in out  # (5 - 1) / 0.5
+    assert re.search(r"needs N = 24\d passes .*EXTRAPOLATED", out)  # (5 - 0.1) / 0.02 > 63
+    # without --extrapolate: bmv2 answers, our switch's N (beyond 63) is refused, saying why
+    assert main(args) == 2
+    captured = capsys.readouterr()
+    assert "A total delay of 5 ms needs N = 8 passes" in captured.out
+    assert (
+        "error: single, ping, target sdnperf: not measured: 5 ms needs N = 245, outside the "
+        "N measured (0 .. 63), so the answer would be an extrapolation" in captured.err
+    )
+
+
+def test_unreachable_target_is_refused_saying_why(tmp_path, capsys):
+    write_study(tmp_path / "study.sqlite", synthetic())
+    argv = ["recirc", "plan", "--target-delay", "1000s", "--from", str(tmp_path)]
+    assert main([*argv, "--extrapolate"]) == 2
+    err = capsys.readouterr().err
+    assert "unreachable: 1e+06 ms needs N = 5000000" not in err  # not the exact N: the fit's
+    assert re.search(r"unreachable: 1e\+06 ms needs N = \d+ passes, more than", err), err
+    assert "recirc_passes allows (16777215" in err
+
+
+def test_json_lists_one_object_per_target_and_topology(tmp_path, capsys):
+    import json
+
+    db = tmp_path / "study.sqlite"
+    write_study(db, synthetic())
+    write_study(db, [(n, 1.0 + 0.5 * n) for n in (0, 1, 3, 7, 15)], target="bmv2")
+    assert main(["recirc", "plan", "--target-delay", "1ms", "--from", str(db), "--json"]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    assert [(r["target"], r["topology"]) for r in rows] == [
+        ("bmv2", "single"),
+        ("sdnperf", "single"),
+    ]
+    for r in rows:
+        assert {"target", "topology", "passes", "achieved_ms", "achieved_ci_ms"} <= set(r)
+        assert r["achieved_ms"] is None  # no --verify
+        assert r["bracketed"] is True
+    assert rows[0]["passes"] == 2 and 45 <= rows[1]["passes"] <= 55
 
 
 def test_no_recirc_runs_is_a_clear_error(tmp_path, capsys):

@@ -80,6 +80,9 @@ pub struct Device {
     pub pipe: Option<Arc<Pipe>>,
     pub cpu_port: Option<u32>,
     pub max_passes: Option<u32>,
+    /// the switch reads the real clock between recirculation passes (Switch::set_live_clock);
+    /// the daemon sets it, tests that drive a virtual clock leave it off
+    pub live_clock: bool,
     tables: HashMap<u32, TableState>,
     /// P4Runtime's ids of the switch's action profile members and groups, per profile id:
     /// what they hold is read from the switch (the one source of truth), so only ids and
@@ -171,6 +174,7 @@ impl Device {
             pipe: None,
             cpu_port,
             max_passes: None,
+            live_clock: false,
             tables: HashMap::new(),
             members: HashMap::new(),
             groups: HashMap::new(),
@@ -209,6 +213,7 @@ impl Device {
             eng.max_passes = m;
         }
         let mut sw = Switch::new(eng);
+        sw.set_live_clock(self.live_clock);
         if let Some(c) = pipe.cookie {
             sw.set_config_version(c);
         }

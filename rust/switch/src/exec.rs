@@ -12,8 +12,10 @@ use crate::pre::Pre;
 use crate::tables::Table;
 
 pub const DROP_PORT: u32 = 511;
-/// default limit of passes (recirculations, resubmits, E2E clones) per packet
-pub const MAX_PASSES: u32 = 65_536;
+/// default limit of passes (recirculations, resubmits, E2E clones) per packet: a guard
+/// against a program that loops for ever (the packet then leaves, counted in loops_cut);
+/// 2^24 lets delay control by recirculation hold a packet for seconds (docs/recirculation.md)
+pub const MAX_PASSES: u32 = 1 << 24;
 pub const MAX_KEYS: usize = 16;
 
 pub const PKT_NORMAL: u32 = 0;

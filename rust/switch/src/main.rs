@@ -338,6 +338,7 @@ fn cmd_run(a: RunArgs) -> Result<(), String> {
     }
     eng.trace |= a.bmv2.trace();
     let mut sw = Switch::new(eng);
+    sw.set_live_clock(true);
     for (n, dir, c) in impairs {
         sw.set_port_impair(n, dir, c)?;
     }

@@ -79,6 +79,10 @@ pub struct Switch {
     /// the loaded program's version: a controller's cookie, else the program's fingerprint
     /// (read and set through the control API, control.rs)
     pub(crate) config_version: u64,
+    /// `service` reads the engine's clock again before each round after the first, so the
+    /// timestamps of a packet's later recirculation passes advance (a hold by time,
+    /// recirc_hold.p4); off where callers drive a virtual clock (STF, tests)
+    live_clock: bool,
 }
 
 pub const PACKET_IN_LIMIT: usize = 4096;
@@ -105,7 +109,13 @@ impl Switch {
             cpu_port: None,
             packet_in: VecDeque::new(),
             packet_in_dropped: 0,
+            live_clock: false,
         }
+    }
+
+    /// Let `service` read the engine's real clock between its rounds (see `live_clock`).
+    pub fn set_live_clock(&mut self, on: bool) {
+        self.live_clock = on;
     }
 
     /// The packets ready to transmit, oldest first (the switch starts a new list).
@@ -307,7 +317,7 @@ impl Switch {
 
     /// Runs egress for every queued packet that may leave now (respecting queue rates),
     /// including recirculations, then moves impaired packets whose time has come to `ready`.
-    pub fn service(&mut self, now: u64) {
+    pub fn service(&mut self, mut now: u64) {
         // packets held by ingress impairment whose time has come enter the pipeline first
         for &p in &self.impaired_in {
             if let Some(im) = self.impair_in[p as usize].as_mut() {
@@ -323,6 +333,11 @@ impl Switch {
         let mut budget = RECIRC_BUDGET;
         loop {
             rounds += 1;
+            if rounds > 1 && self.live_clock {
+                // each round is one more pass of every recirculating packet: its egress
+                // timestamps must see the time those passes took
+                now = now.max(self.eng.now_ns());
+            }
             let mut progressed = false;
             let mut i = 0;
             while i < self.active.len() {

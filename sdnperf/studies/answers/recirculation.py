@@ -4,13 +4,18 @@ the ends of the sweep, where TCP throughput halves, UDP's loss and the switch's 
 
 from __future__ import annotations
 
+import re
+import statistics
 from collections import defaultdict
 
 from sdnperf.studies.answers.common import mean, values
-from sdnperf.studies.recirc_plan import PlanError, fit_linear, passes_for
+from sdnperf.studies.recirc_plan import PlanError, achieved, fit_linear, passes_for
 
 TARGET_MS = 5.0
 PASSES = "recirc_passes"
+# `sdnperf recirc plan --verify` names its studies STUDY-verify-<target>ms-...
+# ("0-5ms" for 0.5 ms): the target they verify
+VERIFY_NAME = re.compile(r"-verify-(\d+(?:-\d+)?)ms-")
 
 
 def _passes(run) -> int | None:
@@ -111,6 +116,9 @@ def _fit_sentence(curve: str, what: str, pts, plan_target: bool) -> str:
 
 
 def answer(store, study_id: int) -> list[str]:
+    m = VERIFY_NAME.search(store.study(study_id).name)
+    if m:
+        return verify_answer(store, study_id, float(m.group(1).replace("-", ".")))
     sentences = []
     medians = _median_points(store, study_id)
     minimum = _points(store, study_id, "rtt_min_ms", "ping")
@@ -169,3 +177,100 @@ def answer(store, study_id: int) -> list[str]:
             + "."
         )
     return sentences
+
+
+def verified(
+    store, study_id: int, target_ms: float, added: bool = True, confidence: float = 0.95
+) -> dict:
+    """What a verifying study achieved: per design (the N passes, the hold by time), the
+    delay added over N = 0 (mean, min, p99 with bootstrap CIs), its spread and error, and
+    the cost (TCP/UDP throughput, UDP loss, switch CPU) next to N = 0's."""
+    runs = [r for r in store.runs(study_id) if r.status == "ok"]
+    ping = defaultdict(list)
+    by_run = {r.id: r for r in runs}
+    for s in store.samples(study_id=study_id, metric="rtt_ms", phase="steady"):
+        r = by_run.get(s.run_id)
+        if r is not None and s.value == s.value:
+            ping[r.architecture].append(s.value)
+    summary = {(s.run_id, s.metric): s.value for s in store.summaries(study_id)}
+    variant = {}
+    for r in runs:
+        variant[r.architecture] = (
+            "hold"
+            if r.architecture.endswith("-hold")
+            else "base"
+            if r.architecture.endswith("-n0")
+            else "passes"
+        )
+    names = {v: a for a, v in variant.items()}
+    if "base" not in names or "passes" not in names:
+        raise PlanError("the verifying study finished no run at N = 0 or at the planned N")
+    base = ping[names["base"]] if added else []
+    out: dict = {"verify_study": store.study(study_id).name}
+
+    def delays(arch: str, prefix: str) -> None:
+        rtts = ping.get(arch, [])
+        if len(rtts) < 2:
+            out[f"{prefix}achieved_ms"] = None
+            return
+        for stat, suffix in (("mean", ""), ("min", "_min"), ("p99", "_p99")):
+            point, ci = achieved(rtts, base, stat, confidence)
+            out[f"{prefix}achieved{suffix}_ms"] = point
+            out[f"{prefix}achieved{suffix}_ci_ms"] = list(ci)
+        out[f"{prefix}spread_ms"] = statistics.stdev(rtts)
+        out[f"{prefix}error_pct"] = (out[f"{prefix}achieved_ms"] - target_ms) / target_ms * 100
+        out[f"{prefix}pings"] = len(rtts)
+
+    delays(names["passes"], "")
+    if "hold" in names:
+        delays(names["hold"], "hold_")
+    out["base_spread_ms"] = statistics.stdev(base) if len(base) >= 2 else None
+    cost: dict = defaultdict(dict)
+    for r in runs:
+        v = variant[r.architecture]
+        for metric, label in (("throughput_mbps", "mbps"), ("loss_pct", "loss_pct")):
+            x = summary.get((r.id, metric))
+            if x is not None and x == x and r.workload != "ping":
+                cost[v][f"{r.workload}_{label}"] = x
+        if "switch" in r.cpu.per_role:
+            cost[v].setdefault("_cpu", []).append(r.cpu.per_role["switch"])
+    for v in cost.values():
+        cpu = v.pop("_cpu", [])
+        v["switch_cpu_pct"] = statistics.mean(cpu) if cpu else None
+    out["cost"] = dict(cost)
+    return out
+
+
+def verify_answer(store, study_id: int, target_ms: float) -> list[str]:
+    """The sentences of a verifying study: N = …, measured … ms (target … ms), the hold by
+    time beside it, and the cost next to N = 0."""
+    runs = [r for r in store.runs(study_id) if r.status == "ok"]
+    if not runs:
+        return []
+    row = verified(store, study_id, target_ms)
+    r0 = runs[0]
+    target = r0.params.get("architecture", {}).get("target", "sdnperf")
+    where = f"{r0.topology}, {'our switch' if target == 'sdnperf' else target}"
+    passes = next(
+        (
+            r.params["architecture"]["params"][PASSES]
+            for r in runs
+            if _passes(r) and not r.architecture.endswith("-n0")
+        ),
+        None,
+    )
+    out = []
+    for prefix, what in (("", f"N = {passes}"), ("hold_", "held by time")):
+        if row.get(f"{prefix}achieved_ms") is None:
+            continue
+        lo, hi = row[f"{prefix}achieved_ci_ms"]
+        out.append(
+            f"{where}: {what}, measured {row[f'{prefix}achieved_ms']:.3g} ms (95 % CI "
+            f"{lo:.3g} .. {hi:.3g}; target {target_ms:g} ms, error "
+            f"{row[f'{prefix}error_pct']:+.1f} %; p99 {row[f'{prefix}achieved_p99_ms']:.3g} ms, "
+            f"SD {row[f'{prefix}spread_ms']:.3g} ms)."
+        )
+    for v, c in sorted(row["cost"].items()):
+        parts = [f"{k.replace('_', ' ')} {x:.4g}" for k, x in sorted(c.items()) if x is not None]
+        out.append(f"{where}: cost at {v}: " + ", ".join(parts) + ".")
+    return out

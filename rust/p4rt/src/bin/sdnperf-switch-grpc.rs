@@ -109,6 +109,7 @@ fn run(a: GrpcArgs) -> Result<(), String> {
     let max_passes = a.ports.max_passes;
     let mut dev = Device::new(cpu_port);
     dev.max_passes = max_passes;
+    dev.live_clock = true;
     let preload = match json {
         None => None,
         Some(path) if path.ends_with(".p4") => {
@@ -123,7 +124,9 @@ fn run(a: GrpcArgs) -> Result<(), String> {
             if let Some(m) = max_passes {
                 eng.max_passes = m;
             }
-            dev.sw = Some(sdnperf_switch::switch::Switch::new(eng));
+            let mut sw = sdnperf_switch::switch::Switch::new(eng);
+            sw.set_live_clock(true);
+            dev.sw = Some(sw);
             notes.push(format!("{}: loaded without P4Info: P4Runtime writes need SetForwardingPipelineConfig first", path));
             None
         }
