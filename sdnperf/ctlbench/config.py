@@ -44,6 +44,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from sdnperf.study.locate import format_path, line_of
+from sdnperf.userinput import InputError, SafeName, read_text
 
 KINDS = ("echo", "osken", "faucet", "ovs-testcontroller", "p4rt", "external")
 # the controllers each southbound protocol can be benchmarked with
@@ -63,7 +64,7 @@ class _Strict(BaseModel):
 
 
 class StudySection(_Strict):
-    name: str = "ctlbench"
+    name: SafeName = "ctlbench"  # results/<name>/: one safe folder name
     repetitions: int = Field(1, ge=1, le=100)
     baseline: str | None = None
 
@@ -194,9 +195,9 @@ def parse(text: str, source: str = "<text>") -> CtlbenchFile:
 def load(path: str | Path) -> CtlbenchFile:
     path = Path(path)
     try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise ConfigError(f"{path}: cannot read: {exc.strerror}") from exc
+        text = read_text(path)
+    except InputError as exc:
+        raise ConfigError(str(exc)) from None
     return parse(text, str(path))
 
 
