@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import sys
 import textwrap
@@ -12,6 +13,7 @@ from typing import TYPE_CHECKING
 
 from sdnperf.commands import (
     EXIT_BAD_INPUT,
+    EXIT_CODES,
     EXIT_FAIL,
     EXIT_INTERRUPTED,
     EXIT_OK,
@@ -19,6 +21,8 @@ from sdnperf.commands import (
     results_store_path,
     usage,
 )
+from sdnperf.store.schema import SchemaError
+from sdnperf.userinput import InputError, read_text
 
 if TYPE_CHECKING:
     from sdnperf.study.loader import LoadedStudy
@@ -65,6 +69,32 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("\ninterrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
+    except BrokenPipeError:  # `sdnperf ... | head`: the reader has all it wanted
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())  # no second error when Python flushes at exit
+        return EXIT_OK
+    except (InputError, SchemaError) as exc:  # a file the user gave cannot be used
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    except Exception as exc:  # the last resort: an answer in words, never a traceback
+        if os.environ.get("SDNPERF_DEBUG"):
+            raise
+        print(
+            f"error: internal error ({type(exc).__name__}: {exc}); rerun with "
+            "SDNPERF_DEBUG=1 for the traceback and report it",
+            file=sys.stderr,
+        )
+        return EXIT_FAIL
+
+
+def version() -> str:
+    from importlib.metadata import PackageNotFoundError
+    from importlib.metadata import version as installed
+
+    try:
+        return installed("sdnperf")
+    except PackageNotFoundError:
+        return "unknown (not installed)"
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -75,7 +105,9 @@ def build_parser() -> argparse.ArgumentParser:
         prog="sdnperf",
         description=DESCRIPTION,
         formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog=EXIT_CODES,
     )
+    parser.add_argument("--version", action="version", version=f"sdnperf {version()}")
     parser.set_defaults(func=usage(parser))
     sub = parser.add_subparsers(metavar="COMMAND")
 
@@ -124,6 +156,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="results folder whose earlier runs give measured build times",
     )
     p.add_argument("--only", metavar="EXPR", help=ONLY_HELP)
+    p.add_argument("--json", action="store_true", help="the verdict as JSON on stdout")
     p.set_defaults(func=cmd_check)
 
     p = sub.add_parser(
@@ -136,6 +169,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--baseline", help="architecture to compare against (default: the study's)")
     p.add_argument("--html", help="where to write the HTML report (default: RESULTS/report.html)")
     p.add_argument("--csv", help="folder for CSV export (default: RESULTS/csv)")
+    p.add_argument(
+        "--json",
+        action="store_true",
+        help="print the comparison table as JSON (one object per row) and write nothing",
+    )
     p.set_defaults(func=cmd_report)
 
     topo = sub.add_parser(
@@ -163,6 +201,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="Check this machine's kernel features, tools and our Rust "
         "binaries, and say what each missing one prevents.",
     )
+    p.add_argument("--json", action="store_true", help="the capabilities as JSON on stdout")
     p.set_defaults(func=cmd_doctor)
 
     p = sub.add_parser(
@@ -211,8 +250,9 @@ def _load(path) -> LoadedStudy | None:
         return None
 
 
-def _plan(study, only: str | None):
-    """The study's plan, narrowed by --only; None (after printing why) for a bad EXPR."""
+def _selected_plan(study, only: str | None):
+    """(plan narrowed by --only, selection, None), or (None, None, [why]) for a bad EXPR,
+    a sweep value that does not validate, or an EXPR that selects no run."""
     from sdnperf.study.loader import StudyError
     from sdnperf.study.plan import plan_runs
     from sdnperf.study.select import SelectionError, parse_selection
@@ -220,17 +260,25 @@ def _plan(study, only: str | None):
     try:
         plan = plan_runs(study)  # validates every combination of sweep values
     except StudyError as exc:
-        for problem in exc.problems:
-            print(f"error: {problem}", file=sys.stderr)
-        return None, None
+        return None, None, [str(p) for p in exc.problems]
     if not only:
-        return plan, None
+        return plan, None, None
     try:
         selection = parse_selection(only, [s.param for s in study.config.sweep])
     except SelectionError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return None, None
-    return [r for r in plan if selection.matches(r)], selection
+        return None, None, [f"--only: {exc}"]
+    chosen = [r for r in plan if selection.matches(r)]
+    if not chosen:
+        return None, None, [f"--only {only!r} selects none of the study's {len(plan)} runs"]
+    return chosen, selection, None
+
+
+def _plan(study, only: str | None):
+    """The study's plan, narrowed by --only; None (after printing why) for a bad EXPR."""
+    plan, selection, problems = _selected_plan(study, only)
+    for problem in problems or []:
+        print(f"error: {problem}", file=sys.stderr)
+    return plan, selection
 
 
 def matrix_text(study, plan) -> str:
@@ -253,21 +301,65 @@ def matrix_text(study, plan) -> str:
 
 
 def cmd_check(args) -> int:
-    study = _load(args.study)
-    if study is None:
+    """Validate a study (or ctlbench) file as `run` would before starting anything: the
+    schema, the topologies, the plan and --only, then what `run`'s preflight refuses
+    (architecture against topology and machine, binaries, kernel features)."""
+    verdict: dict = {"file": args.study or "<default study>", "ok": False, "errors": []}
+
+    def fail(messages: list[str]) -> int:
+        verdict["errors"] += messages
+        if args.json:
+            print(json.dumps(verdict, indent=2))
+        else:
+            for message in messages:
+                print(f"error: {message}", file=sys.stderr)
         return EXIT_BAD_INPUT
-    plan, selection = _plan(study, args.only)
+
+    if args.study and _is_ctlbench_file(args.study):
+        return _check_ctlbench(args.study, args.json, fail)
+    from sdnperf.study.loader import StudyError, load_study
+
+    try:
+        study = load_study(args.study)
+    except StudyError as exc:
+        return fail([str(p) for p in exc.problems])
+    plan, selection, problem = _selected_plan(study, args.only)
     if plan is None:
-        return EXIT_BAD_INPUT
+        return fail(problem)
+    from sdnperf.runner import preflight_problems, run_studies
+
+    refusals: list[str] = []
+    root = os.geteuid() == 0  # probing the kernel (qdiscs, bridges) needs root, as run does
+    for variant in run_studies(plan) or [study]:
+        names = {r.architecture.name for r in plan if r.study is variant} or None
+        for refusal in preflight_problems(variant, names, kernel=root):
+            if refusal not in refusals:
+                refusals.append(refusal)
+    if refusals:
+        return fail([f"{study.path}: `sdnperf run` refuses it here: {r}" for r in refusals])
     from sdnperf.study.estimate import build_times, estimate
 
     measured = {}
     db_path = Path(args.out) / study.name / "study.sqlite"
-    if db_path.exists():
+    if db_path.is_file():
         from sdnperf.store.sqlite import Store
 
-        with Store(db_path) as store:
+        with Store(db_path) as store:  # SchemaError (not a study database): exit 2 in main
             measured = build_times(r for s in store.studies() for r in store.runs(s.id))
+    duration = estimate(plan, measured)
+    verdict.update(
+        ok=True,
+        study=study.name,
+        topologies={label: t.describe() for label, t in study.topologies.items()},
+        runs=len(plan),
+        matrix=matrix_text(study, plan),
+        only=str(selection) if selection else None,
+        estimated_seconds=round(duration.seconds),
+        kernel_probed=root,
+    )
+    if args.json:
+        print(json.dumps(verdict, indent=2))
+        return EXIT_OK
     for _label, topology in study.topologies.items():
         print(f"{study.path}: ok — {topology.describe()}")
     print(
@@ -275,19 +367,45 @@ def cmd_check(args) -> int:
         + (f" (--only {selection})" if selection else "")
         + f", order {study.config.study.order}"
     )
-    print(f"estimated duration: {estimate(plan, measured).text()}")
-    if os.geteuid() == 0:  # probing the kernel's qdiscs needs root
-        from sdnperf.emulation.network import EmulationError, check_link_features
-        from sdnperf.runner import run_studies
+    print(f"estimated duration: {duration.text()}")
+    if not root:
+        print("note: not root, so kernel features (netem, VLAN filtering) were not probed")
+    return EXIT_OK
 
-        try:
-            for variant in run_studies(plan) or [study]:
-                check_link_features(variant.topology, variant.config.architecture)
-        except EmulationError as exc:
-            print(
-                f"warning: the file is valid, but `sdnperf run` refuses it on this machine: {exc}",
-                file=sys.stderr,
+
+def _is_ctlbench_file(path: str) -> bool:
+    """A ctlbench file has [load] or [[controller]] tables and no [topology]."""
+    import tomllib
+
+    try:
+        raw = tomllib.loads(read_text(path))
+    except (InputError, tomllib.TOMLDecodeError):
+        return False  # the study loader says what is wrong with it
+    return "topology" not in raw and ("load" in raw or "controller" in raw)
+
+
+def _check_ctlbench(path: str, as_json: bool, fail) -> int:
+    from sdnperf.ctlbench.config import ConfigError, load
+    from sdnperf.ctlbench.runner import plan as ctlbench_plan
+
+    try:
+        cfg = load(path)
+    except ConfigError as exc:
+        return fail(str(exc).splitlines())
+    runs = len(ctlbench_plan(cfg))
+    if as_json:
+        print(
+            json.dumps(
+                {"file": path, "ok": True, "errors": [], "ctlbench": cfg.study.name, "runs": runs},
+                indent=2,
             )
+        )
+        return EXIT_OK
+    controllers = ", ".join(c.label for c in cfg.controller)
+    print(
+        f"{path}: ok — ctlbench {cfg.study.name!r} ({cfg.load.protocol}, {cfg.load.mode} mode): "
+        f"{controllers}; {runs} runs; run it with `sdnperf ctlbench run {path}`"
+    )
     return EXIT_OK
 
 
@@ -420,18 +538,33 @@ def cmd_report(args) -> int:
 
     path = Path(args.results)
     db_path = path if path.suffix == ".sqlite" else path / "study.sqlite"
-    if not db_path.exists():
+    if not db_path.is_file():
         print(f"error: {db_path}: no study database here", file=sys.stderr)
         return EXIT_BAD_INPUT
-    store = Store(db_path)
+    store = Store(db_path)  # SchemaError (not a study database): exit 2 in main
     try:
         studies = store.studies()
         if not studies:
             print(f"error: {db_path}: holds no study", file=sys.stderr)
             return EXIT_BAD_INPUT
+        study_id = studies[-1].id
+        archs = sorted({r.architecture for r in store.runs(study_id)})
+        if args.baseline is not None and args.baseline not in archs:
+            print(
+                f"error: --baseline {args.baseline!r}: no run of this study used it; "
+                f"architectures: {', '.join(archs) or '(none: the study has no runs)'}",
+                file=sys.stderr,
+            )
+            return EXIT_BAD_INPUT
+        if args.json:
+            from sdnperf.report.table import comparison
+
+            rows = comparison(store, study_id, args.baseline)
+            print(json.dumps([row.record() for row in rows], indent=2))
+            return EXIT_OK
         print_report(
             store,
-            studies[-1].id,
+            study_id,
             db_path.parent,
             args.baseline,
             html=True,
@@ -496,7 +629,7 @@ def _literal(text: str):
 def cmd_doctor(args) -> int:
     from sdnperf.doctor import run_doctor
 
-    return run_doctor()
+    return run_doctor(as_json=args.json)
 
 
 def cmd_clean(args) -> int:

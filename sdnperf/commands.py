@@ -9,6 +9,18 @@ from pathlib import Path
 from typing import Callable
 
 EXIT_OK, EXIT_FAIL, EXIT_BAD_INPUT, EXIT_INTERRUPTED = 0, 1, 2, 130
+# shown by `sdnperf --help` and documented in README.md (tests/unit/test_malformed_inputs.py)
+EXIT_CODES = """\
+exit codes:
+  0    success
+  1    a run or a step failed (failed runs are stored with their reason), a tool or a
+       permission is missing, or an internal error (said in words; SDNPERF_DEBUG=1
+       shows its traceback)
+  2    the input is wrong: a study/ctlbench file, a name, an option or a stored study
+       (every mistake is printed as `error: FILE:LINE: FIELD: what is wrong`), or
+       `run` refuses a study this machine or topology cannot run (nothing started)
+  130  interrupted (Ctrl-C); finished runs are stored
+"""
 
 
 def usage(parser):

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 import os
+import sys
 
 from rich.console import Console
 from rich.table import Table
@@ -120,8 +122,20 @@ def checks() -> list[tuple[Capability, str]]:
     ]
 
 
-def run_doctor() -> int:
-    console = Console()
+def run_doctor(as_json: bool = False) -> int:
+    if as_json:
+        print(
+            json.dumps(
+                [
+                    {"capability": c.name, "ok": c.ok, "detail": c.detail, "needed_for": n}
+                    for c, n in checks()
+                ],
+                indent=2,
+            )
+        )
+        return 0
+    # Piped output (a file, `| cat`, a CI log) is never cut at 80 columns.
+    console = Console(width=None if sys.stdout.isatty() else 400)
     table = Table(title="sdnperf doctor", show_lines=False)
     table.add_column("")
     table.add_column("capability")

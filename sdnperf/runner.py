@@ -71,23 +71,38 @@ class HostContext:
         return self.net.get(name)
 
 
-def preflight(study: LoadedStudy, architectures: set[str] | None = None) -> None:
-    """Refuse impossible studies before anything starts: kernel features, arch × topology.
-    `architectures`: only these (those the selected runs use; default every one)."""
+def preflight_problems(
+    study: LoadedStudy, architectures: set[str] | None = None, kernel: bool = True
+) -> list[str]:
+    """Every reason `run` would refuse the study, in words (empty: it may start): link
+    features against the kernel, each architecture against the topology and the machine.
+    `architectures`: only these (those the selected runs use; default every one).
+    `kernel=False` (`check` without root) leaves out the probes of the kernel's qdiscs."""
     from sdnperf.emulation.network import EmulationError
 
     configs = [
         a for a in study.config.architecture if architectures is None or a.name in architectures
     ]
-    try:
-        check_link_features(study.topology, configs)
-    except EmulationError as exc:
-        raise StudyRefused(str(exc)) from None
+    problems = []
+    if kernel:
+        try:
+            check_link_features(study.topology, configs)
+        except EmulationError as exc:
+            problems.append(str(exc))
     for arch_cfg in configs:
         try:
             check_architecture(arch_cfg, study.topology)
         except ArchitectureError as exc:
-            raise StudyRefused(str(exc)) from None
+            problems.append(str(exc))
+    return problems
+
+
+def preflight(study: LoadedStudy, architectures: set[str] | None = None) -> None:
+    """Refuse impossible studies before anything starts (StudyRefused naming every reason);
+    `sdnperf check` asks the same preflight_problems."""
+    problems = preflight_problems(study, architectures)
+    if problems:
+        raise StudyRefused("; ".join(problems) if len(problems) > 1 else problems[0])
 
 
 def host_offloads(study: LoadedStudy) -> bool:

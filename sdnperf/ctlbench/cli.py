@@ -112,7 +112,7 @@ def add_ctlbench_command(commands) -> None:
 
 
 def _config(args):
-    from sdnperf.ctlbench.config import CtlbenchFile, controller_from_arg, load
+    from sdnperf.ctlbench.config import CtlbenchFile, controller_from_arg, load, validated
 
     cfg = load(args.file) if args.file else CtlbenchFile()
     data = cfg.model_dump()
@@ -130,15 +130,13 @@ def _config(args):
         data["study"]["name"] = args.name
     if args.protocol == "p4runtime" and not args.controller and not args.file:
         data["controller"] = [{"kind": "p4rt", "app": "l2-learning"}]
-    cfg = CtlbenchFile.model_validate(data)
+    cfg = validated(data, f"{args.file}: with the options" if args.file else "options")
     if not cfg.study.baseline:
         cfg.study.baseline = cfg.controller[0].label
     return cfg
 
 
 def cmd_run(args) -> int:
-    from pydantic import ValidationError
-
     from sdnperf.ctlbench.config import ConfigError
     from sdnperf.ctlbench.probe import ProbeError
     from sdnperf.ctlbench.runner import CtlbenchRunner, plan
@@ -148,8 +146,9 @@ def cmd_run(args) -> int:
 
     try:
         cfg = _config(args)
-    except (ConfigError, ValidationError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
+    except ConfigError as exc:
+        for line in str(exc).splitlines():
+            print(f"error: {line}", file=sys.stderr)
         return EXIT_BAD_INPUT
     ensure_tag()  # controllers and probes inherit it: `sdnperf clean` finds them after a crash
     results_dir = Path(args.results or Path("results") / cfg.study.name)

@@ -44,6 +44,8 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from sdnperf.study.locate import format_path, line_of
+from sdnperf.study.messages import explain
+from sdnperf.userinput import InputError, SafeName, read_text
 
 KINDS = ("echo", "osken", "faucet", "ovs-testcontroller", "p4rt", "external")
 # the controllers each southbound protocol can be benchmarked with
@@ -63,7 +65,7 @@ class _Strict(BaseModel):
 
 
 class StudySection(_Strict):
-    name: str = "ctlbench"
+    name: SafeName = "ctlbench"  # results/<name>/: one safe folder name
     repetitions: int = Field(1, ge=1, le=100)
     baseline: str | None = None
 
@@ -180,23 +182,43 @@ def parse(text: str, source: str = "<text>") -> CtlbenchFile:
     try:
         return CtlbenchFile.model_validate(data)
     except ValidationError as exc:
-        lines = []
-        for err in exc.errors():
-            loc = tuple(err["loc"])
-            field = format_path(loc)
-            line = line_of(text, loc)
-            where = f"{source}:{line}" if line else source
-            msg = err["msg"].removeprefix("Value error, ")
-            lines.append(f"{where}: {field or '(file)'}: {msg}")
-        raise ConfigError("\n".join(lines)) from None
+        found = sorted(
+            (
+                (line_of(text, loc) or 0, format_path(loc), msg)
+                for loc, msg in explain(exc, CtlbenchFile)
+            ),
+            key=lambda item: item[0],
+        )
+        raise ConfigError(
+            "\n".join(
+                f"{source}:{line}: {field or '(file)'}: {msg}"
+                if line
+                else f"{source}: {field or '(file)'}: {msg}"
+                for line, field, msg in found
+            )
+        ) from None
+
+
+def validated(data: dict, source: str = "options") -> CtlbenchFile:
+    """A ctlbench configuration built from a file and command-line options; ConfigError in
+    words (`source: field: what is wrong`) otherwise."""
+    try:
+        return CtlbenchFile.model_validate(data)
+    except ValidationError as exc:
+        raise ConfigError(
+            "\n".join(
+                f"{source}: {format_path(loc) or '(file)'}: {msg}"
+                for loc, msg in explain(exc, CtlbenchFile)
+            )
+        ) from None
 
 
 def load(path: str | Path) -> CtlbenchFile:
     path = Path(path)
     try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise ConfigError(f"{path}: cannot read: {exc.strerror}") from exc
+        text = read_text(path)
+    except InputError as exc:
+        raise ConfigError(str(exc)) from None
     return parse(text, str(path))
 
 
@@ -214,7 +236,8 @@ def controller_from_arg(spec: str) -> ControllerSpec:
         if kind == "external":
             return ControllerSpec(kind="external", address=arg)
     except ValidationError as exc:
-        raise ConfigError(f"--controller {spec}: {exc.errors()[0]['msg']}") from None
+        reason = "; ".join(msg for _loc, msg in explain(exc, ControllerSpec))
+        raise ConfigError(f"--controller {spec}: {reason}") from None
     raise ConfigError(
         f"--controller {spec}: expected echo, osken[:APP], faucet, "
         "ovs-testcontroller, p4rt[:APP] or 127.0.0.1:PORT"

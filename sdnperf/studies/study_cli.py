@@ -38,6 +38,7 @@ def add_parser(sub) -> None:
         "wall time of their quick scale measured on this machine "
         '("not measured" until a `study run --record`).',
     )
+    p.add_argument("--json", action="store_true", help="the list as JSON on stdout")
     p.set_defaults(func=cmd_list)
     p = actions.add_parser(
         "show",
@@ -98,6 +99,23 @@ def _name_and_scale(p) -> None:
 
 def cmd_list(args) -> int:
     measured = durations.load()
+    if args.json:
+        import json
+
+        listed = []
+        for s in builtin.available():
+            quick = measured.get(s.name, {}).get("quick")
+            listed.append(
+                {
+                    "name": s.name,
+                    "question": s.question,
+                    "seed_paper": s.seed,
+                    "scales": [sc for sc in builtin.SCALES if s.files(sc)],
+                    "quick_seconds": quick.seconds if quick else None,
+                }
+            )
+        print(json.dumps(listed, indent=2))
+        return EXIT_OK
     for s in builtin.available():
         quick = measured.get(s.name, {}).get("quick")
         print(

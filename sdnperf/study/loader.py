@@ -21,9 +21,11 @@ import pydantic
 
 from sdnperf.arch.config import OpenflowConfig, P4Config
 from sdnperf.study.locate import format_path, line_of
+from sdnperf.study.messages import explain
 from sdnperf.study.schema import StudyFile, TopologySection
-from sdnperf.topo.registry import build_topology, with_link_settings
+from sdnperf.topo.registry import build_topology, generator, with_link_settings
 from sdnperf.topo.spec import TopoSpec
+from sdnperf.userinput import InputError, read_text
 
 DEFAULT_STUDY = "default.toml"
 
@@ -42,7 +44,8 @@ class Problem:
 
 class StudyError(Exception):
     def __init__(self, problems: list[Problem]):
-        self.problems = problems
+        # every mistake at once, in the order of the file (those without a line first)
+        self.problems = sorted(problems, key=lambda p: (p.file, p.line or 0))
         super().__init__("\n".join(str(p) for p in problems))
 
 
@@ -76,9 +79,9 @@ def load_study(path: str | Path | None) -> LoadedStudy:
         return load_study_text(default_study_text(), "<default study>", base_dir=Path.cwd())
     path = Path(path)
     try:
-        text = path.read_text()
-    except OSError as exc:
-        raise StudyError([Problem(str(path), None, "", f"cannot read: {exc.strerror}")]) from None
+        text = read_text(path)
+    except InputError as exc:
+        raise StudyError([Problem(exc.file, exc.line, "", exc.reason)]) from None
     return load_study_text(text, str(path), base_dir=path.parent)
 
 
@@ -111,7 +114,7 @@ def validate_raw(
         config = StudyFile.model_validate(raw)
     except pydantic.ValidationError as exc:
         config = None
-        problems += _problems(exc, text, source, (), raw)
+        problems += _problems(exc, text, source, (), StudyFile)
     entries = raw.get("topology")
     several = isinstance(entries, list)
     seed = raw.get("study", {}).get("seed", 1) if isinstance(raw.get("study"), dict) else 1
@@ -158,7 +161,8 @@ def _topology(
     try:
         topology = build_topology(section.kind, dict(section.model_extra or {}), seed, base_dir)
     except pydantic.ValidationError as exc:
-        problems += _problems(exc, text, source, prefix, raw)
+        model = generator(section.kind).params_model
+        problems += _problems(exc, text, source, prefix, model)
         return None
     except ValueError as exc:  # unknown kind, unreadable GraphML, bad custom class ...
         field_path = (
@@ -200,30 +204,13 @@ def _resolve_paths(config: StudyFile, base_dir: Path) -> None:
                 arch.app = str(Path(base_dir) / arch.app)
 
 
-def _without_union_tag(loc: tuple, raw: dict) -> tuple:
-    """pydantic puts the union tag in the path (workload.0.ping.count): drop it for humans."""
-    if len(loc) >= 2 and loc[0] == "topology" and loc[1] in ("table", "list"):
-        loc = (loc[0], *loc[2:])
-    if len(loc) >= 3 and isinstance(loc[1], int):
-        try:
-            if raw[loc[0]][loc[1]].get("kind") == loc[2]:
-                return loc[:2] + loc[3:]
-        except (KeyError, IndexError, TypeError, AttributeError):
-            pass
-    return loc
-
-
 def _problems(
-    exc: pydantic.ValidationError, text: str, source: str, prefix: tuple, raw: dict
+    exc: pydantic.ValidationError, text: str, source: str, prefix: tuple, model
 ) -> list[Problem]:
+    """`exc` (raised validating `model` at `prefix` of the file) in the user's words."""
     problems = []
-    for err in exc.errors():
-        loc = _without_union_tag(tuple(prefix) + tuple(err["loc"]), raw)
-        if err["type"] in ("union_tag_invalid", "union_tag_not_found"):
-            loc = (*loc, "kind")
-        message = err["msg"]
-        if err["type"] == "extra_forbidden":
-            message = "unknown field (check the spelling; see docs/study-format.md)"
+    for path, message in explain(exc, model):
+        loc = (*prefix, *path)
         problems.append(Problem(source, line_of(text, loc), format_path(loc), message))
     return problems
 

@@ -14,6 +14,7 @@ from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, model_val
 
 from sdnperf.arch.config import ArchitectureConfig
 from sdnperf.links.config import LinkSchedule
+from sdnperf.userinput import SafeName
 from sdnperf.workloads.config import WorkloadConfig
 
 
@@ -22,7 +23,7 @@ class _Strict(BaseModel):
 
 
 class StudySection(_Strict):
-    name: str = Field(min_length=1, pattern=r"^[A-Za-z0-9_.-]+$")
+    name: SafeName  # results/<name>/: one safe folder name
     repetitions: int = Field(3, ge=1, le=1000)
     seed: int = 1
     baseline: str | None = None  # architecture name; default: the first architecture

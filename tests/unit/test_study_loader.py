@@ -123,8 +123,8 @@ def test_cli_check_exit_code_2_and_one_error(tmp_path):
     assert proc.returncode == 2
     lines = [line for line in proc.stderr.splitlines() if line.startswith("error:")]
     assert lines == [
-        f"error: {path}:23: workload[0].bogus: unknown field (check the spelling; "
-        "see docs/study-format.md)"
+        f"error: {path}:23: workload[0].bogus: unknown field 'bogus'; valid fields: name, "
+        "pairs, kind, count, interval, size, cold, reply_timeout (see docs/study-reference.md)"
     ]
 
 

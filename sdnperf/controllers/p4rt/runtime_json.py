@@ -118,9 +118,11 @@ def load(path) -> RuntimeFile:
     path = Path(path)
     name = path.name
     try:
-        doc = json.loads(path.read_text())
+        doc = json.loads(path.read_bytes().decode("utf-8"))
     except OSError as exc:
         raise RuntimeFileError(f"{path}: {exc.strerror}") from None
+    except UnicodeDecodeError:
+        raise RuntimeFileError(f"{path}: not UTF-8 text") from None
     except json.JSONDecodeError as exc:
         raise RuntimeFileError(
             f"{path}:{exc.lineno}:{exc.colno}: invalid JSON: {exc.msg}"
