@@ -92,10 +92,13 @@ def link_schedule_figure(
         ax.legend(fontsize="small")
     ax = axes[-1]
     right = None
+    # every line runs to the same end: the last change anywhere, or the data panels' axis
+    end = max(p[-1][0] for p in schedule.values()) + 1
+    if panels:
+        end = max(end, axes[0].get_xlim()[1])
     for i, (label, points) in enumerate(sorted(schedule.items())):
         t = [p[0] for p in points]
         v = [p[1] for p in points]
-        end = max(axes[0].get_xlim()[1], t[-1] + 1) if panels else t[-1] + 1
         target = ax
         if not label.startswith("rate_mbps"):
             right = right or ax.twinx()

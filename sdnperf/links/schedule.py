@@ -193,6 +193,17 @@ class LinkPlan:
         )
 
 
+def configured(spec: TopoSpec, flow: str, t: float) -> Setting | None:
+    """The setting the study configured for the link direction `flow` ("h1-s1 up", the
+    flow of its link_* samples) at t seconds from traffic start; None when that direction
+    has no schedule. What a fidelity check compares achieved rate/delay/loss with."""
+    for plan in spec.schedules:
+        for d in plan.directions():
+            if d.label == flow and d.curves:
+                return d.setting_at(t)
+    return None
+
+
 def select_links(spec: TopoSpec, links: str | list[str]) -> list[Link]:
     """The links a schedule's `links` names; ScheduleError for a name not in the topology."""
     every = spec.links()

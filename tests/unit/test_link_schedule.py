@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from sdnperf.links.schedule import PointCurve, Setting, floor_mbps
+from sdnperf.links.schedule import PointCurve, Setting, configured, floor_mbps
 from sdnperf.study.loader import StudyError, load_study_text
 from sdnperf.study.plan import plan_runs
 
@@ -63,6 +63,9 @@ def test_a_rate_step_on_every_host_link_both_ways():
     # the network is built with the rate at t = 0 (htb that changes in place)
     assert spec.graph.edges["h1", "s1"]["bw"] == 100
     assert spec.needs_htb() and not spec.needs_netem()
+    # by the flow name of the recorded samples (for a fidelity check)
+    assert configured(spec, "h2-s1 down", 7.5) == Setting(10)
+    assert configured(spec, "h2-s1 sideways", 7.5) is None
 
 
 def test_a_loss_ramp_is_linear_and_reapplied_every_step():
