@@ -33,6 +33,7 @@ OWN_WORD = {
     ("study", "list"): "not measured",
     ("study", "show"): "--page",
     ("study", "run"): "--record",
+    ("study", "figures"): "reproduced A of B",
 }
 
 

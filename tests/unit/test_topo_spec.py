@@ -37,7 +37,12 @@ def test_unset_link_attrs_are_none():
     g.add_node("s1", kind="switch")
     g.add_edge("h1", "s1")
     spec = TopoSpec("t", g)
-    assert spec.graph.edges["h1", "s1"] == {"bw": None, "delay_ms": None, "loss_pct": None}
+    assert spec.graph.edges["h1", "s1"] == {
+        "bw": None,
+        "delay_ms": None,
+        "loss_pct": None,
+        "mtu": None,
+    }
 
 
 def test_loops_detected_only_among_switches():
