@@ -26,7 +26,7 @@ import pytest
 from rich.console import Console
 
 from sdnperf import runner
-from sdnperf.report.html import write_html
+from sdnperf.report.html import write_report
 from sdnperf.report.table import LINK_MARK, comparison, render_table
 from sdnperf.runner import execute_run
 from sdnperf.store.sqlite import Store
@@ -71,7 +71,7 @@ def reported(result, tmp_path) -> tuple[str, str, Store, int]:
     store.record_run(study_id, result)
     out = io.StringIO()
     render_table(comparison(store, study_id, None), Console(file=out, width=250))
-    html = write_html(store, study_id, tmp_path / "report.html").read_text()
+    html = write_report(store, study_id, tmp_path / "report.html").read_text()
     return out.getvalue(), html, store, study_id
 
 
