@@ -63,8 +63,8 @@ def test_summarize_puts_configured_next_to_achieved():
     assert record["link_breaches"] == [] and record["errors"] == []
     lines = calibration.render({"architectures": [record]})
     assert lines == [
-        "p4: rate 10 -> 9.7 Mbit/s goodput; port 10.02 Mbit/s while backlogged; delay 2 -> "
-        "2.1 ms per link; loss 1 -> 1 % per link; port counters 1.1 %"
+        "p4: rate 10 Mbit/s; port sent 10.02 Mbit/s while backlogged; receiver goodput 9.7 "
+        "Mbit/s; delay 2 -> 2.1 ms per link; loss 1 -> 1 % per link; port counters 1.1 %"
     ]
 
 
@@ -74,7 +74,7 @@ def test_a_failed_or_missing_run_is_said_not_invented():
     )
     assert record["achieved"] == {} and record["notes"] == ["no sch_netem"]
     assert calibration.render({"architectures": [record]})[0] == (
-        "bridge: rate 10 -> — Mbit/s goodput"
+        "bridge: rate 10 Mbit/s; receiver goodput — Mbit/s"
     )
 
 
@@ -85,3 +85,15 @@ def test_the_record_is_found_where_provenance_reads_it(tmp_path, monkeypatch):
     assert calibration.load_calibration() is None
     path.write_text(json.dumps({"architectures": []}))
     assert calibration.load_calibration() == {"architectures": []}
+
+
+def test_a_studys_provenance_carries_the_hosts_calibration(tmp_path, monkeypatch):
+    from sdnperf.fidelity.provenance import collect_provenance
+
+    loaded = load_study_text(calibration.study_text("p4", 10, 2, 1), "c.toml", tmp_path)
+    monkeypatch.setenv("SDNPERF_CALIBRATION", str(tmp_path / "none.json"))
+    assert collect_provenance(loaded, plan_runs(loaded), {})["calibration"] is None
+    (tmp_path / "cal.json").write_text(json.dumps({"architectures": [{"architecture": "p4"}]}))
+    monkeypatch.setenv("SDNPERF_CALIBRATION", str(tmp_path / "cal.json"))
+    prov = collect_provenance(loaded, plan_runs(loaded), {})
+    assert prov["calibration"] == {"architectures": [{"architecture": "p4"}]}
