@@ -1,13 +1,15 @@
 """`sdnperf calibrate`: what each architecture delivers of a configured link on this machine.
 
-Per architecture, one small network (one switch, three hosts, every link set to the same
-rate, delay and loss) runs two workloads through the normal run lifecycle (runner.py, so
-the link-fidelity monitor of links.py reads the same counters as in a study):
+Per architecture, two small networks (one switch, three hosts; every link set to the
+rate, then to the same rate, delay and loss) run one workload each through the normal run
+lifecycle (runner.py, so the link-fidelity monitor of links.py reads the same counters as
+in a study):
 - rate: h1 and h2 send UDP to h3 at 0.6 x the rate each, so the switch's link to h3 is
   offered 1.2 x its rate; achieved = the port's own departure rate while backlogged (our
   switch's counters), and what h3 received (iperf3's goodput: UDP payload over the sending
   time, so a backlog that drains after the senders stop counts too and can lift it above
-  the rate: measured 11.6 Mbit/s on a 10 Mbit/s p4 link whose port sent 9.1);
+  the rate: 11.6 Mbit/s once on a 10 Mbit/s p4 link whose port sent 9.1 when the rate ran
+  on the lossy links too);
 - delay and loss: 200 pings h1 -> h3 crossing four impaired link directions; achieved delay
   per link = min RTT / 4, loss per link direction = 1 - (1 - ping loss)^(1/4), next to what
   the switch's own counters say (links.py).
@@ -160,28 +162,32 @@ def calibrate(
     for kind in architectures:
         notes: list[str] = []
         want_delay, want_loss = delay, loss
-        text = study_text(kind, rate, want_delay, want_loss)
-        loaded = load_study_text(text, f"calibrate-{kind}.toml", work_dir)
-        cls = architecture_class(loaded.config.architecture[0])
-        if not netem and not cls.impairs_links_itself(loaded.config.architecture[0]):
+        # the rate on links with nothing but the rate (loss on iperf3's control connection
+        # could hang its client), delay and loss on a second network with all three
+        rate_study = load_study_text(
+            study_text(kind, rate, None, None), f"calibrate-{kind}-rate.toml", work_dir
+        )
+        config = rate_study.config.architecture[0]
+        if not netem and not architecture_class(config).impairs_links_itself(config):
             notes.append(
                 "delay and loss not calibrated: this kernel lacks sch_netem and "
                 f"{kind} relies on tc netem for them"
             )
             want_delay = want_loss = 0.0
-            loaded = load_study_text(
-                study_text(kind, rate, None, None), f"calibrate-{kind}.toml", work_dir
-            )
+        link_study = load_study_text(
+            study_text(kind, rate, want_delay or None, want_loss or None),
+            f"calibrate-{kind}-link.toml",
+            work_dir,
+        )
         configured = {"rate_mbit": rate}
         configured |= {"delay_ms": want_delay} if want_delay else {}
         configured |= {"loss_pct": want_loss} if want_loss else {}
         runs = {}
-        for spec in plan_runs(loaded):
-            log(f"calibrate {kind}: {spec.workload.name} ...")
-            runs[spec.workload.name] = execute_run(
-                loaded, spec, work_dir / kind / spec.workload.name, log=log
-            )
-        records.append(summarize(kind, configured, runs.get("rate"), runs.get("delay"), notes))
+        for loaded, workload in ((rate_study, "rate"), (link_study, "delay")):
+            (spec,) = [r for r in plan_runs(loaded) if r.workload.name == workload]
+            log(f"calibrate {kind}: {workload} ...")
+            runs[workload] = execute_run(loaded, spec, work_dir / kind / workload, log=log)
+        records.append(summarize(kind, configured, runs["rate"], runs["delay"], notes))
     return {
         "recorded": time.time(),
         "hostname": platform.node(),
