@@ -214,6 +214,26 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.set_defaults(func=cmd_clean)
 
+    p = sub.add_parser(
+        "calibrate",
+        help="measure configured vs achieved link rate, delay and loss per architecture",
+        description="Per architecture, build a one-switch network whose links have the given "
+        "rate, delay and loss, send UDP above the rate and pings across it, and record what "
+        "was achieved (receiver goodput, delay and loss per link, and the switch's own port "
+        "counters). The record is written to --out (default: this host's calibration file) "
+        "and every later study copies it into its provenance. Needs root.",
+    )
+    p.add_argument(
+        "--arch",
+        action="append",
+        help="architecture kind to calibrate (repeatable; default bridge, openflow, p4)",
+    )
+    p.add_argument("--rate", type=float, default=10.0, help="link rate, Mbit/s (10)")
+    p.add_argument("--delay", type=float, default=2.0, help="link delay, ms (2)")
+    p.add_argument("--loss", type=float, default=1.0, help="link loss, %% (1)")
+    p.add_argument("--out", type=Path, help="the JSON file to write")
+    p.set_defaults(func=cmd_calibrate)
+
     add_ctlbench_command(sub)
     from sdnperf.studies import recirc_cli, study_cli
 
@@ -624,6 +644,30 @@ def _literal(text: str):
         return tomllib.loads(f"v = {text}")["v"]
     except tomllib.TOMLDecodeError:
         return text
+
+
+def cmd_calibrate(args) -> int:
+    import json
+    import tempfile
+
+    from sdnperf.fidelity import calibration
+
+    if os.geteuid() != 0:
+        print("error: sdnperf calibrate needs root (it builds Mininet networks)", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    if args.rate <= 0 or args.delay < 0 or not 0 <= args.loss < 100:
+        print("error: --rate must be > 0, --delay >= 0, 0 <= --loss < 100", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    archs = args.arch or list(calibration.DEFAULT_ARCHITECTURES)
+    with tempfile.TemporaryDirectory(prefix="sdnperf-calibrate-") as work:
+        record = calibration.calibrate(archs, args.rate, args.delay, args.loss, Path(work))
+    out = args.out or calibration.calibration_path()
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(record, indent=1))
+    for line in calibration.render(record):
+        print(line)
+    print(f"written to {out} (copied into the provenance of every later study)")
+    return EXIT_OK
 
 
 def cmd_doctor(args) -> int:

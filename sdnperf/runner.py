@@ -320,6 +320,7 @@ def execute_run(
             # the network as built (`direct` has no switch to pace), after the counters
             built = type(arch).network_spec(arch.config, study.topology)
             _probe_switch_pace(built, net, result.cpu, log)
+            _judge_workload_pace(built, result, log)
             arch.check_alive()  # a controller or switch that died mid-run voids the run
     except Exception as exc:  # a failed run is a result too: stored with its reason
         result.status = "failed"
@@ -349,9 +350,10 @@ def _probe_switch_pace(spec: TopoSpec, net, cpu: CpuReport, log: Callable[[str],
     except (OSError, subprocess.SubprocessError) as exc:  # the figures stand without it
         log(f"  switch pace probe {src}->{dst} failed: {type(exc).__name__}: {exc}")
         return
+    configured = hops.configured_rtt_ms(spec, src, dst)
     if min_rtt is not None:
-        cpu.switch_ms = round(hops.per_switch_ms(min_rtt, switches), 4)
-    cpu.emulator_bound, cpu.emulator_reason = hops.judge(min_rtt, switches)
+        cpu.switch_ms = round(hops.per_switch_ms(max(min_rtt - configured, 0.0), switches), 4)
+    cpu.emulator_bound, cpu.emulator_reason = hops.judge(min_rtt, switches, configured)
     if cpu.emulator_bound:
         log(f"  emulator-bound: {cpu.emulator_reason}")
 
@@ -365,6 +367,23 @@ def _delayed_path(spec: TopoSpec, src: str, dst: str) -> bool:
     if any(spec.graph.edges[tuple(e)]["delay_ms"] for e in edges):
         return True
     return any(frozenset((p.node1, p.node2)) in edges and p.needs_netem() for p in spec.schedules)
+
+
+def _judge_workload_pace(spec: TopoSpec, result: RunResult, log: Callable[[str], None]) -> None:
+    """The same rule on the workload's own steady pings (their paths are often longer than
+    the probe's): a slower pace there marks the run too, and sets the switch time shown."""
+    pace = hops.workload_pace(spec, result.samples)
+    if pace is None:
+        return
+    hop, flow, rtt, switches, configured = pace
+    cpu = result.cpu
+    if cpu.switch_ms is not None and hop <= cpu.switch_ms:
+        return
+    bound, reason = hops.judge(rtt, switches, configured, what=f"the workload's {flow}")
+    cpu.switch_ms = round(hop, 4)
+    if bound:
+        cpu.emulator_bound, cpu.emulator_reason = True, reason
+        log(f"  emulator-bound: {reason}")
 
 
 def _start_link_monitor(spec: TopoSpec, net, log: Callable[[str], None]):

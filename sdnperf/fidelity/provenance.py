@@ -16,6 +16,7 @@ import subprocess
 import time
 from pathlib import Path
 
+from sdnperf.fidelity.calibration import load_calibration
 from sdnperf.p4 import PROGRAM_DIR
 
 PACKAGE_DIR = Path(__file__).resolve().parents[1]
@@ -115,6 +116,8 @@ def collect_provenance(study, plan, environment: dict) -> dict:
         "tools": {k: environment.get(k) for k in TOOL_KEYS},
         "kernel": {k: environment.get(k) for k in KERNEL_KEYS},
         "hostname": platform.node(),
+        # what `sdnperf calibrate` last measured of configured links on this host
+        "calibration": load_calibration(),
         "run_order": {
             "order": study.config.study.order,
             "seed": study.config.study.seed,

@@ -14,6 +14,7 @@ import time
 from html import escape
 from pathlib import Path
 
+from sdnperf.fidelity.calibration import render as render_calibration
 from sdnperf.report import fmt, metrics, sections
 from sdnperf.report.plots import _colors, all_plots
 from sdnperf.report.series import conditions
@@ -257,6 +258,11 @@ def _provenance(prov: dict) -> str:
     rows.append(("run order", f"{order.get('order')} (seed {order.get('seed')}), {len(keys)} runs"))
     if prov.get("resumes"):
         rows.append(("resumed", f"{len(prov['resumes'])} time(s)"))
+    calibrated = prov.get("calibration")
+    if calibrated:
+        when = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(calibrated.get("recorded", 0)))
+        lines = render_calibration(calibrated)
+        rows.append((f"link calibration ({when})", " | ".join(lines) or "(empty)"))
     table = "".join(f"<tr><th>{escape(k)}</th><td>{escape(v)}</td></tr>" for k, v in rows)
     return (
         "<h2>Provenance</h2><table>" + table + "</table>"

@@ -211,3 +211,31 @@ def test_capacity_with_repetitions_gives_each_load_its_ci(tmp_path):
         (sentence,) = answer_for(store, sid).sentences
     assert "the most it answered was 950 packet-ins/s (95 % CI 825.8 .. 1074, n = 3)" in sentence
     assert "single measurements" not in sentence
+
+
+def test_capacity_says_a_controller_that_refused_connections_first(tmp_path):
+    with Store(tmp_path / "s.sqlite") as store:
+        sid = store.open_study("controller-capacity-openflow-rate", None, {}, {})
+        for i, status in enumerate(("failed", "ok")):
+            store.record_run(
+                sid,
+                RunResult(
+                    key=f"k{i}",
+                    topology="t",
+                    architecture="faucet",
+                    workload="ctlbench",
+                    repetition=1,
+                    params={"switches": 4, "rate_per_switch": 100 * (i + 1)},
+                    status=status,
+                    error="no emulated switch completed the OpenFlow handshake: refused"
+                    if status == "failed"
+                    else "",
+                    summaries=[Summary("ctlbench", "ctl_answered_pps", 400, "1/s", "higher")],
+                ),
+            )
+        text = answer_for(store, sid).sentences
+    assert text[0] == (
+        "faucet at 4 switch(es) × 100/s: the run failed, so it gives no rate: no emulated "
+        "switch completed the OpenFlow handshake: refused."
+    )
+    assert text[1].startswith("faucet: answered < 99 % of packet-ins at every load")

@@ -21,6 +21,7 @@ OWN_WORD = {
     ("topo", "show"): "--png",
     ("doctor",): "kernel",
     ("clean",): "crashed",
+    ("calibrate",): "--loss",
     ("ctlbench",): "ceiling",
     ("ctlbench", "run"): "--controller",
     ("ctlbench", "ceiling"): "--threads",

@@ -58,6 +58,43 @@ def test_rule_marks_only_far_above_the_baseline():
     assert hops.judge(None, 2) == (False, "")  # no reply: nothing claimed
 
 
+def test_configured_link_delay_is_not_a_slow_switch():
+    """A 2-switch path over 3 links of 10 ms: 60 ms of RTT are the study's own delay."""
+    spec = topo("linear", switches=2).with_link_defaults(None, 10.0, None)
+    assert hops.configured_rtt_ms(spec, "h1", "h2") == 60.0
+    assert hops.configured_rtt_ms(topo("linear", switches=2), "h1", "h2") == 0.0
+    assert not hops.judge(60.4, 2, 60.0)[0]  # 0.1 ms per switch once the delay is off
+    bound, reason = hops.judge(70.0, 2, 60.0)
+    assert bound and "60 ms of it configured link delay" in reason
+
+
+def steady(flow, *rtts, phase="steady"):
+    from sdnperf.samples import Sample
+
+    return [Sample("ping", "rtt_ms", v, "ms", flow, phase) for v in rtts]
+
+
+def test_the_workloads_own_pings_judge_the_pace_over_their_longer_path():
+    """Issue 27: on a 10x10 grid one userspace ovs-vswitchd showed 0.89 ms per switch on the
+    probe's 2-switch path (unmarked) but a steady RTT of 54 ms from corner to corner."""
+    grid = topo("grid", rows=10, cols=10)
+    assert not hops.judge(4 * 0.89, 2)[0]  # the probe alone: unmarked
+    cold = steady("h1->h100", 1.0, phase="cold")  # a cold ping says nothing of the pace
+    pace = hops.workload_pace(
+        grid, steady("h1->h100", 56.0, 54.0, 60.0) + steady("h1->h2", 3.0) + cold
+    )
+    hop, flow, rtt, switches, configured = pace
+    assert (flow, rtt, switches, configured) == ("h1->h100", 54.0, 19, 0.0)
+    assert round(hop, 3) == round(54.0 / 38, 3)  # 1.42 ms per switch
+    bound, reason = hops.judge(rtt, switches, configured, what=f"the workload's {flow}")
+    assert bound and "the workload's h1->h100 min RTT 54.00 ms over 19 switches" in reason
+    # p4 on the same grid: 1.5 ms over the same path is far below the limit
+    hop, *_ = hops.workload_pace(grid, steady("h1->h100", 1.5))
+    assert not hops.judge(1.5, 19)[0] and hop < 0.1
+    assert hops.workload_pace(grid, []) is None
+    assert hops.workload_pace(grid, steady("h1->nowhere", 5.0)) is None
+
+
 def test_rule_constants_are_the_documented_ones():
     assert (hops.BASELINE_HOP_MS, hops.FACTOR) == (0.2, 5.0)
 

@@ -367,7 +367,10 @@ mod tests {
         assert_eq!((s.offered, s.released, s.released_bytes), (2, 2, 2000));
         assert_eq!(s.model_delay_ns, 2_000_000 + 3_000_000);
         assert_eq!((s.late_ns, s.late_max_ns), (500_000, 500_000));
-        assert_eq!((s.busy_packets, s.busy_bytes, s.busy_span_ns), (1, 1000, 1_500_000));
+        assert_eq!(
+            (s.busy_packets, s.busy_bytes, s.busy_span_ns),
+            (1, 1000, 1_500_000)
+        );
         // a packet that finds the line empty is not busy, whatever link_free_at says
         let mut im = Impair::new(ImpairCfg::parse("rate=8mbit").unwrap(), 1);
         im.offer(0, 1000, 1).unwrap();

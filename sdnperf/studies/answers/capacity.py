@@ -51,13 +51,26 @@ def answer(store, study_id: int) -> list[str]:
             continue
         per_ctl[run.architecture].append((offered, run, m))
     out = []
+    # runs whose set-up failed outright (no switch connected, connections dropped) first
+    for run in store.runs(study_id):
+        if run.status == "failed" and not run.params.get("ceiling"):
+            where = (
+                f" at {run.params.get('switches')} switch(es) × "
+                f"{run.params.get('rate_per_switch'):g}/s"
+                if run.params.get("rate_per_switch")
+                else ""
+            )
+            out.append(
+                f"{run.architecture}{where}: the run failed, so it gives no rate: "
+                f"{run.error or 'no reason recorded'}."
+            )
     for ctl, pts in sorted(per_ctl.items()):
         proto = pts[0][1].params.get("protocol", "")
         # set-up first: a load where switches never connected measures a connection limit
         broken = [(p, why) for p in pts if (why := _not_ready(p[1], p[2]))]
         for p, why in sorted(broken, key=lambda x: x[0][0]):
             out.append(
-                f"{ctl} ({proto}) at {load(p)}: {why}, so its rates at that load measure "
+                f"{ctl}{f' ({proto})' if proto else ''} at {load(p)}: {why}, so its rates at that load measure "
                 "how many connections it took, not how many packet-ins it can answer "
                 "(left out below)."
             )
@@ -97,7 +110,7 @@ def capacity_sentence(ctl: str, proto: str, pts: list) -> str:
     full = [k for k in keys if ratio(k) >= FULL_PCT]
     best = max(keys, key=lambda k: mean(answered(k)))
     lo, hi = keys[0], keys[-1]
-    text = f"{ctl} ({proto}): "
+    text = f"{ctl} ({proto}): " if proto else f"{ctl}: "
     text += (
         f"answered ≥ {FULL_PCT:g} % of packet-ins up to {max(k[0] for k in full):,.0f}/s offered"
         if full
