@@ -16,7 +16,10 @@ import networkx as nx
 import pytest
 
 from sdnperf.arch.config import RouterConfig
+from sdnperf.report import plots
 from sdnperf.runner import started_network
+from sdnperf.samples import RunResult
+from sdnperf.store import Store
 from sdnperf.topo.registry import topology_from_table
 from sdnperf.workloads.basic_config import IperfTcpConfig, IperfUdpConfig, PingConfig
 from sdnperf.workloads.iperf import run_iperf_tcp, run_iperf_udp
@@ -103,6 +106,24 @@ def test_paper_measurements_on_core_and_edge_links(tmp_path):
     assert u["bytes"] == pytest.approx(2 * 512 * 1024, rel=0.05), u
     assert 1.5 < u["transfer_time_s"] < 4.0, u
     assert u["jitter_eq1_ms"] >= 0 and u["jitter_ms"] >= 0
+
+    # the measured series drawn over time per architecture (000 Figs 3, 7)
+    with Store(tmp_path / "s.db") as store:
+        sid = store.open_study("paper-methods", "", {}, {})
+        for out, wl in ((ping, "ping"), (tcp, "tcp"), (udp, "udp")):
+            store.record_run(
+                sid,
+                RunResult(f"grid|r|{wl}|1", "grid", "r", wl, 1, {}, "ok", samples=out.samples),
+            )
+        drawn = [
+            plots.metric_over_time(store, sid, tmp_path / "png", wl, metric)
+            for wl, metric in (
+                ("ping", "icmp_throughput_bps"),
+                ("tcp", "tcp_rtt_ms"),
+                ("udp", "jitter_ms"),
+            )
+        ]
+    assert all(p is not None and p.stat().st_size > 5000 for p in drawn), drawn
 
 
 def _study_run(name: str, only: str, tmp_path, env_extra: dict[str, str]):
