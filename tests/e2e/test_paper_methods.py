@@ -168,3 +168,16 @@ def test_missing_components_are_left_out_with_the_reason(tmp_path):
     runs = _ok_runs(tmp_path)
     assert runs and all(k.split("|")[1] == "router" for k in runs), runs
     assert set(runs.values()) == {"ok"}, runs  # the kernel routers on all three topologies
+
+
+def test_pox_block_of_architectures_campus_where_installed(tmp_path):
+    """004's own controller, POX's layer-2 learning switch, on the campus network."""
+    from sdnperf.controllers.process import pox_home
+
+    if pox_home() is None:
+        pytest.skip("POX checkout not found ($POX_HOME or pox.py on PATH)")
+    r = _study_run("architectures-campus", "arch=pox", tmp_path, {})
+    assert r.returncode == 0, (r.stdout + r.stderr)[-4000:]
+    runs = _ok_runs(tmp_path)
+    assert sorted(runs) == [f"campus|pox|{w}|1" for w in ("ping", "tcp", "udp")], runs
+    assert set(runs.values()) == {"ok"}, runs
