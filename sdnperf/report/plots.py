@@ -185,30 +185,53 @@ def metric_over_time(
     metric: str,
     baseline: str | None = None,
 ) -> Path | None:
-    """A per-flow sampled metric over time, one line per architecture (000 Figs 3-4, 7, 9,
-    10 and 12 draw jitter and ICMP throughput this way)."""
-    data = series.throughput_over_time(store, study_id, workload, metric, combine="mean")
-    if not data:
+    """A per-flow sampled metric over time, one line per architecture and one panel per
+    topology (000 Figs 3-4, 7, 9, 10 and 12 draw jitter and ICMP throughput this way, a
+    panel per topology)."""
+    topologies = sorted(
+        {
+            s.topology
+            for s in store.samples(study_id=study_id, workload=workload, metric=metric, status="ok")
+        }
+    )
+    panels = {
+        topo: series.throughput_over_time(store, study_id, workload, metric, "mean", topo)
+        for topo in topologies
+    }
+    panels = {topo: data for topo, data in panels.items() if data}
+    if not panels:
         return None
-    fig, ax = _figure()
+    width = SIZE[0] * max(1.0, 0.6 * len(panels))
+    fig = Figure(figsize=(width, SIZE[1]), dpi=DPI, layout="constrained")
+    FigureCanvasAgg(fig)
+    axes = fig.subplots(1, len(panels), sharey=True, squeeze=False)[0]
     colors = _colors(store, study_id, baseline)
-    for arch in _ordered(data, store, study_id, baseline):
-        ts = data[arch]
-        ax.plot(
-            ts.t,
-            ts.mean,
-            color=colors[arch],
-            marker=".",
-            label=f"{arch} (mean of {ts.runs} runs, {ts.flows} flow{'s' if ts.flows != 1 else ''})",
-        )
-        if ts.runs > 1:
-            ax.fill_between(ts.t, ts.low, ts.high, color=colors[arch], alpha=0.2, linewidth=0)
-    unit = next(iter(data.values())).unit
-    ax.set_xlabel("time since workload start (s)")
-    ax.set_ylabel(f"{metrics.label(metric)} per flow ({unit})")
-    ax.set_ylim(bottom=0)
-    ax.legend(fontsize="small", title="band: min–max across runs", title_fontsize="small")
-    _title(ax, f"{workload}: {metrics.label(metric)} over time", store, study_id)
+    unit = ""
+    for ax, (topo, data) in zip(axes, panels.items()):
+        for arch in _ordered(data, store, study_id, baseline):
+            ts = data[arch]
+            ax.plot(
+                ts.t,
+                ts.mean,
+                color=colors[arch],
+                marker=".",
+                label=f"{arch} ({ts.runs} run{'s' if ts.runs != 1 else ''}, "
+                f"{ts.flows} flow{'s' if ts.flows != 1 else ''})",
+            )
+            if ts.runs > 1:
+                ax.fill_between(ts.t, ts.low, ts.high, color=colors[arch], alpha=0.2, linewidth=0)
+            unit = ts.unit
+        ax.set_xlabel("time since workload start (s)")
+        ax.set_title(topo if len(panels) > 1 else "", fontsize="medium")
+        ax.legend(fontsize="x-small", title="band: min–max across runs", title_fontsize="x-small")
+    axes[0].set_ylabel(f"{metrics.label(metric)} per flow ({unit})")
+    axes[0].set_ylim(bottom=0)
+    for ax in axes:
+        ax.grid(True, alpha=0.3)
+    fig.suptitle(
+        f"{workload}: {metrics.label(metric)} over time\n{series.conditions(store, study_id)}",
+        fontsize="medium",
+    )
     return _save(fig, out_dir, f"{metric}_over_time_{workload}")
 
 

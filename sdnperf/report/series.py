@@ -52,10 +52,12 @@ def throughput_over_time(
     workload: str,
     metric: str = "throughput_mbps",
     combine: str = "sum",
+    topology: str | None = None,
 ) -> dict[str, TimeSeries]:
     """Per architecture: the flows' values summed per reporting interval in each run
     (aggregate throughput; `combine = "mean"`: their mean, for per-flow quantities such as
-    jitter or RTT), then mean, min and max across the runs per interval.
+    jitter or RTT), then mean, min and max across the runs per interval. `topology`: that
+    topology's runs only (default: every run).
 
     Intervals are matched by their index (`seq`), not their time stamp: concurrent
     clients start a few ms apart, so their interval ends differ slightly. The time shown
@@ -67,7 +69,10 @@ def throughput_over_time(
     flows: dict[str, set[str]] = defaultdict(set)
     units: dict[str, str] = {}
     counts: dict[tuple[str, int, float], int] = defaultdict(int)
-    for s in store.samples(study_id=study_id, workload=workload, metric=metric, status="ok"):
+    where = {} if topology is None else {"topology": topology}
+    for s in store.samples(
+        study_id=study_id, workload=workload, metric=metric, status="ok", **where
+    ):
         if s.t is None or not math.isfinite(s.value):
             continue
         interval = float(s.seq) if s.seq is not None else round(s.t, 3)

@@ -16,7 +16,10 @@ import networkx as nx
 import pytest
 
 from sdnperf.arch.config import RouterConfig
+from sdnperf.report import plots
 from sdnperf.runner import started_network
+from sdnperf.samples import RunResult
+from sdnperf.store import Store
 from sdnperf.topo.registry import topology_from_table
 from sdnperf.workloads.basic_config import IperfTcpConfig, IperfUdpConfig, PingConfig
 from sdnperf.workloads.iperf import run_iperf_tcp, run_iperf_udp
@@ -104,6 +107,24 @@ def test_paper_measurements_on_core_and_edge_links(tmp_path):
     assert 1.5 < u["transfer_time_s"] < 4.0, u
     assert u["jitter_eq1_ms"] >= 0 and u["jitter_ms"] >= 0
 
+    # the measured series drawn over time per architecture (000 Figs 3, 7)
+    with Store(tmp_path / "s.db") as store:
+        sid = store.open_study("paper-methods", "", {}, {})
+        for out, wl in ((ping, "ping"), (tcp, "tcp"), (udp, "udp")):
+            store.record_run(
+                sid,
+                RunResult(f"grid|r|{wl}|1", "grid", "r", wl, 1, {}, "ok", samples=out.samples),
+            )
+        drawn = [
+            plots.metric_over_time(store, sid, tmp_path / "png", wl, metric)
+            for wl, metric in (
+                ("ping", "icmp_throughput_bps"),
+                ("tcp", "tcp_rtt_ms"),
+                ("udp", "jitter_ms"),
+            )
+        ]
+    assert all(p is not None and p.stat().st_size > 5000 for p in drawn), drawn
+
 
 def _study_run(name: str, only: str, tmp_path, env_extra: dict[str, str]):
     env = {**os.environ, "SDNPERF_RUN_ROOT": str(tmp_path / "runroot"), **env_extra}
@@ -147,3 +168,16 @@ def test_missing_components_are_left_out_with_the_reason(tmp_path):
     runs = _ok_runs(tmp_path)
     assert runs and all(k.split("|")[1] == "router" for k in runs), runs
     assert set(runs.values()) == {"ok"}, runs  # the kernel routers on all three topologies
+
+
+def test_pox_block_of_architectures_campus_where_installed(tmp_path):
+    """004's own controller, POX's layer-2 learning switch, on the campus network."""
+    from sdnperf.controllers.process import pox_home
+
+    if pox_home() is None:
+        pytest.skip("POX checkout not found ($POX_HOME or pox.py on PATH)")
+    r = _study_run("architectures-campus", "arch=pox", tmp_path, {})
+    assert r.returncode == 0, (r.stdout + r.stderr)[-4000:]
+    runs = _ok_runs(tmp_path)
+    assert sorted(runs) == [f"campus|pox|{w}|1" for w in ("ping", "tcp", "udp")], runs
+    assert set(runs.values()) == {"ok"}, runs

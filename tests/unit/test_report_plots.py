@@ -221,3 +221,20 @@ def test_jitter_over_time_is_the_mean_over_flows_per_architecture(tmp_path):
         out = plots.all_plots(store, sid, tmp_path / "png")
         assert "jitter_ms_over_time_udp.png" in [p.name for p in out.paths]
         assert plots.metric_over_time(store, sid, tmp_path, "udp", "tcp_rtt_ms") is None
+
+
+def test_metric_over_time_has_a_panel_per_topology(tmp_path):
+    """000's figures have a panel per topology (a: multi-path, b: grid, c: Internet)."""
+    with Store(tmp_path / "s.db") as store:
+        sid = store.open_study("j", "", {}, {})
+        for topo, base in (("grid", 1.0), ("transit-stub", 9.0)):
+            samples = [
+                Sample("udp", "jitter_ms", base + i, "ms", "a", "", 1.0 + i, i) for i in range(2)
+            ]
+            store.record_run(
+                sid, RunResult(f"{topo}|p4|udp|0", topo, "p4", "udp", 0, {}, "ok", samples=samples)
+            )
+        grid = series.throughput_over_time(store, sid, "udp", "jitter_ms", "mean", "grid")
+        assert list(grid["p4"].mean) == [1.0, 2.0]  # the other topology's runs are not mixed in
+        path = plots.metric_over_time(store, sid, tmp_path, "udp", "jitter_ms")
+        assert path is not None and path.read_bytes()[:8] == PNG
