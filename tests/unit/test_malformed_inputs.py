@@ -7,12 +7,16 @@ binaries run as processes. Paths in the cases are relative to the corpus folder.
 
 from __future__ import annotations
 
+import atexit
 import contextlib
+import functools
 import io
 import json
 import os
+import shutil
 import sqlite3
 import subprocess
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -52,12 +56,21 @@ def _stores(root: Path) -> None:
             store.record_run(study_id, result)
 
 
+@functools.cache
+def _workdir() -> Path:
+    """A copy of the corpus with the stored studies beside it (the tree stays as committed)."""
+    work = Path(tempfile.mkdtemp(prefix="sdnperf-malformed-"))
+    atexit.register(shutil.rmtree, work, ignore_errors=True)
+    shutil.copytree(CORPUS, work, dirs_exist_ok=True)
+    _stores(work)
+    return work
+
+
 def run_case(argv: list[str]) -> tuple[int, list[str]]:
-    """(exit code, stderr lines) of one case, run from the corpus folder."""
+    """(exit code, stderr lines) of one case, run from a copy of the corpus folder."""
     cwd = os.getcwd()
-    os.chdir(CORPUS)
+    os.chdir(_workdir())
     try:
-        _stores(CORPUS)
         if argv[0] in RUST:
             proc = subprocess.run(
                 [tools.find(argv[0]), *argv[1:]], capture_output=True, text=True, timeout=120
@@ -118,4 +131,4 @@ def test_rust_tools_end_quietly_when_their_output_pipe_closes(tmp_path):
 def test_sqlite_store_fixture_is_a_real_database(tmp_path):
     _stores(tmp_path)
     with sqlite3.connect(tmp_path / "stores" / "ok" / "good" / "study.sqlite") as db:
-        assert db.execute("select count(*) from runs").fetchone()[0] == 2
+        assert db.execute("select count(*) from run").fetchone()[0] == 2

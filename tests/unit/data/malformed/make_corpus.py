@@ -228,10 +228,10 @@ JSON = {
         {
             "header_types": 5,
             "headers": [],
-            "parsers": [],
+            "parsers": [{"name": "parser"}],
             "deparsers": [],
             "actions": [],
-            "pipelines": [],
+            "pipelines": [{"name": "ingress"}],
         }
     ),
 }
@@ -251,7 +251,9 @@ STF = {
     "stf-wide-positional.stf": "add dmac hdr.ethernet.dstAddr:0x000000000002 fwd(1024)\n"
     "packet 1 00000000000200000000000108006970\n",
 }
-PROGRAM = "../../../../rust/switch/tests/programs/l2_basic.json"  # the switch's own test program
+PROGRAM = (
+    "json/l2_basic.json"  # a copy of the switch's own test program (rust/switch/tests/programs)
+)
 
 # argv per case, relative to HERE; EXPECT filled by --record
 CASES: dict[str, list[str]] = {}
@@ -420,6 +422,8 @@ def write_files() -> None:
             else:
                 path.write_text(content)
     (HERE / "study" / "good.toml").write_text(GOOD)
+    source = HERE.parents[3] / "rust" / "switch" / "tests" / "programs" / "l2_basic.json"
+    (HERE / PROGRAM).write_text(source.read_text())
 
 
 def main() -> None:
