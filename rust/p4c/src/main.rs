@@ -116,12 +116,18 @@ impl Cli {
         let no = |flag: &str, why: &str| Some(format!("{} is not supported: {}", flag, why));
         if let Some(std) = &self.std {
             if !matches!(std.as_str(), "p4-16" | "p4_16") {
-                return no(&format!("--std {}", std), "sdnperf-p4c compiles P4_16 only (p4-16)");
+                return no(
+                    &format!("--std {}", std),
+                    "sdnperf-p4c compiles P4_16 only (p4-16)",
+                );
             }
         }
         if let Some(v) = &self.p4v {
             if v != "16" {
-                return no(&format!("--p4v {}", v), "sdnperf-p4c compiles P4_16 only (16)");
+                return no(
+                    &format!("--p4v {}", v),
+                    "sdnperf-p4c compiles P4_16 only (16)",
+                );
             }
         }
         if let Some(arch) = &self.arch {
@@ -131,7 +137,10 @@ impl Cli {
         }
         if let Some(target) = &self.target {
             if target != "bmv2" {
-                return no(&format!("--target {}", target), "BMv2 JSON is the only output");
+                return no(
+                    &format!("--target {}", target),
+                    "BMv2 JSON is the only output",
+                );
             }
         }
         if self.preprocess_only {
@@ -194,9 +203,11 @@ impl Cli {
         let as_file = self.output.extension().is_some_and(|e| e == "json");
         if as_file {
             if self.p4info_format.is_some() {
-                return Err("--p4info-format is for -o OUTDIR; with -o FILE.json name the \
+                return Err(
+                    "--p4info-format is for -o OUTDIR; with -o FILE.json name the \
                             P4Info files with --p4runtime-files"
-                    .into());
+                        .into(),
+                );
             }
             return Ok(Outputs {
                 json: self.output.clone(),
@@ -275,9 +286,10 @@ fn main() {
         usage_error(&refusal);
     }
     let outputs = cli.outputs().unwrap_or_else(|e| usage_error(&e));
-    let mut opts = p4c::Options::default();
-    opts.defines = cli.defines.iter().map(|d| split_define(d)).collect();
-    opts.include_dirs = cli.include_dirs.clone();
+    let opts = p4c::Options {
+        defines: cli.defines.iter().map(|d| split_define(d)).collect(),
+        include_dirs: cli.include_dirs.clone(),
+    };
     let input = cli.input.clone();
     let result = std::panic::catch_unwind(move || p4c::compile_file(&input, &opts));
     let output = match result {
@@ -353,8 +365,17 @@ mod tests {
     #[test]
     fn flags_that_change_nothing_are_accepted() {
         let c = cli(&[
-            "--std", "p4-16", "--arch", "v1model", "--target", "bmv2", "-v", "--Wdisable", "p.p4",
-            "-o", "o",
+            "--std",
+            "p4-16",
+            "--arch",
+            "v1model",
+            "--target",
+            "bmv2",
+            "-v",
+            "--Wdisable",
+            "p.p4",
+            "-o",
+            "o",
         ])
         .unwrap();
         assert_eq!(c.refusal(), None);
@@ -377,7 +398,10 @@ mod tests {
             assert!(refusal.starts_with(named), "{}", refusal);
         }
         let json = cli(&["p.p4", "-o", "o.json", "--p4runtime-files", "x.json"]).unwrap();
-        assert!(json.outputs().unwrap_err().contains("JSON is not supported"));
+        assert!(json
+            .outputs()
+            .unwrap_err()
+            .contains("JSON is not supported"));
         assert!(cli(&["p.p4", "-o", "o", "--frobnicate"]).is_err());
     }
 }

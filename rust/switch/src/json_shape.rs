@@ -164,11 +164,14 @@ fn is_a_program(j: &Value) -> R<()> {
     if j["parsers"].as_array().is_some_and(|a| a.is_empty()) {
         return Err("parsers: a BMv2 program needs a parser; this one has none".into());
     }
-    let has_ingress = j["pipelines"]
-        .as_array()
-        .is_some_and(|a| a.iter().any(|p| p.get("name").and_then(|n| n.as_str()) == Some("ingress")));
+    let has_ingress = j["pipelines"].as_array().is_some_and(|a| {
+        a.iter()
+            .any(|p| p.get("name").and_then(|n| n.as_str()) == Some("ingress"))
+    });
     if j["pipelines"].is_array() && !has_ingress {
-        return Err("pipelines: a BMv2 program needs an \"ingress\" pipeline; this one has none".into());
+        return Err(
+            "pipelines: a BMv2 program needs an \"ingress\" pipeline; this one has none".into(),
+        );
     }
     Ok(())
 }

@@ -394,7 +394,9 @@ pub fn run(sw: &mut Switch, text: &str) -> StfResult {
     }
     if packets == 0 {
         ok = false;
-        report.push_str("ERROR the test sends no packet (no `packet PORT BYTES` line): it checks nothing\n");
+        report.push_str(
+            "ERROR the test sends no packet (no `packet PORT BYTES` line): it checks nothing\n",
+        );
     }
     drain(sw, &mut now, &mut outputs, true);
     // compare
