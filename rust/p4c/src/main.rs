@@ -73,10 +73,10 @@ struct Cli {
     #[arg(short = 'v', action = ArgAction::Count)]
     verbose: u8,
     /// disable a warning (accepted; changes nothing)
-    #[arg(long = "Wdisable", value_name = "WARNING", num_args = 0..=1, action = ArgAction::Append)]
+    #[arg(long = "Wdisable", value_name = "WARNING", num_args = 0..=1, require_equals = true, action = ArgAction::Append)]
     wdisable: Vec<String>,
     /// report a warning as a warning (accepted; changes nothing)
-    #[arg(long = "Wwarn", value_name = "WARNING", num_args = 0..=1, action = ArgAction::Append)]
+    #[arg(long = "Wwarn", value_name = "WARNING", num_args = 0..=1, require_equals = true, action = ArgAction::Append)]
     wwarn: Vec<String>,
     // p4c-bm2-ss flags parsed only to be refused by name
     #[arg(short = 'E', hide = true)]
@@ -91,7 +91,7 @@ struct Cli {
     top4: Option<String>,
     #[arg(long = "emit-externs", hide = true)]
     emit_externs: bool,
-    #[arg(long = "Werror", hide = true, num_args = 0..=1)]
+    #[arg(long = "Werror", hide = true, num_args = 0..=1, require_equals = true)]
     werror: Option<Option<String>>,
     #[arg(long = "p4runtime-entries-files", hide = true, value_name = "FILES")]
     p4runtime_entries_files: Option<String>,
