@@ -63,6 +63,15 @@ def main(argv: list[str] | None = None) -> int:
     if argv and argv[0] in RUST_TOOLS and argv[1:] not in (["-h"], ["--help"]):
         passed = argv[2:] if argv[1:2] == ["--"] else argv[1:]
         return run_rust_tool(argv[0], passed)
+    if argv[:2] == ["topo", "show"] and len(argv) > 3 and set(argv[3:]) & {"-h", "--help"}:
+        from sdnperf.topo.registry import TOPOLOGIES
+
+        if argv[2] in TOPOLOGIES:  # `topo show tree --help`: the generator's parameters
+            from sdnperf.study.reference import generator_text
+
+            print(f"sdnperf topo show {argv[2]} [NAME=VALUE ...] [--png FILE] [--seed N]\n")
+            print(generator_text(argv[2]))
+            return EXIT_OK
     args = parser.parse_args(argv)
     try:
         return args.func(args)
@@ -187,7 +196,8 @@ def build_parser() -> argparse.ArgumentParser:
         "show",
         help="describe a topology (and draw it as PNG)",
         description="KIND is a topology kind (campus, tree, ...) or a study "
-        "file. Parameters as NAME=VALUE, e.g. depth=2 fanout=3.",
+        "file. Parameters as NAME=VALUE, e.g. depth=2 fanout=3; "
+        "`sdnperf topo show KIND --help` lists KIND's parameters.",
     )
     p.add_argument("what", help="topology kind or study TOML file")
     p.add_argument("params", nargs="*", help="NAME=VALUE generator parameters")
@@ -286,7 +296,7 @@ def _selected_plan(study, only: str | None):
     try:
         selection = parse_selection(only, [s.param for s in study.config.sweep])
     except SelectionError as exc:
-        return None, None, [f"--only: {exc}"]
+        return None, None, [str(exc)]
     chosen = [r for r in plan if selection.matches(r)]
     if not chosen:
         return None, None, [f"--only {only!r} selects none of the study's {len(plan)} runs"]
@@ -466,6 +476,17 @@ def cmd_run(args) -> int:
     if getattr(args, "narrow", None):  # `sdnperf study run`: leaves out runs it cannot do here
         plan, selection = args.narrow(plan, selection)
 
+    if not args.cluster:  # refuse before the results folder exists (the runner asks again)
+        from sdnperf.runner import preflight_problems, run_studies
+
+        refused: list[str] = []
+        for variant in run_studies(plan) or [study]:
+            names = {r.architecture.name for r in plan if r.study is variant} or None
+            refused += [r for r in preflight_problems(variant, names) if r not in refused]
+        if refused:
+            for refusal in refused:
+                print(f"error: {refusal}", file=sys.stderr)  # whole lines, never wrapped
+            return EXIT_BAD_INPUT
     results_dir = Path(args.out) / study.name
     db_path = results_store_path(results_dir, args.resume, console.print)
     console.print(
@@ -620,8 +641,12 @@ def cmd_topo_show(args) -> int:
         try:
             specs = [build_topology(args.what, params, args.seed, Path.cwd())]
         except pydantic.ValidationError as exc:
-            for err in exc.errors():
-                print(f"error: {'.'.join(map(str, err['loc']))}: {err['msg']}", file=sys.stderr)
+            from sdnperf.study.locate import format_path
+            from sdnperf.study.messages import explain
+            from sdnperf.topo.registry import generator
+
+            for path, message in explain(exc, generator(args.what).params_model):
+                print(f"error: {format_path(path) or args.what}: {message}", file=sys.stderr)
             return EXIT_BAD_INPUT
         except ValueError as exc:
             print(f"error: {exc}", file=sys.stderr)

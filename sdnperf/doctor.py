@@ -134,8 +134,14 @@ def run_doctor(as_json: bool = False) -> int:
             )
         )
         return 0
-    # Piped output (a file, `| cat`, a CI log) is never cut at 80 columns.
-    console = Console(width=None if sys.stdout.isatty() else 400)
+    if not sys.stdout.isatty():  # a file, `| cat`, a CI log: whole lines, never cut at 80
+        missing = 0
+        for cap, needed_for in checks():
+            missing += not cap.ok
+            print(f"{'✓' if cap.ok else '✗'} {cap.name}: {cap.detail} (needed for: {needed_for})")
+        print(f"{missing} capability(ies) missing" if missing else "everything available")
+        return 0
+    console = Console()
     table = Table(title="sdnperf doctor", show_lines=False)
     table.add_column("")
     table.add_column("capability")

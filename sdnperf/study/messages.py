@@ -103,6 +103,10 @@ def _message(err: dict, model: Any) -> str:
         )
     if kind in ("model_type", "model_attributes_type", "dict_type"):
         return f"expected a table (TOML [section] or {{ key = value }}), got {_value(err)}"
+    if kind == "too_short":
+        return (
+            f"needs at least {ctx.get('min_length', 1)} item(s), got {ctx.get('actual_length', 0)}"
+        )
     if kind == "list_type":
         return f"expected a list ([...]), got {_value(err)}"
     message = str(err["msg"])

@@ -54,16 +54,13 @@ class LinkDefaults(_Strict):
     element: Literal["off", "auto", "always"] = "off"
 
 
-TOPOLOGY_NAME = r"^[A-Za-z0-9_.-]+$"
-
-
 class TopologySection(BaseModel):
     # Generator parameters sit beside `kind`; the generator validates them.
     model_config = ConfigDict(extra="allow")
     kind: str
     # Label of the topology in run keys, tables and plots. Required for [[topology]]
     # entries; a single [topology] without it is labelled by its generated name.
-    name: str | None = Field(None, min_length=1, pattern=TOPOLOGY_NAME)
+    name: SafeName | None = None
     link: LinkDefaults | None = None
     # links that change during a run: name -> schedule (links/config.py)
     schedule: dict[str, LinkSchedule] = Field(default_factory=dict)

@@ -52,15 +52,15 @@ def test_delay_study_refused_without_netem(tmp_path):
     )
     assert proc.returncode == 2
     assert "sch_netem" in proc.stderr + proc.stdout
-    # `check` validates the file (exit 0) and warns that this machine would refuse it
+    # `check` refuses what `run` refuses (one validation path), with the same words
     proc = subprocess.run(
         [sys.executable, "-m", "sdnperf.cli", "check", str(DELAY_STUDY)],
         capture_output=True,
         text=True,
         timeout=120,
     )
-    assert proc.returncode == 0
-    assert "refuses it on this machine" in proc.stderr and "sch_netem" in proc.stderr
+    assert proc.returncode == 2
+    assert "`sdnperf run` refuses it here" in proc.stderr and "sch_netem" in proc.stderr
 
 
 def study_text(archs: str) -> str:

@@ -163,11 +163,14 @@ impl<'a> Pp<'a> {
         let mut cond: Vec<(bool, bool, bool)> = vec![];
         let mut opened: Vec<(u32, u32, String)> = vec![];
         let active = |c: &Vec<(bool, bool, bool)>| c.last().map(|x| x.0).unwrap_or(true);
+        // Indexed once: looking each line up from the start (`text.lines().nth(li)`) made
+        // preprocessing quadratic in the file's length (bench/p4c/scaling.py).
+        let orig_lines: Vec<&str> = text.lines().collect();
         for (li, line) in lines.iter().enumerate() {
             let lno = li as u32 + 1;
-            let orig_line = text.lines().nth(li).unwrap_or("").to_string();
             let t = line.trim_start();
             if let Some(rest) = t.strip_prefix('#') {
+                let orig_line = orig_lines.get(li).copied().unwrap_or("").to_string();
                 let col = (line.len() - t.len()) as u32 + 1;
                 let rest = rest.trim_start();
                 let (dir, arg) = match rest.find(|c: char| !is_ident_char(c)) {

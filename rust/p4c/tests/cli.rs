@@ -130,5 +130,8 @@ fn usage_errors_exit_2() {
     );
     let o = bin().arg("--help").output().unwrap();
     assert_eq!(o.status.code(), Some(0));
-    assert!(String::from_utf8_lossy(&o.stdout).contains("usage: sdnperf-p4c"));
+    assert!(String::from_utf8_lossy(&o.stdout).contains("Usage: sdnperf-p4c"));
+    let v = bin().arg("--version").output().unwrap();
+    assert_eq!(v.status.code(), Some(0));
+    assert!(String::from_utf8_lossy(&v.stdout).starts_with("sdnperf-p4c "));
 }

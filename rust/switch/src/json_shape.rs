@@ -131,8 +131,54 @@ pub const SECTIONS: [&str; 22] = [
     "field_aliases",
 ];
 
+/// Sections every BMv2 program p4c writes has (as arrays, possibly empty): a JSON without
+/// them is something else (`{}`, a P4 tutorials' sN-runtime.json) and is refused naming
+/// what is missing, instead of loading as a program with no tables.
+pub const REQUIRED: [&str; 6] = [
+    "header_types",
+    "headers",
+    "parsers",
+    "deparsers",
+    "actions",
+    "pipelines",
+];
+
+fn is_a_program(j: &Value) -> R<()> {
+    let missing: Vec<String> = REQUIRED
+        .iter()
+        .filter(|k| j.get(**k).is_none())
+        .map(|k| format!("\"{}\"", k))
+        .collect();
+    if !missing.is_empty() {
+        let hint = if j.get("table_entries").is_some() || j.get("bmv2_json").is_some() {
+            " (this looks like a P4Runtime entries file, sN-runtime.json, not a program)"
+        } else {
+            ""
+        };
+        return Err(format!(
+            "not a BMv2 JSON program: missing {}{}",
+            missing.join(", "),
+            hint
+        ));
+    }
+    if j["parsers"].as_array().is_some_and(|a| a.is_empty()) {
+        return Err("parsers: a BMv2 program needs a parser; this one has none".into());
+    }
+    let has_ingress = j["pipelines"].as_array().is_some_and(|a| {
+        a.iter()
+            .any(|p| p.get("name").and_then(|n| n.as_str()) == Some("ingress"))
+    });
+    if j["pipelines"].is_array() && !has_ingress {
+        return Err(
+            "pipelines: a BMv2 program needs an \"ingress\" pipeline; this one has none".into(),
+        );
+    }
+    Ok(())
+}
+
 pub fn check(j: &Value) -> R<()> {
     object(j, "program")?;
+    is_a_program(j)?;
     // top-level sections the loader reads are arrays wherever they appear
     for key in SECTIONS {
         opt_array(j, key, "")?;

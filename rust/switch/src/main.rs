@@ -444,8 +444,25 @@ fn exit_with(r: Result<(), String>, code: i32) -> ! {
     }
 }
 
+/// Commands that only print (stf, check, compile, ctl) end quietly when their reader goes
+/// away (`... | head -2`), as Unix tools do, instead of panicking on a closed stdout. The
+/// switch itself keeps Rust's default (SIGPIPE ignored): a ctl client that hangs up must
+/// not stop the data plane.
+fn quiet_on_closed_pipe() {
+    // SAFETY: restoring a signal's default disposition before any thread starts.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
+}
+
 fn main() {
     let cli: Cli = sdnperf_switch::cli::parse_or_exit(std::env::args());
+    if matches!(
+        cli.cmd,
+        Cmd::Stf { .. } | Cmd::Check { .. } | Cmd::Compile { .. } | Cmd::Ctl { .. }
+    ) {
+        quiet_on_closed_pipe();
+    }
     match cli.cmd {
         Cmd::Stf { program, test } => {
             let prog = load_program(&program).unwrap_or_else(|e| exit_with(Err(e), 2));

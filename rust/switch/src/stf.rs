@@ -138,21 +138,38 @@ fn action_data(
     action: &str,
     args: &[StfArg],
 ) -> Result<Vec<u128>, String> {
-    if args.iter().any(|(n, _)| n.is_none()) {
-        return Ok(args.iter().map(|(_, v)| *v).collect());
-    }
     let p = sw.program();
-    let ti = p
-        .table_by_name(table)
-        .ok_or_else(|| format!("unknown table {}", table))?;
-    let a = &p.actions[ctl::table_action(p, ti, action)? as usize];
+    let positional = args.iter().any(|(n, _)| n.is_none());
+    let a = match p.table_by_name(table) {
+        Some(ti) => &p.actions[ctl::table_action(p, ti, action)? as usize],
+        // positional arguments need no parameter names: the control API checks the table
+        None if positional => return Ok(args.iter().map(|(_, v)| *v).collect()),
+        None => return Err(format!("unknown table {}", table)),
+    };
+    // A value wider than its parameter would be cut to its low bits without a word.
+    let fits = |pname: &str, width: u32, v: u128| -> Result<u128, String> {
+        if width < 128 && v >> width != 0 {
+            return Err(format!(
+                "action {}: value {:#x} for parameter {} is wider than its {} bits",
+                a.name, v, pname, width
+            ));
+        }
+        Ok(v)
+    };
+    if positional {
+        return args
+            .iter()
+            .zip(a.params.iter())
+            .map(|((_, v), (pname, width))| fits(pname, *width, *v))
+            .collect();
+    }
     let mut data = vec![];
-    for (pname, _) in &a.params {
+    for (pname, width) in &a.params {
         let v = args
             .iter()
             .find(|(n, _)| n.as_deref() == Some(pname.as_str()))
             .ok_or_else(|| format!("action {}: no argument {}", a.name, pname))?;
-        data.push(v.1);
+        data.push(fits(pname, *width, v.1)?);
     }
     if let Some((Some(n), _)) = args.iter().find(|(n, _)| {
         !a.params
@@ -259,6 +276,7 @@ pub fn run(sw: &mut Switch, text: &str) -> StfResult {
     let mut expects: BTreeMap<u32, Vec<Expect>> = BTreeMap::new();
     let mut outputs: BTreeMap<u32, Vec<Vec<u8>>> = BTreeMap::new();
     let mut buf = Vec::new();
+    let mut packets = 0;
     let mut drain = |sw: &mut Switch,
                      now: &mut u64,
                      outputs: &mut BTreeMap<u32, Vec<Vec<u8>>>,
@@ -295,10 +313,14 @@ pub fn run(sw: &mut Switch, text: &str) -> StfResult {
         let rest = rest.trim();
         let res: Result<(), String> = match cmd.to_ascii_lowercase().as_str() {
             "packet" => {
+                packets += 1; // a packet line, sent or refused: the test is not empty
                 let t: Vec<&str> = rest.split_whitespace().collect();
                 (|| {
                     let port = parse_value(t.first().ok_or("packet: missing port")?)? as u32;
                     let (n, _) = hex_nibbles(&t[1..], line)?;
+                    if n.is_empty() {
+                        return Err(format!("packet {}: no packet bytes after the port", port));
+                    }
                     if n.iter().any(|x| x.is_none()) {
                         return Err("packet data cannot contain '*'".to_string());
                     }
@@ -308,7 +330,7 @@ pub fn run(sw: &mut Switch, text: &str) -> StfResult {
                     drain(sw, &mut now, &mut outputs, false);
                     Ok(())
                 })()
-                .map_err(|e: String| format!("line {}: {}", line, e))
+                .map_err(|e: String| at_line(line, e))
             }
             "expect" => {
                 let t: Vec<&str> = rest.split_whitespace().collect();
@@ -322,7 +344,7 @@ pub fn run(sw: &mut Switch, text: &str) -> StfResult {
                     });
                     Ok(())
                 })()
-                .map_err(|e: String| format!("line {}: {}", line, e))
+                .map_err(|e: String| at_line(line, e))
             }
             "add" => stf_add(sw, rest, line),
             "setdefault" => {
@@ -369,6 +391,12 @@ pub fn run(sw: &mut Switch, text: &str) -> StfResult {
             ok = false;
             report.push_str(&format!("ERROR {}\n", e));
         }
+    }
+    if packets == 0 {
+        ok = false;
+        report.push_str(
+            "ERROR the test sends no packet (no `packet PORT BYTES` line): it checks nothing\n",
+        );
     }
     drain(sw, &mut now, &mut outputs, true);
     // compare
@@ -432,6 +460,15 @@ pub fn run(sw: &mut Switch, text: &str) -> StfResult {
         checked
     ));
     StfResult { passed: ok, report }
+}
+
+/// `line N: error`, once (hex_nibbles already names the line).
+fn at_line(line: usize, e: String) -> String {
+    if e.starts_with("line ") {
+        e
+    } else {
+        format!("line {}: {}", line, e)
+    }
 }
 
 /// p4c's STF files name a stack element `extra$0` where the JSON says `extra[0]`.

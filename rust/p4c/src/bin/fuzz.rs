@@ -292,41 +292,45 @@ fn mutate(rng: &mut Rng, input: &[u8], pool: &[Vec<u8>]) -> Vec<u8> {
 #[path = "fuzz/gen.rs"]
 mod gen;
 
+/// Mutation fuzzing of the compiler (no panic on any input), or `gen`: random valid
+/// programs for bench/p4c/differential.py.
+#[derive(clap::Parser, Debug)]
+#[command(name = "sdnperf-p4c-fuzz", version)]
+struct Cli {
+    #[command(subcommand)]
+    cmd: Option<Cmd>,
+    /// how long to fuzz
+    #[arg(long, value_name = "N", default_value_t = 60)]
+    seconds: u64,
+    /// random seed of the mutations
+    #[arg(long, value_name = "S", default_value_t = 0x5eed_1234)]
+    seed: u64,
+    /// the p4c crate folder (seeds in tests/corpus, fuzz/seeds; crashes to fuzz/crashes)
+    #[arg(long, value_name = "P4C_CRATE_DIR", default_value = env!("CARGO_MANIFEST_DIR"))]
+    dir: PathBuf,
+}
+
+#[derive(clap::Subcommand, Debug)]
+enum Cmd {
+    /// write OUT/gNNNNNN.p4 + .stf: random valid v1model programs with input packets (no
+    /// expectations), for bench/p4c/differential.py
+    Gen {
+        #[arg(long, value_name = "S", default_value_t = 1)]
+        seed: u64,
+        #[arg(long, value_name = "N", default_value_t = 100)]
+        count: usize,
+        #[arg(long, value_name = "DIR", default_value = "gen-out")]
+        out: PathBuf,
+    },
+}
+
 fn main() {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    if args.first().map(|a| a == "gen").unwrap_or(false) {
-        gen::main(&args[1..]);
+    let cli = <Cli as clap::Parser>::parse();
+    if let Some(Cmd::Gen { seed, count, out }) = cli.cmd {
+        gen::main(seed, count, out);
         return;
     }
-    let mut seconds = 60u64;
-    let mut seed = 0x5eed_1234_u64;
-    let mut dir = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
-    let mut i = 0;
-    while i < args.len() {
-        match args[i].as_str() {
-            "--seconds" => {
-                i += 1;
-                seconds = args.get(i).and_then(|s| s.parse().ok()).unwrap_or(60);
-            }
-            "--seed" => {
-                i += 1;
-                seed = args.get(i).and_then(|s| s.parse().ok()).unwrap_or(seed);
-            }
-            "--dir" => {
-                i += 1;
-                dir = PathBuf::from(args.get(i).cloned().unwrap_or_default());
-            }
-            "-h" | "--help" => {
-                println!("usage: sdnperf-p4c-fuzz [--seconds N] [--seed S] [--dir P4C_CRATE_DIR]\n       sdnperf-p4c-fuzz gen [--seed S] [--count N] [--out DIR]   (valid programs for differential testing)");
-                return;
-            }
-            other => {
-                eprintln!("unknown argument {}", other);
-                std::process::exit(2);
-            }
-        }
-        i += 1;
-    }
+    let (seconds, seed, dir) = (cli.seconds, cli.seed, cli.dir);
     let crashes = dir.join("fuzz/crashes");
     let seeds_dir = dir.join("fuzz/seeds");
     let _ = std::fs::create_dir_all(&crashes);

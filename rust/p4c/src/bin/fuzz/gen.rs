@@ -713,36 +713,8 @@ impl Gen {
     }
 }
 
-pub fn main(args: &[String]) {
-    let mut seed = 1u64;
-    let mut count = 100usize;
-    let mut out = PathBuf::from("gen-out");
-    let mut i = 0;
-    while i < args.len() {
-        match args[i].as_str() {
-            "--seed" => {
-                i += 1;
-                seed = args.get(i).and_then(|s| s.parse().ok()).unwrap_or(seed);
-            }
-            "--count" => {
-                i += 1;
-                count = args.get(i).and_then(|s| s.parse().ok()).unwrap_or(count);
-            }
-            "--out" => {
-                i += 1;
-                out = PathBuf::from(args.get(i).cloned().unwrap_or_default());
-            }
-            "-h" | "--help" => {
-                println!("usage: sdnperf-p4c-fuzz gen [--seed S] [--count N] [--out DIR]\n\nwrites DIR/gNNNNN.p4 + .stf: random valid v1model programs with input packets\n(no expectations), for bench/p4c/differential.py");
-                return;
-            }
-            other => {
-                eprintln!("unknown argument {}", other);
-                std::process::exit(2);
-            }
-        }
-        i += 1;
-    }
+/// `sdnperf-p4c-fuzz gen`: writes OUT/gNNNNNN.p4 + .stf for seeds seed..seed+count.
+pub fn main(seed: u64, count: usize, out: PathBuf) {
     if let Err(e) = std::fs::create_dir_all(&out) {
         eprintln!("error: {}: {}", out.display(), e);
         std::process::exit(1);

@@ -1,0 +1,1 @@
+#include "nope.p4"

@@ -1,0 +1,2 @@
+#ifdef X
+const bit<8> A = 1;
