@@ -11,7 +11,7 @@ import pytest
 
 from sdnperf.arch.config import P4Config
 from sdnperf.cli import main
-from sdnperf.samples import RunResult, Summary
+from sdnperf.samples import RunResult, Sample, Summary
 from sdnperf.store.sqlite import Store
 
 
@@ -36,6 +36,11 @@ def write_study(db, points, program="recirc", target="sdnperf", status="ok"):
                     repetition=i,
                     params={"architecture": arch.model_dump()},
                     status=status,
+                    # steady pings around rtt: their median is the default metric
+                    samples=[
+                        Sample("ping", "rtt_ms", rtt + d, "ms", phase="steady")
+                        for d in (-0.001, 0.0, 0.001, 0.5)  # one outlier: moves the mean only
+                    ],
                     summaries=[
                         Summary("ping", "rtt_ms", rtt, "ms"),
                         Summary("ping", "rtt_min_ms", rtt * 0.9, "ms"),
@@ -57,7 +62,7 @@ def test_plan_prints_the_fit_and_the_passes(tmp_path, capsys):
     out = capsys.readouterr().out
     assert (
         "recirc: single, ping, target sdnperf: 21 runs, recirc_passes [0, 1, 3, 7, 15, 31, 63], "
-        "rtt_ms" in out
+        "rtt_median_ms" in out
     )
     n = int(re.search(r"needs N = (\d+) passes", out).group(1))
     assert 45 <= n <= 55  # 1 ms / 0.02 ms per pass, inside the N measured
