@@ -66,6 +66,13 @@ def add_parser(sub) -> None:
         "topologies, recirc.p4 architectures and workloads; its recirc_passes sweeps are "
         "replaced)",
     )
+    s.add_argument(
+        "--ratio",
+        type=float,
+        default=2.0,
+        help="each N this many times the one before (default 2; larger: fewer runs for "
+        "targets far apart)",
+    )
     s.add_argument("--out", default="results", help="results root (default: results)")
     s.set_defaults(func=cmd_study)
 
@@ -125,6 +132,11 @@ def add_parser(sub) -> None:
         "--scale",
         choices=("smoke", "quick", "paper"),
         help="workloads of the verifying runs (default: the scale `recirc study` used, else quick)",
+    )
+    p.add_argument(
+        "--delay-only",
+        action="store_true",
+        help="verify with ping only (no TCP/UDP runs: no cost figures)",
     )
     p.add_argument("--json", action="store_true", help="print a JSON list, one object per curve")
     p.set_defaults(func=cmd_plan)
@@ -250,9 +262,12 @@ def cmd_study(args) -> int:
     if not measured:
         return _error("the pilot finished no run: nothing to design from")
     try:
-        values = {n: bracket_passes(c, targets) for n, c in measured.items()}
+        values = {n: bracket_passes(c, targets, ratio=args.ratio) for n, c in measured.items()}
         longest = max(len(v) for v in values.values())
-        values = {n: bracket_passes(c, targets, length=longest) for n, c in measured.items()}
+        values = {
+            n: bracket_passes(c, targets, ratio=args.ratio, length=longest)
+            for n, c in measured.items()
+        }
     except PlanError as exc:
         return _error(str(exc))
     for n, v in values.items():
@@ -388,6 +403,8 @@ def _verify(args, path: Path, study_name: str, key, plan) -> dict:
     tag = re.sub(r"[^A-Za-z0-9]+", "-", f"{plan.target:g}ms-{target_name}-{topology}-{others}")
     name = f"{study_name}-verify-{tag.strip('-')}"
     v = design.verify_study(doc, name, topology, target_name, plan.passes, plan.target, link_bw)
+    if args.delay_only:
+        v["workload"] = [w for w in v["workload"] if w.get("kind") == "ping"]
     out = folder.parent
     file = design.write(
         v,
