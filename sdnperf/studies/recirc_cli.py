@@ -30,6 +30,7 @@ from sdnperf.studies.recirc_plan import (
     check_reachable,
     cost_per_pass,
     fit_linear,
+    interpolate_passes,
     parse_delay_ms,
     passes_for,
 )
@@ -38,6 +39,7 @@ from sdnperf.studies.recirc_plan import (
 # busy machine's scheduling outliers move a run's mean by many ms), the mean, the minimum
 METRICS = ("rtt_median_ms", "rtt_ms", "rtt_min_ms")
 STATISTIC = {"rtt_median_ms": "median", "rtt_ms": "mean", "rtt_min_ms": "min"}
+INTERPOLATED = {"rtt_median_ms": "median", "rtt_ms": "mean"}  # over each N's pings
 DESIGN_FILE = "recirc-design.json"  # what `recirc study` planned, beside its store
 
 
@@ -172,6 +174,24 @@ def run_values(store, study_id: int) -> dict[tuple[int, str], float]:
     for run_id, v in rtts.items():
         value[run_id, "rtt_median_ms"] = statistics.median(v)
     return value
+
+
+def ping_delays(store, study_id: int, runs, architectures=None) -> dict[tuple, dict[int, list]]:
+    """Every steady ping RTT of the ok recirc.p4 runs, by curve and N (repetitions pooled)."""
+    keep = {
+        r.id: r
+        for r in runs
+        if r.status == "ok"
+        and r.params.get("architecture", {}).get("program") == "recirc"
+        and not (architectures and r.architecture not in architectures)
+    }
+    out: dict[tuple, dict[int, list]] = defaultdict(lambda: defaultdict(list))
+    for s in store.samples(study_id=study_id, metric="rtt_ms", phase="steady"):
+        r = keep.get(s.run_id)
+        if r is not None and s.value == s.value:
+            n = int(r.params["architecture"]["params"][design.PASSES])
+            out[_curve_key(r)][n].append(s.value)
+    return out
 
 
 def points(runs, value, metric: str, architectures=None) -> dict[tuple, list[tuple[int, float]]]:
@@ -313,9 +333,9 @@ def cmd_plan(args) -> int:
     except PlanError as exc:
         return _error(str(exc))
     try:
-        found = points(
-            store.runs(study.id), run_values(store, study.id), args.metric, args.architecture
-        )
+        runs = store.runs(study.id)
+        found = points(runs, run_values(store, study.id), args.metric, args.architecture)
+        delays = ping_delays(store, study.id, runs, args.architecture)
     finally:
         store.close()
     if not found:
@@ -349,25 +369,66 @@ def cmd_plan(args) -> int:
             print(
                 f"{study.name}: {_label(key)}: {len(pts)} runs, recirc_passes {sorted(set(xs))}, {args.metric}"
             )
+        # the thesis's line RTT = a + b·N over every N: the cost per pass, and the answer
+        # itself only with --extrapolate (or --metric rtt_min_ms); else N is interpolated
+        # between the two measured N that enclose the target
+        interpolate = not args.extrapolate and args.metric in INTERPOLATED
         try:
-            plan = passes_for(fit_linear(xs, ys, args.confidence), target, added=not args.total)
-            check_reachable(plan, MAX_RECIRC_PASSES, args.extrapolate)
+            fitted = passes_for(fit_linear(xs, ys, args.confidence), target, added=not args.total)
+            row.update(
+                cost_per_pass_us=float(fitted.fit.b) * 1000,
+                cost_per_pass_ci_us=[float(v) * 1000 for v in fitted.fit.b_ci],
+                r2=float(fitted.fit.r2),
+            )
+            if not args.json:
+                print(f"  line over every N: {fitted.sentence('ms')}")
+        except PlanError as exc:
+            fitted = None
+            if not interpolate:
+                row["refused"] = str(exc)
+                print(f"error: {_label(key)}: {exc}", file=sys.stderr)
+                status = EXIT_BAD_INPUT
+                continue
+        try:
+            if interpolate:
+                plan = interpolate_passes(
+                    delays.get(key, {}),
+                    target,
+                    added=not args.total,
+                    statistic=INTERPOLATED[args.metric],
+                    confidence=args.confidence,
+                )
+                row.update(
+                    method="interpolation",
+                    passes=plan.passes,
+                    passes_estimate=plan.estimate,
+                    passes_interval=list(plan.interval),
+                    between=list(plan.between),
+                    bracketed=True,
+                )
+                if not args.json:
+                    print(f"  answer: {plan.sentence('ms')}")
+            else:
+                assert fitted is not None
+                check_reachable(fitted, MAX_RECIRC_PASSES, args.extrapolate)
+                plan = fitted
+                row.update(
+                    method="line",
+                    passes=plan.passes,
+                    passes_estimate=float(plan.estimate),
+                    passes_interval=list(plan.interval),
+                    bracketed=bool(plan.bracketed),
+                )
+                if not args.json:
+                    print(
+                        f"  answer (the line): N = {plan.passes}"
+                        + ("" if plan.bracketed else " — EXTRAPOLATED")
+                    )
         except PlanError as exc:
             row["refused"] = str(exc)
             print(f"error: {_label(key)}: {exc}", file=sys.stderr)
             status = EXIT_BAD_INPUT
             continue
-        row.update(
-            passes=plan.passes,
-            passes_estimate=float(plan.estimate),
-            passes_interval=list(plan.interval),
-            bracketed=bool(plan.bracketed),
-            cost_per_pass_us=float(plan.fit.b) * 1000,
-            cost_per_pass_ci_us=[float(v) * 1000 for v in plan.fit.b_ci],
-            r2=float(plan.fit.r2),
-        )
-        if not args.json:
-            print(f"  {plan.sentence('ms')}" + ("" if plan.bracketed else " — EXTRAPOLATED"))
         if args.verify:
             try:
                 row.update(_verify(args, path, study.name, key, plan))
