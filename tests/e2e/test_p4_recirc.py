@@ -259,3 +259,34 @@ def test_bmv2_reads_the_same_params(tmp_path, monkeypatch):
     print(none, some)
     assert (none["counter"], some["counter"]) == (0, 15 * 2 * PINGS)
     assert some["rtt_min_ms"] > none["rtt_min_ms"]
+
+
+def test_held_packets_do_not_starve_other_traffic(tmp_path):
+    """Packets to h2 loop for about a second each (2,000,000 passes), hundreds at once;
+    meanwhile h1 -> h3 is forwarded as usual: the switch serves its ports between bounded
+    batches of recirculation passes (RECIRC_BUDGET), so looping packets never starve them."""
+    spec = build_topology("single", {"hosts": 3}, seed=1)
+    config = P4Config(
+        kind="p4",
+        name="p4",
+        app="proactive",
+        program="recirc",
+        params={"recirc_passes": 2_000_000, "recirc_dst": "10.0.0.2"},
+    )
+    with started_network(spec, config, tmp_path / "run") as started:
+        net = started.net
+        h1, h2, h3 = (net.get(h) for h in ("h1", "h2", "h3"))
+        assert h2.IP() == "10.0.0.2"  # the held destination (recirc_design.HELD_DST)
+        flood = h1.popen(["ping", "-q", "-c", "300", "-i", "0.005", "-W", "5", h2.IP()])
+        try:
+            out = h1.cmd(f"ping -c 20 -i 0.05 -W 2 {h3.IP()}")
+            stats = net.switches[0].ctl("stats")
+        finally:
+            flood.kill()
+            flood.wait()
+    print(out, stats)
+    assert "20 received" in out, out
+    rtts = sorted(float(x) for x in re.findall(r"time=([\d.]+) ms", out))
+    held = int(re.search(r"recirculations=(\d+)", stats).group(1))
+    assert held > 100_000  # packets to h2 were looping meanwhile
+    assert rtts[len(rtts) // 2] < 10.0, rtts  # h3's median RTT: ms at most, not seconds
