@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import re
+import statistics
 import sys
 from collections import defaultdict
 from pathlib import Path
@@ -29,11 +30,16 @@ from sdnperf.studies.recirc_plan import (
     check_reachable,
     cost_per_pass,
     fit_linear,
+    interpolate_passes,
     parse_delay_ms,
     passes_for,
 )
 
-METRICS = ("rtt_ms", "rtt_min_ms")
+# the RTT summary of each run that is fitted: the median of its steady pings (default: a
+# busy machine's scheduling outliers move a run's mean by many ms), the mean, the minimum
+METRICS = ("rtt_median_ms", "rtt_ms", "rtt_min_ms")
+STATISTIC = {"rtt_median_ms": "median", "rtt_ms": "mean", "rtt_min_ms": "min"}
+INTERPOLATED = {"rtt_median_ms": "median", "rtt_ms": "mean"}  # over each N's pings
 DESIGN_FILE = "recirc-design.json"  # what `recirc study` planned, beside its store
 
 
@@ -62,6 +68,13 @@ def add_parser(sub) -> None:
         "topologies, recirc.p4 architectures and workloads; its recirc_passes sweeps are "
         "replaced)",
     )
+    s.add_argument(
+        "--ratio",
+        type=float,
+        default=2.0,
+        help="each N this many times the one before (default 2; larger: fewer runs for "
+        "targets far apart)",
+    )
     s.add_argument("--out", default="results", help="results root (default: results)")
     s.set_defaults(func=cmd_study)
 
@@ -89,8 +102,10 @@ def add_parser(sub) -> None:
     p.add_argument(
         "--metric",
         choices=METRICS,
-        default="rtt_ms",
-        help="the RTT summary of each run to fit: mean (rtt_ms, default) or minimum",
+        default="rtt_median_ms",
+        help="the RTT summary of each run to fit: median of its steady pings "
+        "(rtt_median_ms, default), mean (rtt_ms) or minimum (rtt_min_ms); --verify "
+        "reports its error with the same statistic",
     )
     p.add_argument(
         "--total",
@@ -120,6 +135,11 @@ def add_parser(sub) -> None:
         choices=("smoke", "quick", "paper"),
         help="workloads of the verifying runs (default: the scale `recirc study` used, else quick)",
     )
+    p.add_argument(
+        "--delay-only",
+        action="store_true",
+        help="verify with ping only (no TCP/UDP runs: no cost figures)",
+    )
     p.add_argument("--json", action="store_true", help="print a JSON list, one object per curve")
     p.set_defaults(func=cmd_plan)
 
@@ -143,12 +163,41 @@ def _label(key) -> str:
     return f"{topology}, {workload}, target {target}" + (f", {others}" if others else "")
 
 
-def points(
-    runs, summaries, metric: str, architectures=None
-) -> dict[tuple, list[tuple[int, float]]]:
+def run_values(store, study_id: int) -> dict[tuple[int, str], float]:
+    """(run id, metric) -> value: the stored summaries and each run's rtt_median_ms (the
+    median of its steady ping RTTs)."""
+    value = {(s.run_id, s.metric): s.value for s in store.summaries(study_id)}
+    rtts = defaultdict(list)
+    for s in store.samples(study_id=study_id, metric="rtt_ms", phase="steady"):
+        if s.value == s.value:
+            rtts[s.run_id].append(s.value)
+    for run_id, v in rtts.items():
+        value[run_id, "rtt_median_ms"] = statistics.median(v)
+    return value
+
+
+def ping_delays(store, study_id: int, runs, architectures=None) -> dict[tuple, dict[int, list]]:
+    """Every steady ping RTT of the ok recirc.p4 runs, by curve and N (repetitions pooled)."""
+    keep = {
+        r.id: r
+        for r in runs
+        if r.status == "ok"
+        and r.params.get("architecture", {}).get("program") == "recirc"
+        and not (architectures and r.architecture not in architectures)
+    }
+    out: dict[tuple, dict[int, list]] = defaultdict(lambda: defaultdict(list))
+    for s in store.samples(study_id=study_id, metric="rtt_ms", phase="steady"):
+        r = keep.get(s.run_id)
+        if r is not None and s.value == s.value:
+            n = int(r.params["architecture"]["params"][design.PASSES])
+            out[_curve_key(r)][n].append(s.value)
+    return out
+
+
+def points(runs, value, metric: str, architectures=None) -> dict[tuple, list[tuple[int, float]]]:
     """(recirc_passes, metric value) of every ok recirc.p4 run, by curve (_curve_key: our
-    switch and BMv2, each topology and link rate, are lines of their own)."""
-    value = {(s.run_id, s.metric): s.value for s in summaries}
+    switch and BMv2, each topology and link rate, are lines of their own). `value`:
+    run_values()."""
     out: dict[tuple, list[tuple[int, float]]] = defaultdict(list)
     for run in runs:
         arch = run.params.get("architecture", {})
@@ -215,7 +264,7 @@ def cmd_study(args) -> int:
         return status
     store, study = _open(out / pilot["study"]["name"])
     try:
-        found = points(store.runs(study.id), store.summaries(study.id), "rtt_ms")
+        found = points(store.runs(study.id), run_values(store, study.id), "rtt_median_ms")
     finally:
         store.close()
     by_arch: dict[str, dict[str, float]] = defaultdict(dict)  # target -> topology -> ms/pass
@@ -233,9 +282,12 @@ def cmd_study(args) -> int:
     if not measured:
         return _error("the pilot finished no run: nothing to design from")
     try:
-        values = {n: bracket_passes(c, targets) for n, c in measured.items()}
+        values = {n: bracket_passes(c, targets, ratio=args.ratio) for n, c in measured.items()}
         longest = max(len(v) for v in values.values())
-        values = {n: bracket_passes(c, targets, length=longest) for n, c in measured.items()}
+        values = {
+            n: bracket_passes(c, targets, ratio=args.ratio, length=longest)
+            for n, c in measured.items()
+        }
     except PlanError as exc:
         return _error(str(exc))
     for n, v in values.items():
@@ -281,9 +333,9 @@ def cmd_plan(args) -> int:
     except PlanError as exc:
         return _error(str(exc))
     try:
-        found = points(
-            store.runs(study.id), store.summaries(study.id), args.metric, args.architecture
-        )
+        runs = store.runs(study.id)
+        found = points(runs, run_values(store, study.id), args.metric, args.architecture)
+        delays = ping_delays(store, study.id, runs, args.architecture)
     finally:
         store.close()
     if not found:
@@ -317,25 +369,66 @@ def cmd_plan(args) -> int:
             print(
                 f"{study.name}: {_label(key)}: {len(pts)} runs, recirc_passes {sorted(set(xs))}, {args.metric}"
             )
+        # the thesis's line RTT = a + b·N over every N: the cost per pass, and the answer
+        # itself only with --extrapolate (or --metric rtt_min_ms); else N is interpolated
+        # between the two measured N that enclose the target
+        interpolate = not args.extrapolate and args.metric in INTERPOLATED
         try:
-            plan = passes_for(fit_linear(xs, ys, args.confidence), target, added=not args.total)
-            check_reachable(plan, MAX_RECIRC_PASSES, args.extrapolate)
+            fitted = passes_for(fit_linear(xs, ys, args.confidence), target, added=not args.total)
+            row.update(
+                cost_per_pass_us=float(fitted.fit.b) * 1000,
+                cost_per_pass_ci_us=[float(v) * 1000 for v in fitted.fit.b_ci],
+                r2=float(fitted.fit.r2),
+            )
+            if not args.json:
+                print(f"  line over every N: {fitted.sentence('ms')}")
+        except PlanError as exc:
+            fitted = None
+            if not interpolate:
+                row["refused"] = str(exc)
+                print(f"error: {_label(key)}: {exc}", file=sys.stderr)
+                status = EXIT_BAD_INPUT
+                continue
+        try:
+            if interpolate:
+                plan = interpolate_passes(
+                    delays.get(key, {}),
+                    target,
+                    added=not args.total,
+                    statistic=INTERPOLATED[args.metric],
+                    confidence=args.confidence,
+                )
+                row.update(
+                    method="interpolation",
+                    passes=plan.passes,
+                    passes_estimate=plan.estimate,
+                    passes_interval=list(plan.interval),
+                    between=list(plan.between),
+                    bracketed=True,
+                )
+                if not args.json:
+                    print(f"  answer: {plan.sentence('ms')}")
+            else:
+                assert fitted is not None
+                check_reachable(fitted, MAX_RECIRC_PASSES, args.extrapolate)
+                plan = fitted
+                row.update(
+                    method="line",
+                    passes=plan.passes,
+                    passes_estimate=float(plan.estimate),
+                    passes_interval=list(plan.interval),
+                    bracketed=bool(plan.bracketed),
+                )
+                if not args.json:
+                    print(
+                        f"  answer (the line): N = {plan.passes}"
+                        + ("" if plan.bracketed else " — EXTRAPOLATED")
+                    )
         except PlanError as exc:
             row["refused"] = str(exc)
             print(f"error: {_label(key)}: {exc}", file=sys.stderr)
             status = EXIT_BAD_INPUT
             continue
-        row.update(
-            passes=plan.passes,
-            passes_estimate=float(plan.estimate),
-            passes_interval=list(plan.interval),
-            bracketed=bool(plan.bracketed),
-            cost_per_pass_us=float(plan.fit.b) * 1000,
-            cost_per_pass_ci_us=[float(v) * 1000 for v in plan.fit.b_ci],
-            r2=float(plan.fit.r2),
-        )
-        if not args.json:
-            print(f"  {plan.sentence('ms')}" + ("" if plan.bracketed else " — EXTRAPOLATED"))
         if args.verify:
             try:
                 row.update(_verify(args, path, study.name, key, plan))
@@ -371,6 +464,8 @@ def _verify(args, path: Path, study_name: str, key, plan) -> dict:
     tag = re.sub(r"[^A-Za-z0-9]+", "-", f"{plan.target:g}ms-{target_name}-{topology}-{others}")
     name = f"{study_name}-verify-{tag.strip('-')}"
     v = design.verify_study(doc, name, topology, target_name, plan.passes, plan.target, link_bw)
+    if args.delay_only:
+        v["workload"] = [w for w in v["workload"] if w.get("kind") == "ping"]
     out = folder.parent
     file = design.write(
         v,
@@ -379,13 +474,22 @@ def _verify(args, path: Path, study_name: str, key, plan) -> dict:
     )
     if not args.json:
         print(f"  verify: {file}", flush=True)
-    status = design.run_file(file, out)
+    import contextlib
+
+    # --json: stdout carries the JSON only; the run's progress goes to stderr
+    with contextlib.redirect_stdout(sys.stderr) if args.json else contextlib.nullcontext():
+        status = design.run_file(file, out)
     if status not in (EXIT_OK, EXIT_FAIL):
         raise PlanError(f"the verifying study stopped (exit {status})")
     store, study = _open(out / name)
     try:
         return verified(
-            store, study.id, plan.target, added=not args.total, confidence=args.confidence
+            store,
+            study.id,
+            plan.target,
+            added=not args.total,
+            confidence=args.confidence,
+            statistic=STATISTIC[args.metric],
         )
     finally:
         store.close()
@@ -396,12 +500,17 @@ def _verify_lines(row: dict) -> list[str]:
     for prefix, what in (("", f"N = {row['passes']}"), ("hold_", "hold by time")):
         if row.get(f"{prefix}achieved_ms") is None:
             continue
+        dlo, dhi = row[f"{prefix}achieved_median_ci_ms"]
+        lines.append(
+            f"{what}: median {row[f'{prefix}achieved_median_ms']:.3f} ms ({dlo:.3f} .. {dhi:.3f}); "
+            f"error vs target ({row['error_statistic']}): {row[f'{prefix}error_pct']:+.1f} %"
+        )
         lo, hi = row[f"{prefix}achieved_ci_ms"]
         mlo, mhi = row[f"{prefix}achieved_min_ci_ms"]
         plo, phi = row[f"{prefix}achieved_p99_ci_ms"]
         lines.append(
             f"{what}, measured {row[f'{prefix}achieved_ms']:.3f} ms (95 % CI {lo:.3f} .. "
-            f"{hi:.3f}; target {row['target_ms']:g} ms, error {row[f'{prefix}error_pct']:+.1f} %); "
+            f"{hi:.3f}; target {row['target_ms']:g} ms); "
             f"min {row[f'{prefix}achieved_min_ms']:.3f} ({mlo:.3f} .. {mhi:.3f}), "
             f"p99 {row[f'{prefix}achieved_p99_ms']:.3f} ({plo:.3f} .. {phi:.3f}); "
             f"spread (SD) {row[f'{prefix}spread_ms']:.3f} ms over {row[f'{prefix}pings']} pings"

@@ -214,7 +214,7 @@ def achieved(
     seed: int = 1,
 ) -> tuple[float, tuple[float, float]]:
     """The delay recirculation added: statistic(sample) - statistic(baseline) (statistic:
-    mean, min or p99; baseline empty: statistic(sample), a total), with a percentile
+    mean, median, min or p99; baseline empty: statistic(sample), a total), with a percentile
     bootstrap CI (both samples resampled apart, a fixed seed: the same data gives the
     same interval). A minimum's bootstrap CI is only as wide as the few lowest values
     allow: read it as the spread of the run's lowest delays."""
@@ -222,6 +222,7 @@ def achieved(
 
     fns = {
         "mean": np.mean,
+        "median": np.median,
         "min": np.min,
         "p99": lambda a, axis=None: np.percentile(a, 99, axis=axis),
     }
@@ -264,3 +265,97 @@ def parse_delay_ms(text: str) -> float:
     if not value > 0 or not math.isfinite(value):
         raise PlanError(f"delay {text!r} must be positive")
     return value
+
+
+@dataclass(frozen=True)
+class Interpolation:
+    """N for a target read between the two measured N whose delays enclose it."""
+
+    target: float
+    passes: int  # whole N (rounded up) at which the interpolated delay reaches the target
+    estimate: float
+    interval: tuple[int, int]  # bootstrap percentile interval of N
+    between: tuple[int, int]  # the two measured N
+    delays: tuple[float, float]  # their delays (added, or total)
+    confidence: float
+
+    def sentence(self, unit: str = "ms") -> str:
+        (n0, n1), (d0, d1) = self.between, self.delays
+        return (
+            f"{self.target:g} {unit} lies between N = {n0} ({d0:.4g} {unit}) and N = {n1} "
+            f"({d1:.4g} {unit}): N = {self.passes} (interpolated {self.estimate:.1f}; "
+            f"{self.confidence:.0%} bootstrap CI {self.interval[0]} .. {self.interval[1]})"
+        )
+
+
+def _crossing(ns, delay, target):
+    """(i, estimate) of the first pair of consecutive N whose delays enclose the target."""
+    for i in range(len(ns) - 1):
+        d0, d1 = delay[i], delay[i + 1]
+        if d0 <= target <= d1 and d1 > d0:
+            return i, ns[i] + (target - d0) / (d1 - d0) * (ns[i + 1] - ns[i])
+    return None
+
+
+def interpolate_passes(
+    samples: dict[int, list[float]],
+    target: float,
+    added: bool = True,
+    statistic: str = "median",
+    confidence: float = 0.95,
+    reps: int = 1000,
+    seed: int = 1,
+) -> Interpolation:
+    """The N whose delay reaches `target`, read between measured N: per N the statistic
+    (median or mean) of its delays (e.g. every steady ping RTT of its runs; added: minus
+    N = 0's), the first two consecutive N whose values enclose the target, a straight line
+    between them. Only measured delays are used, so a curve that bends (a loaded machine
+    preempts a switch that loops for milliseconds) is followed, where one line over every N
+    is not. CI: the percentile bootstrap of the same reading over resampled delays.
+    PlanError when the target lies beyond the delays measured."""
+    import numpy as np
+
+    fn = {"median": np.median, "mean": np.mean}.get(statistic)
+    if fn is None:
+        raise PlanError(f"statistic {statistic!r}: median or mean")
+    if not target > 0:
+        raise PlanError(f"target delay {target} must be positive")
+    arrays = {n: np.asarray(v, dtype=float) for n, v in samples.items() if len(v) >= 2}
+    if added and 0 not in arrays:
+        raise PlanError("an added delay needs the delays at N = 0")
+    ns = sorted(arrays)
+    if len(ns) < 2:
+        raise PlanError(f"an interpolation needs delays at 2 N at least (got {ns})")
+
+    def values(pick):
+        base = pick(0) if added else 0.0
+        return [pick(n) - base for n in ns]
+
+    delay = values(lambda n: float(fn(arrays[n])))
+    found = _crossing(ns, delay, target)
+    if found is None:
+        top = max(delay)
+        raise PlanError(
+            f"not measured: {target:g} ms lies outside the delays measured (up to "
+            f"{top:.4g} ms at N = {ns[delay.index(top)]}); the answer would be an "
+            f"extrapolation; run `sdnperf recirc study --target-delay {target:g}ms` "
+            "(its N reach past the target)"
+        )
+    i, estimate = found
+    rng = np.random.default_rng(seed)
+    boot = []
+    for _ in range(reps):
+        drawn = {n: float(fn(a[rng.integers(0, a.size, a.size)])) for n, a in arrays.items()}
+        again = _crossing(ns, values(lambda n, d=drawn: d[n]), target)
+        boot.append(again[1] if again else (ns[i] if target < delay[i] else ns[i + 1]))
+    tail = (1 - confidence) / 2 * 100
+    lo, hi = np.percentile(boot, [tail, 100 - tail])
+    return Interpolation(
+        target=target,
+        passes=_whole(estimate),
+        estimate=float(estimate),
+        interval=(_whole(float(lo)), _whole(float(hi))),
+        between=(ns[i], ns[i + 1]),
+        delays=(delay[i], delay[i + 1]),
+        confidence=confidence,
+    )

@@ -30,6 +30,7 @@ OWN_WORD = {
     ("stf",): "sdnperf-switch stf",
     ("recirc",): "ACTION",
     ("recirc", "plan"): "--target-delay",
+    ("recirc", "study"): "--target-delay",
     ("study",): "ACTION",
     ("study", "list"): "not measured",
     ("study", "show"): "--page",

@@ -197,5 +197,46 @@ def test_achieved_delay_is_the_difference_with_a_bootstrap_ci():
     assert whi - wlo > hi - lo
     with pytest.raises(PlanError, match="at least 2 delays"):
         achieved([5.0], base)
-    with pytest.raises(PlanError, match="statistic 'median'"):
-        achieved(held, base, "median")
+    with pytest.raises(PlanError, match="statistic 'mode'"):
+        achieved(held, base, "mode")
+
+
+def test_interpolation_reads_n_between_the_measured_n_that_enclose_the_target():
+    import numpy as np
+
+    from sdnperf.studies.recirc_plan import interpolate_passes
+
+    rng = np.random.default_rng(5)
+
+    def pings(level):
+        return list(level + rng.normal(0, 0.01, 60))
+
+    # a bending curve (a loaded machine): 0.5 ms at 800, 10 ms at 1600, 800 ms at 6400
+    samples = {0: pings(0.1), 800: pings(0.6), 1600: pings(10.1), 6400: pings(800.1)}
+    got = interpolate_passes(samples, 2.0)
+    assert got.between == (800, 1600)
+    assert got.estimate == pytest.approx(800 + 1.5 / 9.5 * 800, rel=0.01)
+    lo, hi = got.interval
+    assert lo <= got.passes <= hi + 1 and hi - lo < 20  # 60 pings a point: a tight interval
+    # one line over every N would answer far off (the 6400 point pulls its slope up)
+    line = passes_for(fit_linear(list(samples), [np.median(v) for v in samples.values()]), 2.0)
+    assert line.passes < 100
+    # total delay; mean instead of median
+    assert interpolate_passes(samples, 5.1, added=False).between == (800, 1600)
+    assert interpolate_passes(samples, 2.0, statistic="mean").between == (800, 1600)
+    # a target below the first N: between 0 and it
+    assert interpolate_passes(samples, 0.25).between == (0, 800)
+
+
+def test_interpolation_refuses_a_target_beyond_the_delays_measured():
+    from sdnperf.studies.recirc_plan import interpolate_passes
+
+    samples = {0: [0.1, 0.11, 0.09], 100: [1.0, 1.1, 0.9]}
+    with pytest.raises(
+        PlanError, match=r"not measured: 5 ms lies outside .*up to 0.9 ms at N = 100"
+    ):
+        interpolate_passes(samples, 5.0)
+    with pytest.raises(PlanError, match="needs the delays at N = 0"):
+        interpolate_passes({100: [1.0, 1.1]}, 0.5)
+    with pytest.raises(PlanError, match="statistic 'p99'"):
+        interpolate_passes(samples, 0.5, statistic="p99")

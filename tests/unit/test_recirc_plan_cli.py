@@ -11,7 +11,7 @@ import pytest
 
 from sdnperf.arch.config import P4Config
 from sdnperf.cli import main
-from sdnperf.samples import RunResult, Summary
+from sdnperf.samples import RunResult, Sample, Summary
 from sdnperf.store.sqlite import Store
 
 
@@ -36,6 +36,11 @@ def write_study(db, points, program="recirc", target="sdnperf", status="ok"):
                     repetition=i,
                     params={"architecture": arch.model_dump()},
                     status=status,
+                    # steady pings around rtt: their median is the default metric
+                    samples=[
+                        Sample("ping", "rtt_ms", rtt + d, "ms", phase="steady")
+                        for d in (-0.001, 0.0, 0.001, 0.5)  # one outlier: moves the mean only
+                    ],
                     summaries=[
                         Summary("ping", "rtt_ms", rtt, "ms"),
                         Summary("ping", "rtt_min_ms", rtt * 0.9, "ms"),
@@ -57,7 +62,7 @@ def test_plan_prints_the_fit_and_the_passes(tmp_path, capsys):
     out = capsys.readouterr().out
     assert (
         "recirc: single, ping, target sdnperf: 21 runs, recirc_passes [0, 1, 3, 7, 15, 31, 63], "
-        "rtt_ms" in out
+        "rtt_median_ms" in out
     )
     n = int(re.search(r"needs N = (\d+) passes", out).group(1))
     assert 45 <= n <= 55  # 1 ms / 0.02 ms per pass, inside the N measured
@@ -77,14 +82,14 @@ def test_each_target_is_fitted_apart(tmp_path, capsys):
         and "single, ping, target sdnperf: 21 runs" in out
     )
     assert "A total delay of 5 ms needs N = 8 passes" in out  # (5 - 1) / 0.5
-    assert re.search(r"needs N = 24\d passes .*EXTRAPOLATED", out)  # (5 - 0.1) / 0.02 > 63
+    assert re.search(r"answer \(the line\): N = 24\d — EXTRAPOLATED", out)  # (5 - 0.1) / 0.02 > 63
     # without --extrapolate: bmv2 answers, our switch's N (beyond 63) is refused, saying why
     assert main(args) == 2
     captured = capsys.readouterr()
     assert "A total delay of 5 ms needs N = 8 passes" in captured.out
     assert (
-        "error: single, ping, target sdnperf: not measured: 5 ms needs N = 245, outside the "
-        "N measured (0 .. 63), so the answer would be an extrapolation" in captured.err
+        "error: single, ping, target sdnperf: not measured: 5 ms lies outside the delays "
+        "measured (up to 1.36 ms at N = 63); the answer would be an extrapolation" in captured.err
     )
 
 
@@ -128,7 +133,12 @@ def test_failed_runs_do_not_count_and_one_pass_count_cannot_be_fitted(tmp_path, 
     db = tmp_path / "study.sqlite"
     write_study(db, [(7, 0.3), (7, 0.31), (7, 0.32)])
     assert main(["recirc", "plan", "--target-delay", "5ms", "--from", str(db)]) == 2
-    assert "at least 2 different pass counts" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "an added delay needs the delays at N = 0" in err  # the interpolation's
+    assert (
+        main(["recirc", "plan", "--target-delay", "5ms", "--from", str(db), "--extrapolate"]) == 2
+    )
+    assert "at least 2 different pass counts" in capsys.readouterr().err  # the line's
 
 
 def test_missing_store_and_bad_target(tmp_path, capsys):

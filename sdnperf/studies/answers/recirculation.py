@@ -9,7 +9,13 @@ import statistics
 from collections import defaultdict
 
 from sdnperf.studies.answers.common import mean, values
-from sdnperf.studies.recirc_plan import PlanError, achieved, fit_linear, passes_for
+from sdnperf.studies.recirc_plan import (
+    PlanError,
+    achieved,
+    fit_linear,
+    interpolate_passes,
+    passes_for,
+)
 
 TARGET_MS = 5.0
 PASSES = "recirc_passes"
@@ -82,7 +88,7 @@ def _p99(store, study_id) -> dict[str, dict[int, float]]:
     return out
 
 
-def _fit_sentence(curve: str, what: str, pts, plan_target: bool) -> str:
+def _fit_sentence(curve: str, what: str, pts, plan_target: bool, samples=None) -> str:
     xs, ys = [p[0] for p in pts], [p[1] for p in pts]
     try:
         fit = fit_linear(xs, ys)
@@ -101,6 +107,18 @@ def _fit_sentence(curve: str, what: str, pts, plan_target: bool) -> str:
         f"(95 % CI {fit.b_ci[0] * us:.3g} .. {fit.b_ci[1] * us:.3g} µs; base "
         f"{fit.a:.3g} ms, R² = {fit.r2:.2f}, {fit.n} runs, N = {min(xs)}..{max(xs)})"
     )
+    if plan_target and samples:
+        # the answer by measurement: read between the measured N that enclose the target
+        try:
+            got = interpolate_passes(samples, TARGET_MS)
+            text += (
+                f"; a {TARGET_MS:g} ms hold (median added RTT) needs N = {got.passes}, read "
+                f"between N = {got.between[0]} and {got.between[1]} (95 % bootstrap CI "
+                f"{got.interval[0]} .. {got.interval[1]})"
+            )
+            return text
+        except PlanError:
+            pass  # not enclosed: the line below says it and marks an extrapolation
     if plan_target:
         try:
             plan = passes_for(fit, TARGET_MS)
@@ -121,12 +139,16 @@ def answer(store, study_id: int) -> list[str]:
         return verify_answer(store, study_id, float(m.group(1).replace("-", ".")))
     sentences = []
     medians = _median_points(store, study_id)
+    by_n: dict = defaultdict(lambda: defaultdict(list))  # curve -> N -> steady RTTs
+    runs = {r.id: r for r in store.runs(study_id)}
+    for rid, rtts in _steady(store, study_id).items():
+        by_n[_curve(runs[rid])][_passes(runs[rid])].extend(rtts)
     minimum = _points(store, study_id, "rtt_min_ms", "ping")
     p99 = _p99(store, study_id)
     for curve in sorted(set(medians) | set(minimum)):
         parts = []
         if curve in medians:
-            parts.append(_fit_sentence(curve, "median RTT", medians[curve], True))
+            parts.append(_fit_sentence(curve, "median RTT", medians[curve], True, by_n.get(curve)))
         if curve in minimum:
             parts.append(
                 _fit_sentence(curve, "minimum RTT", minimum[curve], False).split(": ", 1)[1]
@@ -180,7 +202,12 @@ def answer(store, study_id: int) -> list[str]:
 
 
 def verified(
-    store, study_id: int, target_ms: float, added: bool = True, confidence: float = 0.95
+    store,
+    study_id: int,
+    target_ms: float,
+    added: bool = True,
+    confidence: float = 0.95,
+    statistic: str = "median",
 ) -> dict:
     """What a verifying study achieved: per design (the N passes, the hold by time), the
     delay added over N = 0 (mean, min, p99 with bootstrap CIs), its spread and error, and
@@ -206,19 +233,20 @@ def verified(
     if "base" not in names or "passes" not in names:
         raise PlanError("the verifying study finished no run at N = 0 or at the planned N")
     base = ping[names["base"]] if added else []
-    out: dict = {"verify_study": store.study(study_id).name}
+    out: dict = {"verify_study": store.study(study_id).name, "error_statistic": statistic}
 
     def delays(arch: str, prefix: str) -> None:
         rtts = ping.get(arch, [])
         if len(rtts) < 2:
             out[f"{prefix}achieved_ms"] = None
             return
-        for stat, suffix in (("mean", ""), ("min", "_min"), ("p99", "_p99")):
+        for stat, suffix in (("mean", ""), ("median", "_median"), ("min", "_min"), ("p99", "_p99")):
             point, ci = achieved(rtts, base, stat, confidence)
             out[f"{prefix}achieved{suffix}_ms"] = point
             out[f"{prefix}achieved{suffix}_ci_ms"] = list(ci)
         out[f"{prefix}spread_ms"] = statistics.stdev(rtts)
-        out[f"{prefix}error_pct"] = (out[f"{prefix}achieved_ms"] - target_ms) / target_ms * 100
+        got = out[f"{prefix}achieved{'' if statistic == 'mean' else '_' + statistic}_ms"]
+        out[f"{prefix}error_pct"] = (got - target_ms) / target_ms * 100
         out[f"{prefix}pings"] = len(rtts)
 
     delays(names["passes"], "")
@@ -263,12 +291,12 @@ def verify_answer(store, study_id: int, target_ms: float) -> list[str]:
     for prefix, what in (("", f"N = {passes}"), ("hold_", "held by time")):
         if row.get(f"{prefix}achieved_ms") is None:
             continue
-        lo, hi = row[f"{prefix}achieved_ci_ms"]
+        lo, hi = row[f"{prefix}achieved_median_ci_ms"]
         out.append(
-            f"{where}: {what}, measured {row[f'{prefix}achieved_ms']:.3g} ms (95 % CI "
-            f"{lo:.3g} .. {hi:.3g}; target {target_ms:g} ms, error "
-            f"{row[f'{prefix}error_pct']:+.1f} %; p99 {row[f'{prefix}achieved_p99_ms']:.3g} ms, "
-            f"SD {row[f'{prefix}spread_ms']:.3g} ms)."
+            f"{where}: {what}, measured {row[f'{prefix}achieved_median_ms']:.3g} ms (median "
+            f"added RTT, 95 % CI {lo:.3g} .. {hi:.3g}; target {target_ms:g} ms, error "
+            f"{row[f'{prefix}error_pct']:+.1f} %; mean {row[f'{prefix}achieved_ms']:.3g} ms, "
+            f"p99 {row[f'{prefix}achieved_p99_ms']:.3g} ms, SD {row[f'{prefix}spread_ms']:.3g} ms)."
         )
     for v, c in sorted(row["cost"].items()):
         parts = [f"{k.replace('_', ' ')} {x:.4g}" for k, x in sorted(c.items()) if x is not None]
