@@ -110,7 +110,6 @@ STUDIES: dict[str, str | bytes] = {
     "arch-p4-program.toml": arch(
         GOOD, '[[architecture]]\nname = "p4"\nkind = "p4"\nprogram = "nope"\n'
     ),
-    "arch-router-chain.toml": arch(CHAIN3, '[[architecture]]\nname = "rt"\nkind = "router"\n'),
     "arch-ovs-flows-chain.toml": arch(
         CHAIN3, '[[architecture]]\nname = "fl"\nkind = "ovs-flows"\n'
     ),
@@ -128,11 +127,10 @@ STUDIES: dict[str, str | bytes] = {
     "arch-p4-loops.toml": arch(
         LOOPS, '[[architecture]]\nname = "p4"\nkind = "p4"\napp = "l2-learning"\n'
     ),
-    "arch-three-refusals.toml": arch(
+    "arch-two-refusals.toml": arch(
         CHAIN3,
-        '[[architecture]]\nname = "rt"\nkind = "router"\n\n[[architecture]]\nname = "fl"\n'
-        'kind = "ovs-flows"\n\n[[architecture]]\nname = "p4"\nkind = "p4"\nprogram = "l2"\n'
-        'app = "proactive"\n',
+        '[[architecture]]\nname = "fl"\nkind = "ovs-flows"\n\n[[architecture]]\nname = "p4"\n'
+        'kind = "p4"\nprogram = "l2"\napp = "proactive"\n',
     ),
     "workload-kind-unknown.toml": GOOD.replace('kind = "ping"', 'kind = "pong"'),
     "workload-kind-missing.toml": GOOD.replace('kind = "ping"\n', ""),
@@ -369,7 +367,7 @@ CASES.update(
         ],
         "cli/run-only-selects-nothing": ["sdnperf", "run", "study/good.toml", "--only", "rep=9"],
         "cli/run-bad-study": ["sdnperf", "run", "study/five-mistakes.toml"],
-        "cli/run-refused-study": ["sdnperf", "run", "study/arch-router-chain.toml"],
+        "cli/run-refused-study": ["sdnperf", "run", "study/arch-ovs-flows-chain.toml"],
         "cli/report-json-baseline-typo": [
             "sdnperf",
             "report",
