@@ -315,7 +315,12 @@ mod tests {
             let slept = engine_clock() - now;
             assert!(slept >= gap, "woke after {} ns, deadline {} ns", slept, gap);
             // generous: a loaded shared machine delays the wake-up, never advances it
-            assert!(slept < gap + 50_000_000, "slept {} ns for {} ns", slept, gap);
+            assert!(
+                slept < gap + 50_000_000,
+                "slept {} ns for {} ns",
+                slept,
+                gap
+            );
         }
     }
 
