@@ -74,7 +74,11 @@ class _OvsArchitecture(Architecture):
             )
 
     def facts(self) -> dict:
-        return {"architecture": self.config.kind, "ovs_datapath": self.ovs.datapath}
+        return {
+            "architecture": self.config.kind,
+            "ovs_datapath": self.ovs.datapath,
+            "ovs_other_config": dict(self.ovs.other_config),
+        }
 
     def stop(self) -> None:
         self.ovs.stop()

@@ -26,6 +26,23 @@ OVS_ENV_KEYS = ("OVS_RUNDIR", "OVS_DBDIR", "OVS_LOGDIR", "OVS_SYSCONFDIR")
 # The userspace datapath's tap device: removed when ovs-vswitchd exits cleanly, left in the
 # kernel when the study is killed (-9) and the daemon then terminated by `sdnperf clean`.
 USERSPACE_DATAPATH_DEVICE = "ovs-netdev"
+# Open_vSwitch other_config of the userspace (netdev) datapath, the one this machine has
+# (no openvswitch kernel module). Recorded in each study's provenance.
+USERSPACE_OTHER_CONFIG = {
+    # without it the datapath drops the TSO/partial-checksum packets veth delivers: TCP
+    # and UDP fail while ping still works
+    "userspace-tso-enable": "true",
+    # interface statistics are written to the database every 5 s by default, for every
+    # port of every bridge (vswitchd and ovsdb-server work); nothing in sdnperf reads
+    # them (port counters come from the datapath): once an hour
+    "stats-update-interval": "3600000",
+    # revalidator threads dump and revalidate every datapath flow each 500 ms by default:
+    # most of an idle 100-bridge vswitchd's CPU (bench/lab, with the interval above:
+    # 17.2 -> 4.6 ms/s for vswitchd + ovsdb-server at 2000).
+    # What lags: OpenFlow flow statistics and idle timeouts (up to 2 s instead of 0.5 s)
+    "max-revalidator": "2000",
+}
+STOCK_USERSPACE_OTHER_CONFIG = {"userspace-tso-enable": "true"}  # bench/lab's comparison
 
 
 class OvsError(RuntimeError):
@@ -39,6 +56,8 @@ class OvsDaemons:
         self.run_dir = Path(run_dir)
         # "kernel" needs the openvswitch module; elsewhere the userspace (netdev) datapath.
         self.datapath = datapath or ("kernel" if capabilities.ovs_kernel_module() else "user")
+        # read at start(): bench/lab swaps in the stock settings to measure what ours save
+        self.other_config = dict(USERSPACE_OTHER_CONFIG) if self.datapath == "user" else {}
         self._saved_env: dict[str, str | None] = {}
         self._procs: dict[str, subprocess.Popen] = {}
         # what `sdnperf clean` must remove if this process dies (ovs-netdev, when ours)
@@ -90,10 +109,12 @@ class OvsDaemons:
             lambda: self.vsctl_ok("--no-wait", "init"), timeout, "ovsdb-server accepting clients"
         )
         if self.datapath == "user":
-            # Without this the userspace datapath drops the TSO/partial-checksum packets veth
-            # delivers and TCP/UDP fail while ping still works.
             self.vsctl(
-                "--no-wait", "set", "Open_vSwitch", ".", "other_config:userspace-tso-enable=true"
+                "--no-wait",
+                "set",
+                "Open_vSwitch",
+                ".",
+                *(f"other_config:{k}={v}" for k, v in self.other_config.items()),
             )
         self._spawn(
             "ovs-vswitchd",

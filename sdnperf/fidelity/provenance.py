@@ -16,6 +16,7 @@ import subprocess
 import time
 from pathlib import Path
 
+from sdnperf.emulation.ovs import USERSPACE_OTHER_CONFIG
 from sdnperf.fidelity.calibration import load_calibration
 from sdnperf.p4 import PROGRAM_DIR
 
@@ -115,6 +116,8 @@ def collect_provenance(study, plan, environment: dict) -> dict:
         "architecture_files": named_files(architectures, [Path(study.base_dir), Path.cwd()]),
         "tools": {k: environment.get(k) for k in TOOL_KEYS},
         "kernel": {k: environment.get(k) for k in KERNEL_KEYS},
+        # what OVS architectures set on the userspace datapath (emulation/ovs.py)
+        "ovs_userspace_other_config": dict(USERSPACE_OTHER_CONFIG),
         "hostname": platform.node(),
         # what `sdnperf calibrate` last measured of configured links on this host
         "calibration": load_calibration(),

@@ -88,6 +88,68 @@ def test_port_impairment_delays_by_set_amount(net):
     assert min(after) < 5.0
 
 
+def _wakeups(pid: int) -> int:
+    """Context switches of all the process's threads so far: each sleep/wake-up is one."""
+    total = 0
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        status = (task / "status").read_text()
+        total += sum(int(n) for n in re.findall(r"ctxt_switches:\s+(\d+)", status))
+    return total
+
+
+def _tx(s1) -> int:
+    return int(re.search(r"\btx=(\d+)", s1.ctl("stats")).group(1))
+
+
+def test_idle_switch_does_not_wake_on_a_timer(net):
+    """No packets, no deadlines: the loop sleeps until something happens (it used to
+    wake every 1-20 ms: 100-2,000 wake-ups in 2 s)."""
+    import time
+
+    s1 = net.get("s1")
+    time.sleep(0.5)  # let the hosts' start-up packets (IPv6 ND) pass
+    before = _wakeups(s1.switch_pid)
+    time.sleep(2.0)
+    woke = _wakeups(s1.switch_pid) - before
+    assert woke < 20, f"an idle switch woke {woke} times in 2 s"
+
+
+def test_shaped_port_delivers_its_rate(net):
+    """A port shaped to 20 Mbit/s delivers about that to TCP (one timer expiry per
+    departure paces it; no sleep loop), with no more wake-ups than packets moved twice."""
+    h1, h2 = net.get("h1", "h2")
+    s1 = net.get("s1")
+    s1.ctl("port_impair 2 rate=20mbit")
+    try:
+        w0, t0 = _wakeups(s1.switch_pid), _tx(s1)
+        res = iperf3_tcp(h1, h2, seconds=3)
+        woke, sent = _wakeups(s1.switch_pid) - w0, _tx(s1) - t0
+    finally:
+        s1.ctl("port_impair 2 rate=0")
+    mbps = res["end"]["sum_received"]["bits_per_second"] / 1e6
+    assert 15.0 <= mbps <= 20.5, f"{mbps:.1f} Mbit/s through a 20 Mbit/s port"
+    # each packet may wake the loop when it arrives and again when it departs
+    assert woke <= 2.0 * sent, f"{woke} wake-ups for {sent} packets sent"
+
+
+def test_delayed_port_wakes_once_per_departure(net):
+    """Pings through a port delaying 20 ms: per ping the loop wakes for the request's
+    arrival, its departure 20 ms later (one timer expiry) and the reply (the old loop
+    woke every 1 ms or 50 us while a packet was held: ~40 times per ping)."""
+    h1, h2 = net.get("h1", "h2")
+    s1 = net.get("s1")
+    s1.ctl("port_impair 2 delay=20ms")
+    try:
+        w0 = _wakeups(s1.switch_pid)
+        rtts, out = _rtts(h1, h2.IP(), count=50, interval=0.05)
+        woke = _wakeups(s1.switch_pid) - w0
+    finally:
+        s1.ctl("port_impair 2 delay=0ms")
+    assert len(rtts) >= 45, out
+    assert min(rtts) >= 20.0, out
+    assert woke <= 6 * len(rtts), f"{woke} wake-ups for {len(rtts)} pings"
+
+
 def test_ctl_reads_counters_and_tables(net):
     s1 = net.get("s1")
     out = s1.ctl("stats")

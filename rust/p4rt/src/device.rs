@@ -2210,6 +2210,19 @@ impl Device {
         }
     }
 
+    /// Whether some entry has an idle timeout, so `poll_events` must run periodically
+    /// even while no packets arrive (otherwise an idle switch needs no timer).
+    pub fn has_idle_timeouts(&self) -> bool {
+        let Some(pipe) = self.pipe.as_ref() else {
+            return false;
+        };
+        pipe.tables.values().filter(|t| t.idle_timeout).any(|t| {
+            self.tables
+                .get(&t.id)
+                .is_some_and(|ts| ts.by_key.values().any(|st| st.entry.idle_timeout_ns > 0))
+        })
+    }
+
     /// Digests and idle-timeout notifications due now.
     pub fn poll_events(&mut self, out: &mut Vec<Event>) {
         let Some(sw) = self.sw.as_mut() else { return };

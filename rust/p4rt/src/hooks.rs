@@ -131,6 +131,10 @@ impl Hooks for P4rtHooks {
         }
     }
 
+    fn wants_tick(&mut self) -> bool {
+        self.dev.has_idle_timeouts()
+    }
+
     fn wake_fd(&self) -> Option<i32> {
         Some(self.inbox.fd())
     }

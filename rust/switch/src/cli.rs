@@ -53,8 +53,8 @@ pub struct PortArgs {
     /// never sleep: spin on the rings (lowest latency, one core at 100 %)
     #[arg(long)]
     pub busy_poll: bool,
-    /// keep polling this long after the last packet before sleeping
-    #[arg(long, value_name = "US", default_value_t = 20)]
+    /// keep polling this long after the last packet before sleeping (0: sleep at once; for benchmarks)
+    #[arg(long, value_name = "US", default_value_t = 0)]
     pub spin_us: u64,
     /// recirculation/resubmission passes per packet before it is dropped
     #[arg(long, value_name = "N")]

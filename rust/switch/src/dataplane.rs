@@ -15,28 +15,16 @@ use crate::ports::afxdp::AfXdpPort;
 use crate::ports::PortIo;
 use crate::switch::{Switch, MAX_PORTS};
 use crate::xdpfast::FastPath;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::Ordering;
 use std::sync::mpsc;
 
 /// packets taken from each port per round (a larger batch means fewer transmit kicks,
 /// each of which also runs the receiving veth's softirq)
 const RX_BATCH: usize = 256;
-/// how often the front end's `tick` runs (idle-timeout scans) and vanished ports are checked
+/// how often the front end's periodic work runs (idle-timeout scans) while it has any
 const TICK: std::time::Duration = std::time::Duration::from_millis(50);
 
-pub static STOP: AtomicBool = AtomicBool::new(false);
-
-extern "C" fn on_signal(_: i32) {
-    STOP.store(true, Ordering::SeqCst);
-}
-
-pub fn install_signal_handlers() {
-    unsafe {
-        libc::signal(libc::SIGINT, on_signal as *const () as libc::sighandler_t);
-        libc::signal(libc::SIGTERM, on_signal as *const () as libc::sighandler_t);
-        libc::signal(libc::SIGPIPE, libc::SIG_IGN);
-    }
-}
+pub use crate::wait::{install_signal_handlers, request_stop, STOP};
 
 pub struct Port {
     pub num: u32,
@@ -116,9 +104,14 @@ pub trait Hooks {
     fn control(&mut self, fast: &FastPathState) -> Changed;
     /// A packet the pipeline sent to the CPU port (bytes as they would leave a port).
     fn cpu_packet(&mut self, egress_port: u32, bytes: &[u8]);
-    /// After every batch that moved packets, and every `TICK` when idle: turn digests,
-    /// idle timeouts and the like into events.
+    /// After every batch that moved packets, and every `TICK` while `wants_tick`: turn
+    /// digests, idle timeouts and the like into events.
     fn after_batch(&mut self) {}
+    /// Whether `after_batch` must also run every `TICK` while no packets arrive (e.g.
+    /// entries with idle timeouts exist). False lets an idle switch sleep until an event.
+    fn wants_tick(&mut self) -> bool {
+        false
+    }
     /// A file descriptor that becomes readable when control work arrives (it is drained
     /// by the loop), so requests do not wait for the poll timeout.
     fn wake_fd(&self) -> Option<i32> {
@@ -136,7 +129,8 @@ pub struct Opts {
     pub cpu_port: Option<u32>,
     /// never sleep: spin on the rings (lowest latency, one core at 100 %)
     pub busy_poll: bool,
-    /// keep spinning this long after the last packet before sleeping in poll()
+    /// keep spinning this long after the last packet before sleeping in poll() (0: sleep
+    /// at once; spinning costs CPU per packet at low rates, buys a few µs of latency)
     pub spin_ns: u64,
     /// run programs in the fast path's subset in the ports' XDP hooks (AF_XDP ports)
     pub xdp_fastpath: bool,
@@ -433,28 +427,10 @@ fn run_loop<H: Hooks>(
     for (i, p) in ports.iter().enumerate() {
         by_num[p.num as usize] = Some(i);
     }
-    let mut pollfds: Vec<libc::pollfd> = ports
-        .iter()
-        .map(|p| libc::pollfd {
-            fd: p.io.fd(),
-            events: libc::POLLIN,
-            revents: 0,
-        })
-        .collect();
-    let wake = hooks.wake_fd();
-    if let Some(fd) = wake {
-        pollfds.push(libc::pollfd {
-            fd,
-            events: libc::POLLIN,
-            revents: 0,
-        });
-    }
-    let sleep = |pollfds: &mut Vec<libc::pollfd>, ms: i32| unsafe {
-        libc::poll(pollfds.as_mut_ptr(), pollfds.len() as u64, ms);
-        if let Some(fd) = wake {
-            let mut v = 0u64;
-            libc::read(fd, &mut v as *mut u64 as *mut libc::c_void, 8);
-        }
+    let port_fds: Vec<i32> = ports.iter().map(|p| p.io.fd()).collect();
+    let mut waiter = match crate::wait::Waiter::new(&port_fds, hooks.wake_fd()) {
+        Ok(w) => w,
+        Err(e) => return e,
     };
     let mut sent: Vec<Box<Job>> = Vec::with_capacity(1024);
     let mut cpu_jobs: Vec<Box<Job>> = Vec::new();
@@ -462,22 +438,22 @@ fn run_loop<H: Hooks>(
     let mut pkt = Vec::with_capacity(2048);
     let mut last_work = 0u64;
     let mut last_tick = std::time::Instant::now();
-    let mut last_port_check = std::time::Instant::now();
+    let mut check_ports = false;
     let mut reason = String::from("signal");
     while !STOP.load(Ordering::Relaxed) {
         if last_tick.elapsed() >= TICK {
             last_tick = std::time::Instant::now();
             hooks.after_batch();
-            // once a second: stop if an interface vanished (e.g. Mininet deleted the links)
-            if last_port_check.elapsed() >= std::time::Duration::from_secs(1) {
-                last_port_check = last_tick;
-                if let Some(p) = ports
-                    .iter()
-                    .find(|p| crate::ports::afpacket::ifindex(p.io.name()).is_err())
-                {
-                    reason = format!("interface {} vanished", p.io.name());
-                    break;
-                }
+        }
+        if check_ports {
+            check_ports = false;
+            // stop if an interface vanished (e.g. Mininet deleted the links)
+            if let Some(p) = ports
+                .iter()
+                .find(|p| crate::ports::afpacket::ifindex(p.io.name()).is_err())
+            {
+                reason = format!("interface {} vanished", p.io.name());
+                break;
             }
         }
         match hooks.control(&fast) {
@@ -499,7 +475,8 @@ fn run_loop<H: Hooks>(
             for p in ports.iter_mut() {
                 p.io.rx_burst(RX_BATCH, |_, _| {});
             }
-            sleep(&mut pollfds, 50);
+            let tick = hooks.wants_tick().then_some(TICK.as_nanos() as u64);
+            check_ports |= waiter.sleep(0, None, tick).check_ports;
             continue;
         };
         let now = sw.eng.now_ns();
@@ -574,39 +551,22 @@ fn run_loop<H: Hooks>(
         }
         let Some(sw) = hooks.switch() else { continue };
         if got == 0 && !had_tx {
-            // keep polling the rings for a short while after the last packet: at moderate
-            // rates the next one usually comes before a sleep/wake-up would have finished
+            // spinning only when asked (`--busy-poll`, `--spin-us`, for benchmarks): it
+            // saves a wake-up's few µs of latency but costs CPU per packet at low rates
             if opts.busy_poll || now.saturating_sub(last_work) < opts.spin_ns {
                 std::hint::spin_loop();
                 continue;
             }
-            // sleep until a port has data, the next queue/impairment deadline, or 1 ms
-            // (20 ms when nothing is queued and a wake fd brings control requests)
-            let now = sw.eng.now_ns();
-            let mut timeout_ms = if wake.is_some() && !sw.pending() {
-                20
-            } else {
-                1
-            };
-            if let Some(t) = sw.next_deadline() {
-                if t <= now {
-                    timeout_ms = 0;
-                }
+            // sleep until a port has data, control work, or the next queue/impairment
+            // deadline (one timer expiry per departure on a shaped or delayed port)
+            let (now, deadline) = (sw.eng.now_ns(), sw.next_deadline());
+            if deadline.is_some_and(|t| t <= now) {
+                continue;
             }
-            if sw.pending() && timeout_ms > 0 {
-                // deadlines need sub-millisecond precision: short sleep instead of poll timeout
-                if let Some(t) = sw.next_deadline() {
-                    let wait = t.saturating_sub(now).min(1_000_000);
-                    if wait < 1_000_000 {
-                        unsafe {
-                            libc::poll(pollfds.as_mut_ptr(), pollfds.len() as u64, 0);
-                        }
-                        std::thread::sleep(std::time::Duration::from_nanos(wait.min(50_000)));
-                        continue;
-                    }
-                }
-            }
-            sleep(&mut pollfds, timeout_ms);
+            let tick = hooks
+                .wants_tick()
+                .then(|| TICK.saturating_sub(last_tick.elapsed()).as_nanos() as u64);
+            check_ports |= waiter.sleep(now, deadline, tick).check_ports;
         } else {
             last_work = now;
         }

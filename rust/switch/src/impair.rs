@@ -1,7 +1,8 @@
 //! Per-port link impairment: fixed delay, jitter (uniform ±jitter, packets stay in FIFO
-//! order), random loss, and a rate limit (serialisation at `rate_bps` with a bounded
-//! backlog). A port can be impaired on egress (packets it transmits), on ingress (packets
-//! it receives, before the pipeline sees them) or both, so a link to a host whose kernel
+//! order), random loss, and a rate limit (packets spaced by their serialisation time at
+//! `rate_bps`, a token bucket of one packet like tc htb, with a bounded backlog). A port
+//! can be impaired on egress (packets it transmits), on ingress (packets it receives,
+//! before the pipeline sees them) or both, so a link to a host whose kernel
 //! lacks sch_netem is impaired in both directions by the switch alone.
 
 use std::collections::VecDeque;
@@ -279,7 +280,10 @@ impl<T> Impair<T> {
         }
         let mut t = now;
         let mut busy = false;
-        // rate 0: unshaped
+        // rate 0: unshaped. A packet leaves when the link is free and holds it for its
+        // serialisation time, so the next one waits: a token bucket of one packet, as tc
+        // htb shapes the other architectures' links (Mininet's `bw`). A packet on an idle
+        // link is not held (no timer, no wake-up); a backlog leaves spaced at the rate.
         if let Some(ser) = (len as u64 * 8)
             .saturating_mul(1_000_000_000)
             .checked_div(self.cfg.rate_bps)
@@ -287,7 +291,7 @@ impl<T> Impair<T> {
             busy = self.link_free_at > now && !self.line.is_empty();
             let start = t.max(self.link_free_at);
             self.link_free_at = start + ser;
-            t = self.link_free_at;
+            t = start;
         }
         t += self.cfg.delay_ns;
         if self.cfg.jitter_ns > 0 {
@@ -348,12 +352,16 @@ mod tests {
         let cfg = ImpairCfg::parse("delay=1ms,rate=8mbit").unwrap();
         assert_eq!(cfg.delay_ns, 1_000_000);
         let mut im = Impair::new(cfg, 1);
-        im.offer(0, 1000, 1).unwrap(); // 1000 B at 8 Mbit/s = 1 ms
-        im.offer(0, 1000, 2).unwrap();
+        im.offer(0, 1000, 1).unwrap(); // 1000 B at 8 Mbit/s = 1 ms on the link
+        im.offer(0, 1000, 2).unwrap(); // waits for the first to be serialised
+        assert_eq!(im.poll(999_999), None);
+        assert_eq!(im.poll(1_000_000), Some(1)); // an idle link: only the delay
+        assert_eq!(im.next_release(), Some(2_000_000));
         assert_eq!(im.poll(1_999_999), None);
-        assert_eq!(im.poll(2_000_000), Some(1));
-        assert_eq!(im.poll(2_500_000), None);
-        assert_eq!(im.poll(3_000_000), Some(2));
+        assert_eq!(im.poll(2_000_000), Some(2));
+        // the link is free again at 3 ms: a packet offered then leaves after the delay only
+        im.offer(5_000_000, 1000, 3).unwrap();
+        assert_eq!(im.next_release(), Some(6_000_000));
     }
     #[test]
     fn stats_count_lateness_and_busy_spacing() {

@@ -39,6 +39,7 @@ pub mod pre;
 pub mod stf;
 pub mod switch;
 pub mod tables;
+pub mod wait;
 pub mod xdpfast;
 
 /// Loads a program: BMv2 JSON, or P4 source compiled through the p4c crate.
