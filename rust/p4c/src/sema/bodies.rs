@@ -3,6 +3,8 @@
 //! parser and control, in its scope (parameters, constructor parameters, locals), its
 //! actions, parser states (statements and `select` keys) and apply block.
 //!
+//! Calls of top-level functions have as many arguments as parameters.
+//!
 //! An expression's type is worked out only as far as it is certain; anything else is
 //! `Type::Unknown` and draws no error, so this pass never refuses a program lowering
 //! would accept. Each statement reports its first error (as lowering does), and the
@@ -22,11 +24,13 @@ pub fn check(prog: &Program, env: &TypeEnv, sink: &mut Sink) {
         }
     }
     globals.insert("error");
-    let functions: HashMap<&str, &TypeRef> = prog
+    let functions: HashMap<&str, (&TypeRef, usize)> = prog
         .decls
         .iter()
         .filter_map(|d| match d {
-            Decl::Function { name, ret, .. } => Some((name.as_str(), ret)),
+            Decl::Function {
+                name, ret, params, ..
+            } => Some((name.as_str(), (ret, params.len()))),
             _ => None,
         })
         .collect();
@@ -80,8 +84,8 @@ struct Walker<'p, 's> {
     /// Names declared at the top level (types, externs, functions, instances, ...) and
     /// the members of `error` and `match_kind`.
     globals: &'p HashSet<&'p str>,
-    /// Return types of the top-level functions.
-    functions: &'p HashMap<&'p str, &'p TypeRef>,
+    /// Return types and parameter counts of the top-level functions.
+    functions: &'p HashMap<&'p str, (&'p TypeRef, usize)>,
     scopes: Vec<HashMap<String, Type>>,
     sink: &'s mut Sink,
 }
@@ -228,17 +232,18 @@ impl Walker<'_, '_> {
                     }
                 }
             }
+            // the name is declared even when its initializer has an error
             StmtKind::Var(_, ty, name, init) => {
-                if let Some(init) = init {
-                    self.ty(init)?;
-                }
+                let r = init.as_ref().map(|x| self.ty(x)).transpose();
                 let t = self.resolve(ty);
                 self.bind(name, t);
+                r?;
             }
             StmtKind::Const(ty, name, init) => {
-                self.ty(init)?;
+                let r = self.ty(init);
                 let t = self.resolve(ty);
                 self.bind(name, t);
+                r?;
             }
             StmtKind::Return(Some(e)) => {
                 self.ty(e)?;
@@ -314,7 +319,20 @@ impl Walker<'_, '_> {
                     // the callee's own name is lowering's to resolve (action, function,
                     // extern function, or a call it refuses with its own message)
                     ExprKind::Name(n) => match self.functions.get(n.as_str()) {
-                        Some(r) if self.lookup_local(n).is_none() => self.resolve(r),
+                        Some((r, count)) if self.lookup_local(n).is_none() => {
+                            if *count != args.len() {
+                                return Err(Error::new(
+                                    e.span,
+                                    format!(
+                                        "function '{}' expects {} argument(s), got {}",
+                                        n,
+                                        count,
+                                        args.len()
+                                    ),
+                                ));
+                            }
+                            self.resolve(r)
+                        }
                         _ => Type::Unknown,
                     },
                     ExprKind::Member(b, m) => {
