@@ -3,7 +3,7 @@
 //! parser and control, in its scope (parameters, constructor parameters, locals), its
 //! actions, parser states (statements and `select` keys) and apply block.
 //!
-//! Calls of top-level functions have as many arguments as parameters.
+//! Calls of functions and actions have as many arguments as parameters.
 //!
 //! An expression's type is worked out only as far as it is certain; anything else is
 //! `Type::Unknown` and draws no error, so this pass never refuses a program lowering
@@ -34,10 +34,64 @@ pub fn check(prog: &Program, env: &TypeEnv, sink: &mut Sink) {
             _ => None,
         })
         .collect();
+    let global_actions: HashMap<&str, usize> = prog
+        .decls
+        .iter()
+        .filter_map(|d| match d {
+            Decl::Action(a) => Some((a.name.as_str(), a.params.len())),
+            _ => None,
+        })
+        .collect();
+    // names declared more than once among functions, actions and extern functions are
+    // overloads (by argument count): lowering picks one by its arguments
+    let mut callables: HashMap<&str, usize> = HashMap::new();
+    for d in &prog.decls {
+        if let Decl::Function { name, .. } | Decl::Action(Action { name, .. }) = d {
+            *callables.entry(name.as_str()).or_default() += 1;
+        }
+        if let Decl::ExternFn(m) = d {
+            *callables.entry(m.name.as_str()).or_default() += 1;
+        }
+    }
+    let mut overloaded: HashSet<&str> = callables
+        .iter()
+        .filter(|(_, n)| **n > 1)
+        .map(|(name, _)| *name)
+        .collect();
+    // a control's action named like a top-level function, action or extern function
+    // (`action hash() { hash(...); }`): also resolved by lowering
+    for d in &prog.decls {
+        if let Decl::Control { locals, .. } = d {
+            for l in locals {
+                if let Local::Action(a) = l {
+                    if callables.contains_key(a.name.as_str()) {
+                        overloaded.insert(a.name.as_str());
+                    }
+                }
+            }
+        }
+    }
+    let control_actions: HashSet<&str> = prog
+        .decls
+        .iter()
+        .filter_map(|d| match d {
+            Decl::Control { locals, .. } => Some(locals),
+            _ => None,
+        })
+        .flatten()
+        .filter_map(|l| match l {
+            Local::Action(a) => Some(a.name.as_str()),
+            _ => None,
+        })
+        .collect();
     let mut w = Walker {
         env,
         globals: &globals,
         functions: &functions,
+        global_actions: &global_actions,
+        control_actions: &control_actions,
+        overloaded: &overloaded,
+        local_actions: HashMap::new(),
         scopes: vec![],
         sink,
     };
@@ -53,6 +107,13 @@ pub fn check(prog: &Program, env: &TypeEnv, sink: &mut Sink) {
                 ..
             } => {
                 let scope = w.control_scope(params, ctor_params, locals);
+                w.local_actions = locals
+                    .iter()
+                    .filter_map(|l| match l {
+                        Local::Action(a) => Some((a.name.clone(), a.params.len())),
+                        _ => None,
+                    })
+                    .collect();
                 for l in locals {
                     match l {
                         Local::Action(a) => w.body(&scope, &a.params, &a.body),
@@ -61,6 +122,7 @@ pub fn check(prog: &Program, env: &TypeEnv, sink: &mut Sink) {
                     }
                 }
                 w.body(&scope, &[], apply);
+                w.local_actions.clear();
             }
             Decl::Parser {
                 params,
@@ -86,6 +148,18 @@ struct Walker<'p, 's> {
     globals: &'p HashSet<&'p str>,
     /// Return types and parameter counts of the top-level functions.
     functions: &'p HashMap<&'p str, (&'p TypeRef, usize)>,
+    /// Parameter counts of the top-level actions.
+    global_actions: &'p HashMap<&'p str, usize>,
+    /// Overloaded names (see `check`): their calls are left to lowering, which resolves
+    /// them.
+    overloaded: &'p HashSet<&'p str>,
+    /// Names of the actions declared inside any control.
+    control_actions: &'p HashSet<&'p str>,
+    /// Parameter counts of the actions of the control being checked (empty outside
+    /// controls: a top-level body's calls of actions are checked only against global ones
+    /// when no control declares an action of that name, as lowering looks in the calling
+    /// control first).
+    local_actions: HashMap<String, usize>,
     scopes: Vec<HashMap<String, Type>>,
     sink: &'s mut Sink,
 }
@@ -318,8 +392,26 @@ impl Walker<'_, '_> {
                 let rt = match &f.kind {
                     // the callee's own name is lowering's to resolve (action, function,
                     // extern function, or a call it refuses with its own message)
+                    ExprKind::Name(n) if self.action_count(n).is_some() => {
+                        let count = self.action_count(n).unwrap_or_default();
+                        if count != args.len() {
+                            return Err(Error::new(
+                                e.span,
+                                format!(
+                                    "action '{}' expects {} argument(s), got {}",
+                                    n,
+                                    count,
+                                    args.len()
+                                ),
+                            ));
+                        }
+                        Type::Void
+                    }
                     ExprKind::Name(n) => match self.functions.get(n.as_str()) {
-                        Some((r, count)) if self.lookup_local(n).is_none() => {
+                        Some((r, count))
+                            if self.lookup_local(n).is_none()
+                                && !self.overloaded.contains(n.as_str()) =>
+                        {
                             if *count != args.len() {
                                 return Err(Error::new(
                                     e.span,
@@ -389,6 +481,20 @@ impl Walker<'_, '_> {
             }
             ExprKind::Default | ExprKind::TypeExpr(_) => Type::Unknown,
         })
+    }
+
+    /// The parameter count of the action a call of `n` runs, where certain.
+    fn action_count(&self, n: &str) -> Option<usize> {
+        if self.overloaded.contains(n) {
+            return None;
+        }
+        if let Some(c) = self.local_actions.get(n) {
+            return Some(*c);
+        }
+        if self.lookup_local(n).is_some() || self.control_actions.contains(n) {
+            return None;
+        }
+        self.global_actions.get(n).copied()
     }
 
     fn lookup_local(&self, n: &str) -> Option<Type> {
