@@ -134,12 +134,12 @@ pub fn emit(ir: &Ir, program: &str) -> String {
                         .keys
                         .iter()
                         .map(|k| {
-                            json!({"match_type": k.match_type, "name": k.name, "target": [k.target.0, k.target.1],
+                            json!({"match_type": k.kind.bmv2().name(), "name": k.name, "target": [k.target.0, k.target.1],
                                 "mask": k.mask.map(|m| J::String(hexw(m, k.width))).unwrap_or(J::Null)})
                         })
                         .collect();
                     let mut o = json!({
-                        "name": t.name, "id": id, "key": key, "match_type": t.match_type, "type": t.kind,
+                        "name": t.name, "id": id, "key": key, "match_type": t.match_type.name(), "type": t.kind,
                         "max_size": t.size, "with_counters": t.with_counters, "support_timeout": t.support_timeout,
                         "direct_meters": t.direct_meter,
                         "action_ids": t.actions,

@@ -6,7 +6,7 @@
 //! 0x15, registers 0x16, digests 0x17), honouring `@id`.
 
 use crate::ast::{anno_int, anno_str, Annos};
-use crate::ir::Ir;
+use crate::ir::{Ir, MatchKind};
 use std::collections::HashSet;
 
 #[derive(Clone, Debug)]
@@ -354,13 +354,13 @@ pub fn build(ir: &Ir) -> Msg {
     for (t, id) in &tables {
         let mut m = Msg::new().m(1, "preamble", preamble(*id, &t.name, &t.annos));
         for (ki, k) in t.keys.iter().enumerate() {
-            let (e, v) = match k.p4_kind.as_str() {
-                "exact" => ("EXACT", 2),
-                "lpm" => ("LPM", 3),
-                "ternary" => ("TERNARY", 4),
-                "range" => ("RANGE", 5),
-                "optional" => ("OPTIONAL", 6),
-                _ => ("UNSPECIFIED", 0),
+            let (e, v) = match k.kind {
+                MatchKind::Exact => ("EXACT", 2),
+                MatchKind::Lpm => ("LPM", 3),
+                MatchKind::Ternary => ("TERNARY", 4),
+                MatchKind::Range => ("RANGE", 5),
+                MatchKind::Optional => ("OPTIONAL", 6),
+                MatchKind::Selector => ("UNSPECIFIED", 0),
             };
             let kid = anno_int(&k.annos, "id")
                 .map(|x| x as u64)

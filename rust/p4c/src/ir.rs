@@ -3,7 +3,7 @@
 //! P4Info). Nothing here knows the JSON format.
 
 use crate::ast::Annos;
-use crate::check::mask;
+use crate::sema::types::mask;
 use std::collections::BTreeMap;
 
 // ---------------------------------------------------------------- program
@@ -38,11 +38,100 @@ pub struct IrAction {
     pub annos: Annos,
 }
 
+/// The match kinds of table keys that v1model declares and BMv2 runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MatchKind {
+    Exact,
+    Lpm,
+    Ternary,
+    Range,
+    Optional,
+    Selector,
+}
+
+impl MatchKind {
+    pub fn from_name(n: &str) -> Option<MatchKind> {
+        Some(match n {
+            "exact" => MatchKind::Exact,
+            "lpm" => MatchKind::Lpm,
+            "ternary" => MatchKind::Ternary,
+            "range" => MatchKind::Range,
+            "optional" => MatchKind::Optional,
+            "selector" => MatchKind::Selector,
+            _ => return None,
+        })
+    }
+    /// The P4 name.
+    pub fn name(self) -> &'static str {
+        match self {
+            MatchKind::Exact => "exact",
+            MatchKind::Lpm => "lpm",
+            MatchKind::Ternary => "ternary",
+            MatchKind::Range => "range",
+            MatchKind::Optional => "optional",
+            MatchKind::Selector => "selector",
+        }
+    }
+    /// BMv2's match type for a key of this kind: BMv2 has no `optional`, which p4c
+    /// emits as `ternary`.
+    pub fn bmv2(self) -> MatchKind {
+        match self {
+            MatchKind::Optional => MatchKind::Ternary,
+            k => k,
+        }
+    }
+}
+
+/// What an instance names: a v1model extern lowering knows, or (`Block`) another type,
+/// in practice a parser or control instantiated as a sub-block.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ExternKind {
+    Counter,
+    DirectCounter,
+    Meter,
+    DirectMeter,
+    Register,
+    ActionProfile,
+    ActionSelector,
+    Checksum16,
+    Block(String),
+}
+
+impl ExternKind {
+    /// The kind of an instance of type `name`.
+    pub fn of_type(name: &str) -> ExternKind {
+        match name {
+            "counter" => ExternKind::Counter,
+            "direct_counter" => ExternKind::DirectCounter,
+            "meter" => ExternKind::Meter,
+            "direct_meter" => ExternKind::DirectMeter,
+            "register" => ExternKind::Register,
+            "action_profile" => ExternKind::ActionProfile,
+            "action_selector" => ExternKind::ActionSelector,
+            "Checksum16" => ExternKind::Checksum16,
+            other => ExternKind::Block(other.to_string()),
+        }
+    }
+    /// The type's name.
+    pub fn name(&self) -> &str {
+        match self {
+            ExternKind::Counter => "counter",
+            ExternKind::DirectCounter => "direct_counter",
+            ExternKind::Meter => "meter",
+            ExternKind::DirectMeter => "direct_meter",
+            ExternKind::Register => "register",
+            ExternKind::ActionProfile => "action_profile",
+            ExternKind::ActionSelector => "action_selector",
+            ExternKind::Checksum16 => "Checksum16",
+            ExternKind::Block(n) => n,
+        }
+    }
+}
+
 #[derive(Clone, Debug)]
 pub struct IrKey {
-    pub match_type: String,
-    /// P4 match kind (exact, lpm, ternary, range, optional).
-    pub p4_kind: String,
+    /// The key's P4 match kind (P4Info names it; BMv2 gets `kind.bmv2()`).
+    pub kind: MatchKind,
     /// (header instance, field); `$valid$` for `isValid()` keys.
     pub target: (String, String),
     pub name: String,
@@ -55,7 +144,8 @@ pub struct IrKey {
 pub struct IrTable {
     pub name: String,
     pub keys: Vec<IrKey>,
-    pub match_type: String,
+    /// BMv2's match type of the whole table (the most general of its keys').
+    pub match_type: MatchKind,
     pub kind: String,
     pub profile: Option<String>,
     pub size: u64,
@@ -84,7 +174,7 @@ impl IrTable {
         IrTable {
             name,
             keys: vec![],
-            match_type: "exact".into(),
+            match_type: MatchKind::Exact,
             kind: "simple".into(),
             profile: None,
             size: 1024,

@@ -2,16 +2,14 @@
 //!
 //! Pipeline, one module per job:
 //! `preprocess` (C-like preprocessor, built-in core.p4/v1model.p4) → `lexer` → `parser`
-//! (recursive descent, builds `ast`) → `check` (types, widths, constant folding) →
-//! `directions` (no writes to read-only `in` parameters) →
+//! (recursive descent, builds `ast`) → `sema` (names, types, widths, constants,
+//! directions, the v1model structure: every error a valid program cannot have) →
 //! `lower` (flattens the program into the BMv2 IR: header instances, parse states,
 //! actions, tables, conditionals) → `emit_bmv2` (JSON) and `emit_p4info` (P4Runtime P4Info).
 //! Errors are collected in `diag`.
 
 pub mod ast;
-pub mod check;
 pub mod diag;
-pub mod directions;
 pub mod effects;
 pub mod emit_bmv2;
 pub mod emit_p4info;
@@ -20,6 +18,7 @@ pub mod lexer;
 pub mod lower;
 pub mod parser;
 pub mod preprocess;
+pub mod sema;
 
 pub use diag::{Diagnostic, Diagnostics};
 use std::path::{Path, PathBuf};
@@ -102,13 +101,11 @@ pub fn compile_source_unguarded(
     if !sink.errors.is_empty() {
         return Err(sink.resolve(&map));
     }
-    for e in directions::check(&program) {
-        sink.push(e);
-    }
+    let checked = sema::check(&program, &mut sink);
     if !sink.errors.is_empty() {
         return Err(sink.resolve(&map));
     }
-    let ir = lower::lower(&program, &map.text, &mut sink);
+    let ir = lower::lower(checked, &map.text, &mut sink);
     if !sink.errors.is_empty() {
         return Err(sink.resolve(&map));
     }

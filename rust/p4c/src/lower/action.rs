@@ -558,7 +558,7 @@ impl<'a> Lower<'a> {
         args: &[Arg],
         span: Span,
     ) -> PResult<()> {
-        arity(span, "action", &a.name, a.params.len(), args.len())?;
+        // sema checked the argument count of every call
         if self.inline_depth > 50 {
             return Err(Error::new(
                 span,
@@ -617,7 +617,7 @@ impl<'a> Lower<'a> {
 
     pub(super) fn extern_method(
         &mut self,
-        kind: &str,
+        kind: &ExternKind,
         name: &str,
         m: &str,
         args: &[Arg],
@@ -626,7 +626,7 @@ impl<'a> Lower<'a> {
     ) -> PResult<()> {
         let idx_t = Type::Bit(32);
         match (kind, m) {
-            ("counter", "count") => {
+            (ExternKind::Counter, "count") => {
                 self.arg_count(cspan, m, args, 1)?;
                 let i = self.data_arg(&args[0].value, &idx_t)?;
                 self.push(
@@ -635,10 +635,10 @@ impl<'a> Lower<'a> {
                     span,
                 );
             }
-            ("direct_counter", "count") => {
+            (ExternKind::DirectCounter, "count") => {
                 self.arg_count(cspan, m, args, 0)?;
             }
-            ("meter", "execute_meter") => {
+            (ExternKind::Meter, "execute_meter") => {
                 self.arg_count(cspan, m, args, 2)?;
                 let i = self.data_arg(&args[0].value, &idx_t)?;
                 let (d, _) = self.field_dst(&args[1].value)?;
@@ -648,7 +648,7 @@ impl<'a> Lower<'a> {
                     span,
                 );
             }
-            ("direct_meter", "read") => {
+            (ExternKind::DirectMeter, "read") => {
                 self.arg_count(cspan, m, args, 1)?;
                 let (d, _) = self.field_dst(&args[0].value)?;
                 if let (Some(arr), X::Field(h, f)) =
@@ -657,7 +657,7 @@ impl<'a> Lower<'a> {
                     arr.result_target = Some((h, f));
                 }
             }
-            ("register", "read") => {
+            (ExternKind::Register, "read") => {
                 self.arg_count(cspan, m, args, 2)?;
                 let (d, dt) = self.field_dst(&args[0].value)?;
                 let bw = self
@@ -685,7 +685,7 @@ impl<'a> Lower<'a> {
                     span,
                 );
             }
-            ("register", "write") => {
+            (ExternKind::Register, "write") => {
                 self.arg_count(cspan, m, args, 2)?;
                 let bw = self
                     .ir
@@ -717,7 +717,7 @@ impl<'a> Lower<'a> {
             _ => {
                 return Err(Error::new(
                     cspan,
-                    format!("{} has no method '{}' usable here", kind, m),
+                    format!("{} has no method '{}' usable here", kind.name(), m),
                 ))
             }
         }
@@ -951,8 +951,7 @@ impl<'a> Lower<'a> {
             "verify" => return Err(Error::new(cspan, "verify is only allowed in parsers")),
             _ => {
                 if let Some(Decl::Function { params, body, .. }) = self.functions.get(n).cloned() {
-                    // inline a void function as statements
-                    arity(cspan, "function", n, params.len(), args.len())?;
+                    // inline a void function as statements (sema checked the argument count)
                     let rt = match self.functions.get(n) {
                         Some(Decl::Function { ret, .. }) => self.env.resolve(&ret.clone())?,
                         _ => Type::Void,

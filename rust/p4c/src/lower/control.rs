@@ -12,7 +12,7 @@ impl<'a> Lower<'a> {
             ..
         } = d
         else {
-            return; // reported by check::v1switch
+            return; // reported by sema::structure::v1switch
         };
         self.scopes.push(HashMap::new());
         self.bind_block_params(params);
@@ -133,7 +133,7 @@ impl<'a> Lower<'a> {
         };
         let (kind, ctor) = match self.lookup(n) {
             Some(Bind::Extern { kind, name }) => (
-                kind,
+                kind.name().to_string(),
                 self.ctor_binds.get(&name).cloned().unwrap_or_default(),
             ),
             // direct invocation of a control type: `C.apply(...)`
@@ -222,7 +222,7 @@ impl<'a> Lower<'a> {
             return None;
         }
         let kind = match self.lookup(n) {
-            Some(Bind::Extern { kind, .. }) => kind,
+            Some(Bind::Extern { kind, .. }) => kind.name().to_string(),
             None => n.clone(),
             _ => return None,
         };
@@ -727,7 +727,7 @@ impl<'a> Lower<'a> {
                             return Ok(t);
                         }
                         if let Some(Bind::Extern { kind, .. }) = self.lookup(n) {
-                            if let Some(Decl::Control { .. }) = self.find_decl(&kind) {
+                            if let Some(Decl::Control { .. }) = self.find_decl(kind.name()) {
                                 return Err(Error::new(
                                     e.span,
                                     "calling other controls is not supported by this compiler yet",

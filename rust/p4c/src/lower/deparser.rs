@@ -11,7 +11,7 @@ impl<'a> Lower<'a> {
             ..
         } = d
         else {
-            return; // reported by check::v1switch
+            return; // reported by sema::structure::v1switch
         };
         self.scopes.push(HashMap::new());
         self.bind_block_params(params);
@@ -107,7 +107,7 @@ impl<'a> Lower<'a> {
 
     pub(super) fn lower_checksum_ctl(&mut self, d: &'a Decl, verify: bool) {
         let Decl::Control { params, apply, .. } = d else {
-            return; // reported by check::v1switch
+            return; // reported by sema::structure::v1switch
         };
         self.scopes.push(HashMap::new());
         self.bind_block_params(params);

@@ -976,7 +976,6 @@ impl<'a> Lower<'a> {
         if !matches!(rt, Type::Header(_) | Type::Struct(_) | Type::Union(_)) {
             return Err(not_location());
         }
-        arity(e.span, "function", n, params.len(), args.len())?;
         Ok(self
             .inline_function_body(e, n, &rt, &params, &body, args)?
             .expect("a function with a return type has a return place"))
@@ -1035,7 +1034,6 @@ impl<'a> Lower<'a> {
     ) -> PResult<(X, Type)> {
         // Only functions of the form `{ return expr; }` (after local consts) are inlined as values.
         let rt = self.env.resolve(ret)?;
-        arity(e.span, "function", n, params.len(), args.len())?;
         if self.inline_depth > 60 {
             return Err(Error::new(
                 e.span,

@@ -528,7 +528,7 @@ impl<'a> Lower<'a> {
         self.bind(
             &inst.name,
             Bind::Extern {
-                kind: tname,
+                kind: ExternKind::of_type(&tname),
                 name: fq,
             },
         );

@@ -5,9 +5,10 @@
 //! Expression typing and width rules come from `check`.
 
 use crate::ast::*;
-use crate::check::{mask, shl, shr, sign_extend, unify, Type, TypeEnv};
 use crate::diag::{Error, PResult, Sink, Span};
 pub use crate::ir::*;
+use crate::sema::types::{mask, shl, shr, sign_extend, unify, Type, TypeEnv};
+use crate::sema::Checked;
 use std::collections::{BTreeMap, HashMap, HashSet};
 
 /// The one arity error of calls, instantiations and table entries: "WHAT 'NAME' expects N
@@ -32,7 +33,6 @@ mod control;
 mod deparser;
 mod equality;
 mod expr;
-mod fn_check;
 mod instances;
 mod params;
 mod parser;
@@ -117,7 +117,7 @@ enum Bind {
     Place(Place),
     Val(X, Type),
     Const(u128, Type),
-    Extern { kind: String, name: String },
+    Extern { kind: ExternKind, name: String },
     Table(String),
     ValueSet(String),
     PacketIn,
@@ -198,12 +198,10 @@ pub struct Lower<'a> {
     scalar_names: HashSet<String>,
 }
 
-pub fn lower(prog: &Program, text: &str, sink: &mut Sink) -> Option<Ir> {
-    let mut errs = vec![];
-    let env = TypeEnv::build(prog, &mut errs);
-    for e in errs {
-        sink.push(e);
-    }
+/// Lowers a program `sema` accepted; `None` when it has no `main`.
+pub fn lower<'a>(checked: Checked<'a>, text: &'a str, sink: &'a mut Sink) -> Option<Ir> {
+    let Checked { prog, env, blocks } = checked;
+    let blocks = blocks?;
     let mut l = Lower {
         prog,
         text,
@@ -242,7 +240,7 @@ pub fn lower(prog: &Program, text: &str, sink: &mut Sink) -> Option<Ir> {
         header_names: HashSet::new(),
         scalar_names: HashSet::new(),
     };
-    l.run()
+    l.run(&blocks)
 }
 
 impl<'a> Lower<'a> {
@@ -270,10 +268,10 @@ impl<'a> Lower<'a> {
     }
 
     fn find_decl(&self, name: &str) -> Option<&'a Decl> {
-        crate::check::block_decl(self.prog, name)
+        crate::sema::structure::block_decl(self.prog, name)
     }
 
-    fn run(&mut self) -> Option<Ir> {
+    fn run(&mut self, blocks: &[&'a Decl]) -> Option<Ir> {
         // globals
         for d in &self.prog.decls {
             match d {
@@ -282,28 +280,6 @@ impl<'a> Lower<'a> {
                 }
                 Decl::Function { name, .. } => {
                     self.functions.insert(name.clone(), d.clone());
-                }
-                Decl::Const {
-                    ty,
-                    name,
-                    value,
-                    span,
-                    ..
-                } if !self.env.consts.contains_key(name) => {
-                    // non-integer constant (e.g. enum member): evaluate as an expression
-                    let t = self.env.resolve(ty).unwrap_or(Type::Unknown);
-                    match self.env.const_eval(value, &HashMap::new()) {
-                        Ok((v, _)) => {
-                            self.env.consts.insert(name.clone(), (t, v));
-                        }
-                        Err(_) => self.err(
-                            *span,
-                            format!(
-                                "initializer of constant '{}' is not a compile-time constant",
-                                name
-                            ),
-                        ),
-                    }
                 }
                 _ => {}
             }
@@ -344,8 +320,6 @@ impl<'a> Lower<'a> {
                 }
             }
         }
-        // check stage: main = V1Switch(...) and the kinds of its blocks
-        let blocks = crate::check::v1switch(self.prog, self.sink)?;
         // the roots from the parser's parameter types
         self.scalar_fields.clear();
         if let Decl::Parser { params, .. } = blocks[0] {
@@ -424,9 +398,7 @@ impl<'a> Lower<'a> {
             },
         );
         self.ir.pipelines = std::mem::take(&mut self.pipelines);
-        let ir = std::mem::take(&mut self.ir);
-        self.check_function_bodies();
-        Some(ir)
+        Some(std::mem::take(&mut self.ir))
     }
 }
 

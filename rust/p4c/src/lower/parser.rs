@@ -88,7 +88,7 @@ impl<'a> Lower<'a> {
                     });
                     self.bind(vn, Bind::ValueSet(fq));
                 }
-                // reported by check::v1switch
+                // reported by sema::structure::v1switch
                 Local::Action(_) | Local::Table(_) => {}
             }
         }
@@ -421,7 +421,7 @@ impl<'a> Lower<'a> {
             return Ok(None);
         };
         let kind = match self.lookup(n) {
-            Some(Bind::Extern { kind, .. }) => kind,
+            Some(Bind::Extern { kind, .. }) => kind.name().to_string(),
             None => n.clone(),
             _ => return Ok(None),
         };
@@ -876,7 +876,7 @@ impl<'a> Lower<'a> {
                         }
                         if let Some(Bind::Extern { kind, .. }) = self.lookup(n) {
                             if m == "apply" {
-                                if let Some(Decl::Parser { .. }) = self.find_decl(&kind) {
+                                if let Some(Decl::Parser { .. }) = self.find_decl(kind.name()) {
                                     return Err(Error::new(
                                         c.span,
                                         "sub-parser calls are not supported by this compiler yet",

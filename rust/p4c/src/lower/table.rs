@@ -255,10 +255,14 @@ impl<'a> Lower<'a> {
         let mut keys = vec![];
         let mut selector_inputs = vec![];
         for k in &t.keys {
-            if !self.env.match_kinds.contains(&k.match_kind) {
-                self.err(k.span, format!("unknown match kind '{}'", k.match_kind));
+            // declared match kinds were checked by sema; here: the ones BMv2 runs
+            let Some(kind) = MatchKind::from_name(&k.match_kind) else {
+                self.err(
+                    k.span,
+                    format!("match kind '{}' is not supported on BMv2", k.match_kind),
+                );
                 continue;
-            }
+            };
             let kname = anno_str(&k.annos, "name").unwrap_or_else(|| self.src(k.expr.span));
             // isValid() key
             let (target, width, kmask) = match self.key_target(&k.expr) {
@@ -268,17 +272,12 @@ impl<'a> Lower<'a> {
                     continue;
                 }
             };
-            if k.match_kind == "selector" {
+            if kind == MatchKind::Selector {
                 selector_inputs.push(CalcInput::Field(target.0, target.1));
                 continue;
             }
-            let mt = match k.match_kind.as_str() {
-                "optional" => "ternary",
-                m => m,
-            };
             keys.push(IrKey {
-                match_type: mt.to_string(),
-                p4_kind: k.match_kind.clone(),
+                kind,
                 target,
                 name: kname,
                 width,
@@ -286,17 +285,18 @@ impl<'a> Lower<'a> {
                 annos: k.annos.clone(),
             });
         }
-        if keys.iter().filter(|k| k.match_type == "lpm").count() > 1 {
+        let has = |m: MatchKind| keys.iter().any(|k| k.kind.bmv2() == m);
+        if keys.iter().filter(|k| k.kind == MatchKind::Lpm).count() > 1 {
             self.err(t.span, "a table can have at most one lpm key");
         }
-        let match_type = if keys.iter().any(|k| k.match_type == "range") {
-            "range"
-        } else if keys.iter().any(|k| k.match_type == "ternary") {
-            "ternary"
-        } else if keys.iter().any(|k| k.match_type == "lpm") {
-            "lpm"
+        let match_type = if has(MatchKind::Range) {
+            MatchKind::Range
+        } else if has(MatchKind::Ternary) {
+            MatchKind::Ternary
+        } else if has(MatchKind::Lpm) {
+            MatchKind::Lpm
         } else {
-            "exact"
+            MatchKind::Exact
         };
         // actions
         let mut actions = vec![];
@@ -426,9 +426,12 @@ impl<'a> Lower<'a> {
                     };
                     match self.lookup(&n) {
                         Some(Bind::Extern { kind: k, name })
-                            if k == "action_profile" || k == "action_selector" =>
+                            if matches!(
+                                k,
+                                ExternKind::ActionProfile | ExternKind::ActionSelector
+                            ) =>
                         {
-                            kind = if k == "action_selector" {
+                            kind = if k == ExternKind::ActionSelector {
                                 "indirect_ws".into()
                             } else {
                                 "indirect".into()
@@ -464,8 +467,8 @@ impl<'a> Lower<'a> {
                     };
                     match self.lookup(&n) {
                         Some(Bind::Extern { kind: k, name })
-                            if (k == "direct_counter" && p == "counters")
-                                || (k == "direct_meter" && p == "meters") =>
+                            if (k == ExternKind::DirectCounter && p == "counters")
+                                || (k == ExternKind::DirectMeter && p == "meters") =>
                         {
                             let mut dup = false;
                             if let Some(arr) = self.ir.arrays.iter_mut().find(|x| x.name == name) {
@@ -542,7 +545,7 @@ impl<'a> Lower<'a> {
         self.pipelines[pipe].tables.push(IrTable {
             name: fq.clone(),
             keys,
-            match_type: match_type.into(),
+            match_type,
             kind,
             profile,
             size,
@@ -679,13 +682,13 @@ impl<'a> Lower<'a> {
         for (k, ks) in keys.iter().zip(keysets) {
             let w = k.width;
             let kt = Type::Bit(w);
-            let j = match (k.p4_kind.as_str(), &ks.kind) {
-                ("exact", ExprKind::Default) => {
+            let j = match (k.kind, &ks.kind) {
+                (MatchKind::Exact, ExprKind::Default) => {
                     return Err(Error::new(ks.span, "exact keys need a value"))
                 }
-                ("exact", _) => EntryKey::Exact(self.const_of(ks, &kt)),
-                ("lpm", ExprKind::Default) => EntryKey::Lpm(0, 0),
-                ("lpm", ExprKind::Mask(v, m)) => {
+                (MatchKind::Exact, _) => EntryKey::Exact(self.const_of(ks, &kt)),
+                (MatchKind::Lpm, ExprKind::Default) => EntryKey::Lpm(0, 0),
+                (MatchKind::Lpm, ExprKind::Mask(v, m)) => {
                     let v = self.const_of(v, &kt);
                     let m = self.const_of(m, &kt);
                     let pl = m.count_ones();
@@ -694,28 +697,32 @@ impl<'a> Lower<'a> {
                     }
                     EntryKey::Lpm(v & m, pl)
                 }
-                ("lpm", _) => EntryKey::Lpm(self.const_of(ks, &kt), w),
-                ("ternary" | "optional", ExprKind::Default) => EntryKey::Ternary(0, 0),
-                ("ternary", ExprKind::Mask(v, m)) => {
+                (MatchKind::Lpm, _) => EntryKey::Lpm(self.const_of(ks, &kt), w),
+                (MatchKind::Ternary | MatchKind::Optional, ExprKind::Default) => {
+                    EntryKey::Ternary(0, 0)
+                }
+                (MatchKind::Ternary, ExprKind::Mask(v, m)) => {
                     let v = self.const_of(v, &kt);
                     let m = self.const_of(m, &kt);
                     EntryKey::Ternary(v & m, m)
                 }
-                ("ternary" | "optional", _) => EntryKey::Ternary(self.const_of(ks, &kt), mask(w)),
-                ("range", ExprKind::Default) => EntryKey::Range(0, mask(w)),
-                ("range", ExprKind::Range(a, b)) => {
+                (MatchKind::Ternary | MatchKind::Optional, _) => {
+                    EntryKey::Ternary(self.const_of(ks, &kt), mask(w))
+                }
+                (MatchKind::Range, ExprKind::Default) => EntryKey::Range(0, mask(w)),
+                (MatchKind::Range, ExprKind::Range(a, b)) => {
                     let a = self.const_of(a, &kt);
                     let b = self.const_of(b, &kt);
                     EntryKey::Range(a, b)
                 }
-                ("range", _) => {
+                (MatchKind::Range, _) => {
                     let v = self.const_of(ks, &kt);
                     EntryKey::Range(v, v)
                 }
                 (m, _) => {
                     return Err(Error::new(
                         ks.span,
-                        format!("unsupported key kind '{}' in entries", m),
+                        format!("unsupported key kind '{}' in entries", m.name()),
                     ))
                 }
             };

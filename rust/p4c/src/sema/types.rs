@@ -1,11 +1,9 @@
 //! Types: the program's type environment (headers, structs, enums, typedefs,
 //! constants), resolution of type references, constant evaluation, and the
-//! width rules for P4 expressions (used by `lower` while it walks the program).
-//! Also the checks of the program's v1model structure that need no lowering
-//! (`v1switch`: the `main` package, its blocks, the top-level parser's states).
+//! width rules for P4 expressions (used by the rest of `sema` and by `lower`).
 
 use crate::ast::*;
-use crate::diag::{Error, PResult, Sink, Span};
+use crate::diag::{Error, PResult, Span};
 use std::collections::HashMap;
 
 #[derive(Clone, Debug, PartialEq)]
@@ -342,6 +340,39 @@ impl TypeEnv {
             }
         }
         env
+    }
+
+    /// Constants `build` left out (those not folded as integers there, e.g. an enum
+    /// member), evaluated as expressions in declaration order.
+    pub fn other_constants(&mut self, prog: &Program, errs: &mut Vec<Error>) {
+        for d in &prog.decls {
+            let Decl::Const {
+                ty,
+                name,
+                value,
+                span,
+                ..
+            } = d
+            else {
+                continue;
+            };
+            if self.consts.contains_key(name) {
+                continue;
+            }
+            let t = self.resolve(ty).unwrap_or(Type::Unknown);
+            match self.const_eval(value, &HashMap::new()) {
+                Ok((v, _)) => {
+                    self.consts.insert(name.clone(), (t, v));
+                }
+                Err(_) => errs.push(Error::new(
+                    *span,
+                    format!(
+                        "initializer of constant '{}' is not a compile-time constant",
+                        name
+                    ),
+                )),
+            }
+        }
     }
 
     pub fn resolve(&self, t: &TypeRef) -> PResult<Type> {
@@ -693,166 +724,5 @@ pub fn unify(a: &Type, b: &Type) -> Option<Type> {
         (Type::InfInt, t) | (t, Type::InfInt) => Some(t.clone()),
         (x, y) if x == y => Some(x.clone()),
         _ => None,
-    }
-}
-
-// ---------------------------------------------------------------- v1model structure
-
-/// The blocks of `main = V1Switch(parser, verifyChecksum, ingress, egress,
-/// computeChecksum, deparser)`, in that order. `None` with no error when the program
-/// has no `main` (the caller says so); `None` with errors in `sink` when `main` cannot
-/// be lowered. Blocks of the wrong kind are reported here and skipped by `lower`.
-pub fn v1switch<'a>(prog: &'a Program, sink: &mut Sink) -> Option<Vec<&'a Decl>> {
-    let main = prog.decls.iter().find_map(|d| match d {
-        Decl::Instance(i) if i.name == "main" => Some(i),
-        _ => None,
-    })?;
-    match &main.ty {
-        TypeRef::Named(n, _, _) if n == "V1Switch" => {}
-        _ => {
-            sink.err(
-                main.span,
-                "only the v1model package V1Switch is supported for 'main'",
-            );
-            return None;
-        }
-    }
-    if main.args.len() != 6 {
-        sink.err(main.span, format!("V1Switch expects 6 arguments (parser, verifyChecksum, ingress, egress, computeChecksum, deparser), got {}", main.args.len()));
-        return None;
-    }
-    let mut blocks = vec![];
-    for a in &main.args {
-        let name = match &a.value.kind {
-            ExprKind::Call(f, _, _) => match &f.kind {
-                ExprKind::Name(n) => Some(n.clone()),
-                _ => None,
-            },
-            ExprKind::Name(n) => Some(n.clone()),
-            _ => None,
-        };
-        match name.and_then(|n| block_decl(prog, &n)) {
-            Some(d) => blocks.push(d),
-            None => {
-                sink.err(
-                    a.value.span,
-                    "expected an instantiation of a parser or control declared in this program",
-                );
-                return None;
-            }
-        }
-    }
-    if let Decl::Parser { params, .. } = blocks[0] {
-        if params.len() != 4 {
-            sink.err(main.args[0].value.span, "the v1model parser must have 4 parameters (packet_in, out headers, inout metadata, inout standard_metadata_t)");
-            return None;
-        }
-    } else {
-        sink.err(
-            main.args[0].value.span,
-            "the first argument of V1Switch must be a parser",
-        );
-        return None;
-    }
-    parser_structure(blocks[0], sink);
-    v1switch_controls(&blocks, sink);
-    table_actions_once(prog, sink);
-    Some(blocks)
-}
-
-/// The declaration (with a body, for parsers and controls) named `name`.
-pub fn block_decl<'a>(prog: &'a Program, name: &str) -> Option<&'a Decl> {
-    prog.decls.iter().find(|d| {
-        d.name() == Some(name)
-            && match d {
-                Decl::Parser { has_body, .. } | Decl::Control { has_body, .. } => *has_body,
-                _ => true,
-            }
-    })
-}
-
-/// Parsers and controls declared with a body have a span; anything else reports at the start.
-pub fn decl_span(d: &Decl) -> Span {
-    match d {
-        Decl::Parser { span, .. } | Decl::Control { span, .. } => *span,
-        _ => Span::default(),
-    }
-}
-
-/// Blocks 1 to 5 of V1Switch must be controls (`lower` skips the others).
-fn v1switch_controls(blocks: &[&Decl], sink: &mut Sink) {
-    const WHAT: [&str; 5] = [
-        "checksum blocks must be controls",
-        "ingress and egress must be controls",
-        "ingress and egress must be controls",
-        "checksum blocks must be controls",
-        "the deparser must be a control",
-    ];
-    for (d, msg) in blocks[1..].iter().zip(WHAT) {
-        if !matches!(d, Decl::Control { .. }) {
-            sink.err(decl_span(d), msg);
-        }
-    }
-}
-
-/// An action listed twice in one table's `actions` (`{ set(hdr.a); set(hdr.b); }`) is
-/// refused, as p4c does: its copies keep the action's name, which must name one action
-/// per table for a control plane.
-fn table_actions_once(prog: &Program, sink: &mut Sink) {
-    for d in &prog.decls {
-        let Decl::Control { locals, .. } = d else {
-            continue;
-        };
-        for l in locals {
-            let Local::Table(t) = l else { continue };
-            let mut seen = std::collections::HashSet::new();
-            for a in &t.actions {
-                if !seen.insert(a.name.as_str()) {
-                    sink.err(
-                        a.span,
-                        format!(
-                            "action '{}' is listed twice in the actions of table '{}'",
-                            a.name, t.name
-                        ),
-                    );
-                }
-            }
-        }
-    }
-}
-
-/// The top-level parser's structure: no actions or tables among its locals, a `start`
-/// state, state names declared once and not `accept` or `reject`.
-fn parser_structure(d: &Decl, sink: &mut Sink) {
-    let Decl::Parser {
-        name,
-        locals,
-        states,
-        ..
-    } = d
-    else {
-        return;
-    };
-    for l in locals {
-        match l {
-            Local::Action(a) => sink.err(a.span, "actions are not allowed in parsers"),
-            Local::Table(t) => sink.err(t.span, "tables are not allowed in parsers"),
-            _ => {}
-        }
-    }
-    if !states.iter().any(|s| s.name == "start") {
-        sink.err(
-            decl_span(d),
-            format!("parser '{}' has no 'start' state", name),
-        );
-    }
-    let mut seen = std::collections::HashSet::new();
-    for st in states {
-        if !seen.insert(st.name.as_str()) {
-            sink.err(st.span, format!("state '{}' is declared twice", st.name));
-        }
-        if st.name == "accept" || st.name == "reject" {
-            sink.err(st.span, format!("state '{}' is reserved", st.name));
-        }
     }
 }

@@ -1,0 +1,542 @@
+//! Names and types in every body of the program, used or not (p4c checks them all;
+//! lowering only sees what `main` reaches): top-level functions and actions; in each
+//! parser and control, in its scope (parameters, constructor parameters, locals), its
+//! actions, parser states (statements and `select` keys) and apply block.
+//!
+//! Calls of functions and actions have as many arguments as parameters.
+//!
+//! An expression's type is worked out only as far as it is certain; anything else is
+//! `Type::Unknown` and draws no error, so this pass never refuses a program lowering
+//! would accept. Each statement reports its first error (as lowering does), and the
+//! messages are lowering's own.
+
+use super::types::{unify, Type, TypeEnv};
+use crate::ast::*;
+use crate::diag::{Error, PResult, Sink};
+use std::collections::{HashMap, HashSet};
+
+/// Checks the body of every function and action in `prog`.
+pub fn check(prog: &Program, env: &TypeEnv, sink: &mut Sink) {
+    let mut globals: HashSet<&str> = prog.decls.iter().filter_map(|d| d.name()).collect();
+    for d in &prog.decls {
+        if let Decl::Error { members, .. } | Decl::MatchKind { members, .. } = d {
+            globals.extend(members.iter().map(|m| m.0.as_str()));
+        }
+    }
+    globals.insert("error");
+    let functions: HashMap<&str, (&TypeRef, usize)> = prog
+        .decls
+        .iter()
+        .filter_map(|d| match d {
+            Decl::Function {
+                name, ret, params, ..
+            } => Some((name.as_str(), (ret, params.len()))),
+            _ => None,
+        })
+        .collect();
+    let global_actions: HashMap<&str, usize> = prog
+        .decls
+        .iter()
+        .filter_map(|d| match d {
+            Decl::Action(a) => Some((a.name.as_str(), a.params.len())),
+            _ => None,
+        })
+        .collect();
+    // names declared more than once among functions, actions and extern functions are
+    // overloads (by argument count): lowering picks one by its arguments
+    let mut callables: HashMap<&str, usize> = HashMap::new();
+    for d in &prog.decls {
+        if let Decl::Function { name, .. } | Decl::Action(Action { name, .. }) = d {
+            *callables.entry(name.as_str()).or_default() += 1;
+        }
+        if let Decl::ExternFn(m) = d {
+            *callables.entry(m.name.as_str()).or_default() += 1;
+        }
+    }
+    let mut overloaded: HashSet<&str> = callables
+        .iter()
+        .filter(|(_, n)| **n > 1)
+        .map(|(name, _)| *name)
+        .collect();
+    // a control's action named like a top-level function, action or extern function
+    // (`action hash() { hash(...); }`): also resolved by lowering
+    for d in &prog.decls {
+        if let Decl::Control { locals, .. } = d {
+            for l in locals {
+                if let Local::Action(a) = l {
+                    if callables.contains_key(a.name.as_str()) {
+                        overloaded.insert(a.name.as_str());
+                    }
+                }
+            }
+        }
+    }
+    let control_actions: HashSet<&str> = prog
+        .decls
+        .iter()
+        .filter_map(|d| match d {
+            Decl::Control { locals, .. } => Some(locals),
+            _ => None,
+        })
+        .flatten()
+        .filter_map(|l| match l {
+            Local::Action(a) => Some(a.name.as_str()),
+            _ => None,
+        })
+        .collect();
+    let mut w = Walker {
+        env,
+        globals: &globals,
+        functions: &functions,
+        global_actions: &global_actions,
+        control_actions: &control_actions,
+        overloaded: &overloaded,
+        local_actions: HashMap::new(),
+        scopes: vec![],
+        sink,
+    };
+    for d in &prog.decls {
+        match d {
+            Decl::Function { params, body, .. } => w.body(&[], params, body),
+            Decl::Action(a) => w.body(&[], &a.params, &a.body),
+            Decl::Control {
+                params,
+                ctor_params,
+                locals,
+                apply,
+                ..
+            } => {
+                let scope = w.control_scope(params, ctor_params, locals);
+                w.local_actions = locals
+                    .iter()
+                    .filter_map(|l| match l {
+                        Local::Action(a) => Some((a.name.clone(), a.params.len())),
+                        _ => None,
+                    })
+                    .collect();
+                for l in locals {
+                    match l {
+                        Local::Action(a) => w.body(&scope, &a.params, &a.body),
+                        Local::Table(t) => w.table(&scope, t),
+                        _ => {}
+                    }
+                }
+                w.body(&scope, &[], apply);
+                w.local_actions.clear();
+            }
+            Decl::Parser {
+                params,
+                ctor_params,
+                locals,
+                states,
+                ..
+            } => {
+                let scope = w.control_scope(params, ctor_params, locals);
+                for st in states {
+                    w.state(&scope, st);
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+struct Walker<'p, 's> {
+    env: &'p TypeEnv,
+    /// Names declared at the top level (types, externs, functions, instances, ...) and
+    /// the members of `error` and `match_kind`.
+    globals: &'p HashSet<&'p str>,
+    /// Return types and parameter counts of the top-level functions.
+    functions: &'p HashMap<&'p str, (&'p TypeRef, usize)>,
+    /// Parameter counts of the top-level actions.
+    global_actions: &'p HashMap<&'p str, usize>,
+    /// Overloaded names (see `check`): their calls are left to lowering, which resolves
+    /// them.
+    overloaded: &'p HashSet<&'p str>,
+    /// Names of the actions declared inside any control.
+    control_actions: &'p HashSet<&'p str>,
+    /// Parameter counts of the actions of the control being checked (empty outside
+    /// controls: a top-level body's calls of actions are checked only against global ones
+    /// when no control declares an action of that name, as lowering looks in the calling
+    /// control first).
+    local_actions: HashMap<String, usize>,
+    scopes: Vec<HashMap<String, Type>>,
+    sink: &'s mut Sink,
+}
+
+impl Walker<'_, '_> {
+    fn resolve(&self, t: &TypeRef) -> Type {
+        self.env.resolve(t).unwrap_or(Type::Unknown)
+    }
+
+    fn params(&self, params: &[Param]) -> Vec<(String, Type)> {
+        params
+            .iter()
+            .map(|p| (p.name.clone(), self.resolve(&p.ty)))
+            .collect()
+    }
+
+    /// Everything the bodies of a control or parser can name: its parameters,
+    /// constructor parameters and locals (variables, constants, instances, tables, value
+    /// sets, actions).
+    fn control_scope(
+        &self,
+        params: &[Param],
+        ctor_params: &[Param],
+        locals: &[Local],
+    ) -> Vec<(String, Type)> {
+        let mut scope = self.params(params);
+        scope.extend(self.params(ctor_params));
+        for l in locals {
+            match l {
+                Local::Var(s) => match &s.kind {
+                    StmtKind::Var(_, ty, name, _) | StmtKind::Const(ty, name, _) => {
+                        scope.push((name.clone(), self.resolve(ty)));
+                    }
+                    StmtKind::Inst(i) => scope.push((i.name.clone(), Type::Unknown)),
+                    _ => {}
+                },
+                Local::Inst(i) => scope.push((i.name.clone(), Type::Unknown)),
+                Local::Action(a) => scope.push((a.name.clone(), Type::Unknown)),
+                Local::Table(t) => scope.push((t.name.clone(), Type::Unknown)),
+                Local::ValueSet { name, .. } => scope.push((name.clone(), Type::Unknown)),
+            }
+        }
+        scope
+    }
+
+    fn body(&mut self, outer: &[(String, Type)], params: &[Param], body: &[Stmt]) {
+        let mut scope: HashMap<String, Type> = outer.iter().cloned().collect();
+        scope.extend(self.params(params));
+        self.scopes = vec![scope];
+        self.block(body);
+        self.scopes.clear();
+    }
+
+    /// A table's expressions: keys, arguments of its actions and default action, entries.
+    fn table(&mut self, outer: &[(String, Type)], t: &Table) {
+        self.scopes = vec![outer.iter().cloned().collect()];
+        let refs = t
+            .actions
+            .iter()
+            .chain(t.default_action.iter().map(|d| &d.0))
+            .chain(
+                t.entries
+                    .iter()
+                    .flat_map(|e| e.0.iter().map(|en| &en.action)),
+            );
+        let args = refs.flat_map(|r| r.args.iter().map(|a| &a.value));
+        let keys = t.keys.iter().map(|k| &k.expr);
+        let entry_keys = t
+            .entries
+            .iter()
+            .flat_map(|e| e.0.iter().flat_map(|en| en.keys.iter()));
+        for x in keys.chain(args).chain(entry_keys) {
+            if let Err(e) = self.ty(x) {
+                self.sink.push(e);
+            }
+        }
+        self.scopes.clear();
+    }
+
+    /// A parser state: its statements, then the keys of its `select`.
+    fn state(&mut self, outer: &[(String, Type)], st: &ParserState) {
+        self.scopes = vec![outer.iter().cloned().collect(), HashMap::new()];
+        for s in &st.stmts {
+            if let Err(e) = self.stmt(s) {
+                self.sink.push(e);
+            }
+        }
+        if let Some(Transition::Select(keys, cases, _)) = &st.transition {
+            let r = keys
+                .iter()
+                .chain(cases.iter().flat_map(|c| c.keys.iter()))
+                .try_for_each(|k| self.ty(k).map(|_| ()));
+            if let Err(e) = r {
+                self.sink.push(e);
+            }
+        }
+        self.scopes.clear();
+    }
+
+    fn block(&mut self, stmts: &[Stmt]) {
+        self.scopes.push(HashMap::new());
+        for s in stmts {
+            if let Err(e) = self.stmt(s) {
+                self.sink.push(e);
+            }
+        }
+        self.scopes.pop();
+    }
+
+    fn bind(&mut self, name: &str, t: Type) {
+        if let Some(s) = self.scopes.last_mut() {
+            s.insert(name.to_string(), t);
+        }
+    }
+
+    fn stmt(&mut self, s: &Stmt) -> PResult<()> {
+        match &s.kind {
+            StmtKind::Assign(l, r) => {
+                self.ty(l)?;
+                self.ty(r)?;
+            }
+            StmtKind::Call(c) => {
+                self.ty(c)?;
+            }
+            StmtKind::If(c, a, b) => {
+                let t = self.ty(c)?;
+                if matches!(t, Type::Bit(_) | Type::Int(_)) {
+                    return Err(Error::new(
+                        c.span,
+                        format!("condition must be bool, not {}", t.name()),
+                    ));
+                }
+                self.nested(a);
+                if let Some(b) = b {
+                    self.nested(b);
+                }
+            }
+            StmtKind::Block(v) => self.block(v),
+            StmtKind::Switch(e, cases) => {
+                self.ty(e)?;
+                for c in cases {
+                    if let Some(b) = &c.body {
+                        self.nested(b);
+                    }
+                }
+            }
+            // the name is declared even when its initializer has an error
+            StmtKind::Var(_, ty, name, init) => {
+                let r = init.as_ref().map(|x| self.ty(x)).transpose();
+                let t = self.resolve(ty);
+                self.bind(name, t);
+                r?;
+            }
+            StmtKind::Const(ty, name, init) => {
+                let r = self.ty(init);
+                let t = self.resolve(ty);
+                self.bind(name, t);
+                r?;
+            }
+            StmtKind::Return(Some(e)) => {
+                self.ty(e)?;
+            }
+            StmtKind::Inst(i) => self.bind(&i.name, Type::Unknown),
+            StmtKind::Return(None) | StmtKind::Exit | StmtKind::Empty => {}
+        }
+        Ok(())
+    }
+
+    /// A branch of `if` or `switch`: its own scope, its errors reported.
+    fn nested(&mut self, s: &Stmt) {
+        self.scopes.push(HashMap::new());
+        if let Err(e) = self.stmt(s) {
+            self.sink.push(e);
+        }
+        self.scopes.pop();
+    }
+
+    fn lookup(&self, n: &str) -> Option<Type> {
+        for s in self.scopes.iter().rev() {
+            if let Some(t) = s.get(n) {
+                return Some(t.clone());
+            }
+        }
+        if let Some((t, _)) = self.env.consts.get(n) {
+            return Some(t.clone());
+        }
+        if self.globals.contains(n) {
+            return Some(Type::Unknown);
+        }
+        None
+    }
+
+    /// The type of `e` where it is certain (else `Unknown`), after checking the names
+    /// it uses and the operand types of its operators.
+    fn ty(&mut self, e: &Expr) -> PResult<Type> {
+        Ok(match &e.kind {
+            ExprKind::Int(_, Some((w, true))) => Type::Int(*w),
+            ExprKind::Int(_, Some((w, false))) => Type::Bit(*w),
+            ExprKind::Int(_, None) => Type::InfInt,
+            ExprKind::Bool(_) => Type::Bool,
+            ExprKind::Str(_) => Type::Str,
+            ExprKind::Name(n) => match self.lookup(n) {
+                Some(t) => t,
+                None => return Err(Error::new(e.span, format!("undeclared identifier '{}'", n))),
+            },
+            ExprKind::Member(b, m) => {
+                let bt = self.ty(b)?;
+                match bt {
+                    Type::Header(_) | Type::Struct(_) | Type::Union(_) => {
+                        self.env.field_type(&bt, m).unwrap_or(Type::Unknown)
+                    }
+                    _ => Type::Unknown,
+                }
+            }
+            ExprKind::Index(b, i) => {
+                let bt = self.ty(b)?;
+                self.ty(i)?;
+                match bt {
+                    Type::Stack(t, _) => *t,
+                    _ => Type::Unknown,
+                }
+            }
+            ExprKind::Slice(x, hi, lo) => {
+                self.ty(x)?;
+                self.ty(hi)?;
+                self.ty(lo)?;
+                Type::Unknown
+            }
+            ExprKind::Call(f, _, args) => {
+                let rt = match &f.kind {
+                    // the callee's own name is lowering's to resolve (action, function,
+                    // extern function, or a call it refuses with its own message)
+                    ExprKind::Name(n) if self.action_count(n).is_some() => {
+                        let count = self.action_count(n).unwrap_or_default();
+                        if count != args.len() {
+                            return Err(Error::new(
+                                e.span,
+                                format!(
+                                    "action '{}' expects {} argument(s), got {}",
+                                    n,
+                                    count,
+                                    args.len()
+                                ),
+                            ));
+                        }
+                        Type::Void
+                    }
+                    ExprKind::Name(n) => match self.functions.get(n.as_str()) {
+                        Some((r, count))
+                            if self.lookup_local(n).is_none()
+                                && !self.overloaded.contains(n.as_str()) =>
+                        {
+                            if *count != args.len() {
+                                return Err(Error::new(
+                                    e.span,
+                                    format!(
+                                        "function '{}' expects {} argument(s), got {}",
+                                        n,
+                                        count,
+                                        args.len()
+                                    ),
+                                ));
+                            }
+                            self.resolve(r)
+                        }
+                        _ => Type::Unknown,
+                    },
+                    ExprKind::Member(b, m) => {
+                        self.ty(b)?;
+                        if m == "isValid" {
+                            Type::Bool
+                        } else {
+                            Type::Unknown
+                        }
+                    }
+                    _ => {
+                        self.ty(f)?;
+                        Type::Unknown
+                    }
+                };
+                for a in args {
+                    self.ty(&a.value)?;
+                }
+                rt
+            }
+            ExprKind::Unary(op, x) => {
+                let t = self.ty(x)?;
+                match *op {
+                    "!" => Type::Bool,
+                    "-" | "~" if matches!(t, Type::Bit(_) | Type::Int(_)) => t,
+                    _ => Type::Unknown,
+                }
+            }
+            ExprKind::Binary(op, a, b) => self.binary(e, op, a, b)?,
+            ExprKind::Ternary(c, a, b) => {
+                self.ty(c)?;
+                let at = self.ty(a)?;
+                let bt = self.ty(b)?;
+                if at == bt && certain(&at) {
+                    at
+                } else {
+                    Type::Unknown
+                }
+            }
+            ExprKind::Cast(t, x) => {
+                self.ty(x)?;
+                self.resolve(t)
+            }
+            ExprKind::List(items) => {
+                for (_, x) in items {
+                    self.ty(x)?;
+                }
+                Type::Unknown
+            }
+            ExprKind::Mask(a, b) | ExprKind::Range(a, b) => {
+                self.ty(a)?;
+                self.ty(b)?;
+                Type::Unknown
+            }
+            ExprKind::Default | ExprKind::TypeExpr(_) => Type::Unknown,
+        })
+    }
+
+    /// The parameter count of the action a call of `n` runs, where certain.
+    fn action_count(&self, n: &str) -> Option<usize> {
+        if self.overloaded.contains(n) {
+            return None;
+        }
+        if let Some(c) = self.local_actions.get(n) {
+            return Some(*c);
+        }
+        if self.lookup_local(n).is_some() || self.control_actions.contains(n) {
+            return None;
+        }
+        self.global_actions.get(n).copied()
+    }
+
+    fn lookup_local(&self, n: &str) -> Option<Type> {
+        self.scopes.iter().rev().find_map(|s| s.get(n).cloned())
+    }
+
+    fn binary(&mut self, e: &Expr, op: &str, a: &Expr, b: &Expr) -> PResult<Type> {
+        let at = self.ty(a)?;
+        let bt = self.ty(b)?;
+        Ok(match op {
+            "&&" | "||" => Type::Bool,
+            "<<" | ">>" if matches!(at, Type::Bit(_) | Type::Int(_)) => at,
+            "<<" | ">>" | "++" => Type::Unknown,
+            _ => {
+                let t = if certain(&at) && certain(&bt) {
+                    match unify(&at, &bt) {
+                        Some(t) => t,
+                        None => {
+                            return Err(Error::new(
+                                e.span,
+                                format!(
+                                    "operands of '{}' have different types: {} and {}",
+                                    op,
+                                    at.name(),
+                                    bt.name()
+                                ),
+                            ))
+                        }
+                    }
+                } else {
+                    Type::Unknown
+                };
+                match op {
+                    "==" | "!=" | "<" | ">" | "<=" | ">=" => Type::Bool,
+                    _ => t,
+                }
+            }
+        })
+    }
+}
+
+/// Types this pass knows exactly, as lowering would type the same expression.
+fn certain(t: &Type) -> bool {
+    matches!(t, Type::Bit(_) | Type::Int(_) | Type::Bool)
+}

@@ -1,0 +1,44 @@
+//! The semantic stage, between the parser and lowering: one pass over every
+//! declaration that reports each error a program valid for p4c cannot have (names,
+//! types, constants, directions, the v1model structure). Lowering runs only on a
+//! program this stage accepted, and refuses only what BMv2 cannot run.
+//!
+//! `types` builds the type environment (and is used by lowering for widths and
+//! constant folding), `structure` checks `main = V1Switch(...)` and its blocks,
+//! `directions` checks writes to read-only parameters, `bodies` the names and operand
+//! types in every function and action body, called or not.
+
+pub mod bodies;
+pub mod directions;
+pub mod structure;
+pub mod types;
+
+use crate::ast::{Decl, Program};
+use crate::diag::Sink;
+use types::TypeEnv;
+
+/// A program that passed the semantic checks, with what they computed.
+pub struct Checked<'a> {
+    pub prog: &'a Program,
+    pub env: TypeEnv,
+    /// The six blocks of `main = V1Switch(...)`, in order; `None` when the program has
+    /// no `main` (or errors were reported).
+    pub blocks: Option<Vec<&'a Decl>>,
+}
+
+/// Checks `prog`, reporting into `sink`; the caller stops when `sink` has errors.
+pub fn check<'a>(prog: &'a Program, sink: &mut Sink) -> Checked<'a> {
+    let mut errs = vec![];
+    let mut env = TypeEnv::build(prog, &mut errs);
+    env.other_constants(prog, &mut errs);
+    for e in errs {
+        sink.push(e);
+    }
+    let blocks = structure::v1switch(prog, sink);
+    structure::table_match_kinds(prog, &env.match_kinds, sink);
+    for e in directions::check(prog) {
+        sink.push(e);
+    }
+    bodies::check(prog, &env, sink);
+    Checked { prog, env, blocks }
+}

@@ -1,0 +1,22 @@
+#include <core.p4>
+#include <v1model.p4>
+header h_t { bit<8> a; bit<8> b; }
+struct H { h_t h; }
+struct M { }
+parser P(packet_in pk, out H hdr, inout M m, inout standard_metadata_t sm) {
+    state start { pk.extract(hdr.h); transition accept; }
+}
+control I(inout H hdr, inout M m, inout standard_metadata_t sm) {
+    bit<16> wide = 0;
+    action never() {
+        hdr.h.a = hdr.h.b + wide;
+    }
+    action also_never() {
+        hdr.h.a = not_declared_here;
+    }
+    apply { sm.egress_spec = 1; }
+}
+control E(inout H hdr, inout M m, inout standard_metadata_t sm) { apply { } }
+control V(inout H hdr, inout M m) { apply { } }
+control D(packet_out pk, in H hdr) { apply { pk.emit(hdr.h); } }
+V1Switch(P(), V(), I(), E(), V(), D()) main;
