@@ -365,15 +365,16 @@ mod tests {
     }
     #[test]
     fn stats_count_lateness_and_busy_spacing() {
-        // 1000 B at 8 Mbit/s = 1 ms each; the second queues behind the first (busy)
+        // 1000 B at 8 Mbit/s = 1 ms each; the first finds the link free (due after the
+        // delay only), the second queues behind it (busy: due 1 ms later)
         let mut im = Impair::new(ImpairCfg::parse("delay=1ms,rate=8mbit").unwrap(), 1);
         im.offer(0, 1000, 1).unwrap();
         im.offer(0, 1000, 2).unwrap();
-        assert_eq!(im.poll(2_000_000), Some(1)); // on time
-        assert_eq!(im.poll(3_500_000), Some(2)); // due at 3 ms: 0.5 ms late
+        assert_eq!(im.poll(1_000_000), Some(1)); // on time
+        assert_eq!(im.poll(2_500_000), Some(2)); // due at 2 ms: 0.5 ms late
         let s = im.stats;
         assert_eq!((s.offered, s.released, s.released_bytes), (2, 2, 2000));
-        assert_eq!(s.model_delay_ns, 2_000_000 + 3_000_000);
+        assert_eq!(s.model_delay_ns, 1_000_000 + 2_000_000);
         assert_eq!((s.late_ns, s.late_max_ns), (500_000, 500_000));
         assert_eq!(
             (s.busy_packets, s.busy_bytes, s.busy_span_ns),

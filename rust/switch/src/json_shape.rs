@@ -356,28 +356,53 @@ pub fn check(j: &Value) -> R<()> {
 mod tests {
     use super::check;
 
+    /// The smallest program the loader takes (every required section, a parser and an
+    /// ingress pipeline), with `section` set to `value`.
+    fn with(section: &str, value: serde_json::Value) -> serde_json::Value {
+        let mut j = serde_json::json!({});
+        for k in super::REQUIRED {
+            j[k] = serde_json::json!([]);
+        }
+        j["parsers"] = serde_json::json!([{"name": "parser"}]);
+        j["pipelines"] = serde_json::json!([{"name": "ingress"}]);
+        j[section] = value;
+        j
+    }
+
     #[test]
     fn wrong_section_types_name_the_path() {
-        let e = check(&serde_json::json!({"header_types": 5})).unwrap_err();
+        let e = check(&with("header_types", serde_json::json!(5))).unwrap_err();
         assert!(
             e.starts_with(".header_types: expected an array, got a number"),
             "{}",
             e
         );
-        let e = check(&serde_json::json!({"pipelines": "x"})).unwrap_err();
+        let e = check(&with("pipelines", serde_json::json!("x"))).unwrap_err();
         assert!(e.contains(".pipelines: expected an array"), "{}", e);
-        let e =
-            check(&serde_json::json!({"header_types": [{"name": "h", "fields": [["f", "x"]]}]}))
-                .unwrap_err();
+        let e = check(&with(
+            "header_types",
+            serde_json::json!([{"name": "h", "fields": [["f", "x"]]}]),
+        ))
+        .unwrap_err();
         assert!(
             e.starts_with("header_types[0].fields[0][1]: expected a number (bit width)"),
             "{}",
             e
         );
-        let e = check(&serde_json::json!({"actions": [{"name": "a", "id": 0, "primitives": [{"parameters": []}]}]})).unwrap_err();
+        let e = check(&with(
+            "actions",
+            serde_json::json!([{"name": "a", "id": 0, "primitives": [{"parameters": []}]}]),
+        ))
+        .unwrap_err();
         assert_eq!(e, "actions[0].primitives[0]: missing \"op\"");
         assert!(check(&serde_json::json!([]))
             .unwrap_err()
             .starts_with("program: expected an object"));
+        let e = check(&serde_json::json!({})).unwrap_err();
+        assert!(
+            e.starts_with("not a BMv2 JSON program: missing \"header_types\""),
+            "{}",
+            e
+        );
     }
 }
