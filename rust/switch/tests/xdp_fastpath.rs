@@ -51,7 +51,7 @@ fn differential_at(program: &Path, extra_setup: &[&str], seed: u64) -> (usize, u
         .chain(extra_setup.iter().copied())
         .collect::<Vec<_>>()
         .join("\n");
-    let r = sdnperf_switch::stf::run(&mut sw, &setup);
+    let r = sdnperf_switch::stf::setup(&mut sw, &setup);
     assert!(r.passed, "{}: set-up failed: {}", name, r.report);
     let ports: Vec<(u32, u32)> = (0..8).map(|p| (p, 1)).collect(); // every port -> lo (never used: test runs do not redirect)
     let fp = FastPath::new(&sw, &ports, None).unwrap_or_else(|e| panic!("{}: {}", name, e));
