@@ -63,6 +63,7 @@ def load_all() -> dict[str, ReportKind]:
     """Import every module that registers kinds, then return the registry."""
     import sdnperf.ctlbench.plots  # noqa: F401
     import sdnperf.report.plots  # noqa: F401
+    import sdnperf.report.recirc_plots  # noqa: F401
     import sdnperf.report.sweep_plots  # noqa: F401
     import sdnperf.report.table  # noqa: F401
 
