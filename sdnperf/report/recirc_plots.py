@@ -20,6 +20,7 @@ Every figure: the mean of the runs at each point, every run as a dot. The data f
 from __future__ import annotations
 
 import math
+import textwrap
 from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
@@ -279,7 +280,7 @@ def _draw(
             axes[0].set_yscale("log")
             ylabel += ", log scale"
         axes[0].set_ylabel(ylabel)
-    fig.suptitle(title, fontsize="medium")
+    fig.suptitle("\n".join(textwrap.wrap(title, 60 * cols)), fontsize="medium")
     return _save(fig, out_dir, stem)
 
 
@@ -413,6 +414,7 @@ def vs_transmissions(
     ]
     if len({r.topology for r in here}) < 2:
         return None
+    here.sort(key=lambda r: counts[r.topology])  # legend: one switch, then the chain
     panels = {
         arch: lines_by(
             [r for r in here if r.architecture == arch],
@@ -453,9 +455,12 @@ def throughput_by_link_rate(data: list[Row], workload: str, topology: str, out_d
     if len(bws) < 2:
         return None
     labels = {bw: f"links {bw_label(bw)}" for bw in bws}
+    ordered = sorted(here, key=lambda r: bw_order(r.bw))  # legend: no limit, then fastest first
     panels = {
         arch: lines_by(
-            [r for r in here if r.architecture == arch], lambda r: labels[r.bw], lambda r: r.passes
+            [r for r in ordered if r.architecture == arch],
+            lambda r: labels[r.bw],
+            lambda r: r.passes,
         )
         for arch in dict.fromkeys(r.architecture for r in here)
     }
