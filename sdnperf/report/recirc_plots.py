@@ -305,7 +305,7 @@ def rtt_vs_link_rate(
     panels: dict[str, Lines] = {}
     extra: dict[str, dict[str, dict[object, float]]] = {}
     styles: dict[str, dict] = {}
-    for topology in dict.fromkeys(r.topology for r in base):
+    for topology in _topologies(spec, base):
         here = [r for r in base if r.topology == topology]
         lines: Lines = {}
         for metric, word, dash in (("rtt_min_ms", "min", "-"), ("rtt_ms", "mean", "--")):
@@ -343,6 +343,13 @@ def rtt_vs_link_rate(
     )
 
 
+def _topologies(spec: dict, data: list[Row]) -> list[str]:
+    """The topologies of `data` in the study file's order (one switch before the chain)."""
+    named = [t.get("name") for t in spec.get("topology", []) or [] if isinstance(t, dict)]
+    present = dict.fromkeys(r.topology for r in data)
+    return [t for t in named if t in present] + [t for t in present if t not in named]
+
+
 def _ping_size(spec: dict, workload: str) -> int | None:
     for w in spec.get("workload", []) or []:
         if isinstance(w, dict) and w.get("name") == workload:
@@ -352,7 +359,12 @@ def _ping_size(spec: dict, workload: str) -> int | None:
 
 
 def rtt_vs_passes(
-    data: list[Row], workload: str, bw: object, colors: dict[str, str], out_dir
+    data: list[Row],
+    workload: str,
+    bw: object,
+    colors: dict[str, str],
+    out_dir,
+    spec: dict | None = None,
 ) -> Path | None:
     """Figs 5.8-5.17: min and mean RTT against N at one link rate, a panel per topology."""
     here = [r for r in data if r.workload == workload and r.bw == bw]
@@ -361,7 +373,7 @@ def rtt_vs_passes(
         return None
     panels: dict[str, Lines] = {}
     styles: dict[str, dict] = {}
-    for topology in dict.fromkeys(r.topology for r in here):
+    for topology in _topologies(spec or {}, here):
         lines: Lines = {}
         for metric, word, dash in (("rtt_min_ms", "min", "-"), ("rtt_ms", "mean", "--")):
             got = lines_by(
@@ -535,12 +547,15 @@ def add_plots(store: Store, study_id: int, out_dir, add) -> None:
                 f"{w}: minimum (solid) and mean (dashed) RTT with no recirculation against the "
                 "link rate, beside the theoretical RTT of thesis §5.2.1 (dotted): the minimum "
                 "RTT on unshaped links (the processing delay) plus, per link crossed there and "
-                "back, (payload + 28 bytes) × 8 / rate. Dots: runs.",
+                "back, (payload + 28 bytes) × 8 / rate. Dots: runs. Shaped links here are "
+                "token buckets (tc htb, as Mininet's bw; our switch's port rate likewise): a "
+                "lone ping on an idle link leaves at once, where the thesis's netem rate "
+                "serialises every packet, so measured RTT can sit below the theory.",
                 f"{w}: RTT vs link rate — needs N = 0 runs at ≥ 2 link rates",
             )
             for bw in bws:
                 add(
-                    rtt_vs_passes(data, w, bw, colors, out_dir),
+                    rtt_vs_passes(data, w, bw, colors, out_dir, spec),
                     f"{w}: minimum (solid) and mean (dashed) RTT against the number of "
                     f"recirculations N, links at {bw_label(bw)}; top axis: transmissions "
                     "through the switch (N + 1). Dots: runs.",
