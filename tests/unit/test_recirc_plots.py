@@ -191,3 +191,15 @@ def test_too_few_points_draw_nothing(tmp_path):
     assert rp.rtt_vs_link_rate([row], SPEC, "ping", {}, tmp_path) is None
     assert rp.rtt_vs_passes([row], "ping", "unlimited", {}, tmp_path) is None
     assert rp.vs_transmissions([row], SPEC, "ping", "rtt_min_ms", "unlimited", {}, tmp_path) is None
+
+
+def test_panels_and_legends_in_the_theses_order():
+    rows = [
+        rp.Row("chain-of-two", "p4", "tcp", 0, "unlimited", None, "throughput_mbps", 1.0),
+        rp.Row("one-switch", "p4", "tcp", 0, 10, None, "throughput_mbps", 1.0),
+        rp.Row("one-switch", "p4", "tcp", 0, "unlimited", None, "throughput_mbps", 1.0),
+    ]
+    assert rp._topologies(SPEC, rows) == ["one-switch", "chain-of-two"]
+    assert rp._topologies({}, rows) == ["chain-of-two", "one-switch"]  # no spec: as stored
+    ordered = sorted(rows, key=lambda r: rp.bw_order(r.bw))
+    assert [r.bw for r in ordered][0] == "unlimited" and ordered[-1].bw == 10
