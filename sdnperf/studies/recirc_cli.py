@@ -519,10 +519,13 @@ def _closed_loop(args, path: Path, study_name: str, key, plan) -> dict:
         converged=abs(best["error_pct"]) <= args.tolerance,
         tolerance_pct=args.tolerance,
     )
-    if not args.delay_only:
-        got = _verify_run(args, path, study_name, key, plan.target, best["passes"], -1, "cost")
-        out["cost"] = got["cost"]
-        out["cost_study"] = got["verify_study"]
+    template = _template_of(path, args.scale)
+    if args.delay_only or not any(w.get("kind") != "ping" for w in template.get("workload", [])):
+        out["cost"] = {}  # --delay-only, or a study file with no TCP/UDP workload
+        return out
+    got = _verify_run(args, path, study_name, key, plan.target, best["passes"], -1, "cost")
+    out["cost"] = got["cost"]
+    out["cost_study"] = got["verify_study"]
     return out
 
 
