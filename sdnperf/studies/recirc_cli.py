@@ -137,6 +137,11 @@ def add_parser(sub) -> None:
         help="workloads of the verifying runs (default: the scale `recirc study` used, else quick)",
     )
     p.add_argument(
+        "--file",
+        help="a study file whose workloads (ping, TCP, UDP) the verifying runs take, "
+        "e.g. a copy of the scale's file with the thesis's UDP rate (default: --scale's)",
+    )
+    p.add_argument(
         "--delay-only",
         action="store_true",
         help="verify with ping only (no TCP/UDP runs: no cost figures)",
@@ -356,6 +361,13 @@ def cmd_plan(args) -> int:
         store.close()
     if args.rounds < 1 or not args.tolerance > 0:
         return _error("--rounds must be at least 1 and --tolerance positive")
+    if args.file:
+        from sdnperf.study.loader import StudyError
+
+        try:
+            design.load_template_file(Path(args.file))
+        except (OSError, ValueError, StudyError) as exc:
+            return _error(f"--file {args.file}: {exc}")
     if not found:
         return _error(
             f"{path}: study {study.name!r} has no finished run of a p4 "
@@ -463,9 +475,11 @@ def cmd_plan(args) -> int:
     return status
 
 
-def _template_of(path: Path, given: str | None) -> dict:
-    """The study file the verifying runs take their workloads from: --scale's, else the one
-    `recirc study` designed from (kept in its DESIGN_FILE), else quick's."""
+def _template_of(path: Path, given: str | None, file: str | None = None) -> dict:
+    """The study file the verifying runs take their workloads from: --file, --scale's, else
+    the one `recirc study` designed from (kept in its DESIGN_FILE), else quick's."""
+    if file:
+        return design.load_template_file(Path(file))
     made = (path if path.suffix != ".sqlite" else path.parent) / DESIGN_FILE
     if not given and made.exists():
         return json.loads(made.read_text())["template"]
@@ -519,7 +533,7 @@ def _closed_loop(args, path: Path, study_name: str, key, plan) -> dict:
         converged=abs(best["error_pct"]) <= args.tolerance,
         tolerance_pct=args.tolerance,
     )
-    template = _template_of(path, args.scale)
+    template = _template_of(path, args.scale, args.file)
     if args.delay_only or not any(w.get("kind") != "ping" for w in template.get("workload", [])):
         out["cost"] = {}  # --delay-only, or a study file with no TCP/UDP workload
         return out
@@ -556,7 +570,7 @@ def _verify_run(
     what it achieved."""
     topology, _, target_name, others = key
     folder = path if path.suffix != ".sqlite" else path.parent
-    doc = _template_of(path, args.scale)
+    doc = _template_of(path, args.scale, args.file)
     bw = dict(kv.split("=", 1) for kv in others.split(",") if kv).get("bw")
     link_bw = None if bw in (None, "unlimited") else float(bw) if "." in bw else int(bw)
     tag = re.sub(r"[^A-Za-z0-9]+", "-", f"{target_ms:g}ms-{target_name}-{topology}-{others}")

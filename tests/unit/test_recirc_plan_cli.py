@@ -5,6 +5,7 @@ RTT summary; missing data gets a clear error."""
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -234,3 +235,31 @@ def test_verify_that_does_not_converge_says_so_with_every_round(tmp_path, capsys
     out = capsys.readouterr().out
     assert re.search(r"round 1: N = 5000: 8.000 ms \(95 % CI .*\), error \+60.0 %", out), out
     assert "round 2: N = " in out and "not within 10 %" in out
+
+
+def test_verify_takes_its_workloads_from_file(tmp_path, capsys, monkeypatch):
+    """--file: the verifying runs' TCP/UDP workloads come from a study file (e.g. quick's
+    with the thesis's 10 Mbit/s UDP); a file that is not a study is refused up front."""
+    from sdnperf.studies import recirc_cli, recirc_design
+
+    db = tmp_path / "study.sqlite"
+    write_study(db, [(n, 0.1 + 0.001 * n) for n in (0, 1000, 2000, 4000, 8000) for _ in range(2)])
+    quick = recirc_design.load_template("quick")
+    quick["workload"] = [
+        dict(w, rate="10M") if w["kind"] == "iperf-udp" else w for w in quick["workload"]
+    ]
+    file = recirc_design.write(quick, tmp_path / "thesis.toml")
+    seen: list = []
+    monkeypatch.setattr(
+        recirc_cli,
+        "_template_of",
+        lambda path, scale, f=None: seen.append(f) or recirc_design.load_template_file(Path(f)),
+    )
+    monkeypatch.setattr(recirc_cli, "_verify_run", fake_verify(lambda n: n / 1000, []))
+    argv = ["recirc", "plan", "--target-delay", "5ms", "--from", str(db), "--verify"]
+    assert main([*argv, "--file", str(file)]) == 0
+    assert seen and set(seen) == {str(file)}
+    bad = tmp_path / "bad.toml"
+    bad.write_text("[study]\nname = 3\n")
+    assert main([*argv, "--file", str(bad)]) == 2
+    assert f"--file {bad}" in capsys.readouterr().err
