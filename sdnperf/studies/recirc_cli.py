@@ -5,9 +5,10 @@ packet back by a target delay, answered by measurement.
         a pilot (cost per pass of each switch), then a study whose N values reach past the
         target on every topology (recirc_design.py, recirc_plan.bracket_passes)
     sdnperf recirc plan --target-delay 5ms --from results/recirculation [--verify] [--json]
-        fits RTT = a + b·N per topology, switch and link rate, inverts it (an interpolation,
-        else refused), and with --verify runs the planned N, the hold-by-time program and
-        N = 0 (with TCP/UDP) and reports the delay achieved and its cost
+        reads N per topology, switch and link rate between the measured N that enclose the
+        target (else refused), and with --verify runs a closed loop: the planned N, the
+        hold-by-time program and N = 0, then N corrected from the delays measured until
+        within --tolerance (at most --rounds), every round reported; then the TCP/UDP cost
 
 Stores are read only; each verification is a study of its own beside the one planned from.
 """
