@@ -17,8 +17,8 @@ def _cost(c: dict | None) -> str:
         return "–"
     parts = []
     for key, fmt in (("tcp_mbps", "TCP {:.3g}"), ("udp_mbps", "UDP {:.3g}")):
-        if c.get(key) is not None:
-            parts.append(fmt.format(c[key]))
+        # a missing figure is a run that finished no measurement (the store says why)
+        parts.append(fmt.format(c[key]) if c.get(key) is not None else fmt[:3] + " –")
     if c.get("udp_loss_pct") is not None:
         parts.append(f"loss {c['udp_loss_pct']:.2g} %")
     if c.get("switch_cpu_pct") is not None:
