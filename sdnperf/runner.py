@@ -319,8 +319,9 @@ def execute_run(
                 )
             # the network as built (`direct` has no switch to pace), after the counters
             built = type(arch).network_spec(arch.config, study.topology)
-            _probe_switch_pace(built, net, result.cpu, log)
-            _judge_workload_pace(built, result, log)
+            held = _held_hosts(arch.config, net, built)
+            _probe_switch_pace(built, net, result.cpu, log, held)
+            _judge_workload_pace(built, result, log, held)
             arch.check_alive()  # a controller or switch that died mid-run voids the run
     except Exception as exc:  # a failed run is a result too: stored with its reason
         result.status = "failed"
@@ -332,11 +333,34 @@ def execute_run(
     return result
 
 
-def _probe_switch_pace(spec: TopoSpec, net, cpu: CpuReport, log: Callable[[str], None]) -> None:
+def _held_hosts(config, net, spec: TopoSpec) -> frozenset[str]:
+    """Hosts whose packets the architecture delays on purpose (recirculation: recirc.p4's
+    passes, recirc_hold.p4's hold), which the switch-pace rule must not read as slow."""
+    from sdnperf.p4.catalog import held_selection
+
+    selection = held_selection(getattr(config, "program", None), getattr(config, "params", None))
+    if selection is None:
+        return frozenset()
+    return hops.held_hosts({h: net.get(h).IP() or "" for h in spec.hosts()}, selection)
+
+
+def _probe_switch_pace(
+    spec: TopoSpec,
+    net,
+    cpu: CpuReport,
+    log: Callable[[str], None],
+    held: frozenset[str] = frozenset(),
+) -> None:
     """Mark the run emulator-bound when one switch forwards far slower than on a small
-    topology (fidelity/hops.py). A probe that cannot run leaves the run unmarked."""
-    pair = hops.probe_pair(spec)
+    topology (fidelity/hops.py). A probe that cannot run leaves the run unmarked; hosts
+    whose packets the architecture holds on purpose (`held`) are not probed."""
+    pair = hops.probe_pair(spec, held)
     if pair is None:
+        if held:
+            log(
+                f"  switch pace probe skipped: the architecture holds packets to "
+                f"{', '.join(sorted(held))} on purpose (recirculation)"
+            )
         return
     src, dst, switches = pair
     if switches == 0:
@@ -369,10 +393,16 @@ def _delayed_path(spec: TopoSpec, src: str, dst: str) -> bool:
     return any(frozenset((p.node1, p.node2)) in edges and p.needs_netem() for p in spec.schedules)
 
 
-def _judge_workload_pace(spec: TopoSpec, result: RunResult, log: Callable[[str], None]) -> None:
+def _judge_workload_pace(
+    spec: TopoSpec,
+    result: RunResult,
+    log: Callable[[str], None],
+    held: frozenset[str] = frozenset(),
+) -> None:
     """The same rule on the workload's own steady pings (their paths are often longer than
-    the probe's): a slower pace there marks the run too, and sets the switch time shown."""
-    pace = hops.workload_pace(spec, result.samples)
+    the probe's): a slower pace there marks the run too, and sets the switch time shown.
+    Pings from or to hosts held on purpose (`held`) are left out."""
+    pace = hops.workload_pace(spec, result.samples, held)
     if pace is None:
         return
     hop, flow, rtt, switches, configured = pace

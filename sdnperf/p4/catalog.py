@@ -161,6 +161,19 @@ MAX_RECIRC_PASSES = 2**24 - 1
 MAX_HOLD_US = 5_000_000  # 5 s: 2**24 passes of 0.3 µs, our switch's fastest measured pass
 
 
+def held_selection(program_name: str | None, params: dict | None) -> str | None:
+    """The IPv4 destinations (a prefix, or ANY) whose packets `program_name` with `params`
+    holds back on purpose (recirculation passes or a hold by time), None when it holds
+    none: their added delay is the experiment, not a slow emulator (fidelity/hops.py).
+    The DSCP selection is left aside: a destination some of whose packets are held counts
+    as held (nothing is claimed about it rather than a wrong claim)."""
+    if program_name not in ("recirc", "recirc_hold"):
+        return None
+    v = program(program_name).validate(params)
+    holding = v["recirc_passes"] > 0 if program_name == "recirc" else v["recirc_hold_us"] > 0
+    return v["recirc_dst"] if holding else None
+
+
 def _selection_params() -> tuple[Param, ...]:
     return (
         Param(

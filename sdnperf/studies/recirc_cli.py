@@ -5,9 +5,10 @@ packet back by a target delay, answered by measurement.
         a pilot (cost per pass of each switch), then a study whose N values reach past the
         target on every topology (recirc_design.py, recirc_plan.bracket_passes)
     sdnperf recirc plan --target-delay 5ms --from results/recirculation [--verify] [--json]
-        fits RTT = a + b·N per topology, switch and link rate, inverts it (an interpolation,
-        else refused), and with --verify runs the planned N, the hold-by-time program and
-        N = 0 (with TCP/UDP) and reports the delay achieved and its cost
+        reads N per topology, switch and link rate between the measured N that enclose the
+        target (else refused), and with --verify runs a closed loop: the planned N, the
+        hold-by-time program and N = 0, then N corrected from the delays measured until
+        within --tolerance (at most --rounds), every round reported; then the TCP/UDP cost
 
 Stores are read only; each verification is a study of its own beside the one planned from.
 """
@@ -31,6 +32,7 @@ from sdnperf.studies.recirc_plan import (
     cost_per_pass,
     fit_linear,
     interpolate_passes,
+    next_passes,
     parse_delay_ms,
     passes_for,
 )
@@ -136,9 +138,29 @@ def add_parser(sub) -> None:
         help="workloads of the verifying runs (default: the scale `recirc study` used, else quick)",
     )
     p.add_argument(
+        "--file",
+        help="a study file whose workloads (ping, TCP, UDP) the verifying runs take, "
+        "e.g. a copy of the scale's file with the thesis's UDP rate (default: --scale's)",
+    )
+    p.add_argument(
         "--delay-only",
         action="store_true",
         help="verify with ping only (no TCP/UDP runs: no cost figures)",
+    )
+    p.add_argument(
+        "--rounds",
+        type=int,
+        default=4,
+        help="--verify's closed loop: at most this many verifying runs of N, each N after "
+        "the first corrected from the delays the earlier ones achieved (secant steps); "
+        "1: verify the planned N only (default 4)",
+    )
+    p.add_argument(
+        "--tolerance",
+        type=float,
+        default=10.0,
+        help="--verify stops correcting N once the delay achieved is within this many "
+        "percent of the target (default 10)",
     )
     p.add_argument("--json", action="store_true", help="print a JSON list, one object per curve")
     p.set_defaults(func=cmd_plan)
@@ -338,6 +360,15 @@ def cmd_plan(args) -> int:
         delays = ping_delays(store, study.id, runs, args.architecture)
     finally:
         store.close()
+    if args.rounds < 1 or not args.tolerance > 0:
+        return _error("--rounds must be at least 1 and --tolerance positive")
+    if args.file:
+        from sdnperf.study.loader import StudyError
+
+        try:
+            design.load_template_file(Path(args.file))
+        except (OSError, ValueError, StudyError) as exc:
+            return _error(f"--file {args.file}: {exc}")
     if not found:
         return _error(
             f"{path}: study {study.name!r} has no finished run of a p4 "
@@ -431,7 +462,7 @@ def cmd_plan(args) -> int:
             continue
         if args.verify:
             try:
-                row.update(_verify(args, path, study.name, key, plan))
+                row.update(_closed_loop(args, path, study.name, key, plan))
             except (PlanError, design.DesignError) as exc:
                 row["verify_error"] = str(exc)
                 print(f"error: verify {_label(key)}: {exc}", file=sys.stderr)
@@ -445,32 +476,125 @@ def cmd_plan(args) -> int:
     return status
 
 
-def _template_of(path: Path, given: str | None) -> dict:
-    """The study file the verifying runs take their workloads from: --scale's, else the one
-    `recirc study` designed from (kept in its DESIGN_FILE), else quick's."""
+def _template_of(path: Path, given: str | None, file: str | None = None) -> dict:
+    """The study file the verifying runs take their workloads from: --file, --scale's, else
+    the one `recirc study` designed from (kept in its DESIGN_FILE), else quick's."""
+    if file:
+        return design.load_template_file(Path(file))
     made = (path if path.suffix != ".sqlite" else path.parent) / DESIGN_FILE
     if not given and made.exists():
         return json.loads(made.read_text())["template"]
     return design.load_template(given or "quick")
 
 
-def _verify(args, path: Path, study_name: str, key, plan) -> dict:
-    """Run the verifying study of one curve and read what it achieved."""
+def _closed_loop(args, path: Path, study_name: str, key, plan) -> dict:
+    """--verify: run the planned N (and, in the first round, the hold by time) beside N = 0,
+    ping only; while the delay achieved misses the target by more than --tolerance, run
+    the N the measured (N, delay) pairs give (recirc_plan.next_passes), at most --rounds
+    times; then the TCP/UDP cost at the final N (unless --delay-only). The answer is the
+    round that came closest, every round reported; `converged` says if it was close enough."""
+    from sdnperf.p4.catalog import MAX_RECIRC_PASSES
+
+    stat = STATISTIC[args.metric]
+    suffix = "" if stat == "mean" else f"_{stat}"
+    passes = plan.passes
+    rounds: list[dict] = []
+    hold: dict = {}
+    for k in range(args.rounds):
+        got = _verify_run(args, path, study_name, key, plan.target, passes, k, "ping")
+        if k == 0:
+            hold = {f: v for f, v in got.items() if f.startswith("hold_")}
+        load = _load_average()
+        rounds.append(
+            {
+                "round": k + 1,
+                "passes": passes,
+                **{f: v for f, v in got.items() if not f.startswith("hold_") and f != "cost"},
+                "load_average": load,
+            }
+        )
+        if not args.json:
+            print(f"  {_round_line(rounds[-1], suffix)}", flush=True)
+        if got.get(f"achieved{suffix}_ms") is None:
+            break  # no ping came back: nothing to correct from
+        if abs(got["error_pct"]) <= args.tolerance or k + 1 == args.rounds:
+            break
+        origin = 0.0 if not args.total else got[f"achieved{suffix}_ms"] - got["_added"]
+        tried = [(r["passes"], r[f"achieved{suffix}_ms"]) for r in rounds]
+        passes = next_passes(tried, plan.target, MAX_RECIRC_PASSES, origin=origin)
+    measured = [r for r in rounds if r.get("error_pct") is not None]
+    if not measured:
+        raise PlanError(f"the verifying runs of N = {passes} brought no ping back")
+    best = min(measured, key=lambda r: abs(r["error_pct"]))
+    out = {f: v for f, v in best.items() if f not in ("round", "load_average", "_added")}
+    out.update(
+        hold,
+        planned_passes=plan.passes,
+        rounds=[{f: v for f, v in r.items() if f != "_added"} for r in rounds],
+        converged=abs(best["error_pct"]) <= args.tolerance,
+        tolerance_pct=args.tolerance,
+    )
+    template = _template_of(path, args.scale, args.file)
+    if args.delay_only or not any(w.get("kind") != "ping" for w in template.get("workload", [])):
+        out["cost"] = {}  # --delay-only, or a study file with no TCP/UDP workload
+        return out
+    got = _verify_run(args, path, study_name, key, plan.target, best["passes"], -1, "cost")
+    out["cost"] = got["cost"]
+    out["cost_study"] = got["verify_study"]
+    return out
+
+
+def _load_average() -> float | None:
+    import os
+
+    try:
+        return round(os.getloadavg()[0], 2)
+    except OSError:
+        return None
+
+
+def _round_line(r: dict, suffix: str) -> str:
+    if r.get(f"achieved{suffix}_ms") is None:
+        return f"round {r['round']}: N = {r['passes']}: no delay measured"
+    lo, hi = r[f"achieved{suffix}_ci_ms"]
+    return (
+        f"round {r['round']}: N = {r['passes']}: {r[f'achieved{suffix}_ms']:.3f} ms "
+        f"(95 % CI {lo:.3f} .. {hi:.3f}), error {r['error_pct']:+.1f} %, load average "
+        f"{r['load_average']}"
+    )
+
+
+def _verify_run(
+    args, path: Path, study_name: str, key, target_ms: float, passes: int, k: int, what: str
+) -> dict:
+    """Run one verifying study of one curve (round k, 0 first; -1: the cost study) and read
+    what it achieved."""
     topology, _, target_name, others = key
     folder = path if path.suffix != ".sqlite" else path.parent
-    doc = _template_of(path, args.scale)
+    doc = _template_of(path, args.scale, args.file)
     bw = dict(kv.split("=", 1) for kv in others.split(",") if kv).get("bw")
     link_bw = None if bw in (None, "unlimited") else float(bw) if "." in bw else int(bw)
-    tag = re.sub(r"[^A-Za-z0-9]+", "-", f"{plan.target:g}ms-{target_name}-{topology}-{others}")
-    name = f"{study_name}-verify-{tag.strip('-')}"
-    v = design.verify_study(doc, name, topology, target_name, plan.passes, plan.target, link_bw)
-    if args.delay_only:
-        v["workload"] = [w for w in v["workload"] if w.get("kind") == "ping"]
+    tag = re.sub(r"[^A-Za-z0-9]+", "-", f"{target_ms:g}ms-{target_name}-{topology}-{others}")
+    name = f"{study_name}-verify-{tag.strip('-')}" + (
+        "-cost" if k < 0 else f"-r{k + 1}" if k else ""
+    )
+    v = design.verify_study(
+        doc,
+        name,
+        topology,
+        target_name,
+        passes,
+        target_ms,
+        link_bw,
+        hold=k <= 0,
+        workloads=what,
+    )
     out = folder.parent
     file = design.write(
         v,
         out / f"{name}.toml",
-        f"written by `sdnperf recirc plan --verify`: N = {plan.passes} for {plan.target:g} ms",
+        f"written by `sdnperf recirc plan --verify`: N = {passes} for {target_ms:g} ms "
+        + ("(its TCP/UDP cost)" if k < 0 else f"(round {k + 1})"),
     )
     if not args.json:
         print(f"  verify: {file}", flush=True)
@@ -483,20 +607,39 @@ def _verify(args, path: Path, study_name: str, key, plan) -> dict:
         raise PlanError(f"the verifying study stopped (exit {status})")
     store, study = _open(out / name)
     try:
-        return verified(
+        got = verified(
             store,
             study.id,
-            plan.target,
+            target_ms,
             added=not args.total,
             confidence=args.confidence,
             statistic=STATISTIC[args.metric],
         )
+        if args.total and what != "cost":
+            stat = STATISTIC[args.metric]
+            added = verified(store, study.id, target_ms, True, args.confidence, stat)
+            got["_added"] = added[f"achieved{'' if stat == 'mean' else '_' + stat}_ms"]
+        return got
     finally:
         store.close()
 
 
 def _verify_lines(row: dict) -> list[str]:
     lines = []
+    if "rounds" in row:
+        k = len(row["rounds"])
+        lines.append(
+            (
+                f"closed loop: N = {row['passes']} (planned {row['planned_passes']}), within "
+                f"{row['tolerance_pct']:g} % of the target after {k} round{'s' if k > 1 else ''}"
+            )
+            if row["converged"]
+            else (
+                f"closed loop: not within {row['tolerance_pct']:g} % of the target after {k} "
+                f"round{'s' if k > 1 else ''}; the closest, N = {row['passes']}, missed by "
+                f"{row['error_pct']:+.1f} %"
+            )
+        )
     for prefix, what in (("", f"N = {row['passes']}"), ("hold_", "hold by time")):
         if row.get(f"{prefix}achieved_ms") is None:
             continue

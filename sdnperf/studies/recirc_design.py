@@ -173,10 +173,15 @@ def verify_study(
     passes: int,
     target_ms: float,
     link_bw=None,
+    hold: bool = True,
+    workloads: str = "all",
 ) -> dict:
-    """One topology and switch: N = 0, the planned N and the hold-by-time program (its hold
-    split over the switches a packet crosses), each with ping and the scale's TCP and UDP
-    workloads. The hold per switch: target / switches on the path (one or the chain's)."""
+    """One topology and switch: N = 0, the planned N and (`hold`) the hold-by-time program
+    (its hold split over the switches a packet crosses), each with the workloads: "all"
+    (ping and the scale's TCP and UDP), "ping" (the delay only: a round of the closed loop)
+    or "cost" (TCP and UDP only). The hold per switch: target / switches on the path."""
+    if workloads not in ("all", "ping", "cost"):
+        raise DesignError(f"workloads {workloads!r}: all, ping or cost")
     topo = next((t for t in doc["topology"] if t.get("name", t.get("kind")) == topology), None)
     if topo is None:
         raise DesignError(f"the study file has no topology {topology!r}")
@@ -189,16 +194,20 @@ def verify_study(
     archs = [
         {**_held(arch, **{PASSES: 0}), "name": f"{base}-n0"},
         {**_held(arch, **{PASSES: passes}), "name": f"{base}-n{passes}"},
-        {**_held(arch, "recirc_hold", **{HOLD: hold_us}), "name": f"{base}-hold"},
     ]
+    if hold:
+        archs.append({**_held(arch, "recirc_hold", **{HOLD: hold_us}), "name": f"{base}-hold"})
     ping = _ping(doc)
     ping["interval"] = _interval(doc, 2 * target_ms)
     others = [copy.deepcopy(w) for w in doc.get("workload", []) if w.get("kind") != "ping"]
+    chosen = {"all": [ping, *others], "ping": [ping], "cost": others}[workloads]
+    if not chosen:
+        raise DesignError("the study file has no TCP or UDP workload to measure the cost with")
     out = {
         "study": {**_study(doc, name), "order": "interleaved"},
         "topology": [copy.deepcopy(topo)],
         "architecture": archs,
-        "workload": [ping, *others],
+        "workload": chosen,
     }
     if link_bw not in (None, "unlimited"):
         out["sweep"] = [{"param": "topology.link.bw", "values": [link_bw]}]

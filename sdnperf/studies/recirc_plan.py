@@ -359,3 +359,56 @@ def interpolate_passes(
         delays=(delay[i], delay[i + 1]),
         confidence=confidence,
     )
+
+
+# -- the closed loop of `recirc plan --verify`: correct N from the delays it achieved --
+
+
+def next_passes(
+    tried: list[tuple[int, float]],
+    target: float,
+    maximum: int = 2**24 - 1,
+    step: float = 4.0,
+    origin: float = 0.0,
+) -> int:
+    """The next N to run from the (N, delay) pairs measured so far (in the order run), for
+    a delay of `target`. N = 0 adds nothing, so (0, `origin`) is a point too (`origin`: 0
+    for an added delay, the RTT at N = 0 for a total one).
+
+    Between the largest N that held shorter than the target and the smallest larger N that
+    held longer, the straight line (a secant step, regula falsi: the answer stays between
+    them); with no N yet past the target, the secant of the two largest N (through (0, 0)
+    at first), or N × target / delay when that line does not rise. The step is bounded to
+    `step` × (or 1 / `step` ×) the N it starts from, and N to 1 .. `maximum`; an N already
+    run is nudged by one, so each round measures something new. Why a loop at all: the
+    delay of a pass changes with the machine's load and with N itself (a switch looping for
+    milliseconds gets preempted), so an N read from one study misses in another moment."""
+    if not target > 0:
+        raise PlanError(f"target delay {target} must be positive")
+    points = [(0, float(origin))] + [
+        (int(n), float(d)) for n, d in tried if n > 0 and math.isfinite(float(d))
+    ]
+    if len(points) < 2:
+        raise PlanError("the closed loop needs one measured (N, delay) with N > 0")
+    below = [p for p in points if p[1] < target]
+    lo = max(below) if below else (0, float(origin))
+    above = sorted(p for p in points if p[1] >= target and p[0] > lo[0])
+    if above:
+        hi = above[0]
+        # inside the bracket by construction: no bound on the step needed
+        estimate = lo[0] + (target - lo[1]) / (hi[1] - lo[1]) * (hi[0] - lo[0])
+    else:
+        (n0, d0), (n1, d1) = sorted(points)[-2:]
+        start = n1
+        if d1 > d0 and n1 > n0:
+            estimate = n1 + (target - d1) * (n1 - n0) / (d1 - d0)
+        elif d1 > origin:
+            estimate = n1 * (target - origin) / (d1 - origin)
+        else:
+            estimate = n1 * step
+        estimate = min(max(estimate, start / step), start * step)
+    n = min(max(1, round(estimate)), maximum)
+    done = {p[0] for p in points}
+    while n in done and n < maximum:
+        n += 1
+    return n

@@ -253,6 +253,8 @@ def cmd_run(args) -> int:
             return status
     seconds = time.monotonic() - started
     print(f"{s.name} ({args.scale}): {seconds:.0f} s wall time")
+    if s.then:
+        print(s.then.format(scale=args.scale, out=args.out))
     if args.record:
         if status not in (EXIT_OK, EXIT_FAIL) or args.only or args.resume:
             print(

@@ -73,6 +73,8 @@ def test_smoke_run(name, tmp_path):
     ), out[-4000:]
     for expected in EXPECT.get(name, []):
         assert any(expected in a for a in answers), (expected, answers)
+    if study.then:  # e.g. recirculation: the commands that measure what the sweep extrapolates
+        assert study.then.splitlines()[-1].strip().split(" --from")[0] in r.stdout
     stores = sorted((tmp_path / "results").glob("*/study.sqlite"))
     assert len(stores) == len(study.files("smoke"))
     for db in stores:

@@ -49,6 +49,12 @@ TEMPLATE = textwrap.dedent("""\
     pairs = [["h1", "h2"]]
     count = 30
     interval = 0.01
+
+    [[workload]]
+    name = "tcp"
+    kind = "iperf-tcp"
+    pairs = [["h1", "h2"]]
+    duration = 2
     """)
 TARGET_MS = 2.0
 
@@ -118,7 +124,22 @@ def test_pilot_brackets_the_target_plan_verifies_and_refuses_the_unreachable(tmp
     assert plan.returncode == 0, plan.stdout + plan.stderr
     (row,) = json.loads(plan.stdout)
     assert (row["target"], row["topology"]) == ("sdnperf", "one-switch")
-    assert row["bracketed"] and values[1] <= row["passes"] <= values[-1]
+    # read between two measured N (possibly 0 and the first: the pilot's 40 pings can
+    # misjudge the cost per pass by more than the design's 4x margin below the target on a
+    # loaded machine; seen: 0.158 µs per pass, so N = 3171 already held more than 2 ms)
+    assert row["bracketed"] and 0 < row["planned_passes"] <= values[-1]
+    # the closed loop: the planned N first, then N corrected from what each round held,
+    # until within 10 % or 4 rounds; the answer is the closest round, every round kept
+    rounds = row["rounds"]
+    assert rounds[0]["passes"] == row["planned_passes"] and 1 <= len(rounds) <= 4
+    assert len({r["passes"] for r in rounds}) == len(rounds)  # each round a new N
+    assert row["converged"] == (abs(row["error_pct"]) <= 10)
+    assert row["converged"] or len(rounds) == 4, rounds  # it stops early only when close
+    assert min(abs(r["error_pct"]) for r in rounds) == abs(row["error_pct"])
+    assert any(r["passes"] == row["passes"] for r in rounds)
+    # the cost is measured once, at the final N, beside N = 0 and the hold by time
+    assert {"base", "passes", "hold"} <= set(row["cost"]), row["cost"]
+    assert row["cost"]["passes"].get("tcp_mbps") is not None
     for prefix in ("", "hold_"):  # bounded CIs around the points (mean and median)
         for stat in ("", "_median"):
             lo, hi = row[f"{prefix}achieved{stat}_ci_ms"]
@@ -143,7 +164,16 @@ def test_pilot_brackets_the_target_plan_verifies_and_refuses_the_unreachable(tmp
         rf"target {TARGET_MS:g} ms",
         sentences[0],
     )
-    assert "held by time, measured" in sentences[1]
+    # the hold by time ran in the first round, beside the planned N
+    with Store(out / rounds[0]["verify_study"] / "study.sqlite") as store:
+        first = answer_for(store, store.studies()[-1].id).sentences
+    assert any("held by time, measured" in s for s in first), first
+    # a 2 ms hold over one switch is the experiment, not a slow emulator: no run of the
+    # verifying studies is marked emulator-bound (1 ms per switch passage would be)
+    for name in [r["verify_study"] for r in rounds] + [row["cost_study"]]:
+        with Store(out / name / "study.sqlite") as store:
+            marked = [r.key for r in store.runs(store.studies()[-1].id) if r.cpu.emulator_bound]
+        assert not marked, (name, marked)
     # unreachable: more passes than a packet may make
     far = sdnperf(
         "recirc",

@@ -540,3 +540,18 @@ def test_study_run_leaves_out_what_this_machine_cannot_run(monkeypatch, capsys):
         "chain-of-two",
     }
     assert len(kept) == len(plan)
+
+
+def test_study_run_recirculation_says_how_the_measured_answer_is_got(monkeypatch, capsys, tmp_path):
+    """`study run recirculation` runs the thesis's sweep of small N; it then names the
+    commands that measure the N of a target delay (pilot, bracketing study, closed loop)."""
+    from sdnperf.studies import study_cli
+
+    monkeypatch.setattr(study_cli, "_run_file", lambda s, path, args: 0)
+    out = tmp_path / "res"
+    assert main(["study", "run", "recirculation", "--scale", "smoke", "--out", str(out)]) == 0
+    text = capsys.readouterr().out
+    assert f"sdnperf recirc study --target-delay 5ms --scale smoke --out {out}" in text
+    assert f"sdnperf recirc plan --target-delay 5ms --from {out}/recirculation --verify" in text
+    main(["study", "run", "architectures-campus", "--scale", "smoke", "--out", str(out)])
+    assert "recirc study" not in capsys.readouterr().out

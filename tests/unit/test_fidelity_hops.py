@@ -126,3 +126,34 @@ def test_measure_takes_the_min_of_the_series_after_the_warm_up():
     assert warm[warm.index("-c") + 1] == "2"
     assert series[series.index("-c") + 1] == str(hops.PROBE_PINGS)
     assert series[-1] == "10.0.0.2"
+
+
+def test_recirculation_holds_are_not_a_slow_switch():
+    """A recirculation study holds its pings to h2 for ms by design (recirc.p4's passes,
+    recirc_hold.p4's hold): those flows are left out of the pace rule, other flows still
+    judge it; no hold (N = 0) leaves every flow in."""
+    from sdnperf.p4.catalog import held_selection
+
+    assert held_selection("recirc", {"recirc_passes": 5000, "recirc_dst": "10.0.0.2"}) == (
+        "10.0.0.2/32"
+    )
+    assert held_selection("recirc_hold", {"recirc_hold_us": 5000}) == "any"
+    assert held_selection("recirc", {"recirc_passes": 0}) is None
+    assert held_selection("recirc_hold", {"recirc_hold_us": 0}) is None
+    assert held_selection("l2l3", {}) is None and held_selection(None, None) is None
+    ips = {"h1": "10.0.0.1", "h2": "10.0.0.2", "h3": "10.0.0.3"}
+    assert hops.held_hosts(ips, "10.0.0.2/32") == {"h2"}
+    assert hops.held_hosts(ips, "any") == set(ips)
+    assert hops.held_hosts(ips, "10.0.0.0/31") == {"h1"}
+    assert hops.held_hosts(ips, None) == frozenset()
+    one = topo("single", hosts=2)
+    held = hops.held_hosts(ips, "10.0.0.2/32")
+    # 5 ms of recirculation over one switch: 2.5 ms per pass of a switch, far past the rule
+    assert hops.judge(5.1, 1)[0]
+    assert hops.workload_pace(one, steady("h1->h2", 5.1), held) is None
+    assert hops.probe_pair(one, held) is None  # two hosts, one held: nothing to probe
+    three = topo("single", hosts=3)
+    assert hops.probe_pair(three, held) == ("h1", "h3", 1)
+    # a slow switch on a flow that is not held still marks the run
+    pace = hops.workload_pace(three, steady("h1->h2", 5.1) + steady("h1->h3", 4.0), held)
+    assert pace[1] == "h1->h3" and hops.judge(pace[2], pace[3])[0]

@@ -76,3 +76,19 @@ def test_toml_writer_round_trips():
         "workload": [{"pairs": [["h1", "h2"]], "params": {"k": 1}}],
     }
     assert tomllib.loads(design.dumps(doc, "header")) == doc
+
+
+def test_verify_study_rounds_run_ping_only_and_the_cost_study_tcp_udp_only(tmp_path):
+    doc = design.load_template("quick")
+    rnd = design.verify_study(
+        doc, "v-r2", "one-switch", "sdnperf", 900, 5.0, hold=False, workloads="ping"
+    )
+    study = load(rnd, tmp_path, "r.toml")
+    assert [a.name for a in study.config.architecture] == ["p4-n0", "p4-n900"]
+    assert [w.kind for w in study.config.workload] == ["ping"]
+    cost = design.verify_study(doc, "v-cost", "one-switch", "sdnperf", 900, 5.0, workloads="cost")
+    study = load(cost, tmp_path, "c.toml")
+    assert [a.name for a in study.config.architecture] == ["p4-n0", "p4-n900", "p4-hold"]
+    assert {w.kind for w in study.config.workload} == {"iperf-tcp", "iperf-udp"}
+    with pytest.raises(design.DesignError, match="workloads 'x'"):
+        design.verify_study(doc, "v", "one-switch", "sdnperf", 1, 5.0, workloads="x")

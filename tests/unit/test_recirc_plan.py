@@ -240,3 +240,62 @@ def test_interpolation_refuses_a_target_beyond_the_delays_measured():
         interpolate_passes({100: [1.0, 1.1]}, 0.5)
     with pytest.raises(PlanError, match="statistic 'p99'"):
         interpolate_passes(samples, 0.5, statistic="p99")
+
+
+# -- the closed loop of `recirc plan --verify` --
+
+
+def test_next_passes_first_step_is_proportional_through_n0():
+    from sdnperf.studies.recirc_plan import next_passes
+
+    # N = 1000 held 6 ms for a 5 ms target: the line through (0, 0) says 833
+    assert next_passes([(1000, 6.0)], 5.0) == 833
+    assert next_passes([(1000, 4.0)], 5.0) == 1250
+
+
+def test_next_passes_interpolates_between_the_n_that_enclose_the_target():
+    from sdnperf.studies.recirc_plan import next_passes
+
+    # 833 held 4.5 ms, 1000 held 6 ms: the secant between them
+    assert next_passes([(1000, 6.0), (833, 4.5)], 5.0) == round(833 + 0.5 / 1.5 * 167)
+
+
+def test_next_passes_converges_on_a_delay_that_bends_upward():
+    """A loaded machine: delay = 1 µs·N + (N / 2000)² ms (preemption grows with the hold).
+    Secant steps from a plan read off a lighter load reach 5 % within a few rounds."""
+    from sdnperf.studies.recirc_plan import next_passes
+
+    def delay(n):
+        return n / 1000 + (n / 2000) ** 2
+
+    tried = [(5000, delay(5000))]  # the plan's N overshoots: 11.25 ms for 5 ms
+    for _ in range(5):
+        n = next_passes(tried, 5.0)
+        tried.append((n, delay(n)))
+        if abs(delay(n) - 5.0) / 5.0 < 0.05:
+            break
+    assert abs(tried[-1][1] - 5.0) / 5.0 < 0.05, tried
+    assert len(tried) <= 5
+
+
+def test_next_passes_bounds_its_step_and_never_repeats_an_n():
+    from sdnperf.studies.recirc_plan import next_passes
+
+    # a delay far below the target: at most 4 x the N run
+    assert next_passes([(100, 0.01)], 5.0) == 400
+    # no growth measured (noise): the proportional step, still bounded
+    assert next_passes([(100, 2.0), (200, 1.9)], 5.0) == round(200 * 5 / 1.9)
+    # the estimate rounds to an N already run: one more
+    assert next_passes([(10, 4.99), (11, 5.2)], 5.0) == 12
+    # a total RTT (origin: the RTT at N = 0): the line from (0, 1 ms)
+    assert next_passes([(1000, 3.0)], 5.0, origin=1.0) == 2000
+    assert next_passes([(2**24 - 1, 1.0)], 5.0) == 2**24 - 1  # never past the maximum
+
+
+def test_next_passes_refuses_nothing_to_correct_from():
+    from sdnperf.studies.recirc_plan import next_passes
+
+    with pytest.raises(PlanError, match="one measured"):
+        next_passes([], 5.0)
+    with pytest.raises(PlanError, match="positive"):
+        next_passes([(10, 1.0)], 0)

@@ -5,6 +5,7 @@ RTT summary; missing data gets a clear error."""
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -153,3 +154,112 @@ def test_help_exits_0(capsys):
     with pytest.raises(SystemExit) as info:
         main(["recirc", "plan", "--help"])
     assert info.value.code == 0 and "--target-delay" in capsys.readouterr().out
+
+
+def fake_verify(delay_of, calls):
+    """recirc_cli._verify_run without a network: the delay an N achieves is delay_of(N)
+    (a curve that bends, as on a loaded machine), with a CI of ±2 %."""
+
+    def run(args, path, study_name, key, target_ms, passes, k, what):
+        calls.append((k, passes, what))
+        if what == "cost":
+            return {"verify_study": f"cost-{passes}", "cost": {"passes": {"tcp_mbps": 1.0}}}
+        d = delay_of(passes)
+        row = {
+            "verify_study": f"r{k}",
+            "achieved_ms": d,
+            "achieved_ci_ms": [d * 0.98, d * 1.02],
+            "achieved_median_ms": d,
+            "achieved_median_ci_ms": [d * 0.98, d * 1.02],
+            "error_pct": (d - target_ms) / target_ms * 100,
+            "error_statistic": "median",
+            "cost": {},
+        }
+        for stat in ("_min", "_p99"):
+            row.update({f"achieved{stat}_ms": d, f"achieved{stat}_ci_ms": [d, d]})
+        row.update(spread_ms=0.1, pings=100)
+        if k == 0:
+            row.update(hold_achieved_median_ms=target_ms * 1.01, hold_error_pct=1.0)
+        return row
+
+    return run
+
+
+def test_verify_corrects_n_from_the_measured_delays_until_within_tolerance(
+    tmp_path, capsys, monkeypatch
+):
+    import json
+
+    from sdnperf.studies import recirc_cli
+
+    db = tmp_path / "study.sqlite"
+    write_study(db, [(n, 0.1 + 0.001 * n) for n in (0, 1000, 2000, 4000, 8000) for _ in range(2)])
+    calls: list = []
+    # the study said 1 µs per pass; at the verification each pass costs more and more
+    monkeypatch.setattr(
+        recirc_cli, "_verify_run", fake_verify(lambda n: n / 1000 + (n / 3000) ** 2, calls)
+    )
+    argv = ["recirc", "plan", "--target-delay", "5ms", "--from", str(db), "--verify", "--json"]
+    assert main(argv) == 0
+    (row,) = json.loads(capsys.readouterr().out)
+    assert row["planned_passes"] == 5000
+    rounds = row["rounds"]
+    assert rounds[0]["passes"] == 5000 and rounds[0]["error_pct"] > 10  # 7.8 ms: missed
+    assert 1 < len(rounds) <= 4 and row["converged"] is True
+    assert abs(row["error_pct"]) <= 10 and row["passes"] == rounds[-1]["passes"]
+    assert row["hold_achieved_median_ms"] == pytest.approx(5.05)  # the first round's
+    # rounds run ping only; the cost runs once, at the final N
+    assert [c[2] for c in calls] == ["ping"] * len(rounds) + ["cost"]
+    assert calls[-1][1] == row["passes"] and row["cost"] == {"passes": {"tcp_mbps": 1.0}}
+
+
+def test_verify_that_does_not_converge_says_so_with_every_round(tmp_path, capsys, monkeypatch):
+    import json
+
+    from sdnperf.studies import recirc_cli
+
+    db = tmp_path / "study.sqlite"
+    write_study(db, [(n, 0.1 + 0.001 * n) for n in (0, 1000, 2000, 4000, 8000) for _ in range(2)])
+    calls: list = []
+    # a delay that jumps past the target (a scheduler slice): no N lands within 10 %
+    monkeypatch.setattr(
+        recirc_cli, "_verify_run", fake_verify(lambda n: 3.0 if n < 4000 else 8.0, calls)
+    )
+    argv = ["recirc", "plan", "--target-delay", "5ms", "--from", str(db), "--verify"]
+    assert main([*argv, "--json", "--rounds", "3", "--delay-only"]) == 0
+    (row,) = json.loads(capsys.readouterr().out)
+    assert row["converged"] is False and len(row["rounds"]) == 3
+    assert abs(row["error_pct"]) == 40.0  # the closest round: 3 ms, -40 %
+    assert all(c[2] == "ping" for c in calls)  # --delay-only: no cost study
+    main([*argv, "--rounds", "2", "--delay-only"])
+    out = capsys.readouterr().out
+    assert re.search(r"round 1: N = 5000: 8.000 ms \(95 % CI .*\), error \+60.0 %", out), out
+    assert "round 2: N = " in out and "not within 10 %" in out
+
+
+def test_verify_takes_its_workloads_from_file(tmp_path, capsys, monkeypatch):
+    """--file: the verifying runs' TCP/UDP workloads come from a study file (e.g. quick's
+    with the thesis's 10 Mbit/s UDP); a file that is not a study is refused up front."""
+    from sdnperf.studies import recirc_cli, recirc_design
+
+    db = tmp_path / "study.sqlite"
+    write_study(db, [(n, 0.1 + 0.001 * n) for n in (0, 1000, 2000, 4000, 8000) for _ in range(2)])
+    quick = recirc_design.load_template("quick")
+    quick["workload"] = [
+        dict(w, rate="10M") if w["kind"] == "iperf-udp" else w for w in quick["workload"]
+    ]
+    file = recirc_design.write(quick, tmp_path / "thesis.toml")
+    seen: list = []
+    monkeypatch.setattr(
+        recirc_cli,
+        "_template_of",
+        lambda path, scale, f=None: seen.append(f) or recirc_design.load_template_file(Path(f)),
+    )
+    monkeypatch.setattr(recirc_cli, "_verify_run", fake_verify(lambda n: n / 1000, []))
+    argv = ["recirc", "plan", "--target-delay", "5ms", "--from", str(db), "--verify"]
+    assert main([*argv, "--file", str(file)]) == 0
+    assert seen and set(seen) == {str(file)}
+    bad = tmp_path / "bad.toml"
+    bad.write_text("[study]\nname = 3\n")
+    assert main([*argv, "--file", str(bad)]) == 2
+    assert f"--file {bad}" in capsys.readouterr().err

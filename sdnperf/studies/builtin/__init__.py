@@ -26,6 +26,9 @@ class BuiltinStudy:
     question: str
     seed: str  # the paper of /work/shared/seeds whose method it follows (README)
     tool: str = "run"  # "run": sdnperf run; "ctlbench": sdnperf ctlbench run
+    # printed after `sdnperf study run NAME`: what the study's runs do not answer, and the
+    # command that does ({scale} and {out} filled in)
+    then: str = ""
 
     @property
     def folder(self) -> Path:
@@ -55,6 +58,13 @@ STUDIES: dict[str, BuiltinStudy] = {
             "passes hold a packet back by a target delay, and what does it cost in "
             "throughput?",
             seed="003",
+            then="recirculation: these runs are the thesis's sweep of small N (RTT = a + "
+            "b·N, the cost per pass); an N for a delay of milliseconds lies far beyond "
+            "them, so the answer above extrapolates. Measured instead (a pilot, N values "
+            "past the target, then the planned N run and corrected until it holds the "
+            "target; docs/recirculation.md):\n"
+            "  sdnperf recirc study --target-delay 5ms --scale {scale} --out {out}\n"
+            "  sdnperf recirc plan --target-delay 5ms --from {out}/recirculation --verify",
         ),
         BuiltinStudy(
             "architectures-campus",
