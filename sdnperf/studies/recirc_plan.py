@@ -173,7 +173,7 @@ def bracket_passes(
     costs: dict[str, float],
     targets: list[float],
     below: float = 4.0,
-    above: float = 2.0,
+    above: float = 4.0,
     ratio: float = 2.0,
     maximum: int = 2**24 - 1,
     length: int = 0,
@@ -181,7 +181,9 @@ def bracket_passes(
     """N values, 0 then geometric (each `ratio` × the one before), from `below` times under
     the smallest target's N to `above` times over the largest's, over every curve's cost
     per pass (`costs`, delay per pass by curve, e.g. per topology): each target's N then
-    lies inside the measured range on every curve. `length`: at least this many values
+    lies inside the measured range on every curve. The margins are wide because a pilot of
+    a few dozen pings on a loaded 2-core machine was seen to misjudge the cost per pass by
+    2-3x either way. `length`: at least this many values
     (the geometric series goes on upward), so two switches' lists can be zipped."""
     if not targets or not all(t > 0 for t in targets):
         raise PlanError(f"target delays must be positive (got {targets})")
