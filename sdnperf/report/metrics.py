@@ -202,9 +202,11 @@ for _m in [
         "ms",
         "lower",
         "one-way delay",
-        "Receive time minus send time of each packet (VoIP, live video). All emulated "
-        "hosts share one machine clock, so this one-way delay is exact, with no clock "
-        "offset to correct; per run, the mean over calls/streams of their mean delay.",
+        "Receive time minus send time of each packet (VoIP, live video; iperf3 UDP: the "
+        "send stamp iperf3 writes into each datagram against a capture at the receiver's "
+        "interface). All emulated hosts share one machine clock, so this one-way delay is "
+        "exact, with no clock offset to correct; per run, the mean over calls/streams/pairs "
+        "of their mean delay.",
     ),
     Metric(
         "owd_max_ms",
@@ -377,3 +379,15 @@ for _m in [
     Metric("stall_s", "s", "lower", "stall", "One re-buffering event and its duration."),
 ]:
     register(_m)
+
+register(
+    Metric(
+        "retransmit_pct",
+        "%",
+        "lower",
+        "TCP retransmissions (%)",
+        'TCP "packet loss" as the senders see it (seed paper 000\'s Tables 2, 5, 6): '
+        "retransmitted segments over all data segments sent, R / (R + ceil(bytes / MSS)), "
+        "all pairs together; an upper bound when segments ran short of the MSS.",
+    )
+)

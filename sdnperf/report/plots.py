@@ -34,6 +34,7 @@ OVER_TIME = {
     "jitter_ms": "UDP jitter (RFC 3550, iperf3's running value)",
     "icmp_throughput_bps": "ICMP throughput (echo replies' bits per second)",
     "tcp_rtt_ms": "TCP sender's smoothed RTT",
+    "jitter_rfc3550_ms": "live video jitter (RFC 3550 running value at each interval's end)",
 }
 
 # Extension point: figure providers of other subsystems register themselves when their

@@ -218,6 +218,10 @@ class IperfUdpConfig(_Workload):
     )
     length: int | None = Field(None, ge=16, le=65_507, description="datagram payload bytes")
     time_limit: float | None = Field(None, gt=0, le=7200, description=_TIME_LIMIT_HELP)
+    one_way_delay: bool = Field(
+        False,
+        description="capture at each receiver for the datagrams' one-way delay (owd_ms)",
+    )
 
     @field_validator("rate", mode="before")
     @classmethod
