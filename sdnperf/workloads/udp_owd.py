@@ -12,24 +12,22 @@ receiver's interface (not the receiver's own socket queue). 000 Tables 3, 5c and
 UDP "Delay" measured at a capture point too.
 
 `receiver_captures` runs one tcpdump per pair (filtered to that pair's port) around the
-transfer; `datagram_delays` and `owd_output` are pure, tested on pcap bytes built in tests.
+transfer (host_capture.py); `datagram_delays` and `owd_output` are pure, tested on pcap
+bytes built in tests.
 """
 
 from __future__ import annotations
 
-import shutil
 import statistics
 import struct
-import tempfile
 import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from pathlib import Path
 
 from ..samples import Sample, Summary
-from .capture import _MAGIC, _await_capturing
+from .capture import _MAGIC
 from .context import WorkloadContext
-from .procs import ProcessGroup
+from .host_capture import host_captures
 
 SNAPLEN = 64  # Ethernet 14 + IPv4 20 (no options) + UDP 8 + iperf3's 8-byte time stamp
 ETH_IPV4 = 0x0800
@@ -125,47 +123,15 @@ def receiver_captures(
     ctx: WorkloadContext, receivers: Sequence[tuple[str, str, int]]
 ) -> Iterator[dict[str, list[tuple[float, float]]]]:
     """Capture each (flow, destination host, port) at the destination's interface during
-    the block; after it, the dict yielded holds each flow's (arrival, delay) datagrams.
-    The pcaps go to a temporary folder that is removed afterwards."""
-    folder = Path(tempfile.mkdtemp(prefix="sdnperf-owd-"))
-    folder.chmod(0o777)  # tcpdump may drop to its own user before opening the file
+    the block; after it, the dict yielded holds each flow's (arrival, delay) datagrams."""
     result: dict[str, list[tuple[float, float]]] = {}
-    try:
-        with ProcessGroup(ctx) as group:
-            procs, files = [], {}
-            for i, (flow, dst, port) in enumerate(receivers):
-                node = ctx.host(dst)
-                path = folder / f"owd-{i}.pcap"
-                argv = [
-                    "tcpdump",
-                    "-i",
-                    str(node.defaultIntf()),
-                    "-s",
-                    str(SNAPLEN),
-                    "-B",
-                    "4096",  # KiB of kernel buffer: no drops at a 12 Mbit/s stream's rate
-                    "-U",
-                    "-n",
-                    "-w",
-                    str(path),
-                    "udp",
-                    "and",
-                    "dst",
-                    "port",
-                    str(port),
-                ]
-                procs.append((flow, group.start(node, argv, f"tcpdump owd {flow}")))
-                files[flow] = (path, port)
-            _await_capturing(procs)
-            before = monotonic_offset()
-            try:
-                yield result
-            finally:
-                time.sleep(0.2)  # let the last datagrams reach the capture buffer
-                group.stop_all()  # SIGTERM: tcpdump flushes and closes its file
-        offset = (before + monotonic_offset()) / 2  # NTP may slew it a little meanwhile
-        for flow, (path, port) in files.items():
-            if path.exists():
-                result[flow] = datagram_delays(path.read_bytes(), port, offset)
-    finally:
-        shutil.rmtree(folder, ignore_errors=True)
+    points = [
+        (flow, dst, ["udp", "and", "dst", "port", str(port)]) for flow, dst, port in receivers
+    ]
+    ports = {flow: port for flow, _, port in receivers}
+    with host_captures(ctx, points, SNAPLEN) as pcaps:
+        before = monotonic_offset()
+        yield result
+    offset = (before + monotonic_offset()) / 2  # NTP may slew it a little meanwhile
+    for flow, data in pcaps.items():
+        result[flow] = datagram_delays(data, ports[flow], offset)

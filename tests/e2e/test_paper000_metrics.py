@@ -50,7 +50,7 @@ def assert_all_reaped(ctx):
 
 
 def owd_dirs():
-    return set(glob.glob(os.path.join(tempfile.gettempdir(), "sdnperf-owd-*")))
+    return set(glob.glob(os.path.join(tempfile.gettempdir(), "sdnperf-cap-*")))
 
 
 def test_udp_one_way_delay_sees_the_queue(ctx):
@@ -124,4 +124,36 @@ def test_live_stream_jitter_over_time_eq1_and_bytes(ctx):
         (s.seq, s.t) for s in out.samples if s.metric == "jitter_rfc3550_ms" and s.t is not None
     )
     assert len(over_time) >= 3 and [seq for seq, _ in over_time][:3] == [0, 1, 2]
+    assert_all_reaped(ctx)
+
+
+def test_ping_with_control_frames_counts_the_arp_exchange(ctx):
+    from sdnperf.workloads import PingConfig
+
+    for host in ctx.net.hosts:  # empty ARP caches: the first ping must ask
+        host.cmd("ip neigh flush all")
+    before = owd_dirs()
+    out = run_workload(
+        PingConfig(
+            kind="ping",
+            name="ping",
+            pairs=[["h1", "h2"]],
+            count=3,
+            interval=1.0,
+            size=1472,
+            control_frames=True,
+        ),
+        ctx,
+    )
+    arp = [s for s in out.samples if s.metric == "arp_frames_per_s"]
+    lldp = [s for s in out.samples if s.metric == "lldp_frames_per_s"]
+    # h1 asks for h2 and hears the answer (h2 may ask back later): at least two ARP frames;
+    # Linux bridges send no LLDP
+    assert sum(s.value for s in arp) >= 2 and sum(s.value for s in lldp) == 0
+    assert {s.flow for s in arp} == {"h1"}
+    # a bin for every second of the run (3 pings at 1 s, one cold first), from t = 1 s on
+    assert len(arp) >= 3 and [s.t for s in arp][:3] == [1.0, 2.0, 3.0]
+    # the ICMP throughput series is still there, unchanged by the capture
+    assert any(s.metric == "icmp_throughput_bps" for s in out.samples)
+    assert owd_dirs() == before
     assert_all_reaped(ctx)
