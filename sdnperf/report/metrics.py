@@ -202,9 +202,11 @@ for _m in [
         "ms",
         "lower",
         "one-way delay",
-        "Receive time minus send time of each packet (VoIP, live video). All emulated "
-        "hosts share one machine clock, so this one-way delay is exact, with no clock "
-        "offset to correct; per run, the mean over calls/streams of their mean delay.",
+        "Receive time minus send time of each packet (VoIP, live video; iperf3 UDP: the "
+        "send stamp iperf3 writes into each datagram against a capture at the receiver's "
+        "interface). All emulated hosts share one machine clock, so this one-way delay is "
+        "exact, with no clock offset to correct; per run, the mean over calls/streams/pairs "
+        "of their mean delay.",
     ),
     Metric(
         "owd_max_ms",
@@ -375,5 +377,36 @@ for _m in [
         "Seconds of video buffered ahead of playback, after each segment download.",
     ),
     Metric("stall_s", "s", "lower", "stall", "One re-buffering event and its duration."),
+]:
+    register(_m)
+
+register(
+    Metric(
+        "retransmit_pct",
+        "%",
+        "lower",
+        "TCP retransmissions (%)",
+        'TCP "packet loss" as the senders see it (seed paper 000\'s Tables 2, 5, 6): '
+        "retransmitted segments over all data segments sent, R / (R + ceil(bytes / MSS)), "
+        "all pairs together; an upper bound when segments ran short of the MSS.",
+    )
+)
+for _m in [
+    Metric(
+        "arp_frames_per_s",
+        "frames/s",
+        "lower",
+        "ARP frames",
+        "ARP frames a ping client's interface carried per second (a tcpdump there), the mean "
+        "over clients; seed paper 000 Fig. 4c-d lists them at its throughput drops.",
+    ),
+    Metric(
+        "lldp_frames_per_s",
+        "frames/s",
+        "lower",
+        "LLDP frames",
+        "LLDP frames (a controller's topology discovery) a ping client's interface carried "
+        "per second, the mean over clients (000 Fig. 4c-d).",
+    ),
 ]:
     register(_m)

@@ -62,6 +62,7 @@ def register(id: str, kind: Kind, stem: str, what: str) -> ReportKind:
 def load_all() -> dict[str, ReportKind]:
     """Import every module that registers kinds, then return the registry."""
     import sdnperf.ctlbench.plots  # noqa: F401
+    import sdnperf.report.panel_plots  # noqa: F401
     import sdnperf.report.plots  # noqa: F401
     import sdnperf.report.recirc_plots  # noqa: F401
     import sdnperf.report.sweep_plots  # noqa: F401

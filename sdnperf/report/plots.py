@@ -34,6 +34,9 @@ OVER_TIME = {
     "jitter_ms": "UDP jitter (RFC 3550, iperf3's running value)",
     "icmp_throughput_bps": "ICMP throughput (echo replies' bits per second)",
     "tcp_rtt_ms": "TCP sender's smoothed RTT",
+    "jitter_rfc3550_ms": "live video jitter (RFC 3550 running value at each interval's end)",
+    "arp_frames_per_s": "ARP frames captured at the client's link",
+    "lldp_frames_per_s": "LLDP frames captured at the client's link",
 }
 
 # Extension point: figure providers of other subsystems register themselves when their

@@ -95,6 +95,13 @@ class Reference(_Strict):
         return self
 
 
+class Figure(_Strict):
+    """One more figure of ours that draws part of an item (e.g. its jitter panels)."""
+
+    plot: str
+    args: dict[str, str] = Field(default_factory=dict)
+
+
 class Item(_Strict):
     number: str
     caption: str
@@ -105,6 +112,9 @@ class Item(_Strict):
     part: str | None = None
     note: str = ""
     reference: list[Reference] = Field(default_factory=list)
+    # the paper's figure drawn by several of ours (000 Fig. 10: members' throughput, UDP
+    # jitter, CDN jitter): the rest of them, each drawn for `reproduced` to hold
+    also: list[Figure] = Field(default_factory=list)
 
     @model_validator(mode="after")
     def _consistent(self) -> Item:
@@ -114,7 +124,15 @@ class Item(_Strict):
             raise ValueError(f"status {self.status!r} needs the `plot` or `table` that draws it")
         if self.status != "reproduced" and not self.note:
             raise ValueError(f"status {self.status!r} needs a `note` saying why")
+        if self.also and not self.plot:
+            raise ValueError("`also` adds figures to an item's `plot`, and this item has none")
         return self
+
+    def figures(self) -> list[tuple[str, dict[str, str]]]:
+        """Every plot of ours that draws the item: (id, args)."""
+        if not self.plot:
+            return []
+        return [(self.plot, self.args)] + [(f.plot, f.args) for f in self.also]
 
     @property
     def kind_id(self) -> str | None:
@@ -165,14 +183,16 @@ def unknown_ids(fmap: FigureMap) -> list[str]:
         kid = item.kind_id
         if kid is None:
             continue
-        kind = registry.get(kid)
-        if kind is None or kind.kind != ("plot" if item.plot else "table"):
-            bad.append(f"{item.number}: no {'plot' if item.plot else 'table'} {kid!r}")
-            continue
-        try:
-            kind.name(item.args)
-        except ValueError as exc:
-            bad.append(f"{item.number}: {exc}")
+        wanted = item.figures() if item.plot else [(kid, item.args)]
+        for fid, args in wanted:
+            kind = registry.get(fid)
+            if kind is None or kind.kind != ("plot" if item.plot else "table"):
+                bad.append(f"{item.number}: no {'plot' if item.plot else 'table'} {fid!r}")
+                continue
+            try:
+                kind.name(args)
+            except ValueError as exc:
+                bad.append(f"{item.number}: {exc}")
     return bad
 
 
@@ -238,10 +258,17 @@ def _target(item: Item) -> str:
     kid = item.kind_id
     if kid is None:
         return "—"
-    kind = REGISTRY.get(kid)
-    name = kind.name(item.args) if kind is not None else "?"
     where = f" [{item.part}]" if item.part else ""
-    return f"{'plot' if item.plot else 'table'} {kid} ({name}){where}"
+    if item.plot:
+        return (
+            " + ".join(f"plot {fid} ({_stem(fid, args)})" for fid, args in item.figures()) + where
+        )
+    return f"table {kid} ({_stem(kid, item.args)}){where}"
+
+
+def _stem(kid: str, args: dict[str, str]) -> str:
+    kind = REGISTRY.get(kid)
+    return kind.name(args) if kind is not None else "?"
 
 
 def lines(study: BuiltinStudy, fmap: FigureMap) -> list[str]:
@@ -328,9 +355,14 @@ def figure_map_html(store, study_id: int, figure_stems: list[str] | None = None)
         kind = REGISTRY.get(kid) if kid else None
         here = ""
         if kind is not None and (item.part is None or item.part == part):
-            name = kind.name(item.args)
             if kind.kind == "plot":
-                here = " — drawn below" if name in drawn else " — not drawn from these runs"
+                names = [_stem(fid, args) for fid, args in item.figures()]
+                missing = [n for n in names if n not in drawn]
+                here = (
+                    " — drawn below"
+                    if not missing
+                    else f" — not drawn from these runs: {', '.join(missing)}"
+                )
         elif item.part and item.part != part:
             here = f" — in the report of part {item.part}"
         rows.append(

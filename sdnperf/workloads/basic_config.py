@@ -161,6 +161,10 @@ class PingConfig(_Workload):
     interval: float = Field(0.2, ge=0.002, le=60, description="seconds between packets")
     size: int = Field(56, ge=0, le=65_507, description="ICMP payload bytes")
     cold: bool = Field(True, description="send and record one first packet apart")
+    control_frames: bool = Field(
+        False,
+        description="capture ARP and LLDP frames at each client: frames per second over time",
+    )
     reply_timeout: float = Field(
         2.0, gt=0, le=60, description="seconds a reply may take before the packet is lost"
     )
@@ -218,6 +222,10 @@ class IperfUdpConfig(_Workload):
     )
     length: int | None = Field(None, ge=16, le=65_507, description="datagram payload bytes")
     time_limit: float | None = Field(None, gt=0, le=7200, description=_TIME_LIMIT_HELP)
+    one_way_delay: bool = Field(
+        False,
+        description="capture at each receiver for the datagrams' one-way delay (owd_ms)",
+    )
 
     @field_validator("rate", mode="before")
     @classmethod

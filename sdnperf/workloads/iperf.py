@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import time
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 
 from ..samples import Sample, Summary
@@ -19,6 +20,7 @@ from .context import WorkloadContext, WorkloadError, WorkloadOutput
 from .jitter import eq1_over_flows
 from .pairs import resolve_pairs
 from .procs import Launched, ProcessGroup, listens
+from .udp_owd import owd_output, receiver_captures
 
 BASE_PORT = 5201  # TCP pair i uses BASE_PORT + i
 UDP_BASE_PORT = 5701  # UDP pair i: apart from TCP, so one mix can send both to one host
@@ -49,6 +51,8 @@ class IperfResult:
     bytes: int = 0  # bytes received
     seconds: float = 0.0  # receiver-side duration of the transfer
     retransmits: int | None = None  # TCP only
+    bytes_sent: int = 0  # TCP: bytes the sender wrote (end.sum_sent)
+    mss: int | None = None  # TCP: the connection's MSS (start.tcp_mss_default)
     jitter_ms: float | None = None  # UDP only
     lost_packets: int | None = None
     packets: int | None = None
@@ -86,6 +90,9 @@ def parse_iperf3(text: str) -> IperfResult:
     res.seconds = float(received.get("seconds", 0.0))
     if "retransmits" in (end.get("sum_sent") or {}):
         res.retransmits = int(end["sum_sent"]["retransmits"])
+        res.bytes_sent = int(end["sum_sent"].get("bytes", 0))
+        mss = (doc.get("start") or {}).get("tcp_mss_default")
+        res.mss = int(mss) if mss else None
     res.rtt_ms, res.rtt_series = _tcp_rtt(doc)
     if "jitter_ms" in received:  # UDP
         res.jitter_ms = float(received["jitter_ms"])
@@ -187,7 +194,27 @@ def tcp_output(
     retrans = [r.retransmits for r in results.values() if r.retransmits is not None]
     if retrans:
         summaries.append(Summary(name, "retransmits", float(sum(retrans)), "packets"))
+    pct = retransmit_pct(results.values())
+    if pct is not None:
+        summaries.append(Summary(name, "retransmit_pct", pct, "%"))
     return WorkloadOutput(samples, summaries)
+
+
+def retransmit_pct(results) -> float | None:
+    """TCP "packet loss" as a sender sees it (000 Table 2): retransmitted segments as a
+    share of all data segments sent, over every pair: 100 · R / (R + ceil(bytes / MSS)).
+
+    iperf3 gives the kernel's retransmission count but not the segments sent; bytes over
+    the MSS is the fewest segments that carry them, so the share is an upper bound when
+    segments ran short of the MSS (they rarely do in a bulk transfer). None without MSS."""
+    retrans = segments = 0
+    for r in results:
+        if r.retransmits is None or not r.mss:
+            continue
+        retrans += r.retransmits
+        segments += -(-r.bytes_sent // r.mss)  # ceil
+    total = retrans + segments
+    return 100.0 * retrans / total if total else None
 
 
 def _transfer_times(name: str, results: dict[str, IperfResult]) -> list[Summary]:
@@ -268,8 +295,26 @@ def run_iperf_udp(cfg: IperfUdpConfig, ctx: WorkloadContext) -> WorkloadOutput:
     if cfg.length:
         args += ["-l", str(cfg.length)]
     limit = cfg.time_limit or _limit(cfg.duration, cfg.byte_count, cfg.rate_bps)
-    results, offsets, started = _run_pairs(cfg.name, "iperf-udp", cfg.pairs, ctx, args, limit)
+    delays: dict[str, list[tuple[float, float]]] = {}
+
+    def captures(pairs: list[_Pair]):
+        return receiver_captures(ctx, [(p.flow, p.dst, p.port) for p in pairs])
+
+    results, offsets, started = _run_pairs(
+        cfg.name,
+        "iperf-udp",
+        cfg.pairs,
+        ctx,
+        args,
+        limit,
+        around=captures if cfg.one_way_delay else None,
+        captured=delays,
+    )
     out = udp_output(cfg.name, results, offsets, fixed_bytes=cfg.bytes is not None)
+    if cfg.one_way_delay:
+        samples, summaries = owd_output(cfg.name, delays)
+        out.samples += samples
+        out.summaries += summaries
     out.processes_started = started
     return out
 
@@ -304,11 +349,15 @@ def _run_pairs(
     ctx: WorkloadContext,
     client_args: list[str],
     limit_s: float,
+    around=None,
+    captured: dict | None = None,
 ) -> tuple[dict[str, IperfResult], dict[str, float], int]:
     """Run one server + one client per pair, all at once; every process is reaped on exit.
 
     Returns the parsed result and the client's start offset (s since the first client
-    started) per flow, and how many processes were started.
+    started) per flow, and how many processes were started. `around(pairs)`: a context
+    manager held while the clients run (the servers listening); what it yields is merged
+    into `captured` when it closes (the receivers' captures for one-way delay).
     """
     base = UDP_BASE_PORT if kind == "iperf-udp" else BASE_PORT
     pairs = [
@@ -320,31 +369,10 @@ def _run_pairs(
             argv = ["iperf3", "-s", "-1", "-J", "-B", p.dst_ip, "-p", str(p.port)]
             p.server = group.start(ctx.host(p.dst), argv, f"iperf3 server {p.flow}")
         _await_listening(name, pairs)
-
-        ctx.log(f"{name}: {kind} on {len(pairs)} pair(s)")
-        announce = getattr(ctx, "traffic_starts", None)  # link schedules start now
-        if announce is not None:
-            announce()
-        t0 = time.time()
-        for p in pairs:
-            argv = [
-                "iperf3",
-                "-c",
-                p.dst_ip,
-                "-p",
-                str(p.port),
-                "--json",
-                "--get-server-output",
-                "-i",
-                "1",
-                "--connect-timeout",
-                str(CONNECT_TIMEOUT_MS),
-                *client_args,
-            ]
-            p.client = group.start(ctx.host(p.src), argv, f"iperf3 client {p.flow}")
-        group.wait([p.client for p in pairs], limit_s)
-        # One-shot servers exit after their test; any that do not are stopped by the group.
-        group.wait([p.server for p in pairs], SERVER_EXIT_WAIT_S)
+        with around(pairs) if around else nullcontext({}) as got:
+            t0 = _start_clients(name, kind, pairs, ctx, group, client_args, limit_s)
+        if captured is not None:
+            captured.update(got)
 
         results, problems = {}, []
         for p in pairs:
@@ -358,6 +386,35 @@ def _run_pairs(
     if problems:
         raise WorkloadError(f"{kind} workload '{name}': " + "; ".join(problems))
     return results, offsets, started
+
+
+def _start_clients(name, kind, pairs, ctx, group, client_args, limit_s) -> float:
+    """Start every client, wait for them (and the one-shot servers); the start time."""
+    ctx.log(f"{name}: {kind} on {len(pairs)} pair(s)")
+    announce = getattr(ctx, "traffic_starts", None)  # link schedules start now
+    if announce is not None:
+        announce()
+    t0 = time.time()
+    for p in pairs:
+        argv = [
+            "iperf3",
+            "-c",
+            p.dst_ip,
+            "-p",
+            str(p.port),
+            "--json",
+            "--get-server-output",
+            "-i",
+            "1",
+            "--connect-timeout",
+            str(CONNECT_TIMEOUT_MS),
+            *client_args,
+        ]
+        p.client = group.start(ctx.host(p.src), argv, f"iperf3 client {p.flow}")
+    group.wait([p.client for p in pairs], limit_s)
+    # One-shot servers exit after their test; any that do not are stopped by the group.
+    group.wait([p.server for p in pairs], SERVER_EXIT_WAIT_S)
+    return t0
 
 
 def _client_result(proc: Launched, limit_s: float) -> tuple[IperfResult | None, str]:

@@ -22,7 +22,7 @@ from ..samples import Sample, Summary
 from .agents import agent_argv, wait_ready
 from .capture import capturing
 from .context import WorkloadContext, WorkloadError, WorkloadOutput
-from .jitter import mean_abs_delay_change, rfc3550_jitter
+from .jitter import eq1_over_flows, mean_abs_delay_change, rfc3550_jitter, rfc3550_series
 from .pairs import resolve_pairs
 from .procs import ProcessGroup
 from .traffic_config import LiveVideoConfig
@@ -99,6 +99,11 @@ class StreamStats:
     jitter_rfc3550_ms: float | None
     jitter_flowmean_ms: float | None
     series: list[tuple[float, float]]  # (end of 1-s interval since stream start, Mbit/s)
+    # (end of 1-s interval, ms): the running RFC 3550 jitter after the interval's last packet
+    # (as Wireshark's RTP analysis lists it over time; 000 Figs 9, 10d, 12d)
+    jitter_series: list[tuple[float, float]] = field(default_factory=list)
+    jitter_eq1_ms: float | None = None  # the mean over packets of the running jitter (Eq. 1)
+    bytes: int = 0  # UDP payload bytes received
 
 
 def stream_stats(
@@ -138,6 +143,11 @@ def stream_stats(
         for k in range(max(bins) + 1)
     ]
     delays = [p.delay_ms for p in sorted(pk, key=lambda p: p.seq)]
+    running = rfc3550_series([p.sent * 1000 for p in pk], [p.recv * 1000 for p in pk])
+    last_in: dict[int, float] = {}  # interval -> running jitter after its last packet
+    for p, j in zip(pk, running):
+        last_in[int((p.recv - start) // interval)] = j
+    jitter_series = [(round((k + 1) * interval, 6), j) for k, j in sorted(last_in.items())]
     return StreamStats(
         sent,
         received,
@@ -150,6 +160,10 @@ def stream_stats(
         rfc3550_jitter([p.sent * 1000 for p in pk], [p.recv * 1000 for p in pk]),
         mean_abs_delay_change(delays),
         series,
+        jitter_series,
+        # Eq. 1 of one flow: each packet's running jitter, averaged (the first packet has none)
+        eq1_over_flows({"": [(j, 1) for j in running[1:]]}),
+        sum(p.size for p in pk),
     )
 
 
@@ -167,14 +181,21 @@ def stream_output(
 ) -> WorkloadOutput:
     """Samples (throughput per interval per stream; per-stream jitter, loss, frames) and
     summaries: throughput_mbps (sum over streams), owd_ms, jitter_rfc3550_ms,
-    jitter_flowmean_ms (means over streams), loss_pct (over all packets),
-    frames_lost_pct / frames_late_pct (over all frames)."""
+    jitter_flowmean_ms (means over streams), jitter_eq1_ms (000's Eq. 1: the mean over
+    streams of each stream's mean per-packet running jitter), bytes (payload received,
+    all streams), loss_pct (over all packets), frames_lost_pct / frames_late_pct (over
+    all frames). Over time, per stream and 1-s interval: throughput_mbps and
+    jitter_rfc3550_ms (the running jitter at the interval's end)."""
     samples, summaries = [], []
     for flow, st in streams.items():
         off = offsets.get(flow, 0.0)
         for i, (t, mbps) in enumerate(st.series):
             samples.append(
                 Sample(name, "throughput_mbps", mbps, "Mbit/s", flow, "", round(off + t, 6), i)
+            )
+        for i, (t, ms) in enumerate(st.jitter_series):
+            samples.append(
+                Sample(name, "jitter_rfc3550_ms", ms, "ms", flow, "", round(off + t, 6), i)
             )
         for metric, value, unit in (
             ("jitter_rfc3550_ms", st.jitter_rfc3550_ms, "ms"),
@@ -188,10 +209,11 @@ def stream_output(
     summaries.append(
         Summary(name, "throughput_mbps", sum(s.mbps for s in values), "Mbit/s", "higher")
     )
-    for metric in ("owd_ms", "jitter_rfc3550_ms", "jitter_flowmean_ms"):
+    for metric in ("owd_ms", "jitter_rfc3550_ms", "jitter_flowmean_ms", "jitter_eq1_ms"):
         vals = [getattr(s, metric) for s in values if getattr(s, metric) is not None]
         if vals:
             summaries.append(Summary(name, metric, statistics.fmean(vals), "ms"))
+    summaries.append(Summary(name, "bytes", float(sum(s.bytes for s in values)), "B", "higher"))
     sent = sum(s.sent for s in values)
     if sent:
         summaries.append(

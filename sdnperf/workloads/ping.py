@@ -13,8 +13,10 @@ import time
 from dataclasses import dataclass, field
 
 from ..samples import Sample, Summary
+from . import control_frames
 from .basic_config import PingConfig
 from .context import WorkloadContext, WorkloadError, WorkloadOutput
+from .host_capture import host_captures
 from .pairs import resolve_pairs
 from .procs import ProcessGroup
 
@@ -234,6 +236,21 @@ def _icmp_throughput(
 def run_ping(cfg: PingConfig, ctx: WorkloadContext) -> WorkloadOutput:
     pairs = resolve_pairs(cfg.pairs, ctx.host_names, ctx.seed)
     flows = {f"{src}->{dst}": (src, dst) for src, dst in pairs}
+    if not cfg.control_frames:
+        return _run_ping(cfg, ctx, flows)[0]
+    clients = sorted({src for src, _ in pairs})
+    points = [(h, h, control_frames.BPF) for h in clients]
+    with host_captures(ctx, points, control_frames.SNAPLEN) as pcaps:
+        out, t0 = _run_ping(cfg, ctx, flows)
+        t_end = time.time()
+    for host, data in pcaps.items():
+        binned = control_frames.per_second(control_frames.frame_times(data), t0, t_end)
+        out.samples += control_frames.samples(cfg.name, host, binned)
+    return out
+
+
+def _run_ping(cfg: PingConfig, ctx: WorkloadContext, flows) -> tuple[WorkloadOutput, float]:
+    """The cold and steady series; the output and when the workload started (time.time)."""
     with ProcessGroup(ctx) as group:
         t0 = time.time()
         cold: dict[str, PingResult] = {}
@@ -250,7 +267,7 @@ def run_ping(cfg: PingConfig, ctx: WorkloadContext) -> WorkloadOutput:
     for flow, res in cold.items():
         if not res.replies:
             ctx.log(f"{cfg.name}: cold ping {flow} lost (no reply within {cfg.reply_timeout:g} s)")
-    return out
+    return out, t0
 
 
 def _ping_all(

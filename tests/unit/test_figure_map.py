@@ -253,3 +253,41 @@ def test_workload_names_with_a_slash_and_mixed_members(tmp_path):
         c = figure_map.compare(store, sid, ref)
         assert c is not None and c.ours == 2.0 and c.runs == 1 and c.ratio == 0.5, workload
     store.close()
+
+
+def test_an_item_drawn_by_several_figures():
+    """000 Fig. 10: members' throughput (a, b) plus two jitter figures (c, d); every one is
+    checked against the registry and named in the map's line."""
+    item = {
+        "number": "Fig. 10",
+        "caption": "c",
+        "status": "reproduced",
+        "plot": "members-over-time",
+        "args": {"workload": "mix", "topology": "grid"},
+        "also": [
+            {"plot": "metric-over-time", "args": {"metric": "jitter_ms", "workload": "mix/udp"}},
+            {"plot": "nope"},
+        ],
+    }
+    fmap = figure_map.FigureMap.model_validate(
+        {"paper": {"seed": "x", "title": "t"}, "item": [item]}
+    )
+    assert figure_map.unknown_ids(fmap) == ["Fig. 10: no plot 'nope'"]
+    item["also"] = item["also"][:1]
+    fmap = figure_map.FigureMap.model_validate(
+        {"paper": {"seed": "x", "title": "t"}, "item": [item]}
+    )
+    assert figure_map.unknown_ids(fmap) == []
+    text = figure_map._target(fmap.item[0])
+    assert "members_mix_grid" in text and "jitter_ms_over_time_mix_udp" in text
+    with pytest.raises(ValueError, match="adds figures to an item's `plot`"):
+        figure_map.Item.model_validate(
+            {
+                "number": "T",
+                "caption": "c",
+                "status": "reproduced",
+                "table": "comparison",
+                "args": {"workload": "w", "metric": "m"},
+                "also": [{"plot": "rtt-bars"}],
+            }
+        )

@@ -5,13 +5,14 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from sdnperf.report import plots, series
+from sdnperf.report import panel_plots, plots, series
 from sdnperf.samples import RunResult, Sample, Summary
 from sdnperf.store import Store
 
 from .test_report_data import build_study
 
 PNG = b"\x89PNG\r\n\x1a\n"
+assert panel_plots.panel_figures in plots.PLOT_PROVIDERS  # the figures below include its own
 
 
 @pytest.fixture
@@ -29,6 +30,7 @@ def test_all_plots_draws_every_figure_of_the_synthetic_study(study, tmp_path):
         "rtt_bars_ping.png",
         "rtt_cdf_ping.png",
         "rtt_first_vs_steady_ping.png",
+        "throughput_by_topology_tcp.png",  # panel_plots' provider (registered on import)
         "throughput_tcp.png",
     ]
     assert out.skipped == []
@@ -59,7 +61,10 @@ def test_missing_metrics_are_skipped_with_reasons(tmp_path, caplog):
         )
         caplog.set_level("INFO", logger="sdnperf.report.plots")
         out = plots.all_plots(store, sid, tmp_path / "png")
-        assert [p.name for p in out.paths] == ["throughput_tcp.png"]
+        assert [p.name for p in out.paths] == [
+            "throughput_tcp.png",
+            "throughput_by_topology_tcp.png",  # panel_plots' provider
+        ]
         assert any("RTT" in s and "rtt_ms" in s for s in out.skipped)
         assert any("CPU" in s for s in out.skipped)
         assert "plot skipped" in caplog.text

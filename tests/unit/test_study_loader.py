@@ -124,7 +124,7 @@ def test_cli_check_exit_code_2_and_one_error(tmp_path):
     lines = [line for line in proc.stderr.splitlines() if line.startswith("error:")]
     assert lines == [
         f"error: {path}:23: workload[0].bogus: unknown field 'bogus'; valid fields: name, "
-        "pairs, per_topology, topologies, kind, count, interval, size, cold, reply_timeout "
+        "pairs, per_topology, topologies, kind, count, interval, size, cold, control_frames, reply_timeout "
         "(see docs/study-reference.md)"
     ]
 

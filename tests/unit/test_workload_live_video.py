@@ -71,3 +71,43 @@ def test_planned_counts_match_pacer():
     )
     # 20000 B per frame in packets of <= 1160 B video payload -> 18 packets, 75 frames
     assert planned_counts(cfg) == (18 * 75, 75)
+
+
+def _lines(packets):
+    """Receiver lines for (send, recv) pairs, one 1000-B packet per frame at 10 fps."""
+    out = [f"{i} {s:.6f} {r:.6f} {s:.6f} {i} 1 0 {SIZE}" for i, (s, r) in enumerate(packets)]
+    return "\n".join(out + [f"END {len(packets)} {len(packets)}"]) + "\n"
+
+
+def test_jitter_over_time_and_eq1_worked_example():
+    # Delays 5, 5, 21, 21 ms (sent 0.1 s apart): D = 0, +16, 0 ms, so the running RFC 3550
+    # jitter after each packet is 0, 0, 1, 0.9375 ms (J += (|D| - J) / 16).
+    sends = [100.0, 100.1, 100.2, 100.3]
+    delays = [0.005, 0.005, 0.021, 0.021]
+    st = stream_stats(
+        parse_receiver(_lines([(s, s + d) for s, d in zip(sends, delays)])), 100, 0, 0
+    )
+    # Eq. 1 for one flow: the mean over packets 2..4 of the running jitter, (0 + 1 + 0.9375) / 3
+    assert st.jitter_eq1_ms == pytest.approx((0 + 1 + 0.9375) / 3)
+    assert st.jitter_rfc3550_ms == pytest.approx(0.9375)
+    # all four arrive in the first second: one interval, the value after its last packet
+    assert st.jitter_series == [(1.0, pytest.approx(0.9375))]
+    assert st.bytes == 4 * SIZE
+    out = stream_output("live", {"h1->h2": st, "h3->h2": st}, {"h1->h2": 0.0, "h3->h2": 0.5})
+    m = {s.metric: s.value for s in out.summaries}
+    assert m["bytes"] == 8 * SIZE
+    assert m["jitter_eq1_ms"] == pytest.approx((0 + 1 + 0.9375) / 3)  # both flows alike
+    over_time = [(s.flow, s.t, s.seq) for s in out.samples if s.metric == "jitter_rfc3550_ms"]
+    assert (("h1->h2", 1.0, 0) in over_time) and (("h3->h2", 1.5, 0) in over_time)
+
+
+def test_jitter_series_one_value_per_interval():
+    # two packets per second for three seconds, the third second's second packet 10 ms late
+    sends = [100.0 + k * 0.5 for k in range(6)]
+    delays = [0.001] * 5 + [0.011]
+    st = stream_stats(
+        parse_receiver(_lines([(s, s + d) for s, d in zip(sends, delays)])), 100, 0, 0
+    )
+    assert [t for t, _ in st.jitter_series] == [1.0, 2.0, 3.0]
+    assert st.jitter_series[0][1] == 0 and st.jitter_series[1][1] == 0
+    assert st.jitter_series[2][1] == pytest.approx(10 / 16)

@@ -193,3 +193,25 @@ def test_udp_output():
     assert m["jitter_ms"].value == pytest.approx((clean.jitter_ms + lossy.jitter_ms) / 2)
     assert {s.metric for s in out.samples} == {"throughput_mbps", "jitter_ms"}
     assert m["bytes"].value == clean.bytes + lossy.bytes
+
+
+def test_retransmit_pct_worked_example():
+    """R / (R + ceil(bytes / MSS)): 10 retransmissions beside 14480 B in 1448-B segments
+    (10 segments) is 50 %; a second pair with none of 28960 B (20 segments) makes 25 %."""
+    from sdnperf.workloads.iperf import IperfResult, retransmit_pct
+
+    a = IperfResult(retransmits=10, bytes_sent=14480, mss=1448)
+    assert retransmit_pct([a]) == pytest.approx(50.0)
+    b = IperfResult(retransmits=0, bytes_sent=28960, mss=1448)
+    assert retransmit_pct([a, b]) == pytest.approx(100 * 10 / 40)
+    c = IperfResult(retransmits=0, bytes_sent=1449, mss=1448)  # 2 segments (ceil)
+    assert retransmit_pct([a, c]) == pytest.approx(100 * 10 / 22)
+    assert retransmit_pct([IperfResult()]) is None  # UDP, or no MSS: no share
+
+
+def test_retransmit_pct_from_recorded_run():
+    res = parse_iperf3(text("iperf3_tcp_bytes.json"))
+    assert res.mss == 1448 and res.bytes_sent == 5368709120 and res.retransmits == 25162
+    out = tcp_output("tcp", {"h1->h2": res}, {}, fixed_bytes=True)
+    segments = -(-5368709120 // 1448)
+    assert by_metric(out)["retransmit_pct"].value == pytest.approx(100 * 25162 / (25162 + segments))

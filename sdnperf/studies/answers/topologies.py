@@ -9,8 +9,9 @@ BASELINE = "openflow"
 ITEMS = (
     ("ping", "rtt_first_ms", "first ping", "ms", "lower"),
     ("ping", "rtt_ms", "ping RTT", "ms", "lower"),
-    ("tcp-size", "throughput_mbps", "TCP fixed-size", "Mbit/s", "higher"),
-    ("tcp-time", "throughput_mbps", "TCP fixed-time", "Mbit/s", "higher"),
+    ("tcp", "throughput_mbps", "TCP (1 GB; 1200 s on the Internet topology)", "Mbit/s", "higher"),
+    ("udp", "owd_ms", "UDP one-way delay", "ms", "lower"),
+    ("cdn", "jitter_eq1_ms", "live stream jitter (Eq. 1)", "ms", "lower"),
     ("udp", "jitter_ms", "UDP jitter", "ms", "lower"),
     ("udp", "loss_pct", "UDP loss", "%", "lower"),
     ("video", "startup_delay_s", "video start-up (buffering) delay", "s", "lower"),
