@@ -96,8 +96,9 @@ def parse_status(text: str) -> FastPathStatus:
     m = _STATUS.match(text)
     if m:
         return FastPathStatus(True, m[1] == "on", int(m[2]), int(m[3]), int(m[4]))
-    why = text.split(":", 1)[1].strip() if text.startswith("not running") else text
-    return FastPathStatus(False, why_not=why or "no answer")
+    if text.startswith("not running"):  # "not running: WHY" or "not running (not asked)"
+        text = text.removeprefix("not running").lstrip(": ")
+    return FastPathStatus(False, why_not=text or "no answer")
 
 
 def parse_stats(text: str) -> dict[str, int]:

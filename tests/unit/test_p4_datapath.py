@@ -111,6 +111,8 @@ def test_parse_status_and_stats():
     assert dp.parse_status("off forwarded=0 dropped=0 to_engine=5").on is False
     down = dp.parse_status("not running: port s1-eth1 is af_packet (needs af_xdp)")
     assert not down.running and down.why_not.startswith("port s1-eth1")
+    unasked = dp.parse_status("not running (start with --xdp-fastpath; AF_XDP ports)")
+    assert not unasked.running and unasked.why_not.startswith("(start with")
     assert dp.parse_stats("rx=10 tx=9 dropped=1 parser_errors=0") == {
         "rx": 10,
         "tx": 9,
