@@ -6,6 +6,8 @@ falls back to user space with the reason recorded."""
 
 from __future__ import annotations
 
+import time
+
 import pytest
 
 from sdnperf.arch import ArchitectureError
@@ -42,7 +44,11 @@ def test_xdp_forwards_in_the_kernel_and_counts_it(tmp_path):
         assert " 0% packet loss" in out, out
         # TCP too (full-size frames through the kernel's redirect)
         h3.cmd("iperf3 -s -1 -D -p 5299")
-        tcp = h1.cmd("iperf3", "-c", h3.IP(), "-p", "5299", "-t", "1", "-J")
+        for _ in range(25):  # the daemon listens a moment after it forks
+            tcp = h1.cmd("iperf3", "-c", h3.IP(), "-p", "5299", "-t", "1", "-J")
+            if "Connection refused" not in tcp:
+                break
+            time.sleep(0.2)
         stats = arch.control_stats()
     assert facts["datapath"] == "xdp" and facts["datapath_setting"] == "xdp"
     assert '"bits_per_second"' in tcp, tcp[-500:]
