@@ -107,7 +107,8 @@ def preflight(study: LoadedStudy, architectures: set[str] | None = None) -> None
 
 def host_offloads(study: LoadedStudy) -> bool:
     """Resolve study.host_offloads ("auto": off when any architecture's first packets go
-    through a controller, see Architecture.controller_sees_packets; and when a link follows
+    through a controller, see Architecture.controller_sees_packets, or its switches read
+    MTU-sized frames only, Architecture.needs_mtu_frames; and when a link follows
     a trace: its near-empty bins are shaped per frame, and a 64-KB segmentation-offload
     frame would hold a switch's port for seconds, links/schedule.py floor_mbps)."""
     setting = study.config.study.host_offloads
@@ -116,7 +117,9 @@ def host_offloads(study: LoadedStudy) -> bool:
     if any(plan.traced() for t in study.topologies.values() for plan in t.schedules):
         return False
     return not any(
-        architecture_class(a).controller_sees_packets(a) for a in study.config.architecture
+        architecture_class(a).controller_sees_packets(a)
+        or architecture_class(a).needs_mtu_frames(a)
+        for a in study.config.architecture
     )
 
 
@@ -165,6 +168,7 @@ def started_network(
     if not kernel_netem and not cls.impairs_links_itself(config):
         check_link_features(spec, [config])  # raises, in words
     arch = cls(config, spec, run_dir, cls.check(config, spec), seed=seed)
+    arch.host_offloads = host_offloads
     network = None
     elements: dict = {}
     try:

@@ -41,6 +41,13 @@ class Architecture(ABC):
         return False
 
     @classmethod
+    def needs_mtu_frames(cls, config) -> bool:
+        """True when the switches may read frames only up to the MTU (p4 with its XDP fast
+        path: AF_XDP ports), so hosts must not send offloaded super-packets
+        (study.host_offloads "auto" turns them off)."""
+        return False
+
+    @classmethod
     def impairs_links_itself(cls, config) -> bool:
         """True when this architecture emulates link delay/loss in its own switches, so a
         study with delay/loss runs on a kernel without sch_netem (p4 on our switch)."""
@@ -69,6 +76,8 @@ class Architecture(ABC):
         # runner sets it from the study seed and the repetition: repeatable, different per
         # repetition, the same for every architecture of one repetition.
         self.seed = seed
+        # whether hosts send offloaded super-packets (the runner sets it before prepare())
+        self.host_offloads = True
 
     @property
     def name(self) -> str:

@@ -190,6 +190,15 @@ class P4Config(_ArchBase):
         '(app = "runtime-json"); relative to the study file\'s folder',
     )
     target: Literal["sdnperf", "bmv2"] = "sdnperf"
+    datapath: Literal["auto", "xdp", "user"] = Field(
+        "user",
+        description="how our switches forward: user (the user-space engine), xdp (the "
+        "program compiled to eBPF forwards in the ports' XDP hooks; what it cannot finish, "
+        "e.g. packets to the controller, still goes through the engine; refused where it "
+        "cannot run) or auto (xdp where the program fits, no switch port shapes or impairs "
+        "and hosts send no offloaded super-packets, else user; the choice and the reason "
+        "are recorded with each run)",
+    )
     program: str = Field(
         "l2l3",
         description="a P4 program shipped with sdnperf, by name "
@@ -224,6 +233,11 @@ class P4Config(_ArchBase):
             from sdnperf.controllers.external import P4RUNTIME_PLACEHOLDERS, check_placeholders
 
             check_placeholders(self.command, P4RUNTIME_PLACEHOLDERS)
+        if self.datapath != "user" and self.target != "sdnperf":
+            raise ValueError(
+                f'datapath = "{self.datapath}" needs target = "sdnperf" (our switch); '
+                'BMv2 has no XDP fast path: use datapath = "user"'
+            )
         if self.controller == "remote" and self.grpc_base_port is None:
             self.grpc_base_port = 50051
         return self

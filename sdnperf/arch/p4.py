@@ -20,11 +20,13 @@ from __future__ import annotations
 
 import json
 import re
+import subprocess
 import sys
 import time
 from pathlib import Path
 
 from sdnperf import tools
+from sdnperf.arch import p4_datapath
 from sdnperf.arch.base import (
     Architecture,
     ArchitectureError,
@@ -39,6 +41,7 @@ from sdnperf.topo.spec import TopoSpec
 CPU_PORT = 255
 _WARNED: list = []  # the shaping caveat is printed once per process
 GRPC_DAEMON = "sdnperf-switch-grpc"
+SWITCH = "sdnperf-switch"  # its `check` says whether a program fits the XDP fast path
 BMV2_DAEMON = "simple_switch_grpc"
 
 
@@ -48,6 +51,42 @@ def _entry_builder(config):
 
     prog = PROGRAMS.get(config.program)
     return prog.make_entries if prog else None
+
+
+def shaped_links(spec: TopoSpec) -> list[str]:
+    """Links whose switch ports would shape, delay or drop (static or scheduled)."""
+    out = [f"{x.node1}-{x.node2}" for x in spec.links() if x.bw or x.delay_ms or x.loss_pct]
+    out += [f"{p.node1}-{p.node2} (schedule)" for p in spec.schedules]
+    return out
+
+
+def program_fit(json_path) -> str | None:
+    """None when the compiled program fits the switch's XDP fast path, else why not
+    (`sdnperf-switch check` answers both)."""
+    r = subprocess.run(
+        [tools.find(SWITCH), "check", str(json_path)], capture_output=True, text=True, timeout=60
+    )
+    for line in r.stdout.splitlines():
+        if line.startswith("xdp fast path: does not fit: "):
+            return line.removeprefix("xdp fast path: does not fit: ")
+        if line.startswith("xdp fast path: fits"):
+            return None
+    return f"sdnperf-switch check {json_path} failed: {(r.stderr or r.stdout).strip()[-300:]}"
+
+
+def switch_counters(sw) -> tuple[p4_datapath.FastPathStatus, dict[str, int]]:
+    """One switch's fast-path state and counters and its engine's counters (ctl)."""
+    try:
+        text = sw.ctl("fastpath", "stats")
+    except Exception as exc:  # a switch that cannot answer: nothing counted
+        return p4_datapath.FastPathStatus(False, why_not=f"ctl failed: {exc}"), {}
+    status, stats = p4_datapath.FastPathStatus(False, why_not="no answer"), {}
+    for line in text.splitlines():
+        if line.startswith("rx="):
+            stats = p4_datapath.parse_stats(line)
+        elif line.strip():
+            status = p4_datapath.parse_status(line)
+    return status, stats
 
 
 def device_id_for(name: str, fallback: int) -> int:
@@ -66,6 +105,11 @@ class P4Architecture(Architecture):
             # TCP never connects unless hosts complete their checksums (study.host_offloads)
             return True
         return config.app in ("l2-learning", "topo-forwarding")  # the reactive apps
+
+    @classmethod
+    def needs_mtu_frames(cls, config) -> bool:
+        # the XDP fast path's AF_XDP ports take no virtio-net header (no super-packets)
+        return config.target == "sdnperf" and config.datapath != "user"
 
     @classmethod
     def impairs_links_itself(cls, config) -> bool:
@@ -123,6 +167,17 @@ class P4Architecture(Architecture):
                     f"architecture {cfg.name!r}: link(s) {', '.join(bare[:5])} set delay/loss "
                     "but join two hosts: without sch_netem only a switch port can impair a link"
                 )
+        if cfg.datapath == "xdp" and shaped_links(spec):
+            found = p4_datapath.blockers(
+                target=cfg.target,
+                program_fit=None,
+                shaped_links=shaped_links(spec),
+                host_offloads=False,
+            )
+            try:
+                p4_datapath.choose("xdp", cfg.name, found)
+            except p4_datapath.DatapathError as exc:
+                raise ArchitectureError(str(exc)) from None
         if cfg.target == "sdnperf" and tools.locate(GRPC_DAEMON) is None:
             raise ArchitectureError(
                 f"architecture {cfg.name!r}: {GRPC_DAEMON} (our P4Runtime switch, rust/p4rt) "
@@ -140,6 +195,10 @@ class P4Architecture(Architecture):
         self.controller: process.ControllerProcess | None = None  # needs the built network
         self.kernel_netem = True  # whether hosts' ends of links delay/drop with netem
         self.impaired: dict[str, dict] = {}  # switch -> port -> impairment set on it
+        # the data path the switches were started for and why (prepare), and the one
+        # they forward with once running (wait_ready: the fast path may not come up)
+        self.datapath: p4_datapath.Choice | None = None
+        self._net = None  # the built network, for the switches' counters after a run
 
     def shaping_caveat(self, spec: TopoSpec) -> str | None:
         """Our switch sends with PACKET_QDISC_BYPASS (rust/switch ports/afpacket.rs), so tc
@@ -201,10 +260,32 @@ class P4Architecture(Architecture):
             self.program = compiled(self.config.program)
         except P4ProgramError as exc:
             raise ArchitectureError(str(exc)) from None
+        if self.config.target == "sdnperf":
+            self.datapath = self.choose_datapath()
         if self.caveat and not _WARNED:
             _WARNED.append(True)
             print(f"note: architecture {self.config.name!r}: {self.caveat}", file=sys.stderr)
         self.run_dir.mkdir(parents=True, exist_ok=True)
+
+    def choose_datapath(self) -> p4_datapath.Choice:
+        """The `datapath` setting against what is known before the switches start."""
+        cfg = self.config
+        if cfg.datapath == "user":
+            return p4_datapath.choose("user", cfg.name, [])
+        found = p4_datapath.blockers(
+            target=cfg.target,
+            program_fit=program_fit(self.program.json) if self.program else None,
+            shaped_links=shaped_links(self.spec),
+            host_offloads=self.host_offloads,
+        )
+        try:
+            return p4_datapath.choose(cfg.datapath, cfg.name, found)
+        except p4_datapath.DatapathError as exc:
+            raise ArchitectureError(str(exc)) from None
+
+    def fast_path(self) -> bool:
+        """Whether the switches are started with the XDP fast path."""
+        return self.datapath is not None and self.datapath.datapath == "xdp"
 
     def mininet_options(self) -> dict:
         from sdnperf.emulation.p4switch import P4Switch
@@ -229,6 +310,7 @@ class P4Architecture(Architecture):
                 binary=binary,
                 log_dir=log_dir,
                 thrift_port=self.thrift_ports.get(name),
+                extra_args=list(p4_datapath.XDP_SWITCH_ARGS) if self.fast_path() else None,
                 **kwargs,
             )
 
@@ -289,6 +371,14 @@ class P4Architecture(Architecture):
         return config
 
     def network_started(self, net) -> None:
+        if self.fast_path():
+            # the fast path redirects into the hosts' veth ends, which accept XDP frames
+            # only when they run NAPI: GRO on (switch-switch ends run XDP programs)
+            names = {sw.name for sw in net.switches}
+            for link in net.links:
+                for intf, other in ((link.intf1, link.intf2), (link.intf2, link.intf1)):
+                    if intf.node.name not in names and other.node.name in names:
+                        intf.node.cmd("ethtool -K", intf.name, "gro on >/dev/null 2>&1")
         for sw in net.switches:
             sw.wait_listening()
         self.switch_pids = [sw.switch_pid for sw in net.switches if sw.switch_pid]
@@ -353,6 +443,16 @@ class P4Architecture(Architecture):
 
             self.kernel_netem = not self.spec.needs_netem() or capabilities.netem().ok
             self.impaired = self.impair_switch_ports(net, self.kernel_netem)
+        if self.fast_path():  # the pipeline is in: the fast path is built or said why not
+            statuses = {sw.name: switch_counters(sw)[0] for sw in net.switches}
+            try:
+                fallback = p4_datapath.after_start(self.config.datapath, self.name, statuses)
+            except p4_datapath.DatapathError as exc:
+                raise ArchitectureError(str(exc)) from None
+            if fallback is not None:
+                print(f"note: architecture {self.name!r}: {fallback.reason}", file=sys.stderr)
+                self.datapath = fallback
+        self._net = net
 
     def _wait_pipelines(self, net, timeout: float) -> None:
         """Someone else's controller: ready once every switch has a pipeline (only a
@@ -425,6 +525,23 @@ class P4Architecture(Architecture):
         return out
 
     def control_stats(self) -> dict[str, float]:
+        return {**self.datapath_stats(), **self._controller_stats()}
+
+    def datapath_stats(self) -> dict[str, float]:
+        """Packets each data path forwarded since the network started (one run), summed
+        over the switches: in the kernel (XDP fast path) and by the user-space engine."""
+        net = self._net
+        if net is None or self.config.target != "sdnperf":
+            return {}
+        out = {"xdp_forwarded": 0.0, "xdp_to_engine": 0.0, "engine_tx": 0.0}
+        for sw in net.switches:
+            status, stats = switch_counters(sw)
+            out["xdp_forwarded"] += status.forwarded
+            out["xdp_to_engine"] += status.to_engine
+            out["engine_tx"] += stats.get("tx", 0)
+        return out
+
+    def _controller_stats(self) -> dict[str, float]:
         if self.controller is None or self.controller.state_file is None:
             return {}
         asked = time.time()
@@ -459,6 +576,9 @@ class P4Architecture(Architecture):
             "cpu_port": CPU_PORT,
             "link_shaping_caveat": self.caveat,
             "switch_port_impairment": bool(self.impaired),
+            "datapath_setting": self.config.datapath,
+            "datapath": self.datapath.datapath if self.datapath else None,
+            "datapath_reason": self.datapath.reason if self.datapath else None,
             "host_link_impairment": self.host_link_impairment(),
         }
 

@@ -96,6 +96,7 @@ def write_report(
         _failed_runs(runs),
         _cpu_bound_runs(runs),
         _emulator_bound_runs(runs),
+        _datapaths(runs),
         _link_fidelity(runs),
         *sections.render("end", store, study_id),  # e.g. a cluster's per-node table
         _how_to_read(metric_names),
@@ -430,6 +431,38 @@ def _emulator_bound_runs(runs: list[RunRow]) -> str:
         "the architecture. They are kept in the means and flagged in the table.</p>"
         "<table><tr><th>run</th><th>one switch, one packet</th><th>reason</th></tr>"
         f"{rows}</table>"
+    )
+
+
+def _datapaths(runs: list[RunRow]) -> str:
+    """Which data path our P4 switches forwarded with (the p4 architecture's `datapath`)
+    and why; the packets each path forwarded are the table's xdp_forwarded / engine_tx."""
+    seen: dict[tuple[str, str, str, str], int] = {}
+    for r in runs:
+        facts = r.params.get("facts", {})
+        if facts.get("datapath"):
+            key = (
+                r.architecture,
+                str(facts.get("datapath_setting")),
+                str(facts["datapath"]),
+                str(facts.get("datapath_reason") or ""),
+            )
+            seen[key] = seen.get(key, 0) + 1
+    if not seen:
+        return ""
+    rows = "".join(
+        f"<tr><td>{escape(a)}</td><td>{escape(setting)}</td><td>{escape(chosen)}</td>"
+        f'<td class="num">{n}</td><td>{escape(reason)}</td></tr>'
+        for (a, setting, chosen, reason), n in sorted(seen.items())
+    )
+    return (
+        "<h2>P4 data paths</h2><p>How our P4 switches forwarded: <em>xdp</em> in the "
+        "kernel's XDP hook (the program compiled to eBPF; what it cannot finish goes to the "
+        "user-space engine), <em>user</em> through the user-space engine. The table's "
+        "<em>xdp_forwarded</em> and <em>engine_tx</em> rows count the packets each path "
+        "forwarded per run, all switches together.</p>"
+        "<table><tr><th>architecture</th><th>datapath setting</th><th>used</th>"
+        f"<th>runs</th><th>reason</th></tr>{rows}</table>"
     )
 
 

@@ -166,6 +166,14 @@ def conditions(store: Store, study_id: int) -> str:
         parts.append(f"{links} run{'s' if links != 1 else ''} with a link-fidelity breach")
     if failed:
         parts.append(f"{failed} failed run{'s' if failed != 1 else ''} excluded")
+    # our P4 switches' data path where a study asked for the XDP fast path (p4 datapath)
+    paths: dict[str, set[str]] = defaultdict(set)
+    for r in runs:
+        facts = r.params.get("facts", {})
+        if facts.get("datapath") and facts.get("datapath_setting") != "user":
+            paths[r.architecture].add(str(facts["datapath"]))
+    for arch, used in sorted(paths.items()):
+        parts.append(f"{arch} datapath {'/'.join(sorted(used))}")
     # a controller sdnperf did not start (controller = "remote") had no CPU sampled
     unmeasured = sorted(
         {r.architecture for r in runs if r.params.get("facts", {}).get("controller_cpu")}

@@ -139,6 +139,13 @@ class StudyFile(_Strict):
                         f"two {section} entries are named {item.name!r}; names must be unique"
                     )
                 seen.add(item.name)
+        for arch in self.architecture:
+            if getattr(arch, "datapath", "user") == "xdp" and self.study.host_offloads == "on":
+                raise ValueError(
+                    f'architecture {arch.name!r}: datapath = "xdp" needs hosts without '
+                    "offloaded super-packets (AF_XDP ports carry MTU-sized frames): set "
+                    'study.host_offloads = "auto" or "off", or datapath = "auto"'
+                )
         topology_names = {t.name for t in self.topologies()}
         for wl in self.workload:
             for entry in [wl, *getattr(wl, "members", [])]:

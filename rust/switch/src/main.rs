@@ -417,7 +417,7 @@ enum Cmd {
         )]
         command: Vec<String>,
     },
-    /// Loads a program and reports what it holds
+    /// Loads a program and reports what it holds and whether it fits the XDP fast path
     Check { program: String },
     /// Compiles a .p4 program to BMv2 JSON on stdout
     Compile { program: String },
@@ -481,12 +481,19 @@ fn main() {
             Err(e) => exit_with(Err(e), 2),
         },
         Cmd::Check { program } => match load_program(&program) {
-            Ok(p) => println!(
-                "ok: {} headers, {} tables, {} actions",
-                p.headers.len(),
-                p.tables.len(),
-                p.actions.len()
-            ),
+            Ok(p) => {
+                println!(
+                    "ok: {} headers, {} tables, {} actions",
+                    p.headers.len(),
+                    p.tables.len(),
+                    p.actions.len()
+                );
+                // launchers (sdnperf's `datapath` setting) decide on the fast path from this line
+                match sdnperf_switch::xdpfast::unsupported_reason(&p) {
+                    None => println!("xdp fast path: fits"),
+                    Some(why) => println!("xdp fast path: does not fit: {}", why),
+                }
+            }
             Err(e) => exit_with(Err(e), 2),
         },
         Cmd::Run(a) => exit_with(cmd_run(a), 1),

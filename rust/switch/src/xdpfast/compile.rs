@@ -361,6 +361,9 @@ impl<'a> Gen<'a> {
                 .chain(std::iter::once(&t.default_action))
             {
                 if let Some(act) = p.actions.get(aid as usize) {
+                    if changes_length(act) {
+                        continue; // the action punts (`action`): nothing of it runs here
+                    }
                     for (i, prim) in act.prims.iter().enumerate() {
                         match prim {
                             Prim::Assign(l, e) => self.scan_assign(l, e)?,
@@ -550,15 +553,17 @@ impl<'a> Gen<'a> {
             }
             let st = &p.parser.states[s as usize];
             let mut hdrs = hdrs;
+            let mut punts = false;
             for op in &st.ops {
                 if let ParserOp::Extract(HeaderRef::Fixed(h)) = op {
                     let r = match rank.get(h) {
                         Some(&r) => r,
                         None => {
-                            return unsupported(format!(
-                                "header {} is extracted but not deparsed",
-                                p.headers[*h as usize].name
-                            ))
+                            // a header the deparser drops (a controller's packet-out header,
+                            // extracted on the CPU port only) would need the packet cut:
+                            // the path punts there (`extract`), so it ends here
+                            punts = true;
+                            break;
                         }
                     };
                     if let Some(&last) = hdrs.last() {
@@ -571,7 +576,7 @@ impl<'a> Gen<'a> {
             }
             let mut seen = seen_states.clone();
             seen.push(s);
-            if st.transitions.is_empty() {
+            if punts || st.transitions.is_empty() {
                 stack.push((None, seen, hdrs));
             } else {
                 for t in &st.transitions {
@@ -761,11 +766,18 @@ impl<'a> Gen<'a> {
         Ok(())
     }
 
-    /// Extracts header `h` at the cursor (punt when the packet is too short).
+    /// Extracts header `h` at the cursor (punt when the packet is too short, and always
+    /// for a header the deparser does not emit: removing it needs the engine).
     fn extract(&mut self, h: u32) -> Result<(), String> {
         let p = self.p;
         let hi = &p.headers[h as usize];
         let len = (hi.bits / 8) as i32;
+        if !p.deparser.contains(&h) {
+            // always taken (unsigned >= 0); a conditional jump keeps the code after it
+            // reachable for the verifier's CFG check, which refuses unreachable insns
+            self.a.ldx(DW, R1, FP, CURSOR);
+            self.a.jcc_imm(JGE, R1, 0, self.punt);
+        }
         self.a.ldx(DW, R1, FP, CURSOR);
         self.a.mov(R2, R7);
         self.a.alu_reg(ADD, R2, R1);
@@ -1073,6 +1085,13 @@ impl<'a> Gen<'a> {
 
     fn action(&mut self, aid: u32) -> Result<(), String> {
         let p = self.p;
+        if changes_length(&p.actions[aid as usize]) {
+            // always taken (unsigned >= 0): a conditional jump keeps what follows
+            // reachable for the verifier's CFG check
+            self.a.ldx(DW, R1, FP, CURSOR);
+            self.a.jcc_imm(JGE, R1, 0, self.punt);
+            return Ok(());
+        }
         let prims = &p.actions[aid as usize].prims;
         let labels: Vec<Label> = (0..=prims.len()).map(|_| self.a.label()).collect();
         for (i, prim) in prims.iter().enumerate() {
@@ -1241,4 +1260,14 @@ impl<'a> Gen<'a> {
         self.a.mov_imm(R0, 1);
         self.a.bind(end);
     }
+}
+
+/// Whether an action makes a header valid or invalid: the packet would grow or shrink
+/// (e.g. a packet-in header added on the way to the controller, a packet-out header
+/// removed), which writing fields in place cannot do, so a packet reaching it punts to
+/// the engine, which runs the whole pipeline again on the untouched packet.
+fn changes_length(act: &crate::pipeline::Action) -> bool {
+    act.prims
+        .iter()
+        .any(|p| matches!(p, Prim::SetValid(_) | Prim::SetInvalid(_)))
 }

@@ -1,0 +1,93 @@
+"""The `p4` architecture's `datapath` end to end, through the real switch (its XDP fast
+path on AF_XDP ports) in Mininet under sdnperf's P4Runtime controller: datapath = "xdp"
+forwards in the kernel and counts it, packets to the controller still work through the
+engine, a program outside the fast path's subset is refused naming the field, and "auto"
+falls back to user space with the reason recorded."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from sdnperf.arch import ArchitectureError
+from sdnperf.arch.config import P4Config
+from sdnperf.runner import started_network
+from sdnperf.topo.registry import build_topology
+from tests.e2e.support import NEEDS_MININET
+
+pytestmark = NEEDS_MININET
+
+# in the catalog and outside the fast path's subset (sdnperf-switch check says why)
+NOT_FITTING = "recirc"
+
+
+@pytest.fixture(autouse=True)
+def needs_daemon():
+    from sdnperf import tools
+    from sdnperf.arch.p4 import GRPC_DAEMON
+
+    if tools.locate(GRPC_DAEMON) is None:
+        pytest.skip(f"{GRPC_DAEMON} is not built")
+
+
+def test_xdp_forwards_in_the_kernel_and_counts_it(tmp_path):
+    spec = build_topology("linear", {"switches": 3}, seed=1)
+    cfg = P4Config(kind="p4", name="p4", app="l2-learning", datapath="xdp")
+    with started_network(spec, cfg, tmp_path / "run", host_offloads=False) as started:
+        arch, net = started.arch, started.net
+        facts = arch.facts()
+        # the first packets go to the controller (packet-in) through the engine
+        assert net.pingAll(timeout=2) == 0.0
+        h1, h3 = net.get("h1", "h3")
+        out = h1.cmd("ping", "-c", "200", "-i", "0.005", "-q", h3.IP())
+        assert " 0% packet loss" in out, out
+        # TCP too (full-size frames through the kernel's redirect)
+        h3.cmd("iperf3 -s -1 -D -p 5299")
+        for _ in range(25):  # the daemon listens a moment after it forks
+            tcp = h1.cmd("iperf3", "-c", h3.IP(), "-p", "5299", "-t", "1", "-J")
+            if "Connection refused" not in tcp:
+                break
+            time.sleep(0.2)
+        stats = arch.control_stats()
+    assert facts["datapath"] == "xdp" and facts["datapath_setting"] == "xdp"
+    assert '"bits_per_second"' in tcp, tcp[-500:]
+    # every switch on the path forwarded the 200 pings' requests/replies in the kernel
+    assert stats["xdp_forwarded"] >= 3 * 2 * 200, stats
+    assert stats["xdp_to_engine"] > 0 and stats["packet_ins"] > 0, stats
+    # the engine forwarded far less than the kernel
+    assert stats["engine_tx"] < stats["xdp_forwarded"] / 4, stats
+
+
+def test_user_datapath_counts_the_engine(tmp_path):
+    spec = build_topology("linear", {"switches": 2}, seed=1)
+    cfg = P4Config(kind="p4", name="p4", app="l2-learning")
+    with started_network(spec, cfg, tmp_path / "run", host_offloads=False) as started:
+        arch, net = started.arch, started.net
+        h1, h2 = net.get("h1", "h2")
+        assert " 0% packet loss" in h1.cmd("ping", "-c", "50", "-i", "0.01", "-q", h2.IP())
+        stats, facts = arch.control_stats(), arch.facts()
+    assert facts["datapath"] == "user"
+    assert stats["xdp_forwarded"] == 0 and stats["engine_tx"] >= 2 * 2 * 50, stats
+
+
+def test_program_outside_the_subset(tmp_path):
+    spec = build_topology("linear", {"switches": 2}, seed=1)
+    xdp = P4Config(kind="p4", name="p4", app="l2-learning", program=NOT_FITTING, datapath="xdp")
+    with pytest.raises(ArchitectureError, match=r"datapath = \"xdp\".*subset"):
+        with started_network(spec, xdp, tmp_path / "x", host_offloads=False):
+            pass
+    auto = xdp.model_copy(update={"datapath": "auto"})
+    with started_network(spec, auto, tmp_path / "a", host_offloads=False) as started:
+        h1, h2 = started.net.get("h1", "h2")
+        assert " 0% packet loss" in h1.cmd("ping", "-c", "5", "-i", "0.05", "-q", h2.IP())
+        facts = started.arch.facts()
+    assert facts["datapath"] == "user" and "subset" in facts["datapath_reason"]
+
+
+def test_auto_with_shaped_links_or_offloads_stays_in_user_space(tmp_path):
+    spec = build_topology("linear", {"switches": 2}, seed=1)
+    auto = P4Config(kind="p4", name="p4", app="l2-learning", datapath="auto")
+    with started_network(spec, auto, tmp_path / "o", host_offloads=True) as started:
+        facts = started.arch.facts()
+    assert facts["datapath"] == "user" and "super-packets" in facts["datapath_reason"]

@@ -1,0 +1,196 @@
+"""The `p4` architecture's `datapath` setting: validation, the choice before the switches
+start and after, and reading the switches' counters (no network)."""
+
+from __future__ import annotations
+
+import pydantic
+import pytest
+
+from sdnperf.arch import ArchitectureError, check_architecture
+from sdnperf.arch import p4_datapath as dp
+from sdnperf.arch.config import P4Config
+from sdnperf.arch.p4 import P4Architecture, shaped_links
+from sdnperf.runner import host_offloads
+from sdnperf.study.loader import StudyError, load_study_text
+from sdnperf.topo.registry import build_topology
+
+STUDY = """[study]
+name = "x"
+{study}
+[topology]
+kind = "linear"
+switches = 2
+{link}
+[[architecture]]
+name = "p4"
+kind = "p4"
+app = "proactive"
+{arch}
+[[workload]]
+name = "ping"
+kind = "ping"
+pairs = [["h1", "h2"]]
+"""
+
+
+def study(arch="", link="", study_extra=""):
+    return load_study_text(
+        STUDY.format(arch=arch, link=link, study=study_extra), "<t>", base_dir="."
+    )
+
+
+def test_default_is_user_and_values_are_checked():
+    assert P4Config(kind="p4", name="p4").datapath == "user"
+    with pytest.raises(pydantic.ValidationError, match="datapath"):
+        P4Config(kind="p4", name="p4", datapath="kernel")
+
+
+def test_bmv2_has_no_fast_path():
+    with pytest.raises(pydantic.ValidationError, match='datapath = "xdp" needs target'):
+        P4Config(kind="p4", name="p4", target="bmv2", datapath="xdp")
+    assert P4Config(kind="p4", name="p4", target="bmv2").datapath == "user"
+
+
+def test_study_file_error_names_the_field_and_line():
+    with pytest.raises(StudyError) as err:
+        study(arch='datapath = "fast"')
+    assert "datapath" in str(err.value) and "<t>:" in str(err.value)
+
+
+def test_xdp_with_host_offloads_on_is_refused():
+    with pytest.raises(StudyError, match="host_offloads"):
+        study(arch='datapath = "xdp"', study_extra='host_offloads = "on"')
+    # auto may fall back instead
+    assert study(arch='datapath = "auto"', study_extra='host_offloads = "on"')
+
+
+def test_fast_path_turns_host_offloads_off():
+    # proactive entries: no first packet goes to a controller, offloads stay on for user...
+    assert host_offloads(study()) is True
+    # ...and go off when the switches may read MTU-sized frames only
+    assert host_offloads(study(arch='datapath = "auto"')) is False
+    assert host_offloads(study(arch='datapath = "xdp"')) is False
+
+
+def test_xdp_refused_on_shaped_links_naming_field_and_links():
+    spec = study(link="[topology.link]\nbw = 100").topology
+    assert shaped_links(spec)
+    cfg = P4Config(kind="p4", name="p4", app="topo-forwarding", datapath="xdp")
+    with pytest.raises(ArchitectureError, match=r'datapath = "xdp".*s1-s2.*bw/delay/loss'):
+        check_architecture(cfg, spec)
+
+
+def test_choose():
+    assert dp.choose("user", "p4", ["anything"]).datapath == "user"
+    assert dp.choose("xdp", "p4", []).datapath == "xdp"
+    assert dp.choose("auto", "p4", []).datapath == "xdp"
+    fell = dp.choose("auto", "p4", ["the program is outside the fast path's subset: registers"])
+    assert fell.datapath == "user" and "registers" in fell.reason
+    with pytest.raises(dp.DatapathError, match=r"architecture 'p4': datapath = \"xdp\".*registers"):
+        dp.choose("xdp", "p4", ["the program is outside the fast path's subset: registers"])
+
+
+def test_blockers():
+    assert (
+        dp.blockers(target="sdnperf", program_fit=None, shaped_links=[], host_offloads=False) == []
+    )
+    found = dp.blockers(
+        target="sdnperf",
+        program_fit="table t: ternary match",
+        shaped_links=[f"s{i}-s{i + 1}" for i in range(6)],
+        host_offloads=True,
+    )
+    assert len(found) == 3
+    assert "ternary" in found[0] and "s1-s2" in found[1] and " ..." in found[1]
+    assert "super-packets" in found[2]
+
+
+def test_parse_status_and_stats():
+    st = dp.parse_status("on forwarded=120 dropped=3 to_engine=7\n")
+    assert (st.running, st.on, st.forwarded, st.dropped, st.to_engine) == (True, True, 120, 3, 7)
+    assert dp.parse_status("off forwarded=0 dropped=0 to_engine=5").on is False
+    down = dp.parse_status("not running: port s1-eth1 is af_packet (needs af_xdp)")
+    assert not down.running and down.why_not.startswith("port s1-eth1")
+    unasked = dp.parse_status("not running (start with --xdp-fastpath; AF_XDP ports)")
+    assert not unasked.running and unasked.why_not.startswith("(start with")
+    assert dp.parse_stats("rx=10 tx=9 dropped=1 parser_errors=0") == {
+        "rx": 10,
+        "tx": 9,
+        "dropped": 1,
+        "parser_errors": 0,
+    }
+
+
+def test_after_start():
+    up = dp.FastPathStatus(True, True)
+    assert dp.after_start("auto", "p4", {"s1": up, "s2": up}) is None
+    down = {"s1": up, "s2": dp.FastPathStatus(False, why_not="XDP attach refused")}
+    fell = dp.after_start("auto", "p4", down)
+    assert fell.datapath == "user" and "s2" in fell.reason and "XDP attach refused" in fell.reason
+    with pytest.raises(dp.DatapathError, match=r"datapath = \"xdp\": switch s2"):
+        dp.after_start("xdp", "p4", down)
+
+
+class FakeSwitch:
+    def __init__(self, name, answer):
+        self.name, self.answer = name, answer
+
+    def ctl(self, *commands):
+        assert commands == ("fastpath", "stats")
+        return self.answer
+
+
+class FakeNet:
+    def __init__(self, switches):
+        self.switches = switches
+
+
+def test_datapath_stats_sum_the_switches(tmp_path):
+    spec = build_topology("linear", {"switches": 2}, seed=1)
+    arch = P4Architecture(P4Config(kind="p4", name="p4"), spec, tmp_path, {})
+    assert arch.datapath_stats() == {}  # no network yet
+    arch._net = FakeNet(
+        [
+            FakeSwitch("s1", "on forwarded=100 dropped=0 to_engine=4\nrx=4 tx=3 dropped=1\n"),
+            FakeSwitch("s2", "not running: no program loaded\nrx=50 tx=50 dropped=0\n"),
+        ]
+    )
+    assert arch.datapath_stats() == {"xdp_forwarded": 100, "xdp_to_engine": 4, "engine_tx": 53}
+
+
+def _run(key, facts):
+    from sdnperf.store.rows import RunRow
+
+    return RunRow(
+        id=1,
+        study_id=1,
+        key=key,
+        topology="t",
+        architecture="p4",
+        workload="udp",
+        repetition=0,
+        params={"facts": facts},
+        status="ok",
+        error="",
+        started=0.0,
+        finished=1.0,
+        cpu_bound=False,
+    )
+
+
+def test_report_section_lists_paths_and_reasons():
+    from sdnperf.report.html import _datapaths
+
+    assert _datapaths([_run("a", {"architecture": "bridge"})]) == ""
+    html = _datapaths(
+        [
+            _run("a", {"datapath_setting": "auto", "datapath": "xdp", "datapath_reason": "fits"}),
+            _run("b", {"datapath_setting": "auto", "datapath": "xdp", "datapath_reason": "fits"}),
+            _run(
+                "c",
+                {"datapath_setting": "auto", "datapath": "user", "datapath_reason": "auto: s1 <x>"},
+            ),
+        ]
+    )
+    assert "P4 data paths" in html and "xdp_forwarded" in html
+    assert '<td class="num">2</td>' in html and "auto: s1 &lt;x&gt;" in html
