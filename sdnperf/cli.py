@@ -17,10 +17,10 @@ from sdnperf.commands import (
     EXIT_FAIL,
     EXIT_INTERRUPTED,
     EXIT_OK,
-    print_report,
     results_store_path,
     usage,
 )
+from sdnperf.reporting import print_report
 from sdnperf.store.schema import SchemaError
 from sdnperf.userinput import InputError, read_text
 
@@ -117,7 +117,10 @@ def build_parser() -> argparse.ArgumentParser:
         epilog=EXIT_CODES,
     )
     parser.add_argument("--version", action="version", version=f"sdnperf {version()}")
-    parser.set_defaults(func=usage(parser))
+    # What command modules below this one need from above, handed down here so they
+    # import neither this module nor reporting.py: the whole parser (`study run` runs
+    # `run` on each of its files) and the report (`ctlbench run` prints it).
+    parser.set_defaults(func=usage(parser), command_parser=build_parser, print_report=print_report)
     sub = parser.add_subparsers(metavar="COMMAND")
 
     p = sub.add_parser(
@@ -467,8 +470,8 @@ def cmd_run(args) -> int:
     from sdnperf.fidelity.environment import collect
     from sdnperf.fidelity.provenance import collect_provenance
     from sdnperf.runner import StudyRefused, StudyRunner
+    from sdnperf.samples import format_point
     from sdnperf.store.sqlite import Store
-    from sdnperf.study.sweep import format_point
 
     plan, selection = _plan(study, args.only)
     if plan is None:
@@ -675,6 +678,7 @@ def cmd_calibrate(args) -> int:
     import json
     import tempfile
 
+    from sdnperf.calibrate import calibrate
     from sdnperf.fidelity import calibration
 
     if os.geteuid() != 0:
@@ -685,7 +689,7 @@ def cmd_calibrate(args) -> int:
         return EXIT_BAD_INPUT
     archs = args.arch or list(calibration.DEFAULT_ARCHITECTURES)
     with tempfile.TemporaryDirectory(prefix="sdnperf-calibrate-") as work:
-        record = calibration.calibrate(archs, args.rate, args.delay, args.loss, Path(work))
+        record = calibrate(archs, args.rate, args.delay, args.loss, Path(work))
     out = args.out or calibration.calibration_path()
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(record, indent=1))

@@ -17,8 +17,9 @@ from pathlib import Path
 from typing import Callable, Iterator
 
 from sdnperf.arch import Architecture, ArchitectureError, architecture_class, check_architecture
+from sdnperf.arch.link_support import check_link_features
 from sdnperf.emulation import capabilities, cleanup
-from sdnperf.emulation.network import Network, check_link_features
+from sdnperf.emulation.network import Network
 from sdnperf.fidelity import hops, links
 from sdnperf.samples import CpuReport, RunResult, Summary
 from sdnperf.store.sqlite import Store

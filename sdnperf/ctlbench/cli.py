@@ -23,7 +23,6 @@ from sdnperf.commands import (
     EXIT_FAIL,
     EXIT_INTERRUPTED,
     EXIT_OK,
-    print_report,
     results_store_path,
     usage,
 )
@@ -180,7 +179,7 @@ def cmd_run(args) -> int:
             print(f"\ninterrupted: finished runs are stored in {db_path}; continue with --resume")
             return EXIT_INTERRUPTED
         _print_summary(results)
-        print_report(store, study_id, results_dir, html=not args.no_report)
+        args.print_report(store, study_id, results_dir, html=not args.no_report)
         failed = [r for r in results if r.status != "ok"]
         if failed:
             print(f"{len(failed)} run(s) failed; see the report and {results_dir}/logs")

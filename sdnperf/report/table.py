@@ -36,9 +36,8 @@ from sdnperf.report.stats import (
     pct_difference,
     significance_mark,
 )
-from sdnperf.samples import Better
+from sdnperf.samples import Better, format_point
 from sdnperf.store import RunRow, Store
-from sdnperf.study.sweep import format_point
 
 CPU_MARK = "⚠ CPU"
 CPU_FOOTNOTE = (
