@@ -32,6 +32,12 @@
     threads = 1
     ceiling = true                  # measure the probe's ceiling (echo controller) first
 
+    [[sweep]]                       # any other [load] field, swept (ctlbench/study.py)
+    param = "load.window"
+    values = [16, 64, 256]
+
+[study] also takes order = "interleaved" | "random" and seed (the run order).
+
 Errors name the file, line and field.
 """
 
