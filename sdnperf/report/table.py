@@ -258,7 +258,7 @@ def _groups_in_order(runs: list[RunRow], where: dict[int, str]) -> list[str]:
         number = isinstance(value, (int, float)) and not isinstance(value, bool)
         return (0, float(value), "") if number else (1, 0.0, str(value))
 
-    first = {}
+    first: dict[str, tuple] = {}
     for r in runs:
         first.setdefault(
             where[r.id],

@@ -346,10 +346,11 @@ def _run_pairs(
         # One-shot servers exit after their test; any that do not are stopped by the group.
         group.wait([p.server for p in pairs], SERVER_EXIT_WAIT_S)
 
-        results, problems = {}, []
+        results: dict[str, IperfResult] = {}
+        problems: list[str] = []
         for p in pairs:
             res, problem = _client_result(p.client, limit_s)
-            if problem:
+            if problem or res is None:
                 problems.append(f"{p.flow}: {problem}")
             else:
                 results[p.flow] = res
