@@ -17,14 +17,15 @@ from sdnperf.commands import (
     EXIT_FAIL,
     EXIT_INTERRUPTED,
     EXIT_OK,
-    print_report,
     results_store_path,
     usage,
 )
+from sdnperf.reporting import print_report
 from sdnperf.store.schema import SchemaError
 from sdnperf.userinput import InputError, read_text
 
 if TYPE_CHECKING:
+    from sdnperf.ctlbench.study import CtlbenchStudy
     from sdnperf.study.loader import LoadedStudy
 
 DESCRIPTION = """\
@@ -117,7 +118,15 @@ def build_parser() -> argparse.ArgumentParser:
         epilog=EXIT_CODES,
     )
     parser.add_argument("--version", action="version", version=f"sdnperf {version()}")
-    parser.set_defaults(func=usage(parser))
+    # What command modules below this one need from above, handed down here so they
+    # import neither this module nor reporting.py: the whole parser (`study run` runs
+    # `run` on each of its files), the report and the study pipeline (`ctlbench run`).
+    parser.set_defaults(
+        func=usage(parser),
+        command_parser=build_parser,
+        print_report=print_report,
+        run_study=run_study,
+    )
     sub = parser.add_subparsers(metavar="COMMAND")
 
     p = sub.add_parser(
@@ -269,9 +278,19 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 # -- run -----------------------------------------------------------------------------------
-def _load(path) -> LoadedStudy | None:
+def _load(path) -> LoadedStudy | CtlbenchStudy | None:
+    """A study file of either kind (a network study, or a controller benchmark: [load] or
+    [[controller]] tables and no [topology]); None after printing what is wrong."""
+    from sdnperf.ctlbench.study import ConfigError, load_ctlbench_study
     from sdnperf.study.loader import StudyError, load_study
 
+    if path and _is_ctlbench_file(path):
+        try:
+            return load_ctlbench_study(path)
+        except ConfigError as exc:
+            for line in str(exc).splitlines():
+                print(f"error: {line}", file=sys.stderr)
+            return None
     try:
         return load_study(path)
     except StudyError as exc:
@@ -283,10 +302,15 @@ def _load(path) -> LoadedStudy | None:
 def _selected_plan(study, only: str | None):
     """(plan narrowed by --only, selection, None), or (None, None, [why]) for a bad EXPR,
     a sweep value that does not validate, or an EXPR that selects no run."""
+    from sdnperf.ctlbench.study import CtlbenchStudy
     from sdnperf.study.loader import StudyError
     from sdnperf.study.plan import plan_runs
     from sdnperf.study.select import SelectionError, parse_selection
 
+    if isinstance(study, CtlbenchStudy):
+        if only:
+            return None, None, ["--only selects runs of network studies, not of a ctlbench file"]
+        return study.plan(), None, None
     try:
         plan = plan_runs(study)  # validates every combination of sweep values
     except StudyError as exc:
@@ -315,9 +339,12 @@ def matrix_text(study, plan) -> str:
     """'2 topologies × 3 points × 2 architectures × 1 workload × 2 repetitions = 24 runs'."""
     import math
 
+    from sdnperf.ctlbench.study import CtlbenchStudy
     from sdnperf.study.sweep import groups, sweeps_of
     from sdnperf.topo.spec import count_of
 
+    if isinstance(study, CtlbenchStudy):
+        return study.matrix_text(plan)
     cfg = study.config
     points = math.prod(len(g[0].values) for g in groups(sweeps_of(study)))
     parts = [
@@ -415,14 +442,13 @@ def _is_ctlbench_file(path: str) -> bool:
 
 
 def _check_ctlbench(path: str, as_json: bool, fail) -> int:
-    from sdnperf.ctlbench.config import ConfigError, load
-    from sdnperf.ctlbench.runner import plan as ctlbench_plan
+    from sdnperf.ctlbench.study import ConfigError, load_ctlbench_study
 
     try:
-        cfg = load(path)
+        study = load_ctlbench_study(path)
     except ConfigError as exc:
         return fail(str(exc).splitlines())
-    runs = len(ctlbench_plan(cfg))
+    cfg, runs = study.config, len(study.plan())
     if as_json:
         print(
             json.dumps(
@@ -434,13 +460,28 @@ def _check_ctlbench(path: str, as_json: bool, fail) -> int:
     controllers = ", ".join(c.label for c in cfg.controller)
     print(
         f"{path}: ok — ctlbench {cfg.study.name!r} ({cfg.load.protocol}, {cfg.load.mode} mode): "
-        f"{controllers}; {runs} runs; run it with `sdnperf ctlbench run {path}`"
+        f"{controllers}; {runs} runs; run it with `sdnperf run {path}`"
     )
     return EXIT_OK
 
 
 def cmd_run(args) -> int:
+    study = _load(args.study)
+    if study is None:
+        return EXIT_BAD_INPUT
+    if args.repetitions:
+        study.config.study.repetitions = args.repetitions
+    return run_study(study, args, Path(args.out) / study.name)
+
+
+def run_study(study, args, results_dir: Path) -> int:
+    """Run a loaded study of either kind, to the end or until Ctrl-C, into `results_dir`:
+    plan, preflight, provenance, this machine or `--cluster`, `--resume`, the report.
+    `sdnperf ctlbench run` comes here too (handed this function as `args.run_study`)."""
     from rich.console import Console
+    from rich.markup import escape
+
+    from sdnperf.ctlbench.study import CtlbenchStudy
 
     console = Console(stderr=True)
     if args.cluster:
@@ -448,32 +489,27 @@ def cmd_run(args) -> int:
 
         problem = check_cluster_args(args)
         if problem:
-            from rich.markup import escape
-
             console.print(f"[red]error:[/] {escape(problem)}")
             return EXIT_BAD_INPUT
-    if os.geteuid() != 0 and not (args.cluster and not args.cluster.startswith("local:")):
+    # a controller benchmark builds no network: root only to isolate runs of local:N nodes
+    network = not isinstance(study, CtlbenchStudy)
+    remote = args.cluster and not args.cluster.startswith("local:")
+    if os.geteuid() != 0 and not remote and (network or args.cluster):
         console.print(
             "[red]error:[/] sdnperf run needs root (Mininet creates namespaces and links)"
         )
         return EXIT_FAIL
-    study = _load(args.study)
-    if study is None:
-        return EXIT_BAD_INPUT
-    if args.repetitions:
-        study.config.study.repetitions = args.repetitions
-    from rich.markup import escape
 
     from sdnperf.fidelity.environment import collect
     from sdnperf.fidelity.provenance import collect_provenance
     from sdnperf.runner import StudyRefused, StudyRunner
+    from sdnperf.samples import format_point
     from sdnperf.store.sqlite import Store
-    from sdnperf.study.sweep import format_point
 
     plan, selection = _plan(study, args.only)
     if plan is None:
         return EXIT_BAD_INPUT
-    if getattr(args, "narrow", None):  # `sdnperf study run`: leaves out runs it cannot do here
+    if network and getattr(args, "narrow", None):  # `study run`: runs it cannot do here
         plan, selection = args.narrow(plan, selection)
 
     if not args.cluster:  # refuse before the results folder exists (the runner asks again)
@@ -487,12 +523,14 @@ def cmd_run(args) -> int:
             for refusal in refused:
                 print(f"error: {refusal}", file=sys.stderr)  # whole lines, never wrapped
             return EXIT_BAD_INPUT
-    results_dir = Path(args.out) / study.name
     db_path = results_store_path(results_dir, args.resume, console.print)
     console.print(
         f"[bold]{escape(study.name)}[/]: "
-        f"{escape('; '.join(t.describe() for t in study.topologies.values()))}; "
-        f"{escape(matrix_text(study, plan))}"
+        + escape(
+            "; ".join(
+                [*(t.describe() for t in study.topologies.values()), matrix_text(study, plan)]
+            )
+        )
         + (f" (--only {escape(str(selection))})" if selection else "")
     )
     started = time.monotonic()
@@ -519,7 +557,7 @@ def cmd_run(args) -> int:
     try:
         from sdnperf.emulation.capabilities import ovs_kernel_module
 
-        datapath = "kernel" if ovs_kernel_module() else "user (netdev)"
+        datapath = ("kernel" if ovs_kernel_module() else "user (netdev)") if network else None
         environment = collect(datapath=datapath)
         provenance = collect_provenance(study, plan, environment)
         if args.cluster:  # the same contract on the nodes of a Ray cluster
@@ -558,7 +596,7 @@ def cmd_run(args) -> int:
         except KeyboardInterrupt:
             console.print(
                 f"\n[yellow]interrupted[/]: finished runs are stored in {db_path}; "
-                f"continue with: sdnperf run --resume {args.study or ''}".rstrip()
+                f"continue with: sdnperf run --resume {study.path if study.path[0] != '<' else ''}".rstrip()
             )
             return EXIT_INTERRUPTED
         failed = [r for r in results if r.status == "failed"]
@@ -675,6 +713,7 @@ def cmd_calibrate(args) -> int:
     import json
     import tempfile
 
+    from sdnperf.calibrate import calibrate
     from sdnperf.fidelity import calibration
 
     if os.geteuid() != 0:
@@ -685,7 +724,7 @@ def cmd_calibrate(args) -> int:
         return EXIT_BAD_INPUT
     archs = args.arch or list(calibration.DEFAULT_ARCHITECTURES)
     with tempfile.TemporaryDirectory(prefix="sdnperf-calibrate-") as work:
-        record = calibration.calibrate(archs, args.rate, args.delay, args.loss, Path(work))
+        record = calibrate(archs, args.rate, args.delay, args.loss, Path(work))
     out = args.out or calibration.calibration_path()
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(record, indent=1))

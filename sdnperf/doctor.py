@@ -9,6 +9,7 @@ import sys
 from rich.console import Console
 from rich.table import Table
 
+from sdnperf.controllers.process import venv_tool
 from sdnperf.emulation import capabilities
 from sdnperf.emulation.capabilities import Capability
 
@@ -75,7 +76,6 @@ def _pox() -> Capability:
 
 def checks() -> list[tuple[Capability, str]]:
     """(capability, what is impossible without it)."""
-    venv_tool = __import__("sdnperf.controllers.process", fromlist=["venv_tool"]).venv_tool
     return [
         (
             Capability(

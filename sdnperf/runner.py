@@ -17,8 +17,10 @@ from pathlib import Path
 from typing import Callable, Iterator
 
 from sdnperf.arch import Architecture, ArchitectureError, architecture_class, check_architecture
+from sdnperf.arch.link_support import check_link_features
+from sdnperf.ctlbench.study import CtlbenchStudy
 from sdnperf.emulation import capabilities, cleanup
-from sdnperf.emulation.network import Network, check_link_features
+from sdnperf.emulation.network import Network
 from sdnperf.fidelity import hops, links
 from sdnperf.samples import CpuReport, RunResult, Summary
 from sdnperf.store.sqlite import Store
@@ -78,6 +80,8 @@ def preflight_problems(
     features against the kernel, each architecture against the topology and the machine.
     `architectures`: only these (those the selected runs use; default every one).
     `kernel=False` (`check` without root) leaves out the probes of the kernel's qdiscs."""
+    if isinstance(study, CtlbenchStudy):  # a controller benchmark builds no network
+        return study.preflight_problems()
     from sdnperf.emulation.network import EmulationError
 
     configs = [
@@ -458,6 +462,20 @@ def _folder(run_key: str) -> str:
     return run_key.replace("|", "_")
 
 
+def plan_of(study: LoadedStudy | CtlbenchStudy) -> list:
+    """The run plan of a study of either kind: a network study's (study/plan.py) or a
+    controller benchmark's (ctlbench/study.py); both give runs with key, index, topology,
+    architecture.name, workload.name, repetition and point."""
+    return study.plan() if isinstance(study, CtlbenchStudy) else plan_runs(study)
+
+
+def observe(study, result: RunResult) -> None:
+    """A run just stored (or found stored on --resume): a controller benchmark judges its
+    later runs against the probe ceiling it measured."""
+    if isinstance(study, CtlbenchStudy):
+        study.observe(result)
+
+
 def run_studies(plan: list[RunSpec]) -> list[LoadedStudy]:
     """The distinct studies the runs see (one per topology × sweep point), for preflight."""
     return list({id(r.study): r.study for r in plan if r.study is not None}.values())
@@ -471,13 +489,16 @@ def run_planned(
     failed run's daemon/controller logs next to the results, remove `run_dir`."""
     results_dir = Path(results_dir)
     try:
-        result = execute_run(
-            run.study or study,
-            run,
-            run_dir,
-            log,
-            results_dir=results_dir / "runs" / _folder(run.key),
-        )
+        if isinstance(study, CtlbenchStudy):
+            result = study.execute(run, results_dir, log)
+        else:
+            result = execute_run(
+                run.study or study,
+                run,
+                run_dir,
+                log,
+                results_dir=results_dir / "runs" / _folder(run.key),
+            )
         result.point, result.position = dict(run.point), run.index
         if result.status == "failed" and run_dir.exists():
             # A failed run's logs are evidence: copied next to the results.
@@ -511,7 +532,7 @@ class StudyRunner:
 
     def run(self, environment: dict) -> tuple[int, list[RunResult]]:
         quiet_mininet()
-        plan = plan_runs(self.study)
+        plan = plan_of(self.study)
         if self.only is not None:
             plan = [r for r in plan if self.only.matches(r)]
         for study in run_studies(plan) or [self.study]:
@@ -527,6 +548,8 @@ class StudyRunner:
             provenance=self.provenance,
         )
         done = self.store.done_keys(study_id) if self.resume else set()
+        for stored in self.store.runs(study_id) if done else []:
+            observe(self.study, stored)
         todo = [r for r in plan if r.key not in done]
         if done:
             self.log(f"resuming: {len(plan) - len(todo)} of {len(plan)} runs already stored")
@@ -538,6 +561,7 @@ class StudyRunner:
                 run_dir = study_dir / f"run{run.index:04d}"
                 result = run_planned(self.study, run, run_dir, self.results_dir, self.log)
                 self.store.record_run(study_id, result)
+                observe(self.study, result)
                 results.append(result)
         finally:
             shutil.rmtree(study_dir, ignore_errors=True)

@@ -12,6 +12,22 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 Better = Literal["lower", "higher"]
+# A run's sweep point: ((parameter path, value), ...) sorted by path (study/sweep.py makes
+# them; run keys, --only, tables and plots spell them with format_point).
+Point = tuple[tuple[str, object], ...]
+
+
+def format_value(value: object) -> str:
+    """A sweep value as written in run keys and --only expressions (stable across versions)."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float):
+        return repr(value)
+    return str(value)
+
+
+def format_point(point: Point) -> str:
+    return ",".join(f"{path}={format_value(value)}" for path, value in point)
 
 
 @dataclass(frozen=True)

@@ -38,8 +38,9 @@ REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
 
 from sdnperf.ctlbench.config import CtlbenchFile  # noqa: E402
-from sdnperf.ctlbench.runner import CtlbenchRunner  # noqa: E402
+from sdnperf.ctlbench.study import ctlbench_study  # noqa: E402
 from sdnperf.fidelity.environment import collect  # noqa: E402
+from sdnperf.runner import StudyRunner  # noqa: E402
 from sdnperf.store import Store  # noqa: E402
 
 CONTROLLERS = [
@@ -62,8 +63,8 @@ def study(name, controllers, **load):
 
 
 def run(cfg, store, out, log):
-    runner = CtlbenchRunner(cfg, store, out, log=log, environment=ENV)
-    return runner.run()[1]
+    runner = StudyRunner(ctlbench_study(cfg, None), store, out, resume=False, log=log)
+    return runner.run(ENV)[1]
 
 
 def summ(r):

@@ -212,7 +212,7 @@ class P4Architecture(Architecture):
             )
         return None
 
-    def impair_switch_ports(self, net, kernel_netem: bool) -> dict[str, dict[int, str]]:
+    def impair_switch_ports(self, net, kernel_netem: bool) -> dict[str, dict[int | str, str]]:
         """Each switch port gets its link's bw/delay/loss as port impairment, so every
         direction of every link is shaped once, as Mininet's TCLink does with tc (which
         puts the link's netem/htb on both interface ends, each acting on what its end
@@ -220,7 +220,8 @@ class P4Architecture(Architecture):
         switch-switch link has a switch at both ends. A host's end is tc in the host
         (htb for bw; netem for delay/loss where the kernel has it); without sch_netem the
         switch port's ingress takes the host end's delay/loss instead (direction=in)."""
-        graph, done = self.spec.graph, {}
+        graph = self.spec.graph
+        done: dict[str, dict[int | str, str]] = {}  # switch -> port (or "PORT-in") -> spec
         names = {sw.name for sw in net.switches}
         for link in net.links:
             for intf, other in ((link.intf1, link.intf2), (link.intf2, link.intf1)):

@@ -21,8 +21,8 @@ from sdnperf.cluster import NODE_RESOURCE
 from sdnperf.cluster.blocks import blocks_to_run, make_blocks
 from sdnperf.cluster.preflight import Verdict, compare_nodes
 from sdnperf.cluster.schedule import Assignment, Schedule
+from sdnperf.runner import observe, plan_of
 from sdnperf.samples import RunResult
-from sdnperf.study.plan import plan_runs
 
 PREFLIGHT_TIMEOUT_S = 180.0  # doctor probes take seconds; a busy slot would wait forever
 WAIT_TICK_S = 5.0
@@ -204,7 +204,9 @@ class ClusterRunner:
             self.study.name, self.study.path, cfg.model_dump(mode="json"), environment, **extra
         )
         done = self.store.done_keys(study_id) if self.resume else set()
-        plan = [r for r in plan_runs(self.study) if self.only is None or self.only.matches(r)]
+        for stored in self.store.runs(study_id) if done else []:
+            observe(self.study, stored)
+        plan = [r for r in plan_of(self.study) if self.only is None or self.only.matches(r)]
         blocks = make_blocks(plan, self.study.topology.name)
         todo = blocks_to_run(blocks, done)
         if self.resume and done:
@@ -236,6 +238,7 @@ class ClusterRunner:
                 "previous": job.history,
             }
             self.store.record_run(study_id, result)
+            observe(self.study, result)  # sent with the next runs (a ctlbench ceiling)
             results[result.key] = result
 
         while not schedule.finished():

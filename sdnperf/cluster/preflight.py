@@ -119,12 +119,11 @@ def node_facts(study) -> dict:
 
 def refusal(study) -> str | None:
     """sdnperf's own preflight on this node: None when it accepts every run study."""
-    from sdnperf.runner import StudyRefused, preflight
-    from sdnperf.study.plan import plan_runs
+    from sdnperf.runner import StudyRefused, plan_of, preflight
 
     studies = list(
         {
-            id(s): s for s in (getattr(r, "study", None) for r in plan_runs(study)) if s is not None
+            id(s): s for s in (getattr(r, "study", None) for r in plan_of(study)) if s is not None
         }.values()
     ) or [study]
     try:

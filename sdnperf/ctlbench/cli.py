@@ -21,10 +21,7 @@ from pathlib import Path
 from sdnperf.commands import (
     EXIT_BAD_INPUT,
     EXIT_FAIL,
-    EXIT_INTERRUPTED,
     EXIT_OK,
-    print_report,
-    results_store_path,
     usage,
 )
 
@@ -96,6 +93,15 @@ def add_ctlbench_command(commands) -> None:
     r.add_argument("--results", help="results directory (default results/<study name>)")
     r.add_argument("--resume", action="store_true", help="skip runs already stored ok")
     r.add_argument("--no-report", action="store_true", help="skip the HTML report")
+    r.add_argument(
+        "--cluster",
+        metavar="ADDRESS",
+        help="run the study's blocks on a Ray cluster, as `sdnperf run --cluster` "
+        "(ray://HOST:PORT, or local:N for N nodes on this machine; docs/scale-out.md)",
+    )
+    r.add_argument(
+        "--allow-mixed", action="store_true", help="with --cluster: run even if nodes differ"
+    )
     r.set_defaults(func=cmd_run)
     c = sub.add_parser(
         "ceiling",
@@ -137,12 +143,11 @@ def _config(args):
 
 
 def cmd_run(args) -> int:
+    """The file and options as a study of the one pipeline (ctlbench/study.py), run by
+    `args.run_study` (cli.py's, handed down): resume, sweeps, order, provenance, cluster."""
     from sdnperf.ctlbench.config import ConfigError
-    from sdnperf.ctlbench.probe import ProbeError
-    from sdnperf.ctlbench.runner import CtlbenchRunner, plan
+    from sdnperf.ctlbench.study import ctlbench_study
     from sdnperf.emulation.cleanup import ensure_tag
-    from sdnperf.fidelity.environment import collect
-    from sdnperf.store import Store
 
     try:
         cfg = _config(args)
@@ -152,73 +157,8 @@ def cmd_run(args) -> int:
         return EXIT_BAD_INPUT
     ensure_tag()  # controllers and probes inherit it: `sdnperf clean` finds them after a crash
     results_dir = Path(args.results or Path("results") / cfg.study.name)
-    db_path = results_store_path(results_dir, args.resume)
-    runs = plan(cfg)
-    print(
-        f"{cfg.study.name}: {len(cfg.controller)} controller(s) × {len(cfg.load.points())} load "
-        f"point(s) × {cfg.study.repetitions} repetition(s) = {len(runs)} runs "
-        f"(ceiling runs included), {cfg.load.mode} mode"
-    )
-    store = Store(db_path)
-    try:
-        env = collect(datapath=None)
-        runner = CtlbenchRunner(
-            cfg,
-            store,
-            results_dir,
-            resume=args.resume,
-            source=args.file,
-            environment=env,
-            log=lambda m: print(m, flush=True),
-        )
-        try:
-            study_id, results = runner.run()
-        except ProbeError as exc:
-            print(f"error: {exc}", file=sys.stderr)
-            return EXIT_BAD_INPUT
-        except KeyboardInterrupt:
-            print(f"\ninterrupted: finished runs are stored in {db_path}; continue with --resume")
-            return EXIT_INTERRUPTED
-        _print_summary(results)
-        print_report(store, study_id, results_dir, html=not args.no_report)
-        failed = [r for r in results if r.status != "ok"]
-        if failed:
-            print(f"{len(failed)} run(s) failed; see the report and {results_dir}/logs")
-            return EXIT_FAIL
-        return EXIT_OK
-    finally:
-        store.close()
-
-
-def _print_summary(results) -> None:
-    print(
-        f"\n{'controller':28} {'switches':>8} {'rate/sw':>8} {'answered/s':>11} "
-        f"{'p50 ms':>8} {'p99 ms':>8} {'lost %':>7} {'ctl CPU':>7}  note"
-    )
-    for r in results:
-        s = {x.metric: x.value for x in r.summaries}
-        rate = r.params.get("rate_per_switch")
-
-        def f(metric, fmt):
-            v = s.get(metric)  # noqa: B023 (called within this iteration only)
-            return format(v, fmt) if v is not None else "-"
-
-        note = (
-            "FAILED: " + r.error.splitlines()[0]
-            if r.status != "ok"
-            else (
-                "probe-bound"
-                if r.params.get("probe_bound")
-                else ("CPU-bound" if r.cpu.cpu_bound else "")
-            )
-        )
-        print(
-            f"{r.architecture:28} {r.params.get('switches'):>8} "
-            f"{(format(rate, 'g') if rate else '-'):>8} {f('ctl_answered_pps', ',.0f'):>11} "
-            f"{f('ctl_rtt_p50_ms', '.3f'):>8} {f('ctl_rtt_p99_ms', '.3f'):>8} "
-            f"{f('ctl_loss_pct', '.1f'):>7} {f('ctl_controller_cpu_pct', '.0f'):>7}  {note}"
-        )
-    print()
+    args.only = None
+    return args.run_study(ctlbench_study(cfg, args.file), args, results_dir)
 
 
 def cmd_ceiling(args) -> int:

@@ -32,6 +32,12 @@
     threads = 1
     ceiling = true                  # measure the probe's ceiling (echo controller) first
 
+    [[sweep]]                       # any other [load] field, swept (ctlbench/study.py)
+    param = "load.window"
+    values = [16, 64, 256]
+
+[study] also takes order = "interleaved" | "random" and seed (the run order).
+
 Errors name the file, line and field.
 """
 
@@ -68,6 +74,9 @@ class StudySection(_Strict):
     name: SafeName = "ctlbench"  # results/<name>/: one safe folder name
     repetitions: int = Field(1, ge=1, le=100)
     baseline: str | None = None
+    # the run order of the one study pipeline (study/plan.py): file order, or shuffled by seed
+    order: Literal["interleaved", "random"] = "interleaved"
+    seed: int = 1
 
 
 class ControllerSpec(_Strict):
@@ -153,10 +162,51 @@ class LoadSection(_Strict):
         return [(n, r) for n in self.switches for r in rates]
 
 
+class SweepSection(_Strict):
+    """One [[sweep]]: a [load] field and its values (the study pipeline's sweeps,
+    ctlbench/study.py); `load.switches` and `load.rate` are lists of their own already."""
+
+    param: str
+    values: list[int | float | bool | str] = Field(min_length=1)
+
+    @field_validator("param")
+    @classmethod
+    def _param(cls, v):
+        section, _, name = v.partition(".")
+        swept = set(LoadSection.model_fields) - {"switches", "rate", "protocol"}
+        if section != "load" or name not in swept:
+            raise ValueError(
+                f"param {v!r}: expected load.FIELD, FIELD one of {', '.join(sorted(swept))}"
+            )
+        return v
+
+
 class CtlbenchFile(_Strict):
     study: StudySection = Field(default_factory=StudySection)
     controller: list[ControllerSpec] = Field(default_factory=lambda: [ControllerSpec(kind="echo")])
     load: LoadSection = Field(default_factory=LoadSection)
+    sweep: list[SweepSection] = Field(default_factory=list)
+
+    def load_at(self, point) -> LoadSection:
+        """[load] with a sweep point (("load.FIELD", value), ...) applied, validated."""
+        data = self.load.model_dump()
+        for path, value in point:
+            data[path.partition(".")[2]] = value
+        return LoadSection.model_validate(data)
+
+    @model_validator(mode="after")
+    def _sweeps(self):
+        params = [s.param for s in self.sweep]
+        if len(set(params)) != len(params):
+            raise ValueError(f"each [[sweep]] param once: {params}")
+        for i, s in enumerate(self.sweep):
+            for value in s.values:
+                try:
+                    self.load_at(((s.param, value),))
+                except ValidationError as exc:
+                    reason = "; ".join(e["msg"] for e in exc.errors())
+                    raise ValueError(f"sweep[{i}]: {s.param} = {value!r}: {reason}") from None
+        return self
 
     @model_validator(mode="after")
     def _unique(self):

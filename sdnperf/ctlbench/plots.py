@@ -229,7 +229,7 @@ def outstanding_over_time(store: Store, study_id: int, out_dir) -> Path | None:
         ]
         if not rows:
             continue
-        rows.sort(key=lambda s: s.t)
+        rows.sort(key=lambda s: s.t or 0.0)  # every t is set (filtered above)
         rate = f", {p['rate']:g}/s per switch" if p["rate"] else ""
         ax.plot(
             [s.t for s in rows],
@@ -358,7 +358,7 @@ def outstanding_per_switch(store: Store, study_id: int, out_dir) -> list[Path]:
             continue
         fig, ax = _figure()
         for _flow, rows in sorted(per_switch.items()):
-            rows.sort(key=lambda s: s.t)
+            rows.sort(key=lambda s: s.t or 0.0)  # every t is set (filtered above)
             ax.plot([s.t for s in rows], [s.value for s in rows], "-", lw=0.8, alpha=0.7)
         ax.set_xlabel("time since the load started, s (warm-up first)")
         ax.set_ylabel("outstanding packet-ins per switch")

@@ -1,5 +1,6 @@
-"""Running a ctlbench study: the probe's ceiling first, then controllers × switches ×
-rates × repetitions, each run with a freshly started controller, each stored at once."""
+"""One ctlbench run: a freshly started controller against the probe's emulated switches
+(OpenFlow 1.3) or devices (P4Runtime), its CPU and memory sampled, the probe's report turned
+into a RunResult (convert.py). The plan and the study around the runs: ctlbench/study.py."""
 
 from __future__ import annotations
 
@@ -17,7 +18,6 @@ from sdnperf.ctlbench import controllers, convert, probe
 from sdnperf.ctlbench.config import ControllerSpec, CtlbenchFile
 from sdnperf.fidelity.cpu import CpuSampler
 from sdnperf.samples import CpuReport, RunResult
-from sdnperf.store import Store
 
 CEILING_ARCH = "echo (probe ceiling)"
 
@@ -31,32 +31,6 @@ class RunSpec:
     mode: str
     repetition: int
     ceiling: bool = False  # a probe-ceiling measurement against the echo controller
-
-
-def plan(cfg: CtlbenchFile) -> list[RunSpec]:
-    runs: list[RunSpec] = []
-    load = cfg.load
-    if load.ceiling:
-        for n in sorted(set(load.switches)):
-            runs.append(
-                RunSpec(
-                    f"ceiling|{n}sw",
-                    ControllerSpec(kind="echo", name=CEILING_ARCH),
-                    n,
-                    None,
-                    "throughput",
-                    1,
-                    ceiling=True,
-                )
-            )
-    for rep in range(1, cfg.study.repetitions + 1):
-        for n, rate in load.points():
-            for c in cfg.controller:
-                r = f"|{rate:g}pps" if rate else ""
-                runs.append(
-                    RunSpec(f"{c.label}|{load.mode}|{n}sw{r}|{rep}", c, n, rate, load.mode, rep)
-                )
-    return runs
 
 
 class _RssPoller(threading.Thread):
@@ -139,71 +113,15 @@ def _wait_probe(proc: subprocess.Popen, ctl, limit: float) -> tuple[bytes, str]:
 
 
 class CtlbenchRunner:
-    def __init__(
-        self,
-        cfg: CtlbenchFile,
-        store: Store,
-        results_dir: Path,
-        *,
-        resume: bool = False,
-        log: Callable[[str], None] = print,
-        source: str | None = None,
-        environment: dict | None = None,
-    ):
-        self.cfg, self.store, self.results_dir = cfg, store, Path(results_dir)
-        self.resume, self.log = resume, log
-        self.source, self.environment = source, environment or {}
+    """Runs one ctlbench run at a time (run_one); the study around them (plan, order,
+    resume, store, provenance, cluster) is the one pipeline's (ctlbench/study.py,
+    runner.py). `ceiling`: switch count -> the probe's ceiling, to judge a run against."""
+
+    def __init__(self, cfg: CtlbenchFile, results_dir: Path, *, log: Callable[[str], None] = print):
+        self.cfg, self.results_dir, self.log = cfg, Path(results_dir), log
         self.ceiling: dict[int, float] = {}
 
-    def run(self) -> tuple[int, list[RunResult]]:
-        study_id = self.store.open_study(
-            self.cfg.study.name, self.source, self.cfg.model_dump(mode="json"), self.environment
-        )
-        done = self.store.done_keys(study_id) if self.resume else set()
-        binary = probe.binary()
-        results: list[RunResult] = []
-        runs = plan(self.cfg)
-        if self.resume:  # ceilings measured before are reused
-            for r in self.store.runs(study_id):
-                if r.params.get("ceiling") and r.status == "ok":
-                    self.ceiling[int(r.params["switches"])] = float(
-                        r.params.get("answered_rate") or 0
-                    )
-        for i, spec in enumerate(runs, 1):
-            if spec.key in done:
-                continue
-            what = "probe ceiling" if spec.ceiling else spec.controller.label
-            self.log(
-                f"[{i}/{len(runs)}] {what}: {spec.switches} switch(es), {spec.mode}"
-                + (f", {spec.rate:g} pkt-in/s per switch" if spec.rate else "")
-                + (f", rep {spec.repetition}" if not spec.ceiling else "")
-            )
-            try:
-                result = self.run_one(spec, binary)
-            except Exception as exc:  # one broken run must not cost the study
-                result = RunResult(
-                    key=spec.key,
-                    topology=convert.topology_name(spec.switches),
-                    architecture=spec.controller.label,
-                    workload=convert.workload_name(spec.mode, spec.rate),
-                    repetition=spec.repetition,
-                    params={"switches": spec.switches, "mode": spec.mode},
-                    status="failed",
-                    error=f"run failed: {exc!r}",
-                    started=time.time(),
-                    finished=time.time(),
-                )
-            if spec.ceiling and result.status == "ok":
-                self.ceiling[spec.switches] = float(result.params.get("answered_rate") or 0)
-            self.store.record_run(study_id, result)
-            results.append(result)
-            if result.status != "ok":
-                self.log(f"  failed: {result.error}")
-            elif result.cpu.cpu_bound:
-                self.log(f"  note: {result.cpu.reason}")
-        return study_id, results
-
-    def _failed(
+    def failed(
         self, spec: RunSpec, params: dict, error: str, started: float, cpu: CpuReport | None = None
     ) -> RunResult:
         return RunResult(
@@ -291,14 +209,14 @@ class CtlbenchRunner:
                         if isinstance(exc, ControllerError)
                         else "probe failed"
                     )
-                    return self._failed(spec, params, f"{what}: {exc}", started, sampler.stop())
+                    return self.failed(spec, params, f"{what}: {exc}", started, sampler.stop())
                 if ctl.pid:
                     sampler.watch("controller", ctl.pid)
             else:
                 try:
                     ctl = controllers.start(spec.controller, run_dir, load, spec.switches, binary)
                 except ControllerError as exc:
-                    return self._failed(spec, params, f"controller did not start: {exc}", started)
+                    return self.failed(spec, params, f"controller did not start: {exc}", started)
                 argv = self._probe_argv(spec, binary, ctl.address, list(ctl.probe_args))
                 if ctl.pid:
                     sampler.watch("controller", ctl.pid)
@@ -328,7 +246,7 @@ class CtlbenchRunner:
                 doc = None
             if not isinstance(doc, dict):
                 err = (run_dir / "probe.stderr").read_text(errors="replace")[-2000:]
-                return self._failed(
+                return self.failed(
                     spec,
                     params,
                     crash or f"probe produced no JSON (exit {proc.returncode}) {probe_note}: {err}",

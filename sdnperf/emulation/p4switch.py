@@ -131,9 +131,21 @@ class P4Switch(Switch):
             if intf.name != "lo" and not (port == 0 and intf.name.endswith("lo"))
         }
 
+    def _binary(self, found: str | None) -> str:
+        """The binary to start: the one given, else `found`; an error naming the switch."""
+        binary = self.binary or found
+        if binary is None:
+            raise RuntimeError(
+                f"{self.name}: no {self.target} switch binary (`sdnperf doctor` shows where "
+                "sdnperf looks for it)"
+            )
+        return binary
+
     def argv(self) -> list[str]:
         ifaces = [x for port, name in self.port_names().items() for x in ("-i", f"{port}@{name}")]
         if self.grpc_port is None:
+            if self.json_path is None:  # only P4Runtime loads a program later
+                raise RuntimeError(f"{self.name}: a switch without a gRPC port needs json_path")
             argv = [
                 self.binary or tools.find(SWITCH),
                 "run",
@@ -159,7 +171,7 @@ class P4Switch(Switch):
             # notifications socket otherwise take fixed defaults (port 9090,
             # ipc:///tmp/bmv2-<device-id>-notifications.ipc), so a second switch fails.
             return [
-                self.binary,
+                self._binary(None),
                 "--device-id",
                 str(self.device_id),
                 *ifaces,
@@ -176,7 +188,7 @@ class P4Switch(Switch):
                 str(self.cpu_port),
             ]
         return [
-            self.binary,
+            self._binary(None),
             *ifaces,
             "--grpc-port",
             str(self.grpc_port),

@@ -1,4 +1,6 @@
-"""`sdnperf calibrate`: what each architecture delivers of a configured link on this machine.
+"""`sdnperf calibrate`'s study files, arithmetic and records: what each architecture delivers
+of a configured link on this machine (the networks are run by sdnperf/calibrate.py, above the
+runner that this package serves).
 
 Per architecture, two small networks (one switch, three hosts; every link set to the
 rate, then to the same rate, delay and loss) run one workload each through the normal run
@@ -27,7 +29,6 @@ import json
 import math
 import os
 import platform
-import time
 from pathlib import Path
 
 DEFAULT_ARCHITECTURES = ("bridge", "openflow", "p4")
@@ -144,56 +145,6 @@ def summarize(
         "link_breaches": breaches,
         "errors": errors,
         "notes": notes or [],
-    }
-
-
-def calibrate(
-    architectures, rate: float, delay: float, loss: float, work_dir: Path, log=print
-) -> dict:
-    """Run the calibration networks (needs root and Mininet) and return the record."""
-    from sdnperf.arch import architecture_class
-    from sdnperf.emulation import capabilities
-    from sdnperf.runner import execute_run
-    from sdnperf.study.loader import load_study_text
-    from sdnperf.study.plan import plan_runs
-
-    netem = capabilities.netem().ok
-    records = []
-    for kind in architectures:
-        notes: list[str] = []
-        want_delay, want_loss = delay, loss
-        # the rate on links with nothing but the rate (loss on iperf3's control connection
-        # could hang its client), delay and loss on a second network with all three
-        rate_study = load_study_text(
-            study_text(kind, rate, None, None), f"calibrate-{kind}-rate.toml", work_dir
-        )
-        config = rate_study.config.architecture[0]
-        if not netem and not architecture_class(config).impairs_links_itself(config):
-            notes.append(
-                "delay and loss not calibrated: this kernel lacks sch_netem and "
-                f"{kind} relies on tc netem for them"
-            )
-            want_delay = want_loss = 0.0
-        link_study = load_study_text(
-            study_text(kind, rate, want_delay or None, want_loss or None),
-            f"calibrate-{kind}-link.toml",
-            work_dir,
-        )
-        configured = {"rate_mbit": rate}
-        configured |= {"delay_ms": want_delay} if want_delay else {}
-        configured |= {"loss_pct": want_loss} if want_loss else {}
-        runs = {}
-        for loaded, workload in ((rate_study, "rate"), (link_study, "delay")):
-            (spec,) = [r for r in plan_runs(loaded) if r.workload.name == workload]
-            log(f"calibrate {kind}: {workload} ...")
-            runs[workload] = execute_run(loaded, spec, work_dir / kind / workload, log=log)
-        records.append(summarize(kind, configured, runs["rate"], runs["delay"], notes))
-    return {
-        "recorded": time.time(),
-        "hostname": platform.node(),
-        "load_average": list(os.getloadavg()),
-        "netem": netem,
-        "architectures": records,
     }
 
 

@@ -3,8 +3,8 @@
 Every figure the report draws is saved as a PNG whose name (stem) follows a template, e.g.
 `throughput_{workload}` or `ctlbench_outstanding_per_switch_{rate}`; every table it prints
 has a kind too. Each drawing module registers its kinds here when imported (next to the
-function that draws them), so a figure map (sdnperf/studies/figure_map.py) can name a
-kind by id, a unit test can check that the id exists, and a report can tell whether that
+function that draws them), so a figure map (sdnperf/studies/figure_map.py, which imports
+every drawing module: `report_kinds`) can name a kind by id, a unit test can check that the id exists, and a report can tell whether that
 figure was really drawn from its stored runs (the stem is filled in and looked for).
 Kept free of plotting imports so the CLI can read it cheaply.
 """
@@ -57,15 +57,3 @@ def register(id: str, kind: Kind, stem: str, what: str) -> ReportKind:
         raise ValueError(f"report kind {id!r} registered twice with different templates")
     REGISTRY[id] = entry
     return entry
-
-
-def load_all() -> dict[str, ReportKind]:
-    """Import every module that registers kinds, then return the registry."""
-    import sdnperf.ctlbench.plots  # noqa: F401
-    import sdnperf.report.panel_plots  # noqa: F401
-    import sdnperf.report.plots  # noqa: F401
-    import sdnperf.report.recirc_plots  # noqa: F401
-    import sdnperf.report.sweep_plots  # noqa: F401
-    import sdnperf.report.table  # noqa: F401
-
-    return REGISTRY

@@ -19,7 +19,7 @@ from matplotlib.figure import Figure
 from sdnperf.report.plot_kinds import register as register_kind
 from sdnperf.report.plots import DPI, _save
 from sdnperf.report.sweeps import SweepMetric, fit_number
-from sdnperf.study.sweep import format_value
+from sdnperf.samples import format_value
 
 DECADES = 100.0  # max/min ratio from which an axis is drawn logarithmic
 PANEL_SIZE = (5.0, 4.0)

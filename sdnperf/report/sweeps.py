@@ -29,8 +29,8 @@ from sdnperf.report.stats import (
     mean_ci,
     pct_difference,
 )
+from sdnperf.samples import format_value
 from sdnperf.store import Store
-from sdnperf.study.sweep import format_value
 
 Rest = tuple[tuple[str, object], ...]  # the other swept parameters of a point
 

@@ -36,9 +36,8 @@ from sdnperf.report.stats import (
     pct_difference,
     significance_mark,
 )
-from sdnperf.samples import Better
+from sdnperf.samples import Better, format_point
 from sdnperf.store import RunRow, Store
-from sdnperf.study.sweep import format_point
 
 CPU_MARK = "⚠ CPU"
 CPU_FOOTNOTE = (
@@ -259,7 +258,7 @@ def _groups_in_order(runs: list[RunRow], where: dict[int, str]) -> list[str]:
         number = isinstance(value, (int, float)) and not isinstance(value, bool)
         return (0, float(value), "") if number else (1, 0.0, str(value))
 
-    first = {}
+    first: dict[str, tuple] = {}
     for r in runs:
         first.setdefault(
             where[r.id],

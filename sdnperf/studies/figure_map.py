@@ -46,9 +46,24 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from sdnperf.report.plot_kinds import REGISTRY, load_all
+from sdnperf.report.plot_kinds import REGISTRY, ReportKind
 from sdnperf.report.sections import register_section
 from sdnperf.studies.builtin import STUDIES, BuiltinStudy
+
+
+def report_kinds() -> dict[str, ReportKind]:
+    """Every figure and table kind the report can produce: each drawing module registers
+    its own when imported. Imported here, when a figure map is read, not at the top of this
+    module: they pull in matplotlib, which `sdnperf study list` never needs."""
+    import sdnperf.ctlbench.plots  # noqa: F401
+    import sdnperf.report.panel_plots  # noqa: F401
+    import sdnperf.report.plots  # noqa: F401
+    import sdnperf.report.recirc_plots  # noqa: F401
+    import sdnperf.report.sweep_plots  # noqa: F401
+    import sdnperf.report.table  # noqa: F401
+
+    return REGISTRY
+
 
 Status = Literal["reproduced", "approximate", "missing", "outside"]
 STATUS_WORDS = {
@@ -177,7 +192,7 @@ def load(study: BuiltinStudy) -> FigureMap:
 
 def unknown_ids(fmap: FigureMap) -> list[str]:
     """Items whose plot/table id is not in the report's registry, or whose args do not fit."""
-    registry = load_all()
+    registry = report_kinds()
     bad = []
     for item in fmap.item:
         kid = item.kind_id
@@ -273,7 +288,7 @@ def _stem(kid: str, args: dict[str, str]) -> str:
 
 def lines(study: BuiltinStudy, fmap: FigureMap) -> list[str]:
     """The map as text: one block per item, the count last."""
-    load_all()
+    report_kinds()
     out = [f"{study.name}: figure map of seed paper {fmap.paper.seed}, {fmap.paper.title}"]
     for item in fmap.item:
         out.append(f"  {item.number}: {item.caption}")
@@ -345,7 +360,7 @@ def figure_map_html(store, study_id: int, figure_stems: list[str] | None = None)
     if found is None:
         return ""
     study, fmap, part = found
-    load_all()
+    report_kinds()
     drawn = set(figure_stems or [])
     counts: dict[str, int] = defaultdict(int)
     rows = []

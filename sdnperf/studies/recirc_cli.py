@@ -281,7 +281,7 @@ def cmd_study(args) -> int:
         "the pilot of `sdnperf recirc study`: the delay one pass adds on each switch",
     )
     print(f"== pilot: {pilot_path}", flush=True)
-    status = design.run_file(pilot_path, out)
+    status = design.run_file(pilot_path, out, args.command_parser)
     if status not in (EXIT_OK, EXIT_FAIL):
         return status
     store, study = _open(out / pilot["study"]["name"])
@@ -322,7 +322,7 @@ def cmd_study(args) -> int:
         "reach past the target delays " + ", ".join(args.target_delay),
     )
     print(f"== study: {main_path}", flush=True)
-    status = design.run_file(main_path, out)
+    status = design.run_file(main_path, out, args.command_parser)
     (out / name / DESIGN_FILE).write_text(
         json.dumps(
             {
@@ -602,7 +602,7 @@ def _verify_run(
 
     # --json: stdout carries the JSON only; the run's progress goes to stderr
     with contextlib.redirect_stdout(sys.stderr) if args.json else contextlib.nullcontext():
-        status = design.run_file(file, out)
+        status = design.run_file(file, out, args.command_parser)
     if status not in (EXIT_OK, EXIT_FAIL):
         raise PlanError(f"the verifying study stopped (exit {status})")
     store, study = _open(out / name)

@@ -5,7 +5,7 @@ hold-by-time program and N = 0, with the scale's TCP/UDP workloads: the delay ac
 its cost). Each is a plain study file (`sdnperf run` runs it), kept beside its results.
 
     doc = load_template("quick")                       # the built-in recirculation/quick.toml
-    write(pilot_study(doc), path)                      # then run_file(path, out)
+    write(pilot_study(doc), path)                      # then run_file(path, out, parser)
 
 Recirculated packets are those to the second host (recirc_dst = HELD_DST: ping's echo
 requests, iperf's data), so the RTT grows by one packet's hold and the replies come back at
@@ -249,13 +249,13 @@ def write(doc: dict, path: Path, header: str = "") -> Path:
     return path
 
 
-def run_file(path: Path, out: Path) -> int:
+def run_file(path: Path, out: Path, command_parser) -> int:
     """`sdnperf run PATH --out OUT --no-report`, leaving out the runs this machine cannot do
-    (BMv2 where it is not installed), as `sdnperf study run` does."""
-    from sdnperf import cli
+    (BMv2 where it is not installed), as `sdnperf study run` does. `command_parser`: the
+    top-level parser (a command's `args.command_parser`)."""
     from sdnperf.studies.study_cli import machine_rule, narrow
 
     keep, why = machine_rule()
-    ns = cli.build_parser().parse_args(["run", str(path), "--out", str(out), "--no-report"])
+    ns = command_parser().parse_args(["run", str(path), "--out", str(out), "--no-report"])
     ns.narrow = lambda plan, selection: narrow(plan, selection, keep, why)
     return ns.func(ns)

@@ -280,20 +280,19 @@ def cmd_run(args) -> int:
 
 def _run_file(s, path: Path, args) -> int:
     """Run one study file through the same parser as `sdnperf run` / `sdnperf ctlbench run`
-    (so every option those commands have gets its default)."""
-    from sdnperf import cli
-
+    (so every option those commands have gets its default): `args.command_parser`, the
+    top-level parser that cli.py hands every command."""
     flags = [*(["--resume"] if args.resume else []), *(["--no-report"] if args.no_report else [])]
     if s.tool == "ctlbench":
         import tomllib
 
         name = tomllib.loads(path.read_text())["study"]["name"]
-        ns = cli.build_parser().parse_args(
+        ns = args.command_parser().parse_args(
             ["ctlbench", "run", str(path), "--results", str(Path(args.out) / name), *flags]
         )
         return ns.func(ns)
     keep, why = machine_rule()
-    ns = cli.build_parser().parse_args(
+    ns = args.command_parser().parse_args(
         [
             "run",
             str(path),

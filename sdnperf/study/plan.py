@@ -20,8 +20,9 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass, field
 
+from sdnperf.samples import Point, format_point
 from sdnperf.study.loader import LoadedStudy
-from sdnperf.study.sweep import Point, format_point, groups, points, sweeps_of, variant
+from sdnperf.study.sweep import groups, points, sweeps_of, variant
 
 
 @dataclass(frozen=True)

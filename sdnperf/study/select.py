@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from sdnperf.study.sweep import format_value
+from sdnperf.samples import format_value
 
 NAMES = {
     "topology": "topology",

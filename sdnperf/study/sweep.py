@@ -13,17 +13,16 @@ import copy
 import itertools
 from dataclasses import dataclass
 
-from sdnperf.study.loader import (
+from sdnperf.samples import Point, format_point
+from sdnperf.study.locate import format_path, line_of
+from sdnperf.study.paths import PathError, Target, resolve
+from sdnperf.study.validate import (
     LoadedStudy,
     Problem,
     StudyError,
     for_topology,
     validate_raw,
 )
-from sdnperf.study.locate import format_path, line_of
-from sdnperf.study.paths import PathError, Target, resolve
-
-Point = tuple[tuple[str, object], ...]  # ((path, value), ...) sorted by path
 
 
 @dataclass(frozen=True)
@@ -33,19 +32,6 @@ class Sweep:
     mode: str
     fit: str
     index: int  # position in the study file's [[sweep]] list
-
-
-def format_value(value: object) -> str:
-    """A sweep value as written in run keys and --only expressions (stable across versions)."""
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, float):
-        return repr(value)
-    return str(value)
-
-
-def format_point(point: Point) -> str:
-    return ",".join(f"{path}={format_value(value)}" for path, value in point)
 
 
 def sweeps_of(study: LoadedStudy) -> list[Sweep]:

@@ -56,7 +56,8 @@ def _host_positions(spec: TopoSpec, switch_pos: dict) -> dict:
     if not switch_pos:
         return {h: (float(i), 0.0) for i, h in enumerate(spec.hosts())}
     radius = 0.3 * _closest_switch_distance(switch_pos)
-    result, by_switch = {}, {}
+    result: dict[str, tuple[float, ...]] = {}
+    by_switch: dict[str | None, list[str]] = {}
     for host in spec.hosts():
         own = spec.graph.nodes[host].get("pos")
         if own is not None:

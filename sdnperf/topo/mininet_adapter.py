@@ -20,7 +20,7 @@ def link_opts(link: Link, netem: bool = True) -> dict:
     Zero delay and zero loss are left out, so a study whose defaults are 0 does not need
     sch_netem in the kernel. The links only take effect when the net uses TCLink.
     netem=False leaves delay and loss out altogether: the architecture's switches emulate
-    them (the kernel has no sch_netem; emulation/network.py decides).
+    them (the kernel has no sch_netem; arch/link_support.py decides).
     """
     opts = {}
     if link.bw is not None:

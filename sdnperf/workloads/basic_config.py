@@ -143,7 +143,7 @@ class _Workload(_Strict):
     # Other values on one [[topology]] entry (by its name), for studies whose topologies
     # differ in hosts or lengths (000 Table 1: H1->H5 on 8 hosts, H1->H21 on 36; 1000 pings,
     # 2000 on the Internet topology). Applied when a run's one-topology study is made
-    # (study/loader.py for_topology); "none" unsets an optional field there.
+    # (study/validate.py for_topology); "none" unsets an optional field there.
     per_topology: dict[str, dict[str, Any]] | None = Field(
         None, description="topology name -> {field = value} used on that topology"
     )

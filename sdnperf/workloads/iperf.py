@@ -374,10 +374,11 @@ def _run_pairs(
         if captured is not None:
             captured.update(got)
 
-        results, problems = {}, []
+        results: dict[str, IperfResult] = {}
+        problems: list[str] = []
         for p in pairs:
             res, problem = _client_result(p.client, limit_s)
-            if problem:
+            if problem or res is None:
                 problems.append(f"{p.flow}: {problem}")
             else:
                 results[p.flow] = res

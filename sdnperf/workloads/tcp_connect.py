@@ -80,7 +80,8 @@ def connect_output(
     - connect_fail_pct: failed or never-attempted connections / (pairs x connections).
     """
     samples, summaries = [], []
-    firsts, steady = [], []
+    firsts: list[float] = []  # connect ms of each flow's first connection (cold)
+    steady: list[float] = []
     failed = 0
     for flow, res in results.items():
         by_seq = {a.seq: a for a in res.attempts}

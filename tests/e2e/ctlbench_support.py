@@ -7,7 +7,8 @@ import pytest
 
 from sdnperf.ctlbench import config
 from sdnperf.ctlbench.probe import ProbeError, binary
-from sdnperf.ctlbench.runner import CtlbenchRunner
+from sdnperf.ctlbench.study import ctlbench_study
+from sdnperf.runner import StudyRunner
 from sdnperf.store import Store
 
 
@@ -30,9 +31,13 @@ def short_study(ctl: str, name: str = "e2e", **load) -> config.CtlbenchFile:
 
 
 def run_study(tmp_path, cfg):
-    """(results, stored runs, stored summaries) of running `cfg` into tmp_path."""
+    """(results, stored runs, stored summaries) of running `cfg` into tmp_path, through the
+    one study pipeline (runner.StudyRunner), as `sdnperf ctlbench run` does."""
     with Store(tmp_path / "study.sqlite") as store:
-        sid, results = CtlbenchRunner(cfg, store, tmp_path, log=lambda m: None).run()
+        runner = StudyRunner(
+            ctlbench_study(cfg, None), store, tmp_path, resume=False, log=lambda m: None
+        )
+        sid, results = runner.run({})
         return results, store.runs(sid), store.summaries(sid)
 
 

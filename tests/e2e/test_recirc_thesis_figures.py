@@ -15,7 +15,7 @@ import tomllib
 
 import pytest
 
-from sdnperf.report.plot_kinds import load_all
+from sdnperf.studies.figure_map import report_kinds
 from sdnperf.studies import figure_map
 from sdnperf.studies.builtin import find
 from tests.e2e.support import NEEDS_MININET
@@ -103,7 +103,7 @@ def test_every_reproduced_figure_of_a_part_is_drawn(part, tmp_path):
     html = (tmp_path / "out" / doc["study"]["name"] / "report.html").read_text()
 
     fmap = figure_map.load(study)
-    registry = load_all()
+    registry = report_kinds()
     mine = [i for i in fmap.item if i.status == "reproduced" and (i.part or "") == part]
     assert mine, f"the map names no figure of part {part!r}"
     for item in mine:

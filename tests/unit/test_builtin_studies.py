@@ -489,7 +489,7 @@ def test_other_studies_have_no_answer(tmp_path):
 
 
 def test_report_opens_with_the_question_and_the_answer(tmp_path, capsys):
-    from sdnperf.commands import print_report
+    from sdnperf.reporting import print_report
 
     with Store(tmp_path / "s.sqlite") as store:
         sid = store.open_study("architectures-campus", None, {}, {})

@@ -6,7 +6,8 @@ from __future__ import annotations
 import pytest
 
 from sdnperf.ctlbench import config, convert
-from sdnperf.ctlbench.runner import CEILING_ARCH, plan
+from sdnperf.ctlbench.runner import CEILING_ARCH
+from sdnperf.ctlbench.study import CtlbenchStudy
 from sdnperf.samples import CpuReport
 from sdnperf.store import Store
 
@@ -220,7 +221,7 @@ def test_plan_sweeps_and_ceiling():
         '[[controller]]\nkind = "ovs-testcontroller"\n'
         '[load]\nmode = "rate"\nswitches = [1, 4]\nrate = [10, 100]\n'
     )
-    runs = plan(cfg)
+    runs = [r.spec for r in CtlbenchStudy("<test>", "", cfg).plan()]
     ceil = [r for r in runs if r.ceiling]
     assert [(r.switches, r.controller.label) for r in ceil] == [
         (1, CEILING_ARCH),

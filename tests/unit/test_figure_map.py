@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import pytest
 
-from sdnperf.report.plot_kinds import load_all
 from sdnperf.samples import RunResult, Summary
 from sdnperf.store import Store
 from sdnperf.studies import figure_map
@@ -39,7 +38,7 @@ def test_fifty_five_items_in_all():
 def test_every_referenced_id_exists_in_the_report_registry(name):
     fmap = figure_map.load(find(name))
     assert figure_map.unknown_ids(fmap) == []
-    registry = load_all()
+    registry = figure_map.report_kinds()
     for item in fmap.item:
         if item.kind_id:
             assert item.kind_id in registry, item.number

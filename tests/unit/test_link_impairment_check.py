@@ -8,9 +8,10 @@ from pathlib import Path
 
 import pytest
 
+from sdnperf.arch.link_support import check_link_features
 from sdnperf.emulation import capabilities
 from sdnperf.emulation.capabilities import Capability
-from sdnperf.emulation.network import EmulationError, check_link_features
+from sdnperf.emulation.network import EmulationError
 from sdnperf.runner import StudyRefused, preflight
 from sdnperf.study.loader import load_study_text
 

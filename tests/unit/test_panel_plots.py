@@ -3,7 +3,8 @@
 
 from __future__ import annotations
 
-from sdnperf.report import panel_plots, plot_kinds, plots
+from sdnperf.report import panel_plots, plots
+from sdnperf.studies.figure_map import report_kinds
 from sdnperf.samples import RunResult, Sample
 from sdnperf.store import Store
 
@@ -71,7 +72,7 @@ def test_members_over_time_has_a_line_per_member_and_a_panel_per_architecture(tm
 
 
 def test_kinds_are_registered_with_the_stems_the_figures_save():
-    kinds = plot_kinds.load_all()
+    kinds = report_kinds()
     assert kinds["throughput-by-topology"].name({"workload": "tcp"}) == "throughput_by_topology_tcp"
     assert kinds["members-over-time"].name({"workload": "mix", "topology": "grid"}) == (
         "members_mix_grid"

@@ -6,7 +6,8 @@ from __future__ import annotations
 import pytest
 
 from sdnperf.report import recirc_plots as rp
-from sdnperf.report.plot_kinds import REGISTRY, load_all
+from sdnperf.report.plot_kinds import REGISTRY
+from sdnperf.studies.figure_map import report_kinds
 from sdnperf.samples import RunResult, Summary
 from sdnperf.store import Store
 
@@ -151,7 +152,7 @@ def test_every_figure_is_drawn_under_its_registered_stem(tmp_path):
     added: list[tuple[object, str, str]] = []
     rp.add_plots(store, sid, tmp_path / "png", lambda p, c, r: added.append((p, c, r)))
     drawn = {p.stem for p, _, _ in added if p is not None}
-    load_all()
+    report_kinds()
 
     def stem(kind, **args):
         return REGISTRY[kind].name({k: str(v) for k, v in args.items()})

@@ -53,7 +53,7 @@ def update(kind: str, entity) -> "p4r.Update":
 
 def rpc_error_details(exc: grpc.RpcError) -> list[tuple[int, str]]:
     """The per-update errors of a failed Write (google.rpc.Status details of p4.v1.Error)."""
-    out = []
+    out: list[tuple[int, str]] = []
     try:
         md = exc.trailing_metadata() or ()
     except Exception:
@@ -334,7 +334,8 @@ class _Share:
     """One submit() call's updates, possibly spread over several batches."""
 
     def __init__(self, fut: asyncio.Future, n: int):
-        self.fut, self.left, self.errors = fut, n, []
+        self.fut, self.left = fut, n
+        self.errors: list[str] = []
 
     def done(self, error: str | None, name: str) -> None:
         if error:

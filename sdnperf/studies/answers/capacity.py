@@ -33,7 +33,7 @@ def answer(store, study_id: int) -> list[str]:
     runs = {
         r.id: r for r in store.runs(study_id) if r.status == "ok" and not r.params.get("ceiling")
     }
-    metric = defaultdict(dict)
+    metric: defaultdict[int, dict[str, float]] = defaultdict(dict)
     for s in store.summaries(study_id):
         if s.run_id in runs and s.value == s.value:
             metric[s.run_id][s.metric] = s.value

@@ -40,7 +40,7 @@ ladder = [float(r["bitrate"]) for r in manifest["renditions"]]
 n_avail = min(len(r["segments"]) for r in manifest["renditions"])
 segments = min(segments, n_avail)
 player = playout.Player(seg_s, startup)
-history = []
+history: list[float] = []  # bit/s of each segment
 for i in range(segments):
     now = time.monotonic() - t0
     while player.startup_delay is not None and player.buffer_level(now) > max_buffer - seg_s:
