@@ -22,6 +22,7 @@ from sdnperf.ctlbench.study import CtlbenchStudy
 from sdnperf.emulation import capabilities, cleanup
 from sdnperf.emulation.network import Network
 from sdnperf.fidelity import hops, links
+from sdnperf.p4.catalog import held_selection
 from sdnperf.samples import CpuReport, RunResult, Summary
 from sdnperf.store.sqlite import Store
 from sdnperf.study.loader import LoadedStudy
@@ -344,7 +345,6 @@ def execute_run(
 def _held_hosts(config, net, spec: TopoSpec) -> frozenset[str]:
     """Hosts whose packets the architecture delays on purpose (recirculation: recirc.p4's
     passes, recirc_hold.p4's hold), which the switch-pace rule must not read as slow."""
-    from sdnperf.p4.catalog import held_selection
 
     selection = held_selection(getattr(config, "program", None), getattr(config, "params", None))
     if selection is None:

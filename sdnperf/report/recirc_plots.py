@@ -35,8 +35,8 @@ from sdnperf.report.plot_kinds import register as register_kind
 from sdnperf.report.plots import DPI, _colors, _save, register_plot_provider
 from sdnperf.report.rtt_theory import theoretical_rtt_ms, transmissions
 from sdnperf.report.sweep_plots import spans_decades
-from sdnperf.store import Store
 from sdnperf.samples import format_value
+from sdnperf.store import Store
 
 PASSES = ".params.recirc_passes"  # the end of a point's path that holds N
 BW = "topology.link.bw"

@@ -23,6 +23,7 @@ from collections import defaultdict
 from pathlib import Path
 
 from sdnperf.commands import EXIT_BAD_INPUT, EXIT_FAIL, EXIT_OK, usage
+from sdnperf.p4.catalog import MAX_RECIRC_PASSES
 from sdnperf.studies import recirc_design as design
 from sdnperf.studies.answers.recirculation import verified
 from sdnperf.studies.recirc_plan import (
@@ -36,6 +37,7 @@ from sdnperf.studies.recirc_plan import (
     parse_delay_ms,
     passes_for,
 )
+from sdnperf.study.loader import StudyError
 
 # the RTT summary of each run that is fitted: the median of its steady pings (default: a
 # busy machine's scheduling outliers move a run's mean by many ms), the mean, the minimum
@@ -258,7 +260,6 @@ def _open(path: Path):
 
 
 def cmd_study(args) -> int:
-    from sdnperf.study.loader import StudyError
 
     try:
         targets = [parse_delay_ms(t) for t in args.target_delay]
@@ -363,8 +364,6 @@ def cmd_plan(args) -> int:
     if args.rounds < 1 or not args.tolerance > 0:
         return _error("--rounds must be at least 1 and --tolerance positive")
     if args.file:
-        from sdnperf.study.loader import StudyError
-
         try:
             design.load_template_file(Path(args.file))
         except (OSError, ValueError, StudyError) as exc:
@@ -375,7 +374,6 @@ def cmd_plan(args) -> int:
             'architecture with program = "recirc" and a ping workload '
             f"({args.metric}); run a study that sweeps its recirc_passes first"
         )
-    from sdnperf.p4.catalog import MAX_RECIRC_PASSES
 
     status = EXIT_OK
     results = []
@@ -493,7 +491,6 @@ def _closed_loop(args, path: Path, study_name: str, key, plan) -> dict:
     the N the measured (N, delay) pairs give (recirc_plan.next_passes), at most --rounds
     times; then the TCP/UDP cost at the final N (unless --delay-only). The answer is the
     round that came closest, every round reported; `converged` says if it was close enough."""
-    from sdnperf.p4.catalog import MAX_RECIRC_PASSES
 
     stat = STATISTIC[args.metric]
     suffix = "" if stat == "mean" else f"_{stat}"

@@ -15,9 +15,9 @@ import tomllib
 
 import pytest
 
-from sdnperf.studies.figure_map import report_kinds
 from sdnperf.studies import figure_map
 from sdnperf.studies.builtin import find
+from sdnperf.studies.figure_map import report_kinds
 from tests.e2e.support import NEEDS_MININET
 
 pytestmark = NEEDS_MININET

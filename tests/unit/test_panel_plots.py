@@ -4,9 +4,9 @@
 from __future__ import annotations
 
 from sdnperf.report import panel_plots, plots
-from sdnperf.studies.figure_map import report_kinds
 from sdnperf.samples import RunResult, Sample
 from sdnperf.store import Store
+from sdnperf.studies.figure_map import report_kinds
 
 PNG = b"\x89PNG\r\n\x1a\n"
 

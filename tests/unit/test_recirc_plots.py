@@ -7,9 +7,9 @@ import pytest
 
 from sdnperf.report import recirc_plots as rp
 from sdnperf.report.plot_kinds import REGISTRY
-from sdnperf.studies.figure_map import report_kinds
 from sdnperf.samples import RunResult, Summary
 from sdnperf.store import Store
+from sdnperf.studies.figure_map import report_kinds
 
 P4 = "architecture.p4.params.recirc_passes"
 SPEC = {
