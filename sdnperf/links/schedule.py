@@ -25,8 +25,8 @@ from sdnperf.topo.spec import Link, TopoSpec
 DIRECTIONS = ("up", "down")
 # A trace bin without a delivery opportunity cannot get rate 0 (that means "unshaped" to
 # tc and our switch). It gets the rate at which one Ethernet frame of an MTU-sized packet
-# takes the whole bin: our switch fixes a packet's departure when it queues it, so a
-# slower rate would hold the packets behind it long after the bin (htb would not).
+# takes the whole bin (at most one frame leaves in it; a frame still on the link when the
+# next bin's rate comes in finishes at that rate, in htb and in our switch alike).
 FRAME_BYTES = MTU_BYTES + 14
 
 
