@@ -60,6 +60,7 @@ def test_a_rate_step_is_followed_on_bridge_openflow_and_p4(tmp_path):
         assert [v for _, v in applied] == [100, 10, 100], applied
         assert 4.9 < applied[1][0] < 5.5 and 9.9 < applied[2][0] < 10.5, applied
         tput = series(db, arch, "throughput_mbps")  # per 1-s interval, t = its end
+        print(arch, [(round(t, 1), round(v, 2)) for t, v in tput])
         assert len(tput) >= 14, tput
         # one second after each step the throughput is where the step put it
         low = [v for t, v in tput if 7 - 0.1 <= t <= 10 + 0.1]
