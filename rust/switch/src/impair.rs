@@ -405,11 +405,16 @@ impl<T> Impair<T> {
             _ => None,
         }
     }
-    /// The next time `poll` has something to do: the delay line's head is due, or the
-    /// backlog's head may start on the link.
+    /// The next time `poll` may release a packet: the delay line's head is due, or the
+    /// backlog's head, started on the link, may have crossed the delay line (its start plus
+    /// the least delay the jitter can give; `advance` then times it from its start, so
+    /// waking at the release and not at the start costs no accuracy and one wake-up per
+    /// packet, not two).
     pub fn next_release(&self) -> Option<u64> {
         let line = self.line.front().map(|h| h.due);
-        match (line, self.head_departure()) {
+        let least_delay = self.cfg.delay_ns.saturating_sub(self.cfg.jitter_ns);
+        let head = self.head_departure().map(|t| t.saturating_add(least_delay));
+        match (line, head) {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
         }
@@ -472,14 +477,17 @@ mod tests {
         assert_eq!(im.stats.busy_packets, 1);
     }
 
-    /// Release times of everything held, polling at each next event (a backlog's head
-    /// starting on the link, or a packet due) as the switch's loop does.
+    /// Release times of everything held, polling at each `next_release` as the switch's
+    /// loop does; every wake-up releases a packet (none is spent on a packet that only
+    /// starts on the link).
     fn drain(im: &mut Impair<u32>) -> Vec<(u32, u64)> {
         let mut out = vec![];
         while let Some(t) = im.next_release() {
+            let before = out.len();
             while let Some(item) = im.poll(t) {
                 out.push((item, t));
             }
+            assert!(out.len() > before, "a wake-up at {} released nothing", t);
         }
         out
     }
