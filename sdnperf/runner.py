@@ -319,7 +319,7 @@ def execute_run(
                     for element in started.elements.values():
                         if not element.alive():
                             raise RuntimeError(f"link element on {element.name} died")
-            _judge_links(link_monitor, result.cpu, log)
+            _judge_links(link_monitor, result.cpu, log, schedule.started_at)
             result.samples = list(output.samples) + link_samples
             result.summaries = list(output.summaries)
             for metric, value in arch.control_stats().items():
@@ -440,13 +440,15 @@ def _start_link_monitor(spec: TopoSpec, net, log: Callable[[str], None]):
     return monitor
 
 
-def _judge_links(monitor, cpu: CpuReport, log: Callable[[str], None]) -> None:
+def _judge_links(
+    monitor, cpu: CpuReport, log: Callable[[str], None], traffic_start: float | None = None
+) -> None:
     """Read the impaired links' counters after the workload and mark a breach
-    (fidelity/links.py)."""
+    (fidelity/links.py); scheduled links against their schedule from `traffic_start`."""
     if monitor is None:
         return
     try:
-        checks = monitor.stop()
+        checks = monitor.stop(traffic_start)
     except Exception as exc:
         log(f"  link monitor failed: {type(exc).__name__}: {exc}")
         return

@@ -12,7 +12,9 @@ the workload (never from the workload's own figures, which are what is being jud
 - our P4 switch impairs its own ports (`port_impair_show`, rust/switch impair.rs): every
   packet's due time comes from the configured link model, so
   * rate: while packets queued behind each other for serialisation, the departure spacing
-    gives the achieved rate; below (1 - RATE_TOLERANCE) x the configured rate is a breach;
+    gives the achieved rate; below (1 - RATE_TOLERANCE) x the configured rate is a breach.
+    The switch also sums the spacing the rate in force asked for (busy_model_ns), so the
+    share achieved is exact under a rate schedule or a trace too;
   * delay: the mean time a packet left after it was due is added delay the study did not
     ask for; above LATE_SHARE of the configured delay (at least LATE_FLOOR_MS) is a breach;
   * loss: lost / offered against the configured probability, a binomial test at
@@ -23,8 +25,15 @@ the workload (never from the workload's own figures, which are what is being jud
   loss. tc reports neither departure spacing nor the delay a packet got, so those are not
   judged there (and this machine may lack sch_netem: then there is no netem to read).
 
-The arithmetic (`judge_switch_end`, `judge_tc_end`, the parsers) is pure; `LinkMonitor`
-reads the counters of a started network.
+A scheduled or traced link (links/schedule.py) is judged against the settings in force
+over the workload (`steps_between`, `over_window`): the kernel shaper's mean rate against
+the time-mean of the scheduled rate (what it could have sent at most), the switch's rate
+from its own busy_model_ns, lateness against the time-mean delay, and the lost share against
+the lowest and highest scheduled loss (how the offered packets spread over the schedule is
+not known, so any loss between the two is what the schedule asked for).
+
+The arithmetic (`judge_switch_end`, `judge_tc_end`, `over_window`, the parsers) is pure;
+`LinkMonitor` reads the counters of a started network.
 """
 
 from __future__ import annotations
@@ -33,7 +42,9 @@ import json
 import math
 import re
 import subprocess
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
+
+from sdnperf.links.schedule import Setting, flow_of, steps_between
 
 # ---- When did a link not do what it was told? ----------------------------------------
 RATE_TOLERANCE = 0.10  # achieved rate while busy below 90 % (or mean above 110 %) of the rate
@@ -51,9 +62,11 @@ class LinkEnd:
 
     link: str  # "s1-h2": the study's link
     where: str  # "s1 port 2 out", "s1-eth2 (tc)"
-    rate_mbit: float | None = None  # as configured in the study
+    rate_mbit: float | None = None  # as configured in the study (scheduled: time-means)
     delay_ms: float | None = None
     loss_pct: float | None = None
+    flow: str | None = None  # the scheduled direction ("h1-s1 up"), None when static
+    loss_range_pct: tuple[float, float] | None = None  # scheduled: lowest, highest loss
 
 
 @dataclass
@@ -139,13 +152,65 @@ def delta(after: dict[str, int], before: dict[str, int] | None) -> dict[str, int
 # -- judging ------------------------------------------------------------------------------
 
 
-def binomial_outside(lost: int, offered: int, p: float, sigmas: float = LOSS_SIGMAS) -> bool:
-    """True when `lost` of `offered` is too far from offered x p to come from loss p."""
+def binomial_outside(
+    lost: int, offered: int, p: float, sigmas: float = LOSS_SIGMAS, p_high: float | None = None
+) -> bool:
+    """True when `lost` of `offered` is too far from offered x p to come from loss p; with
+    `p_high`, too far below offered x p or too far above offered x p_high (any loss
+    probability between the two explains it)."""
     if offered <= 0:
         return False
-    expected = offered * p
-    sd = math.sqrt(offered * p * (1 - p))
-    return abs(lost - expected) > sigmas * sd + 1  # +1: a single packet never decides
+    p_high = p if p_high is None else p_high
+
+    def band(q: float) -> float:
+        return sigmas * math.sqrt(offered * q * (1 - q)) + 1  # +1: one packet never decides
+
+    return lost < offered * p - band(p) or lost > offered * p_high + band(p_high)
+
+
+def over_window(steps: list[tuple[float, Setting]], end: float) -> dict[str, float | None]:
+    """What (from time, setting) steps asked for until `end`: time-mean rate (None when any
+    step is unshaped) and delay, lowest and highest loss. A zero-length window is its first
+    step."""
+    if not steps:
+        return {}
+    bounds = [t for t, _ in steps[1:]] + [max(end, steps[-1][0])]
+    weights = [max(b - t, 0.0) for (t, _), b in zip(steps, bounds, strict=True)]
+    total = sum(weights)
+    if total <= 0:
+        weights, total = [1.0] + [0.0] * (len(steps) - 1), 1.0
+    rates = [s.rate_mbps for _, s in steps]
+    rate = (
+        None
+        if any(r is None for r in rates)
+        else sum(w * r for w, r in zip(weights, rates, strict=True) if r is not None) / total
+    )
+    delay = sum(w * s.delay_ms for w, (_, s) in zip(weights, steps, strict=True)) / total
+    losses = [s.loss_pct for w, (_, s) in zip(weights, steps, strict=True) if w > 0]
+    return {
+        "rate_mbit": rate,
+        "delay_ms": delay,
+        "loss_min_pct": min(losses),
+        "loss_max_pct": max(losses),
+    }
+
+
+def scheduled_end(end: LinkEnd, steps: list[tuple[float, Setting]], until: float) -> LinkEnd:
+    """`end` with what its schedule asked for over the window of `steps` .. `until`; only
+    the scheduled side of an end keeps its quantities (an ingress side takes no rate)."""
+    w = over_window(steps, until)
+    if not w:
+        return end
+    lo, hi = w["loss_min_pct"] or 0.0, w["loss_max_pct"] or 0.0
+    return replace(
+        end,
+        rate_mbit=(round(w["rate_mbit"], 6) or None)
+        if end.rate_mbit is not None and w["rate_mbit"] is not None
+        else None,
+        delay_ms=round(w["delay_ms"] or 0.0, 6) or None,
+        loss_pct=round((lo + hi) / 2, 6) or None,
+        loss_range_pct=(lo, hi) if hi > 0 else None,
+    )
 
 
 def judge_switch_end(end: LinkEnd, c: dict[str, int]) -> LinkCheck:
@@ -155,15 +220,23 @@ def judge_switch_end(end: LinkEnd, c: dict[str, int]) -> LinkCheck:
     reasons: list[str] = []
     if end.rate_mbit:
         busy, span = c.get("busy_packets", 0), c.get("busy_span_ns", 0)
-        if busy >= MIN_BUSY_PACKETS and span > 0:
+        model = c.get("busy_model_ns")
+        if busy >= MIN_BUSY_PACKETS and span > 0 and (model is not None or not end.flow):
             achieved = c.get("busy_bytes", 0) * 8 / span * 1e3  # bits/ns = Gbit/s -> Mbit/s
+            # the share of the rate in force achieved: exact from the switch's own sum of
+            # the spacing the rate asked for; an older switch: against the configured rate
+            share = model / span if model is not None else achieved / end.rate_mbit
             check.measured["rate_mbit"] = round(achieved, 3)
+            check.measured["rate_share"] = round(share, 4)
             check.measured["busy_packets"] = busy
-            if achieved < (1 - RATE_TOLERANCE) * end.rate_mbit:
-                reasons.append(
-                    f"sent at {achieved:.3g} Mbit/s while packets queued for it, "
-                    f"configured {end.rate_mbit:g} Mbit/s ({achieved / end.rate_mbit:.0%})"
+            if share < 1 - RATE_TOLERANCE:
+                told = (
+                    f"{share:.0%} of the rate in force (scheduled {end.rate_mbit:g} Mbit/s "
+                    "on average)"
+                    if end.flow
+                    else f"configured {end.rate_mbit:g} Mbit/s ({share:.0%})"
                 )
+                reasons.append(f"sent at {achieved:.3g} Mbit/s while packets queued for it, {told}")
     if released >= MIN_PACKETS:
         late_ms = c.get("late_ns", 0) / released / 1e6
         model_ms = c.get("model_delay_ns", 0) / released / 1e6
@@ -182,10 +255,10 @@ def judge_switch_end(end: LinkEnd, c: dict[str, int]) -> LinkCheck:
     if end.loss_pct and offered >= MIN_PACKETS:
         lost = c.get("lost", 0)
         check.measured["loss_pct"] = round(100.0 * lost / offered, 3)
-        if binomial_outside(lost, offered, end.loss_pct / 100.0):
+        if _loss_outside(end, lost, offered):
             reasons.append(
                 f"lost {lost} of {offered} packets ({100.0 * lost / offered:.2f} %), "
-                f"configured {end.loss_pct:g} %"
+                f"{_told_loss(end)}"
             )
     if c.get("full"):
         check.measured["queue_full_drops"] = c["full"]
@@ -204,9 +277,10 @@ def judge_tc_end(end: LinkEnd, c: dict[str, dict], seconds: float) -> LinkCheck:
         mean = shaper.get("bytes", 0) * 8 / seconds / 1e6
         check.measured["mean_rate_mbit"] = round(mean, 3)
         if mean > (1 + RATE_TOLERANCE) * end.rate_mbit:
+            told = "scheduled rate's mean" if end.flow else "configured"
             reasons.append(
                 f"sent {mean:.3g} Mbit/s on average over {seconds:.1f} s, above the "
-                f"configured {end.rate_mbit:g} Mbit/s: the shaper did not hold"
+                f"{told} {end.rate_mbit:g} Mbit/s: the shaper did not hold"
             )
         if shaper.get("drops"):
             check.measured["queue_drops"] = shaper["drops"]
@@ -215,17 +289,31 @@ def judge_tc_end(end: LinkEnd, c: dict[str, dict], seconds: float) -> LinkCheck:
         lost = int(netem.get("drops", 0))
         if offered >= MIN_PACKETS:
             check.measured["loss_pct"] = round(100.0 * lost / offered, 3)
-            if binomial_outside(lost, offered, end.loss_pct / 100.0):
+            if _loss_outside(end, lost, offered):
                 reasons.append(
                     f"netem dropped {lost} of {offered} packets "
-                    f"({100.0 * lost / offered:.2f} %), configured {end.loss_pct:g} %"
+                    f"({100.0 * lost / offered:.2f} %), {_told_loss(end)}"
                 )
     check.breach, check.reason = bool(reasons), "; ".join(reasons)
     return check
 
 
+def _loss_outside(end: LinkEnd, lost: int, offered: int) -> bool:
+    if end.loss_range_pct is not None:
+        lo, hi = end.loss_range_pct
+        return binomial_outside(lost, offered, lo / 100.0, p_high=hi / 100.0)
+    return binomial_outside(lost, offered, (end.loss_pct or 0.0) / 100.0)
+
+
+def _told_loss(end: LinkEnd) -> str:
+    if end.loss_range_pct is not None:
+        lo, hi = end.loss_range_pct
+        return f"scheduled {lo:g} .. {hi:g} %"
+    return f"configured {end.loss_pct:g} %"
+
+
 def _configured(end: LinkEnd) -> dict:
-    return {
+    out = {
         k: v
         for k, v in (
             ("rate_mbit", end.rate_mbit),
@@ -234,6 +322,11 @@ def _configured(end: LinkEnd) -> dict:
         )
         if v
     }
+    if end.flow:
+        out["scheduled"] = end.flow  # the values are the schedule's over the workload
+        if end.loss_range_pct is not None:
+            out["loss_range_pct"] = list(end.loss_range_pct)
+    return out
 
 
 def summarize(checks: list[LinkCheck]) -> tuple[bool, str]:
@@ -282,13 +375,15 @@ class LinkMonitor:
                 attrs = _link_attrs(graph, sw.name, other.node.name)
                 rate = _number(attrs.get("bw"))
                 delay, loss = _number(attrs.get("delay_ms")), _number(attrs.get("loss_pct"))
-                if not (rate or delay or loss):
+                sends = flow_of(self.spec, sw.name, other.node.name)
+                receives = flow_of(self.spec, other.node.name, sw.name)
+                if not (rate or delay or loss or sends or receives):
                     continue
                 name = f"{sw.name}-{other.node.name}"
                 if own:
                     ends = self.switch_ends.setdefault(sw, {})
                     ends[(port, "out")] = LinkEnd(
-                        name, f"{sw.name} port {port} out ({intf.name})", rate, delay, loss
+                        name, f"{sw.name} port {port} out ({intf.name})", rate, delay, loss, sends
                     )
                     # the host end's delay/loss, taken by the switch port's ingress
                     # when the kernel lacks sch_netem (arch/p4.py impair_switch_ports)
@@ -298,9 +393,12 @@ class LinkMonitor:
                         None,
                         delay,
                         loss,
+                        receives,
                     )
                 else:
-                    self.tc_ends[intf.name] = LinkEnd(name, f"{intf.name} (tc)", rate, delay, loss)
+                    self.tc_ends[intf.name] = LinkEnd(
+                        name, f"{intf.name} (tc)", rate, delay, loss, sends
+                    )
 
     @property
     def watches_anything(self) -> bool:
@@ -313,22 +411,35 @@ class LinkMonitor:
         self._before_sw = {sw: self._read_switch(sw) for sw in self.switch_ends}
         self._before_tc = self._read_tc() if self.tc_ends else {}
 
-    def stop(self) -> list[LinkCheck]:
+    def stop(self, traffic_start: float | None = None) -> list[LinkCheck]:
+        """Judge the ends; `traffic_start`: time.monotonic() at which the link schedules
+        started (their t = 0; None: never started, the links kept their t = 0 setting)."""
         import time
 
-        seconds = time.monotonic() - self._t0
+        now = time.monotonic()
+        seconds = now - self._t0
+        window = (
+            (0.0, 0.0)
+            if traffic_start is None
+            else (
+                self._t0 - traffic_start,
+                now - traffic_start,
+            )
+        )
         checks: list[LinkCheck] = []
         for sw, ends in self.switch_ends.items():
             after = self._read_switch(sw)
             for key, end in ends.items():
                 if key not in after:
                     continue  # an "in" side exists only without sch_netem
+                end = self._in_force(end, window)
                 checks.append(
                     judge_switch_end(end, delta(after[key], self._before_sw.get(sw, {}).get(key)))
                 )
         if self.tc_ends:
             after_tc = self._read_tc()
             for intf, end in self.tc_ends.items():
+                end = self._in_force(end, window)
                 if intf not in after_tc:
                     self.notes.append(f"{intf}: no htb/tbf/netem qdisc found")
                     continue
@@ -339,6 +450,12 @@ class LinkMonitor:
                         diff[kind]["loss_pct"] = s["loss_pct"]
                 checks.append(judge_tc_end(end, diff, seconds))
         return checks
+
+    def _in_force(self, end: LinkEnd, window: tuple[float, float]) -> LinkEnd:
+        """A scheduled end with what its schedule asked for over the window."""
+        if not end.flow:
+            return end
+        return scheduled_end(end, steps_between(self.spec, end.flow, *window), window[1])
 
     def _read_switch(self, sw) -> dict:
         try:

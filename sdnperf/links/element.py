@@ -9,9 +9,10 @@ The host keeps its interface name, MAC and address (a fresh veth pair takes the 
 the old interface, still joined to the switch, becomes the wire's port 2. Port 2's egress
 is the link's "up" direction (host to switch), port 1's egress the "down" one. The element
 delays and drops; the link's rate stays where it is without one (htb in the host, now on
-the new interface, and on the switch's end; our P4 switch's port), because our switch's
-shaper fixes a packet's departure when it queues it, at the rate of that moment: a rate
-that falls and rises again (a trace) would hold what was queued meanwhile. The
+the new interface, and on the switch's end; our P4 switch's port): the element was built
+when our switch's shaper fixed a packet's departure at queueing; it now computes it at the
+head of the queue from the rate in force (rust/switch/src/impair.rs), so the element could
+shape too, but the rate is left where the architectures already shape it. The
 element's own cost (its added delay and CPU) is measured by tests/e2e/test_link_element.py
 and stated in docs/link-schedules.md; its process is watched by the CPU sampler as role
 "link_element".

@@ -25,8 +25,8 @@ from sdnperf.topo.spec import Link, TopoSpec
 DIRECTIONS = ("up", "down")
 # A trace bin without a delivery opportunity cannot get rate 0 (that means "unshaped" to
 # tc and our switch). It gets the rate at which one Ethernet frame of an MTU-sized packet
-# takes the whole bin: our switch fixes a packet's departure when it queues it, so a
-# slower rate would hold the packets behind it long after the bin (htb would not).
+# takes the whole bin (at most one frame leaves in it; a frame still on the link when the
+# next bin's rate comes in finishes at that rate, in htb and in our switch alike).
 FRAME_BYTES = MTU_BYTES + 14
 
 
@@ -193,15 +193,52 @@ class LinkPlan:
         )
 
 
+def direction_plan(spec: TopoSpec, flow: str) -> DirectionPlan | None:
+    """The scheduled direction `flow` ("h1-s1 up", the flow of its link_* samples); None
+    when that direction has no schedule."""
+    for plan in spec.schedules:
+        for d in plan.directions():
+            if d.label == flow and d.curves:
+                return d
+    return None
+
+
+def flow_of(spec: TopoSpec, sender: str, receiver: str) -> str | None:
+    """The flow label of what `sender` sends to `receiver` when that direction of their link
+    is scheduled, else None."""
+    for plan in spec.schedules:
+        if {plan.node1, plan.node2} == {sender, receiver}:
+            d = plan.up if sender == plan.node1 else plan.down
+            return d.label if d.curves else None
+    return None
+
+
 def configured(spec: TopoSpec, flow: str, t: float) -> Setting | None:
     """The setting the study configured for the link direction `flow` ("h1-s1 up", the
     flow of its link_* samples) at t seconds from traffic start; None when that direction
     has no schedule. What a fidelity check compares achieved rate/delay/loss with."""
-    for plan in spec.schedules:
-        for d in plan.directions():
-            if d.label == flow and d.curves:
-                return d.setting_at(t)
-    return None
+    d = direction_plan(spec, flow)
+    return None if d is None else d.setting_at(t)
+
+
+def steps_between(
+    spec: TopoSpec, flow: str, start: float, end: float
+) -> list[tuple[float, Setting]]:
+    """The settings in force over [start, end] s from traffic start as (from time, setting)
+    steps, the first at `start`: the setting changes only at the plan's change times (the
+    scheduler applies a ramp in steps too). Before traffic starts (t < 0) the link holds its
+    setting at 0. Empty when `flow` has no schedule."""
+    d = direction_plan(spec, flow)
+    if d is None:
+        return []
+    steps = [(start, d.setting_at(max(start, 0.0)))]
+    for t in d.change_times():
+        if t > end:
+            break
+        setting = d.setting_at(t)
+        if t > start and setting != steps[-1][1]:
+            steps.append((t, setting))
+    return steps
 
 
 def select_links(spec: TopoSpec, links: str | list[str]) -> list[Link]:

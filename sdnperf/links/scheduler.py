@@ -74,6 +74,12 @@ class LinkScheduler:
         self._thread = threading.Thread(target=self._follow, name="link-schedule", daemon=True)
         self._thread.start()
 
+    @property
+    def started_at(self) -> float | None:
+        """time.monotonic() of the schedule's t = 0 (None: not started, or nothing to
+        follow)."""
+        return self._t0 if self._thread is not None else None
+
     def stop(self) -> list[Sample]:
         """Stop following; the samples recorded. Raises the first failure to apply."""
         self._stop.set()

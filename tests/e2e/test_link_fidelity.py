@@ -184,3 +184,39 @@ def test_tc_reads_the_qdiscs_mininet_installs():
     print them would leave every tc end unjudged)."""
     out = subprocess.run(["tc", "-s", "-j", "qdisc", "show"], capture_output=True, text=True)
     assert out.returncode == 0 and out.stdout.startswith("[")
+
+
+# the port to h3 at 10 Mbit/s, 4 from 1 s to 2 s of traffic, back to 10: with two hosts
+# sending 8 Mbit/s each to h3 it is backlogged through the step
+STEP = """bw = 10
+delay_ms = 50
+[topology.schedule.step]
+links = ["h3-s1"]
+rate_mbps = { "0" = 10, "1" = 4, "2" = 10 }"""
+
+
+@pytest.mark.parametrize("arch", ["p4", "bridge"])
+def test_a_link_that_followed_its_schedule_is_not_marked(tmp_path, arch, request):
+    if arch == "p4":
+        request.getfixturevalue("needs_daemon")
+    spec = P4 if arch == "p4" else 'name = "bridge"\nkind = "bridge"'
+    # the bridge: the rate only (delay needs sch_netem or a link element; not the point)
+    link = STEP if arch == "p4" else STEP.replace("delay_ms = 50\n", "")
+    loaded = study(spec, 3, link, INCAST, "8M", tmp_path)
+    result = run(loaded, tmp_path / "run")
+    (to_h3,) = [c for c in result.cpu.links if c["link"] == "s1-h3" and "in" not in c["where"]]
+    print(arch, to_h3, "load", os.getloadavg())
+    assert to_h3["configured"]["scheduled"] == "h3-s1 down"
+    # judged against the schedule over the workload, not the 10 Mbit/s it started with
+    assert 4.0 < to_h3["configured"]["rate_mbit"] < 10.0, to_h3
+    if arch == "p4":
+        # the switch kept the spacing of the rate in force through the drop and the rise
+        assert to_h3["measured"]["rate_share"] >= 0.9, to_h3
+        assert to_h3["measured"]["busy_packets"] >= 50, to_h3
+    else:
+        assert to_h3["measured"]["mean_rate_mbit"] <= 1.1 * to_h3["configured"]["rate_mbit"]
+    assert not result.cpu.link_breach, result.cpu.link_reason
+    # the same counters judged against the constant 10 Mbit/s would not hold for p4: its
+    # busy spacing averaged well below 10 Mbit/s (the 4 Mbit/s second)
+    if arch == "p4":
+        assert to_h3["measured"]["rate_mbit"] < 9.0, to_h3

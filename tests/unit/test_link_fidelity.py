@@ -4,6 +4,9 @@ counts as a link that did not do what the study configured, and what the mark sa
 from __future__ import annotations
 
 import json
+from pathlib import Path
+
+import pytest
 
 from sdnperf.fidelity import links
 from sdnperf.fidelity.links import LinkEnd, judge_switch_end, judge_tc_end
@@ -147,3 +150,138 @@ def test_summarize_names_each_broken_end():
     breach, reason = links.summarize([good, bad])
     assert breach and reason.startswith("link s1-h2 at s1 port 2 out (s1-eth2): sent at 5")
     assert links.summarize([good]) == (False, "")
+
+
+# -- scheduled links: judged against the setting in force ---------------------------------
+
+STEP_STUDY = """[study]
+name = "t"
+[topology]
+kind = "single"
+hosts = 2
+[topology.schedule.step]
+links = ["h1-s1"]
+rate_mbps = { "0" = 100, "5" = 10, "10" = 100 }
+[topology.schedule.lossy]
+links = ["h2-s1"]
+direction = "down"
+loss_pct = { "0" = 0, "10" = 4 }
+delay_ms = { "0" = 10, "5" = 30 }
+[[architecture]]
+name = "bridge"
+kind = "bridge"
+[[workload]]
+name = "tcp"
+kind = "iperf-tcp"
+pairs = [["h1", "h2"]]
+duration = 15
+"""
+
+
+def scheduled_spec():
+    from sdnperf.study.loader import load_study_text
+
+    return load_study_text(STEP_STUDY, "s.toml", Path(".")).topology
+
+
+def test_steps_between_and_the_window_means():
+    from sdnperf.links.schedule import flow_of, steps_between
+
+    spec = scheduled_spec()
+    assert flow_of(spec, "s1", "h1") == "h1-s1 down"
+    assert flow_of(spec, "h1", "s1") == "h1-s1 up"
+    assert flow_of(spec, "h2", "s1") is None  # only h2-s1 down is scheduled
+    # monitor started 1 s before traffic, stopped at 15 s: 6 s at 100, 5 at 10, 5 at 100
+    steps = steps_between(spec, "h1-s1 down", -1.0, 15.0)
+    assert [(t, s.rate_mbps) for t, s in steps] == [(-1.0, 100), (5, 10), (10, 100)]
+    w = links.over_window(steps, 15.0)
+    assert w["rate_mbit"] == pytest.approx((6 * 100 + 5 * 10 + 5 * 100) / 16)
+    w = links.over_window(steps_between(spec, "h2-s1 down", 0.0, 15.0), 15.0)
+    assert w["delay_ms"] == pytest.approx((5 * 10 + 10 * 30) / 15)
+    assert (w["loss_min_pct"], w["loss_max_pct"]) == (0, 4)
+    # a window that ends before a change does not see it
+    w = links.over_window(steps_between(spec, "h2-s1 down", 0.0, 4.0), 4.0)
+    assert (w["delay_ms"], w["loss_max_pct"]) == (10, 0)
+
+
+def scheduled_switch_end(spec, window=(0.0, 15.0)) -> LinkEnd:
+    from sdnperf.links.schedule import steps_between
+
+    end = LinkEnd("s1-h1", "s1 port 1 out (s1-eth1)", rate_mbit=100, flow="h1-s1 down")
+    return links.scheduled_end(end, steps_between(spec, end.flow, *window), window[1])
+
+
+def test_a_switch_port_that_followed_a_rate_step_is_not_a_breach():
+    end = scheduled_switch_end(scheduled_spec())
+    assert end.rate_mbit == pytest.approx(70.0)  # (5 x 100 + 5 x 10 + 5 x 100) / 15
+    # the departures kept the spacing the rates in force asked for (5 % slower): most
+    # packets went at 100, many at 10 -- far below the mean of 70, and still no breach
+    c = counters(busy_span_ns=1_000_000_000, busy_model_ns=950_000_000, busy_bytes=3_000_000)
+    check = judge_switch_end(end, c)
+    assert not check.breach, check.reason
+    assert check.measured["rate_share"] == 0.95
+    assert check.configured["scheduled"] == "h1-s1 down"
+
+
+def test_a_switch_port_that_lagged_its_schedule_is_a_breach():
+    end = scheduled_switch_end(scheduled_spec())
+    c = counters(busy_span_ns=1_000_000_000, busy_model_ns=850_000_000)
+    check = judge_switch_end(end, c)
+    assert check.breach
+    assert "85% of the rate in force" in check.reason
+    assert "scheduled 70 Mbit/s on average" in check.reason
+    # an older switch without busy_model_ns: a scheduled rate is not judged at all
+    c.pop("busy_model_ns")
+    check = judge_switch_end(end, c)
+    assert not check.breach and "rate_share" not in check.measured
+
+
+def test_a_static_port_is_judged_by_the_switch_model_spacing_too():
+    c = counters(busy_model_ns=800 * 1_200_000)  # exactly on time
+    assert not judge_switch_end(END, c).breach
+    c = counters(busy_model_ns=800 * 1_000_000)  # 1 ms asked, 1.2 ms taken: 83 %
+    assert judge_switch_end(END, c).breach
+
+
+def test_scheduled_loss_is_judged_against_its_range():
+    from sdnperf.links.schedule import steps_between
+
+    spec = scheduled_spec()
+    end = LinkEnd("s1-h2", "s1-eth2 (tc)", delay_ms=10, flow="h2-s1 down")
+    end = links.scheduled_end(end, steps_between(spec, end.flow, 0.0, 15.0), 15.0)
+    assert end.loss_range_pct == (0, 4)
+    assert end.delay_ms == pytest.approx((5 * 10 + 10 * 30) / 15)
+    ok = counters(offered=10_000, lost=150)  # 1.5 %: between 0 and 4 %
+    assert not judge_switch_end(end, ok).breach
+    too_many = counters(offered=10_000, lost=600)  # 6 %: more than 4 % can explain
+    check = judge_switch_end(end, too_many)
+    assert check.breach and "scheduled 0 .. 4 %" in check.reason
+    # netem's counters too
+    netem = {"netem": {"packets": 9_400, "drops": 600, "loss_pct": 4.0}}
+    assert judge_tc_end(end, netem, 15.0).breach
+    netem = {"netem": {"packets": 9_850, "drops": 150, "loss_pct": 4.0}}
+    assert not judge_tc_end(end, netem, 15.0).breach
+
+
+def test_a_kernel_shaper_under_a_schedule_is_held_to_the_schedules_mean():
+    from sdnperf.links.schedule import steps_between
+
+    spec = scheduled_spec()
+    end = LinkEnd("s1-h1", "s1-eth1 (tc)", rate_mbit=100, flow="h1-s1 down")
+    end = links.scheduled_end(end, steps_between(spec, end.flow, 0.0, 15.0), 15.0)
+    # 70 Mbit/s on average over 15 s is what the schedule allowed; 100 is not
+    held = {"htb": {"bytes": int(68e6 * 15 / 8), "packets": 80_000, "drops": 0}}
+    assert not judge_tc_end(end, held, 15.0).breach
+    bypassed = {"htb": {"bytes": int(99e6 * 15 / 8), "packets": 120_000, "drops": 0}}
+    check = judge_tc_end(end, bypassed, 15.0)
+    assert check.breach and "scheduled rate's mean 70 Mbit/s" in check.reason
+
+
+def test_binomial_range_is_the_plain_test_for_one_probability():
+    assert links.binomial_outside(150, 10_000, 0.0, p_high=0.04) is False
+    assert links.binomial_outside(150, 10_000, 0.02, p_high=0.04) is False
+    assert links.binomial_outside(50, 10_000, 0.02, p_high=0.04) is True  # too few
+    for lost in (80, 100, 140):
+        assert links.binomial_outside(lost, 10_000, 0.01) == links.binomial_outside(
+            lost, 10_000, 0.01, p_high=0.01
+        )

@@ -205,10 +205,22 @@ pub struct ImpairStats {
     pub busy_packets: u64,
     pub busy_bytes: u64,
     pub busy_span_ns: u64,
+    /// sum over those packets of the gap the rate in force asked for (the previous
+    /// packet's serialisation time): busy_model_ns / busy_span_ns is the share of the
+    /// configured rate achieved, whatever rate schedule the port followed
+    pub busy_model_ns: u64,
 }
 
-/// One held packet: release (due) time, arrival time, length, whether it queued behind
-/// the previous packet's serialisation, and the packet.
+/// A packet waiting for the link (the rate stage): its departure is computed only when it
+/// reaches the head, from the rate in force then.
+struct Queued<T> {
+    arrived: u64,
+    len: u32,
+    item: T,
+}
+
+/// One packet in the delay line: release (due) time, arrival time, length, whether it
+/// waited for the link (the previous packet's serialisation), and the packet.
 struct Held<T> {
     due: u64,
     arrived: u64,
@@ -217,17 +229,34 @@ struct Held<T> {
     item: T,
 }
 
+/// Serialisation time of `len` bytes at `rate_bps`; None when unshaped (rate 0).
+fn serialisation_ns(len: u32, rate_bps: u64) -> Option<u64> {
+    (len as u64 * 8)
+        .saturating_mul(1_000_000_000)
+        .checked_div(rate_bps)
+}
+
+/// Two stages: a FIFO waiting for the link (rate) and a delay line (delay, jitter). A
+/// packet's departure from the first is fixed only when it is at the head, so a rate
+/// change applies to the backlog at once (a trace's slow bin does not keep holding the
+/// packets queued behind it after the bin, and a faster rate drains the backlog faster).
 pub struct Impair<T> {
     pub cfg: ImpairCfg,
+    backlog: VecDeque<Queued<T>>,
     line: VecDeque<Held<T>>,
     last_release: u64,
+    /// when the packet being serialised has left the link (model time)
     link_free_at: u64,
+    /// model departure time of the previous packet to leave the rate stage
+    last_departure: u64,
     rng: u64,
     pub dropped_loss: u64,
     pub dropped_full: u64,
     pub stats: ImpairStats,
     /// when the previous packet actually left (for busy spacing)
     last_sent_at: u64,
+    /// the latest time seen (offer, poll, reconfigure)
+    clock: u64,
 }
 
 impl<T> Impair<T> {
@@ -236,21 +265,42 @@ impl<T> Impair<T> {
         let rng = mix(cfg.seed.unwrap_or(seed));
         Impair {
             cfg,
+            backlog: VecDeque::new(),
             line: VecDeque::new(),
             last_release: 0,
             link_free_at: 0,
+            last_departure: 0,
             rng,
             dropped_loss: 0,
             dropped_full: 0,
             stats: ImpairStats::default(),
             last_sent_at: 0,
+            clock: 0,
         }
     }
-    /// Changes the parameters; packets already held keep their release times. A config
-    /// with its own seed restarts the random sequence.
+    /// Changes the parameters (at the latest time it was offered or polled a packet).
     pub fn reconfigure(&mut self, cfg: ImpairCfg) {
+        self.reconfigure_at(self.clock, cfg)
+    }
+    /// Changes the parameters at `now`. Packets waiting for the link leave at the new
+    /// rate; the rest of the packet being serialised is sent at the new rate too (its
+    /// remaining time is scaled by old/new rate; unshaped: the link is free at once).
+    /// Packets already in the delay line keep their release times. A config with its own
+    /// seed restarts the random sequence.
+    pub fn reconfigure_at(&mut self, now: u64, cfg: ImpairCfg) {
+        let now = now.max(self.clock);
+        self.clock = now;
         if let Some(s) = cfg.seed {
             self.rng = mix(s);
+        }
+        if self.link_free_at > now && cfg.rate_bps != self.cfg.rate_bps {
+            let rest = self.link_free_at - now;
+            self.link_free_at = if cfg.rate_bps == 0 || self.cfg.rate_bps == 0 {
+                now
+            } else {
+                now + (rest as u128 * self.cfg.rate_bps as u128 / cfg.rate_bps as u128)
+                    .min(u64::MAX as u128 / 2) as u64
+            };
         }
         self.cfg = cfg;
     }
@@ -270,7 +320,7 @@ impl<T> Impair<T> {
         } else {
             self.cfg.limit
         };
-        if self.line.len() >= limit {
+        if self.len() >= limit {
             self.dropped_full += 1;
             return Err(item);
         }
@@ -278,40 +328,62 @@ impl<T> Impair<T> {
             self.dropped_loss += 1;
             return Err(item);
         }
-        let mut t = now;
-        let mut busy = false;
-        // rate 0: unshaped. A packet leaves when the link is free and holds it for its
-        // serialisation time, so the next one waits: a token bucket of one packet, as tc
-        // htb shapes the other architectures' links (Mininet's `bw`). A packet on an idle
-        // link is not held (no timer, no wake-up); a backlog leaves spaced at the rate.
-        if let Some(ser) = (len as u64 * 8)
-            .saturating_mul(1_000_000_000)
-            .checked_div(self.cfg.rate_bps)
-        {
-            busy = self.link_free_at > now && !self.line.is_empty();
-            let start = t.max(self.link_free_at);
-            self.link_free_at = start + ser;
-            t = start;
-        }
-        t += self.cfg.delay_ns;
-        if self.cfg.jitter_ns > 0 {
-            let j = self.rand() % (2 * self.cfg.jitter_ns + 1);
-            t = (t + j).saturating_sub(self.cfg.jitter_ns);
-        }
-        // FIFO: never release before the previous packet
-        t = t.max(self.last_release);
-        self.last_release = t;
-        self.line.push_back(Held {
-            due: t,
+        self.backlog.push_back(Queued {
             arrived: now,
             len: len.min(u32::MAX as usize) as u32,
-            busy,
             item,
         });
+        self.advance(now);
         Ok(())
+    }
+    /// When the head of the backlog may start on the link (model time).
+    fn head_departure(&self) -> Option<u64> {
+        self.backlog
+            .front()
+            .map(|q| q.arrived.max(self.link_free_at))
+    }
+    /// Moves every packet whose turn on the link has come by `now` into the delay line.
+    /// A packet leaves when the link is free and holds it for its serialisation time at
+    /// the rate in force when it leaves, so the next one waits: a token bucket of one
+    /// packet, as tc htb shapes the other architectures' links (Mininet's `bw`). A packet
+    /// on an idle link is not held (no timer, no wake-up); a backlog leaves spaced at the
+    /// rate. Rate 0: unshaped.
+    fn advance(&mut self, now: u64) {
+        self.clock = self.clock.max(now);
+        while let Some(start) = self.head_departure() {
+            if start > now {
+                break;
+            }
+            let Some(q) = self.backlog.pop_front() else {
+                break;
+            };
+            let busy = start > q.arrived;
+            if busy {
+                // the spacing the configured rate asked for, for the fidelity monitor
+                self.stats.busy_model_ns += start - self.last_departure;
+            }
+            self.last_departure = start;
+            self.link_free_at = start + serialisation_ns(q.len, self.cfg.rate_bps).unwrap_or(0);
+            let mut t = start + self.cfg.delay_ns;
+            if self.cfg.jitter_ns > 0 {
+                let j = self.rand() % (2 * self.cfg.jitter_ns + 1);
+                t = (t + j).saturating_sub(self.cfg.jitter_ns);
+            }
+            // FIFO: never release before the previous packet
+            t = t.max(self.last_release);
+            self.last_release = t;
+            self.line.push_back(Held {
+                due: t,
+                arrived: q.arrived,
+                len: q.len,
+                busy,
+                item: q.item,
+            });
+        }
     }
     /// Pops the next packet whose release time has come.
     pub fn poll(&mut self, now: u64) -> Option<T> {
+        self.advance(now);
         match self.line.front() {
             Some(h) if h.due <= now => {
                 let h = self.line.pop_front()?;
@@ -333,14 +405,25 @@ impl<T> Impair<T> {
             _ => None,
         }
     }
+    /// The next time `poll` may release a packet: the delay line's head is due, or the
+    /// backlog's head, started on the link, may have crossed the delay line (its start plus
+    /// the least delay the jitter can give; `advance` then times it from its start, so
+    /// waking at the release and not at the start costs no accuracy and one wake-up per
+    /// packet, not two).
     pub fn next_release(&self) -> Option<u64> {
-        self.line.front().map(|h| h.due)
+        let line = self.line.front().map(|h| h.due);
+        let least_delay = self.cfg.delay_ns.saturating_sub(self.cfg.jitter_ns);
+        let head = self.head_departure().map(|t| t.saturating_add(least_delay));
+        match (line, head) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
     }
     pub fn len(&self) -> usize {
-        self.line.len()
+        self.backlog.len() + self.line.len()
     }
     pub fn is_empty(&self) -> bool {
-        self.line.is_empty()
+        self.backlog.is_empty() && self.line.is_empty()
     }
 }
 
@@ -380,12 +463,102 @@ mod tests {
             (s.busy_packets, s.busy_bytes, s.busy_span_ns),
             (1, 1000, 1_500_000)
         );
-        // a packet that finds the line empty is not busy, whatever link_free_at says
+        assert_eq!(s.busy_model_ns, 1_000_000); // the 1 ms the rate asked for
+                                                // a packet that finds the link free is not busy; one that waits for it is
         let mut im = Impair::new(ImpairCfg::parse("rate=8mbit").unwrap(), 1);
         im.offer(0, 1000, 1).unwrap();
-        assert_eq!(im.poll(1_000_000), Some(1));
-        im.offer(500_000, 1000, 2).unwrap();
+        assert_eq!(im.poll(0), Some(1));
+        im.offer(1_000_000, 1000, 2).unwrap(); // the link is free at 1 ms
+        assert_eq!(im.poll(1_000_000), Some(2));
         assert_eq!(im.stats.busy_packets, 0);
+        im.offer(1_500_000, 1000, 3).unwrap(); // waits until 2 ms
+        assert_eq!(im.poll(1_999_999), None);
+        assert_eq!(im.poll(2_000_000), Some(3));
+        assert_eq!(im.stats.busy_packets, 1);
+    }
+
+    /// Release times of everything held, polling at each `next_release` as the switch's
+    /// loop does; every wake-up releases a packet (none is spent on a packet that only
+    /// starts on the link).
+    fn drain(im: &mut Impair<u32>) -> Vec<(u32, u64)> {
+        let mut out = vec![];
+        while let Some(t) = im.next_release() {
+            let before = out.len();
+            while let Some(item) = im.poll(t) {
+                out.push((item, t));
+            }
+            assert!(out.len() > before, "a wake-up at {} released nothing", t);
+        }
+        out
+    }
+
+    #[test]
+    fn rate_drop_applies_to_the_backlog() {
+        // 1000 B at 8 Mbit/s = 1 ms: packets 1, 2, 3 start at 0, 1, 2 ms
+        let mut im = Impair::new(ImpairCfg::parse("rate=8mbit").unwrap(), 1);
+        for i in 1..=6 {
+            im.offer(0, 1000, i).unwrap();
+        }
+        let mut got = vec![];
+        for t in [0, 1_000_000, 2_000_000] {
+            got.push(im.poll(t).unwrap());
+        }
+        assert_eq!(got, vec![1, 2, 3]);
+        // at 2.5 ms the rate drops tenfold (1000 B = 10 ms): the half of packet 3 still
+        // on the link takes 5 ms, so packet 4 starts at 7.5 ms, then one every 10 ms.
+        // (Departures fixed at queueing would have kept 3, 4, 5 ms.)
+        im.reconfigure_at(2_500_000, ImpairCfg::parse("rate=0.8mbit").unwrap());
+        assert_eq!(im.poll(3_000_000), None);
+        assert_eq!(
+            drain(&mut im),
+            vec![(4, 7_500_000), (5, 17_500_000), (6, 27_500_000)]
+        );
+        // on time: the achieved spacing is the one the rates in force asked for
+        let s = im.stats;
+        assert_eq!(s.busy_packets, 5);
+        assert_eq!(s.busy_model_ns, s.busy_span_ns);
+        assert_eq!(s.late_ns, 0);
+    }
+
+    #[test]
+    fn rate_rise_drains_the_backlog_faster() {
+        // 1000 B at 0.8 Mbit/s = 10 ms: packets start at 0, 10, 20, ... ms
+        let mut im = Impair::new(ImpairCfg::parse("rate=0.8mbit,delay=1ms").unwrap(), 1);
+        for i in 1..=5 {
+            im.offer(0, 1000, i).unwrap();
+        }
+        assert_eq!(im.poll(1_000_000), Some(1)); // started at 0, 1 ms delay
+        assert_eq!(im.poll(11_000_000), Some(2)); // started at 10 ms
+                                                  // at 15 ms the rate rises tenfold: the rest of packet 2 takes 0.5 ms, then 1 ms
+                                                  // each; the delay in force when a packet starts is added
+        im.reconfigure_at(
+            15_000_000,
+            ImpairCfg::parse("rate=8mbit,delay=2ms").unwrap(),
+        );
+        assert_eq!(
+            drain(&mut im),
+            vec![(3, 17_500_000), (4, 18_500_000), (5, 19_500_000)]
+        );
+        // unshaped: a backlog leaves at once
+        let mut im = Impair::new(ImpairCfg::parse("rate=0.8mbit").unwrap(), 1);
+        for i in 1..=3 {
+            im.offer(0, 1000, i).unwrap();
+        }
+        assert_eq!(im.poll(0), Some(1));
+        im.reconfigure_at(4_000_000, ImpairCfg::default());
+        assert_eq!(drain(&mut im), vec![(2, 4_000_000), (3, 4_000_000)]);
+        assert!(im.is_empty());
+    }
+
+    #[test]
+    fn backlog_counts_against_the_limit() {
+        let mut im = Impair::new(ImpairCfg::parse("rate=8mbit,limit=3").unwrap(), 1);
+        for i in 0..3 {
+            im.offer(0, 1000, i).unwrap();
+        }
+        assert_eq!(im.len(), 3); // one in the delay line, two waiting for the link
+        assert!(im.offer(0, 1000, 9).is_err());
+        assert_eq!(im.dropped_full, 1);
     }
     #[test]
     fn loss_all() {

@@ -197,11 +197,18 @@ impl Switch {
             return Err(format!("port {} out of range", port));
         }
         let p = port as usize;
+        // a rate change applies to the backlog from now (0: the latest time the port saw)
+        let now = if self.live_clock {
+            self.eng.now_ns()
+        } else {
+            0
+        };
         if dir.has_out() {
             set_slot(
                 &mut self.impair[p],
                 cfg,
                 0x9E37_79B9_7F4A_7C15 ^ port as u64,
+                now,
             );
         }
         if dir.has_in() {
@@ -209,6 +216,7 @@ impl Switch {
                 &mut self.impair_in[p],
                 cfg,
                 0xD1B5_4A32_D192_ED03 ^ port as u64,
+                now,
             );
         }
         self.impaired = (0..MAX_PORTS as u32)
@@ -239,7 +247,7 @@ impl Switch {
                     out.push(format!(
                         "port {} {}: {} held={} lost={} full={} offered={} released={} \
                          bytes={} model_delay_ns={} late_ns={} late_max_ns={} busy_packets={} \
-                         busy_bytes={} busy_span_ns={}",
+                         busy_bytes={} busy_span_ns={} busy_model_ns={}",
                         p,
                         side,
                         im.cfg.describe(),
@@ -254,7 +262,8 @@ impl Switch {
                         s.late_max_ns,
                         s.busy_packets,
                         s.busy_bytes,
-                        s.busy_span_ns
+                        s.busy_span_ns,
+                        s.busy_model_ns
                     ));
                 }
             }
@@ -466,12 +475,12 @@ impl Switch {
     }
 }
 
-fn set_slot(slot: &mut Option<Impair<Box<Job>>>, cfg: ImpairCfg, seed: u64) {
+fn set_slot(slot: &mut Option<Impair<Box<Job>>>, cfg: ImpairCfg, seed: u64, now: u64) {
     if cfg.is_noop() && slot.as_ref().map(|i| i.is_empty()).unwrap_or(true) {
         *slot = None;
     } else {
         match slot {
-            Some(im) => im.reconfigure(cfg),
+            Some(im) => im.reconfigure_at(now, cfg),
             None => *slot = Some(Impair::new(cfg, seed)),
         }
     }
