@@ -180,3 +180,48 @@ pub fn table_match_kinds(prog: &Program, declared: &[String], sink: &mut Sink) {
         }
     }
 }
+
+/// Names declared inside every parser and control, used or not (p4c checks them all;
+/// lowering sees only what `main` reaches): each `transition` and `select` case names
+/// a state of its own parser (or `accept`/`reject`), and a control declares each action
+/// and each table once.
+pub fn local_names(prog: &Program, sink: &mut Sink) {
+    for d in &prog.decls {
+        match d {
+            Decl::Parser { states, .. } => {
+                let names: std::collections::HashSet<&str> =
+                    states.iter().map(|s| s.name.as_str()).collect();
+                let known = |n: &str| n == "accept" || n == "reject" || names.contains(n);
+                for st in states {
+                    match &st.transition {
+                        Some(Transition::Direct(n, sp)) if !known(n.as_str()) => {
+                            sink.err(*sp, format!("unknown parser state '{}'", n));
+                        }
+                        Some(Transition::Select(_, cases, _)) => {
+                            for c in cases.iter().filter(|c| !known(c.next.as_str())) {
+                                sink.err(c.span, format!("unknown parser state '{}'", c.next));
+                            }
+                        }
+                        _ => {}
+                    }
+                }
+            }
+            Decl::Control { locals, .. } => {
+                let mut actions = std::collections::HashSet::new();
+                let mut tables = std::collections::HashSet::new();
+                for l in locals {
+                    match l {
+                        Local::Action(a) if !actions.insert(a.name.as_str()) => {
+                            sink.err(a.span, format!("action '{}' is declared twice", a.name));
+                        }
+                        Local::Table(t) if !tables.insert(t.name.as_str()) => {
+                            sink.err(t.span, format!("table '{}' is declared twice", t.name));
+                        }
+                        _ => {}
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+}
