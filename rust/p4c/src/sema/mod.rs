@@ -38,6 +38,7 @@ pub fn check<'a>(prog: &'a Program, sink: &mut Sink) -> Checked<'a> {
     let blocks = structure::v1switch(prog, sink);
     structure::table_match_kinds(prog, &env.match_kinds, sink);
     structure::local_names(prog, sink);
+    structure::table_action_names(prog, sink);
     for e in directions::check(prog) {
         sink.push(e);
     }

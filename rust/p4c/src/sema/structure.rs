@@ -225,3 +225,51 @@ pub fn local_names(prog: &Program, sink: &mut Sink) {
         }
     }
 }
+
+/// Every action a table names (its actions list, its default action, implicitly
+/// `NoAction`, and the actions of its entries) is declared in its control or at the top
+/// level, found as lowering finds it (a leading `.` skips the control's own actions).
+pub fn table_action_names(prog: &Program, sink: &mut Sink) {
+    let globals: std::collections::HashSet<&str> = prog
+        .decls
+        .iter()
+        .filter_map(|d| match d {
+            Decl::Action(a) => Some(a.name.as_str()),
+            _ => None,
+        })
+        .collect();
+    for d in &prog.decls {
+        let Decl::Control { locals, .. } = d else {
+            continue;
+        };
+        let local: std::collections::HashSet<&str> = locals
+            .iter()
+            .filter_map(|l| match l {
+                Local::Action(a) => Some(a.name.as_str()),
+                _ => None,
+            })
+            .collect();
+        let known = |name: &str| {
+            let n = name.trim_start_matches('.');
+            (!name.starts_with('.') && local.contains(n)) || globals.contains(n)
+        };
+        let mut unknown = |name: &str, span: Span| {
+            if !known(name) {
+                sink.err(span, format!("unknown action '{}'", name));
+            }
+        };
+        for l in locals {
+            let Local::Table(t) = l else { continue };
+            for ar in &t.actions {
+                unknown(&ar.name, ar.span);
+            }
+            match &t.default_action {
+                Some((dref, _)) => unknown(&dref.name, dref.span),
+                None => unknown("NoAction", t.span),
+            }
+            for en in t.entries.iter().flat_map(|e| e.0.iter()) {
+                unknown(&en.action.name, en.action.span);
+            }
+        }
+    }
+}
