@@ -52,14 +52,12 @@ impl<'a> Lower<'a> {
         for l in locals {
             match l {
                 Local::Action(a) => {
-                    if info.actions.insert(a.name.clone(), a.clone()).is_some() {
-                        self.err(a.span, format!("action '{}' is declared twice", a.name));
-                    }
+                    // declared once: sema::structure::local_names
+                    info.actions.insert(a.name.clone(), a.clone());
                 }
                 Local::Table(t) => {
-                    if info.tables.insert(t.name.clone(), t.clone()).is_some() {
-                        self.err(t.span, format!("table '{}' is declared twice", t.name));
-                    }
+                    // declared once: sema::structure::local_names
+                    info.tables.insert(t.name.clone(), t.clone());
                     self.bind(&t.name, Bind::Table(t.name.clone()));
                 }
                 Local::Inst(i) => self.declare_instance(i, name),

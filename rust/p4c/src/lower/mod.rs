@@ -248,6 +248,13 @@ impl<'a> Lower<'a> {
         self.sink.err(span, msg);
     }
 
+    /// A broken invariant: something sema guarantees did not hold. Reported (not a
+    /// panic) so the compiler still fails cleanly, naming the place; never a user error.
+    fn internal(&mut self, span: Span, what: impl std::fmt::Display) {
+        self.sink
+            .err(span, format!("internal compiler error: {}", what));
+    }
+
     fn src(&self, s: Span) -> String {
         let lo = (s.lo as usize).min(self.text.len());
         let hi = (s.hi as usize).min(self.text.len()).max(lo);

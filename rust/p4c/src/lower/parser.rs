@@ -457,7 +457,8 @@ impl<'a> Lower<'a> {
         } else if names.contains(n) {
             Some(format!("{}{}", self.pstate_prefix, n))
         } else {
-            self.err(sp, format!("unknown parser state '{}'", n));
+            // sema::structure::local_names checked every transition of every parser
+            self.internal(sp, format!("parser state '{}' not resolved by sema", n));
             None
         }
     }

@@ -305,7 +305,11 @@ impl<'a> Lower<'a> {
             let (a, global) = match self.find_action(&ar.name) {
                 Some(x) => x,
                 None => {
-                    self.err(ar.span, format!("unknown action '{}'", ar.name));
+                    // sema::structure::table_action_names resolved every table's actions
+                    self.internal(
+                        ar.span,
+                        format!("action '{}' not resolved by sema", ar.name),
+                    );
                     continue;
                 }
             };
@@ -379,7 +383,11 @@ impl<'a> Lower<'a> {
                 Err(e) => self.sink.push(e),
             }
         } else {
-            self.err(dref.span, format!("unknown action '{}'", dref.name));
+            // sema::structure::table_action_names resolved it (`NoAction` included)
+            self.internal(
+                dref.span,
+                format!("action '{}' not resolved by sema", dref.name),
+            );
         }
         // size
         let size = match &t.size {
@@ -729,9 +737,13 @@ impl<'a> Lower<'a> {
             mk.push((j, w));
         }
         let (a, global) = self.find_action(&en.action.name).ok_or_else(|| {
+            // sema::structure::table_action_names resolved every entry's action
             Error::new(
                 en.action.span,
-                format!("unknown action '{}'", en.action.name),
+                format!(
+                    "internal compiler error: action '{}' not resolved by sema",
+                    en.action.name
+                ),
             )
         })?;
         let ndir = a.params.iter().filter(|p| p.dir != Dir::None).count();

@@ -4,7 +4,8 @@
 //! program this stage accepted, and refuses only what BMv2 cannot run.
 //!
 //! `types` builds the type environment (and is used by lowering for widths and
-//! constant folding), `structure` checks `main = V1Switch(...)` and its blocks,
+//! constant folding), `structure` checks `main = V1Switch(...)` and its blocks and the names
+//! declared inside parsers and controls (states, actions, tables),
 //! `directions` checks writes to read-only parameters, `bodies` the names and operand
 //! types in every function and action body, called or not.
 
@@ -36,6 +37,8 @@ pub fn check<'a>(prog: &'a Program, sink: &mut Sink) -> Checked<'a> {
     }
     let blocks = structure::v1switch(prog, sink);
     structure::table_match_kinds(prog, &env.match_kinds, sink);
+    structure::local_names(prog, sink);
+    structure::table_action_names(prog, sink);
     for e in directions::check(prog) {
         sink.push(e);
     }

@@ -180,3 +180,96 @@ pub fn table_match_kinds(prog: &Program, declared: &[String], sink: &mut Sink) {
         }
     }
 }
+
+/// Names declared inside every parser and control, used or not (p4c checks them all;
+/// lowering sees only what `main` reaches): each `transition` and `select` case names
+/// a state of its own parser (or `accept`/`reject`), and a control declares each action
+/// and each table once.
+pub fn local_names(prog: &Program, sink: &mut Sink) {
+    for d in &prog.decls {
+        match d {
+            Decl::Parser { states, .. } => {
+                let names: std::collections::HashSet<&str> =
+                    states.iter().map(|s| s.name.as_str()).collect();
+                let known = |n: &str| n == "accept" || n == "reject" || names.contains(n);
+                for st in states {
+                    match &st.transition {
+                        Some(Transition::Direct(n, sp)) if !known(n.as_str()) => {
+                            sink.err(*sp, format!("unknown parser state '{}'", n));
+                        }
+                        Some(Transition::Select(_, cases, _)) => {
+                            for c in cases.iter().filter(|c| !known(c.next.as_str())) {
+                                sink.err(c.span, format!("unknown parser state '{}'", c.next));
+                            }
+                        }
+                        _ => {}
+                    }
+                }
+            }
+            Decl::Control { locals, .. } => {
+                let mut actions = std::collections::HashSet::new();
+                let mut tables = std::collections::HashSet::new();
+                for l in locals {
+                    match l {
+                        Local::Action(a) if !actions.insert(a.name.as_str()) => {
+                            sink.err(a.span, format!("action '{}' is declared twice", a.name));
+                        }
+                        Local::Table(t) if !tables.insert(t.name.as_str()) => {
+                            sink.err(t.span, format!("table '{}' is declared twice", t.name));
+                        }
+                        _ => {}
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+/// Every action a table names (its actions list, its default action, implicitly
+/// `NoAction`, and the actions of its entries) is declared in its control or at the top
+/// level, found as lowering finds it (a leading `.` skips the control's own actions).
+pub fn table_action_names(prog: &Program, sink: &mut Sink) {
+    let globals: std::collections::HashSet<&str> = prog
+        .decls
+        .iter()
+        .filter_map(|d| match d {
+            Decl::Action(a) => Some(a.name.as_str()),
+            _ => None,
+        })
+        .collect();
+    for d in &prog.decls {
+        let Decl::Control { locals, .. } = d else {
+            continue;
+        };
+        let local: std::collections::HashSet<&str> = locals
+            .iter()
+            .filter_map(|l| match l {
+                Local::Action(a) => Some(a.name.as_str()),
+                _ => None,
+            })
+            .collect();
+        let known = |name: &str| {
+            let n = name.trim_start_matches('.');
+            (!name.starts_with('.') && local.contains(n)) || globals.contains(n)
+        };
+        let mut unknown = |name: &str, span: Span| {
+            if !known(name) {
+                sink.err(span, format!("unknown action '{}'", name));
+            }
+        };
+        for l in locals {
+            let Local::Table(t) = l else { continue };
+            for ar in &t.actions {
+                unknown(&ar.name, ar.span);
+            }
+            match &t.default_action {
+                Some((dref, _)) => unknown(&dref.name, dref.span),
+                None => unknown("NoAction", t.span),
+            }
+            for en in t.entries.iter().flat_map(|e| e.0.iter()) {
+                unknown(&en.action.name, en.action.span);
+            }
+        }
+    }
+}
