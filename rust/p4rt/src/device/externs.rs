@@ -22,10 +22,9 @@ impl Device {
                         format!("counter {} index {} out of range", ci.name, i.index),
                     );
                 }
-                sw.counter_write(ci.sw, Some(i.index as usize), pk, by)
-                    .map_err(ia)?;
+                sw.counter_write(ci.sw, Some(i.index as usize), pk, by)?;
             }
-            None => sw.counter_write(ci.sw, None, pk, by).map_err(ia)?,
+            None => sw.counter_write(ci.sw, None, pk, by)?,
         }
         Ok(())
     }
@@ -50,8 +49,7 @@ impl Device {
             None => (0..mi.size).collect(),
         };
         for &i in &idx {
-            sw.set_meter(mi.sw, i, m.config.as_ref().map(meter_rates))
-                .map_err(ia)?;
+            sw.set_meter(mi.sw, i, m.config.as_ref().map(meter_rates))?;
         }
         for i in idx {
             match m.config {

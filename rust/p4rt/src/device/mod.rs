@@ -21,7 +21,7 @@ use crate::pipe::{bytes_to_u128, get_bits, set_bits, u128_to_bytes, Pipe, TableI
 use crate::proto::p4::v1 as p4;
 use crate::proto::p4::v1::entity::Entity as E;
 use prost::Message;
-use sdnperf_switch::control::MeterRates;
+use sdnperf_switch::control::{ControlError, MeterRates};
 use sdnperf_switch::exec::Engine;
 use sdnperf_switch::pipeline::MatchKind;
 use sdnperf_switch::pipeline::{width_mask, Program, INDIRECT_GROUP, INDIRECT_MEMBER};
@@ -45,6 +45,26 @@ pub fn err<T>(code: Code, msg: impl Into<String>) -> R<T> {
         msg: msg.into(),
     })
 }
+/// The one place the switch's control errors become gRPC status codes (by kind).
+impl From<ControlError> for PErr {
+    fn from(e: ControlError) -> PErr {
+        use ControlError as C;
+        let code = match &e {
+            C::DuplicateEntry { .. } => Code::AlreadyExists,
+            C::NoEntry { .. } | C::NoMember { .. } | C::NoGroup { .. } => Code::NotFound,
+            C::IndexOutOfRange { .. } => Code::OutOfRange,
+            C::ValueSetFull { .. } => Code::ResourceExhausted,
+            C::KeyCount { .. } | C::Keyless { .. } | C::PrefixTooLong { .. } => {
+                Code::InvalidArgument
+            }
+        };
+        PErr {
+            code,
+            msg: e.to_string(),
+        }
+    }
+}
+
 fn inval<T>(msg: impl Into<String>) -> R<T> {
     err(Code::InvalidArgument, msg)
 }

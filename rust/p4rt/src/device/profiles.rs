@@ -107,7 +107,7 @@ impl Device {
                         mems.insert(m.member_id, h);
                         Ok(())
                     }
-                    Some(h) => sw.member_modify(prof.sw, h, ai, data).map_err(ia),
+                    Some(h) => Ok(sw.member_modify(prof.sw, h, ai, data)?),
                 }
             }
             (_, None) => err(Code::NotFound, format!("no member {}", m.member_id)),
@@ -135,7 +135,7 @@ impl Device {
                         format!("member {} is still referenced", m.member_id),
                     );
                 }
-                sw.member_delete(prof.sw, h).map_err(ia)?;
+                sw.member_delete(prof.sw, h)?;
                 mems.remove(m.member_id);
                 Ok(())
             }
@@ -194,7 +194,7 @@ impl Device {
                 Ok(())
             }
             (T::Modify, Some(h)) => {
-                sw.group_set_members(prof.sw, h, handles).map_err(ia)?;
+                sw.group_set_members(prof.sw, h, handles)?;
                 self.group_max_size
                     .insert((prof.id, g.group_id), g.max_size);
                 Ok(())
@@ -217,7 +217,7 @@ impl Device {
                         format!("group {} is still referenced", g.group_id),
                     );
                 }
-                sw.group_delete(prof.sw, h).map_err(ia)?;
+                sw.group_delete(prof.sw, h)?;
                 grps.remove(g.group_id);
                 self.group_max_size.remove(&(prof.id, g.group_id));
                 Ok(())

@@ -114,12 +114,7 @@ impl Device {
                         if let Some((_, o)) = oneshot {
                             Self::free_one_shot(sw, o);
                         }
-                        let code = if e.contains("duplicate") {
-                            Code::AlreadyExists
-                        } else {
-                            Code::InvalidArgument
-                        };
-                        return err(code, e);
+                        return Err(e.into());
                     }
                 };
                 let oneshot = oneshot.map(|o| o.1);
@@ -178,11 +173,7 @@ impl Device {
                 if let Some((ai, data)) = action {
                     let oneshot = Self::one_shot(sw, &pipe, t, te.action.as_ref().unwrap())?;
                     let ai = oneshot.as_ref().map(|o| o.0).unwrap_or(ai);
-                    sw.entry_modify(t.sw, st.handle, ai, data)
-                        .map_err(|e| PErr {
-                            code: Code::Internal,
-                            msg: e,
-                        })?;
+                    sw.entry_modify(t.sw, st.handle, ai, data)?;
                     if let Some(old) = std::mem::replace(&mut st.oneshot, oneshot.map(|o| o.1)) {
                         Self::free_one_shot(sw, old);
                     }
@@ -208,10 +199,7 @@ impl Device {
                     msg: format!("table {}: no such entry", t.name),
                 })?;
                 let sw = self.sw.as_mut().unwrap();
-                sw.entry_delete(t.sw, st.handle).map_err(|e| PErr {
-                    code: Code::Internal,
-                    msg: e,
-                })?;
+                sw.entry_delete(t.sw, st.handle)?;
                 if let Some(o) = st.oneshot {
                     Self::free_one_shot(sw, o);
                 }

@@ -45,7 +45,7 @@ impl Device {
             };
             vals.push((val & mask, mask));
         }
-        sw.set_value_set(vi, vals).map_err(ia)
+        Ok(sw.set_value_set(vi, vals)?)
     }
 
     pub(super) fn read_value_sets(
