@@ -250,7 +250,7 @@ impl Device {
                 out.push(wrap(E::ActionProfileMember(p4::ActionProfileMember {
                     action_profile_id: pid,
                     member_id: mid,
-                    action: Self::action_from_switch(&pipe, *action, data),
+                    action: Self::action_from_switch(pipe, *action, data),
                 })));
             }
         }
