@@ -1470,6 +1470,32 @@ fn ctl_and_p4runtime_see_the_same_entries() {
     assert_eq!(f.dev.num_entries(dmac), 0);
 }
 
+/// An entry ctl added that P4Runtime has not yet synced (its mirror misses it) is still
+/// refused as ALREADY_EXISTS: the switch's typed DuplicateEntry error maps to the code.
+#[test]
+fn a_duplicate_the_switch_finds_is_already_exists() {
+    let mut f = Fx::new();
+    let dmac = f.id("dmac");
+    sdnperf_switch::ctl::execute(
+        f.dev.sw.as_mut().unwrap(),
+        "table_add dmac forward 0x00000000000b => 2",
+    )
+    .unwrap();
+    let e = f
+        .w(
+            T::Insert,
+            te(
+                dmac,
+                vec![exact(1, &MAC_B)],
+                Some(f.action("forward", &[3])),
+                0,
+            ),
+        )
+        .unwrap_err();
+    assert_eq!(e.0, Code::AlreadyExists, "{}", e.1);
+    assert!(e.1.contains("duplicate entry"), "{}", e.1);
+}
+
 /// ctl and P4Runtime share one switch's registers both ways, and the action profile
 /// members, groups, multicast groups and clone sessions P4Runtime writes are the switch's
 /// own (the state ctl's commands change), through the switch's one control API.

@@ -5,6 +5,7 @@
 //! counters, meters, action profile members and groups, and the packet replication engine
 //! (multicast groups, clone sessions).
 
+pub use crate::control_error::ControlError;
 use crate::exec::{Digest, Job, Stats};
 use crate::externs::{Counter, MeterCell};
 use crate::pipeline::{ActionProfile, Program};
@@ -58,7 +59,7 @@ impl Switch {
         priority: Option<i64>,
         action: u32,
         data: Vec<u128>,
-    ) -> Result<u32, String> {
+    ) -> Result<u32, ControlError> {
         let h = self.eng.tables[ti].add(key, aux, prefix, priority, action, data)?;
         self.reset_entry_state(ti, h);
         Ok(h)
@@ -70,11 +71,11 @@ impl Switch {
         handle: u32,
         action: u32,
         data: Vec<u128>,
-    ) -> Result<(), String> {
+    ) -> Result<(), ControlError> {
         self.eng.tables[ti].modify(handle, action, data)
     }
 
-    pub fn entry_delete(&mut self, ti: usize, handle: u32) -> Result<(), String> {
+    pub fn entry_delete(&mut self, ti: usize, handle: u32) -> Result<(), ControlError> {
         self.eng.tables[ti].delete(handle)?;
         self.reset_entry_state(ti, handle);
         Ok(())
@@ -156,11 +157,11 @@ impl Switch {
     }
 
     /// Writes cell `i` of register `r` (cut to the register's width).
-    pub fn register_write(&mut self, r: usize, i: usize, v: u128) -> Result<(), String> {
+    pub fn register_write(&mut self, r: usize, i: usize, v: u128) -> Result<(), ControlError> {
         if self.eng.ext.register_write(r, i, v) {
             Ok(())
         } else {
-            Err(format!("index {} out of range", i))
+            Err(ControlError::IndexOutOfRange { index: i })
         }
     }
 
@@ -184,10 +185,10 @@ impl Switch {
         i: Option<usize>,
         packets: u64,
         bytes: u64,
-    ) -> Result<(), String> {
+    ) -> Result<(), ControlError> {
         let ctr = &mut self.eng.ext.counters[c];
         match i {
-            Some(i) if i >= ctr.packets.len() => Err(format!("index {} out of range", i)),
+            Some(i) if i >= ctr.packets.len() => Err(ControlError::IndexOutOfRange { index: i }),
             Some(i) => {
                 ctr.packets[i] = packets;
                 ctr.bytes[i] = bytes;
@@ -211,11 +212,11 @@ impl Switch {
         m: usize,
         i: usize,
         rates: Option<MeterRates>,
-    ) -> Result<(), String> {
+    ) -> Result<(), ControlError> {
         let cell = self.eng.ext.meters[m]
             .cells
             .get_mut(i)
-            .ok_or_else(|| format!("index {} out of range", i))?;
+            .ok_or(ControlError::IndexOutOfRange { index: i })?;
         apply_rates(cell, rates);
         Ok(())
     }
@@ -251,20 +252,22 @@ impl Switch {
         h: u32,
         action: u32,
         data: Vec<u128>,
-    ) -> Result<(), String> {
+    ) -> Result<(), ControlError> {
         let slot = self.eng.prog.profiles[pi]
             .members
             .get_mut(h as usize)
             .and_then(|m| m.as_mut())
-            .ok_or_else(|| format!("no member {}", h))?;
+            .ok_or(ControlError::NoMember { handle: h })?;
         *slot = (action, data.into_boxed_slice());
         Ok(())
     }
 
     /// Deletes member `h` (if there) and takes it out of every group.
-    pub fn member_delete(&mut self, pi: usize, h: u32) -> Result<(), String> {
+    pub fn member_delete(&mut self, pi: usize, h: u32) -> Result<(), ControlError> {
         let pr = &mut self.eng.prog.profiles[pi];
-        *pr.members.get_mut(h as usize).ok_or("no such member")? = None;
+        *pr.members
+            .get_mut(h as usize)
+            .ok_or(ControlError::NoMember { handle: h })? = None;
         for g in pr.groups.iter_mut().flatten() {
             g.retain(|&m| m != h);
         }
@@ -284,7 +287,7 @@ impl Switch {
         pi: usize,
         g: u32,
         members: Vec<u32>,
-    ) -> Result<(), String> {
+    ) -> Result<(), ControlError> {
         let pr = &mut self.eng.prog.profiles[pi];
         if let Some(m) = members.iter().find(|&&m| {
             pr.members
@@ -292,22 +295,22 @@ impl Switch {
                 .map(|x| x.is_none())
                 .unwrap_or(true)
         }) {
-            return Err(format!("no member {}", m));
+            return Err(ControlError::NoMember { handle: *m });
         }
         let grp = pr
             .groups
             .get_mut(g as usize)
             .and_then(|x| x.as_mut())
-            .ok_or_else(|| format!("no group {}", g))?;
+            .ok_or(ControlError::NoGroup { handle: g })?;
         *grp = members;
         Ok(())
     }
 
-    pub fn group_delete(&mut self, pi: usize, g: u32) -> Result<(), String> {
+    pub fn group_delete(&mut self, pi: usize, g: u32) -> Result<(), ControlError> {
         *self.eng.prog.profiles[pi]
             .groups
             .get_mut(g as usize)
-            .ok_or("no such group")? = None;
+            .ok_or(ControlError::NoGroup { handle: g })? = None;
         Ok(())
     }
 
@@ -318,13 +321,17 @@ impl Switch {
     }
 
     /// Replaces the (value, mask) pairs of parser value set `vi` (refused above its size).
-    pub fn set_value_set(&mut self, vi: usize, values: Vec<(u128, u128)>) -> Result<(), String> {
+    pub fn set_value_set(
+        &mut self,
+        vi: usize,
+        values: Vec<(u128, u128)>,
+    ) -> Result<(), ControlError> {
         let vs = &mut self.eng.prog.vsets[vi];
         if vs.max_size > 0 && values.len() > vs.max_size {
-            return Err(format!(
-                "value set {} is full ({} values)",
-                vs.name, vs.max_size
-            ));
+            return Err(ControlError::ValueSetFull {
+                name: vs.name.clone(),
+                max: vs.max_size,
+            });
         }
         vs.values = values;
         Ok(())
@@ -386,6 +393,35 @@ mod tests {
             .unwrap();
         assert_eq!(h, h2);
         assert_eq!(sw.eng.direct_counters[ti][h2 as usize], (0, 0));
+    }
+
+    /// The control API's errors are typed: a second entry with the same key is a
+    /// `DuplicateEntry` (P4Runtime's ALREADY_EXISTS), a missing handle `NoEntry`; ctl
+    /// prints their messages.
+    #[test]
+    fn errors_are_typed() {
+        use crate::control::ControlError;
+        let p =
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/programs/l2_basic.json");
+        let mut sw = Switch::new(Engine::new(
+            crate::json::load_file(p.to_str().unwrap()).unwrap(),
+        ));
+        let ti = (0..sw.eng.prog.tables.len())
+            .find(|&t| sw.eng.prog.tables[t].keys.len() == 1)
+            .unwrap();
+        let act = sw.eng.prog.tables[ti].action_ids[0];
+        let nparams = sw.eng.prog.actions[act as usize].params.len();
+        let add =
+            |sw: &mut Switch| sw.entry_add(ti, vec![7], vec![], 0, None, act, vec![0; nparams]);
+        let h = add(&mut sw).unwrap();
+        let e = add(&mut sw).unwrap_err();
+        assert!(matches!(e, ControlError::DuplicateEntry { .. }), "{:?}", e);
+        assert!(e.to_string().ends_with("duplicate entry"), "{}", e);
+        sw.entry_delete(ti, h).unwrap();
+        assert!(matches!(
+            sw.entry_delete(ti, h),
+            Err(ControlError::NoEntry { handle, .. }) if handle == h
+        ));
     }
 
     /// A program's version is its JSON's fingerprint until a controller sets one: the same

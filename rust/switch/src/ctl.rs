@@ -241,7 +241,7 @@ pub fn add_entry(
             _ => aux.push(k.aux),
         }
     }
-    sw.entry_add(ti, kv, aux, prefix, priority, ai, data)
+    Ok(sw.entry_add(ti, kv, aux, prefix, priority, ai, data)?)
 }
 
 pub fn set_default(

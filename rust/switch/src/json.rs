@@ -1685,7 +1685,7 @@ impl<'a> Loader<'a> {
                         act,
                         entry.data.clone(),
                     )
-                    .map_err(ectx)?;
+                    .map_err(|e| ectx(e.to_string()))?;
                 tb.const_entries.push(entry);
             }
             tables.push(tb);

@@ -15,6 +15,7 @@
 //! - `stf`      — STF test runner
 //! - `cli`      — command-line options both switch binaries share (simple_switch's too)
 //! - `control`  — adding/modifying/deleting entries with their direct counters and meters
+//! - `control_error` — the control API's typed errors (front ends map them by kind, not text)
 //! - `ctl`      — runtime control commands, server and client
 //! - `bpf`      — the bpf(2) system call (maps, programs, XDP links, test runs)
 //! - `xdpfast`  — XDP fast path: simple programs compiled to eBPF, run in the kernel
@@ -25,6 +26,7 @@
 pub mod bpf;
 pub mod cli;
 pub mod control;
+pub mod control_error;
 pub mod ctl;
 pub mod dataplane;
 pub mod exec;

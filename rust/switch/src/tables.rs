@@ -5,6 +5,7 @@
 //! allocation happens per packet. The table's *definition* (keys, actions, sizes; fixed at
 //! load) is `pipeline::TableDef`; this module depends on it, never the other way round.
 
+use crate::control_error::ControlError;
 use crate::pipeline::{width_mask, KeySpec, Layout, MatchKind, TableDef};
 use std::collections::HashMap;
 
@@ -253,14 +254,13 @@ impl Table {
         priority: Option<i64>,
         action: u32,
         data: Vec<u128>,
-    ) -> Result<u32, String> {
+    ) -> Result<u32, ControlError> {
         if key.len() != self.keys.len() {
-            return Err(format!(
-                "table {}: expected {} key fields, got {}",
-                self.name,
-                self.keys.len(),
-                key.len()
-            ));
+            return Err(ControlError::KeyCount {
+                table: self.name.clone(),
+                expected: self.keys.len(),
+                got: key.len(),
+            });
         }
         for (i, k) in self.keys.iter().enumerate() {
             key[i] &= width_mask(k.width);
@@ -277,12 +277,16 @@ impl Table {
         let seq = self.insert_seq;
         match self.layout {
             Layout::Keyless => {
-                return Err(format!("table {} has no key; use setdefault", self.name))
+                return Err(ControlError::Keyless {
+                    table: self.name.clone(),
+                })
             }
             Layout::Exact => {
                 if self.exact.contains(&key) {
                     self.free.push(handle);
-                    return Err(format!("table {}: duplicate entry", self.name));
+                    return Err(ControlError::DuplicateEntry {
+                        table: self.name.clone(),
+                    });
                 }
                 self.exact.insert(&key, handle);
             }
@@ -290,10 +294,11 @@ impl Table {
                 let w = self.keys[pos].width;
                 if prefix > w {
                     self.free.push(handle);
-                    return Err(format!(
-                        "table {}: prefix length {} > field width {}",
-                        self.name, prefix, w
-                    ));
+                    return Err(ControlError::PrefixTooLong {
+                        table: self.name.clone(),
+                        prefix,
+                        width: w,
+                    });
                 }
                 key[pos] &= prefix_mask(prefix, w);
                 let nk = self.keys.len();
@@ -312,7 +317,9 @@ impl Table {
                 };
                 if self.lpm[idx].map.contains(&key) {
                     self.free.push(handle);
-                    return Err(format!("table {}: duplicate entry", self.name));
+                    return Err(ControlError::DuplicateEntry {
+                        table: self.name.clone(),
+                    });
                 }
                 self.lpm[idx].map.insert(&key, handle);
                 self.lpm[idx].bloom_add(&key);
@@ -367,14 +374,14 @@ impl Table {
         Ok(handle)
     }
 
-    pub fn delete(&mut self, handle: u32) -> Result<(), String> {
+    pub fn delete(&mut self, handle: u32) -> Result<(), ControlError> {
         let e = match self.entries.get_mut(handle as usize).and_then(|e| e.take()) {
             Some(e) => e,
             None => {
-                return Err(format!(
-                    "table {}: no entry with handle {}",
-                    self.name, handle
-                ))
+                return Err(ControlError::NoEntry {
+                    table: self.name.clone(),
+                    handle,
+                })
             }
         };
         match self.layout {
@@ -408,7 +415,12 @@ impl Table {
         self.version += 1;
     }
 
-    pub fn modify(&mut self, handle: u32, action: u32, data: Vec<u128>) -> Result<(), String> {
+    pub fn modify(
+        &mut self,
+        handle: u32,
+        action: u32,
+        data: Vec<u128>,
+    ) -> Result<(), ControlError> {
         match self
             .entries
             .get_mut(handle as usize)
@@ -420,10 +432,10 @@ impl Table {
                 self.version += 1;
                 Ok(())
             }
-            None => Err(format!(
-                "table {}: no entry with handle {}",
-                self.name, handle
-            )),
+            None => Err(ControlError::NoEntry {
+                table: self.name.clone(),
+                handle,
+            }),
         }
     }
 

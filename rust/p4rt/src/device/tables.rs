@@ -1,0 +1,461 @@
+//! Table entries, default actions and their direct counters and meters.
+
+use super::externs::meter_rates;
+use super::*;
+
+impl Device {
+    pub(super) fn write_table(&mut self, ty: p4::update::Type, te: &p4::TableEntry) -> R<()> {
+        use p4::update::Type as T;
+        let (_, pipe) = self.parts()?;
+        let t = pipe.tables.get(&te.table_id).ok_or_else(|| PErr {
+            code: Code::NotFound,
+            msg: format!("unknown table id {}", te.table_id),
+        })?;
+        if te.is_default_action {
+            if ty != T::Modify {
+                return inval(format!(
+                    "table {}: the default entry can only be modified",
+                    t.name
+                ));
+            }
+            if !te.r#match.is_empty() || te.priority != 0 {
+                return inval(format!(
+                    "table {}: the default entry has no match and no priority",
+                    t.name
+                ));
+            }
+            if t.const_default {
+                return err(
+                    Code::PermissionDenied,
+                    format!("table {} has a const default action", t.name),
+                );
+            }
+            let (ai, data) = match &te.action {
+                None => {
+                    let d = &self.tables[&t.id].initial_default;
+                    (d.0, d.1.to_vec())
+                }
+                Some(a) => {
+                    if t.profile.is_some() {
+                        return err(
+                            Code::Unimplemented,
+                            "default entries of indirect tables are not supported",
+                        );
+                    }
+                    Self::translate_action(&pipe, &self.members, &self.groups, t, a)?
+                }
+            };
+            let sw = self.sw.as_mut().unwrap();
+            sw.set_default(t.sw, ai, data);
+            return Ok(());
+        }
+        if t.is_const {
+            return err(Code::PermissionDenied, format!("table {} is const", t.name));
+        }
+        if t.needs_priority {
+            if te.priority <= 0 {
+                return inval(format!(
+                    "table {}: entries need a priority > 0 (ternary/range/optional match)",
+                    t.name
+                ));
+            }
+        } else if te.priority != 0 {
+            return inval(format!(
+                "table {}: priority must be 0 for exact/lpm tables",
+                t.name
+            ));
+        }
+        if te.idle_timeout_ns < 0 || (te.idle_timeout_ns > 0 && !t.idle_timeout) {
+            return inval(format!(
+                "table {}: idle_timeout_ns set but the table does not support idle timeouts",
+                t.name
+            ));
+        }
+        if te.counter_data.is_some() && t.direct_counter.is_none() && ty != T::Delete {
+            return inval(format!("table {} has no direct counter", t.name));
+        }
+        if te.meter_config.is_some() && t.direct_meter.is_none() && ty != T::Delete {
+            return inval(format!("table {} has no direct meter", t.name));
+        }
+        let (canon, key, aux, prefix) = Self::translate_match(t, &te.r#match)?;
+        let kb = Self::entry_key(&canon, te.priority);
+        let sw_prio = if t.needs_priority {
+            Some((i32::MAX - te.priority) as i64)
+        } else {
+            None
+        };
+        match ty {
+            T::Insert => {
+                let action = te
+                    .action
+                    .as_ref()
+                    .ok_or_else(|| ia(format!("table {}: INSERT without action", t.name)))?;
+                let (ai, data) =
+                    Self::translate_action(&pipe, &self.members, &self.groups, t, action)?;
+                let ts = self.tables.get_mut(&t.id).unwrap();
+                if ts.by_key.contains_key(&kb) {
+                    return err(
+                        Code::AlreadyExists,
+                        format!("table {}: entry already exists", t.name),
+                    );
+                }
+                if t.size > 0 && ts.by_key.len() as i64 >= t.size {
+                    return err(
+                        Code::ResourceExhausted,
+                        format!("table {} is full ({} entries)", t.name, t.size),
+                    );
+                }
+                let sw = self.sw.as_mut().unwrap();
+                let oneshot = Self::one_shot(sw, &pipe, t, action)?;
+                let ai = oneshot.as_ref().map(|o| o.0).unwrap_or(ai);
+                let h = match sw.entry_add(t.sw, key, aux, prefix, sw_prio, ai, data) {
+                    Ok(h) => h,
+                    Err(e) => {
+                        if let Some((_, o)) = oneshot {
+                            Self::free_one_shot(sw, o);
+                        }
+                        return Err(e.into());
+                    }
+                };
+                let oneshot = oneshot.map(|o| o.1);
+                if let Some(c) = &te.counter_data {
+                    set_direct_counter(sw, t.sw, h, c);
+                }
+                if let Some(m) = &te.meter_config {
+                    set_direct_meter(sw, t.sw, h, m);
+                }
+                let count = sw.direct_counter(t.sw, h).0;
+                let entry = p4::TableEntry {
+                    table_id: t.id,
+                    r#match: canon,
+                    action: Some(Self::canonical_action(&pipe, action)),
+                    priority: te.priority,
+                    meter_config: te.meter_config,
+                    idle_timeout_ns: te.idle_timeout_ns,
+                    metadata: te.metadata.clone(),
+                    ..Default::default()
+                };
+                let sw_key = sw.table(t.sw).entries[h as usize]
+                    .as_ref()
+                    .map(|e| e.key.clone())
+                    .unwrap_or_default();
+                ts.by_key.insert(
+                    kb,
+                    Stored {
+                        handle: h,
+                        sw_key,
+                        oneshot,
+                        entry,
+                        last_hit_ns: now_ns(),
+                        last_count: count,
+                        idle_notified: false,
+                    },
+                );
+                Ok(())
+            }
+            T::Modify => {
+                let action = match &te.action {
+                    Some(a) => Some(Self::translate_action(
+                        &pipe,
+                        &self.members,
+                        &self.groups,
+                        t,
+                        a,
+                    )?),
+                    None => None,
+                };
+                let ts = self.tables.get_mut(&t.id).unwrap();
+                let st = ts.by_key.get_mut(&kb).ok_or_else(|| PErr {
+                    code: Code::NotFound,
+                    msg: format!("table {}: no such entry", t.name),
+                })?;
+                let sw = self.sw.as_mut().unwrap();
+                if let Some((ai, data)) = action {
+                    let oneshot = Self::one_shot(sw, &pipe, t, te.action.as_ref().unwrap())?;
+                    let ai = oneshot.as_ref().map(|o| o.0).unwrap_or(ai);
+                    sw.entry_modify(t.sw, st.handle, ai, data)?;
+                    if let Some(old) = std::mem::replace(&mut st.oneshot, oneshot.map(|o| o.1)) {
+                        Self::free_one_shot(sw, old);
+                    }
+                    st.entry.action = te.action.as_ref().map(|a| Self::canonical_action(&pipe, a));
+                }
+                if let Some(c) = &te.counter_data {
+                    set_direct_counter(sw, t.sw, st.handle, c);
+                }
+                if let Some(m) = &te.meter_config {
+                    set_direct_meter(sw, t.sw, st.handle, m);
+                    st.entry.meter_config = Some(*m);
+                }
+                st.entry.idle_timeout_ns = te.idle_timeout_ns;
+                st.entry.metadata = te.metadata.clone();
+                st.idle_notified = false;
+                st.last_hit_ns = now_ns();
+                Ok(())
+            }
+            T::Delete => {
+                let ts = self.tables.get_mut(&t.id).unwrap();
+                let st = ts.by_key.remove(&kb).ok_or_else(|| PErr {
+                    code: Code::NotFound,
+                    msg: format!("table {}: no such entry", t.name),
+                })?;
+                let sw = self.sw.as_mut().unwrap();
+                sw.entry_delete(t.sw, st.handle)?;
+                if let Some(o) = st.oneshot {
+                    Self::free_one_shot(sw, o);
+                }
+                Ok(())
+            }
+            _ => unreachable!(),
+        }
+    }
+
+    pub(super) fn find_entry(&self, te: &p4::TableEntry) -> R<(TableInfo, u32)> {
+        let pipe = self.pipe.clone().ok_or_else(|| PErr {
+            code: Code::FailedPrecondition,
+            msg: "no forwarding pipeline config set".into(),
+        })?;
+        let t = pipe.tables.get(&te.table_id).ok_or_else(|| PErr {
+            code: Code::NotFound,
+            msg: format!("unknown table id {}", te.table_id),
+        })?;
+        let (canon, ..) = Self::translate_match(t, &te.r#match)?;
+        let kb = Self::entry_key(&canon, te.priority);
+        let st = self.tables[&t.id].by_key.get(&kb).ok_or_else(|| PErr {
+            code: Code::NotFound,
+            msg: format!("table {}: no such entry", t.name),
+        })?;
+        Ok((t.clone(), st.handle))
+    }
+
+    pub(super) fn write_direct_counter(
+        &mut self,
+        ty: p4::update::Type,
+        c: &p4::DirectCounterEntry,
+    ) -> R<()> {
+        if ty != p4::update::Type::Modify {
+            return inval("direct counter entries can only be modified");
+        }
+        let te = c
+            .table_entry
+            .as_ref()
+            .ok_or_else(|| ia("direct counter entry without table entry".into()))?;
+        let (t, h) = self.find_entry(te)?;
+        if t.direct_counter.is_none() {
+            return inval(format!("table {} has no direct counter", t.name));
+        }
+        let sw = self.sw.as_mut().unwrap();
+        set_direct_counter(sw, t.sw, h, &c.data.unwrap_or_default());
+        Ok(())
+    }
+
+    pub(super) fn write_direct_meter(
+        &mut self,
+        ty: p4::update::Type,
+        m: &p4::DirectMeterEntry,
+    ) -> R<()> {
+        if ty != p4::update::Type::Modify {
+            return inval("direct meter entries can only be modified");
+        }
+        let te = m
+            .table_entry
+            .as_ref()
+            .ok_or_else(|| ia("direct meter entry without table entry".into()))?;
+        let (t, h) = self.find_entry(te)?;
+        if t.direct_meter.is_none() {
+            return inval(format!("table {} has no direct meter", t.name));
+        }
+        let (canon, ..) = Self::translate_match(&t, &te.r#match)?;
+        let kb = Self::entry_key(&canon, te.priority);
+        let sw = self.sw.as_mut().unwrap();
+        match &m.config {
+            Some(cfg) => sw.set_direct_meter(t.sw, h, Some(meter_rates(cfg))),
+            None => {
+                if sw.direct_meter(t.sw, h).is_some() {
+                    sw.set_direct_meter(t.sw, h, None);
+                }
+            }
+        }
+        if let Some(st) = self
+            .tables
+            .get_mut(&t.id)
+            .and_then(|x| x.by_key.get_mut(&kb))
+        {
+            st.entry.meter_config = m.config;
+        }
+        Ok(())
+    }
+
+    pub fn num_entries(&self, table_id: u32) -> usize {
+        self.tables
+            .get(&table_id)
+            .map(|t| t.by_key.len())
+            .unwrap_or(0)
+    }
+
+    pub(super) fn read_table_entries(
+        &self,
+        pipe: &Pipe,
+        sw: &Switch,
+        q: &p4::TableEntry,
+        out: &mut Vec<p4::Entity>,
+    ) -> R<()> {
+        let wrap = |e: E| p4::Entity { entity: Some(e) };
+        let tids: Vec<u32> = if q.table_id == 0 {
+            let mut v: Vec<u32> = pipe.tables.keys().copied().collect();
+            v.sort();
+            v
+        } else if pipe.tables.contains_key(&q.table_id) {
+            vec![q.table_id]
+        } else {
+            return err(Code::NotFound, format!("unknown table id {}", q.table_id));
+        };
+        for tid in tids {
+            let t = &pipe.tables[&tid];
+            if q.is_default_action {
+                if q.table_id == 0 {
+                    continue;
+                }
+                let st = sw.table(t.sw);
+                let aid = pipe
+                    .action_by_sw
+                    .get(&st.default_action)
+                    .copied()
+                    .unwrap_or(0);
+                let ai = pipe.actions.get(&aid);
+                let params = ai
+                    .map(|ai| {
+                        ai.params
+                            .iter()
+                            .zip(st.default_data.iter())
+                            .map(|((id, _), v)| p4::action::Param {
+                                param_id: *id,
+                                value: u128_to_bytes(*v),
+                            })
+                            .collect()
+                    })
+                    .unwrap_or_default();
+                out.push(wrap(E::TableEntry(p4::TableEntry {
+                    table_id: tid,
+                    is_default_action: true,
+                    action: Some(p4::TableAction {
+                        r#type: Some(p4::table_action::Type::Action(p4::Action {
+                            action_id: aid,
+                            params,
+                        })),
+                    }),
+                    ..Default::default()
+                })));
+                continue;
+            }
+            let ts = &self.tables[&tid];
+            let one = |st: &Stored| -> p4::TableEntry {
+                let mut e = st.entry.clone();
+                if q.counter_data.is_some() && t.direct_counter.is_some() {
+                    let (p, b) = sw.direct_counter(t.sw, st.handle);
+                    e.counter_data = Some(p4::CounterData {
+                        packet_count: p as i64,
+                        byte_count: b as i64,
+                    });
+                }
+                if q.time_since_last_hit.is_some() && t.idle_timeout {
+                    e.time_since_last_hit = Some(p4::table_entry::IdleTimeout {
+                        elapsed_ns: now_ns().saturating_sub(st.last_hit_ns) as i64,
+                    });
+                }
+                e
+            };
+            if q.table_id != 0 && (!q.r#match.is_empty() || q.priority != 0) {
+                let (canon, ..) = Self::translate_match(t, &q.r#match)?;
+                if let Some(st) = ts.by_key.get(&Self::entry_key(&canon, q.priority)) {
+                    out.push(wrap(E::TableEntry(one(st))));
+                }
+            } else {
+                out.reserve(ts.by_key.len());
+                for st in ts.by_key.values() {
+                    out.push(wrap(E::TableEntry(one(st))));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    pub(super) fn read_direct_counters(
+        &self,
+        pipe: &Pipe,
+        _sw: &Switch,
+        q: &p4::DirectCounterEntry,
+        out: &mut Vec<p4::Entity>,
+    ) -> R<()> {
+        let wrap = |e: E| p4::Entity { entity: Some(e) };
+        let te = q.table_entry.clone().unwrap_or_default();
+        let mut tq = te.clone();
+        tq.counter_data = Some(Default::default());
+        let mut tmp = vec![];
+        self.read(&wrap(E::TableEntry(tq)), &mut tmp)?;
+        for e in tmp {
+            if let Some(E::TableEntry(mut t)) = e.entity {
+                if pipe
+                    .tables
+                    .get(&t.table_id)
+                    .map(|x| x.direct_counter.is_none())
+                    .unwrap_or(true)
+                {
+                    continue;
+                }
+                let data = t.counter_data.take();
+                t.meter_config = None;
+                out.push(wrap(E::DirectCounterEntry(p4::DirectCounterEntry {
+                    table_entry: Some(t),
+                    data,
+                })));
+            }
+        }
+        Ok(())
+    }
+
+    pub(super) fn read_direct_meters(
+        &self,
+        pipe: &Pipe,
+        _sw: &Switch,
+        q: &p4::DirectMeterEntry,
+        out: &mut Vec<p4::Entity>,
+    ) -> R<()> {
+        let wrap = |e: E| p4::Entity { entity: Some(e) };
+        let te = q.table_entry.clone().unwrap_or_default();
+        let mut tmp = vec![];
+        self.read(&wrap(E::TableEntry(te)), &mut tmp)?;
+        for e in tmp {
+            if let Some(E::TableEntry(mut t)) = e.entity {
+                if pipe
+                    .tables
+                    .get(&t.table_id)
+                    .map(|x| x.direct_meter.is_none())
+                    .unwrap_or(true)
+                {
+                    continue;
+                }
+                let config = t.meter_config.take();
+                t.counter_data = None;
+                out.push(wrap(E::DirectMeterEntry(p4::DirectMeterEntry {
+                    table_entry: Some(t),
+                    config,
+                    counter_data: None,
+                })));
+            }
+        }
+        Ok(())
+    }
+}
+
+pub(super) fn set_direct_counter(sw: &mut Switch, ti: usize, h: u32, c: &p4::CounterData) {
+    sw.set_direct_counter(
+        ti,
+        h,
+        c.packet_count.max(0) as u64,
+        c.byte_count.max(0) as u64,
+    );
+}
+
+pub(super) fn set_direct_meter(sw: &mut Switch, ti: usize, h: u32, m: &p4::MeterConfig) {
+    sw.set_direct_meter(ti, h, Some(meter_rates(m)));
+}
