@@ -60,7 +60,7 @@ def print_report(
         # report extensions register themselves when imported (report/ names none)
         import sdnperf.cluster.variance  # noqa: F401  (the "Nodes" section)
         import sdnperf.ctlbench.plots  # noqa: F401  (ctlbench's figures)
-        import sdnperf.links.plots  # noqa: F401  (links that changed: schedule figures)
+        import sdnperf.report.link_plots  # noqa: F401  (links that changed: schedule figures)
         import sdnperf.report.panel_plots  # noqa: F401  (panels per topology / architecture)
         import sdnperf.report.recirc_plots  # noqa: F401  (seed 003's axes: N, link rate, transmissions)
         import sdnperf.studies.figure_map  # noqa: F401  (the figure map, the report's opening)
