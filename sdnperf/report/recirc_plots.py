@@ -307,20 +307,7 @@ def rtt_vs_link_rate(
     styles: dict[str, dict] = {}
     for topology in _topologies(spec, base):
         here = [r for r in base if r.topology == topology]
-        lines: Lines = {}
-        for metric, word, dash in (("rtt_min_ms", "min", "-"), ("rtt_ms", "mean", "--")):
-            got = lines_by(
-                [r for r in here if r.metric == metric],
-                lambda r, w=word: f"{r.architecture} {w}",
-                lambda r: r.bw,
-            )
-            for label in got:
-                styles[label] = {
-                    "color": colors.get(label.rsplit(" ", 1)[0], "C0"),
-                    "linestyle": dash,
-                }
-            lines.update(got)
-        panels[topology] = lines
+        panels[topology] = _min_and_mean(here, lambda r: r.bw, colors, styles)
         if payload is not None and topology in counts:
             for arch in dict.fromkeys(r.architecture for r in here):
                 proc = processing_ms(data, topology, arch)
@@ -341,6 +328,22 @@ def rtt_vs_link_rate(
         f"rtt_vs_link_rate_{workload}",
         extra=extra,
     )
+
+
+def _min_and_mean(rows: list[Row], x: Callable[[Row], object], colors, styles) -> Lines:
+    """A solid minimum-RTT and a dashed mean-RTT line per architecture (the thesis draws
+    both), against `x`; each line's style is added to `styles`."""
+    lines: Lines = {}
+    for metric, word, dash in (("rtt_min_ms", "min", "-"), ("rtt_ms", "mean", "--")):
+        got = lines_by(
+            [r for r in rows if r.metric == metric],
+            lambda r, w=word: f"{r.architecture} {w}",
+            x,
+        )
+        for label in got:
+            styles[label] = {"color": colors.get(label.rsplit(" ", 1)[0], "C0"), "linestyle": dash}
+        lines.update(got)
+    return lines
 
 
 def _topologies(spec: dict, data: list[Row]) -> list[str]:
@@ -374,20 +377,8 @@ def rtt_vs_passes(
     panels: dict[str, Lines] = {}
     styles: dict[str, dict] = {}
     for topology in _topologies(spec or {}, here):
-        lines: Lines = {}
-        for metric, word, dash in (("rtt_min_ms", "min", "-"), ("rtt_ms", "mean", "--")):
-            got = lines_by(
-                [r for r in here if r.topology == topology and r.metric == metric],
-                lambda r, w=word: f"{r.architecture} {w}",
-                lambda r: r.passes,
-            )
-            for label in got:
-                styles[label] = {
-                    "color": colors.get(label.rsplit(" ", 1)[0], "C0"),
-                    "linestyle": dash,
-                }
-            lines.update(got)
-        panels[topology] = lines
+        rows = [r for r in here if r.topology == topology]
+        panels[topology] = _min_and_mean(rows, lambda r: r.passes, colors, styles)
     return _draw(
         panels,
         styles,

@@ -12,7 +12,7 @@ from __future__ import annotations
 import struct
 
 from ..samples import Sample
-from .capture import _MAGIC
+from .capture import pcap_records
 
 ARP = 0x0806
 LLDP = 0x88CC
@@ -25,25 +25,15 @@ METRIC = {"arp": "arp_frames_per_s", "lldp": "lldp_frames_per_s"}
 
 def frame_times(data: bytes) -> list[tuple[float, str]]:
     """(time s, "arp" | "lldp") of each ARP or LLDP frame in a classic Ethernet pcap."""
-    if len(data) < 24:
-        raise ValueError(f"not a pcap file (only {len(data)} bytes)")
-    magic = struct.unpack("<I", data[:4])[0]
-    if magic not in _MAGIC:
-        raise ValueError(f"not a classic pcap file (magic {magic:#x})")
-    endian, tick = _MAGIC[magic]
-    record = struct.Struct(endian + "IIII")
-    out, off = [], 24
-    while off + 16 <= len(data):
-        sec, frac, caplen, _ = record.unpack_from(data, off)
-        frame = data[off + 16 : off + 16 + caplen]
-        off += 16 + caplen
+    out = []
+    for t, _, frame in pcap_records(data)[1]:
         if len(frame) < 14:
             continue
         ethertype = struct.unpack_from("!H", frame, 12)[0]
         if ethertype == VLAN and len(frame) >= 18:
             ethertype = struct.unpack_from("!H", frame, 16)[0]
         if ethertype in KINDS:
-            out.append((sec + frac * tick, KINDS[ethertype]))
+            out.append((t, KINDS[ethertype]))
     return out
 
 

@@ -25,7 +25,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 
 from ..samples import Sample, Summary
-from .capture import _MAGIC
+from .capture import pcap_records
 from .context import WorkloadContext
 from .host_capture import host_captures
 
@@ -47,27 +47,15 @@ def datagram_delays(
     pcap (Ethernet link type), in capture order. `monotonic_offset`: wall clock minus
     CLOCK_MONOTONIC, added to monotonic send stamps. Other packets, IP fragments after the
     first, truncated records and iperf3's 4-byte connect datagram are skipped."""
-    if len(data) < 24:
-        raise ValueError(f"not a pcap file (only {len(data)} bytes)")
-    magic = struct.unpack("<I", data[:4])[0]
-    if magic not in _MAGIC:
-        raise ValueError(f"not a classic pcap file (magic {magic:#x})")
-    endian, tick = _MAGIC[magic]
-    linktype = struct.unpack_from(endian + "I", data, 20)[0] & 0x0FFFFFFF
+    linktype, records = pcap_records(data)
     if linktype != LINKTYPE_ETHERNET:
         raise ValueError(f"pcap link type {linktype}, not Ethernet (1)")
-    record = struct.Struct(endian + "IIII")
     out: list[tuple[float, float]] = []
-    off = 24
-    while off + 16 <= len(data):
-        sec, frac, caplen, _ = record.unpack_from(data, off)
-        pkt = data[off + 16 : off + 16 + caplen]
-        off += 16 + caplen
+    for arrival, _, pkt in records:
         sent = _iperf_send_time(pkt, port)
         if sent is not None:
             if sent < WALL_CLOCK_FROM:
                 sent += monotonic_offset
-            arrival = sec + frac * tick
             out.append((arrival, arrival - sent))
     return out
 
