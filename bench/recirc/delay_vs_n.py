@@ -1,0 +1,174 @@
+"""Added delay against N, finely, on our switch: one network (one switch or a chain of
+two running recirc.p4, echo requests to h2 held), N changed between ping batches over the
+switch's ctl socket (`table_set_default RecircEgress.recirc_config set_passes N`, the same
+table P4Runtime writes), N values interleaved with N = 0 so machine drift hits both alike.
+
+Run inside /work/tools/nsrun (it builds a Mininet network):
+    python bench/recirc/delay_vs_n.py --topology single --n 20000:27000:500 --pings 30
+prints one line per N: median RTT, median added RTT (vs the N = 0 batches), µs per pass,
+and the switch's recirculations counter delta (passes per ping), with the load average;
+--json FILE keeps every RTT.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import statistics
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+
+
+def parse_ns(text: str) -> list[int]:
+    out: list[int] = []
+    for part in text.split(","):
+        if ":" in part:
+            lo, hi, step = (int(x) for x in part.split(":"))
+            out += list(range(lo, hi + 1, step))
+        else:
+            out.append(int(part))
+    return out
+
+
+def rtts(output: str) -> list[float]:
+    return [float(x) for x in re.findall(r"time=([\d.]+) ms", output)]
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--topology", choices=["single", "linear"], default="single")
+    ap.add_argument("--n", required=True, help="N values: a,b,c or lo:hi:step (combinable)")
+    ap.add_argument("--pings", type=int, default=30, help="pings per N per sweep")
+    ap.add_argument("--sweeps", type=int, default=1, help="passes over every N (interleaved)")
+    ap.add_argument("--interval", type=float, default=0.0, help="ping interval s (0: 3x hold)")
+    ap.add_argument("--size", type=int, default=1200)
+    ap.add_argument("--json", help="write every RTT here")
+    ap.add_argument(
+        "--fifo",
+        action="store_true",
+        help="an experiment, not a setting: run the switches' data-plane threads SCHED_FIFO "
+        "(chrt -f 10) so no ordinary task preempts a hold (needs root)",
+    )
+    args = ap.parse_args()
+
+    from sdnperf.arch.config import P4Config
+    from sdnperf.runner import started_network
+    from sdnperf.topo.registry import build_topology
+
+    params = {"hosts": 2} if args.topology == "single" else {"switches": 2}
+    spec = build_topology(args.topology, params, seed=1)
+    config = P4Config(
+        kind="p4",
+        name="p4",
+        app="proactive",
+        program="recirc",
+        params={"recirc_passes": 0, "recirc_dst": "10.0.0.2"},
+    )
+    ns = parse_ns(args.n)
+    found: dict[int, list[float]] = {n: [] for n in [0, *ns]}
+    passes_seen: dict[int, list[float]] = {n: [] for n in found}
+    sched: dict[int, list[tuple[float, float]]] = {n: [] for n in found}
+    with (
+        tempfile.TemporaryDirectory() as tmp,
+        started_network(spec, config, Path(tmp) / "run", host_offloads=False) as started,
+    ):
+        net = started.net
+        h1, h2 = net.get("h1"), net.get("h2")
+        switches = net.switches
+        h1.cmd(f"ping -c 3 -i 0.2 -W 2 {h2.IP()}")  # ARP, caches
+        if args.fifo:
+            for sw in switches:
+                subprocess.run(["chrt", "-f", "-p", "10", str(_dataplane_tid(sw))], check=True)
+
+        def batch(n: int, cost_us: float = 0.7) -> None:
+            for sw in switches:
+                sw.ctl(f"table_set_default RecircEgress.recirc_config set_passes {n}")
+            before = sum(_recircs(sw) for sw in switches)
+            sched0 = [_schedstat(sw) for sw in switches]
+            hold_s = n * cost_us * 1e-6 * len(switches)
+            interval = args.interval or max(0.01, round(3 * hold_s, 3))
+            out = h1.cmd(f"ping -c {args.pings} -i {interval} -s {args.size} -W 2 {h2.IP()}")
+            after = sum(_recircs(sw) for sw in switches)
+            sched1 = [_schedstat(sw) for sw in switches]
+            got = rtts(out)
+            found[n] += got[1:]  # the first of a batch follows the N change
+            if got:
+                passes_seen[n].append((after - before) / max(1, len(got)))
+                # the data-plane threads' CPU time and run-queue wait per ping (ms)
+                cpu = sum(b[0] - a[0] for a, b in zip(sched0, sched1)) / 1e6 / len(got)
+                wait = sum(b[1] - a[1] for a, b in zip(sched0, sched1)) / 1e6 / len(got)
+                sched[n].append((cpu, wait))
+
+        for _ in range(args.sweeps):
+            for n in ns:
+                batch(0)
+                batch(n)
+    base = statistics.median(found[0])
+    load = os.getloadavg()[0]
+    print(f"# topology {args.topology}, N = 0 median {base:.3f} ms, load average {load:.2f}")
+    print(
+        "N\tmedian_ms\tadded_ms\tus_per_pass\tmin_added_ms\tp90_added_ms\tpasses/ping"
+        "\tcpu_ms/ping\trunq_wait_ms/ping\tn"
+    )
+    rows = []
+    for n in [0, *ns]:
+        r = sorted(found[n])
+        if not r:
+            print(f"{n}\t-")
+            continue
+        med = statistics.median(r)
+        added = med - base
+        p90 = r[int(0.9 * (len(r) - 1))] - base
+        per = added / n * 1000 if n else float("nan")
+        pp = statistics.mean(passes_seen[n]) if passes_seen[n] else float("nan")
+        cpu = statistics.mean(c for c, _ in sched[n]) if sched[n] else float("nan")
+        wait = statistics.mean(w for _, w in sched[n]) if sched[n] else float("nan")
+        print(
+            f"{n}\t{med:.3f}\t{added:.3f}\t{per:.3f}\t{r[0] - min(found[0]):.3f}\t"
+            f"{p90:.3f}\t{pp:.0f}\t{cpu:.3f}\t{wait:.3f}\t{len(r)}"
+        )
+        rows.append({"passes": n, "rtts_ms": r, "cpu_ms": cpu, "runq_wait_ms": wait})
+    if args.json:
+        Path(args.json).write_text(
+            json.dumps(
+                {
+                    "topology": args.topology,
+                    "base_rtts_ms": found[0],
+                    "rows": rows,
+                    "load_average": load,
+                    "time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+                },
+                indent=1,
+            )
+        )
+    return 0
+
+
+def _dataplane_tid(sw) -> int:
+    """The switch's data-plane thread (named "dataplane" by sdnperf-switch-grpc)."""
+    pid = sw.switch_pid
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        if (task / "comm").read_text().strip() == "dataplane":
+            return int(task.name)
+    raise RuntimeError(f"{sw.name}: no dataplane thread in process {pid}")
+
+
+def _schedstat(sw) -> tuple[int, int]:
+    """(ns on a CPU, ns waiting on a run queue) of the switch's data-plane thread
+    (/proc/PID/task/TID/schedstat)."""
+    tid = _dataplane_tid(sw)
+    run, wait, _ = Path(f"/proc/{sw.switch_pid}/task/{tid}/schedstat").read_text().split()
+    return (int(run), int(wait))
+
+
+def _recircs(sw) -> int:
+    m = re.search(r"recirculations=(\d+)", sw.ctl("stats"))
+    return int(m.group(1)) if m else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
