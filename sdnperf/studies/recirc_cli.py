@@ -27,6 +27,7 @@ from sdnperf.p4.catalog import MAX_RECIRC_PASSES
 from sdnperf.studies import recirc_design as design
 from sdnperf.studies.answers.recirculation import verified
 from sdnperf.studies.recirc_plan import (
+    PILOT_MAX_PASSES,
     PlanError,
     bracket_passes,
     check_reachable,
@@ -36,6 +37,7 @@ from sdnperf.studies.recirc_plan import (
     next_passes,
     parse_delay_ms,
     passes_for,
+    pilot_next_passes,
 )
 from sdnperf.study.loader import StudyError
 
@@ -78,6 +80,13 @@ def add_parser(sub) -> None:
         default=2.0,
         help="each N this many times the one before (default 2; larger: fewer runs for "
         "targets far apart)",
+    )
+    s.add_argument(
+        "--pilot-max-passes",
+        type=int,
+        default=PILOT_MAX_PASSES,
+        help="the pilot doubles N per switch and topology until the added delay passes "
+        f"the largest target; it refuses past this N (default {PILOT_MAX_PASSES})",
     )
     s.add_argument("--out", default="results", help="results root (default: results)")
     s.set_defaults(func=cmd_study)
@@ -275,40 +284,33 @@ def cmd_study(args) -> int:
         return _error(f"{args.file or args.scale}: {exc}")
     out = Path(args.out)
     name = doc["study"]["name"]
-    pilot = design.pilot_study(doc)
-    pilot_path = design.write(
-        pilot,
-        out / f"{name}-pilot.toml",
-        "the pilot of `sdnperf recirc study`: the delay one pass adds on each switch",
-    )
-    print(f"== pilot: {pilot_path}", flush=True)
-    status = design.run_file(pilot_path, out, args.command_parser)
-    if status not in (EXIT_OK, EXIT_FAIL):
-        return status
-    store, study = _open(out / pilot["study"]["name"])
     try:
-        found = points(store.runs(study.id), run_values(store, study.id), "rtt_median_ms")
-    finally:
-        store.close()
-    by_arch: dict[str, dict[str, float]] = defaultdict(dict)  # target -> topology -> ms/pass
-    for key, pts in sorted(found.items()):
-        topology, _, target, others = key
-        try:
-            cost = cost_per_pass([p[0] for p in pts], [p[1] for p in pts])
-        except PlanError as exc:
-            print(f"error: pilot, {_label(key)}: {exc}", file=sys.stderr)
-            return EXIT_FAIL
-        print(f"pilot: {_label(key)}: {cost * 1000:.3g} µs per pass")
-        by_arch[target][f"{topology} {others}"] = cost
-    archs = {design.target_of(a): a["name"] for a in design.recirc_architectures(doc)}
-    measured = {archs[t]: c for t, c in by_arch.items() if t in archs}
-    if not measured:
+        found = _pilot(args, doc, out, max(targets))
+    except PlanError as exc:
+        return _error(str(exc))
+    if isinstance(found, int):
+        return found  # the pilot's run stopped (its exit status)
+    if not found:
         return _error("the pilot finished no run: nothing to design from")
+    archs = {design.target_of(a): a["name"] for a in design.recirc_architectures(doc)}
+    # the cost per pass of each curve at its last (largest) N; the N it passed the target at
+    measured: dict[str, dict[str, float]] = defaultdict(dict)
+    reach: dict[str, int] = defaultdict(int)
+    for (target, topology), tried in found.items():
+        n, added = tried[-1]
+        measured[archs[target]][topology] = added / n
+        reach[archs[target]] = max(reach[archs[target]], n)
+        print(f"pilot: {topology}, target {target}: N = {n} added {added:.3g} ms (past the target)")
     try:
-        values = {n: bracket_passes(c, targets, ratio=args.ratio) for n, c in measured.items()}
+        values = {
+            n: bracket_passes(c, targets, above=1.0, ratio=args.ratio, reach=reach[n])
+            for n, c in measured.items()
+        }
         longest = max(len(v) for v in values.values())
         values = {
-            n: bracket_passes(c, targets, ratio=args.ratio, length=longest)
+            n: bracket_passes(
+                c, targets, above=1.0, ratio=args.ratio, length=longest, reach=reach[n]
+            )
             for n, c in measured.items()
         }
     except PlanError as exc:
@@ -332,6 +334,10 @@ def cmd_study(args) -> int:
                 "targets_ms": targets,
                 "cost_per_pass_ms": measured,
                 "passes": values,
+                # every pilot round by switch and topology: [N, added delay ms], the last
+                # one past the largest target
+                "pilot": {f"{t} {topo}": tried for (t, topo), tried in found.items()},
+                "pilot_max_passes": args.pilot_max_passes,
             },
             indent=1,
         )
@@ -340,6 +346,99 @@ def cmd_study(args) -> int:
         f"next: sdnperf recirc plan --target-delay {args.target_delay[0]} --from {out / name} --verify"
     )
     return status
+
+
+def _pilot_round(args, study: dict, path: Path, out: Path) -> dict | int:
+    """Run one pilot study; its added delays by curve ((target, topology) -> [(N, added ms)],
+    N = 0's median RTT subtracted), or the run's exit status when it stopped."""
+    print(f"== pilot: {path}", flush=True)
+    status = design.run_file(path, out, args.command_parser)
+    if status not in (EXIT_OK, EXIT_FAIL):
+        return status
+    store, row = _open(out / study["study"]["name"])
+    try:
+        found = points(store.runs(row.id), run_values(store, row.id), "rtt_median_ms")
+    finally:
+        store.close()
+    added: dict[tuple[str, str], list[tuple[int, float]]] = {}
+    for (topology, _, target, _others), pts in sorted(found.items()):
+        base = [d for n, d in pts if n == 0]
+        if not base:
+            continue  # N = 0 brought no ping back: nothing to subtract
+        b = statistics.median(base)
+        added[target, topology] = sorted((n, d - b) for n, d in pts if n > 0)
+    return added
+
+
+def _pilot(args, doc: dict, out: Path, largest: float) -> dict | int:
+    """The pilot, a loop that cannot under-shoot: first PILOT_PASSES on every switch and
+    topology (the cost per pass), then, per switch and topology, N doubled (or raised to
+    what the last cost per pass says the largest target needs) until the added delay
+    measured passes the largest target; bounded by --pilot-max-passes, past which it
+    refuses (PlanError naming the bound). (target, topology) -> [(N, added ms)] per round."""
+    name = doc["study"]["name"]
+    first = design.pilot_study(doc)
+    path = design.write(
+        first,
+        out / f"{name}-pilot.toml",
+        "the pilot of `sdnperf recirc study`: the delay one pass adds on each switch",
+    )
+    got = _pilot_round(args, first, path, out)
+    if isinstance(got, int):
+        return got
+    tried = dict(got)
+    for (target, topology), pts in tried.items():
+        try:
+            cost = cost_per_pass([0] + [n for n, _ in pts], [0.0] + [d for _, d in pts])
+        except PlanError as exc:
+            raise PlanError(f"pilot, {topology}, target {target}: {exc}") from None
+        print(f"pilot: {topology}, target {target}: {cost * 1000:.3g} µs per pass")
+    archs = {design.target_of(a): a["name"] for a in design.recirc_architectures(doc)}
+    for k in range(2, 64):
+        wanted: dict[str, dict[str, int]] = defaultdict(dict)  # topology -> arch -> N
+        for (target, topology), pts in tried.items():
+            try:
+                n = pilot_next_passes(pts, largest, args.pilot_max_passes)
+            except PlanError as exc:
+                raise PlanError(f"pilot, {topology}, target {target}: {exc}") from None
+            if n is not None:
+                wanted[topology][archs[target]] = n
+        if not wanted:
+            return tried
+        for topology, by_arch in sorted(wanted.items()):
+            # pings spaced past the longest hold this round may give (N x its last cost)
+            hold = max(
+                n * tried[t, topology][-1][1] / tried[t, topology][-1][0]
+                for t, a in archs.items()
+                for m, n in by_arch.items()
+                if m == a and tried[t, topology][-1][0] > 0
+            )
+            study = design.pilot_study(
+                doc,
+                values={a: [0, n] for a, n in by_arch.items()},
+                topology=topology,
+                hold_ms=max(hold, largest),
+                name=f"{name}-pilot-r{k}-{topology}",
+            )
+            path = design.write(
+                study,
+                out / f"{study['study']['name']}.toml",
+                f"round {k} of the pilot of `sdnperf recirc study`: N doubled until the "
+                f"added delay passes {largest:g} ms",
+            )
+            got = _pilot_round(args, study, path, out)
+            if isinstance(got, int):
+                return got
+            for target, a in archs.items():
+                if a in by_arch and (target, topology) not in got:
+                    raise PlanError(
+                        f"pilot round {k}, {topology}, target {target}: no delay measured at "
+                        f"N = {by_arch[a]} (no ping came back at N = 0 or N)"
+                    )
+            for key, pts in got.items():
+                tried[key] = tried.get(key, []) + pts
+                print(f"pilot round {k}: {key[1]}, target {key[0]}: N, added ms = {pts}")
+    raise PlanError("the pilot did not finish in 63 rounds")
 
 
 # -- recirc plan --

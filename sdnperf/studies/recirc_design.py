@@ -120,18 +120,38 @@ def distinct_intervals(intervals: list[float], step: float = 0.001) -> list[floa
     return out
 
 
-def pilot_study(doc: dict, pings: int = PILOT_PINGS) -> dict:
-    """A few pings at N = PILOT_PASSES[target] on every topology: the cost per pass."""
+def pilot_study(
+    doc: dict,
+    pings: int = PILOT_PINGS,
+    values: dict[str, list[int]] | None = None,
+    topology: str | None = None,
+    hold_ms: float = 0.0,
+    name: str | None = None,
+) -> dict:
+    """A few pings at a few N on every topology (or `topology` only): the cost per pass.
+    `values`: N by architecture name (zipped, equal lengths; default PILOT_PASSES[target]
+    for every recirc architecture); only the architectures named run. `hold_ms`: the
+    longest hold expected, so pings are spaced SPACING holds apart (the pilot's later rounds
+    reach past the largest target)."""
     archs = [_held(a) for a in recirc_architectures(doc)]
     if not archs:
         raise DesignError("the study file has no p4 architecture with program = 'recirc'")
-    values = {a["name"]: PILOT_PASSES[target_of(a)] for a in archs}
+    if values is None:
+        values = {a["name"]: PILOT_PASSES[target_of(a)] for a in archs}
+    archs = [a for a in archs if a["name"] in values]
+    topologies = [
+        copy.deepcopy(t)
+        for t in doc["topology"]
+        if topology is None or t.get("name", t.get("kind")) == topology
+    ]
+    if not archs or not topologies:
+        raise DesignError(f"the pilot has nothing to run ({list(values)}, {topology!r})")
     ping = _ping(doc)
     ping["count"] = pings
-    ping["interval"] = max(float(ping.get("interval", 1.0)), 0.05)  # BMv2's N = 64: ms
+    ping["interval"] = max(_interval(doc, hold_ms), 0.05)  # BMv2's N = 64: ms
     out = {
-        "study": {**_study(doc, doc["study"]["name"] + "-pilot"), "repetitions": 1},
-        "topology": copy.deepcopy(doc["topology"]),
+        "study": {**_study(doc, name or doc["study"]["name"] + "-pilot"), "repetitions": 1},
+        "topology": topologies,
         "architecture": archs,
         "workload": [ping],
     }

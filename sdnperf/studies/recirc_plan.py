@@ -169,6 +169,40 @@ def cost_per_pass(passes, delays) -> float:
     return slope
 
 
+# the pilot's largest N (per switch and topology) unless `recirc study --pilot-max-passes`:
+# 2^20 passes hold a packet for about 0.6 s on our switch, 15 s on BMv2
+PILOT_MAX_PASSES = 2**20
+
+
+def pilot_next_passes(
+    tried: list[tuple[int, float]], largest_target: float, maximum: int = PILOT_MAX_PASSES
+) -> int | None:
+    """The pilot's next N for one curve (switch and topology) from its rounds so far,
+    `tried` = [(N, added delay)] in the order run: None once the last round's added delay
+    passed `largest_target` (the curve then has a measured N past every target). Else the
+    larger of twice the last N and the N the last round's cost per pass says the target
+    needs (delay / N), capped at `maximum`; PlanError when the last N already was the
+    maximum: the pilot cannot under-shoot, it refuses instead, naming the bound."""
+    if not tried:
+        raise PlanError("the pilot has no round to go on from")
+    if not largest_target > 0:
+        raise PlanError(f"target delay {largest_target} must be positive")
+    if maximum < 1:
+        raise PlanError(f"the pilot's maximum N must be at least 1 (got {maximum})")
+    last_n, last_delay = tried[-1]
+    if last_n > 0 and last_delay > largest_target:
+        return None
+    if last_n >= maximum:
+        raise PlanError(
+            f"refused: the pilot reached its maximum of N = {maximum} passes (added delay "
+            f"{last_delay:.4g} ms) without passing the largest target, {largest_target:g} ms; "
+            "a larger --pilot-max-passes, or a smaller target"
+        )
+    doubled = 2 * max(1, last_n)
+    needed = math.ceil(last_n * largest_target / last_delay) if last_delay > 0 and last_n > 0 else 0
+    return min(maximum, max(doubled, needed))
+
+
 def bracket_passes(
     costs: dict[str, float],
     targets: list[float],
@@ -177,6 +211,7 @@ def bracket_passes(
     ratio: float = 2.0,
     maximum: int = 2**24 - 1,
     length: int = 0,
+    reach: int = 0,
 ) -> list[int]:
     """N values, 0 then geometric (each `ratio` × the one before), from `below` times under
     the smallest target's N to `above` times over the largest's, over every curve's cost
@@ -184,7 +219,9 @@ def bracket_passes(
     lies inside the measured range on every curve. The margins are wide because a pilot of
     a few dozen pings on a loaded 2-core machine was seen to misjudge the cost per pass by
     2-3x either way. `length`: at least this many values
-    (the geometric series goes on upward), so two switches' lists can be zipped."""
+    (the geometric series goes on upward), so two switches' lists can be zipped. `reach`:
+    the series goes on until it reaches this N too (the pilot's N measured past the
+    largest target, pilot_next_passes), so the top N is past it whatever the cost says."""
     if not targets or not all(t > 0 for t in targets):
         raise PlanError(f"target delays must be positive (got {targets})")
     if not costs or not all(c > 0 for c in costs.values()):
@@ -192,7 +229,7 @@ def bracket_passes(
     if not ratio > 1 or not below >= 1 or not above >= 1:
         raise PlanError("ratio must exceed 1; below and above must be at least 1")
     low = min(targets) / max(costs.values()) / below
-    high = max(targets) / min(costs.values()) * above
+    high = max(max(targets) / min(costs.values()) * above, reach)
     values = [0]
     n = max(1.0, low)
     while (values[-1] < high or len(values) < length) and len(values) < 64:

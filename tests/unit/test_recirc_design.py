@@ -27,6 +27,28 @@ def test_pilot_runs_each_switch_at_its_pilot_passes_on_every_topology(tmp_path):
     assert sweeps["architecture.p4-bmv2.params.recirc_passes"] == design.PILOT_PASSES["bmv2"]
 
 
+def test_a_later_pilot_round_runs_one_topology_at_each_switchs_own_n(tmp_path):
+    doc = design.load_template("quick")
+    doubled = design.pilot_study(
+        doc,
+        values={"p4": [0, 40000]},
+        topology="chain-of-two",
+        hold_ms=30.0,
+        name="recirculation-pilot-r2-chain-of-two",
+    )
+    study = load(doubled, tmp_path)
+    runs = plan_runs(study)
+    # one topology, only the switch still short of the target, N = 0 and its N
+    assert len(runs) == 2 and {r.topology for r in runs} == {"chain-of-two"}
+    assert [a.name for a in study.config.architecture] == ["p4"]
+    sweeps = {s.param: list(s.values) for s in study.config.sweep}
+    assert sweeps == {"architecture.p4.params.recirc_passes": [0, 40000]}
+    # pings 3 of the longest expected holds apart
+    assert doubled["workload"][0]["interval"] == pytest.approx(0.09)
+    with pytest.raises(design.DesignError, match="nothing to run"):
+        design.pilot_study(doc, values={"p4": [0, 1]}, topology="ring")
+
+
 def test_bracket_study_zips_each_switchs_own_n_and_spaces_pings_past_the_hold(tmp_path):
     doc = design.load_template("quick")
     values = {"p4": [0, 1250, 2500, 5000, 10000], "p4-bmv2": [0, 30, 60, 120, 240]}

@@ -146,6 +146,52 @@ def test_bracket_refuses_what_a_packet_cannot_do_and_bad_input():
         bracket_passes({"one": 0.001}, [])
 
 
+def test_pilot_doubles_n_until_the_added_delay_passes_the_largest_target():
+    from sdnperf.studies.recirc_plan import pilot_next_passes
+
+    # 1 µs per pass measured at N = 2000 (2 ms): 20 ms needs 20000, more than 2 x 2000
+    assert pilot_next_passes([(500, 0.5), (2000, 2.0)], 20.0) == 20000
+    # the target needs less than twice the last N (the cost grew): doubled
+    assert pilot_next_passes([(2000, 2.0), (20000, 15.0)], 20.0) == 40000
+    # no delay measured yet (noise at small N): doubled, never stuck
+    assert pilot_next_passes([(500, -0.01)], 20.0) == 1000
+    # passed: the curve is done; exactly at the target is not past it
+    assert pilot_next_passes([(2000, 2.0), (40000, 20.5)], 20.0) is None
+    assert pilot_next_passes([(40000, 20.0)], 20.0) == 80000
+    # only the last round counts: an earlier pass (a scheduling outlier) does not end it
+    assert pilot_next_passes([(2000, 25.0), (4000, 3.0)], 20.0) == 26667
+
+
+def test_pilot_is_bounded_and_refuses_at_its_maximum_naming_it():
+    from sdnperf.studies.recirc_plan import PILOT_MAX_PASSES, pilot_next_passes
+
+    assert PILOT_MAX_PASSES == 2**20
+    # capped at the maximum first: one more round at the bound itself
+    assert pilot_next_passes([(2000, 0.01)], 20.0, maximum=100_000) == 100_000
+    assert pilot_next_passes([(60_000, 10.0)], 20.0, maximum=100_000) == 100_000
+    # at the maximum and still short of the target: refused, with the bound and the delay
+    with pytest.raises(PlanError, match=r"maximum of N = 100000 passes \(added delay 15 ms\)"):
+        pilot_next_passes([(60_000, 10.0), (100_000, 15.0)], 20.0, maximum=100_000)
+    with pytest.raises(PlanError, match="--pilot-max-passes"):
+        pilot_next_passes([(100_000, 15.0)], 20.0, maximum=100_000)
+    # ... but a curve that passed at the maximum is done
+    assert pilot_next_passes([(100_000, 21.0)], 20.0, maximum=100_000) is None
+    with pytest.raises(PlanError, match="no round"):
+        pilot_next_passes([], 20.0)
+    with pytest.raises(PlanError, match="must be positive"):
+        pilot_next_passes([(500, 1.0)], 0.0)
+
+
+def test_bracket_reaches_the_pilots_n_past_the_target():
+    from sdnperf.studies.recirc_plan import bracket_passes
+
+    # without a margin above, the series stops at the first N past target / cost ...
+    assert bracket_passes({"one": 0.001}, [5.0], above=1.0) == [0, 1250, 2500, 5000]
+    # ... and goes on to the N the pilot measured past the target, whatever the cost said
+    values = bracket_passes({"one": 0.001}, [5.0], above=1.0, reach=12000)
+    assert values == [0, 1250, 2500, 5000, 10000, 20000] and values[-1] >= 12000
+
+
 def test_cost_per_pass_is_the_pilot_slope_and_must_grow():
     from sdnperf.studies.recirc_plan import cost_per_pass
 
