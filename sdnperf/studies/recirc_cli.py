@@ -57,9 +57,11 @@ def add_parser(sub) -> None:
         "study",
         help="pilot, then a study whose N values bracket the target delays",
         description="Run the built-in recirculation study's pilot (a few pings at a few N "
-        "on each switch and topology: the delay one pass adds), then the study proper at N "
-        "values, 0 and geometric, that reach from below the smallest target to above the "
-        "largest on every topology, so `recirc plan` interpolates.",
+        "on each switch and topology: the delay one pass adds; then, per switch and "
+        "topology, N doubled until the added delay measured passes the largest target, at "
+        "most --pilot-max-passes), then the study proper at N values, 0 and geometric, that "
+        "reach from below the smallest target to the N the pilot measured past the largest, "
+        "on every topology, so `recirc plan` interpolates.",
     )
     s.add_argument(
         "--target-delay",
