@@ -419,7 +419,7 @@ def _pilot(args, doc: dict, out: Path, largest: float) -> dict | int:
                 doc,
                 values={a: [0, n] for a, n in by_arch.items()},
                 topology=topology,
-                hold_ms=max(hold, largest),
+                hold_ms=hold,
                 name=f"{name}-pilot-r{k}-{topology}",
             )
             path = design.write(

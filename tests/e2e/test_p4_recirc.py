@@ -134,7 +134,8 @@ def test_pilot_brackets_the_target_plan_verifies_and_refuses_the_unreachable(tmp
     assert (row["target"], row["topology"]) == ("sdnperf", "one-switch")
     # read between two measured N (possibly 0 and the first: the pilot's 40 pings can
     # misjudge the cost per pass by more than the design's 4x margin below the target on a
-    # loaded machine; seen: 0.158 µs per pass, so N = 3171 already held more than 2 ms)
+    # loaded machine; seen: 0.158 µs per pass, so N = 3171 already held more than 2 ms;
+    # never past the top N, which the pilot measured past the target)
     assert row["bracketed"] and 0 < row["planned_passes"] <= values[-1]
     # the closed loop: the planned N first, then N corrected from what each round held,
     # until within 10 % or 4 rounds; the answer is the closest round, every round kept
@@ -208,6 +209,38 @@ def test_pilot_brackets_the_target_plan_verifies_and_refuses_the_unreachable(tmp
         env=env,
     )
     assert beyond.returncode == 2 and "would be an extrapolation" in beyond.stderr
+
+
+def test_pilot_refuses_a_target_past_its_maximum_n(tmp_path):
+    """The pilot doubles N until the added delay passes the target, but not past
+    --pilot-max-passes: a target that N cannot reach there is refused, naming the bound."""
+    template = tmp_path / "template.toml"
+    template.write_text(TEMPLATE)
+    env = {**os.environ, "SDNPERF_RUN_ROOT": str(tmp_path / "runroot")}
+    env.pop("SDNPERF_TAG", None)
+    r = sdnperf(
+        "recirc",
+        "study",
+        "--target-delay",
+        "10s",
+        "--pilot-max-passes",
+        "4000",
+        "--file",
+        str(template),
+        "--out",
+        str(tmp_path / "results"),
+        env=env,
+    )
+    print(r.stdout, r.stderr)
+    assert r.returncode == 2, r.stdout + r.stderr
+    # it measured at the bound before refusing (round 2 ran N = 4000), then said why
+    assert (tmp_path / "results" / "recirculation-pilot-r2-one-switch.toml").exists()
+    assert re.search(
+        r"refused: the pilot reached its maximum of N = 4000 passes \(added delay [-\d.e]+ "
+        r"ms\) without passing the largest target, 10000 ms",
+        r.stderr,
+    ), r.stderr
+    assert not (tmp_path / "results" / "recirculation" / "recirc-design.json").exists()
 
 
 REFERENCE_BIN = (
