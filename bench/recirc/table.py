@@ -66,9 +66,14 @@ def main(paths: list[str]) -> None:
     )
     print("|---|---|---|---|---|---|---|---|---|")
     for path in paths:
-        with open(path) as f:
-            for line in rows(json.load(f)):
-                print(line)
+        try:
+            with open(path) as f:
+                plan = json.load(f)
+        except (OSError, ValueError) as exc:  # a plan that stopped wrote no JSON
+            print(f"| {path} | – | – | – | – | no plan: {exc} | | | |")
+            continue
+        for line in rows(plan):
+            print(line)
 
 
 if __name__ == "__main__":
