@@ -4,8 +4,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="$HOME/.cargo/bin:$PATH"
 echo "==> checks: ruff (lint, format), mypy, cargo fmt, cargo clippy"
-.venv/bin/ruff check sdnperf tests bench
-.venv/bin/ruff format --check sdnperf tests bench
+.venv/bin/ruff check sdnperf tests bench scripts
+.venv/bin/ruff format --check sdnperf tests bench scripts
 .venv/bin/mypy
 cargo fmt --manifest-path rust/Cargo.toml --all --check
 cargo clippy --release --all-targets --quiet --manifest-path rust/Cargo.toml -- -D warnings
@@ -16,5 +16,5 @@ if [ -x "${SDNPERF_P4_REFERENCE:-../shared/p4-reference}/bin/p4c-bm2-ss" ]; then
 echo "==> pytest: unit tests (coverage floor: 72 %; 72.5 % when it was set)"
 .venv/bin/python -m pytest -q -p no:cacheprovider tests/unit --cov=sdnperf --cov-report= \
   --cov-fail-under=72 "$@"
-echo "==> pytest: end-to-end"
-exec .venv/bin/python -m pytest -q -p no:cacheprovider tests/e2e "$@"
+echo "==> pytest: end-to-end, in parallel groups each in its own namespaces (scripts/e2e_parallel.py)"
+exec .venv/bin/python scripts/e2e_parallel.py --groups "${SDNPERF_E2E_GROUPS:-2}" -- "$@"
