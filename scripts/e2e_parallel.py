@@ -222,9 +222,13 @@ def run_groups(groups: list[Group], python: str, extra: list[str], work: Path) -
         t.start()
         readers.append(t)
     try:
-        for r in running:
-            r.returncode = r.proc.wait()
-            r.wall_s = time.monotonic() - r.started
+        pending = list(running)
+        while pending:  # each group's wall time taken when it ends, not when waited for
+            for r in list(pending):
+                if r.proc.poll() is not None:
+                    r.returncode, r.wall_s = r.proc.returncode, time.monotonic() - r.started
+                    pending.remove(r)
+            time.sleep(0.2)
     except KeyboardInterrupt:
         for r in running:
             r.proc.send_signal(signal.SIGINT)
