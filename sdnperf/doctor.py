@@ -49,16 +49,15 @@ def _p4rt_client() -> Capability:
 
 
 def _bmv2() -> Capability:
-    """BMv2's simple_switch_grpc, found as a run finds it ($SDNPERF_SIMPLE_SWITCH_GRPC_BIN, PATH)."""
+    """BMv2's simple_switch_grpc, found as a run finds it (tools.find_bmv2)."""
     from sdnperf import tools
 
-    path = tools.locate("simple_switch_grpc")
+    path = tools.find_bmv2("simple_switch_grpc")
     if path is None:
         return Capability(
             "simple_switch_grpc",
             False,
-            "not on PATH (nor in "
-            f"${tools.env_var('simple_switch_grpc')}): BMv2 built with P4Runtime",
+            f"{tools.bmv2_hint('simple_switch_grpc')}: BMv2 built with P4Runtime",
         )
     return capabilities.tool(path, ("--version",))
 

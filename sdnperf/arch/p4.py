@@ -3,7 +3,8 @@
 Each switch runs our P4Runtime switch daemon (`sdnperf-switch-grpc`, rust/p4rt; like
 BMv2's `simple_switch_grpc`) bound to 127.0.0.1 on its own gRPC port, with device id = the
 switch's number (s3 -> 3) and CPU port 255; `target = "bmv2"` runs `simple_switch_grpc`
-instead, when it is on PATH. The switches start without a program: the controller
+instead, where tools.find_bmv2 finds it ($SDNPERF_BMV2_DIR or PATH). The switches start
+without a program: the controller
 (sdnperf/controllers/p4rt, started once Mininet has numbered the ports) connects to every
 one, becomes primary, pushes the pipeline (`program`, a program shipped in sdnperf/p4/ —
 l2l3.p4 by default — compiled by our compiler on first use, or the program named in the
@@ -146,11 +147,11 @@ class P4Architecture(Architecture):
                 f"entries for one switch with the hosts on its ports; topology {spec.name!r} "
                 f'has {len(spec.switches())} switches (give runtime files: app = "runtime-json")'
             )
-        if cfg.target == "bmv2" and tools.locate(BMV2_DAEMON) is None:
+        if cfg.target == "bmv2" and tools.find_bmv2(BMV2_DAEMON) is None:
             raise ArchitectureError(
                 f'architecture {cfg.name!r}: target = "bmv2" needs {BMV2_DAEMON} on PATH '
-                f"or in ${tools.env_var(BMV2_DAEMON)} (BMv2 built with P4Runtime support); it "
-                'is not found here. Use target = "sdnperf" (our switch) instead'
+                f"or in ${tools.BMV2_ENV} (BMv2 built with P4Runtime support): "
+                f'{tools.bmv2_hint(BMV2_DAEMON)}. Use target = "sdnperf" (our switch) instead'
             )
         if cfg.target == "sdnperf" and spec.needs_netem():
             # without sch_netem only the switch's ports delay/drop: a link with no switch
@@ -319,7 +320,12 @@ class P4Architecture(Architecture):
 
     def switch_binary(self) -> str:
         """The switch daemon every switch of this architecture runs."""
-        return tools.find(BMV2_DAEMON if self.config.target == "bmv2" else GRPC_DAEMON)
+        if self.config.target == "bmv2":
+            found = tools.find_bmv2(BMV2_DAEMON)
+            if found is None:
+                raise tools.ToolNotFound(tools.bmv2_hint(BMV2_DAEMON))
+            return found
+        return tools.find(GRPC_DAEMON)
 
     def controller_config(self, net) -> dict:
         switches, links = [], []
