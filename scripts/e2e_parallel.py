@@ -155,7 +155,8 @@ def in_namespace(private_tmp: str, argv: list[str]) -> int:
     subprocess.run(["mount", "-t", "sysfs", "sysfs", "/sys"], check=True)
     subprocess.run(["mount", "--bind", private_tmp, "/tmp"], check=True)
     subprocess.run(["ip", "link", "set", "lo", "up"], check=True)
-    child = subprocess.Popen(argv, env={**os.environ, "TMPDIR": "/tmp"})
+    # its own process group: a signal for the whole group reaches pytest once, through us
+    child = subprocess.Popen(argv, env={**os.environ, "TMPDIR": "/tmp"}, process_group=0)
 
     def forward(sig, _frame):
         try:
@@ -215,7 +216,10 @@ def run_groups(groups: list[Group], python: str, extra: list[str], work: Path) -
         (gdir / "tmp").chmod(0o1777)
         # junit lands in the group's private /tmp, which is gdir/tmp seen from out here
         argv = group_argv(python, g, gdir / "tmp", Path("/tmp/e2e-junit.xml"), extra)
-        proc = subprocess.Popen(argv, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+        # a session of its own: Ctrl-C reaches this script only, which hands it on once
+        proc = subprocess.Popen(
+            argv, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True
+        )
         r = Running(g, proc, gdir / "tmp" / "e2e-junit.xml", time.monotonic())
         running.append(r)
         t = threading.Thread(target=stream, args=(f"[e{g.index}]", proc.stdout, lock))
@@ -230,8 +234,11 @@ def run_groups(groups: list[Group], python: str, extra: list[str], work: Path) -
                     pending.remove(r)
             time.sleep(0.2)
     except KeyboardInterrupt:
+        # unshare ignores SIGINT while it waits; the group's PID 1 hands it to pytest, which
+        # stops after tearing down its current test
         for r in running:
-            r.proc.send_signal(signal.SIGINT)
+            if r.proc.poll() is None:
+                os.killpg(r.proc.pid, signal.SIGINT)
         for r in running:
             r.returncode = r.proc.wait()
             r.wall_s = time.monotonic() - r.started
