@@ -11,6 +11,8 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from sdnperf import tools
+from sdnperf.cluster.cli import check_cluster_args
 from sdnperf.commands import (
     EXIT_BAD_INPUT,
     EXIT_CODES,
@@ -20,12 +22,19 @@ from sdnperf.commands import (
     results_store_path,
     usage,
 )
+from sdnperf.ctlbench.cli import add_ctlbench_command
 from sdnperf.reporting import print_report
+from sdnperf.samples import format_point
 from sdnperf.store.schema import SchemaError
+from sdnperf.store.sqlite import Store
+from sdnperf.study.locate import format_path
 from sdnperf.userinput import InputError, read_text
 
 if TYPE_CHECKING:
+    # lazy: pulls in psutil, yaml, wanted only here
     from sdnperf.ctlbench.study import CtlbenchStudy
+
+    # lazy: pulls in networkx, psutil, wanted only here
     from sdnperf.study.loader import LoadedStudy
 
 DESCRIPTION = """\
@@ -65,9 +74,10 @@ def main(argv: list[str] | None = None) -> int:
         passed = argv[2:] if argv[1:2] == ["--"] else argv[1:]
         return run_rust_tool(argv[0], passed)
     if argv[:2] == ["topo", "show"] and len(argv) > 3 and set(argv[3:]) & {"-h", "--help"}:
-        from sdnperf.topo.registry import TOPOLOGIES
+        from sdnperf.topo.registry import TOPOLOGIES  # lazy: pulls in networkx, wanted only here
 
         if argv[2] in TOPOLOGIES:  # `topo show tree --help`: the generator's parameters
+            # lazy: only this command needs it (`sdnperf` starts small)
             from sdnperf.study.reference import generator_text
 
             print(f"sdnperf topo show {argv[2]} [NAME=VALUE ...] [--png FILE] [--seed N]\n")
@@ -108,8 +118,6 @@ def version() -> str:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from sdnperf import tools
-    from sdnperf.ctlbench.cli import add_ctlbench_command
 
     parser = argparse.ArgumentParser(
         prog="sdnperf",
@@ -254,6 +262,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_calibrate)
 
     add_ctlbench_command(sub)
+    # lazy: pulls in networkx, numpy, psutil, scipy, wanted only here
     from sdnperf.studies import recirc_cli, study_cli
 
     recirc_cli.add_parser(sub)
@@ -281,7 +290,10 @@ def build_parser() -> argparse.ArgumentParser:
 def _load(path) -> LoadedStudy | CtlbenchStudy | None:
     """A study file of either kind (a network study, or a controller benchmark: [load] or
     [[controller]] tables and no [topology]); None after printing what is wrong."""
+    # lazy: pulls in psutil, yaml, wanted only here
     from sdnperf.ctlbench.study import ConfigError, load_ctlbench_study
+
+    # lazy: pulls in networkx, psutil, wanted only here
     from sdnperf.study.loader import StudyError, load_study
 
     if path and _is_ctlbench_file(path):
@@ -302,9 +314,12 @@ def _load(path) -> LoadedStudy | CtlbenchStudy | None:
 def _selected_plan(study, only: str | None):
     """(plan narrowed by --only, selection, None), or (None, None, [why]) for a bad EXPR,
     a sweep value that does not validate, or an EXPR that selects no run."""
+    # lazy: pulls in psutil, yaml, wanted only here
     from sdnperf.ctlbench.study import CtlbenchStudy
-    from sdnperf.study.loader import StudyError
-    from sdnperf.study.plan import plan_runs
+    from sdnperf.study.loader import StudyError  # lazy: pulls in networkx, psutil, wanted only here
+    from sdnperf.study.plan import plan_runs  # lazy: pulls in networkx, psutil, wanted only here
+
+    # lazy: only this command needs it (`sdnperf` starts small)
     from sdnperf.study.select import SelectionError, parse_selection
 
     if isinstance(study, CtlbenchStudy):
@@ -339,9 +354,12 @@ def matrix_text(study, plan) -> str:
     """'2 topologies × 3 points × 2 architectures × 1 workload × 2 repetitions = 24 runs'."""
     import math
 
+    # lazy: pulls in psutil, yaml, wanted only here
     from sdnperf.ctlbench.study import CtlbenchStudy
+
+    # lazy: pulls in networkx, psutil, wanted only here
     from sdnperf.study.sweep import groups, sweeps_of
-    from sdnperf.topo.spec import count_of
+    from sdnperf.topo.spec import count_of  # lazy: pulls in networkx, wanted only here
 
     if isinstance(study, CtlbenchStudy):
         return study.matrix_text(plan)
@@ -374,6 +392,7 @@ def cmd_check(args) -> int:
 
     if args.study and _is_ctlbench_file(args.study):
         return _check_ctlbench(args.study, args.json, fail)
+    # lazy: pulls in networkx, psutil, wanted only here
     from sdnperf.study.loader import StudyError, load_study
 
     try:
@@ -383,6 +402,7 @@ def cmd_check(args) -> int:
     plan, selection, problem = _selected_plan(study, args.only)
     if plan is None:
         return fail(problem)
+    # lazy: pulls in networkx, psutil, yaml, wanted only here
     from sdnperf.runner import preflight_problems, run_studies
 
     refusals: list[str] = []
@@ -394,13 +414,12 @@ def cmd_check(args) -> int:
                 refusals.append(refusal)
     if refusals:
         return fail([f"{study.path}: `sdnperf run` refuses it here: {r}" for r in refusals])
+    # lazy: pulls in networkx, wanted only here
     from sdnperf.study.estimate import build_times, estimate
 
     measured = {}
     db_path = Path(args.out) / study.name / "study.sqlite"
     if db_path.is_file():
-        from sdnperf.store.sqlite import Store
-
         with Store(db_path) as store:  # SchemaError (not a study database): exit 2 in main
             measured = build_times(r for s in store.studies() for r in store.runs(s.id))
     duration = estimate(plan, measured)
@@ -442,6 +461,7 @@ def _is_ctlbench_file(path: str) -> bool:
 
 
 def _check_ctlbench(path: str, as_json: bool, fail) -> int:
+    # lazy: pulls in psutil, yaml, wanted only here
     from sdnperf.ctlbench.study import ConfigError, load_ctlbench_study
 
     try:
@@ -481,12 +501,11 @@ def run_study(study, args, results_dir: Path) -> int:
     from rich.console import Console
     from rich.markup import escape
 
+    # lazy: pulls in psutil, yaml, wanted only here
     from sdnperf.ctlbench.study import CtlbenchStudy
 
     console = Console(stderr=True)
     if args.cluster:
-        from sdnperf.cluster.cli import check_cluster_args
-
         problem = check_cluster_args(args)
         if problem:
             console.print(f"[red]error:[/] {escape(problem)}")
@@ -500,11 +519,13 @@ def run_study(study, args, results_dir: Path) -> int:
         )
         return EXIT_FAIL
 
-    from sdnperf.fidelity.environment import collect
+    from sdnperf.fidelity.environment import collect  # lazy: pulls in psutil, wanted only here
+
+    # lazy: pulls in psutil, wanted only here
     from sdnperf.fidelity.provenance import collect_provenance
+
+    # lazy: pulls in networkx, psutil, yaml, wanted only here
     from sdnperf.runner import StudyRefused, StudyRunner
-    from sdnperf.samples import format_point
-    from sdnperf.store.sqlite import Store
 
     plan, selection = _plan(study, args.only)
     if plan is None:
@@ -513,6 +534,7 @@ def run_study(study, args, results_dir: Path) -> int:
         plan, selection = args.narrow(plan, selection)
 
     if not args.cluster:  # refuse before the results folder exists (the runner asks again)
+        # lazy: pulls in networkx, psutil, yaml, wanted only here
         from sdnperf.runner import preflight_problems, run_studies
 
         refused: list[str] = []
@@ -555,12 +577,14 @@ def run_study(study, args, results_dir: Path) -> int:
 
     store = Store(db_path)
     try:
+        # lazy: only this command needs it (`sdnperf` starts small)
         from sdnperf.emulation.capabilities import ovs_kernel_module
 
         datapath = ("kernel" if ovs_kernel_module() else "user (netdev)") if network else None
         environment = collect(datapath=datapath)
         provenance = collect_provenance(study, plan, environment)
         if args.cluster:  # the same contract on the nodes of a Ray cluster
+            # lazy: pulls in networkx, psutil, yaml, wanted only here
             from sdnperf.cluster.driver import ClusterRefused, ClusterRunner
 
             refusals: tuple = (StudyRefused, ClusterRefused)
@@ -613,7 +637,6 @@ def run_study(study, args, results_dir: Path) -> int:
 
 
 def cmd_report(args) -> int:
-    from sdnperf.store.sqlite import Store
 
     path = Path(args.results)
     db_path = path if path.suffix == ".sqlite" else path / "study.sqlite"
@@ -636,6 +659,7 @@ def cmd_report(args) -> int:
             )
             return EXIT_BAD_INPUT
         if args.json:
+            # lazy: pulls in numpy, rich, scipy, wanted only here
             from sdnperf.report.table import comparison
 
             rows = comparison(store, study_id, args.baseline)
@@ -657,7 +681,7 @@ def cmd_report(args) -> int:
 
 # -- topo, doctor, clean -------------------------------------------------------------------
 def cmd_topo_show(args) -> int:
-    from sdnperf.topo.show import draw_png, render_text
+    from sdnperf.topo.show import draw_png, render_text  # lazy: pulls in networkx, wanted only here
 
     if args.what.endswith(".toml"):
         study = _load(args.what)
@@ -667,6 +691,7 @@ def cmd_topo_show(args) -> int:
     else:
         import pydantic
 
+        # lazy: pulls in networkx, wanted only here
         from sdnperf.topo.registry import build_topology
 
         params = {}
@@ -679,9 +704,9 @@ def cmd_topo_show(args) -> int:
         try:
             specs = [build_topology(args.what, params, args.seed, Path.cwd())]
         except pydantic.ValidationError as exc:
-            from sdnperf.study.locate import format_path
+            # lazy: only this command needs it (`sdnperf` starts small)
             from sdnperf.study.messages import explain
-            from sdnperf.topo.registry import generator
+            from sdnperf.topo.registry import generator  # lazy: pulls in networkx, wanted only here
 
             for path, message in explain(exc, generator(args.what).params_model):
                 print(f"error: {format_path(path) or args.what}: {message}", file=sys.stderr)
@@ -713,8 +738,9 @@ def cmd_calibrate(args) -> int:
     import json
     import tempfile
 
+    # lazy: pulls in networkx, psutil, yaml, wanted only here
     from sdnperf.calibrate import calibrate
-    from sdnperf.fidelity import calibration
+    from sdnperf.fidelity import calibration  # lazy: pulls in psutil, wanted only here
 
     if os.geteuid() != 0:
         print("error: sdnperf calibrate needs root (it builds Mininet networks)", file=sys.stderr)
@@ -735,7 +761,7 @@ def cmd_calibrate(args) -> int:
 
 
 def cmd_doctor(args) -> int:
-    from sdnperf.doctor import run_doctor
+    from sdnperf.doctor import run_doctor  # lazy: pulls in rich, wanted only here
 
     return run_doctor(as_json=args.json)
 
@@ -744,6 +770,7 @@ def cmd_clean(args) -> int:
     if os.geteuid() != 0:
         print("error: sdnperf clean needs root", file=sys.stderr)
         return EXIT_FAIL
+    # lazy: only this command needs it (`sdnperf` starts small)
     from sdnperf.emulation.cleanup import clean
 
     report = clean()
@@ -768,7 +795,6 @@ RUST_TOOLS = {
 
 
 def run_rust_tool(tool: str, args: list[str]) -> int:
-    from sdnperf import tools
 
     binary_name, _ = RUST_TOOLS[tool]
     try:

@@ -9,7 +9,8 @@ import sys
 from rich.console import Console
 from rich.table import Table
 
-from sdnperf.controllers.process import venv_tool
+from sdnperf import tools
+from sdnperf.controllers.process import POX_HINT, pox_home, venv_tool
 from sdnperf.emulation import capabilities
 from sdnperf.emulation.capabilities import Capability
 
@@ -30,8 +31,6 @@ def _mininet() -> Capability:
 
 def _rust(name: str) -> Capability:
     """One of our Rust binaries, found as runs find it (sdnperf/tools.py)."""
-    from sdnperf import tools
-
     try:
         return Capability(name, True, tools.find(name))
     except tools.ToolNotFound as exc:
@@ -49,22 +48,18 @@ def _p4rt_client() -> Capability:
 
 
 def _bmv2() -> Capability:
-    """BMv2's simple_switch_grpc, found as a run finds it ($SDNPERF_SIMPLE_SWITCH_GRPC_BIN, PATH)."""
-    from sdnperf import tools
-
-    path = tools.locate("simple_switch_grpc")
+    """BMv2's simple_switch_grpc, found as a run finds it (tools.find_bmv2)."""
+    path = tools.find_bmv2("simple_switch_grpc")
     if path is None:
         return Capability(
             "simple_switch_grpc",
             False,
-            "not on PATH (nor in "
-            f"${tools.env_var('simple_switch_grpc')}): BMv2 built with P4Runtime",
+            f"{tools.bmv2_hint('simple_switch_grpc')}: BMv2 built with P4Runtime",
         )
     return capabilities.tool(path, ("--version",))
 
 
 def _pox() -> Capability:
-    from sdnperf.controllers.process import POX_HINT, pox_home
 
     home = pox_home()
     if home is None:

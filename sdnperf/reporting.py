@@ -10,6 +10,9 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+from sdnperf.cluster.variance import node_report
+from sdnperf.studies.answers import answer_for
+
 
 def print_report(
     store,
@@ -24,8 +27,9 @@ def print_report(
     # Imported when a report is made, not when the CLI starts: plotting pulls in matplotlib.
     from rich.console import Console
 
+    # lazy: pulls in numpy, rich, scipy, sqlite3, wanted only here
     from sdnperf.report.table import comparison, render_table
-    from sdnperf.studies import figure_map
+    from sdnperf.studies import figure_map  # lazy: pulls in pydantic, wanted only here
 
     found = figure_map.map_for_store(store, study_id)  # a built-in study: the paper first
     if found is not None:
@@ -37,16 +41,15 @@ def print_report(
     rows = comparison(store, study_id, baseline)
     # Piped output (CI logs, files) gets a wide table instead of an 80-column squeeze.
     render_table(rows, Console(width=None if sys.stdout.isatty() else 160))
+    # lazy: pulls in numpy, scipy, sqlite3, wanted only here
     from sdnperf.report.sweeps import fit_lines, sweep_metrics
 
     for line in fit_lines(sweep_metrics(store, study_id, baseline)):
         print(line)
-    from sdnperf.cluster.variance import node_report
 
     nodes = node_report(store, study_id)  # a study run on a cluster: does the node matter?
     for warning in nodes.warnings() if nodes else []:
         print(f"warning: {warning}")
-    from sdnperf.studies.answers import answer_for
 
     answer = answer_for(store, study_id)  # a built-in study's question and computed answer
     if answer is not None:
@@ -64,6 +67,8 @@ def print_report(
         import sdnperf.report.panel_plots  # noqa: F401  (panels per topology / architecture)
         import sdnperf.report.recirc_plots  # noqa: F401  (seed 003's axes: N, link rate, transmissions)
         import sdnperf.studies.figure_map  # noqa: F401  (the figure map, the report's opening)
+
+        # lazy: pulls in matplotlib, numpy, psutil, rich, scipy, sqlite3, wanted only here
         from sdnperf.report.html import write_report
 
         out = write_report(store, study_id, html_path or results_dir / "report.html")

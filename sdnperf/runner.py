@@ -20,8 +20,12 @@ from sdnperf.arch import Architecture, ArchitectureError, architecture_class, ch
 from sdnperf.arch.link_support import check_link_features
 from sdnperf.ctlbench.study import CtlbenchStudy
 from sdnperf.emulation import capabilities, cleanup
-from sdnperf.emulation.network import Network
+from sdnperf.emulation.network import EmulationError, Network
 from sdnperf.fidelity import hops, links
+from sdnperf.fidelity.cpu import CpuSampler
+from sdnperf.links.apply import appliers
+from sdnperf.links.element import element_links, start_elements, stop_elements, without_links
+from sdnperf.links.scheduler import LinkScheduler
 from sdnperf.p4.catalog import held_selection
 from sdnperf.samples import CpuReport, RunResult, Summary
 from sdnperf.store.sqlite import Store
@@ -83,7 +87,6 @@ def preflight_problems(
     `kernel=False` (`check` without root) leaves out the probes of the kernel's qdiscs."""
     if isinstance(study, CtlbenchStudy):  # a controller benchmark builds no network
         return study.preflight_problems()
-    from sdnperf.emulation.network import EmulationError
 
     configs = [
         a for a in study.config.architecture if architectures is None or a.name in architectures
@@ -159,8 +162,6 @@ def started_network(
 
     `network_class` and `architecture` (config -> class) let unit tests run the lifecycle
     on fakes."""
-    from sdnperf.links.element import element_links, start_elements, stop_elements, without_links
-
     cls = architecture(config)
     netem_ok = not spec.needs_netem() or capabilities.netem().ok
     # Links with a link element carry no settings in the network itself (the element has
@@ -206,9 +207,6 @@ def started_network(
 
 def _link_scheduler(spec: TopoSpec, started: StartedNetwork, workload: str, log):
     """The run's link schedule (an idle one when no link changes)."""
-    from sdnperf.links.apply import appliers
-    from sdnperf.links.scheduler import LinkScheduler
-
     if not spec.schedules:
         return LinkScheduler([], workload, log)
     return LinkScheduler(
@@ -261,7 +259,7 @@ def execute_run(
 ) -> RunResult:
     """One run: a fresh network, the workload, the architecture's counters; a failure in
     any step is stored as the run's error (with its traceback in run_dir)."""
-    from sdnperf.fidelity.cpu import CpuSampler
+    # lazy: looked up per run, so unit tests can replace workloads.base.run_workload
     from sdnperf.workloads.base import run_workload
 
     result = new_result(study, run)

@@ -8,12 +8,17 @@ For a binary `sdnperf-NAME` the first of these wins:
 3. The newest rust/target*/release/sdnperf-NAME in this checkout (cargo's own target dir,
    or another CARGO_TARGET_DIR beside it).
 4. PATH.
+
+BMv2 (simple_switch, simple_switch_grpc, p4c-bm2-ss) is not ours: find_bmv2() is the one way
+to find it, for runs (`target = "bmv2"`), `sdnperf doctor`, the tests and bench/, with one
+variable, $SDNPERF_BMV2_DIR (see find_bmv2).
 """
 
 from __future__ import annotations
 
 import os
 import shutil
+import warnings
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
@@ -70,3 +75,65 @@ def locate(binary: str) -> str | None:
         return find(binary)
     except ToolNotFound:
         return None
+
+
+BMV2_ENV = "SDNPERF_BMV2_DIR"
+# Deprecated spelling of BMV2_ENV (the reference bundle's folder), still read so that
+# `SDNPERF_P4_REFERENCE=/work/shared/p4-reference` in existing worktree set-ups keeps working.
+BMV2_ENV_DEPRECATED = "SDNPERF_P4_REFERENCE"
+# The reference p4c/BMv2 bundle (a test oracle, never needed by a run): ../shared beside the
+# checkout, or beside the folder holding it (a worktree in wt/NAME)
+REFERENCE_BUNDLES = (
+    REPO.parent / "shared" / "p4-reference",
+    REPO.parents[1] / "shared" / "p4-reference",
+)
+
+
+def bmv2_dir(reference: bool = False) -> Path | None:
+    """The folder BMv2 is taken from: $SDNPERF_BMV2_DIR, else (`reference`: the tests and
+    bench/, never a run) the reference bundle beside the checkout when it is there."""
+    pinned = os.environ.get(BMV2_ENV)
+    if not pinned and os.environ.get(BMV2_ENV_DEPRECATED):
+        warnings.warn(
+            f"${BMV2_ENV_DEPRECATED} is deprecated: set ${BMV2_ENV}", DeprecationWarning, 2
+        )
+        pinned = os.environ[BMV2_ENV_DEPRECATED]
+    if pinned:
+        return Path(pinned)
+    if reference:
+        return next((d for d in REFERENCE_BUNDLES if (d / "bin").is_dir()), None)
+    return None
+
+
+def find_bmv2(binary: str, reference: bool = False) -> str | None:
+    """BMv2's `binary` (simple_switch, simple_switch_grpc, p4c-bm2-ss), or None:
+    1. $SDNPERF_BMV2_DIR pins a folder (its bin/, or the folder itself): only there;
+    2. PATH;
+    3. with `reference` (tests and bench/, never a run): the reference bundle beside the
+       checkout (../shared/p4-reference)."""
+    pinned = os.environ.get(BMV2_ENV) or os.environ.get(BMV2_ENV_DEPRECATED)
+    folders = []
+    if pinned:
+        home = bmv2_dir()
+        folders = [home / "bin", home] if home else []
+    else:
+        on_path = shutil.which(binary)
+        if on_path:
+            return on_path
+        home = bmv2_dir(reference)
+        folders = [home / "bin"] if home else []
+    for folder in folders:
+        candidate = folder / binary
+        if candidate.is_file() and os.access(candidate, os.X_OK):
+            return str(candidate)
+    return None
+
+
+def bmv2_hint(binary: str, reference: bool = False) -> str:
+    """Where find_bmv2 looked, for the error or skip reason when it found nothing."""
+    if os.environ.get(BMV2_ENV) or os.environ.get(BMV2_ENV_DEPRECATED):
+        return f"{binary} is not in ${BMV2_ENV} ({bmv2_dir()}/bin or the folder itself)"
+    where = f"{binary} is not on PATH and ${BMV2_ENV} is not set"
+    if reference:
+        where += f", nor in the reference bundle ({' or '.join(map(str, REFERENCE_BUNDLES))})"
+    return where

@@ -16,7 +16,7 @@ our compiler (or a p4c quirk to record); (b) != (c) is a bug of our switch.
 
 Programs: the arguments, `--corpus` (rust/p4c/tests/corpus), and/or `--generate N`
 (random valid programs from `sdnperf-p4c-fuzz gen`). Needs ../shared/p4-reference (or
-$SDNPERF_P4_REFERENCE) and the release binaries in rust/target/release.
+$SDNPERF_BMV2_DIR, or PATH: sdnperf.tools.find_bmv2) and the release binaries in rust/target/release.
 Exit status 1 when any disagreement was found.
 """
 
@@ -229,7 +229,7 @@ def main() -> int:
     ref = reference_dir()
     if ref is None:
         print(
-            "error: the reference tools are missing (../shared/p4-reference or $SDNPERF_P4_REFERENCE)",
+            "error: the reference tools are missing ($SDNPERF_BMV2_DIR, PATH or ../shared/p4-reference)",
             file=sys.stderr,
         )
         return 2

@@ -1,18 +1,22 @@
 """Shared by the bench/p4c scripts: where the reference tools are, running a command with a
 time limit, compiling with p4c-bm2-ss."""
 
-import os
 import subprocess
+import sys
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(REPO))  # sdnperf from this checkout, as the other bench scripts take it
+from sdnperf import tools
+
 TIMEOUT_S = 60
 
 
 def reference_dir() -> Path | None:
-    """../shared/p4-reference next to the repository, or $SDNPERF_P4_REFERENCE."""
-    d = Path(os.environ.get("SDNPERF_P4_REFERENCE", REPO.parent / "shared" / "p4-reference"))
-    return d if (d / "bin" / "p4c-bm2-ss").exists() else None
+    """The folder holding bin/p4c-bm2-ss (and bin/simple_switch, share/p4c/p4include), as
+    sdnperf.tools.find_bmv2 finds it: $SDNPERF_BMV2_DIR, PATH, ../shared/p4-reference."""
+    found = tools.find_bmv2("p4c-bm2-ss", reference=True)
+    return Path(found).parent.parent if found else None
 
 
 def run(cmd: list, cwd=None) -> tuple[int, str]:

@@ -8,7 +8,7 @@ the samples are read in place and never copied into this repository. Every sampl
 .stf file and includes v1model.p4 (PSA, eBPF, uBPF, PNA programs are out of scope) is
 
   ours: compiled by sdnperf-p4c, its STF test run on sdnperf-switch;
-  ref:  compiled by p4c-bm2-ss from ../shared/p4-reference (or $SDNPERF_P4_REFERENCE), its
+  ref:  compiled by p4c-bm2-ss from ../shared/p4-reference (or $SDNPERF_BMV2_DIR; sdnperf.tools.find_bmv2), its
         STF test run on sdnperf-switch (skipped with a note when the reference is absent).
 
 Prints compiled/passed counts for both and the failures by category. The interesting one is

@@ -28,9 +28,9 @@ done
 sdnperf="$here/.venv/bin/sdnperf"
 python="$here/.venv/bin/python"
 archs=(--architecture p4)
-reference="${SDNPERF_P4_REFERENCE:-$(dirname "$here")/shared/p4-reference}"
+reference="${SDNPERF_BMV2_DIR:-$(dirname "$here")/shared/p4-reference}"
 if [[ -x "$reference/bin/simple_switch_grpc" ]]; then
-  export PATH="$reference/bin:$PATH" SDNPERF_P4_REFERENCE="$reference"
+  export SDNPERF_BMV2_DIR="$reference"
   archs+=(--architecture p4-bmv2)
 else
   echo "note: no BMv2 in $reference: our switch only" >&2

@@ -2,52 +2,28 @@
 l1_fwd.p4 compiled for them (BMv2 refuses our gen.py JSON, so it runs p4c's of the same
 program).
 
-Search order for a binary: $SDNPERF_BMV2_DIR (its bin/ or itself), PATH, then the reference
-bundle ../shared/p4-reference next to the repository (or $SDNPERF_P4_REFERENCE)."""
+The binaries are found by sdnperf.tools.find_bmv2 (reference=True): $SDNPERF_BMV2_DIR (its
+bin/ or itself), PATH, then the reference bundle ../shared/p4-reference beside the checkout
+(the callers put the checkout on sys.path first)."""
 
 from __future__ import annotations
 
-import os
 import subprocess
 from pathlib import Path
+
+from sdnperf import tools
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
 L1_FWD_P4 = HERE / "l1_fwd.p4"
 
 
-def _dirs() -> list[Path]:
-    out = []
-    if os.environ.get("SDNPERF_BMV2_DIR"):
-        d = Path(os.environ["SDNPERF_BMV2_DIR"])
-        out += [d / "bin", d]
-    out += [Path(p) for p in os.environ.get("PATH", "").split(os.pathsep) if p]
-    ref = Path(os.environ.get("SDNPERF_P4_REFERENCE", REPO.parent / "shared" / "p4-reference"))
-    out.append(ref / "bin")
-    return out
-
-
-def find(binary: str) -> Path | None:
-    """simple_switch, simple_switch_grpc or p4c-bm2-ss, or None when none is found."""
-    for d in _dirs():
-        p = d / binary
-        if p.is_file() and os.access(p, os.X_OK):
-            return p
-    return None
-
-
-def why_missing(binary: str) -> str:
-    return (
-        f"no {binary} in $SDNPERF_BMV2_DIR, PATH or ../shared/p4-reference "
-        "(set SDNPERF_BMV2_DIR=/path/to/bmv2)"
-    )
-
-
 def compile_l1_fwd(out_dir: Path) -> Path:
     """p4c-bm2-ss's JSON of l1_fwd.p4 in out_dir; RuntimeError naming the problem."""
-    p4c = find("p4c-bm2-ss")
-    if p4c is None:
-        raise RuntimeError(why_missing("p4c-bm2-ss"))
+    found = tools.find_bmv2("p4c-bm2-ss", reference=True)
+    if found is None:
+        raise RuntimeError(tools.bmv2_hint("p4c-bm2-ss", reference=True))
+    p4c = Path(found)
     out = out_dir / "l1_fwd.p4c.json"
     # -I: the bundle's p4include symlink may arrive as a plain file after copying
     include = p4c.parent.parent / "share" / "p4c" / "p4include"

@@ -98,11 +98,14 @@ def argv_for(name: str, k: int, prog: Path, vnet: bool) -> list[str] | None:
             "--die-with-parent",
             *no_vnet,
         ]
-    exe = bmv2.find("simple_switch_grpc")
+    exe = tools.find_bmv2("simple_switch_grpc", reference=True)
     if exe is None:
-        print(f"memory.py: BMv2 skipped: {bmv2.why_missing('simple_switch_grpc')}", file=sys.stderr)
+        print(
+            f"memory.py: BMv2 skipped: {tools.bmv2_hint('simple_switch_grpc', reference=True)}",
+            file=sys.stderr,
+        )
         return None
-    return bmv2.argv(exe, ports, prog, thrift_port=19090, grpc_addr="127.0.0.1:19560")
+    return bmv2.argv(Path(exe), ports, prog, thrift_port=19090, grpc_addr="127.0.0.1:19560")
 
 
 def status(pid: int) -> dict:

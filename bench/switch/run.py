@@ -74,7 +74,8 @@ except tools.ToolNotFound as exc:
 GRPC_PORT = 19559  # the grpc switch's P4Runtime port (loopback of namespace sdpbS)
 # BMv2 simple_switch with p4c's JSON of l1_fwd.p4 (BMv2 refuses our gen.py JSON); None when
 # simple_switch or p4c-bm2-ss is missing (rows skipped, reason printed)
-BMV2 = bmv2.find("simple_switch")
+_found = tools.find_bmv2("simple_switch", reference=True)
+BMV2 = Path(_found) if _found else None
 BMV2_THRIFT = 19090
 
 
@@ -269,7 +270,10 @@ _P4C_DIR = None
 def _bmv2_program() -> Path | None:
     """p4c's JSON of l1_fwd.p4 for the bmv2 rows, or None (reason printed) without BMv2."""
     if BMV2 is None:
-        print(f"bmv2 rows skipped: {bmv2.why_missing('simple_switch')}", file=sys.stderr)
+        print(
+            f"bmv2 rows skipped: {tools.bmv2_hint('simple_switch', reference=True)}",
+            file=sys.stderr,
+        )
         return None
     global _P4C_DIR
     _P4C_DIR = tempfile.TemporaryDirectory(prefix="sdpb-p4c-")  # removed at exit

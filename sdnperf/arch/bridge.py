@@ -13,6 +13,7 @@ from pathlib import Path
 from mininet.node import Switch
 
 from sdnperf.arch.base import Architecture, ArchitectureError, spanning_tree_wanted, wait_until
+from sdnperf.emulation import capabilities
 from sdnperf.topo.spec import TopoSpec
 
 # Linux bridge port states, as /sys/class/net/BR/brif/PORT/state reports them.
@@ -84,8 +85,6 @@ class BridgeArchitecture(Architecture):
     @classmethod
     def check(cls, config, spec: TopoSpec) -> dict:
         if config.vlan:
-            from sdnperf.emulation import capabilities
-
             cap = capabilities.bridge_vlan_filtering()
             if not cap.ok:
                 raise ArchitectureError(

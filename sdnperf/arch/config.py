@@ -14,6 +14,13 @@ from pydantic import (
     model_validator,
 )
 
+from sdnperf.controllers.external import (
+    OPENFLOW_PLACEHOLDERS,
+    P4RUNTIME_PLACEHOLDERS,
+    check_placeholders,
+)
+from sdnperf.p4.catalog import program
+
 
 class _ArchBase(BaseModel):
     model_config = ConfigDict(extra="forbid")
@@ -146,8 +153,6 @@ class OpenflowConfig(_ArchBase):
                 'address = "host:port" goes with controller = "remote" (and only there)'
             )
         if c == "command":
-            from sdnperf.controllers.external import OPENFLOW_PLACEHOLDERS, check_placeholders
-
             check_placeholders(
                 self.command, OPENFLOW_PLACEHOLDERS
             )  # PlaceholderError: a ValueError
@@ -230,8 +235,6 @@ class P4Config(_ArchBase):
         if (self.controller == "command") != (self.command is not None):
             raise ValueError('command = [...] goes with controller = "command" (and only there)')
         if self.controller == "command":
-            from sdnperf.controllers.external import P4RUNTIME_PLACEHOLDERS, check_placeholders
-
             check_placeholders(self.command, P4RUNTIME_PLACEHOLDERS)
         if self.datapath != "user" and self.target != "sdnperf":
             raise ValueError(
@@ -245,7 +248,6 @@ class P4Config(_ArchBase):
     @field_validator("program")
     @classmethod
     def _known_program(cls, value: str, info: ValidationInfo) -> str:
-        from sdnperf.p4.catalog import program
 
         prog = program(value)  # ParamError (a ValueError) names the programs there are
         app = info.data.get("app")
@@ -262,8 +264,6 @@ class P4Config(_ArchBase):
     def _program_params(cls, value: dict, info: ValidationInfo) -> dict:
         """Every param of the program, checked, defaults filled in (so a stored run says
         exactly what the switch was given)."""
-        from sdnperf.p4.catalog import program
-
         if "program" not in info.data:  # the program itself was refused
             return value
         return program(info.data["program"]).validate(value)

@@ -3,7 +3,8 @@
 Each switch runs our P4Runtime switch daemon (`sdnperf-switch-grpc`, rust/p4rt; like
 BMv2's `simple_switch_grpc`) bound to 127.0.0.1 on its own gRPC port, with device id = the
 switch's number (s3 -> 3) and CPU port 255; `target = "bmv2"` runs `simple_switch_grpc`
-instead, when it is on PATH. The switches start without a program: the controller
+instead, where tools.find_bmv2 finds it ($SDNPERF_BMV2_DIR or PATH). The switches start
+without a program: the controller
 (sdnperf/controllers/p4rt, started once Mininet has numbered the ports) connects to every
 one, becomes primary, pushes the pipeline (`program`, a program shipped in sdnperf/p4/ —
 l2l3.p4 by default — compiled by our compiler on first use, or the program named in the
@@ -35,7 +36,11 @@ from sdnperf.arch.base import (
     controller_log,
     wait_until,
 )
-from sdnperf.controllers import process
+from sdnperf.controllers import external, process
+from sdnperf.controllers.p4rt import runtime_json
+from sdnperf.emulation import capabilities
+from sdnperf.p4 import P4ProgramError, compiled
+from sdnperf.p4.catalog import PROGRAMS, program
 from sdnperf.topo.spec import TopoSpec
 
 CPU_PORT = 255
@@ -47,8 +52,6 @@ BMV2_DAEMON = "simple_switch_grpc"
 
 def _entry_builder(config):
     """The program's proactive entry builder (catalog.Program.make_entries), if it has one."""
-    from sdnperf.p4.catalog import PROGRAMS
-
     prog = PROGRAMS.get(config.program)
     return prog.make_entries if prog else None
 
@@ -127,8 +130,6 @@ class P4Architecture(Architecture):
                 '"topo-forwarding" or "proactive"'
             )
         if ours and cfg.app == "runtime-json":
-            from sdnperf.controllers.p4rt import runtime_json
-
             if not cfg.runtime_dir:
                 raise ArchitectureError(
                     f'architecture {cfg.name!r}: app = "runtime-json" '
@@ -146,11 +147,11 @@ class P4Architecture(Architecture):
                 f"entries for one switch with the hosts on its ports; topology {spec.name!r} "
                 f'has {len(spec.switches())} switches (give runtime files: app = "runtime-json")'
             )
-        if cfg.target == "bmv2" and tools.locate(BMV2_DAEMON) is None:
+        if cfg.target == "bmv2" and tools.find_bmv2(BMV2_DAEMON) is None:
             raise ArchitectureError(
                 f'architecture {cfg.name!r}: target = "bmv2" needs {BMV2_DAEMON} on PATH '
-                f"or in ${tools.env_var(BMV2_DAEMON)} (BMv2 built with P4Runtime support); it "
-                'is not found here. Use target = "sdnperf" (our switch) instead'
+                f"or in ${tools.BMV2_ENV} (BMv2 built with P4Runtime support): "
+                f'{tools.bmv2_hint(BMV2_DAEMON)}. Use target = "sdnperf" (our switch) instead'
             )
         if cfg.target == "sdnperf" and spec.needs_netem():
             # without sch_netem only the switch's ports delay/drop: a link with no switch
@@ -255,7 +256,6 @@ class P4Architecture(Architecture):
         return f",seed={(self.seed * 4_000_037 + device * 1_031 + port * 2 + side) % 2**63}"
 
     def prepare(self) -> None:
-        from sdnperf.p4 import P4ProgramError, compiled
 
         try:  # runtime files that name no program of their own get this one too
             self.program = compiled(self.config.program)
@@ -289,7 +289,7 @@ class P4Architecture(Architecture):
         return self.datapath is not None and self.datapath.datapath == "xdp"
 
     def mininet_options(self) -> dict:
-        from sdnperf.emulation.p4switch import P4Switch
+        from sdnperf.emulation.p4switch import P4Switch  # lazy: pulls in mininet, wanted only here
 
         target, log_dir = self.config.target, str(self.run_dir)
         binary = self.switch_binary()
@@ -319,7 +319,12 @@ class P4Architecture(Architecture):
 
     def switch_binary(self) -> str:
         """The switch daemon every switch of this architecture runs."""
-        return tools.find(BMV2_DAEMON if self.config.target == "bmv2" else GRPC_DAEMON)
+        if self.config.target == "bmv2":
+            found = tools.find_bmv2(BMV2_DAEMON)
+            if found is None:
+                raise tools.ToolNotFound(tools.bmv2_hint(BMV2_DAEMON))
+            return found
+        return tools.find(GRPC_DAEMON)
 
     def controller_config(self, net) -> dict:
         switches, links = [], []
@@ -366,7 +371,6 @@ class P4Architecture(Architecture):
                     json.dumps(_entry_builder(self.config)(attached), indent=1)
                 )
             config["app"], config["runtime_dir"] = "runtime-json", str(runtime.resolve())
-        from sdnperf.p4.catalog import program
 
         config["params"] = program(self.config.program).writes(self.config.params)
         return config
@@ -397,8 +401,6 @@ class P4Architecture(Architecture):
     def command_controller(self, net) -> process.ControllerProcess:
         """The study's P4Runtime controller command, with the switches and the program
         written to {switches_json} and the network to {topology_json}."""
-        from sdnperf.controllers import external
-
         switches = [
             {
                 "name": sw.name,
@@ -440,8 +442,6 @@ class P4Architecture(Architecture):
         else:
             self._wait_our_controller(net, timeout)
         if self.caveat:  # the pipeline is in: the switches accept port commands now
-            from sdnperf.emulation import capabilities
-
             self.kernel_netem = not self.spec.needs_netem() or capabilities.netem().ok
             self.impaired = self.impair_switch_ports(net, self.kernel_netem)
         if self.fast_path():  # the pipeline is in: the fast path is built or said why not
@@ -458,6 +458,7 @@ class P4Architecture(Architecture):
     def _wait_pipelines(self, net, timeout: float) -> None:
         """Someone else's controller: ready once every switch has a pipeline (only a
         primary controller can set one), asked of the switches themselves."""
+        # lazy: pulls in finsy, google.protobuf, grpc, wanted only here
         from sdnperf.controllers.p4rt.observer import has_pipeline
 
         waiting = {sw.name: sw for sw in net.switches}

@@ -7,6 +7,7 @@ from sdnperf.cluster import ray_missing
 
 def check_cluster_args(args) -> str | None:
     """None when `--cluster` can be tried, else what is wrong (exit 2)."""
+    # lazy: only this command needs it (`sdnperf` starts small)
     from sdnperf.cluster.local import local_size
 
     try:

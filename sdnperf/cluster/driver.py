@@ -19,9 +19,11 @@ from typing import Callable
 
 from sdnperf.cluster import NODE_RESOURCE
 from sdnperf.cluster.blocks import blocks_to_run, make_blocks
+from sdnperf.cluster.isolated import running
+from sdnperf.cluster.local import LocalCluster, keep_ray_on_loopback, local_size
 from sdnperf.cluster.preflight import Verdict, compare_nodes
 from sdnperf.cluster.schedule import Assignment, Schedule
-from sdnperf.runner import observe, plan_of
+from sdnperf.runner import new_result, observe, plan_of
 from sdnperf.samples import RunResult
 
 PREFLIGHT_TIMEOUT_S = 180.0  # doctor probes take seconds; a busy slot would wait forever
@@ -86,8 +88,6 @@ class ClusterRunner:
     def _connect(self) -> None:
         import ray
 
-        from sdnperf.cluster.local import LocalCluster, keep_ray_on_loopback, local_size
-
         size = local_size(self.address)
         address = self.address
         if size is not None:
@@ -108,7 +108,6 @@ class ClusterRunner:
             ) from None
 
     def _wait_for_teardown(self) -> None:
-        from sdnperf.cluster.isolated import running
 
         deadline = time.monotonic() + TEARDOWN_WAIT_S
         while running(self.session) and time.monotonic() < deadline:
@@ -118,6 +117,7 @@ class ClusterRunner:
     def _check_nodes(self) -> None:
         import ray
 
+        # lazy: pulls in google.protobuf, ray, wanted only here
         from sdnperf.cluster.worker import start_worker
 
         alive = [
@@ -322,8 +322,6 @@ def unreachable(address: str, timeout: float = 5.0) -> str | None:
 
 def failed_result(study, run, reason: str, started: float | None = None) -> RunResult:
     """A run that produced nothing, with the reason (like execute_run's failed results)."""
-    from sdnperf.runner import new_result
-
     result = new_result(run.study or study, run, "failed", reason)
     result.started, result.finished = started or result.started, time.time()
     result.point, result.position = dict(run.point), run.index

@@ -28,6 +28,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from sdnperf.cluster.node import run_here
 from sdnperf.emulation import cleanup
 
 PR_SET_PDEATHSIG = 1
@@ -144,7 +145,6 @@ def _child(request: Path, reply: Path) -> int:
     signal.signal(signal.SIGTERM, stop)
     try:
         _enter_namespace()
-        from sdnperf.cluster.node import run_here
 
         study, run, results_dir = pickle.loads(request.read_bytes())
         messages: list[str] = []

@@ -11,6 +11,7 @@ from sdnperf.emulation import cleanup
 
 def run_here(study, run, results_dir: Path, log: Callable[[str], None]):
     """Execute one planned run on this machine (in whatever namespace we are in)."""
+    # lazy: pulls in networkx, psutil, pydantic, sqlite3, yaml, wanted only here
     from sdnperf.runner import quiet_mininet, run_planned
 
     quiet_mininet()

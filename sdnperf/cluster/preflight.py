@@ -20,6 +20,8 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from sdnperf import tools
+
 # Facts that must agree on every node (from fidelity.environment.collect plus our own).
 MUST_AGREE = (
     "sdnperf",
@@ -99,7 +101,7 @@ def node_facts(study) -> dict:
     """What this node is and whether it can run the study (never raises)."""
     import socket
 
-    from sdnperf.fidelity.environment import collect
+    from sdnperf.fidelity.environment import collect  # lazy: pulls in psutil, wanted only here
 
     facts = collect()
     facts["host"] = socket.gethostname()
@@ -119,6 +121,7 @@ def node_facts(study) -> dict:
 
 def refusal(study) -> str | None:
     """sdnperf's own preflight on this node: None when it accepts every run study."""
+    # lazy: pulls in networkx, psutil, pydantic, sqlite3, yaml, wanted only here
     from sdnperf.runner import StudyRefused, plan_of, preflight
 
     studies = list(
@@ -146,8 +149,7 @@ def code_digest() -> str:
 
 def binaries_digest() -> dict[str, str | None]:
     """SHA-256 of our Rust tools (None: not built on this node)."""
-    from sdnperf import tools
-    from sdnperf.arch.p4 import GRPC_DAEMON
+    from sdnperf.arch.p4 import GRPC_DAEMON  # lazy: pulls in networkx, pydantic, wanted only here
 
     paths = {name: tools.locate(name) for name in ("sdnperf-p4c", "sdnperf-switch", GRPC_DAEMON)}
     out = {}
@@ -157,7 +159,7 @@ def binaries_digest() -> dict[str, str | None]:
 
 
 def capabilities_present() -> dict[str, bool]:
-    from sdnperf.doctor import checks
+    from sdnperf.doctor import checks  # lazy: pulls in rich, wanted only here
 
     return {cap.name: cap.ok for cap, _ in checks()}
 

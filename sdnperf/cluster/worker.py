@@ -13,6 +13,8 @@ import psutil
 import ray
 
 from sdnperf.cluster import NODE_RESOURCE
+from sdnperf.cluster.isolated import available, run_isolated
+from sdnperf.cluster.preflight import node_facts
 
 RAYLET_POLL_S = 0.2
 
@@ -69,19 +71,15 @@ class NodeWorker:
         self._watch = exit_when_gone(raylet, _lose_the_node) if raylet else None
 
     def facts(self, study) -> dict:
-        from sdnperf.cluster.preflight import node_facts
 
         facts = node_facts(study)
         facts["ray_node_id"] = ray.get_runtime_context().get_node_id()
-        from sdnperf.cluster.isolated import available
 
         facts["isolation"] = available()  # None, or why runs cannot be isolated here
         return facts
 
     def run(self, study, run, results_dir: str, session: str):
         """(RunResult, log messages) of one run on this node."""
-        from sdnperf.cluster.isolated import run_isolated
-
         return run_isolated(study, run, Path(results_dir), session=session)
 
 

@@ -118,6 +118,7 @@ def add_ctlbench_command(commands) -> None:
 
 
 def _config(args):
+    # lazy: pulls in pydantic, wanted only here
     from sdnperf.ctlbench.config import CtlbenchFile, controller_from_arg, load, validated
 
     cfg = load(args.file) if args.file else CtlbenchFile()
@@ -145,8 +146,12 @@ def _config(args):
 def cmd_run(args) -> int:
     """The file and options as a study of the one pipeline (ctlbench/study.py), run by
     `args.run_study` (cli.py's, handed down): resume, sweeps, order, provenance, cluster."""
-    from sdnperf.ctlbench.config import ConfigError
+    from sdnperf.ctlbench.config import ConfigError  # lazy: pulls in pydantic, wanted only here
+
+    # lazy: pulls in psutil, pydantic, yaml, wanted only here
     from sdnperf.ctlbench.study import ctlbench_study
+
+    # lazy: only this command needs it (`sdnperf` starts small)
     from sdnperf.emulation.cleanup import ensure_tag
 
     try:
@@ -166,8 +171,13 @@ def cmd_ceiling(args) -> int:
     import subprocess
     import tempfile
 
+    # lazy: only this command needs it (`sdnperf` starts small)
     from sdnperf.controllers.process import free_port
+
+    # lazy: pulls in pydantic, wanted only here
     from sdnperf.ctlbench.probe import ProbeError, binary, wait_devices
+
+    # lazy: only this command needs it (`sdnperf` starts small)
     from sdnperf.emulation.cleanup import ensure_tag
 
     ensure_tag()  # the probe and echo controller inherit it (sdnperf clean)

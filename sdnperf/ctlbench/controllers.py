@@ -16,6 +16,7 @@ import yaml
 from sdnperf.controllers import process
 from sdnperf.controllers.process import ControllerError, ControllerProcess
 from sdnperf.ctlbench.config import ControllerSpec, LoadSection
+from sdnperf.p4 import P4ProgramError, compiled
 
 FAUCET_VLAN = 100
 FAUCET_HOSTS = 100_000  # distinct MACs per switch, so Faucet keeps learning (see below)
@@ -193,8 +194,6 @@ class _Dialer(ControllerProcess):
 def p4rt_controller_config(app: str, devices: list[dict], ports: int) -> dict:
     """The config of our P4Runtime controller (sdnperf/controllers/p4rt/controller.py) for
     the probe's devices, with l2l3.p4 compiled as sdnperf/arch/p4.py does."""
-    from sdnperf.p4 import P4ProgramError, compiled
-
     try:
         prog = compiled("l2l3")
     except P4ProgramError as exc:

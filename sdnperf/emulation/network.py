@@ -10,6 +10,7 @@ import subprocess
 from pathlib import Path
 
 from sdnperf.emulation.cleanup import Registry, orphaned_taps, planned_names
+from sdnperf.topo.mininet_adapter import to_mininet_topo
 from sdnperf.topo.spec import TopoSpec
 
 
@@ -86,8 +87,6 @@ class Network:
     def start(self):
         from mininet.link import Link, TCLink
         from mininet.net import Mininet
-
-        from sdnperf.topo.mininet_adapter import to_mininet_topo
 
         topo = to_mininet_topo(self.spec, netem=self.netem)
         self.registry.interfaces, self.registry.bridges = planned_names(topo)

@@ -24,6 +24,7 @@ import subprocess
 import networkx as nx
 
 from ..topo.spec import TopoSpec
+from ..workloads.ping import parse_ping, ping_argv
 
 # ---- When is a run emulator-bound? ----------------------------------------------------
 # One switch forwarding one packet on a small topology (3x3 grid, one host per switch,
@@ -154,8 +155,6 @@ def workload_pace(
 def measure(net, src: str, dst: str) -> float | None:
     """Min RTT in ms of a short ping series src -> dst in a started network (None when no
     reply came back). Two pings first set up ARP and any controller's flows."""
-    from ..workloads.ping import parse_ping, ping_argv
-
     dst_ip = net.get(dst).IP()
     host = net.get(src)
     for count, interval in ((2, 0.2), (PROBE_PINGS, PROBE_INTERVAL_S)):

@@ -28,7 +28,9 @@ import time
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from sdnperf import tools
 from sdnperf.links.schedule import Setting
+from sdnperf.p4 import compile_file
 from sdnperf.topo.spec import Link, TopoSpec
 
 WIRE_PROGRAM = Path(__file__).with_name("wire.p4")
@@ -243,8 +245,6 @@ def start_elements(
     own, at t = 0). On a failure the ones started are stopped."""
     if not links:
         return {}
-    from sdnperf import tools
-    from sdnperf.p4 import compile_file
 
     binary = tools.find("sdnperf-switch")
     program = str(compile_file(WIRE_PROGRAM).json)

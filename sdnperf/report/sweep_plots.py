@@ -16,8 +16,10 @@ import numpy as np
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
+from sdnperf.report import metrics
 from sdnperf.report.plot_kinds import register as register_kind
 from sdnperf.report.plots import DPI, _save
+from sdnperf.report.stats import mean_ci
 from sdnperf.report.sweeps import SweepMetric, fit_number
 from sdnperf.samples import format_value
 
@@ -163,9 +165,6 @@ def topology_panels(
     (small multiples, shared y axis), a bar per architecture (mean, 95 % CI) and its runs
     as dots. Metrics a sweep figure already shows per point are drawn there instead."""
     from collections import defaultdict
-
-    from sdnperf.report import metrics
-    from sdnperf.report.stats import mean_ci
 
     runs = {r.id: r for r in store.runs(study_id)}
     topologies = list(dict.fromkeys(r.topology for r in runs.values()))

@@ -17,7 +17,7 @@ import warnings
 from collections import defaultdict
 from dataclasses import dataclass, field
 
-from sdnperf.report import metrics
+from sdnperf.report import fmt, metrics
 from sdnperf.report.stats import (
     Difference,
     LinearFit,
@@ -241,8 +241,6 @@ def _compare_points(item: SweepMetric, base: str) -> None:
 def fit_number(value: float, half_width: float | None = None) -> str:
     """A fitted coefficient (± its CI half-width): fixed decimals in the usual range,
     3 significant digits in scientific notation for very small or large slopes."""
-    from sdnperf.report import fmt
-
     if value == 0 or 1e-3 <= abs(value) < 1e6:
         return fmt.mean_pm(value, half_width)
     return f"{value:.3g}" + ("" if half_width is None else f" ± {half_width:.2g}")

@@ -251,7 +251,7 @@ def points(runs, value, metric: str, architectures=None) -> dict[tuple, list[tup
 
 def _open(path: Path):
     """(store, study row) of a results folder or .sqlite; PlanError saying what is missing."""
-    from sdnperf.store.sqlite import Store
+    from sdnperf.store.sqlite import Store  # lazy: pulls in sqlite3, wanted only here
 
     db_path = path if path.suffix == ".sqlite" else path / "study.sqlite"
     if not db_path.exists():

@@ -20,6 +20,9 @@ import math
 import tomllib
 from pathlib import Path
 
+from sdnperf.studies import builtin
+from sdnperf.studies.study_cli import machine_rule, narrow
+
 PASSES = "recirc_passes"
 HOLD = "recirc_hold_us"
 HELD_DST = "10.0.0.2"  # h2 in every built-in topology (Mininet numbers hosts in order)
@@ -33,7 +36,6 @@ class DesignError(ValueError):
 
 
 def load_template(scale: str) -> dict:
-    from sdnperf.studies import builtin
 
     files = builtin.find("recirculation").files(scale)
     if not files:
@@ -43,6 +45,7 @@ def load_template(scale: str) -> dict:
 
 def load_template_file(path: Path) -> dict:
     """A user's study file as a template (checked as a study file first)."""
+    # lazy: pulls in networkx, psutil, pydantic, wanted only here
     from sdnperf.study.loader import load_study
 
     load_study(path)  # StudyError (a ValueError) naming file:line
@@ -273,8 +276,6 @@ def run_file(path: Path, out: Path, command_parser) -> int:
     """`sdnperf run PATH --out OUT --no-report`, leaving out the runs this machine cannot do
     (BMv2 where it is not installed), as `sdnperf study run` does. `command_parser`: the
     top-level parser (a command's `args.command_parser`)."""
-    from sdnperf.studies.study_cli import machine_rule, narrow
-
     keep, why = machine_rule()
     ns = command_parser().parse_args(["run", str(path), "--out", str(out), "--no-report"])
     ns.narrow = lambda plan, selection: narrow(plan, selection, keep, why)

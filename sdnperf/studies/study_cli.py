@@ -135,7 +135,7 @@ def _study(name: str):
 
 
 def cmd_figures(args) -> int:
-    from sdnperf.studies import figure_map
+    from sdnperf.studies import figure_map  # lazy: pulls in pydantic, wanted only here
 
     s = _study(args.name)
     if s is None:
@@ -148,7 +148,7 @@ def cmd_figures(args) -> int:
     *items, count = figure_map.lines(s, fmap)
     print("\n".join(items))
     if args.results:
-        from sdnperf.store import Store
+        from sdnperf.store import Store  # lazy: pulls in sqlite3, wanted only here
 
         path = Path(args.results)
         if not path.is_file():
@@ -209,6 +209,7 @@ def machine_rule():
     """keep(run) and why: the runs this machine can do. An architecture its own check
     refuses here (a missing daemon, a kernel feature) is left out with that reason, not the
     whole study."""
+    # lazy: pulls in networkx, pydantic, wanted only here
     from sdnperf.arch import ArchitectureError, check_architecture
 
     refused: dict[tuple[str, str], str] = {}  # (architecture, topology) -> reason, "" if fine

@@ -17,6 +17,8 @@ from pydantic import BaseModel
 from pydantic.fields import FieldInfo
 from pydantic_core import PydanticUndefined
 
+from sdnperf.userinput import NAME_RULE
+
 HEADER = """\
 # Study-file reference
 
@@ -79,8 +81,6 @@ def limits_text(info: FieldInfo) -> str:
             if value is not None:
                 out.append(template.format(value))
         if hasattr(meta, "func") and getattr(meta.func, "__name__", "") == "_valid_name":
-            from sdnperf.userinput import NAME_RULE
-
             out.append(NAME_RULE)
     return ", ".join(out)
 
@@ -160,17 +160,19 @@ def _kind_of(model: type[BaseModel]) -> str:
 
 def generator_text(kind: str) -> str:
     """One topology generator's parameters (also `sdnperf topo show KIND --help`)."""
-    from sdnperf.topo.registry import generator
+    from sdnperf.topo.registry import generator  # lazy: pulls in networkx, wanted only here
 
     gen = generator(kind)
     return f'### kind = "{kind}"\n\n{gen.summary}\n\n' + table(gen.params_model)
 
 
 def render() -> str:
-    from sdnperf.arch.config import ArchitectureConfig
+    from sdnperf.arch.config import ArchitectureConfig  # lazy: pulls in networkx, wanted only here
+
+    # lazy: pulls in networkx, psutil, wanted only here
     from sdnperf.study.schema import LinkDefaults, StudySection, SweepSection, TopologySection
-    from sdnperf.topo.registry import TOPOLOGIES
-    from sdnperf.workloads.config import WorkloadConfig
+    from sdnperf.topo.registry import TOPOLOGIES  # lazy: pulls in networkx, wanted only here
+    from sdnperf.workloads.config import WorkloadConfig  # lazy: pulls in psutil, wanted only here
 
     parts = [HEADER]
     parts.append("## [study]\n\n" + table(StudySection))

@@ -16,11 +16,13 @@ from pathlib import Path
 import pydantic
 
 from sdnperf.arch.config import OpenflowConfig, P4Config
+from sdnperf.links.schedule import ScheduleError, plan_links
 from sdnperf.study.locate import format_path, line_of
 from sdnperf.study.messages import explain
 from sdnperf.study.schema import StudyFile, TopologySection
 from sdnperf.topo.registry import build_topology, generator, with_link_settings
 from sdnperf.topo.spec import TopoSpec
+from sdnperf.workloads.pairs import resolve_pairs
 
 
 @dataclass
@@ -138,8 +140,6 @@ def _topology(
     link = section.link
     topology.graph.graph["link_element"] = link.element if link else "off"
     if section.schedule:
-        from sdnperf.links.schedule import ScheduleError, plan_links
-
         try:
             topology = plan_links(topology, section.schedule, base_dir)
         except ScheduleError as exc:
@@ -226,8 +226,6 @@ def _check_hosts(
 ) -> list[Problem]:
     """Host names in explicit pairs must exist in the topology (with its `per_topology`
     values, which are validated here for that topology)."""
-    from sdnperf.workloads.pairs import resolve_pairs
-
     names = [wl.name for wl in config.workload]  # the file's order: locations by index
     skip = {
         wl.name for wl in config.workload if wl.topologies and topology.name not in wl.topologies

@@ -29,6 +29,7 @@ from ..samples import Sample, Summary
 from .capture import capturing
 from .context import WorkloadContext, WorkloadError, WorkloadOutput
 from .traffic_config import MixedConfig
+from .video_content import prepare
 
 JOIN_POLL_S = 0.2
 INTERRUPT_WAIT_S = 30.0  # for members to reap their tools after Ctrl-C
@@ -127,8 +128,6 @@ def run_mixed(
     # Encoding video content (first use) must not compete with the members' traffic.
     for member in cfg.members:
         if member.kind == "video":
-            from .video_content import prepare
-
             try:
                 prepare(member, ctx.log)
             except (RuntimeError, OSError) as exc:

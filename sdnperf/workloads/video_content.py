@@ -22,6 +22,7 @@ import os
 import random
 import shutil
 import subprocess
+import tempfile
 from pathlib import Path
 
 FPS = 25
@@ -71,9 +72,10 @@ def ensure_content(
     folder = content_dir(renditions, segment_s, duration_s, kind)
     if (folder / "manifest.json").exists():
         return folder
-    tmp = folder.with_name(folder.name + f".tmp{os.getpid()}")
-    shutil.rmtree(tmp, ignore_errors=True)
-    tmp.mkdir(parents=True)
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    # a fresh name, not one after our PID: runs in separate PID namespaces (the parallel e2e
+    # groups) share this cache and the same PIDs
+    tmp = Path(tempfile.mkdtemp(prefix=folder.name + ".tmp", dir=folder.parent))
     try:
         n = segment_count(segment_s, duration_s)
         if kind == "ffmpeg":

@@ -9,14 +9,27 @@ import shutil
 import subprocess
 import time
 from contextlib import contextmanager
+from pathlib import Path
 
 import pytest
+
+from sdnperf import tools
 
 NEEDS_MININET = [
     pytest.mark.e2e,
     pytest.mark.skipif(os.geteuid() != 0, reason="Mininet needs root"),
     pytest.mark.skipif(not shutil.which("mnexec"), reason="needs Mininet"),
 ]
+
+
+def bmv2_env(binary: str = "simple_switch_grpc") -> dict[str, str]:
+    """{$SDNPERF_BMV2_DIR: the folder of BMv2's `binary`} for a run's environment, found by
+    tools.find_bmv2 (the reference bundle ../shared/p4-reference included); skips the test,
+    saying where it looked, when there is none."""
+    found = tools.find_bmv2(binary, reference=True)
+    if found is None:
+        pytest.skip(f"BMv2: {tools.bmv2_hint(binary, reference=True)}")
+    return {tools.BMV2_ENV: str(Path(found).parent)}
 
 
 class NetContext:

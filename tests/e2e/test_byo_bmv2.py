@@ -1,11 +1,10 @@
-"""BMv2 as a real P4 target: the reference simple_switch_grpc (../shared/p4-reference, or
-$SDNPERF_P4_REFERENCE) beside our switch on the same 3-switch topology and the same traffic,
+"""BMv2 as a real P4 target: the reference simple_switch_grpc (tools.find_bmv2: ../shared/
+p4-reference, or $SDNPERF_BMV2_DIR) beside our switch on the same 3-switch topology and the same traffic,
 under sdnperf's P4Runtime controller. Every BMv2 gets its own Thrift port and notifications
 socket (their defaults, 9090 and ipc:///tmp/bmv2-<id>-notifications.ipc, collide)."""
 
 from __future__ import annotations
 
-import os
 import textwrap
 from pathlib import Path
 
@@ -14,13 +13,9 @@ import pytest
 from sdnperf.runner import execute_run
 from sdnperf.study.loader import load_study_text
 from sdnperf.study.plan import plan_runs
-from tests.e2e.support import NEEDS_MININET
+from tests.e2e.support import NEEDS_MININET, bmv2_env
 
 pytestmark = NEEDS_MININET
-
-REPO = Path(__file__).resolve().parents[2]
-REFERENCE = Path(os.environ.get("SDNPERF_P4_REFERENCE") or REPO.parent / "shared" / "p4-reference")
-BMV2 = REFERENCE / "bin" / "simple_switch_grpc"
 
 STUDY = textwrap.dedent("""\
     [study]
@@ -54,13 +49,13 @@ STUDY = textwrap.dedent("""\
 
 @pytest.fixture
 def bmv2(monkeypatch):
-    if not BMV2.is_file():
-        pytest.skip(f"the reference simple_switch_grpc is not in ../shared/p4-reference ({BMV2})")
+    env = bmv2_env()
     from sdnperf import tools
 
     if tools.locate("sdnperf-switch-grpc") is None:
         pytest.skip("sdnperf-switch-grpc is not built")
-    monkeypatch.setenv("SDNPERF_SIMPLE_SWITCH_GRPC_BIN", str(BMV2))
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
 
 
 def _argv_of(pid: int) -> list[str]:

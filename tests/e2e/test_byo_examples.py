@@ -13,17 +13,12 @@ from pathlib import Path
 import pytest
 
 from sdnperf.controllers.process import port_open, pox_home, venv_tool
-from tests.e2e.support import NEEDS_MININET
+from tests.e2e.support import NEEDS_MININET, bmv2_env
 
 pytestmark = NEEDS_MININET
 
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLES = sorted((REPO / "examples").glob("byo-*.toml"))
-BMV2 = (
-    Path(os.environ.get("SDNPERF_P4_REFERENCE") or REPO.parent / "shared" / "p4-reference")
-    / "bin"
-    / "simple_switch_grpc"
-)
 
 
 def run_example(path: Path, out: Path, env: dict) -> str:
@@ -57,11 +52,7 @@ def test_byo_example_runs(path, tmp_path):
     if path.stem == "byo-pox" and pox_home() is None:
         pytest.skip("POX checkout not found ($POX_HOME or pox.py on PATH)")
     if path.stem == "byo-bmv2":
-        if not BMV2.is_file():
-            pytest.skip(
-                f"the reference simple_switch_grpc is not in ../shared/p4-reference ({BMV2})"
-            )
-        env["SDNPERF_SIMPLE_SWITCH_GRPC_BIN"] = str(BMV2)
+        env.update(bmv2_env())
     if path.stem == "byo-remote":
         if port_open(6653):
             pytest.skip("127.0.0.1:6653 is taken here (run under /work/netns-run)")

@@ -11,28 +11,15 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
-
 from sdnperf.store import Store
-from tests.e2e.support import NEEDS_MININET
+from tests.e2e.support import NEEDS_MININET, bmv2_env
 
 pytestmark = NEEDS_MININET
 
-REPO = Path(__file__).resolve().parents[2]
-# ../shared/p4-reference from the main checkout; a worktree (wt/NAME) sits one level deeper
-CANDIDATES = [
-    Path(os.environ["SDNPERF_P4_REFERENCE"]) if os.environ.get("SDNPERF_P4_REFERENCE") else None,
-    REPO.parent / "shared" / "p4-reference",
-    REPO.parents[1] / "shared" / "p4-reference",
-]
-REFERENCE = next((c for c in CANDIDATES if c and (c / "bin" / "simple_switch_grpc").exists()), None)
 
-
-def run_smoke(tmp_path, only: str, path_prefix: str = "") -> tuple[str, Path]:
-    env = {**os.environ, "SDNPERF_RUN_ROOT": str(tmp_path / "runroot")}
+def run_smoke(tmp_path, only: str, env_extra: dict[str, str] | None = None) -> tuple[str, Path]:
+    env = {**os.environ, "SDNPERF_RUN_ROOT": str(tmp_path / "runroot"), **(env_extra or {})}
     env.pop("SDNPERF_TAG", None)
-    if path_prefix:
-        env["PATH"] = f"{path_prefix}:{env['PATH']}"
     out = tmp_path / "results"
     r = subprocess.run(
         [sys.executable, "-m", "sdnperf.cli", "study", "run", "workload-complexity"]
@@ -74,9 +61,7 @@ def test_direct_connection_has_no_switch_and_carries_the_traffic(tmp_path):
 
 
 def test_bmv2_blocks_forward_the_same_programs(tmp_path):
-    if REFERENCE is None:
-        pytest.skip("BMv2's simple_switch_grpc is not in ../shared/p4-reference/bin")
-    _, db = run_smoke(tmp_path, "arch=bmv2-l2|bmv2-ipv4,workload=owd", str(REFERENCE / "bin"))
+    _, db = run_smoke(tmp_path, "arch=bmv2-l2|bmv2-ipv4,workload=owd", bmv2_env())
     with Store(db) as store:
         (study,) = store.studies()
         runs = store.runs(study.id)

@@ -20,7 +20,7 @@ import pytest
 from sdnperf.arch.config import P4Config
 from sdnperf.runner import started_network
 from sdnperf.topo.registry import build_topology
-from tests.e2e.support import NEEDS_MININET
+from tests.e2e.support import NEEDS_MININET, bmv2_env
 
 pytestmark = NEEDS_MININET
 PINGS = 5
@@ -243,15 +243,6 @@ def test_pilot_refuses_a_target_past_its_maximum_n(tmp_path):
     assert not (tmp_path / "results" / "recirculation" / "recirc-design.json").exists()
 
 
-REFERENCE_BIN = (
-    Path(
-        os.environ.get("SDNPERF_P4_REFERENCE")
-        or Path(__file__).resolve().parents[3] / "shared" / "p4-reference"
-    )
-    / "bin"
-)
-
-
 def read_counter(sw, p4info: Path, name: str) -> int:
     """Packets of counter `name`[0], read over P4Runtime by a second (non-primary) client:
     what any P4Runtime tool would see, on our switch and on BMv2 alike."""
@@ -323,9 +314,8 @@ def test_counters_show_n_passes_per_selected_packet(passes, tmp_path):
 def test_bmv2_reads_the_same_params(tmp_path, monkeypatch):
     """BMv2's simple_switch_grpc (the reference, ../shared/p4-reference) takes the same
     P4Runtime writes: its counter shows N passes per packet and its RTT grows with N."""
-    if not (REFERENCE_BIN / "simple_switch_grpc").exists():
-        pytest.skip(f"BMv2 is not in ../shared/p4-reference ({REFERENCE_BIN.parent})")
-    monkeypatch.setenv("PATH", f"{REFERENCE_BIN}:{os.environ['PATH']}")
+    for name, value in bmv2_env().items():
+        monkeypatch.setenv(name, value)
     none, some = (switch_counters(n, tmp_path / str(n), target="bmv2") for n in (0, 15))
     print(none, some)
     assert (none["counter"], some["counter"]) == (0, 15 * 2 * PINGS)

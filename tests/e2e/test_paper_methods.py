@@ -15,6 +15,7 @@ from pathlib import Path
 import networkx as nx
 import pytest
 
+from sdnperf import tools
 from sdnperf.arch.config import RouterConfig
 from sdnperf.report import plots
 from sdnperf.runner import started_network
@@ -24,12 +25,10 @@ from sdnperf.topo.registry import topology_from_table
 from sdnperf.workloads.basic_config import IperfTcpConfig, IperfUdpConfig, PingConfig
 from sdnperf.workloads.iperf import run_iperf_tcp, run_iperf_udp
 from sdnperf.workloads.ping import run_ping
-from tests.e2e.support import NEEDS_MININET, NetContext, iperf3_tcp
+from tests.e2e.support import NEEDS_MININET, NetContext, bmv2_env, iperf3_tcp
 
 pytestmark = NEEDS_MININET
 REPO = Path(__file__).resolve().parents[2]
-REFERENCE = Path(os.environ.get("SDNPERF_P4_REFERENCE") or REPO.parent / "shared" / "p4-reference")
-BMV2 = REFERENCE / "bin" / "simple_switch_grpc"
 
 TOPOLOGIES = {
     "grid": {"kind": "grid", "rows": 2, "cols": 2},  # loops: two equal paths corner to corner
@@ -143,13 +142,9 @@ def _ok_runs(tmp_path) -> dict[str, str]:
 def test_bmv2_block_of_topologies_traffic_where_found(tmp_path):
     """000's own switch (§3.3: bmv2) under the same topology-aware reactive app, on a
     multi-switch topology with loops, when the reference simple_switch_grpc is there."""
-    if not BMV2.is_file():
-        pytest.skip(f"the reference simple_switch_grpc is not in ../shared/p4-reference ({BMV2})")
+    env = bmv2_env()
     r = _study_run(
-        "topologies-traffic",
-        "arch=p4-bmv2,topology=multi-path,workload=ping",
-        tmp_path,
-        {"SDNPERF_SIMPLE_SWITCH_GRPC_BIN": str(BMV2)},
+        "topologies-traffic", "arch=p4-bmv2,topology=multi-path,workload=ping", tmp_path, env
     )
     assert r.returncode == 0, (r.stdout + r.stderr)[-4000:]
     runs = _ok_runs(tmp_path)
@@ -158,10 +153,7 @@ def test_bmv2_block_of_topologies_traffic_where_found(tmp_path):
 
 def test_missing_components_are_left_out_with_the_reason(tmp_path):
     """Without simple_switch_grpc (or POX) the block is left out, saying why."""
-    env = {"SDNPERF_SIMPLE_SWITCH_GRPC_BIN": str(tmp_path / "no-such-simple_switch_grpc")}
-    env["PATH"] = os.pathsep.join(
-        p for p in os.environ.get("PATH", "").split(os.pathsep) if "p4-reference" not in p
-    )
+    env = {tools.BMV2_ENV: str(tmp_path / "no-bmv2-here")}  # pinned: PATH is not searched
     r = _study_run("topologies-traffic", "arch=p4-bmv2|router,workload=ping", tmp_path, env)
     out = r.stdout + r.stderr
     assert "left out on this machine" in out and "simple_switch_grpc" in out, out[-4000:]

@@ -513,26 +513,24 @@ def test_study_run_leaves_out_what_this_machine_cannot_run(monkeypatch, capsys):
     BMv2 switch gets its own Thrift port); the rest of the plan is kept, with the reason
     printed."""
     from sdnperf import tools
-    from sdnperf.arch import p4 as p4_arch
     from sdnperf.studies.study_cli import machine_rule, narrow
     from sdnperf.study.loader import load_study
     from sdnperf.study.plan import plan_runs
 
     monkeypatch.setattr(tools, "locate", lambda name: f"/bin/{name}")  # our switch "built"
+    monkeypatch.setattr(tools, "find_bmv2", lambda name, reference=False: f"/bin/{name}")
     plan = plan_runs(load_study(builtin.find("recirculation").files("quick")[0]))
     bmv2 = [r for r in plan if r.architecture.target == "bmv2"]
     assert bmv2 and len(bmv2) < len(plan)
 
-    monkeypatch.setattr(
-        tools, "locate", lambda name: None if name == p4_arch.BMV2_DAEMON else f"/bin/{name}"
-    )
+    monkeypatch.setattr(tools, "find_bmv2", lambda name, reference=False: None)
     keep, why = machine_rule()
     kept, selection = narrow(plan, None, keep, why)
     assert [r for r in kept if r.architecture.target == "bmv2"] == []
     assert len(kept) == len(plan) - len(bmv2) and not selection.matches(bmv2[0])
     assert "needs simple_switch_grpc on PATH" in capsys.readouterr().out
 
-    monkeypatch.setattr(tools, "locate", lambda name: f"/bin/{name}")
+    monkeypatch.setattr(tools, "find_bmv2", lambda name, reference=False: f"/bin/{name}")
     keep, why = machine_rule()
     kept, _ = narrow(plan, None, keep, why)
     assert {r.topology for r in kept if r.architecture.target == "bmv2"} == {

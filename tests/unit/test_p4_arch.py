@@ -39,6 +39,8 @@ def test_l2_learning_refused_on_loops(tmp_path):
 
 def test_bmv2_refused_without_simple_switch_grpc(tmp_path, monkeypatch):
     monkeypatch.setenv("PATH", str(tmp_path))
+    monkeypatch.delenv("SDNPERF_BMV2_DIR", raising=False)
+    monkeypatch.delenv("SDNPERF_P4_REFERENCE", raising=False)
     spec = build_topology("single", {"hosts": 2}, seed=1)
     with pytest.raises(ArchitectureError, match="simple_switch_grpc"):
         check_architecture(P4Config(kind="p4", name="p4", target="bmv2"), spec)

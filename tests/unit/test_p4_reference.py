@@ -4,30 +4,27 @@ compiler's, and the program's STF tests pass on our switch running p4c's JSON.""
 
 from __future__ import annotations
 
-import os
 import subprocess
 from pathlib import Path
 
 import pytest
 from google.protobuf import text_format
 
-from sdnperf import p4
+from sdnperf import p4, tools
 from tests.unit.test_p4_program import PROGRAM_DIR, TESTS, _tools, cache, run_stf  # noqa: F401
 
 REPO = Path(__file__).resolve().parents[2]
-REFERENCE = Path(os.environ.get("SDNPERF_P4_REFERENCE") or REPO.parent / "shared" / "p4-reference")
+# the bundle's folder (bin/p4c-bm2-ss, share/p4c/p4include), as tools.find_bmv2 finds it
+_P4C = tools.find_bmv2("p4c-bm2-ss", reference=True)
+REFERENCE = Path(_P4C).parent.parent if _P4C else None
 PROGRAMS = sorted(p.stem for p in PROGRAM_DIR.glob("*.p4"))
 
 
 @pytest.fixture(scope="module")
 def reference():
-    compiler = REFERENCE / "bin" / "p4c-bm2-ss"
-    if not compiler.exists():
-        pytest.skip(
-            f"the reference P4 tools are not in ../shared/p4-reference ({REFERENCE}); "
-            "set SDNPERF_P4_REFERENCE"
-        )
-    return compiler
+    if REFERENCE is None:
+        pytest.skip(f"the reference P4 tools: {tools.bmv2_hint('p4c-bm2-ss', reference=True)}")
+    return REFERENCE / "bin" / "p4c-bm2-ss"
 
 
 @pytest.fixture(scope="module")

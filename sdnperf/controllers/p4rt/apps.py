@@ -56,6 +56,7 @@ def _entry_update(
     fabric, key_table: dict, device: int, table: str, match: dict, action: str, params: dict
 ):
     """INSERT the first time a key is written on a device, MODIFY afterwards."""
+    # lazy: pulls in finsy, google.protobuf, grpc, wanted only here
     from sdnperf.controllers.p4rt.client import update
 
     key = (device, table, tuple(sorted(match.items())))
@@ -115,7 +116,10 @@ class L2Learning(App):
         )
 
     async def switch_ready(self, device: int) -> None:
+        # lazy: pulls in finsy, google.protobuf, grpc, wanted only here
         from sdnperf.controllers.p4rt.client import update
+
+        # lazy: pulls in finsy, google.protobuf, grpc, wanted only here
         from sdnperf.controllers.p4rt.schema import multicast_group
 
         ports = self.fabric.topology.ports.get(device, [])
@@ -285,7 +289,10 @@ class Proactive(App):
         self.done: set[int] = set()
 
     def updates_for(self, plan: dict, device: int) -> list:
+        # lazy: pulls in finsy, google.protobuf, grpc, wanted only here
         from sdnperf.controllers.p4rt.client import update
+
+        # lazy: pulls in finsy, google.protobuf, grpc, wanted only here
         from sdnperf.controllers.p4rt.schema import multicast_group
 
         schema = self.fabric.schema

@@ -36,7 +36,7 @@ import time
 from pathlib import Path
 
 from sdnperf.controllers.p4rt import apps as apps_mod
-from sdnperf.controllers.p4rt import stages
+from sdnperf.controllers.p4rt import runtime_json, stages
 from sdnperf.controllers.p4rt.client import (
     StreamSwitchConnection,
     SwitchConnection,
@@ -45,6 +45,7 @@ from sdnperf.controllers.p4rt.client import (
 from sdnperf.controllers.p4rt.params import param_updates
 from sdnperf.controllers.p4rt.schema import Schema
 from sdnperf.controllers.p4rt.topology import Topology
+from sdnperf.p4 import compile_file
 
 log = logging.getLogger("sdnperf.p4rt")
 # "transport" in the config: how the stream is carried (unary RPCs are grpcio in all three)
@@ -146,8 +147,6 @@ class Controller(apps_mod.Fabric):
         }
 
     def _load_runtime_files(self) -> None:
-        from sdnperf.controllers.p4rt import runtime_json
-        from sdnperf.p4 import compile_file
 
         files = runtime_json.files_for(self.config["runtime_dir"], list(self.names))
         self.runtime_files = {}

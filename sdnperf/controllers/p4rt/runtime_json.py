@@ -54,7 +54,10 @@ class RuntimeFile:
 
     def build_updates(self, schema) -> list:
         """P4Runtime updates for everything in the file (default actions as MODIFY)."""
+        # lazy: pulls in finsy, google.protobuf, grpc, wanted only here
         from sdnperf.controllers.p4rt.client import update
+
+        # lazy: pulls in finsy, google.protobuf, grpc, wanted only here
         from sdnperf.controllers.p4rt.schema import SchemaError, clone_session, multicast_group
 
         out = []

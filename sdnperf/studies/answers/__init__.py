@@ -12,6 +12,7 @@ from html import escape
 from importlib import import_module
 
 from sdnperf.report.sections import register_section
+from sdnperf.studies.builtin import STUDIES
 
 # study name (as in its files' [study] name, or its prefix for a study of several files)
 MODULES = {
@@ -40,8 +41,6 @@ def builtin_of(stored_name: str) -> str | None:
 
 def answer_for(store, study_id: int) -> Answer | None:
     """The answer of a built-in study's store; None for any other study."""
-    from sdnperf.studies.builtin import STUDIES
-
     name = builtin_of(store.study(study_id).name)
     if name is None:
         return None
