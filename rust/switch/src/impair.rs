@@ -1,6 +1,8 @@
 //! Per-port link impairment: fixed delay, jitter (uniform ±jitter, packets stay in FIFO
 //! order), random loss, and a rate limit (packets spaced by their serialisation time at
-//! `rate_bps`, a token bucket of one packet like tc htb, with a bounded backlog). A port
+//! `rate_bps`, a token bucket of one packet like tc htb, with a bounded backlog; or, with
+//! `serialise`, a wire of that rate: every packet held for its transmission time, like
+//! netem's `rate`, so a lone packet on an idle link pays it too). A port
 //! can be impaired on egress (packets it transmits), on ingress (packets it receives,
 //! before the pipeline sees them) or both, so a link to a host whose kernel
 //! lacks sch_netem is impaired in both directions by the switch alone.
@@ -61,6 +63,10 @@ pub struct ImpairCfg {
     /// loss/jitter random sequence seed; None = a fixed per-port, per-direction default,
     /// so runs are repeatable either way
     pub seed: Option<u64>,
+    /// a wire of `rate_bps`: each packet departs at max(arrival, previous departure) +
+    /// len x 8 / rate (netem's `rate`); false: htb's one-packet bucket, a packet on an idle
+    /// link leaves at once
+    pub serialise: bool,
 }
 
 impl ImpairCfg {
@@ -98,6 +104,13 @@ impl ImpairCfg {
                 "seed" => {
                     c.seed = Some(v.trim().parse().map_err(|e| format!("seed {}: {}", v, e))?)
                 }
+                "serialise" => {
+                    c.serialise = match v.trim() {
+                        "1" | "true" | "on" => true,
+                        "0" | "false" | "off" => false,
+                        other => return Err(format!("serialise {}: expected 1 or 0", other)),
+                    }
+                }
                 other => return Err(format!("impairment: unknown key {}", other)),
             }
         }
@@ -124,6 +137,9 @@ impl ImpairCfg {
         }
         if let Some(s) = self.seed {
             parts.push(format!("seed={}", s));
+        }
+        if self.serialise {
+            parts.push("serialise=1".into());
         }
         if parts.is_empty() {
             "none".into()
@@ -254,7 +270,8 @@ pub struct Impair<T> {
     last_release: u64,
     /// when the packet being serialised has left the link (model time)
     link_free_at: u64,
-    /// model departure time of the previous packet to leave the rate stage
+    /// model departure time of the previous packet to leave the rate stage (its start on
+    /// the link; serialised: the end of its transmission)
     last_departure: u64,
     /// whether that packet waited for the link
     last_waited: bool,
@@ -368,12 +385,16 @@ impl<T> Impair<T> {
                 break;
             };
             let waited = start > q.arrived;
+            let on_link = serialisation_ns(q.len, self.cfg.rate_bps).unwrap_or(0);
+            // serialised: the packet leaves once its last bit is sent
+            let departure = start + if self.cfg.serialise { on_link } else { 0 };
             // the spacing the configured rate asked for, for the fidelity monitor
-            let paced = (waited && self.last_waited).then(|| start - self.last_departure);
+            let paced =
+                (waited && self.last_waited).then(|| departure.saturating_sub(self.last_departure));
             self.last_waited = waited;
-            self.last_departure = start;
-            self.link_free_at = start + serialisation_ns(q.len, self.cfg.rate_bps).unwrap_or(0);
-            let mut t = start + self.cfg.delay_ns;
+            self.last_departure = departure;
+            self.link_free_at = start + on_link;
+            let mut t = departure + self.cfg.delay_ns;
             if self.cfg.jitter_ns > 0 {
                 let j = self.rand() % (2 * self.cfg.jitter_ns + 1);
                 t = (t + j).saturating_sub(self.cfg.jitter_ns);
@@ -423,7 +444,15 @@ impl<T> Impair<T> {
     pub fn next_release(&self) -> Option<u64> {
         let line = self.line.front().map(|h| h.due);
         let least_delay = self.cfg.delay_ns.saturating_sub(self.cfg.jitter_ns);
-        let head = self.head_departure().map(|t| t.saturating_add(least_delay));
+        let on_link = match self.backlog.front() {
+            Some(q) if self.cfg.serialise => {
+                serialisation_ns(q.len, self.cfg.rate_bps).unwrap_or(0)
+            }
+            _ => 0,
+        };
+        let head = self
+            .head_departure()
+            .map(|t| t.saturating_add(on_link + least_delay));
         match (line, head) {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
@@ -736,6 +765,71 @@ mod tests {
             assert!(t >= last);
             last = t;
         }
+    }
+
+    #[test]
+    fn serialised_link_holds_every_packet_for_its_transmission_time() {
+        // 1500 B at 1 Mbit/s = 12 ms on the wire (thesis 003's theory: size x 8 / rate)
+        let cfg = ImpairCfg::parse("rate=1mbit,serialise=1").unwrap();
+        assert!(cfg.serialise);
+        let mut im = Impair::new(cfg, 1);
+        // a lone packet on an idle link: not at once (htb) but after 12 ms
+        im.offer(0, 1500, 1).unwrap();
+        assert_eq!(im.poll(0), None);
+        assert_eq!(im.next_release(), Some(12_000_000));
+        assert_eq!(im.poll(11_999_999), None);
+        assert_eq!(im.poll(12_000_000), Some(1));
+        // a backlog: each departs at max(arrival, previous departure) + 12 ms
+        for i in 2..=4 {
+            im.offer(100_000_000, 1500, i).unwrap();
+        }
+        im.offer(120_000_000, 1500, 5).unwrap(); // arrives while 2 and 3 are on the link
+        im.offer(200_000_000, 1500, 6).unwrap(); // the link is idle again by then
+        assert_eq!(
+            drain(&mut im),
+            vec![
+                (2, 112_000_000),
+                (3, 124_000_000),
+                (4, 136_000_000),
+                (5, 148_000_000),
+                (6, 212_000_000)
+            ]
+        );
+        // the model's delay holds the transmission times (and the queueing behind others)
+        let s = im.stats;
+        assert_eq!(
+            s.model_delay_ns,
+            12_000_000 * 3 + 24_000_000 + 36_000_000 + 28_000_000
+        );
+        // 4 and 5 waited behind packets that waited (5 arrived while 3 was on the link):
+        // each spaced by its own 12 ms; on time, the share of the rate is exact
+        assert_eq!((s.busy_packets, s.busy_model_ns), (2, 24_000_000));
+        assert_eq!(s.busy_span_ns, s.busy_model_ns);
+        assert_eq!(s.late_ns, 0);
+    }
+
+    #[test]
+    fn serialised_delay_and_size() {
+        // delay after the transmission; a 64-byte frame at 1 Mbit/s takes 512 us
+        let mut im = Impair::new(
+            ImpairCfg::parse("rate=1mbit,delay=5ms,serialise=1").unwrap(),
+            1,
+        );
+        im.offer(0, 64, 1).unwrap();
+        assert_eq!(im.next_release(), Some(5_512_000));
+        assert_eq!(drain(&mut im), vec![(1, 5_512_000)]);
+        // without a rate there is nothing to serialise: a no-op like any unset key
+        let c = ImpairCfg::parse("serialise=1").unwrap();
+        assert!(c.is_noop());
+        // htb's model (the default) lets the lone packet through after the delay only
+        let mut im = Impair::new(ImpairCfg::parse("rate=1mbit,delay=5ms").unwrap(), 1);
+        im.offer(0, 64, 1).unwrap();
+        assert_eq!(drain(&mut im), vec![(1, 5_000_000)]);
+        assert!(ImpairCfg::parse("serialise=yes")
+            .unwrap_err()
+            .contains("expected 1 or 0"));
+        let c = ImpairCfg::parse("rate=1mbit,serialise=1").unwrap();
+        assert_eq!(ImpairCfg::parse(&c.describe()).unwrap(), c);
     }
 
     #[test]
