@@ -31,6 +31,27 @@ def check_link_features(spec: TopoSpec, architectures=(), netem: Capability | No
     their own switches (Architecture.impairs_links_itself: p4 on our switch); every other
     architecture of the study is named in the refusal. `netem` defaults to the detected
     capability (a test passes its own)."""
+    if spec.serialised_links():
+        cap = netem if netem is not None else capabilities.netem()
+        if not cap.ok:
+            blocked = [
+                a for a in architectures if not architecture_class(a).impairs_links_itself(a)
+            ]
+            if blocked or not architectures:
+                links = ", ".join(f"{x.node1}-{x.node2}" for x in spec.serialised_links()[:5])
+                who = (
+                    f"architecture(s) {', '.join(arch_label(a) for a in blocked)} cannot run "
+                    "it here"
+                    if blocked
+                    else "no architecture can run it here"
+                )
+                raise EmulationError(
+                    f"topology {spec.name!r}: serialise = true (link(s) {links}) holds every "
+                    "packet for its transmission time with netem's `rate`, which needs the "
+                    f"kernel's sch_netem qdisc — {cap.detail}; {who}. Drop serialise, run on "
+                    'a kernel with sch_netem, or use the p4 architecture (kind = "p4", '
+                    'target = "sdnperf"), whose switch serialises on its own ports.'
+                )
     if spec.needs_netem():
         cap = netem if netem is not None else capabilities.netem()
         if not cap.ok:

@@ -161,11 +161,14 @@ class P4Architecture(Architecture):
             bare = [
                 f"{x.node1}-{x.node2}"
                 for x in spec.links()
-                if (x.delay_ms or x.loss_pct) and spec.is_host(x.node1) and spec.is_host(x.node2)
+                if (x.delay_ms or x.loss_pct or (x.serialise and x.bw))
+                and spec.is_host(x.node1)
+                and spec.is_host(x.node2)
             ]
             if bare and not capabilities.netem().ok:
+                what = "serialise" if spec.serialised_links() else "delay/loss"
                 raise ArchitectureError(
-                    f"architecture {cfg.name!r}: link(s) {', '.join(bare[:5])} set delay/loss "
+                    f"architecture {cfg.name!r}: link(s) {', '.join(bare[:5])} set {what} "
                     "but join two hosts: without sch_netem only a switch port can impair a link"
                 )
         if cfg.datapath == "xdp" and shaped_links(spec):
@@ -220,7 +223,11 @@ class P4Architecture(Architecture):
         sends: one delay per direction). The switch's egress stands for its own end; a
         switch-switch link has a switch at both ends. A host's end is tc in the host
         (htb for bw; netem for delay/loss where the kernel has it); without sch_netem the
-        switch port's ingress takes the host end's delay/loss instead (direction=in)."""
+        switch port's ingress takes the host end's delay/loss instead (direction=in).
+        A serialised link (`serialise`) holds every packet for its transmission time at
+        both ends: the switch's egress, and for a host's end netem's rate in the host or,
+        without sch_netem, the port's ingress (which then takes the rate too: the host
+        has no htb on a serialised link, mininet_adapter.link_opts)."""
         graph = self.spec.graph
         done: dict[str, dict[int | str, str]] = {}  # switch -> port (or "PORT-in") -> spec
         names = {sw.name for sw in net.switches}
@@ -237,12 +244,18 @@ class P4Architecture(Architecture):
                     parts.append(f"delay={float(attrs['delay_ms']):g}ms")
                 if attrs.get("loss_pct"):
                     parts.append(f"loss={float(attrs['loss_pct']):g}%")
+                if attrs.get("serialise") and attrs.get("bw"):
+                    parts.append("serialise=1")
                 port = node.ports[intf]
                 if parts:
                     spec = ",".join(parts)
                     node.ctl(f"port_impair {port} direction=out {spec}{self._seed(node, port, 0)}")
                     done.setdefault(node.name, {})[port] = spec
-                host_end = [p for p in parts if not p.startswith("rate=")]
+                host_end = (
+                    parts
+                    if attrs.get("serialise")
+                    else [p for p in parts if not p.startswith("rate=")]
+                )
                 if other.node.name not in names and not kernel_netem and host_end:
                     spec = ",".join(host_end)
                     node.ctl(f"port_impair {port} direction=in {spec}{self._seed(node, port, 1)}")

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from sdnperf.emulation.cleanup import Registry, orphaned_taps, planned_names
 from sdnperf.topo.mininet_adapter import to_mininet_topo
-from sdnperf.topo.spec import TopoSpec
+from sdnperf.topo.spec import Link, TopoSpec
 
 
 class EmulationError(RuntimeError):
@@ -59,6 +59,34 @@ def set_link_mtus(net, spec: TopoSpec) -> None:
                     raise EmulationError(
                         f"link {link.node1}-{link.node2}: cannot set mtu {link.mtu} on "
                         f"{intf.name}: {out.strip()}"
+                    )
+
+
+def netem_rate_argv(interface: str, link: Link) -> list[str]:
+    """`tc` argv giving one end of a serialised link netem's `rate` (every packet held for
+    its transmission time at the link's bw), with the link's delay and loss on the same
+    qdisc (netem applies delay, then serialisation)."""
+    argv = ["tc", "qdisc", "replace", "dev", interface, "root", "netem"]
+    if link.delay_ms:
+        argv += ["delay", f"{link.delay_ms:g}ms"]
+    if link.loss_pct:
+        argv += ["loss", f"{link.loss_pct:g}%"]
+    return argv + ["rate", f"{int(round((link.bw or 0) * 1e6))}bit"]
+
+
+def set_link_serialisation(net, spec: TopoSpec) -> None:
+    """Give both ends of every serialised link a netem qdisc with `rate` (Mininet's TCLink
+    has no such option and was given none for them, mininet_adapter.link_opts). Only with
+    sch_netem: without it the runner refused the study or left the links to our switch."""
+    for link in spec.serialised_links():
+        for mn_link in net.linksBetween(net.get(link.node1), net.get(link.node2)):
+            for intf in (mn_link.intf1, mn_link.intf2):
+                argv = netem_rate_argv(intf.name, link)
+                out = intf.node.cmd(shlex.join(argv) + "; echo rc=$?")
+                if not out.rstrip().endswith("rc=0"):
+                    raise EmulationError(
+                        f"link {link.node1}-{link.node2}: serialise: cannot set "
+                        f"{shlex.join(argv)}: {out.strip()}"
                     )
 
 
@@ -130,6 +158,8 @@ class Network:
                     if intf.name != "lo":
                         host.cmd("ethtool -K", intf, "tx off >/dev/null 2>&1")
         set_link_mtus(self.net, self.spec)
+        if self.netem:
+            set_link_serialisation(self.net, self.spec)
         self.net.start()
         return self.net
 

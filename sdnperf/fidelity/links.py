@@ -14,7 +14,11 @@ the workload (never from the workload's own figures, which are what is being jud
   * rate: while packets queued behind each other for serialisation, the departure spacing
     gives the achieved rate; below (1 - RATE_TOLERANCE) x the configured rate is a breach.
     The switch also sums the spacing the rate in force asked for (busy_model_ns), so the
-    share achieved is exact under a rate schedule or a trace too;
+    share achieved is exact under a rate schedule or a trace too. Only gaps between two
+    packets that both waited count (impair.rs, ImpairStats): the first wait of a busy
+    period follows a packet that left at once, so its gap holds one timer wake-up's
+    latency (judged below as lateness), not the rate; between timer-released packets the
+    latencies cancel unless they grow, which is what a rate the host cannot serve does;
   * delay: the mean time a packet left after it was due is added delay the study did not
     ask for; above LATE_SHARE of the configured delay (at least LATE_FLOOR_MS) is a breach;
   * loss: lost / offered against the configured probability, a binomial test at

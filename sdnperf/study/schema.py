@@ -47,6 +47,11 @@ class LinkDefaults(_Strict):
     loss_pct: float | None = Field(None, ge=0, le=100)
     # both ends of every link (e.g. 2000 so 2000-byte frames pass); unset: the kernel's 1500
     mtu: int | None = Field(None, ge=68, le=65535, description="bytes")
+    # Hold every packet for its transmission time at bw (netem's `rate`; our switch's ports
+    # do the same), so a lone ping on an idle 1 Mbit/s link pays 12 ms per 1500 bytes as on
+    # a wire. Unset/false: htb's token bucket, which lets a lone packet through at once.
+    # Without bw there is nothing to hold; on kernel links it needs sch_netem.
+    serialise: bool | None = None
     # The sdnperf link element (links/element.py: our switch as a two-port wire in the
     # host's namespace) on host links with delay/loss/jitter: "auto" where the kernel lacks
     # sch_netem and the architecture does not impair links itself; "always" on every host

@@ -22,7 +22,11 @@ def link_opts(link: Link, netem: bool = True) -> dict:
     netem=False leaves delay and loss out altogether: the architecture's switches emulate
     them (the kernel has no sch_netem; arch/link_support.py decides).
     """
-    opts = {}
+    opts: dict = {}
+    if link.serialise and link.bw is not None:
+        # a netem qdisc with `rate` (emulation/network.py, set_link_serialisation) or our
+        # switch's ports shape the link; htb would only add its token bucket
+        return opts
     if link.bw is not None:
         if link.bw > MININET_MAX_BW_MBIT:
             raise TopologyError(
@@ -43,6 +47,11 @@ def check_links(spec: TopoSpec) -> None:
     starting anything, so a study fails at load time, not mid-run)."""
     for link in spec.links():
         link_opts(link)
+        if link.serialise and link.bw is not None and link.bw > MININET_MAX_BW_MBIT:
+            raise TopologyError(
+                f"link {link.node1}-{link.node2}: bw {link.bw} Mbit/s is above "
+                f"the {MININET_MAX_BW_MBIT} Mbit/s a shaped link may have"
+            )
 
 
 def to_mininet_topo(spec: TopoSpec, netem: bool = True):

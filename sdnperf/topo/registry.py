@@ -63,10 +63,18 @@ def with_link_settings(
     for tier, values in ((CORE, core_link), (EDGE, edge_link)):
         if values:
             spec = spec.with_tier_defaults(
-                tier, values.get("bw"), values.get("delay_ms"), values.get("loss_pct")
+                tier,
+                values.get("bw"),
+                values.get("delay_ms"),
+                values.get("loss_pct"),
+                values.get("serialise"),
             )
     if link:
         spec = spec.with_link_defaults(
-            link.get("bw"), link.get("delay_ms"), link.get("loss_pct"), link.get("mtu")
+            link.get("bw"),
+            link.get("delay_ms"),
+            link.get("loss_pct"),
+            link.get("mtu"),
+            link.get("serialise"),
         )
     return spec

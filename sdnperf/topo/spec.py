@@ -16,7 +16,7 @@ import networkx as nx
 
 HOST = "host"
 SWITCH = "switch"
-LINK_ATTRS = ("bw", "delay_ms", "loss_pct", "mtu")
+LINK_ATTRS = ("bw", "delay_ms", "loss_pct", "mtu", "serialise")
 MTU_MIN, MTU_MAX = 68, 65535  # IPv4's minimum; a veth's maximum
 # Link tiers for per-tier settings ([topology.core_link] / [topology.edge_link]).
 CORE = "core"  # switch to switch
@@ -65,6 +65,9 @@ class Link:
     port1: int | None = None
     port2: int | None = None
     mtu: int | None = None  # bytes, both ends (None: the kernel's 1500)
+    # hold every packet for its transmission time at `bw` (netem's `rate`), not only a
+    # backlog: a lone packet on an idle link pays size x 8 / bw too
+    serialise: bool | None = None
 
 
 @dataclass
@@ -118,6 +121,7 @@ class TopoSpec:
                     ports.get(a),
                     ports.get(b),
                     data["mtu"],
+                    data["serialise"],
                 )
             )
         result.sort(key=lambda link: (natural_key(link.node1), natural_key(link.node2)))
@@ -142,10 +146,19 @@ class TopoSpec:
         return self.graph.number_of_nodes() > 0 and nx.is_connected(self.graph)
 
     def needs_netem(self) -> bool:
-        """True when some link asks for delay or loss (which needs sch_netem in the kernel)."""
-        return any(
-            (link.delay_ms or 0) > 0 or (link.loss_pct or 0) > 0 for link in self.links()
-        ) or any(plan.needs_netem() for plan in self.schedules)
+        """True when some link asks for delay, loss or serialisation (which need sch_netem
+        in the kernel)."""
+        return (
+            any((link.delay_ms or 0) > 0 or (link.loss_pct or 0) > 0 for link in self.links())
+            or any(plan.needs_netem() for plan in self.schedules)
+            or bool(self.serialised_links())
+        )
+
+    def serialised_links(self) -> list[Link]:
+        """The links that hold every packet for its transmission time (`serialise`). An
+        unshaped link (no bw) has no transmission time to hold: not one of them, so a sweep
+        of bw may include "unlimited" beside serialise = true."""
+        return [link for link in self.links() if link.serialise and link.bw is not None]
 
     def needs_htb(self) -> bool:
         """True when some link has a bandwidth limit (tc htb)."""
@@ -184,10 +197,17 @@ class TopoSpec:
         delay_ms: float | None = None,
         loss_pct: float | None = None,
         mtu: int | None = None,
+        serialise: bool | None = None,
     ) -> TopoSpec:
         """A copy where every link attribute that is unset takes the given default."""
         spec = self.copy()
-        defaults = {"bw": bw, "delay_ms": delay_ms, "loss_pct": loss_pct, "mtu": mtu}
+        defaults = {
+            "bw": bw,
+            "delay_ms": delay_ms,
+            "loss_pct": loss_pct,
+            "mtu": mtu,
+            "serialise": serialise,
+        }
         for _, _, data in spec.graph.edges(data=True):
             for attr, value in defaults.items():
                 if data.get(attr) is None:
@@ -205,6 +225,7 @@ class TopoSpec:
         bw: float | None = None,
         delay_ms: float | None = None,
         loss_pct: float | None = None,
+        serialise: bool | None = None,
     ) -> TopoSpec:
         """A copy where every unset attribute of the links of `tier` ("core" or "edge")
         takes the given value; links of the other tier are left alone. Applied before the
@@ -212,7 +233,7 @@ class TopoSpec:
         if tier not in (CORE, EDGE):
             raise ValueError(f"unknown link tier {tier!r}; tiers: {CORE}, {EDGE}")
         spec = self.copy()
-        defaults = {"bw": bw, "delay_ms": delay_ms, "loss_pct": loss_pct}
+        defaults = {"bw": bw, "delay_ms": delay_ms, "loss_pct": loss_pct, "serialise": serialise}
         for a, b, data in spec.graph.edges(data=True):
             if spec.link_tier(a, b) != tier:
                 continue
@@ -252,6 +273,11 @@ class TopoSpec:
                 raise TopologyError(
                     f"{where}: link {a}-{b}: mtu must be a whole number of bytes in "
                     f"{MTU_MIN}..{MTU_MAX}, got {mtu!r}"
+                )
+            serialise = data.get("serialise")
+            if serialise is not None and not isinstance(serialise, bool):
+                raise TopologyError(
+                    f"{where}: link {a}-{b}: serialise must be true or false, got {serialise!r}"
                 )
 
 

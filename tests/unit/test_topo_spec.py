@@ -42,6 +42,7 @@ def test_unset_link_attrs_are_none():
         "delay_ms": None,
         "loss_pct": None,
         "mtu": None,
+        "serialise": None,
     }
 
 
