@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from sdnperf.arch.base import Architecture, ArchitectureError
+from sdnperf.emulation import capabilities
 from sdnperf.topo.spec import TopoSpec
 
 ARCHITECTURE_MODULES = {
@@ -40,8 +41,6 @@ def check_serialisation(config, impairs_itself: bool, spec: TopoSpec, netem=None
     links = spec.serialised_links()
     if not links or impairs_itself:
         return
-    from sdnperf.emulation import capabilities
-
     cap = netem if netem is not None else capabilities.netem()
     if not cap.ok:
         names = ", ".join(f"{x.node1}-{x.node2}" for x in links[:5])

@@ -104,6 +104,7 @@ def test_architecture_check_leaves_bmv2_out_without_netem(monkeypatch):
     from sdnperf import tools
 
     monkeypatch.setattr(tools, "locate", lambda binary: f"/bin/{binary}")
+    monkeypatch.setattr(tools, "find_bmv2", lambda binary, reference=False: f"/bin/{binary}")
     s = study(["p4", "bmv2"])
     p4, bmv2 = s.config.architecture
     with pytest.raises(ArchitectureError, match=r"'p4-bmv2': serialise = true .* sch_netem"):
