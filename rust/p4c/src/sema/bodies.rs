@@ -366,6 +366,11 @@ impl Walker<'_, '_> {
                 None => return Err(Error::new(e.span, format!("undeclared identifier '{}'", n))),
             },
             ExprKind::Member(b, m) => {
+                if let ExprKind::Name(n) = &b.kind {
+                    if let Some(t) = self.enum_member(e, n, m)? {
+                        return Ok(t);
+                    }
+                }
                 let bt = self.ty(b)?;
                 match bt {
                     Type::Header(_) | Type::Struct(_) | Type::Union(_) => {
@@ -495,6 +500,33 @@ impl Walker<'_, '_> {
             return None;
         }
         self.global_actions.get(n).copied()
+    }
+
+    /// `error.m` or `E.m` of an enum type `E` (unless a local of that name hides it):
+    /// its type, or the error that it is not a member.
+    fn enum_member(&self, e: &Expr, n: &str, m: &str) -> PResult<Option<Type>> {
+        if self.lookup_local(n).is_some() {
+            return Ok(None);
+        }
+        if n == "error" {
+            if !self.env.errors.iter().any(|x| x == m) {
+                return Err(Error::new(e.span, format!("unknown error '{}'", m)));
+            }
+            return Ok(Some(Type::Error));
+        }
+        let Some(ed) = self.env.enums.get(n) else {
+            return Ok(None);
+        };
+        if !ed.members.iter().any(|x| x.0 == m) {
+            return Err(Error::new(
+                e.span,
+                format!("enum {} has no member '{}'", n, m),
+            ));
+        }
+        Ok(Some(match ed.width {
+            Some(w) => Type::SerEnum(n.to_string(), w),
+            None => Type::Enum(n.to_string()),
+        }))
     }
 
     fn lookup_local(&self, n: &str) -> Option<Type> {
