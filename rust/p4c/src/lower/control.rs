@@ -723,7 +723,11 @@ impl<'a> Lower<'a> {
                     if let ExprKind::Name(n) = &b.kind {
                         if let Some(Bind::Table(tn)) = self.lookup(n) {
                             if !args.is_empty() {
-                                return Err(Error::new(e.span, "table apply() takes no arguments"));
+                                // sema::bodies counts the arguments of every t.apply()
+                                return Err(Error::new(
+                                    e.span,
+                                    "internal compiler error: table apply() with arguments (not checked by sema)",
+                                ));
                             }
                             let t = self.ctl.as_ref().and_then(|c| c.tables.get(&tn).cloned());
                             return Ok(t);

@@ -489,6 +489,11 @@ impl Walker<'_, '_> {
                     },
                     ExprKind::Member(b, m) => {
                         self.ty(b)?;
+                        let table =
+                            matches!(&b.kind, ExprKind::Name(n) if self.tables.contains_key(n));
+                        if m == "apply" && table && !args.is_empty() {
+                            return Err(Error::new(e.span, "table apply() takes no arguments"));
+                        }
                         if m == "isValid" {
                             Type::Bool
                         } else {
