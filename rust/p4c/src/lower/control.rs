@@ -651,13 +651,17 @@ impl<'a> Lower<'a> {
                                     Some((_, n)) => {
                                         map.insert(n.clone(), entry.clone());
                                     }
-                                    None => self.err(
+                                    // sema::bodies checked the labels against the table
+                                    None => self.internal(
                                         l.span,
-                                        format!("'{}' is not an action of table '{}'", an, t.name),
+                                        format!("'{}' is not an action of table '{}' (not checked by sema)", an, t.name),
                                     ),
                                 }
                             }
-                            _ => self.err(l.span, "switch labels must be action names or default"),
+                            _ => self.internal(
+                                l.span,
+                                "switch label that is no action name (not checked by sema)",
+                            ),
                         }
                     }
                 }
@@ -719,7 +723,11 @@ impl<'a> Lower<'a> {
                     if let ExprKind::Name(n) = &b.kind {
                         if let Some(Bind::Table(tn)) = self.lookup(n) {
                             if !args.is_empty() {
-                                return Err(Error::new(e.span, "table apply() takes no arguments"));
+                                // sema::bodies counts the arguments of every t.apply()
+                                return Err(Error::new(
+                                    e.span,
+                                    "internal compiler error: table apply() with arguments (not checked by sema)",
+                                ));
                             }
                             let t = self.ctl.as_ref().and_then(|c| c.tables.get(&tn).cloned());
                             return Ok(t);

@@ -8,10 +8,10 @@ impl<'a> Lower<'a> {
             ExprKind::Name(n) => match self.lookup(n) {
                 Some(Bind::Place(p)) => Ok(p),
                 Some(Bind::Val(X::Field(hdr, field), ty)) => Ok(Place::Field { hdr, field, ty }),
-                Some(_) => Err(Error::new(
-                    e.span,
-                    format!("'{}' cannot be used as a location here", n),
-                )),
+                Some(_) => {
+                    Err(self
+                        .not_location(e.span, format!("'{}' cannot be used as a location here", n)))
+                }
                 None => Err(Error::new(e.span, format!("undeclared identifier '{}'", n))),
             },
             ExprKind::Member(b, m) => {
@@ -157,9 +157,9 @@ impl<'a> Lower<'a> {
                 }
             }
             ExprKind::Call(..) => self.call_place(e),
-            _ => Err(Error::new(
+            _ => Err(self.not_location(
                 e.span,
-                "expected a location (a variable, header or field)",
+                "expected a location (a variable, header or field)".into(),
             )),
         }
     }
@@ -254,7 +254,10 @@ impl<'a> Lower<'a> {
             self.inline_depth -= 1;
             return Err(Error::new(e.span, "expression too deep"));
         }
+        // what a location's index or a call in it reads is no location written
+        let writing = std::mem::replace(&mut self.writing, false);
         let r = self.rv_inner(e, expect);
+        self.writing = writing;
         self.inline_depth -= 1;
         r
     }
@@ -339,14 +342,17 @@ impl<'a> Lower<'a> {
                 }
             },
             ExprKind::Member(b, m) => {
+                // members of `error` and enums were folded as constants above; the
+                // rest sema::bodies reported
                 if let ExprKind::Name(n) = &b.kind {
-                    if n == "error" && self.lookup(n).is_none() {
-                        return Err(Error::new(e.span, format!("unknown error '{}'", m)));
-                    }
-                    if self.env.enums.contains_key(n) && self.lookup(n).is_none() {
+                    if (n == "error" || self.env.enums.contains_key(n)) && self.lookup(n).is_none()
+                    {
                         return Err(Error::new(
                             e.span,
-                            format!("enum {} has no member '{}'", n, m),
+                            format!(
+                                "internal compiler error: '{}.{}' is no member (not checked by sema::bodies)",
+                                n, m
+                            ),
                         ));
                     }
                 }
@@ -596,10 +602,17 @@ impl<'a> Lower<'a> {
     /// `place`, and also a slice of a field (`f[7:4]`, `f[7:4][1:0]`): the locations an
     /// assignment or an `out`/`inout` argument can name.
     pub(super) fn place_or_slice(&mut self, e: &Expr) -> PResult<Place> {
+        let saved = std::mem::replace(&mut self.writing, true);
+        let r = self.place_or_slice_inner(e);
+        self.writing = saved;
+        r
+    }
+
+    fn place_or_slice_inner(&mut self, e: &Expr) -> PResult<Place> {
         let ExprKind::Slice(b, hi, lo) = &e.kind else {
             return self.place(e);
         };
-        let bp = self.place_or_slice(b)?;
+        let bp = self.place_or_slice_inner(b)?;
         let (_, h, l) = self.slice_bounds(&bp.ty(), b.span, hi, lo, e.span)?;
         let (h, l) = (h as u32, l as u32);
         Ok(match bp {
@@ -958,8 +971,12 @@ impl<'a> Lower<'a> {
     /// A call of a function returning a header or struct, as a location: the body is
     /// inlined and its temporary return value is the place (`h = f();`, `f().field`).
     fn call_place(&mut self, e: &Expr) -> PResult<Place> {
-        let not_location =
-            || Error::new(e.span, "expected a location (a variable, header or field)");
+        let not_location = || {
+            self.not_location(
+                e.span,
+                "expected a location (a variable, header or field)".into(),
+            )
+        };
         let ExprKind::Call(f, _, args) = &e.kind else {
             return Err(not_location());
         };
@@ -976,9 +993,11 @@ impl<'a> Lower<'a> {
         if !matches!(rt, Type::Header(_) | Type::Struct(_) | Type::Union(_)) {
             return Err(not_location());
         }
-        Ok(self
-            .inline_function_body(e, n, &rt, &params, &body, args)?
-            .expect("a function with a return type has a return place"))
+        // the body's statements read and write as anywhere else
+        let writing = std::mem::replace(&mut self.writing, false);
+        let r = self.inline_function_body(e, n, &rt, &params, &body, args);
+        self.writing = writing;
+        Ok(r?.expect("a function with a return type has a return place"))
     }
 
     /// Inlines a function body as statements; returns the place of its return value.

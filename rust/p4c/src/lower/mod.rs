@@ -188,6 +188,9 @@ pub struct Lower<'a> {
     fn_ret: Option<Place>,
     /// Set while lowering an assignment target whose right-hand side has side effects.
     snap_index: bool,
+    /// Taking apart a location that is written (an assignment's target, an `out`/`inout`
+    /// argument): sema::directions checked it is one, so "not a location" is a bug here.
+    writing: bool,
     /// Copy-outs of the inlined bodies being lowered (outermost first), for `exit`.
     copy_frames: Vec<Vec<(Place, Place)>>,
     too_big: bool,
@@ -234,6 +237,7 @@ pub fn lower<'a>(checked: Checked<'a>, text: &'a str, sink: &'a mut Sink) -> Opt
         pstate_accept: None,
         fn_ret: None,
         snap_index: false,
+        writing: false,
         copy_frames: vec![],
         too_big: false,
         ctor_binds: HashMap::new(),
@@ -253,6 +257,22 @@ impl<'a> Lower<'a> {
     fn internal(&mut self, span: Span, what: impl std::fmt::Display) {
         self.sink
             .err(span, format!("internal compiler error: {}", what));
+    }
+
+    /// "`e` is not a location": the user's error where a location is read (a header or
+    /// struct value this compiler takes only from a location), a bug where it is written.
+    fn not_location(&self, span: Span, msg: String) -> Error {
+        if self.writing {
+            Error::new(
+                span,
+                format!(
+                    "internal compiler error: {} (sema::directions checks targets)",
+                    msg
+                ),
+            )
+        } else {
+            Error::new(span, msg)
+        }
     }
 
     fn src(&self, s: Span) -> String {

@@ -58,13 +58,14 @@ impl<'a> Lower<'a> {
         }
         let ndir = a.params.iter().filter(|p| p.dir != Dir::None).count();
         if bound.len() != ndir {
+            // sema::structure::table_action_names counts every table's arguments
             return Err(Error::new(
                 span,
                 format!(
-                    "action '{}' has {} directional parameter(s) but {} argument(s) are given here",
+                    "internal compiler error: action '{}' bound with {} of its {} directional argument(s) (not checked by sema)",
                     a.name,
-                    ndir,
-                    bound.len()
+                    bound.len(),
+                    ndir
                 ),
             ));
         }
@@ -362,13 +363,14 @@ impl<'a> Lower<'a> {
                     }
                     let params = self.ir.actions[i].params.clone();
                     if data.len() != params.len() {
-                        self.err(
+                        // sema::structure::table_action_names counts them
+                        self.internal(
                             dref.span,
                             format!(
-                                "action '{}' expects {} argument(s), got {}",
+                                "default action '{}' given {} of its {} argument(s) (not checked by sema)",
                                 dref.name,
-                                params.len(),
-                                data.len()
+                                data.len(),
+                                params.len()
                             ),
                         );
                     } else {

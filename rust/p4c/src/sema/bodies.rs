@@ -92,6 +92,7 @@ pub fn check(prog: &Program, env: &TypeEnv, sink: &mut Sink) {
         control_actions: &control_actions,
         overloaded: &overloaded,
         local_actions: HashMap::new(),
+        tables: HashMap::new(),
         scopes: vec![],
         sink,
     };
@@ -107,6 +108,13 @@ pub fn check(prog: &Program, env: &TypeEnv, sink: &mut Sink) {
                 ..
             } => {
                 let scope = w.control_scope(params, ctor_params, locals);
+                w.tables = locals
+                    .iter()
+                    .filter_map(|l| match l {
+                        Local::Table(t) => Some((t.name.clone(), table_action_names(t))),
+                        _ => None,
+                    })
+                    .collect();
                 w.local_actions = locals
                     .iter()
                     .filter_map(|l| match l {
@@ -123,6 +131,7 @@ pub fn check(prog: &Program, env: &TypeEnv, sink: &mut Sink) {
                 }
                 w.body(&scope, &[], apply);
                 w.local_actions.clear();
+                w.tables.clear();
             }
             Decl::Parser {
                 params,
@@ -160,6 +169,9 @@ struct Walker<'p, 's> {
     /// when no control declares an action of that name, as lowering looks in the calling
     /// control first).
     local_actions: HashMap<String, usize>,
+    /// The tables of the control being checked, with the names of the actions each can
+    /// run (see `table_action_names`).
+    tables: HashMap<String, HashSet<String>>,
     scopes: Vec<HashMap<String, Type>>,
     sink: &'s mut Sink,
 }
@@ -300,6 +312,7 @@ impl Walker<'_, '_> {
             StmtKind::Block(v) => self.block(v),
             StmtKind::Switch(e, cases) => {
                 self.ty(e)?;
+                self.switch_labels(e, cases);
                 for c in cases {
                     if let Some(b) = &c.body {
                         self.nested(b);
@@ -326,6 +339,48 @@ impl Walker<'_, '_> {
             StmtKind::Return(None) | StmtKind::Exit | StmtKind::Empty => {}
         }
         Ok(())
+    }
+
+    /// In `switch (t.apply().action_run)` each label that leads to a body is `default`
+    /// or the name of an action table `t` can run (as lowering maps them).
+    fn switch_labels(&mut self, e: &Expr, cases: &[SwitchCase]) {
+        let ExprKind::Member(call, m) = &e.kind else {
+            return;
+        };
+        let ExprKind::Call(f, _, _) = &call.kind else {
+            return;
+        };
+        let ExprKind::Member(t, apply) = &f.kind else {
+            return;
+        };
+        let ExprKind::Name(tn) = &t.kind else {
+            return;
+        };
+        if m != "action_run" || apply != "apply" {
+            return;
+        }
+        let Some(actions) = self.tables.get(tn) else {
+            return;
+        };
+        // labels after the last body are lowering's ("the last switch case needs a body")
+        let with_body = cases
+            .iter()
+            .rposition(|c| c.body.is_some())
+            .map_or(0, |i| i + 1);
+        for c in &cases[..with_body] {
+            match &c.label.kind {
+                ExprKind::Default => {}
+                ExprKind::Name(an) if actions.contains(an) => {}
+                ExprKind::Name(an) => self.sink.err(
+                    c.label.span,
+                    format!("'{}' is not an action of table '{}'", an, tn),
+                ),
+                _ => self.sink.err(
+                    c.label.span,
+                    "switch labels must be action names or default",
+                ),
+            }
+        }
     }
 
     /// A branch of `if` or `switch`: its own scope, its errors reported.
@@ -366,6 +421,11 @@ impl Walker<'_, '_> {
                 None => return Err(Error::new(e.span, format!("undeclared identifier '{}'", n))),
             },
             ExprKind::Member(b, m) => {
+                if let ExprKind::Name(n) = &b.kind {
+                    if let Some(t) = self.enum_member(e, n, m)? {
+                        return Ok(t);
+                    }
+                }
                 let bt = self.ty(b)?;
                 match bt {
                     Type::Header(_) | Type::Struct(_) | Type::Union(_) => {
@@ -429,6 +489,11 @@ impl Walker<'_, '_> {
                     },
                     ExprKind::Member(b, m) => {
                         self.ty(b)?;
+                        let table =
+                            matches!(&b.kind, ExprKind::Name(n) if self.tables.contains_key(n));
+                        if m == "apply" && table && !args.is_empty() {
+                            return Err(Error::new(e.span, "table apply() takes no arguments"));
+                        }
                         if m == "isValid" {
                             Type::Bool
                         } else {
@@ -497,6 +562,33 @@ impl Walker<'_, '_> {
         self.global_actions.get(n).copied()
     }
 
+    /// `error.m` or `E.m` of an enum type `E` (unless a local of that name hides it):
+    /// its type, or the error that it is not a member.
+    fn enum_member(&self, e: &Expr, n: &str, m: &str) -> PResult<Option<Type>> {
+        if self.lookup_local(n).is_some() {
+            return Ok(None);
+        }
+        if n == "error" {
+            if !self.env.errors.iter().any(|x| x == m) {
+                return Err(Error::new(e.span, format!("unknown error '{}'", m)));
+            }
+            return Ok(Some(Type::Error));
+        }
+        let Some(ed) = self.env.enums.get(n) else {
+            return Ok(None);
+        };
+        if !ed.members.iter().any(|x| x.0 == m) {
+            return Err(Error::new(
+                e.span,
+                format!("enum {} has no member '{}'", n, m),
+            ));
+        }
+        Ok(Some(match ed.width {
+            Some(w) => Type::SerEnum(n.to_string(), w),
+            None => Type::Enum(n.to_string()),
+        }))
+    }
+
     fn lookup_local(&self, n: &str) -> Option<Type> {
         self.scopes.iter().rev().find_map(|s| s.get(n).cloned())
     }
@@ -534,6 +626,20 @@ impl Walker<'_, '_> {
             }
         })
     }
+}
+
+/// The actions table `t` can run, by declared name: its actions list and its default
+/// action (`NoAction` when it has none: lowering adds it as default-only).
+fn table_action_names(t: &Table) -> HashSet<String> {
+    let default = match &t.default_action {
+        Some((d, _)) => d.name.trim_start_matches('.').to_string(),
+        None => "NoAction".to_string(),
+    };
+    t.actions
+        .iter()
+        .map(|a| a.name.trim_start_matches('.').to_string())
+        .chain(std::iter::once(default))
+        .collect()
 }
 
 /// Types this pass knows exactly, as lowering would type the same expression.

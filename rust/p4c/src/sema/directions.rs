@@ -4,10 +4,15 @@
 //! be passed on as an `out`/`inout` argument (of a function, action, extern function or
 //! extern method: `r.read(x, 0)`). Lowering binds such parameters by
 //! reference where it can, so this is checked on the syntax tree before lowering.
+//!
+//! What is written (an assignment's target, an `out`/`inout` argument) is a location:
+//! a variable or parameter, a field, header or stack element of one, a slice of one, or
+//! a call of a function returning a header, struct or union; not a constant, instance,
+//! table, value set, `packet_in`/`packet_out`, nor any other expression.
 
 use crate::ast::*;
 use crate::diag::Error;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 /// Directions of the parameters of the program's functions, actions and extern
 /// functions, by name (an action local to a control shadows a global one there), and
@@ -51,21 +56,43 @@ pub fn check(prog: &Program) -> Vec<Error> {
             _ => {}
         }
     }
+    let hdr_fns = header_functions(prog);
+    let fixed: HashSet<String> = prog
+        .decls
+        .iter()
+        .filter_map(|d| match d {
+            Decl::Const { name, .. } => Some(name.clone()),
+            Decl::Instance(i) => Some(i.name.clone()),
+            _ => None,
+        })
+        .collect();
+    let shadowed = |params: &[Param], fixed: &HashSet<String>| {
+        let mut f = fixed.clone();
+        for p in params {
+            f.remove(&p.name);
+        }
+        f
+    };
     let mut errs = vec![];
     for d in &prog.decls {
         match d {
             Decl::Function { params, body, .. } => {
-                Walk::new(&globals, read_only(params, false), &mut errs).block(body)
+                let f = shadowed(params, &fixed);
+                Walk::new(&globals, read_only(params, false), f, &hdr_fns, &mut errs).block(body)
             }
             Decl::Action(a) => {
-                Walk::new(&globals, read_only(&a.params, true), &mut errs).block(&a.body)
+                let f = shadowed(&a.params, &fixed);
+                Walk::new(&globals, read_only(&a.params, true), f, &hdr_fns, &mut errs)
+                    .block(&a.body)
             }
             Decl::Control {
                 params,
+                ctor_params,
                 locals,
                 apply,
                 ..
             } => {
+                let cfixed = local_fixed(params, ctor_params, locals, &fixed);
                 let mut sigs = globals.clone();
                 for l in locals {
                     match l {
@@ -85,20 +112,26 @@ pub fn check(prog: &Program) -> Vec<Error> {
                                 ro.remove(&p.name);
                             }
                             ro.extend(read_only(&a.params, true));
-                            Walk::new(&sigs, ro, &mut errs).block(&a.body)
+                            let f = shadowed(&a.params, &cfixed);
+                            Walk::new(&sigs, ro, f, &hdr_fns, &mut errs).block(&a.body)
                         }
-                        Local::Var(s) => Walk::new(&sigs, outer.clone(), &mut errs).stmt(s),
+                        Local::Var(s) => {
+                            Walk::new(&sigs, outer.clone(), cfixed.clone(), &hdr_fns, &mut errs)
+                                .stmt(s)
+                        }
                         _ => {}
                     }
                 }
-                Walk::new(&sigs, outer, &mut errs).block(apply);
+                Walk::new(&sigs, outer, cfixed, &hdr_fns, &mut errs).block(apply);
             }
             Decl::Parser {
                 params,
+                ctor_params,
                 locals,
                 states,
                 ..
             } => {
+                let pfixed = local_fixed(params, ctor_params, locals, &fixed);
                 let ro = read_only(params, false);
                 let mut sigs = globals.clone();
                 for l in locals {
@@ -108,17 +141,112 @@ pub fn check(prog: &Program) -> Vec<Error> {
                 }
                 for l in locals {
                     if let Local::Var(s) = l {
-                        Walk::new(&sigs, ro.clone(), &mut errs).stmt(s);
+                        Walk::new(&sigs, ro.clone(), pfixed.clone(), &hdr_fns, &mut errs).stmt(s);
                     }
                 }
                 for st in states {
-                    Walk::new(&sigs, ro.clone(), &mut errs).block(&st.stmts);
+                    Walk::new(&sigs, ro.clone(), pfixed.clone(), &hdr_fns, &mut errs)
+                        .block(&st.stmts);
                 }
             }
             _ => {}
         }
     }
     errs
+}
+
+/// Top-level functions returning a header, struct or union: a call of one is a
+/// location (lowering inlines it into a temporary).
+fn header_functions(prog: &Program) -> HashSet<String> {
+    let aggregates: HashSet<&str> = prog
+        .decls
+        .iter()
+        .filter_map(|d| match d {
+            Decl::Header { name, .. }
+            | Decl::HeaderUnion { name, .. }
+            | Decl::Struct { name, .. } => Some(name.as_str()),
+            _ => None,
+        })
+        .collect();
+    let mut typedefs: HashMap<&str, &TypeRef> = HashMap::new();
+    for d in &prog.decls {
+        if let Decl::Typedef { name, ty, .. } = d {
+            typedefs.insert(name.as_str(), ty);
+        }
+    }
+    let is_aggregate = |t: &TypeRef| {
+        let mut t = t;
+        for _ in 0..32 {
+            match t {
+                TypeRef::Named(n, _, _) if aggregates.contains(n.as_str()) => return true,
+                TypeRef::Named(n, _, _) => match typedefs.get(n.as_str()) {
+                    Some(next) => t = next,
+                    None => return false,
+                },
+                _ => return false,
+            }
+        }
+        false
+    };
+    prog.decls
+        .iter()
+        .filter_map(|d| match d {
+            Decl::Function { name, ret, .. } if is_aggregate(ret) => Some(name.clone()),
+            _ => None,
+        })
+        .collect()
+}
+
+/// The names a parser's or control's bodies see that are no locations: the top-level
+/// ones (`fixed`), its `packet_in`/`packet_out` parameters, constructor parameters,
+/// constants, instances, tables and value sets (a parameter of the same name hides a
+/// top-level one).
+fn local_fixed(
+    params: &[Param],
+    ctor_params: &[Param],
+    locals: &[Local],
+    fixed: &HashSet<String>,
+) -> HashSet<String> {
+    let mut f = fixed.clone();
+    for p in params {
+        let packet =
+            matches!(&p.ty, TypeRef::Named(n, _, _) if n == "packet_in" || n == "packet_out");
+        if packet {
+            f.insert(p.name.clone());
+        } else {
+            f.remove(&p.name);
+        }
+    }
+    for p in ctor_params {
+        f.insert(p.name.clone());
+    }
+    for l in locals {
+        match l {
+            Local::Var(s) => match &s.kind {
+                StmtKind::Const(_, n, _) => {
+                    f.insert(n.clone());
+                }
+                StmtKind::Inst(i) => {
+                    f.insert(i.name.clone());
+                }
+                StmtKind::Var(_, _, n, _) => {
+                    f.remove(n);
+                }
+                _ => {}
+            },
+            Local::Inst(i) => {
+                f.insert(i.name.clone());
+            }
+            Local::Table(t) => {
+                f.insert(t.name.clone());
+            }
+            Local::ValueSet { name, .. } => {
+                f.insert(name.clone());
+            }
+            Local::Action(_) => {}
+        }
+    }
+    f
 }
 
 fn dirs(params: &[Param]) -> Vec<(String, Dir)> {
@@ -155,23 +283,52 @@ struct Walk<'s, 'e> {
     sigs: &'s Sigs,
     /// read-only parameters in scope (a local of the same name hides one)
     ro: ReadOnly,
+    /// names in scope that are no locations (see `local_fixed`)
+    fixed: HashSet<String>,
+    /// functions whose calls are locations (see `header_functions`)
+    hdr_fns: &'s HashSet<String>,
     errs: &'e mut Vec<Error>,
 }
 
 impl<'s, 'e> Walk<'s, 'e> {
-    fn new(sigs: &'s Sigs, ro: ReadOnly, errs: &'e mut Vec<Error>) -> Self {
-        Walk { sigs, ro, errs }
+    fn new(
+        sigs: &'s Sigs,
+        ro: ReadOnly,
+        fixed: HashSet<String>,
+        hdr_fns: &'s HashSet<String>,
+        errs: &'e mut Vec<Error>,
+    ) -> Self {
+        Walk {
+            sigs,
+            ro,
+            fixed,
+            hdr_fns,
+            errs,
+        }
     }
 
     fn block(&mut self, body: &[Stmt]) {
-        let saved = self.ro.clone();
+        let saved = (self.ro.clone(), self.fixed.clone());
         for s in body {
             self.stmt(s);
         }
-        self.ro = saved;
+        (self.ro, self.fixed) = saved;
     }
 
-    fn written(&mut self, target: &Expr, what: &str) {
+    /// `target` is assigned or passed as an `out`/`inout` argument: a location that is
+    /// not read-only.
+    fn stored(&mut self, target: &Expr, what: &str) {
+        if !self.written(target, what) {
+            let mut base = target;
+            while let ExprKind::Slice(b, _, _) = &base.kind {
+                base = b;
+            }
+            self.location(base);
+        }
+    }
+
+    /// Whether `target` is a read-only parameter (reported) or part of one.
+    fn written(&mut self, target: &Expr, what: &str) -> bool {
         if let Some(n) = root(target) {
             if let Some(kind) = self.ro.get(n) {
                 self.errs.push(Error::new(
@@ -181,7 +338,27 @@ impl<'s, 'e> Walk<'s, 'e> {
                         n, kind, what
                     ),
                 ));
+                return true;
             }
+        }
+        false
+    }
+
+    /// `e` (no slice) names a location, as lowering's `place` takes one apart.
+    fn location(&mut self, e: &Expr) {
+        match &e.kind {
+            ExprKind::Name(n) if self.fixed.contains(n) => self.errs.push(Error::new(
+                e.span,
+                format!("'{}' cannot be used as a location here", n),
+            )),
+            ExprKind::Name(_) => {}
+            ExprKind::Member(b, _) | ExprKind::Index(b, _) => self.location(b),
+            ExprKind::Call(f, _, _) if matches!(&f.kind, ExprKind::Name(n) if self.hdr_fns.contains(n)) =>
+                {}
+            _ => self.errs.push(Error::new(
+                e.span,
+                "expected a location (a variable, header or field)",
+            )),
         }
     }
 
@@ -193,7 +370,7 @@ impl<'s, 'e> Walk<'s, 'e> {
                 None => ds.get(i),
             };
             if matches!(d, Some((_, Dir::Out | Dir::InOut))) {
-                self.written(&a.value, "be passed as an out or inout argument");
+                self.stored(&a.value, "be passed as an out or inout argument");
             }
         }
     }
@@ -201,7 +378,7 @@ impl<'s, 'e> Walk<'s, 'e> {
     fn stmt(&mut self, s: &Stmt) {
         match &s.kind {
             StmtKind::Assign(l, r) => {
-                self.written(l, "be assigned");
+                self.stored(l, "be assigned");
                 self.expr(l);
                 self.expr(r);
             }
@@ -227,13 +404,18 @@ impl<'s, 'e> Walk<'s, 'e> {
                     self.expr(i);
                 }
                 self.ro.remove(n);
+                self.fixed.remove(n);
             }
             StmtKind::Const(_, n, v) => {
                 self.expr(v);
                 self.ro.remove(n);
+                self.fixed.insert(n.clone());
+            }
+            StmtKind::Inst(i) => {
+                self.fixed.insert(i.name.clone());
             }
             StmtKind::Return(Some(e)) => self.expr(e),
-            StmtKind::Return(None) | StmtKind::Exit | StmtKind::Empty | StmtKind::Inst(_) => {}
+            StmtKind::Return(None) | StmtKind::Exit | StmtKind::Empty => {}
         }
     }
 

@@ -229,12 +229,15 @@ pub fn local_names(prog: &Program, sink: &mut Sink) {
 /// Every action a table names (its actions list, its default action, implicitly
 /// `NoAction`, and the actions of its entries) is declared in its control or at the top
 /// level, found as lowering finds it (a leading `.` skips the control's own actions).
+/// Each reference gives the action's directional arguments (in the actions list exactly
+/// those; a default action or an entry also its action data, counted too for the
+/// default action).
 pub fn table_action_names(prog: &Program, sink: &mut Sink) {
-    let globals: std::collections::HashSet<&str> = prog
+    let globals: std::collections::HashMap<&str, &Action> = prog
         .decls
         .iter()
         .filter_map(|d| match d {
-            Decl::Action(a) => Some(a.name.as_str()),
+            Decl::Action(a) => Some((a.name.as_str(), a)),
             _ => None,
         })
         .collect();
@@ -242,34 +245,77 @@ pub fn table_action_names(prog: &Program, sink: &mut Sink) {
         let Decl::Control { locals, .. } = d else {
             continue;
         };
-        let local: std::collections::HashSet<&str> = locals
+        let local: std::collections::HashMap<&str, &Action> = locals
             .iter()
             .filter_map(|l| match l {
-                Local::Action(a) => Some(a.name.as_str()),
+                Local::Action(a) => Some((a.name.as_str(), a)),
                 _ => None,
             })
             .collect();
-        let known = |name: &str| {
+        let find = |name: &str, span: Span, sink: &mut Sink| {
             let n = name.trim_start_matches('.');
-            (!name.starts_with('.') && local.contains(n)) || globals.contains(n)
-        };
-        let mut unknown = |name: &str, span: Span| {
-            if !known(name) {
+            let found = local
+                .get(n)
+                .filter(|_| !name.starts_with('.'))
+                .or_else(|| globals.get(n))
+                .copied();
+            if found.is_none() {
                 sink.err(span, format!("unknown action '{}'", name));
             }
+            found
         };
         for l in locals {
             let Local::Table(t) = l else { continue };
             for ar in &t.actions {
-                unknown(&ar.name, ar.span);
+                if let Some(a) = find(&ar.name, ar.span, sink) {
+                    directional_args(a, ar.args.len(), ar.span, sink);
+                }
             }
             match &t.default_action {
-                Some((dref, _)) => unknown(&dref.name, dref.span),
-                None => unknown("NoAction", t.span),
+                Some((dref, _)) => {
+                    if let Some(a) = find(&dref.name, dref.span, sink) {
+                        let ndir = a.params.iter().filter(|p| p.dir != Dir::None).count();
+                        let given = dref.args.len();
+                        if directional_args(a, given.min(ndir), dref.span, sink)
+                            && given - ndir != a.params.len() - ndir
+                        {
+                            sink.err(
+                                dref.span,
+                                format!(
+                                    "action '{}' expects {} argument(s), got {}",
+                                    dref.name,
+                                    a.params.len() - ndir,
+                                    given - ndir
+                                ),
+                            );
+                        }
+                    }
+                }
+                None => {
+                    find("NoAction", t.span, sink);
+                }
             }
             for en in t.entries.iter().flat_map(|e| e.0.iter()) {
-                unknown(&en.action.name, en.action.span);
+                if let Some(a) = find(&en.action.name, en.action.span, sink) {
+                    let ndir = a.params.iter().filter(|p| p.dir != Dir::None).count();
+                    directional_args(a, en.action.args.len().min(ndir), en.action.span, sink);
+                }
             }
         }
     }
+}
+
+/// Whether `given` arguments bind the directional parameters of `a`; reported if not.
+fn directional_args(a: &Action, given: usize, span: Span, sink: &mut Sink) -> bool {
+    let ndir = a.params.iter().filter(|p| p.dir != Dir::None).count();
+    if given != ndir {
+        sink.err(
+            span,
+            format!(
+                "action '{}' has {} directional parameter(s) but {} argument(s) are given here",
+                a.name, ndir, given
+            ),
+        );
+    }
+    given == ndir
 }
