@@ -1936,8 +1936,11 @@ fn the_switch_table_is_the_only_copy_of_each_entry() {
     let dup = f.w(T::Insert, e.clone()).unwrap_err();
     assert_eq!(dup.0, Code::AlreadyExists, "{}", dup.1);
     // another priority is another entry
-    f.w(T::Insert, te(acl, m.clone(), Some(f.action("forward", &[2])), 6))
-        .unwrap();
+    f.w(
+        T::Insert,
+        te(acl, m.clone(), Some(f.action("forward", &[2])), 6),
+    )
+    .unwrap();
     assert_eq!(f.dev.num_entries(acl), 2);
     let sw = f.dev.sw.as_ref().unwrap();
     let ti = f.dev.pipe.as_ref().unwrap().tables[&acl].sw;
@@ -1948,8 +1951,11 @@ fn the_switch_table_is_the_only_copy_of_each_entry() {
     };
     assert_eq!(got.metadata, b"cookie");
     assert_eq!(got.action, Some(f.action("forward", &[1])));
-    f.w(T::Modify, te(acl, m.clone(), Some(f.action("forward", &[3])), 6))
-        .unwrap();
+    f.w(
+        T::Modify,
+        te(acl, m.clone(), Some(f.action("forward", &[3])), 6),
+    )
+    .unwrap();
     let r = f.read(te(acl, m.clone(), None, 6));
     let [E::TableEntry(got)] = r.as_slice() else {
         panic!("{:?}", r)
