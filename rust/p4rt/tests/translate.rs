@@ -1470,8 +1470,9 @@ fn ctl_and_p4runtime_see_the_same_entries() {
     assert_eq!(f.dev.num_entries(dmac), 0);
 }
 
-/// An entry ctl added that P4Runtime has not yet synced (its mirror misses it) is still
-/// refused as ALREADY_EXISTS: the switch's typed DuplicateEntry error maps to the code.
+/// An entry ctl added is refused as a P4Runtime duplicate even before any sync (the
+/// switch's table is the only copy of each entry): the switch's typed DuplicateEntry error
+/// maps to ALREADY_EXISTS.
 #[test]
 fn a_duplicate_the_switch_finds_is_already_exists() {
     let mut f = Fx::new();
@@ -1916,4 +1917,68 @@ fn one_p4info_action_runs_each_tables_copy() {
         };
         assert_eq!(a.action_id, setbyte);
     }
+}
+
+/// The switch's table is the only copy of each entry: a ternary duplicate (same match and
+/// priority) is ALREADY_EXISTS from the switch's own check, MODIFY/DELETE find entries by
+/// match there, an entry ctl adds is read without any sync, and the P4Runtime-only fields
+/// (metadata) of an entry ctl deleted never show on the entry ctl adds at its handle.
+#[test]
+fn the_switch_table_is_the_only_copy_of_each_entry() {
+    let mut f = Fx::new();
+    let acl = f.id("acl");
+    let m = vec![exact(1, &[8, 0]), ternary(2, 0xa, 0xff), range(3, 1, 10)];
+    let mut e = te(acl, m.clone(), Some(f.action("forward", &[1])), 5);
+    if let E::TableEntry(x) = &mut e {
+        x.metadata = b"cookie".to_vec();
+    }
+    f.w(T::Insert, e.clone()).unwrap();
+    let dup = f.w(T::Insert, e.clone()).unwrap_err();
+    assert_eq!(dup.0, Code::AlreadyExists, "{}", dup.1);
+    // another priority is another entry
+    f.w(
+        T::Insert,
+        te(acl, m.clone(), Some(f.action("forward", &[2])), 6),
+    )
+    .unwrap();
+    assert_eq!(f.dev.num_entries(acl), 2);
+    let sw = f.dev.sw.as_ref().unwrap();
+    let ti = f.dev.pipe.as_ref().unwrap().tables[&acl].sw;
+    assert_eq!(sw.table(ti).num_entries, 2);
+    let r = f.read(te(acl, m.clone(), None, 5));
+    let [E::TableEntry(got)] = r.as_slice() else {
+        panic!("{:?}", r)
+    };
+    assert_eq!(got.metadata, b"cookie");
+    assert_eq!(got.action, Some(f.action("forward", &[1])));
+    f.w(
+        T::Modify,
+        te(acl, m.clone(), Some(f.action("forward", &[3])), 6),
+    )
+    .unwrap();
+    let r = f.read(te(acl, m.clone(), None, 6));
+    let [E::TableEntry(got)] = r.as_slice() else {
+        panic!("{:?}", r)
+    };
+    assert_eq!(got.action, Some(f.action("forward", &[3])));
+    assert!(got.metadata.is_empty());
+    assert_eq!(
+        f.w(T::Delete, te(acl, m.clone(), None, 7)).unwrap_err().0,
+        Code::NotFound
+    );
+    f.w(T::Delete, te(acl, m.clone(), None, 6)).unwrap();
+    // ctl deletes the P4Runtime entry (handle 0) and adds another there: no sync needed
+    // for Reads, and the old entry's metadata is not the new one's
+    sdnperf_switch::ctl::execute(f.dev.sw.as_mut().unwrap(), "table_delete acl 0").unwrap();
+    sdnperf_switch::ctl::execute(
+        f.dev.sw.as_mut().unwrap(),
+        "table_add acl drop 0x0800 0xb&&&0xff 1->10 0&&&0 => 9",
+    )
+    .unwrap();
+    let r = f.read(te(acl, vec![], None, 0));
+    let [E::TableEntry(got)] = r.as_slice() else {
+        panic!("{:?}", r)
+    };
+    assert!(got.metadata.is_empty(), "{:?}", got);
+    assert_eq!(got.r#match[1], ternary(2, 0xb, 0xff));
 }

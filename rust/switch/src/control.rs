@@ -65,6 +65,24 @@ impl Switch {
         Ok(h)
     }
 
+    /// The handle of table `ti`'s entry with this match (the arguments as for
+    /// `entry_add`): `NoMatchingEntry` if there is none.
+    pub fn entry_find(
+        &self,
+        ti: usize,
+        key: Vec<u128>,
+        aux: Vec<u128>,
+        prefix: u32,
+        priority: Option<i64>,
+    ) -> Result<u32, ControlError> {
+        self.eng.tables[ti].find(key, aux, prefix, priority)
+    }
+
+    /// Entry `h` of table `ti`, if there is one.
+    pub fn entry(&self, ti: usize, h: u32) -> Option<&crate::tables::Entry> {
+        self.eng.tables[ti].entries.get(h as usize)?.as_ref()
+    }
+
     pub fn entry_modify(
         &mut self,
         ti: usize,

@@ -26,6 +26,10 @@ pub enum ControlError {
         prefix: u32,
         width: u32,
     },
+    /// No entry with this match (key, prefix / masks, priority) in the table.
+    NoMatchingEntry {
+        table: String,
+    },
     /// No entry with this handle in the table.
     NoEntry {
         table: String,
@@ -73,6 +77,7 @@ impl fmt::Display for ControlError {
                 "table {}: prefix length {} > field width {}",
                 table, prefix, width
             ),
+            C::NoMatchingEntry { table } => write!(f, "table {}: no entry with this match", table),
             C::NoEntry { table, handle } => {
                 write!(f, "table {}: no entry with handle {}", table, handle)
             }

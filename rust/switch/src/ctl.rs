@@ -316,10 +316,44 @@ pub fn execute(sw: &mut Switch, line: &str) -> Result<String, String> {
 
 fn execute_inner(sw: &mut Switch, line: &str) -> Result<String, String> {
     let w: Vec<&str> = line.split_whitespace().collect();
-    let Some(cmd) = w.first() else {
+    let Some(&cmd) = w.first() else {
         return Ok(String::new());
     };
-    match *cmd {
+    // each command family in a function of its own, named by what it controls
+    let family: fn(&mut Switch, &str, &[&str]) -> Result<String, String> = match cmd {
+        "table_add" | "table_set_default" | "table_clear" | "table_delete" | "table_modify"
+        | "table_num_entries" | "table_dump" | "show_tables" => table_command,
+        "act_prof_create_member"
+        | "act_prof_delete_member"
+        | "act_prof_create_group"
+        | "act_prof_delete_group"
+        | "act_prof_add_member_to_group"
+        | "act_prof_remove_member_from_group"
+        | "table_indirect_add"
+        | "table_indirect_add_with_group"
+        | "table_indirect_set_default"
+        | "table_indirect_set_default_with_group" => profile_command,
+        "pvs_add" | "pvs_remove" | "pvs_clear" => value_set_command,
+        "mc_mgrp_create" | "mc_mgrp_destroy" | "mc_node_create" | "mc_node_update"
+        | "mc_node_destroy" | "mc_node_associate" | "mc_node_dissociate" | "mirroring_add"
+        | "mirroring_add_mc" | "mirroring_delete" => pre_command,
+        "register_read" | "register_write" | "register_reset" | "counter_read"
+        | "counter_reset" | "meter_set_rates" => extern_command,
+        "set_queue_rate" | "set_queue_depth" | "port_impair" | "port_impair_show"
+        | "packet_out" | "packet_out_port" | "packet_in_read" => port_command,
+        "stats" | "config_version" | "digests" | "help" => engine_command,
+        other => return unknown(other),
+    };
+    family(sw, cmd, &w)
+}
+
+fn unknown(cmd: &str) -> Result<String, String> {
+    Err(format!("unknown command {} (try help)", cmd))
+}
+
+/// Table entries and default actions (ctl's side of the switch's table control API).
+fn table_command(sw: &mut Switch, cmd: &str, w: &[&str]) -> Result<String, String> {
+    match cmd {
         "table_add" => {
             // table_add TABLE ACTION KEY... => PARAM... [PRIORITY]
             if w.len() < 3 {
@@ -328,18 +362,32 @@ fn execute_inner(sw: &mut Switch, line: &str) -> Result<String, String> {
             let table = w[1];
             let action = w[2];
             let arrow = w.iter().position(|x| *x == "=>").unwrap_or(w.len()).max(3);
-            let ti = sw.program().table_by_name(table).ok_or_else(|| format!("unknown table {}", table))?;
+            let ti = sw
+                .program()
+                .table_by_name(table)
+                .ok_or_else(|| format!("unknown table {}", table))?;
             let specs = sw.program().tables[ti].keys.clone();
             let needs_prio = sw.program().tables[ti].needs_priority();
             let ktexts = &w[3..arrow];
             if ktexts.len() != specs.len() {
-                return Err(format!("table {} needs {} key fields, got {}", table, specs.len(), ktexts.len()));
+                return Err(format!(
+                    "table {} needs {} key fields, got {}",
+                    table,
+                    specs.len(),
+                    ktexts.len()
+                ));
             }
             let mut keys = vec![];
             for (t, s) in ktexts.iter().zip(&specs) {
-                keys.push(parse_key(t, s.kind, s.width).map_err(|e| format!("key {}: {}", s.name, e))?);
+                keys.push(
+                    parse_key(t, s.kind, s.width).map_err(|e| format!("key {}: {}", s.name, e))?,
+                );
             }
-            let mut ptexts: Vec<&str> = if arrow < w.len() { w[arrow + 1..].to_vec() } else { vec![] };
+            let mut ptexts: Vec<&str> = if arrow < w.len() {
+                w[arrow + 1..].to_vec()
+            } else {
+                vec![]
+            };
             let ai = table_action(sw.program(), ti, action)?;
             let nparams = sw.program().actions[ai as usize].params.len();
             let mut prio = None;
@@ -350,56 +398,261 @@ fn execute_inner(sw: &mut Switch, line: &str) -> Result<String, String> {
             let h = add_entry(sw, table, &keys, action, &params?, prio)?;
             Ok(format!("Entry has been added with handle {}", h))
         }
+        "table_set_default" => {
+            if w.len() < 3 {
+                return Err("usage: table_set_default TABLE ACTION PARAM...".into());
+            }
+            let params: Result<Vec<u128>, String> = w[3..]
+                .iter()
+                .filter(|x| **x != "=>")
+                .map(|x| parse_value(x))
+                .collect();
+            set_default(sw, w[1], w[2], &params?)?;
+            Ok(String::new())
+        }
+        "table_clear" => {
+            let p = sw.program();
+            let ti = p
+                .table_by_name(w.get(1).ok_or("usage: table_clear TABLE")?)
+                .ok_or("unknown table")?;
+            sw.table_clear(ti);
+            Ok(String::new())
+        }
+        "table_delete" => {
+            let p = sw.program();
+            let ti = p
+                .table_by_name(w.get(1).ok_or("usage: table_delete TABLE HANDLE")?)
+                .ok_or("unknown table")?;
+            let h = num(w.get(2), "handle")? as u32;
+            sw.entry_delete(ti, h)?;
+            Ok(String::new())
+        }
+        "table_modify" => {
+            // table_modify TABLE ACTION HANDLE => PARAMS
+            let table = w
+                .get(1)
+                .ok_or("usage: table_modify TABLE ACTION HANDLE => PARAM...")?;
+            let action = w.get(2).ok_or("missing action")?;
+            let h = num(w.get(3), "handle")? as u32;
+            let params: Result<Vec<u128>, String> = w[4.min(w.len())..]
+                .iter()
+                .filter(|x| **x != "=>")
+                .map(|x| parse_value(x))
+                .collect();
+            let p = sw.program();
+            let ti = p.table_by_name(table).ok_or("unknown table")?;
+            let ai = table_action(p, ti, action)? as usize;
+            let params = params?;
+            if params.len() != p.actions[ai].params.len() {
+                return Err("wrong number of action parameters".into());
+            }
+            sw.entry_modify(ti, h, ai as u32, params)?;
+            Ok(String::new())
+        }
+        "table_num_entries" => {
+            let p = sw.program();
+            let ti = p
+                .table_by_name(w.get(1).ok_or("usage: table_num_entries TABLE")?)
+                .ok_or("unknown table")?;
+            Ok(sw.table(ti).num_entries.to_string())
+        }
+        "table_dump" => {
+            let p = sw.program();
+            let ti = p
+                .table_by_name(w.get(1).ok_or("usage: table_dump TABLE")?)
+                .ok_or("unknown table")?;
+            let t = &p.tables[ti];
+            let st = sw.table(ti);
+            let act = |a: u32, d: &[u128]| -> String {
+                use crate::pipeline::{INDIRECT_GROUP, INDIRECT_MEMBER, NO_ACTION};
+                if a == NO_ACTION {
+                    "(none)".into()
+                } else if t.profile.is_some() && a & INDIRECT_GROUP != 0 {
+                    format!("group {}", a & !INDIRECT_GROUP)
+                } else if t.profile.is_some() && a & INDIRECT_MEMBER != 0 {
+                    format!("member {}", a & !INDIRECT_MEMBER)
+                } else {
+                    let ds: Vec<String> = d.iter().map(|x| format!("{:#x}", x)).collect();
+                    format!(
+                        "{}({})",
+                        p.actions
+                            .get(a as usize)
+                            .map(|x| x.name.as_str())
+                            .unwrap_or("?"),
+                        ds.join(", ")
+                    )
+                }
+            };
+            let mut out = vec![];
+            for (h, e) in st.entries.iter().enumerate() {
+                let Some(e) = e else { continue };
+                let ks: Vec<String> = t
+                    .keys
+                    .iter()
+                    .enumerate()
+                    .map(|(i, k)| match k.kind {
+                        MatchKind::Lpm => format!("{}={:#x}/{}", k.name, e.key[i], e.prefix),
+                        MatchKind::Range => format!(
+                            "{}={:#x}->{:#x}",
+                            k.name,
+                            e.key[i],
+                            e.aux.get(i).copied().unwrap_or(0)
+                        ),
+                        MatchKind::Ternary | MatchKind::Optional => {
+                            format!(
+                                "{}={:#x}&&&{:#x}",
+                                k.name,
+                                e.key[i],
+                                e.aux.get(i).copied().unwrap_or(0)
+                            )
+                        }
+                        _ => format!("{}={:#x}", k.name, e.key[i]),
+                    })
+                    .collect();
+                let prio = if t.needs_priority() {
+                    format!(" priority={}", e.priority)
+                } else {
+                    String::new()
+                };
+                out.push(format!(
+                    "{}: {} => {}{}",
+                    h,
+                    ks.join(" "),
+                    act(e.action, &e.data),
+                    prio
+                ));
+            }
+            out.push(format!(
+                "default: {}",
+                act(st.default_action, &st.default_data)
+            ));
+            Ok(out.join("\n"))
+        }
+        "show_tables" => {
+            let p = sw.program();
+            Ok(p.tables
+                .iter()
+                .enumerate()
+                .map(|(ti, t)| {
+                    let ks: Vec<String> = t
+                        .keys
+                        .iter()
+                        .map(|k| format!("{}({:?},{})", k.name, k.kind, k.width))
+                        .collect();
+                    format!(
+                        "{} [{}] entries={}",
+                        t.name,
+                        ks.join(", "),
+                        sw.table(ti).num_entries
+                    )
+                })
+                .collect::<Vec<_>>()
+                .join("\n"))
+        }
+        _ => unknown(cmd),
+    }
+}
+
+/// Action profile members and groups, and the indirect tables' entries that run them.
+fn profile_command(sw: &mut Switch, cmd: &str, w: &[&str]) -> Result<String, String> {
+    match cmd {
         "act_prof_create_member" => {
             // act_prof_create_member PROF ACTION PARAMS...
-            let prof = w.get(1).ok_or("usage: act_prof_create_member PROFILE ACTION PARAM...")?;
+            let prof = w
+                .get(1)
+                .ok_or("usage: act_prof_create_member PROFILE ACTION PARAM...")?;
             let action = w.get(2).ok_or("missing action")?;
-            let params: Result<Vec<u128>, String> = w[3..].iter().filter(|x| **x != "=>").map(|x| parse_value(x)).collect();
+            let params: Result<Vec<u128>, String> = w[3..]
+                .iter()
+                .filter(|x| **x != "=>")
+                .map(|x| parse_value(x))
+                .collect();
             let p = sw.program();
-            let pi = p.profile_by_name(prof).ok_or_else(|| format!("unknown action profile {}", prof))?;
+            let pi = p
+                .profile_by_name(prof)
+                .ok_or_else(|| format!("unknown action profile {}", prof))?;
             // the actions of the tables that share this profile
-            let ids: Vec<u32> = p.tables.iter().filter(|t| t.profile == Some(pi as u32)).flat_map(|t| t.action_ids.iter().copied()).collect();
-            let ai = action_among(p, &ids, action, &format!("action profile {}", p.profiles[pi].name))? as usize;
+            let ids: Vec<u32> = p
+                .tables
+                .iter()
+                .filter(|t| t.profile == Some(pi as u32))
+                .flat_map(|t| t.action_ids.iter().copied())
+                .collect();
+            let ai = action_among(
+                p,
+                &ids,
+                action,
+                &format!("action profile {}", p.profiles[pi].name),
+            )? as usize;
             let a = &p.actions[ai];
             let params = params?;
             if params.len() != a.params.len() {
-                return Err(format!("action {} takes {} parameters, got {}", a.name, a.params.len(), params.len()));
+                return Err(format!(
+                    "action {} takes {} parameters, got {}",
+                    a.name,
+                    a.params.len(),
+                    params.len()
+                ));
             }
-            let data: Vec<u128> = params.iter().zip(&a.params).map(|(v, (_, w))| v & width_mask(*w)).collect();
+            let data: Vec<u128> = params
+                .iter()
+                .zip(&a.params)
+                .map(|(v, (_, w))| v & width_mask(*w))
+                .collect();
             let h = sw.member_add(pi, ai as u32, data);
             Ok(format!("Member has been created with handle {}", h))
         }
         "act_prof_delete_member" => {
             let p = sw.program();
-            let pi = p.profile_by_name(w.get(1).ok_or("usage: act_prof_delete_member PROFILE H")?).ok_or("unknown action profile")?;
+            let pi = p
+                .profile_by_name(w.get(1).ok_or("usage: act_prof_delete_member PROFILE H")?)
+                .ok_or("unknown action profile")?;
             let h = num(w.get(2), "member handle")? as u32;
             sw.member_delete(pi, h)?;
             Ok(String::new())
         }
         "act_prof_create_group" => {
             let p = sw.program();
-            let pi = p.profile_by_name(w.get(1).ok_or("usage: act_prof_create_group PROFILE")?).ok_or("unknown action profile")?;
+            let pi = p
+                .profile_by_name(w.get(1).ok_or("usage: act_prof_create_group PROFILE")?)
+                .ok_or("unknown action profile")?;
             let h = sw.group_create(pi, vec![]);
             Ok(format!("Group has been created with handle {}", h))
         }
         "act_prof_delete_group" => {
             let p = sw.program();
-            let pi = p.profile_by_name(w.get(1).ok_or("usage: act_prof_delete_group PROFILE H")?).ok_or("unknown action profile")?;
+            let pi = p
+                .profile_by_name(w.get(1).ok_or("usage: act_prof_delete_group PROFILE H")?)
+                .ok_or("unknown action profile")?;
             let h = num(w.get(2), "group handle")? as u32;
             sw.group_delete(pi, h)?;
             Ok(String::new())
         }
         "act_prof_add_member_to_group" | "act_prof_remove_member_from_group" => {
             let p = sw.program();
-            let pi = p.profile_by_name(w.get(1).ok_or("usage: act_prof_add_member_to_group PROFILE MEMBER GROUP")?).ok_or("unknown action profile")?;
+            let pi = p
+                .profile_by_name(
+                    w.get(1)
+                        .ok_or("usage: act_prof_add_member_to_group PROFILE MEMBER GROUP")?,
+                )
+                .ok_or("unknown action profile")?;
             let m = num(w.get(2), "member handle")? as u32;
             let g = num(w.get(3), "group handle")? as usize;
             let pr = sw.profile(pi);
-            if pr.members.get(m as usize).map(|x| x.is_none()).unwrap_or(true) {
+            if pr
+                .members
+                .get(m as usize)
+                .map(|x| x.is_none())
+                .unwrap_or(true)
+            {
                 return Err(format!("no member {}", m));
             }
-            let mut grp = pr.groups.get(g).and_then(|x| x.clone()).ok_or_else(|| format!("no group {}", g))?;
-            if *cmd == "act_prof_add_member_to_group" {
+            let mut grp = pr
+                .groups
+                .get(g)
+                .and_then(|x| x.clone())
+                .ok_or_else(|| format!("no group {}", g))?;
+            if cmd == "act_prof_add_member_to_group" {
                 if !grp.contains(&m) {
                     grp.push(m);
                 }
@@ -411,10 +664,18 @@ fn execute_inner(sw: &mut Switch, line: &str) -> Result<String, String> {
         }
         "table_indirect_add" | "table_indirect_add_with_group" => {
             // table_indirect_add TABLE KEYS... => MEMBER|GROUP [PRIORITY]
-            let table = w.get(1).ok_or("usage: table_indirect_add TABLE KEY... => HANDLE [PRIORITY]")?;
-            let arrow = w.iter().position(|x| *x == "=>").ok_or("missing =>")?.max(2);
+            let table = w
+                .get(1)
+                .ok_or("usage: table_indirect_add TABLE KEY... => HANDLE [PRIORITY]")?;
+            let arrow = w
+                .iter()
+                .position(|x| *x == "=>")
+                .ok_or("missing =>")?
+                .max(2);
             let p = sw.program();
-            let ti = p.table_by_name(table).ok_or_else(|| format!("unknown table {}", table))?;
+            let ti = p
+                .table_by_name(table)
+                .ok_or_else(|| format!("unknown table {}", table))?;
             let t = &p.tables[ti];
             if t.profile.is_none() {
                 return Err(format!("table {} is not indirect", t.name));
@@ -422,19 +683,29 @@ fn execute_inner(sw: &mut Switch, line: &str) -> Result<String, String> {
             let specs = t.keys.clone();
             let ktexts = &w[2..arrow];
             if ktexts.len() != specs.len() {
-                return Err(format!("table {} needs {} key fields, got {}", table, specs.len(), ktexts.len()));
+                return Err(format!(
+                    "table {} needs {} key fields, got {}",
+                    table,
+                    specs.len(),
+                    ktexts.len()
+                ));
             }
             let h = num(w.get(arrow + 1), "member/group handle")? as u32;
             let prio = match w.get(arrow + 2) {
                 Some(x) => Some(parse_value(x)? as i64),
                 None => None,
             };
-            let target = if *cmd == "table_indirect_add" { INDIRECT_MEMBER | h } else { INDIRECT_GROUP | h };
+            let target = if cmd == "table_indirect_add" {
+                INDIRECT_MEMBER | h
+            } else {
+                INDIRECT_GROUP | h
+            };
             let mut kv = vec![];
             let mut aux = vec![];
             let mut prefix = 0;
             for (tx, s) in ktexts.iter().zip(&specs) {
-                let k = parse_key(tx, s.kind, s.width).map_err(|e| format!("key {}: {}", s.name, e))?;
+                let k =
+                    parse_key(tx, s.kind, s.width).map_err(|e| format!("key {}: {}", s.name, e))?;
                 kv.push(k.value);
                 if s.kind == MatchKind::Lpm {
                     prefix = k.prefix.unwrap_or(s.width);
@@ -448,118 +719,39 @@ fn execute_inner(sw: &mut Switch, line: &str) -> Result<String, String> {
         }
         "table_indirect_set_default" | "table_indirect_set_default_with_group" => {
             let p = sw.program();
-            let ti = p.table_by_name(w.get(1).ok_or("usage: table_indirect_set_default TABLE HANDLE")?).ok_or("unknown table")?;
+            let ti = p
+                .table_by_name(
+                    w.get(1)
+                        .ok_or("usage: table_indirect_set_default TABLE HANDLE")?,
+                )
+                .ok_or("unknown table")?;
             let h = num(w.get(2), "handle")? as u32;
             let t = &p.tables[ti];
             if t.profile.is_none() {
                 return Err(format!("table {} is not indirect", t.name));
             }
-            let target = if *cmd == "table_indirect_set_default" { INDIRECT_MEMBER | h } else { INDIRECT_GROUP | h };
+            let target = if cmd == "table_indirect_set_default" {
+                INDIRECT_MEMBER | h
+            } else {
+                INDIRECT_GROUP | h
+            };
             sw.set_default(ti, target, vec![]);
             Ok(String::new())
         }
-        "table_set_default" => {
-            if w.len() < 3 {
-                return Err("usage: table_set_default TABLE ACTION PARAM...".into());
-            }
-            let params: Result<Vec<u128>, String> = w[3..].iter().filter(|x| **x != "=>").map(|x| parse_value(x)).collect();
-            set_default(sw, w[1], w[2], &params?)?;
-            Ok(String::new())
-        }
-        "table_clear" => {
-            let p = sw.program();
-            let ti = p.table_by_name(w.get(1).ok_or("usage: table_clear TABLE")?).ok_or("unknown table")?;
-            sw.table_clear(ti);
-            Ok(String::new())
-        }
-        "table_delete" => {
-            let p = sw.program();
-            let ti = p.table_by_name(w.get(1).ok_or("usage: table_delete TABLE HANDLE")?).ok_or("unknown table")?;
-            let h = num(w.get(2), "handle")? as u32;
-            sw.entry_delete(ti, h)?;
-            Ok(String::new())
-        }
-        "table_modify" => {
-            // table_modify TABLE ACTION HANDLE => PARAMS
-            let table = w.get(1).ok_or("usage: table_modify TABLE ACTION HANDLE => PARAM...")?;
-            let action = w.get(2).ok_or("missing action")?;
-            let h = num(w.get(3), "handle")? as u32;
-            let params: Result<Vec<u128>, String> = w[4.min(w.len())..].iter().filter(|x| **x != "=>").map(|x| parse_value(x)).collect();
-            let p = sw.program();
-            let ti = p.table_by_name(table).ok_or("unknown table")?;
-            let ai = table_action(p, ti, action)? as usize;
-            let params = params?;
-            if params.len() != p.actions[ai].params.len() {
-                return Err("wrong number of action parameters".into());
-            }
-            sw.entry_modify(ti, h, ai as u32, params)?;
-            Ok(String::new())
-        }
-        "table_num_entries" => {
-            let p = sw.program();
-            let ti = p.table_by_name(w.get(1).ok_or("usage: table_num_entries TABLE")?).ok_or("unknown table")?;
-            Ok(sw.table(ti).num_entries.to_string())
-        }
-        "table_dump" => {
-            let p = sw.program();
-            let ti = p.table_by_name(w.get(1).ok_or("usage: table_dump TABLE")?).ok_or("unknown table")?;
-            let t = &p.tables[ti];
-            let st = sw.table(ti);
-            let act = |a: u32, d: &[u128]| -> String {
-                use crate::pipeline::{INDIRECT_GROUP, INDIRECT_MEMBER, NO_ACTION};
-                if a == NO_ACTION {
-                    "(none)".into()
-                } else if t.profile.is_some() && a & INDIRECT_GROUP != 0 {
-                    format!("group {}", a & !INDIRECT_GROUP)
-                } else if t.profile.is_some() && a & INDIRECT_MEMBER != 0 {
-                    format!("member {}", a & !INDIRECT_MEMBER)
-                } else {
-                    let ds: Vec<String> = d.iter().map(|x| format!("{:#x}", x)).collect();
-                    format!("{}({})", p.actions.get(a as usize).map(|x| x.name.as_str()).unwrap_or("?"), ds.join(", "))
-                }
-            };
-            let mut out = vec![];
-            for (h, e) in st.entries.iter().enumerate() {
-                let Some(e) = e else { continue };
-                let ks: Vec<String> = t
-                    .keys
-                    .iter()
-                    .enumerate()
-                    .map(|(i, k)| match k.kind {
-                        MatchKind::Lpm => format!("{}={:#x}/{}", k.name, e.key[i], e.prefix),
-                        MatchKind::Range => format!("{}={:#x}->{:#x}", k.name, e.key[i], e.aux.get(i).copied().unwrap_or(0)),
-                        MatchKind::Ternary | MatchKind::Optional => {
-                            format!("{}={:#x}&&&{:#x}", k.name, e.key[i], e.aux.get(i).copied().unwrap_or(0))
-                        }
-                        _ => format!("{}={:#x}", k.name, e.key[i]),
-                    })
-                    .collect();
-                let prio = if t.needs_priority() { format!(" priority={}", e.priority) } else { String::new() };
-                out.push(format!("{}: {} => {}{}", h, ks.join(" "), act(e.action, &e.data), prio));
-            }
-            out.push(format!("default: {}", act(st.default_action, &st.default_data)));
-            Ok(out.join("\n"))
-        }
-        "show_tables" => {
-            let p = sw.program();
-            Ok(p
-                .tables
-                .iter()
-                .enumerate()
-                .map(|(ti, t)| {
-                    let ks: Vec<String> = t.keys.iter().map(|k| format!("{}({:?},{})", k.name, k.kind, k.width)).collect();
-                    format!("{} [{}] entries={}", t.name, ks.join(", "), sw.table(ti).num_entries)
-                })
-                .collect::<Vec<_>>()
-                .join("\n"))
-        }
+        _ => unknown(cmd),
+    }
+}
+
+/// Parser value sets.
+fn value_set_command(sw: &mut Switch, cmd: &str, w: &[&str]) -> Result<String, String> {
+    match cmd {
         "pvs_add" | "pvs_remove" | "pvs_clear" => {
             let name = w.get(1).ok_or("usage: pvs_add VSET VALUE[&&&MASK]")?;
             let p = sw.program();
             let vi = crate::pipeline::find_by_suffix(p.vsets.iter().map(|v| v.name.as_str()), name)
                 .ok_or_else(|| format!("unknown parser value set {}", name))?;
             let vs = &p.vsets[vi];
-            if *cmd == "pvs_clear" {
+            if cmd == "pvs_clear" {
                 sw.set_value_set(vi, vec![])?;
                 return Ok(String::new());
             }
@@ -569,9 +761,12 @@ fn execute_inner(sw: &mut Switch, line: &str) -> Result<String, String> {
                 None => (parse_value(t)?, width_mask(vs.width)),
             };
             let mut values = vs.values.clone();
-            if *cmd == "pvs_add" {
+            if cmd == "pvs_add" {
                 if vs.max_size > 0 && values.len() >= vs.max_size {
-                    return Err(format!("value set {} is full ({} values)", vs.name, vs.max_size));
+                    return Err(format!(
+                        "value set {} is full ({} values)",
+                        vs.name, vs.max_size
+                    ));
                 }
                 values.push((v & m, m));
             } else {
@@ -580,6 +775,13 @@ fn execute_inner(sw: &mut Switch, line: &str) -> Result<String, String> {
             sw.set_value_set(vi, values)?;
             Ok(String::new())
         }
+        _ => unknown(cmd),
+    }
+}
+
+/// The packet replication engine: multicast groups and nodes, mirroring (clone) sessions.
+fn pre_command(sw: &mut Switch, cmd: &str, w: &[&str]) -> Result<String, String> {
+    match cmd {
         "mc_mgrp_create" => {
             sw.pre_mut().mgrp_create(num(w.get(1), "group")? as u32)?;
             Ok(String::new())
@@ -590,13 +792,19 @@ fn execute_inner(sw: &mut Switch, line: &str) -> Result<String, String> {
         }
         "mc_node_create" => {
             let rid = num(w.get(1), "rid")? as u32;
-            let ports: Result<Vec<u32>, String> = w[2..].iter().map(|x| parse_value(x).map(|v| v as u32)).collect();
+            let ports: Result<Vec<u32>, String> = w[2..]
+                .iter()
+                .map(|x| parse_value(x).map(|v| v as u32))
+                .collect();
             let h = sw.pre_mut().node_create(rid, ports?);
             Ok(format!("node was created with handle {}", h))
         }
         "mc_node_update" => {
             let h = num(w.get(1), "handle")? as u32;
-            let ports: Result<Vec<u32>, String> = w[2..].iter().map(|x| parse_value(x).map(|v| v as u32)).collect();
+            let ports: Result<Vec<u32>, String> = w[2..]
+                .iter()
+                .map(|x| parse_value(x).map(|v| v as u32))
+                .collect();
             sw.pre_mut().node_update(h, ports?)?;
             Ok(String::new())
         }
@@ -605,18 +813,24 @@ fn execute_inner(sw: &mut Switch, line: &str) -> Result<String, String> {
             Ok(String::new())
         }
         "mc_node_associate" => {
-            sw.pre_mut().node_associate(num(w.get(1), "group")? as u32, num(w.get(2), "handle")? as u32)?;
+            sw.pre_mut().node_associate(
+                num(w.get(1), "group")? as u32,
+                num(w.get(2), "handle")? as u32,
+            )?;
             Ok(String::new())
         }
         "mc_node_dissociate" => {
-            sw.pre_mut().node_dissociate(num(w.get(1), "group")? as u32, num(w.get(2), "handle")? as u32)?;
+            sw.pre_mut().node_dissociate(
+                num(w.get(1), "group")? as u32,
+                num(w.get(2), "handle")? as u32,
+            )?;
             Ok(String::new())
         }
         "mirroring_add" | "mirroring_add_mc" => {
             let sess = num(w.get(1), "session")? as u32;
             let target = num(w.get(2), "port")? as u32;
             let mut m = sw.pre().mirrors.get(&sess).copied().unwrap_or_default();
-            if *cmd == "mirroring_add" {
+            if cmd == "mirroring_add" {
                 m.port = Some(target);
             } else {
                 m.mgrp = Some(target);
@@ -628,36 +842,64 @@ fn execute_inner(sw: &mut Switch, line: &str) -> Result<String, String> {
             Ok(String::new())
         }
         "mirroring_delete" => {
-            sw.pre_mut().mirrors.remove(&(num(w.get(1), "session")? as u32));
+            sw.pre_mut()
+                .mirrors
+                .remove(&(num(w.get(1), "session")? as u32));
             Ok(String::new())
         }
+        _ => unknown(cmd),
+    }
+}
+
+/// Registers, counters (indirect and direct) and meters (indirect and direct).
+fn extern_command(sw: &mut Switch, cmd: &str, w: &[&str]) -> Result<String, String> {
+    match cmd {
         "register_read" => {
-            let r = sw.program().register_by_name(w.get(1).ok_or("usage: register_read REG [INDEX]")?).ok_or("unknown register")?;
+            let r = sw
+                .program()
+                .register_by_name(w.get(1).ok_or("usage: register_read REG [INDEX]")?)
+                .ok_or("unknown register")?;
             let vals = sw.register_values(r);
             match w.get(2) {
                 Some(i) => {
                     let i = parse_value(i)? as usize;
-                    vals.get(i).map(|v| v.to_string()).ok_or_else(|| format!("index {} out of range", i))
+                    vals.get(i)
+                        .map(|v| v.to_string())
+                        .ok_or_else(|| format!("index {} out of range", i))
                 }
-                None => Ok(vals.iter().map(|v| v.to_string()).collect::<Vec<_>>().join(" ")),
+                None => Ok(vals
+                    .iter()
+                    .map(|v| v.to_string())
+                    .collect::<Vec<_>>()
+                    .join(" ")),
             }
         }
         "register_write" => {
-            let r = sw.program().register_by_name(w.get(1).ok_or("usage: register_write REG INDEX VALUE")?).ok_or("unknown register")?;
+            let r = sw
+                .program()
+                .register_by_name(w.get(1).ok_or("usage: register_write REG INDEX VALUE")?)
+                .ok_or("unknown register")?;
             let i = num(w.get(2), "index")? as usize;
             let v = num(w.get(3), "value")?;
             sw.register_write(r, i, v)?;
             Ok(String::new())
         }
         "register_reset" => {
-            let r = sw.program().register_by_name(w.get(1).ok_or("usage: register_reset REG")?).ok_or("unknown register")?;
+            let r = sw
+                .program()
+                .register_by_name(w.get(1).ok_or("usage: register_reset REG")?)
+                .ok_or("unknown register")?;
             sw.register_fill(r, 0);
             Ok(String::new())
         }
         "counter_read" => {
             let name = w.get(1).ok_or("usage: counter_read COUNTER INDEX")?;
             let i = num(w.get(2), "index")? as usize;
-            if let Some(c) = sw.program().counter_by_name(name).filter(|&c| sw.program().counters[c].direct.is_none()) {
+            if let Some(c) = sw
+                .program()
+                .counter_by_name(name)
+                .filter(|&c| sw.program().counters[c].direct.is_none())
+            {
                 let c = sw.counter(c);
                 if i >= c.packets.len() {
                     return Err(format!("index {} out of range", i));
@@ -686,17 +928,26 @@ fn execute_inner(sw: &mut Switch, line: &str) -> Result<String, String> {
         }
         "meter_set_rates" => {
             // meter_set_rates METER INDEX CIR:CBURST PIR:PBURST (rates per microsecond)
-            let name = w.get(1).ok_or("usage: meter_set_rates METER INDEX CIR:CBS PIR:PBS")?;
+            let name = w
+                .get(1)
+                .ok_or("usage: meter_set_rates METER INDEX CIR:CBS PIR:PBS")?;
             let i = num(w.get(2), "index")? as usize;
             let rb = |s: Option<&&str>| -> Result<(f64, f64), String> {
                 let s = s.ok_or("missing RATE:BURST")?;
                 let (r, b) = s.split_once(':').ok_or("rates are RATE:BURST")?;
-                Ok((r.parse().map_err(|_| "bad rate")?, b.parse().map_err(|_| "bad burst")?))
+                Ok((
+                    r.parse().map_err(|_| "bad rate")?,
+                    b.parse().map_err(|_| "bad burst")?,
+                ))
             };
             let (cir, cbs) = rb(w.get(3))?;
             let (pir, pbs) = rb(w.get(4))?;
             let rates = MeterRates { cir, cbs, pir, pbs };
-            if let Some(m) = sw.program().meter_by_name(name).filter(|&m| sw.program().meters[m].direct.is_none()) {
+            if let Some(m) = sw
+                .program()
+                .meter_by_name(name)
+                .filter(|&m| sw.program().meters[m].direct.is_none())
+            {
                 sw.set_meter(m, i, Some(rates))?;
                 return Ok(String::new());
             }
@@ -709,12 +960,29 @@ fn execute_inner(sw: &mut Switch, line: &str) -> Result<String, String> {
                     sw.program().table_by_name(&t)
                 })
                 .ok_or_else(|| format!("unknown meter {}", name))?;
-            if sw.table(ti).entries.get(i).map(|e| e.is_none()).unwrap_or(true) {
-                return Err(format!("table {} has no entry with handle {}", sw.program().tables[ti].name, i));
+            if sw
+                .table(ti)
+                .entries
+                .get(i)
+                .map(|e| e.is_none())
+                .unwrap_or(true)
+            {
+                return Err(format!(
+                    "table {} has no entry with handle {}",
+                    sw.program().tables[ti].name,
+                    i
+                ));
             }
             sw.set_direct_meter(ti, i as u32, Some(rates));
             Ok(String::new())
         }
+        _ => unknown(cmd),
+    }
+}
+
+/// Ports: queue shaping, impairments, packet-out and the packet-in queue.
+fn port_command(sw: &mut Switch, cmd: &str, w: &[&str]) -> Result<String, String> {
+    match cmd {
         "set_queue_rate" => {
             let rate = num(w.get(1), "rate (pps)")? as u64;
             sw.set_queue_rate(port_arg(w.get(2))?, rate)?;
@@ -737,8 +1005,12 @@ fn execute_inner(sw: &mut Switch, line: &str) -> Result<String, String> {
         "packet_out" | "packet_out_port" => {
             // packet_out HEX...: inject as received on the CPU port (P4Runtime packet-out);
             // packet_out_port PORT HEX...: inject as received on PORT
-            let (port, hexs) = if *cmd == "packet_out" {
-                (sw.cpu_port().ok_or("no --cpu-port configured (use packet_out_port PORT HEX)")?, &w[1..])
+            let (port, hexs) = if cmd == "packet_out" {
+                (
+                    sw.cpu_port()
+                        .ok_or("no --cpu-port configured (use packet_out_port PORT HEX)")?,
+                    &w[1..],
+                )
             } else {
                 (num(w.get(1), "port")? as u32, &w[2.min(w.len())..])
             };
@@ -749,7 +1021,9 @@ fn execute_inner(sw: &mut Switch, line: &str) -> Result<String, String> {
             if !hex.len().is_multiple_of(2) || !hex.chars().all(|c| c.is_ascii_hexdigit()) {
                 return Err("packet_out: data must be an even number of hex digits".into());
             }
-            let bytes: Vec<u8> = (0..hex.len() / 2).map(|i| u8::from_str_radix(&hex[2 * i..2 * i + 2], 16).unwrap()).collect();
+            let bytes: Vec<u8> = (0..hex.len() / 2)
+                .map(|i| u8::from_str_radix(&hex[2 * i..2 * i + 2], 16).unwrap())
+                .collect();
             let now = sw.now_ns();
             sw.receive(port, &bytes, None, now);
             Ok(String::new())
@@ -762,11 +1036,24 @@ fn execute_inner(sw: &mut Switch, line: &str) -> Result<String, String> {
             };
             let mut out = vec![];
             while out.len() < max {
-                let Some((p, b)) = sw.pop_packet_in() else { break };
-                out.push(format!("{} {}", p, b.iter().map(|x| format!("{:02x}", x)).collect::<String>()));
+                let Some((p, b)) = sw.pop_packet_in() else {
+                    break;
+                };
+                out.push(format!(
+                    "{} {}",
+                    p,
+                    b.iter().map(|x| format!("{:02x}", x)).collect::<String>()
+                ));
             }
             Ok(out.join("\n"))
         }
+        _ => unknown(cmd),
+    }
+}
+
+/// The engine's readings: statistics, program version, digests, help.
+fn engine_command(sw: &mut Switch, cmd: &str, _w: &[&str]) -> Result<String, String> {
+    match cmd {
         "stats" => {
             let (s, d) = (sw.stats(), sw.drops());
             Ok(format!(
@@ -790,7 +1077,7 @@ meter_set_rates set_queue_rate set_queue_depth port_impair port_impair_show pvs_
 table_dump act_prof_create_member act_prof_create_group act_prof_add_member_to_group table_indirect_add \
 table_indirect_add_with_group table_indirect_set_default packet_out packet_out_port packet_in_read stats config_version digests fastpath (sdnperf-switch run only)"
             .into()),
-        other => Err(format!("unknown command {} (try help)", other)),
+        _ => unknown(cmd),
     }
 }
 

@@ -492,7 +492,7 @@ fn table_state(def: &TableDef) -> Table {
     let mut t = Table::new(def);
     for e in &def.const_entries {
         // the loader added every const entry to a scratch state already, so none fails here
-        let _ = t.add(
+        let _ = t.add_program_entry(
             e.key.clone(),
             e.aux.clone(),
             e.prefix,

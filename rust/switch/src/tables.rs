@@ -1,7 +1,8 @@
 //! Match-action table *state*: the entries of one table and the lookup index its key kinds
 //! call for: exact (one hash map), lpm (one hash map per prefix length, longest first), and
-//! ternary/range/optional/mixed (priority-ordered list). Entries are addressed by a stable
-//! handle. Lookups take the key as a slice of `u128` (built on the stack by `exec`), so no
+//! ternary/range/optional/mixed (priority-ordered list, with a hash index of each entry's
+//! key, masks and priority). Each layout refuses a second entry with the same match and
+//! finds an entry by its match (`find`). Entries are addressed by a stable handle. Lookups take the key as a slice of `u128` (built on the stack by `exec`), so no
 //! allocation happens per packet. The table's *definition* (keys, actions, sizes; fixed at
 //! load) is `pipeline::TableDef`; this module depends on it, never the other way round.
 
@@ -35,9 +36,6 @@ impl KeyMap {
             KeyMap::Single(m) => m.get(&k[0]).copied(),
             KeyMap::Multi(m) => m.get(k).copied(),
         }
-    }
-    fn contains(&self, k: &[u128]) -> bool {
-        self.get(k).is_some()
     }
     fn insert(&mut self, k: &[u128], h: u32) {
         match self {
@@ -191,6 +189,11 @@ pub struct Entry {
     pub data: ActionData,
     pub packets: u64,
     pub bytes: u64,
+    /// unique per entry added to this table (a reused handle gets a new serial), so state a
+    /// front end keeps beside an entry can tell that the entry is still the same one
+    pub serial: u64,
+    /// installed by the program itself (its const entries), not by a controller
+    pub from_program: bool,
 }
 
 #[derive(Debug, Clone)]
@@ -205,6 +208,9 @@ pub struct Table {
     /// one level per prefix length, longest first
     lpm: Vec<LpmLevel>,
     generic: Vec<u32>,
+    /// generic layout: an entry's identity (key, aux, priority) -> handle, so a duplicate is
+    /// refused and an entry is found by its match without walking the priority list
+    generic_ids: KeyMap,
     /// the action taken on a miss (starts as the definition's, changed by set-default)
     pub default_action: u32,
     pub default_data: Box<[u128]>,
@@ -236,6 +242,7 @@ impl Table {
             exact: KeyMap::new(nkeys),
             lpm: Vec::new(),
             generic: Vec::new(),
+            generic_ids: KeyMap::new(2),
             default_action: 0,
             default_data: Box::new([]),
             num_entries: 0,
@@ -244,17 +251,16 @@ impl Table {
         }
     }
 
-    /// Adds an entry. `key` values, `aux` (masks / range highs, one per key; ignored for
-    /// exact/lpm layouts), `prefix` for the lpm key. Returns the entry handle.
-    pub fn add(
-        &mut self,
+    /// An entry's key as this table holds it, and its `aux`: each value cut to its field's
+    /// width and masked (lpm by the prefix, ternary/optional by the mask); `aux` holds the
+    /// masks / range highs for the generic layout and is empty for the others. Refuses a
+    /// key of the wrong length, a keyless table and an lpm prefix longer than its field.
+    fn normalize(
+        &self,
         mut key: Vec<u128>,
-        aux: Vec<u128>,
+        mut aux: Vec<u128>,
         prefix: u32,
-        priority: Option<i64>,
-        action: u32,
-        data: Vec<u128>,
-    ) -> Result<u32, ControlError> {
+    ) -> Result<(Vec<u128>, Vec<u128>), ControlError> {
         if key.len() != self.keys.len() {
             return Err(ControlError::KeyCount {
                 table: self.name.clone(),
@@ -265,35 +271,16 @@ impl Table {
         for (i, k) in self.keys.iter().enumerate() {
             key[i] &= width_mask(k.width);
         }
-        let mut lpm_level = None;
-        let handle = match self.free.pop() {
-            Some(h) => h,
-            None => {
-                self.entries.push(None);
-                (self.entries.len() - 1) as u32
-            }
-        };
-        self.insert_seq += 1;
-        let seq = self.insert_seq;
         match self.layout {
             Layout::Keyless => {
                 return Err(ControlError::Keyless {
                     table: self.name.clone(),
                 })
             }
-            Layout::Exact => {
-                if self.exact.contains(&key) {
-                    self.free.push(handle);
-                    return Err(ControlError::DuplicateEntry {
-                        table: self.name.clone(),
-                    });
-                }
-                self.exact.insert(&key, handle);
-            }
+            Layout::Exact => aux.clear(),
             Layout::Lpm(pos) => {
                 let w = self.keys[pos].width;
                 if prefix > w {
-                    self.free.push(handle);
                     return Err(ControlError::PrefixTooLong {
                         table: self.name.clone(),
                         prefix,
@@ -301,6 +288,103 @@ impl Table {
                     });
                 }
                 key[pos] &= prefix_mask(prefix, w);
+                aux.clear();
+            }
+            Layout::Generic => {
+                aux.resize(self.keys.len(), 0);
+                for (i, k) in self.keys.iter().enumerate() {
+                    let wm = width_mask(k.width);
+                    match k.kind {
+                        MatchKind::Exact | MatchKind::Valid => aux[i] = wm,
+                        MatchKind::Lpm => aux[i] = prefix_mask(prefix, k.width),
+                        MatchKind::Ternary | MatchKind::Optional => aux[i] &= wm,
+                        MatchKind::Range => aux[i] &= wm,
+                    }
+                    if k.kind != MatchKind::Range {
+                        key[i] &= aux[i];
+                    }
+                }
+            }
+        }
+        Ok((key, aux))
+    }
+
+    /// A generic-layout entry's identity: key, masks / range highs and priority.
+    fn generic_id(key: &[u128], aux: &[u128], priority: i64) -> Vec<u128> {
+        let mut id = Vec::with_capacity(key.len() + aux.len() + 1);
+        id.extend_from_slice(key);
+        id.extend_from_slice(aux);
+        id.push(priority as i128 as u128);
+        id
+    }
+
+    /// The entry with this (normalized) match: exact and lpm tables hold one entry per
+    /// key (and prefix); the generic layout one per key, masks and priority (an entry
+    /// added without a priority has its own, so it is found by handle only).
+    fn find_normalized(
+        &self,
+        key: &[u128],
+        aux: &[u128],
+        prefix: u32,
+        priority: Option<i64>,
+    ) -> Option<u32> {
+        match self.layout {
+            Layout::Keyless => None,
+            Layout::Exact => self.exact.get(key),
+            Layout::Lpm(_) => self.lpm.iter().find(|l| l.prefix == prefix)?.map.get(key),
+            Layout::Generic => self.generic_ids.get(&Self::generic_id(key, aux, priority?)),
+        }
+    }
+
+    /// The handle of the entry with this match (the arguments as for `add`).
+    pub fn find(
+        &self,
+        key: Vec<u128>,
+        aux: Vec<u128>,
+        prefix: u32,
+        priority: Option<i64>,
+    ) -> Result<u32, ControlError> {
+        let (key, aux) = self.normalize(key, aux, prefix)?;
+        self.find_normalized(&key, &aux, prefix, priority)
+            .ok_or_else(|| ControlError::NoMatchingEntry {
+                table: self.name.clone(),
+            })
+    }
+
+    /// Adds an entry. `key` values, `aux` (masks / range highs, one per key; ignored for
+    /// exact/lpm layouts), `prefix` for the lpm key. Refuses an entry with the match of
+    /// one already there (`DuplicateEntry`). Returns the entry handle.
+    pub fn add(
+        &mut self,
+        key: Vec<u128>,
+        aux: Vec<u128>,
+        prefix: u32,
+        priority: Option<i64>,
+        action: u32,
+        data: Vec<u128>,
+    ) -> Result<u32, ControlError> {
+        let (key, aux) = self.normalize(key, aux, prefix)?;
+        if self.find_normalized(&key, &aux, prefix, priority).is_some() {
+            return Err(ControlError::DuplicateEntry {
+                table: self.name.clone(),
+            });
+        }
+        self.insert_seq += 1;
+        let seq = self.insert_seq;
+        // bmv2 convention: a lower priority number wins; without one, earlier entries win.
+        let priority = priority.unwrap_or(seq);
+        let handle = match self.free.pop() {
+            Some(h) => h,
+            None => {
+                self.entries.push(None);
+                (self.entries.len() - 1) as u32
+            }
+        };
+        let mut lpm_level = None;
+        match self.layout {
+            Layout::Keyless => unreachable!("normalize refuses keyless tables"),
+            Layout::Exact => self.exact.insert(&key, handle),
+            Layout::Lpm(_) => {
                 let nk = self.keys.len();
                 let idx = match self.lpm.iter().position(|l| l.prefix == prefix) {
                     Some(i) => i,
@@ -315,38 +399,14 @@ impl Table {
                         self.lpm.iter().position(|l| l.prefix == prefix).unwrap()
                     }
                 };
-                if self.lpm[idx].map.contains(&key) {
-                    self.free.push(handle);
-                    return Err(ControlError::DuplicateEntry {
-                        table: self.name.clone(),
-                    });
-                }
                 self.lpm[idx].map.insert(&key, handle);
                 self.lpm[idx].bloom_add(&key);
                 lpm_level = Some(idx);
             }
-            Layout::Generic => {}
+            Layout::Generic => self
+                .generic_ids
+                .insert(&Self::generic_id(&key, &aux, priority), handle),
         }
-        let mut aux = aux;
-        if self.layout == Layout::Generic {
-            aux.resize(self.keys.len(), 0);
-            for (i, k) in self.keys.iter().enumerate() {
-                let wm = width_mask(k.width);
-                match k.kind {
-                    MatchKind::Exact | MatchKind::Valid => aux[i] = wm,
-                    MatchKind::Lpm => aux[i] = prefix_mask(prefix, k.width),
-                    MatchKind::Ternary | MatchKind::Optional => aux[i] &= wm,
-                    MatchKind::Range => aux[i] &= wm,
-                }
-                if k.kind != MatchKind::Range {
-                    key[i] &= aux[i];
-                }
-            }
-        } else {
-            aux.clear();
-        }
-        // bmv2 convention: a lower priority number wins; without one, earlier entries win.
-        let priority = priority.unwrap_or(seq);
         self.entries[handle as usize] = Some(Entry {
             key: key.into_boxed_slice(),
             aux: aux.into_boxed_slice(),
@@ -356,6 +416,8 @@ impl Table {
             data: ActionData::new(data),
             packets: 0,
             bytes: 0,
+            serial: seq as u64,
+            from_program: false,
         });
         if self.layout == Layout::Generic {
             let entries = &self.entries;
@@ -372,6 +434,23 @@ impl Table {
             self.lpm[i].maybe_rebuild(entries);
         }
         Ok(handle)
+    }
+
+    /// Adds one of the program's own (const) entries: as `add`, flagged `from_program`.
+    pub fn add_program_entry(
+        &mut self,
+        key: Vec<u128>,
+        aux: Vec<u128>,
+        prefix: u32,
+        priority: Option<i64>,
+        action: u32,
+        data: Vec<u128>,
+    ) -> Result<u32, ControlError> {
+        let h = self.add(key, aux, prefix, priority, action, data)?;
+        if let Some(e) = self.entries[h as usize].as_mut() {
+            e.from_program = true;
+        }
+        Ok(h)
     }
 
     pub fn delete(&mut self, handle: u32) -> Result<(), ControlError> {
@@ -396,7 +475,11 @@ impl Table {
                     }
                 }
             }
-            Layout::Generic => self.generic.retain(|&h| h != handle),
+            Layout::Generic => {
+                self.generic.retain(|&h| h != handle);
+                self.generic_ids
+                    .remove(&Self::generic_id(&e.key, &e.aux, e.priority));
+            }
             Layout::Keyless => {}
         }
         self.free.push(handle);
@@ -411,6 +494,7 @@ impl Table {
         self.exact.clear();
         self.lpm.clear();
         self.generic.clear();
+        self.generic_ids.clear();
         self.num_entries = 0;
         self.version += 1;
     }
@@ -552,5 +636,69 @@ mod tests {
         assert_eq!(t.lookup(&[0x1234, 50], &mut s), Some(b));
         assert_eq!(t.lookup(&[0x1235, 50], &mut s), Some(a));
         assert_eq!(t.lookup(&[0x1235, 101], &mut s), None);
+    }
+    /// One entry per match in every layout: a duplicate is refused, `find` returns the
+    /// handle of the entry with a match (ternary: key, mask and priority), and a deleted
+    /// entry is no longer found; an entry without a priority is never a duplicate.
+    #[test]
+    fn duplicates_refused_and_entries_found_by_match() {
+        let mut s = [0u128; 4];
+        let mut t = Table::with_keys(
+            "t".into(),
+            vec![spec(MatchKind::Ternary, 16), spec(MatchKind::Range, 16)],
+        );
+        let a = t
+            .add(vec![0x12ff, 0], vec![0xff00, 100], 0, Some(10), 1, vec![])
+            .unwrap();
+        // the key is masked, so 0x12ff & 0xff00 is the same match
+        let dup = t.add(vec![0x1200, 0], vec![0xff00, 100], 0, Some(10), 2, vec![]);
+        assert!(
+            matches!(dup, Err(ControlError::DuplicateEntry { .. })),
+            "{:?}",
+            dup
+        );
+        assert_eq!(t.num_entries, 1);
+        let b = t
+            .add(vec![0x1200, 0], vec![0xff00, 100], 0, Some(11), 2, vec![])
+            .unwrap();
+        let f = |t: &Table, p| t.find(vec![0x1200, 0], vec![0xff00, 100], 0, Some(p));
+        assert_eq!(f(&t, 10), Ok(a));
+        assert_eq!(f(&t, 11), Ok(b));
+        assert!(matches!(
+            f(&t, 12),
+            Err(ControlError::NoMatchingEntry { .. })
+        ));
+        t.delete(a).unwrap();
+        assert!(f(&t, 10).is_err());
+        assert_eq!(t.lookup(&[0x1234, 50], &mut s), Some(b));
+        t.add(vec![0x1200, 0], vec![0xff00, 100], 0, None, 3, vec![])
+            .unwrap();
+        t.add(vec![0x1200, 0], vec![0xff00, 100], 0, None, 3, vec![])
+            .unwrap();
+        assert_eq!(t.num_entries, 3);
+        t.clear();
+        assert!(f(&t, 11).is_err());
+
+        let mut l = Table::with_keys("l".into(), vec![spec(MatchKind::Lpm, 32)]);
+        let h = l
+            .add(vec![0x0a0000ff], vec![], 24, None, 1, vec![])
+            .unwrap();
+        assert!(l
+            .add(vec![0x0a000000], vec![], 24, None, 1, vec![])
+            .is_err());
+        assert_eq!(l.find(vec![0x0a000001], vec![], 24, None), Ok(h));
+        assert!(l.find(vec![0x0a000000], vec![], 16, None).is_err());
+
+        let mut e = Table::with_keys("e".into(), vec![spec(MatchKind::Exact, 8)]);
+        let h = e.add(vec![0x105], vec![], 0, None, 1, vec![]).unwrap();
+        assert!(e.add(vec![5], vec![], 0, None, 1, vec![]).is_err());
+        assert_eq!(e.find(vec![5], vec![], 0, None), Ok(h));
+        assert!(e.find(vec![5, 6], vec![], 0, None).is_err());
+        // a reused handle is another entry: another serial
+        let serial = e.entries[h as usize].as_ref().unwrap().serial;
+        e.delete(h).unwrap();
+        let h2 = e.add(vec![6], vec![], 0, None, 1, vec![]).unwrap();
+        assert_eq!(h, h2);
+        assert_ne!(e.entries[h2 as usize].as_ref().unwrap().serial, serial);
     }
 }

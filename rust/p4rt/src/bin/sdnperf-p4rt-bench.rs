@@ -7,50 +7,64 @@
 //! Table `--table` (default l2: exact 48-bit key, action forward(port)); with
 //! `--table ipv4_lpm`: /32 and /24 LPM keys, action route(dmac, port).
 
+use clap::Parser;
 use prost::Message;
 use sdnperf_p4rt::proto::p4::config::v1 as cfg;
 use sdnperf_p4rt::proto::p4::v1 as p4;
 use sdnperf_p4rt::proto::p4::v1::p4_runtime_client::P4RuntimeClient;
 use std::time::Instant;
 
-fn usage() -> ! {
-    eprintln!("usage: sdnperf-p4rt-bench --addr HOST:PORT --json PROG.json --p4info P4INFO.bin [--device-id 1] [--entries 100000] [--batch 1000] [--table l2|ipv4_lpm] [--json-out FILE]\n       sdnperf-p4rt-bench ... --packet-io N [--window 256]   (packet_io.p4: packet-outs to the CPU port come back as packet-ins)");
-    std::process::exit(2)
+/// P4Runtime table-write benchmark client: writes --entries entries in WriteRequests of
+/// --batch updates (INSERT, MODIFY, DELETE) and reports entries/s; with --packet-io N,
+/// packet-outs to the CPU port of packet_io.p4 come back as packet-ins (round trips).
+#[derive(Parser, Debug)]
+#[command(name = "sdnperf-p4rt-bench")]
+struct Args {
+    /// the P4Runtime server, HOST:PORT
+    #[arg(long)]
+    addr: String,
+    /// the BMv2 JSON program pushed with SetForwardingPipelineConfig
+    #[arg(long)]
+    json: String,
+    /// its P4Info (binary protobuf)
+    #[arg(long)]
+    p4info: String,
+    #[arg(long, default_value_t = 1)]
+    device_id: u64,
+    /// table entries written per phase
+    #[arg(long, default_value_t = 100_000)]
+    entries: usize,
+    /// updates per WriteRequest (0 counts as 1)
+    #[arg(long, default_value_t = 1000)]
+    batch: usize,
+    /// l2 (exact 48-bit key) or ipv4_lpm (/32 and /24 keys)
+    #[arg(long, default_value = "l2")]
+    table: String,
+    /// write the results as JSON here
+    #[arg(long)]
+    json_out: Option<String>,
+    /// packet-out -> packet-in round trips to measure instead of table writes (0: none)
+    #[arg(long, default_value_t = 0)]
+    packet_io: usize,
+    /// packet-outs in flight (0 counts as 1)
+    #[arg(long, default_value_t = 256)]
+    window: usize,
 }
 
 fn main() {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    let mut addr = None;
-    let mut json = None;
-    let mut p4info = None;
-    let mut device_id = 1u64;
-    let mut entries = 100_000usize;
-    let mut batch = 1000usize;
-    let mut table = "l2".to_string();
-    let mut json_out = None;
-    let mut packet_io = 0usize;
-    let mut window = 256usize;
-    let mut i = 0;
-    while i < args.len() {
-        let v = args.get(i + 1).cloned().unwrap_or_else(|| usage());
-        match args[i].as_str() {
-            "--addr" => addr = Some(v),
-            "--json" => json = Some(v),
-            "--p4info" => p4info = Some(v),
-            "--device-id" => device_id = v.parse().unwrap_or_else(|_| usage()),
-            "--entries" => entries = v.parse().unwrap_or_else(|_| usage()),
-            "--batch" => batch = v.parse::<usize>().unwrap_or_else(|_| usage()).max(1),
-            "--table" => table = v,
-            "--json-out" => json_out = Some(v),
-            "--packet-io" => packet_io = v.parse().unwrap_or_else(|_| usage()),
-            "--window" => window = v.parse::<usize>().unwrap_or_else(|_| usage()).max(1),
-            _ => usage(),
-        }
-        i += 2;
-    }
-    let (Some(addr), Some(json), Some(p4info)) = (addr, json, p4info) else {
-        usage()
-    };
+    let a = Args::parse();
+    let (addr, json, p4info, device_id, entries, batch, table, json_out, packet_io, window) = (
+        a.addr,
+        a.json,
+        a.p4info,
+        a.device_id,
+        a.entries,
+        a.batch.max(1),
+        a.table,
+        a.json_out,
+        a.packet_io,
+        a.window.max(1),
+    );
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()

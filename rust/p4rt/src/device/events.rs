@@ -48,10 +48,8 @@ impl Device {
         let Some(pipe) = self.pipe.as_ref() else {
             return false;
         };
-        pipe.tables.values().filter(|t| t.idle_timeout).any(|t| {
-            self.tables
-                .get(&t.id)
-                .is_some_and(|ts| ts.by_key.values().any(|st| st.entry.idle_timeout_ns > 0))
+        self.entry_extras.iter().any(|((tid, _), x)| {
+            x.idle_timeout_ns > 0 && pipe.tables.get(tid).is_some_and(|t| t.idle_timeout)
         })
     }
 
@@ -121,28 +119,34 @@ impl Device {
             return;
         }
         self.last_idle_scan = now;
+        let sw = self.sw.as_ref().unwrap();
         let mut expired = vec![];
-        for t in pipe.tables.values().filter(|t| t.idle_timeout) {
-            let Some(ts) = self.tables.get_mut(&t.id) else {
+        for (&(tid, h), x) in self.entry_extras.iter_mut() {
+            if x.idle_timeout_ns <= 0 {
+                continue;
+            }
+            let Some(t) = pipe.tables.get(&tid).filter(|t| t.idle_timeout) else {
                 continue;
             };
-            for st in ts.by_key.values_mut() {
-                if st.entry.idle_timeout_ns <= 0 {
-                    continue;
-                }
-                let c = sw.direct_counter(t.sw, st.handle).0;
-                if c != st.last_count {
-                    st.last_count = c;
-                    st.last_hit_ns = now;
-                    st.idle_notified = false;
-                } else if !st.idle_notified
-                    && now.saturating_sub(st.last_hit_ns) >= st.entry.idle_timeout_ns as u64
-                {
-                    st.idle_notified = true;
-                    expired.push(st.entry.clone());
-                }
+            if sw.entry(t.sw, h).map(|e| e.serial) != Some(x.serial) {
+                continue; // gone (ctl deleted it): the next sync drops these extras
+            }
+            let c = sw.direct_counter(t.sw, h).0;
+            if c != x.last_count {
+                x.last_count = c;
+                x.last_hit_ns = now;
+                x.idle_notified = false;
+            } else if !x.idle_notified
+                && now.saturating_sub(x.last_hit_ns) >= x.idle_timeout_ns as u64
+            {
+                x.idle_notified = true;
+                expired.push((t, h));
             }
         }
+        let expired: Vec<p4::TableEntry> = expired
+            .into_iter()
+            .filter_map(|(t, h)| self.entry_view(&pipe, sw, t, h, sw.entry(t.sw, h)?))
+            .collect();
         if !expired.is_empty() {
             out.push(Event::IdleTimeoutNotification(
                 p4::IdleTimeoutNotification {

@@ -4,6 +4,7 @@
 //! closures. Every update is validated before the switch is touched, so a malformed
 //! request changes nothing and never disturbs forwarding.
 
+mod entry_view;
 mod events;
 mod externs;
 mod packet_io;
@@ -20,7 +21,6 @@ mod write;
 use crate::pipe::{bytes_to_u128, get_bits, set_bits, u128_to_bytes, Pipe, TableInfo};
 use crate::proto::p4::v1 as p4;
 use crate::proto::p4::v1::entity::Entity as E;
-use prost::Message;
 use sdnperf_switch::control::{ControlError, MeterRates};
 use sdnperf_switch::exec::Engine;
 use sdnperf_switch::pipeline::MatchKind;
@@ -51,7 +51,10 @@ impl From<ControlError> for PErr {
         use ControlError as C;
         let code = match &e {
             C::DuplicateEntry { .. } => Code::AlreadyExists,
-            C::NoEntry { .. } | C::NoMember { .. } | C::NoGroup { .. } => Code::NotFound,
+            C::NoEntry { .. }
+            | C::NoMatchingEntry { .. }
+            | C::NoMember { .. }
+            | C::NoGroup { .. } => Code::NotFound,
             C::IndexOutOfRange { .. } => Code::OutOfRange,
             C::ValueSetFull { .. } => Code::ResourceExhausted,
             C::KeyCount { .. } | C::Keyless { .. } | C::PrefixTooLong { .. } => {
@@ -75,32 +78,59 @@ fn ia(e: String) -> PErr {
     }
 }
 
-struct Stored {
-    handle: u32,
-    /// the entry's key as the switch holds it (to recognise a reused handle)
-    sw_key: Box<[u128]>,
-    /// one-shot action set: hidden members and group in the switch's profile
+/// What P4Runtime keeps about one table entry beyond the entry itself: the match,
+/// priority, action and counters are the switch's (its table holds the one copy, and
+/// Reads derive P4Runtime's view from it); these are the fields the switch has no notion
+/// of. Kept only for entries that have some (`EntryExtras::needed`).
+#[derive(Clone)]
+struct EntryExtras {
+    /// the switch entry's serial: extras left at a handle another front end (ctl) reused
+    /// for a new entry belong to the old one and are never applied to the newcomer
+    serial: u64,
+    /// a one-shot action set: its hidden members and group in the switch's profile
     oneshot: Option<OneShot>,
-    /// normalized entry (canonical match, no counter data / idle fields)
-    entry: p4::TableEntry,
+    /// the direct meter's configuration as written (the switch holds it converted)
+    meter_config: Option<p4::MeterConfig>,
+    idle_timeout_ns: i64,
+    metadata: Vec<u8>,
+    /// idle timeouts: when the entry's hit counter last moved, and its value then
     last_hit_ns: u64,
     last_count: u64,
     idle_notified: bool,
 }
 
+impl EntryExtras {
+    fn fresh(serial: u64, count: u64) -> EntryExtras {
+        EntryExtras {
+            serial,
+            oneshot: None,
+            meter_config: None,
+            idle_timeout_ns: 0,
+            metadata: vec![],
+            last_hit_ns: now_ns(),
+            last_count: count,
+            idle_notified: false,
+        }
+    }
+    /// Whether these say anything a fresh entry would not (a table that reports idle
+    /// time keeps every entry's last hit).
+    fn needed(&self, t: &TableInfo) -> bool {
+        t.idle_timeout
+            || self.oneshot.is_some()
+            || self.meter_config.is_some()
+            || self.idle_timeout_ns != 0
+            || !self.metadata.is_empty()
+    }
+}
+
+#[derive(Clone)]
 struct OneShot {
     profile: usize,
     members: Vec<u32>,
     group: u32,
-}
-
-#[derive(Default)]
-struct TableState {
-    by_key: HashMap<Vec<u8>, Stored>,
-    /// initial default action (switch action index, data), for MODIFY without action
-    initial_default: (u32, Box<[u128]>),
-    /// the switch table's `version` when `by_key` was last compared with it
-    seen_version: u64,
+    /// the set's P4Runtime-only fields, as written
+    selection_mode: i32,
+    size_semantics: i32,
 }
 
 /// Something the device wants to tell the primary controller.
@@ -116,7 +146,8 @@ pub struct Device {
     /// the switch reads the real clock between recirculation passes (Switch::set_live_clock);
     /// the daemon sets it, tests that drive a virtual clock leave it off
     pub live_clock: bool,
-    tables: HashMap<u32, TableState>,
+    /// per (P4Runtime table id, switch entry handle): see `EntryExtras`
+    entry_extras: HashMap<(u32, u32), EntryExtras>,
     /// P4Runtime's ids of the switch's action profile members and groups, per profile id:
     /// what they hold is read from the switch (the one source of truth), so only ids and
     /// fields the switch has no notion of live here
@@ -208,7 +239,7 @@ impl Device {
             cpu_port,
             max_passes: None,
             live_clock: false,
-            tables: HashMap::new(),
+            entry_extras: HashMap::new(),
             members: HashMap::new(),
             groups: HashMap::new(),
             group_max_size: HashMap::new(),

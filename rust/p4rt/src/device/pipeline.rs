@@ -28,33 +28,8 @@ impl Device {
         if let Some(c) = pipe.cookie {
             sw.set_config_version(c);
         }
-        self.tables = pipe
-            .tables
-            .values()
-            .map(|t| {
-                let st = sw.table(t.sw);
-                (
-                    t.id,
-                    TableState {
-                        by_key: HashMap::new(),
-                        initial_default: (st.default_action, st.default_data.clone()),
-                        seen_version: st.version,
-                    },
-                )
-            })
-            .collect();
-        // entries the program itself installs (const entries) are readable, flagged is_const
-        for t in pipe.tables.values() {
-            let st = sw.table(t.sw);
-            if st.num_entries == 0 {
-                continue;
-            }
-            let ts = self.tables.get_mut(&t.id).unwrap();
-            for (h, e) in st.entries.iter().enumerate() {
-                let Some(e) = e else { continue };
-                Self::adopt_switch_entry(ts, &pipe, t, h as u32, e, true);
-            }
-        }
+        // the program's own (const) entries are the switch's: Reads show them, is_const
+        self.entry_extras.clear();
         self.digest_by_list = pipe.digests.values().map(|d| (d.list, d.id)).collect();
         self.members.clear();
         self.groups.clear();

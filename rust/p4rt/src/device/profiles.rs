@@ -56,6 +56,8 @@ impl Device {
                 profile: prof.sw,
                 members,
                 group,
+                selection_mode: set.action_selection_mode,
+                size_semantics: set.size_semantics,
             },
         )))
     }

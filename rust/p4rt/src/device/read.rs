@@ -42,9 +42,14 @@ impl Device {
         ] {
             let _ = self.read(&wrap(q), &mut out);
         }
-        for ts in self.tables.values() {
-            for st in ts.by_key.values() {
-                out.push(wrap(E::TableEntry(st.entry.clone())));
+        if let (Some(pipe), Some(sw)) = (self.pipe.as_deref(), self.sw.as_ref()) {
+            for t in pipe.tables.values() {
+                for (h, e) in sw.table(t.sw).entries.iter().enumerate() {
+                    let view = e
+                        .as_ref()
+                        .and_then(|e| self.entry_view(pipe, sw, t, h as u32, e));
+                    out.extend(view.map(|v| wrap(E::TableEntry(v))));
+                }
             }
         }
         for q in [

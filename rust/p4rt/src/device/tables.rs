@@ -32,8 +32,9 @@ impl Device {
             }
             let (ai, data) = match &te.action {
                 None => {
-                    let d = &self.tables[&t.id].initial_default;
-                    (d.0, d.1.to_vec())
+                    // back to the program's own default action
+                    let def = &self.sw.as_ref().unwrap().program().tables[t.sw];
+                    (def.default_action, def.default_data.to_vec())
                 }
                 Some(a) => {
                     if t.profile.is_some() {
@@ -77,13 +78,8 @@ impl Device {
         if te.meter_config.is_some() && t.direct_meter.is_none() && ty != T::Delete {
             return inval(format!("table {} has no direct meter", t.name));
         }
-        let (canon, key, aux, prefix) = Self::translate_match(t, &te.r#match)?;
-        let kb = Self::entry_key(&canon, te.priority);
-        let sw_prio = if t.needs_priority {
-            Some((i32::MAX - te.priority) as i64)
-        } else {
-            None
-        };
+        let (key, aux, prefix) = Self::translate_match(t, &te.r#match)?;
+        let sw_prio = Self::sw_priority(t, te.priority);
         match ty {
             T::Insert => {
                 let action = te
@@ -92,20 +88,29 @@ impl Device {
                     .ok_or_else(|| ia(format!("table {}: INSERT without action", t.name)))?;
                 let (ai, data) =
                     Self::translate_action(&pipe, &self.members, &self.groups, t, action)?;
-                let ts = self.tables.get_mut(&t.id).unwrap();
-                if ts.by_key.contains_key(&kb) {
-                    return err(
-                        Code::AlreadyExists,
-                        format!("table {}: entry already exists", t.name),
-                    );
+                let sw = self.sw.as_mut().unwrap();
+                let is_set = matches!(
+                    action.r#type,
+                    Some(p4::table_action::Type::ActionProfileActionSet(_))
+                );
+                // a full table, or a one-shot set about to get hidden members: a duplicate
+                // is still ALREADY_EXISTS, and makes nothing
+                if (is_set || (t.size > 0 && sw.table(t.sw).num_entries as i64 >= t.size))
+                    && sw
+                        .entry_find(t.sw, key.clone(), aux.clone(), prefix, sw_prio)
+                        .is_ok()
+                {
+                    return Err(ControlError::DuplicateEntry {
+                        table: t.name.clone(),
+                    }
+                    .into());
                 }
-                if t.size > 0 && ts.by_key.len() as i64 >= t.size {
+                if t.size > 0 && sw.table(t.sw).num_entries as i64 >= t.size {
                     return err(
                         Code::ResourceExhausted,
                         format!("table {} is full ({} entries)", t.name, t.size),
                     );
                 }
-                let sw = self.sw.as_mut().unwrap();
                 let oneshot = Self::one_shot(sw, &pipe, t, action)?;
                 let ai = oneshot.as_ref().map(|o| o.0).unwrap_or(ai);
                 let h = match sw.entry_add(t.sw, key, aux, prefix, sw_prio, ai, data) {
@@ -117,40 +122,18 @@ impl Device {
                         return Err(e.into());
                     }
                 };
-                let oneshot = oneshot.map(|o| o.1);
                 if let Some(c) = &te.counter_data {
                     set_direct_counter(sw, t.sw, h, c);
                 }
                 if let Some(m) = &te.meter_config {
                     set_direct_meter(sw, t.sw, h, m);
                 }
-                let count = sw.direct_counter(t.sw, h).0;
-                let entry = p4::TableEntry {
-                    table_id: t.id,
-                    r#match: canon,
-                    action: Some(Self::canonical_action(&pipe, action)),
-                    priority: te.priority,
-                    meter_config: te.meter_config,
-                    idle_timeout_ns: te.idle_timeout_ns,
-                    metadata: te.metadata.clone(),
-                    ..Default::default()
-                };
-                let sw_key = sw.table(t.sw).entries[h as usize]
-                    .as_ref()
-                    .map(|e| e.key.clone())
-                    .unwrap_or_default();
-                ts.by_key.insert(
-                    kb,
-                    Stored {
-                        handle: h,
-                        sw_key,
-                        oneshot,
-                        entry,
-                        last_hit_ns: now_ns(),
-                        last_count: count,
-                        idle_notified: false,
-                    },
-                );
+                let mut x = self.extras_for_update(self.sw.as_ref().unwrap(), t, h);
+                x.oneshot = oneshot.map(|o| o.1);
+                x.meter_config = te.meter_config;
+                x.idle_timeout_ns = te.idle_timeout_ns;
+                x.metadata = te.metadata.clone();
+                self.store_extras(t, h, x);
                 Ok(())
             }
             T::Modify => {
@@ -164,44 +147,48 @@ impl Device {
                     )?),
                     None => None,
                 };
-                let ts = self.tables.get_mut(&t.id).unwrap();
-                let st = ts.by_key.get_mut(&kb).ok_or_else(|| PErr {
-                    code: Code::NotFound,
-                    msg: format!("table {}: no such entry", t.name),
-                })?;
+                let sw = self.sw.as_mut().unwrap();
+                let h = sw.entry_find(t.sw, key, aux, prefix, sw_prio)?;
+                let mut x = self.extras_for_update(self.sw.as_ref().unwrap(), t, h);
                 let sw = self.sw.as_mut().unwrap();
                 if let Some((ai, data)) = action {
                     let oneshot = Self::one_shot(sw, &pipe, t, te.action.as_ref().unwrap())?;
                     let ai = oneshot.as_ref().map(|o| o.0).unwrap_or(ai);
-                    sw.entry_modify(t.sw, st.handle, ai, data)?;
-                    if let Some(old) = std::mem::replace(&mut st.oneshot, oneshot.map(|o| o.1)) {
+                    if let Err(e) = sw.entry_modify(t.sw, h, ai, data) {
+                        if let Some((_, o)) = oneshot {
+                            Self::free_one_shot(sw, o);
+                        }
+                        return Err(e.into());
+                    }
+                    if let Some(old) = std::mem::replace(&mut x.oneshot, oneshot.map(|o| o.1)) {
                         Self::free_one_shot(sw, old);
                     }
-                    st.entry.action = te.action.as_ref().map(|a| Self::canonical_action(&pipe, a));
                 }
                 if let Some(c) = &te.counter_data {
-                    set_direct_counter(sw, t.sw, st.handle, c);
+                    set_direct_counter(sw, t.sw, h, c);
                 }
                 if let Some(m) = &te.meter_config {
-                    set_direct_meter(sw, t.sw, st.handle, m);
-                    st.entry.meter_config = Some(*m);
+                    set_direct_meter(sw, t.sw, h, m);
+                    x.meter_config = Some(*m);
                 }
-                st.entry.idle_timeout_ns = te.idle_timeout_ns;
-                st.entry.metadata = te.metadata.clone();
-                st.idle_notified = false;
-                st.last_hit_ns = now_ns();
+                x.idle_timeout_ns = te.idle_timeout_ns;
+                x.metadata = te.metadata.clone();
+                x.idle_notified = false;
+                x.last_hit_ns = now_ns();
+                self.store_extras(t, h, x);
                 Ok(())
             }
             T::Delete => {
-                let ts = self.tables.get_mut(&t.id).unwrap();
-                let st = ts.by_key.remove(&kb).ok_or_else(|| PErr {
-                    code: Code::NotFound,
-                    msg: format!("table {}: no such entry", t.name),
-                })?;
                 let sw = self.sw.as_mut().unwrap();
-                sw.entry_delete(t.sw, st.handle)?;
-                if let Some(o) = st.oneshot {
-                    Self::free_one_shot(sw, o);
+                let h = sw.entry_find(t.sw, key, aux, prefix, sw_prio)?;
+                let serial = sw.entry(t.sw, h).map(|e| e.serial);
+                sw.entry_delete(t.sw, h)?;
+                let x = self.entry_extras.remove(&(t.id, h));
+                if let Some(o) = x
+                    .filter(|x| Some(x.serial) == serial)
+                    .and_then(|x| x.oneshot)
+                {
+                    Self::free_one_shot(self.sw.as_mut().unwrap(), o);
                 }
                 Ok(())
             }
@@ -209,6 +196,7 @@ impl Device {
         }
     }
 
+    /// The table an entry of P4Runtime's names, and the switch's handle of that entry.
     pub(super) fn find_entry(&self, te: &p4::TableEntry) -> R<(TableInfo, u32)> {
         let pipe = self.pipe.clone().ok_or_else(|| PErr {
             code: Code::FailedPrecondition,
@@ -218,13 +206,10 @@ impl Device {
             code: Code::NotFound,
             msg: format!("unknown table id {}", te.table_id),
         })?;
-        let (canon, ..) = Self::translate_match(t, &te.r#match)?;
-        let kb = Self::entry_key(&canon, te.priority);
-        let st = self.tables[&t.id].by_key.get(&kb).ok_or_else(|| PErr {
-            code: Code::NotFound,
-            msg: format!("table {}: no such entry", t.name),
-        })?;
-        Ok((t.clone(), st.handle))
+        let (key, aux, prefix) = Self::translate_match(t, &te.r#match)?;
+        let sw = self.sw.as_ref().unwrap();
+        let h = sw.entry_find(t.sw, key, aux, prefix, Self::sw_priority(t, te.priority))?;
+        Ok((t.clone(), h))
     }
 
     pub(super) fn write_direct_counter(
@@ -264,8 +249,6 @@ impl Device {
         if t.direct_meter.is_none() {
             return inval(format!("table {} has no direct meter", t.name));
         }
-        let (canon, ..) = Self::translate_match(&t, &te.r#match)?;
-        let kb = Self::entry_key(&canon, te.priority);
         let sw = self.sw.as_mut().unwrap();
         match &m.config {
             Some(cfg) => sw.set_direct_meter(t.sw, h, Some(meter_rates(cfg))),
@@ -275,21 +258,21 @@ impl Device {
                 }
             }
         }
-        if let Some(st) = self
-            .tables
-            .get_mut(&t.id)
-            .and_then(|x| x.by_key.get_mut(&kb))
-        {
-            st.entry.meter_config = m.config;
-        }
+        let mut x = self.extras_for_update(self.sw.as_ref().unwrap(), &t, h);
+        x.meter_config = m.config;
+        self.store_extras(&t, h, x);
         Ok(())
     }
 
+    /// How many entries table `table_id` holds (the switch's count).
     pub fn num_entries(&self, table_id: u32) -> usize {
-        self.tables
-            .get(&table_id)
-            .map(|t| t.by_key.len())
-            .unwrap_or(0)
+        match (&self.sw, &self.pipe) {
+            (Some(sw), Some(pipe)) => pipe
+                .tables
+                .get(&table_id)
+                .map_or(0, |t| sw.table(t.sw).num_entries),
+            _ => 0,
+        }
     }
 
     pub(super) fn read_table_entries(
@@ -347,32 +330,36 @@ impl Device {
                 })));
                 continue;
             }
-            let ts = &self.tables[&tid];
-            let one = |st: &Stored| -> p4::TableEntry {
-                let mut e = st.entry.clone();
+            let one = |h: u32, e: &sdnperf_switch::tables::Entry| {
+                let mut v = self.entry_view(pipe, sw, t, h, e)?;
                 if q.counter_data.is_some() && t.direct_counter.is_some() {
-                    let (p, b) = sw.direct_counter(t.sw, st.handle);
-                    e.counter_data = Some(p4::CounterData {
+                    let (p, b) = sw.direct_counter(t.sw, h);
+                    v.counter_data = Some(p4::CounterData {
                         packet_count: p as i64,
                         byte_count: b as i64,
                     });
                 }
                 if q.time_since_last_hit.is_some() && t.idle_timeout {
-                    e.time_since_last_hit = Some(p4::table_entry::IdleTimeout {
-                        elapsed_ns: now_ns().saturating_sub(st.last_hit_ns) as i64,
+                    let last = self.extras(t, h, e).map_or(now_ns(), |x| x.last_hit_ns);
+                    v.time_since_last_hit = Some(p4::table_entry::IdleTimeout {
+                        elapsed_ns: now_ns().saturating_sub(last) as i64,
                     });
                 }
-                e
+                Some(wrap(E::TableEntry(v)))
             };
             if q.table_id != 0 && (!q.r#match.is_empty() || q.priority != 0) {
-                let (canon, ..) = Self::translate_match(t, &q.r#match)?;
-                if let Some(st) = ts.by_key.get(&Self::entry_key(&canon, q.priority)) {
-                    out.push(wrap(E::TableEntry(one(st))));
+                let (key, aux, prefix) = Self::translate_match(t, &q.r#match)?;
+                let sw_prio = Self::sw_priority(t, q.priority);
+                if let Ok(h) = sw.entry_find(t.sw, key, aux, prefix, sw_prio) {
+                    out.extend(sw.entry(t.sw, h).and_then(|e| one(h, e)));
                 }
             } else {
-                out.reserve(ts.by_key.len());
-                for st in ts.by_key.values() {
-                    out.push(wrap(E::TableEntry(one(st))));
+                let st = sw.table(t.sw);
+                out.reserve(st.num_entries);
+                for (h, e) in st.entries.iter().enumerate() {
+                    if let Some(e) = e {
+                        out.extend(one(h as u32, e));
+                    }
                 }
             }
         }

@@ -3,12 +3,11 @@
 use super::*;
 
 impl Device {
-    /// Validates and normalizes a match; returns (canonical matches, key, aux, prefix).
-    #[allow(clippy::type_complexity)]
+    /// Validates a match; returns the switch's (key, aux, prefix) for it.
     pub(super) fn translate_match(
         t: &TableInfo,
         fms: &[p4::FieldMatch],
-    ) -> R<(Vec<p4::FieldMatch>, Vec<u128>, Vec<u128>, u32)> {
+    ) -> R<(Vec<u128>, Vec<u128>, u32)> {
         use p4::field_match::FieldMatchType as M;
         let n = t.fields.len();
         let mut slots: Vec<Option<&p4::FieldMatch>> = vec![None; n];
@@ -27,7 +26,6 @@ impl Device {
             }
             slots[pos] = Some(fm);
         }
-        let mut canon = Vec::with_capacity(n);
         let mut key = Vec::with_capacity(n);
         let mut aux = Vec::with_capacity(n);
         let mut prefix = 0u32;
@@ -45,24 +43,15 @@ impl Device {
                     t.name, f.name
                 ));
             }
-            let (cm, k, a) = match (f.kind, mt) {
+            let (k, a) = match (f.kind, mt) {
                 (MatchKind::Exact, None) => {
                     return inval(format!(
                         "table {}: exact field {} must be given",
                         t.name, f.name
                     ))
                 }
-                (MatchKind::Exact, Some(M::Exact(x))) => {
-                    let v = val(&x.value)?;
-                    (
-                        Some(M::Exact(p4::field_match::Exact {
-                            value: u128_to_bytes(v),
-                        })),
-                        v,
-                        wm,
-                    )
-                }
-                (MatchKind::Lpm, None) => (None, 0, 0),
+                (MatchKind::Exact, Some(M::Exact(x))) => (val(&x.value)?, wm),
+                (MatchKind::Lpm, None) => (0, 0),
                 (MatchKind::Lpm, Some(M::Lpm(x))) => {
                     let v = val(&x.value)?;
                     if x.prefix_len <= 0 || x.prefix_len as u32 > bw {
@@ -79,16 +68,9 @@ impl Device {
                         ));
                     }
                     prefix = x.prefix_len as u32;
-                    (
-                        Some(M::Lpm(p4::field_match::Lpm {
-                            value: u128_to_bytes(v),
-                            prefix_len: x.prefix_len,
-                        })),
-                        v,
-                        pm,
-                    )
+                    (v, pm)
                 }
-                (MatchKind::Ternary, None) => (None, 0, 0),
+                (MatchKind::Ternary, None) => (0, 0),
                 (MatchKind::Ternary, Some(M::Ternary(x))) => {
                     let v = val(&x.value)?;
                     let m = val(&x.mask)?;
@@ -101,16 +83,9 @@ impl Device {
                             t.name, f.name
                         ));
                     }
-                    (
-                        Some(M::Ternary(p4::field_match::Ternary {
-                            value: u128_to_bytes(v),
-                            mask: u128_to_bytes(m),
-                        })),
-                        v,
-                        m,
-                    )
+                    (v, m)
                 }
-                (MatchKind::Range, None) => (None, 0, wm),
+                (MatchKind::Range, None) => (0, wm),
                 (MatchKind::Range, Some(M::Range(x))) => {
                     let lo = val(&x.low)?;
                     let hi = val(&x.high)?;
@@ -126,26 +101,10 @@ impl Device {
                             t.name, f.name
                         ));
                     }
-                    (
-                        Some(M::Range(p4::field_match::Range {
-                            low: u128_to_bytes(lo),
-                            high: u128_to_bytes(hi),
-                        })),
-                        lo,
-                        hi,
-                    )
+                    (lo, hi)
                 }
-                (MatchKind::Optional, None) => (None, 0, 0),
-                (MatchKind::Optional, Some(M::Optional(x))) => {
-                    let v = val(&x.value)?;
-                    (
-                        Some(M::Optional(p4::field_match::Optional {
-                            value: u128_to_bytes(v),
-                        })),
-                        v,
-                        wm,
-                    )
-                }
+                (MatchKind::Optional, None) => (0, 0),
+                (MatchKind::Optional, Some(M::Optional(x))) => (val(&x.value)?, wm),
                 (k, Some(_)) => {
                     return inval(format!(
                         "table {} field {}: match kind must be {:?}",
@@ -159,16 +118,17 @@ impl Device {
                     ))
                 }
             };
-            if let Some(cm) = cm {
-                canon.push(p4::FieldMatch {
-                    field_id: f.id,
-                    field_match_type: Some(cm),
-                });
-            }
             key.push(k);
             aux.push(a);
         }
-        Ok((canon, key, aux, prefix))
+        Ok((key, aux, prefix))
+    }
+
+    /// The switch's priority for a P4Runtime priority (a higher P4Runtime priority wins,
+    /// a lower switch one does); none for tables without priorities.
+    pub(super) fn sw_priority(t: &TableInfo, priority: i32) -> Option<i64> {
+        t.needs_priority
+            .then(|| (i32::MAX as i64) - priority as i64)
     }
 
     pub(super) fn translate_action(
@@ -274,38 +234,5 @@ impl Device {
             }
         }
         Ok((table.map_or(ai.sw, |t| t.sw_action(ai)), out))
-    }
-
-    pub(super) fn canonical_action(pipe: &Pipe, a: &p4::TableAction) -> p4::TableAction {
-        use p4::table_action::Type as A;
-        match &a.r#type {
-            Some(A::Action(act)) => {
-                let mut act = act.clone();
-                if let Some(ai) = pipe.actions.get(&act.action_id) {
-                    act.params
-                        .sort_by_key(|p| ai.params.iter().position(|x| x.0 == p.param_id));
-                }
-                for p in act.params.iter_mut() {
-                    if let Ok(v) = bytes_to_u128(&p.value, 128) {
-                        p.value = u128_to_bytes(v);
-                    }
-                }
-                p4::TableAction {
-                    r#type: Some(A::Action(act)),
-                }
-            }
-            _ => a.clone(),
-        }
-    }
-
-    pub(super) fn entry_key(canon: &[p4::FieldMatch], priority: i32) -> Vec<u8> {
-        let mut m = canon.to_vec();
-        m.sort_by_key(|f| f.field_id);
-        p4::TableEntry {
-            r#match: m,
-            priority,
-            ..Default::default()
-        }
-        .encode_to_vec()
     }
 }

@@ -61,14 +61,13 @@ impl Device {
                 // exact lookup (an empty match is an entry of its own, not a wildcard)
                 let pipe = self.pipe.as_ref()?;
                 let t = pipe.tables.get(&te.table_id)?;
-                let (canon, ..) = Self::translate_match(t, &te.r#match).ok()?;
-                let st = self
-                    .tables
-                    .get(&t.id)?
-                    .by_key
-                    .get(&Self::entry_key(&canon, te.priority))?;
-                let (p, b) = self.sw.as_ref()?.direct_counter(t.sw, st.handle);
-                let mut e = st.entry.clone();
+                let (key, aux, prefix) = Self::translate_match(t, &te.r#match).ok()?;
+                let sw = self.sw.as_ref()?;
+                let h = sw
+                    .entry_find(t.sw, key, aux, prefix, Self::sw_priority(t, te.priority))
+                    .ok()?;
+                let mut e = self.entry_view(pipe, sw, t, h, sw.entry(t.sw, h)?)?;
+                let (p, b) = sw.direct_counter(t.sw, h);
                 if t.direct_counter.is_some() {
                     e.counter_data = Some(p4::CounterData {
                         packet_count: p as i64,
