@@ -94,9 +94,34 @@ pub fn check_members(ms: &[MemberSpec]) -> Result<(), String> {
     Ok(())
 }
 
+/// Splits the switches into `n` contiguous groups of near-equal size (one per
+/// data-plane thread; never an empty group).
+pub fn groups<T>(items: Vec<T>, n: usize) -> Vec<Vec<T>> {
+    let n = n.clamp(1, items.len().max(1));
+    let (base, extra) = (items.len() / n, items.len() % n);
+    let mut out = Vec::with_capacity(n);
+    let mut it = items.into_iter();
+    for i in 0..n {
+        out.push(it.by_ref().take(base + usize::from(i < extra)).collect());
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn groups_are_contiguous_and_near_equal() {
+        assert_eq!(
+            groups((1..=5).collect(), 2),
+            vec![vec![1, 2, 3], vec![4, 5]]
+        );
+        assert_eq!(groups((1..=4).collect(), 1), vec![vec![1, 2, 3, 4]]);
+        // more threads than switches: one switch each
+        assert_eq!(groups(vec![1, 2], 4), vec![vec![1], vec![2]]);
+        assert_eq!(groups(Vec::<u8>::new(), 2), vec![Vec::<u8>::new()]);
+    }
 
     #[test]
     fn parses_a_full_spec() {

@@ -87,7 +87,6 @@ pub struct Waiter {
     /// the front ends' eventfds (one per switch the loop serves)
     wakes: Vec<i32>,
     link: Option<i32>,
-    stop: i32,
 }
 
 impl Waiter {
@@ -127,7 +126,6 @@ impl Waiter {
             armed: None,
             wakes: wakes.to_vec(),
             link,
-            stop,
         })
     }
 
@@ -171,9 +169,11 @@ impl Waiter {
             } else if Some(p.fd) == self.link {
                 drain_socket(p.fd);
                 woken.check_ports = true;
-            } else if p.fd == self.stop || self.wakes.contains(&p.fd) {
+            } else if self.wakes.contains(&p.fd) {
                 drain(p.fd);
             }
+            // the stop eventfd is left readable: STOP is set, and every data-plane thread
+            // of the process (`--dataplane-threads`) must see it, not only the first
         }
         woken
     }
@@ -339,5 +339,7 @@ mod tests {
         w.sleep(engine_clock(), None, None);
         assert!(t0.elapsed() >= std::time::Duration::from_millis(40));
         t.join().unwrap();
+        // a stop request stays readable for every loop; this one was only a test
+        drain(STOP_FD.load(Ordering::SeqCst));
     }
 }

@@ -8,7 +8,7 @@ use sdnperf_p4rt::members::{self, MemberSpec};
 use sdnperf_p4rt::proto::p4::v1 as p4;
 use sdnperf_p4rt::{hooks, server};
 use sdnperf_switch::cli::{Bmv2Flags, PortArgs};
-use sdnperf_switch::dataplane::{self, STOP};
+use sdnperf_switch::dataplane;
 use std::io::Write;
 use std::sync::atomic::Ordering;
 
@@ -50,6 +50,10 @@ struct GrpcArgs {
     /// "device=N;grpc=ADDR:PORT;ctl=PATH;ports=1@IFACE,2@IFACE"
     #[arg(long = "switch", value_name = "SPEC", value_parser = members::parse_member)]
     switches: Vec<members::MemberSpec>,
+    /// data-plane threads sharing the `--switch` switches (contiguous groups in the order
+    /// given, so neighbours on a path usually share a thread)
+    #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..))]
+    dataplane_threads: u16,
     /// simple_switch_grpc's target options after `--`: --grpc-server-addr ADDR:PORT, --cpu-port N
     #[arg(last = true, value_name = "TARGET OPTIONS")]
     target: Vec<String>,
@@ -156,17 +160,32 @@ fn run(a: GrpcArgs) -> Result<(), String> {
         opts.pcap = a.bmv2.pcap.as_ref().map(Into::into);
         loops.push(dataplane::Loop::new(front, ports, opts));
     }
-    // the gRPC side stops when the data-plane loop ends (signal, vanished interface): told
+    // the gRPC side stops when the data-plane loops end (signal, vanished interface): told
     // by a watch rather than polling STOP, so an idle switch has no timer waking it
     let (ended_tx, ended) = tokio::sync::watch::channel(false);
-    let dpt = std::thread::Builder::new()
-        .name("dataplane".into())
-        .spawn(move || {
-            dataplane::run_shared(fronts.iter_mut().zip(loops).collect());
-            STOP.store(true, Ordering::SeqCst);
-            let _ = ended_tx.send(true);
-        })
-        .map_err(|e| e.to_string())?;
+    let ended_tx = std::sync::Arc::new(ended_tx);
+    let groups = members::groups(
+        fronts.into_iter().zip(loops).collect(),
+        a.dataplane_threads as usize,
+    );
+    let running = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(groups.len()));
+    let mut dpts = vec![];
+    for (i, group) in groups.into_iter().enumerate() {
+        let (ended_tx, running) = (ended_tx.clone(), running.clone());
+        let t = std::thread::Builder::new()
+            .name(format!("dataplane{}", i))
+            .spawn(move || {
+                let (mut fronts, loops): (Vec<_>, Vec<_>) = group.into_iter().unzip();
+                dataplane::run_shared(fronts.iter_mut().zip(loops).collect());
+                // one loop ending (a vanished interface) ends them all
+                dataplane::request_stop();
+                if running.fetch_sub(1, Ordering::SeqCst) == 1 {
+                    let _ = ended_tx.send(true);
+                }
+            })
+            .map_err(|e| e.to_string())?;
+        dpts.push(t);
+    }
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -187,7 +206,9 @@ fn run(a: GrpcArgs) -> Result<(), String> {
         }
         Ok::<(), String>(())
     })?;
-    let _ = dpt.join();
+    for t in dpts {
+        let _ = t.join();
+    }
     Ok(())
 }
 
