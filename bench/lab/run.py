@@ -3,7 +3,8 @@
 bridge, Open vSwitch (userspace datapath, as the lab runs it) and our P4 switch (the `p4`
 architecture: sdnperf-switch-grpc under sdnperf's P4Runtime controller).
 
-Rate sweep: one switch, two hosts (`single`), iperf3 UDP of 1400-byte datagrams at each
+Rate sweep: one switch, two hosts (`single`; `--rate-switches N`: a line of N switches, the
+hosts at its ends), iperf3 UDP of 1400-byte datagrams at each
 rate for --seconds. CPU is on-CPU time from /proc/PID/task/*/schedstat (nanoseconds, not
 the 10 ms ticks of /proc/PID/stat), so other processes on a shared machine do not count.
 Columns:
@@ -43,6 +44,11 @@ ARCHITECTURES = {
     "bridge": BridgeConfig(kind="bridge", name="bridge"),
     "ovs": OvsStandaloneConfig(kind="ovs-standalone", name="ovs"),
     "p4": P4Config(kind="p4", name="p4", app="topo-forwarding"),
+    # the same switches with one process each instead of one for the network
+    # (`switch_processes`, default shared)
+    "p4-per-switch": P4Config(
+        kind="p4", name="p4-per-switch", app="topo-forwarding", switch_processes="per-switch"
+    ),
 }
 RATES_MBIT = (1, 10, 100, 1000)
 IDLE_SIZES = (10, 100)
@@ -146,19 +152,27 @@ def udp_at(h1, h2, mbit: float, seconds: float, sw: list[int]) -> dict:
 
 
 def rate_sweep(args, tmp: Path) -> dict:
-    spec = build_topology("single", {"hosts": 2}, seed=1)
+    # one switch, or a line of them with the two hosts at its ends (every packet crosses
+    # all of them)
+    n = args.rate_switches
+    spec = (
+        build_topology("single", {"hosts": 2}, seed=1)
+        if n == 1
+        else build_topology("linear", {"switches": n}, seed=1)
+    )
     out: dict = {}
     for name, config in ARCHITECTURES.items():
         with (
             ovs_settings(name),
             started_network(spec, config, tmp / f"rate-{name}", ready_timeout=120) as started,
         ):
-            h1, h2 = started.net.get("h1", "h2")
+            h1, h2 = started.net.get("h1", "h2" if n == 1 else f"h{n}")
             h1.cmd(f"ping -c 3 -i 0.2 {h2.IP()}")  # learn the path
             sw = switch_pids(started.arch)
             out[name] = [udp_at(h1, h2, r, args.seconds, sw) for r in RATES_MBIT]
+    print(f"rate sweep through {n} switch(es)")
     print(
-        f"{'rate Mbit/s':>11} {'arch':9} {'received':>9} {'packets':>8} "
+        f"{'rate Mbit/s':>11} {'arch':13} {'received':>9} {'packets':>8} "
         f"{'switch µs/pkt':>14} {'path µs/pkt':>12} {'× bridge':>9}"
     )
     for i, rate in enumerate(RATES_MBIT):
@@ -167,7 +181,7 @@ def rate_sweep(args, tmp: Path) -> dict:
             r = rows[i]
             ratio = r["path_us_per_pkt"] / ref["path_us_per_pkt"] if ref else float("nan")
             print(
-                f"{rate:11} {name:9} {r['received_mbit']:9.1f} {r['packets']:8} "
+                f"{rate:11} {name:13} {r['received_mbit']:9.1f} {r['packets']:8} "
                 f"{r['switch_us_per_pkt']:14.2f} {r['path_us_per_pkt']:12.2f} {ratio:9.2f}",
                 flush=True,
             )
@@ -177,7 +191,7 @@ def rate_sweep(args, tmp: Path) -> dict:
 def idle_cost(args, tmp: Path) -> dict:
     out: dict = {}
     print(
-        f"{'switches':>8} {'arch':9} {'CPU ms/s':>9} {'per switch':>11} "
+        f"{'switches':>8} {'arch':13} {'CPU ms/s':>9} {'per switch':>11} "
         f"{'wake-ups/s':>11} {'per switch':>11} {'ready s':>8}"
     )
     for n in IDLE_SIZES:
@@ -196,7 +210,7 @@ def idle_cost(args, tmp: Path) -> dict:
                 w_s = (wakeups(sw) - w0) / dt
             out[f"{name}-{n}"] = {"cpu_ms_per_s": ms_s, "wakeups_per_s": w_s, "ready_s": st.ready_s}
             print(
-                f"{n:8} {name:9} {ms_s:9.2f} {ms_s / n:11.3f} {w_s:11.1f} {w_s / n:11.2f} "
+                f"{n:8} {name:13} {ms_s:9.2f} {ms_s / n:11.3f} {w_s:11.1f} {w_s / n:11.2f} "
                 f"{st.ready_s:8.1f}",
                 flush=True,
             )
@@ -209,6 +223,12 @@ def main() -> int:
     )
     parser.add_argument("--seconds", type=float, default=5.0, help="per rate")
     parser.add_argument("--idle-seconds", type=float, default=5.0)
+    parser.add_argument(
+        "--rate-switches",
+        type=int,
+        default=1,
+        help="rate sweep through a line of N switches (hosts at its ends); default 1",
+    )
     parser.add_argument("--only", choices=("rate", "idle"))
     parser.add_argument(
         "--arch",

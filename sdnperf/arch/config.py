@@ -177,6 +177,11 @@ class OpenflowConfig(_ArchBase):
         return ",".join(OPENFLOW_VERSIONS[v] for v in versions)
 
 
+# how our P4 switches run when a study does not say (docs/study-format.md): the mode
+# measured cheaper (bench/lab/README.md)
+SWITCH_PROCESSES_DEFAULT = "shared"
+
+
 class P4Config(_ArchBase):
     """Our P4 switch (or BMv2's simple_switch_grpc) under a P4Runtime controller: sdnperf's,
     the study's own (`command`) or one already running (`remote`)."""
@@ -203,6 +208,13 @@ class P4Config(_ArchBase):
         "cannot run) or auto (xdp where the program fits, no switch port shapes or impairs "
         "and hosts send no offloaded super-packets, else user; the choice and the reason "
         "are recorded with each run)",
+    )
+    switch_processes: Literal["shared", "per-switch"] | None = Field(
+        None,
+        description="how our switches run: shared (one sdnperf-switch-grpc process for "
+        "all the switches of a network, one data-plane thread serving every port) or "
+        'per-switch (one process each); default: shared for target = "sdnperf", '
+        "per-switch for bmv2 (the only choice there)",
     )
     program: str = Field(
         "l2l3",
@@ -243,6 +255,15 @@ class P4Config(_ArchBase):
             )
         if self.controller == "remote" and self.grpc_base_port is None:
             self.grpc_base_port = 50051
+        if self.switch_processes == "shared" and self.target != "sdnperf":
+            raise ValueError(
+                'switch_processes = "shared" needs target = "sdnperf" (our switch); '
+                'simple_switch_grpc runs one switch per process: use "per-switch"'
+            )
+        if self.switch_processes is None:
+            self.switch_processes = (
+                SWITCH_PROCESSES_DEFAULT if self.target == "sdnperf" else "per-switch"
+            )
         return self
 
     @field_validator("program")

@@ -301,11 +301,18 @@ class P4Architecture(Architecture):
         """Whether the switches are started with the XDP fast path."""
         return self.datapath is not None and self.datapath.datapath == "xdp"
 
+    def shared_process(self) -> bool:
+        """Whether all switches of the network run in one process (`switch_processes`)."""
+        return self.config.target == "sdnperf" and self.config.switch_processes == "shared"
+
     def mininet_options(self) -> dict:
-        from sdnperf.emulation.p4switch import P4Switch  # lazy: pulls in mininet, wanted only here
+        # lazy: pulls in mininet, wanted only here
+        from sdnperf.emulation.p4switch import P4Switch, SharedSwitchProcess
 
         target, log_dir = self.config.target, str(self.run_dir)
         binary = self.switch_binary()
+        extra_args = list(p4_datapath.XDP_SWITCH_ARGS) if self.fast_path() else None
+        shared = SharedSwitchProcess(binary, log_dir, extra_args) if self.shared_process() else None
 
         def make(name, **kwargs):
             if name not in self.switches:
@@ -324,7 +331,8 @@ class P4Architecture(Architecture):
                 binary=binary,
                 log_dir=log_dir,
                 thrift_port=self.thrift_ports.get(name),
-                extra_args=list(p4_datapath.XDP_SWITCH_ARGS) if self.fast_path() else None,
+                extra_args=extra_args,
+                shared=shared,
                 **kwargs,
             )
 
@@ -399,7 +407,10 @@ class P4Architecture(Architecture):
                         intf.node.cmd("ethtool -K", intf.name, "gro on >/dev/null 2>&1")
         for sw in net.switches:
             sw.wait_listening()
-        self.switch_pids = [sw.switch_pid for sw in net.switches if sw.switch_pid]
+        # a shared process is listed once (its CPU is counted once, as the switches' role)
+        self.switch_pids = list(
+            dict.fromkeys(sw.switch_pid for sw in net.switches if sw.switch_pid)
+        )
         if self.config.controller == "remote":
             return  # it dials the switches' fixed ports itself
         if self.config.controller == "command":
@@ -591,6 +602,8 @@ class P4Architecture(Architecture):
             "cpu_port": CPU_PORT,
             "link_shaping_caveat": self.caveat,
             "switch_port_impairment": bool(self.impaired),
+            "switch_processes": self.config.switch_processes,
+            "switch_process_count": len(self.switch_pids),
             "datapath_setting": self.config.datapath,
             "datapath": self.datapath.datapath if self.datapath else None,
             "datapath_reason": self.datapath.reason if self.datapath else None,

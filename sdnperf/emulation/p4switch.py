@@ -14,6 +14,10 @@ Each switch process binds the node's interfaces as ports `-i N@IFACE` (N = Minin
 number), listens for runtime control on a private Unix socket (`P4Switch.ctl(...)`), and
 is started/stopped with the network. Optional per-port impairment (delay, jitter, loss,
 rate) runs inside the switch, for kernels without sch_netem.
+
+P4Runtime switches of our own may instead share one process (`SharedSwitchProcess`,
+`sdnperf-switch-grpc --switch SPEC ...`): one data-plane thread serves all of them, each
+keeping its own gRPC port, device id, pipeline and ctl socket.
 """
 
 from __future__ import annotations
@@ -44,6 +48,74 @@ def grpc_port_open(port: int) -> bool:
         return s.connect_ex(("127.0.0.1", port)) == 0
 
 
+def member_spec(device_id: int, grpc_port: int, ctl_socket: str, ports: dict[int, str]) -> str:
+    """One switch's `--switch` value for a shared sdnperf-switch-grpc process."""
+    for what, value in (("ctl socket", ctl_socket), *((f"port {n}", i) for n, i in ports.items())):
+        if ";" in value or "," in value:
+            raise P4SwitchError(f"device {device_id}: {what} {value!r} contains ';' or ','")
+    listed = ",".join(f"{n}@{name}" for n, name in sorted(ports.items()))
+    return f"device={device_id};grpc=127.0.0.1:{grpc_port};ctl={ctl_socket};ports={listed}"
+
+
+class SharedSwitchProcess:
+    """One `sdnperf-switch-grpc` process serving several P4Switch nodes. Switches join it
+    when Mininet starts them; the process starts when the first one is waited for (every
+    switch of the network has joined by then) and stops with the first one stopped (the
+    network is going down)."""
+
+    def __init__(self, binary: str, log_dir: str, extra_args: list[str] | None = None):
+        self.binary = binary
+        self.log_dir = Path(log_dir)
+        self.log_path = self.log_dir / "p4-switches-shared.log"
+        self.extra_args = list(extra_args or [])
+        self.members: list[P4Switch] = []
+        self.proc: subprocess.Popen | None = None
+        self.started_at = 0.0
+
+    def join(self, sw: P4Switch) -> None:
+        if self.proc is not None:
+            raise P4SwitchError(f"{sw.name}: the shared switch process is already running")
+        self.members.append(sw)
+
+    def argv(self) -> list[str]:
+        cpu = {sw.cpu_port for sw in self.members}
+        if len(cpu) != 1:
+            raise P4SwitchError(f"switches of one shared process need one CPU port, not {cpu}")
+        argv = [self.binary, "--cpu-port", str(cpu.pop()), "--die-with-parent", *self.extra_args]
+        for sw in self.members:
+            spec = member_spec(sw.device_id, sw.grpc_port, sw.ctl_socket, sw.port_names())
+            argv += ["--switch", spec]
+        return argv
+
+    def ensure_started(self) -> subprocess.Popen:
+        if self.proc is None:
+            self.log_dir.mkdir(parents=True, exist_ok=True)
+            self.started_at = time.time()
+            with open(self.log_path, "w") as log:
+                self.proc = subprocess.Popen(
+                    self.argv(),
+                    stdout=log,
+                    stderr=log,
+                    stdin=subprocess.DEVNULL,
+                    start_new_session=True,
+                )
+        return self.proc
+
+    def stop(self) -> None:
+        """SIGTERM to the process group, SIGKILL after 3 s (idempotent)."""
+        p = self.proc
+        if p is None or p.poll() is not None:
+            return
+        try:
+            os.killpg(p.pid, signal.SIGTERM)
+            p.wait(timeout=3)
+        except ProcessLookupError:
+            pass
+        except subprocess.TimeoutExpired:
+            os.killpg(p.pid, signal.SIGKILL)
+            p.wait(timeout=3)
+
+
 class P4Switch(Switch):
     """A Mininet switch running one P4 switch process.
 
@@ -54,7 +126,8 @@ class P4Switch(Switch):
       vnet: carry TSO/GSO offloads through (PACKET_VNET_HDR); False needs offloads off.
     With grpc_port instead: the P4Runtime switch daemon `binary` with no program, device
     id `device_id` and CPU port `cpu_port` (target "sdnperf": sdnperf-switch-grpc; "bmv2":
-    simple_switch_grpc, whose command line differs).
+    simple_switch_grpc, whose command line differs). With `shared` (a SharedSwitchProcess,
+    target "sdnperf" only) the switch is one of that process's switches instead.
     start() only spawns it: Mininet starts switches one after another and the daemons come
     up in parallel; wait_listening() waits until its gRPC port accepts connections.
     """
@@ -75,6 +148,7 @@ class P4Switch(Switch):
         binary: str | None = None,
         log_dir: str | None = None,
         thrift_port: int | None = None,
+        shared: SharedSwitchProcess | None = None,
         **params,
     ):
         super().__init__(name, **params)
@@ -86,6 +160,9 @@ class P4Switch(Switch):
             raise P4SwitchError(f"{name}: a P4Runtime switch needs binary, device_id, cpu_port")
         if grpc_port is not None and target == "bmv2" and thrift_port is None:
             raise P4SwitchError(f"{name}: BMv2 needs its own thrift_port (9090 is everyone's)")
+        if shared is not None and (grpc_port is None or target != "sdnperf"):
+            raise P4SwitchError(f"{name}: only our P4Runtime switches share a process")
+        self.shared = shared
         self.json_path = None if json_path is None else str(json_path)
         self.commands = list(commands or [])
         self.impair = dict(impair or {})
@@ -117,7 +194,7 @@ class P4Switch(Switch):
         if len(str(notifications)) > UNIX_PATH_MAX:
             notifications = Path("/tmp") / f"sdnperf-{os.getpid()}-{name}-notifications.ipc"
         self.notifications_path = str(notifications)
-        self.log_path = self.log_dir / f"{stem}.log"
+        self.log_path = shared.log_path if shared else self.log_dir / f"{stem}.log"
         self.cmd_file = self.log_dir / f"{stem}.commands"
 
     @classmethod
@@ -209,6 +286,10 @@ class P4Switch(Switch):
             if intf.name != "lo":
                 self.cmd(f"ip link set dev {intf.name} up")
         self.log_dir.mkdir(parents=True, exist_ok=True)
+        self._started_at = time.time()
+        if self.shared is not None:  # the process starts when a switch is waited for
+            self.shared.join(self)
+            return
         with open(self.log_path, "w") as log:
             # A program switch says READY on stdout; a P4Runtime one logs everything.
             stdout = subprocess.PIPE if self.grpc_port is None else log
@@ -235,7 +316,11 @@ class P4Switch(Switch):
 
     def wait_listening(self) -> None:
         """Block until a P4Runtime switch's gRPC port accepts connections."""
-        deadline = self._started_at + self.ready_timeout
+        started = self._started_at
+        if self.shared is not None:
+            self.proc = self.shared.ensure_started()
+            started = max(started, self.shared.started_at)
+        deadline = started + self.ready_timeout
         while time.time() < deadline:
             if self.proc is None or self.proc.poll() is not None:
                 break
@@ -267,9 +352,15 @@ class P4Switch(Switch):
         return r.stdout
 
     def _kill(self):
-        """SIGTERM to the switch's process group, SIGKILL after 3 s."""
+        """SIGTERM to the switch's process group, SIGKILL after 3 s (a shared process: all
+        of its switches stop with the first one)."""
         p = self.proc
+        if self.shared is not None:
+            self.shared.stop()
+            p = None
         if p is None:
+            self.proc = None
+            Path(self.ctl_socket).unlink(missing_ok=True)
             return
         if p.poll() is None:
             try:

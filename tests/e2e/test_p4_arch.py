@@ -113,3 +113,46 @@ def test_example_studies_run(example, tmp_path):
     output = proc.stdout + proc.stderr
     assert proc.returncode == 0, output
     assert "No run failed" in output and "loss_pct" in output
+
+
+def test_shared_process_serves_every_switch(tmp_path):
+    """switch_processes = "shared": one sdnperf-switch-grpc process for all of campus's
+    switches forwards ping and TCP; each switch keeps its own P4Runtime device (the
+    controller programmed every one) and ctl socket (its own counters); stopping the
+    network leaves no process behind."""
+    from tests.e2e.support import iperf3_tcp
+
+    spec = build_topology("campus", {}, seed=1)
+    cfg = P4Config(kind="p4", name="p4", app="topo-forwarding", switch_processes="shared")
+    with started_network(spec, cfg, tmp_path / "run", ready_timeout=90) as started:
+        arch, net = started.arch, started.net
+        pids = arch.processes()
+        assert len(pids["switch"]) == 1, pids
+        assert {sw.switch_pid for sw in net.switches} == set(pids["switch"])
+        assert net.pingAll(timeout=2) == 0.0
+        hosts = net.hosts
+        report = iperf3_tcp(hosts[0], hosts[-1])
+        assert report["end"]["sum_received"]["bytes"] > 0
+        rx = {}
+        for sw in net.switches:
+            stats = [x for x in sw.ctl("stats").splitlines() if x.startswith("rx=")]
+            assert stats, f"{sw.name}: no counters over its own ctl socket"
+            rx[sw.name] = stats[0]
+        assert len(set(rx.values())) > 1, f"every switch reports the same counters: {rx}"
+        facts = arch.facts()
+        stats = arch.control_stats()
+    assert facts["switch_processes"] == "shared" and facts["switch_process_count"] == 1
+    assert stats["flow_mods"] > 0
+    for pid in pids["switch"] + pids.get("controller", []):
+        assert (
+            not Path(f"/proc/{pid}").exists()
+            or Path(f"/proc/{pid}/stat").read_text().split()[2] == "Z"
+        ), f"process {pid} left running"
+
+
+def test_per_switch_processes(tmp_path):
+    spec = build_topology("linear", {"switches": 3}, seed=1)
+    cfg = P4Config(kind="p4", name="p4", app="topo-forwarding", switch_processes="per-switch")
+    loss, facts, _ = ping_all(spec, cfg, tmp_path)
+    assert loss == 0.0
+    assert facts["switch_processes"] == "per-switch" and facts["switch_process_count"] == 3

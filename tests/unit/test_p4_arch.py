@@ -134,3 +134,55 @@ def test_switch_ports_get_their_links_shaping(tmp_path, kernel_netem):
     sent.clear()
     arch.impair_switch_ports(net, kernel_netem)
     assert not set(seeds) & {c.rsplit(",seed=", 1)[1] for cmds in sent.values() for c in cmds}
+
+
+def test_switch_processes_default_and_choices():
+    from sdnperf.arch.config import SWITCH_PROCESSES_DEFAULT
+
+    assert P4Config(kind="p4", name="p4").switch_processes == SWITCH_PROCESSES_DEFAULT
+    assert P4Config(kind="p4", name="p4", target="bmv2").switch_processes == "per-switch"
+    cfg = P4Config(kind="p4", name="p4", switch_processes="per-switch")
+    assert cfg.switch_processes == "per-switch"
+    with pytest.raises(pydantic.ValidationError, match="switch_processes"):
+        P4Config(kind="p4", name="p4", switch_processes="one")
+    with pytest.raises(pydantic.ValidationError, match='switch_processes = "shared" needs target'):
+        P4Config(kind="p4", name="p4", target="bmv2", switch_processes="shared")
+
+
+def test_switch_processes_error_names_the_study_field():
+    from sdnperf.study.loader import StudyError
+
+    text = (
+        '[study]\nname = "x"\n[topology]\nkind = "single"\n'
+        '[[architecture]]\nname = "p4"\nkind = "p4"\nswitch_processes = "all"\n'
+        '[[workload]]\nname = "ping"\nkind = "ping"\npairs = [["h1", "h2"]]\n'
+    )
+    with pytest.raises(StudyError, match="switch_processes"):
+        load_study_text(text, "<t>", base_dir=".")
+
+
+def test_shared_process_command_line(tmp_path):
+    from sdnperf.emulation.p4switch import P4SwitchError, SharedSwitchProcess, member_spec
+
+    spec = member_spec(3, 50003, "/run/s3.ctl", {2: "s3-eth2", 1: "s3-eth1"})
+    assert spec == "device=3;grpc=127.0.0.1:50003;ctl=/run/s3.ctl;ports=1@s3-eth1,2@s3-eth2"
+    with pytest.raises(P4SwitchError, match="ctl socket"):
+        member_spec(1, 1, "/a;b", {})
+
+    class Node:  # what SharedSwitchProcess reads of a P4Switch
+        def __init__(self, dev, cpu=255):
+            self.device_id, self.grpc_port, self.cpu_port = dev, 50000 + dev, cpu
+            self.ctl_socket = f"/r/s{dev}.ctl"
+
+        def port_names(self):
+            return {1: f"s{self.device_id}-eth1"}
+
+    shared = SharedSwitchProcess("/bin/sw", str(tmp_path), ["--no-vnet"])
+    for dev in (1, 2):
+        shared.join(Node(dev))
+    argv = shared.argv()
+    assert argv[:5] == ["/bin/sw", "--cpu-port", "255", "--die-with-parent", "--no-vnet"]
+    assert argv.count("--switch") == 2 and argv[-1].startswith("device=2;")
+    shared.join(Node(3, cpu=254))
+    with pytest.raises(P4SwitchError, match="one CPU port"):
+        shared.argv()

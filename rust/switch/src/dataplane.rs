@@ -398,65 +398,190 @@ impl Loop {
 
     /// Runs until STOP is set or an interface vanishes; returns why it stopped.
     pub fn run<H: Hooks>(self, hooks: &mut H) -> String {
-        run_loop(hooks, self.ports, self.fast, self.opts)
+        run_shared(vec![(hooks, self)])
     }
 }
 
-fn run_loop<H: Hooks>(
-    hooks: &mut H,
-    mut ports: Vec<Port>,
-    mut fast: FastPathState,
-    opts: Opts,
-) -> String {
-    let log = opts.name.as_str();
-    let cpu_port = opts.cpu_port;
-    let mut pcap = match &opts.pcap {
-        Some(dir) => {
-            let names: Vec<&str> = ports.iter().map(|p| p.io.name()).collect();
-            match crate::pcap::PcapDump::open(dir, &names) {
-                Ok(d) => Some(d),
-                Err(e) => return format!("--pcap: {}", e),
-            }
+/// Serves several switches (each its own front end, ports, program and fast path) from
+/// one thread: every round visits every switch, and the loop sleeps only when none of
+/// them moved a packet. A packet one switch sends on a veth is usually already in the
+/// next switch's ring when the send returns (the veth delivers it in the sender's
+/// softirq), so it crosses a whole path of switches in one wake-up instead of one per
+/// hop. Runs until STOP is set or an interface of any switch vanishes.
+pub fn run_shared<H: Hooks>(members: Vec<(&mut H, Loop)>) -> String {
+    let mut ms = Vec::with_capacity(members.len());
+    for (hooks, lp) in members {
+        match Member::new(hooks, lp) {
+            Ok(m) => ms.push(m),
+            Err(e) => return e,
         }
-        None => None,
-    };
-    if let Some(sw) = hooks.switch() {
-        sw.set_cpu_port(cpu_port);
     }
-    let mut by_num: Vec<Option<usize>> = vec![None; MAX_PORTS];
-    for (i, p) in ports.iter().enumerate() {
-        by_num[p.num as usize] = Some(i);
-    }
-    let port_fds: Vec<i32> = ports.iter().map(|p| p.io.fd()).collect();
-    let mut waiter = match crate::wait::Waiter::new(&port_fds, hooks.wake_fd()) {
+    let port_fds: Vec<i32> = ms
+        .iter()
+        .flat_map(|m| m.ports.iter().map(|p| p.io.fd()))
+        .collect();
+    let wakes: Vec<i32> = ms.iter().filter_map(|m| m.hooks.wake_fd()).collect();
+    let mut waiter = match crate::wait::Waiter::new(&port_fds, &wakes) {
         Ok(w) => w,
         Err(e) => return e,
     };
-    let mut sent: Vec<Box<Job>> = Vec::with_capacity(1024);
-    let mut cpu_jobs: Vec<Box<Job>> = Vec::new();
-    let mut cpu_packets = 0u64;
-    let mut pkt = Vec::with_capacity(2048);
-    let mut last_work = 0u64;
-    let mut last_tick = std::time::Instant::now();
+    // the sleep's clock when several engines (each with its own clock) share the loop
+    let t0 = std::time::Instant::now();
     let mut check_ports = false;
     let mut reason = String::from("signal");
     while !STOP.load(Ordering::Relaxed) {
-        if last_tick.elapsed() >= TICK {
-            last_tick = std::time::Instant::now();
-            hooks.after_batch();
-        }
         if check_ports {
             check_ports = false;
             // stop if an interface vanished (e.g. Mininet deleted the links)
-            if let Some(p) = ports
+            if let Some(p) = ms
                 .iter()
+                .flat_map(|m| m.ports.iter())
                 .find(|p| crate::ports::afpacket::ifindex(p.io.name()).is_err())
             {
                 reason = format!("interface {} vanished", p.io.name());
                 break;
             }
         }
-        match hooks.control(&fast) {
+        let mut idle = Idle::default();
+        let mut worked = false;
+        for m in ms.iter_mut() {
+            match m.round() {
+                Round::Worked => worked = true,
+                Round::Idle(i) => idle.merge(&i),
+            }
+        }
+        if worked {
+            continue;
+        }
+        if idle.spin {
+            // spinning only when asked (`--busy-poll`, `--spin-us`, for benchmarks): it
+            // saves a wake-up's few µs of latency but costs CPU per packet at low rates
+            std::hint::spin_loop();
+            continue;
+        }
+        // sleep until a port has data, control work, or the next queue/impairment
+        // deadline (one timer expiry per departure on a shaped or delayed port)
+        let (now, deadline) = match (ms.len(), idle.deadline) {
+            // one switch: its engine's clock, so an unchanged deadline costs no system call
+            (1, d) => (idle.now, d.map(|(at, _)| at)),
+            (_, d) => {
+                let now = t0.elapsed().as_nanos() as u64;
+                (now, d.map(|(_, wait)| now + wait))
+            }
+        };
+        if idle.deadline.is_some_and(|(_, wait)| wait == 0) {
+            continue;
+        }
+        check_ports |= waiter.sleep(now, deadline, idle.tick_ns).check_ports;
+    }
+    for m in ms.iter_mut() {
+        m.report(&reason);
+    }
+    reason
+}
+
+/// What an idle switch asks of the loop's sleep.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Idle {
+    /// keep spinning instead of sleeping (`--busy-poll`, `--spin-us`)
+    pub spin: bool,
+    /// the next queue/impairment deadline: (engine-clock time, ns from now); 0 = due
+    pub deadline: Option<(u64, u64)>,
+    /// the engine's time now (the clock `deadline.0` is on)
+    pub now: u64,
+    /// front-end periodic work due in this many ns
+    pub tick_ns: Option<u64>,
+}
+
+impl Idle {
+    /// Folds another switch's wishes in: the earliest deadline and tick win, one
+    /// spinner keeps the loop spinning.
+    pub fn merge(&mut self, o: &Idle) {
+        self.spin |= o.spin;
+        if let Some(d) = o.deadline {
+            if self.deadline.is_none_or(|(_, w)| d.1 < w) {
+                self.deadline = Some(d);
+                self.now = o.now;
+            }
+        }
+        self.tick_ns = match (self.tick_ns, o.tick_ns) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
+    }
+}
+
+/// What one switch's round did.
+enum Round {
+    /// packets arrived or left: the loop goes round again without sleeping
+    Worked,
+    Idle(Idle),
+}
+
+/// One switch as the loop serves it.
+struct Member<'a, H: Hooks> {
+    hooks: &'a mut H,
+    ports: Vec<Port>,
+    fast: FastPathState,
+    opts: Opts,
+    pcap: Option<crate::pcap::PcapDump>,
+    by_num: Vec<Option<usize>>,
+    sent: Vec<Box<Job>>,
+    cpu_jobs: Vec<Box<Job>>,
+    cpu_packets: u64,
+    pkt: Vec<u8>,
+    last_work: u64,
+    last_tick: std::time::Instant,
+}
+
+impl<'a, H: Hooks> Member<'a, H> {
+    fn new(hooks: &'a mut H, lp: Loop) -> Result<Self, String> {
+        let Loop { ports, fast, opts } = lp;
+        let pcap = match &opts.pcap {
+            Some(dir) => {
+                let names: Vec<&str> = ports.iter().map(|p| p.io.name()).collect();
+                Some(
+                    crate::pcap::PcapDump::open(dir, &names)
+                        .map_err(|e| format!("--pcap: {}", e))?,
+                )
+            }
+            None => None,
+        };
+        if let Some(sw) = hooks.switch() {
+            sw.set_cpu_port(opts.cpu_port);
+        }
+        let mut by_num: Vec<Option<usize>> = vec![None; MAX_PORTS];
+        for (i, p) in ports.iter().enumerate() {
+            by_num[p.num as usize] = Some(i);
+        }
+        Ok(Member {
+            hooks,
+            ports,
+            fast,
+            opts,
+            pcap,
+            by_num,
+            sent: Vec::with_capacity(1024),
+            cpu_jobs: Vec::new(),
+            cpu_packets: 0,
+            pkt: Vec::with_capacity(2048),
+            last_work: 0,
+            last_tick: std::time::Instant::now(),
+        })
+    }
+
+    /// Control work, one batch from every port, service, transmit.
+    fn round(&mut self) -> Round {
+        let log = self.opts.name.as_str();
+        let cpu_port = self.opts.cpu_port;
+        let hooks = &mut *self.hooks;
+        let ports = &mut self.ports;
+        let fast = &mut self.fast;
+        if self.last_tick.elapsed() >= TICK {
+            self.last_tick = std::time::Instant::now();
+            hooks.after_batch();
+        }
+        match hooks.control(fast) {
             Changed::Nothing => {}
             Changed::Forwarding => {
                 if let Some(sw) = hooks.switch() {
@@ -467,7 +592,7 @@ fn run_loop<H: Hooks>(
                 if let Some(sw) = hooks.switch() {
                     sw.set_cpu_port(cpu_port);
                 }
-                fast.rebuild(hooks.switch().map(|s| &*s), &mut ports, cpu_port, log);
+                fast.rebuild(hooks.switch().map(|s| &*s), ports, cpu_port, log);
             }
         }
         let Some(sw) = hooks.switch() else {
@@ -475,15 +600,16 @@ fn run_loop<H: Hooks>(
             for p in ports.iter_mut() {
                 p.io.rx_burst(RX_BATCH, |_, _| {});
             }
-            let tick = hooks.wants_tick().then_some(TICK.as_nanos() as u64);
-            check_ports |= waiter.sleep(0, None, tick).check_ports;
-            continue;
+            return Round::Idle(Idle {
+                tick_ns: hooks.wants_tick().then_some(TICK.as_nanos() as u64),
+                ..Idle::default()
+            });
         };
         let now = sw.eng.now_ns();
         let mut got = 0;
         for (i, p) in ports.iter_mut().enumerate() {
             let num = p.num;
-            got += match pcap.as_mut() {
+            got += match self.pcap.as_mut() {
                 None => {
                     p.io.rx_burst(RX_BATCH, |data, vnet| sw.receive(num, data, vnet, now))
                 }
@@ -495,21 +621,22 @@ fn run_loop<H: Hooks>(
         }
         sw.service(now);
         let had_tx = !sw.ready.is_empty();
+        let sent = &mut self.sent;
         for j in sw.ready.drain(..) {
             if Some(j.egress_port) == cpu_port {
-                cpu_jobs.push(j);
+                self.cpu_jobs.push(j);
                 continue;
             }
-            match by_num.get(j.egress_port as usize).copied().flatten() {
+            match self.by_num.get(j.egress_port as usize).copied().flatten() {
                 Some(i) => {
                     let delta = j.out.len() as isize - j.payload_off as isize;
                     let port = &mut ports[i].io;
                     // a super-packet cannot leave through a port without offload support
                     if port.vnet() || j.vnet.is_none() || j.out_len() <= 9216 {
                         port.queue(&j.out, &j.buf[j.payload_off..], j.truncate, j.vnet, delta);
-                        if let Some(d) = pcap.as_mut() {
-                            j.out_bytes(&mut pkt);
-                            d.sent(i, &pkt);
+                        if let Some(d) = self.pcap.as_mut() {
+                            j.out_bytes(&mut self.pkt);
+                            d.sent(i, &self.pkt);
                         }
                     }
                     sent.push(j);
@@ -533,11 +660,11 @@ fn run_loop<H: Hooks>(
                 sw.eng.recycle(j);
             }
         }
-        if !cpu_jobs.is_empty() {
-            for j in std::mem::take(&mut cpu_jobs) {
-                cpu_packets += 1;
-                j.out_bytes(&mut pkt);
-                hooks.cpu_packet(j.egress_port, &pkt);
+        if !self.cpu_jobs.is_empty() {
+            for j in std::mem::take(&mut self.cpu_jobs) {
+                self.cpu_packets += 1;
+                j.out_bytes(&mut self.pkt);
+                hooks.cpu_packet(j.egress_port, &self.pkt);
                 if let Some(sw) = hooks.switch() {
                     sw.eng.recycle(j);
                 }
@@ -545,56 +672,95 @@ fn run_loop<H: Hooks>(
         }
         if had_tx || got > 0 {
             hooks.after_batch();
-            if let Some(d) = pcap.as_mut() {
+            if let Some(d) = self.pcap.as_mut() {
                 d.flush();
             }
+            self.last_work = now;
+            return Round::Worked;
         }
-        let Some(sw) = hooks.switch() else { continue };
-        if got == 0 && !had_tx {
-            // spinning only when asked (`--busy-poll`, `--spin-us`, for benchmarks): it
-            // saves a wake-up's few µs of latency but costs CPU per packet at low rates
-            if opts.busy_poll || now.saturating_sub(last_work) < opts.spin_ns {
-                std::hint::spin_loop();
-                continue;
-            }
-            // sleep until a port has data, control work, or the next queue/impairment
-            // deadline (one timer expiry per departure on a shaped or delayed port)
-            let (now, deadline) = (sw.eng.now_ns(), sw.next_deadline());
-            if deadline.is_some_and(|t| t <= now) {
-                continue;
-            }
-            let tick = hooks
-                .wants_tick()
-                .then(|| TICK.saturating_sub(last_tick.elapsed()).as_nanos() as u64);
-            check_ports |= waiter.sleep(now, deadline, tick).check_ports;
-        } else {
-            last_work = now;
+        let Some(sw) = hooks.switch() else {
+            return Round::Worked; // the CPU port's front end dropped the program: go round
+        };
+        let spin = self.opts.busy_poll || now.saturating_sub(self.last_work) < self.opts.spin_ns;
+        let (now, deadline) = (sw.eng.now_ns(), sw.next_deadline());
+        let tick_ns = hooks
+            .wants_tick()
+            .then(|| TICK.saturating_sub(self.last_tick.elapsed()).as_nanos() as u64);
+        Round::Idle(Idle {
+            spin,
+            deadline: deadline.map(|t| (t, t.saturating_sub(now))),
+            now,
+            tick_ns,
+        })
+    }
+
+    /// The exit report: counters of the engine, the fast path and every port.
+    fn report(&mut self, reason: &str) {
+        let log = self.opts.name.as_str();
+        eprintln!("{}: stopping ({})", log, reason);
+        let extra = self.hooks.report();
+        let cpu_packets = self.cpu_packets;
+        if let Some(sw) = self.hooks.switch() {
+            let (s, d) = (sw.eng.stats, sw.drops());
+            eprintln!(
+                "{}: counters: rx={} tx={} dropped={} parser_errors={} recirculations={} recirc_dropped={} queue_dropped={} impair_dropped={} cpu_port_packets={} {}",
+                log, s.rx, s.tx, s.dropped, s.parser_errors, s.recirculations, d.recirc, d.queue, d.impair, cpu_packets, extra
+            );
+        }
+        if self.fast.requested {
+            eprintln!("{}: xdp fast path: {}", log, self.fast.status());
+        }
+        for p in &self.ports {
+            let (rx, tx, txd, extra) = p.io.counters();
+            eprintln!(
+                "  port {} {} ({}): rx={} tx={} tx_dropped={} {}",
+                p.num,
+                p.io.name(),
+                p.io.kind(),
+                rx,
+                tx,
+                txd,
+                extra
+            );
         }
     }
-    eprintln!("{}: stopping ({})", log, reason);
-    let extra = hooks.report();
-    if let Some(sw) = hooks.switch() {
-        let (s, d) = (sw.eng.stats, sw.drops());
-        eprintln!(
-            "{}: counters: rx={} tx={} dropped={} parser_errors={} recirculations={} recirc_dropped={} queue_dropped={} impair_dropped={} cpu_port_packets={} {}",
-            log, s.rx, s.tx, s.dropped, s.parser_errors, s.recirculations, d.recirc, d.queue, d.impair, cpu_packets, extra
-        );
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn idle(spin: bool, deadline: Option<(u64, u64)>, now: u64, tick: Option<u64>) -> Idle {
+        Idle {
+            spin,
+            deadline,
+            now,
+            tick_ns: tick,
+        }
     }
-    if fast.requested {
-        eprintln!("{}: xdp fast path: {}", log, fast.status());
+
+    #[test]
+    fn the_earliest_deadline_wins_with_its_own_clock() {
+        let mut all = Idle::default();
+        all.merge(&idle(false, None, 5, None));
+        assert_eq!(all.deadline, None);
+        // switch A: due 300 ns from now on a clock at 1000; B: 100 ns from now at 50
+        all.merge(&idle(false, Some((1300, 300)), 1000, None));
+        all.merge(&idle(false, Some((150, 100)), 50, None));
+        all.merge(&idle(false, Some((9000, 200)), 8800, None));
+        assert_eq!(all.deadline, Some((150, 100)));
+        assert_eq!(all.now, 50);
+        assert!(!all.spin);
     }
-    for p in &ports {
-        let (rx, tx, txd, extra) = p.io.counters();
-        eprintln!(
-            "  port {} {} ({}): rx={} tx={} tx_dropped={} {}",
-            p.num,
-            p.io.name(),
-            p.io.kind(),
-            rx,
-            tx,
-            txd,
-            extra
-        );
+
+    #[test]
+    fn one_spinner_spins_and_the_earliest_tick_wins() {
+        let mut all = Idle::default();
+        all.merge(&idle(false, None, 0, Some(40)));
+        all.merge(&idle(false, None, 0, None));
+        assert_eq!(all.tick_ns, Some(40));
+        all.merge(&idle(true, None, 0, Some(10)));
+        assert_eq!(all.tick_ns, Some(10));
+        assert!(all.spin);
     }
-    reason
 }

@@ -84,14 +84,14 @@ pub struct Waiter {
     timer: i32,
     /// engine-clock deadline the timer is armed for
     armed: Option<u64>,
-    wake: Option<i32>,
+    /// the front ends' eventfds (one per switch the loop serves)
+    wakes: Vec<i32>,
     link: Option<i32>,
-    stop: i32,
 }
 
 impl Waiter {
-    /// `port_fds` in port order; `wake` the front end's eventfd (drained here).
-    pub fn new(port_fds: &[i32], wake: Option<i32>) -> Result<Waiter, String> {
+    /// `port_fds` in port order; `wakes` the front ends' eventfds (drained here).
+    pub fn new(port_fds: &[i32], wakes: &[i32]) -> Result<Waiter, String> {
         let timer = unsafe {
             libc::timerfd_create(
                 libc::CLOCK_MONOTONIC,
@@ -109,7 +109,7 @@ impl Waiter {
         let mut fds: Vec<i32> = port_fds.to_vec();
         fds.push(timer);
         fds.push(stop);
-        fds.extend(wake);
+        fds.extend_from_slice(wakes);
         fds.extend(link);
         let pollfds = fds
             .into_iter()
@@ -124,9 +124,8 @@ impl Waiter {
             ports: port_fds.len(),
             timer,
             armed: None,
-            wake,
+            wakes: wakes.to_vec(),
             link,
-            stop,
         })
     }
 
@@ -170,9 +169,11 @@ impl Waiter {
             } else if Some(p.fd) == self.link {
                 drain_socket(p.fd);
                 woken.check_ports = true;
-            } else if p.fd == self.stop || Some(p.fd) == self.wake {
+            } else if self.wakes.contains(&p.fd) {
                 drain(p.fd);
             }
+            // the stop eventfd is left readable: STOP is set, and every data-plane thread
+            // of the process (`--dataplane-threads`) must see it, not only the first
         }
         woken
     }
@@ -308,7 +309,7 @@ mod tests {
 
     #[test]
     fn wakes_at_the_deadline_not_before() {
-        let mut w = Waiter::new(&[], None).unwrap();
+        let mut w = Waiter::new(&[], &[]).unwrap();
         for gap in [200_000u64, 2_000_000] {
             let now = engine_clock();
             w.sleep(now, Some(now + gap), None);
@@ -326,7 +327,7 @@ mod tests {
 
     #[test]
     fn a_stop_request_wakes_a_sleeper_with_nothing_armed() {
-        let mut w = Waiter::new(&[], None).unwrap();
+        let mut w = Waiter::new(&[], &[]).unwrap();
         let t = std::thread::spawn(|| {
             std::thread::sleep(std::time::Duration::from_millis(50));
             let fd = STOP_FD.load(Ordering::SeqCst);
@@ -338,5 +339,7 @@ mod tests {
         w.sleep(engine_clock(), None, None);
         assert!(t0.elapsed() >= std::time::Duration::from_millis(40));
         t.join().unwrap();
+        // a stop request stays readable for every loop; this one was only a test
+        drain(STOP_FD.load(Ordering::SeqCst));
     }
 }

@@ -1,0 +1,206 @@
+//! `sdnperf-switch-grpc --switch SPEC`: the switches one process serves together (one
+//! data-plane thread for all of them, each with its own P4Runtime server, device id,
+//! pipeline, tables and ctl socket). A SPEC names one switch:
+//!
+//!     device=3;grpc=127.0.0.1:50003;ctl=/run/s3.ctl;ports=1@s3-eth1,2@s3-eth2
+//!
+//! (`;` between fields, `,` between ports; `ctl` is optional).
+
+/// One switch of a shared process.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct MemberSpec {
+    pub device_id: u64,
+    /// P4Runtime listen address (host:port)
+    pub grpc: String,
+    /// ctl text commands on this Unix socket
+    pub ctl_socket: Option<String>,
+    pub ports: Vec<(u32, String)>,
+}
+
+/// Parses one `--switch` value.
+pub fn parse_member(v: &str) -> Result<MemberSpec, String> {
+    let (mut device, mut grpc, mut ctl, mut ports) = (None, None, None, None);
+    for field in v.split(';').filter(|f| !f.is_empty()) {
+        let (k, val) = field
+            .split_once('=')
+            .ok_or_else(|| format!("--switch {}: field {:?} is not KEY=VALUE", v, field))?;
+        match k {
+            "device" => {
+                device = Some(
+                    val.parse::<u64>()
+                        .map_err(|_| format!("--switch {}: device {:?} is not a number", v, val))?,
+                )
+            }
+            "grpc" => {
+                let (_, p) = val
+                    .rsplit_once(':')
+                    .ok_or_else(|| format!("--switch {}: grpc {:?}: expected ADDR:PORT", v, val))?;
+                p.parse::<u16>()
+                    .map_err(|_| format!("--switch {}: grpc {:?}: bad port", v, val))?;
+                grpc = Some(val.to_string())
+            }
+            "ctl" => ctl = Some(val.to_string()),
+            "ports" => {
+                let list = val
+                    .split(',')
+                    .filter(|p| !p.is_empty())
+                    .map(sdnperf_switch::cli::parse_iface)
+                    .collect::<Result<Vec<_>, _>>()
+                    .map_err(|e| format!("--switch {}: ports: {}", v, e))?;
+                ports = Some(list)
+            }
+            _ => {
+                return Err(format!(
+                    "--switch {}: unknown field {:?} (device, grpc, ctl, ports)",
+                    v, k
+                ))
+            }
+        }
+    }
+    Ok(MemberSpec {
+        device_id: device.ok_or_else(|| format!("--switch {}: device=N missing", v))?,
+        grpc: grpc.ok_or_else(|| format!("--switch {}: grpc=ADDR:PORT missing", v))?,
+        ctl_socket: ctl,
+        ports: ports.unwrap_or_default(),
+    })
+}
+
+/// Checks the switches of one process against each other: device ids, gRPC addresses,
+/// ctl sockets and interfaces are each one switch's own.
+pub fn check_members(ms: &[MemberSpec]) -> Result<(), String> {
+    let mut seen = std::collections::HashSet::new();
+    for m in ms {
+        let mut keys = vec![
+            format!("device id {}", m.device_id),
+            format!("gRPC address {}", m.grpc),
+        ];
+        keys.extend(m.ctl_socket.iter().map(|c| format!("ctl socket {}", c)));
+        keys.extend(m.ports.iter().map(|(_, i)| format!("interface {}", i)));
+        let mut nums = std::collections::HashSet::new();
+        for (n, _) in &m.ports {
+            if !nums.insert(*n) {
+                return Err(format!(
+                    "--switch device={}: port {} given twice",
+                    m.device_id, n
+                ));
+            }
+        }
+        for k in keys {
+            if !seen.insert(k.clone()) {
+                return Err(format!("--switch: {} given to two switches", k));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Splits the switches into `n` contiguous groups of near-equal size (one per
+/// data-plane thread; never an empty group).
+pub fn groups<T>(items: Vec<T>, n: usize) -> Vec<Vec<T>> {
+    let n = n.clamp(1, items.len().max(1));
+    let (base, extra) = (items.len() / n, items.len() % n);
+    let mut out = Vec::with_capacity(n);
+    let mut it = items.into_iter();
+    for i in 0..n {
+        out.push(it.by_ref().take(base + usize::from(i < extra)).collect());
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn groups_are_contiguous_and_near_equal() {
+        assert_eq!(
+            groups((1..=5).collect(), 2),
+            vec![vec![1, 2, 3], vec![4, 5]]
+        );
+        assert_eq!(groups((1..=4).collect(), 1), vec![vec![1, 2, 3, 4]]);
+        // more threads than switches: one switch each
+        assert_eq!(groups(vec![1, 2], 4), vec![vec![1], vec![2]]);
+        assert_eq!(groups(Vec::<u8>::new(), 2), vec![Vec::<u8>::new()]);
+    }
+
+    #[test]
+    fn parses_a_full_spec() {
+        let m =
+            parse_member("device=3;grpc=127.0.0.1:50003;ctl=/tmp/s3.ctl;ports=1@s3-eth1,2@s3-eth2")
+                .unwrap();
+        assert_eq!(m.device_id, 3);
+        assert_eq!(m.grpc, "127.0.0.1:50003");
+        assert_eq!(m.ctl_socket.as_deref(), Some("/tmp/s3.ctl"));
+        assert_eq!(
+            m.ports,
+            vec![(1, "s3-eth1".to_string()), (2, "s3-eth2".to_string())]
+        );
+    }
+
+    #[test]
+    fn ctl_and_ports_are_optional() {
+        let m = parse_member("grpc=[::1]:9559;device=1").unwrap();
+        assert_eq!((m.device_id, m.ctl_socket, m.ports.len()), (1, None, 0));
+    }
+
+    #[test]
+    fn errors_name_the_field() {
+        let e = parse_member("device=x;grpc=127.0.0.1:1").unwrap_err();
+        assert!(e.contains("device \"x\""), "{}", e);
+        let e = parse_member("device=1").unwrap_err();
+        assert!(e.contains("grpc=ADDR:PORT missing"), "{}", e);
+        let e = parse_member("device=1;grpc=127.0.0.1:99999").unwrap_err();
+        assert!(e.contains("bad port"), "{}", e);
+        let e = parse_member("device=1;grpc=h:1;port=1@a").unwrap_err();
+        assert!(e.contains("unknown field \"port\""), "{}", e);
+        let e = parse_member("device=1;grpc=h:1;ports=1@a,x@b").unwrap_err();
+        assert!(e.contains("ports:"), "{}", e);
+    }
+
+    #[test]
+    fn two_switches_never_share_an_id_address_socket_or_interface() {
+        let a = parse_member("device=1;grpc=h:1;ctl=/a;ports=1@s1-eth1").unwrap();
+        let b = parse_member("device=2;grpc=h:2;ctl=/b;ports=1@s2-eth1").unwrap();
+        assert!(check_members(&[a.clone(), b.clone()]).is_ok());
+        for (field, bad) in [
+            (
+                "device id 1",
+                MemberSpec {
+                    device_id: 1,
+                    ..b.clone()
+                },
+            ),
+            (
+                "gRPC address h:1",
+                MemberSpec {
+                    grpc: "h:1".into(),
+                    ..b.clone()
+                },
+            ),
+            (
+                "ctl socket /a",
+                MemberSpec {
+                    ctl_socket: Some("/a".into()),
+                    ..b.clone()
+                },
+            ),
+            (
+                "interface s1-eth1",
+                MemberSpec {
+                    ports: vec![(2, "s1-eth1".into())],
+                    ..b.clone()
+                },
+            ),
+        ] {
+            let e = check_members(&[a.clone(), bad]).unwrap_err();
+            assert!(e.contains(field), "{}: {}", field, e);
+        }
+        let twice = MemberSpec {
+            ports: vec![(1, "x".into()), (1, "y".into())],
+            ..b
+        };
+        assert!(check_members(&[twice])
+            .unwrap_err()
+            .contains("port 1 given twice"));
+    }
+}
