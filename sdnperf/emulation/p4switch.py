@@ -57,6 +57,19 @@ def member_spec(device_id: int, grpc_port: int, ctl_socket: str, ports: dict[int
     return f"device={device_id};grpc=127.0.0.1:{grpc_port};ctl={ctl_socket};ports={listed}"
 
 
+def stop_process_group(p: subprocess.Popen) -> None:
+    """SIGTERM to `p`'s process group (a switch started in a session of its own), SIGKILL
+    after 3 s."""
+    try:
+        os.killpg(p.pid, signal.SIGTERM)
+        p.wait(timeout=3)
+    except ProcessLookupError:
+        pass
+    except subprocess.TimeoutExpired:
+        os.killpg(p.pid, signal.SIGKILL)
+        p.wait(timeout=3)
+
+
 class SharedSwitchProcess:
     """One `sdnperf-switch-grpc` process serving several P4Switch nodes. Switches join it
     when Mininet starts them; the process starts when the first one is waited for (every
@@ -106,14 +119,7 @@ class SharedSwitchProcess:
         p = self.proc
         if p is None or p.poll() is not None:
             return
-        try:
-            os.killpg(p.pid, signal.SIGTERM)
-            p.wait(timeout=3)
-        except ProcessLookupError:
-            pass
-        except subprocess.TimeoutExpired:
-            os.killpg(p.pid, signal.SIGKILL)
-            p.wait(timeout=3)
+        stop_process_group(p)
 
 
 class P4Switch(Switch):
@@ -363,14 +369,7 @@ class P4Switch(Switch):
             Path(self.ctl_socket).unlink(missing_ok=True)
             return
         if p.poll() is None:
-            try:
-                os.killpg(p.pid, signal.SIGTERM)
-                p.wait(timeout=3)
-            except ProcessLookupError:
-                pass
-            except subprocess.TimeoutExpired:
-                os.killpg(p.pid, signal.SIGKILL)
-                p.wait(timeout=3)
+            stop_process_group(p)
         if p.stdout:
             p.stdout.close()
         self.proc = None
