@@ -2,7 +2,9 @@
 //! data-plane thread for all of them, each with its own P4Runtime server, device id,
 //! pipeline, tables and ctl socket). A SPEC names one switch:
 //!
-//!     device=3;grpc=127.0.0.1:50003;ctl=/run/s3.ctl;ports=1@s3-eth1,2@s3-eth2
+//! ```text
+//! device=3;grpc=127.0.0.1:50003;ctl=/run/s3.ctl;ports=1@s3-eth1,2@s3-eth2
+//! ```
 //!
 //! (`;` between fields, `,` between ports; `ctl` is optional).
 
