@@ -151,7 +151,7 @@ def started_network(
     seed: int = 0,
     ipv6: bool = False,
     host_offloads: bool = True,
-    ready_timeout: float = READY_TIMEOUT_S,
+    ready_timeout: float | None = None,
     network_class=Network,
     architecture=architecture_class,
 ) -> Iterator[StartedNetwork]:
@@ -191,7 +191,8 @@ def started_network(
         net = network.start()
         elements = start_elements(net, study_spec, wired, run_dir, host_offloads)
         arch.network_started(net)
-        arch.wait_ready(net, ready_timeout)
+        # read at call time (not as a default argument) so a test can shorten it
+        arch.wait_ready(net, READY_TIMEOUT_S if ready_timeout is None else ready_timeout)
         yield StartedNetwork(arch, net, time.monotonic() - t0, netem_ok, elements)
     finally:
         try:
