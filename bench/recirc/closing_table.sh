@@ -6,9 +6,11 @@
 #
 # Run inside /work/tools/nsrun (it builds Mininet networks), from the checkout:
 #   bench/recirc/closing_table.sh [--from DIR/recirculation] [--out DIR] [--delay-only]
+#                                 [--cpu-priority normal|high|realtime]
 # Without --from it first runs `sdnperf recirc study` (pilot + bracketing study, quick
-# scale) into --out; --delay-only skips the TCP/UDP cost runs. Takes about 1.5 h with BMv2
-# at quick scale on 2 cores (less with --delay-only).
+# scale) into --out; --delay-only skips the TCP/UDP cost runs; --cpu-priority sets the
+# switch processes' scheduling in the verifying runs (the table says which). Takes about
+# 1.5 h with BMv2 at quick scale on 2 cores (less with --delay-only).
 set -euo pipefail
 
 here="$(cd "$(dirname "$0")/../.." && pwd)"
@@ -20,7 +22,8 @@ while [[ $# -gt 0 ]]; do
     --from) from="$2"; shift 2 ;;
     --out) out="$2"; shift 2 ;;
     --delay-only) extra+=(--delay-only); shift ;;
-    -h|--help) sed -n '2,11p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    --cpu-priority) extra+=(--cpu-priority "$2"); shift 2 ;;
+    -h|--help) sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "error: unknown argument $1 (see --help)" >&2; exit 2 ;;
   esac
 done

@@ -7,7 +7,9 @@ Run inside /work/tools/nsrun (it builds a Mininet network):
     python bench/recirc/delay_vs_n.py --topology single --n 20000:27000:500 --pings 30
 prints one line per N: median RTT, median added RTT (vs the N = 0 batches), µs per pass,
 and the switch's recirculations counter delta (passes per ping), with the load average;
---json FILE keeps every RTT.
+--json FILE keeps every RTT. --priorities normal,high,realtime measures each N under each
+cpu_priority setting in turn (interleaved, one network); --hold takes holds (µs, by time)
+instead of N.
 """
 
 from __future__ import annotations
@@ -53,6 +55,18 @@ def main() -> int:
         help="an experiment, not a setting: run the switches' data-plane threads SCHED_FIFO "
         "(chrt -f 10) so no ordinary task preempts a hold (needs root)",
     )
+    ap.add_argument(
+        "--priorities",
+        default="",
+        help="compare cpu_priority settings under the same load: e.g. normal,high,realtime; "
+        "each N is measured under each setting in turn (set live on every thread of the "
+        "switch process, sdnperf/arch/cpu_priority.py), beside an N = 0 batch of its own",
+    )
+    ap.add_argument(
+        "--hold",
+        action="store_true",
+        help="the values of --n are holds in µs of recirc_hold.p4 (hold by time), not passes",
+    )
     args = ap.parse_args()
 
     from sdnperf.arch.config import P4Config
@@ -61,17 +75,26 @@ def main() -> int:
 
     params = {"hosts": 2} if args.topology == "single" else {"switches": 2}
     spec = build_topology(args.topology, params, seed=1)
+    from sdnperf.arch import cpu_priority
+
+    knob = "recirc_hold_us" if args.hold else "recirc_passes"
     config = P4Config(
         kind="p4",
         name="p4",
         app="proactive",
-        program="recirc",
-        params={"recirc_passes": 0, "recirc_dst": "10.0.0.2"},
+        program="recirc_hold" if args.hold else "recirc",
+        params={knob: 0, "recirc_dst": "10.0.0.2"},
     )
     ns = parse_ns(args.n)
-    found: dict[int, list[float]] = {n: [] for n in [0, *ns]}
-    passes_seen: dict[int, list[float]] = {n: [] for n in found}
-    sched: dict[int, list[tuple[float, float]]] = {n: [] for n in found}
+    priorities = [p for p in args.priorities.split(",") if p] or ["as-started"]
+    for p in priorities:
+        if p not in (*cpu_priority.CPU_PRIORITIES, "as-started"):
+            ap.error(f"--priorities: {p!r} is not one of {', '.join(cpu_priority.CPU_PRIORITIES)}")
+    # keyed (priority, N)
+    found: dict[tuple[str, int], list[float]] = {(p, n): [] for p in priorities for n in [0, *ns]}
+    passes_seen: dict[tuple[str, int], list[float]] = {k: [] for k in found}
+    sched: dict[tuple[str, int], list[tuple[float, float]]] = {k: [] for k in found}
+    loads: list[float] = []
     with (
         tempfile.TemporaryDirectory() as tmp,
         started_network(spec, config, Path(tmp) / "run", host_offloads=False) as started,
@@ -84,62 +107,100 @@ def main() -> int:
             for sw in switches:
                 subprocess.run(["chrt", "-f", "-p", "10", str(_dataplane_tid(sw))], check=True)
 
-        def batch(n: int, cost_us: float = 0.7) -> None:
+        pids = list(dict.fromkeys(sw.switch_pid for sw in switches))
+
+        def batch(n: int, prio: str, cost_us: float = 0.7) -> None:
             for sw in switches:
-                sw.ctl(f"table_set_default RecircEgress.recirc_config set_passes {n}")
+                if args.hold:
+                    sw.ctl(f"table_set_default RecircEgress.hold_config set_hold {n}")
+                else:
+                    sw.ctl(f"table_set_default RecircEgress.recirc_config set_passes {n}")
             before = sum(_recircs(sw) for sw in switches)
             sched0 = [_schedstat(sw) for sw in switches]
-            hold_s = n * cost_us * 1e-6 * len(switches)
+            hold_s = (n * 1e-6 if args.hold else n * cost_us * 1e-6) * len(switches)
             interval = args.interval or max(0.01, round(3 * hold_s, 3))
             out = h1.cmd(f"ping -c {args.pings} -i {interval} -s {args.size} -W 2 {h2.IP()}")
             after = sum(_recircs(sw) for sw in switches)
             sched1 = [_schedstat(sw) for sw in switches]
             got = rtts(out)
-            found[n] += got[1:]  # the first of a batch follows the N change
+            found[prio, n] += got[1:]  # the first of a batch follows the N change
+            loads.append(os.getloadavg()[0])
             if got:
-                passes_seen[n].append((after - before) / max(1, len(got)))
+                passes_seen[prio, n].append((after - before) / max(1, len(got)))
                 # the data-plane threads' CPU time and run-queue wait per ping (ms)
                 cpu = sum(b[0] - a[0] for a, b in zip(sched0, sched1)) / 1e6 / len(got)
                 wait = sum(b[1] - a[1] for a, b in zip(sched0, sched1)) / 1e6 / len(got)
-                sched[n].append((cpu, wait))
+                sched[prio, n].append((cpu, wait))
 
-        for _ in range(args.sweeps):
-            for n in ns:
-                batch(0)
-                batch(n)
-    base = statistics.median(found[0])
+        def use(prio: str) -> None:
+            if prio != "as-started":
+                cpu_priority.set_live(pids, prio)
+
+        try:
+            for _ in range(args.sweeps):
+                for n in ns:
+                    for prio in priorities:  # interleaved: the same load for every setting
+                        use(prio)
+                        batch(0, prio)
+                        batch(n, prio)
+        finally:
+            use("normal" if priorities != ["as-started"] else "as-started")
     load = os.getloadavg()[0]
-    print(f"# topology {args.topology}, N = 0 median {base:.3f} ms, load average {load:.2f}")
+    unit = "hold_us" if args.hold else "N"
     print(
-        "N\tmedian_ms\tadded_ms\tus_per_pass\tmin_added_ms\tp90_added_ms\tpasses/ping"
-        "\tcpu_ms/ping\trunq_wait_ms/ping\tn"
+        f"# topology {args.topology}, load average {min(loads):.2f}..{max(loads):.2f} "
+        f"(now {load:.2f})"
+    )
+    print(
+        f"priority\t{unit}\tmedian_ms\tadded_ms\tus_per_pass\tmin_added_ms\tp90_added_ms"
+        "\tsd_ms\tpasses/ping\tcpu_ms/ping\trunq_wait_ms/ping\tn"
     )
     rows = []
-    for n in [0, *ns]:
-        r = sorted(found[n])
-        if not r:
-            print(f"{n}\t-")
+    for prio in priorities:
+        base_rtts = found[prio, 0]
+        if not base_rtts:
+            print(f"{prio}\t0\t- (no N = 0 ping came back)")
             continue
-        med = statistics.median(r)
-        added = med - base
-        p90 = r[int(0.9 * (len(r) - 1))] - base
-        per = added / n * 1000 if n else float("nan")
-        pp = statistics.mean(passes_seen[n]) if passes_seen[n] else float("nan")
-        cpu = statistics.mean(c for c, _ in sched[n]) if sched[n] else float("nan")
-        wait = statistics.mean(w for _, w in sched[n]) if sched[n] else float("nan")
-        print(
-            f"{n}\t{med:.3f}\t{added:.3f}\t{per:.3f}\t{r[0] - min(found[0]):.3f}\t"
-            f"{p90:.3f}\t{pp:.0f}\t{cpu:.3f}\t{wait:.3f}\t{len(r)}"
-        )
-        rows.append({"passes": n, "rtts_ms": r, "cpu_ms": cpu, "runq_wait_ms": wait})
+        base = statistics.median(base_rtts)
+        for n in [0, *ns]:
+            r = sorted(found[prio, n])
+            if not r:
+                print(f"{prio}\t{n}\t-")
+                continue
+            med = statistics.median(r)
+            added = med - base
+            p90 = r[int(0.9 * (len(r) - 1))] - base
+            sd = statistics.stdev(r) if len(r) > 1 else float("nan")
+            per = added / n * 1000 if n and not args.hold else float("nan")
+            k = (prio, n)
+            pp = statistics.mean(passes_seen[k]) if passes_seen[k] else float("nan")
+            cpu = statistics.mean(c for c, _ in sched[k]) if sched[k] else float("nan")
+            wait = statistics.mean(w for _, w in sched[k]) if sched[k] else float("nan")
+            print(
+                f"{prio}\t{n}\t{med:.3f}\t{added:.3f}\t{per:.3f}\t{r[0] - min(base_rtts):.3f}\t"
+                f"{p90:.3f}\t{sd:.3f}\t{pp:.0f}\t{cpu:.3f}\t{wait:.3f}\t{len(r)}"
+            )
+            rows.append(
+                {
+                    "priority": prio,
+                    unit: n,
+                    "rtts_ms": r,
+                    "base_rtts_ms": base_rtts,
+                    "added_ms": added,
+                    "sd_ms": sd,
+                    "cpu_ms": cpu,
+                    "runq_wait_ms": wait,
+                }
+            )
     if args.json:
         Path(args.json).write_text(
             json.dumps(
                 {
                     "topology": args.topology,
-                    "base_rtts_ms": found[0],
+                    "design": "hold" if args.hold else "passes",
                     "rows": rows,
                     "load_average": load,
+                    "load_average_range": [min(loads), max(loads)],
                     "time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
                 },
                 indent=1,

@@ -216,6 +216,14 @@ class P4Config(_ArchBase):
         'per-switch (one process each); default: shared for target = "sdnperf", '
         "per-switch for bmv2 (the only choice there)",
     )
+    cpu_priority: Literal["normal", "high", "realtime"] = Field(
+        "normal",
+        description="scheduling of the switch processes (ours and BMv2's alike), so the "
+        "switch under test gets the CPU its work needs on a busy machine: normal (as "
+        "started), high (nice -10 on every thread) or realtime (SCHED_RR at priority 1, "
+        "bounded by the kernel's real-time throttle, refused when that is off); recorded "
+        "with each run (facts: cpu_priority, switch_scheduling)",
+    )
     program: str = Field(
         "l2l3",
         description="a P4 program shipped with sdnperf, by name "

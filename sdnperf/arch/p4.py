@@ -27,7 +27,7 @@ import time
 from pathlib import Path
 
 from sdnperf import tools
-from sdnperf.arch import p4_datapath
+from sdnperf.arch import cpu_priority, p4_datapath
 from sdnperf.arch.base import (
     Architecture,
     ArchitectureError,
@@ -411,6 +411,10 @@ class P4Architecture(Architecture):
         self.switch_pids = list(
             dict.fromkeys(sw.switch_pid for sw in net.switches if sw.switch_pid)
         )
+        try:
+            cpu_priority.apply(self.switch_pids, self.config.cpu_priority)
+        except cpu_priority.CpuPriorityError as exc:
+            raise ArchitectureError(str(exc)) from None
         if self.config.controller == "remote":
             return  # it dials the switches' fixed ports itself
         if self.config.controller == "command":
@@ -603,6 +607,8 @@ class P4Architecture(Architecture):
             "link_shaping_caveat": self.caveat,
             "switch_port_impairment": bool(self.impaired),
             "switch_processes": self.config.switch_processes,
+            "cpu_priority": self.config.cpu_priority,
+            "switch_scheduling": cpu_priority.read(self.switch_pids),
             "switch_process_count": len(self.switch_pids),
             "datapath_setting": self.config.datapath,
             "datapath": self.datapath.datapath if self.datapath else None,

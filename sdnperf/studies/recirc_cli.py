@@ -175,6 +175,15 @@ def add_parser(sub) -> None:
         help="--verify stops correcting N once the delay achieved is within this many "
         "percent of the target (default 10)",
     )
+    p.add_argument(
+        "--cpu-priority",
+        choices=("normal", "high", "realtime"),
+        default=None,
+        help="scheduling of the switch processes in the verifying runs (the p4 "
+        "architecture's cpu_priority): normal, high (nice -10) or realtime (SCHED_RR "
+        "priority 1, bounded by the kernel's real-time throttle); default: the study "
+        "file's (normal). The answer names a setting other than normal",
+    )
     p.add_argument("--json", action="store_true", help="print a JSON list, one object per curve")
     p.set_defaults(func=cmd_plan)
 
@@ -686,6 +695,7 @@ def _verify_run(
         link_bw,
         hold=k <= 0,
         workloads=what,
+        cpu_priority=getattr(args, "cpu_priority", None),
     )
     out = folder.parent
     file = design.write(
@@ -737,6 +747,12 @@ def _verify_lines(row: dict) -> list[str]:
                 f"round{'s' if k > 1 else ''}; the closest, N = {row['passes']}, missed by "
                 f"{row['error_pct']:+.1f} %"
             )
+        )
+    if row.get("cpu_priority") not in (None, "normal"):
+        lines.append(
+            f"switch cpu_priority {row['cpu_priority']} (threads: "
+            + ", ".join(f"{n} {k}" for k, n in row.get("switch_scheduling", {}).items())
+            + ")"
         )
     for prefix, what in (("", f"N = {row['passes']}"), ("hold_", "hold by time")):
         if row.get(f"{prefix}achieved_ms") is None:

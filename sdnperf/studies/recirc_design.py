@@ -198,11 +198,13 @@ def verify_study(
     link_bw=None,
     hold: bool = True,
     workloads: str = "all",
+    cpu_priority: str | None = None,
 ) -> dict:
     """One topology and switch: N = 0, the planned N and (`hold`) the hold-by-time program
     (its hold split over the switches a packet crosses), each with the workloads: "all"
     (ping and the scale's TCP and UDP), "ping" (the delay only: a round of the closed loop)
-    or "cost" (TCP and UDP only). The hold per switch: target / switches on the path."""
+    or "cost" (TCP and UDP only). The hold per switch: target / switches on the path.
+    `cpu_priority` (None: the study file's) sets the switch processes' scheduling."""
     if workloads not in ("all", "ping", "cost"):
         raise DesignError(f"workloads {workloads!r}: all, ping or cost")
     topo = next((t for t in doc["topology"] if t.get("name", t.get("kind")) == topology), None)
@@ -214,6 +216,8 @@ def verify_study(
     switches = int(topo.get("switches", 1)) if topo.get("kind") == "linear" else 1
     hold_us = max(1, round(target_ms * 1000 / switches))
     base = arch["name"]
+    if cpu_priority is not None:  # the switch processes' scheduling (arch/cpu_priority.py)
+        arch = {**arch, "cpu_priority": cpu_priority}
     archs = [
         {**_held(arch, **{PASSES: 0}), "name": f"{base}-n0"},
         {**_held(arch, **{PASSES: passes}), "name": f"{base}-n{passes}"},

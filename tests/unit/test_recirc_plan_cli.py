@@ -263,3 +263,35 @@ def test_verify_takes_its_workloads_from_file(tmp_path, capsys, monkeypatch):
     bad.write_text("[study]\nname = 3\n")
     assert main([*argv, "--file", str(bad)]) == 2
     assert f"--file {bad}" in capsys.readouterr().err
+
+
+def test_verify_runs_the_switches_at_the_cpu_priority_asked_and_says_so(
+    tmp_path, capsys, monkeypatch
+):
+    """--cpu-priority reaches every verifying study; a row measured with a setting other
+    than normal names it (and the threads' policies the runs recorded)."""
+    from sdnperf.studies import recirc_cli, recirc_design
+
+    db = tmp_path / "study.sqlite"
+    write_study(db, [(n, 0.1 + 0.001 * n) for n in (0, 1000, 2000, 4000, 8000) for _ in range(2)])
+    asked: list = []
+
+    def stop(*args, **kwargs):
+        asked.append(kwargs.get("cpu_priority"))
+        raise recirc_design.DesignError("stopped by the test")
+
+    monkeypatch.setattr(recirc_design, "verify_study", stop)
+    argv = ["recirc", "plan", "--target-delay", "5ms", "--from", str(db), "--verify"]
+    main([*argv, "--cpu-priority", "realtime", "--delay-only"])
+    main([*argv, "--delay-only"])
+    assert asked == ["realtime", None]  # None: the study file's (normal)
+    capsys.readouterr()
+    row = {
+        "passes": 5,
+        "cpu_priority": "realtime",
+        "switch_scheduling": {"SCHED_RR prio 1": 12},
+    }
+    assert recirc_cli._verify_lines(row) == [
+        "switch cpu_priority realtime (threads: 12 SCHED_RR prio 1)"
+    ]
+    assert recirc_cli._verify_lines({**row, "cpu_priority": "normal"}) == []

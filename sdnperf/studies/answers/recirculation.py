@@ -233,7 +233,11 @@ def verified(
     if "base" not in names or "passes" not in names:
         raise PlanError("the verifying study finished no run at N = 0 or at the planned N")
     base = ping[names["base"]] if added else []
-    out: dict = {"verify_study": store.study(study_id).name, "error_statistic": statistic}
+    out: dict = {
+        "verify_study": store.study(study_id).name,
+        "error_statistic": statistic,
+        **scheduling_of(runs),
+    }
 
     def delays(arch: str, prefix: str) -> None:
         rtts = ping.get(arch, [])
@@ -269,6 +273,25 @@ def verified(
     return out
 
 
+def scheduling_of(runs) -> dict:
+    """The switch processes' `cpu_priority` setting of a verifying study's runs and what
+    the kernel said they ran with (the run facts' `switch_scheduling`, per thread kind)."""
+    settings = sorted(
+        {r.params.get("architecture", {}).get("cpu_priority", "normal") for r in runs}
+    )
+    seen: dict[str, int] = {}
+    for r in runs:
+        threads = (r.params.get("facts", {}).get("switch_scheduling") or {}).get("threads", {})
+        for kind, n in threads.items():
+            seen[kind] = max(seen.get(kind, 0), n)
+    return {"cpu_priority": "/".join(settings) or "normal", "switch_scheduling": seen}
+
+
+def priority_note(setting: str) -> str:
+    """What an answer says about the switch's scheduling when it was not the default."""
+    return "" if setting == "normal" else f" (switch cpu_priority {setting})"
+
+
 def verify_answer(store, study_id: int, target_ms: float) -> list[str]:
     """The sentences of a verifying study: N = …, measured … ms (target … ms), the hold by
     time beside it, and the cost next to N = 0."""
@@ -278,7 +301,9 @@ def verify_answer(store, study_id: int, target_ms: float) -> list[str]:
     row = verified(store, study_id, target_ms)
     r0 = runs[0]
     target = r0.params.get("architecture", {}).get("target", "sdnperf")
-    where = f"{r0.topology}, {'our switch' if target == 'sdnperf' else target}"
+    where = f"{r0.topology}, {'our switch' if target == 'sdnperf' else target}" + priority_note(
+        row["cpu_priority"]
+    )
     passes = next(
         (
             r.params["architecture"]["params"][PASSES]
