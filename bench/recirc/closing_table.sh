@@ -6,16 +6,19 @@
 #
 # Run inside /work/tools/nsrun (it builds Mininet networks), from the checkout:
 #   bench/recirc/closing_table.sh [--from DIR/recirculation] [--out DIR] [--delay-only]
-#                                 [--cpu-priority normal|high|realtime]
+#                                 [--cpu-priority normal|high|realtime] [--study-file F]
 # Without --from it first runs `sdnperf recirc study` (pilot + bracketing study, quick
 # scale) into --out; --delay-only skips the TCP/UDP cost runs; --cpu-priority sets the
-# switch processes' scheduling in the verifying runs (the table says which). Takes about
+# switch processes' scheduling in the verifying runs (the table says which); --study-file
+# is the study's template and the plans' --file (default bench/recirc/thesis-rates.toml;
+# thesis-rates-realtime.toml runs the study's switches realtime too). Takes about
 # 1.5 h with BMv2 at quick scale on 2 cores (less with --delay-only).
 set -euo pipefail
 
 here="$(cd "$(dirname "$0")/../.." && pwd)"
 out="results/closing-$(date -u +%Y%m%dT%H%M%SZ)"
 from=""
+file=""
 extra=()
 while [[ $# -gt 0 ]]; do
   case "$1" in
@@ -23,11 +26,13 @@ while [[ $# -gt 0 ]]; do
     --out) out="$2"; shift 2 ;;
     --delay-only) extra+=(--delay-only); shift ;;
     --cpu-priority) extra+=(--cpu-priority "$2"); shift 2 ;;
-    -h|--help) sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    --study-file) file="$2"; shift 2 ;;
+    -h|--help) sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "error: unknown argument $1 (see --help)" >&2; exit 2 ;;
   esac
 done
 
+file="${file:-$here/bench/recirc/thesis-rates.toml}"
 sdnperf="$here/.venv/bin/sdnperf"
 python="$here/.venv/bin/python"
 archs=(--architecture p4)
@@ -44,7 +49,7 @@ load() { echo "$(date -u +%H:%M:%S) load average $(cut -d' ' -f1-3 /proc/loadavg
 if [[ -z "$from" ]]; then
   load "study start"
   "$sdnperf" recirc study --target-delay 1ms --target-delay 5ms --target-delay 20ms \
-    --scale quick --out "$out" >&2
+    --scale quick --file "$file" --out "$out" >&2
   load "study end"
   from="$out/recirculation"
 fi
@@ -53,7 +58,7 @@ for t in 1ms 5ms 20ms; do
   load "plan $t start"
   # plan refuses a curve with exit 2 but still prints the others' rows: keep going
   "$sdnperf" recirc plan --target-delay "$t" --from "$from" --verify --json \
-    "${archs[@]}" "${extra[@]}" --file "$here/bench/recirc/thesis-rates.toml" \
+    "${archs[@]}" "${extra[@]}" --file "$file" \
     > "$out/plan-$t.json" || echo "note: plan $t exited $?" >&2
   load "plan $t end"
   files+=("$out/plan-$t.json")

@@ -67,6 +67,12 @@ def main() -> int:
         action="store_true",
         help="the values of --n are holds in µs of recirc_hold.p4 (hold by time), not passes",
     )
+    ap.add_argument(
+        "--pace-us",
+        type=int,
+        default=0,
+        help="our switch's recirculation path latency (recirc_pace_us, µs; 0: none)",
+    )
     args = ap.parse_args()
 
     from sdnperf.arch.config import P4Config
@@ -84,6 +90,7 @@ def main() -> int:
         app="proactive",
         program="recirc_hold" if args.hold else "recirc",
         params={knob: 0, "recirc_dst": "10.0.0.2"},
+        recirc_pace_us=args.pace_us,
     )
     ns = parse_ns(args.n)
     priorities = [p for p in args.priorities.split(",") if p] or ["as-started"]
@@ -198,6 +205,7 @@ def main() -> int:
                 {
                     "topology": args.topology,
                     "design": "hold" if args.hold else "passes",
+                    "recirc_pace_us": args.pace_us,
                     "rows": rows,
                     "load_average": load,
                     "load_average_range": [min(loads), max(loads)],

@@ -224,6 +224,15 @@ class P4Config(_ArchBase):
         "bounded by the kernel's real-time throttle, refused when that is off); recorded "
         "with each run (facts: cpu_priority, switch_scheduling)",
     )
+    recirc_pace_us: int = Field(
+        0,
+        ge=0,
+        le=1_000_000,
+        description="our switch's recirculation path latency (µs): a recirculated packet "
+        "re-enters ingress this long after it left, so the data-plane thread sleeps while "
+        "packets loop instead of keeping a core busy; each pass then lasts at least this "
+        "long (a hold of N passes is about N times it). 0 (default): at once",
+    )
     program: str = Field(
         "l2l3",
         description="a P4 program shipped with sdnperf, by name "
@@ -260,6 +269,11 @@ class P4Config(_ArchBase):
             raise ValueError(
                 f'datapath = "{self.datapath}" needs target = "sdnperf" (our switch); '
                 'BMv2 has no XDP fast path: use datapath = "user"'
+            )
+        if self.recirc_pace_us and self.target != "sdnperf":
+            raise ValueError(
+                'recirc_pace_us needs target = "sdnperf" (our switch); BMv2 has no '
+                "recirculation path latency"
             )
         if self.controller == "remote" and self.grpc_base_port is None:
             self.grpc_base_port = 50051

@@ -311,7 +311,9 @@ class P4Architecture(Architecture):
 
         target, log_dir = self.config.target, str(self.run_dir)
         binary = self.switch_binary()
-        extra_args = list(p4_datapath.XDP_SWITCH_ARGS) if self.fast_path() else None
+        extra_args = list(p4_datapath.XDP_SWITCH_ARGS) if self.fast_path() else []
+        if self.config.recirc_pace_us:
+            extra_args += ["--recirc-pace-us", str(self.config.recirc_pace_us)]
         shared = SharedSwitchProcess(binary, log_dir, extra_args) if self.shared_process() else None
 
         def make(name, **kwargs):
@@ -608,6 +610,7 @@ class P4Architecture(Architecture):
             "switch_port_impairment": bool(self.impaired),
             "switch_processes": self.config.switch_processes,
             "cpu_priority": self.config.cpu_priority,
+            "recirc_pace_us": self.config.recirc_pace_us,
             "switch_scheduling": cpu_priority.read(self.switch_pids),
             "switch_process_count": len(self.switch_pids),
             "datapath_setting": self.config.datapath,

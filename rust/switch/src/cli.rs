@@ -59,6 +59,11 @@ pub struct PortArgs {
     /// recirculation/resubmission passes per packet before it is dropped
     #[arg(long, value_name = "N")]
     pub max_passes: Option<u32>,
+    /// recirculation path latency: a recirculated packet re-enters ingress this long after
+    /// it left egress (0: at once, the data-plane thread spins while packets loop; more:
+    /// it sleeps between passes, and each pass lasts at least this long)
+    #[arg(long, value_name = "US", default_value_t = 0)]
+    pub recirc_pace_us: u64,
     /// exit when the process that started the switch exits
     #[arg(long)]
     pub die_with_parent: bool,

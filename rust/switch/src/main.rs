@@ -324,6 +324,7 @@ fn cmd_run(a: RunArgs) -> Result<(), String> {
             cfg,
         ));
     }
+    let pace_ns = a.ports.recirc_pace_us.saturating_mul(1000);
     let (ifaces, cpu_port, max_passes, commands, vnet) = (
         a.ports.ifaces.clone(),
         a.ports.cpu_port,
@@ -339,6 +340,7 @@ fn cmd_run(a: RunArgs) -> Result<(), String> {
     eng.trace |= a.bmv2.trace();
     let mut sw = Switch::new(eng);
     sw.set_live_clock(true);
+    sw.set_recirc_pace_ns(pace_ns);
     for (n, dir, c) in impairs {
         sw.set_port_impair(n, dir, c)?;
     }

@@ -63,7 +63,15 @@ pub struct Switch {
     to_egress: Vec<Box<Job>>,
     tx: Vec<Box<Job>>,
     recirc: Vec<Box<Job>>,
-    recirc_q: VecDeque<Box<Job>>,
+    /// packets waiting for another pass, with the time they may re-enter ingress
+    recirc_q: VecDeque<(u64, Box<Job>)>,
+    /// the recirculation path's latency (ns): a recirculated packet re-enters ingress no
+    /// earlier than this after it left egress. 0 (the default): at once, so the data-plane
+    /// thread runs pass after pass (and keeps a core busy) while a packet loops; > 0: it
+    /// sleeps between a packet's passes (a timerfd wakes it), like a hardware switch's
+    /// recirculation port, which takes time. Each pass then lasts at least this long, so a
+    /// hold of N passes is about N times it.
+    recirc_pace_ns: u64,
     active: Vec<u32>,
     /// ports with an egress / ingress impairment configured
     impaired: Vec<u32>,
@@ -100,6 +108,7 @@ impl Switch {
             tx: Vec::with_capacity(256),
             recirc: Vec::with_capacity(64),
             recirc_q: VecDeque::new(),
+            recirc_pace_ns: 0,
             active: Vec::new(),
             impaired: Vec::new(),
             impaired_in: Vec::new(),
@@ -116,6 +125,11 @@ impl Switch {
     /// Let `service` read the engine's real clock between its rounds (see `live_clock`).
     pub fn set_live_clock(&mut self, on: bool) {
         self.live_clock = on;
+    }
+
+    /// The recirculation path's latency in ns (see `recirc_pace_ns`; 0: none).
+    pub fn set_recirc_pace_ns(&mut self, ns: u64) {
+        self.recirc_pace_ns = ns;
     }
 
     /// The packets ready to transmit, oldest first (the switch starts a new list).
@@ -390,13 +404,16 @@ impl Switch {
                     self.recirc_dropped += 1;
                     self.eng.recycle(j);
                 } else {
-                    self.recirc_q.push_back(j);
+                    // one latency for all: the queue stays in re-entry order
+                    self.recirc_q.push_back((now + self.recirc_pace_ns, j));
                 }
             }
             while budget > 0 {
-                let Some(j) = self.recirc_q.pop_front() else {
-                    break;
-                };
+                match self.recirc_q.front() {
+                    Some((at, _)) if *at <= now => {}
+                    _ => break, // empty, or the oldest still on the recirculation path
+                }
+                let (_, j) = self.recirc_q.pop_front().unwrap();
                 budget -= 1;
                 self.eng.ingress_recirc(j, now, &mut self.to_egress);
                 progressed = true;
@@ -433,10 +450,13 @@ impl Switch {
 
     /// Earliest future time at which `service` has work (rate-limited queues, delay lines).
     pub fn next_deadline(&self) -> Option<u64> {
-        if !self.recirc_q.is_empty() {
-            return Some(0);
-        }
         let mut t: Option<u64> = None;
+        if let Some((at, _)) = self.recirc_q.front() {
+            if self.recirc_pace_ns == 0 {
+                return Some(0);
+            }
+            t = Some(*at);
+        }
         for &p in &self.active {
             let q = &self.queues[p as usize];
             if !q.q.is_empty() {

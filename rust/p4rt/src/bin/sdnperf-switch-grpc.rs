@@ -114,6 +114,7 @@ fn run(a: GrpcArgs) -> Result<(), String> {
         let mut dev = Device::new(cpu_port);
         dev.max_passes = a.ports.max_passes;
         dev.live_clock = true;
+        dev.recirc_pace_ns = a.ports.recirc_pace_us.saturating_mul(1000);
         dev
     };
     let setups = if a.switches.is_empty() {
@@ -252,6 +253,7 @@ fn single_setup(
             }
             let mut sw = sdnperf_switch::switch::Switch::new(eng);
             sw.set_live_clock(true);
+            sw.set_recirc_pace_ns(a.ports.recirc_pace_us.saturating_mul(1000));
             dev.sw = Some(sw);
             notes.push(format!("{}: loaded without P4Info: P4Runtime writes need SetForwardingPipelineConfig first", path));
             None

@@ -146,6 +146,8 @@ pub struct Device {
     /// the switch reads the real clock between recirculation passes (Switch::set_live_clock);
     /// the daemon sets it, tests that drive a virtual clock leave it off
     pub live_clock: bool,
+    /// the recirculation path's latency, ns (Switch::set_recirc_pace_ns; 0: none)
+    pub recirc_pace_ns: u64,
     /// per (P4Runtime table id, switch entry handle): see `EntryExtras`
     entry_extras: HashMap<(u32, u32), EntryExtras>,
     /// P4Runtime's ids of the switch's action profile members and groups, per profile id:
@@ -239,6 +241,7 @@ impl Device {
             cpu_port,
             max_passes: None,
             live_clock: false,
+            recirc_pace_ns: 0,
             entry_extras: HashMap::new(),
             members: HashMap::new(),
             groups: HashMap::new(),

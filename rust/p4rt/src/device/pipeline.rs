@@ -25,6 +25,7 @@ impl Device {
         }
         let mut sw = Switch::new(eng);
         sw.set_live_clock(self.live_clock);
+        sw.set_recirc_pace_ns(self.recirc_pace_ns);
         if let Some(c) = pipe.cookie {
             sw.set_config_version(c);
         }
