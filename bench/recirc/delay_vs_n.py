@@ -221,7 +221,7 @@ def _dataplane_tid(sw) -> int:
     """The switch's data-plane thread (named "dataplane" by sdnperf-switch-grpc)."""
     pid = sw.switch_pid
     for task in Path(f"/proc/{pid}/task").iterdir():
-        if (task / "comm").read_text().strip() == "dataplane":
+        if (task / "comm").read_text().strip().startswith("dataplane"):
             return int(task.name)
     raise RuntimeError(f"{sw.name}: no dataplane thread in process {pid}")
 
