@@ -113,8 +113,9 @@ class Network:
         self.registry = Registry(self.run_dir / "registry.json")
 
     def start(self):
-        from mininet.link import Link, TCLink
         from mininet.net import Mininet
+
+        from sdnperf.emulation.batched_links import BatchedLink, BatchedTCLink
 
         topo = to_mininet_topo(self.spec, netem=self.netem)
         self.registry.interfaces, self.registry.bridges = planned_names(topo)
@@ -136,7 +137,9 @@ class Network:
             )
         self.registry.save()  # before anything exists: a kill -9 from here on is cleanable
         link_cls = (
-            TCLink if self.spec.needs_htb() or (self.netem and self.spec.needs_netem()) else Link
+            BatchedTCLink
+            if self.spec.needs_htb() or (self.netem and self.spec.needs_netem())
+            else BatchedLink
         )
         self.net = Mininet(
             topo=topo,

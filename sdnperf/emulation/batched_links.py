@@ -1,0 +1,137 @@
+"""Mininet links that configure each interface in one shell round trip.
+
+Mininet's TCLink configures an interface with five commands, each a round trip through
+the node's shell (`ifconfig up`, `ethtool -K`, `tc qdisc show`, `tc qdisc add`, `tc class
+add`), and deletes a link with two `ip link del` (the second for a veth end that went with
+the first). On a 10-switch/28-host campus that was a third of the ~800 round trips of a
+network's build, and most of its tear-down, run after run. These classes send the same
+commands, in the same order and with the same conditions, as one shell script per
+interface, and delete a veth pair once; the qdiscs, classes and offloads they leave are
+Mininet's own (tests/e2e/test_batched_links.py compares them).
+"""
+
+from __future__ import annotations
+
+import re
+
+from mininet.link import Intf, Link, TCIntf, TCLink
+from mininet.log import error
+
+# printed between the commands of one script, to split its output per command again
+SEPARATOR = "__sdnperf_next_command__"
+_SPLIT = re.compile(re.escape(SEPARATOR) + r"\r?\n?")
+# TCIntf.config's own keywords: anything else goes to Intf.config (mac, ip, up, ifconfig)
+TC_KEYS = (
+    "bw",
+    "delay",
+    "jitter",
+    "loss",
+    "gro",
+    "txo",
+    "rxo",
+    "speedup",
+    "use_hfsc",
+    "use_tbf",
+    "latency_ms",
+    "enable_ecn",
+    "enable_red",
+    "max_queue_size",
+    "disable_gro",
+)
+
+
+def script(commands: list[str]) -> str:
+    """One shell line running `commands` in order, each output followed by SEPARATOR."""
+    return "; ".join(f"{c}; echo {SEPARATOR}" for c in commands)
+
+
+def split_outputs(output: str, count: int) -> list[str]:
+    """The output of each of `count` commands run by script() (missing ones: "")."""
+    parts = _SPLIT.split(output)
+    parts = (parts + [""] * count)[:count]
+    return [p.strip() for p in parts]
+
+
+def on(flag) -> str:
+    return "on" if flag else "off"
+
+
+def clear_root_command(intf: str) -> str:
+    """Delete the root qdisc unless it is a fresh device's default (Mininet's TCIntf: a
+    qdisc showing neither `priomap` nor `noqueue` is someone's configuration)."""
+    return f"tc qdisc show dev {intf} | grep -qE 'priomap|noqueue' || tc qdisc del dev {intf} root"
+
+
+class BatchedTCIntf(TCIntf):
+    """A TCIntf whose config() runs its commands as one script in the node's shell."""
+
+    def config(self, **params):
+        if any(params.get(k) is not None for k in ("mac", "ip", "ifconfig")):
+            return super().config(**params)  # rare (a host's address): Mininet's own path
+        tc = {k: params.pop(k) for k in TC_KEYS if k in params}
+        up = params.pop("up", True)
+        gro = tc.pop("gro", False)
+        if "disable_gro" in tc:
+            gro = not tc.pop("disable_gro")
+        txo, rxo = tc.pop("txo", True), tc.pop("rxo", True)
+        bw, delay, jitter = tc.pop("bw", None), tc.pop("delay", None), tc.pop("jitter", None)
+        loss, max_queue_size = tc.pop("loss", None), tc.pop("max_queue_size", None)
+        commands = []
+        if up:
+            commands.append(f"ifconfig {self.name} up")
+        commands.append(f"ethtool -K {self.name} gro {on(gro)} tx {on(txo)} rx {on(rxo)}")
+        configures_tc = not (bw is None and not delay and not loss and max_queue_size is None)
+        tc_commands: list[str] = []
+        parent = None
+        if configures_tc:
+            bw_cmds, parent = self.bwCmds(bw=bw, **tc)
+            delay_cmds, parent = self.delayCmds(
+                parent, delay=delay, jitter=jitter, loss=loss, max_queue_size=max_queue_size
+            )
+            tc_commands = [clear_root_command(self.name)] + [
+                c % ("tc", self) for c in bw_cmds + delay_cmds
+            ]
+        outputs = split_outputs(
+            self.cmd(script(commands + tc_commands)), len(commands) + len(tc_commands)
+        )
+        result: dict = {}
+        if up:
+            result["up"] = not outputs[0]
+            if outputs[0]:
+                error(f"Error setting {self.name} up: {outputs[0]} ")
+        if not configures_tc:
+            return None
+        tc_outputs = outputs[len(commands) :]
+        for output in tc_outputs:
+            if output:
+                error(f"*** Error: {output}")
+        result["tcoutputs"], result["parent"] = tc_outputs, parent
+        return result
+
+
+class _DeletesPairOnce:
+    """Deleting one end of a veth pair deletes the other: one `ip link del`, not two."""
+
+    intf1: Intf | None
+    intf2: Intf | None
+
+    def delete(self):
+        self.intf1.delete()
+        self.intf1 = None
+        # the peer went with it: only the node forgets it
+        self.intf2.node.delIntf(self.intf2)
+        self.intf2.link = None
+        self.intf2 = None
+
+
+class BatchedLink(_DeletesPairOnce, Link):
+    """Mininet's Link (a veth pair), deleted with one command."""
+
+
+class BatchedTCLink(_DeletesPairOnce, TCLink):
+    """Mininet's TCLink with BatchedTCIntf ends, deleted with one command."""
+
+    def __init__(self, *args, **kwargs):
+        kwargs.setdefault("cls1", BatchedTCIntf)
+        kwargs.setdefault("cls2", BatchedTCIntf)
+        super().__init__(*args, **kwargs)
