@@ -37,8 +37,17 @@ class StartedController(RemoteController):
     Mininet's own check telnets to the port and decodes the OpenFlow HELLO it gets back
     as UTF-8, which fails at random; our ControllerProcess has checked the port already."""
 
+    def __init__(self, name, started=lambda: None, **kwargs):
+        self.started = started  # blocks until the controller listens (or raises)
+        super().__init__(name, **kwargs)
+
     def checkListening(self):
         pass
+
+    def start(self):
+        # Mininet starts controllers before any switch: the switches' first connection
+        # attempt then finds it listening (a refused one backs off for a second or more)
+        self.started()
 
     def stop(self, *args, **kwargs):
         # RemoteController.stop does nothing, which leaves this node's shell (`bash ...
@@ -289,7 +298,24 @@ class OpenflowArchitecture(_OvsArchitecture):
             if not process.port_open(port, host):
                 raise ArchitectureError(f"remote controller {host}:{port}: nothing listens there")
         elif not self._starts_late():
-            self._start_controller()
+            # it starts (an os-ken is a second of Python imports) while Mininet builds
+            # the network; the controller node waits for it before any switch starts
+            self._spawn_controller()
+
+    def _spawn_controller(self) -> None:
+        try:
+            self.controller.spawn()
+        except process.ControllerError as exc:
+            raise ArchitectureError(str(exc)) from None
+
+    def _controller_started(self) -> None:
+        """Wait until a controller spawned by prepare() listens (no-op for the others)."""
+        if self.controller is None or self._starts_late():
+            return
+        try:
+            self.controller.wait_started()
+        except process.ControllerError as exc:
+            raise ArchitectureError(str(exc)) from None
 
     def _start_controller(self) -> None:
         try:
@@ -311,7 +337,9 @@ class OpenflowArchitecture(_OvsArchitecture):
         host, port = self.address
         return {
             "switch": self._switch_class(protocols=self.config.switch_protocols()),
-            "controller": functools.partial(StartedController, ip=host, port=port),
+            "controller": functools.partial(
+                StartedController, ip=host, port=port, started=self._controller_started
+            ),
         }
 
     def switches_connected(self) -> bool:

@@ -115,6 +115,7 @@ class Network:
     def start(self):
         from mininet.net import Mininet
 
+        # lazy: pulls in mininet's link classes, wanted only when a network is built
         from sdnperf.emulation.batched_links import BatchedLink, BatchedTCLink
 
         topo = to_mininet_topo(self.spec, netem=self.netem)
