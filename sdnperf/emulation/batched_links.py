@@ -13,6 +13,8 @@ Mininet's own (tests/e2e/test_batched_links.py compares them).
 from __future__ import annotations
 
 import re
+import subprocess
+from pathlib import Path
 
 from mininet.link import Intf, Link, TCIntf, TCLink
 from mininet.log import error
@@ -88,9 +90,13 @@ class BatchedTCIntf(TCIntf):
             delay_cmds, parent = self.delayCmds(
                 parent, delay=delay, jitter=jitter, loss=loss, max_queue_size=max_queue_size
             )
-            tc_commands = [clear_root_command(self.name)] + [
-                c % ("tc", self) for c in bw_cmds + delay_cmds
-            ]
+            # A veth just made has the kernel's default root qdisc (noqueue), which
+            # Mininet's check leaves in place: only a re-configuration (OVS re-applies tc
+            # after adding a port) asks which qdisc is there.
+            fresh = not getattr(self, "_configured", False)
+            tc_commands = [] if fresh else [clear_root_command(self.name)]
+            tc_commands += [c % ("tc", self) for c in bw_cmds + delay_cmds]
+        self._configured = True
         outputs = split_outputs(
             self.cmd(script(commands + tc_commands)), len(commands) + len(tc_commands)
         )
@@ -110,13 +116,19 @@ class BatchedTCIntf(TCIntf):
 
 
 class _DeletesPairOnce:
-    """Deleting one end of a veth pair deletes the other: one `ip link del`, not two."""
+    """Deleting one end of a veth pair deletes the other: one `ip link del`, not two
+    (none when delete_root_ends() deleted the pair already)."""
 
     intf1: Intf | None
     intf2: Intf | None
+    deleted = False
 
     def delete(self):
-        self.intf1.delete()
+        if self.deleted:
+            self.intf1.node.delIntf(self.intf1)
+            self.intf1.link = None
+        else:
+            self.intf1.delete()
         self.intf1 = None
         # the peer went with it: only the node forgets it
         self.intf2.node.delIntf(self.intf2)
@@ -135,3 +147,25 @@ class BatchedTCLink(_DeletesPairOnce, TCLink):
         kwargs.setdefault("cls1", BatchedTCIntf)
         kwargs.setdefault("cls2", BatchedTCIntf)
         super().__init__(*args, **kwargs)
+
+
+def root_end(link) -> str | None:
+    """The name of an end of `link` in the root namespace (a switch's port), or None."""
+    for intf in (link.intf1, link.intf2):
+        if intf is not None and not intf.node.inNamespace:
+            return intf.name
+    return None
+
+
+def delete_root_ends(links) -> None:
+    """Delete, in one `ip -batch` call, every batched link with an end in the root
+    namespace (its veth peer goes with it); Mininet's stop then only forgets them. A link
+    `ip` could not delete keeps its own delete."""
+    ours = [(link, root_end(link)) for link in links if isinstance(link, _DeletesPairOnce)]
+    ours = [(link, name) for link, name in ours if name is not None and not link.deleted]
+    if not ours:
+        return
+    batch = "".join(f"link del dev {name}\n" for _, name in ours)
+    subprocess.run(["ip", "-force", "-batch", "-"], input=batch, capture_output=True, text=True)
+    for link, name in ours:
+        link.deleted = not Path(f"/sys/class/net/{name}").exists()
