@@ -97,9 +97,17 @@ class BatchedTCIntf(TCIntf):
             tc_commands = [] if fresh else [clear_root_command(self.name)]
             tc_commands += [c % ("tc", self) for c in bw_cmds + delay_cmds]
         self._configured = True
-        outputs = split_outputs(
-            self.cmd(script(commands + tc_commands)), len(commands) + len(tc_commands)
-        )
+        plan = (commands, tc_commands, up, configures_tc, parent)
+        link = self.link
+        if isinstance(link, BatchedTCLink) and link.deferring:
+            link.deferred.append((self, plan))  # the link runs both ends' scripts at once
+            return None
+        return self.finish(self.cmd(script(commands + tc_commands)), plan)
+
+    def finish(self, output: str, plan: tuple) -> dict | None:
+        """config()'s result from its script's output (errors said as Mininet says them)."""
+        commands, tc_commands, up, configures_tc, parent = plan
+        outputs = split_outputs(output, len(commands) + len(tc_commands))
         result: dict = {}
         if up:
             result["up"] = not outputs[0]
@@ -141,12 +149,27 @@ class BatchedLink(_DeletesPairOnce, Link):
 
 
 class BatchedTCLink(_DeletesPairOnce, TCLink):
-    """Mininet's TCLink with BatchedTCIntf ends, deleted with one command."""
+    """Mininet's TCLink with BatchedTCIntf ends, deleted with one command. The two ends'
+    first configuration runs at once, each in its own node's shell (two nodes, two
+    shells: nothing else is sent to either until both answered)."""
 
     def __init__(self, *args, **kwargs):
         kwargs.setdefault("cls1", BatchedTCIntf)
         kwargs.setdefault("cls2", BatchedTCIntf)
-        super().__init__(*args, **kwargs)
+        self.deferring, self.deferred = True, []
+        try:
+            super().__init__(*args, **kwargs)
+        finally:
+            self.deferring = False
+        pending, self.deferred = self.deferred, []
+        if len({id(intf.node) for intf, _ in pending}) < len(pending):  # a node to itself
+            for intf, plan in pending:
+                intf.finish(intf.cmd(script(plan[0] + plan[1])), plan)
+            return
+        for intf, plan in pending:
+            intf.node.sendCmd(script(plan[0] + plan[1]))
+        for intf, plan in pending:
+            intf.finish(intf.node.waitOutput(), plan)
 
 
 def root_end(link) -> str | None:
