@@ -45,13 +45,18 @@ class LinuxBridgeSwitch(Switch):
             f"ip link add name {self.name} type bridge stp_state {int(self.stp)} {timers} "
             f"{filtering}"
         )
+        # one shell round trip for all ports (one each made a bridge's start 10x slower)
+        commands = []
         for intf in self.intfList():
             if intf.name != "lo" and self.name in intf.name:
-                self.cmd("ip link set", intf, "master", self.name, "up")
+                commands.append(f"ip link set {intf} master {self.name} up")
                 if self.vlan:  # tagged with the VLAN on ingress, untagged on egress
-                    self.cmd("bridge vlan del dev", intf, "vid 1")
-                    self.cmd("bridge vlan add dev", intf, f"vid {int(self.vlan)} pvid untagged")
-        self.cmd("ip link set", self.name, "up")
+                    commands.append(f"bridge vlan del dev {intf} vid 1")
+                    commands.append(
+                        f"bridge vlan add dev {intf} vid {int(self.vlan)} pvid untagged"
+                    )
+        commands.append(f"ip link set {self.name} up")
+        self.cmd("; ".join(commands))
 
     def port_states(self) -> list[int]:
         brif = Path(f"/sys/class/net/{self.name}/brif")

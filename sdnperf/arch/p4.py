@@ -407,24 +407,30 @@ class P4Architecture(Architecture):
                 for intf, other in ((link.intf1, link.intf2), (link.intf2, link.intf1)):
                     if intf.node.name not in names and other.node.name in names:
                         intf.node.cmd("ethtool -K", intf.name, "gro on >/dev/null 2>&1")
-        for sw in net.switches:
-            sw.wait_listening()
-        # a shared process is listed once (its CPU is counted once, as the switches' role)
-        self.switch_pids = list(
-            dict.fromkeys(sw.switch_pid for sw in net.switches if sw.switch_pid)
-        )
+        ours = self.config.controller == "sdnperf"
         try:
-            cpu_priority.apply(self.switch_pids, self.config.cpu_priority)
-        except cpu_priority.CpuPriorityError as exc:
-            raise ArchitectureError(str(exc)) from None
-        if self.config.controller == "remote":
-            return  # it dials the switches' fixed ports itself
-        if self.config.controller == "command":
-            self.controller = self.command_controller(net)
-        else:
-            self.controller = process.p4rt_controller(self.controller_config(net), self.run_dir)
-        try:
-            self.controller.start()
+            if ours:
+                # our controller's start-up (a second of Python imports) overlaps the
+                # switches'; it retries a switch that does not listen yet within 0.1 s
+                self.controller = process.p4rt_controller(self.controller_config(net), self.run_dir)
+                self.controller.spawn()
+            for sw in net.switches:
+                sw.wait_listening()
+            # a shared process is listed once (its CPU is counted once, as the switches' role)
+            self.switch_pids = list(
+                dict.fromkeys(sw.switch_pid for sw in net.switches if sw.switch_pid)
+            )
+            try:
+                cpu_priority.apply(self.switch_pids, self.config.cpu_priority)
+            except cpu_priority.CpuPriorityError as exc:
+                raise ArchitectureError(str(exc)) from None
+            if self.config.controller == "remote":
+                return  # it dials the switches' fixed ports itself
+            if ours:
+                self.controller.wait_started()
+            else:
+                self.controller = self.command_controller(net)
+                self.controller.start()
         except process.ControllerError as exc:
             raise ArchitectureError(str(exc)) from None
 

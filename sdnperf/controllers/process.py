@@ -122,6 +122,12 @@ class ControllerProcess:
         """Spawn, then wait until it listens on `port`; a controller without a port of its
         own (one that dials P4Runtime switches) only has to survive START_GRACE_S."""
         self.spawn()
+        self.wait_started(timeout)
+
+    def wait_started(self, timeout: float = 20.0) -> None:
+        """The second half of start(), for a caller that spawned the controller earlier
+        and did other work while it started (ControllerError when it exited or never
+        listened)."""
         deadline = time.monotonic() + (timeout if self.port else START_GRACE_S)
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
@@ -131,7 +137,7 @@ class ControllerProcess:
                 )
             if self.port and port_open(self.port):
                 return
-            time.sleep(0.1)
+            time.sleep(0.02)
         if not self.port:
             return
         raise ControllerError(

@@ -113,8 +113,10 @@ class Network:
         self.registry = Registry(self.run_dir / "registry.json")
 
     def start(self):
-        from mininet.link import Link, TCLink
         from mininet.net import Mininet
+
+        # lazy: pulls in mininet's link classes, wanted only when a network is built
+        from sdnperf.emulation.batched_links import BatchedLink, BatchedTCLink
 
         topo = to_mininet_topo(self.spec, netem=self.netem)
         self.registry.interfaces, self.registry.bridges = planned_names(topo)
@@ -136,7 +138,9 @@ class Network:
             )
         self.registry.save()  # before anything exists: a kill -9 from here on is cleanable
         link_cls = (
-            TCLink if self.spec.needs_htb() or (self.netem and self.spec.needs_netem()) else Link
+            BatchedTCLink
+            if self.spec.needs_htb() or (self.netem and self.spec.needs_netem())
+            else BatchedLink
         )
         self.net = Mininet(
             topo=topo,
@@ -173,7 +177,11 @@ class Network:
                     # accepts the tear-down commands.
                     node.sendInt()
                     node.waiting = False
+            # lazy: pulls in mininet's link classes, wanted only when a network is built
+            from sdnperf.emulation.batched_links import delete_root_ends
+
             try:
+                delete_root_ends(net.links)  # one command for what took one per link
                 net.stop()
             except Exception:
                 self._force_stop(nodes)

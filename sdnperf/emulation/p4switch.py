@@ -288,9 +288,9 @@ class P4Switch(Switch):
     def start(self, controllers):
         if self.proc is not None:
             return
-        for intf in self.intfList():
-            if intf.name != "lo":
-                self.cmd(f"ip link set dev {intf.name} up")
+        ups = [f"ip link set dev {i.name} up" for i in self.intfList() if i.name != "lo"]
+        if ups:  # one shell round trip for all ports
+            self.cmd("; ".join(ups))
         self.log_dir.mkdir(parents=True, exist_ok=True)
         self._started_at = time.time()
         if self.shared is not None:  # the process starts when a switch is waited for

@@ -26,6 +26,13 @@ from finsy.proto import p4r, p4r_grpc, rpc_status
 from sdnperf.controllers.p4rt import h2stream, stages
 
 log = logging.getLogger("sdnperf.p4rt")
+# The lab starts this controller while the switches are still starting: a refused first
+# connection is retried after 0.1 s, not gRPC's default second (and at most 1 s apart).
+RECONNECT_OPTIONS = (
+    ("grpc.initial_reconnect_backoff_ms", 100),
+    ("grpc.min_reconnect_backoff_ms", 100),
+    ("grpc.max_reconnect_backoff_ms", 1000),
+)
 MAX_BATCH = 1000
 
 
@@ -162,6 +169,7 @@ class SwitchConnection:
         options = [
             ("grpc.max_send_message_length", 64 << 20),
             ("grpc.max_receive_message_length", 64 << 20),
+            *RECONNECT_OPTIONS,
         ]
         self.channel = grpc.aio.insecure_channel(self.address, options=options)
         try:
@@ -392,6 +400,7 @@ class ThreadedSwitchConnection(SwitchConnection):
         options = [
             ("grpc.max_send_message_length", 64 << 20),
             ("grpc.max_receive_message_length", 64 << 20),
+            *RECONNECT_OPTIONS,
         ]
         self.channel = grpc.insecure_channel(self.address, options=options)
         ready = grpc.channel_ready_future(self.channel)

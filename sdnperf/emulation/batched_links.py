@@ -1,0 +1,194 @@
+"""Mininet links that configure each interface in one shell round trip.
+
+Mininet's TCLink configures an interface with five commands, each a round trip through
+the node's shell (`ifconfig up`, `ethtool -K`, `tc qdisc show`, `tc qdisc add`, `tc class
+add`), and deletes a link with two `ip link del` (the second for a veth end that went with
+the first). On a 10-switch/28-host campus that was a third of the ~800 round trips of a
+network's build, and most of its tear-down, run after run. These classes send the same
+commands, in the same order and with the same conditions, as one shell script per
+interface, and delete a veth pair once; the qdiscs, classes and offloads they leave are
+Mininet's own (tests/e2e/test_batched_links.py compares them).
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+from pathlib import Path
+
+from mininet.link import Intf, Link, TCIntf, TCLink
+from mininet.log import error
+
+# printed between the commands of one script, to split its output per command again
+SEPARATOR = "__sdnperf_next_command__"
+_SPLIT = re.compile(re.escape(SEPARATOR) + r"\r?\n?")
+# TCIntf.config's own keywords: anything else goes to Intf.config (mac, ip, up, ifconfig)
+TC_KEYS = (
+    "bw",
+    "delay",
+    "jitter",
+    "loss",
+    "gro",
+    "txo",
+    "rxo",
+    "speedup",
+    "use_hfsc",
+    "use_tbf",
+    "latency_ms",
+    "enable_ecn",
+    "enable_red",
+    "max_queue_size",
+    "disable_gro",
+)
+
+
+def script(commands: list[str]) -> str:
+    """One shell line running `commands` in order, each output followed by SEPARATOR."""
+    return "; ".join(f"{c}; echo {SEPARATOR}" for c in commands)
+
+
+def split_outputs(output: str, count: int) -> list[str]:
+    """The output of each of `count` commands run by script() (missing ones: "")."""
+    parts = _SPLIT.split(output)
+    parts = (parts + [""] * count)[:count]
+    return [p.strip() for p in parts]
+
+
+def on(flag) -> str:
+    return "on" if flag else "off"
+
+
+def clear_root_command(intf: str) -> str:
+    """Delete the root qdisc unless it is a fresh device's default (Mininet's TCIntf: a
+    qdisc showing neither `priomap` nor `noqueue` is someone's configuration)."""
+    return f"tc qdisc show dev {intf} | grep -qE 'priomap|noqueue' || tc qdisc del dev {intf} root"
+
+
+class BatchedTCIntf(TCIntf):
+    """A TCIntf whose config() runs its commands as one script in the node's shell."""
+
+    def config(self, **params):
+        if any(params.get(k) is not None for k in ("mac", "ip", "ifconfig")):
+            return super().config(**params)  # rare (a host's address): Mininet's own path
+        tc = {k: params.pop(k) for k in TC_KEYS if k in params}
+        up = params.pop("up", True)
+        gro = tc.pop("gro", False)
+        if "disable_gro" in tc:
+            gro = not tc.pop("disable_gro")
+        txo, rxo = tc.pop("txo", True), tc.pop("rxo", True)
+        bw, delay, jitter = tc.pop("bw", None), tc.pop("delay", None), tc.pop("jitter", None)
+        loss, max_queue_size = tc.pop("loss", None), tc.pop("max_queue_size", None)
+        commands = []
+        if up:
+            commands.append(f"ifconfig {self.name} up")
+        commands.append(f"ethtool -K {self.name} gro {on(gro)} tx {on(txo)} rx {on(rxo)}")
+        configures_tc = not (bw is None and not delay and not loss and max_queue_size is None)
+        tc_commands: list[str] = []
+        parent = None
+        if configures_tc:
+            bw_cmds, parent = self.bwCmds(bw=bw, **tc)
+            delay_cmds, parent = self.delayCmds(
+                parent, delay=delay, jitter=jitter, loss=loss, max_queue_size=max_queue_size
+            )
+            # A veth just made has the kernel's default root qdisc (noqueue), which
+            # Mininet's check leaves in place: only a re-configuration (OVS re-applies tc
+            # after adding a port) asks which qdisc is there.
+            fresh = not getattr(self, "_configured", False)
+            tc_commands = [] if fresh else [clear_root_command(self.name)]
+            tc_commands += [c % ("tc", self) for c in bw_cmds + delay_cmds]
+        self._configured = True
+        plan = (commands, tc_commands, up, configures_tc, parent)
+        link = self.link
+        if isinstance(link, BatchedTCLink) and link.deferring:
+            link.deferred.append((self, plan))  # the link runs both ends' scripts at once
+            return None
+        return self.finish(self.cmd(script(commands + tc_commands)), plan)
+
+    def finish(self, output: str, plan: tuple) -> dict | None:
+        """config()'s result from its script's output (errors said as Mininet says them)."""
+        commands, tc_commands, up, configures_tc, parent = plan
+        outputs = split_outputs(output, len(commands) + len(tc_commands))
+        result: dict = {}
+        if up:
+            result["up"] = not outputs[0]
+            if outputs[0]:
+                error(f"Error setting {self.name} up: {outputs[0]} ")
+        if not configures_tc:
+            return None
+        tc_outputs = outputs[len(commands) :]
+        for output in tc_outputs:
+            if output:
+                error(f"*** Error: {output}")
+        result["tcoutputs"], result["parent"] = tc_outputs, parent
+        return result
+
+
+class _DeletesPairOnce:
+    """Deleting one end of a veth pair deletes the other: one `ip link del`, not two
+    (none when delete_root_ends() deleted the pair already)."""
+
+    intf1: Intf | None
+    intf2: Intf | None
+    deleted = False
+
+    def delete(self):
+        if self.deleted:
+            self.intf1.node.delIntf(self.intf1)
+            self.intf1.link = None
+        else:
+            self.intf1.delete()
+        self.intf1 = None
+        # the peer went with it: only the node forgets it
+        self.intf2.node.delIntf(self.intf2)
+        self.intf2.link = None
+        self.intf2 = None
+
+
+class BatchedLink(_DeletesPairOnce, Link):
+    """Mininet's Link (a veth pair), deleted with one command."""
+
+
+class BatchedTCLink(_DeletesPairOnce, TCLink):
+    """Mininet's TCLink with BatchedTCIntf ends, deleted with one command. The two ends'
+    first configuration runs at once, each in its own node's shell (two nodes, two
+    shells: nothing else is sent to either until both answered)."""
+
+    def __init__(self, *args, **kwargs):
+        kwargs.setdefault("cls1", BatchedTCIntf)
+        kwargs.setdefault("cls2", BatchedTCIntf)
+        self.deferring, self.deferred = True, []
+        try:
+            super().__init__(*args, **kwargs)
+        finally:
+            self.deferring = False
+        pending, self.deferred = self.deferred, []
+        if len({id(intf.node) for intf, _ in pending}) < len(pending):  # a node to itself
+            for intf, plan in pending:
+                intf.finish(intf.cmd(script(plan[0] + plan[1])), plan)
+            return
+        for intf, plan in pending:
+            intf.node.sendCmd(script(plan[0] + plan[1]))
+        for intf, plan in pending:
+            intf.finish(intf.node.waitOutput(), plan)
+
+
+def root_end(link) -> str | None:
+    """The name of an end of `link` in the root namespace (a switch's port), or None."""
+    for intf in (link.intf1, link.intf2):
+        if intf is not None and not intf.node.inNamespace:
+            return intf.name
+    return None
+
+
+def delete_root_ends(links) -> None:
+    """Delete, in one `ip -batch` call, every batched link with an end in the root
+    namespace (its veth peer goes with it); Mininet's stop then only forgets them. A link
+    `ip` could not delete keeps its own delete."""
+    ours = [(link, root_end(link)) for link in links if isinstance(link, _DeletesPairOnce)]
+    ours = [(link, name) for link, name in ours if name is not None and not link.deleted]
+    if not ours:
+        return
+    batch = "".join(f"link del dev {name}\n" for _, name in ours)
+    subprocess.run(["ip", "-force", "-batch", "-"], input=batch, capture_output=True, text=True)
+    for link, name in ours:
+        link.deleted = not Path(f"/sys/class/net/{name}").exists()
