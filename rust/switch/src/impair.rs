@@ -237,6 +237,9 @@ pub struct ImpairStats {
 struct Queued<T> {
     arrived: u64,
     len: u32,
+    /// the link time already claimed for it (the XDP fast path's shared link clock,
+    /// xdpfast/shaper.rs): it starts then, whatever `link_free_at` says
+    slot: Option<u64>,
     item: T,
 }
 
@@ -358,6 +361,38 @@ impl<T> Impair<T> {
         self.backlog.push_back(Queued {
             arrived: now,
             len: len.min(u32::MAX as usize) as u32,
+            slot: None,
+            item,
+        });
+        self.advance(now);
+        Ok(())
+    }
+    /// Offers a packet whose link time was claimed elsewhere (the shared link clock of
+    /// a rate-shaped port on the XDP fast path): it arrived at `arrived` and starts on
+    /// the link at `start`. Only rate-only ports are slotted (no loss to draw), so only
+    /// the limit can drop it.
+    pub fn offer_slotted(
+        &mut self,
+        now: u64,
+        len: usize,
+        item: T,
+        arrived: u64,
+        start: u64,
+    ) -> Result<(), T> {
+        self.stats.offered += 1;
+        let limit = if self.cfg.limit == 0 {
+            10_000
+        } else {
+            self.cfg.limit
+        };
+        if self.len() >= limit {
+            self.dropped_full += 1;
+            return Err(item);
+        }
+        self.backlog.push_back(Queued {
+            arrived: arrived.min(start),
+            len: len.min(u32::MAX as usize) as u32,
+            slot: Some(start),
             item,
         });
         self.advance(now);
@@ -367,7 +402,7 @@ impl<T> Impair<T> {
     fn head_departure(&self) -> Option<u64> {
         self.backlog
             .front()
-            .map(|q| q.arrived.max(self.link_free_at))
+            .map(|q| q.slot.unwrap_or(q.arrived.max(self.link_free_at)))
     }
     /// Moves every packet whose turn on the link has come by `now` into the delay line.
     /// A packet leaves when the link is free and holds it for its serialisation time at
@@ -393,7 +428,10 @@ impl<T> Impair<T> {
                 (waited && self.last_waited).then(|| departure.saturating_sub(self.last_departure));
             self.last_waited = waited;
             self.last_departure = departure;
-            self.link_free_at = start + on_link;
+            self.link_free_at = match q.slot {
+                None => start + on_link,
+                Some(_) => self.link_free_at.max(start + on_link),
+            };
             let mut t = departure + self.cfg.delay_ns;
             if self.cfg.jitter_ns > 0 {
                 let j = self.rand() % (2 * self.cfg.jitter_ns + 1);
