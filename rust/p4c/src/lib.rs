@@ -101,7 +101,7 @@ pub fn compile_source_unguarded(
     if !sink.errors.is_empty() {
         return Err(sink.resolve(&map));
     }
-    let checked = sema::check(&program, &mut sink);
+    let checked = sema::check(&program, &map.text, &mut sink);
     if !sink.errors.is_empty() {
         return Err(sink.resolve(&map));
     }

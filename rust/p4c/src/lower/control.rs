@@ -614,7 +614,13 @@ impl<'a> Lower<'a> {
                 };
                 let t = match self.table_apply(call)? {
                     Some(t) => t,
-                    None => return Err(Error::new(e.span, "expected a table application")),
+                    // sema::bodies checked the shape `n.apply()` in every apply block
+                    None => {
+                        return Err(Error::new(
+                            e.span,
+                            "internal compiler error: switch on action_run without a table application (sema checks it)",
+                        ))
+                    }
                 };
                 let tn = self.lower_table(&t, call.span)?;
                 let entry = self.table_entry(&tn);

@@ -430,9 +430,13 @@ impl<'a> Lower<'a> {
                     }
                 },
                 None => {
-                    l.err(
+                    // sema::structure::instance_arguments counted them
+                    l.internal(
                         inst.span,
-                        format!("missing constructor argument for {}", tname),
+                        format!(
+                            "missing constructor argument for {} (sema counts them)",
+                            tname
+                        ),
                     );
                     0
                 }
@@ -462,9 +466,10 @@ impl<'a> Lower<'a> {
                             .and_then(|t| t.width())
                             .unwrap_or(32),
                         _ => {
-                            self.err(
+                            // sema::structure::instance_arguments checked it
+                            self.internal(
                                 inst.span,
-                                "register needs a type argument, e.g. register<bit<32>>(N)",
+                                "register without a type argument (sema checks it)",
                             );
                             32
                         }

@@ -436,9 +436,13 @@ impl<'a> Lower<'a> {
         }
         arity(c.span, "parser", &kind, params.len(), args.len())?;
         if !states.iter().any(|s| s.name == "start") {
+            // sema::structure::local_names checked every parser has one
             return Err(Error::new(
                 c.span,
-                format!("parser '{}' has no 'start' state", kind),
+                format!(
+                    "internal compiler error: parser '{}' has no start state (sema checks it)",
+                    kind
+                ),
             ));
         }
         Ok(Some((
@@ -508,10 +512,11 @@ impl<'a> Lower<'a> {
                 }
             }
             if c.keys.len() != keys.len() {
-                self.err(
+                // sema::bodies counts the values of every select case
+                self.internal(
                     c.span,
                     format!(
-                        "select has {} key(s) but this case has {} value(s)",
+                        "select has {} key(s) but this case has {} value(s) (sema counts them)",
                         keys.len(),
                         c.keys.len()
                     ),
@@ -770,9 +775,10 @@ impl<'a> Lower<'a> {
                     if let ExprKind::Name(n) = &b.kind {
                         if matches!(self.lookup(n), Some(Bind::PacketIn)) {
                             if !args.is_empty() || targs.len() != 1 {
+                                // sema::bodies counts the arguments of packet methods
                                 return Err(Error::new(
                                     e.span,
-                                    "lookahead takes one type argument and no arguments",
+                                    "internal compiler error: lookahead with unchecked arguments (sema counts them)",
                                 ));
                             }
                             let t = self.env.resolve(&targs[0])?;
@@ -811,9 +817,10 @@ impl<'a> Lower<'a> {
                             match m.as_str() {
                                 "extract" => {
                                     if args.is_empty() || args.len() > 2 {
+                                        // sema::bodies counts the arguments of packet methods
                                         return Err(Error::new(
                                             c.span,
-                                            "extract takes one or two arguments",
+                                            "internal compiler error: extract with an unchecked argument count (sema counts them)",
                                         ));
                                     }
                                     let target = match &args[0].value.kind {
@@ -832,9 +839,10 @@ impl<'a> Lower<'a> {
                                 }
                                 "advance" => {
                                     if args.len() != 1 {
+                                        // sema::bodies counts the arguments of packet methods
                                         return Err(Error::new(
                                             c.span,
-                                            "advance takes one argument",
+                                            "internal compiler error: advance with an unchecked argument count (sema counts them)",
                                         ));
                                     }
                                     let (x, t) = self.rv(&args[0].value, Some(&Type::Bit(32)))?;
@@ -890,9 +898,10 @@ impl<'a> Lower<'a> {
                 if let ExprKind::Name(n) = &f.kind {
                     if n == "verify" {
                         if args.len() != 2 {
+                            // sema::bodies counts the arguments of verify
                             return Err(Error::new(
                                 c.span,
-                                "verify takes two arguments (condition, error)",
+                                "internal compiler error: verify with an unchecked argument count (sema counts them)",
                             ));
                         }
                         let (cx, ct) = self.rv(&args[0].value, Some(&Type::Bool))?;
@@ -1008,9 +1017,10 @@ impl<'a> Lower<'a> {
     /// temporary nobody reads.
     fn extract_discarded(&mut self, targs: &[TypeRef], e: &Expr) -> PResult<ExtractTarget> {
         let Some(t) = targs.first() else {
+            // sema::bodies checked every extract(_) has its type argument
             return Err(Error::new(
                 e.span,
-                "extract(_) needs the header type as a type argument: extract<T>(_)",
+                "internal compiler error: extract(_) without a type argument (sema checks it)",
             ));
         };
         let t = self.env.resolve(t)?;

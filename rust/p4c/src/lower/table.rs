@@ -346,10 +346,11 @@ impl<'a> Lower<'a> {
                         // an implicit NoAction default joins the list as default-only;
                         // an explicit default must already be one of the table's actions
                         if t.default_action.is_some() {
-                            self.err(
+                            // sema::structure::table_action_names checked it is listed
+                            self.internal(
                                 dref.span,
                                 format!(
-                                    "default action '{}' is not in the actions list of table '{}'",
+                                    "default action '{}' of table '{}' not listed (sema checks it)",
                                     dref.name, t.name
                                 ),
                             );
@@ -430,7 +431,11 @@ impl<'a> Lower<'a> {
                             local
                         }
                         _ => {
-                            self.err(e.span, "implementation must name an action_profile or action_selector instance");
+                            // sema::structure::table_property_shapes checked it
+                            self.internal(
+                                e.span,
+                                "implementation of an unchecked shape (sema checks it)",
+                            );
                             continue;
                         }
                     };
@@ -468,9 +473,10 @@ impl<'a> Lower<'a> {
                     let n = match &e.kind {
                         ExprKind::Name(n) => n.clone(),
                         _ => {
-                            self.err(
+                            // sema::structure::table_property_shapes checked it
+                            self.internal(
                                 e.span,
-                                "expected a direct_counter or direct_meter instance name",
+                                "counters/meters of an unchecked shape (sema checks it)",
                             );
                             continue;
                         }
@@ -678,10 +684,11 @@ impl<'a> Lower<'a> {
                 en.keys.iter().collect()
             };
         if keysets.len() != keys.len() {
+            // sema::structure::table_entry_keys counted them
             return Err(Error::new(
                 en.span,
                 format!(
-                    "entry has {} key value(s) but table '{}' has {} key(s)",
+                    "internal compiler error: entry has {} key value(s) but table '{}' has {} key(s) (sema counts them)",
                     keysets.len(),
                     t.name,
                     keys.len()
@@ -752,10 +759,11 @@ impl<'a> Lower<'a> {
         let (bound, data) = en.action.args.split_at(ndir.min(en.action.args.len()));
         let ai = self.get_action(&a, global, bound, en.action.span)?;
         if !actions.contains(&ai) {
+            // sema::structure::table_action_names checked every entry's action is listed
             return Err(Error::new(
                 en.action.span,
                 format!(
-                    "action '{}' is not in the actions list of table '{}'",
+                    "internal compiler error: entry action '{}' of table '{}' not listed (sema checks it)",
                     en.action.name, t.name
                 ),
             ));

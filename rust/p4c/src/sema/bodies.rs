@@ -94,6 +94,7 @@ pub fn check(prog: &Program, env: &TypeEnv, sink: &mut Sink) {
         local_actions: HashMap::new(),
         tables: HashMap::new(),
         scopes: vec![],
+        in_apply: false,
         sink,
     };
     for d in &prog.decls {
@@ -129,7 +130,9 @@ pub fn check(prog: &Program, env: &TypeEnv, sink: &mut Sink) {
                         _ => {}
                     }
                 }
+                w.in_apply = true;
                 w.body(&scope, &[], apply);
+                w.in_apply = false;
                 w.local_actions.clear();
                 w.tables.clear();
             }
@@ -141,8 +144,15 @@ pub fn check(prog: &Program, env: &TypeEnv, sink: &mut Sink) {
                 ..
             } => {
                 let scope = w.control_scope(params, ctor_params, locals);
+                let value_sets: HashSet<&str> = locals
+                    .iter()
+                    .filter_map(|l| match l {
+                        Local::ValueSet { name, .. } => Some(name.as_str()),
+                        _ => None,
+                    })
+                    .collect();
                 for st in states {
-                    w.state(&scope, st);
+                    w.state(&scope, &value_sets, st);
                 }
             }
             _ => {}
@@ -173,6 +183,9 @@ struct Walker<'p, 's> {
     /// run (see `table_action_names`).
     tables: HashMap<String, HashSet<String>>,
     scopes: Vec<HashMap<String, Type>>,
+    /// Checking a control's apply block (where `switch (t.apply().action_run)` is
+    /// lowered; inside actions lowering refuses it as a placement).
+    in_apply: bool,
     sink: &'s mut Sink,
 }
 
@@ -251,8 +264,10 @@ impl Walker<'_, '_> {
         self.scopes.clear();
     }
 
-    /// A parser state: its statements, then the keys of its `select`.
-    fn state(&mut self, outer: &[(String, Type)], st: &ParserState) {
+    /// A parser state: its statements, then the keys of its `select`; each case has one
+    /// value per key, or is `default`/`_` or the name of one of the parser's value sets
+    /// (`value_sets`) not hidden by a local of the state.
+    fn state(&mut self, outer: &[(String, Type)], value_sets: &HashSet<&str>, st: &ParserState) {
         self.scopes = vec![outer.iter().cloned().collect(), HashMap::new()];
         for s in &st.stmts {
             if let Err(e) = self.stmt(s) {
@@ -266,6 +281,27 @@ impl Walker<'_, '_> {
                 .try_for_each(|k| self.ty(k).map(|_| ()));
             if let Err(e) = r {
                 self.sink.push(e);
+            }
+            for c in cases {
+                let whole = c.keys.len() == 1
+                    && match &c.keys[0].kind {
+                        ExprKind::Default => true,
+                        ExprKind::Name(n) => {
+                            value_sets.contains(n.as_str())
+                                && !self.scopes.last().is_some_and(|s| s.contains_key(n))
+                        }
+                        _ => false,
+                    };
+                if !whole && c.keys.len() != keys.len() {
+                    self.sink.err(
+                        c.span,
+                        format!(
+                            "select has {} key(s) but this case has {} value(s)",
+                            keys.len(),
+                            c.keys.len()
+                        ),
+                    );
+                }
             }
         }
         self.scopes.clear();
@@ -311,6 +347,11 @@ impl Walker<'_, '_> {
             }
             StmtKind::Block(v) => self.block(v),
             StmtKind::Switch(e, cases) => {
+                if let ExprKind::Member(call, m) = &e.kind {
+                    if self.in_apply && m == "action_run" && !is_name_apply(call) {
+                        return Err(Error::new(e.span, "expected a table application"));
+                    }
+                }
                 self.ty(e)?;
                 self.switch_labels(e, cases);
                 for c in cases {
@@ -448,7 +489,7 @@ impl Walker<'_, '_> {
                 self.ty(lo)?;
                 Type::Unknown
             }
-            ExprKind::Call(f, _, args) => {
+            ExprKind::Call(f, targs, args) => {
                 let rt = match &f.kind {
                     // the callee's own name is lowering's to resolve (action, function,
                     // extern function, or a call it refuses with its own message)
@@ -466,6 +507,18 @@ impl Walker<'_, '_> {
                             ));
                         }
                         Type::Void
+                    }
+                    // core.p4's verify(condition, error), as lowering takes it in parsers
+                    ExprKind::Name(n)
+                        if n == "verify"
+                            && args.len() != 2
+                            && self.lookup_local(n).is_none()
+                            && !self.functions.contains_key("verify") =>
+                    {
+                        return Err(Error::new(
+                            e.span,
+                            "verify takes two arguments (condition, error)",
+                        ));
                     }
                     ExprKind::Name(n) => match self.functions.get(n.as_str()) {
                         Some((r, count))
@@ -488,7 +541,11 @@ impl Walker<'_, '_> {
                         _ => Type::Unknown,
                     },
                     ExprKind::Member(b, m) => {
-                        self.ty(b)?;
+                        if let Type::Extern(k) = self.ty(b)? {
+                            if matches!(b.kind, ExprKind::Name(_)) {
+                                packet_call_shape(e, &k, m, targs, args)?;
+                            }
+                        }
                         let table =
                             matches!(&b.kind, ExprKind::Name(n) if self.tables.contains_key(n));
                         if m == "apply" && table && !args.is_empty() {
@@ -640,6 +697,47 @@ fn table_action_names(t: &Table) -> HashSet<String> {
         .map(|a| a.name.trim_start_matches('.').to_string())
         .chain(std::iter::once(default))
         .collect()
+}
+
+/// The argument counts of the methods of `packet_in`/`packet_out` (`call` is
+/// `n.m<targs>(args)` on a parameter or local `n` of extern type `kind`), with
+/// lowering's messages and spans.
+fn packet_call_shape(
+    call: &Expr,
+    kind: &str,
+    m: &str,
+    targs: &[TypeRef],
+    args: &[Arg],
+) -> PResult<()> {
+    let bad = match (kind, m) {
+        ("packet_out", "emit") if args.len() != 1 => "emit takes one argument",
+        ("packet_in", "extract") if args.is_empty() || args.len() > 2 => {
+            "extract takes one or two arguments"
+        }
+        ("packet_in", "extract")
+            if targs.is_empty() && matches!(args[0].value.kind, ExprKind::Default) =>
+        {
+            return Err(Error::new(
+                args[0].value.span,
+                "extract(_) needs the header type as a type argument: extract<T>(_)",
+            ));
+        }
+        ("packet_in", "advance") if args.len() != 1 => "advance takes one argument",
+        ("packet_in", "lookahead") if !args.is_empty() || targs.len() != 1 => {
+            "lookahead takes one type argument and no arguments"
+        }
+        _ => return Ok(()),
+    };
+    Err(Error::new(call.span, bad))
+}
+
+/// Whether `e` is `n.apply(...)` for a name `n` (lowering's shape of a table
+/// application; what `n` names is checked where it is lowered).
+fn is_name_apply(e: &Expr) -> bool {
+    let ExprKind::Call(f, _, _) = &e.kind else {
+        return false;
+    };
+    matches!(&f.kind, ExprKind::Member(b, m) if m == "apply" && matches!(b.kind, ExprKind::Name(_)))
 }
 
 /// Types this pass knows exactly, as lowering would type the same expression.

@@ -27,8 +27,8 @@ pub struct Checked<'a> {
     pub blocks: Option<Vec<&'a Decl>>,
 }
 
-/// Checks `prog`, reporting into `sink`; the caller stops when `sink` has errors.
-pub fn check<'a>(prog: &'a Program, sink: &mut Sink) -> Checked<'a> {
+/// Checks `prog` (parsed from `text`), reporting into `sink`; the caller stops when `sink` has errors.
+pub fn check<'a>(prog: &'a Program, text: &str, sink: &mut Sink) -> Checked<'a> {
     let mut errs = vec![];
     let mut env = TypeEnv::build(prog, &mut errs);
     env.other_constants(prog, &mut errs);
@@ -38,7 +38,10 @@ pub fn check<'a>(prog: &'a Program, sink: &mut Sink) -> Checked<'a> {
     let blocks = structure::v1switch(prog, sink);
     structure::table_match_kinds(prog, &env.match_kinds, sink);
     structure::local_names(prog, sink);
-    structure::table_action_names(prog, sink);
+    structure::table_action_names(prog, text, sink);
+    structure::table_entry_keys(prog, sink);
+    structure::instance_arguments(prog, sink);
+    structure::table_property_shapes(prog, sink);
     for e in directions::check(prog) {
         sink.push(e);
     }

@@ -128,16 +128,10 @@ fn table_actions_once(prog: &Program, sink: &mut Sink) {
     }
 }
 
-/// The top-level parser's structure: no actions or tables among its locals, a `start`
-/// state, state names declared once and not `accept` or `reject`.
+/// The top-level parser's structure: no actions or tables among its locals, state
+/// names declared once and not `accept` or `reject` (its `start` state: `local_names`).
 fn parser_structure(d: &Decl, sink: &mut Sink) {
-    let Decl::Parser {
-        name,
-        locals,
-        states,
-        ..
-    } = d
-    else {
+    let Decl::Parser { locals, states, .. } = d else {
         return;
     };
     for l in locals {
@@ -146,12 +140,6 @@ fn parser_structure(d: &Decl, sink: &mut Sink) {
             Local::Table(t) => sink.err(t.span, "tables are not allowed in parsers"),
             _ => {}
         }
-    }
-    if !states.iter().any(|s| s.name == "start") {
-        sink.err(
-            decl_span(d),
-            format!("parser '{}' has no 'start' state", name),
-        );
     }
     let mut seen = std::collections::HashSet::new();
     for st in states {
@@ -188,7 +176,19 @@ pub fn table_match_kinds(prog: &Program, declared: &[String], sink: &mut Sink) {
 pub fn local_names(prog: &Program, sink: &mut Sink) {
     for d in &prog.decls {
         match d {
-            Decl::Parser { states, .. } => {
+            Decl::Parser {
+                name,
+                states,
+                has_body,
+                ..
+            } => {
+                // every parser (not a parser type), the sub-parsers others apply too
+                if *has_body && !states.iter().any(|s| s.name == "start") {
+                    sink.err(
+                        decl_span(d),
+                        format!("parser '{}' has no 'start' state", name),
+                    );
+                }
                 let names: std::collections::HashSet<&str> =
                     states.iter().map(|s| s.name.as_str()).collect();
                 let known = |n: &str| n == "accept" || n == "reject" || names.contains(n);
@@ -232,7 +232,11 @@ pub fn local_names(prog: &Program, sink: &mut Sink) {
 /// Each reference gives the action's directional arguments (in the actions list exactly
 /// those; a default action or an entry also its action data, counted too for the
 /// default action).
-pub fn table_action_names(prog: &Program, sink: &mut Sink) {
+///
+/// An explicit default action and each entry's action must also be one of the table's
+/// actions, the same action with the same directional arguments (as lowering tells its
+/// action copies apart: by `@name` or name, and the source text of those arguments).
+pub fn table_action_names(prog: &Program, text: &str, sink: &mut Sink) {
     let globals: std::collections::HashMap<&str, &Action> = prog
         .decls
         .iter()
@@ -264,15 +268,43 @@ pub fn table_action_names(prog: &Program, sink: &mut Sink) {
             }
             found
         };
+        // which copy of an action a reference runs (see `action_copy`)
+        let copy = |r: &ActionRef| {
+            let n = r.name.trim_start_matches('.');
+            let (a, global) = match local.get(n).filter(|_| !r.name.starts_with('.')) {
+                Some(a) => (*a, false),
+                None => (*globals.get(n)?, true),
+            };
+            Some(action_copy(a, global, &r.args, text))
+        };
         for l in locals {
             let Local::Table(t) = l else { continue };
+            let before = sink.errors.len();
             for ar in &t.actions {
                 if let Some(a) = find(&ar.name, ar.span, sink) {
                     directional_args(a, ar.args.len(), ar.span, sink);
                 }
             }
+            // whether a reference is one of the listed copies, asked only when the list
+            // and the reference resolved with their directional arguments (lowering
+            // stops at those errors)
+            let list_ok = sink.errors.len() == before;
+            let mut listed: std::collections::HashSet<String> =
+                t.actions.iter().filter_map(copy).collect();
+            if t.default_action.is_none() {
+                // lowering adds the implicit default NoAction to the table's actions
+                // (default-only), so entries may run it
+                listed.extend(copy(&ActionRef {
+                    annos: vec![],
+                    name: "NoAction".into(),
+                    args: vec![],
+                    span: t.span,
+                }));
+            }
+            let unlisted = |r: &ActionRef| list_ok && copy(r).is_some_and(|c| !listed.contains(&c));
             match &t.default_action {
                 Some((dref, _)) => {
+                    let before = sink.errors.len();
                     if let Some(a) = find(&dref.name, dref.span, sink) {
                         let ndir = a.params.iter().filter(|p| p.dir != Dir::None).count();
                         let given = dref.args.len();
@@ -290,15 +322,219 @@ pub fn table_action_names(prog: &Program, sink: &mut Sink) {
                             );
                         }
                     }
+                    if sink.errors.len() == before && unlisted(dref) {
+                        sink.err(
+                            dref.span,
+                            format!(
+                                "default action '{}' is not in the actions list of table '{}'",
+                                dref.name, t.name
+                            ),
+                        );
+                    }
                 }
                 None => {
                     find("NoAction", t.span, sink);
                 }
             }
             for en in t.entries.iter().flat_map(|e| e.0.iter()) {
+                let before = sink.errors.len();
                 if let Some(a) = find(&en.action.name, en.action.span, sink) {
                     let ndir = a.params.iter().filter(|p| p.dir != Dir::None).count();
                     directional_args(a, en.action.args.len().min(ndir), en.action.span, sink);
+                }
+                if sink.errors.len() == before && unlisted(&en.action) {
+                    sink.err(
+                        en.action.span,
+                        format!(
+                            "action '{}' is not in the actions list of table '{}'",
+                            en.action.name, t.name
+                        ),
+                    );
+                }
+            }
+        }
+    }
+}
+
+/// The copy of action `a` a table reference with arguments `args` runs, as lowering keys
+/// its copies (`lower::table::get_action`): the `@name` (or the name; a control's own
+/// action apart from a top-level one) and the source text of the arguments bound to the
+/// directional parameters.
+fn action_copy(a: &Action, global: bool, args: &[Arg], text: &str) -> String {
+    let base = match anno_str(&a.annos, "name") {
+        Some(n) => match n.strip_prefix('.') {
+            Some(s) => s.to_string(),
+            None if global => n,
+            None => format!("<control>.{}", n),
+        },
+        None if global => a.name.clone(),
+        None => format!("<control>.{}", a.name),
+    };
+    let ndir = a.params.iter().filter(|p| p.dir != Dir::None).count();
+    let bound: Vec<&str> = args
+        .iter()
+        .take(ndir)
+        .map(|x| {
+            let lo = (x.value.span.lo as usize).min(text.len());
+            let hi = (x.value.span.hi as usize).min(text.len()).max(lo);
+            text.get(lo..hi).unwrap_or("")
+        })
+        .collect();
+    format!("{}|{}", base, bound.join(","))
+}
+
+/// Each const entry of every table has one key value per key (the `selector` keys
+/// excepted: they feed the action selector), or a lone `_` for all of them.
+pub fn table_entry_keys(prog: &Program, sink: &mut Sink) {
+    for d in &prog.decls {
+        let Decl::Control { locals, .. } = d else {
+            continue;
+        };
+        for l in locals {
+            let Local::Table(t) = l else { continue };
+            let nkeys = t.keys.iter().filter(|k| k.match_kind != "selector").count();
+            for en in t.entries.iter().flat_map(|e| e.0.iter()) {
+                let all_default =
+                    en.keys.len() == 1 && nkeys > 1 && matches!(en.keys[0].kind, ExprKind::Default);
+                if !all_default && en.keys.len() != nkeys {
+                    sink.err(
+                        en.span,
+                        format!(
+                            "entry has {} key value(s) but table '{}' has {} key(s)",
+                            en.keys.len(),
+                            t.name,
+                            nkeys
+                        ),
+                    );
+                }
+            }
+        }
+    }
+}
+
+/// Every instance of a v1model extern has the constructor arguments lowering reads
+/// (`lower::instances::declare_instance`): a size for `counter`, `meter`, `register`
+/// and `action_profile`, an algorithm and a size for `action_selector` (an anonymous
+/// one in a table's `implementation` too), and a `register` its value type. Instances at
+/// the top level, among a parser's or control's locals, and in their bodies.
+pub fn instance_arguments(prog: &Program, sink: &mut Sink) {
+    type Found<'p> = Vec<(&'p str, &'p [TypeRef], usize, Span)>;
+    let mut found: Found = vec![];
+    fn inst<'p>(i: &'p Instance, found: &mut Found<'p>) {
+        if let TypeRef::Named(n, targs, _) = &i.ty {
+            found.push((n.as_str(), targs.as_slice(), i.args.len(), i.span));
+        }
+    }
+    fn stmts<'p>(v: &'p [Stmt], out: &mut Vec<&'p Instance>) {
+        for s in v {
+            match &s.kind {
+                StmtKind::Inst(i) => out.push(i),
+                StmtKind::Block(b) => stmts(b, out),
+                StmtKind::If(_, a, b) => {
+                    stmts(std::slice::from_ref(a), out);
+                    if let Some(b) = b {
+                        stmts(std::slice::from_ref(b), out);
+                    }
+                }
+                StmtKind::Switch(_, cases) => {
+                    for c in cases.iter().filter_map(|c| c.body.as_ref()) {
+                        stmts(std::slice::from_ref(c), out);
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+    for d in &prog.decls {
+        let mut nested: Vec<&Instance> = vec![];
+        match d {
+            Decl::Instance(i) => inst(i, &mut found),
+            Decl::Control { locals, .. } | Decl::Parser { locals, .. } => {
+                for l in locals {
+                    match l {
+                        Local::Inst(i) => nested.push(i),
+                        Local::Var(s) => stmts(std::slice::from_ref(s), &mut nested),
+                        Local::Action(a) => stmts(&a.body, &mut nested),
+                        Local::Table(t) => {
+                            for (p, e, _) in &t.props {
+                                if let (true, ExprKind::Call(f, targs, args)) =
+                                    (p == "implementation", &e.kind)
+                                {
+                                    if let ExprKind::Name(k) = &f.kind {
+                                        if k == "action_selector" || k == "action_profile" {
+                                            found.push((k, targs, args.len(), e.span));
+                                        }
+                                    }
+                                }
+                            }
+                        }
+                        Local::ValueSet { .. } => {}
+                    }
+                }
+                match d {
+                    Decl::Control { apply, .. } => stmts(apply, &mut nested),
+                    Decl::Parser { states, .. } => {
+                        for st in states {
+                            stmts(&st.stmts, &mut nested);
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            _ => {}
+        }
+        for i in nested {
+            inst(i, &mut found);
+        }
+    }
+    for (kind, targs, nargs, span) in found {
+        let needed = match kind {
+            "counter" | "meter" | "register" | "action_profile" => 1,
+            "action_selector" => 2,
+            _ => 0,
+        };
+        // in lowering's order: the size first
+        if nargs < needed {
+            sink.err(span, format!("missing constructor argument for {}", kind));
+        }
+        if kind == "register" && targs.is_empty() {
+            sink.err(
+                span,
+                "register needs a type argument, e.g. register<bit<32>>(N)",
+            );
+        }
+    }
+}
+
+/// The shape of every table's `implementation` (an instance's name, or an anonymous
+/// `action_profile(...)`/`action_selector(...)`) and `counters`/`meters` (an instance's
+/// name); what the names name is lowering's to resolve.
+pub fn table_property_shapes(prog: &Program, sink: &mut Sink) {
+    for d in &prog.decls {
+        let Decl::Control { locals, .. } = d else {
+            continue;
+        };
+        for l in locals {
+            let Local::Table(t) = l else { continue };
+            for (p, e, _) in &t.props {
+                let named = matches!(e.kind, ExprKind::Name(_));
+                match p.as_str() {
+                    "implementation" => {
+                        let anonymous = matches!(&e.kind, ExprKind::Call(f, _, _)
+                            if matches!(&f.kind, ExprKind::Name(k)
+                                if k == "action_selector" || k == "action_profile"));
+                        if !named && !anonymous {
+                            sink.err(
+                                e.span,
+                                "implementation must name an action_profile or action_selector instance",
+                            );
+                        }
+                    }
+                    "counters" | "meters" if !named => sink.err(
+                        e.span,
+                        "expected a direct_counter or direct_meter instance name",
+                    ),
+                    _ => {}
                 }
             }
         }

@@ -1,0 +1,39 @@
+#include <core.p4>
+#include <v1model.p4>
+header h_t { bit<8> a; bit<8> b; }
+struct H { h_t h; }
+struct M { }
+parser Sub(packet_in pk, out H hdr) {
+    value_set<bit<8>>(4) vs;
+    state start {
+        pk.extract(hdr.h);
+        transition select(hdr.h.a, hdr.h.b) {
+            (1, 2): accept;
+            3: reject;
+            default: accept;
+        }
+    }
+}
+parser P(packet_in pk, out H hdr, inout M m, inout standard_metadata_t sm) {
+    state start { pk.extract(hdr.h); transition accept; }
+}
+control I(inout H hdr, inout M m, inout standard_metadata_t sm) {
+    apply { }
+}
+control J(inout H hdr, inout M m, inout standard_metadata_t sm) {
+    action set() { hdr.h.a = 1; }
+    table t {
+        key = { hdr.h.a : exact; hdr.h.b : exact; }
+        actions = { set; }
+        const entries = {
+            (1, 2) : set();
+            3 : set();
+            (1, 2, 3) : set();
+        }
+    }
+    apply { t.apply(); }
+}
+control E(inout H hdr, inout M m, inout standard_metadata_t sm) { apply { } }
+control V(inout H hdr, inout M m) { apply { } }
+control D(packet_out pk, in H hdr) { apply { pk.emit(hdr.h); } }
+V1Switch(P(), V(), I(), E(), V(), D()) main;
