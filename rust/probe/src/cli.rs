@@ -18,7 +18,9 @@ arguments, 1 when the devices cannot listen.";
 
 /// sdnperf-probe — controller benchmark load generator (OpenFlow 1.3 and P4Runtime)
 #[derive(Parser, Debug)]
-#[command(name = "sdnperf-probe", version, after_help = AFTER_HELP)]
+// args_override_self: a repeated option takes its last value, as the hand parser did (the
+// ctlbench runner appends a controller's own `--hosts` after the load's)
+#[command(name = "sdnperf-probe", version, after_help = AFTER_HELP, args_override_self = true)]
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,
@@ -27,7 +29,7 @@ pub struct Cli {
 #[derive(Subcommand, Debug)]
 pub enum Command {
     /// Emulate OpenFlow switches that connect to the controller, flood packet-ins, print JSON
-    #[command(after_help = AFTER_HELP)]
+    #[command(after_help = AFTER_HELP, args_override_self = true)]
     Openflow(OpenflowArgs),
     /// Emulate P4Runtime devices (gRPC servers) the controller connects to, flood packet-ins,
     /// print JSON
@@ -36,13 +38,14 @@ pub enum Command {
     /// committed a pipeline; packet-in metadata follow that P4Info's "packet_in" header
     /// (ingress_port). Packet-outs answer by the id in their frame, Writes by the host MACs
     /// in their match.
-    #[command(name = "p4runtime", after_help = AFTER_HELP)]
+    #[command(name = "p4runtime", after_help = AFTER_HELP, args_override_self = true)]
     P4Runtime(P4RuntimeArgs),
     /// OpenFlow: answer every packet-in with a packet-out
+    #[command(args_override_self = true)]
     EchoController(EchoControllerArgs),
     /// P4Runtime: dial the devices, become primary, push a minimal pipeline, answer every
     /// packet-in with a packet-out (give --devices-file F or --device ID@127.0.0.1:PORT)
-    #[command(name = "p4runtime-echo")]
+    #[command(name = "p4runtime-echo", args_override_self = true)]
     P4RuntimeEcho(P4RuntimeEchoArgs),
 }
 
@@ -430,6 +433,28 @@ mod tests {
             (Some("/tmp/d.json"), 5)
         );
         assert_eq!(p.mode, Mode::Latency);
+    }
+
+    #[test]
+    fn a_repeated_option_takes_its_last_value_as_the_ctlbench_runner_relies_on() {
+        // sdnperf/ctlbench: the load's --hosts, then Faucet's own --hosts after it
+        let c = openflow(&["--hosts", "100", "--reason", "action", "--hosts", "5000"]).unwrap();
+        assert_eq!((c.hosts, c.reason_action), (5000, true));
+        let p = p4runtime(&["--switches", "2", "--switches=3"]).unwrap();
+        assert_eq!(p.switches, 3);
+        match parse(&[
+            "p4runtime-echo",
+            "--device",
+            "1@127.0.0.1:1",
+            "--device",
+            "2@127.0.0.1:2",
+        ])
+        .unwrap()
+        .command
+        {
+            Command::P4RuntimeEcho(a) => assert_eq!(a.device.len(), 2), // lists still add up
+            other => panic!("{other:?}"),
+        }
     }
 
     #[test]
