@@ -257,6 +257,8 @@ class OpenflowArchitecture(_OvsArchitecture):
                 port,
             )
         if self.controller is not None:
+            if self.controller.port is None:  # every OpenFlow controller listens
+                raise ArchitectureError(f"{kind} controller: no OpenFlow port to connect to")
             self.address = ("127.0.0.1", self.controller.port)
         else:
             host, _, port = config.address.rpartition(":")

@@ -39,7 +39,7 @@ from sdnperf.arch.base import (
 from sdnperf.controllers import external, process
 from sdnperf.controllers.p4rt import runtime_json
 from sdnperf.emulation import capabilities
-from sdnperf.p4 import P4ProgramError, compiled
+from sdnperf.p4 import CompiledProgram, P4ProgramError, compiled
 from sdnperf.p4.catalog import PROGRAMS, program
 from sdnperf.topo.spec import TopoSpec
 
@@ -192,7 +192,7 @@ class P4Architecture(Architecture):
     def __init__(self, config, spec: TopoSpec, run_dir: Path, needs: dict, seed: int = 0):
         super().__init__(config, spec, run_dir, needs, seed)
         self.caveat = self.shaping_caveat(spec)
-        self.program = None  # the default pipeline, compiled in prepare()
+        self.program: CompiledProgram | None = None  # the default pipeline, compiled in prepare()
         self.switches: dict[str, tuple[int, int]] = {}  # name -> (device id, grpc port)
         self.thrift_ports: dict[str, int] = {}  # bmv2: name -> its Thrift runtime port
         self.switch_pids: list[int] = []
@@ -582,7 +582,7 @@ class P4Architecture(Architecture):
 
     def facts(self) -> dict:
         ours = self.config.controller == "sdnperf"
-        extra = {}
+        extra: dict[str, object] = {}
         if self.config.controller == "command" and self.controller is not None:
             extra["command"] = list(self.controller.argv)
         if self.config.controller == "remote":

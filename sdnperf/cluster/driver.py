@@ -66,7 +66,7 @@ class ClusterRunner:
         self.progress, self.log = progress, log
         self.session = uuid.uuid4().hex[:12]
         self.nodes: dict[str, Node] = {}
-        self._local = None
+        self._local: LocalCluster | None = None
 
     # -- connection ------------------------------------------------------------------------
     def run(self, environment: dict | None = None) -> tuple[int, list[RunResult]]:

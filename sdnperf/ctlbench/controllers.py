@@ -245,6 +245,7 @@ def start_p4runtime(
             if devices
             else [],
         )
+    proc: ControllerProcess
     if spec.kind == "echo":
         proc = _Dialer(
             "p4rt-echo",

@@ -75,9 +75,7 @@ class TcEnd:
         if last is None or impair != (last.delay_ms, last.jitter_ms, last.loss_pct):
             if self.netem:
                 if not self.netem_installed:
-                    if not setting.impairs():
-                        impair = None  # nothing to install yet
-                    else:
+                    if setting.impairs():  # else nothing to install yet
                         self._tc(netem_change(self.intf, setting, self.htb, "add"))
                         self.netem_installed = True
                 else:

@@ -245,17 +245,17 @@ def _draw(
                     color=style.get("color"),
                     zorder=3,
                 )
-        for label, points in (extra or {}).get(panel, {}).items():
-            xs = [x for x in x_order if x in points]
+        for label, line in (extra or {}).get(panel, {}).items():
+            xs = [x for x in x_order if x in line]
             ax.plot(
                 [pos[format_value(x)] for x in xs],
-                [points[x] for x in xs],
+                [line[x] for x in xs],
                 linestyle=":",
                 marker="x",
                 color="black",
                 label=label,
             )
-            panel_means.extend(points[x] for x in xs)
+            panel_means.extend(line[x] for x in xs)
         all_means.extend(panel_means)
         if categorical:
             ax.set_xticks(list(pos.values()), [bw_label(x) for x in x_order])

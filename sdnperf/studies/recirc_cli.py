@@ -28,6 +28,8 @@ from sdnperf.studies import recirc_design as design
 from sdnperf.studies.answers.recirculation import verified
 from sdnperf.studies.recirc_plan import (
     PILOT_MAX_PASSES,
+    Interpolation,
+    Plan,
     PlanError,
     bracket_passes,
     check_reachable,
@@ -521,7 +523,7 @@ def cmd_plan(args) -> int:
                 continue
         try:
             if interpolate:
-                plan = interpolate_passes(
+                plan: Interpolation | Plan = interpolate_passes(
                     delays.get(key, {}),
                     target,
                     added=not args.total,

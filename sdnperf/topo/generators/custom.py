@@ -171,8 +171,8 @@ def topo_to_spec(topo, label: str) -> TopoSpec:
                 notes.append(
                     f"ignored {owned}= on {original}: the architecture decides the node class"
                 )
-        attrs = {"kind": kind, "opts": opts} if opts else {"kind": kind}
-        graph.add_node(rename[original], **attrs)
+        node_attrs: dict[str, object] = {"kind": kind, "opts": opts} if opts else {"kind": kind}
+        graph.add_node(rename[original], **node_attrs)
     for node1, node2, info in topo.links(withInfo=True):
         a, z = rename[node1], rename[node2]
         where = f"{label}: link {node1}-{node2}"
@@ -183,7 +183,7 @@ def topo_to_spec(topo, label: str) -> TopoSpec:
             )
         ports = {n: info.get(k) for n, k in ((a, "port1"), (z, "port2")) if info.get(k) is not None}
         extra = {k: v for k, v in info.items() if k not in _LINK_KEYS}
-        attrs = {
+        attrs: dict[str, object] = {
             "bw": _number(info.get("bw"), "bw", where),
             "delay_ms": parse_delay_ms(info.get("delay"), where),
             "loss_pct": _number(info.get("loss"), "loss", where),
