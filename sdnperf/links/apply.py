@@ -17,6 +17,7 @@ import subprocess
 from dataclasses import dataclass, field
 from typing import Callable
 
+from sdnperf.emulation.nodes import ControlledSwitch, Node
 from sdnperf.links.element import LinkElement, port_spec
 from sdnperf.links.schedule import DirectionPlan, Setting
 from sdnperf.topo.spec import TopoSpec
@@ -59,7 +60,7 @@ class TcEnd:
     """tc on one interface of a node (host or switch), changed in place. `netem`: the
     kernel has sch_netem (else delay/loss are someone else's: `rest`)."""
 
-    node: object
+    node: Node
     intf: str
     htb: bool
     netem: bool
@@ -98,7 +99,7 @@ class TcEnd:
 class SwitchPort:
     """One side of one of our P4 switch's ports (port_impair, the whole setting)."""
 
-    switch: object
+    switch: ControlledSwitch
     port: int
     direction: str  # "out" | "in"
 

@@ -29,6 +29,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from sdnperf import tools
+from sdnperf.emulation.nodes import Intf, Node
 from sdnperf.links.schedule import Setting
 from sdnperf.p4 import compile_file
 from sdnperf.topo.spec import Link, TopoSpec
@@ -119,8 +120,8 @@ def _run(host, argv: list[str]) -> str:
 class LinkElement:
     """One element on the link of `host`'s interface `intf` (a Mininet Intf)."""
 
-    host: object
-    intf: object
+    host: Node
+    intf: Intf
     switch_binary: str
     program_json: str
     run_dir: Path

@@ -104,7 +104,7 @@ class Controller(apps_mod.Fabric):
             raise ValueError(
                 f"transport: {config['transport']!r} is not one of {', '.join(TRANSPORTS)}"
             )
-        self.state = StateFile(config.get("state_file"))
+        self.state: StateFile = StateFile(config.get("state_file"))
         names = {}
         self.topology = Topology()
         for sw in config["switches"]:
