@@ -433,7 +433,9 @@ class P4Architecture(Architecture):
             }
             for sw in net.switches
         ]
-        files = {"p4info": str(self.program.p4info), "bmv2_json": str(self.program.json)}
+        program = self.program
+        assert program is not None  # prepare() compiled it
+        files = {"p4info": str(program.p4info), "bmv2_json": str(program.json)}
         switches_json = external.write_json(
             self.run_dir / external.SWITCHES_FILE,
             {**files, "cpu_port": CPU_PORT, "switches": switches},
@@ -518,15 +520,18 @@ class P4Architecture(Architecture):
         n = len(net.switches)
         edges = self.spec.switch_graph().number_of_edges()
 
+        controller = self.controller
+        assert controller is not None  # prepare() made it: our controller runs
+
         def ready() -> bool:
-            if not self.controller.alive():
-                raise ArchitectureError(f"P4Runtime controller died:\n{self.controller.log_tail()}")
-            state = self.controller.state()
+            if not controller.alive():
+                raise ArchitectureError(f"P4Runtime controller died:\n{controller.log_tail()}")
+            state = controller.state()
             if state is None:
                 return False
             if state.get("error"):
                 raise ArchitectureError(
-                    f"P4Runtime controller: {state['error']}\n{self.controller.log_tail()}"
+                    f"P4Runtime controller: {state['error']}\n{controller.log_tail()}"
                 )
             if len(state["switches"]) < n or not state.get("ready"):
                 return False

@@ -521,9 +521,10 @@ def cmd_plan(args) -> int:
                 print(f"error: {_label(key)}: {exc}", file=sys.stderr)
                 status = EXIT_BAD_INPUT
                 continue
+        plan: Interpolation | Plan
         try:
             if interpolate:
-                plan: Interpolation | Plan = interpolate_passes(
+                plan = interpolate_passes(
                     delays.get(key, {}),
                     target,
                     added=not args.total,

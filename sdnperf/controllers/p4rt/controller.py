@@ -371,6 +371,7 @@ def main(argv: list[str] | None = None) -> int:
 
     async def runner():
         task = asyncio.current_task()
+        assert task is not None  # asyncio.run runs runner() as a task
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGTERM, signal.SIGINT):
             loop.add_signal_handler(sig, task.cancel)

@@ -95,6 +95,8 @@ def _load_file(path: Path):
     digest = hashlib.sha1(str(path.resolve()).encode()).hexdigest()[:10]
     name = f"sdnperf_custom_{re.sub(r'[^A-Za-z0-9_]', '_', path.stem)}_{digest}"
     spec = importlib.util.spec_from_file_location(name, path)
+    if spec is None or spec.loader is None:  # not a Python source file
+        raise TopologyError(f"{path}: not a Python file (a custom topology is a .py file)")
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module
     # The file may import its neighbours (helpers.py beside it): let it, while it loads.
@@ -130,7 +132,7 @@ def scheme_names(names: list[str], kind: str) -> dict[str, str]:
     pattern, prefix = NAME_PATTERNS[kind], "h" if kind == HOST else "s"
     kept = {n for n in names if pattern.match(n)}
     mapping = {n: n for n in kept}
-    number = max((int(pattern.match(n).group(1)) for n in kept), default=0)
+    number = max((int(m.group(1)) for n in kept if (m := pattern.match(n))), default=0)
     for name in sorted((n for n in names if n not in kept), key=natural_key):
         number += 1
         mapping[name] = f"{prefix}{number}"
