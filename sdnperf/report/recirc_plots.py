@@ -335,11 +335,11 @@ def _min_and_mean(rows: list[Row], x: Callable[[Row], object], colors, styles) -
     both), against `x`; each line's style is added to `styles`."""
     lines: Lines = {}
     for metric, word, dash in (("rtt_min_ms", "min", "-"), ("rtt_ms", "mean", "--")):
-        got = lines_by(
-            [r for r in rows if r.metric == metric],
-            lambda r, w=word: f"{r.architecture} {w}",
-            x,
-        )
+
+        def line_label(r, w: str = word) -> str:
+            return f"{r.architecture} {w}"
+
+        got = lines_by([r for r in rows if r.metric == metric], line_label, x)
         for label in got:
             styles[label] = {"color": colors.get(label.rsplit(" ", 1)[0], "C0"), "linestyle": dash}
         lines.update(got)
