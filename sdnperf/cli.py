@@ -588,7 +588,7 @@ def run_study(study, args, results_dir: Path) -> int:
             from sdnperf.cluster.driver import ClusterRefused, ClusterRunner
 
             refusals: tuple = (StudyRefused, ClusterRefused)
-            runner = ClusterRunner(
+            runner: ClusterRunner | StudyRunner = ClusterRunner(
                 study,
                 store,
                 results_dir,

@@ -21,6 +21,7 @@ from sdnperf.arch.link_support import check_link_features
 from sdnperf.ctlbench.study import CtlbenchStudy
 from sdnperf.emulation import capabilities, cleanup
 from sdnperf.emulation.network import EmulationError, Network
+from sdnperf.emulation.nodes import Net
 from sdnperf.fidelity import hops, links
 from sdnperf.fidelity.cpu import CpuSampler
 from sdnperf.links.apply import appliers
@@ -64,7 +65,7 @@ class StudyRefused(RuntimeError):
 class HostContext:
     """What a workload sees of the network (sdnperf.workloads.context.WorkloadContext)."""
 
-    net: object
+    net: Net
     host_names: list[str]
     seed: int
     on_process: Callable[[int], None]

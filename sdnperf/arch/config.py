@@ -179,7 +179,7 @@ class OpenflowConfig(_ArchBase):
 
 # how our P4 switches run when a study does not say (docs/study-format.md): the mode
 # measured cheaper (bench/lab/README.md)
-SWITCH_PROCESSES_DEFAULT = "shared"
+SWITCH_PROCESSES_DEFAULT: Literal["shared", "per-switch"] = "shared"
 
 
 class P4Config(_ArchBase):

@@ -281,6 +281,8 @@ class OpenflowArchitecture(_OvsArchitecture):
                 port,
             )
         if self.controller is not None:
+            if self.controller.port is None:  # every OpenFlow controller listens
+                raise ArchitectureError(f"{kind} controller: no OpenFlow port to connect to")
             self.address = ("127.0.0.1", self.controller.port)
         else:
             host, _, port = config.address.rpartition(":")
@@ -317,15 +319,23 @@ class OpenflowArchitecture(_OvsArchitecture):
         except process.ControllerError as exc:
             raise ArchitectureError(str(exc)) from None
 
+    def _started_controller(self) -> process.ControllerProcess:
+        """Our controller (a remote one is not ours to start or configure)."""
+        if self.controller is None:
+            raise ArchitectureError(
+                f"controller {self.config.controller!r}: not started by sdnperf"
+            )
+        return self.controller
+
     def _start_controller(self) -> None:
         try:
-            self.controller.start()
+            self._started_controller().start()
         except process.ControllerError as exc:
             raise ArchitectureError(str(exc)) from None
 
     def network_started(self, net) -> None:
         if self.config.controller == "faucet":
-            faucet_config.write(net.switches, self.controller.env["FAUCET_CONFIG"])
+            faucet_config.write(net.switches, self._started_controller().env["FAUCET_CONFIG"])
         if self.config.controller == "command":
             external.write_json(
                 self.run_dir / external.TOPOLOGY_FILE, external.topology_description(net)
@@ -439,7 +449,7 @@ class OpenflowArchitecture(_OvsArchitecture):
             "idle_timeout_s": cfg.idle_timeout,
         }
         if cfg.controller == "command":
-            facts["command"] = list(self.controller.argv)
+            facts["command"] = list(self._started_controller().argv)
         if self.controller is None:
             facts["controller_address"] = "{}:{}".format(*self.address)
             facts["controller_cpu"] = "not measured (remote controller, not started by sdnperf)"

@@ -39,7 +39,7 @@ from sdnperf.arch.base import (
 from sdnperf.controllers import external, process
 from sdnperf.controllers.p4rt import runtime_json
 from sdnperf.emulation import capabilities
-from sdnperf.p4 import P4ProgramError, compiled
+from sdnperf.p4 import CompiledProgram, P4ProgramError, compiled
 from sdnperf.p4.catalog import PROGRAMS, program
 from sdnperf.topo.spec import TopoSpec
 
@@ -198,7 +198,7 @@ class P4Architecture(Architecture):
     def __init__(self, config, spec: TopoSpec, run_dir: Path, needs: dict, seed: int = 0):
         super().__init__(config, spec, run_dir, needs, seed)
         self.caveat = self.shaping_caveat(spec)
-        self.program = None  # the default pipeline, compiled in prepare()
+        self.program: CompiledProgram | None = None  # the default pipeline, compiled in prepare()
         self.switches: dict[str, tuple[int, int]] = {}  # name -> (device id, grpc port)
         self.thrift_ports: dict[str, int] = {}  # bmv2: name -> its Thrift runtime port
         self.switch_pids: list[int] = []
@@ -451,7 +451,9 @@ class P4Architecture(Architecture):
             }
             for sw in net.switches
         ]
-        files = {"p4info": str(self.program.p4info), "bmv2_json": str(self.program.json)}
+        program = self.program
+        assert program is not None  # prepare() compiled it
+        files = {"p4info": str(program.p4info), "bmv2_json": str(program.json)}
         switches_json = external.write_json(
             self.run_dir / external.SWITCHES_FILE,
             {**files, "cpu_port": CPU_PORT, "switches": switches},
@@ -536,15 +538,18 @@ class P4Architecture(Architecture):
         n = len(net.switches)
         edges = self.spec.switch_graph().number_of_edges()
 
+        controller = self.controller
+        assert controller is not None  # prepare() made it: our controller runs
+
         def ready() -> bool:
-            if not self.controller.alive():
-                raise ArchitectureError(f"P4Runtime controller died:\n{self.controller.log_tail()}")
-            state = self.controller.state()
+            if not controller.alive():
+                raise ArchitectureError(f"P4Runtime controller died:\n{controller.log_tail()}")
+            state = controller.state()
             if state is None:
                 return False
             if state.get("error"):
                 raise ArchitectureError(
-                    f"P4Runtime controller: {state['error']}\n{self.controller.log_tail()}"
+                    f"P4Runtime controller: {state['error']}\n{controller.log_tail()}"
                 )
             if len(state["switches"]) < n or not state.get("ready"):
                 return False
@@ -600,7 +605,7 @@ class P4Architecture(Architecture):
 
     def facts(self) -> dict:
         ours = self.config.controller == "sdnperf"
-        extra = {}
+        extra: dict[str, object] = {}
         if self.config.controller == "command" and self.controller is not None:
             extra["command"] = list(self.controller.argv)
         if self.config.controller == "remote":

@@ -15,7 +15,7 @@ import time
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
+from typing import Any, Callable
 
 from sdnperf.cluster import NODE_RESOURCE
 from sdnperf.cluster.blocks import blocks_to_run, make_blocks
@@ -39,7 +39,9 @@ class ClusterRefused(RuntimeError):
 class Node:
     label: str
     ray_id: str
-    worker: object  # NodeWorker actor handle
+    # a NodeWorker's ray ActorHandle: its methods are made at run time (ray's
+    # ActorHandle.__getattr__ is typed as returning Never)
+    worker: Any
     facts: dict
 
 
@@ -66,7 +68,7 @@ class ClusterRunner:
         self.progress, self.log = progress, log
         self.session = uuid.uuid4().hex[:12]
         self.nodes: dict[str, Node] = {}
-        self._local = None
+        self._local: LocalCluster | None = None
 
     # -- connection ------------------------------------------------------------------------
     def run(self, environment: dict | None = None) -> tuple[int, list[RunResult]]:

@@ -18,8 +18,13 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from sdnperf.cluster import NODE_RESOURCE
+
+if TYPE_CHECKING:
+    # lazy: ray is heavy, wanted only when a local cluster starts
+    from ray.cluster_utils import Cluster
 
 LOCAL = re.compile(r"^local:(\d+)$")
 MAX_LOCAL_NODES = 8
@@ -79,7 +84,7 @@ def keep_ray_on_loopback() -> None:
 class LocalCluster:
     size: int
     temp_dir: str = ""
-    _cluster: object = None
+    _cluster: Cluster | None = None
 
     def start(self) -> str:
         """Start the head and the nodes; returns the address to connect to."""
@@ -95,14 +100,14 @@ class LocalCluster:
             object_store_memory=OBJECT_STORE_BYTES,
         )
         with ray_address_file_in(self.temp_dir):
-            self._cluster = Cluster(
+            self._cluster = cluster = Cluster(
                 initialize_head=True,
                 connect=False,
                 head_node_args=dict(num_cpus=0, resources={}, temp_dir=self.temp_dir, **common),
             )
             for _ in range(self.size):
-                self._cluster.add_node(num_cpus=1, resources={NODE_RESOURCE: 1}, **common)
-        return self._cluster.address
+                cluster.add_node(num_cpus=1, resources={NODE_RESOURCE: 1}, **common)
+        return cluster.address
 
     def stop(self) -> None:
         if self._cluster is not None:

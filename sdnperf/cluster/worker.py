@@ -87,7 +87,7 @@ def start_worker(node_id: str):
     """A NodeWorker pinned to one node, holding its slot."""
     from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
-    return NodeWorker.options(
+    return NodeWorker.options(  # type: ignore[attr-defined]  # @ray.remote made it an ActorClass
         resources={NODE_RESOURCE: 1},
         scheduling_strategy=NodeAffinitySchedulingStrategy(node_id, soft=False),
     ).remote()

@@ -118,6 +118,12 @@ class ControllerProcess:
                     f"{self.kind} controller {self.argv[0]!r} cannot be started: {exc.strerror}"
                 ) from None
 
+    def spawned(self) -> subprocess.Popen:
+        """The process spawn() started (ControllerError before spawn())."""
+        if self.proc is None:
+            raise ControllerError(f"{self.kind} controller: not started yet")
+        return self.proc
+
     def start(self, timeout: float = 20.0) -> None:
         """Spawn, then wait until it listens on `port`; a controller without a port of its
         own (one that dials P4Runtime switches) only has to survive START_GRACE_S."""
@@ -128,11 +134,12 @@ class ControllerProcess:
         """The second half of start(), for a caller that spawned the controller earlier
         and did other work while it started (ControllerError when it exited or never
         listened)."""
+        proc = self.spawned()
         deadline = time.monotonic() + (timeout if self.port else START_GRACE_S)
         while time.monotonic() < deadline:
-            if self.proc.poll() is not None:
+            if proc.poll() is not None:
                 raise ControllerError(
-                    f"{self.kind} exited with code {self.proc.returncode} "
+                    f"{self.kind} exited with code {proc.returncode} "
                     f"at start-up:\n{self.log_tail()}"
                 )
             if self.port and port_open(self.port):

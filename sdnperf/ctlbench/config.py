@@ -113,7 +113,7 @@ class ControllerSpec(_Strict):
             return self.name
         if self.kind == "p4rt":
             return f"p4rt-{self.app}"
-        if self.kind == "osken":
+        if self.kind == "osken" and self.app is not None:
             app = Path(self.app).stem if self.app.endswith(".py") else self.app.rsplit(".", 1)[-1]
             return f"osken-{app}"
         if self.kind == "external":

@@ -169,11 +169,11 @@ def start(
     else:  # pragma: no cover - the config model refuses other kinds
         raise ControllerError(f"unknown controller kind {spec.kind!r}")
     try:
-        running.proc.start()
+        proc.start()
     except BaseException:
         running.stop()
         raise
-    running.pid = running.proc.pid
+    running.pid = proc.pid
     return running
 
 
@@ -184,10 +184,10 @@ class _Dialer(ControllerProcess):
     def start(self, timeout: float = 20.0) -> None:
         self.spawn()
         time.sleep(0.2)
-        if self.proc.poll() is not None:
+        proc = self.spawned()
+        if proc.poll() is not None:
             raise ControllerError(
-                f"{self.kind} exited with code {self.proc.returncode} at "
-                f"start-up:\n{self.log_tail()}"
+                f"{self.kind} exited with code {proc.returncode} at start-up:\n{self.log_tail()}"
             )
 
 
@@ -245,6 +245,7 @@ def start_p4runtime(
             if devices
             else [],
         )
+    proc: ControllerProcess
     if spec.kind == "echo":
         proc = _Dialer(
             "p4rt-echo",
@@ -261,11 +262,11 @@ def start_p4runtime(
     running = Running(spec, first, proc)
     try:
         # a Python controller imports grpc/finsy and compiles first: give it time
-        running.proc.start(timeout=60.0)
+        proc.start(timeout=60.0)
     except BaseException:
         running.stop()
         raise
-    running.pid = running.proc.pid
+    running.pid = proc.pid
     return running
 
 

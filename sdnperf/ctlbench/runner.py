@@ -161,7 +161,7 @@ class CtlbenchRunner:
         load = self.cfg.load
         run_dir = self.results_dir / "logs" / re.sub(r"[^A-Za-z0-9_.-]+", "_", spec.key)
         started = time.time()
-        params = {
+        params: dict[str, object] = {
             "controller": spec.controller.label,
             "kind": spec.controller.kind,
             "app": spec.controller.app,
@@ -224,7 +224,7 @@ class CtlbenchRunner:
                 t0 = time.monotonic()
             rss = _RssPoller(ctl.pid, t0)
             params["probe_argv"] = argv[1:]
-            params["notes"] = list(ctl.notes)
+            params["notes"] = notes = list(ctl.notes)
             rss.start()
             if proc is None:
                 proc = probe.start(argv, run_dir / "probe.stderr")
@@ -232,7 +232,7 @@ class CtlbenchRunner:
             out, probe_note = _wait_probe(proc, ctl, probe.time_limit(load))
             stages = convert.controller_stages(ctl.proc.state() if ctl.proc else None)
             if probe_note:
-                params["notes"].append(probe_note)
+                notes.append(probe_note)
             cpu = sampler.stop()
             rss_series = rss.stop()
             if not ctl.alive():

@@ -8,6 +8,7 @@ from __future__ import annotations
 import shlex
 import subprocess
 from pathlib import Path
+from typing import Any
 
 from sdnperf.emulation.cleanup import Registry, orphaned_taps, planned_names
 from sdnperf.topo.mininet_adapter import to_mininet_topo
@@ -109,7 +110,7 @@ class Network:
         self.spec, self.run_dir, self.ipv6 = spec, Path(run_dir), ipv6
         self.mininet_options, self.netem = mininet_options, netem
         self.host_offloads = host_offloads
-        self.net = None
+        self.net: Any = None  # a mininet.net.Mininet once started (Mininet has no type stubs)
         self.registry = Registry(self.run_dir / "registry.json")
 
     def start(self):

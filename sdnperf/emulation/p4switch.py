@@ -311,12 +311,15 @@ class P4Switch(Switch):
             self._wait_ready_line()
 
     def _wait_ready_line(self) -> None:
+        proc = self.proc
+        if proc is None or proc.stdout is None:  # start() spawned it with stdout=PIPE
+            raise P4SwitchError(f"{self.name}: no switch process to wait for")
         deadline = self._started_at + self.ready_timeout
         while time.time() < deadline:
-            if self.proc.poll() is not None:
+            if proc.poll() is not None:
                 break
-            r, _, _ = select.select([self.proc.stdout], [], [], 0.1)
-            if r and self.proc.stdout.readline().strip() == b"READY":
+            r, _, _ = select.select([proc.stdout], [], [], 0.1)
+            if r and proc.stdout.readline().strip() == b"READY":
                 return
         self._fail("did not become ready")
 

@@ -221,6 +221,6 @@ class CpuSampler:
             for pid in roots | descendants(roots, parent_of):
                 if pid not in read:
                     read[pid] = read_pid(pid)
-                if read[pid] is not None:
-                    procs[(role, pid)] = read[pid]
+                if (times := read[pid]) is not None:
+                    procs[(role, pid)] = times
         return Snapshot(t, cpus, procs)

@@ -7,6 +7,7 @@ cannot be found is None, and a probe that fails says so in its value.
 
 from __future__ import annotations
 
+import functools
 import importlib.metadata
 import os
 import platform
@@ -43,16 +44,13 @@ def collect(datapath: str | None = None) -> dict:
     env: dict = {"datapath": datapath}
     probes: dict[str, Callable[[], object]] = {
         "netem": netem_usable,
-        **{
-            name: (lambda argv=argv, rx=rx: tool_version(argv, rx))
-            for name, (argv, rx) in TOOLS.items()
-        },
+        **{name: functools.partial(tool_version, argv, rx) for name, (argv, rx) in TOOLS.items()},
     }
     with ThreadPoolExecutor(max_workers=len(probes)) as pool:
         futures = {name: pool.submit(_safe, fn) for name, fn in probes.items()}
         env.update({key: _safe(fn) for key, fn in MACHINE_FACTS.items()})
         for name, package in PYTHON_PACKAGES.items():
-            env[name] = _safe(lambda p=package: importlib.metadata.version(p))
+            env[name] = _safe(functools.partial(importlib.metadata.version, package))
         env["ovs_kernel_module"] = _safe(capabilities.ovs_kernel_module)
         results = {name: f.result() for name, f in futures.items()}
     netem = results.pop("netem") or {}

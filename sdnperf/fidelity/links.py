@@ -324,7 +324,7 @@ def _told_loss(end: LinkEnd) -> str:
 
 
 def _configured(end: LinkEnd) -> dict:
-    out = {
+    out: dict[str, object] = {
         k: v
         for k, v in (
             ("rate_mbit", end.rate_mbit),

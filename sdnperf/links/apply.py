@@ -17,6 +17,7 @@ import subprocess
 from dataclasses import dataclass, field
 from typing import Callable
 
+from sdnperf.emulation.nodes import ControlledSwitch, Node
 from sdnperf.links.element import LinkElement, port_spec
 from sdnperf.links.schedule import DirectionPlan, Setting
 from sdnperf.topo.spec import TopoSpec
@@ -59,7 +60,7 @@ class TcEnd:
     """tc on one interface of a node (host or switch), changed in place. `netem`: the
     kernel has sch_netem (else delay/loss are someone else's: `rest`)."""
 
-    node: object
+    node: Node
     intf: str
     htb: bool
     netem: bool
@@ -75,9 +76,7 @@ class TcEnd:
         if last is None or impair != (last.delay_ms, last.jitter_ms, last.loss_pct):
             if self.netem:
                 if not self.netem_installed:
-                    if not setting.impairs():
-                        impair = None  # nothing to install yet
-                    else:
+                    if setting.impairs():  # else nothing to install yet
                         self._tc(netem_change(self.intf, setting, self.htb, "add"))
                         self.netem_installed = True
                 else:
@@ -100,7 +99,7 @@ class TcEnd:
 class SwitchPort:
     """One side of one of our P4 switch's ports (port_impair, the whole setting)."""
 
-    switch: object
+    switch: ControlledSwitch
     port: int
     direction: str  # "out" | "in"
 

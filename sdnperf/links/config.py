@@ -75,7 +75,7 @@ class LinkSchedule(BaseModel):
         low, high, low_ok = LIMITS[info.field_name]
         if not value:
             raise ValueError('no points; give at least { "0" = value }')
-        times = {}
+        times: dict[float, str] = {}
         for key, v in value.items():
             t = point_time(key)
             if t in times:

@@ -29,6 +29,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from sdnperf import tools
+from sdnperf.emulation.nodes import Intf, Node
 from sdnperf.links.schedule import Setting
 from sdnperf.p4 import compile_file
 from sdnperf.topo.spec import Link, TopoSpec
@@ -119,8 +120,8 @@ def _run(host, argv: list[str]) -> str:
 class LinkElement:
     """One element on the link of `host`'s interface `intf` (a Mininet Intf)."""
 
-    host: object
-    intf: object
+    host: Node
+    intf: Intf
     switch_binary: str
     program_json: str
     run_dir: Path
@@ -188,12 +189,14 @@ class LinkElement:
                 argv += ["--impair", f"{PORT_OF_DIRECTION[direction]}:{spec}"]
         log = open(self.run_dir / f"element-{name}.log", "w")
         # mnexec -d gives it a session of its own (stop() signals the whole group)
-        self.proc = h.popen(argv, stdout=subprocess.PIPE, stderr=log)
+        self.proc = proc = h.popen(argv, stdout=subprocess.PIPE, stderr=log)
         log.close()
+        stdout = proc.stdout
+        assert stdout is not None  # stdout=PIPE
         deadline = time.monotonic() + READY_TIMEOUT_S
-        while time.monotonic() < deadline and self.proc.poll() is None:
-            ready, _, _ = select.select([self.proc.stdout], [], [], 0.1)
-            if ready and self.proc.stdout.readline().strip() == b"READY":
+        while time.monotonic() < deadline and proc.poll() is None:
+            ready, _, _ = select.select([stdout], [], [], 0.1)
+            if ready and stdout.readline().strip() == b"READY":
                 return
         tail = (self.run_dir / f"element-{name}.log").read_text()[-800:]
         self.stop()

@@ -203,7 +203,7 @@ VLAN_ID = 10  # the access VLAN of every host port (vlan.p4)
 
 
 def _entry(table: str, action: str, params: dict | None = None, match: dict | None = None) -> dict:
-    e = {"table": table, "action_name": action, "action_params": params or {}}
+    e: dict[str, object] = {"table": table, "action_name": action, "action_params": params or {}}
     if match is None:
         e["default_action"] = True
     else:

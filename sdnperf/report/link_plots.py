@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 from matplotlib.backends.backend_agg import FigureCanvasAgg
@@ -69,7 +70,8 @@ def link_schedule_figure(
         return None
     tput = series.throughput_over_time(store, study_id, workload)
     rtt = rtt_over_time(store, study_id, workload)
-    panels = [p for p in (("tput", tput), ("rtt", rtt)) if p[1]]
+    # throughput: TimeSeries per architecture; RTT: (times, means) per architecture
+    panels: list[tuple[str, dict[str, Any]]] = [p for p in (("tput", tput), ("rtt", rtt)) if p[1]]
     fig = Figure(figsize=(8, 2.6 * (len(panels) + 1)), dpi=DPI, layout="constrained")
     FigureCanvasAgg(fig)
     axes = fig.subplots(len(panels) + 1, 1, sharex=True, squeeze=False)[:, 0]

@@ -245,17 +245,17 @@ def _draw(
                     color=style.get("color"),
                     zorder=3,
                 )
-        for label, points in (extra or {}).get(panel, {}).items():
-            xs = [x for x in x_order if x in points]
+        for label, line in (extra or {}).get(panel, {}).items():
+            xs = [x for x in x_order if x in line]
             ax.plot(
                 [pos[format_value(x)] for x in xs],
-                [points[x] for x in xs],
+                [line[x] for x in xs],
                 linestyle=":",
                 marker="x",
                 color="black",
                 label=label,
             )
-            panel_means.extend(points[x] for x in xs)
+            panel_means.extend(line[x] for x in xs)
         all_means.extend(panel_means)
         if categorical:
             ax.set_xticks(list(pos.values()), [bw_label(x) for x in x_order])
@@ -335,11 +335,11 @@ def _min_and_mean(rows: list[Row], x: Callable[[Row], object], colors, styles) -
     both), against `x`; each line's style is added to `styles`."""
     lines: Lines = {}
     for metric, word, dash in (("rtt_min_ms", "min", "-"), ("rtt_ms", "mean", "--")):
-        got = lines_by(
-            [r for r in rows if r.metric == metric],
-            lambda r, w=word: f"{r.architecture} {w}",
-            x,
-        )
+
+        def line_label(r, w: str = word) -> str:
+            return f"{r.architecture} {w}"
+
+        got = lines_by([r for r in rows if r.metric == metric], line_label, x)
         for label in got:
             styles[label] = {"color": colors.get(label.rsplit(" ", 1)[0], "C0"), "linestyle": dash}
         lines.update(got)

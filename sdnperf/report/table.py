@@ -324,7 +324,7 @@ def _in_order(items) -> list[str]:
 def _resolve_baseline(store: Store, study_id: int, archs: list[str], baseline: str | None) -> str:
     if baseline is None:
         spec = store.study(study_id).spec
-        section = spec.get("study") if isinstance(spec.get("study"), dict) else {}
+        section = study if isinstance(study := spec.get("study"), dict) else {}
         baseline = section.get("baseline") or spec.get("baseline")
         if baseline not in archs:  # the spec's baseline never ran: fall back quietly
             baseline = archs[0]

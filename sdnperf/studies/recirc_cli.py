@@ -28,6 +28,8 @@ from sdnperf.studies import recirc_design as design
 from sdnperf.studies.answers.recirculation import verified
 from sdnperf.studies.recirc_plan import (
     PILOT_MAX_PASSES,
+    Interpolation,
+    Plan,
     PlanError,
     bracket_passes,
     check_reachable,
@@ -528,6 +530,7 @@ def cmd_plan(args) -> int:
                 print(f"error: {_label(key)}: {exc}", file=sys.stderr)
                 status = EXIT_BAD_INPUT
                 continue
+        plan: Interpolation | Plan
         try:
             if interpolate:
                 plan = interpolate_passes(

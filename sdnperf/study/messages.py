@@ -35,7 +35,8 @@ def _members(tp) -> list:
 
 
 def _kinds(model) -> list[str]:
-    field = model.model_fields.get("kind") if isinstance(model, type) else None
+    is_model = isinstance(model, type) and issubclass(model, BaseModel)
+    field = model.model_fields.get("kind") if is_model else None
     if field is None:
         return []
     ann = _unwrap(field.annotation)

@@ -20,17 +20,19 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass, field
 
+from sdnperf.arch.config import ArchitectureConfig
 from sdnperf.samples import Point, format_point
 from sdnperf.study.loader import LoadedStudy
 from sdnperf.study.sweep import groups, points, sweeps_of, variant
+from sdnperf.workloads.config import WorkloadConfig
 
 
 @dataclass(frozen=True)
 class RunSpec:
     key: str
     index: int
-    architecture: object  # an ArchitectureConfig (with the point applied)
-    workload: object  # a WorkloadConfig (with the point applied)
+    architecture: ArchitectureConfig  # with the point applied
+    workload: WorkloadConfig  # with the point applied
     repetition: int
     topology: str = ""  # the topology's label
     point: Point = ()  # ((param path, value), ...), sorted by path

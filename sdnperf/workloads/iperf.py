@@ -341,6 +341,13 @@ class _Pair:
     server: Launched | None = None
     client: Launched | None = None
 
+    def started(self, side: str) -> Launched:
+        """The pair's launched server or client (a WorkloadError before it is launched)."""
+        launched = self.server if side == "server" else self.client
+        if launched is None:
+            raise WorkloadError(f"{self.flow}: iperf3 {side} not launched")
+        return launched
+
 
 def _run_pairs(
     name: str,
@@ -377,12 +384,12 @@ def _run_pairs(
         results: dict[str, IperfResult] = {}
         problems: list[str] = []
         for p in pairs:
-            res, problem = _client_result(p.client, limit_s)
+            res, problem = _client_result(p.started("client"), limit_s)
             if problem or res is None:
                 problems.append(f"{p.flow}: {problem}")
             else:
                 results[p.flow] = res
-        offsets = {p.flow: round(p.client.started - t0, 6) for p in pairs}
+        offsets = {p.flow: round(p.started("client").started - t0, 6) for p in pairs}
         started = group.started
     if problems:
         raise WorkloadError(f"{kind} workload '{name}': " + "; ".join(problems))
@@ -437,12 +444,13 @@ def _await_listening(name: str, pairs: list[_Pair]) -> None:
     waiting = list(pairs)
     while waiting:
         for p in list(waiting):
-            if p.server.popen.poll() is not None:
+            server = p.started("server")
+            if server.popen.poll() is not None:
                 raise WorkloadError(
                     f"workload '{name}': iperf3 server for {p.flow} on "
-                    f"{p.dst_ip}:{p.port} exited at start: {_server_error(p.server)}"
+                    f"{p.dst_ip}:{p.port} exited at start: {_server_error(server)}"
                 )
-            if listens(p.server.pid, p.port, "iperf3"):
+            if listens(server.pid, p.port, "iperf3"):
                 waiting.remove(p)
         if not waiting:
             return

@@ -102,7 +102,7 @@ class TopoForwarding(app_manager.OSKenApp):
             self.hosts[eth.src] = (dpid, in_port)
         destination = self.hosts.get(eth.dst)
         path = self._path(dpid, destination[0]) if destination else None
-        if path is None:
+        if path is None or destination is None:
             if (dpid, in_port) not in self.link_ports:
                 self._flood_at_edges(msg.data, origin=(dpid, in_port))
         else:

@@ -21,6 +21,7 @@ from __future__ import annotations
 import hashlib
 import logging
 import time
+from typing import TYPE_CHECKING, ContextManager, Protocol
 
 import networkx as nx
 
@@ -32,18 +33,42 @@ from sdnperf.controllers.p4rt.topology import (
     proactive_plan,
 )
 
+if TYPE_CHECKING:
+    # lazy: pulls in finsy and google.protobuf, wanted only for the annotation
+    from sdnperf.controllers.p4rt.schema import Schema
+
 log = logging.getLogger("sdnperf.p4rt")
 _INSERT, _MODIFY = 1, 2  # p4.v1.Update.Type (checked against the protos in the tests)
 FLOOD_MEMORY_S = 1.0
 ETH_LLDP = b"\x88\xcc"
 
 
+class FabricState(Protocol):
+    """The counters apps keep (controller.StateFile, and fakes in tests)."""
+
+    links: set[tuple]
+    packet_ins: int
+    flow_mods: int
+
+    @property
+    def lock(self) -> ContextManager:  # held by apps that count from the switches' threads
+        ...
+
+    def touch(self, force: bool = False) -> None: ...
+
+
 class Fabric:
     """What apps may do (implemented by controller.Controller, and by fakes in tests)."""
 
     topology: Topology
-    state: object
-    schema: object
+    state: FabricState
+    schema: Schema | None  # None: a runtime-json controller given no runtime files
+
+    def entry_schema(self) -> Schema:
+        """The schema the apps write entries with (every app but runtime-json has one)."""
+        if self.schema is None:
+            raise ValueError("no P4Info: this app writes entries and needs the controller's p4info")
+        return self.schema
 
     async def packet_out(self, device: int, payload: bytes, port: int = 0, group: int = 0) -> None:
         raise NotImplementedError
@@ -64,7 +89,7 @@ def _entry_update(
     if key_table.get(key) == (action, tuple(sorted(params.items()))):
         return None  # already there, same action
     key_table[key] = (action, tuple(sorted(params.items())))
-    return update(kind, fabric.schema.table_entry(table, match, action, params))
+    return update(kind, fabric.entry_schema().table_entry(table, match, action, params))
 
 
 class App:
@@ -108,7 +133,7 @@ class L2Learning(App):
             return None
         self.flows[key] = out_port
         if self._build is None:
-            self._build = self.fabric.schema.exact_entry_builder(
+            self._build = self.fabric.entry_schema().exact_entry_builder(
                 "flow_port", ("in_port", "eth_src", "eth_dst"), "forward", ("port",)
             )
         return self._build(
@@ -295,7 +320,7 @@ class Proactive(App):
         # lazy: pulls in finsy, google.protobuf, grpc, wanted only here
         from sdnperf.controllers.p4rt.schema import multicast_group
 
-        schema = self.fabric.schema
+        schema = self.fabric.entry_schema()
         out = [
             update("INSERT", multicast_group(gid, members))
             for dev, gid, members in plan["groups"]

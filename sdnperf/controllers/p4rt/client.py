@@ -18,7 +18,7 @@ from __future__ import annotations
 import asyncio
 import collections
 import logging
-from typing import Awaitable, Callable
+from typing import Any, Awaitable, Callable
 
 import grpc
 from finsy.proto import p4r, p4r_grpc, rpc_status
@@ -97,8 +97,10 @@ class SwitchConnection:
         self.election_id = p4r.Uint128(high=0, low=int(election_id))
         self.on_packet_in = on_packet_in
         self.channel: grpc.aio.Channel | None = None
-        self.stub = None
-        self.stream = None
+        # The stub and the stream differ by transport (grpc.aio's, grpcio's, h2stream's
+        # protocol); each subclass sets and uses its own kind.
+        self.stub: Any = None
+        self.stream: Any = None
         self.primary = asyncio.Event()
         self.closed = False
         self._reader: asyncio.Task | None = None
@@ -135,7 +137,12 @@ class SwitchConnection:
     # A synchronous packet-in handler run where the stream is read (no hop to the event
     # loop): fast_packet_in(conn, packet) -> True when it handled the packet. Set by the
     # controller for apps whose packet-in handling never waits (l2-learning).
-    fast_packet_in = None
+    fast_packet_in: Callable[[SwitchConnection, Any], bool] | None = None
+    # The controller's packet-out collector for `fast_packet_in` handlers (controller.py).
+    sync_out: Any = None
+    # Stream messages read but not yet handled (ThreadedSwitchConnection,
+    # StreamSwitchConnection make it at connect()).
+    _inbox: collections.deque
 
     def _handled_fast(self, msg) -> bool:
         """True when `fast_packet_in` took care of `msg` (or failed on it: logged, dropped)."""

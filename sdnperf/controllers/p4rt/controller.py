@@ -104,7 +104,7 @@ class Controller(apps_mod.Fabric):
             raise ValueError(
                 f"transport: {config['transport']!r} is not one of {', '.join(TRANSPORTS)}"
             )
-        self.state = StateFile(config.get("state_file"))
+        self.state: StateFile = StateFile(config.get("state_file"))
         names = {}
         self.topology = Topology()
         for sw in config["switches"]:
@@ -371,6 +371,7 @@ def main(argv: list[str] | None = None) -> int:
 
     async def runner():
         task = asyncio.current_task()
+        assert task is not None  # asyncio.run runs runner() as a task
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGTERM, signal.SIGINT):
             loop.add_signal_handler(sig, task.cancel)

@@ -205,8 +205,8 @@ def files_for(runtime_dir, switch_names) -> dict[str, Path]:
     runtime_dir = Path(runtime_dir)
     found = {}
     for p in runtime_dir.glob("*-runtime.json"):
-        m = re.match(r"^(.+)-runtime\.json$", p.name)
-        found[m.group(1)] = p
+        if m := re.match(r"^(.+)-runtime\.json$", p.name):  # always: the glob's pattern
+            found[m.group(1)] = p
     missing = [s for s in switch_names if s not in found]
     if missing:
         raise RuntimeFileError(

@@ -303,7 +303,7 @@ class Schema:
         n_fields = len(fields)
         what = [f"{info.name} key {f.name}" for f in fields] + [f"{act.name}({p})" for p in params]
 
-        def build(kind: int, values, args) -> "p4r.Update":
+        def build(kind: "p4r.Update.Type.ValueType", values, args) -> "p4r.Update":
             u = p4r.Update()
             u.CopyFrom(template)
             u.type = kind

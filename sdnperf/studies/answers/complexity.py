@@ -23,7 +23,8 @@ WINDOW = "workload.tcp.window"
 
 
 def _by_point(store, study_id, workload, metric, path, key=lambda v: v):
-    out = defaultdict(lambda: defaultdict(list))  # point value -> arch -> values
+    # point value -> arch -> values
+    out: defaultdict[object, defaultdict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
     for run, v in values(store, study_id, metric, workload):
         if path in run.point:
             out[key(run.point[path])][run.architecture].append(v)

@@ -95,6 +95,8 @@ def _load_file(path: Path):
     digest = hashlib.sha1(str(path.resolve()).encode()).hexdigest()[:10]
     name = f"sdnperf_custom_{re.sub(r'[^A-Za-z0-9_]', '_', path.stem)}_{digest}"
     spec = importlib.util.spec_from_file_location(name, path)
+    if spec is None or spec.loader is None:  # not a Python source file
+        raise TopologyError(f"{path}: not a Python file (a custom topology is a .py file)")
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module
     # The file may import its neighbours (helpers.py beside it): let it, while it loads.
@@ -130,7 +132,7 @@ def scheme_names(names: list[str], kind: str) -> dict[str, str]:
     pattern, prefix = NAME_PATTERNS[kind], "h" if kind == HOST else "s"
     kept = {n for n in names if pattern.match(n)}
     mapping = {n: n for n in kept}
-    number = max((int(pattern.match(n).group(1)) for n in kept), default=0)
+    number = max((int(m.group(1)) for n in kept if (m := pattern.match(n))), default=0)
     for name in sorted((n for n in names if n not in kept), key=natural_key):
         number += 1
         mapping[name] = f"{prefix}{number}"
@@ -171,8 +173,8 @@ def topo_to_spec(topo, label: str) -> TopoSpec:
                 notes.append(
                     f"ignored {owned}= on {original}: the architecture decides the node class"
                 )
-        attrs = {"kind": kind, "opts": opts} if opts else {"kind": kind}
-        graph.add_node(rename[original], **attrs)
+        node_attrs: dict[str, object] = {"kind": kind, "opts": opts} if opts else {"kind": kind}
+        graph.add_node(rename[original], **node_attrs)
     for node1, node2, info in topo.links(withInfo=True):
         a, z = rename[node1], rename[node2]
         where = f"{label}: link {node1}-{node2}"
@@ -183,7 +185,7 @@ def topo_to_spec(topo, label: str) -> TopoSpec:
             )
         ports = {n: info.get(k) for n, k in ((a, "port1"), (z, "port2")) if info.get(k) is not None}
         extra = {k: v for k, v in info.items() if k not in _LINK_KEYS}
-        attrs = {
+        attrs: dict[str, object] = {
             "bw": _number(info.get("bw"), "bw", where),
             "delay_ms": parse_delay_ms(info.get("delay"), where),
             "loss_pct": _number(info.get("loss"), "loss", where),

@@ -116,12 +116,13 @@ def build_graphml(p: GraphmlParams, seed: int, base_dir: Path | None = None) -> 
     for node in sorted(graph.nodes, key=lambda n: natural_key(str(n))):
         data = graph.nodes[node]
         where = coordinates(data)
-        attrs = {"label": _node_label(node, data)}
+        label = _node_label(node, data)
+        attrs: dict[str, object] = {"label": label}
         if where is not None:
             attrs["pos"] = (where[1], where[0])  # (x, y) = (lon, lat)
         switch = b.switch(**attrs)
         b.host(switch)
-        switch_of[node], coords[switch], name_map[switch] = switch, where, attrs["label"]
+        switch_of[node], coords[switch], name_map[switch] = switch, where, label
 
     missing = []
     for u, v in sorted(graph.edges, key=lambda e: sorted(natural_key(str(n)) for n in e)):

@@ -25,7 +25,8 @@ class Server(ThreadingHTTPServer):
         # HTTPServer.server_bind asks DNS for the address's name (getfqdn); inside an
         # emulated host with no resolver that blocks for seconds. The name is not needed.
         socketserver.TCPServer.server_bind(self)
-        self.server_name, self.server_port = self.server_address[:2]
+        host, self.server_port = self.server_address[:2]
+        self.server_name = str(host)  # an IPv4/IPv6 address: already a str
 
 
 server = Server((ip, port), functools.partial(Handler, directory=root))
