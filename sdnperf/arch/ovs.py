@@ -306,7 +306,7 @@ class OpenflowArchitecture(_OvsArchitecture):
 
     def _spawn_controller(self) -> None:
         try:
-            self.controller.spawn()
+            self._started_controller().spawn()
         except process.ControllerError as exc:
             raise ArchitectureError(str(exc)) from None
 

@@ -415,11 +415,13 @@ class P4Architecture(Architecture):
                         intf.node.cmd("ethtool -K", intf.name, "gro on >/dev/null 2>&1")
         ours = self.config.controller == "sdnperf"
         try:
+            controller = None
             if ours:
                 # our controller's start-up (a second of Python imports) overlaps the
                 # switches'; it retries a switch that does not listen yet within 0.1 s
-                self.controller = process.p4rt_controller(self.controller_config(net), self.run_dir)
-                self.controller.spawn()
+                controller = process.p4rt_controller(self.controller_config(net), self.run_dir)
+                self.controller = controller
+                controller.spawn()
             for sw in net.switches:
                 sw.wait_listening()
             # a shared process is listed once (its CPU is counted once, as the switches' role)
@@ -432,8 +434,8 @@ class P4Architecture(Architecture):
                 raise ArchitectureError(str(exc)) from None
             if self.config.controller == "remote":
                 return  # it dials the switches' fixed ports itself
-            if ours:
-                self.controller.wait_started()
+            if controller is not None:
+                controller.wait_started()
             else:
                 self.controller = self.command_controller(net)
                 self.controller.start()

@@ -132,15 +132,18 @@ class _DeletesPairOnce:
     deleted = False
 
     def delete(self):
+        intf1, intf2 = self.intf1, self.intf2
+        if intf1 is None or intf2 is None:
+            return  # deleted already
         if self.deleted:
-            self.intf1.node.delIntf(self.intf1)
-            self.intf1.link = None
+            intf1.node.delIntf(intf1)
+            intf1.link = None
         else:
-            self.intf1.delete()
+            intf1.delete()
         self.intf1 = None
         # the peer went with it: only the node forgets it
-        self.intf2.node.delIntf(self.intf2)
-        self.intf2.link = None
+        intf2.node.delIntf(intf2)
+        intf2.link = None
         self.intf2 = None
 
 
@@ -156,7 +159,8 @@ class BatchedTCLink(_DeletesPairOnce, TCLink):
     def __init__(self, *args, **kwargs):
         kwargs.setdefault("cls1", BatchedTCIntf)
         kwargs.setdefault("cls2", BatchedTCIntf)
-        self.deferring, self.deferred = True, []
+        self.deferring = True
+        self.deferred: list[tuple[BatchedTCIntf, tuple]] = []
         try:
             super().__init__(*args, **kwargs)
         finally:
