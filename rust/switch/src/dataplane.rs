@@ -175,11 +175,6 @@ impl FastPathState {
         self.fp.is_some()
     }
 
-    /// The link clocks rate-shaped ports share with the kernel (None: no fast path).
-    pub fn link_clock(&self) -> Option<std::sync::Arc<crate::xdpfast::shaper::ShaperMap>> {
-        self.fp.as_ref().map(|f| f.shaper())
-    }
-
     /// (Re)builds the fast path for `sw`'s program and attaches it to every port (all
     /// must be AF_XDP). When it cannot run, the ports get their plain AF_XDP program
     /// back and `why_not` says why.
@@ -225,12 +220,10 @@ impl FastPathState {
         drop(was);
     }
 
-    /// Makes the maps follow the engine's tables and port shaping; off while an egress
-    /// queue has a packet rate.
+    /// Makes the maps follow the engine's tables; off while the switch shapes traffic.
     fn follow(&mut self, sw: &Switch, log: &str) {
         let Some(fp) = self.fp.as_mut() else { return };
-        fp.apply_port_modes(sw);
-        let want = !sw.has_queue_rates();
+        let want = !sw.shapes_traffic();
         match fp.sync(sw) {
             Err(e) => {
                 if self.on {
@@ -246,7 +239,7 @@ impl FastPathState {
                         if want {
                             "on"
                         } else {
-                            "off while an egress queue has a packet rate (set_queue_rate)"
+                            "off while ports are impaired or rate-limited"
                         }
                     );
                 }
@@ -400,9 +393,6 @@ impl Loop {
             opts.cpu_port,
             &opts.name,
         );
-        if let Some(sw) = hooks.switch() {
-            sw.set_link_clock(fast.link_clock());
-        }
         Loop { ports, fast, opts }
     }
 
@@ -603,15 +593,12 @@ impl<'a, H: Hooks> Member<'a, H> {
                     sw.set_cpu_port(cpu_port);
                 }
                 fast.rebuild(hooks.switch().map(|s| &*s), ports, cpu_port, log);
-                if let Some(sw) = hooks.switch() {
-                    sw.set_link_clock(fast.link_clock());
-                }
             }
         }
         let Some(sw) = hooks.switch() else {
             // no program yet: drain the rings (packets are dropped) and wait for commands
             for p in ports.iter_mut() {
-                p.io.rx_burst(RX_BATCH, |_, _, _| {});
+                p.io.rx_burst(RX_BATCH, |_, _| {});
             }
             return Round::Idle(Idle {
                 tick_ns: hooks.wants_tick().then_some(TICK.as_nanos() as u64),
@@ -623,12 +610,12 @@ impl<'a, H: Hooks> Member<'a, H> {
         for (i, p) in ports.iter_mut().enumerate() {
             let num = p.num;
             got += match self.pcap.as_mut() {
-                None => p.io.rx_burst(RX_BATCH, |data, vnet, slot| {
-                    sw.receive_slotted(num, data, vnet, now, slot)
-                }),
-                Some(d) => p.io.rx_burst(RX_BATCH, |data, vnet, slot| {
+                None => {
+                    p.io.rx_burst(RX_BATCH, |data, vnet| sw.receive(num, data, vnet, now))
+                }
+                Some(d) => p.io.rx_burst(RX_BATCH, |data, vnet| {
                     d.received(i, data);
-                    sw.receive_slotted(num, data, vnet, now, slot)
+                    sw.receive(num, data, vnet, now)
                 }),
             };
         }
