@@ -84,12 +84,26 @@ def _set_thread(tid: int, setting: str) -> None:
 def apply(pids: list[int], setting: str) -> None:
     """Give every thread of each process the setting ("normal" leaves a fresh process as
     it is: nothing is changed)."""
+    _check(setting)
+    if setting != "normal":
+        _set_all(pids, setting)
+
+
+def set_live(pids: list[int], setting: str) -> None:
+    """Switch a running process between settings (experiments that interleave them):
+    "normal" is set explicitly, undoing an earlier one."""
+    _check(setting)
+    _set_all(pids, setting)
+
+
+def _check(setting: str) -> None:
     if setting not in CPU_PRIORITIES:
         raise CpuPriorityError(f"cpu_priority {setting!r}: one of {', '.join(CPU_PRIORITIES)}")
-    if setting == "normal":
-        return
     if setting == "realtime":
         check_realtime_safe(rt_throttle())
+
+
+def _set_all(pids: list[int], setting: str) -> None:
     for pid in pids:
         for tid in tasks(pid):
             try:
@@ -101,19 +115,6 @@ def apply(pids: list[int], setting: str) -> None:
                     f'cpu_priority = "{setting}": not permitted on switch process {pid} '
                     f"(thread {tid}): {exc.strerror}; it needs CAP_SYS_NICE (run as root)"
                 ) from None
-
-
-def set_live(pids: list[int], setting: str) -> None:
-    """Switch a running process between settings (experiments that interleave them)."""
-    if setting == "normal":
-        for pid in pids:
-            for tid in tasks(pid):
-                try:
-                    _set_thread(tid, "normal")
-                except ProcessLookupError:
-                    continue
-        return
-    apply(pids, setting)
 
 
 def read(pids: list[int]) -> dict:
