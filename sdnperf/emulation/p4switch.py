@@ -96,6 +96,8 @@ class SharedSwitchProcess:
             raise P4SwitchError(f"switches of one shared process need one CPU port, not {cpu}")
         argv = [self.binary, "--cpu-port", str(cpu.pop()), "--die-with-parent", *self.extra_args]
         for sw in self.members:
+            if sw.device_id is None or sw.grpc_port is None:  # P4Switch() refuses this already
+                raise P4SwitchError(f"{sw.name}: a shared switch needs a device id and gRPC port")
             spec = member_spec(sw.device_id, sw.grpc_port, sw.ctl_socket, sw.port_names())
             argv += ["--switch", spec]
         return argv
@@ -325,6 +327,9 @@ class P4Switch(Switch):
 
     def wait_listening(self) -> None:
         """Block until a P4Runtime switch's gRPC port accepts connections."""
+        port = self.grpc_port
+        if port is None:
+            raise P4SwitchError(f"{self.name}: a program switch has no gRPC port to wait for")
         started = self._started_at
         if self.shared is not None:
             self.proc = self.shared.ensure_started()
@@ -333,10 +338,10 @@ class P4Switch(Switch):
         while time.time() < deadline:
             if self.proc is None or self.proc.poll() is not None:
                 break
-            if grpc_port_open(self.grpc_port):
+            if grpc_port_open(port):
                 return
             time.sleep(0.05)
-        self._fail(f"did not open gRPC port {self.grpc_port}")
+        self._fail(f"did not open gRPC port {port}")
 
     def _fail(self, what: str):
         err = self.log_path.read_text()[-2000:] if self.log_path.exists() else ""

@@ -65,7 +65,7 @@ def git_commit(folder: Path = PACKAGE_DIR) -> dict:
     return {"commit": commit, "dirty": None if status is None else bool(status)}
 
 
-def named_files(config: dict, base_dirs: list[Path]) -> dict[str, str | None]:
+def named_files(config: object, base_dirs: list[Path]) -> dict[str, str | None]:
     """Every existing file (or the files of a folder) that a string in `config` names,
     relative to one of `base_dirs` or absolute -> its SHA-256. Generic on purpose: a new
     architecture field that names a program or runtime file is covered without a change."""

@@ -161,7 +161,7 @@ class Store:
                     _to_json(provenance or {}),
                 ),
             )
-            return int(cur.lastrowid)
+            return _inserted_id(cur)
 
     def record_run(self, study_id: int, result: RunResult) -> int:
         """Store one finished run with its samples and summaries, in one transaction.
@@ -199,7 +199,7 @@ class Store:
                     result.position,
                 ),
             )
-            run_id = int(cur.lastrowid)
+            run_id = _inserted_id(cur)
             if result.point:
                 known = set(self.swept_params())
                 self._conn.executemany(
@@ -496,6 +496,14 @@ def _check_result(result: RunResult) -> None:
                 f"RunResult {result.key}: summary {s.workload}/{s.metric} has "
                 f"better={s.better!r}, expected 'lower' or 'higher'"
             )
+
+
+def _inserted_id(cur: sqlite3.Cursor) -> int:
+    """The id of the row the INSERT on `cur` just wrote (sqlite3 sets lastrowid after every
+    INSERT; None would mean the statement wrote nothing)."""
+    if cur.lastrowid is None:
+        raise sqlite3.DatabaseError("an INSERT wrote no row (no lastrowid)")
+    return cur.lastrowid
 
 
 def _to_json(value: Any) -> str:

@@ -32,23 +32,24 @@ class StateFile:
 
     def touch(self, force: bool = False) -> None:
         """Note a change: written now when forced or 0.2 s passed, else by the flusher."""
-        if not self.path:
+        path = self.path
+        if not path:
             return
         if self._flusher is None:
-            self._flusher = hub.spawn(self._flush_loop)
+            self._flusher = hub.spawn(self._flush_loop, path)
         now = time.monotonic()
         if force or now - self._last_write >= 0.2:
-            self._write(now)
+            self._write(path, now)
 
-    def _flush_loop(self) -> None:
+    def _flush_loop(self, path: str) -> None:
         # Written even when unchanged: the file's "time" tells the lab it is current.
         while True:
             hub.sleep(0.2)
-            self._write(time.monotonic())
+            self._write(path, time.monotonic())
 
-    def _write(self, now: float) -> None:
+    def _write(self, path: str, now: float) -> None:
         self._last_write = now
-        tmp = self.path + ".tmp"
+        tmp = path + ".tmp"
         with open(tmp, "w") as fh:
             json.dump(
                 {
@@ -60,7 +61,7 @@ class StateFile:
                 },
                 fh,
             )
-        os.replace(tmp, self.path)  # atomic: the lab never reads half a file
+        os.replace(tmp, path)  # atomic: the lab never reads half a file
 
 
 def install_table_miss(datapath) -> None:

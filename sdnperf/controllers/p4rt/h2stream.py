@@ -92,7 +92,7 @@ class H2Error(RuntimeError):
     pass
 
 
-def frame(kind: int, flags: int, stream: int, payload: bytes = b"") -> bytes:
+def frame(kind: int, flags: int, stream: int, payload: bytes | bytearray = b"") -> bytes:
     n = len(payload)
     return _HEAD.pack(n >> 16, n & 0xFFFF, kind, flags, stream) + payload
 
@@ -293,7 +293,8 @@ class GrpcStream:
             return
         if sid != STREAM_ID:
             return
-        self.headers.update(fields)
+        # hpack types HeaderTuple as bytes pairs; decode() without raw=True yields str pairs
+        self.headers.update(fields)  # type: ignore[arg-type]
         status = self.headers.get(":status", "200")
         if status != "200":
             self._close(f"the server answered HTTP status {status}")

@@ -110,7 +110,8 @@ def proactive_plan(topo: Topology):
         for a, b in nx.bfs_edges(g, root):
             ports = g[a][b]["port"]
             tree_ports |= {(a, ports[a]), (b, ports[b])}
-    flood, groups = [], []
+    flood: list[tuple[int, int, int | None]] = []
+    groups: list[tuple[int, int, list[int]]] = []
     for dev, ports in topo.ports.items():
         out_ports = [p for p in ports if (dev, p) not in link_ports or (dev, p) in tree_ports]
         for p in ports:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Generic, TypeVar
 
 from pydantic import BaseModel, ConfigDict
 
@@ -22,14 +22,17 @@ class Params(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
 
 
-BuildFn = Callable[[Params, int, "Path | None"], TopoSpec]
+P = TypeVar("P", bound=Params)
 
 
 @dataclass(frozen=True)
-class Generator:
+class Generator(Generic[P]):
+    """One topology kind: `build` takes what `params_model` validated (the type says they
+    agree)."""
+
     kind: str
-    params_model: type[Params]
-    build: BuildFn  # build(params, seed, base_dir) -> TopoSpec
+    params_model: type[P]
+    build: Callable[[P, int, Path | None], TopoSpec]  # build(params, seed, base_dir)
     summary: str  # one line for `topo show` and error messages
 
 
