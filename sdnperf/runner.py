@@ -18,7 +18,7 @@ from typing import Callable, Iterator
 
 from sdnperf.arch import Architecture, ArchitectureError, architecture_class, check_architecture
 from sdnperf.arch.link_support import check_link_features
-from sdnperf.ctlbench.study import CtlbenchStudy
+from sdnperf.ctlbench.study import CtlbenchStudy, StoredRun
 from sdnperf.emulation import capabilities, cleanup
 from sdnperf.emulation.network import EmulationError, Network
 from sdnperf.emulation.nodes import Net
@@ -28,7 +28,7 @@ from sdnperf.links.apply import appliers
 from sdnperf.links.element import element_links, start_elements, stop_elements, without_links
 from sdnperf.links.scheduler import LinkScheduler
 from sdnperf.p4.catalog import held_selection
-from sdnperf.samples import CpuReport, RunResult, Summary
+from sdnperf.samples import CpuReport, RunResult, RunStatus, Summary
 from sdnperf.store.sqlite import Store
 from sdnperf.study.loader import LoadedStudy
 from sdnperf.study.plan import RunSpec, plan_runs
@@ -137,7 +137,7 @@ class StartedNetwork:
     """A built network whose data plane forwards, and the architecture running it."""
 
     arch: Architecture
-    net: object  # mininet.net.Mininet (or a test's fake)
+    net: Net  # mininet.net.Mininet (or a test's fake)
     ready_s: float  # from building the network until the architecture was ready
     kernel_netem: bool = True  # the kernel delays/drops links (else switches or elements)
     elements: dict = field(default_factory=dict)  # (node1, node2) -> links.element.LinkElement
@@ -229,7 +229,9 @@ def _link_facts(facts: dict, spec: TopoSpec, started: StartedNetwork) -> None:
         facts["link_elements"] = sorted(f"{a}-{b}" for a, b in started.elements)
 
 
-def new_result(study: LoadedStudy, run: RunSpec, status: str = "ok", error: str = "") -> RunResult:
+def new_result(
+    study: LoadedStudy, run: RunSpec, status: RunStatus = "ok", error: str = ""
+) -> RunResult:
     """A run's result before anything is measured: which run it is and its configuration.
     execute_run fills it in; a cluster driver stores it failed for a run its node lost."""
     return RunResult(
@@ -471,7 +473,7 @@ def plan_of(study: LoadedStudy | CtlbenchStudy) -> list:
     return study.plan() if isinstance(study, CtlbenchStudy) else plan_runs(study)
 
 
-def observe(study, result: RunResult) -> None:
+def observe(study, result: StoredRun) -> None:
     """A run just stored (or found stored on --resume): a controller benchmark judges its
     later runs against the probe ceiling it measured."""
     if isinstance(study, CtlbenchStudy):

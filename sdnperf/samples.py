@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 Better = Literal["lower", "higher"]
+RunStatus = Literal["ok", "failed"]
 # A run's sweep point: ((parameter path, value), ...) sorted by path (study/sweep.py makes
 # them; run keys, --only, tables and plots spell them with format_point).
 Point = tuple[tuple[str, object], ...]
@@ -87,7 +88,7 @@ class RunResult:
     workload: str
     repetition: int
     params: dict
-    status: Literal["ok", "failed"]
+    status: RunStatus
     error: str = ""
     started: float = 0.0  # unix time
     finished: float = 0.0

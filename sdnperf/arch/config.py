@@ -152,10 +152,8 @@ class OpenflowConfig(_ArchBase):
             raise ValueError(
                 'address = "host:port" goes with controller = "remote" (and only there)'
             )
-        if c == "command":
-            check_placeholders(
-                self.command, OPENFLOW_PLACEHOLDERS
-            )  # PlaceholderError: a ValueError
+        if self.command is not None:  # controller = "command" (checked above)
+            check_placeholders(self.command, OPENFLOW_PLACEHOLDERS)  # PlaceholderError: ValueError
         if c == "osken" and self.app not in OSKEN_APP_NAMES and not self.app.endswith(".py"):
             raise ValueError(
                 f"app {self.app!r}: os-ken runs one of ours "
@@ -263,7 +261,7 @@ class P4Config(_ArchBase):
     def _fields_of_the_controller(self):
         if (self.controller == "command") != (self.command is not None):
             raise ValueError('command = [...] goes with controller = "command" (and only there)')
-        if self.controller == "command":
+        if self.command is not None:  # controller = "command" (checked above)
             check_placeholders(self.command, P4RUNTIME_PLACEHOLDERS)
         if self.datapath != "user" and self.target != "sdnperf":
             raise ValueError(

@@ -94,11 +94,12 @@ class LinuxRouter(Switch):
         by_port = {self.ports[i]: i.name for i in self.intfList() if i.name != "lo"}
         mine = [{**h, "intf": by_port[h["port"]]} for h in hosts if h["switch"] == self.name]
         towards = self._links_to_neighbours()
+        hops = hops or {}
         remote = []
         for h in hosts:
-            if h["switch"] == self.name or h["switch"] not in (hops or {}):
+            if h["switch"] == self.name or h["switch"] not in hops:
                 continue
-            intf, next_mac = towards[hops[h["switch"]]]  # type: ignore[index]
+            intf, next_mac = towards[hops[h["switch"]]]
             remote.append({"ip": h["ip"], "intf": intf, "next_mac": next_mac})
         for argv in router_commands(self.ports_named(), mine, remote):
             out = self.cmd(shlex.join(argv) + " 2>&1; echo rc=$?")

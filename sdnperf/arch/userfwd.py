@@ -95,10 +95,11 @@ def serve(config: dict) -> None:
         Path(config["ready"]).write_text("ready\n")
     while True:
         for key, _ in sel.select():
-            sock, in_port = key.fileobj, key.data
+            in_port = key.data
+            sock = socks[in_port]  # the socket registered with this port (key.fileobj)
             while True:
                 try:
-                    frame, addr = sock.recvfrom(65535)  # type: ignore[union-attr]
+                    frame, addr = sock.recvfrom(65535)
                 except BlockingIOError:
                     break
                 if addr[2] == PACKET_OUTGOING:

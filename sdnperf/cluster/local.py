@@ -18,7 +18,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from sdnperf.cluster import NODE_RESOURCE
 
@@ -94,7 +94,7 @@ class LocalCluster:
         remove_stale_folders()
         # Ray's socket paths must stay short (sun_path): a short folder under /tmp.
         self.temp_dir = tempfile.mkdtemp(prefix=f"{FOLDER_PREFIX}{os.getpid()}-", dir="/tmp")
-        common = dict(
+        common: dict[str, Any] = dict(  # ray's node arguments (**kwargs: Any)
             node_ip_address="127.0.0.1",
             include_dashboard=False,
             object_store_memory=OBJECT_STORE_BYTES,

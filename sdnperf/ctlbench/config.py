@@ -72,7 +72,7 @@ class _Strict(BaseModel):
 
 class StudySection(_Strict):
     name: SafeName = "ctlbench"  # results/<name>/: one safe folder name
-    repetitions: int = Field(1, ge=1, le=100)
+    repetitions: int = Field(default=1, ge=1, le=100)
     baseline: str | None = None
     # the run order of the one study pipeline (study/plan.py): file order, or shuffled by seed
     order: Literal["interleaved", "random"] = "interleaved"
@@ -128,19 +128,19 @@ class LoadSection(_Strict):
     mode: Literal["rate", "throughput", "latency"] = "throughput"
     switches: list[int] = Field(default_factory=lambda: [1])
     rate: list[float] = Field(default_factory=lambda: [1000.0])
-    window: int = Field(64, ge=1, le=1 << 19)
-    warmup: float = Field(1.0, ge=0)
-    duration: float = Field(5.0, gt=0)
-    packets: int | None = Field(None, ge=1)
-    drain: float = Field(1.0, ge=0)
-    timeout: float = Field(1.0, gt=0)
-    hosts: int = Field(100, ge=2, le=0xFFFFFF)
-    ports: int = Field(4, ge=1, le=0xFF00)
-    threads: int = Field(1, ge=1, le=64)
-    interval: float = Field(1.0, gt=0)
+    window: int = Field(default=64, ge=1, le=1 << 19)
+    warmup: float = Field(default=1.0, ge=0)
+    duration: float = Field(default=5.0, gt=0)
+    packets: int | None = Field(default=None, ge=1)
+    drain: float = Field(default=1.0, ge=0)
+    timeout: float = Field(default=1.0, gt=0)
+    hosts: int = Field(default=100, ge=2, le=0xFFFFFF)
+    ports: int = Field(default=4, ge=1, le=0xFF00)
+    threads: int = Field(default=1, ge=1, le=64)
+    interval: float = Field(default=1.0, gt=0)
     buffer_ids: bool = False
     ceiling: bool = True
-    ceiling_duration: float = Field(2.0, gt=0)
+    ceiling_duration: float = Field(default=2.0, gt=0)
 
     @field_validator("switches")
     @classmethod
@@ -277,10 +277,11 @@ def controller_from_arg(spec: str) -> ControllerSpec:
     `127.0.0.1:6653`."""
     kind, _, arg = spec.partition(":")
     try:
+        # validated like a file's kind = "...": `kind` is the user's text
         if kind in ("osken", "p4rt"):
-            return ControllerSpec(kind=kind, app=arg or "l2-learning")
+            return ControllerSpec.model_validate({"kind": kind, "app": arg or "l2-learning"})
         if kind in ("echo", "faucet", "ovs-testcontroller") and not arg:
-            return ControllerSpec(kind=kind)
+            return ControllerSpec.model_validate({"kind": kind})
         if kind in ("127.0.0.1", "localhost") and arg.isdigit():
             return ControllerSpec(kind="external", address=spec)
         if kind == "external":

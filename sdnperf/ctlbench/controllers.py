@@ -92,6 +92,13 @@ def _osken_module(app: str) -> tuple[list[str], dict[str, str]]:
     return [app], {}
 
 
+def _given(spec: ControllerSpec, value: str | None, field: str) -> str:
+    """`value`, which ControllerSpec's own check sets for this kind of controller."""
+    if value is None:
+        raise ControllerError(f"controller kind {spec.kind!r} has no {field}")
+    return value
+
+
 def start(
     spec: ControllerSpec,
     run_dir: Path,
@@ -104,7 +111,7 @@ def start(
     run_dir = Path(run_dir)
     run_dir.mkdir(parents=True, exist_ok=True)
     if spec.kind == "external":
-        return Running(spec, spec.address, pid=spec.pid)
+        return Running(spec, _given(spec, spec.address, "address"), pid=spec.pid)
     if spec.kind == "echo":
         port = process.free_port()
         proc = ControllerProcess(
@@ -118,7 +125,7 @@ def start(
         if spec.app in process.OSKEN_APPS:
             proc = process.osken(spec.app, run_dir)
         else:
-            tail, env = _osken_module(spec.app)
+            tail, env = _osken_module(_given(spec, spec.app, "app"))
             port = process.free_port()
             argv = [
                 process.venv_tool("osken-manager"),
@@ -255,7 +262,7 @@ def start_p4runtime(
         )
     elif spec.kind == "p4rt":
         proc = process.p4rt_controller(
-            p4rt_controller_config(spec.app, devices, load.ports), run_dir
+            p4rt_controller_config(_given(spec, spec.app, "app"), devices, load.ports), run_dir
         )
     else:  # pragma: no cover - the config model refuses other kinds
         raise ControllerError(f"controller kind {spec.kind!r} does not speak P4Runtime")

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 
 from sdnperf.ctlbench import metrics as m
-from sdnperf.samples import CpuReport, RunResult, Sample, Summary
+from sdnperf.samples import Better, CpuReport, RunResult, Sample, Summary
 
 PROBE_SATURATED_PCT = 90.0  # probe CPU per thread, % of one core
 CEILING_FACTOR = 2.0  # answered rate within this factor of the echo ceiling = probe-bound
@@ -89,9 +89,9 @@ def to_run_result(
     samples: list[Sample] = []
     summaries: list[Summary] = []
 
-    def summ(metric: str, value, unit: str, better: str) -> None:
+    def summ(metric: str, value, unit: str, better: Better) -> None:
         if value is not None:
-            summaries.append(Summary(w, metric, float(value), unit, better))  # type: ignore[arg-type]
+            summaries.append(Summary(w, metric, float(value), unit, better))
 
     series = doc.get("series") or {}
     iv = float(series.get("interval_s") or 1.0)

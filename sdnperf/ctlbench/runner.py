@@ -135,7 +135,7 @@ class CtlbenchRunner:
             error=error,
             started=started,
             finished=time.time(),
-            **({"cpu": cpu} if cpu is not None else {}),
+            cpu=cpu if cpu is not None else CpuReport(),  # RunResult's own default
         )
 
     def _probe_argv(
@@ -144,18 +144,20 @@ class CtlbenchRunner:
         """`target`: the controller's address (OpenFlow) or the devices file (P4Runtime);
         `extra`: probe options the OpenFlow controller needs."""
         load = self.cfg.load
-        kw = {}
+        mode: str | None = None  # None: the probe's defaults (the load's own)
+        duration: float | None = None
+        warmup: float | None = None
         if spec.ceiling:
-            kw = dict(
-                mode="throughput", duration=load.ceiling_duration, warmup=min(load.warmup, 0.5)
-            )
+            mode, duration, warmup = "throughput", load.ceiling_duration, min(load.warmup, 0.5)
         rate = None if spec.ceiling else spec.rate
         if load.protocol == "p4runtime":
             listen = spec.controller.address if spec.controller.kind == "external" else None
             return probe.p4runtime_argv(
-                binary, Path(target), load, spec.switches, rate, listen=listen, **kw
+                binary, Path(target), load, spec.switches, rate, listen, mode, duration, warmup
             )
-        return probe.openflow_argv(binary, target, load, spec.switches, rate, extra, **kw)
+        return probe.openflow_argv(
+            binary, target, load, spec.switches, rate, extra, mode, duration, warmup
+        )
 
     def run_one(self, spec: RunSpec, binary: str) -> RunResult:
         load = self.cfg.load
@@ -172,14 +174,6 @@ class CtlbenchRunner:
             "run_dir": str(run_dir),
             "protocol": load.protocol,
         }
-        args = dict(
-            key=spec.key,
-            controller=spec.controller.label,
-            mode=spec.mode,
-            switches=spec.switches,
-            rate=spec.rate,
-            repetition=spec.repetition,
-        )
         doc, crash, probe_note, stages = None, None, "", None
         sampler = CpuSampler(interval=0.5)
         t0 = 0.0  # when the sampler (and so the probe's clock) started
@@ -271,6 +265,12 @@ class CtlbenchRunner:
             ceiling = float(totals.get("answered_rate") or 0) or None
         result = convert.to_run_result(
             doc,
+            key=spec.key,
+            controller=spec.controller.label,
+            mode=spec.mode,
+            switches=spec.switches,
+            rate=spec.rate,
+            repetition=spec.repetition,
             params=params,
             cpu=cpu,
             usage=usage,
@@ -278,7 +278,6 @@ class CtlbenchRunner:
             crash=crash,
             started=started,
             finished=time.time(),
-            **args,
         )
         if stages:  # our P4Runtime controller times its stages (controllers/p4rt/stages.py)
             result.params["controller_stages"] = stages

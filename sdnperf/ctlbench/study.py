@@ -24,6 +24,7 @@ import random
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Protocol
 
 from sdnperf.ctlbench import convert, probe
 from sdnperf.ctlbench.config import (
@@ -36,6 +37,20 @@ from sdnperf.ctlbench.config import (
 )
 from sdnperf.ctlbench.runner import CEILING_ARCH, CtlbenchRunner, RunSpec
 from sdnperf.samples import Point, RunResult, format_point
+
+
+class StoredRun(Protocol):
+    """What observe() reads of a run: just finished (RunResult) or read back from the store
+    on --resume (store.RunRow)."""
+
+    @property
+    def params(self) -> dict: ...
+
+    @property
+    def status(self) -> str: ...
+
+    @property
+    def point(self) -> dict: ...
 
 
 @dataclass(frozen=True)
@@ -180,7 +195,7 @@ class CtlbenchStudy:
             return [str(exc)]
         return []
 
-    def observe(self, result: RunResult) -> None:
+    def observe(self, result: StoredRun) -> None:
         """A stored run: a ceiling measured ok becomes the ceiling of its later runs."""
         if result.params.get("ceiling") and result.status == "ok":
             switches = int(result.params["switches"])

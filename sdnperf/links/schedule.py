@@ -311,9 +311,12 @@ def plan_links(spec: TopoSpec, schedules: dict[str, LinkSchedule], base_dir: Pat
             )
             plans[key] = plan
             for d in plan.directions():
-                wanted = dict(curves) if cfg.direction in ("both", d.direction) else {}
-                if traced[d.direction] is not None:
-                    wanted["rate_mbps"] = traced[d.direction]  # type: ignore[assignment]
+                wanted: dict[str, Curve] = (
+                    dict(curves) if cfg.direction in ("both", d.direction) else {}
+                )
+                trace = traced[d.direction]
+                if trace is not None:
+                    wanted["rate_mbps"] = trace
                 for q, curve in wanted.items():
                     if q in d.curves:
                         raise ScheduleError(

@@ -61,7 +61,8 @@ def write_report(
             sweep_figure(item, tmp, colors, conditions(store, study_id)) for item in curves
         ]
         sweep_parts = [_sweep_section(item, png, base) for item, png in zip(curves, sweep_pngs)]
-        archs = [base] + [a for a in dict.fromkeys(r.architecture for r in runs) if a != base]
+        first = [base] if base is not None else []  # (a study without runs has none)
+        archs = first + [a for a in dict.fromkeys(r.architecture for r in runs) if a != base]
         panel_pngs = topology_panels(
             store, study_id, tmp, colors, conditions(store, study_id), archs
         )

@@ -22,9 +22,10 @@ from __future__ import annotations
 import math
 import textwrap
 from collections import defaultdict
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
+from typing import Callable, TypeVar
 
 import numpy as np
 from matplotlib.backends.backend_agg import FigureCanvasAgg
@@ -198,17 +199,20 @@ def theory_line(
 # -- drawing ------------------------------------------------------------------------------
 
 
+X = TypeVar("X")  # an x value: N, a link rate, a send rate
+
+
 def _draw(
     panels: dict[str, Lines],
     styles: dict[str, dict],
-    x_order: list[object],
+    x_order: Sequence[X],
     categorical: bool,
     xlabel: str,
     ylabel: str,
     title: str,
     out_dir: str | Path,
     stem: str,
-    top_axis: Callable[[object], float] | None = None,
+    top_axis: Callable[[X], float] | None = None,
     extra: dict[str, dict[str, dict[object, float]]] | None = None,
     sharey: bool = True,
 ) -> Path | None:
@@ -222,7 +226,7 @@ def _draw(
     fig.set_layout_engine("constrained")
     FigureCanvasAgg(fig)
     axes = fig.subplots(nrows, cols, sharey=sharey, squeeze=False).ravel()
-    pos = {format_value(x): (float(i) if categorical else float(x)) for i, x in enumerate(x_order)}  # type: ignore[arg-type]
+    pos = {format_value(x): (float(i) if categorical else float(x)) for i, x in enumerate(x_order)}  # type: ignore[arg-type]  # numbers when not categorical
     all_means: list[float] = []
     for ax, (panel, lines) in zip(axes, panels.items()):
         ax.grid(True, alpha=0.3)
@@ -389,7 +393,7 @@ def rtt_vs_passes(
         f"{workload}: min and mean RTT against the number of recirculations, links {bw_label(bw)}",
         out_dir,
         f"rtt_vs_passes_{workload}_{format_value(bw)}",
-        top_axis=lambda n: float(transmissions(int(n))),  # type: ignore[call-overload]
+        top_axis=lambda n: float(transmissions(int(n))),
         sharey=False,  # a topology each, as the thesis's figures: the passes' µs stay visible
     )
 
@@ -478,7 +482,7 @@ def throughput_by_link_rate(data: list[Row], workload: str, topology: str, out_d
         "per link rate",
         out_dir,
         f"throughput_by_link_rate_{workload}_{topology}",
-        top_axis=lambda n: float(transmissions(int(n))),  # type: ignore[call-overload]
+        top_axis=lambda n: float(transmissions(int(n))),
     )
 
 
@@ -516,7 +520,7 @@ def by_send_rate(data: list[Row], workload: str, metric: str, bw: object, out_di
         f"send rate, links {bw_label(bw)}",
         out_dir,
         f"by_send_rate_{workload}_{metric}_{format_value(bw)}",
-        top_axis=lambda n: float(transmissions(int(n))),  # type: ignore[call-overload]
+        top_axis=lambda n: float(transmissions(int(n))),
     )
 
 

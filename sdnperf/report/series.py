@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 from collections import defaultdict
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -69,7 +70,7 @@ def throughput_over_time(
     flows: dict[str, set[str]] = defaultdict(set)
     units: dict[str, str] = {}
     counts: dict[tuple[str, int, float], int] = defaultdict(int)
-    where = {} if topology is None else {"topology": topology}
+    where: dict[str, Any] = {} if topology is None else {"topology": topology}  # Store filters
     for s in store.samples(
         study_id=study_id, workload=workload, metric=metric, status="ok", **where
     ):

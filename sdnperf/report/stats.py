@@ -27,9 +27,10 @@ from sdnperf.samples import Better
 
 CONFIDENCE = 0.95
 ALPHA = 0.05  # significance level for the marks and the normality check
+Values = Sequence[float] | np.ndarray  # what the tests take: a list, or finite()'s array
 
 
-def finite(values: Sequence[float]) -> np.ndarray:
+def finite(values: Values) -> np.ndarray:
     """The values as a float array without NaN/inf."""
     arr = np.asarray(list(values), dtype=float)
     return arr[np.isfinite(arr)]
@@ -73,7 +74,7 @@ class TestResult:
     note: str = ""
 
 
-def welch_p(a: Sequence[float], b: Sequence[float]) -> TestResult:
+def welch_p(a: Values, b: Values) -> TestResult:
     """Two-sided Welch's t-test (no equal-variance assumption)."""
     x, y = finite(a), finite(b)
     if len(x) < 2 or len(y) < 2:
@@ -84,7 +85,7 @@ def welch_p(a: Sequence[float], b: Sequence[float]) -> TestResult:
     return TestResult("welch", p)
 
 
-def mann_whitney_p(a: Sequence[float], b: Sequence[float]) -> TestResult:
+def mann_whitney_p(a: Values, b: Values) -> TestResult:
     """Two-sided Mann–Whitney U test (exact for small samples without ties)."""
     x, y = finite(a), finite(b)
     if len(x) < 1 or len(y) < 1:
@@ -95,7 +96,7 @@ def mann_whitney_p(a: Sequence[float], b: Sequence[float]) -> TestResult:
     return TestResult("mann-whitney", p)
 
 
-def normality_doubtful(values: Sequence[float]) -> bool:
+def normality_doubtful(values: Values) -> bool:
     """Shapiro–Wilk rejects normality at ALPHA (needs n >= 3; constant data is not doubtful)."""
     x = finite(values)
     if len(x) < 3 or np.ptp(x) == 0:

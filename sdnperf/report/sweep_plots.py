@@ -20,7 +20,7 @@ from sdnperf.report import metrics
 from sdnperf.report.plot_kinds import register as register_kind
 from sdnperf.report.plots import DPI, _save
 from sdnperf.report.stats import mean_ci
-from sdnperf.report.sweeps import SweepMetric, fit_number
+from sdnperf.report.sweeps import SweepMetric, fit_number, number
 from sdnperf.samples import format_value
 
 DECADES = 100.0  # max/min ratio from which an axis is drawn logarithmic
@@ -54,7 +54,7 @@ def sweep_figure(
         return None
     xs = item.xs()
     position = (
-        {format_value(x): float(x) for x in xs}
+        {format_value(x): number(x) for x in xs}
         if item.numeric
         else {format_value(x): float(i) for i, x in enumerate(xs)}
     )

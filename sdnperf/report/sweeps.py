@@ -29,7 +29,7 @@ from sdnperf.report.stats import (
     mean_ci,
     pct_difference,
 )
-from sdnperf.samples import format_value
+from sdnperf.samples import Better, format_value
 from sdnperf.store import Store
 
 Rest = tuple[tuple[str, object], ...]  # the other swept parameters of a point
@@ -79,7 +79,7 @@ class SweepMetric:
     workload: str
     metric: str
     unit: str
-    better: str
+    better: Better
     fit_kind: str  # "linear" | "log" | "none"
     numeric: bool  # x values are all numbers (else categories in the study's order)
     order: list[object]  # the parameter's values in the study's order
@@ -115,6 +115,13 @@ def _numeric(value: object) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
+def number(value: object) -> float:
+    """A sweep value of a numeric sweep (SweepMetric.numeric) as a float."""
+    if not isinstance(value, (int, float)):
+        raise TypeError(f"sweep value {value!r} is not a number")
+    return float(value)
+
+
 def sweep_metrics(store: Store, study_id: int, baseline: str | None = None) -> list[SweepMetric]:
     """Every (swept parameter, workload, metric) with data, in parameter then metric order."""
     params = store.swept_params(study_id)
@@ -136,7 +143,7 @@ def sweep_metrics(store: Store, study_id: int, baseline: str | None = None) -> l
         by_metric: dict[tuple[str, str], dict] = defaultdict(
             lambda: {"curves": defaultdict(lambda: defaultdict(list)), "flats": defaultdict(list)}
         )
-        units: dict[tuple[str, str], tuple[str, str]] = {}
+        units: dict[tuple[str, str], tuple[str, Better]] = {}
         for s in summaries:
             if (s.workload, s.metric) not in swept_workloads or not math.isfinite(s.value):
                 continue
@@ -198,7 +205,7 @@ def _fit(item: SweepMetric, curve: Curve) -> None:
     if not item.numeric:
         curve.fit_note = "no fit: the parameter's values are not all numbers"
         return
-    xs = [float(p.x) for p in curve.points for _ in p.values]
+    xs = [number(p.x) for p in curve.points for _ in p.values]
     ys = [v for p in curve.points for v in p.values]
     try:
         curve.fit = (log_fit if item.fit_kind == "log" else linear_fit)(xs, ys)

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from rich import box
-from rich.console import Console
+from rich.console import Console, JustifyMethod
 from rich.segment import Segments
 from rich.table import Table
 from rich.text import Text
@@ -404,12 +404,14 @@ def render_table(rows: list[Row], console: Console | None = None, title: str = "
     any_holm = any(r.p_holm is not None for r in rows)
     several_topologies = len({r.topology for r in rows}) > 1
     name_columns = (["topology"] if several_topologies else []) + ["workload", "metric", "arch"]
+    right: JustifyMethod = "right"
+    left: JustifyMethod = "left"
     number_columns = (
-        [("n", "right")]
-        + ([("fail", "right")] if any_failed else [])
-        + [("mean ± 95% CI", "right"), ("unit", "left"), ("Δ vs baseline", "right"), ("p", "left")]
-        + ([("p Holm", "left")] if any_holm else [])
-        + ([("CPU", "left")] if any_bound else [])
+        [("n", right)]
+        + ([("fail", right)] if any_failed else [])
+        + [("mean ± 95% CI", right), ("unit", left), ("Δ vs baseline", right), ("p", left)]
+        + ([("p Holm", left)] if any_holm else [])
+        + ([("CPU", left)] if any_bound else [])
     )
 
     cells, previous = [], None

@@ -109,7 +109,7 @@ class Store:
     def close(self) -> None:
         if self._conn is not None:
             self._conn.close()
-            self._conn = None  # type: ignore[assignment]
+            self._conn = None  # type: ignore[assignment]  # closed for good: a later call fails
 
     def __enter__(self) -> Store:
         return self

@@ -69,7 +69,7 @@ def target_of(arch: dict) -> str:
     return arch.get("target", "sdnperf")
 
 
-def _held(arch: dict, program: str = "recirc", **params) -> dict:
+def _held(arch: dict, program: str = "recirc", /, **params: int) -> dict:
     a = copy.deepcopy(arch)
     a["program"] = program
     a["params"] = {"recirc_dst": HELD_DST, **params}

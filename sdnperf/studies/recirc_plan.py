@@ -19,7 +19,9 @@ ignores the correlation of a and b, so it is conservative (wider than a joint re
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 from scipy import stats
 
@@ -259,7 +261,7 @@ def achieved(
     allow: read it as the spread of the run's lowest delays."""
     import numpy as np
 
-    fns = {
+    fns: dict[str, Callable[..., Any]] = {
         "mean": np.mean,
         "median": np.median,
         "min": np.min,
@@ -354,7 +356,8 @@ def interpolate_passes(
     PlanError when the target lies beyond the delays measured."""
     import numpy as np
 
-    fn = {"median": np.median, "mean": np.mean}.get(statistic)
+    fns: dict[str, Callable[..., Any]] = {"median": np.median, "mean": np.mean}
+    fn = fns.get(statistic)
     if fn is None:
         raise PlanError(f"statistic {statistic!r}: median or mean")
     if not target > 0:

@@ -12,6 +12,7 @@ from typing import Any, Literal, Union
 
 import pydantic
 from pydantic import BaseModel
+from pydantic_core import ErrorDetails
 
 REFERENCE = "docs/study-reference.md"
 
@@ -82,7 +83,7 @@ def valid_kinds(tp: Any) -> list[str]:
     return [k for m in _members(tp) for k in _kinds(m)]
 
 
-def _message(err: dict, model: Any) -> str:
+def _message(err: ErrorDetails, model: Any) -> str:
     kind, loc, ctx = err["type"], tuple(err["loc"]), err.get("ctx") or {}
     if kind == "extra_forbidden":
         fields = valid_fields(type_at(model, loc[:-1]))
@@ -121,7 +122,7 @@ def _message(err: dict, model: Any) -> str:
     return message
 
 
-def _value(err: dict) -> str:
+def _value(err: ErrorDetails) -> str:
     value = err.get("input")
     text = repr(value)
     return text if len(text) <= 60 else text[:57] + "..."

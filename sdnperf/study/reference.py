@@ -88,8 +88,10 @@ def limits_text(info: FieldInfo) -> str:
 def default_text(info: FieldInfo) -> str:
     if info.default is PydanticUndefined:
         if info.default_factory is not None:
+            if info.default_factory_takes_validated_data:  # computed from the other fields
+                return "(computed)"
             try:
-                value = info.default_factory()  # type: ignore[call-arg]
+                value = info.get_default(call_default_factory=True)
             except TypeError:
                 return "(computed)"
             return _toml(value)

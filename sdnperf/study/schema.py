@@ -170,13 +170,13 @@ class StudyFile(_Strict):
                             f"{', '.join(unknown)} (topologies: "
                             f"{', '.join(sorted(n for n in topology_names if n))})"
                         )
-        names = [a.name for a in self.architecture]
+        arch_names = [a.name for a in self.architecture]
         if self.study.baseline is None:
-            self.study.baseline = names[0]
-        elif self.study.baseline not in names:
+            self.study.baseline = arch_names[0]
+        elif self.study.baseline not in arch_names:
             raise ValueError(
                 f"study.baseline {self.study.baseline!r} is not one of the "
-                f"architectures: {', '.join(names)}"
+                f"architectures: {', '.join(arch_names)}"
             )
         return self
 

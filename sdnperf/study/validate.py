@@ -80,7 +80,7 @@ def validate_raw(
     several = isinstance(entries, list)
     seed = raw.get("study", {}).get("seed", 1) if isinstance(raw.get("study"), dict) else 1
     topologies: dict[str, TopoSpec] = {}
-    for i, entry in enumerate(entries if several else [entries]):
+    for i, entry in enumerate(entries if isinstance(entries, list) else [entries]):
         prefix = ("topology", i) if several else ("topology",)
         topology = _topology(
             entry,

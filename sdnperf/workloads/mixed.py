@@ -28,7 +28,7 @@ import psutil
 from ..samples import Sample, Summary
 from .capture import capturing
 from .context import WorkloadContext, WorkloadError, WorkloadOutput
-from .traffic_config import MixedConfig
+from .traffic_config import MemberConfig, MixedConfig
 from .video_content import prepare
 
 JOIN_POLL_S = 0.2
@@ -102,7 +102,7 @@ def merge_outputs(name: str, outputs: dict[str, WorkloadOutput]) -> WorkloadOutp
 def run_mixed(
     cfg: MixedConfig,
     ctx: WorkloadContext,
-    run_workload: Callable[[object, WorkloadContext], WorkloadOutput],
+    run_workload: Callable[[MemberConfig, WorkloadContext], WorkloadOutput],
 ) -> WorkloadOutput:
     """`run_workload` is the seam's dispatcher (base.py passes it): members run like any
     workload."""

@@ -21,7 +21,7 @@ from __future__ import annotations
 import statistics
 import struct
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 
 from ..samples import Sample, Summary
@@ -81,7 +81,7 @@ def _iperf_send_time(pkt: bytes, port: int) -> float | None:
     return sec + usec / 1e6
 
 
-def owd_output(name: str, per_flow: dict[str, Sequence[tuple[float, float]]]) -> tuple:
+def owd_output(name: str, per_flow: Mapping[str, Sequence[tuple[float, float]]]) -> tuple:
     """(samples, summaries): per flow its mean one-way delay (a sample without time); the
     summary owd_ms is the mean over flows of each flow's mean (each flow weighs the same,
     as 000 averages over its connections), owd_max_ms the largest of any datagram."""

@@ -14,10 +14,11 @@ from __future__ import annotations
 import statistics
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..samples import Sample, Summary
+from ..samples import Better, Sample, Summary
 from . import playout
 from .agents import agent_argv, wait_ready
 from .capture import capturing
@@ -94,7 +95,12 @@ def video_output(
     def values(key):
         return [m[key] for m in per if m[key] is not None]
 
-    for key, unit, better, how in (
+    aggregate: dict[str, Callable[[list[float]], float]] = {
+        "mean": statistics.fmean,
+        "max": max,
+        "sum": sum,
+    }
+    per_session: list[tuple[str, str, Better, str]] = [
         ("startup_delay_s", "s", "lower", "mean"),
         ("bitrate_mbps", "Mbit/s", "higher", "mean"),
         ("segment_time_s", "s", "lower", "mean"),
@@ -103,10 +109,11 @@ def video_output(
         ("stall_time_s", "s", "lower", "sum"),
         ("bitrate_switches", "count", "lower", "sum"),
         ("throughput_mbps", "Mbit/s", "higher", "sum"),
-    ):
+    ]
+    for key, unit, better, how in per_session:
         vals = values(key)
         if vals:
-            agg = {"mean": statistics.fmean, "max": max, "sum": sum}[how](vals)
+            agg = aggregate[how](vals)
             summaries.append(Summary(name, key, float(agg), unit, better))
     if sessions:  # data moved (000 Table 4): every segment's bytes, all players
         moved = sum(size for log in sessions.values() for _, _, size, _ in log.downloads)

@@ -26,7 +26,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..samples import Sample, Summary
+from ..samples import Better, Sample, Summary
 from . import emodel
 from .capture import capturing
 from .context import WorkloadContext, WorkloadError, WorkloadOutput
@@ -180,13 +180,14 @@ def voip_output(
         vals = [getattr(s, attr) for s in stats if getattr(s, attr) is not None]
         return statistics.fmean(vals) if vals else None
 
-    for metric, value, unit, better in (
+    means: list[tuple[str, float | None, str, Better]] = [
         ("owd_ms", mean_of("owd_ms"), "ms", "lower"),
         ("jitter_rfc3550_ms", mean_of("jitter_rfc3550_ms"), "ms", "lower"),
         ("jitter_flowmean_ms", mean_of("jitter_flowmean_ms"), "ms", "lower"),
         ("mos", mean_of("mos"), "MOS", "higher"),
         ("r_factor", mean_of("r"), "R", "higher"),
-    ):
+    ]
+    for metric, value, unit, better in means:
         if value is not None:
             summaries.append(Summary(name, metric, value, unit, better))
     maxes = [s.owd_max_ms for s in stats if s.owd_max_ms is not None]

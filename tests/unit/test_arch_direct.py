@@ -66,7 +66,7 @@ def test_link_mtu_is_validated_and_defaulted():
     assert link.mtu == 2000  # the direct link keeps the MTU
     for bad in (10, 70000, 1500.5, True):
         with pytest.raises(TopologyError, match="mtu must be a whole number of bytes"):
-            spec.with_link_defaults(mtu=bad)  # type: ignore[arg-type]
+            spec.with_link_defaults(mtu=bad)  # type: ignore[arg-type]  # a wrong type on purpose
 
 
 def test_study_file_link_mtu(tmp_path):

@@ -160,7 +160,7 @@ def test_error_mid_transaction_leaves_nothing_half_written(store):
     sid = store.open_study("s", "", {}, {})
     store.record_run(sid, run("kept"))
     bad = run("bad")
-    bad.samples.insert(2, Sample("ping", "rtt_ms", "not a number", "ms"))  # type: ignore[arg-type]
+    bad.samples.insert(2, Sample("ping", "rtt_ms", "not a number", "ms"))  # type: ignore[arg-type]  # a wrong type on purpose
     with pytest.raises(ValueError):
         store.record_run(sid, bad)
     assert [r.key for r in store.runs(sid)] == ["kept"]
@@ -174,7 +174,7 @@ def test_a_failed_retry_that_crashes_keeps_the_old_row(store):
     sid = store.open_study("s", "", {}, {})
     store.record_run(sid, run("b", status="failed", error="first try"))
     bad = run("b")
-    bad.samples.append(Sample("ping", "rtt_ms", object(), "ms"))  # type: ignore[arg-type]
+    bad.samples.append(Sample("ping", "rtt_ms", object(), "ms"))  # type: ignore[arg-type]  # a wrong type on purpose
     with pytest.raises(TypeError):
         store.record_run(sid, bad)
     (r,) = store.runs(sid)

@@ -293,8 +293,7 @@ class GrpcStream:
             return
         if sid != STREAM_ID:
             return
-        # hpack types HeaderTuple as bytes pairs; decode() without raw=True yields str pairs
-        self.headers.update(fields)  # type: ignore[arg-type]
+        self.headers.update(fields)  # type: ignore[arg-type]  # hpack says bytes; raw=False gives str
         status = self.headers.get(":status", "200")
         if status != "200":
             self._close(f"the server answered HTTP status {status}")

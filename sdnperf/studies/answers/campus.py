@@ -3,6 +3,7 @@ the steady RTT, TCP throughput, UDP jitter and loss, each with its spread and ra
 
 from __future__ import annotations
 
+from sdnperf.samples import Better
 from sdnperf.studies.answers.common import (
     RANK_NOTE,
     by,
@@ -35,11 +36,12 @@ def answer(store, study_id: int) -> list[str]:
     if steady:
         out.append(f"Steady RTT (lowest first): {ranked(steady, 'ms', 'lower')}.")
         hint = hint or more_repetitions(steady, "lower")
-    for workload, metric, what, unit, better in (
+    ranked_metrics: list[tuple[str, str, str, str, Better]] = [
         ("tcp", "throughput_mbps", "TCP throughput", "Mbit/s", "higher"),
         ("udp", "jitter_ms", "UDP jitter", "ms", "lower"),
         ("udp", "loss_pct", "UDP loss", "%", "lower"),
-    ):
+    ]
+    for workload, metric, what, unit, better in ranked_metrics:
         groups = by(values(store, study_id, metric, workload), _arch)
         if groups:
             out.append(f"{what} (best first): {ranked(groups, unit, better)}.")

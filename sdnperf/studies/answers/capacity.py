@@ -167,7 +167,7 @@ def stage_sentence(m: dict, offered: float) -> str:
     us = {s: m[f"ctl_stage_{s}_us"] for s in STAGES if f"ctl_stage_{s}_us" in m}
     total = sum(us.values())
     parts = ", ".join(f"{s} {v:.3g} µs" for s, v in us.items())
-    top = max(us, key=us.get)
+    top = max(us, key=us.__getitem__)
     return (
         f"stage breakdown at {offered:,.0f}/s offered (mean per packet-in): {parts}; "
         f"{total:.3g} µs in all, at most {1e6 / total:,.0f} packet-ins/s on one core; "

@@ -30,6 +30,7 @@ from sdnperf.report.stats import (
     pct_difference,
     repetitions_needed,
 )
+from sdnperf.samples import Better
 
 # Below this many repetitions per architecture a comparison has no spread to test or a test
 # too weak to be worth a sentence (with 2 per group Welch's t has ~1 degree of freedom).
@@ -73,9 +74,9 @@ def mean_text(vals, unit: str, digits: int = 3) -> str:
     unit = f" {unit}" if unit else ""
     if m.half_width is None or not math.isfinite(m.half_width):
         return f"{_g(m.mean, digits)}{unit} (n = {m.n})"
+    low, high = m.mean - m.half_width, m.mean + m.half_width  # m.low, m.high, not None here
     return (
-        f"{_g(m.mean, digits)}{unit} (95 % CI {_g(m.low, digits)} .. {_g(m.high, digits)}, "
-        f"n = {m.n})"
+        f"{_g(m.mean, digits)}{unit} (95 % CI {_g(low, digits)} .. {_g(high, digits)}, n = {m.n})"
     )
 
 
@@ -93,7 +94,7 @@ class Comparison:
 
     a: MeanCI
     b: MeanCI
-    better: str  # "lower" | "higher" is better
+    better: Better
     test: TestResult
     pct: float | None  # (mean a - mean b) / |mean b| in %
     pct_ci: tuple[float, float] | None  # the CI of that difference, in % of mean b
@@ -131,11 +132,11 @@ class Comparison:
         return f"indistinguishable ({why}{more})"
 
 
-def compare(a_vals, b_vals, better: str) -> Comparison:
+def compare(a_vals, b_vals, better: Better) -> Comparison:
     """Compare two groups of per-run values by the study's significance rule."""
     a, b = mean_ci(a_vals), mean_ci(b_vals)
     test = compare_groups(a_vals, b_vals)
-    diff = pct_difference(a.mean, b.mean, better)  # type: ignore[arg-type]
+    diff = pct_difference(a.mean, b.mean, better)
     ci = difference_ci(a_vals, b_vals)
     pct_ci = (
         (100 * ci[0] / abs(b.mean), 100 * ci[1] / abs(b.mean))
@@ -160,7 +161,7 @@ def compare(a_vals, b_vals, better: str) -> Comparison:
     )
 
 
-def ranked(groups: dict, unit: str, better: str) -> str:
+def ranked(groups: dict, unit: str, better: Better) -> str:
     """Architectures best first by mean, each with mean, CI and n; neighbours the test
     cannot tell apart are joined by '≈' instead of ranked: "a 1 ms (…) ≈ b 1.1 ms (…);
     then c 3 ms (…)". See RANK_NOTE."""
@@ -176,7 +177,7 @@ def ranked(groups: dict, unit: str, better: str) -> str:
     )
 
 
-def more_repetitions(groups: dict, better: str) -> str:
+def more_repetitions(groups: dict, better: Better) -> str:
     """'' when every neighbour pair in `groups` is told apart or has enough runs; else a
     sentence saying how many repetitions per architecture would answer."""
     smallest = min((len(v) for v in groups.values()), default=0)
