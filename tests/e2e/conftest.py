@@ -30,6 +30,17 @@ def no_leftover_interfaces():
     assert not left, f"interfaces left behind: {sorted(left)}"
 
 
+@pytest.fixture
+def needs_daemon():
+    """Skips a test that needs our P4Runtime switch daemon when it is not built (tests ask
+    for it by name or with support.NEEDS_DAEMON)."""
+    from sdnperf import tools
+    from sdnperf.arch.p4 import GRPC_DAEMON
+
+    if tools.locate(GRPC_DAEMON) is None:
+        pytest.skip(f"{GRPC_DAEMON} is not built")
+
+
 @pytest.fixture(autouse=True, scope="session")
 def quiet_mininet():
     try:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import time
@@ -20,6 +21,8 @@ NEEDS_MININET = [
     pytest.mark.skipif(os.geteuid() != 0, reason="Mininet needs root"),
     pytest.mark.skipif(not shutil.which("mnexec"), reason="needs Mininet"),
 ]
+# our P4Runtime switch daemon must be built (conftest.py's needs_daemon fixture)
+NEEDS_DAEMON = pytest.mark.usefixtures("needs_daemon")
 
 
 def bmv2_env(binary: str = "simple_switch_grpc") -> dict[str, str]:
@@ -120,3 +123,28 @@ def veth_pairs_in_namespace(prefix: str, n: int = 2):
         yield ns, pairs
     finally:
         subprocess.run(["ip", "netns", "del", ns], capture_output=True)
+
+
+def recirc_network(run_dir: Path, topology: str, topo_params: dict, program: str, **fields):
+    """The recirculation tests' set-up: a started network (runner.started_network) of
+    `topology` whose P4 switches run `program` (recirc.p4, recirc_hold.p4) with proactive
+    entries; `fields`: more P4Config fields (params = {"recirc_passes": N, ...}, target,
+    cpu_priority, recirc_pace_us)."""
+    # imported here: this module is imported where Mininet may be missing (tests skip)
+    from sdnperf.arch.config import P4Config
+    from sdnperf.runner import started_network
+    from sdnperf.topo.registry import build_topology
+
+    spec = build_topology(topology, topo_params, seed=1)
+    config = P4Config(kind="p4", name="p4", app="proactive", program=program, **fields)
+    return started_network(spec, config, run_dir)
+
+
+def switch_recirculations(sw) -> int:
+    """Our switch's own count of recirculation passes (`ctl stats`)."""
+    return int(re.search(r"recirculations=(\d+)", sw.ctl("stats")).group(1))
+
+
+def ping_min_ms(out: str) -> float:
+    """The minimum RTT of `ping`'s summary line (rtt min/avg/max/mdev = MIN/...)."""
+    return float(re.search(r"= ([\d.]+)/", out).group(1))

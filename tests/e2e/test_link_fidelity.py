@@ -84,15 +84,6 @@ P4 = 'name = "p4"\nkind = "p4"\napp = "proactive"'
 INCAST = '[["h1", "h3"], ["h2", "h3"]]'
 
 
-@pytest.fixture
-def needs_daemon():
-    from sdnperf import tools
-    from sdnperf.arch.p4 import GRPC_DAEMON
-
-    if tools.locate(GRPC_DAEMON) is None:
-        pytest.skip(f"{GRPC_DAEMON} is not built")
-
-
 def test_p4_switch_port_keeps_its_rate_and_a_stalled_switch_is_marked(
     tmp_path, monkeypatch, needs_daemon
 ):

@@ -15,21 +15,12 @@ from sdnperf.arch.config import P4Config
 from sdnperf.emulation import capabilities
 from sdnperf.runner import started_network
 from sdnperf.topo.registry import build_topology
-from tests.e2e.support import NEEDS_MININET
+from tests.e2e.support import NEEDS_DAEMON, NEEDS_MININET
 
-pytestmark = NEEDS_MININET
+pytestmark = [*NEEDS_MININET, NEEDS_DAEMON]
 
 PAYLOAD = 1200  # ping -s 1200, as the thesis
 FRAME = PAYLOAD + 8 + 20 + 14  # ICMP, IPv4 and Ethernet headers: what a port transmits
-
-
-@pytest.fixture(autouse=True)
-def needs_daemon():
-    from sdnperf import tools
-    from sdnperf.arch.p4 import GRPC_DAEMON
-
-    if tools.locate(GRPC_DAEMON) is None:
-        pytest.skip(f"{GRPC_DAEMON} is not built")
 
 
 def ping(spec, tmp_path):

@@ -12,9 +12,9 @@ import pytest
 from sdnperf.arch.config import P4Config
 from sdnperf.runner import started_network
 from sdnperf.topo.registry import build_topology
-from tests.e2e.support import NEEDS_MININET
+from tests.e2e.support import NEEDS_DAEMON, NEEDS_MININET
 
-pytestmark = NEEDS_MININET
+pytestmark = [*NEEDS_MININET, NEEDS_DAEMON]
 
 REPO = Path(__file__).resolve().parents[2]
 TOPOLOGIES = {
@@ -26,15 +26,6 @@ TOPOLOGIES = {
     "grid": {"rows": 2, "cols": 3},
 }
 LOOP_FREE = ["single", "linear", "tree", "campus"]
-
-
-@pytest.fixture(autouse=True)
-def needs_daemon():
-    from sdnperf import tools
-    from sdnperf.arch.p4 import GRPC_DAEMON
-
-    if tools.locate(GRPC_DAEMON) is None:
-        pytest.skip(f"{GRPC_DAEMON} is not built")
 
 
 def ping_all(spec, config, tmp_path):

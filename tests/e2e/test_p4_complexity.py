@@ -14,19 +14,10 @@ import pytest
 from sdnperf.arch.config import P4Config
 from sdnperf.runner import started_network
 from sdnperf.topo.registry import build_topology
-from tests.e2e.support import NEEDS_MININET
+from tests.e2e.support import NEEDS_DAEMON, NEEDS_MININET
 
-pytestmark = NEEDS_MININET
+pytestmark = [*NEEDS_MININET, NEEDS_DAEMON]
 HOSTS = {1: ("00:00:00:00:00:01", "10.0.0.1"), 2: ("00:00:00:00:00:02", "10.0.0.2")}
-
-
-@pytest.fixture(autouse=True)
-def needs_daemon():
-    from sdnperf import tools
-    from sdnperf.arch.p4 import GRPC_DAEMON
-
-    if tools.locate(GRPC_DAEMON) is None:
-        pytest.skip(f"{GRPC_DAEMON} is not built")
 
 
 def runtime_document(program: str) -> dict:

@@ -14,21 +14,12 @@ from sdnperf.arch import ArchitectureError
 from sdnperf.arch.config import P4Config
 from sdnperf.runner import started_network
 from sdnperf.topo.registry import build_topology
-from tests.e2e.support import NEEDS_MININET
+from tests.e2e.support import NEEDS_DAEMON, NEEDS_MININET
 
-pytestmark = NEEDS_MININET
+pytestmark = [*NEEDS_MININET, NEEDS_DAEMON]
 
 # in the catalog and outside the fast path's subset (sdnperf-switch check says why)
 NOT_FITTING = "recirc"
-
-
-@pytest.fixture(autouse=True)
-def needs_daemon():
-    from sdnperf import tools
-    from sdnperf.arch.p4 import GRPC_DAEMON
-
-    if tools.locate(GRPC_DAEMON) is None:
-        pytest.skip(f"{GRPC_DAEMON} is not built")
 
 
 def test_xdp_forwards_in_the_kernel_and_counts_it(tmp_path):

@@ -17,19 +17,10 @@ from sdnperf.arch.config import P4Config
 from sdnperf.emulation import capabilities
 from sdnperf.runner import started_network
 from sdnperf.topo.registry import build_topology
-from tests.e2e.support import NEEDS_MININET
+from tests.e2e.support import NEEDS_DAEMON, NEEDS_MININET
 
-pytestmark = NEEDS_MININET
+pytestmark = [*NEEDS_MININET, NEEDS_DAEMON]
 REPO = Path(__file__).resolve().parents[2]
-
-
-@pytest.fixture(autouse=True)
-def needs_daemon():
-    from sdnperf import tools
-    from sdnperf.arch.p4 import GRPC_DAEMON
-
-    if tools.locate(GRPC_DAEMON) is None:
-        pytest.skip(f"{GRPC_DAEMON} is not built")
 
 
 def ping(spec, tmp_path, count: int, interval: float):

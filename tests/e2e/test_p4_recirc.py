@@ -17,12 +17,16 @@ from pathlib import Path
 
 import pytest
 
-from sdnperf.arch.config import P4Config
-from sdnperf.runner import started_network
-from sdnperf.topo.registry import build_topology
-from tests.e2e.support import NEEDS_MININET, bmv2_env
+from tests.e2e.support import (
+    NEEDS_DAEMON,
+    NEEDS_MININET,
+    bmv2_env,
+    ping_min_ms,
+    recirc_network,
+    switch_recirculations,
+)
 
-pytestmark = NEEDS_MININET
+pytestmark = [*NEEDS_MININET, NEEDS_DAEMON]
 PINGS = 5
 
 # The template of `recirc study --file`: one switch, our switch, a few pings (the e2e
@@ -57,15 +61,6 @@ TEMPLATE = textwrap.dedent("""\
     duration = 2
     """)
 TARGET_MS = 2.0
-
-
-@pytest.fixture(autouse=True)
-def needs_daemon():
-    from sdnperf import tools
-    from sdnperf.arch.p4 import GRPC_DAEMON
-
-    if tools.locate(GRPC_DAEMON) is None:
-        pytest.skip(f"{GRPC_DAEMON} is not built")
 
 
 def sdnperf(*argv, env=None, timeout=900):
@@ -271,16 +266,14 @@ def read_counter(sw, p4info: Path, name: str) -> int:
 def switch_counters(passes: int, tmp_path: Path, target: str = "sdnperf") -> dict:
     """Ping h1 -> h2 PINGS times through one switch running recirc.p4 with `passes`: the
     program's recirculations counter (P4Runtime), our switch's own count, the min RTT."""
-    spec = build_topology("single", {"hosts": 2}, seed=1)
-    config = P4Config(
-        kind="p4",
-        name="p4",
-        app="proactive",
-        program="recirc",
+    with recirc_network(
+        tmp_path / "run",
+        "single",
+        {"hosts": 2},
+        "recirc",
         target=target,
         params={"recirc_passes": passes},
-    )
-    with started_network(spec, config, tmp_path / "run") as started:
+    ) as started:
         net, arch = started.net, started.arch
         h1, h2 = net.get("h1"), net.get("h2")
         out = h1.cmd(f"ping -c {PINGS} -i 0.05 -W 2 {h2.IP()}")
@@ -288,12 +281,10 @@ def switch_counters(passes: int, tmp_path: Path, target: str = "sdnperf") -> dic
         sw = net.switches[0]
         found = {
             "counter": read_counter(sw, arch.program.p4info, "RecircEgress.recirculations"),
-            "rtt_min_ms": float(re.search(r"= ([\d.]+)/", out).group(1)),
+            "rtt_min_ms": ping_min_ms(out),
         }
         if target == "sdnperf":
-            found["switch_total"] = int(
-                re.search(r"recirculations=(\d+)", sw.ctl("stats")).group(1)
-            )
+            found["switch_total"] = switch_recirculations(sw)
             found["ctl_counter"] = int(
                 re.search(
                     r"packets=(\d+)", sw.ctl("counter_read RecircEgress.recirculations 0")
@@ -326,15 +317,13 @@ def test_held_packets_do_not_starve_other_traffic(tmp_path):
     """Packets to h2 loop for about a second each (2,000,000 passes), hundreds at once;
     meanwhile h1 -> h3 is forwarded as usual: the switch serves its ports between bounded
     batches of recirculation passes (RECIRC_BUDGET), so looping packets never starve them."""
-    spec = build_topology("single", {"hosts": 3}, seed=1)
-    config = P4Config(
-        kind="p4",
-        name="p4",
-        app="proactive",
-        program="recirc",
+    with recirc_network(
+        tmp_path / "run",
+        "single",
+        {"hosts": 3},
+        "recirc",
         params={"recirc_passes": 2_000_000, "recirc_dst": "10.0.0.2"},
-    )
-    with started_network(spec, config, tmp_path / "run") as started:
+    ) as started:
         net = started.net
         h1, h2, h3 = (net.get(h) for h in ("h1", "h2", "h3"))
         assert h2.IP() == "10.0.0.2"  # the held destination (recirc_design.HELD_DST)

@@ -10,23 +10,12 @@ import textwrap
 
 import pytest
 
-from sdnperf.arch.config import P4Config
-from sdnperf.runner import execute_run, started_network
+from sdnperf.runner import execute_run
 from sdnperf.study.loader import load_study_text
 from sdnperf.study.plan import plan_runs
-from sdnperf.topo.registry import build_topology
-from tests.e2e.support import NEEDS_MININET, bmv2_env
+from tests.e2e.support import NEEDS_MININET, bmv2_env, recirc_network
 
 pytestmark = NEEDS_MININET
-
-
-@pytest.fixture
-def needs_daemon():
-    from sdnperf import tools
-    from sdnperf.arch.p4 import GRPC_DAEMON
-
-    if tools.locate(GRPC_DAEMON) is None:
-        pytest.skip(f"{GRPC_DAEMON} is not built")
 
 
 def kernel_view(pid: int) -> set[tuple[int, int, int]]:
@@ -42,17 +31,15 @@ def kernel_view(pid: int) -> set[tuple[int, int, int]]:
 
 
 def held_network(tmp_path, target: str, setting: str, passes: int):
-    spec = build_topology("linear", {"switches": 2}, seed=1)
-    config = P4Config(
-        kind="p4",
-        name="p4",
-        app="proactive",
-        program="recirc",
+    return recirc_network(
+        tmp_path / "run",
+        "linear",
+        {"switches": 2},
+        "recirc",
         target=target,
         cpu_priority=setting,
         params={"recirc_passes": passes, "recirc_dst": "10.0.0.2"},
     )
-    return started_network(spec, config, tmp_path / "run")
 
 
 @pytest.mark.usefixtures("needs_daemon")

@@ -5,50 +5,36 @@ passes, not thousands, and still leaves no earlier than its hold."""
 
 from __future__ import annotations
 
-import re
+from tests.e2e.support import (
+    NEEDS_DAEMON,
+    NEEDS_MININET,
+    ping_min_ms,
+    recirc_network,
+    switch_recirculations,
+)
 
-import pytest
-
-from sdnperf.arch.config import P4Config
-from sdnperf.runner import started_network
-from sdnperf.topo.registry import build_topology
-from tests.e2e.support import NEEDS_MININET
-
-pytestmark = NEEDS_MININET
+pytestmark = [*NEEDS_MININET, NEEDS_DAEMON]
 PINGS = 10
 HOLD_US = 5000
 
 
-@pytest.fixture(autouse=True)
-def needs_daemon():
-    from sdnperf import tools
-    from sdnperf.arch.p4 import GRPC_DAEMON
-
-    if tools.locate(GRPC_DAEMON) is None:
-        pytest.skip(f"{GRPC_DAEMON} is not built")
-
-
 def held(tmp_path, pace_us: int) -> tuple[float, float, dict]:
     """(min RTT ms, recirculation passes per held ping, facts) of PINGS pings held 5 ms."""
-    spec = build_topology("single", {"hosts": 2}, seed=1)
-    config = P4Config(
-        kind="p4",
-        name="p4",
-        app="proactive",
-        program="recirc_hold",
+    with recirc_network(
+        tmp_path / str(pace_us),
+        "single",
+        {"hosts": 2},
+        "recirc_hold",
         recirc_pace_us=pace_us,
         params={"recirc_hold_us": HOLD_US, "recirc_dst": "10.0.0.2"},
-    )
-    with started_network(spec, config, tmp_path / str(pace_us)) as started:
+    ) as started:
         net, arch = started.net, started.arch
         sw = net.switches[0]
-        stats = lambda: int(re.search(r"recirculations=(\d+)", sw.ctl("stats")).group(1))  # noqa: E731
-        before = stats()
+        before = switch_recirculations(sw)
         out = net.get("h1").cmd(f"ping -c {PINGS} -i 0.05 -W 2 {net.get('h2').IP()}")
         assert f"{PINGS} received" in out, out
-        per_ping = (stats() - before) / PINGS
-        rtt_min = float(re.search(r"= ([\d.]+)/", out).group(1))
-        return rtt_min, per_ping, arch.facts()
+        per_ping = (switch_recirculations(sw) - before) / PINGS
+        return ping_min_ms(out), per_ping, arch.facts()
 
 
 def test_a_paced_hold_makes_tens_of_passes_not_thousands_and_never_leaves_early(tmp_path):
