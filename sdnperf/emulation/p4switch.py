@@ -57,9 +57,9 @@ def member_spec(device_id: int, grpc_port: int, ctl_socket: str, ports: dict[int
     return f"device={device_id};grpc=127.0.0.1:{grpc_port};ctl={ctl_socket};ports={listed}"
 
 
-def stop_process_group(p: subprocess.Popen) -> None:
+def stop_process_group(p: subprocess.Popen, kill_wait: float | None = 3) -> None:
     """SIGTERM to `p`'s process group (a switch started in a session of its own), SIGKILL
-    after 3 s."""
+    after 3 s, then wait up to `kill_wait` s (None: until it is gone)."""
     try:
         os.killpg(p.pid, signal.SIGTERM)
         p.wait(timeout=3)
@@ -67,7 +67,7 @@ def stop_process_group(p: subprocess.Popen) -> None:
         pass
     except subprocess.TimeoutExpired:
         os.killpg(p.pid, signal.SIGKILL)
-        p.wait(timeout=3)
+        p.wait(timeout=kill_wait)
 
 
 class SharedSwitchProcess:

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import os
 import select
-import signal
 import subprocess
 import time
 from dataclasses import dataclass, replace
@@ -30,6 +29,7 @@ from pathlib import Path
 
 from sdnperf import tools
 from sdnperf.emulation.nodes import Intf, Node
+from sdnperf.emulation.p4switch import stop_process_group
 from sdnperf.links.schedule import Setting
 from sdnperf.p4 import compile_file
 from sdnperf.topo.spec import Link, TopoSpec
@@ -229,14 +229,7 @@ class LinkElement:
         if proc is None:
             return
         if proc.poll() is None:
-            try:
-                os.killpg(proc.pid, signal.SIGTERM)
-                proc.wait(timeout=3)
-            except ProcessLookupError:
-                pass
-            except subprocess.TimeoutExpired:
-                os.killpg(proc.pid, signal.SIGKILL)
-                proc.wait()
+            stop_process_group(proc, kill_wait=None)
         if proc.stdout is not None:
             proc.stdout.close()
 
