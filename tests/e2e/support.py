@@ -8,6 +8,7 @@ import os
 import re
 import shutil
 import subprocess
+import sys
 import time
 from contextlib import contextmanager
 from pathlib import Path
@@ -23,6 +24,20 @@ NEEDS_MININET = [
 ]
 # our P4Runtime switch daemon must be built (conftest.py's needs_daemon fixture)
 NEEDS_DAEMON = pytest.mark.usefixtures("needs_daemon")
+REPO = Path(__file__).resolve().parents[2]
+
+
+def sdnperf_cli(*argv: str, env=None, timeout: float = 900) -> subprocess.CompletedProcess:
+    """`sdnperf ARGV...` as a user runs it (this Python, from the repository's root, where
+    the examples/ paths resolve); its output captured as text."""
+    return subprocess.run(
+        [sys.executable, "-m", "sdnperf.cli", *argv],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
 
 
 def bmv2_env(binary: str = "simple_switch_grpc") -> dict[str, str]:

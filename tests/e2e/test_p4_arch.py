@@ -12,11 +12,10 @@ import pytest
 from sdnperf.arch.config import P4Config
 from sdnperf.runner import started_network
 from sdnperf.topo.registry import build_topology
-from tests.e2e.support import NEEDS_DAEMON, NEEDS_MININET
+from tests.e2e.support import NEEDS_DAEMON, NEEDS_MININET, REPO, sdnperf_cli
 
 pytestmark = [*NEEDS_MININET, NEEDS_DAEMON]
 
-REPO = Path(__file__).resolve().parents[2]
 TOPOLOGIES = {
     "single": {"hosts": 3},
     "linear": {"switches": 3},
@@ -82,24 +81,8 @@ def test_runtime_json_example(tmp_path):
 
 @pytest.mark.parametrize("example", ["p4-runtime-json", "p4-compare"])
 def test_example_studies_run(example, tmp_path):
-    import subprocess
-    import sys
-
-    proc = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "sdnperf.cli",
-            "run",
-            f"examples/{example}.toml",
-            "--no-report",
-            "--out",
-            str(tmp_path),
-        ],
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        timeout=600,
+    proc = sdnperf_cli(
+        "run", f"examples/{example}.toml", "--no-report", "--out", str(tmp_path), timeout=600
     )
     output = proc.stdout + proc.stderr
     assert proc.returncode == 0, output

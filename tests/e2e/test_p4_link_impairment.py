@@ -7,9 +7,6 @@ direction, so ping's RTT grows by 2 x links x delay_ms."""
 from __future__ import annotations
 
 import re
-import subprocess
-import sys
-from pathlib import Path
 
 import pytest
 
@@ -17,10 +14,9 @@ from sdnperf.arch.config import P4Config
 from sdnperf.emulation import capabilities
 from sdnperf.runner import started_network
 from sdnperf.topo.registry import build_topology
-from tests.e2e.support import NEEDS_DAEMON, NEEDS_MININET
+from tests.e2e.support import NEEDS_DAEMON, NEEDS_MININET, sdnperf_cli
 
 pytestmark = [*NEEDS_MININET, NEEDS_DAEMON]
-REPO = Path(__file__).resolve().parents[2]
 
 
 def ping(spec, tmp_path, count: int, interval: float):
@@ -86,21 +82,8 @@ def test_link_loss_is_lost_once_per_link_and_direction(tmp_path):
 
 
 def test_delay_and_loss_example_runs_end_to_end(tmp_path):
-    proc = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "sdnperf.cli",
-            "run",
-            "examples/p4-link-delay.toml",
-            "--no-report",
-            "--out",
-            str(tmp_path),
-        ],
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        timeout=600,
+    proc = sdnperf_cli(
+        "run", "examples/p4-link-delay.toml", "--no-report", "--out", str(tmp_path), timeout=600
     )
     output = proc.stdout + proc.stderr
     assert proc.returncode == 0, output

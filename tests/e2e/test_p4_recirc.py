@@ -10,8 +10,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import subprocess
-import sys
 import textwrap
 from pathlib import Path
 
@@ -23,6 +21,7 @@ from tests.e2e.support import (
     bmv2_env,
     ping_min_ms,
     recirc_network,
+    sdnperf_cli,
     switch_recirculations,
 )
 
@@ -63,16 +62,6 @@ TEMPLATE = textwrap.dedent("""\
 TARGET_MS = 2.0
 
 
-def sdnperf(*argv, env=None, timeout=900):
-    return subprocess.run(
-        [sys.executable, "-m", "sdnperf.cli", *argv],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-    )
-
-
 def test_pilot_brackets_the_target_plan_verifies_and_refuses_the_unreachable(tmp_path):
     """recirc study: the pilot finds a cost per pass, the study's N reach past the target;
     recirc plan interpolates; --verify runs the planned N and the hold by time (our switch)
@@ -82,7 +71,7 @@ def test_pilot_brackets_the_target_plan_verifies_and_refuses_the_unreachable(tmp
     env = {**os.environ, "SDNPERF_RUN_ROOT": str(tmp_path / "runroot")}
     env.pop("SDNPERF_TAG", None)
     out = tmp_path / "results"
-    r = sdnperf(
+    r = sdnperf_cli(
         "recirc",
         "study",
         "--target-delay",
@@ -112,7 +101,7 @@ def test_pilot_brackets_the_target_plan_verifies_and_refuses_the_unreachable(tmp
     assert all(d <= TARGET_MS for _, d in pilot[1:-1]), pilot  # (the first round has two N)
     # the study's N reach past that measured N, and start below it
     assert values[0] == 0 and values[1] < n_past <= values[-1], (values, pilot)
-    plan = sdnperf(
+    plan = sdnperf_cli(
         "recirc",
         "plan",
         "--target-delay",
@@ -179,7 +168,7 @@ def test_pilot_brackets_the_target_plan_verifies_and_refuses_the_unreachable(tmp
             marked = [r.key for r in store.runs(store.studies()[-1].id) if r.cpu.emulator_bound]
         assert not marked, (name, marked)
     # unreachable: more passes than a packet may make
-    far = sdnperf(
+    far = sdnperf_cli(
         "recirc",
         "plan",
         "--target-delay",
@@ -194,7 +183,7 @@ def test_pilot_brackets_the_target_plan_verifies_and_refuses_the_unreachable(tmp
         far.stderr
     )
     # beyond the N measured: refused as an extrapolation
-    beyond = sdnperf(
+    beyond = sdnperf_cli(
         "recirc",
         "plan",
         "--target-delay",
@@ -213,7 +202,7 @@ def test_pilot_refuses_a_target_past_its_maximum_n(tmp_path):
     template.write_text(TEMPLATE)
     env = {**os.environ, "SDNPERF_RUN_ROOT": str(tmp_path / "runroot")}
     env.pop("SDNPERF_TAG", None)
-    r = sdnperf(
+    r = sdnperf_cli(
         "recirc",
         "study",
         "--target-delay",
