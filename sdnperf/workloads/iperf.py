@@ -158,6 +158,25 @@ def _interval_samples(name: str, flow: str, res: IperfResult, t_offset: float) -
     return samples
 
 
+def _throughput_output(
+    name: str, results: dict[str, IperfResult], offsets: dict[str, float], fixed_bytes: bool
+) -> tuple[list[Sample], list[Summary]]:
+    """What TCP and UDP runs share: per-interval samples of every pair, the summed
+    throughput, the bytes received and (fixed-bytes mode) the transfer times."""
+    samples = [
+        s
+        for flow, res in results.items()
+        for s in _interval_samples(name, flow, res, offsets.get(flow, 0.0))
+    ]
+    summaries = [
+        Summary(name, "throughput_mbps", sum(r.mbps for r in results.values()), "Mbit/s", "higher"),
+        Summary(name, "bytes", float(sum(r.bytes for r in results.values())), "B", "higher"),
+    ]
+    if fixed_bytes and results:
+        summaries += _transfer_times(name, results)
+    return samples, summaries
+
+
 def tcp_output(
     name: str, results: dict[str, IperfResult], offsets: dict[str, float], fixed_bytes: bool
 ) -> WorkloadOutput:
@@ -173,17 +192,7 @@ def tcp_output(
     count (and so the throughput here) can be a few % below the requested size on fast links.
     `offsets[flow]` is when that pair's client started, in seconds since the workload began.
     """
-    samples = [
-        s
-        for flow, res in results.items()
-        for s in _interval_samples(name, flow, res, offsets.get(flow, 0.0))
-    ]
-    summaries = [
-        Summary(name, "throughput_mbps", sum(r.mbps for r in results.values()), "Mbit/s", "higher"),
-        Summary(name, "bytes", float(sum(r.bytes for r in results.values())), "B", "higher"),
-    ]
-    if fixed_bytes and results:
-        summaries += _transfer_times(name, results)
+    samples, summaries = _throughput_output(name, results, offsets, fixed_bytes)
     for flow, res in results.items():
         off = offsets.get(flow, 0.0)
         for i, (t, ms) in enumerate(res.rtt_series):
@@ -241,17 +250,7 @@ def udp_output(
     - loss_pct: lost / sent datagrams over all pairs;
     - reordered_pct: out-of-order / sent datagrams over all pairs.
     """
-    samples = [
-        s
-        for flow, res in results.items()
-        for s in _interval_samples(name, flow, res, offsets.get(flow, 0.0))
-    ]
-    summaries = [
-        Summary(name, "throughput_mbps", sum(r.mbps for r in results.values()), "Mbit/s", "higher"),
-        Summary(name, "bytes", float(sum(r.bytes for r in results.values())), "B", "higher"),
-    ]
-    if fixed_bytes and results:
-        summaries += _transfer_times(name, results)
+    samples, summaries = _throughput_output(name, results, offsets, fixed_bytes)
     jitters = [r.jitter_ms for r in results.values() if r.jitter_ms is not None]
     if jitters:
         summaries.append(Summary(name, "jitter_ms", sum(jitters) / len(jitters), "ms"))
