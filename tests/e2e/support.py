@@ -71,6 +71,42 @@ class NetContext:
         self.pids.append(pid)
 
 
+@contextmanager
+def bridge_network(topo, settle_s: float = 0.0, **mininet_args):
+    """A started Mininet network of Linux bridges on `topo` (no controller, no OVS) as a
+    NetContext, `settle_s` after its start; stopped afterwards."""
+    from mininet.net import Mininet
+    from mininet.nodelib import LinuxBridge
+
+    net = Mininet(topo=topo, switch=LinuxBridge, controller=None, **mininet_args)
+    try:
+        net.start()
+        time.sleep(settle_s)
+        yield NetContext(net)
+    finally:
+        net.stop()
+
+
+def summary_metrics(out, workload: str | None = None) -> dict[str, float]:
+    """A workload output's summaries, metric -> value (of `workload` only, if given)."""
+    return {s.metric: s.value for s in out.summaries if workload is None or s.workload == workload}
+
+
+def assert_all_reaped(ctx: NetContext) -> None:
+    """No process a workload started (ctx.pids) is left."""
+    for pid in ctx.pids:
+        assert not os.path.exists(f"/proc/{pid}"), f"process {pid} left behind: {_describe(pid)}"
+
+
+def _describe(pid: int) -> str:
+    try:
+        cmd = open(f"/proc/{pid}/cmdline", "rb").read().replace(b"\0", b" ").decode()
+        state = [line for line in open(f"/proc/{pid}/status") if line.startswith(("State", "PPid"))]
+        return f"{cmd!r} {' '.join(x.strip() for x in state)} (we are {os.getpid()})"
+    except OSError:
+        return "(gone)"
+
+
 class WrongAddressContext(NetContext):
     """A context whose host h2 claims an address it does not have: its servers cannot bind
     and connections to it fail, so workloads must report the failure and reap everything."""

@@ -11,7 +11,8 @@ import pytest
 
 from sdnperf.workloads import IperfTcpConfig, IperfUdpConfig, run_workload
 from sdnperf.workloads.traffic_config import LiveVideoConfig
-from tests.e2e.support import NEEDS_MININET, NetContext
+from tests.e2e.support import NEEDS_MININET, assert_all_reaped, bridge_network
+from tests.e2e.support import summary_metrics as metrics
 
 pytestmark = NEEDS_MININET
 
@@ -19,8 +20,6 @@ pytestmark = NEEDS_MININET
 @pytest.fixture(scope="module")
 def ctx():
     from mininet.link import TCLink
-    from mininet.net import Mininet
-    from mininet.nodelib import LinuxBridge
     from mininet.topo import Topo
 
     class Bottleneck(Topo):
@@ -32,21 +31,8 @@ def ctx():
             self.addLink(self.addHost("h2"), s1)
             self.addLink(self.addHost("h3"), s1, bw=5)
 
-    net = Mininet(topo=Bottleneck(), switch=LinuxBridge, controller=None, link=TCLink)
-    try:
-        net.start()
-        yield NetContext(net)
-    finally:
-        net.stop()
-
-
-def metrics(out):
-    return {s.metric: s.value for s in out.summaries}
-
-
-def assert_all_reaped(ctx):
-    for pid in ctx.pids:
-        assert not os.path.exists(f"/proc/{pid}"), f"process {pid} left behind"
+    with bridge_network(Bottleneck(), link=TCLink) as context:
+        yield context
 
 
 def owd_dirs():

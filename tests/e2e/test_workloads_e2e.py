@@ -12,7 +12,13 @@ from sdnperf.workloads import (
     WorkloadError,
     run_workload,
 )
-from tests.e2e.support import NetContext, WrongAddressContext
+from tests.e2e.support import (
+    NetContext,
+    WrongAddressContext,
+    assert_all_reaped,
+    bridge_network,
+)
+from tests.e2e.support import summary_metrics as metrics
 
 pytestmark = [
     pytest.mark.e2e,
@@ -25,25 +31,10 @@ pytestmark = [
 
 @pytest.fixture(scope="module")
 def ctx():
-    from mininet.net import Mininet
-    from mininet.nodelib import LinuxBridge
     from mininet.topo import SingleSwitchTopo
 
-    net = Mininet(topo=SingleSwitchTopo(3), switch=LinuxBridge, controller=None)
-    try:
-        net.start()
-        yield NetContext(net)
-    finally:
-        net.stop()
-
-
-def metrics(out):
-    return {s.metric: s.value for s in out.summaries}
-
-
-def assert_all_reaped(ctx):
-    for pid in ctx.pids:
-        assert not os.path.exists(f"/proc/{pid}"), f"process {pid} left behind"
+    with bridge_network(SingleSwitchTopo(3)) as context:
+        yield context
 
 
 def test_ping(ctx):

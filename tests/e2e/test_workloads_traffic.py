@@ -14,45 +14,26 @@ import pytest
 
 from sdnperf.workloads import WorkloadError, run_workload
 from sdnperf.workloads.traffic_config import TcpConnectConfig
-from tests.e2e.support import NEEDS_MININET, NetContext, WrongAddressContext
+from tests.e2e.support import (
+    NEEDS_MININET,
+    WrongAddressContext,
+    assert_all_reaped,
+    bridge_network,
+)
+from tests.e2e.support import summary_metrics as metrics
 
 pytestmark = NEEDS_MININET
 
 
 @pytest.fixture(scope="module")
 def ctx():
-    from mininet.net import Mininet
-    from mininet.nodelib import LinuxBridge
     from mininet.topo import SingleSwitchTopo
 
-    net = Mininet(topo=SingleSwitchTopo(4), switch=LinuxBridge, controller=None)
-    try:
-        net.start()
-        # Right after start the first ARP exchange is sometimes lost and retried 1 s later
-        # (seen as ~0.8 s of lost stream on a cold network); these tests check the
-        # workloads, not that start-up transient, so the network settles first.
-        time.sleep(1.5)
-        yield NetContext(net)
-    finally:
-        net.stop()
-
-
-def metrics(out, workload=None):
-    return {s.metric: s.value for s in out.summaries if workload is None or s.workload == workload}
-
-
-def assert_all_reaped(ctx):
-    for pid in ctx.pids:
-        assert not os.path.exists(f"/proc/{pid}"), f"process {pid} left behind: {_describe(pid)}"
-
-
-def _describe(pid):
-    try:
-        cmd = open(f"/proc/{pid}/cmdline", "rb").read().replace(b"\0", b" ").decode()
-        state = [line for line in open(f"/proc/{pid}/status") if line.startswith(("State", "PPid"))]
-        return f"{cmd!r} {' '.join(x.strip() for x in state)} (we are {os.getpid()})"
-    except OSError:
-        return "(gone)"
+    # Right after start the first ARP exchange is sometimes lost and retried 1 s later
+    # (seen as ~0.8 s of lost stream on a cold network); these tests check the
+    # workloads, not that start-up transient, so the network settles first.
+    with bridge_network(SingleSwitchTopo(4), settle_s=1.5) as context:
+        yield context
 
 
 def test_tcp_connect(ctx):
