@@ -11,9 +11,6 @@
 
 from __future__ import annotations
 
-import hashlib
-import time
-
 import networkx as nx
 from os_ken.base import app_manager
 from os_ken.controller import ofp_event
@@ -21,6 +18,7 @@ from os_ken.controller.handler import CONFIG_DISPATCHER, MAIN_DISPATCHER, set_ev
 from os_ken.lib.packet import ether_types, ethernet, packet
 from os_ken.topology import event as topo_event
 
+from sdnperf.controllers.flooding import FloodMemory
 from sdnperf.controllers.osken_apps.common import (
     FLOW_PRIORITY,
     OFP_VERSIONS,
@@ -31,7 +29,6 @@ from sdnperf.controllers.osken_apps.common import (
 )
 
 MAX_PHYSICAL_PORT = 0xFFFFFF00  # OpenFlow reserved ports (LOCAL, CONTROLLER, ...) are above
-FLOOD_MEMORY_S = 1.0  # a frame seen again within this window was already flooded: drop it
 
 
 class TopoForwarding(app_manager.OSKenApp):
@@ -44,7 +41,7 @@ class TopoForwarding(app_manager.OSKenApp):
         self.graph = nx.Graph()  # switch graph; edge attr "port" = {dpid: port}
         self.link_ports: set[tuple[int, int]] = set()
         self.hosts: dict[str, tuple[int, int]] = {}  # mac -> (dpid, port)
-        self.recent_floods: dict[bytes, float] = {}
+        self.floods = FloodMemory()
         self.state = StateFile()
 
     # -- topology ------------------------------------------------------------------------
@@ -131,15 +128,8 @@ class TopoForwarding(app_manager.OSKenApp):
         return out_ports[0]
 
     def _flood_at_edges(self, data: bytes, origin: tuple[int, int]) -> None:
-        now = time.monotonic()
-        digest = hashlib.blake2b(data, digest_size=16).digest()
-        if now - self.recent_floods.get(digest, -FLOOD_MEMORY_S) < FLOOD_MEMORY_S:
+        if not self.floods.first_time(data):
             return
-        self.recent_floods[digest] = now
-        if len(self.recent_floods) > 4096:
-            self.recent_floods = {
-                k: t for k, t in self.recent_floods.items() if now - t < FLOOD_MEMORY_S
-            }
         for dpid, datapath in self.datapaths.items():
             parser, ofp = datapath.ofproto_parser, datapath.ofproto
             edge = [

@@ -18,13 +18,13 @@ state) so that their logic is testable without switches.
 
 from __future__ import annotations
 
-import hashlib
 import logging
 import time
 from typing import TYPE_CHECKING, ContextManager, Protocol
 
 import networkx as nx
 
+from sdnperf.controllers.flooding import FloodMemory
 from sdnperf.controllers.p4rt.topology import (
     Topology,
     lldp_probe,
@@ -39,7 +39,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("sdnperf.p4rt")
 _INSERT, _MODIFY = 1, 2  # p4.v1.Update.Type (checked against the protos in the tests)
-FLOOD_MEMORY_S = 1.0
 ETH_LLDP = b"\x88\xcc"
 
 
@@ -209,7 +208,7 @@ class TopoForwarding(App):
         self.link_ports: set[tuple[int, int]] = set()
         self.links: set[tuple[int, int, int, int]] = set()
         self.hosts: dict[bytes, tuple[int, int]] = {}
-        self.recent_floods: dict[bytes, float] = {}
+        self.floods = FloodMemory()
         self.probe_interval = probe_interval
         self._last_probe = 0.0
         self.started = False
@@ -291,15 +290,8 @@ class TopoForwarding(App):
                     log.warning("path entry: %s", r)
 
     async def flood_at_edges(self, payload: bytes, origin: tuple[int, int]) -> None:
-        now = time.monotonic()
-        digest = hashlib.blake2b(payload, digest_size=16).digest()
-        if now - self.recent_floods.get(digest, -FLOOD_MEMORY_S) < FLOOD_MEMORY_S:
+        if not self.floods.first_time(payload):
             return
-        self.recent_floods[digest] = now
-        if len(self.recent_floods) > 4096:
-            self.recent_floods = {
-                k: t for k, t in self.recent_floods.items() if now - t < FLOOD_MEMORY_S
-            }
         for device, ports in self.fabric.topology.ports.items():
             for port in ports:
                 if (device, port) not in self.link_ports and (device, port) != origin:
