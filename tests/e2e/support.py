@@ -22,6 +22,15 @@ NEEDS_MININET = [
     pytest.mark.skipif(os.geteuid() != 0, reason="Mininet needs root"),
     pytest.mark.skipif(not shutil.which("mnexec"), reason="needs Mininet"),
 ]
+# a small topology of every built-in kind that the reachability tests build (params)
+TOPOLOGIES = {
+    "single": {"hosts": 3},
+    "linear": {"switches": 3},
+    "tree": {"depth": 2, "fanout": 2},
+    "campus": {},
+    "spine-leaf": {"spines": 2, "leaves": 3, "hosts_per_leaf": 1},
+    "grid": {"rows": 2, "cols": 3},
+}
 # our P4Runtime switch daemon must be built (conftest.py's needs_daemon fixture)
 NEEDS_DAEMON = pytest.mark.usefixtures("needs_daemon")
 REPO = Path(__file__).resolve().parents[2]

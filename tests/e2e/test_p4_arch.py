@@ -12,18 +12,10 @@ import pytest
 from sdnperf.arch.config import P4Config
 from sdnperf.runner import started_network
 from sdnperf.topo.registry import build_topology
-from tests.e2e.support import NEEDS_DAEMON, NEEDS_MININET, REPO, sdnperf_cli
+from tests.e2e.support import NEEDS_DAEMON, NEEDS_MININET, REPO, TOPOLOGIES, sdnperf_cli
 
 pytestmark = [*NEEDS_MININET, NEEDS_DAEMON]
 
-TOPOLOGIES = {
-    "single": {"hosts": 3},
-    "linear": {"switches": 3},
-    "tree": {"depth": 2, "fanout": 2},
-    "campus": {},
-    "spine-leaf": {"spines": 2, "leaves": 3, "hosts_per_leaf": 1},
-    "grid": {"rows": 2, "cols": 3},
-}
 LOOP_FREE = ["single", "linear", "tree", "campus"]
 
 

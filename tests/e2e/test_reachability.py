@@ -9,18 +9,9 @@ from sdnperf.arch import ArchitectureError, check_architecture
 from sdnperf.arch.config import BridgeConfig, OpenflowConfig, OvsStandaloneConfig
 from sdnperf.runner import started_network
 from sdnperf.topo.registry import build_topology
-from tests.e2e.support import NEEDS_MININET
+from tests.e2e.support import NEEDS_MININET, TOPOLOGIES
 
 pytestmark = NEEDS_MININET
-
-TOPOLOGIES = {
-    "single": {"hosts": 3},
-    "linear": {"switches": 3},
-    "tree": {"depth": 2, "fanout": 2},
-    "campus": {},
-    "spine-leaf": {"spines": 2, "leaves": 3, "hosts_per_leaf": 1},
-    "grid": {"rows": 2, "cols": 3},
-}
 
 
 def arch_config(kind: str, loops: bool):
