@@ -46,6 +46,16 @@ def main(arch_name: str = "bridge", count: int = 3) -> int:
             timed(cls, step, f"arch.{step}")
     for step in ("build", "addHost", "addSwitch", "addLink", "configHosts", "start", "stop"):
         timed(mininet.net.Mininet, step, f"mn.{step}")
+    import mininet.node
+
+    import sdnperf.emulation.batched_links as batched_links
+    import sdnperf.emulation.parallel_build as parallel_build
+
+    for step in ("_add_hosts", "_add_links", "configHosts"):
+        timed(parallel_build.ParallelMininet, step, f"pmn.{step}")
+    timed(batched_links, "delete_root_ends", "stop.delete_root_ends")
+    timed(mininet.node.Node, "terminate", "stop.Node.terminate")
+    timed(network.Network, "_delete_registered", "stop._delete_registered")
     timed(network.Network, "start", "Network.start")
     timed(network.Network, "stop", "Network.stop")
 

@@ -17,6 +17,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Callable, Iterable, TypeVar
 
 from mininet.net import Mininet
+from mininet.node import Controller
 from mininet.util import ipAdd, macColonHex
 
 T = TypeVar("T")
@@ -80,10 +81,17 @@ class ParallelMininet(Mininet):
 
     def buildFromTopo(self, topo=None):
         topo = topo or self.topo
-        if self.autoPinCpus or (not self.controllers and self.controller):
-            # a pinned host takes cores in order, a default controller comes first:
-            # Mininet's own sequential build keeps both right
+        if self.autoPinCpus:
+            # a pinned host takes cores in order: Mininet's own sequential build
             return super().buildFromTopo(topo)
+        if not self.controllers and self.controller:
+            # the default controller(s) first, named c0, c1, ... as Mininet names them
+            classes = self.controller if isinstance(self.controller, list) else [self.controller]
+            for index, cls in enumerate(classes):
+                if isinstance(cls, Controller):
+                    self.addController(cls)
+                else:
+                    self.addController(f"c{index}", cls)
         self._add_hosts(topo)
         for name in topo.switches():
             params = topo.nodeInfo(name)

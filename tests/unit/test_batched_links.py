@@ -32,18 +32,20 @@ def test_split_outputs_handles_pty_line_ends_and_missing_parts():
 
 
 @pytest.mark.parametrize(
-    ("shown", "deletes"),
+    ("refusal", "printed"),
     [
-        ("qdisc noqueue 0: root refcnt 2", False),
-        ("qdisc pfifo_fast 0: root refcnt 2 bands 3 priomap 1 2 2 2", False),
-        ("qdisc htb 5: root refcnt 2 r2q 10 default 0x1", True),
-        ("Cannot find device", True),
+        ("", "DEL"),  # someone's qdisc: deleted
+        ("Error: Cannot delete qdisc with handle of zero.", ""),  # a default root: kept
     ],
 )
-def test_clear_root_deletes_only_someone_elses_qdisc(shown, deletes):
-    # `tc` replaced by a function printing `shown` for show, and "DEL" for del
-    fake = f"tc() {{ if [ \"$2\" = show ]; then echo '{shown}'; else echo DEL; fi; }}; "
+def test_clear_root_deletes_the_root_and_is_silent_on_a_default_one(refusal, printed):
+    # `tc` replaced by a function failing with `refusal` on stderr, or printing "DEL"
+    fake = (
+        f"tc() {{ if [ -n '{refusal}' ]; then echo '{refusal}' >&2; return 2; fi; echo DEL $*; }}; "
+    )
     out = subprocess.run(
         ["bash", "-c", fake + clear_root_command("x-eth0")], capture_output=True, text=True
     )
-    assert ("DEL" in out.stdout) == deletes
+    assert out.returncode == 0
+    assert out.stderr == ""
+    assert out.stdout.strip() == (f"{printed} qdisc del dev x-eth0 root" if printed else "")
