@@ -55,6 +55,12 @@ def main(arch_name: str = "bridge", count: int = 3) -> int:
         timed(parallel_build.ParallelMininet, step, f"pmn.{step}")
     timed(batched_links, "delete_root_ends", "stop.delete_root_ends")
     timed(mininet.node.Node, "terminate", "stop.Node.terminate")
+    from sdnperf.emulation import p4switch
+
+    timed(p4switch.P4Switch, "stop", "stop.P4Switch.stop")
+    timed(p4switch, "stop_process_group", "stop.p4.stop_process_group")
+    timed(mininet.node.Switch, "stop", "stop.Switch.stop")
+    timed(p4switch.P4Switch, "wait_listening", "p4.wait_listening")
     timed(network.Network, "_delete_registered", "stop._delete_registered")
     timed(network.Network, "start", "Network.start")
     timed(network.Network, "stop", "Network.stop")

@@ -411,6 +411,8 @@ class OpenflowArchitecture(_OvsArchitecture):
             timeout,
             f"{len(net.switches)} switches to connect to "
             f"{self.controller_label()} (and links to be discovered)",
+            # the table-miss entry an app sends at the handshake gets 0.5 s to be in
+            interval=0.05,
             stable_for=0.5,
             explain=lambda: controller_log(self.controller),
         )
