@@ -174,13 +174,53 @@ def script_output(outputs: list[str]) -> str:
     return "".join(f"{o}\n{SEPARATOR}\n" for o in outputs)
 
 
+# first-end names of the veth pairs make_pairs() made and no link has taken yet
+_premade: set[str] = set()
+
+
+def pair_line(name1: str, addr1: str, ns1: int | None, name2: str, addr2: str, ns2: int | None):
+    """`ip -batch` line making a veth pair as Mininet's makeIntfPair does (names, MACs),
+    each end in the network namespace of process `ns1`/`ns2` (None: this one)."""
+    where1 = f" netns {ns1}" if ns1 is not None else ""
+    where2 = f" netns {ns2}" if ns2 is not None else ""
+    return (
+        f"link add name {name1} address {addr1}{where1} "
+        f"type veth peer name {name2} address {addr2}{where2}\n"
+    )
+
+
+def make_pairs(lines: list[str], first_names: list[str]) -> None:
+    """Make veth pairs (pair_line()s) in one `ip -batch` call; the links whose first ends
+    are `first_names` then skip their own makeIntfPair (one process per link, in the first
+    node's shell). Raises as Mininet does ("Error creating interface pair") on a failure."""
+    out = subprocess.run(
+        ["ip", "-batch", "-"], input="".join(lines), capture_output=True, text=True
+    )
+    if out.returncode != 0:
+        raise Exception(f"Error creating interface pairs: {(out.stderr or out.stdout).strip()}")
+    _premade.update(first_names)
+
+
+def forget_pairs() -> None:
+    """Links not made after make_pairs() (an error on the way) make their own again."""
+    _premade.clear()
+
+
 class _DeletesPairOnce:
     """Deleting one end of a veth pair deletes the other: one `ip link del`, not two
-    (none when delete_root_ends() deleted the pair already)."""
+    (none when delete_root_ends() deleted the pair already). A pair make_pairs() made
+    is not made again."""
 
     intf1: Intf | None
     intf2: Intf | None
     deleted = False
+
+    @classmethod
+    def makeIntfPair(cls, intfname1, intfname2, *args, **kwargs):
+        if intfname1 in _premade:
+            _premade.discard(intfname1)
+            return None
+        return super().makeIntfPair(intfname1, intfname2, *args, **kwargs)  # type: ignore[misc]
 
     def delete(self):
         intf1, intf2 = self.intf1, self.intf2
@@ -217,6 +257,10 @@ class BatchedTCLink(_DeletesPairOnce, TCLink):
         finally:
             self.deferring = False
         pending, self.deferred = self.deferred, []
+        collected = getattr(_collecting, "configs", None)
+        if collected is not None:  # collected_configs() runs them, with every other link's
+            collected.extend(pending)
+            return
         if len({id(intf.node) for intf, _ in pending}) < len(pending):  # a node to itself
             for intf, plan in pending:
                 intf.finish(intf.cmd(script(plan[0] + plan[1])), plan)

@@ -20,6 +20,14 @@ from mininet.net import Mininet
 from mininet.node import Controller
 from mininet.util import ipAdd, macColonHex
 
+from sdnperf.emulation.batched_links import (
+    BatchedTCLink,
+    collected_configs,
+    forget_pairs,
+    make_pairs,
+    pair_line,
+)
+
 T = TypeVar("T")
 R = TypeVar("R")
 
@@ -137,6 +145,12 @@ class ParallelMininet(Mininet):
             options.setdefault("addr2", self.randMac())
             cls = options.pop("cls", None) or self.link
             specs.append((cls, node1, node2, options))
+        if all(
+            issubclass(cls, BatchedTCLink) and "port1" in options and "port2" in options
+            for cls, _node1, _node2, options in specs
+        ):
+            self._add_links_at_once(specs)
+            return
         made: dict[int, Any] = {}
         try:
             for members in node_disjoint_rounds([(s[1].name, s[2].name) for s in specs]):
@@ -144,6 +158,26 @@ class ParallelMininet(Mininet):
         finally:
             # also those made before a failure: they are the network's, stop() deletes them
             self.links.extend(made[i] for i in sorted(made))
+
+    def _add_links_at_once(self, specs: list) -> None:
+        """Every veth pair made in one `ip -batch`, the links then made in topology order
+        with their interfaces' configuration collected, and run per node in one script,
+        all nodes at once (batched_links.make_pairs, collected_configs)."""
+        lines, firsts = [], []
+        for _cls, node1, node2, options in specs:
+            name1 = options.get("intfName1") or f"{node1.name}-eth{options['port1']}"
+            name2 = options.get("intfName2") or f"{node2.name}-eth{options['port2']}"
+            ns1 = node1.pid if node1.inNamespace else None
+            ns2 = node2.pid if node2.inNamespace else None
+            lines.append(pair_line(name1, options["addr1"], ns1, name2, options["addr2"], ns2))
+            firsts.append(name1)
+        try:
+            make_pairs(lines, firsts)
+            with collected_configs():
+                for cls, node1, node2, options in specs:
+                    self.links.append(cls(node1, node2, **options))
+        finally:
+            forget_pairs()
 
     def configHosts(self):
         run_all(_configure_host, self.hosts)
