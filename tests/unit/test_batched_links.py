@@ -49,3 +49,24 @@ def test_clear_root_deletes_the_root_and_is_silent_on_a_default_one(refusal, pri
     assert out.returncode == 0
     assert out.stderr == ""
     assert out.stdout.strip() == (f"{printed} qdisc del dev x-eth0 root" if printed else "")
+
+
+def test_pair_line_puts_each_end_in_its_namespace():
+    from sdnperf.emulation.batched_links import delete_batch, pair_line
+
+    root_to_host = pair_line(
+        "s1-eth1", "02:00:00:00:00:01", None, "h1-eth0", "02:00:00:00:00:02", 42
+    )
+    assert root_to_host == (
+        "link add name s1-eth1 address 02:00:00:00:00:01 "
+        "type veth peer name h1-eth0 address 02:00:00:00:00:02 netns 42\n"
+    )
+    host_to_host = pair_line("h1-eth0", "02:00:00:00:00:01", 7, "h2-eth0", "02:00:00:00:00:02", 8)
+    assert "address 02:00:00:00:00:01 netns 7 type veth" in host_to_host
+    assert host_to_host.endswith("address 02:00:00:00:00:02 netns 8\n")
+    # deletion: every name moved to one group, then the group deleted, in one batch
+    assert delete_batch(["a", "b"], 5).splitlines() == [
+        "link set dev a group 5",
+        "link set dev b group 5",
+        "link del group 5",
+    ]
