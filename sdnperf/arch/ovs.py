@@ -15,6 +15,7 @@ import time
 from pathlib import Path
 
 from mininet.node import OVSSwitch, RemoteController
+from mininet.util import errRun
 
 from sdnperf.arch import ovs_flows
 from sdnperf.arch.base import (
@@ -27,6 +28,7 @@ from sdnperf.arch.base import (
     wait_until,
 )
 from sdnperf.controllers import external, faucet_config, process
+from sdnperf.emulation.batched_links import collected_configs
 from sdnperf.emulation.ovs import OvsDaemons
 from sdnperf.topo.spec import TopoSpec
 
@@ -68,6 +70,13 @@ def batched_ovs_switch(**defaults) -> type:
     class BatchedOVSSwitch(OVSSwitch):
         def __init__(self, name, **params):
             super().__init__(name, **{**defaults, **params})
+
+        @classmethod
+        def batchStartup(cls, switches, run=errRun):
+            # Mininet's batch start, its tc re-applied per switch in one script, all
+            # switches at once (it was one round trip per port, 46 in turn on a campus)
+            with collected_configs():
+                return super().batchStartup(switches, run)
 
     return BatchedOVSSwitch
 
@@ -402,6 +411,8 @@ class OpenflowArchitecture(_OvsArchitecture):
             timeout,
             f"{len(net.switches)} switches to connect to "
             f"{self.controller_label()} (and links to be discovered)",
+            # the table-miss entry an app sends at the handshake gets 0.5 s to be in
+            interval=0.05,
             stable_for=0.5,
             explain=lambda: controller_log(self.controller),
         )

@@ -553,12 +553,14 @@ class P4Architecture(Architecture):
                 return state["links"] >= 2 * edges  # each link found in both directions
             return True
 
+        # Our controller writes "ready" the moment its last pipeline is in (and never
+        # takes it back): asked often, and no hold after it.
         wait_until(
             ready,
             timeout,
             f"{n} P4 switches to get their pipeline from the P4Runtime "
             "controller (and links to be discovered)",
-            stable_for=0.3,
+            interval=0.05,
         )
 
     def processes(self) -> dict[str, list[int]]:

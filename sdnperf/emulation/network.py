@@ -91,6 +91,12 @@ def set_link_serialisation(net, spec: TopoSpec) -> None:
                     )
 
 
+def _tx_offloads_off(host) -> None:
+    for intf in host.intfList():
+        if intf.name != "lo":
+            host.cmd("ethtool -K", intf, "tx off >/dev/null 2>&1")
+
+
 class Network:
     """One Mininet network: `start()` builds and starts it, `stop()` tears it down.
 
@@ -114,10 +120,9 @@ class Network:
         self.registry = Registry(self.run_dir / "registry.json")
 
     def start(self):
-        from mininet.net import Mininet
-
-        # lazy: pulls in mininet's link classes, wanted only when a network is built
+        # lazy (both): pull in mininet's classes, wanted only when a network is built
         from sdnperf.emulation.batched_links import BatchedLink, BatchedTCLink
+        from sdnperf.emulation.parallel_build import ParallelMininet, run_all  # lazy: same
 
         topo = to_mininet_topo(self.spec, netem=self.netem)
         self.registry.interfaces, self.registry.bridges = planned_names(topo)
@@ -143,7 +148,7 @@ class Network:
             if self.spec.needs_htb() or (self.netem and self.spec.needs_netem())
             else BatchedLink
         )
-        self.net = Mininet(
+        self.net = ParallelMininet(
             topo=topo,
             link=link_cls,
             host=_host_class(self.ipv6),
@@ -158,10 +163,7 @@ class Network:
             for name in self.registry.interfaces:
                 _disable_ipv6(name)
         if not self.host_offloads:
-            for host in self.net.hosts:
-                for intf in host.intfList():
-                    if intf.name != "lo":
-                        host.cmd("ethtool -K", intf, "tx off >/dev/null 2>&1")
+            run_all(_tx_offloads_off, self.net.hosts)  # every host's shell at once
         set_link_mtus(self.net, self.spec)
         if self.netem:
             set_link_serialisation(self.net, self.spec)

@@ -32,18 +32,41 @@ def test_split_outputs_handles_pty_line_ends_and_missing_parts():
 
 
 @pytest.mark.parametrize(
-    ("shown", "deletes"),
+    ("refusal", "printed"),
     [
-        ("qdisc noqueue 0: root refcnt 2", False),
-        ("qdisc pfifo_fast 0: root refcnt 2 bands 3 priomap 1 2 2 2", False),
-        ("qdisc htb 5: root refcnt 2 r2q 10 default 0x1", True),
-        ("Cannot find device", True),
+        ("", "DEL"),  # someone's qdisc: deleted
+        ("Error: Cannot delete qdisc with handle of zero.", ""),  # a default root: kept
     ],
 )
-def test_clear_root_deletes_only_someone_elses_qdisc(shown, deletes):
-    # `tc` replaced by a function printing `shown` for show, and "DEL" for del
-    fake = f"tc() {{ if [ \"$2\" = show ]; then echo '{shown}'; else echo DEL; fi; }}; "
+def test_clear_root_deletes_the_root_and_is_silent_on_a_default_one(refusal, printed):
+    # `tc` replaced by a function failing with `refusal` on stderr, or printing "DEL"
+    fake = (
+        f"tc() {{ if [ -n '{refusal}' ]; then echo '{refusal}' >&2; return 2; fi; echo DEL $*; }}; "
+    )
     out = subprocess.run(
         ["bash", "-c", fake + clear_root_command("x-eth0")], capture_output=True, text=True
     )
-    assert ("DEL" in out.stdout) == deletes
+    assert out.returncode == 0
+    assert out.stderr == ""
+    assert out.stdout.strip() == (f"{printed} qdisc del dev x-eth0 root" if printed else "")
+
+
+def test_pair_line_puts_each_end_in_its_namespace():
+    from sdnperf.emulation.batched_links import delete_batch, pair_line
+
+    root_to_host = pair_line(
+        "s1-eth1", "02:00:00:00:00:01", None, "h1-eth0", "02:00:00:00:00:02", 42
+    )
+    assert root_to_host == (
+        "link add name s1-eth1 address 02:00:00:00:00:01 "
+        "type veth peer name h1-eth0 address 02:00:00:00:00:02 netns 42\n"
+    )
+    host_to_host = pair_line("h1-eth0", "02:00:00:00:00:01", 7, "h2-eth0", "02:00:00:00:00:02", 8)
+    assert "address 02:00:00:00:00:01 netns 7 type veth" in host_to_host
+    assert host_to_host.endswith("address 02:00:00:00:00:02 netns 8\n")
+    # deletion: every name moved to one group, then the group deleted, in one batch
+    assert delete_batch(["a", "b"], 5).splitlines() == [
+        "link set dev a group 5",
+        "link set dev b group 5",
+        "link del group 5",
+    ]
