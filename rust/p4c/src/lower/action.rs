@@ -230,7 +230,7 @@ impl<'a> Lower<'a> {
                         .env
                         .composite(ty)
                         .cloned()
-                        .ok_or_else(|| Error::new(l.span, "unknown header"))?;
+                        .ok_or_else(|| Error::new(l.span, "internal compiler error: unknown header type (types are resolved by sema::types)"))?;
                     if items.len() != def.fields.len() {
                         return Err(Error::new(
                             r.span,
@@ -476,7 +476,11 @@ impl<'a> Lower<'a> {
 
     pub(super) fn call_stmt(&mut self, c: &Expr, span: Span) -> PResult<()> {
         let ExprKind::Call(f, targs, args) = &c.kind else {
-            return Err(Error::new(c.span, "expected a call"));
+            // the parser makes call statements only of calls
+            return Err(Error::new(
+                c.span,
+                "internal compiler error: a call statement without a call",
+            ));
         };
         match &f.kind {
             ExprKind::Member(b, m) => {
@@ -773,7 +777,7 @@ impl<'a> Lower<'a> {
                 if args.is_empty() || args.len() > 2 {
                     return Err(Error::new(
                         cspan,
-                        "log_msg takes a format string and an optional list of values",
+                        "internal compiler error: log_msg's argument count (not checked by sema::bodies)",
                     ));
                 }
                 let fmt = match &args[0].value.kind {
@@ -781,7 +785,7 @@ impl<'a> Lower<'a> {
                     _ => {
                         return Err(Error::new(
                             args[0].value.span,
-                            "log_msg needs a string literal",
+                            "internal compiler error: log_msg without a string literal (not checked by sema::bodies)",
                         ))
                     }
                 };
@@ -842,7 +846,12 @@ impl<'a> Lower<'a> {
                     .env
                     .composite(&tname)
                     .cloned()
-                    .ok_or_else(|| Error::new(cspan, "unknown digest type"))?;
+                    .ok_or_else(|| {
+                        Error::new(
+                            cspan,
+                            "internal compiler error: unknown digest type (struct types are resolved by sema::types)",
+                        )
+                    })?;
                 let inputs = self.field_list_inputs(&args[1].value)?;
                 if inputs.len() != def.fields.len() {
                     return Err(Error::new(
@@ -905,7 +914,7 @@ impl<'a> Lower<'a> {
                     _ => {
                         return Err(Error::new(
                             args[0].value.span,
-                            "expected CloneType.I2E or CloneType.E2E",
+                            "internal compiler error: clone type (not checked by sema::bodies)",
                         ))
                     }
                 };

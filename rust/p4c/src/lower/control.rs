@@ -746,7 +746,11 @@ impl<'a> Lower<'a> {
                                 ));
                             }
                         }
-                        return Err(Error::new(b.span, format!("'{}' is not a table", n)));
+                        // sema::bodies checks what an apply block applies
+                        return Err(Error::new(
+                            b.span,
+                            format!("internal compiler error: '{}' is not a table (not checked by sema)", n),
+                        ));
                     }
                 }
             }

@@ -176,7 +176,7 @@ impl<'a> Lower<'a> {
         if args.len() != 4 {
             return Err(Error::new(
                 span,
-                "checksum functions take 4 arguments (condition, data, checksum field, algorithm)",
+                "internal compiler error: checksum function's argument count (not checked by sema::bodies)",
             ));
         }
         let (cond, ct) = self.rv(&args[0].value, Some(&Type::Bool))?;
@@ -232,16 +232,17 @@ impl<'a> Lower<'a> {
                     "crc32" | "crc16" | "csum16" | "identity" | "xor16" | "random"
                     | "crc32_custom" | "crc16_custom" => m.clone(),
                     _ => {
+                        // sema::bodies checks HashAlgorithm's members; all are listed here
                         return Err(Error::new(
                             e.span,
-                            format!("unknown hash algorithm '{}'", m),
+                            format!("internal compiler error: unknown hash algorithm '{}' (not checked by sema::bodies)", m),
                         ))
                     }
                 })
             }
             _ => Err(Error::new(
                 e.span,
-                "expected a HashAlgorithm member, e.g. HashAlgorithm.csum16",
+                "internal compiler error: hash algorithm of another shape (not checked by sema::bodies)",
             )),
         }
     }

@@ -23,7 +23,7 @@ impl<'a> Lower<'a> {
                 Ok(X::op("==", X::Field(hdr.clone(), field.clone()), X::Field(h2.clone(), f2.clone())))
             }
             (Place::Header { inst, ty }, Place::Header { inst: i2, ty: t2 }) if ty == t2 => {
-                let def = self.env.composite(ty).cloned().ok_or_else(|| Error::new(span, "unknown header"))?;
+                let def = self.env.composite(ty).cloned().ok_or_else(|| Error::new(span, "internal compiler error: unknown header type (types are resolved by sema::types)"))?;
                 let va = X::un("d2b", X::Field(inst.clone(), "$valid$".into()));
                 let vb = X::un("d2b", X::Field(i2.clone(), "$valid$".into()));
                 let mut fields = None;

@@ -22,7 +22,7 @@ impl<'a> Lower<'a> {
                             Some((_, p)) => Ok(p.clone()),
                             None => Err(Error::new(
                                 member_span(e, m),
-                                format!("type {} has no field '{}'", ty, m),
+                                format!("internal compiler error: type {} has no field '{}' (not checked by sema::bodies)", ty, m),
                             )),
                         }
                     }
@@ -39,7 +39,7 @@ impl<'a> Lower<'a> {
                             }),
                             None => Err(Error::new(
                                 member_span(e, m),
-                                format!("header {} has no field '{}'", ty, m),
+                                format!("internal compiler error: header {} has no field '{}' (not checked by sema::bodies)", ty, m),
                             )),
                         }
                     }
@@ -48,7 +48,7 @@ impl<'a> Lower<'a> {
                             .env
                             .composite(elem)
                             .cloned()
-                            .ok_or_else(|| Error::new(e.span, "unknown header"))?;
+                            .ok_or_else(|| Error::new(e.span, "internal compiler error: unknown header type (types are resolved by sema::types)"))?;
                         match def.fields.iter().position(|f| f.0 == *m) {
                             Some(off) => Ok(Place::DynField {
                                 x: X::op("access_field", deref.clone(), X::Num(off)),
@@ -56,13 +56,13 @@ impl<'a> Lower<'a> {
                             }),
                             None => Err(Error::new(
                                 member_span(e, m),
-                                format!("header {} has no field '{}'", elem, m),
+                                format!("internal compiler error: header {} has no field '{}' (not checked by sema::bodies)", elem, m),
                             )),
                         }
                     }
                     Place::DynField { ty, .. } => Err(Error::new(
                         e.span,
-                        format!("a value of type {} has no field '{}'", ty.name(), m),
+                        format!("internal compiler error: a value of type {} has no field '{}' (not checked by sema::bodies)", ty.name(), m),
                     )),
                     Place::Stack { .. } if m == "last" && self.ctx != Ctx::Parser => {
                         Err(Error::new(
@@ -80,7 +80,7 @@ impl<'a> Lower<'a> {
                     )),
                     Place::Field { ty, .. } => Err(Error::new(
                         e.span,
-                        format!("a value of type {} has no field '{}'", ty.name(), m),
+                        format!("internal compiler error: a value of type {} has no field '{}' (not checked by sema::bodies)", ty.name(), m),
                     )),
                     Place::Slice { hi, lo, .. } => Err(Error::new(
                         e.span,
@@ -338,6 +338,10 @@ impl<'a> Lower<'a> {
                         let (t, v) = self.env.consts[n].clone();
                         return Ok((self.lit(v, &t), t));
                     }
+                    // sema::bodies reports names declared nowhere; lowering does not
+                    // bind a top-level parser's or control's constructor parameters
+                    // (p4c's parser-unroll-t1-cond): this compiler's limit, as yet
+                    // under sema's message
                     Err(Error::new(e.span, format!("undeclared identifier '{}'", n)))
                 }
             },

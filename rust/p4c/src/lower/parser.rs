@@ -719,11 +719,12 @@ impl<'a> Lower<'a> {
         let Some((_, Type::Header(h))) = self.lookahead_call(b)? else {
             return Ok(None);
         };
-        let def = self
-            .env
-            .composite(&h)
-            .cloned()
-            .ok_or_else(|| Error::new(span, "unknown header"))?;
+        let def = self.env.composite(&h).cloned().ok_or_else(|| {
+            Error::new(
+                span,
+                "internal compiler error: unknown header type (types are resolved by sema::types)",
+            )
+        })?;
         let header_bits = self.env.header_width(&h);
         let mut off = 0;
         for (n, t, _) in &def.fields {

@@ -12,18 +12,26 @@
 
 use super::types::{unify, Type, TypeEnv};
 use crate::ast::*;
-use crate::diag::{Error, PResult, Sink};
+use crate::diag::{Error, PResult, Sink, Span};
 use std::collections::{HashMap, HashSet};
 
 /// Checks the body of every function and action in `prog`.
 pub fn check(prog: &Program, env: &TypeEnv, sink: &mut Sink) {
-    let mut globals: HashSet<&str> = prog.decls.iter().filter_map(|d| d.name()).collect();
+    // what a bare name in an expression can be besides the body's own scope (as
+    // lowering binds them): constants (also one whose initializer sema::types refused:
+    // no follow-on error) and the top-level instances other than `main`
+    let mut values: HashSet<&str> = env.consts.keys().map(|k| k.as_str()).collect();
     for d in &prog.decls {
-        if let Decl::Error { members, .. } | Decl::MatchKind { members, .. } = d {
-            globals.extend(members.iter().map(|m| m.0.as_str()));
+        match d {
+            Decl::Instance(i) if i.name != "main" => {
+                values.insert(i.name.as_str());
+            }
+            Decl::Const { name, .. } => {
+                values.insert(name.as_str());
+            }
+            _ => {}
         }
     }
-    globals.insert("error");
     let functions: HashMap<&str, (&TypeRef, usize)> = prog
         .decls
         .iter()
@@ -84,9 +92,51 @@ pub fn check(prog: &Program, env: &TypeEnv, sink: &mut Sink) {
             _ => None,
         })
         .collect();
+    // controls and parsers by name (as lowering's find_decl picks them), and the
+    // top-level instances of controls: what `x.apply(...)` can apply besides a table
+    let control_types: HashSet<&str> = prog
+        .decls
+        .iter()
+        .filter_map(|d| d.name())
+        .filter(|n| {
+            matches!(
+                super::structure::block_decl(prog, n),
+                Some(Decl::Control { .. })
+            )
+        })
+        .collect();
+    let control_names: HashSet<&str> = prog
+        .decls
+        .iter()
+        .filter_map(|d| match d {
+            Decl::Control { name, .. } => Some(name.as_str()),
+            _ => None,
+        })
+        .collect();
+    let block_types: HashSet<&str> = prog
+        .decls
+        .iter()
+        .filter_map(|d| match d {
+            Decl::Control { name, .. } | Decl::Parser { name, .. } => Some(name.as_str()),
+            _ => None,
+        })
+        .collect();
+    let top_controls: HashSet<&str> = prog
+        .decls
+        .iter()
+        .filter_map(|d| match d {
+            Decl::Instance(i) if instance_of(i, &control_types) => Some(i.name.as_str()),
+            _ => None,
+        })
+        .collect();
     let mut w = Walker {
+        control_types: &control_types,
+        block_types: &block_types,
+        top_controls: &top_controls,
+        appliable: HashSet::new(),
+        stmt_call: None,
         env,
-        globals: &globals,
+        values: &values,
         functions: &functions,
         global_actions: &global_actions,
         control_actions: &control_actions,
@@ -95,6 +145,7 @@ pub fn check(prog: &Program, env: &TypeEnv, sink: &mut Sink) {
         tables: HashMap::new(),
         scopes: vec![],
         in_apply: false,
+        in_control: false,
         sink,
     };
     for d in &prog.decls {
@@ -109,6 +160,26 @@ pub fn check(prog: &Program, env: &TypeEnv, sink: &mut Sink) {
                 ..
             } => {
                 let scope = w.control_scope(params, ctor_params, locals);
+                w.appliable = locals
+                    .iter()
+                    .filter_map(|l| match l {
+                        Local::Table(t) => Some(t.name.clone()),
+                        Local::Inst(i) if instance_of(i, &control_types) => Some(i.name.clone()),
+                        Local::Var(Stmt {
+                            kind: StmtKind::Inst(i),
+                            ..
+                        }) if instance_of(i, &control_types) => Some(i.name.clone()),
+                        _ => None,
+                    })
+                    // a constructor parameter of a control type (declared with or
+                    // without a body) takes an instance of a control
+                    .chain(ctor_params.iter().filter_map(|p| match &p.ty {
+                        TypeRef::Named(n, _, _) if control_names.contains(n.as_str()) => {
+                            Some(p.name.clone())
+                        }
+                        _ => None,
+                    }))
+                    .collect();
                 w.tables = locals
                     .iter()
                     .filter_map(|l| match l {
@@ -116,6 +187,7 @@ pub fn check(prog: &Program, env: &TypeEnv, sink: &mut Sink) {
                         _ => None,
                     })
                     .collect();
+                w.in_control = true;
                 w.local_actions = locals
                     .iter()
                     .filter_map(|l| match l {
@@ -133,6 +205,8 @@ pub fn check(prog: &Program, env: &TypeEnv, sink: &mut Sink) {
                 w.in_apply = true;
                 w.body(&scope, &[], apply);
                 w.in_apply = false;
+                w.in_control = false;
+                w.appliable.clear();
                 w.local_actions.clear();
                 w.tables.clear();
             }
@@ -162,9 +236,20 @@ pub fn check(prog: &Program, env: &TypeEnv, sink: &mut Sink) {
 
 struct Walker<'p, 's> {
     env: &'p TypeEnv,
-    /// Names declared at the top level (types, externs, functions, instances, ...) and
-    /// the members of `error` and `match_kind`.
-    globals: &'p HashSet<&'p str>,
+    /// Names of the controls (see `check`).
+    control_types: &'p HashSet<&'p str>,
+    /// Names of the controls and parsers with or without a body (`C.apply(...)` invokes
+    /// one directly).
+    block_types: &'p HashSet<&'p str>,
+    /// Top-level instances of controls.
+    top_controls: &'p HashSet<&'p str>,
+    /// What the control being checked declares that its apply block can apply: its
+    /// tables and its instances of controls.
+    appliable: HashSet<String>,
+    /// The span of the call a call statement makes (`t.apply();`, `C.apply(...);`).
+    stmt_call: Option<Span>,
+    /// The top-level names a bare name in an expression can denote (see `check`).
+    values: &'p HashSet<&'p str>,
     /// Return types and parameter counts of the top-level functions.
     functions: &'p HashMap<&'p str, (&'p TypeRef, usize)>,
     /// Parameter counts of the top-level actions.
@@ -183,6 +268,8 @@ struct Walker<'p, 's> {
     /// run (see `table_action_names`).
     tables: HashMap<String, HashSet<String>>,
     scopes: Vec<HashMap<String, Type>>,
+    /// Checking a body inside a control (its actions, tables and apply block).
+    in_control: bool,
     /// Checking a control's apply block (where `switch (t.apply().action_run)` is
     /// lowered; inside actions lowering refuses it as a placement).
     in_apply: bool,
@@ -222,7 +309,9 @@ impl Walker<'_, '_> {
                     _ => {}
                 },
                 Local::Inst(i) => scope.push((i.name.clone(), Type::Unknown)),
-                Local::Action(a) => scope.push((a.name.clone(), Type::Unknown)),
+                // an action's name is no value (lowering binds none); calls of it are
+                // resolved through `local_actions`
+                Local::Action(_) => {}
                 Local::Table(t) => scope.push((t.name.clone(), Type::Unknown)),
                 Local::ValueSet { name, .. } => scope.push((name.clone(), Type::Unknown)),
             }
@@ -330,7 +419,10 @@ impl Walker<'_, '_> {
                 self.ty(r)?;
             }
             StmtKind::Call(c) => {
-                self.ty(c)?;
+                self.stmt_call = Some(c.span);
+                let r = self.ty(c);
+                self.stmt_call = None;
+                r?;
             }
             StmtKind::If(c, a, b) => {
                 let t = self.ty(c)?;
@@ -433,21 +525,6 @@ impl Walker<'_, '_> {
         self.scopes.pop();
     }
 
-    fn lookup(&self, n: &str) -> Option<Type> {
-        for s in self.scopes.iter().rev() {
-            if let Some(t) = s.get(n) {
-                return Some(t.clone());
-            }
-        }
-        if let Some((t, _)) = self.env.consts.get(n) {
-            return Some(t.clone());
-        }
-        if self.globals.contains(n) {
-            return Some(Type::Unknown);
-        }
-        None
-    }
-
     /// The type of `e` where it is certain (else `Unknown`), after checking the names
     /// it uses and the operand types of its operators.
     fn ty(&mut self, e: &Expr) -> PResult<Type> {
@@ -457,7 +534,7 @@ impl Walker<'_, '_> {
             ExprKind::Int(_, None) => Type::InfInt,
             ExprKind::Bool(_) => Type::Bool,
             ExprKind::Str(_) => Type::Str,
-            ExprKind::Name(n) => match self.lookup(n) {
+            ExprKind::Name(n) => match self.lookup_value(n) {
                 Some(t) => t,
                 None => return Err(Error::new(e.span, format!("undeclared identifier '{}'", n))),
             },
@@ -468,12 +545,7 @@ impl Walker<'_, '_> {
                     }
                 }
                 let bt = self.ty(b)?;
-                match bt {
-                    Type::Header(_) | Type::Struct(_) | Type::Union(_) => {
-                        self.env.field_type(&bt, m).unwrap_or(Type::Unknown)
-                    }
-                    _ => Type::Unknown,
-                }
+                self.member_type(e, b, &bt, m)?
             }
             ExprKind::Index(b, i) => {
                 let bt = self.ty(b)?;
@@ -490,6 +562,11 @@ impl Walker<'_, '_> {
                 Type::Unknown
             }
             ExprKind::Call(f, targs, args) => {
+                if let ExprKind::Name(n) = &f.kind {
+                    if self.is_extern_fn(n) {
+                        self.extern_fn_shape(e, n, args)?;
+                    }
+                }
                 let rt = match &f.kind {
                     // the callee's own name is lowering's to resolve (action, function,
                     // extern function, or a call it refuses with its own message)
@@ -541,9 +618,23 @@ impl Walker<'_, '_> {
                         _ => Type::Unknown,
                     },
                     ExprKind::Member(b, m) => {
-                        if let Type::Extern(k) = self.ty(b)? {
-                            if matches!(b.kind, ExprKind::Name(_)) {
-                                packet_call_shape(e, &k, m, targs, args)?;
+                        let as_stmt = self.stmt_call == Some(e.span);
+                        self.stmt_call = None;
+                        // `C.apply(...)` of a control or parser type (no instance)
+                        let direct = matches!(&b.kind, ExprKind::Name(n)
+                            if m == "apply"
+                                && self.lookup_value(n).is_none()
+                                && self.block_types.contains(n.as_str()));
+                        if !direct {
+                            if let Type::Extern(k) = self.ty(b)? {
+                                if matches!(b.kind, ExprKind::Name(_)) {
+                                    packet_call_shape(e, &k, m, targs, args)?;
+                                }
+                            }
+                        }
+                        if let ExprKind::Name(n) = &b.kind {
+                            if self.in_apply && m == "apply" && !self.can_apply(n, as_stmt) {
+                                return Err(Error::new(b.span, format!("'{}' is not a table", n)));
                             }
                         }
                         let table =
@@ -646,6 +737,118 @@ impl Walker<'_, '_> {
         }))
     }
 
+    /// The type of a bare name used as a value: the body's scope, then the top-level
+    /// constants and instances (a type, function or action name is no value).
+    fn lookup_value(&self, n: &str) -> Option<Type> {
+        if let Some(t) = self.lookup_local(n) {
+            return Some(t);
+        }
+        if let Some((t, _)) = self.env.consts.get(n) {
+            return Some(t.clone());
+        }
+        self.values.contains(n).then_some(Type::Unknown)
+    }
+
+    /// The type of member `m` of a value of type `bt` (`e` is `b.m`), or lowering's
+    /// error where `bt` is a header, struct or union without that field, or a scalar
+    /// location (a call's scalar result is no location: lowering's own error).
+    fn member_type(&self, e: &Expr, b: &Expr, bt: &Type, m: &str) -> PResult<Type> {
+        let span = member_span(e, m);
+        match bt {
+            // a header's struct-typed fields are kept apart from its bit fields
+            Type::Header(n) => match self.env.header_structs.get(&(n.clone(), m.to_string())) {
+                Some(s) => Ok(Type::Struct(s.clone())),
+                None => self
+                    .env
+                    .field_type(bt, m)
+                    .ok_or_else(|| Error::new(span, format!("header {} has no field '{}'", n, m))),
+            },
+            Type::Struct(n) | Type::Union(n) => self
+                .env
+                .field_type(bt, m)
+                .ok_or_else(|| Error::new(span, format!("type {} has no field '{}'", n, m))),
+            Type::Bit(_) | Type::Int(_) | Type::Bool if !matches!(b.kind, ExprKind::Call(..)) => {
+                Err(Error::new(
+                    e.span,
+                    format!("a value of type {} has no field '{}'", bt.name(), m),
+                ))
+            }
+            _ => Ok(Type::Unknown),
+        }
+    }
+
+    /// Whether a call of `n` is one of v1model's extern functions as lowering takes
+    /// them: no action of that name runs instead (the control's own, then the top-level
+    /// ones; outside a control, any control's, as the body may be inlined into it).
+    fn is_extern_fn(&self, n: &str) -> bool {
+        let control_action = if self.in_control {
+            self.local_actions.contains_key(n)
+        } else {
+            self.control_actions.contains(n)
+        };
+        !control_action && !self.global_actions.contains_key(n)
+    }
+
+    /// The arguments of the extern functions lowering takes apart by their shape
+    /// (`log_msg`'s format string, `clone`'s CloneType, the checksum functions' argument
+    /// count and algorithm, `hash`'s algorithm), as p4c's type checker refuses them, with
+    /// lowering's messages and spans. Argument counts are lowering's, and checked first.
+    fn extern_fn_shape(&self, e: &Expr, n: &str, args: &[Arg]) -> PResult<()> {
+        match n {
+            "log_msg" => {
+                if args.is_empty() || args.len() > 2 {
+                    return Err(Error::new(
+                        e.span,
+                        "log_msg takes a format string and an optional list of values",
+                    ));
+                }
+                if !matches!(args[0].value.kind, ExprKind::Str(_)) {
+                    return Err(Error::new(
+                        args[0].value.span,
+                        "log_msg needs a string literal",
+                    ));
+                }
+            }
+            "clone" | "clone3" | "clone_preserving_field_list" => {
+                let want = if n == "clone" { 2 } else { 3 };
+                let clone_type = |a: &Arg| matches!(&a.value.kind, ExprKind::Member(_, m) if m == "I2E" || m == "E2E");
+                if args.len() == want && !clone_type(&args[0]) {
+                    return Err(Error::new(
+                        args[0].value.span,
+                        "expected CloneType.I2E or CloneType.E2E",
+                    ));
+                }
+            }
+            "verify_checksum"
+            | "verify_checksum_with_payload"
+            | "update_checksum"
+            | "update_checksum_with_payload" => {
+                if args.len() != 4 {
+                    return Err(Error::new(
+                        e.span,
+                        "checksum functions take 4 arguments (condition, data, checksum field, algorithm)",
+                    ));
+                }
+                hash_algorithm(&args[3].value)?;
+            }
+            "hash" if args.len() == 5 => hash_algorithm(&args[1].value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+
+    /// Whether `n.apply(...)` in an apply block applies something lowering takes: a
+    /// table or an instance of a control (its own error if it cannot), or, as a
+    /// statement, a control type invoked directly; the innermost declaration of `n` counts.
+    fn can_apply(&self, n: &str, as_stmt: bool) -> bool {
+        match self.scopes.iter().rposition(|s| s.contains_key(n)) {
+            Some(0) => self.appliable.contains(n),
+            Some(_) => false,
+            None if self.values.contains(n) => self.top_controls.contains(n),
+            None => as_stmt && self.control_types.contains(n),
+        }
+    }
+
     fn lookup_local(&self, n: &str) -> Option<Type> {
         self.scopes.iter().rev().find_map(|s| s.get(n).cloned())
     }
@@ -743,4 +946,30 @@ fn is_name_apply(e: &Expr) -> bool {
 /// Types this pass knows exactly, as lowering would type the same expression.
 fn certain(t: &Type) -> bool {
     matches!(t, Type::Bit(_) | Type::Int(_) | Type::Bool)
+}
+
+/// The span of the member name in `b.m` (as lowering reports a missing field).
+fn member_span(e: &Expr, m: &str) -> Span {
+    let hi = e.span.hi;
+    let lo = hi.saturating_sub(m.len() as u32).max(e.span.lo);
+    Span { lo, hi }
+}
+
+/// A hash algorithm argument names a member of `HashAlgorithm` (which member,
+/// `enum_member` checks), as lowering reads it.
+fn hash_algorithm(algo: &Expr) -> PResult<()> {
+    if matches!(&algo.kind, ExprKind::Member(b, _)
+        if matches!(&b.kind, ExprKind::Name(h) if h == "HashAlgorithm"))
+    {
+        return Ok(());
+    }
+    Err(Error::new(
+        algo.span,
+        "expected a HashAlgorithm member, e.g. HashAlgorithm.csum16",
+    ))
+}
+
+/// Whether `i` instantiates one of `controls`.
+fn instance_of(i: &Instance, controls: &HashSet<&str>) -> bool {
+    matches!(&i.ty, TypeRef::Named(n, _, _) if controls.contains(n.as_str()))
 }
