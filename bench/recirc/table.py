@@ -7,12 +7,25 @@ cpu_priority and the load average (1 min) when the row's round ended (the hold b
 first round's) and, where the cost was measured, as its study started and ended.
 
     python bench/recirc/table.py results/plan-1ms.json results/plan-5ms.json ...
+    python bench/recirc/table.py --cost results/plan-5ms.json ...   (the cost table: TCP and
+        every UDP workload's rate beside N = 0's, per design)
 """
 
 from __future__ import annotations
 
 import json
 import sys
+
+from sdnperf.studies.answers.recirculation import cost_vs_base
+
+
+def _vs_base(r: dict) -> dict:
+    """The plan's `cost_vs_base`, or (a plan written before it existed) computed from its
+    `cost` the same way."""
+    cost = r.get("cost") or {}
+    if r.get("cost_vs_base") or "base" not in cost:
+        return r.get("cost_vs_base") or {}
+    return {d: cost_vs_base(c, cost["base"]) for d, c in cost.items() if d != "base"}
 
 
 def _cost(c: dict | None, vs: dict | None = None) -> str:
@@ -57,7 +70,7 @@ def rows(plan: list[dict]) -> list[str]:
             out.append(f"| {where} | N passes | – | {why} | | | | | |")
             continue
         cost = r.get("cost", {})
-        vs = r.get("cost_vs_base", {})
+        vs = _vs_base(r)
         base = _cost(cost.get("base"))
         prio = r.get("cpu_priority", "normal")
         answer = min(r["rounds"], key=lambda x: abs(x["error_pct"]))
@@ -86,7 +99,91 @@ def rows(plan: list[dict]) -> list[str]:
     return out
 
 
+def _udp_workloads(plan: list[dict]) -> list[str]:
+    """The UDP workloads of the cost studies (e.g. udp-1m .. udp-8m, udp), by rate: names
+    udp-<R>m in R's order, the others after."""
+    names = {
+        k.removesuffix("_mbps")
+        for r in plan
+        for c in r.get("cost", {}).values()
+        for k in c
+        if k.startswith("udp") and k.endswith("_mbps")
+    }
+
+    def rate(name: str) -> tuple[float, str]:
+        tail = name.removeprefix("udp-").removesuffix("m")
+        return (float(tail), name) if tail.replace(".", "", 1).isdigit() else (float("inf"), name)
+
+    return sorted(names, key=rate)
+
+
+def cost_rows(plan: list[dict], udp: list[str]) -> list[str]:
+    """One row per curve and design (N = 0, N passes, hold by time) of the cost studies:
+    TCP and each UDP workload's received Mbit/s (% of N = 0's) and loss, the switch CPU,
+    the cost study's load average; curves whose cost was not measured are left out."""
+    out = []
+    for r in plan:
+        cost, vs = r.get("cost") or {}, _vs_base(r)
+        if not cost:
+            continue
+        where = f"{r['target_ms']:g} ms | {r['target']} | {r['topology']}"
+        load = "{} → {}".format(*r["cost_load_average"]) if r.get("cost_load_average") else "–"
+        for design, label, what in (
+            ("base", "no recirculation", "N = 0"),
+            ("passes", "N passes", f"N = {r.get('passes')}"),
+            ("hold", "hold by time", f"{r['target_ms']:g} ms"),
+        ):
+            c, v = cost.get(design), vs.get(design, {})
+            if not c:
+                continue
+            cells = []
+            for w in ["tcp", *udp]:
+                x = c.get(f"{w}_mbps")
+                cell = "–" if x is None else f"{x:.3g}"
+                if v.get(f"{w}_pct_of_base") is not None:
+                    cell += f" ({v[f'{w}_pct_of_base']:.2g} %)"
+                if c.get(f"{w}_loss_pct") is not None:
+                    cell += f", loss {c[f'{w}_loss_pct']:.2g} %"
+                cells.append(cell)
+            cpu = c.get("switch_cpu_pct")
+            cpu_cell = "–" if cpu is None else f"{cpu:.0f}"
+            if v.get("switch_cpu_points_over_base") is not None:
+                cpu_cell += f" ({v['switch_cpu_points_over_base']:+.0f})"
+            out.append(
+                f"| {where} | {label} | {what} | " + " | ".join(cells) + f" | {cpu_cell} | "
+                f"{r.get('cpu_priority', 'normal')} | {load} |"
+            )
+    return out
+
+
+def cost_table(paths: list[str]) -> None:
+    """`--cost`: the cost table (cost_rows) of the plans' JSON."""
+    plan = [row for path in paths for row in _load(path) or []]
+    udp = _udp_workloads(plan)
+    print(
+        "| target | switch | topology | design | N (or hold) | TCP Mbit/s (% of N = 0) | "
+        + " | ".join(f"{w} Mbit/s (% of N = 0), loss" for w in udp)
+        + " | switch CPU % of a core (points over N = 0) | switch cpu_priority | "
+        "load average, cost study start → end |"
+    )
+    print("|" + "---|" * (9 + len(udp)))
+    for line in cost_rows(plan, udp):
+        print(line)
+
+
+def _load(path: str) -> list[dict] | None:
+    try:
+        with open(path) as f:
+            return json.load(f)
+    except (OSError, ValueError) as exc:  # a plan that stopped wrote no JSON
+        print(f"note: {path}: no plan: {exc}", file=sys.stderr)
+        return None
+
+
 def main(paths: list[str]) -> None:
+    if paths[:1] == ["--cost"]:
+        cost_table(paths[1:])
+        return
     print(
         "| target | switch | topology | design | N (or hold) | achieved ms (median added "
         "RTT, 95 % CI) | error % | spread ms | cost at it | switch cpu_priority | load "

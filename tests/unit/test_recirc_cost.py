@@ -68,3 +68,29 @@ def test_the_closing_table_prints_each_cost_beside_n0_and_the_cost_studys_load()
     )
     assert "(N = 0: TCP 400, UDP 10, loss 0.5 %, CPU 20 %)" in line
     assert line.endswith("| realtime | 12.5; cost study 11.2 → 13.4 |")
+
+
+def test_the_cost_table_has_a_column_per_udp_rate_in_rate_order_and_a_row_per_design():
+    table = _table()
+    base = {"tcp_mbps": 400.0, "udp-2m_mbps": 1.9, "udp-2m_loss_pct": 0.0, "udp_mbps": 9.9}
+    base |= {"udp-10.5m_mbps": 10.0, "switch_cpu_pct": 20.0}
+    held = {"tcp_mbps": 4.0, "udp-2m_mbps": 0.95, "udp-2m_loss_pct": 50.0, "udp_mbps": None}
+    held["switch_cpu_pct"] = 70.0
+    row = {
+        "target_ms": 5.0,
+        "target": "bmv2",
+        "topology": "chain-of-two",
+        "passes": 43,
+        "cost": {"base": base, "passes": held},
+        "cost_vs_base": {"passes": cost_vs_base(held, base)},
+        "cost_load_average": [12.0, 14.5],
+        "cpu_priority": "realtime",
+    }
+    udp = table._udp_workloads([row, {"cost": {}}])
+    assert udp == ["udp-2m", "udp-10.5m", "udp"]  # by rate; a name without one last
+    none, passes = table.cost_rows([row, {"cost": {}}], udp)  # the curve without cost: out
+    assert none.startswith("| 5 ms | bmv2 | chain-of-two | no recirculation | N = 0 | 400 |")
+    assert passes == (
+        "| 5 ms | bmv2 | chain-of-two | N passes | N = 43 | 4 (1 %) | 0.95 (50 %), loss 50 % "
+        "| – | – | 70 (+50) | realtime | 12.0 → 14.5 |"
+    )
