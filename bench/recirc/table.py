@@ -28,6 +28,11 @@ def _vs_base(r: dict) -> dict:
     return {d: cost_vs_base(c, cost["base"]) for d, c in cost.items() if d != "base"}
 
 
+def _pct(x: float) -> str:
+    """A percentage with two significant figures, never in exponent form (100, not 1e+02)."""
+    return f"{x:.0f}" if abs(x) >= 10 else f"{x:.2g}"
+
+
 def _cost(c: dict | None, vs: dict | None = None) -> str:
     """TCP and UDP Mbit/s, UDP loss, switch CPU; with `vs` (the plan's `cost_vs_base` of
     this design) each beside N = 0's of the same cost study: % of it, or points over it."""
@@ -40,12 +45,16 @@ def _cost(c: dict | None, vs: dict | None = None) -> str:
         x = c.get(f"{key}_mbps")
         part = f"{name} {x:.3g}" if x is not None else f"{name} –"
         if vs.get(f"{key}_pct_of_base") is not None:
-            part += f" ({vs[f'{key}_pct_of_base']:.2g} % of N = 0)"
+            part += f" ({_pct(vs[f'{key}_pct_of_base'])} % of N = 0)"
         parts.append(part)
     if c.get("udp_loss_pct") is not None:
-        part = f"loss {c['udp_loss_pct']:.2g} %"
+        part = f"loss {_pct(c['udp_loss_pct'])} %"
         if vs.get("udp_loss_points_over_base") is not None:
-            part += f" ({vs['udp_loss_points_over_base']:+.2g})"
+            part += (
+                f" (+{_pct(vs['udp_loss_points_over_base'])})"
+                if vs["udp_loss_points_over_base"] >= 0
+                else f" ({_pct(vs['udp_loss_points_over_base'])})"
+            )
         parts.append(part)
     if c.get("switch_cpu_pct") is not None:
         part = f"CPU {c['switch_cpu_pct']:.0f} %"
@@ -141,9 +150,9 @@ def cost_rows(plan: list[dict], udp: list[str]) -> list[str]:
                 x = c.get(f"{w}_mbps")
                 cell = "–" if x is None else f"{x:.3g}"
                 if v.get(f"{w}_pct_of_base") is not None:
-                    cell += f" ({v[f'{w}_pct_of_base']:.2g} %)"
+                    cell += f" ({_pct(v[f'{w}_pct_of_base'])} %)"
                 if c.get(f"{w}_loss_pct") is not None:
-                    cell += f", loss {c[f'{w}_loss_pct']:.2g} %"
+                    cell += f", loss {_pct(c[f'{w}_loss_pct'])} %"
                 cells.append(cell)
             cpu = c.get("switch_cpu_pct")
             cpu_cell = "–" if cpu is None else f"{cpu:.0f}"
