@@ -50,11 +50,8 @@ def _cost(c: dict | None, vs: dict | None = None) -> str:
     if c.get("udp_loss_pct") is not None:
         part = f"loss {_pct(c['udp_loss_pct'])} %"
         if vs.get("udp_loss_points_over_base") is not None:
-            part += (
-                f" (+{_pct(vs['udp_loss_points_over_base'])})"
-                if vs["udp_loss_points_over_base"] >= 0
-                else f" ({_pct(vs['udp_loss_points_over_base'])})"
-            )
+            d = vs["udp_loss_points_over_base"]
+            part += f" ({'+' if d >= 0 else ''}{_pct(d)})"
         parts.append(part)
     if c.get("switch_cpu_pct") is not None:
         part = f"CPU {c['switch_cpu_pct']:.0f} %"
