@@ -33,6 +33,11 @@ def _pct(x: float) -> str:
     return f"{x:.0f}" if abs(x) >= 10 else f"{x:.2g}"
 
 
+def _mbps(x: float) -> str:
+    """Mbit/s with three significant figures, whole numbers from 100 up (1290, not 1.29e+03)."""
+    return f"{x:.0f}" if abs(x) >= 100 else f"{x:.3g}"
+
+
 def _cost(c: dict | None, vs: dict | None = None) -> str:
     """TCP and UDP Mbit/s, UDP loss, switch CPU; with `vs` (the plan's `cost_vs_base` of
     this design) each beside N = 0's of the same cost study: % of it, or points over it."""
@@ -43,7 +48,7 @@ def _cost(c: dict | None, vs: dict | None = None) -> str:
     for key, name in (("tcp", "TCP"), ("udp", "UDP")):
         # a missing figure is a run that finished no measurement (the store says why)
         x = c.get(f"{key}_mbps")
-        part = f"{name} {x:.3g}" if x is not None else f"{name} –"
+        part = f"{name} {_mbps(x)}" if x is not None else f"{name} –"
         if vs.get(f"{key}_pct_of_base") is not None:
             part += f" ({_pct(vs[f'{key}_pct_of_base'])} % of N = 0)"
         parts.append(part)
@@ -145,7 +150,7 @@ def cost_rows(plan: list[dict], udp: list[str]) -> list[str]:
             cells = []
             for w in ["tcp", *udp]:
                 x = c.get(f"{w}_mbps")
-                cell = "–" if x is None else f"{x:.3g}"
+                cell = "–" if x is None else _mbps(x)
                 if v.get(f"{w}_pct_of_base") is not None:
                     cell += f" ({_pct(v[f'{w}_pct_of_base'])} %)"
                 if c.get(f"{w}_loss_pct") is not None:
