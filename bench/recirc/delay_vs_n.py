@@ -9,7 +9,12 @@ prints one line per N: median RTT, median added RTT (vs the N = 0 batches), µs 
 and the switch's recirculations counter delta (passes per ping), with the load average;
 --json FILE keeps every RTT. --priorities normal,high,realtime measures each N under each
 cpu_priority setting in turn (interleaved, one network); --hold takes holds (µs, by time)
-instead of N.
+instead of N. --target bmv2 runs the reference BMv2 (simple_switch_grpc, from
+$SDNPERF_BMV2_DIR) instead of our switch: N (or the hold) is then written over P4Runtime by
+a second client that takes the primary role (a higher election id), the passes per ping
+come from the program's recirculations counter (read over P4Runtime), and the CPU and
+run-queue wait are summed over every thread of the BMv2 process (it has no one data-plane
+thread; its threads block on queues between passes).
 """
 
 from __future__ import annotations
@@ -68,6 +73,12 @@ def main() -> int:
         help="the values of --n are holds in µs of recirc_hold.p4 (hold by time), not passes",
     )
     ap.add_argument(
+        "--target",
+        choices=["sdnperf", "bmv2"],
+        default="sdnperf",
+        help="the switch: ours (default) or the reference BMv2 ($SDNPERF_BMV2_DIR)",
+    )
+    ap.add_argument(
         "--pace-us",
         type=int,
         default=0,
@@ -91,7 +102,11 @@ def main() -> int:
         program="recirc_hold" if args.hold else "recirc",
         params={knob: 0, "recirc_dst": "10.0.0.2"},
         recirc_pace_us=args.pace_us,
+        target=args.target,
     )
+    bmv2 = args.target == "bmv2"
+    # the pings' spacing assumes this much per pass (µs): BMv2's passes cost 15-140 µs
+    cost_us = 60.0 if bmv2 else 0.7
     ns = parse_ns(args.n)
     priorities = [p for p in args.priorities.split(",") if p] or ["as-started"]
     for p in priorities:
@@ -115,20 +130,39 @@ def main() -> int:
                 subprocess.run(["chrt", "-f", "-p", "10", str(_dataplane_tid(sw))], check=True)
 
         pids = list(dict.fromkeys(sw.switch_pid for sw in switches))
+        writers = (
+            [P4RuntimeWriter(sw, started.arch.program.p4info) for sw in switches] if bmv2 else []
+        )
 
-        def batch(n: int, prio: str, cost_us: float = 0.7) -> None:
+        def set_knob(n: int) -> None:
+            if bmv2:
+                values = {knob: n, "recirc_dst": "10.0.0.2"}
+                for w in writers:
+                    w.set_default(config.program, values)
+                return
             for sw in switches:
                 if args.hold:
                     sw.ctl(f"table_set_default RecircEgress.hold_config set_hold {n}")
                 else:
                     sw.ctl(f"table_set_default RecircEgress.recirc_config set_passes {n}")
-            before = sum(_recircs(sw) for sw in switches)
-            sched0 = [_schedstat(sw) for sw in switches]
+
+        def recircs() -> int:
+            if bmv2:
+                return sum(w.counter("RecircEgress.recirculations") for w in writers)
+            return sum(_recircs(sw) for sw in switches)
+
+        def schedstat(sw) -> tuple[int, int]:
+            return _process_schedstat(sw) if bmv2 else _schedstat(sw)
+
+        def batch(n: int, prio: str) -> None:
+            set_knob(n)
+            before = recircs()
+            sched0 = [schedstat(sw) for sw in switches]
             hold_s = (n * 1e-6 if args.hold else n * cost_us * 1e-6) * len(switches)
             interval = args.interval or max(0.01, round(3 * hold_s, 3))
             out = h1.cmd(f"ping -c {args.pings} -i {interval} -s {args.size} -W 2 {h2.IP()}")
-            after = sum(_recircs(sw) for sw in switches)
-            sched1 = [_schedstat(sw) for sw in switches]
+            after = recircs()
+            sched1 = [schedstat(sw) for sw in switches]
             got = rtts(out)
             found[prio, n] += got[1:]  # the first of a batch follows the N change
             loads.append(os.getloadavg()[0])
@@ -152,10 +186,12 @@ def main() -> int:
                         batch(n, prio)
         finally:
             use("normal" if priorities != ["as-started"] else "as-started")
+            for w in writers:
+                w.close()
     load = os.getloadavg()[0]
     unit = "hold_us" if args.hold else "N"
     print(
-        f"# topology {args.topology}, load average {min(loads):.2f}..{max(loads):.2f} "
+        f"# target {args.target}, topology {args.topology}, load average {min(loads):.2f}..{max(loads):.2f} "
         f"(now {load:.2f})"
     )
     print(
@@ -203,6 +239,7 @@ def main() -> int:
         Path(args.json).write_text(
             json.dumps(
                 {
+                    "target": args.target,
                     "topology": args.topology,
                     "design": "hold" if args.hold else "passes",
                     "recirc_pace_us": args.pace_us,
@@ -232,6 +269,91 @@ def _schedstat(sw) -> tuple[int, int]:
     tid = _dataplane_tid(sw)
     run, wait, _ = Path(f"/proc/{sw.switch_pid}/task/{tid}/schedstat").read_text().split()
     return (int(run), int(wait))
+
+
+def _process_schedstat(sw) -> tuple[int, int]:
+    """(ns on a CPU, ns waiting on a run queue) summed over every thread of the switch
+    process (BMv2: its ingress, egress and transmit threads and the rest)."""
+    run = wait = 0
+    for task in Path(f"/proc/{sw.switch_pid}/task").iterdir():
+        try:
+            r, w, _ = (task / "schedstat").read_text().split()
+        except OSError:
+            continue  # a thread that ended meanwhile
+        run, wait = run + int(r), wait + int(w)
+    return (run, wait)
+
+
+class P4RuntimeWriter:
+    """A second P4Runtime client of one switch that takes the primary role (election id
+    above the controller's) to write the program's run-time params between ping batches,
+    and reads its counters: what any P4Runtime tool can do, on BMv2 as on our switch."""
+
+    def __init__(self, sw, p4info, election_id: int = 1 << 20):
+        import queue
+
+        import grpc
+        from finsy.proto import p4r, p4r_grpc
+
+        from sdnperf.controllers.p4rt.schema import Schema
+
+        self.p4r = p4r
+        self.schema = Schema.from_file(p4info)
+        self.device_id = sw.device_id
+        self.election = p4r.Uint128(high=0, low=election_id)
+        self.channel = grpc.insecure_channel(f"127.0.0.1:{sw.grpc_port}")
+        self.stub = p4r_grpc.P4RuntimeStub(self.channel)
+        self.requests: queue.Queue = queue.Queue()
+        self.requests.put(
+            p4r.StreamMessageRequest(
+                arbitration=p4r.MasterArbitrationUpdate(
+                    device_id=self.device_id, election_id=self.election
+                )
+            )
+        )
+        self.stream = self.stub.StreamChannel(iter(self.requests.get, None))
+        answer = next(self.stream)  # the arbitration's answer: primary when status is OK
+        if answer.arbitration.status.code != 0:
+            raise RuntimeError(f"{sw.name}: not primary over P4Runtime: {answer}")
+
+    def set_default(self, program: str, values: dict) -> None:
+        """MODIFY the default actions the catalog writes for `values` (N or the hold)."""
+        from sdnperf.controllers.p4rt.params import param_updates
+        from sdnperf.p4.catalog import program as catalog_program
+
+        writes = [w for w in catalog_program(program).writes(values) if w.get("default")]
+        self.stub.Write(
+            self.p4r.WriteRequest(
+                device_id=self.device_id,
+                election_id=self.election,
+                updates=param_updates(self.schema, writes),
+            ),
+            timeout=10,
+        )
+
+    def counter(self, name: str, index: int = 0) -> int:
+        p4r = self.p4r
+        counter_id = next(
+            c.preamble.id for c in self.schema.p4info.counters if c.preamble.name == name
+        )
+        request = p4r.ReadRequest(
+            device_id=self.device_id,
+            entities=[
+                p4r.Entity(
+                    counter_entry=p4r.CounterEntry(
+                        counter_id=counter_id, index=p4r.Index(index=index)
+                    )
+                )
+            ],
+        )
+        for response in self.stub.Read(request, timeout=10):
+            for entity in response.entities:
+                return int(entity.counter_entry.data.packet_count)
+        return 0
+
+    def close(self) -> None:
+        self.requests.put(None)  # ends the stream: the controller is primary again
+        self.channel.close()
 
 
 def _recircs(sw) -> int:

@@ -49,6 +49,7 @@ METRICS = ("rtt_median_ms", "rtt_ms", "rtt_min_ms")
 STATISTIC = {"rtt_median_ms": "median", "rtt_ms": "mean", "rtt_min_ms": "min"}
 INTERPOLATED = {"rtt_median_ms": "median", "rtt_ms": "mean"}  # over each N's pings
 DESIGN_FILE = "recirc-design.json"  # what `recirc study` planned, beside its store
+CPU_PRIORITIES = ("normal", "high", "realtime")  # a p4 architecture's cpu_priority
 
 
 def add_parser(sub) -> None:
@@ -91,6 +92,16 @@ def add_parser(sub) -> None:
         default=PILOT_MAX_PASSES,
         help="the pilot doubles N per switch and topology until the added delay passes "
         f"the largest target; it refuses past this N (default {PILOT_MAX_PASSES})",
+    )
+    s.add_argument(
+        "--cpu-priority",
+        choices=CPU_PRIORITIES,
+        default=None,
+        help="scheduling of the switch processes in the pilot and the study (the p4 "
+        "architecture's cpu_priority, over the study file's): normal, high (nice -10) or "
+        "realtime (SCHED_RR priority 1, bounded by the kernel's real-time throttle); "
+        "default: the study file's. Each run records it in its facts; `recirc plan "
+        "--verify` then runs the same unless its own --cpu-priority says otherwise",
     )
     s.add_argument("--out", default="results", help="results root (default: results)")
     s.set_defaults(func=cmd_study)
@@ -179,7 +190,7 @@ def add_parser(sub) -> None:
     )
     p.add_argument(
         "--cpu-priority",
-        choices=("normal", "high", "realtime"),
+        choices=CPU_PRIORITIES,
         default=None,
         help="scheduling of the switch processes in the verifying runs (the p4 "
         "architecture's cpu_priority): normal, high (nice -10) or realtime (SCHED_RR "
@@ -295,6 +306,7 @@ def cmd_study(args) -> int:
         )
     except (OSError, ValueError, StudyError) as exc:
         return _error(f"{args.file or args.scale}: {exc}")
+    doc = design.with_cpu_priority(doc, args.cpu_priority)
     out = Path(args.out)
     name = doc["study"]["name"]
     try:
@@ -351,6 +363,7 @@ def cmd_study(args) -> int:
                 # one past the largest target
                 "pilot": {f"{t} {topo}": tried for (t, topo), tried in found.items()},
                 "pilot_max_passes": args.pilot_max_passes,
+                "cpu_priority_override": args.cpu_priority,  # None: the file's own
             },
             indent=1,
         )
@@ -648,9 +661,14 @@ def _closed_loop(args, path: Path, study_name: str, key, plan) -> dict:
     if args.delay_only or not any(w.get("kind") != "ping" for w in template.get("workload", [])):
         out["cost"] = {}  # --delay-only, or a study file with no TCP/UDP workload
         return out
+    # the load average (1 min) as the cost study starts and ends: its figures and N = 0's
+    # beside them (`cost_vs_base`) were measured under it
+    before = _load_average()
     got = _verify_run(args, path, study_name, key, plan.target, best["passes"], -1, "cost")
     out["cost"] = got["cost"]
+    out["cost_vs_base"] = got.get("cost_vs_base", {})
     out["cost_study"] = got["verify_study"]
+    out["cost_load_average"] = [before, _load_average()]
     return out
 
 
@@ -777,7 +795,15 @@ def _verify_lines(row: dict) -> list[str]:
         )
     for v, c in sorted(row.get("cost", {}).items()):
         parts = [f"{k} {x:.4g}" for k, x in sorted(c.items()) if x is not None]
+        parts += [
+            f"{k} {x:+.4g}" for k, x in sorted(row.get("cost_vs_base", {}).get(v, {}).items())
+        ]
         lines.append(f"cost, {v}: " + ", ".join(parts))
+    if row.get("cost_load_average"):
+        lines.append(
+            "cost study's load average (1 min, start, end): %s, %s"
+            % tuple(row["cost_load_average"])
+        )
     return lines
 
 

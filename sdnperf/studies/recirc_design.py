@@ -65,6 +65,18 @@ def recirc_architectures(doc: dict) -> list[dict]:
     ]
 
 
+def with_cpu_priority(doc: dict, setting: str | None) -> dict:
+    """The study file with every recirc architecture's switch processes scheduled at
+    `setting` (arch/cpu_priority.py; `recirc study --cpu-priority`, over the file's own);
+    None: the file as it is. The runs record the setting they ran with in their facts."""
+    if setting is None:
+        return doc
+    out = copy.deepcopy(doc)
+    for arch in recirc_architectures(out):
+        arch["cpu_priority"] = setting
+    return out
+
+
 def target_of(arch: dict) -> str:
     return arch.get("target", "sdnperf")
 

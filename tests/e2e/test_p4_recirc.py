@@ -329,3 +329,29 @@ def test_held_packets_do_not_starve_other_traffic(tmp_path):
     held = int(re.search(r"recirculations=(\d+)", stats).group(1))
     assert held > 100_000  # packets to h2 were looping meanwhile
     assert rtts[len(rtts) // 2] < 10.0, rtts  # h3's median RTT: ms at most, not seconds
+
+
+def test_study_cpu_priority_reaches_the_pilots_switches_and_their_facts(tmp_path):
+    """`recirc study --cpu-priority high` over a file that sets none: every pilot run's
+    switch ran at nice -10 and says so in its facts (the setting and what the kernel
+    said); the refused pilot (a target past --pilot-max-passes) keeps the test short."""
+    from sdnperf.store.sqlite import Store
+
+    template = tmp_path / "template.toml"
+    template.write_text(TEMPLATE)
+    env = {**os.environ, "SDNPERF_RUN_ROOT": str(tmp_path / "runroot")}
+    env.pop("SDNPERF_TAG", None)
+    out = tmp_path / "results"
+    argv = ["recirc", "study", "--target-delay", "10s", "--pilot-max-passes", "1000"]
+    r = sdnperf(
+        *argv, "--cpu-priority", "high", "--file", str(template), "--out", str(out), env=env
+    )
+    print(r.stdout, r.stderr)
+    assert r.returncode == 2 and "refused: the pilot reached its maximum" in r.stderr, r.stderr
+    with Store(out / "recirculation-pilot" / "study.sqlite") as store:
+        runs = store.runs(store.studies()[-1].id)
+    assert runs and all(run.status == "ok" for run in runs), [run.error for run in runs]
+    for run in runs:
+        facts = run.params["facts"]
+        assert run.params["architecture"]["cpu_priority"] == facts["cpu_priority"] == "high"
+        assert list(facts["switch_scheduling"]["threads"]) == ["SCHED_OTHER nice -10"]

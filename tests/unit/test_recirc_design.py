@@ -114,3 +114,14 @@ def test_verify_study_rounds_run_ping_only_and_the_cost_study_tcp_udp_only(tmp_p
     assert {w.kind for w in study.config.workload} == {"iperf-tcp", "iperf-udp"}
     with pytest.raises(design.DesignError, match="workloads 'x'"):
         design.verify_study(doc, "v", "one-switch", "sdnperf", 1, 5.0, workloads="x")
+
+
+def test_with_cpu_priority_sets_every_recirc_switch_and_leaves_the_file_alone(tmp_path):
+    doc = design.load_template("quick")
+    assert design.with_cpu_priority(doc, None) is doc  # no flag: the file's own setting
+    rt = design.with_cpu_priority(doc, "realtime")
+    assert [a["cpu_priority"] for a in design.recirc_architectures(rt)] == ["realtime"] * 2
+    assert all("cpu_priority" not in a for a in design.recirc_architectures(doc))  # a copy
+    # the pilot written from it loads as a study and runs both switches realtime
+    study = load(design.pilot_study(rt), tmp_path)
+    assert {a.cpu_priority for a in study.config.architecture} == {"realtime"}

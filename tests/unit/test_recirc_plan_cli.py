@@ -295,3 +295,55 @@ def test_verify_runs_the_switches_at_the_cpu_priority_asked_and_says_so(
         "switch cpu_priority realtime (threads: 12 SCHED_RR prio 1)"
     ]
     assert recirc_cli._verify_lines({**row, "cpu_priority": "normal"}) == []
+
+
+def test_verify_records_the_cost_beside_n0_and_the_cost_studys_load_average(
+    tmp_path, capsys, monkeypatch
+):
+    import json
+
+    from sdnperf.studies import recirc_cli
+
+    db = tmp_path / "study.sqlite"
+    write_study(db, [(n, 0.1 + 0.001 * n) for n in (0, 1000, 2000, 4000, 8000) for _ in range(2)])
+    run = fake_verify(lambda n: n / 1000, [])
+
+    def with_base(*args):
+        got = run(*args)
+        if args[-1] == "cost":
+            got["cost_vs_base"] = {"passes": {"tcp_pct_of_base": 1.0}}
+        return got
+
+    loads = iter([7.5, 9.25, 11.0])
+    monkeypatch.setattr(recirc_cli, "_verify_run", with_base)
+    monkeypatch.setattr(recirc_cli, "_load_average", lambda: next(loads))
+    argv = ["recirc", "plan", "--target-delay", "5ms", "--from", str(db), "--verify", "--json"]
+    assert main(argv) == 0
+    (row,) = json.loads(capsys.readouterr().out)
+    assert row["rounds"][0]["load_average"] == 7.5  # the one round, then the cost study
+    assert row["cost_load_average"] == [9.25, 11.0]
+    assert row["cost_vs_base"] == {"passes": {"tcp_pct_of_base": 1.0}}
+    lines = recirc_cli._verify_lines({"passes": 5, **row})
+    assert "cost, passes: tcp_mbps 1, tcp_pct_of_base +1" in lines
+    assert "cost study's load average (1 min, start, end): 9.25, 11.0" in lines
+
+
+def test_study_takes_cpu_priority_over_the_files_and_refuses_an_unknown_one(
+    tmp_path, capsys, monkeypatch
+):
+    from sdnperf.studies import recirc_cli, recirc_design
+
+    seen: list = []
+
+    def pilot(args, doc, out, largest):
+        seen.append({a.get("cpu_priority") for a in recirc_design.recirc_architectures(doc)})
+        return 3  # the pilot's run "stopped": cmd_study returns its status
+
+    monkeypatch.setattr(recirc_cli, "_pilot", pilot)
+    argv = ["recirc", "study", "--target-delay", "5ms", "--out", str(tmp_path)]
+    assert main([*argv, "--cpu-priority", "realtime"]) == 3
+    assert main(argv) == 3
+    assert seen == [{"realtime"}, {None}]  # without the flag: quick.toml's own (unset)
+    with pytest.raises(SystemExit) as info:
+        main([*argv, "--cpu-priority", "fast"])
+    assert info.value.code == 2 and "--cpu-priority" in capsys.readouterr().err

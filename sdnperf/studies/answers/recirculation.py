@@ -270,6 +270,27 @@ def verified(
         cpu = v.pop("_cpu", [])
         v["switch_cpu_pct"] = statistics.mean(cpu) if cpu else None
     out["cost"] = dict(cost)
+    if "base" in cost:
+        out["cost_vs_base"] = {
+            v: cost_vs_base(c, cost["base"]) for v, c in cost.items() if v != "base"
+        }
+    return out
+
+
+def cost_vs_base(cost: dict, base: dict) -> dict:
+    """A design's cost beside N = 0's of the same study (the same load): throughputs as a
+    percentage of N = 0's, UDP loss and switch CPU as the difference in points. A figure
+    either side lacks (a run that measured nothing) stays out."""
+    out: dict = {}
+    for key, x in cost.items():
+        b = base.get(key)
+        if x is None or b is None:
+            continue
+        if key.endswith("_mbps"):
+            if b > 0:
+                out[key.removesuffix("_mbps") + "_pct_of_base"] = x / b * 100
+        elif key.endswith("_pct"):
+            out[key.removesuffix("_pct") + "_points_over_base"] = x - b
     return out
 
 

@@ -1,0 +1,96 @@
+"""The cost of a recirculation design beside N = 0's of the same cost study
+(answers/recirculation.cost_vs_base) and how the closing table prints it."""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+
+import pytest
+
+from sdnperf.studies.answers.recirculation import cost_vs_base
+
+BASE = {"tcp_mbps": 400.0, "udp_mbps": 10.0, "udp_loss_pct": 0.5, "switch_cpu_pct": 20.0}
+
+
+def test_throughput_is_a_share_of_n0_and_loss_and_cpu_are_points_over_it():
+    got = cost_vs_base(
+        {"tcp_mbps": 2.0, "udp_mbps": 2.5, "udp_loss_pct": 75.5, "switch_cpu_pct": 65.0}, BASE
+    )
+    assert got == {
+        "tcp_pct_of_base": pytest.approx(0.5),
+        "udp_pct_of_base": pytest.approx(25.0),
+        "udp_loss_points_over_base": pytest.approx(75.0),
+        "switch_cpu_points_over_base": pytest.approx(45.0),
+    }
+
+
+def test_a_figure_missing_either_side_or_a_zero_base_stays_out():
+    got = cost_vs_base(
+        {"tcp_mbps": 2.0, "udp_mbps": None, "switch_cpu_pct": 30.0},
+        {"tcp_mbps": 0.0, "udp_mbps": 10.0, "switch_cpu_pct": None},
+    )
+    assert got == {}  # TCP over a base of 0, UDP not measured, CPU without a base
+
+
+def _table():
+    path = Path(__file__).parents[2] / "bench" / "recirc" / "table.py"
+    spec = importlib.util.spec_from_file_location("recirc_table", path)
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_closing_table_prints_each_cost_beside_n0_and_the_cost_studys_load():
+    cost = {"tcp_mbps": 2.0, "udp_mbps": 2.5, "udp_loss_pct": 75.5, "switch_cpu_pct": 65.0}
+    row = {
+        "target_ms": 5.0,
+        "target": "sdnperf",
+        "topology": "one-switch",
+        "passes": 8000,
+        "planned_passes": 8000,
+        "rounds": [{"passes": 8000, "error_pct": 3.0, "load_average": 12.5}],
+        "converged": True,
+        "achieved_median_ms": 5.15,
+        "achieved_median_ci_ms": [5.0, 5.3],
+        "error_pct": 3.0,
+        "spread_ms": 0.4,
+        "achieved_p99_ms": 6.0,
+        "cost": {"base": BASE, "passes": cost},
+        "cost_vs_base": {"passes": cost_vs_base(cost, BASE)},
+        "cost_load_average": [11.2, 13.4],
+        "cpu_priority": "realtime",
+    }
+    (line,) = _table().rows([row])
+    assert (
+        "TCP 2 (0.5 % of N = 0), UDP 2.5 (25 % of N = 0), loss 76 % (+75), CPU 65 % (+45)" in line
+    )
+    assert "(N = 0: TCP 400, UDP 10, loss 0.5 %, CPU 20 %)" in line
+    assert line.endswith("| realtime | 12.5; cost study 11.2 → 13.4 |")
+
+
+def test_the_cost_table_has_a_column_per_udp_rate_in_rate_order_and_a_row_per_design():
+    table = _table()
+    base = {"tcp_mbps": 400.0, "udp-2m_mbps": 1.9, "udp-2m_loss_pct": 0.0, "udp_mbps": 9.9}
+    base |= {"udp-10.5m_mbps": 10.0, "switch_cpu_pct": 20.0}
+    held = {"tcp_mbps": 4.0, "udp-2m_mbps": 0.95, "udp-2m_loss_pct": 50.0, "udp_mbps": None}
+    held["switch_cpu_pct"] = 70.0
+    row = {
+        "target_ms": 5.0,
+        "target": "bmv2",
+        "topology": "chain-of-two",
+        "passes": 43,
+        "cost": {"base": base, "passes": held},
+        "cost_vs_base": {"passes": cost_vs_base(held, base)},
+        "cost_load_average": [12.0, 14.5],
+        "cpu_priority": "realtime",
+    }
+    udp = table._udp_workloads([row, {"cost": {}}])
+    assert udp == ["udp-2m", "udp-10.5m", "udp"]  # by rate; a name without one last
+    none, passes = table.cost_rows([row, {"cost": {}}], udp)  # the curve without cost: out
+    assert none.startswith("| 5 ms | bmv2 | chain-of-two | no recirculation | N = 0 | 400 |")
+    assert passes == (
+        "| 5 ms | bmv2 | chain-of-two | N passes | N = 43 | 4 (1 %) | 0.95 (50 %), loss 50 % "
+        "| – | – | 70 (+50) | realtime | 12.0 → 14.5 |"
+    )
