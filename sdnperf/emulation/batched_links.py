@@ -306,8 +306,12 @@ def delete_root_ends(links) -> None:
     """Delete, in one `ip -batch` call, every batched link with an end in the root
     namespace (its veth peer goes with it); Mininet's stop then only forgets them. A link
     `ip` could not delete keeps its own delete."""
-    ours = [(link, root_end(link)) for link in links if isinstance(link, _DeletesPairOnce)]
-    ours = [(link, name) for link, name in ours if name is not None and not link.deleted]
+    ours = [
+        (link, name)
+        for link in links
+        if isinstance(link, _DeletesPairOnce) and not link.deleted
+        if (name := root_end(link)) is not None
+    ]
     if not ours:
         return
     names = [name for _, name in ours]

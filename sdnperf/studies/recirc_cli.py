@@ -22,7 +22,7 @@ import sys
 from collections import defaultdict
 from pathlib import Path
 
-from sdnperf.commands import EXIT_BAD_INPUT, EXIT_FAIL, EXIT_OK, usage
+from sdnperf.commands import EXIT_BAD_INPUT, EXIT_FAIL, EXIT_INTERRUPTED, EXIT_OK, usage
 from sdnperf.p4.catalog import MAX_RECIRC_PASSES
 from sdnperf.studies import recirc_design as design
 from sdnperf.studies.answers.recirculation import verified
@@ -732,6 +732,9 @@ def _verify_run(
     # --json: stdout carries the JSON only; the run's progress goes to stderr
     with contextlib.redirect_stdout(sys.stderr) if args.json else contextlib.nullcontext():
         status = design.run_file(file, out, args.command_parser)
+    if status == EXIT_INTERRUPTED:
+        # Ctrl-C stops the whole plan, not just this verifying study (the study caught it)
+        raise KeyboardInterrupt
     if status not in (EXIT_OK, EXIT_FAIL):
         raise PlanError(f"the verifying study stopped (exit {status})")
     store, study = _open(out / name)

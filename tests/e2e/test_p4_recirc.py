@@ -343,7 +343,7 @@ def test_study_cpu_priority_reaches_the_pilots_switches_and_their_facts(tmp_path
     env.pop("SDNPERF_TAG", None)
     out = tmp_path / "results"
     argv = ["recirc", "study", "--target-delay", "10s", "--pilot-max-passes", "1000"]
-    r = sdnperf(
+    r = sdnperf_cli(
         *argv, "--cpu-priority", "high", "--file", str(template), "--out", str(out), env=env
     )
     print(r.stdout, r.stderr)

@@ -347,3 +347,20 @@ def test_study_takes_cpu_priority_over_the_files_and_refuses_an_unknown_one(
     with pytest.raises(SystemExit) as info:
         main([*argv, "--cpu-priority", "fast"])
     assert info.value.code == 2 and "--cpu-priority" in capsys.readouterr().err
+
+
+def test_ctrl_c_in_a_verifying_study_stops_the_whole_plan(tmp_path, capsys, monkeypatch):
+    # the study catches Ctrl-C itself and returns 130: the plan must stop there, exit 130,
+    # not report a failed verification and go on to the next target
+    from sdnperf.studies import recirc_cli
+
+    db = tmp_path / "study.sqlite"
+    write_study(db, [(n, 0.1 + 0.001 * n) for n in (0, 1000, 2000, 4000, 8000) for _ in range(2)])
+    started: list = []
+    monkeypatch.setattr(recirc_cli.design, "verify_study", lambda *a, **kw: {})
+    monkeypatch.setattr(recirc_cli.design, "write", lambda study, file, comment: file)
+    monkeypatch.setattr(recirc_cli.design, "run_file", lambda *a: started.append(a) or 130)
+    argv = ["recirc", "plan", "--target-delay", "5ms", "--from", str(db), "--verify"]
+    assert main(argv) == 130
+    err = capsys.readouterr().err
+    assert len(started) == 1 and "interrupted" in err and "error: verify" not in err, err
