@@ -56,9 +56,15 @@ def _entry_builder(config):
     return prog.make_entries if prog else None
 
 
-def shaped_links(spec: TopoSpec) -> list[str]:
-    """Links whose switch ports would shape, delay or drop (static or scheduled)."""
-    out = [f"{x.node1}-{x.node2}" for x in spec.links() if x.bw or x.delay_ms or x.loss_pct]
+def engine_links(spec: TopoSpec) -> list[str]:
+    """Links whose switch ports need the engine: delay, loss, a serialised rate, or a
+    schedule (static or traced). A rate alone does not: the fast path and the engine
+    share each shaped port's link clock (rust/switch xdpfast/shaper.rs)."""
+    out = [
+        f"{x.node1}-{x.node2}"
+        for x in spec.links()
+        if x.delay_ms or x.loss_pct or (x.serialise and x.bw)
+    ]
     out += [f"{p.node1}-{p.node2} (schedule)" for p in spec.schedules]
     return out
 
@@ -171,11 +177,11 @@ class P4Architecture(Architecture):
                     f"architecture {cfg.name!r}: link(s) {', '.join(bare[:5])} set {what} "
                     "but join two hosts: without sch_netem only a switch port can impair a link"
                 )
-        if cfg.datapath == "xdp" and shaped_links(spec):
+        if cfg.datapath == "xdp" and engine_links(spec):
             found = p4_datapath.blockers(
                 target=cfg.target,
                 program_fit=None,
-                shaped_links=shaped_links(spec),
+                engine_links=engine_links(spec),
                 host_offloads=False,
             )
             try:
@@ -289,7 +295,7 @@ class P4Architecture(Architecture):
         found = p4_datapath.blockers(
             target=cfg.target,
             program_fit=program_fit(self.program.json) if self.program else None,
-            shaped_links=shaped_links(self.spec),
+            engine_links=engine_links(self.spec),
             host_offloads=self.host_offloads,
         )
         try:

@@ -10,7 +10,10 @@ What is checked, per direction of every impaired link, from counters read before
 the workload (never from the workload's own figures, which are what is being judged):
 
 - our P4 switch impairs its own ports (`port_impair_show`, rust/switch impair.rs): every
-  packet's due time comes from the configured link model, so
+  packet's due time comes from the configured link model (on the XDP fast path a rate-only
+  port's packets that find the link idle leave from the kernel at once; the switch adds
+  them to offered/released/bytes and reports them as xdp_forwarded; every packet that
+  queues goes through the engine on the same link clock, xdpfast/shaper.rs), so
   * rate: while packets queued behind each other for serialisation, the departure spacing
     gives the achieved rate; below (1 - RATE_TOLERANCE) x the configured rate is a breach.
     The switch also sums the spacing the rate in force asked for (busy_model_ns), so the
@@ -266,6 +269,10 @@ def judge_switch_end(end: LinkEnd, c: dict[str, int]) -> LinkCheck:
             )
     if c.get("full"):
         check.measured["queue_full_drops"] = c["full"]
+    if c.get("xdp_forwarded"):
+        # of the released ones, sent by the XDP fast path on an idle link (on time, never
+        # queued: in released and bytes, not in the busy spacing or lateness)
+        check.measured["xdp_forwarded"] = c["xdp_forwarded"]
     check.breach, check.reason = bool(reasons), "; ".join(reasons)
     return check
 

@@ -237,6 +237,9 @@ pub struct ImpairStats {
 struct Queued<T> {
     arrived: u64,
     len: u32,
+    /// the link time already claimed for it (the XDP fast path's shared link clock,
+    /// xdpfast/shaper.rs): it starts then, whatever `link_free_at` says
+    slot: Option<u64>,
     item: T,
 }
 
@@ -358,8 +361,49 @@ impl<T> Impair<T> {
         self.backlog.push_back(Queued {
             arrived: now,
             len: len.min(u32::MAX as usize) as u32,
+            slot: None,
             item,
         });
+        self.advance(now);
+        Ok(())
+    }
+    /// Offers a packet whose link time was claimed elsewhere (the shared link clock of
+    /// a rate-shaped port on the XDP fast path): it arrived at `arrived` and starts on
+    /// the link at `start`. Only rate-only ports are slotted (no loss to draw), so only
+    /// the limit can drop it.
+    pub fn offer_slotted(
+        &mut self,
+        now: u64,
+        len: usize,
+        item: T,
+        arrived: u64,
+        start: u64,
+    ) -> Result<(), T> {
+        self.stats.offered += 1;
+        let limit = if self.cfg.limit == 0 {
+            10_000
+        } else {
+            self.cfg.limit
+        };
+        if self.len() >= limit {
+            self.dropped_full += 1;
+            return Err(item);
+        }
+        // link order is slot order: the engine reads its ports' rings one after the
+        // other, so packets from two ingress ports reach it out of their slots' order
+        let mut at = self.backlog.len();
+        while at > 0 && self.backlog[at - 1].slot.is_some_and(|s| s > start) {
+            at -= 1;
+        }
+        self.backlog.insert(
+            at,
+            Queued {
+                arrived: arrived.min(start),
+                len: len.min(u32::MAX as usize) as u32,
+                slot: Some(start),
+                item,
+            },
+        );
         self.advance(now);
         Ok(())
     }
@@ -367,7 +411,7 @@ impl<T> Impair<T> {
     fn head_departure(&self) -> Option<u64> {
         self.backlog
             .front()
-            .map(|q| q.arrived.max(self.link_free_at))
+            .map(|q| q.slot.unwrap_or(q.arrived.max(self.link_free_at)))
     }
     /// Moves every packet whose turn on the link has come by `now` into the delay line.
     /// A packet leaves when the link is free and holds it for its serialisation time at
@@ -393,7 +437,10 @@ impl<T> Impair<T> {
                 (waited && self.last_waited).then(|| departure.saturating_sub(self.last_departure));
             self.last_waited = waited;
             self.last_departure = departure;
-            self.link_free_at = start + on_link;
+            self.link_free_at = match q.slot {
+                None => start + on_link,
+                Some(_) => self.link_free_at.max(start + on_link),
+            };
             let mut t = departure + self.cfg.delay_ns;
             if self.cfg.jitter_ns > 0 {
                 let j = self.rand() % (2 * self.cfg.jitter_ns + 1);
@@ -701,6 +748,36 @@ mod tests {
         assert!(im.offer(0, 1000, 9).is_err());
         assert_eq!(im.dropped_full, 1);
     }
+    #[test]
+    fn slotted_packets_leave_in_slot_order() {
+        // 1000 B at 8 Mbit/s = 1 ms; slots claimed on a shared link clock by two ingress
+        // ports (a: 10, 12 ms; b: 11, 13 ms) reach the engine port by port
+        let mut im = Impair::new(ImpairCfg::parse("rate=8mbit").unwrap(), 1);
+        for (item, start) in [
+            (1, 10_000_000),
+            (3, 12_000_000),
+            (2, 11_000_000),
+            (4, 13_000_000),
+        ] {
+            im.offer_slotted(0, 1000, item, 0, start).unwrap();
+        }
+        assert_eq!(im.next_release(), Some(10_000_000));
+        assert_eq!(
+            drain(&mut im),
+            vec![
+                (1, 10_000_000),
+                (2, 11_000_000),
+                (3, 12_000_000),
+                (4, 13_000_000)
+            ]
+        );
+        // each waited behind one that waited, spaced by the rate: the share is exact
+        let s = im.stats;
+        assert_eq!((s.busy_packets, s.busy_model_ns), (3, 3_000_000));
+        assert_eq!(s.busy_span_ns, s.busy_model_ns);
+        assert_eq!(s.model_delay_ns, 46_000_000);
+    }
+
     #[test]
     fn loss_all() {
         let mut im = Impair::new(ImpairCfg::parse("loss=100%").unwrap(), 1);
