@@ -39,6 +39,7 @@ from sdnperf.arch.base import (
 from sdnperf.controllers import external, process
 from sdnperf.controllers.p4rt import runtime_json
 from sdnperf.emulation import capabilities
+from sdnperf.links import htb
 from sdnperf.p4 import CompiledProgram, P4ProgramError, compiled
 from sdnperf.p4.catalog import PROGRAMS, program
 from sdnperf.topo.spec import TopoSpec
@@ -205,6 +206,9 @@ class P4Architecture(Architecture):
         self.controller: process.ControllerProcess | None = None  # needs the built network
         self.kernel_netem = True  # whether hosts' ends of links delay/drop with netem
         self.impaired: dict[str, dict] = {}  # switch -> port -> impairment set on it
+        # the port shaper's burst: tc's clock rate (links/htb.py), bytes by link rate
+        self.psched_hz = htb.host_hz()
+        self.port_bursts: dict[str, int] = {}
         # the data path the switches were started for and why (prepare), and the one
         # they forward with once running (wait_ready: the fast path may not come up)
         self.datapath: p4_datapath.Choice | None = None
@@ -252,6 +256,10 @@ class P4Architecture(Architecture):
                     parts.append(f"loss={float(attrs['loss_pct']):g}%")
                 if attrs.get("serialise") and attrs.get("bw"):
                     parts.append("serialise=1")
+                elif attrs.get("bw"):
+                    burst = self.port_burst(float(attrs["bw"]))
+                    if burst:
+                        parts.append(f"burst={burst}")
                 port = node.ports[intf]
                 if parts:
                     spec = ",".join(parts)
@@ -260,13 +268,21 @@ class P4Architecture(Architecture):
                 host_end = (
                     parts
                     if attrs.get("serialise")
-                    else [p for p in parts if not p.startswith("rate=")]
+                    else [p for p in parts if not p.startswith(("rate=", "burst="))]
                 )
                 if other.node.name not in names and not kernel_netem and host_end:
                     spec = ",".join(host_end)
                     node.ctl(f"port_impair {port} direction=in {spec}{self._seed(node, port, 1)}")
                     done.setdefault(node.name, {})[f"{port}-in"] = spec
         return done
+
+    def port_burst(self, rate_mbps: float) -> int:
+        """Bytes our switch's port shaper lets leave at once on a link of `rate_mbps`
+        (config `port_burst`: Mininet's htb's, or 0 for strict pacing); remembered for the
+        run's facts."""
+        burst = htb.port_burst_bytes(rate_mbps, self.config.port_burst, self.psched_hz)
+        self.port_bursts[f"{rate_mbps:g}"] = burst
+        return burst
 
     def _seed(self, node, port: int, side: int) -> str:
         """The loss seed of one port side: from the run's seed, distinct per switch, port
@@ -627,6 +643,11 @@ class P4Architecture(Architecture):
             "cpu_port": CPU_PORT,
             "link_shaping_caveat": self.caveat,
             "switch_port_impairment": bool(self.impaired),
+            "port_burst": self.config.port_burst,
+            # Mbit/s -> bytes the switch's ports let leave at once (Mininet's htb's burst
+            # at that rate: min(15k, cburst = rate / HZ + 1600 B), or 0: strict pacing)
+            "port_burst_bytes": dict(self.port_bursts) or None,
+            "psched_hz": self.psched_hz if self.port_bursts else None,
             "switch_processes": self.config.switch_processes,
             "cpu_priority": self.config.cpu_priority,
             "recirc_pace_us": self.config.recirc_pace_us,

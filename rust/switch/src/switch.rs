@@ -144,14 +144,15 @@ impl Switch {
         self.link_clock = lc;
     }
 
-    /// How the fast path treats `port` (shaper.rs): egress mode and rate, and whether its
-    /// ingress needs the engine. A rate alone can be kept by the kernel and the engine
-    /// together; delay, jitter, loss and serialisation need the engine.
-    pub fn port_mode(&self, port: u32) -> (u64, u64, bool) {
+    /// How the fast path treats `port` (shaper.rs): egress mode, rate and token bucket
+    /// depth (tau, ns), and whether its ingress needs the engine. A rate alone can be kept
+    /// by the kernel and the engine together; delay, jitter, loss and serialisation need
+    /// the engine.
+    pub fn port_mode(&self, port: u32) -> (u64, u64, u64, bool) {
         let p = port as usize;
         let in_engine = self.impair_in.get(p).is_some_and(|x| x.is_some());
-        let (mode, rate) = match self.impair.get(p).and_then(|x| x.as_ref()) {
-            None => (shaper::FREE, 0),
+        let (mode, rate, tau) = match self.impair.get(p).and_then(|x| x.as_ref()) {
+            None => (shaper::FREE, 0, 0),
             Some(im) => {
                 let c = &im.cfg;
                 if c.rate_bps > 0
@@ -160,13 +161,13 @@ impl Switch {
                     && c.loss == 0.0
                     && !c.serialise
                 {
-                    (shaper::SHAPED, c.rate_bps)
+                    (shaper::SHAPED, c.rate_bps, c.tau_ns())
                 } else {
-                    (shaper::ENGINE, 0)
+                    (shaper::ENGINE, 0, 0)
                 }
             }
         };
-        (mode, rate, in_engine)
+        (mode, rate, tau, in_engine)
     }
 
     /// True while an egress queue has a packet rate (set_queue_rate): only the engine

@@ -368,7 +368,7 @@ fn shaped_port_forwards_on_an_idle_link_and_hands_the_rest_to_the_engine_with_a_
         fp.test_packet(1, &pkt).unwrap(),
         Outcome::Forward(2, _)
     ));
-    let busy = lc.busy_until(2);
+    let busy = lc.tat(2);
     assert!(busy >= t0 + 8_000_000 && busy <= shaper::monotonic_ns() + 8_000_000);
     assert_eq!(lc.counters(2), (1, 1000, 0));
     // the next one finds the link busy: to the engine, its slot in the XDP metadata
@@ -383,7 +383,7 @@ fn shaped_port_forwards_on_an_idle_link_and_hands_the_rest_to_the_engine_with_a_
         "it starts when the previous frame has left"
     );
     assert!(slot.arrived < slot.start);
-    assert_eq!(lc.busy_until(2), busy + 8_000_000);
+    assert_eq!(lc.tat(2), busy + 8_000_000);
     assert_eq!(lc.counters(2), (1, 1000, 1));
     // the way back (port 2 -> 1) is not shaped: forwarded whatever port 2 does
     assert!(matches!(
@@ -405,7 +405,7 @@ fn shaped_port_forwards_on_an_idle_link_and_hands_the_rest_to_the_engine_with_a_
     // a packet without a slot (from the engine's own path) claims one after the others
     sw.receive(1, &pkt, None, now);
     sw.service(now);
-    let claimed = lc.busy_until(2);
+    let claimed = lc.tat(2);
     assert_eq!(claimed, busy + 16_000_000);
     sw.service(start_e + 100_000);
     let ready = sw.take_ready();
@@ -444,4 +444,39 @@ fn shaped_port_forwards_on_an_idle_link_and_hands_the_rest_to_the_engine_with_a_
         fp.test_packet(2, &pkt).unwrap(),
         Outcome::Forward(1, _)
     ));
+}
+
+#[test]
+fn shaped_port_lets_its_burst_through_in_the_kernel_then_slots_at_the_rate() {
+    use sdnperf_switch::impair::ImpairCfg;
+    use sdnperf_switch::xdpfast::shaper::{self, Slot};
+    let (mut sw, pkt) = l1_fwd_switch();
+    // 1000 B at 1 Mbit/s = 8 ms; a 2000-B bucket (tau 16 ms): three frames may start at
+    // once (the bucket is not empty before each), the fourth waits until TAT - tau
+    sw.set_impair(2, ImpairCfg::parse("rate=1mbit,burst=2000").unwrap())
+        .unwrap();
+    let ports: Vec<(u32, u32)> = (0..8).map(|p| (p, 1)).collect();
+    let fp = FastPath::new(&sw, &ports, None).unwrap();
+    let lc = fp.shaper();
+    let t0 = shaper::monotonic_ns();
+    for _ in 0..3 {
+        assert!(matches!(
+            fp.test_packet(1, &pkt).unwrap(),
+            Outcome::Forward(2, _)
+        ));
+    }
+    let tat = lc.tat(2);
+    assert!(tat >= t0 + 24_000_000 && tat <= shaper::monotonic_ns() + 24_000_000);
+    assert_eq!(lc.counters(2), (3, 3000, 0));
+    let (ret, mut out) = sdnperf_switch::bpf::test_run_xdp(fp.prog(1).unwrap(), &pkt).unwrap();
+    assert_eq!(ret, 2, "punted (no socket in a test run: XDP_PASS)");
+    let slot = Slot::take(&mut out[..32]).expect("a slot in the metadata");
+    assert_eq!(
+        slot.start,
+        tat - 16_000_000,
+        "it starts when the bucket allows"
+    );
+    assert!(slot.arrived < slot.start);
+    assert_eq!(lc.tat(2), tat + 8_000_000);
+    assert_eq!(lc.counters(2), (3, 3000, 1));
 }

@@ -725,9 +725,10 @@ impl<'a> Gen<'a> {
 
     // ------------------------------------------------------------------ shaper
 
-    /// The egress port's link clock (shaper.rs): a free port forwards; an engine-only
-    /// port punts; a shaped port claims its slot and forwards when the link is idle and
-    /// the engine holds nothing for it, else punts with the slot in the XDP metadata.
+    /// The egress port's token bucket (shaper.rs): a free port forwards; an engine-only
+    /// port punts; a shaped port claims its slot (`impair::gcra`) and forwards when the
+    /// bucket lets it leave now and the engine holds nothing for the port, else punts
+    /// with the slot in the XDP metadata.
     /// Runs after every other reason to punt was checked, and before the packet changes.
     fn shaper(&mut self) -> Result<(), String> {
         use super::shaper::*;
@@ -754,21 +755,30 @@ impl<'a> Gen<'a> {
         self.a.stx(DW, FP, SH_SER, R2);
         self.a.call(KTIME_GET_NS);
         self.a.stx(DW, FP, SH_NOW, R0);
-        // start = max(now, busy until); busy until = start + ser, if nobody claimed first
+        // GCRA: start = max(now, TAT - tau); TAT = max(TAT, now) + ser, if nobody took
+        // from the bucket first (R0 = TAT as read, R3 = now)
         self.a.ldx(DW, R1, FP, SH_PTR);
-        self.a.ldx(DW, R0, R1, BUSY);
+        self.a.ldx(DW, R0, R1, TAT);
         self.a.mov(R5, R0);
         self.a.ldx(DW, R3, FP, SH_NOW);
-        let idle = self.a.label();
-        self.a.jcc_reg(JGE, R3, R0, idle);
-        self.a.mov(R3, R0);
-        self.a.bind(idle);
         self.a.stx(DW, FP, SH_START, R3);
-        self.a.ldx(DW, R4, FP, SH_SER);
-        self.a.alu_reg(ADD, R4, R3);
-        self.a.cmpxchg(R1, BUSY, R4);
+        let (conforms, later) = (self.a.label(), self.a.label());
+        self.a.ldx(DW, R2, R1, TAU);
+        self.a.mov(R4, R0);
+        self.a.jcc_reg(JGE, R2, R4, conforms); // TAT - tau <= 0 <= now
+        self.a.alu_reg(SUB, R4, R2);
+        self.a.jcc_reg(JGE, R3, R4, conforms); // the bucket holds tokens now
+        self.a.stx(DW, FP, SH_START, R4);
+        self.a.bind(conforms);
+        self.a.mov(R4, R0);
+        self.a.jcc_reg(JGE, R4, R3, later);
+        self.a.mov(R4, R3);
+        self.a.bind(later);
+        self.a.ldx(DW, R2, FP, SH_SER);
+        self.a.alu_reg(ADD, R4, R2);
+        self.a.cmpxchg(R1, TAT, R4);
         self.a.jcc_reg(JNE, R0, R5, lost_race);
-        // claimed: forward only on an idle link the engine holds nothing for
+        // claimed: forward only when it may start now and the engine holds nothing
         self.a.ldx(DW, R3, FP, SH_START);
         self.a.ldx(DW, R2, FP, SH_NOW);
         self.a.jcc_reg(JNE, R3, R2, slotted);

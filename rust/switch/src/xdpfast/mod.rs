@@ -207,8 +207,8 @@ impl FastPath {
     /// Writes every port's shaping mode (Switch::port_mode) into the shaper map.
     pub fn apply_port_modes(&self, sw: &Switch) {
         for p in 0..MAX_PORTS {
-            let (mode, rate, in_engine) = sw.port_mode(p);
-            self.shaper.set_port(p, mode, rate, in_engine);
+            let (mode, rate, tau, in_engine) = sw.port_mode(p);
+            self.shaper.set_port(p, mode, rate, tau, in_engine);
         }
     }
 

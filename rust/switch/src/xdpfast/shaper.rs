@@ -1,24 +1,26 @@
 //! Rate-shaped ports on the XDP fast path: one link clock per egress port, shared by the
 //! kernel and the engine.
 //!
-//! The engine's shaper (impair.rs) is a token bucket of one packet: a packet starts on
-//! the link at max(its arrival, the end of the previous packet's serialisation) and
-//! holds the link for len x 8 / rate. That end ("busy until", CLOCK_MONOTONIC ns) lives
-//! in a BPF array map, one 64-byte element per port, mapped into the switch's memory
-//! (BPF_F_MMAPABLE), so both sides claim link time with the same atomic compare-and-swap:
+//! The engine's shaper (impair.rs) is a token bucket kept as one number (GCRA,
+//! `impair::gcra`): the link's theoretical arrival time TAT; a packet starts on the link
+//! at max(its arrival, TAT - tau), tau = burst / rate (tau = 0: strict pacing), and moves
+//! TAT to max(TAT, arrival) + len x 8 / rate. TAT (CLOCK_MONOTONIC ns) lives in a BPF
+//! array map, one 128-byte element per port, mapped into the switch's memory
+//! (BPF_F_MMAPABLE), so both sides take from the bucket with the same atomic
+//! compare-and-swap:
 //!
-//! - the XDP program, for a packet to a rate-shaped port, claims [start, start + len x 8
-//!   / rate) with start = max(now, busy until). start = now (the link is idle) and no
-//!   packet of the port held by the engine: forwarded at once (XDP redirect), counted
-//!   per port. Otherwise the packet goes to the engine (AF_XDP) carrying its claimed
-//!   start and arrival in the XDP metadata (`Slot`, 32 bytes before the frame), and the
-//!   engine sends it at that start. Arrival and departure are the kernel's, so the queue
-//!   is exactly the engine's model, timed from when the packet reached the switch.
+//! - the XDP program, for a packet to a rate-shaped port, claims its start the same way.
+//!   start = now (the bucket held tokens) and no packet of the port held by the engine:
+//!   forwarded at once (XDP redirect), counted per port. Otherwise the packet goes to the
+//!   engine (AF_XDP) carrying its claimed start and arrival in the XDP metadata (`Slot`,
+//!   32 bytes before the frame), and the engine sends it at that start. Arrival and
+//!   departure are the kernel's, so the queue is exactly the engine's model, timed from
+//!   when the packet reached the switch.
 //! - the engine claims a slot the same way for any packet it sends on such a port that
 //!   carries none (punted for another reason: packet-out, multicast, a lost race).
 //! - while the engine holds packets for the port (`held`), the kernel forwards nothing
-//!   to it (FIFO per port), and every claim is spaced after the previous one, so the
-//!   two never exceed the rate together.
+//!   to it (FIFO per port), and every claim takes from the one bucket, so the two
+//!   together never send more than rate x time + burst.
 //!
 //! Delay, jitter, loss, serialisation (netem's rate) and ingress impairment need the
 //! engine's delay line and random draws: such ports are `ENGINE` (everything to them
@@ -29,10 +31,11 @@
 use crate::bpf::{map_create, Fd, BPF_MAP_TYPE_ARRAY};
 use std::sync::atomic::{AtomicU64, Ordering};
 
-/// Bytes per port in the map (one cache line).
-pub const VALUE_SIZE: u32 = 64;
+/// Bytes per port in the map (two cache lines; the first holds what every packet reads).
+pub const VALUE_SIZE: u32 = 128;
 // field offsets in a port's element
-pub const BUSY: i16 = 0;
+/// the bucket's theoretical arrival time (GCRA's TAT, CLOCK_MONOTONIC ns)
+pub const TAT: i16 = 0;
 pub const RATE: i16 = 8;
 pub const MODE: i16 = 16;
 pub const HELD: i16 = 24;
@@ -40,6 +43,8 @@ pub const XDP_PACKETS: i16 = 32;
 pub const XDP_BYTES: i16 = 40;
 pub const IN_ENGINE: i16 = 48;
 pub const SLOTTED: i16 = 56;
+/// the bucket's depth as time at the rate (GCRA's tau, ns)
+pub const TAU: i16 = 64;
 
 /// Egress modes of a port.
 pub const FREE: u64 = 0;
@@ -89,10 +94,9 @@ pub fn serialisation_ns(len: u64, rate_bps: u64) -> u64 {
     (len * 8_000_000_000).checked_div(rate_bps).unwrap_or(0)
 }
 
-/// The claim both sides make: start = max(now, busy until), busy until = start + ser.
-pub fn claim(busy_until: u64, now: u64, ser_ns: u64) -> (u64, u64) {
-    let start = busy_until.max(now);
-    (start, start + ser_ns)
+/// The claim both sides make on a port's bucket (`impair::gcra`): (start, new TAT).
+pub fn claim(tat: u64, now: u64, ser_ns: u64, tau_ns: u64) -> (u64, u64) {
+    crate::impair::gcra(tat, now, ser_ns, tau_ns)
 }
 
 /// The port modes map, mapped into this process.
@@ -168,14 +172,17 @@ impl ShaperMap {
             .unwrap_or(0)
     }
 
-    /// Sets a port's egress mode and rate, and whether its ingress needs the engine.
-    pub fn set_port(&self, port: u32, mode: u64, rate_bps: u64, in_engine: bool) {
-        if let (Some(m), Some(r), Some(i)) = (
+    /// Sets a port's egress mode, rate and bucket depth (tau, ns), and whether its
+    /// ingress needs the engine.
+    pub fn set_port(&self, port: u32, mode: u64, rate_bps: u64, tau_ns: u64, in_engine: bool) {
+        if let (Some(m), Some(r), Some(t), Some(i)) = (
             self.word(port, MODE),
             self.word(port, RATE),
+            self.word(port, TAU),
             self.word(port, IN_ENGINE),
         ) {
             r.store(rate_bps, Ordering::Release);
+            t.store(tau_ns, Ordering::Release);
             m.store(mode, Ordering::Release);
             i.store(in_engine as u64, Ordering::Release);
         }
@@ -197,13 +204,14 @@ impl ShaperMap {
     /// Claims the link of `port` for `len` bytes at `now` (CLOCK_MONOTONIC): the start.
     pub fn claim(&self, port: u32, now: u64, len: u64) -> u64 {
         let rate = self.get(port, RATE);
-        let Some(busy) = self.word(port, BUSY) else {
+        let tau = self.get(port, TAU);
+        let Some(busy) = self.word(port, TAT) else {
             return now;
         };
         let ser = serialisation_ns(len, rate);
         let mut old = busy.load(Ordering::Acquire);
         loop {
-            let (start, new) = claim(old, now, ser);
+            let (start, new) = claim(old, now, ser, tau);
             match busy.compare_exchange_weak(old, new, Ordering::AcqRel, Ordering::Acquire) {
                 Ok(_) => return start,
                 Err(o) => old = o,
@@ -221,8 +229,8 @@ impl ShaperMap {
         )
     }
 
-    pub fn busy_until(&self, port: u32) -> u64 {
-        self.get(port, BUSY)
+    pub fn tat(&self, port: u32) -> u64 {
+        self.get(port, TAT)
     }
 }
 
@@ -235,10 +243,15 @@ mod tests {
         // 1500 B at 100 Mbit/s = 120 us
         assert_eq!(serialisation_ns(1500, 100_000_000), 120_000);
         assert_eq!(serialisation_ns(1500, 0), 0);
-        // an idle link: start now
-        assert_eq!(claim(0, 1_000, 120_000), (1_000, 121_000));
+        // strict pacing (tau 0): an idle link starts now
+        assert_eq!(claim(0, 1_000, 120_000, 0), (1_000, 121_000));
         // a busy one: after the previous packet
-        assert_eq!(claim(121_000, 50_000, 120_000), (121_000, 241_000));
+        assert_eq!(claim(121_000, 50_000, 120_000, 0), (121_000, 241_000));
+        // a bucket of 1600 B (128 us at 100 Mbit/s, Mininet's htb): the second 1500-B
+        // packet of a burst still leaves at once, the third waits until TAT - tau
+        let tau = serialisation_ns(1600, 100_000_000);
+        assert_eq!(claim(121_000, 50_000, 120_000, tau), (50_000, 241_000));
+        assert_eq!(claim(241_000, 50_000, 120_000, tau), (113_000, 361_000));
     }
 
     #[test]
