@@ -866,17 +866,18 @@ mod tests {
             tat = next;
         }
         assert_eq!(starts, vec![0, 0, 0, 0, 1_000_000, 2_000_000]);
-        // a partly refilled bucket: 1.5 ms after a TAT 2 ms ahead, 0.5 ms of debt is left
-        // of tau 3 ms, so two more leave at once and the third waits
+        // a partly refilled bucket: at 7.5 ms with TAT at 8 ms, 0.5 ms of tau's 3 ms is
+        // still owed, so three leave at once (while TAT - tau <= now) and the fourth waits
+        // until TAT - tau = 8 ms
         let (mut tat, now) = (8_000_000, 7_500_000);
-        let starts: Vec<u64> = (0..3)
+        let starts: Vec<u64> = (0..4)
             .map(|_| {
                 let (s, t) = gcra(tat, now, ser, tau);
                 tat = t;
                 s
             })
             .collect();
-        assert_eq!(starts, vec![7_500_000, 7_500_000, 8_000_000]);
+        assert_eq!(starts, vec![7_500_000, 7_500_000, 7_500_000, 8_000_000]);
     }
 
     #[test]
