@@ -212,7 +212,15 @@ def _link_scheduler(spec: TopoSpec, started: StartedNetwork, workload: str, log)
     if not spec.schedules:
         return LinkScheduler([], workload, log)
     return LinkScheduler(
-        appliers(started.net, spec, started.elements, started.kernel_netem), workload, log
+        appliers(
+            started.net,
+            spec,
+            started.elements,
+            started.kernel_netem,
+            getattr(started.arch.config, "port_burst", "htb"),
+        ),
+        workload,
+        log,
     )
 
 

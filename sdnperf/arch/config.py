@@ -207,6 +207,14 @@ class P4Config(_ArchBase):
         "and hosts send no offloaded super-packets, else user; the choice and the reason "
         "are recorded with each run)",
     )
+    port_burst: Literal["htb", "packet"] = Field(
+        "htb",
+        description="how our switch's ports shape a link's bw: htb (a token bucket with "
+        "the burst Mininet's htb has at that rate, sdnperf/links/htb.py, so the bridge, "
+        "OVS and p4 links are one model) or packet (strict pacing: a packet starts only "
+        "once the previous one's serialisation is over); recorded with each run "
+        "(facts: port_burst, port_burst_bytes)",
+    )
     switch_processes: Literal["shared", "per-switch"] | None = Field(
         None,
         description="how our switches run: shared (one sdnperf-switch-grpc process for "
@@ -267,6 +275,11 @@ class P4Config(_ArchBase):
             raise ValueError(
                 f'datapath = "{self.datapath}" needs target = "sdnperf" (our switch); '
                 'BMv2 has no XDP fast path: use datapath = "user"'
+            )
+        if self.port_burst != "htb" and self.target != "sdnperf":
+            raise ValueError(
+                f'port_burst = "{self.port_burst}" needs target = "sdnperf" (our switch); '
+                "BMv2's ports are shaped by Mininet's htb"
             )
         if self.recirc_pace_us and self.target != "sdnperf":
             raise ValueError(

@@ -39,6 +39,7 @@ from sdnperf.arch.base import (
 from sdnperf.controllers import external, process
 from sdnperf.controllers.p4rt import runtime_json
 from sdnperf.emulation import capabilities
+from sdnperf.links import htb
 from sdnperf.p4 import CompiledProgram, P4ProgramError, compiled
 from sdnperf.p4.catalog import PROGRAMS, program
 from sdnperf.topo.spec import TopoSpec
@@ -56,9 +57,15 @@ def _entry_builder(config):
     return prog.make_entries if prog else None
 
 
-def shaped_links(spec: TopoSpec) -> list[str]:
-    """Links whose switch ports would shape, delay or drop (static or scheduled)."""
-    out = [f"{x.node1}-{x.node2}" for x in spec.links() if x.bw or x.delay_ms or x.loss_pct]
+def engine_links(spec: TopoSpec) -> list[str]:
+    """Links whose switch ports need the engine: delay, loss, a serialised rate, or a
+    schedule (static or traced). A rate alone does not: the fast path and the engine
+    share each shaped port's link clock (rust/switch xdpfast/shaper.rs)."""
+    out = [
+        f"{x.node1}-{x.node2}"
+        for x in spec.links()
+        if x.delay_ms or x.loss_pct or (x.serialise and x.bw)
+    ]
     out += [f"{p.node1}-{p.node2} (schedule)" for p in spec.schedules]
     return out
 
@@ -171,11 +178,11 @@ class P4Architecture(Architecture):
                     f"architecture {cfg.name!r}: link(s) {', '.join(bare[:5])} set {what} "
                     "but join two hosts: without sch_netem only a switch port can impair a link"
                 )
-        if cfg.datapath == "xdp" and shaped_links(spec):
+        if cfg.datapath == "xdp" and engine_links(spec):
             found = p4_datapath.blockers(
                 target=cfg.target,
                 program_fit=None,
-                shaped_links=shaped_links(spec),
+                engine_links=engine_links(spec),
                 host_offloads=False,
             )
             try:
@@ -199,6 +206,9 @@ class P4Architecture(Architecture):
         self.controller: process.ControllerProcess | None = None  # needs the built network
         self.kernel_netem = True  # whether hosts' ends of links delay/drop with netem
         self.impaired: dict[str, dict] = {}  # switch -> port -> impairment set on it
+        # the port shaper's burst: tc's clock rate (links/htb.py), bytes by link rate
+        self.psched_hz = htb.host_hz()
+        self.port_bursts: dict[str, int] = {}
         # the data path the switches were started for and why (prepare), and the one
         # they forward with once running (wait_ready: the fast path may not come up)
         self.datapath: p4_datapath.Choice | None = None
@@ -246,6 +256,10 @@ class P4Architecture(Architecture):
                     parts.append(f"loss={float(attrs['loss_pct']):g}%")
                 if attrs.get("serialise") and attrs.get("bw"):
                     parts.append("serialise=1")
+                elif attrs.get("bw"):
+                    burst = self.port_burst(float(attrs["bw"]))
+                    if burst:
+                        parts.append(f"burst={burst}")
                 port = node.ports[intf]
                 if parts:
                     spec = ",".join(parts)
@@ -254,13 +268,21 @@ class P4Architecture(Architecture):
                 host_end = (
                     parts
                     if attrs.get("serialise")
-                    else [p for p in parts if not p.startswith("rate=")]
+                    else [p for p in parts if not p.startswith(("rate=", "burst="))]
                 )
                 if other.node.name not in names and not kernel_netem and host_end:
                     spec = ",".join(host_end)
                     node.ctl(f"port_impair {port} direction=in {spec}{self._seed(node, port, 1)}")
                     done.setdefault(node.name, {})[f"{port}-in"] = spec
         return done
+
+    def port_burst(self, rate_mbps: float) -> int:
+        """Bytes our switch's port shaper lets leave at once on a link of `rate_mbps`
+        (config `port_burst`: Mininet's htb's, or 0 for strict pacing); remembered for the
+        run's facts."""
+        burst = htb.port_burst_bytes(rate_mbps, self.config.port_burst, self.psched_hz)
+        self.port_bursts[f"{rate_mbps:g}"] = burst
+        return burst
 
     def _seed(self, node, port: int, side: int) -> str:
         """The loss seed of one port side: from the run's seed, distinct per switch, port
@@ -289,7 +311,7 @@ class P4Architecture(Architecture):
         found = p4_datapath.blockers(
             target=cfg.target,
             program_fit=program_fit(self.program.json) if self.program else None,
-            shaped_links=shaped_links(self.spec),
+            engine_links=engine_links(self.spec),
             host_offloads=self.host_offloads,
         )
         try:
@@ -623,6 +645,11 @@ class P4Architecture(Architecture):
             "cpu_port": CPU_PORT,
             "link_shaping_caveat": self.caveat,
             "switch_port_impairment": bool(self.impaired),
+            "port_burst": self.config.port_burst,
+            # Mbit/s -> bytes the switch's ports let leave at once (Mininet's htb's burst
+            # at that rate: min(15k, cburst = rate / HZ + 1600 B), or 0: strict pacing)
+            "port_burst_bytes": dict(self.port_bursts) or None,
+            "psched_hz": self.psched_hz if self.port_bursts else None,
             "switch_processes": self.config.switch_processes,
             "cpu_priority": self.config.cpu_priority,
             "recirc_pace_us": self.config.recirc_pace_us,

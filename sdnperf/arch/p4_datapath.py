@@ -9,8 +9,10 @@
     auto  xdp where it can run, else user, with the reason recorded
 
 The fast path cannot run when the program is outside its subset (`sdnperf-switch check`
-says why), when a switch port shapes, delays or drops (the switch's port impairment needs
-the engine's queues), when hosts send offloaded super-packets (AF_XDP ports carry
+says why), when a switch port delays, drops, serialises or follows a schedule (the
+switch's delay line, random loss and re-timed backlog need the engine; a rate alone runs
+on the fast path: the kernel forwards on an idle link and hands the rest to the engine
+with its slot on the port's shared link clock, rust/switch xdpfast/shaper.rs), when hosts send offloaded super-packets (AF_XDP ports carry
 MTU-sized frames only) or when the kernel refuses AF_XDP / XDP programs (found once the
 switches run: their `fastpath` answer). `choose` is the decision before the switches
 start; `after_start` the one after. Pure functions; the architecture runs the commands.
@@ -37,7 +39,7 @@ class Choice:
 
 
 def blockers(
-    *, target: str, program_fit: str | None, shaped_links: list[str], host_offloads: bool
+    *, target: str, program_fit: str | None, engine_links: list[str], host_offloads: bool
 ) -> list[str]:
     """What keeps the fast path from running, known before the switches start.
     `program_fit`: None when the program fits, else the switch's reason."""
@@ -46,11 +48,12 @@ def blockers(
         out.append(f'target = "{target}" has no XDP fast path (our switch, target = "sdnperf")')
     if program_fit is not None:
         out.append(f"the program is outside the fast path's subset: {program_fit}")
-    if shaped_links:
-        shown = ", ".join(shaped_links[:4]) + (" ..." if len(shaped_links) > 4 else "")
+    if engine_links:
+        shown = ", ".join(engine_links[:4]) + (" ..." if len(engine_links) > 4 else "")
         out.append(
-            f"link(s) {shown} set bw/delay/loss: the switch's port shaping and impairment "
-            "need its user-space engine"
+            f"link(s) {shown} set delay/loss/serialise or a schedule: the switch's delay "
+            "line, random loss and scheduled rates need its user-space engine (a bw alone "
+            "runs on the fast path)"
         )
     if host_offloads:
         out.append(

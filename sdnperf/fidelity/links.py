@@ -10,7 +10,10 @@ What is checked, per direction of every impaired link, from counters read before
 the workload (never from the workload's own figures, which are what is being judged):
 
 - our P4 switch impairs its own ports (`port_impair_show`, rust/switch impair.rs): every
-  packet's due time comes from the configured link model, so
+  packet's due time comes from the configured link model (on the XDP fast path a rate-only
+  port's packets that find the link idle leave from the kernel at once; the switch adds
+  them to offered/released/bytes and reports them as xdp_forwarded; every packet that
+  queues goes through the engine on the same link clock, xdpfast/shaper.rs), so
   * rate: while packets queued behind each other for serialisation, the departure spacing
     gives the achieved rate; below (1 - RATE_TOLERANCE) x the configured rate is a breach.
     The switch also sums the spacing the rate in force asked for (busy_model_ns), so the
@@ -23,9 +26,17 @@ the workload (never from the workload's own figures, which are what is being jud
     ask for; above LATE_SHARE of the configured delay (at least LATE_FLOOR_MS) is a breach;
   * loss: lost / offered against the configured probability, a binomial test at
     LOSS_SIGMAS standard deviations.
+  The port's rate is a token bucket (impair.rs `gcra`, with the burst Mininet's htb has,
+  links/htb.py): after an idle spell up to `burst` bytes leave at once, faster than the
+  rate. That needs no allowance here: the burst's packets did not wait, so they are not in
+  the busy spacing (a packet that waited behind one that waited starts exactly one
+  serialisation time after it), and their due times are the bucket's, so lateness is
+  measured against the model with its burst.
 - a kernel shaper (Mininet's htb on the switch's interfaces, bridge and OVS architectures;
   `tc -s -j qdisc show`): the mean departure rate over the workload may not exceed the
-  configured rate (a bypassed or wrongly set shaper); a netem qdisc's drops against its
+  configured rate plus what the bucket's burst adds over the window (burst x 8 / seconds:
+  a shaper that held its rate sends at most rate x seconds + burst), else it was bypassed
+  or wrongly set; a netem qdisc's drops against its
   loss. tc reports neither departure spacing nor the delay a packet got, so those are not
   judged there (and this machine may lack sch_netem: then there is no netem to read).
 
@@ -48,6 +59,7 @@ import re
 import subprocess
 from dataclasses import asdict, dataclass, field, replace
 
+from sdnperf.links import htb
 from sdnperf.links.schedule import Setting, flow_of, steps_between
 
 # ---- When did a link not do what it was told? ----------------------------------------
@@ -71,6 +83,7 @@ class LinkEnd:
     loss_pct: float | None = None
     flow: str | None = None  # the scheduled direction ("h1-s1 up"), None when static
     loss_range_pct: tuple[float, float] | None = None  # scheduled: lowest, highest loss
+    burst_bytes: int = 0  # the shaper's token bucket: bytes it may send at once (htb.py)
 
 
 @dataclass
@@ -266,6 +279,10 @@ def judge_switch_end(end: LinkEnd, c: dict[str, int]) -> LinkCheck:
             )
     if c.get("full"):
         check.measured["queue_full_drops"] = c["full"]
+    if c.get("xdp_forwarded"):
+        # of the released ones, sent by the XDP fast path on an idle link (on time, never
+        # queued: in released and bytes, not in the busy spacing or lateness)
+        check.measured["xdp_forwarded"] = c["xdp_forwarded"]
     check.breach, check.reason = bool(reasons), "; ".join(reasons)
     return check
 
@@ -280,11 +297,14 @@ def judge_tc_end(end: LinkEnd, c: dict[str, dict], seconds: float) -> LinkCheck:
     if end.rate_mbit and shaper and seconds > 0 and sent >= MIN_PACKETS:
         mean = shaper.get("bytes", 0) * 8 / seconds / 1e6
         check.measured["mean_rate_mbit"] = round(mean, 3)
-        if mean > (1 + RATE_TOLERANCE) * end.rate_mbit:
+        # a token bucket that held its rate sends at most rate x seconds + burst
+        burst_mbit = end.burst_bytes * 8 / seconds / 1e6
+        if mean > (1 + RATE_TOLERANCE) * end.rate_mbit + burst_mbit:
             told = "scheduled rate's mean" if end.flow else "configured"
             reasons.append(
                 f"sent {mean:.3g} Mbit/s on average over {seconds:.1f} s, above the "
-                f"{told} {end.rate_mbit:g} Mbit/s: the shaper did not hold"
+                f"{told} {end.rate_mbit:g} Mbit/s (and its {end.burst_bytes} B burst): "
+                "the shaper did not hold"
             )
         if shaper.get("drops"):
             check.measured["queue_drops"] = shaper["drops"]
@@ -365,6 +385,7 @@ class LinkMonitor:
         self._before_sw: dict[object, dict] = {}
         self._before_tc: dict[str, dict] = {}
         self._t0 = 0.0
+        self.hz = htb.host_hz()  # tc's clock rate, for Mininet's htb burst
         self._find_ends()
 
     def _find_ends(self) -> None:
@@ -401,7 +422,13 @@ class LinkMonitor:
                     )
                 else:
                     self.tc_ends[intf.name] = LinkEnd(
-                        name, f"{intf.name} (tc)", rate, delay, loss, sends
+                        name,
+                        f"{intf.name} (tc)",
+                        rate,
+                        delay,
+                        loss,
+                        sends,
+                        burst_bytes=htb.htb_burst_bytes(rate, self.hz) if rate else 0,
                     )
 
     @property

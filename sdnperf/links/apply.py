@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from sdnperf.emulation.nodes import ControlledSwitch, Node
+from sdnperf.links import htb
 from sdnperf.links.element import LinkElement, port_spec
 from sdnperf.links.schedule import DirectionPlan, Setting
 from sdnperf.topo.spec import TopoSpec
@@ -102,11 +103,16 @@ class SwitchPort:
     switch: ControlledSwitch
     port: int
     direction: str  # "out" | "in"
+    port_burst: str = "htb"  # the p4 architecture's `port_burst` (links/htb.py)
 
     def __call__(self, setting: Setting) -> None:
         if self.direction == "in":
             setting = Setting(None, setting.delay_ms, setting.jitter_ms, setting.loss_pct)
-        self.switch.ctl(f"port_impair {self.port} direction={self.direction} {port_spec(setting)}")
+        spec = port_spec(setting)
+        if setting.rate_mbps:  # the rate's token bucket, as Mininet's htb has at that rate
+            burst = htb.port_burst_bytes(setting.rate_mbps, self.port_burst, htb.host_hz())
+            spec += f",burst={burst}" if burst else ""
+        self.switch.ctl(f"port_impair {self.port} direction={self.direction} {spec}")
 
 
 def _ends(net, a: str, b: str):
@@ -125,7 +131,9 @@ def _ours(node) -> bool:
     return getattr(node, "target", None) == "sdnperf" and hasattr(node, "ctl")
 
 
-def _with_element(element: LinkElement, direction: str, sender, sintf, data) -> Applier:
+def _with_element(
+    element: LinkElement, direction: str, sender, sintf, data, port_burst: str
+) -> Applier:
     """A direction of a link with an element: delay/jitter/loss by the element, the rate
     by the sender's end (htb, or our switch's port)."""
 
@@ -133,7 +141,7 @@ def _with_element(element: LinkElement, direction: str, sender, sintf, data) -> 
         element.apply(direction, setting)
 
     if _ours(sender):
-        port = SwitchPort(sender, sender.ports[sintf], "out")
+        port = SwitchPort(sender, sender.ports[sintf], "out", port_burst)
 
         def both(setting: Setting) -> None:
             port(Setting(setting.rate_mbps))
@@ -144,11 +152,16 @@ def _with_element(element: LinkElement, direction: str, sender, sintf, data) -> 
 
 
 def appliers(
-    net, spec: TopoSpec, elements: dict[tuple[str, str], LinkElement], kernel_netem: bool
+    net,
+    spec: TopoSpec,
+    elements: dict[tuple[str, str], LinkElement],
+    kernel_netem: bool,
+    port_burst: str = "htb",
 ) -> list[tuple[DirectionPlan, Applier]]:
     """One applier per scheduled direction: the link's element if it has one, else the
-    sending end's switch port (ours) or tc; delay/loss of a host's end without sch_netem go
-    to our switch's port ingress, as arch/p4.py does at start."""
+    sending end's switch port (ours, shaping with `port_burst`) or tc; delay/loss of a
+    host's end without sch_netem go to our switch's port ingress, as arch/p4.py does at
+    start."""
     out: list[tuple[DirectionPlan, Applier]] = []
     for plan in spec.schedules:
         key = (plan.node1, plan.node2)
@@ -160,10 +173,12 @@ def appliers(
                 ((n1, i1), (n2, i2)) if d.direction == "up" else ((n2, i2), (n1, i1))
             )
             if element is not None:  # it delays and drops; the rate stays tc's or the port's
-                out.append((d, _with_element(element, d.direction, sender, sintf, data)))
+                out.append(
+                    (d, _with_element(element, d.direction, sender, sintf, data, port_burst))
+                )
                 continue
             if _ours(sender):
-                out.append((d, SwitchPort(sender, sender.ports[sintf], "out")))
+                out.append((d, SwitchPort(sender, sender.ports[sintf], "out", port_burst)))
                 continue
             rest = None
             if not kernel_netem and _ours(receiver):

@@ -211,3 +211,87 @@ def test_a_link_that_followed_its_schedule_is_not_marked(tmp_path, arch, request
     # busy spacing averaged well below 10 Mbit/s (the 4 Mbit/s second)
     if arch == "p4":
         assert to_h3["measured"]["rate_mbit"] < 9.0, to_h3
+
+
+# the same switch with its XDP fast path (rust/switch xdpfast/shaper.rs): a rate alone is
+# kept by the kernel (packets that find the link idle) and the engine (those that queue)
+# on one shared link clock
+P4_XDP = P4 + '\ndatapath = "xdp"'
+
+
+def summed(result, metric: str) -> float:
+    return sum(s.value for s in result.summaries if s.metric == metric)
+
+
+def test_p4_xdp_shaped_port_keeps_its_rate_and_a_stalled_switch_is_marked(
+    tmp_path, monkeypatch, needs_daemon
+):
+    loaded = study(P4_XDP, 3, "bw = 10", INCAST, "8M", tmp_path)
+    result = run(loaded, tmp_path / "ok")
+    (to_h3,) = [c for c in ends(result, "out") if c["link"] == "s1-h3"]
+    print("xdp held:", to_h3, "load", os.getloadavg())
+    assert to_h3["configured"] == {"rate_mbit": 10.0}
+    # 16 Mbit/s offered to a 10 Mbit/s port: it sent at its rate while backlogged
+    assert 9.0 <= to_h3["measured"]["rate_mbit"] <= 11.0, to_h3
+    assert not result.cpu.link_breach, result.cpu.link_reason
+    assert summed(result, "xdp_forwarded") > 0
+    assert LINK_MARK not in reported(result, tmp_path / "ok")[0]
+
+    # broken on purpose, as on the user path: the engine holding the backlog stops 0.6 s
+    start = runner._start_link_monitor
+
+    def stalling(spec, net, log):
+        monitor = start(spec, net, log)
+        switch = net.get("s1")
+
+        def stall():
+            deadline = time.monotonic() + 15
+            while time.monotonic() < deadline:
+                held = links.parse_impair_show(switch.ctl("port_impair_show"))
+                if held.get((3, "out"), {}).get("held", 0) > 100:
+                    break
+                time.sleep(0.05)
+            os.kill(switch.switch_pid, signal.SIGSTOP)
+            time.sleep(0.6)
+            os.kill(switch.switch_pid, signal.SIGCONT)
+
+        threading.Thread(target=stall, daemon=True).start()
+        return monitor
+
+    monkeypatch.setattr(runner, "_start_link_monitor", stalling)
+    result = run(loaded, tmp_path / "stalled")
+    print("xdp stalled:", result.cpu.link_reason)
+    assert result.cpu.link_breach
+    assert "link s1-h3 at s1 port 3 out (s1-eth3): " in result.cpu.link_reason
+    (to_h3,) = [c for c in ends(result, "out") if c["link"] == "s1-h3"]
+    assert to_h3["breach"] and to_h3["measured"]["late_max_ms"] >= 300
+    assert LINK_MARK in reported(result, tmp_path / "stalled")[0]
+
+
+def test_p4_xdp_tcp_is_held_to_the_link_rate(tmp_path, needs_daemon):
+    text = textwrap.dedent(f"""\
+        [study]
+        name = "links"
+        [topology]
+        kind = "single"
+        hosts = 2
+        [topology.link]
+        bw = 20
+        [[architecture]]
+        {P4_XDP}
+        [[workload]]
+        name = "tcp"
+        kind = "iperf-tcp"
+        pairs = [["h1", "h2"]]
+        duration = 3
+        """)
+    result = run(load_study_text(text, "links.toml", tmp_path), tmp_path / "tcp")
+    rates = {s.metric: s.value for s in result.summaries if "throughput" in s.metric}
+    print("tcp:", rates, result.cpu.links, "load", os.getloadavg())
+    (to_h2,) = [c for c in ends(result, "out") if c["link"] == "s1-h2"]
+    assert to_h2["measured"]["rate_mbit"] <= 21.0, to_h2
+    assert not result.cpu.link_breach, result.cpu.link_reason
+    assert summed(result, "xdp_forwarded") > 0
+    # what TCP got through: at most the link's rate, and most of it
+    (mbit,) = [v for m, v in rates.items() if m.startswith("throughput")][:1]
+    assert 14.0 <= mbit <= 20.5, rates

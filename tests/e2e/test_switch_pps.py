@@ -245,9 +245,14 @@ def _fast(binary, nss, sock):
     return m.group(1), int(m.group(2)), int(m.group(3)), int(m.group(4))
 
 
-def test_xdp_fastpath_follows_tables_and_steps_aside_for_impairment(path3, tmp_path):
+def test_xdp_fastpath_follows_tables_keeps_rate_only_ports_and_steps_aside_for_delay(
+    path3, tmp_path
+):
     """Ping through the fast path; a table entry added at run time drops in the kernel;
-    an impairment turns the fast path off (the engine delays the packets) and back on."""
+    a port with a rate alone stays on the fast path (the kernel and the engine share its
+    token bucket, rust/switch xdpfast/shaper.rs: pings on an idle link leave from the
+    kernel); a port with a delay sends what goes out of it to the engine (which delays
+    it) while the fast path stays on for the rest (the replies coming in on that port)."""
     binary = _binary()
     nss, a, s1, s2, b = path3
     _gro_on(nss, a, b)
@@ -268,14 +273,26 @@ def test_xdp_fastpath_follows_tables_and_steps_aside_for_impairment(path3, tmp_p
         assert drop1 >= drop0 + 2
         _ctl(binary, nss, sock, "table_clear", "lpm")
         assert _ping(nss, "10.77.0.2").returncode == 0
-        _ctl(binary, nss, sock, "port_impair", "2", "delay=30ms")
+        # a rate alone: pings find the link idle and leave from the kernel, both ways
+        _ctl(binary, nss, sock, "port_impair", "2", "rate=100mbit,burst=1600")
         state, fwd1, _, _ = _fast(binary, nss, sock)
-        assert state == "off"
+        assert state == "on"
+        assert _ping(nss, "10.77.0.2").returncode == 0
+        assert _fast(binary, nss, sock)[1] >= fwd1 + 6
+        show = _ctl(binary, nss, sock, "port_impair_show")
+        forwarded = re.search(r"port 2 out: \S+ .*xdp_forwarded=(\d+)", show)
+        assert forwarded and int(forwarded.group(1)) >= 3, show
+        # a delay: what goes out of port 2 goes through the engine, which delays it
+        _ctl(binary, nss, sock, "port_impair", "2", "delay=30ms")
+        state, fwd2, _, engine2 = _fast(binary, nss, sock)
+        assert state == "on"
         r = _ping(nss, "10.77.0.2")
         assert r.returncode == 0
         rtt_min = float(re.search(r"= ([\d.]+)/", r.stdout).group(1))
         assert rtt_min >= 30, r.stdout  # the engine delayed the packets
-        assert _fast(binary, nss, sock)[1] == fwd1  # nothing forwarded in the kernel while off
+        _, fwd3, _, engine3 = _fast(binary, nss, sock)
+        assert engine3 >= engine2 + 3  # the 3 requests to the delayed port
+        assert fwd3 >= fwd2 + 3  # the 3 replies from it, to a free port: in the kernel
         _ctl(binary, nss, sock, "port_impair", "2", "delay=0ms")
         assert _fast(binary, nss, sock)[0] == "on"
     finally:

@@ -7,6 +7,7 @@ import subprocess
 
 import pytest
 
+from sdnperf.links import htb
 from sdnperf.links.apply import ApplyError, SwitchPort, TcEnd, htb_change, netem_change
 from sdnperf.links.element import element_links, port_spec, without_links
 from sdnperf.links.schedule import Setting
@@ -73,9 +74,14 @@ def test_without_netem_a_hosts_delay_goes_to_the_switch_port_ingress():
 def test_our_switch_port_gets_the_whole_setting():
     switch = FakeSwitch()
     SwitchPort(switch, 3, "out")(Setting(10, 20, 2, 0.5))
+    # the rate's token bucket has the burst Mininet's htb has at 10 Mbit/s (links/htb.py)
+    burst = htb.htb_burst_bytes(10, htb.host_hz())
     assert switch.commands == [
-        "port_impair 3 direction=out rate=10mbit,delay=20ms,jitter=2ms,loss=0.5%"
+        f"port_impair 3 direction=out rate=10mbit,delay=20ms,jitter=2ms,loss=0.5%,burst={burst}"
     ]
+    # strict pacing (port_burst = "packet"): no burst
+    SwitchPort(switch, 3, "out", "packet")(Setting(10))
+    assert switch.commands[-1] == "port_impair 3 direction=out rate=10mbit"
     assert port_spec(Setting()) == ""  # removes the impairment
 
 

@@ -4,6 +4,7 @@ counts as a link that did not do what the study configured, and what the mark sa
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -113,6 +114,23 @@ def test_tc_shaper_that_let_more_through_than_its_rate_is_a_breach():
     assert not check.breach and check.measured == {"mean_rate_mbit": 10.0, "queue_drops": 3}
     check = judge_tc_end(end, {"htb": {"bytes": 25_000_000, "packets": 18000}}, 10.0)
     assert check.breach and "sent 20 Mbit/s on average" in check.reason
+
+
+def test_tc_shaper_may_exceed_its_rate_by_its_burst_over_a_short_window():
+    # htb at 1 Mbit/s with Mininet's ~1600-B bucket, judged over 0.1 s: a shaper that held
+    # its rate sent at most 12 500 B in the window + 1600 B that left at once after an idle
+    # spell = 1.128 Mbit/s on average, over the 10 % tolerance without the burst
+    bucket = LinkEnd("s1-h2", "s1-eth2 (tc)", rate_mbit=1, burst_bytes=1600)
+    held = {"htb": {"bytes": 12_500 + 1600, "packets": 40}}
+    assert (12_500 + 1600) * 8 / 0.1 / 1e6 > 1.1
+    assert judge_tc_end(replace(bucket, burst_bytes=0), held, 0.1).breach
+    check = judge_tc_end(bucket, held, 0.1)
+    assert not check.breach and check.measured["mean_rate_mbit"] == 1.128
+    # a bypassed shaper is still caught: twice the rate is more than any burst explains
+    check = judge_tc_end(bucket, {"htb": {"bytes": 25_000, "packets": 40}}, 0.1)
+    assert check.breach and "and its 1600 B burst" in check.reason
+    # over a whole workload (10 s) the burst is a rounding error of the rate
+    assert judge_tc_end(bucket, {"htb": {"bytes": 1_400_000, "packets": 900}}, 10.0).breach
 
 
 def test_netem_loss_from_tc_statistics():

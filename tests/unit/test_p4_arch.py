@@ -115,8 +115,11 @@ def test_switch_ports_get_their_links_shaping(tmp_path, kernel_netem):
             NS(intf1=i["h2"], intf2=i["s2a"]),
         ],
     )
+    arch.psched_hz = 1_000_000_000  # tc's clock on a high-resolution-timer kernel
     done = arch.impair_switch_ports(net, kernel_netem)
-    link = "rate=100mbit,delay=2ms,loss=0.5%"
+    # the rate's token bucket has Mininet's htb burst at 100 Mbit/s (links/htb.py)
+    link = "rate=100mbit,delay=2ms,loss=0.5%,burst=1600"
+    assert arch.port_bursts == {"100": 1600}
     expected = {"s1": {1: link, 2: link}, "s2": {2: link, 1: link}}
     if not kernel_netem:  # the host-facing ports: s1 port 1 (h1), s2 port 1 (h2)
         expected["s1"]["1-in"] = expected["s2"]["1-in"] = "delay=2ms,loss=0.5%"

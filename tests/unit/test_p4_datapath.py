@@ -9,7 +9,7 @@ import pytest
 from sdnperf.arch import ArchitectureError, check_architecture
 from sdnperf.arch import p4_datapath as dp
 from sdnperf.arch.config import P4Config
-from sdnperf.arch.p4 import P4Architecture, shaped_links
+from sdnperf.arch.p4 import P4Architecture, engine_links
 from sdnperf.runner import host_offloads
 from sdnperf.study.loader import StudyError, load_study_text
 from sdnperf.topo.registry import build_topology
@@ -72,12 +72,22 @@ def test_fast_path_turns_host_offloads_off():
     assert host_offloads(study(arch='datapath = "xdp"')) is False
 
 
-def test_xdp_refused_on_shaped_links_naming_field_and_links():
-    spec = study(link="[topology.link]\nbw = 100").topology
-    assert shaped_links(spec)
+def test_xdp_refused_on_delayed_links_naming_field_and_links():
+    spec = study(link="[topology.link]\ndelay_ms = 2").topology
+    assert engine_links(spec)
     cfg = P4Config(kind="p4", name="p4", app="topo-forwarding", datapath="xdp")
-    with pytest.raises(ArchitectureError, match=r'datapath = "xdp".*s1-s2.*bw/delay/loss'):
+    with pytest.raises(ArchitectureError, match=r'datapath = "xdp".*s1-s2.*delay/loss'):
         check_architecture(cfg, spec)
+
+
+def test_a_rate_alone_runs_on_the_fast_path():
+    # the kernel and the engine share each shaped port's link clock (xdpfast/shaper.rs)
+    spec = study(link="[topology.link]\nbw = 100").topology
+    assert engine_links(spec) == []
+    cfg = P4Config(kind="p4", name="p4", app="topo-forwarding", datapath="xdp")
+    check_architecture(cfg, spec)
+    lossy = study(link="[topology.link]\nbw = 100\nloss_pct = 1").topology
+    assert engine_links(lossy)
 
 
 def test_choose():
@@ -92,12 +102,12 @@ def test_choose():
 
 def test_blockers():
     assert (
-        dp.blockers(target="sdnperf", program_fit=None, shaped_links=[], host_offloads=False) == []
+        dp.blockers(target="sdnperf", program_fit=None, engine_links=[], host_offloads=False) == []
     )
     found = dp.blockers(
         target="sdnperf",
         program_fit="table t: ternary match",
-        shaped_links=[f"s{i}-s{i + 1}" for i in range(6)],
+        engine_links=[f"s{i}-s{i + 1}" for i in range(6)],
         host_offloads=True,
     )
     assert len(found) == 3

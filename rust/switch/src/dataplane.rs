@@ -175,6 +175,11 @@ impl FastPathState {
         self.fp.is_some()
     }
 
+    /// The link clocks rate-shaped ports share with the kernel (None: no fast path).
+    pub fn link_clock(&self) -> Option<std::sync::Arc<crate::xdpfast::shaper::ShaperMap>> {
+        self.fp.as_ref().map(|f| f.shaper())
+    }
+
     /// (Re)builds the fast path for `sw`'s program and attaches it to every port (all
     /// must be AF_XDP). When it cannot run, the ports get their plain AF_XDP program
     /// back and `why_not` says why.
@@ -220,10 +225,12 @@ impl FastPathState {
         drop(was);
     }
 
-    /// Makes the maps follow the engine's tables; off while the switch shapes traffic.
+    /// Makes the maps follow the engine's tables and port shaping; off while an egress
+    /// queue has a packet rate.
     fn follow(&mut self, sw: &Switch, log: &str) {
         let Some(fp) = self.fp.as_mut() else { return };
-        let want = !sw.shapes_traffic();
+        fp.apply_port_modes(sw);
+        let want = !sw.has_queue_rates();
         match fp.sync(sw) {
             Err(e) => {
                 if self.on {
@@ -239,7 +246,7 @@ impl FastPathState {
                         if want {
                             "on"
                         } else {
-                            "off while ports are impaired or rate-limited"
+                            "off while an egress queue has a packet rate (set_queue_rate)"
                         }
                     );
                 }
@@ -393,6 +400,9 @@ impl Loop {
             opts.cpu_port,
             &opts.name,
         );
+        if let Some(sw) = hooks.switch() {
+            sw.set_link_clock(fast.link_clock());
+        }
         Loop { ports, fast, opts }
     }
 
@@ -593,12 +603,15 @@ impl<'a, H: Hooks> Member<'a, H> {
                     sw.set_cpu_port(cpu_port);
                 }
                 fast.rebuild(hooks.switch().map(|s| &*s), ports, cpu_port, log);
+                if let Some(sw) = hooks.switch() {
+                    sw.set_link_clock(fast.link_clock());
+                }
             }
         }
         let Some(sw) = hooks.switch() else {
             // no program yet: drain the rings (packets are dropped) and wait for commands
             for p in ports.iter_mut() {
-                p.io.rx_burst(RX_BATCH, |_, _| {});
+                p.io.rx_burst(RX_BATCH, |_, _, _| {});
             }
             return Round::Idle(Idle {
                 tick_ns: hooks.wants_tick().then_some(TICK.as_nanos() as u64),
@@ -610,12 +623,12 @@ impl<'a, H: Hooks> Member<'a, H> {
         for (i, p) in ports.iter_mut().enumerate() {
             let num = p.num;
             got += match self.pcap.as_mut() {
-                None => {
-                    p.io.rx_burst(RX_BATCH, |data, vnet| sw.receive(num, data, vnet, now))
-                }
-                Some(d) => p.io.rx_burst(RX_BATCH, |data, vnet| {
+                None => p.io.rx_burst(RX_BATCH, |data, vnet, slot| {
+                    sw.receive_slotted(num, data, vnet, now, slot)
+                }),
+                Some(d) => p.io.rx_burst(RX_BATCH, |data, vnet, slot| {
                     d.received(i, data);
-                    sw.receive(num, data, vnet, now)
+                    sw.receive_slotted(num, data, vnet, now, slot)
                 }),
             };
         }

@@ -120,6 +120,9 @@ pub struct Job {
     pub enq_ns: u64,
     pub enq_depth: u32,
     pub truncate: Option<usize>,
+    /// the link slot the XDP fast path claimed for this packet on a rate-shaped port
+    /// (xdpfast/shaper.rs); the switch sends it at the slot's start
+    pub slot: Option<crate::xdpfast::shaper::Slot>,
 }
 
 impl Job {
@@ -554,12 +557,14 @@ impl Engine {
                 enq_ns: 0,
                 enq_depth: 0,
                 truncate: None,
+                slot: None,
             }),
         }
     }
 
-    pub fn recycle(&mut self, j: Box<Job>) {
+    pub fn recycle(&mut self, mut j: Box<Job>) {
         if self.pool.len() < 4096 && j.buf.capacity() <= 70_000 {
+            j.slot = None;
             self.pool.push(j);
         }
     }

@@ -1,8 +1,9 @@
 //! Per-port link impairment: fixed delay, jitter (uniform ±jitter, packets stay in FIFO
-//! order), random loss, and a rate limit (packets spaced by their serialisation time at
-//! `rate_bps`, a token bucket of one packet like tc htb, with a bounded backlog; or, with
-//! `serialise`, a wire of that rate: every packet held for its transmission time, like
-//! netem's `rate`, so a lone packet on an idle link pays it too). A port
+//! order), random loss, and a rate limit (a token bucket like tc htb: up to `burst` bytes
+//! leave at once after an idle spell, then packets are spaced by their serialisation time
+//! at `rate_bps`, with a bounded backlog; burst 0 is strict pacing; or, with `serialise`, a
+//! wire of that rate: every packet held for its transmission time, like netem's `rate`, so
+//! a lone packet on an idle link pays it too). A port
 //! can be impaired on egress (packets it transmits), on ingress (packets it receives,
 //! before the pipeline sees them) or both, so a link to a host whose kernel
 //! lacks sch_netem is impaired in both directions by the switch alone.
@@ -64,9 +65,13 @@ pub struct ImpairCfg {
     /// so runs are repeatable either way
     pub seed: Option<u64>,
     /// a wire of `rate_bps`: each packet departs at max(arrival, previous departure) +
-    /// len x 8 / rate (netem's `rate`); false: htb's one-packet bucket, a packet on an idle
-    /// link leaves at once
+    /// len x 8 / rate (netem's `rate`); false: a token bucket (`burst`), a packet on an
+    /// idle link leaves at once
     pub serialise: bool,
+    /// bytes that may leave at more than the rate after an idle spell (the token bucket's
+    /// depth, tc htb's burst; `gcra`); 0: strict pacing, a packet starts on the link only
+    /// once the previous one's serialisation is over. Ignored when serialised.
+    pub burst_bytes: u64,
 }
 
 impl ImpairCfg {
@@ -95,6 +100,7 @@ impl ImpairCfg {
                     }
                 }
                 "rate" => c.rate_bps = parse_rate_bps(v)?,
+                "burst" => c.burst_bytes = parse_size_bytes(v)?,
                 "limit" => {
                     c.limit = v
                         .trim()
@@ -141,12 +147,59 @@ impl ImpairCfg {
         if self.serialise {
             parts.push("serialise=1".into());
         }
+        if self.burst_bytes > 0 {
+            parts.push(format!("burst={}", self.burst_bytes));
+        }
         if parts.is_empty() {
             "none".into()
         } else {
             parts.join(",")
         }
     }
+}
+
+impl ImpairCfg {
+    /// The token bucket's depth as time at the rate (GCRA's tau): how far the link's
+    /// theoretical arrival time may run ahead of now while packets still leave at once.
+    pub fn tau_ns(&self) -> u64 {
+        if self.serialise {
+            return 0;
+        }
+        serialisation_ns(self.burst_bytes.min(u32::MAX as u64) as u32, self.rate_bps).unwrap_or(0)
+    }
+}
+
+/// A token bucket as one number (GCRA, virtual scheduling): `tat`, the link's theoretical
+/// arrival time, is when the bucket would be full again. A packet of serialisation time
+/// `ser` at `now` starts at max(now, tat - tau) (at once while the bucket holds tokens: a
+/// burst of up to tau's worth of bytes, then one packet per serialisation time) and moves
+/// tat to max(tat, now) + ser. tau = 0 is strict pacing. Because an idle link's tat stays in
+/// the past, idling never banks more than tau. One value, so the XDP fast path and the
+/// engine share a port's bucket with one compare-and-swap (xdpfast/shaper.rs; its BPF
+/// twin is compile.rs `shaper`). Returns (start, new tat).
+pub fn gcra(tat: u64, now: u64, ser_ns: u64, tau_ns: u64) -> (u64, u64) {
+    (now.max(tat.saturating_sub(tau_ns)), tat.max(now) + ser_ns)
+}
+
+/// Parses a size in bytes as tc writes it: "1600", "1600b", "15k"/"15kb" (x1024),
+/// "1m"/"1mb" (x1024^2).
+pub fn parse_size_bytes(v: &str) -> Result<u64, String> {
+    let l = v.trim().to_ascii_lowercase();
+    let (num, mul) = if let Some(x) = l.strip_suffix("kb").or_else(|| l.strip_suffix('k')) {
+        (x, 1024.0)
+    } else if let Some(x) = l.strip_suffix("mb").or_else(|| l.strip_suffix('m')) {
+        (x, 1024.0 * 1024.0)
+    } else {
+        (l.strip_suffix('b').unwrap_or(&l), 1.0)
+    };
+    let f: f64 = num
+        .trim()
+        .parse()
+        .map_err(|e| format!("size {}: {}", v, e))?;
+    if f < 0.0 {
+        return Err(format!("negative size {}", v));
+    }
+    Ok((f * mul) as u64)
 }
 
 pub fn parse_time_ns(v: &str) -> Result<u64, String> {
@@ -237,6 +290,9 @@ pub struct ImpairStats {
 struct Queued<T> {
     arrived: u64,
     len: u32,
+    /// the link time already claimed for it (the XDP fast path's shared link clock,
+    /// xdpfast/shaper.rs): it starts then, whatever `link_free_at` says
+    slot: Option<u64>,
     item: T,
 }
 
@@ -268,7 +324,8 @@ pub struct Impair<T> {
     backlog: VecDeque<Queued<T>>,
     line: VecDeque<Held<T>>,
     last_release: u64,
-    /// when the packet being serialised has left the link (model time)
+    /// the token bucket's theoretical arrival time (`gcra`; model time): with burst 0,
+    /// when the packet being serialised has left the link
     link_free_at: u64,
     /// model departure time of the previous packet to leave the rate stage (its start on
     /// the link; serialised: the end of its transmission)
@@ -358,23 +415,65 @@ impl<T> Impair<T> {
         self.backlog.push_back(Queued {
             arrived: now,
             len: len.min(u32::MAX as usize) as u32,
+            slot: None,
             item,
         });
         self.advance(now);
         Ok(())
     }
+    /// Offers a packet whose link time was claimed elsewhere (the shared link clock of
+    /// a rate-shaped port on the XDP fast path): it arrived at `arrived` and starts on
+    /// the link at `start`. Only rate-only ports are slotted (no loss to draw), so only
+    /// the limit can drop it.
+    pub fn offer_slotted(
+        &mut self,
+        now: u64,
+        len: usize,
+        item: T,
+        arrived: u64,
+        start: u64,
+    ) -> Result<(), T> {
+        self.stats.offered += 1;
+        let limit = if self.cfg.limit == 0 {
+            10_000
+        } else {
+            self.cfg.limit
+        };
+        if self.len() >= limit {
+            self.dropped_full += 1;
+            return Err(item);
+        }
+        // link order is slot order: the engine reads its ports' rings one after the
+        // other, so packets from two ingress ports reach it out of their slots' order
+        let mut at = self.backlog.len();
+        while at > 0 && self.backlog[at - 1].slot.is_some_and(|s| s > start) {
+            at -= 1;
+        }
+        self.backlog.insert(
+            at,
+            Queued {
+                arrived: arrived.min(start),
+                len: len.min(u32::MAX as usize) as u32,
+                slot: Some(start),
+                item,
+            },
+        );
+        self.advance(now);
+        Ok(())
+    }
     /// When the head of the backlog may start on the link (model time).
     fn head_departure(&self) -> Option<u64> {
-        self.backlog
-            .front()
-            .map(|q| q.arrived.max(self.link_free_at))
+        self.backlog.front().map(|q| {
+            q.slot
+                .unwrap_or_else(|| gcra(self.link_free_at, q.arrived, 0, self.cfg.tau_ns()).0)
+        })
     }
     /// Moves every packet whose turn on the link has come by `now` into the delay line.
-    /// A packet leaves when the link is free and holds it for its serialisation time at
-    /// the rate in force when it leaves, so the next one waits: a token bucket of one
-    /// packet, as tc htb shapes the other architectures' links (Mininet's `bw`). A packet
-    /// on an idle link is not held (no timer, no wake-up); a backlog leaves spaced at the
-    /// rate. Rate 0: unshaped.
+    /// A packet leaves when the token bucket lets it (`gcra`) and takes its serialisation
+    /// time at the rate in force when it leaves out of the bucket, as tc htb shapes the
+    /// other architectures' links (Mininet's `bw`; the burst Mininet's htb has is set by
+    /// sdnperf/links/htb.py). A packet the bucket lets through is not held (no timer, no
+    /// wake-up); a backlog leaves spaced at the rate. Rate 0: unshaped.
     fn advance(&mut self, now: u64) {
         self.clock = self.clock.max(now);
         while let Some(start) = self.head_departure() {
@@ -393,7 +492,10 @@ impl<T> Impair<T> {
                 (waited && self.last_waited).then(|| departure.saturating_sub(self.last_departure));
             self.last_waited = waited;
             self.last_departure = departure;
-            self.link_free_at = start + on_link;
+            self.link_free_at = match q.slot {
+                None => gcra(self.link_free_at, start, on_link, 0).1,
+                Some(_) => self.link_free_at.max(start + on_link),
+            };
             let mut t = departure + self.cfg.delay_ns;
             if self.cfg.jitter_ns > 0 {
                 let j = self.rand() % (2 * self.cfg.jitter_ns + 1);
@@ -701,6 +803,138 @@ mod tests {
         assert!(im.offer(0, 1000, 9).is_err());
         assert_eq!(im.dropped_full, 1);
     }
+    #[test]
+    fn slotted_packets_leave_in_slot_order() {
+        // 1000 B at 8 Mbit/s = 1 ms; slots claimed on a shared link clock by two ingress
+        // ports (a: 10, 12 ms; b: 11, 13 ms) reach the engine port by port
+        let mut im = Impair::new(ImpairCfg::parse("rate=8mbit").unwrap(), 1);
+        for (item, start) in [
+            (1, 10_000_000),
+            (3, 12_000_000),
+            (2, 11_000_000),
+            (4, 13_000_000),
+        ] {
+            im.offer_slotted(0, 1000, item, 0, start).unwrap();
+        }
+        assert_eq!(im.next_release(), Some(10_000_000));
+        assert_eq!(
+            drain(&mut im),
+            vec![
+                (1, 10_000_000),
+                (2, 11_000_000),
+                (3, 12_000_000),
+                (4, 13_000_000)
+            ]
+        );
+        // each waited behind one that waited, spaced by the rate: the share is exact
+        let s = im.stats;
+        assert_eq!((s.busy_packets, s.busy_model_ns), (3, 3_000_000));
+        assert_eq!(s.busy_span_ns, s.busy_model_ns);
+        assert_eq!(s.model_delay_ns, 46_000_000);
+    }
+
+    #[test]
+    fn gcra_lets_a_burst_through_then_paces() {
+        // 1000 B at 8 Mbit/s = 1 ms; tau 3 ms (a 3000-B bucket): a packet may start while
+        // TAT - tau <= now, so four leave at once (like htb, which sends while its tokens
+        // are not negative), then one per millisecond
+        let (ser, tau) = (1_000_000, 3_000_000);
+        let mut tat = 0;
+        let mut starts = vec![];
+        for _ in 0..6 {
+            let (start, next) = gcra(tat, 0, ser, tau);
+            starts.push(start);
+            tat = next;
+        }
+        assert_eq!(starts, vec![0, 0, 0, 0, 1_000_000, 2_000_000]);
+        assert_eq!(tat, 6_000_000);
+        // tau 0 is strict pacing: the second waits for the first's serialisation
+        assert_eq!(gcra(0, 0, ser, 0), (0, ser));
+        assert_eq!(gcra(ser, 0, ser, 0), (ser, 2 * ser));
+    }
+
+    #[test]
+    fn gcra_idle_does_not_bank_more_than_the_burst() {
+        // after 10 s of idle the bucket holds tau's worth again, not 10 s of tokens
+        let (ser, tau) = (1_000_000, 3_000_000);
+        let mut tat = 6_000_000;
+        let now = 10_000_000_000;
+        let mut starts = vec![];
+        for _ in 0..6 {
+            let (start, next) = gcra(tat, now, ser, tau);
+            starts.push(start - now);
+            tat = next;
+        }
+        assert_eq!(starts, vec![0, 0, 0, 0, 1_000_000, 2_000_000]);
+        // a partly refilled bucket: at 7.5 ms with TAT at 8 ms, 0.5 ms of tau's 3 ms is
+        // still owed, so three leave at once (while TAT - tau <= now) and the fourth waits
+        // until TAT - tau = 8 ms
+        let (mut tat, now) = (8_000_000, 7_500_000);
+        let starts: Vec<u64> = (0..4)
+            .map(|_| {
+                let (s, t) = gcra(tat, now, ser, tau);
+                tat = t;
+                s
+            })
+            .collect();
+        assert_eq!(starts, vec![7_500_000, 7_500_000, 7_500_000, 8_000_000]);
+    }
+
+    #[test]
+    fn burst_on_a_port_leaves_at_once_then_at_the_rate() {
+        // 1000 B at 8 Mbit/s with a 2000-B burst: three leave at once, the rest 1 ms apart
+        let cfg = ImpairCfg::parse("rate=8mbit,burst=2000").unwrap();
+        assert_eq!((cfg.burst_bytes, cfg.tau_ns()), (2000, 2_000_000));
+        let mut im = Impair::new(cfg, 1);
+        for i in 1..=6 {
+            im.offer(0, 1000, i).unwrap();
+        }
+        assert_eq!(
+            drain(&mut im),
+            vec![
+                (1, 0),
+                (2, 0),
+                (3, 0),
+                (4, 1_000_000),
+                (5, 2_000_000),
+                (6, 3_000_000)
+            ]
+        );
+        // the monitor's spacing: 5 and 6 waited behind packets that waited, each spaced
+        // by the rate (the burst is not in the busy spacing); on time
+        let s = im.stats;
+        assert_eq!((s.busy_packets, s.busy_model_ns), (2, 2_000_000));
+        assert_eq!(s.busy_span_ns, s.busy_model_ns);
+        assert_eq!(s.late_ns, 0);
+        // idle for a second: the bucket is full again, and only that full
+        for i in 7..=10 {
+            im.offer(1_000_000_000, 1000, i).unwrap();
+        }
+        let out = drain(&mut im);
+        assert_eq!(
+            out,
+            vec![
+                (7, 1_000_000_000),
+                (8, 1_000_000_000),
+                (9, 1_000_000_000),
+                (10, 1_001_000_000)
+            ]
+        );
+        // tc's size syntax; serialised links ignore the burst (a wire has none)
+        assert_eq!(
+            ImpairCfg::parse("rate=8mbit,burst=15k")
+                .unwrap()
+                .burst_bytes,
+            15_360
+        );
+        assert_eq!(parse_size_bytes("1600b").unwrap(), 1600);
+        assert!(parse_size_bytes("x").is_err());
+        let c = ImpairCfg::parse("rate=8mbit,burst=2000,serialise=1").unwrap();
+        assert_eq!(c.tau_ns(), 0);
+        let c = ImpairCfg::parse("rate=10mbit,burst=1600").unwrap();
+        assert_eq!(ImpairCfg::parse(&c.describe()).unwrap(), c);
+    }
+
     #[test]
     fn loss_all() {
         let mut im = Impair::new(ImpairCfg::parse("loss=100%").unwrap(), 1);

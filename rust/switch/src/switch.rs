@@ -7,7 +7,9 @@
 
 use crate::exec::{Engine, Job};
 use crate::impair::{Direction, Impair, ImpairCfg};
+use crate::xdpfast::shaper::{self, ShaperMap, Slot};
 use std::collections::VecDeque;
+use std::sync::Arc;
 
 pub const MAX_PORTS: usize = 512;
 pub const DEFAULT_DEPTH: usize = 64 * 1024;
@@ -91,6 +93,11 @@ pub struct Switch {
     /// timestamps of a packet's later recirculation passes advance (a hold by time,
     /// recirc_hold.p4); off where callers drive a virtual clock (STF, tests)
     live_clock: bool,
+    /// the XDP fast path's link clocks (xdpfast/shaper.rs): rate-shaped ports take
+    /// their departures from them, shared with the kernel
+    link_clock: Option<Arc<ShaperMap>>,
+    /// CLOCK_MONOTONIC minus the engine's clock (the link clocks run on the former)
+    mono_off: u64,
 }
 
 pub const PACKET_IN_LIMIT: usize = 4096;
@@ -119,7 +126,54 @@ impl Switch {
             packet_in: VecDeque::new(),
             packet_in_dropped: 0,
             live_clock: false,
+            link_clock: None,
+            mono_off: 0,
         }
+    }
+
+    /// Shares the fast path's link clocks (None: the engine shapes alone).
+    pub fn set_link_clock(&mut self, lc: Option<Arc<ShaperMap>>) {
+        self.mono_off = shaper::monotonic_ns().saturating_sub(self.eng.now_ns());
+        if lc.is_none() {
+            if let Some(old) = &self.link_clock {
+                for &p in &self.impaired {
+                    old.set_held(p, 0);
+                }
+            }
+        }
+        self.link_clock = lc;
+    }
+
+    /// How the fast path treats `port` (shaper.rs): egress mode, rate and token bucket
+    /// depth (tau, ns), and whether its ingress needs the engine. A rate alone can be kept
+    /// by the kernel and the engine together; delay, jitter, loss and serialisation need
+    /// the engine.
+    pub fn port_mode(&self, port: u32) -> (u64, u64, u64, bool) {
+        let p = port as usize;
+        let in_engine = self.impair_in.get(p).is_some_and(|x| x.is_some());
+        let (mode, rate, tau) = match self.impair.get(p).and_then(|x| x.as_ref()) {
+            None => (shaper::FREE, 0, 0),
+            Some(im) => {
+                let c = &im.cfg;
+                if c.rate_bps > 0
+                    && c.delay_ns == 0
+                    && c.jitter_ns == 0
+                    && c.loss == 0.0
+                    && !c.serialise
+                {
+                    (shaper::SHAPED, c.rate_bps, c.tau_ns())
+                } else {
+                    (shaper::ENGINE, 0, 0)
+                }
+            }
+        };
+        (mode, rate, tau, in_engine)
+    }
+
+    /// True while an egress queue has a packet rate (set_queue_rate): only the engine
+    /// paces those, so the fast path stays off.
+    pub fn has_queue_rates(&self) -> bool {
+        self.queues.iter().any(|q| q.rate_pps != 0)
     }
 
     /// Let `service` read the engine's real clock between its rounds (see `live_clock`).
@@ -257,11 +311,23 @@ impl Switch {
         for p in 0..MAX_PORTS {
             for (side, slot) in [("in", &self.impair_in[p]), ("out", &self.impair[p])] {
                 if let Some(im) = slot {
-                    let s = &im.stats;
+                    // packets the kernel forwarded on a shaped port left on an idle link,
+                    // on time: offered and released at once, never waiting (so never in
+                    // the busy spacing)
+                    let (xp, xb, xs) = match (&self.link_clock, side) {
+                        (Some(lc), "out") => lc.counters(p as u32),
+                        _ => (0, 0, 0),
+                    };
+                    let mut st = im.stats;
+                    st.offered += xp;
+                    st.released += xp;
+                    st.released_bytes += xb;
+                    let s = &st;
                     out.push(format!(
                         "port {} {}: {} held={} lost={} full={} offered={} released={} \
                          bytes={} model_delay_ns={} late_ns={} late_max_ns={} busy_packets={} \
-                         busy_bytes={} busy_span_ns={} busy_model_ns={}",
+                         busy_bytes={} busy_span_ns={} busy_model_ns={} xdp_forwarded={} \
+                         xdp_slotted={}",
                         p,
                         side,
                         im.cfg.describe(),
@@ -277,7 +343,9 @@ impl Switch {
                         s.busy_packets,
                         s.busy_bytes,
                         s.busy_span_ns,
-                        s.busy_model_ns
+                        s.busy_model_ns,
+                        xp,
+                        xs
                     ));
                 }
             }
@@ -298,7 +366,20 @@ impl Switch {
     /// A packet arrives on `port`. With an ingress impairment on the port it waits in
     /// the port's delay line (a pooled copy, no allocation) and `service` runs it later.
     pub fn receive(&mut self, port: u32, bytes: &[u8], vnet: Option<[u8; 10]>, now: u64) {
-        let j = self.eng.new_packet(port, bytes, vnet);
+        self.receive_slotted(port, bytes, vnet, now, None)
+    }
+
+    /// `receive` for a packet the XDP fast path claimed a link slot for (shaper.rs).
+    pub fn receive_slotted(
+        &mut self,
+        port: u32,
+        bytes: &[u8],
+        vnet: Option<[u8; 10]>,
+        now: u64,
+        slot: Option<Slot>,
+    ) {
+        let mut j = self.eng.new_packet(port, bytes, vnet);
+        j.slot = slot;
         if let Some(im) = self
             .impair_in
             .get_mut(port as usize)
@@ -422,12 +503,39 @@ impl Switch {
                 self.enqueue_pending(now);
                 progressed = true;
             }
-            for j in self.tx.drain(..) {
+            for mut j in self.tx.drain(..) {
                 let port = j.egress_port as usize;
                 match self.impair.get_mut(port).and_then(|x| x.as_mut()) {
                     Some(im) => {
                         let len = j.out_len();
-                        if let Err(j) = im.offer(now, len, j) {
+                        let shared = self
+                            .link_clock
+                            .as_ref()
+                            .filter(|lc| lc.mode(port as u32) == shaper::SHAPED);
+                        let r = match shared {
+                            // the link clock shared with the kernel: the slot XDP claimed,
+                            // else one claimed now
+                            Some(lc) => {
+                                let off = self.mono_off;
+                                let (arrived, start) =
+                                    match j.slot.take().filter(|s| s.port == port as u32) {
+                                        Some(s) => (s.arrived, s.start),
+                                        None => {
+                                            let t = now + off;
+                                            (t, lc.claim(port as u32, t, len as u64))
+                                        }
+                                    };
+                                im.offer_slotted(
+                                    now,
+                                    len,
+                                    j,
+                                    arrived.saturating_sub(off),
+                                    start.saturating_sub(off),
+                                )
+                            }
+                            None => im.offer(now, len, j),
+                        };
+                        if let Err(j) = r {
                             self.impair_dropped += 1;
                             self.eng.recycle(j);
                         }
@@ -443,6 +551,10 @@ impl Switch {
             if let Some(im) = self.impair[p as usize].as_mut() {
                 while let Some(j) = im.poll(now) {
                     self.ready.push(j);
+                }
+                // the kernel forwards to the port only while nothing waits here (FIFO)
+                if let Some(lc) = &self.link_clock {
+                    lc.set_held(p, im.len() as u64);
                 }
             }
         }

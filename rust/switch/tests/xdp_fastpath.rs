@@ -337,3 +337,146 @@ V1Switch(P(), VC(), I(), E(), C(), D()) main;
     println!("hit_miss: {} compared, {} punted", compared, punted);
     assert!(compared > 2000, "compared {} punted {}", compared, punted);
 }
+
+/// l1_fwd (port 1 <-> 2) with a fast path over ports 0..8, and the 1000-byte frame used
+/// by the shaper tests.
+fn l1_fwd_switch() -> (Switch, Vec<u8>) {
+    let prog =
+        sdnperf_switch::load_program(programs_dir().join("l1_fwd.json").to_str().unwrap()).unwrap();
+    let sw = Switch::new(Engine::new(prog));
+    let mut pkt = vec![0x78u8; 1000];
+    pkt[..14].copy_from_slice(&[0, 0, 0, 0, 0, 2, 0, 0, 0, 0, 0, 1, 0x08, 0x06]);
+    (sw, pkt)
+}
+
+#[test]
+fn shaped_port_forwards_on_an_idle_link_and_hands_the_rest_to_the_engine_with_a_slot() {
+    use sdnperf_switch::impair::ImpairCfg;
+    use sdnperf_switch::xdpfast::shaper::{self, Slot};
+    let (mut sw, pkt) = l1_fwd_switch();
+    // 1000 B at 1 Mbit/s: 8 ms on the link
+    sw.set_impair(2, ImpairCfg::parse("rate=1mbit").unwrap())
+        .unwrap();
+    let ports: Vec<(u32, u32)> = (0..8).map(|p| (p, 1)).collect();
+    let fp = FastPath::new(&sw, &ports, None).unwrap();
+    let lc = fp.shaper();
+    assert_eq!(lc.mode(2), shaper::SHAPED);
+    assert_eq!(lc.mode(1), shaper::FREE);
+    // an idle link: forwarded at once, the link busy for the frame's 8 ms
+    let t0 = shaper::monotonic_ns();
+    assert!(matches!(
+        fp.test_packet(1, &pkt).unwrap(),
+        Outcome::Forward(2, _)
+    ));
+    let busy = lc.tat(2);
+    assert!(busy >= t0 + 8_000_000 && busy <= shaper::monotonic_ns() + 8_000_000);
+    assert_eq!(lc.counters(2), (1, 1000, 0));
+    // the next one finds the link busy: to the engine, its slot in the XDP metadata
+    let (ret, mut out) = sdnperf_switch::bpf::test_run_xdp(fp.prog(1).unwrap(), &pkt).unwrap();
+    assert_eq!(ret, 2, "punted (no socket in a test run: XDP_PASS)");
+    assert_eq!(out.len(), pkt.len() + 32, "metadata + frame");
+    assert_eq!(&out[32..], &pkt[..], "the frame is untouched");
+    let slot = Slot::take(&mut out[..32]).expect("a slot in the metadata");
+    assert_eq!(slot.port, 2);
+    assert_eq!(
+        slot.start, busy,
+        "it starts when the previous frame has left"
+    );
+    assert!(slot.arrived < slot.start);
+    assert_eq!(lc.tat(2), busy + 8_000_000);
+    assert_eq!(lc.counters(2), (1, 1000, 1));
+    // the way back (port 2 -> 1) is not shaped: forwarded whatever port 2 does
+    assert!(matches!(
+        fp.test_packet(2, &pkt).unwrap(),
+        Outcome::Forward(1, _)
+    ));
+
+    // the engine sends the slotted packet at its start, not before
+    sw.set_link_clock(Some(fp.shaper()));
+    let off = shaper::monotonic_ns() - sw.now_ns();
+    let now = sw.now_ns();
+    sw.receive_slotted(1, &pkt, None, now, Some(slot));
+    sw.service(now);
+    assert!(sw.take_ready().is_empty());
+    // while it holds the packet the kernel forwards nothing to the port, even once the
+    // link is idle (FIFO): a packet arriving after every claim still punts
+    let start_e = slot.start - off;
+    assert!(sw.next_deadline().unwrap().abs_diff(start_e) < 50_000);
+    // a packet without a slot (from the engine's own path) claims one after the others
+    sw.receive(1, &pkt, None, now);
+    sw.service(now);
+    let claimed = lc.tat(2);
+    assert_eq!(claimed, busy + 16_000_000);
+    sw.service(start_e + 100_000);
+    let ready = sw.take_ready();
+    assert_eq!(ready.len(), 1, "the slotted packet leaves at its start");
+    for j in ready {
+        sw.recycle(j);
+    }
+    sw.service(claimed - off);
+    let ready = sw.take_ready();
+    assert_eq!(ready.len(), 1, "the engine's own leaves after it");
+    for j in ready {
+        sw.recycle(j);
+    }
+    // the link report merges the kernel's departures into the port's counters
+    let show = sw.describe_impairments();
+    assert!(show.contains("offered=3 released=3 bytes=3000"), "{}", show);
+    assert!(show.contains("xdp_forwarded=1 xdp_slotted=1"), "{}", show);
+
+    // delay, loss or serialisation need the engine: everything to the port punts
+    sw.set_impair(2, ImpairCfg::parse("rate=1mbit,delay=1ms").unwrap())
+        .unwrap();
+    fp.apply_port_modes(&sw);
+    assert_eq!(lc.mode(2), shaper::ENGINE);
+    assert_eq!(fp.test_packet(1, &pkt).unwrap(), Outcome::Punt);
+    // an impaired ingress holds what a port receives before the pipeline
+    sw.set_impair(2, ImpairCfg::default()).unwrap();
+    sw.set_port_impair(
+        1,
+        sdnperf_switch::impair::Direction::In,
+        ImpairCfg::parse("delay=1ms").unwrap(),
+    )
+    .unwrap();
+    fp.apply_port_modes(&sw);
+    assert_eq!(fp.test_packet(1, &pkt).unwrap(), Outcome::Punt);
+    assert!(matches!(
+        fp.test_packet(2, &pkt).unwrap(),
+        Outcome::Forward(1, _)
+    ));
+}
+
+#[test]
+fn shaped_port_lets_its_burst_through_in_the_kernel_then_slots_at_the_rate() {
+    use sdnperf_switch::impair::ImpairCfg;
+    use sdnperf_switch::xdpfast::shaper::{self, Slot};
+    let (mut sw, pkt) = l1_fwd_switch();
+    // 1000 B at 1 Mbit/s = 8 ms; a 2000-B bucket (tau 16 ms): three frames may start at
+    // once (the bucket is not empty before each), the fourth waits until TAT - tau
+    sw.set_impair(2, ImpairCfg::parse("rate=1mbit,burst=2000").unwrap())
+        .unwrap();
+    let ports: Vec<(u32, u32)> = (0..8).map(|p| (p, 1)).collect();
+    let fp = FastPath::new(&sw, &ports, None).unwrap();
+    let lc = fp.shaper();
+    let t0 = shaper::monotonic_ns();
+    for _ in 0..3 {
+        assert!(matches!(
+            fp.test_packet(1, &pkt).unwrap(),
+            Outcome::Forward(2, _)
+        ));
+    }
+    let tat = lc.tat(2);
+    assert!(tat >= t0 + 24_000_000 && tat <= shaper::monotonic_ns() + 24_000_000);
+    assert_eq!(lc.counters(2), (3, 3000, 0));
+    let (ret, mut out) = sdnperf_switch::bpf::test_run_xdp(fp.prog(1).unwrap(), &pkt).unwrap();
+    assert_eq!(ret, 2, "punted (no socket in a test run: XDP_PASS)");
+    let slot = Slot::take(&mut out[..32]).expect("a slot in the metadata");
+    assert_eq!(
+        slot.start,
+        tat - 16_000_000,
+        "it starts when the bucket allows"
+    );
+    assert!(slot.arrived < slot.start);
+    assert_eq!(lc.tat(2), tat + 8_000_000);
+    assert_eq!(lc.counters(2), (3, 3000, 1));
+}

@@ -11,6 +11,7 @@ use crate::bpf::{
     attach_xdp, bpf, insn, load_xdp_any, put32, put64, BPF_LINK_UPDATE, BPF_MAP_CREATE,
     BPF_MAP_TYPE_XSKMAP, BPF_MAP_UPDATE_ELEM,
 };
+use crate::xdpfast::shaper::{Slot, META_LEN};
 use std::io;
 use std::sync::atomic::{AtomicU32, Ordering};
 
@@ -345,7 +346,11 @@ impl AfXdpPort {
         Ok(p)
     }
 
-    pub fn rx_burst(&mut self, max: usize, mut f: impl FnMut(&[u8], Option<[u8; 10]>)) -> usize {
+    pub fn rx_burst(
+        &mut self,
+        max: usize,
+        mut f: impl FnMut(&[u8], Option<[u8; 10]>, Option<Slot>),
+    ) -> usize {
         let cons = self.rx.cons().load(Ordering::Relaxed);
         let prod = self.rx.prod().load(Ordering::Acquire);
         let n = (prod.wrapping_sub(cons) as usize).min(max) as u32;
@@ -375,8 +380,14 @@ impl AfXdpPort {
             };
             let a = addr as usize;
             if a + len as usize <= self.umem_len {
+                // the fast path's XDP metadata sits just before the frame (kernel copy mode
+                // copies it along; shaper.rs)
+                let m = META_LEN as usize;
+                let slot = (a >= m).then(|| unsafe {
+                    Slot::take(std::slice::from_raw_parts_mut(self.umem.add(a - m), m))
+                });
                 let data = unsafe { std::slice::from_raw_parts(self.umem.add(a), len as usize) };
-                f(data, None);
+                f(data, None, slot.flatten());
             }
             unsafe { *self.fill.addr_slot(fprod + i) = addr & !(FRAME as u64 - 1) };
         }

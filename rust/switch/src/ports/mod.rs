@@ -1,6 +1,7 @@
 //! Packet I/O back ends. Memory ports are what the STF runner uses (see `stf`);
 //! `afpacket` (TPACKET_V2 ring + sendmmsg, offloads via PACKET_VNET_HDR) and `afxdp`
 //! (AF_XDP copy mode, for runs with host offloads off) bind Linux interfaces.
+use crate::xdpfast::shaper::Slot;
 
 pub mod afpacket;
 pub mod afxdp;
@@ -40,10 +41,16 @@ impl PortIo {
     pub fn vnet(&self) -> bool {
         matches!(self, PortIo::Packet(p) if p.vnet)
     }
+    /// Delivers up to `max` received frames to `f(bytes, vnet_hdr, slot)`; `slot`: the
+    /// link slot the XDP fast path claimed for the frame (AF_XDP only, shaper.rs).
     #[inline]
-    pub fn rx_burst(&mut self, max: usize, f: impl FnMut(&[u8], Option<[u8; 10]>)) -> usize {
+    pub fn rx_burst(
+        &mut self,
+        max: usize,
+        mut f: impl FnMut(&[u8], Option<[u8; 10]>, Option<Slot>),
+    ) -> usize {
         match self {
-            PortIo::Packet(p) => p.rx_burst(max, f),
+            PortIo::Packet(p) => p.rx_burst(max, |d, v| f(d, v, None)),
             PortIo::Xdp(p) => p.rx_burst(max, f),
         }
     }

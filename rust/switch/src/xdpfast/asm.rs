@@ -46,6 +46,8 @@ pub const DW: u8 = 0x18;
 // helpers
 pub const MAP_LOOKUP_ELEM: i32 = 1;
 pub const REDIRECT_MAP: i32 = 51;
+pub const KTIME_GET_NS: i32 = 5;
+pub const XDP_ADJUST_META: i32 = 54;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Label(usize);
@@ -118,6 +120,15 @@ impl Asm {
     }
     pub fn stx(&mut self, size: u8, base: u8, off: i16, src: u8) {
         self.raw(0x63 | size, base, src, off, 0);
+    }
+    /// *(u64 *)(base + off) += src, atomically (BPF_ATOMIC | BPF_ADD)
+    pub fn atomic_add(&mut self, base: u8, off: i16, src: u8) {
+        self.raw(0xdb, base, src, off, 0x00);
+    }
+    /// Atomic compare-and-swap of *(u64 *)(base + off): R0 holds the expected value and
+    /// receives the value found; `src` is stored when they were equal (BPF_CMPXCHG)
+    pub fn cmpxchg(&mut self, base: u8, off: i16, src: u8) {
+        self.raw(0xdb, base, src, off, 0xf1);
     }
     pub fn st_imm(&mut self, size: u8, base: u8, off: i16, imm: i32) {
         self.raw(0x62 | size, base, 0, off, imm);

@@ -40,6 +40,13 @@ const TMP_SLOTS: usize = 24;
 const KEYBUF: i16 = -496;
 const KEYBUF_MAX: u32 = 4 + 256;
 
+// the shaper's values, in expression temporaries' slots (no expression runs after it)
+const SH_PTR: i16 = TMP0;
+const SH_NOW: i16 = TMP0 - 8;
+const SH_START: i16 = TMP0 - 16;
+const SH_LEN: i16 = TMP0 - 24;
+const SH_SER: i16 = TMP0 - 32;
+
 const XDP_DROP: i32 = 1;
 const XDP_PASS: i32 = 2;
 
@@ -140,6 +147,8 @@ pub struct MapFds {
     pub tables: Vec<Option<i32>>,
     pub devmap: i32,
     pub xskmap: i32,
+    /// per-port link clocks and modes (shaper.rs)
+    pub shaper: i32,
 }
 
 /// Checks that the program is in the fast path's subset (Err = the first reason it is
@@ -634,6 +643,13 @@ impl<'a> Gen<'a> {
         self.map_lookup(phv, KEY32);
         self.a.jcc_imm(JEQ, R0, 0, punt_uncounted);
         self.a.mov(R9, R0);
+        // a port whose ingress is impaired: the engine holds its packets before ingress
+        self.a.st_imm(W, FP, KEY32, self.port as i32);
+        let shaper = self.map(|m| m.shaper);
+        self.map_lookup(shaper, KEY32);
+        self.a.jcc_imm(JEQ, R0, 0, self.punt);
+        self.a.ldx(DW, R1, R0, super::shaper::IN_ENGINE);
+        self.a.jcc_imm(JNE, R1, 0, self.punt);
         // a fresh PHV: used fields 0, headers invalid (metadata valid)
         for f in 0..p.fields.len() {
             if self.used[f] || self.written[f] {
@@ -680,7 +696,9 @@ impl<'a> Gen<'a> {
         let devmap = self.map(|m| m.devmap);
         self.map_lookup(devmap, KEY32);
         self.a.jcc_imm(JEQ, R0, 0, self.punt);
-        self.deparse()?;
+        self.deparse(0)?;
+        self.shaper()?;
+        self.deparse(1)?;
         self.count(0);
         self.a.ld_map(R1, devmap);
         self.a.ldx(DW, R2, R9, self.lay.field(eport));
@@ -702,6 +720,102 @@ impl<'a> Gen<'a> {
         self.a.mov_imm(R3, XDP_PASS);
         self.a.call(REDIRECT_MAP);
         self.a.exit();
+        Ok(())
+    }
+
+    // ------------------------------------------------------------------ shaper
+
+    /// The egress port's token bucket (shaper.rs): a free port forwards; an engine-only
+    /// port punts; a shaped port claims its slot (`impair::gcra`) and forwards when the
+    /// bucket lets it leave now and the engine holds nothing for the port, else punts
+    /// with the slot in the XDP metadata.
+    /// Runs after every other reason to punt was checked, and before the packet changes.
+    fn shaper(&mut self) -> Result<(), String> {
+        use super::shaper::*;
+        let eport = self.lay.field(self.p.std.egress_port.unwrap());
+        let (go, slotted, lost_race) = (self.a.label(), self.a.label(), self.a.label());
+        self.a.ldx(DW, R0, R9, eport);
+        self.a.stx(W, FP, KEY32, R0);
+        let shaper = self.map(|m| m.shaper);
+        self.map_lookup(shaper, KEY32);
+        self.a.jcc_imm(JEQ, R0, 0, self.punt);
+        self.a.stx(DW, FP, SH_PTR, R0);
+        self.a.ldx(DW, R1, R0, MODE);
+        self.a.jcc_imm(JEQ, R1, FREE as i32, go);
+        self.a.jcc_imm(JNE, R1, SHAPED as i32, self.punt);
+        self.a.ldx(DW, R1, R0, RATE);
+        self.a.jcc_imm(JEQ, R1, 0, self.punt);
+        // serialisation time: len x 8e9 / rate
+        self.a.mov(R2, R8);
+        self.a.alu_reg(SUB, R2, R7);
+        self.a.stx(DW, FP, SH_LEN, R2);
+        self.a.const64(R3, 8_000_000_000);
+        self.a.alu_reg(MUL, R2, R3);
+        self.a.alu_reg(DIV, R2, R1);
+        self.a.stx(DW, FP, SH_SER, R2);
+        self.a.call(KTIME_GET_NS);
+        self.a.stx(DW, FP, SH_NOW, R0);
+        // GCRA: start = max(now, TAT - tau); TAT = max(TAT, now) + ser, if nobody took
+        // from the bucket first (R0 = TAT as read, R3 = now)
+        self.a.ldx(DW, R1, FP, SH_PTR);
+        self.a.ldx(DW, R0, R1, TAT);
+        self.a.mov(R5, R0);
+        self.a.ldx(DW, R3, FP, SH_NOW);
+        self.a.stx(DW, FP, SH_START, R3);
+        let (conforms, later) = (self.a.label(), self.a.label());
+        self.a.ldx(DW, R2, R1, TAU);
+        self.a.mov(R4, R0);
+        self.a.jcc_reg(JGE, R2, R4, conforms); // TAT - tau <= 0 <= now
+        self.a.alu_reg(SUB, R4, R2);
+        self.a.jcc_reg(JGE, R3, R4, conforms); // the bucket holds tokens now
+        self.a.stx(DW, FP, SH_START, R4);
+        self.a.bind(conforms);
+        self.a.mov(R4, R0);
+        self.a.jcc_reg(JGE, R4, R3, later);
+        self.a.mov(R4, R3);
+        self.a.bind(later);
+        self.a.ldx(DW, R2, FP, SH_SER);
+        self.a.alu_reg(ADD, R4, R2);
+        self.a.cmpxchg(R1, TAT, R4);
+        self.a.jcc_reg(JNE, R0, R5, lost_race);
+        // claimed: forward only when it may start now and the engine holds nothing
+        self.a.ldx(DW, R3, FP, SH_START);
+        self.a.ldx(DW, R2, FP, SH_NOW);
+        self.a.jcc_reg(JNE, R3, R2, slotted);
+        self.a.ldx(DW, R2, R1, HELD);
+        self.a.jcc_imm(JNE, R2, 0, slotted);
+        self.a.mov_imm(R2, 1);
+        self.a.atomic_add(R1, XDP_PACKETS, R2);
+        self.a.ldx(DW, R2, FP, SH_LEN);
+        self.a.atomic_add(R1, XDP_BYTES, R2);
+        self.a.ja(go);
+        // to the engine with the slot: it sends the packet at `start`
+        self.a.bind(slotted);
+        self.a.ldx(DW, R1, FP, SH_PTR);
+        self.a.mov_imm(R2, 1);
+        self.a.atomic_add(R1, SLOTTED, R2);
+        self.a.mov(R1, R6);
+        self.a.mov_imm(R2, -META_LEN);
+        self.a.call(XDP_ADJUST_META);
+        self.a.jcc_imm(JNE, R0, 0, self.punt);
+        self.a.ldx(W, R2, R6, 8); // data_meta
+        self.a.ldx(W, R3, R6, 0); // data
+        self.a.mov(R4, R2);
+        self.a.alu_imm(ADD, R4, META_LEN);
+        self.a.jcc_reg(JGT, R4, R3, self.punt);
+        self.a.const64(R4, MAGIC);
+        self.a.stx(DW, R2, 0, R4);
+        self.a.ldx(DW, R4, FP, SH_NOW);
+        self.a.stx(DW, R2, 8, R4);
+        self.a.ldx(DW, R4, FP, SH_START);
+        self.a.stx(DW, R2, 16, R4);
+        self.a.ldx(DW, R4, R9, eport);
+        self.a.stx(DW, R2, 24, R4);
+        self.a.ja(self.punt);
+        // another CPU claimed the link meanwhile: the engine claims a slot of its own
+        self.a.bind(lost_race);
+        self.a.ja(self.punt);
+        self.a.bind(go);
         Ok(())
     }
 
@@ -878,7 +992,7 @@ impl<'a> Gen<'a> {
     /// Writes the fields the program may have changed back into the packet, in place
     /// (the parser checked that every path extracts in deparser order). Bounds are
     /// checked for all headers before the first write: a punted packet is untouched.
-    fn deparse(&mut self) -> Result<(), String> {
+    fn deparse(&mut self, pass: u32) -> Result<(), String> {
         let p = self.p;
         let hdrs: Vec<u32> = p
             .deparser
@@ -891,7 +1005,7 @@ impl<'a> Gen<'a> {
                         .any(|f| self.written[f as usize])
             })
             .collect();
-        for pass in 0..2 {
+        {
             for &h in &hdrs {
                 let hi = &p.headers[h as usize];
                 let skip = self.a.label();

@@ -8,17 +8,22 @@
 //! Caveats (printed by the switch when the fast path is on): a redirect into a veth is
 //! accepted only when the peer end runs NAPI (an XDP program, or GRO on:
 //! `ethtool -K PEER gro on`), otherwise the kernel drops it (`ethtool -S` shows
-//! xdp_xmit_errors); port impairments and egress queue rates need the engine, so the
-//! switch turns the fast path off while any is set.
+//! xdp_xmit_errors). A port with a rate alone is shaped by the kernel and the engine
+//! together on one shared link clock (`shaper`); delay, jitter, loss, serialisation and
+//! ingress impairment send that port's packets to the engine; egress queue rates
+//! (set_queue_rate) turn the fast path off while any is set.
 
 pub mod asm;
 pub mod compile;
+pub mod shaper;
 
 use crate::bpf::*;
 use crate::pipeline::Program;
 use crate::switch::Switch;
 use compile::{key_layout, value_params, KeyLayout, MapFds, PhvLayout, COUNTERS};
+use shaper::ShaperMap;
 use std::collections::HashMap;
+use std::sync::Arc;
 
 /// Ports numbered below this can be fast-path egress ports (devmap size).
 pub const MAX_PORTS: u32 = 512;
@@ -42,6 +47,8 @@ pub struct FastPath {
     /// port -> ifindex; only the programs use it (kept open with them)
     _devmap: Fd,
     xskmap: Fd,
+    /// per-port link clocks and modes, shared with the engine
+    shaper: Arc<ShaperMap>,
     progs: Vec<(u32, Fd)>,
     lay: PhvLayout,
     /// where standard_metadata.egress_port is in the scratch area (tests read it)
@@ -132,6 +139,7 @@ impl FastPath {
         }
         let devmap = map_create(BPF_MAP_TYPE_DEVMAP, 4, 4, MAX_PORTS, 0).map_err(io("devmap"))?;
         let xskmap = map_create(BPF_MAP_TYPE_XSKMAP, 4, 4, MAX_PORTS, 0).map_err(io("xskmap"))?;
+        let shaper = Arc::new(ShaperMap::new(MAX_PORTS)?);
         for &(port, ifindex) in ports {
             if port < MAX_PORTS {
                 map_update(&devmap, &port.to_ne_bytes(), &ifindex.to_ne_bytes())
@@ -145,6 +153,7 @@ impl FastPath {
             tables: tables.iter().map(|t| t.as_ref().map(|t| t.fd.0)).collect(),
             devmap: devmap.0,
             xskmap: xskmap.0,
+            shaper: shaper.fd.0,
         };
         let mut progs = Vec::new();
         for &(port, _) in ports {
@@ -164,11 +173,13 @@ impl FastPath {
             tables,
             _devmap: devmap,
             xskmap,
+            shaper,
             progs,
             lay,
             egress_port_off,
         };
         fp.sync(sw)?;
+        fp.apply_port_modes(sw);
         fp.set_enabled(true)?;
         Ok(fp)
     }
@@ -186,6 +197,19 @@ impl FastPath {
             &(xsk_fd as u32).to_ne_bytes(),
         )
         .map_err(io("xskmap update"))
+    }
+
+    /// The link clocks the engine shares (Switch::set_link_clock).
+    pub fn shaper(&self) -> Arc<ShaperMap> {
+        self.shaper.clone()
+    }
+
+    /// Writes every port's shaping mode (Switch::port_mode) into the shaper map.
+    pub fn apply_port_modes(&self, sw: &Switch) {
+        for p in 0..MAX_PORTS {
+            let (mode, rate, tau, in_engine) = sw.port_mode(p);
+            self.shaper.set_port(p, mode, rate, tau, in_engine);
+        }
     }
 
     /// On: the fast path forwards what it can. Off: every packet goes to the sockets.
