@@ -480,7 +480,7 @@ pub fn run_shared<H: Hooks>(members: Vec<(&mut H, Loop)>) -> String {
             // spinning switches read every ring each round (no system call); epoll is
             // asked now and then for control work, timers and link changes
             spins = spins.wrapping_add(1);
-            if spins % SPIN_LOOK != 0 {
+            if !spins.is_multiple_of(SPIN_LOOK) {
                 if !due {
                     std::hint::spin_loop();
                 }

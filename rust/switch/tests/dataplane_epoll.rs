@@ -105,7 +105,7 @@ impl Host {
                     &mut len,
                 )
             };
-            if r < 20 || from.sll_pkttype == libc::PACKET_OUTGOING as u8 {
+            if r < 20 || from.sll_pkttype == libc::PACKET_OUTGOING {
                 continue;
             }
             assert_eq!(from.sll_ifindex, self.ifindex);
