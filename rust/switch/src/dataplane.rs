@@ -413,11 +413,14 @@ impl Loop {
 }
 
 /// Serves several switches (each its own front end, ports, program and fast path) from
-/// one thread: every round visits every switch, and the loop sleeps only when none of
-/// them moved a packet. A packet one switch sends on a veth is usually already in the
-/// next switch's ring when the send returns (the veth delivers it in the sender's
-/// softirq), so it crosses a whole path of switches in one wake-up instead of one per
-/// hop. Runs until STOP is set or an interface of any switch vanishes.
+/// one thread. One epoll instance holds every port of every switch; a wake-up serves only
+/// the switches with something to do (a readable port, control work, a deadline that
+/// passed, a tick), and of those only the ports epoll reported. A packet one switch sends
+/// on a veth is usually already in the next switch's ring when the send returns (the veth
+/// delivers it in the sender's softirq): a non-blocking look after every round that moved
+/// packets finds it, so it crosses a whole path of switches in one wake-up. The loop
+/// sleeps only when no switch moved a packet. Runs until STOP is set or an interface of
+/// any switch vanishes.
 pub fn run_shared<H: Hooks>(members: Vec<(&mut H, Loop)>) -> String {
     let mut ms = Vec::with_capacity(members.len());
     for (hooks, lp) in members {
@@ -426,17 +429,35 @@ pub fn run_shared<H: Hooks>(members: Vec<(&mut H, Loop)>) -> String {
             Err(e) => return e,
         }
     }
-    let port_fds: Vec<i32> = ms
-        .iter()
-        .flat_map(|m| m.ports.iter().map(|p| p.io.fd()))
-        .collect();
-    let wakes: Vec<i32> = ms.iter().filter_map(|m| m.hooks.wake_fd()).collect();
-    let mut waiter = match crate::wait::Waiter::new(&port_fds, &wakes) {
+    // epoll reports ports by their index here: (member, port) of each
+    let mut port_fds = vec![];
+    let mut port_of = vec![];
+    for (mi, m) in ms.iter().enumerate() {
+        for (pi, p) in m.ports.iter().enumerate() {
+            port_fds.push(p.io.fd());
+            port_of.push((mi, pi));
+        }
+    }
+    // each wake fd once (front ends may share one), with every member it wakes
+    let mut wake_fds: Vec<i32> = vec![];
+    let mut woken_members: Vec<Vec<usize>> = vec![];
+    for (mi, m) in ms.iter().enumerate() {
+        if let Some(fd) = m.hooks.wake_fd() {
+            match wake_fds.iter().position(|&f| f == fd) {
+                Some(k) => woken_members[k].push(mi),
+                None => {
+                    wake_fds.push(fd);
+                    woken_members.push(vec![mi]);
+                }
+            }
+        }
+    }
+    let mut waiter = match crate::wait::Waiter::new(&port_fds, &wake_fds) {
         Ok(w) => w,
         Err(e) => return e,
     };
-    // the sleep's clock when several engines (each with its own clock) share the loop
-    let t0 = std::time::Instant::now();
+    let mut ready = crate::wait::Ready::default();
+    let mut spins: u32 = 0;
     let mut check_ports = false;
     let mut reason = String::from("signal");
     while !STOP.load(Ordering::Relaxed) {
@@ -452,37 +473,53 @@ pub fn run_shared<H: Hooks>(members: Vec<(&mut H, Loop)>) -> String {
                 break;
             }
         }
-        let mut idle = Idle::default();
-        let mut worked = false;
+        let now = std::time::Instant::now();
+        let mut plan = Plan::default();
         for m in ms.iter_mut() {
-            match m.round() {
-                Round::Worked => worked = true,
-                Round::Idle(i) => idle.merge(&i),
+            if m.wanted(now) {
+                m.round();
             }
+            plan.merge(&m.plan());
         }
-        if worked {
-            continue;
-        }
-        if idle.spin {
-            // spinning only when asked (`--busy-poll`, `--spin-us`, for benchmarks): it
-            // saves a wake-up's few µs of latency but costs CPU per packet at low rates
-            std::hint::spin_loop();
-            continue;
+        let due = plan.again
+            || plan
+                .deadline
+                .is_some_and(|d| d <= std::time::Instant::now());
+        if plan.spin {
+            // spinning only when asked (`--busy-poll`, `--spin-us`, for benchmarks): the
+            // spinning switches read every ring each round (no system call); epoll is
+            // asked now and then for control work, timers and link changes
+            spins = spins.wrapping_add(1);
+            if !spins.is_multiple_of(SPIN_LOOK) {
+                if !due {
+                    std::hint::spin_loop();
+                }
+                continue;
+            }
         }
         // sleep until a port has data, control work, or the next queue/impairment
-        // deadline (one timer expiry per departure on a shaped or delayed port)
-        let (now, deadline) = match (ms.len(), idle.deadline) {
-            // one switch: its engine's clock, so an unchanged deadline costs no system call
-            (1, d) => (idle.now, d.map(|(at, _)| at)),
-            (_, d) => {
-                let now = t0.elapsed().as_nanos() as u64;
-                (now, d.map(|(_, wait)| now + wait))
-            }
-        };
-        if idle.deadline.is_some_and(|(_, wait)| wait == 0) {
-            continue;
+        // deadline (one timer expiry per departure on a shaped or delayed port); after
+        // a round that moved packets or with work due, only look
+        let block = !due && !plan.spin;
+        let tick_ns = plan.tick_at.map(|t| {
+            t.saturating_duration_since(std::time::Instant::now())
+                .as_nanos() as u64
+        });
+        ready.clear();
+        check_ports |= waiter
+            .wait(block, plan.deadline, tick_ns, &mut ready)
+            .check_ports;
+        for &i in &ready.ports {
+            let (mi, pi) = port_of[i];
+            ms[mi].rx_due[pi] = true;
+            ms[mi].visit = true;
         }
-        check_ports |= waiter.sleep(now, deadline, idle.tick_ns).check_ports;
+        for &k in &ready.wakes {
+            for &mi in &woken_members[k] {
+                ms[mi].wake_due = true;
+                ms[mi].visit = true;
+            }
+        }
     }
     for m in ms.iter_mut() {
         m.report(&reason);
@@ -490,42 +527,42 @@ pub fn run_shared<H: Hooks>(members: Vec<(&mut H, Loop)>) -> String {
     reason
 }
 
-/// What an idle switch asks of the loop's sleep.
+/// While spinning, epoll is asked once every this many rounds.
+const SPIN_LOOK: u32 = 64;
+
+/// What the switches ask of the loop before it sleeps.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Idle {
+pub struct Plan {
+    /// a switch has work now (moved packets, a port left with a full batch): go round
+    /// again without sleeping
+    pub again: bool,
     /// keep spinning instead of sleeping (`--busy-poll`, `--spin-us`)
     pub spin: bool,
-    /// the next queue/impairment deadline: (engine-clock time, ns from now); 0 = due
-    pub deadline: Option<(u64, u64)>,
-    /// the engine's time now (the clock `deadline.0` is on)
-    pub now: u64,
-    /// front-end periodic work due in this many ns
-    pub tick_ns: Option<u64>,
+    /// the next queue/impairment deadline
+    pub deadline: Option<std::time::Instant>,
+    /// when front-end periodic work is next due
+    pub tick_at: Option<std::time::Instant>,
 }
 
-impl Idle {
+impl Plan {
     /// Folds another switch's wishes in: the earliest deadline and tick win, one
-    /// spinner keeps the loop spinning.
-    pub fn merge(&mut self, o: &Idle) {
+    /// spinner keeps the loop spinning, one busy switch keeps it going round.
+    pub fn merge(&mut self, o: &Plan) {
+        self.again |= o.again;
         self.spin |= o.spin;
-        if let Some(d) = o.deadline {
-            if self.deadline.is_none_or(|(_, w)| d.1 < w) {
-                self.deadline = Some(d);
-                self.now = o.now;
-            }
-        }
-        self.tick_ns = match (self.tick_ns, o.tick_ns) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
-        };
+        self.deadline = earliest(self.deadline, o.deadline);
+        self.tick_at = earliest(self.tick_at, o.tick_at);
     }
 }
 
-/// What one switch's round did.
-enum Round {
-    /// packets arrived or left: the loop goes round again without sleeping
-    Worked,
-    Idle(Idle),
+fn earliest(
+    a: Option<std::time::Instant>,
+    b: Option<std::time::Instant>,
+) -> Option<std::time::Instant> {
+    match (a, b) {
+        (Some(a), Some(b)) => Some(a.min(b)),
+        (a, b) => a.or(b),
+    }
 }
 
 /// One switch as the loop serves it.
@@ -542,6 +579,19 @@ struct Member<'a, H: Hooks> {
     pkt: Vec<u8>,
     last_work: u64,
     last_tick: std::time::Instant,
+    /// per port: epoll reported it readable, or the last read took a full batch (more
+    /// may wait): read it next round
+    rx_due: Vec<bool>,
+    /// the front end's wake fd fired: run its control requests
+    wake_due: bool,
+    /// serve this switch next round (it moved packets, or something of it is ready)
+    visit: bool,
+    /// from its last round without work
+    spin: bool,
+    deadline: Option<std::time::Instant>,
+    tick_at: Option<std::time::Instant>,
+    /// without a wake fd, control requests are looked for on every round (as before)
+    has_wake: bool,
 }
 
 impl<'a, H: Hooks> Member<'a, H> {
@@ -564,6 +614,8 @@ impl<'a, H: Hooks> Member<'a, H> {
         for (i, p) in ports.iter().enumerate() {
             by_num[p.num as usize] = Some(i);
         }
+        let has_wake = hooks.wake_fd().is_some();
+        let n = ports.len();
         Ok(Member {
             hooks,
             ports,
@@ -577,52 +629,92 @@ impl<'a, H: Hooks> Member<'a, H> {
             pkt: Vec::with_capacity(2048),
             last_work: 0,
             last_tick: std::time::Instant::now(),
+            // the first round reads every ring and runs control (whatever came before
+            // the loop started)
+            rx_due: vec![true; n],
+            wake_due: true,
+            visit: true,
+            spin: false,
+            deadline: None,
+            tick_at: None,
+            has_wake,
         })
     }
 
-    /// Control work, one batch from every port, service, transmit.
-    fn round(&mut self) -> Round {
+    /// Whether this switch has anything to do at `now`.
+    fn wanted(&self, now: std::time::Instant) -> bool {
+        self.visit
+            || self.spin
+            || self.deadline.is_some_and(|d| d <= now)
+            || self.tick_at.is_some_and(|t| t <= now)
+    }
+
+    fn plan(&self) -> Plan {
+        Plan {
+            again: self.visit,
+            spin: self.spin,
+            deadline: self.deadline,
+            tick_at: self.tick_at,
+        }
+    }
+
+    /// Control work if any, one batch from every due port, service, transmit; sets what
+    /// the switch asks of the loop next (`visit`, `spin`, `deadline`, `tick_at`).
+    fn round(&mut self) {
         let log = self.opts.name.as_str();
         let cpu_port = self.opts.cpu_port;
         let hooks = &mut *self.hooks;
         let ports = &mut self.ports;
         let fast = &mut self.fast;
+        // a spinning switch reads every ring (no system call) instead of asking epoll
+        let all = self.spin;
+        self.visit = false;
         if self.last_tick.elapsed() >= TICK {
             self.last_tick = std::time::Instant::now();
             hooks.after_batch();
         }
-        match hooks.control(fast) {
-            Changed::Nothing => {}
-            Changed::Forwarding => {
-                if let Some(sw) = hooks.switch() {
-                    fast.follow(sw, log);
+        if self.wake_due || !self.has_wake || all {
+            self.wake_due = false;
+            match hooks.control(fast) {
+                Changed::Nothing => {}
+                Changed::Forwarding => {
+                    if let Some(sw) = hooks.switch() {
+                        fast.follow(sw, log);
+                    }
                 }
-            }
-            Changed::Pipeline => {
-                if let Some(sw) = hooks.switch() {
-                    sw.set_cpu_port(cpu_port);
-                }
-                fast.rebuild(hooks.switch().map(|s| &*s), ports, cpu_port, log);
-                if let Some(sw) = hooks.switch() {
-                    sw.set_link_clock(fast.link_clock());
+                Changed::Pipeline => {
+                    if let Some(sw) = hooks.switch() {
+                        sw.set_cpu_port(cpu_port);
+                    }
+                    fast.rebuild(hooks.switch().map(|s| &*s), ports, cpu_port, log);
+                    if let Some(sw) = hooks.switch() {
+                        sw.set_link_clock(fast.link_clock());
+                    }
                 }
             }
         }
+        let rx_due = &mut self.rx_due;
         let Some(sw) = hooks.switch() else {
             // no program yet: drain the rings (packets are dropped) and wait for commands
-            for p in ports.iter_mut() {
-                p.io.rx_burst(RX_BATCH, |_, _, _| {});
+            for (i, p) in ports.iter_mut().enumerate() {
+                if all || rx_due[i] {
+                    rx_due[i] = p.io.rx_burst(RX_BATCH, |_, _, _| {}) >= RX_BATCH;
+                    self.visit |= rx_due[i];
+                }
             }
-            return Round::Idle(Idle {
-                tick_ns: hooks.wants_tick().then_some(TICK.as_nanos() as u64),
-                ..Idle::default()
-            });
+            self.spin = false;
+            self.deadline = None;
+            self.tick_at = hooks.wants_tick().then(|| self.last_tick + TICK);
+            return;
         };
         let now = sw.eng.now_ns();
         let mut got = 0;
         for (i, p) in ports.iter_mut().enumerate() {
+            if !(all || rx_due[i]) {
+                continue;
+            }
             let num = p.num;
-            got += match self.pcap.as_mut() {
+            let n = match self.pcap.as_mut() {
                 None => p.io.rx_burst(RX_BATCH, |data, vnet, slot| {
                     sw.receive_slotted(num, data, vnet, now, slot)
                 }),
@@ -631,6 +723,9 @@ impl<'a, H: Hooks> Member<'a, H> {
                     sw.receive_slotted(num, data, vnet, now, slot)
                 }),
             };
+            // a full batch: more may wait behind it (read again next round)
+            rx_due[i] = n >= RX_BATCH;
+            got += n;
         }
         sw.service(now);
         let had_tx = !sw.ready.is_empty();
@@ -689,22 +784,23 @@ impl<'a, H: Hooks> Member<'a, H> {
                 d.flush();
             }
             self.last_work = now;
-            return Round::Worked;
+            // go round again; keep spinning after work if asked to
+            self.visit = true;
+            self.spin = self.opts.busy_poll || self.opts.spin_ns > 0;
+            return;
         }
         let Some(sw) = hooks.switch() else {
-            return Round::Worked; // the CPU port's front end dropped the program: go round
+            self.visit = true; // the CPU port's front end dropped the program: go round
+            return;
         };
-        let spin = self.opts.busy_poll || now.saturating_sub(self.last_work) < self.opts.spin_ns;
-        let (now, deadline) = (sw.eng.now_ns(), sw.next_deadline());
-        let tick_ns = hooks
-            .wants_tick()
-            .then(|| TICK.saturating_sub(self.last_tick.elapsed()).as_nanos() as u64);
-        Round::Idle(Idle {
-            spin,
-            deadline: deadline.map(|t| (t, t.saturating_sub(now))),
-            now,
-            tick_ns,
-        })
+        self.spin = self.opts.busy_poll || now.saturating_sub(self.last_work) < self.opts.spin_ns;
+        // on the engine's clock: the same deadline gives the same instant (the timer is
+        // not re-armed for it)
+        let t0 = sw.eng.t0;
+        self.deadline = sw
+            .next_deadline()
+            .map(|t| t0 + std::time::Duration::from_nanos(t));
+        self.tick_at = hooks.wants_tick().then(|| self.last_tick + TICK);
     }
 
     /// The exit report: counters of the engine, the fast path and every port.
@@ -742,38 +838,46 @@ impl<'a, H: Hooks> Member<'a, H> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::time::{Duration, Instant};
 
-    fn idle(spin: bool, deadline: Option<(u64, u64)>, now: u64, tick: Option<u64>) -> Idle {
-        Idle {
+    fn plan(spin: bool, deadline: Option<Instant>, tick: Option<Instant>) -> Plan {
+        Plan {
+            again: false,
             spin,
             deadline,
-            now,
-            tick_ns: tick,
+            tick_at: tick,
         }
     }
 
     #[test]
-    fn the_earliest_deadline_wins_with_its_own_clock() {
-        let mut all = Idle::default();
-        all.merge(&idle(false, None, 5, None));
+    fn the_earliest_deadline_wins() {
+        let t = Instant::now();
+        let ms = Duration::from_millis;
+        let mut all = Plan::default();
+        all.merge(&plan(false, None, None));
         assert_eq!(all.deadline, None);
-        // switch A: due 300 ns from now on a clock at 1000; B: 100 ns from now at 50
-        all.merge(&idle(false, Some((1300, 300)), 1000, None));
-        all.merge(&idle(false, Some((150, 100)), 50, None));
-        all.merge(&idle(false, Some((9000, 200)), 8800, None));
-        assert_eq!(all.deadline, Some((150, 100)));
-        assert_eq!(all.now, 50);
-        assert!(!all.spin);
+        all.merge(&plan(false, Some(t + ms(3)), None));
+        all.merge(&plan(false, Some(t + ms(1)), None));
+        all.merge(&plan(false, Some(t + ms(2)), None));
+        all.merge(&plan(false, None, None));
+        assert_eq!(all.deadline, Some(t + ms(1)));
+        assert!(!all.spin && !all.again);
     }
 
     #[test]
-    fn one_spinner_spins_and_the_earliest_tick_wins() {
-        let mut all = Idle::default();
-        all.merge(&idle(false, None, 0, Some(40)));
-        all.merge(&idle(false, None, 0, None));
-        assert_eq!(all.tick_ns, Some(40));
-        all.merge(&idle(true, None, 0, Some(10)));
-        assert_eq!(all.tick_ns, Some(10));
-        assert!(all.spin);
+    fn one_spinner_spins_one_busy_switch_goes_round_and_the_earliest_tick_wins() {
+        let t = Instant::now();
+        let mut all = Plan::default();
+        all.merge(&plan(false, None, Some(t + Duration::from_millis(40))));
+        all.merge(&plan(false, None, None));
+        assert_eq!(all.tick_at, Some(t + Duration::from_millis(40)));
+        all.merge(&plan(true, None, Some(t + Duration::from_millis(10))));
+        assert_eq!(all.tick_at, Some(t + Duration::from_millis(10)));
+        assert!(all.spin && !all.again);
+        all.merge(&Plan {
+            again: true,
+            ..Plan::default()
+        });
+        assert!(all.again);
     }
 }

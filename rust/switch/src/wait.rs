@@ -1,11 +1,14 @@
 //! How the data-plane loop sleeps, so that an idle or lightly loaded switch costs no CPU:
-//! one poll() over the ports, the front end's wake fd, a stop eventfd the signal handler
-//! writes, a timerfd armed for the next shaping/delay deadline (poll's own timeout has
-//! millisecond resolution and timer slack; a timerfd expires on time) and an rtnetlink
-//! socket that reports vanished interfaces. Nothing here wakes on a period: a switch
+//! one epoll instance over the ports, the front ends' wake fds, a stop eventfd the signal
+//! handler writes, a timerfd armed for the next shaping/delay deadline (epoll's own
+//! timeout has millisecond resolution and timer slack; a timerfd expires on time) and an
+//! rtnetlink socket that reports vanished interfaces. Every fd is registered once, so a
+//! wake-up costs what is ready, not the number of ports (poll() asked every socket of
+//! every switch on every wake-up). Nothing here wakes on a period: a switch
 //! with no packets, no deadline and no front-end work sleeps until something happens.
 
 use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
+use std::time::Instant;
 
 pub static STOP: AtomicBool = AtomicBool::new(false);
 /// eventfd made readable by `request_stop` (the loop polls it; -1 before it exists)
@@ -61,7 +64,7 @@ pub fn relative_timespec(ns: u64) -> libc::timespec {
     }
 }
 
-/// poll()'s timeout for front-end work due `ns` from now (None: none, wait forever):
+/// epoll_wait's timeout for front-end work due `ns` from now (None: none, wait forever):
 /// rounded up, so the loop never wakes just before the work is due.
 pub fn poll_timeout_ms(ns: Option<u64>) -> i32 {
     match ns {
@@ -78,20 +81,57 @@ pub struct Woken {
     pub check_ports: bool,
 }
 
+/// Which registered fds a wait reported: the caller serves only these (plus what it
+/// already knows is pending), so a wake-up costs O(ready), not O(ports).
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct Ready {
+    /// indices into `Waiter::new`'s `port_fds` (readable, or an error was cleared)
+    pub ports: Vec<usize>,
+    /// indices into `Waiter::new`'s `wakes` (the eventfd was drained)
+    pub wakes: Vec<usize>,
+}
+
+impl Ready {
+    pub fn clear(&mut self) {
+        self.ports.clear();
+        self.wakes.clear();
+    }
+}
+
+// epoll data of the fds the waiter handles itself; ports are 0.., wakes WAKE_BASE + i
+const TOKEN_TIMER: u64 = u64::MAX;
+const TOKEN_STOP: u64 = u64::MAX - 1;
+const TOKEN_LINK: u64 = u64::MAX - 2;
+const WAKE_BASE: u64 = 1 << 32;
+/// events taken per epoll_wait (more stay ready for the next call: level-triggered)
+const MAX_EVENTS: usize = 256;
+
+/// One epoll instance over every fd the loop sleeps on, each registered once. Written on
+/// `libc` (already a dependency) rather than `mio`: mio registers edge-triggered only,
+/// and the loop relies on level-triggered readiness (a port left with packets after one
+/// batch is reported again by the next wait, whatever the loop remembers).
 pub struct Waiter {
-    pollfds: Vec<libc::pollfd>,
-    ports: usize,
+    epfd: i32,
     timer: i32,
-    /// engine-clock deadline the timer is armed for
-    armed: Option<u64>,
-    /// the front ends' eventfds (one per switch the loop serves)
+    /// the instant the timer is armed for (re-armed only when the next deadline changes)
+    armed: Option<Instant>,
+    port_fds: Vec<i32>,
     wakes: Vec<i32>,
     link: Option<i32>,
+    events: Vec<libc::epoll_event>,
 }
 
 impl Waiter {
-    /// `port_fds` in port order; `wakes` the front ends' eventfds (drained here).
+    /// `port_fds` in the caller's port order; `wakes` the front ends' eventfds (drained
+    /// here; each fd once).
     pub fn new(port_fds: &[i32], wakes: &[i32]) -> Result<Waiter, String> {
+        let epfd = unsafe { libc::epoll_create1(libc::EPOLL_CLOEXEC) };
+        if epfd < 0 {
+            return Err(format!(
+                "epoll_create1: {}",
+                std::io::Error::last_os_error()
+            ));
+        }
         let timer = unsafe {
             libc::timerfd_create(
                 libc::CLOCK_MONOTONIC,
@@ -99,92 +139,131 @@ impl Waiter {
             )
         };
         if timer < 0 {
+            let e = format!("timerfd_create: {}", std::io::Error::last_os_error());
+            unsafe { libc::close(epfd) };
+            return Err(e);
+        }
+        let mut w = Waiter {
+            epfd,
+            timer,
+            armed: None,
+            port_fds: port_fds.to_vec(),
+            wakes: wakes.to_vec(),
+            link: link_socket(),
+            events: vec![libc::epoll_event { events: 0, u64: 0 }; MAX_EVENTS],
+        };
+        w.add(timer, TOKEN_TIMER)?;
+        w.add(stop_fd(), TOKEN_STOP)?;
+        if let Some(l) = w.link {
+            w.add(l, TOKEN_LINK)?;
+        }
+        for (i, &fd) in port_fds.iter().enumerate() {
+            w.add(fd, i as u64)
+                .map_err(|e| format!("port socket {}: {}", fd, e))?;
+        }
+        for (i, &fd) in wakes.iter().enumerate() {
+            w.add(fd, WAKE_BASE + i as u64)?;
+        }
+        Ok(w)
+    }
+
+    fn add(&mut self, fd: i32, token: u64) -> Result<(), String> {
+        // level-triggered (no EPOLLET): readable stays reported until drained
+        let mut ev = libc::epoll_event {
+            events: libc::EPOLLIN as u32,
+            u64: token,
+        };
+        let r = unsafe { libc::epoll_ctl(self.epfd, libc::EPOLL_CTL_ADD, fd, &mut ev) };
+        if r < 0 {
             return Err(format!(
-                "timerfd_create: {}",
+                "epoll_ctl add fd {}: {}",
+                fd,
                 std::io::Error::last_os_error()
             ));
         }
-        let link = link_socket();
-        let stop = stop_fd();
-        let mut fds: Vec<i32> = port_fds.to_vec();
-        fds.push(timer);
-        fds.push(stop);
-        fds.extend_from_slice(wakes);
-        fds.extend(link);
-        let pollfds = fds
-            .into_iter()
-            .map(|fd| libc::pollfd {
-                fd,
-                events: libc::POLLIN,
-                revents: 0,
-            })
-            .collect();
-        Ok(Waiter {
-            pollfds,
-            ports: port_fds.len(),
-            timer,
-            armed: None,
-            wakes: wakes.to_vec(),
-            link,
-        })
+        Ok(())
     }
 
-    /// Sleeps until a port or fd is readable, `deadline` (engine clock, `now` = the
-    /// engine's time now) passes, or `tick_ns` from now (front-end periodic work).
-    pub fn sleep(&mut self, now: u64, deadline: Option<u64>, tick_ns: Option<u64>) -> Woken {
-        self.arm(now, deadline);
-        // without link messages, vanished ports are noticed once a second (as before)
-        let tick_ns = match (self.link, tick_ns) {
-            (None, None) => Some(1_000_000_000),
-            (_, t) => t,
+    /// Collects what is ready into `ready`. With `block`, sleeps until a port or fd is
+    /// readable, `deadline` passes (a timerfd: poll-style timeouts have millisecond
+    /// resolution and timer slack) or `tick_ns` from now (front-end periodic work);
+    /// without, only looks (no timer is armed).
+    pub fn wait(
+        &mut self,
+        block: bool,
+        deadline: Option<Instant>,
+        tick_ns: Option<u64>,
+        ready: &mut Ready,
+    ) -> Woken {
+        let ms = if block {
+            self.arm(deadline);
+            // without link messages, vanished ports are noticed once a second (as before)
+            let tick_ns = match (self.link, tick_ns) {
+                (None, None) => Some(1_000_000_000),
+                (_, t) => t,
+            };
+            poll_timeout_ms(tick_ns)
+        } else {
+            0
         };
-        let ms = poll_timeout_ms(tick_ns);
         let r = unsafe {
-            libc::poll(
-                self.pollfds.as_mut_ptr(),
-                self.pollfds.len() as libc::nfds_t,
+            libc::epoll_wait(
+                self.epfd,
+                self.events.as_mut_ptr(),
+                self.events.len() as i32,
                 ms,
             )
         };
         let mut woken = Woken::default();
         if r <= 0 {
-            woken.check_ports = self.link.is_none();
+            woken.check_ports = block && self.link.is_none();
             return woken;
         }
-        for i in 0..self.pollfds.len() {
-            let p = self.pollfds[i];
-            if p.revents == 0 {
-                continue;
-            }
-            if i < self.ports {
-                if p.revents & (libc::POLLERR | libc::POLLHUP) != 0 {
-                    // ENETDOWN after the link went down or away: reading SO_ERROR clears
-                    // it (else poll would report it forever)
-                    clear_socket_error(p.fd);
+        for k in 0..r as usize {
+            let (bits, token) = (self.events[k].events, self.events[k].u64);
+            match token {
+                TOKEN_TIMER => {
+                    drain(self.timer);
+                    self.armed = None;
+                }
+                TOKEN_LINK => {
+                    if let Some(l) = self.link {
+                        drain_socket(l);
+                    }
                     woken.check_ports = true;
                 }
-            } else if p.fd == self.timer {
-                drain(p.fd);
-                self.armed = None;
-            } else if Some(p.fd) == self.link {
-                drain_socket(p.fd);
-                woken.check_ports = true;
-            } else if self.wakes.contains(&p.fd) {
-                drain(p.fd);
+                // the stop eventfd is left readable: STOP is set, and every data-plane
+                // thread of the process (`--dataplane-threads`) must see it
+                TOKEN_STOP => {}
+                t if t >= WAKE_BASE => {
+                    let i = (t - WAKE_BASE) as usize;
+                    drain(self.wakes[i]);
+                    ready.wakes.push(i);
+                }
+                t => {
+                    let i = t as usize;
+                    if bits & (libc::EPOLLERR | libc::EPOLLHUP) as u32 != 0 {
+                        // ENETDOWN after the link went down or away: reading SO_ERROR
+                        // clears it (else every wait would report it again)
+                        clear_socket_error(self.port_fds[i]);
+                        woken.check_ports = true;
+                    }
+                    ready.ports.push(i);
+                }
             }
-            // the stop eventfd is left readable: STOP is set, and every data-plane thread
-            // of the process (`--dataplane-threads`) must see it, not only the first
         }
         woken
     }
 
     /// Arms the timer for `deadline` (or disarms it); no system call when unchanged.
-    fn arm(&mut self, now: u64, deadline: Option<u64>) {
+    fn arm(&mut self, deadline: Option<Instant>) {
         if deadline == self.armed {
             return;
         }
         let value = match deadline {
-            Some(t) => relative_timespec(t.saturating_sub(now)),
+            Some(t) => {
+                relative_timespec(t.saturating_duration_since(Instant::now()).as_nanos() as u64)
+            }
             None => libc::timespec {
                 tv_sec: 0,
                 tv_nsec: 0,
@@ -204,7 +283,10 @@ impl Waiter {
 
 impl Drop for Waiter {
     fn drop(&mut self) {
-        unsafe { libc::close(self.timer) };
+        unsafe {
+            libc::close(self.epfd);
+            libc::close(self.timer);
+        }
         if let Some(l) = self.link {
             unsafe { libc::close(l) };
         }
@@ -302,27 +384,30 @@ mod tests {
         assert_eq!(poll_timeout_ms(Some(u64::MAX)), i32::MAX);
     }
 
-    fn engine_clock() -> u64 {
-        static T0: std::sync::OnceLock<std::time::Instant> = std::sync::OnceLock::new();
-        T0.get_or_init(std::time::Instant::now).elapsed().as_nanos() as u64
-    }
-
     #[test]
     fn wakes_at_the_deadline_not_before() {
         let mut w = Waiter::new(&[], &[]).unwrap();
+        let mut ready = Ready::default();
         for gap in [200_000u64, 2_000_000] {
-            let now = engine_clock();
-            w.sleep(now, Some(now + gap), None);
-            let slept = engine_clock() - now;
-            assert!(slept >= gap, "woke after {} ns, deadline {} ns", slept, gap);
+            let t0 = Instant::now();
+            let gap_d = std::time::Duration::from_nanos(gap);
+            w.wait(true, Some(t0 + gap_d), None, &mut ready);
+            let slept = t0.elapsed();
+            assert!(
+                slept >= gap_d,
+                "woke after {:?}, deadline {:?}",
+                slept,
+                gap_d
+            );
             // generous: a loaded shared machine delays the wake-up, never advances it
             assert!(
-                slept < gap + 50_000_000,
-                "slept {} ns for {} ns",
+                slept < gap_d + std::time::Duration::from_millis(50),
+                "slept {:?} for {:?}",
                 slept,
-                gap
+                gap_d
             );
         }
+        assert_eq!(ready, Ready::default());
     }
 
     #[test]
@@ -336,10 +421,73 @@ mod tests {
             unsafe { libc::write(fd, &one as *const u64 as *const libc::c_void, 8) };
         });
         let t0 = std::time::Instant::now();
-        w.sleep(engine_clock(), None, None);
+        w.wait(true, None, None, &mut Ready::default());
         assert!(t0.elapsed() >= std::time::Duration::from_millis(40));
         t.join().unwrap();
         // a stop request stays readable for every loop; this one was only a test
         drain(STOP_FD.load(Ordering::SeqCst));
+    }
+
+    fn eventfd() -> i32 {
+        unsafe { libc::eventfd(0, libc::EFD_NONBLOCK | libc::EFD_CLOEXEC) }
+    }
+
+    fn poke(fd: i32) {
+        let one: u64 = 1;
+        unsafe { libc::write(fd, &one as *const u64 as *const libc::c_void, 8) };
+    }
+
+    #[test]
+    fn only_the_ready_port_among_many_is_reported_until_it_is_drained() {
+        // 64 "ports" (eventfds stand in for sockets: epoll treats them alike)
+        let ports: Vec<i32> = (0..64).map(|_| eventfd()).collect();
+        let wake = eventfd();
+        let mut w = Waiter::new(&ports, &[wake]).unwrap();
+        let mut ready = Ready::default();
+        w.wait(false, None, None, &mut ready);
+        assert_eq!(ready, Ready::default());
+        poke(ports[63]);
+        w.wait(true, None, None, &mut ready);
+        assert_eq!(ready.ports, vec![63]);
+        // level-triggered: not drained, so reported again (a port left with packets
+        // after one batch is not forgotten)
+        ready.clear();
+        w.wait(false, None, None, &mut ready);
+        assert_eq!(ready.ports, vec![63]);
+        drain(ports[63]);
+        ready.clear();
+        w.wait(false, None, None, &mut ready);
+        assert_eq!(ready, Ready::default());
+        // a front end's wake fd is reported by index and drained by the waiter
+        poke(wake);
+        w.wait(true, None, None, &mut ready);
+        assert_eq!((ready.ports.len(), ready.wakes.clone()), (0, vec![0]));
+        ready.clear();
+        w.wait(false, None, None, &mut ready);
+        assert_eq!(ready, Ready::default());
+        for fd in ports.into_iter().chain([wake]) {
+            unsafe { libc::close(fd) };
+        }
+    }
+
+    #[test]
+    fn an_unchanged_deadline_keeps_the_timer_armed_once() {
+        let mut w = Waiter::new(&[], &[]).unwrap();
+        let at = Instant::now() + std::time::Duration::from_millis(20);
+        w.arm(Some(at));
+        let mut left = libc::itimerspec {
+            it_interval: relative_timespec(1),
+            it_value: relative_timespec(1),
+        };
+        unsafe { libc::timerfd_gettime(w.timer, &mut left) };
+        let first = left.it_value.tv_nsec;
+        std::thread::sleep(std::time::Duration::from_millis(5));
+        // the same deadline again: not re-armed (the time left keeps running down)
+        w.arm(Some(at));
+        unsafe { libc::timerfd_gettime(w.timer, &mut left) };
+        assert!(left.it_value.tv_nsec < first - 4_000_000, "re-armed");
+        w.arm(None);
+        unsafe { libc::timerfd_gettime(w.timer, &mut left) };
+        assert_eq!((left.it_value.tv_sec, left.it_value.tv_nsec), (0, 0));
     }
 }
