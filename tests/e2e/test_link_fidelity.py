@@ -164,7 +164,8 @@ def test_bridge_htb_holds_and_a_widened_shaper_is_marked(tmp_path, monkeypatch):
     assert result.cpu.link_breach
     (to_h2,) = ends(result, "s1-eth2")
     assert to_h2["measured"]["mean_rate_mbit"] > 5.5
-    assert "above the configured 5 Mbit/s: the shaper did not hold" in to_h2["reason"]
+    reason = to_h2["reason"]
+    assert "above the configured 5 Mbit/s (and its 1600 B burst): the shaper did not hold" in reason
     table, html, _, _ = reported(result, tmp_path / "wide")
     assert LINK_MARK in table and "s1-eth2 (tc)" in table
     assert "the shaper did not hold" in html
