@@ -203,8 +203,9 @@ class P4Config(_ArchBase):
         description="how our switches forward: user (the user-space engine), xdp (the "
         "program compiled to eBPF forwards in the ports' XDP hooks; what it cannot finish, "
         "e.g. packets to the controller, still goes through the engine; refused where it "
-        "cannot run) or auto (xdp where the program fits, no switch port shapes or impairs "
-        "and hosts send no offloaded super-packets, else user; the choice and the reason "
+        "cannot run) or auto (xdp where the program fits, no switch port delays, drops or "
+        "follows a rate schedule (a bw alone is shaped in the kernel too) and hosts send "
+        "no offloaded super-packets, else user; the choice and the reason "
         "are recorded with each run)",
     )
     port_burst: Literal["htb", "packet"] = Field(
