@@ -84,27 +84,9 @@ P4 = 'name = "p4"\nkind = "p4"\napp = "proactive"'
 INCAST = '[["h1", "h3"], ["h2", "h3"]]'
 
 
-def test_p4_switch_port_keeps_its_rate_and_a_stalled_switch_is_marked(
-    tmp_path, monkeypatch, needs_daemon
-):
-    # 50 ms links: the switch's wake-ups (a 1 ms poll timeout, then 50 us sleeps) released
-    # packets ~1-2 ms after they were due on this shared 2-core machine at a load average
-    # of ~20, a breach on a 2 ms link (measured: marked) but within 10 % of a 50 ms one
-    loaded = study(P4, 3, "bw = 10\ndelay_ms = 50", INCAST, "8M", tmp_path)
-    result = run(loaded, tmp_path / "ok")
-    (to_h3,) = [c for c in ends(result, "out") if c["link"] == "s1-h3"]
-    print("held:", to_h3, "load", os.getloadavg())
-    # the backlogged port to h3 sent at its configured 10 Mbit/s, with its 50 ms of delay
-    assert to_h3["configured"] == {"rate_mbit": 10.0, "delay_ms": 50.0}
-    assert 9.0 <= to_h3["measured"]["rate_mbit"] <= 11.0, to_h3
-    assert to_h3["measured"]["added_delay_ms"] >= 50.0
-    assert not result.cpu.link_breach, result.cpu.link_reason
-    table, html, store, sid = reported(result, tmp_path / "ok")
-    assert LINK_MARK not in table
-    assert "<h2>Link fidelity</h2>" in html and "Every impaired link did what" in html
-    assert store.runs(sid)[0].cpu.links == result.cpu.links
-
-    # broken on purpose: the switch is stopped for 0.6 s once its port to h3 holds a backlog
+def stall_s1_once_backlogged(monkeypatch):
+    """The next run's link monitor also stops switch s1 (SIGSTOP) for 0.6 s once its port
+    to h3 holds a backlog of over 100 packets: a link that breaks its rate on purpose."""
     start = runner._start_link_monitor
 
     def stalling(spec, net, log):
@@ -126,6 +108,30 @@ def test_p4_switch_port_keeps_its_rate_and_a_stalled_switch_is_marked(
         return monitor
 
     monkeypatch.setattr(runner, "_start_link_monitor", stalling)
+
+
+def test_p4_switch_port_keeps_its_rate_and_a_stalled_switch_is_marked(
+    tmp_path, monkeypatch, needs_daemon
+):
+    # 50 ms links: the switch's wake-ups (a 1 ms poll timeout, then 50 us sleeps) released
+    # packets ~1-2 ms after they were due on this shared 2-core machine at a load average
+    # of ~20, a breach on a 2 ms link (measured: marked) but within 10 % of a 50 ms one
+    loaded = study(P4, 3, "bw = 10\ndelay_ms = 50", INCAST, "8M", tmp_path)
+    result = run(loaded, tmp_path / "ok")
+    (to_h3,) = [c for c in ends(result, "out") if c["link"] == "s1-h3"]
+    print("held:", to_h3, "load", os.getloadavg())
+    # the backlogged port to h3 sent at its configured 10 Mbit/s, with its 50 ms of delay
+    assert to_h3["configured"] == {"rate_mbit": 10.0, "delay_ms": 50.0}
+    assert 9.0 <= to_h3["measured"]["rate_mbit"] <= 11.0, to_h3
+    assert to_h3["measured"]["added_delay_ms"] >= 50.0
+    assert not result.cpu.link_breach, result.cpu.link_reason
+    table, html, store, sid = reported(result, tmp_path / "ok")
+    assert LINK_MARK not in table
+    assert "<h2>Link fidelity</h2>" in html and "Every impaired link did what" in html
+    assert store.runs(sid)[0].cpu.links == result.cpu.links
+
+    # broken on purpose: the switch is stopped for 0.6 s once its port to h3 holds a backlog
+    stall_s1_once_backlogged(monkeypatch)
     result = run(loaded, tmp_path / "stalled")
     print("stalled:", result.cpu.link_reason)
     assert result.cpu.link_breach
@@ -239,27 +245,7 @@ def test_p4_xdp_shaped_port_keeps_its_rate_and_a_stalled_switch_is_marked(
     assert LINK_MARK not in reported(result, tmp_path / "ok")[0]
 
     # broken on purpose, as on the user path: the engine holding the backlog stops 0.6 s
-    start = runner._start_link_monitor
-
-    def stalling(spec, net, log):
-        monitor = start(spec, net, log)
-        switch = net.get("s1")
-
-        def stall():
-            deadline = time.monotonic() + 15
-            while time.monotonic() < deadline:
-                held = links.parse_impair_show(switch.ctl("port_impair_show"))
-                if held.get((3, "out"), {}).get("held", 0) > 100:
-                    break
-                time.sleep(0.05)
-            os.kill(switch.switch_pid, signal.SIGSTOP)
-            time.sleep(0.6)
-            os.kill(switch.switch_pid, signal.SIGCONT)
-
-        threading.Thread(target=stall, daemon=True).start()
-        return monitor
-
-    monkeypatch.setattr(runner, "_start_link_monitor", stalling)
+    stall_s1_once_backlogged(monkeypatch)
     result = run(loaded, tmp_path / "stalled")
     print("xdp stalled:", result.cpu.link_reason)
     assert result.cpu.link_breach
