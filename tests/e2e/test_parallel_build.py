@@ -24,8 +24,10 @@ def _intf_state(intf) -> dict:
         f"ip -o addr show dev {intf.name} | sed 's/valid_lft.*//'"
     )
     # direct_packets_stat counts packets (traffic, not configuration), an ifindex is the
-    # kernel's count of interfaces made so far: both left out
-    show = re.sub(r"direct_packets_stat \d+|^\d+: ", "", show, flags=re.M)
+    # kernel's count of interfaces made so far, "tentative" marks an IPv6 link-local
+    # address whose duplicate detection (about 1 s after link up) is still running: all
+    # left out
+    show = re.sub(r"direct_packets_stat \d+|^\d+: | tentative\b", "", show, flags=re.M)
     return {"state": re.sub(r"\s+", " ", show).strip()}
 
 
