@@ -10,12 +10,13 @@ import json
 import os
 import random
 import shutil
-import signal
 import socket
 import subprocess
 import sys
 import time
 from pathlib import Path
+
+from sdnperf.processes import stop_process_group
 
 APPS_DIR = Path(__file__).parent / "osken_apps"
 OSKEN_APPS = {"l2-learning": "l2_learning.py", "topo-forwarding": "topo_forwarding.py"}
@@ -171,17 +172,8 @@ class ControllerProcess:
             return "(no log)"
 
     def stop(self) -> None:
-        if not self.proc or self.proc.poll() is not None:
-            return
-        try:
-            os.killpg(self.proc.pid, signal.SIGTERM)
-            self.proc.wait(timeout=3)
-        except (ProcessLookupError, subprocess.TimeoutExpired):
-            try:
-                os.killpg(self.proc.pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
-            self.proc.wait(timeout=3)
+        if self.proc:
+            stop_process_group(self.proc)
 
 
 def port_open(port: int, host: str = "127.0.0.1") -> bool:

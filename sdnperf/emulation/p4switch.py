@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import os
 import select
-import signal
 import socket
 import subprocess
 import time
@@ -33,6 +32,7 @@ from pathlib import Path
 from mininet.node import Switch
 
 from sdnperf import tools
+from sdnperf.processes import stop_process_group
 
 SWITCH = "sdnperf-switch"  # runs programs; its `ctl` talks to every switch of ours
 UNIX_PATH_MAX = 100  # sun_path holds 108 bytes; keep a margin
@@ -55,19 +55,6 @@ def member_spec(device_id: int, grpc_port: int, ctl_socket: str, ports: dict[int
             raise P4SwitchError(f"device {device_id}: {what} {value!r} contains ';' or ','")
     listed = ",".join(f"{n}@{name}" for n, name in sorted(ports.items()))
     return f"device={device_id};grpc=127.0.0.1:{grpc_port};ctl={ctl_socket};ports={listed}"
-
-
-def stop_process_group(p: subprocess.Popen, kill_wait: float | None = 3) -> None:
-    """SIGTERM to `p`'s process group (a switch started in a session of its own), SIGKILL
-    after 3 s, then wait up to `kill_wait` s (None: until it is gone)."""
-    try:
-        os.killpg(p.pid, signal.SIGTERM)
-        p.wait(timeout=3)
-    except ProcessLookupError:
-        pass
-    except subprocess.TimeoutExpired:
-        os.killpg(p.pid, signal.SIGKILL)
-        p.wait(timeout=kill_wait)
 
 
 class SharedSwitchProcess:

@@ -29,9 +29,9 @@ from pathlib import Path
 
 from sdnperf import tools
 from sdnperf.emulation.nodes import Intf, Node
-from sdnperf.emulation.p4switch import stop_process_group
 from sdnperf.links.schedule import Setting
 from sdnperf.p4 import compile_file
+from sdnperf.processes import stop_process_group
 from sdnperf.topo.spec import Link, TopoSpec
 
 WIRE_PROGRAM = Path(__file__).with_name("wire.p4")
