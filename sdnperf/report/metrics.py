@@ -111,7 +111,8 @@ for _m in [
         "lower",
         "loss",
         "Share of sent packets that never arrived: ping echo requests without a reply "
-        "(cold ones included), or UDP datagrams lost, over all pairs.",
+        "(cold ones included), or UDP datagrams sent that did not arrive within the test "
+        "(iperf3's lost ones and those still on their way at its end), over all pairs.",
     ),
     Metric(
         "loss_first_pct",
@@ -119,6 +120,15 @@ for _m in [
         "lower",
         "first-packet loss",
         "Share of pairs whose first (cold) ping got no reply.",
+    ),
+    Metric(
+        "unreported_loss_pct",
+        "%",
+        "lower",
+        "loss iperf3 does not report",
+        "Share of sent UDP datagrams that had not arrived when the receiver stopped and "
+        "that iperf3 did not count lost (sent after the last one to arrive: e.g. still held "
+        "in a switch); part of loss_pct.",
     ),
     Metric(
         "reordered_pct",

@@ -54,8 +54,10 @@ class IperfResult:
     bytes_sent: int = 0  # TCP: bytes the sender wrote (end.sum_sent)
     mss: int | None = None  # TCP: the connection's MSS (start.tcp_mss_default)
     jitter_ms: float | None = None  # UDP only
-    lost_packets: int | None = None
-    packets: int | None = None
+    lost_packets: int | None = None  # UDP: iperf3's count, gaps below the last datagram seen
+    packets: int | None = None  # UDP: the datagrams iperf3 reports (the client's: those sent)
+    sent_packets: int | None = None  # UDP: datagrams the sender sent (end.sum_sent)
+    received_packets: int | None = None  # UDP: datagrams that arrived within the test
     out_of_order: int | None = None
     rtt_ms: float | None = None  # TCP: the sender's smoothed RTT (mean over the run), iperf3
     rtt_series: list[tuple[float, float]] = field(default_factory=list)  # TCP (end s, ms)
@@ -98,11 +100,29 @@ def parse_iperf3(text: str) -> IperfResult:
         res.jitter_ms = float(received["jitter_ms"])
         res.lost_packets = int(received.get("lost_packets", 0))
         res.packets = int(received.get("packets", 0))
+        res.sent_packets, res.received_packets = _udp_counts(doc, res)
         # The receiver counts reordering; the client's copy of that count may be stale.
         streams = ((server.get("end") or {}).get("streams")) or end.get("streams") or []
         counts = [s["udp"]["out_of_order"] for s in streams if "out_of_order" in s.get("udp", {})]
         res.out_of_order = sum(counts) if counts else None
     return res
+
+
+def _udp_counts(doc: dict, res: IperfResult) -> tuple[int | None, int | None]:
+    """(datagrams sent, datagrams received within the test) of a UDP run.
+
+    iperf3 counts as lost only the gaps below the highest sequence number its receiver
+    saw. Datagrams sent after the last one that arrived before the receiver stopped (at
+    the client's end of test: e.g. still held by a switch that recirculates them) are
+    neither received nor counted lost. So the received count comes from the bytes that
+    arrived over the datagram size (every datagram of a run has the size `blksize`), the
+    sent count from the sender's report."""
+    sent = ((doc.get("end") or {}).get("sum_sent") or {}).get("packets")
+    size = ((doc.get("start") or {}).get("test_start") or {}).get("blksize")
+    received = round(res.bytes / int(size)) if size else None
+    if received is None and res.packets is not None:
+        received = max(0, res.packets - (res.lost_packets or 0))
+    return (None if sent is None else int(sent)), received
 
 
 def _tcp_rtt(doc: dict) -> tuple[float | None, list[tuple[float, float]]]:
@@ -247,7 +267,11 @@ def udp_output(
     - jitter_ms: mean over pairs of iperf3's receiver jitter (RFC 3550 smoothed);
     - jitter_eq1_ms: 000's Eq. 1, the mean over pairs of each pair's mean per-packet
       RFC 3550 jitter (iperf3's per-interval value weighted by the interval's datagrams);
-    - loss_pct: lost / sent datagrams over all pairs;
+    - loss_pct: (sent - received) / sent datagrams over all pairs: what did not arrive
+      within the test, whether iperf3 counted it lost or not;
+    - unreported_loss_pct: the part of loss_pct iperf3 does not count (datagrams sent after
+      the last one that arrived: still on their way, e.g. held in a switch, when the
+      receiver stopped);
     - reordered_pct: out-of-order / sent datagrams over all pairs.
     """
     samples, summaries = _throughput_output(name, results, offsets, fixed_bytes)
@@ -265,14 +289,27 @@ def udp_output(
     )
     if eq1 is not None:
         summaries.append(Summary(name, "jitter_eq1_ms", eq1, "ms"))
-    packets = sum(r.packets or 0 for r in results.values())
+    packets = sum(_sent(r) for r in results.values())
     if packets:
-        lost = sum(r.lost_packets or 0 for r in results.values())
-        summaries.append(Summary(name, "loss_pct", 100.0 * lost / packets, "%"))
+        counted = sum(r.lost_packets or 0 for r in results.values())
+        missing = sum(max(0, _sent(r) - _received(r)) for r in results.values())
+        summaries.append(Summary(name, "loss_pct", 100.0 * missing / packets, "%"))
+        unreported = max(0, missing - counted)
+        summaries.append(Summary(name, "unreported_loss_pct", 100.0 * unreported / packets, "%"))
         if any(r.out_of_order is not None for r in results.values()):
             reordered = sum(r.out_of_order or 0 for r in results.values())
             summaries.append(Summary(name, "reordered_pct", 100.0 * reordered / packets, "%"))
     return WorkloadOutput(samples, summaries)
+
+
+def _sent(r: IperfResult) -> int:
+    return r.sent_packets if r.sent_packets is not None else (r.packets or 0)
+
+
+def _received(r: IperfResult) -> int:
+    if r.received_packets is not None:
+        return r.received_packets
+    return max(0, (r.packets or 0) - (r.lost_packets or 0))
 
 
 def run_iperf_tcp(cfg: IperfTcpConfig, ctx: WorkloadContext) -> WorkloadOutput:

@@ -4,6 +4,7 @@ The files in tests/unit/data/ were recorded in two network namespaces joined by 
 pair (see tests/unit/data/README.md for the commands).
 """
 
+import json
 from pathlib import Path
 
 import pytest
@@ -193,6 +194,72 @@ def test_udp_output():
     assert m["jitter_ms"].value == pytest.approx((clean.jitter_ms + lossy.jitter_ms) / 2)
     assert {s.metric for s in out.samples} == {"throughput_mbps", "jitter_ms"}
     assert m["bytes"].value == clean.bytes + lossy.bytes
+
+
+def _udp_run(sent: int, highest_seen: int, gaps: int, size: int = 1470, t: float = 3.0) -> str:
+    """A synthetic `iperf3 -u --json --get-server-output` client document, as iperf 3.12
+    writes it: `sent` datagrams of `size` bytes, the receiver saw sequence numbers up to
+    `highest_seen` with `gaps` of them missing (its lost count) and stopped at the end of
+    the test, so the datagrams after `highest_seen` are in neither count."""
+    arrived = highest_seen - gaps
+    rx = {
+        "start": 0,
+        "end": t,
+        "seconds": t,
+        "bytes": arrived * size,
+        "bits_per_second": arrived * size * 8 / t,
+        "jitter_ms": 0.1,
+        "lost_packets": gaps,
+        "packets": sent,
+        "lost_percent": 100 * gaps / sent,
+        "sender": False,
+    }
+    tx = {
+        **rx,
+        "bytes": sent * size,
+        "bits_per_second": sent * size * 8 / t,
+        "lost_packets": 0,
+        "lost_percent": 0,
+        "jitter_ms": 0,
+        "sender": True,
+    }
+    server_stream = {**rx, "bytes": 0, "packets": highest_seen, "out_of_order": 0}
+    doc = {
+        "start": {"test_start": {"protocol": "UDP", "num_streams": 1, "blksize": size}},
+        "intervals": [],
+        "end": {
+            "streams": [{"udp": {**tx, "out_of_order": 0}}],
+            "sum": {**rx, "sender": True},
+            "sum_sent": tx,
+            "sum_received": rx,
+        },
+        "server_output_json": {"intervals": [], "end": {"streams": [{"udp": server_stream}]}},
+    }
+    return json.dumps(doc)
+
+
+def test_udp_datagrams_still_on_their_way_at_the_end_count_as_lost():
+    """1000 datagrams sent; the receiver saw up to number 700 with 50 gaps and stopped: iperf3
+    says 50 lost (5 %), but 350 did not arrive (the 300 after number 700 were still held in
+    a switch), so 65 % of the offered rate arrived. loss_pct is 35 %, 30 of it unreported."""
+    res = parse_iperf3(_udp_run(sent=1000, highest_seen=700, gaps=50))
+    assert (res.lost_packets, res.sent_packets, res.received_packets) == (50, 1000, 650)
+    m = by_metric(udp_output("udp", {"h1->h2": res}, {}))
+    assert m["loss_pct"].value == pytest.approx(35.0)
+    assert m["unreported_loss_pct"].value == pytest.approx(30.0)
+    # received = offered x (1 - loss): the two figures of a cost table now agree
+    offered = 1000 * 1470 * 8 / 3.0 / 1e6
+    assert res.mbps == pytest.approx(offered * (1 - m["loss_pct"].value / 100))
+
+
+def test_udp_loss_is_iperfs_when_every_datagram_is_accounted_for():
+    res = parse_iperf3(_udp_run(sent=1000, highest_seen=1000, gaps=50))
+    m = by_metric(udp_output("udp", {"h1->h2": res}, {}))
+    assert m["loss_pct"].value == pytest.approx(5.0)
+    assert m["unreported_loss_pct"].value == 0.0
+    # recorded runs: the same as iperf3's count
+    lossy = parse_iperf3(text("iperf3_udp_loss.json"))
+    assert (lossy.sent_packets, lossy.received_packets) == (6249, 6249 - 1175)
 
 
 def test_retransmit_pct_worked_example():
