@@ -111,8 +111,9 @@ for _m in [
         "lower",
         "loss",
         "Share of sent packets that never arrived: ping echo requests without a reply "
-        "(cold ones included), or UDP datagrams sent that did not arrive within the test "
-        "(iperf3's lost ones and those still on their way at its end), over all pairs.",
+        "(cold ones included), or UDP datagrams sent that did not arrive by the sender's "
+        "end (iperf3's lost ones, those still on their way when the receiver stopped and "
+        "those that arrived late), over all pairs.",
     ),
     Metric(
         "loss_first_pct",
@@ -129,6 +130,15 @@ for _m in [
         "Share of sent UDP datagrams that had not arrived when the receiver stopped and "
         "that iperf3 did not count lost (sent after the last one to arrive: e.g. still held "
         "in a switch); part of loss_pct.",
+    ),
+    Metric(
+        "late_pct",
+        "%",
+        "lower",
+        "late arrivals",
+        "Share of sent UDP datagrams that arrived after the sender's end (the receiver "
+        "counts until the end of test reaches it: later where held packets delay it); "
+        "part of loss_pct.",
     ),
     Metric(
         "reordered_pct",
