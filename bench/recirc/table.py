@@ -91,6 +91,9 @@ def rows(plan: list[dict]) -> list[str]:
             for x in r["rounds"]
         )
         mark = "" if r["converged"] else " (not within 10 %)"
+        if r.get("step"):  # the closed loop stopped: the target lies on a step
+            (n0, n1), (e0, e1) = r["step"]["between"], r["step"]["errors_pct"]
+            mark = f" (not within 10 %; on a step: N = {n0} {e0:+.0f} %, N = {n1} {e1:+.0f} %)"
         out.append(
             f"| {where} | N passes | {r['passes']} (planned {r['planned_passes']}; rounds: "
             f"{trail}) | {r['achieved_median_ms']:.3f} ({lo:.3f} .. {hi:.3f}) | "

@@ -111,7 +111,9 @@ for _m in [
         "lower",
         "loss",
         "Share of sent packets that never arrived: ping echo requests without a reply "
-        "(cold ones included), or UDP datagrams lost, over all pairs.",
+        "(cold ones included), or UDP datagrams sent that did not arrive by the sender's "
+        "end (iperf3's lost ones, those still on their way when the receiver stopped and "
+        "those that arrived late), over all pairs.",
     ),
     Metric(
         "loss_first_pct",
@@ -119,6 +121,24 @@ for _m in [
         "lower",
         "first-packet loss",
         "Share of pairs whose first (cold) ping got no reply.",
+    ),
+    Metric(
+        "unreported_loss_pct",
+        "%",
+        "lower",
+        "loss iperf3 does not report",
+        "Share of sent UDP datagrams that had not arrived when the receiver stopped and "
+        "that iperf3 did not count lost (sent after the last one to arrive: e.g. still held "
+        "in a switch); part of loss_pct.",
+    ),
+    Metric(
+        "late_pct",
+        "%",
+        "lower",
+        "late arrivals",
+        "Share of sent UDP datagrams that arrived after the sender's end (the receiver "
+        "counts until the end of test reaches it: later where held packets delay it); "
+        "part of loss_pct.",
     ),
     Metric(
         "reordered_pct",

@@ -40,6 +40,7 @@ from sdnperf.studies.recirc_plan import (
     parse_delay_ms,
     passes_for,
     pilot_next_passes,
+    step_between,
 )
 from sdnperf.study.loader import StudyError
 
@@ -623,6 +624,7 @@ def _closed_loop(args, path: Path, study_name: str, key, plan) -> dict:
     passes = plan.passes
     rounds: list[dict] = []
     hold: dict = {}
+    step = None
     for k in range(args.rounds):
         got = _verify_run(args, path, study_name, key, plan.target, passes, k, "ping")
         if k == 0:
@@ -640,10 +642,21 @@ def _closed_loop(args, path: Path, study_name: str, key, plan) -> dict:
             print(f"  {_round_line(rounds[-1], suffix)}", flush=True)
         if got.get(f"achieved{suffix}_ms") is None:
             break  # no ping came back: nothing to correct from
-        if abs(got["error_pct"]) <= args.tolerance or k + 1 == args.rounds:
+        if abs(got["error_pct"]) <= args.tolerance:
             break
         origin = 0.0 if not args.total else got[f"achieved{suffix}_ms"] - got["_added"]
-        tried = [(r["passes"], r[f"achieved{suffix}_ms"]) for r in rounds]
+        tried = [
+            (r["passes"], r[f"achieved{suffix}_ms"])
+            for r in rounds
+            if r.get(f"achieved{suffix}_ms") is not None
+        ]
+        # the target on a step of the curve: a further secant step would only wander
+        # between the two N, so stop and say so
+        step = step_between(tried, plan.target, args.tolerance, origin=origin)
+        if step is not None:
+            break  # _verify_lines says so, with the pair
+        if k + 1 == args.rounds:
+            break
         passes = next_passes(tried, plan.target, MAX_RECIRC_PASSES, origin=origin)
     measured = [r for r in rounds if r.get("error_pct") is not None]
     if not measured:
@@ -657,6 +670,15 @@ def _closed_loop(args, path: Path, study_name: str, key, plan) -> dict:
         converged=abs(best["error_pct"]) <= args.tolerance,
         tolerance_pct=args.tolerance,
     )
+    if step is not None:
+        out["step"] = {
+            "between": list(step.between),
+            "delays_ms": list(step.delays),
+            "errors_pct": list(step.errors_pct()),
+            "expected_rise_ms": step.expected_rise,
+            "adjacent": step.adjacent,
+            "sentence": step.sentence("ms"),
+        }
     template = _template_of(path, args.scale, args.file)
     if args.delay_only or not any(w.get("kind") != "ping" for w in template.get("workload", [])):
         out["cost"] = {}  # --delay-only, or a study file with no TCP/UDP workload
@@ -772,6 +794,8 @@ def _verify_lines(row: dict) -> list[str]:
                 f"{row['error_pct']:+.1f} %"
             )
         )
+        if row.get("step"):
+            lines.append(f"closed loop stopped: {row['step']['sentence']}")
     if row.get("cpu_priority") not in (None, "normal"):
         lines.append(
             f"switch cpu_priority {row['cpu_priority']} (threads: "

@@ -8,6 +8,7 @@ values that reach past the target); the bootstrap CIs of the delay a verifying r
     plan.bracketed                                   # False: N = 7.4 lies beyond N = 3
     bracket_passes({"one-switch": 0.001}, [5.0])     # [0, 1250, 2500, 5000, 10000]
     achieved(rtts_at_n, rtts_at_0, "mean")           # (added delay, (CI low, CI high))
+    step_between([(6357, 3.8), (6748, 7.35)], 5.0, 10)  # Step: 5 ms lies on a step of the curve
 
 Pure numbers: no store, no files (the command that reads a study is recirc_cli.py).
 
@@ -454,3 +455,93 @@ def next_passes(
     while n in done and n < maximum:
         n += 1
     return n
+
+
+# a rise between the bracketing N this many times what their cost per pass predicts is a
+# step (a preemption, a scheduler slice), not the slope of the curve
+STEP_RATIO = 3.0
+
+
+@dataclass(frozen=True)
+class Step:
+    """The target lies on a step of the delay-vs-N curve: the largest N run that held
+    shorter than the target and the next larger N run, which held longer, both miss it by
+    more than the tolerance, and the delay rises between them far more than their cost per
+    pass predicts. An N between them lands on one side of the step or the other."""
+
+    target: float
+    between: tuple[int, int]  # the bracketing N
+    delays: tuple[float, float]  # what they achieved (added, or total)
+    expected_rise: float  # the rise their cost per pass predicts over (hi - lo) passes
+    tolerance_pct: float
+
+    @property
+    def adjacent(self) -> bool:
+        """No whole N lies between the two: no N can land within the tolerance."""
+        return self.between[1] - self.between[0] <= 1
+
+    def errors_pct(self) -> tuple[float, float]:
+        d0, d1 = self.delays
+        return (100.0 * (d0 - self.target) / self.target, 100.0 * (d1 - self.target) / self.target)
+
+    def sentence(self, unit: str = "ms") -> str:
+        (n0, n1), (d0, d1) = self.between, self.delays
+        e0, e1 = self.errors_pct()
+        rise = d1 - d0
+        verdict = (
+            f"no N lands within {self.tolerance_pct:g} %"
+            if self.adjacent
+            else f"an N between them is likely to land on one side of it, not within "
+            f"{self.tolerance_pct:g} %"
+        )
+        return (
+            f"the target ({self.target:g} {unit}) lies on a step of the delay: N = {n0} held "
+            f"{d0:.4g} {unit} ({e0:+.0f} %), N = {n1} held {d1:.4g} {unit} ({e1:+.0f} %), a "
+            f"rise of {rise:.4g} {unit} over {n1 - n0} passes where their cost per pass "
+            f"predicts {self.expected_rise:.3g} {unit}; {verdict}"
+        )
+
+
+def step_between(
+    tried: list[tuple[int, float]],
+    target: float,
+    tolerance_pct: float,
+    origin: float = 0.0,
+    ratio: float = STEP_RATIO,
+) -> Step | None:
+    """The step the target lies on, from the closed loop's (N, delay) pairs, or None.
+
+    The bracketing pair is the largest N that held shorter than the target and the
+    smallest larger N that held at least as long (as next_passes takes them). It is a step
+    when both miss the target by more than `tolerance_pct` (so the delay rises between
+    them by more than the tolerance band's width) and by more than `ratio` times what
+    their own cost per pass ((delay - origin) / N, the mean of the two) predicts over the
+    passes between them: a smooth curve would have put an N in between within the
+    tolerance; a step puts every N on one side of it. Then a further secant step only
+    wanders inside the bracket (seen: 6357 passes -24 %, 6748 passes +47 %)."""
+    if not target > 0 or not tolerance_pct > 0:
+        raise PlanError("target and tolerance must be positive")
+    points = sorted((int(n), float(d)) for n, d in tried if n > 0 and math.isfinite(float(d)))
+    below = [p for p in points if p[1] < target]
+    if not below:
+        return None
+    lo = max(below)
+    above = [p for p in points if p[1] >= target and p[0] > lo[0]]
+    if not above:
+        return None
+    hi = min(above)
+    band = tolerance_pct / 100.0 * target
+    if target - lo[1] <= band or hi[1] - target <= band:
+        return None  # one of them is within the tolerance: no step to report
+    per_pass = ((lo[1] - origin) / lo[0] + (hi[1] - origin) / hi[0]) / 2
+    expected = max(0.0, per_pass) * (hi[0] - lo[0])
+    rise = hi[1] - lo[1]
+    if rise <= ratio * expected:  # (it exceeds the band's width: both miss it)
+        return None
+    return Step(
+        target=target,
+        between=(lo[0], hi[0]),
+        delays=(lo[1], hi[1]),
+        expected_rise=expected,
+        tolerance_pct=tolerance_pct,
+    )

@@ -10,6 +10,7 @@ and the receiver's view; numbers are taken from the receiver where iperf3 report
 from __future__ import annotations
 
 import json
+import math
 import time
 from contextlib import nullcontext
 from dataclasses import dataclass, field
@@ -30,6 +31,12 @@ CONNECT_TIMEOUT_MS = 5000  # a reactive controller may delay the first SYN; not 
 DURATION_MARGIN_S = 15.0  # connect + result exchange, beyond the test's own duration
 BYTES_MODE_LIMIT_S = 120.0  # fixed-bytes transfers have no duration to add a margin to
 TAIL_FRACTION = 0.1  # a last interval shorter than this share of the one before is dropped
+# UDP: a datagram that arrives up to this long after the sender's end is in time, and the
+# datagrams sent in this last stretch that never arrived are not counted lost: iperf3's
+# receiver stops on the end-of-test message, which races the last datagrams (on a clean
+# link about one run in two left one datagram unread); a switch holding datagrams back
+# leaves hundreds
+END_GRACE_S = 0.02
 
 
 @dataclass
@@ -54,8 +61,12 @@ class IperfResult:
     bytes_sent: int = 0  # TCP: bytes the sender wrote (end.sum_sent)
     mss: int | None = None  # TCP: the connection's MSS (start.tcp_mss_default)
     jitter_ms: float | None = None  # UDP only
-    lost_packets: int | None = None
-    packets: int | None = None
+    lost_packets: int | None = None  # UDP: iperf3's count, gaps below the last datagram seen
+    packets: int | None = None  # UDP: the datagrams iperf3 reports (the client's: those sent)
+    sent_packets: int | None = None  # UDP: datagrams the sender sent (end.sum_sent)
+    received_packets: int | None = None  # UDP: datagrams that arrived before the receiver stopped
+    late_packets: int | None = None  # UDP: of those, arrived after the sender's end (+ grace)
+    unreported_packets: int | None = None  # UDP: never arrived, not in iperf3's lost count
     out_of_order: int | None = None
     rtt_ms: float | None = None  # TCP: the sender's smoothed RTT (mean over the run), iperf3
     rtt_series: list[tuple[float, float]] = field(default_factory=list)  # TCP (end s, ms)
@@ -98,11 +109,62 @@ def parse_iperf3(text: str) -> IperfResult:
         res.jitter_ms = float(received["jitter_ms"])
         res.lost_packets = int(received.get("lost_packets", 0))
         res.packets = int(received.get("packets", 0))
+        _udp_counts(doc, res)
         # The receiver counts reordering; the client's copy of that count may be stale.
         streams = ((server.get("end") or {}).get("streams")) or end.get("streams") or []
         counts = [s["udp"]["out_of_order"] for s in streams if "out_of_order" in s.get("udp", {})]
         res.out_of_order = sum(counts) if counts else None
     return res
+
+
+def _udp_counts(doc: dict, res: IperfResult) -> None:
+    """Sets the datagrams of a UDP run: sent, arrived, arrived late, never arrived and not
+    reported lost.
+
+    iperf3 counts as lost only the gaps below the highest sequence number its receiver
+    saw. Datagrams sent after the last one that arrived before the receiver stopped are
+    neither received nor counted lost (`unreported`). And the receiver stops only when the
+    client's end of test reaches it over the TCP control connection: where that is held
+    too (a switch that recirculates every packet to the receiver), the receiver goes on
+    counting long after the sender's end (34.8 s for a 3-s test, bench/recirc/README.md),
+    and what arrives then is `late` (then `mbps` is what arrived in the sender's window,
+    over that window, not iperf3's rate over the stretched one). So: sent from the
+    sender's report; arrived from the
+    bytes received over the datagram size (every datagram of a run has the size
+    `blksize`); late from the receiver's intervals, the share of each interval's bytes
+    after the sender's end + END_GRACE_S (taking its arrivals as even over it); unreported:
+    sent - arrived - iperf3's lost, less what the sender sent in its last END_GRACE_S."""
+    end = doc.get("end") or {}
+    sent_sum = end.get("sum_sent") or {}
+    if sent_sum.get("packets") is not None:
+        res.sent_packets = int(sent_sum["packets"])
+    size = ((doc.get("start") or {}).get("test_start") or {}).get("blksize")
+    if not size:
+        if res.packets is not None:
+            res.received_packets = max(0, res.packets - (res.lost_packets or 0))
+        return
+    size = int(size)
+    res.received_packets = round(res.bytes / size)
+    window = float(sent_sum.get("seconds") or 0.0)
+    if not window:
+        return
+    cutoff = window + END_GRACE_S
+    late_bytes = 0.0
+    for item in (doc.get("server_output_json") or {}).get("intervals") or []:
+        s = item.get("sum") or {}
+        start, stop = float(s.get("start", 0.0)), float(s.get("end", 0.0))
+        if s.get("omitted") or stop <= cutoff or stop <= start:
+            continue
+        late_bytes += int(s.get("bytes", 0)) * (stop - max(start, cutoff)) / (stop - start)
+    res.late_packets = min(res.received_packets, round(late_bytes / size))
+    if res.late_packets:
+        # the receiver's rate is over its own window, stretched by the held end of test:
+        # the throughput of the test is what arrived within the sender's window, over it
+        res.mbps = (res.received_packets - res.late_packets) * size * 8 / window / 1e6
+    if res.sent_packets is not None:
+        tail = res.sent_packets - res.received_packets - (res.lost_packets or 0)
+        racing = math.ceil(res.sent_packets * END_GRACE_S / window)
+        res.unreported_packets = max(0, tail - racing)
 
 
 def _tcp_rtt(doc: dict) -> tuple[float | None, list[tuple[float, float]]]:
@@ -247,7 +309,14 @@ def udp_output(
     - jitter_ms: mean over pairs of iperf3's receiver jitter (RFC 3550 smoothed);
     - jitter_eq1_ms: 000's Eq. 1, the mean over pairs of each pair's mean per-packet
       RFC 3550 jitter (iperf3's per-interval value weighted by the interval's datagrams);
-    - loss_pct: lost / sent datagrams over all pairs;
+    - loss_pct: datagrams that did not arrive by the sender's end (+ END_GRACE_S) over
+      those sent, all pairs: iperf3's lost count + unreported + late (so the received rate
+      is the offered one less loss_pct, to the grace);
+    - unreported_loss_pct: datagrams that never arrived and iperf3 did not count lost (sent
+      after the last one that arrived: still on their way, e.g. held in a switch, when the
+      receiver stopped);
+    - late_pct: datagrams that arrived after the sender's end (the receiver counts until
+      the end of test reaches it; held packets delay that);
     - reordered_pct: out-of-order / sent datagrams over all pairs.
     """
     samples, summaries = _throughput_output(name, results, offsets, fixed_bytes)
@@ -265,14 +334,24 @@ def udp_output(
     )
     if eq1 is not None:
         summaries.append(Summary(name, "jitter_eq1_ms", eq1, "ms"))
-    packets = sum(r.packets or 0 for r in results.values())
+    packets = sum(_sent(r) for r in results.values())
     if packets:
         lost = sum(r.lost_packets or 0 for r in results.values())
-        summaries.append(Summary(name, "loss_pct", 100.0 * lost / packets, "%"))
+        unreported = sum(r.unreported_packets or 0 for r in results.values())
+        late = sum(r.late_packets or 0 for r in results.values())
+        summaries.append(
+            Summary(name, "loss_pct", 100.0 * (lost + unreported + late) / packets, "%")
+        )
+        summaries.append(Summary(name, "unreported_loss_pct", 100.0 * unreported / packets, "%"))
+        summaries.append(Summary(name, "late_pct", 100.0 * late / packets, "%"))
         if any(r.out_of_order is not None for r in results.values()):
             reordered = sum(r.out_of_order or 0 for r in results.values())
             summaries.append(Summary(name, "reordered_pct", 100.0 * reordered / packets, "%"))
     return WorkloadOutput(samples, summaries)
+
+
+def _sent(r: IperfResult) -> int:
+    return r.sent_packets if r.sent_packets is not None else (r.packets or 0)
 
 
 def run_iperf_tcp(cfg: IperfTcpConfig, ctx: WorkloadContext) -> WorkloadOutput:

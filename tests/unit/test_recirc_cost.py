@@ -94,3 +94,28 @@ def test_the_cost_table_has_a_column_per_udp_rate_in_rate_order_and_a_row_per_de
         "| 5 ms | bmv2 | chain-of-two | N passes | N = 43 | 4 (1 %) | 0.95 (50 %), loss 50 % "
         "| – | – | 70 (+50) | realtime | 12.0 → 14.5 |"
     )
+
+
+def test_the_closing_table_marks_a_target_on_a_step_with_its_pair():
+    row = {
+        "target_ms": 5.0,
+        "target": "sdnperf",
+        "topology": "one-switch",
+        "passes": 6357,
+        "planned_passes": 5448,
+        "rounds": [
+            {"passes": 5448, "error_pct": -33.0, "load_average": 13.0},
+            {"passes": 6748, "error_pct": 47.0, "load_average": 13.2},
+            {"passes": 6357, "error_pct": -24.0, "load_average": 13.3},
+        ],
+        "converged": False,
+        "step": {"between": [6357, 6748], "errors_pct": [-24.0, 47.0]},
+        "achieved_median_ms": 3.8,
+        "achieved_median_ci_ms": [3.7, 3.9],
+        "error_pct": -24.0,
+        "spread_ms": 0.4,
+        "achieved_p99_ms": 6.0,
+        "cost": {},
+    }
+    (line,) = _table().rows([row])
+    assert "| -24.0 (not within 10 %; on a step: N = 6357 -24 %, N = 6748 +47 %) |" in line

@@ -345,3 +345,42 @@ def test_next_passes_refuses_nothing_to_correct_from():
         next_passes([], 5.0)
     with pytest.raises(PlanError, match="positive"):
         next_passes([(10, 1.0)], 0)
+
+
+def test_a_target_on_a_step_of_the_curve_is_named_with_its_bracketing_pair():
+    """Our switch at 5 ms under realtime (bench/recirc/README.md): N = 6357 held 3.8 ms
+    (-24 %), N = 6748 7.35 ms (+47 %): a rise of 3.55 ms over 391 passes where their cost
+    per pass (0.6-1.1 µs) predicts 0.33 ms. No secant step between them lands within 10 %."""
+    from sdnperf.studies.recirc_plan import step_between
+
+    tried = [(5448, 3.35), (6748, 7.35), (6357, 3.80)]
+    step = step_between(tried, 5.0, 10.0)
+    assert step is not None
+    assert step.between == (6357, 6748) and step.delays == (3.80, 7.35)
+    assert step.expected_rise == pytest.approx((3.80 / 6357 + 7.35 / 6748) / 2 * 391)
+    assert step.errors_pct() == pytest.approx((-24.0, 47.0))
+    assert not step.adjacent
+    text = step.sentence()
+    assert "lies on a step" in text and "N = 6357 held 3.8 ms (-24 %)" in text
+    assert "N = 6748 held 7.35 ms (+47 %)" in text and "391 passes" in text
+    # neighbouring N (BMv2 at 1 ms: N = 14 -21 %, N = 15 +12 %): no N can land within 10 %
+    bmv2 = step_between([(16, 1.18), (14, 0.79), (15, 1.12)], 1.0, 10.0)
+    assert bmv2 is not None and bmv2.adjacent and bmv2.between == (14, 15)
+    assert "no N lands within 10 %" in bmv2.sentence()
+
+
+def test_a_smooth_curve_or_a_round_within_tolerance_is_no_step():
+    from sdnperf.studies.recirc_plan import step_between
+
+    # proportional to N: the rise between the pair is what the cost per pass predicts
+    assert step_between([(4000, 4.0), (6000, 6.0)], 5.0, 10.0) is None
+    # a convex curve (a pass dearer as N grows) is still a curve
+    curve = [(n, n / 1000 + (n / 3000) ** 2) for n in (3214, 5000)]
+    assert step_between(curve, 5.0, 10.0) is None
+    # one of the pair within the tolerance: the loop has its answer
+    assert step_between([(4000, 4.6), (4100, 8.0)], 5.0, 10.0) is None
+    # nothing on one side of the target yet: nothing brackets it
+    assert step_between([(4000, 3.0), (4100, 3.2)], 5.0, 10.0) is None
+    assert step_between([(4000, 6.0), (4100, 8.0)], 5.0, 10.0) is None
+    with pytest.raises(PlanError):
+        step_between([(1, 1.0)], 0.0, 10.0)

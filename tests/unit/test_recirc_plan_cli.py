@@ -231,10 +231,41 @@ def test_verify_that_does_not_converge_says_so_with_every_round(tmp_path, capsys
     assert row["converged"] is False and len(row["rounds"]) == 3
     assert abs(row["error_pct"]) == 40.0  # the closest round: 3 ms, -40 %
     assert all(c[2] == "ping" for c in calls)  # --delay-only: no cost study
+    # the third round found the target on the step (3 ms below N = 4000, 8 ms from it)
+    assert row["step"]["delays_ms"] == [3.0, 8.0] and row["step"]["between"][1] == 5000
     main([*argv, "--rounds", "2", "--delay-only"])
     out = capsys.readouterr().out
     assert re.search(r"round 1: N = 5000: 8.000 ms \(95 % CI .*\), error \+60.0 %", out), out
     assert "round 2: N = " in out and "not within 10 %" in out
+
+
+def test_verify_stops_on_a_step_naming_the_bracketing_pair(tmp_path, capsys, monkeypatch):
+    """A step between neighbouring N (3 ms up to N = 4499, 8 ms from 4500 on): once the
+    rounds bracket it so narrowly that the rise is far beyond the cost per pass, the loop
+    stops before --rounds and says the target lies on a step, with the pair and delays."""
+    import json
+
+    from sdnperf.studies import recirc_cli
+
+    db = tmp_path / "study.sqlite"
+    write_study(db, [(n, 0.1 + 0.001 * n) for n in (0, 1000, 2000, 4000, 8000) for _ in range(2)])
+    calls: list = []
+    monkeypatch.setattr(
+        recirc_cli, "_verify_run", fake_verify(lambda n: 3.0 if n < 4500 else 8.0, calls)
+    )
+    argv = ["recirc", "plan", "--target-delay", "5ms", "--from", str(db), "--verify"]
+    assert main([*argv, "--json", "--rounds", "8", "--delay-only"]) == 0
+    (row,) = json.loads(capsys.readouterr().out)
+    assert row["converged"] is False and len(row["rounds"]) < 8
+    step = row["step"]
+    lo, hi = step["between"]
+    assert lo < 4500 <= hi and step["delays_ms"] == [3.0, 8.0]
+    assert step["errors_pct"] == [-40.0, 60.0] and step["expected_rise_ms"] < 5.0 / 3
+    assert (lo, 3.0) in [(r["passes"], r["achieved_median_ms"]) for r in row["rounds"]]
+    main([*argv, "--rounds", "8", "--delay-only"])
+    out = capsys.readouterr().out
+    assert "closed loop stopped: the target (5 ms) lies on a step of the delay" in out, out
+    assert f"N = {lo} held 3 ms (-40 %), N = {hi} held 8 ms (+60 %)" in out
 
 
 def test_verify_takes_its_workloads_from_file(tmp_path, capsys, monkeypatch):
