@@ -31,12 +31,17 @@ CONNECT_TIMEOUT_MS = 5000  # a reactive controller may delay the first SYN; not 
 DURATION_MARGIN_S = 15.0  # connect + result exchange, beyond the test's own duration
 BYTES_MODE_LIMIT_S = 120.0  # fixed-bytes transfers have no duration to add a margin to
 TAIL_FRACTION = 0.1  # a last interval shorter than this share of the one before is dropped
-# UDP: a datagram that arrives up to this long after the sender's end is in time, and the
-# datagrams sent in this last stretch that never arrived are not counted lost: iperf3's
-# receiver stops on the end-of-test message, which races the last datagrams (on a clean
-# link about one run in two left one datagram unread); a switch holding datagrams back
-# leaves hundreds
+# UDP: the datagrams sent in the sender's last END_GRACE_S that never arrived are not
+# counted lost: iperf3's receiver stops on the end-of-test message, which races the last
+# datagrams (on a clean link about one run in two left one datagram unread); a switch
+# holding datagrams back leaves hundreds
 END_GRACE_S = 0.02
+# ... and a datagram that arrives up to LATE_GRACE_S after the sender's end is in time:
+# iperf3's receiver times its intervals from its own start, about one path round trip
+# before the sender's, so on a path with one-way delay d the last datagrams arrive 2d
+# after the sender's end in the receiver's time. 1 s covers delays up to 0.5 s each way;
+# a held end of test stretches the receiver by seconds (bench/recirc/README.md: 35 s)
+LATE_GRACE_S = 1.0
 
 
 @dataclass
@@ -132,7 +137,7 @@ def _udp_counts(doc: dict, res: IperfResult) -> None:
     sender's report; arrived from the
     bytes received over the datagram size (every datagram of a run has the size
     `blksize`); late from the receiver's intervals, the share of each interval's bytes
-    after the sender's end + END_GRACE_S (taking its arrivals as even over it); unreported:
+    after the sender's end + LATE_GRACE_S (taking its arrivals as even over it); unreported:
     sent - arrived - iperf3's lost, less what the sender sent in its last END_GRACE_S."""
     end = doc.get("end") or {}
     sent_sum = end.get("sum_sent") or {}
@@ -148,7 +153,7 @@ def _udp_counts(doc: dict, res: IperfResult) -> None:
     window = float(sent_sum.get("seconds") or 0.0)
     if not window:
         return
-    cutoff = window + END_GRACE_S
+    cutoff = window + LATE_GRACE_S
     late_bytes = 0.0
     for item in (doc.get("server_output_json") or {}).get("intervals") or []:
         s = item.get("sum") or {}
@@ -309,9 +314,9 @@ def udp_output(
     - jitter_ms: mean over pairs of iperf3's receiver jitter (RFC 3550 smoothed);
     - jitter_eq1_ms: 000's Eq. 1, the mean over pairs of each pair's mean per-packet
       RFC 3550 jitter (iperf3's per-interval value weighted by the interval's datagrams);
-    - loss_pct: datagrams that did not arrive by the sender's end (+ END_GRACE_S) over
+    - loss_pct: datagrams that did not arrive by the sender's end (+ LATE_GRACE_S) over
       those sent, all pairs: iperf3's lost count + unreported + late (so the received rate
-      is the offered one less loss_pct, to the grace);
+      is the offered one less loss_pct, to the graces);
     - unreported_loss_pct: datagrams that never arrived and iperf3 did not count lost (sent
       after the last one that arrived: still on their way, e.g. held in a switch, when the
       receiver stopped);
