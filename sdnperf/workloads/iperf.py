@@ -37,9 +37,9 @@ TAIL_FRACTION = 0.1  # a last interval shorter than this share of the one before
 # holding datagrams back leaves hundreds
 END_GRACE_S = 0.02
 # ... and a datagram that arrives up to LATE_GRACE_S after the sender's end is in time:
-# iperf3's receiver times its intervals from its own start, about one path round trip
-# before the sender's, so on a path with one-way delay d the last datagrams arrive 2d
-# after the sender's end in the receiver's time. 1 s covers delays up to 0.5 s each way;
+# iperf3's receiver starts its clock when it sends TEST_START, one-way delay d before the
+# sender gets it and starts its own, so the last datagrams arrive 2d after the sender's
+# end in the receiver's time. 1 s covers delays up to 0.5 s each way;
 # a held end of test stretches the receiver by seconds (bench/recirc/README.md: 35 s)
 LATE_GRACE_S = 1.0
 

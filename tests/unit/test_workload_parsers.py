@@ -293,7 +293,7 @@ def test_udp_datagrams_arriving_after_the_senders_end_are_late_and_count_as_lost
 
 
 def test_udp_datagrams_delayed_by_the_path_are_in_time():
-    """A path with 0.4 s one-way delay: the receiver, whose clock starts a round trip
+    """A path with 0.4 s one-way delay: the receiver, whose clock starts a one-way delay
     before the sender's, sees the last of the 3-s test's datagrams up to 0.8 s after the
     sender's end. Within LATE_GRACE_S they are in time: no loss, iperf3's rate."""
     res = parse_iperf3(_udp_run(sent=1000, arrivals=[250, 250, 250, 250], gaps=0))
