@@ -504,7 +504,7 @@ impl Switch {
                 self.enqueue_pending(now);
                 progressed = true;
             }
-            for mut j in self.tx.drain(..) {
+            for j in self.tx.drain(..) {
                 let port = j.egress_port as usize;
                 match self.impair.get_mut(port).and_then(|x| x.as_mut()) {
                     Some(im) => {
