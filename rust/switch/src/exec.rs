@@ -181,6 +181,9 @@ pub struct Engine {
     /// its fields and panic if the two differ (a write path that missed `Phv::orig`)
     pub check_deparse_copy: bool,
     pool: Vec<Box<Job>>,
+    /// the fast path's link clocks: a job the kernel handed over with a slot is counted
+    /// done there when it is recycled (sent or dropped), xdpfast/shaper.rs
+    pub(crate) link_clock: Option<std::sync::Arc<crate::xdpfast::shaper::ShaperMap>>,
     scratch: Vec<u8>,
     reps: Vec<(u32, u32)>,
     pub t0: std::time::Instant,
@@ -530,6 +533,7 @@ impl Engine {
             trace: std::env::var_os("SDNPERF_SWITCH_TRACE").is_some(),
             check_deparse_copy: false,
             pool: Vec::new(),
+            link_clock: None,
             scratch: Vec::with_capacity(2048),
             reps: Vec::new(),
             t0: std::time::Instant::now(),
@@ -562,9 +566,13 @@ impl Engine {
         }
     }
 
+    /// Ends a job (sent, or dropped anywhere): every job ends here, so a slotted one is
+    /// counted done exactly once.
     pub fn recycle(&mut self, mut j: Box<Job>) {
+        if let (Some(s), Some(lc)) = (j.slot.take(), &self.link_clock) {
+            lc.done(s.port);
+        }
         if self.pool.len() < 4096 && j.buf.capacity() <= 70_000 {
-            j.slot = None;
             self.pool.push(j);
         }
     }

@@ -141,6 +141,7 @@ impl Switch {
                 }
             }
         }
+        self.eng.link_clock = lc.clone();
         self.link_clock = lc;
     }
 
@@ -503,7 +504,7 @@ impl Switch {
                 self.enqueue_pending(now);
                 progressed = true;
             }
-            for mut j in self.tx.drain(..) {
+            for j in self.tx.drain(..) {
                 let port = j.egress_port as usize;
                 match self.impair.get_mut(port).and_then(|x| x.as_mut()) {
                     Some(im) => {
@@ -518,8 +519,15 @@ impl Switch {
                             Some(lc) => {
                                 let off = self.mono_off;
                                 let (arrived, start) =
-                                    match j.slot.take().filter(|s| s.port == port as u32) {
-                                        Some(s) => (s.arrived, s.start),
+                                    // (the slot stays with the job: recycling it
+                                    // counts it done, Engine::recycle)
+                                    match j.slot.filter(|s| s.port == port as u32) {
+                                        Some(s) if s.start != 0 => (s.arrived, s.start),
+                                        Some(s) => {
+                                            // the kernel lost the race for the bucket
+                                            let t = now + off;
+                                            (s.arrived, lc.claim(port as u32, t, len as u64))
+                                        }
                                         None => {
                                             let t = now + off;
                                             (t, lc.claim(port as u32, t, len as u64))
@@ -555,6 +563,9 @@ impl Switch {
                 // the kernel forwards to the port only while nothing waits here (FIFO)
                 if let Some(lc) = &self.link_clock {
                     lc.set_held(p, im.len() as u64);
+                    if im.is_empty() && lc.unfinished(p) != 0 {
+                        lc.resync(p, now + self.mono_off, shaper::LOST_AFTER_NS);
+                    }
                 }
             }
         }

@@ -480,3 +480,105 @@ fn shaped_port_lets_its_burst_through_in_the_kernel_then_slots_at_the_rate() {
     assert_eq!(lc.tat(2), tat + 8_000_000);
     assert_eq!(lc.counters(2), (3, 3000, 1));
 }
+
+/// Until `when` (CLOCK_MONOTONIC ns) has passed.
+fn sleep_until_mono(when: u64) {
+    use sdnperf_switch::xdpfast::shaper::monotonic_ns;
+    while monotonic_ns() <= when {
+        std::thread::sleep(std::time::Duration::from_millis(1));
+    }
+}
+
+#[test]
+fn kernel_never_overtakes_a_packet_it_handed_to_the_engine() {
+    use sdnperf_switch::impair::ImpairCfg;
+    use sdnperf_switch::xdpfast::shaper::{self, Slot};
+    let (mut sw, pkt) = l1_fwd_switch();
+    // 1000 B at 1 Mbit/s: 8 ms on the link, no burst
+    sw.set_impair(2, ImpairCfg::parse("rate=1mbit").unwrap())
+        .unwrap();
+    let ports: Vec<(u32, u32)> = (0..8).map(|p| (p, 1)).collect();
+    let fp = FastPath::new(&sw, &ports, None).unwrap();
+    let lc = fp.shaper();
+    sw.set_link_clock(Some(fp.shaper()));
+    let punt = || {
+        let (ret, mut out) = sdnperf_switch::bpf::test_run_xdp(fp.prog(1).unwrap(), &pkt).unwrap();
+        assert_eq!(ret, 2, "punted");
+        Slot::take(&mut out[..32]).expect("a slot in the metadata")
+    };
+    assert!(matches!(
+        fp.test_packet(1, &pkt).unwrap(),
+        Outcome::Forward(2, _)
+    ));
+    // the next one finds the link busy: handed to the engine, which has not read it yet
+    // (still in the socket's ring: the engine holds nothing, `held` is 0)
+    let first = punt();
+    assert_eq!(lc.unfinished(2), 1);
+    // once the link is idle again the kernel still forwards nothing to the port: the
+    // packet it handed over would be overtaken (TCP reads that as loss)
+    sleep_until_mono(lc.tat(2));
+    let second = punt();
+    assert_eq!(
+        second.start, second.arrived,
+        "the bucket let it leave now, yet it goes behind the first"
+    );
+    assert_eq!(lc.unfinished(2), 2);
+    // the engine sends both in order and counts them done as it recycles them
+    let now = sw.now_ns();
+    sw.receive_slotted(1, &pkt, None, now, Some(first));
+    sw.receive_slotted(1, &pkt, None, now, Some(second));
+    sw.service(now);
+    let ready = sw.take_ready();
+    assert_eq!(ready.len(), 2, "both slots have come");
+    assert_eq!(lc.unfinished(2), 2, "counted done only once sent");
+    for j in ready {
+        sw.recycle(j);
+    }
+    assert_eq!(lc.unfinished(2), 0);
+    sleep_until_mono(lc.tat(2));
+    assert!(matches!(
+        fp.test_packet(1, &pkt).unwrap(),
+        Outcome::Forward(2, _)
+    ));
+
+    // a packet whose claim lost the race to another CPU (start 0): the engine claims its
+    // slot on the shared clock, and it counts like any handed-over packet
+    let tat = lc.tat(2);
+    let raced = Slot {
+        port: 2,
+        arrived: shaper::monotonic_ns(),
+        start: 0,
+    };
+    let now = sw.now_ns();
+    sw.receive_slotted(1, &pkt, None, now, Some(raced));
+    sw.service(now);
+    assert_eq!(lc.tat(2), tat + 8_000_000, "the engine claimed the link");
+    let due = lc.tat(2) - shaper::monotonic_ns() + sw.now_ns();
+    sw.service(due);
+    for j in sw.take_ready() {
+        sw.recycle(j);
+    }
+
+    // that hand-made slot was never counted by the kernel: DONE is one ahead, which
+    // also holds the port back until the engine gives up on it (an earlier fast path's
+    // count)
+    assert_eq!(lc.unfinished(2), u64::MAX);
+    let later = shaper::monotonic_ns() + shaper::LOST_AFTER_NS + 1;
+    assert!(lc.resync(2, later, shaper::LOST_AFTER_NS));
+    assert_eq!(lc.unfinished(2), 0);
+
+    // a handed-over packet lost before the engine saw it (its ring full) holds the port
+    // back only until LOST_AFTER_NS after the last punt
+    sleep_until_mono(lc.tat(2));
+    assert!(matches!(
+        fp.test_packet(1, &pkt).unwrap(),
+        Outcome::Forward(2, _)
+    ));
+    let _lost = punt();
+    assert_eq!(lc.unfinished(2), 1);
+    let now = shaper::monotonic_ns();
+    assert!(!lc.resync(2, now, shaper::LOST_AFTER_NS), "not yet");
+    assert!(lc.resync(2, now + shaper::LOST_AFTER_NS + 1, shaper::LOST_AFTER_NS));
+    assert_eq!(lc.unfinished(2), 0);
+    assert!(!lc.resync(2, now + 2 * shaper::LOST_AFTER_NS, shaper::LOST_AFTER_NS));
+}

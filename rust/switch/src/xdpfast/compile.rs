@@ -778,22 +778,29 @@ impl<'a> Gen<'a> {
         self.a.alu_reg(ADD, R4, R2);
         self.a.cmpxchg(R1, TAT, R4);
         self.a.jcc_reg(JNE, R0, R5, lost_race);
-        // claimed: forward only when it may start now and the engine holds nothing
+        // claimed: forward only when it may start now, the engine holds nothing for the
+        // port and every packet handed to it for the port has left (SLOTTED == DONE:
+        // one still in the socket's ring or the engine's TX would be overtaken)
         self.a.ldx(DW, R3, FP, SH_START);
         self.a.ldx(DW, R2, FP, SH_NOW);
         self.a.jcc_reg(JNE, R3, R2, slotted);
         self.a.ldx(DW, R2, R1, HELD);
         self.a.jcc_imm(JNE, R2, 0, slotted);
+        self.a.ldx(DW, R2, R1, SLOTTED);
+        self.a.ldx(DW, R3, R1, DONE);
+        self.a.jcc_reg(JNE, R2, R3, slotted);
         self.a.mov_imm(R2, 1);
         self.a.atomic_add(R1, XDP_PACKETS, R2);
         self.a.ldx(DW, R2, FP, SH_LEN);
         self.a.atomic_add(R1, XDP_BYTES, R2);
         self.a.ja(go);
+        // another CPU claimed the link meanwhile: the engine claims a slot of its own
+        // (start 0), but the packet is counted like a slotted one, so none after it
+        // overtakes it
+        self.a.bind(lost_race);
+        self.a.st_imm(DW, FP, SH_START, 0);
         // to the engine with the slot: it sends the packet at `start`
         self.a.bind(slotted);
-        self.a.ldx(DW, R1, FP, SH_PTR);
-        self.a.mov_imm(R2, 1);
-        self.a.atomic_add(R1, SLOTTED, R2);
         self.a.mov(R1, R6);
         self.a.mov_imm(R2, -META_LEN);
         self.a.call(XDP_ADJUST_META);
@@ -811,9 +818,12 @@ impl<'a> Gen<'a> {
         self.a.stx(DW, R2, 16, R4);
         self.a.ldx(DW, R4, R9, eport);
         self.a.stx(DW, R2, 24, R4);
-        self.a.ja(self.punt);
-        // another CPU claimed the link meanwhile: the engine claims a slot of its own
-        self.a.bind(lost_race);
+        // counted once it carries its slot (the engine counts it DONE when it leaves)
+        self.a.ldx(DW, R1, FP, SH_PTR);
+        self.a.mov_imm(R2, 1);
+        self.a.atomic_add(R1, SLOTTED, R2);
+        self.a.ldx(DW, R2, FP, SH_NOW);
+        self.a.stx(DW, R1, PUNTED_AT, R2);
         self.a.ja(self.punt);
         self.a.bind(go);
         Ok(())

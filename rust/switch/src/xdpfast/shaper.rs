@@ -18,9 +18,15 @@
 //!   when the packet reached the switch.
 //! - the engine claims a slot the same way for any packet it sends on such a port that
 //!   carries none (punted for another reason: packet-out, multicast, a lost race).
-//! - while the engine holds packets for the port (`held`), the kernel forwards nothing
-//!   to it (FIFO per port), and every claim takes from the one bucket, so the two
-//!   together never send more than rate x time + burst.
+//! - while the engine holds packets for the port (`held`), or any packet the kernel
+//!   handed it for the port has not left yet (`SLOTTED` != `DONE`: still in the
+//!   socket's RX ring, or on its way out through the engine's TX), the kernel forwards
+//!   nothing to it (FIFO per port: a packet forwarded in the kernel past one still in
+//!   the engine arrives before it, and TCP takes the reordering for loss and
+//!   retransmits), and every claim takes from the one bucket, so the two together never
+//!   send more than rate x time + burst. A slotted packet lost before the engine saw it
+//!   (its ring full) would stop the port's fast path for good: the engine stops
+//!   waiting for it `LOST_AFTER_NS` after the last punt (`resync`).
 //!
 //! Delay, jitter, loss, serialisation (netem's rate) and ingress impairment need the
 //! engine's delay line and random draws: such ports are `ENGINE` (everything to them
@@ -45,6 +51,13 @@ pub const IN_ENGINE: i16 = 48;
 pub const SLOTTED: i16 = 56;
 /// the bucket's depth as time at the rate (GCRA's tau, ns)
 pub const TAU: i16 = 64;
+/// packets handed to the engine with a slot (SLOTTED) that the engine has sent or dropped
+pub const DONE: i16 = 72;
+/// when the kernel last handed the engine a slotted packet (CLOCK_MONOTONIC ns)
+pub const PUNTED_AT: i16 = 80;
+/// A slotted packet the engine has not seen this long after the last punt was lost on
+/// the way (the socket's ring full): the engine stops waiting for it (`resync`).
+pub const LOST_AFTER_NS: u64 = 100_000_000;
 
 /// Egress modes of a port.
 pub const FREE: u64 = 0;
@@ -58,6 +71,8 @@ pub const MAGIC: u64 = 0x5344_4e50_534c_4f54; // "SDNPSLOT"
 const BPF_F_MMAPABLE: u32 = 1 << 10;
 
 /// A packet's claim on a shaped port's link, made by the XDP program (CLOCK_MONOTONIC).
+/// `start` 0: the program lost the race for the bucket to another CPU; the engine claims
+/// the packet's slot itself.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Slot {
     pub port: u32,
@@ -92,6 +107,11 @@ impl Slot {
 /// (and as impair.rs does: truncated).
 pub fn serialisation_ns(len: u64, rate_bps: u64) -> u64 {
     (len * 8_000_000_000).checked_div(rate_bps).unwrap_or(0)
+}
+
+/// Whether the last punt (`punted_at`) is more than `stale_after` ns before `now`.
+pub fn stale(punted_at: u64, now: u64, stale_after: u64) -> bool {
+    now.saturating_sub(punted_at) > stale_after
 }
 
 /// The claim both sides make on a port's bucket (`impair::gcra`): (start, new TAT).
@@ -219,6 +239,38 @@ impl ShaperMap {
         }
     }
 
+    /// A packet the kernel handed the engine for `port` with a slot has left (sent or
+    /// dropped): the kernel may forward to the port again once all have.
+    pub fn done(&self, port: u32) {
+        if let Some(w) = self.word(port, DONE) {
+            w.fetch_add(1, Ordering::AcqRel);
+        }
+    }
+
+    /// Slotted packets for `port` the engine has not finished (wrapping difference).
+    pub fn unfinished(&self, port: u32) -> u64 {
+        self.get(port, SLOTTED).wrapping_sub(self.get(port, DONE))
+    }
+
+    /// Called when the engine holds nothing for `port` at `now` (CLOCK_MONOTONIC): if
+    /// slotted packets are still unfinished long after the last punt (`stale_after`
+    /// ns), they were lost before the engine saw them (or counted by an earlier fast
+    /// path): stop waiting for them. True if it resynchronised.
+    pub fn resync(&self, port: u32, now: u64, stale_after: u64) -> bool {
+        let (Some(slotted), Some(done)) = (self.word(port, SLOTTED), self.word(port, DONE)) else {
+            return false;
+        };
+        let s = slotted.load(Ordering::Acquire);
+        if s == done.load(Ordering::Acquire) {
+            return false;
+        }
+        if !stale(self.get(port, PUNTED_AT), now, stale_after) {
+            return false;
+        }
+        done.store(s, Ordering::Release);
+        true
+    }
+
     /// Packets and bytes the kernel forwarded on `port`, and packets it handed to the
     /// engine with a slot.
     pub fn counters(&self, port: u32) -> (u64, u64, u64) {
@@ -252,6 +304,16 @@ mod tests {
         let tau = serialisation_ns(1600, 100_000_000);
         assert_eq!(claim(121_000, 50_000, 120_000, tau), (50_000, 241_000));
         assert_eq!(claim(241_000, 50_000, 120_000, tau), (113_000, 361_000));
+    }
+
+    #[test]
+    fn a_punt_is_given_up_only_long_after_it_was_made() {
+        let ms = 1_000_000;
+        assert!(!stale(100 * ms, 100 * ms, LOST_AFTER_NS));
+        assert!(!stale(100 * ms, 100 * ms + LOST_AFTER_NS, LOST_AFTER_NS));
+        assert!(stale(100 * ms, 100 * ms + LOST_AFTER_NS + 1, LOST_AFTER_NS));
+        // a punt stamped after `now` (another CPU's clock read later) is fresh
+        assert!(!stale(200 * ms, 100 * ms, LOST_AFTER_NS));
     }
 
     #[test]
