@@ -23,6 +23,7 @@ import json
 import re
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -329,6 +330,8 @@ class P4Architecture(Architecture):
 
     def mininet_options(self) -> dict:
         # lazy: pulls in mininet, wanted only here
+        from mininet.util import natural
+
         from sdnperf.emulation.p4switch import P4Switch, SharedSwitchProcess
 
         target, log_dir = self.config.target, str(self.run_dir)
@@ -338,14 +341,15 @@ class P4Architecture(Architecture):
             extra_args += ["--recirc-pace-us", str(self.config.recirc_pace_us)]
         shared = SharedSwitchProcess(binary, log_dir, extra_args) if self.shared_process() else None
 
+        # every switch's device id and ports decided now, in the order Mininet adds the
+        # switches (ParallelMininet then creates them all at once, in any order)
+        for name in sorted(self.spec.switches(), key=natural):
+            self.plan_switch(name)
+        planning = threading.Lock()  # a switch the topology did not name: planned on demand
+
         def make(name, **kwargs):
-            if name not in self.switches:
-                dev = device_id_for(name, 1 + len(self.switches))
-                base = self.config.grpc_base_port  # fixed ports: a remote controller knows them
-                self.switches[name] = (dev, base + dev - 1 if base else process.free_port())
-                if target == "bmv2":
-                    self.thrift_ports[name] = process.free_port()
-            dev, port = self.switches[name]
+            with planning:
+                dev, port = self.plan_switch(name)
             return P4Switch(
                 name,
                 grpc_port=port,
@@ -361,6 +365,17 @@ class P4Architecture(Architecture):
             )
 
         return {"switch": make, "controller": None}
+
+    def plan_switch(self, name: str) -> tuple[int, int]:
+        """Switch `name`'s (device id, gRPC port), decided on its first call: the number
+        its name ends in, else one more than the switches planned so far."""
+        if name not in self.switches:
+            dev = device_id_for(name, 1 + len(self.switches))
+            base = self.config.grpc_base_port  # fixed ports: a remote controller knows them
+            self.switches[name] = (dev, base + dev - 1 if base else process.free_port())
+            if self.config.target == "bmv2":
+                self.thrift_ports[name] = process.free_port()
+        return self.switches[name]
 
     def switch_binary(self) -> str:
         """The switch daemon every switch of this architecture runs."""
