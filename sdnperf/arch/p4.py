@@ -344,7 +344,7 @@ class P4Architecture(Architecture):
         # lazy: pulls in mininet, wanted only here
         from mininet.util import natural
 
-        from sdnperf.emulation.p4switch import P4Switch, SharedSwitchProcess
+        from sdnperf.emulation.p4switch import P4Switch, SharedSwitchProcess  # lazy: same
 
         target, log_dir = self.config.target, str(self.run_dir)
         binary = self.switch_binary()
