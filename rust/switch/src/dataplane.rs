@@ -524,25 +524,7 @@ pub fn run_shared<H: Hooks>(members: Vec<(&mut H, Loop)>) -> String {
     for m in ms.iter_mut() {
         m.report(&reason);
     }
-    close_at_once(
-        ms.iter_mut()
-            .flat_map(|m| std::mem::take(&mut m.ports))
-            .collect(),
-    );
     reason
-}
-
-/// Closes `ports`, each from a thread of its own. Closing an AF_XDP port waits for an
-/// RCU grace period twice in the kernel (its XDP link's release, its socket's): one port
-/// after another, a 10-switch network's 46 ports took ~1.4 s to close; waited for at the
-/// same time, the grace periods are shared.
-fn close_at_once(ports: Vec<Port>) {
-    std::thread::scope(|s| {
-        for p in ports {
-            // a thread that cannot be made drops its port here, in turn
-            let _ = std::thread::Builder::new().spawn_scoped(s, move || drop(p));
-        }
-    });
 }
 
 /// While spinning, epoll is asked once every this many rounds.
