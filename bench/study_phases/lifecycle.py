@@ -29,7 +29,9 @@ def main(arch_name: str = "bridge", count: int = 3) -> int:
     phase: dict[str, float] = collections.defaultdict(float)
 
     def timed(owner, name: str, label: str) -> None:
-        original = getattr(owner, name)
+        original = getattr(owner, name, None)
+        if original is None:  # an older sdnperf (A/B against main): not timed
+            return
 
         @functools.wraps(original)
         def wrapper(*args, **kwargs):
@@ -46,21 +48,28 @@ def main(arch_name: str = "bridge", count: int = 3) -> int:
             timed(cls, step, f"arch.{step}")
     for step in ("build", "addHost", "addSwitch", "addLink", "configHosts", "start", "stop"):
         timed(mininet.net.Mininet, step, f"mn.{step}")
+    import mininet.link
     import mininet.node
 
     import sdnperf.emulation.batched_links as batched_links
     import sdnperf.emulation.parallel_build as parallel_build
 
-    for step in ("_add_hosts", "_add_links", "configHosts"):
+    for step in ("_add_hosts", "_add_switches", "_add_links", "configHosts", "stop"):
         timed(parallel_build.ParallelMininet, step, f"pmn.{step}")
     timed(batched_links, "delete_root_ends", "stop.delete_root_ends")
     timed(mininet.node.Node, "terminate", "stop.Node.terminate")
     from sdnperf.emulation import p4switch
 
     timed(p4switch.P4Switch, "stop", "stop.P4Switch.stop")
+    timed(p4switch.P4Switch, "batchShutdown", "stop.P4Switch.batchShutdown")
+    timed(mininet.link.Link, "stop", "stop.Link.stop")
     timed(p4switch, "stop_process_group", "stop.p4.stop_process_group")
     timed(mininet.node.Switch, "stop", "stop.Switch.stop")
     timed(p4switch.P4Switch, "wait_listening", "p4.wait_listening")
+    timed(p4switch.P4Switch, "ctl", "p4.P4Switch.ctl")
+    timed(p4, "switch_counters", "p4.switch_counters")
+    for step in ("_wait_our_controller", "impair_switch_ports"):
+        timed(p4.P4Architecture, step, f"p4.{step}")
     timed(network.Network, "_delete_registered", "stop._delete_registered")
     timed(network.Network, "start", "Network.start")
     timed(network.Network, "stop", "Network.stop")

@@ -23,8 +23,10 @@ import json
 import re
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
+from typing import Any
 
 from sdnperf import tools
 from sdnperf.arch import cpu_priority, p4_datapath
@@ -240,6 +242,7 @@ class P4Architecture(Architecture):
         has no htb on a serialised link, mininet_adapter.link_opts)."""
         graph = self.spec.graph
         done: dict[str, dict[int | str, str]] = {}  # switch -> port (or "PORT-in") -> spec
+        commands: dict[str, tuple[Any, list[str]]] = {}  # switch -> (node, its commands)
         names = {sw.name for sw in net.switches}
         for link in net.links:
             for intf, other in ((link.intf1, link.intf2), (link.intf2, link.intf1)):
@@ -263,7 +266,9 @@ class P4Architecture(Architecture):
                 port = node.ports[intf]
                 if parts:
                     spec = ",".join(parts)
-                    node.ctl(f"port_impair {port} direction=out {spec}{self._seed(node, port, 0)}")
+                    commands.setdefault(node.name, (node, []))[1].append(
+                        f"port_impair {port} direction=out {spec}{self._seed(node, port, 0)}"
+                    )
                     done.setdefault(node.name, {})[port] = spec
                 host_end = (
                     parts
@@ -272,8 +277,16 @@ class P4Architecture(Architecture):
                 )
                 if other.node.name not in names and not kernel_netem and host_end:
                     spec = ",".join(host_end)
-                    node.ctl(f"port_impair {port} direction=in {spec}{self._seed(node, port, 1)}")
+                    commands.setdefault(node.name, (node, []))[1].append(
+                        f"port_impair {port} direction=in {spec}{self._seed(node, port, 1)}"
+                    )
                     done.setdefault(node.name, {})[f"{port}-in"] = spec
+        # lazy: pulls in mininet, wanted only with a network
+        from sdnperf.emulation.parallel_build import run_all
+
+        # one ctl session per switch for all its ports (a process start each: one per
+        # port cost ~15 ms apiece), every switch at once
+        run_all(lambda item: item[0].ctl(*item[1]), commands.values())
         return done
 
     def port_burst(self, rate_mbps: float) -> int:
@@ -329,7 +342,9 @@ class P4Architecture(Architecture):
 
     def mininet_options(self) -> dict:
         # lazy: pulls in mininet, wanted only here
-        from sdnperf.emulation.p4switch import P4Switch, SharedSwitchProcess
+        from mininet.util import natural
+
+        from sdnperf.emulation.p4switch import P4Switch, SharedSwitchProcess  # lazy: same
 
         target, log_dir = self.config.target, str(self.run_dir)
         binary = self.switch_binary()
@@ -338,14 +353,15 @@ class P4Architecture(Architecture):
             extra_args += ["--recirc-pace-us", str(self.config.recirc_pace_us)]
         shared = SharedSwitchProcess(binary, log_dir, extra_args) if self.shared_process() else None
 
+        # every switch's device id and ports decided now, in the order Mininet adds the
+        # switches (ParallelMininet then creates them all at once, in any order)
+        for name in sorted(self.spec.switches(), key=natural):
+            self.plan_switch(name)
+        planning = threading.Lock()  # a switch the topology did not name: planned on demand
+
         def make(name, **kwargs):
-            if name not in self.switches:
-                dev = device_id_for(name, 1 + len(self.switches))
-                base = self.config.grpc_base_port  # fixed ports: a remote controller knows them
-                self.switches[name] = (dev, base + dev - 1 if base else process.free_port())
-                if target == "bmv2":
-                    self.thrift_ports[name] = process.free_port()
-            dev, port = self.switches[name]
+            with planning:
+                dev, port = self.plan_switch(name)
             return P4Switch(
                 name,
                 grpc_port=port,
@@ -361,6 +377,17 @@ class P4Architecture(Architecture):
             )
 
         return {"switch": make, "controller": None}
+
+    def plan_switch(self, name: str) -> tuple[int, int]:
+        """Switch `name`'s (device id, gRPC port), decided on its first call: the number
+        its name ends in, else one more than the switches planned so far."""
+        if name not in self.switches:
+            dev = device_id_for(name, 1 + len(self.switches))
+            base = self.config.grpc_base_port  # fixed ports: a remote controller knows them
+            self.switches[name] = (dev, base + dev - 1 if base else process.free_port())
+            if self.config.target == "bmv2":
+                self.thrift_ports[name] = process.free_port()
+        return self.switches[name]
 
     def switch_binary(self) -> str:
         """The switch daemon every switch of this architecture runs."""

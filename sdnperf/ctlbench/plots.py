@@ -20,7 +20,7 @@ from matplotlib.figure import Figure
 
 from sdnperf.ctlbench import metrics as m
 from sdnperf.report.plot_kinds import register as register_kind
-from sdnperf.report.plots import register_plot_provider
+from sdnperf.report.plots import register_plot_provider, save_png
 from sdnperf.report.stats import mean_ci
 from sdnperf.store import Store
 
@@ -41,7 +41,7 @@ def _save(fig: Figure, out_dir: str | Path, stem: str) -> Path:
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     path = out / f"ctlbench_{re.sub(r'[^A-Za-z0-9_.-]+', '_', stem)}.png"
-    fig.savefig(path, dpi=DPI)
+    save_png(fig, path)  # drawn once (savefig draws twice)
     return path
 
 

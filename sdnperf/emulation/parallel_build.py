@@ -4,11 +4,12 @@ Mininet builds a network one shell round trip after another: each host's shell s
 and waited for, each link made and configured, each host's addresses set, in turn. Every
 round trip is a process start in one node's shell, so a 28-host campus spent most of its
 ~7 s build (under load) waiting on one shell while 37 others sat idle. This class runs
-Mininet's own steps (the same Host constructor, Link class and Host.configDefault, with
-the same arguments) for different nodes in threads: every host at once, and the links in
+Mininet's own steps (the same Host and switch constructors, Link class and
+Host.configDefault, with the same arguments) for different nodes in threads: every host
+at once, every switch at once, and the links in
 rounds where no two links of a round share a node (a node's shell runs one command at a
-time). Addresses, port numbers, MACs and the order of `net.hosts` and `net.links` are
-those of a sequential build (tests/unit/test_parallel_build.py,
+time). Addresses, port numbers, MACs and the order of `net.hosts`, `net.switches` and
+`net.links` are those of a sequential build (tests/unit/test_parallel_build.py,
 tests/e2e/test_parallel_build.py)."""
 
 from __future__ import annotations
@@ -101,12 +102,7 @@ class ParallelMininet(Mininet):
                 else:
                     self.addController(f"c{index}", cls)
         self._add_hosts(topo)
-        for name in topo.switches():
-            params = topo.nodeInfo(name)
-            cls = params.get("cls", self.switch)
-            if hasattr(cls, "batchStartup"):
-                params.setdefault("batch", True)
-            self.addSwitch(name, **params)
+        self._add_switches(topo)
         self._add_links(topo)
         return None
 
@@ -131,7 +127,31 @@ class ParallelMininet(Mininet):
                 self.hosts.append(host)
                 self.nameToNode[host.name] = host
 
-        run_all(_make_host, plans, keep)
+        run_all(_make_node, plans, keep)
+
+    def _add_switches(self, topo) -> None:
+        """Every switch's shell started at once, each constructed with the arguments
+        Mininet's addSwitch gives the n-th switch (its listenPort counts up in topology
+        order). A switch factory that numbers its switches (arch/p4.py's device ids)
+        decides every number before the network is built, not in call order."""
+        plans = []
+        for name in topo.switches():
+            params = dict(topo.nodeInfo(name))  # (the topology's own dict: left as it is)
+            cls = params.pop("cls", None) or self.switch
+            if hasattr(cls, "batchStartup"):
+                params.setdefault("batch", True)
+            options = {"listenPort": self.listenPort, "inNamespace": self.inNamespace, **params}
+            if not self.inNamespace and self.listenPort:
+                self.listenPort += 1
+            plans.append((name, cls, options))
+
+        def keep(switches: list) -> None:
+            # also those made before a failure: they are the network's, stop() ends them
+            for switch in switches:
+                self.switches.append(switch)
+                self.nameToNode[switch.name] = switch
+
+        run_all(_make_node, plans, keep)
 
     def _add_links(self, topo) -> None:
         """Links in node-disjoint rounds, each round's links made at once."""
@@ -206,8 +226,25 @@ class ParallelMininet(Mininet):
             self.waitConnected(self.waitConn)
         return None
 
+    def stop(self):
+        """Mininet's stop, without waiting for each node's shell to exit before telling
+        the next one to (a host's shell exiting takes its network namespace down with it:
+        ~10 ms each, in turn); all are waited for once every one has been told."""
+        nodes = [(node, node.shell) for node in self.hosts + self.switches + self.controllers]
+        waits = {node: node.waitExited for node, _ in nodes}
+        for node, _ in nodes:
+            node.waitExited = False
+        try:
+            super().stop()
+        finally:
+            for node, shell in nodes:
+                node.waitExited = waits[node]
+                if shell is not None and node.shell is None:  # told to exit (SIGHUP)
+                    shell.wait()
 
-def _make_host(plan):
+
+def _make_node(plan):
+    # a host's or a switch's plan: (name, class or factory, constructor arguments)
     name, cls, params = plan
     return cls(name, **params)
 

@@ -419,5 +419,13 @@ def _save(fig: Figure, out_dir: str | Path, stem: str) -> Path:
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     path = out / f"{re.sub(r'[^A-Za-z0-9_.-]+', '_', stem)}.png"
-    fig.savefig(path, dpi=DPI)
+    save_png(fig, path)
     return path
+
+
+def save_png(fig: Figure, path: Path) -> None:
+    """`fig` as a PNG at its own dpi, drawn once. savefig draws a figure that has a
+    layout engine twice, laying it out each time (a first draw without rendering, only to
+    lay it out); the Agg canvas's own print lays it out in its one draw. Same pixels."""
+    canvas = fig.canvas if isinstance(fig.canvas, FigureCanvasAgg) else FigureCanvasAgg(fig)
+    canvas.print_png(path)

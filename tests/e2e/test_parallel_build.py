@@ -131,3 +131,44 @@ class _Collect(logging.Handler):
 
     def emit(self, record):
         self.into.append(record.getMessage())
+
+
+def _p4_switches(mininet_cls, tmp_path) -> list[tuple]:
+    """The campus's P4 switches as the p4 architecture's switch factory makes them in a
+    network built (not started) by `mininet_cls`: name, device id, gRPC port, dpid, ports."""
+    from sdnperf.arch.config import P4Config
+    from sdnperf.arch.p4 import P4Architecture
+    from sdnperf.study.loader import load_study
+    from sdnperf.topo.mininet_adapter import to_mininet_topo
+
+    spec = load_study(None).topology
+    arch = P4Architecture(P4Config(kind="p4", name="p4"), spec, tmp_path, needs={})
+    net = mininet_cls(
+        topo=to_mininet_topo(spec),
+        autoSetMacs=True,
+        waitConnected=False,
+        build=False,
+        **arch.mininet_options(),
+    )
+    try:
+        net.build()
+        made = [
+            (s.name, s.device_id, s.grpc_port, s.dpid, sorted(s.port_names().items()))
+            for s in net.switches
+        ]
+        # each switch got what the architecture planned for it (the controller's view)
+        assert {s[0]: (s[1], s[2]) for s in made} == arch.switches
+        return [(name, dev, dpid, ports) for name, dev, _port, dpid, ports in made]
+    finally:
+        net.stop()
+
+
+def test_p4_switches_made_at_once_get_the_device_ids_of_a_sequential_build(tmp_path):
+    from mininet.net import Mininet
+
+    from sdnperf.emulation.parallel_build import ParallelMininet
+
+    theirs = _p4_switches(Mininet, tmp_path / "seq")
+    ours = _p4_switches(ParallelMininet, tmp_path / "par")
+    assert len(ours) == 10 and [s[1] for s in ours] == list(range(1, 11))
+    assert ours == theirs

@@ -243,3 +243,30 @@ def test_metric_over_time_has_a_panel_per_topology(tmp_path):
         assert list(grid["p4"].mean) == [1.0, 2.0]  # the other topology's runs are not mixed in
         path = plots.metric_over_time(store, sid, tmp_path, "udp", "jitter_ms")
         assert path is not None and path.read_bytes()[:8] == PNG
+
+
+def test_each_figure_is_drawn_once_with_the_pixels_savefig_gives(study, tmp_path, monkeypatch):
+    from matplotlib.figure import Figure
+    from matplotlib.image import imread
+
+    draws: list[int] = []
+    draw = Figure.draw
+    monkeypatch.setattr(
+        Figure, "draw", lambda fig, renderer: draws.append(1) or draw(fig, renderer)
+    )
+    out = plots.all_plots(*study, tmp_path / "png", baseline="bridge")
+    assert len(out.paths) >= 5 and len(draws) == len(out.paths)  # savefig: two draws each
+
+    # the same figure through savefig (two layouts) and save_png (one): the same image
+    def figure():
+        fig, ax = plots._figure()
+        ax.plot([1, 2, 3], [3, 1, 2], label="a long label for the layout to make room for")
+        ax.legend(loc="upper left", bbox_to_anchor=(1, 1))
+        plots._title(ax, "RTT", *study)
+        return fig
+
+    figure().savefig(tmp_path / "savefig.png", dpi=plots.DPI)
+    plots.save_png(figure(), tmp_path / "once.png")
+    before, after = imread(tmp_path / "savefig.png"), imread(tmp_path / "once.png")
+    assert before.shape == after.shape == (450, 800, 4)
+    assert np.array_equal(before, after)
