@@ -8,6 +8,15 @@ import signal
 import subprocess
 
 
+def signal_process_group(p: subprocess.Popen, sig: int = signal.SIGTERM) -> None:
+    """`sig` to `p`'s process group without waiting (nothing when it already exited)."""
+    if p.poll() is None:
+        try:
+            os.killpg(p.pid, sig)
+        except ProcessLookupError:
+            pass
+
+
 def stop_process_group(p: subprocess.Popen, kill_wait: float | None = 3) -> None:
     """SIGTERM to `p`'s process group, SIGKILL after 3 s, then wait up to `kill_wait` s
     (None: until it is gone). A process that already exited is left as it is."""

@@ -32,7 +32,7 @@ from pathlib import Path
 from mininet.node import Switch
 
 from sdnperf import tools
-from sdnperf.processes import stop_process_group
+from sdnperf.processes import signal_process_group, stop_process_group
 
 SWITCH = "sdnperf-switch"  # runs programs; its `ctl` talks to every switch of ours
 UNIX_PATH_MAX = 100  # sun_path holds 108 bytes; keep a margin
@@ -378,11 +378,8 @@ class P4Switch(Switch):
     def signal_stop(self) -> None:
         """SIGTERM to the switch's process group, without waiting for it to exit."""
         p = self.shared.proc if self.shared is not None else self.proc
-        if p is not None and p.poll() is None:
-            try:
-                os.killpg(p.pid, signal.SIGTERM)
-            except ProcessLookupError:
-                pass
+        if p is not None:
+            signal_process_group(p)
 
     @classmethod
     def batchShutdown(cls, switches) -> list:
