@@ -101,9 +101,27 @@ def switch_counters(sw) -> tuple[p4_datapath.FastPathStatus, dict[str, int]]:
     return status, stats
 
 
-def device_id_for(name: str, fallback: int) -> int:
-    m = re.search(r"(\d+)$", name)
-    return int(m.group(1)) if m and int(m.group(1)) > 0 else fallback
+def device_ids(names: list[str]) -> dict[str, int]:
+    """One P4Runtime device id per switch, unique (a shared switch process and fixed gRPC
+    ports are keyed by it): the number a name ends in ("s7" -> 7) when no switch before it
+    in natural order took that number, else the smallest id no switch took ("agg", "edge0",
+    "agg1" beside "s1")."""
+    from mininet.util import natural  # lazy: pulls in mininet, as mininet_options does
+
+    ordered = sorted(names, key=natural)
+    ids: dict[str, int] = {}
+    for name in ordered:
+        m = re.search(r"(\d+)$", name)
+        if m and int(m.group(1)) > 0 and int(m.group(1)) not in ids.values():
+            ids[name] = int(m.group(1))
+    for name in ordered:
+        if name not in ids:
+            ids[name] = next_free_id(set(ids.values()))
+    return ids
+
+
+def next_free_id(taken: set[int]) -> int:
+    return next(i for i in range(1, len(taken) + 2) if i not in taken)
 
 
 class P4Architecture(Architecture):
@@ -203,6 +221,7 @@ class P4Architecture(Architecture):
         self.caveat = self.shaping_caveat(spec)
         self.program: CompiledProgram | None = None  # the default pipeline, compiled in prepare()
         self.switches: dict[str, tuple[int, int]] = {}  # name -> (device id, grpc port)
+        self.device_ids: dict[str, int] = {}  # the topology's switches (device_ids())
         self.thrift_ports: dict[str, int] = {}  # bmv2: name -> its Thrift runtime port
         self.switch_pids: list[int] = []
         self.controller: process.ControllerProcess | None = None  # needs the built network
@@ -355,6 +374,7 @@ class P4Architecture(Architecture):
 
         # every switch's device id and ports decided now, in the order Mininet adds the
         # switches (ParallelMininet then creates them all at once, in any order)
+        self.device_ids = device_ids(list(self.spec.switches()))
         for name in sorted(self.spec.switches(), key=natural):
             self.plan_switch(name)
         planning = threading.Lock()  # a switch the topology did not name: planned on demand
@@ -382,7 +402,9 @@ class P4Architecture(Architecture):
         """Switch `name`'s (device id, gRPC port), decided on its first call: the number
         its name ends in, else one more than the switches planned so far."""
         if name not in self.switches:
-            dev = device_id_for(name, 1 + len(self.switches))
+            dev = self.device_ids.get(name) or next_free_id(
+                {d for d, _ in self.switches.values()} | set(self.device_ids.values())
+            )
             base = self.config.grpc_base_port  # fixed ports: a remote controller knows them
             self.switches[name] = (dev, base + dev - 1 if base else process.free_port())
             if self.config.target == "bmv2":

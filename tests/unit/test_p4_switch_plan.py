@@ -60,16 +60,11 @@ def _arch(tmp_path, names, monkeypatch, base_port: int | None = None):
 
 
 def _sequential_ids(names: list[str]) -> dict[str, int]:
-    """What the switches got when Mininet made them one after another (natural order)
-    and each took the number its name ends in, else one more than those made before."""
-    from mininet.util import natural
+    """What the switches got when Mininet made them one after another (natural order):
+    device_ids() of the whole topology."""
+    from sdnperf.arch.p4 import device_ids
 
-    from sdnperf.arch.p4 import device_id_for
-
-    ids: dict[str, int] = {}
-    for name in sorted(names, key=natural):
-        ids[name] = device_id_for(name, 1 + len(ids))
-    return ids
+    return device_ids(names)
 
 
 NAMES = ["s10", "s2", "core", "s1", "agg", "edge0", "s9"]
@@ -79,8 +74,11 @@ def test_ids_are_decided_before_any_switch_is_made(tmp_path, monkeypatch):
     arch = _arch(tmp_path, NAMES, monkeypatch)
     arch.mininet_options()
     assert {name: dev for name, (dev, _) in arch.switches.items()} == _sequential_ids(NAMES)
-    # a name ending in a number keeps it; "agg", "core" (natural order) count the planned
+    # a name ending in a number keeps it; "agg", "core", "edge0" take the smallest free ids
     assert arch.switches["s10"][0] == 10 and arch.switches["s1"][0] == 1
+    assert [arch.switches[n][0] for n in ("agg", "core", "edge0")] == [3, 4, 5]
+    ids = [dev for dev, _ in arch.switches.values()]
+    assert len(set(ids)) == len(ids)  # one device id per switch
     ports = [port for _, port in arch.switches.values()]
     assert len(set(ports)) == len(ports)  # one gRPC port per switch
 
@@ -109,3 +107,14 @@ def test_a_switch_the_topology_did_not_name_is_planned_on_demand(tmp_path, monke
     arch = _arch(tmp_path, ["s1", "s2"], monkeypatch)
     made = _made_switches(arch, ["s1", "s2", "extra"], threads=False)
     assert made["extra"][0] == 3 and arch.switches["extra"] == made["extra"]
+
+
+def test_device_ids_are_unique_when_names_share_a_number():
+    """ "agg1" and "s1" both end in 1, "agg" in none: the first in natural order keeps 1, the
+    others take the smallest free ids (before, "agg" got 1 too, and with fixed gRPC ports
+    base + id - 1 two switches asked for one port)."""
+    from sdnperf.arch.p4 import device_ids
+
+    ids = device_ids(["s1", "agg1", "agg", "s2", "s4"])
+    assert ids == {"agg": 3, "agg1": 1, "s1": 5, "s2": 2, "s4": 4}
+    assert len(set(ids.values())) == len(ids)
