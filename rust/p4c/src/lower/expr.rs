@@ -233,7 +233,7 @@ impl<'a> Lower<'a> {
             _ => {
                 return Err(Error::new(
                     base,
-                    format!("cannot slice a value of type {}", t.name()),
+                    format!("internal compiler error: cannot slice a value of type {} (checked by sema::exprs)", t.name()),
                 ))
             }
         };
@@ -242,7 +242,7 @@ impl<'a> Lower<'a> {
         if h < l || h >= w as u128 {
             return Err(Error::new(
                 slice,
-                format!("invalid slice [{}:{}] of a {}-bit value", h, l, w),
+                format!("internal compiler error: invalid slice [{}:{}] of a {}-bit value (checked by sema::exprs)", h, l, w),
             ));
         }
         Ok((w, h, l))

@@ -1,7 +1,7 @@
 //! Expression typing: the type of every expression in every body of the program
 //! (top-level functions and actions, the actions and apply blocks of controls, the
 //! states of parsers), called or not, and the operator type errors found on the way
-//! (unary, binary and `?:` operands, casts), with lowering's messages and spans.
+//! (unary, binary and `?:` operands, casts, slices, `if` conditions), with lowering's messages and spans.
 //!
 //! The rules are lowering's (`lower::expr`): an expression lowering folds as a
 //! constant takes the folded type (no operator errors inside it), an untyped constant
@@ -13,7 +13,7 @@
 //! API for other passes: [`Scope`] (what a body can name, with types) and
 //! [`type_of`] (the type of one expression in a scope, or its first type error).
 
-use super::types::{unify, Type, TypeEnv};
+use super::types::{sign_extend, unify, Type, TypeEnv};
 use crate::ast::*;
 use crate::diag::{Error, PResult, Sink};
 use std::collections::HashMap;
@@ -312,7 +312,13 @@ impl Walker<'_, '_> {
                 self.ty(c, None)?;
             }
             StmtKind::If(c, a, b) => {
-                self.ty(c, Some(&Type::Bool))?;
+                let t = self.ty(c, Some(&Type::Bool))?;
+                if known(&t) && t != Type::Bool {
+                    return Err(Error::new(
+                        c.span,
+                        format!("condition must be bool, not {}", t.name()),
+                    ));
+                }
                 self.nested(a);
                 if let Some(b) = b {
                     self.nested(b);
@@ -404,15 +410,30 @@ impl Typer<'_> {
             }
             ExprKind::Slice(b, hi, lo) => {
                 let bt = self.ty(b, None)?;
-                let consts = self.scope.constants();
-                let h = self.env.const_eval(hi, &consts).map(|r| r.0);
-                let l = self.env.const_eval(lo, &consts).map(|r| r.0);
-                match (bt, h, l) {
-                    (Type::Bit(w) | Type::Int(w), Ok(h), Ok(l)) if l <= h && h < w as u128 => {
-                        Type::Bit((h - l) as u32 + 1)
+                let w = match bt {
+                    Type::Bit(w) | Type::Int(w) => w,
+                    Type::Unknown => return Ok(Type::Unknown),
+                    _ => {
+                        return Err(Error::new(
+                            b.span,
+                            format!("cannot slice a value of type {}", bt.name()),
+                        ))
                     }
-                    _ => Type::Unknown,
+                };
+                // bounds that are no constants are lowering's to refuse
+                let consts = self.scope.constants();
+                let bound =
+                    |x: &Expr| (self.env.const_eval(x, &consts)).map(|(v, t)| sign_extend(v, &t));
+                let (Ok(h), Ok(l)) = (bound(hi), bound(lo)) else {
+                    return Ok(Type::Unknown);
+                };
+                if h < l || h >= w as u128 {
+                    return Err(Error::new(
+                        e.span,
+                        format!("invalid slice [{}:{}] of a {}-bit value", h, l, w),
+                    ));
                 }
+                Type::Bit((h - l) as u32 + 1)
             }
             ExprKind::Call(f, targs, args) => {
                 for a in args {
