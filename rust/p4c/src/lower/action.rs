@@ -35,7 +35,7 @@ impl<'a> Lower<'a> {
                 if ct != Type::Bool {
                     return Err(Error::new(
                         c.span,
-                        format!("condition must be bool, not {}", ct.name()),
+                        format!("internal compiler error: condition must be bool, not {} (checked by sema::exprs)", ct.name()),
                     ));
                 }
                 let jz_at = self.act.as_ref().map(|a| a.prims.len()).unwrap_or(0);

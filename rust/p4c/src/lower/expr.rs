@@ -233,7 +233,7 @@ impl<'a> Lower<'a> {
             _ => {
                 return Err(Error::new(
                     base,
-                    format!("cannot slice a value of type {}", t.name()),
+                    format!("internal compiler error: cannot slice a value of type {} (checked by sema::exprs)", t.name()),
                 ))
             }
         };
@@ -242,7 +242,7 @@ impl<'a> Lower<'a> {
         if h < l || h >= w as u128 {
             return Err(Error::new(
                 slice,
-                format!("invalid slice [{}:{}] of a {}-bit value", h, l, w),
+                format!("internal compiler error: invalid slice [{}:{}] of a {}-bit value (checked by sema::exprs)", h, l, w),
             ));
         }
         Ok((w, h, l))
@@ -446,7 +446,7 @@ impl<'a> Lower<'a> {
                         if t != Type::Bool {
                             return Err(Error::new(
                                 e.span,
-                                format!("'!' needs a bool operand, not {}", t.name()),
+                                format!("internal compiler error: '!' needs a bool operand, not {} (checked by sema::exprs)", t.name()),
                             ));
                         }
                         Ok((X::un("not", v), Type::Bool))
@@ -455,7 +455,7 @@ impl<'a> Lower<'a> {
                         if !matches!(t, Type::Bit(_) | Type::Int(_)) {
                             return Err(Error::new(
                                 e.span,
-                                format!("'~' needs a bit<N> or int<N> operand, not {}", t.name()),
+                                format!("internal compiler error: '~' needs a bit<N> or int<N> operand, not {} (checked by sema::exprs)", t.name()),
                             ));
                         }
                         Ok((self.wrap(X::un("~", v), &t), t))
@@ -465,7 +465,7 @@ impl<'a> Lower<'a> {
                             return Err(Error::new(
                                 e.span,
                                 format!(
-                                    "unary '-' needs a bit<N> or int<N> operand, not {}",
+                                    "internal compiler error: unary '-' needs a bit<N> or int<N> operand, not {} (checked by sema::exprs)",
                                     t.name()
                                 ),
                             ));
@@ -479,7 +479,7 @@ impl<'a> Lower<'a> {
             ExprKind::Ternary(c, a, b) => {
                 let (cx, ct) = self.rv(c, Some(&Type::Bool))?;
                 if ct != Type::Bool {
-                    return Err(Error::new(c.span, "condition of ?: must be bool"));
+                    return Err(Error::new(c.span, "internal compiler error: condition of ?: must be bool (checked by sema::exprs)"));
                 }
                 if (self.has_effects(a) || self.has_effects(b)) && self.act.is_some() {
                     return self.ternary_branches(e, cx, a, b, expect);
@@ -500,7 +500,7 @@ impl<'a> Lower<'a> {
                     Error::new(
                         e.span,
                         format!(
-                            "branches of ?: have different types {} and {}",
+                            "internal compiler error: branches of ?: have different types {} and {} (checked by sema::exprs)",
                             at.name(),
                             bt.name()
                         ),
@@ -509,7 +509,7 @@ impl<'a> Lower<'a> {
                 if t == Type::InfInt {
                     return Err(Error::new(
                         e.span,
-                        "cannot infer the width of ?: (give one branch a width)",
+                        "internal compiler error: cannot infer the width of ?: (give one branch a width) (checked by sema::exprs)",
                     ));
                 }
                 let (ax, bx) = (self.to_data(ax, &t), self.to_data(bx, &t));
@@ -557,7 +557,11 @@ impl<'a> Lower<'a> {
             _ => {
                 return Err(Error::new(
                     span,
-                    format!("cannot cast {} to {}", from.name(), to.name()),
+                    format!(
+                        "internal compiler error: cannot cast {} to {} (checked by sema::exprs)",
+                        from.name(),
+                        to.name()
+                    ),
                 ))
             }
         };
@@ -679,7 +683,7 @@ impl<'a> Lower<'a> {
                     return Err(Error::new(
                         e.span,
                         format!(
-                            "'{}' needs bool operands, not {} and {}",
+                            "internal compiler error: '{}' needs bool operands, not {} and {} (checked by sema::exprs)",
                             op,
                             at.name(),
                             bt.name()
@@ -708,17 +712,17 @@ impl<'a> Lower<'a> {
                 if !at.is_int_like() || !bt.is_int_like() {
                     return Err(Error::new(
                         e.span,
-                        format!("'{}' needs integer operands", op),
+                        format!("internal compiler error: '{}' needs integer operands (checked by sema::exprs)", op),
                     ));
                 }
                 if at == Type::InfInt {
                     return Err(Error::new(
                         a.span,
-                        "the left operand of a shift needs a width (e.g. 8w1)",
+                        "internal compiler error: the left operand of a shift needs a width (e.g. 8w1) (checked by sema::exprs)",
                     ));
                 }
                 if matches!(bt, Type::Int(_)) {
-                    return Err(Error::new(b.span, "shift amounts must be unsigned"));
+                    return Err(Error::new(b.span, "internal compiler error: shift amounts must be unsigned (checked by sema::exprs)"));
                 }
                 let x = X::op(op, ax, bx);
                 return Ok((if op == "<<" { self.wrap(x, &at) } else { x }, at));
@@ -737,7 +741,7 @@ impl<'a> Lower<'a> {
                         return Err(Error::new(
                             e.span,
                             format!(
-                                "'++' needs bit<N> operands with known widths, not {} and {}",
+                                "internal compiler error: '++' needs bit<N> operands with known widths, not {} and {} (checked by sema::exprs)",
                                 at.name(),
                                 bt.name()
                             ),
@@ -783,7 +787,7 @@ impl<'a> Lower<'a> {
                 return Err(Error::new(
                     e.span,
                     format!(
-                        "operands of '{}' have different types: {} and {}",
+                        "internal compiler error: operands of '{}' have different types: {} and {} (checked by sema::exprs)",
                         op,
                         at.name(),
                         bt.name()
@@ -818,7 +822,7 @@ impl<'a> Lower<'a> {
                 if !t.is_int_like() {
                     return Err(Error::new(
                         e.span,
-                        format!("'{}' needs integer operands, not {}", op, t.name()),
+                        format!("internal compiler error: '{}' needs integer operands, not {} (checked by sema::exprs)", op, t.name()),
                     ));
                 }
                 Ok((X::op(op, ax, bx), Type::Bool))
@@ -827,13 +831,13 @@ impl<'a> Lower<'a> {
                 if !matches!(t, Type::Bit(_) | Type::Int(_) | Type::InfInt) {
                     return Err(Error::new(
                         e.span,
-                        format!("'{}' needs bit<N> or int<N> operands, not {}", op, t.name()),
+                        format!("internal compiler error: '{}' needs bit<N> or int<N> operands, not {} (checked by sema::exprs)", op, t.name()),
                     ));
                 }
                 if matches!(op, "/" | "%") && matches!(t, Type::Int(_)) {
                     return Err(Error::new(
                         e.span,
-                        format!("'{}' is not defined on signed integers", op),
+                        format!("internal compiler error: '{}' is not defined on signed integers (checked by sema::exprs)", op),
                     ));
                 }
                 let x = match op {

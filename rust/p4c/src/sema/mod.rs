@@ -7,10 +7,12 @@
 //! constant folding), `structure` checks `main = V1Switch(...)` and its blocks and the names
 //! declared inside parsers and controls (states, actions, tables),
 //! `directions` checks writes to read-only parameters, `bodies` the names and operand
-//! types in every function and action body, called or not.
+//! types in every function and action body, called or not, `exprs` the type of every
+//! expression there (operator and cast type errors; `exprs::type_of` for other passes).
 
 pub mod bodies;
 pub mod directions;
+pub mod exprs;
 pub mod structure;
 pub mod types;
 
@@ -46,5 +48,6 @@ pub fn check<'a>(prog: &'a Program, text: &str, sink: &mut Sink) -> Checked<'a> 
         sink.push(e);
     }
     bodies::check(prog, &env, sink);
+    exprs::check(prog, &env, sink);
     Checked { prog, env, blocks }
 }
