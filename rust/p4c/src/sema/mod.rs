@@ -6,11 +6,13 @@
 //! `types` builds the type environment (and is used by lowering for widths and
 //! constant folding), `structure` checks `main = V1Switch(...)` and its blocks and the names
 //! declared inside parsers and controls (states, actions, tables),
-//! `directions` checks writes to read-only parameters, `bodies` the names and operand
+//! `directions` checks writes to read-only parameters, `instances` the v1model blocks'
+//! parameter types and control instances' constructor arguments, `bodies` the names and operand
 //! types in every function and action body, called or not.
 
 pub mod bodies;
 pub mod directions;
+pub mod instances;
 pub mod structure;
 pub mod types;
 
@@ -42,6 +44,10 @@ pub fn check<'a>(prog: &'a Program, text: &str, sink: &mut Sink) -> Checked<'a> 
     structure::table_entry_keys(prog, sink);
     structure::instance_arguments(prog, sink);
     structure::table_property_shapes(prog, sink);
+    if let Some(b) = &blocks {
+        instances::block_params(b, &env, sink);
+    }
+    instances::control_ctor_args(prog, &env, sink);
     for e in directions::check(prog) {
         sink.push(e);
     }
