@@ -7,13 +7,15 @@
 //! constant folding), `structure` checks `main = V1Switch(...)` and its blocks and the names
 //! declared inside parsers and controls (states, actions, tables),
 //! `directions` checks writes to read-only parameters, `instances` the v1model blocks'
-//! parameter types and control instances' constructor arguments, `bodies` the names and operand
+//! parameter types and control instances' constructor arguments, `tables` what every
+//! table attaches and its action data widths, `bodies` the names and operand
 //! types in every function and action body, called or not.
 
 pub mod bodies;
 pub mod directions;
 pub mod instances;
 pub mod structure;
+pub mod tables;
 pub mod types;
 
 use crate::ast::{Decl, Program};
@@ -48,6 +50,8 @@ pub fn check<'a>(prog: &'a Program, text: &str, sink: &mut Sink) -> Checked<'a> 
         instances::block_params(b, &env, sink);
     }
     instances::control_ctor_args(prog, &env, sink);
+    tables::attachments(prog, sink);
+    tables::action_data_widths(prog, &env, sink);
     for e in directions::check(prog) {
         sink.push(e);
     }
