@@ -8,12 +8,13 @@
 //! declared inside parsers and controls (states, actions, tables),
 //! `directions` checks writes to read-only parameters, `instances` the v1model blocks'
 //! parameter types and control instances' constructor arguments, `tables` what every
-//! table attaches and its action data widths, `bodies` the names and operand
-//! types in every function and action body, called or not.
+//! table attaches and its action data widths, `parsers` every parser's value sets,
+//! `bodies` the names and operand types in every function and action body, called or not.
 
 pub mod bodies;
 pub mod directions;
 pub mod instances;
+pub mod parsers;
 pub mod structure;
 pub mod tables;
 pub mod types;
@@ -52,6 +53,7 @@ pub fn check<'a>(prog: &'a Program, text: &str, sink: &mut Sink) -> Checked<'a> 
     instances::control_ctor_args(prog, &env, sink);
     tables::attachments(prog, sink);
     tables::action_data_widths(prog, &env, sink);
+    parsers::value_set_types(prog, &env, sink);
     for e in directions::check(prog) {
         sink.push(e);
     }
