@@ -323,7 +323,7 @@ impl<'a> Lower<'a> {
                 Type::Struct(n) => match self.root_places.get(n) {
                     Some(p) => Bind::Place(p.clone()),
                     None => {
-                        self.err(p.span, format!("parameter '{}' of type {} does not match the headers or metadata type of the parser", p.name, n));
+                        self.internal(p.span, format!("parameter '{}' of type {} is no root type (checked by sema::instances::block_params)", p.name, n));
                         continue;
                     }
                 },
@@ -352,13 +352,13 @@ impl<'a> Lower<'a> {
         ctor_params: &[Param],
     ) -> Vec<(String, Bind)> {
         if inst.args.len() != ctor_params.len() {
-            self.err(
+            self.internal(
                 inst.span,
                 format!(
-                    "control '{}' takes {} constructor argument(s), got {}",
+                    "control '{}' instantiated with {} of its {} constructor argument(s) (checked by sema::instances::control_ctor_args)",
                     tname,
-                    ctor_params.len(),
-                    inst.args.len()
+                    inst.args.len(),
+                    ctor_params.len()
                 ),
             );
             return vec![];
@@ -382,10 +382,10 @@ impl<'a> Lower<'a> {
             };
             match b {
                 Some(b) => binds.push((p.name.clone(), b)),
-                None => self.err(
+                None => self.internal(
                     a.value.span,
                     format!(
-                        "constructor argument '{}' must name an instance or be a compile-time constant",
+                        "constructor argument '{}' is neither an instance nor a constant (checked by sema::instances::control_ctor_args)",
                         p.name
                     ),
                 ),

@@ -56,6 +56,15 @@ fn overlap(a: &[String], b: &[String]) -> bool {
         .any(|x| b.iter().any(|y| x == y || within(x, y) || within(y, x)))
 }
 
+/// Whether a location is a header or a struct with a header inside.
+fn holds_header(p: &Place) -> bool {
+    match p {
+        Place::Header { .. } => true,
+        Place::Struct { members, .. } => members.iter().any(|m| holds_header(&m.1)),
+        _ => false,
+    }
+}
+
 /// Whether a function is inlined as a plain expression (no statements, no out/inout).
 pub(super) fn fn_is_simple(params: &[Param], body: &[Stmt]) -> bool {
     params
@@ -171,6 +180,10 @@ impl<'a> Lower<'a> {
                         // §6.8: an `inout` value is copied in before later arguments are
                         // evaluated (`f(a, g(a))` with `g` writing `a`: `f` sees the old `a`)
                         || (p.dir == Dir::InOut && later_effects)
+                        // §6.8: an `out` header starts invalid, and the caller's header
+                        // is invalid after the call unless the body makes it valid: the
+                        // temporary is invalidated and copied out with its validity
+                        || (p.dir == Dir::Out && places[i].as_ref().is_some_and(holds_header))
                 }
             } && !matches!(t, Type::Stack(..) | Type::Union(_));
             if !copy {

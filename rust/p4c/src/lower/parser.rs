@@ -68,9 +68,9 @@ impl<'a> Lower<'a> {
                         t => (t.width().unwrap_or(0), vec![]),
                     };
                     if w == 0 {
-                        self.err(
+                        self.internal(
                             *span,
-                            "value_set element type must be bit<N> or a struct of bit<N> fields",
+                            "value_set element type without a width (checked by sema::parsers::value_set_types)",
                         );
                     }
                     let sz = self
@@ -739,7 +739,10 @@ impl<'a> Lower<'a> {
         }
         Err(Error::new(
             span,
-            format!("header {} has no field '{}'", h, f),
+            format!(
+                "internal compiler error: header {} has no field '{}' (checked by sema::bodies)",
+                h, f
+            ),
         ))
     }
 
@@ -1028,7 +1031,10 @@ impl<'a> Lower<'a> {
         if !matches!(t, Type::Header(_)) {
             return Err(Error::new(
                 e.span,
-                format!("extract needs a header, not {}", t.name()),
+                format!(
+                    "internal compiler error: extract<{}>(_) of no header (checked by sema::bodies)",
+                    t.name()
+                ),
             ));
         }
         let name = format!("extract_discard_{}", self.tmp_count);

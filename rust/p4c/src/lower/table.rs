@@ -100,7 +100,7 @@ impl<'a> Lower<'a> {
                         res = Err(Error::new(
                             p.span,
                             format!(
-                                "action parameter '{}' must have a fixed-width type, not {}",
+                                "internal compiler error: action parameter '{}' of type {} (checked by sema::tables::action_data_widths)",
                                 p.name,
                                 t.name()
                             ),
@@ -463,9 +463,9 @@ impl<'a> Lower<'a> {
                             }
                             profile = Some(name);
                         }
-                        _ => self.err(
+                        _ => self.internal(
                             e.span,
-                            format!("'{}' is not an action_profile or action_selector", n),
+                            format!("implementation '{}' of another kind (checked by sema::tables::attachments)", n),
                         ),
                     }
                 }
@@ -503,16 +503,11 @@ impl<'a> Lower<'a> {
                                 direct_meter = Some(name);
                             }
                         }
-                        _ => self.err(
+                        _ => self.internal(
                             e.span,
                             format!(
-                                "'{}' is not a {}",
-                                n,
-                                if p == "counters" {
-                                    "direct_counter"
-                                } else {
-                                    "direct_meter"
-                                }
+                                "{} '{}' of another kind (checked by sema::tables::attachments)",
+                                p, n
                             ),
                         ),
                     }
@@ -537,9 +532,9 @@ impl<'a> Lower<'a> {
             );
         }
         if kind != "indirect_ws" && !selector_inputs.is_empty() {
-            self.err(
+            self.internal(
                 t.span,
-                "'selector' keys need an action_selector implementation",
+                "'selector' keys without an action_selector (checked by sema::tables::attachments)",
             );
         }
         // const entries

@@ -625,10 +625,13 @@ impl Walker<'_, '_> {
                             if m == "apply"
                                 && self.lookup_value(n).is_none()
                                 && self.block_types.contains(n.as_str()));
+                        // `lookahead<H>()` of a header type: a header (its fields are checked)
+                        let mut header = None;
                         if !direct {
                             if let Type::Extern(k) = self.ty(b)? {
                                 if matches!(b.kind, ExprKind::Name(_)) {
                                     packet_call_shape(e, &k, m, targs, args)?;
+                                    header = self.packet_in_header(&k, m, targs, args)?;
                                 }
                             }
                         }
@@ -645,7 +648,7 @@ impl Walker<'_, '_> {
                         if m == "isValid" {
                             Type::Bool
                         } else {
-                            Type::Unknown
+                            header.unwrap_or(Type::Unknown)
                         }
                     }
                     _ => {
@@ -835,6 +838,37 @@ impl Walker<'_, '_> {
             _ => {}
         }
         Ok(())
+    }
+
+    /// The header type `extract<T>(_)` reads (which must be a header) and that
+    /// `lookahead<T>()` returns when `T` is a header (else `None`), on a `packet_in`
+    /// (`kind`) with the argument counts `packet_call_shape` checked.
+    fn packet_in_header(
+        &self,
+        kind: &str,
+        m: &str,
+        targs: &[TypeRef],
+        args: &[Arg],
+    ) -> PResult<Option<Type>> {
+        if kind != "packet_in" {
+            return Ok(None);
+        }
+        let Some(t) = targs.first().and_then(|t| self.env.resolve(t).ok()) else {
+            return Ok(None);
+        };
+        match m {
+            "extract" if matches!(args.first().map(|a| &a.value.kind), Some(ExprKind::Default)) => {
+                if !matches!(t, Type::Header(_)) {
+                    return Err(Error::new(
+                        args[0].value.span,
+                        format!("extract needs a header, not {}", t.name()),
+                    ));
+                }
+                Ok(None)
+            }
+            "lookahead" if matches!(t, Type::Header(_)) => Ok(Some(t)),
+            _ => Ok(None),
+        }
     }
 
     /// Whether `n.apply(...)` in an apply block applies something lowering takes: a

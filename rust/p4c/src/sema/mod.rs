@@ -6,14 +6,20 @@
 //! `types` builds the type environment (and is used by lowering for widths and
 //! constant folding), `structure` checks `main = V1Switch(...)` and its blocks and the names
 //! declared inside parsers and controls (states, actions, tables),
-//! `directions` checks writes to read-only parameters, `bodies` the names and operand
-//! types in every function and action body, called or not, `exprs` the type of every
-//! expression there (operator and cast type errors; `exprs::type_of` for other passes).
+//! `directions` checks writes to read-only parameters, `instances` the v1model blocks'
+//! parameter types and control instances' constructor arguments, `tables` what every
+//! table attaches and its action data widths, `parsers` every parser's value sets,
+//! `bodies` the names and operand types in every function and action body, called or not,
+//! `exprs` the type of every expression there (operator and cast type errors;
+//! `exprs::type_of` for other passes).
 
 pub mod bodies;
 pub mod directions;
 pub mod exprs;
+pub mod instances;
+pub mod parsers;
 pub mod structure;
+pub mod tables;
 pub mod types;
 
 use crate::ast::{Decl, Program};
@@ -44,6 +50,13 @@ pub fn check<'a>(prog: &'a Program, text: &str, sink: &mut Sink) -> Checked<'a> 
     structure::table_entry_keys(prog, sink);
     structure::instance_arguments(prog, sink);
     structure::table_property_shapes(prog, sink);
+    if let Some(b) = &blocks {
+        instances::block_params(b, &env, sink);
+    }
+    instances::control_ctor_args(prog, &env, sink);
+    tables::attachments(prog, sink);
+    tables::action_data_widths(prog, &env, sink);
+    parsers::value_set_types(prog, &env, sink);
     for e in directions::check(prog) {
         sink.push(e);
     }
