@@ -38,8 +38,8 @@ echo "==> cargo test (rust/)"
 phase "cargo test --release" cargo test --release --quiet --manifest-path rust/Cargo.toml
 echo "==> differential: sdnperf-p4c vs p4c-bm2-ss (corpus + 20 generated programs; bench/p4c/README.md)"
 phase "differential (p4c, BMv2)" differential
-echo "==> pytest: unit tests (coverage floor: 72 %; 72.5 % when it was set)"
-phase "pytest tests/unit (coverage)" .venv/bin/python -m pytest -q -p no:cacheprovider tests/unit \
+echo "==> pytest: unit tests, one worker per CPU (pytest-xdist; coverage floor: 72 %; 72.5 % when it was set)"
+phase "pytest tests/unit (coverage)" .venv/bin/python -m pytest -q -p no:cacheprovider -n auto tests/unit \
   --cov=sdnperf --cov-report= --cov-fail-under=72 "$@"
 echo "==> pytest: end-to-end, in parallel groups each in its own namespaces (scripts/e2e_parallel.py)"
 phase "pytest tests/e2e (${SDNPERF_E2E_GROUPS:-2} groups)" \
