@@ -140,7 +140,7 @@ fn differential_with(
     (compared, punted)
 }
 
-const EXPECTED_CORPUS_INSIDE: [&str; 17] = [
+const EXPECTED_CORPUS_INSIDE: [&str; 18] = [
     // per-table copies of one action, all of one name: the fast path keys them by id
     "action_copies",
     "basic_router",
@@ -154,6 +154,8 @@ const EXPECTED_CORPUS_INSIDE: [&str; 17] = [
     "list_values",
     "multicast",
     "nested_exit",
+    // an out header parameter invalid on entry: the packets whose header it invalidates punt
+    "out_header_invalid",
     // packet-in/out headers: what goes to or comes from the controller punts
     "packet_io",
     "subparser",
