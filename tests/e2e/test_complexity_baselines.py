@@ -68,7 +68,9 @@ def test_bmv2_blocks_forward_the_same_programs(tmp_path):
         assert {r.architecture for r in runs} == {"bmv2-l2", "bmv2-ipv4"}
         assert all(r.status == "ok" for r in runs), [r.error for r in runs]
         for run in runs:
-            assert _summary(store, run, "loss_pct") == 0.0
+            # BMv2 drops when its threads do not get the CPU (3.2 % of ~1000 pps once, at
+            # load ~4 beside the other e2e group): then the run must carry the CPU mark
+            assert _summary(store, run, "loss_pct") == 0.0 or run.cpu_bound, run.cpu
 
 
 def test_user_space_forwarder_routes_the_traffic(tmp_path):

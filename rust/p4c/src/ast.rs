@@ -223,6 +223,21 @@ pub struct Table {
     pub span: Span,
 }
 
+impl Table {
+    /// Every action the table names: its `actions` list, its default action and the
+    /// actions of its `entries` (sema checks each of them, wherever it is named).
+    pub fn action_refs(&self) -> impl Iterator<Item = &ActionRef> {
+        self.actions
+            .iter()
+            .chain(self.default_action.iter().map(|d| &d.0))
+            .chain(
+                self.entries
+                    .iter()
+                    .flat_map(|e| e.0.iter().map(|en| &en.action)),
+            )
+    }
+}
+
 #[derive(Clone, Debug, PartialEq)]
 pub enum Local {
     Var(Stmt),
@@ -369,4 +384,17 @@ impl Decl {
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Program {
     pub decls: Vec<Decl>,
+}
+
+impl Program {
+    /// The top-level actions by name (a control's own actions shadow these).
+    pub fn global_actions(&self) -> std::collections::HashMap<&str, &Action> {
+        self.decls
+            .iter()
+            .filter_map(|d| match d {
+                Decl::Action(a) => Some((a.name.as_str(), a)),
+                _ => None,
+            })
+            .collect()
+    }
 }

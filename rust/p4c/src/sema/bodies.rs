@@ -330,16 +330,9 @@ impl Walker<'_, '_> {
     /// A table's expressions: keys, arguments of its actions and default action, entries.
     fn table(&mut self, outer: &[(String, Type)], t: &Table) {
         self.scopes = vec![outer.iter().cloned().collect()];
-        let refs = t
-            .actions
-            .iter()
-            .chain(t.default_action.iter().map(|d| &d.0))
-            .chain(
-                t.entries
-                    .iter()
-                    .flat_map(|e| e.0.iter().map(|en| &en.action)),
-            );
-        let args = refs.flat_map(|r| r.args.iter().map(|a| &a.value));
+        let args = t
+            .action_refs()
+            .flat_map(|r| r.args.iter().map(|a| &a.value));
         let keys = t.keys.iter().map(|k| &k.expr);
         let entry_keys = t
             .entries
@@ -425,13 +418,8 @@ impl Walker<'_, '_> {
                 r?;
             }
             StmtKind::If(c, a, b) => {
-                let t = self.ty(c)?;
-                if matches!(t, Type::Bit(_) | Type::Int(_)) {
-                    return Err(Error::new(
-                        c.span,
-                        format!("condition must be bool, not {}", t.name()),
-                    ));
-                }
+                // its type (bool, whatever it is instead) is sema::exprs's check
+                self.ty(c)?;
                 self.nested(a);
                 if let Some(b) = b {
                     self.nested(b);

@@ -237,14 +237,7 @@ pub fn local_names(prog: &Program, sink: &mut Sink) {
 /// actions, the same action with the same directional arguments (as lowering tells its
 /// action copies apart: by `@name` or name, and the source text of those arguments).
 pub fn table_action_names(prog: &Program, text: &str, sink: &mut Sink) {
-    let globals: std::collections::HashMap<&str, &Action> = prog
-        .decls
-        .iter()
-        .filter_map(|d| match d {
-            Decl::Action(a) => Some((a.name.as_str(), a)),
-            _ => None,
-        })
-        .collect();
+    let globals = prog.global_actions();
     for d in &prog.decls {
         let Decl::Control { locals, .. } = d else {
             continue;

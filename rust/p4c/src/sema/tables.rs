@@ -104,14 +104,7 @@ pub fn attachments(prog: &Program, sink: &mut Sink) {
 /// The action data of every action a table runs has a fixed width (its first parameter
 /// without one reported, once per action).
 pub fn action_data_widths(prog: &Program, env: &TypeEnv, sink: &mut Sink) {
-    let globals: HashMap<&str, &Action> = prog
-        .decls
-        .iter()
-        .filter_map(|d| match d {
-            Decl::Action(a) => Some((a.name.as_str(), a)),
-            _ => None,
-        })
-        .collect();
+    let globals = prog.global_actions();
     let mut seen: HashSet<*const Action> = HashSet::new();
     for d in &prog.decls {
         let Decl::Control { locals, .. } = d else {
@@ -126,16 +119,7 @@ pub fn action_data_widths(prog: &Program, env: &TypeEnv, sink: &mut Sink) {
             .collect();
         for l in locals {
             let Local::Table(t) = l else { continue };
-            let refs = t
-                .actions
-                .iter()
-                .chain(t.default_action.iter().map(|d| &d.0))
-                .chain(
-                    t.entries
-                        .iter()
-                        .flat_map(|e| e.0.iter().map(|en| &en.action)),
-                );
-            for r in refs {
+            for r in t.action_refs() {
                 // found as sema::structure::table_action_names finds it (which reports
                 // the unknown ones)
                 let n = r.name.trim_start_matches('.');
