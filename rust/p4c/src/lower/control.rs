@@ -583,7 +583,10 @@ impl<'a> Lower<'a> {
                 if t != Type::Bool {
                     return Err(Error::new(
                         cond.span,
-                        format!("condition must be bool, not {}", t.name()),
+                        format!(
+                            "internal compiler error: condition must be bool, not {} (checked by sema::exprs)",
+                            t.name()
+                        ),
                     ));
                 }
                 let name = self.new_node_name();

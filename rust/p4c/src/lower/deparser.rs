@@ -183,7 +183,7 @@ impl<'a> Lower<'a> {
         if ct != Type::Bool {
             return Err(Error::new(
                 args[0].value.span,
-                "checksum condition must be bool",
+                "internal compiler error: checksum condition must be bool (checked by sema::exprs)",
             ));
         }
         let mut inputs = self.field_list_inputs(&args[1].value)?;
@@ -193,12 +193,10 @@ impl<'a> Lower<'a> {
         let algo = self.algo_name(&args[3].value)?;
         let target = match self.place(&args[2].value)? {
             Place::Field { hdr, field, .. } => (hdr, field),
-            _ => {
-                return Err(Error::new(
-                    args[2].value.span,
-                    "checksum target must be a header field",
-                ))
-            }
+            _ => return Err(Error::new(
+                args[2].value.span,
+                "a checksum target with a run-time stack index is not supported by this compiler",
+            )),
         };
         let cname = self.add_calculation(algo, inputs);
         let id = self.ir.checksums.len();

@@ -61,7 +61,12 @@ impl<'a> Lower<'a> {
             (Place::DynHeader { .. }, _) | (_, Place::DynHeader { .. }) => {
                 Err(Error::new(span, "comparing a header stack element with a run-time index is not supported by this compiler (use a constant index)"))
             }
-            _ => Err(Error::new(span, format!("cannot compare {} with {}", a.ty().name(), b.ty().name()))),
+            // equal types (sema::exprs unifies the operands) lowered to different
+            // shapes: only union stacks, which this compiler does not compare
+            (Place::UnionStack { .. }, _) | (_, Place::UnionStack { .. }) => {
+                Err(Error::new(span, "comparing header union stacks is not supported by this compiler"))
+            }
+            _ => Err(Error::new(span, format!("internal compiler error: cannot compare {} with {} (checked by sema::exprs)", a.ty().name(), b.ty().name()))),
         }
     }
 }

@@ -84,7 +84,7 @@ impl<'a> Lower<'a> {
                     )),
                     Place::Slice { hi, lo, .. } => Err(Error::new(
                         e.span,
-                        format!("a value of type bit<{}> has no field '{}'", hi - lo + 1, m),
+                        format!("internal compiler error: a value of type bit<{}> has no field '{}' (checked by sema::bodies)", hi - lo + 1, m),
                     )),
                 }
             }
@@ -103,7 +103,7 @@ impl<'a> Lower<'a> {
                                     return Err(Error::new(
                                         i.span,
                                         format!(
-                                            "a header stack index must be an integer, not {}",
+                                            "internal compiler error: a header stack index must be an integer, not {} (checked by sema::exprs)",
                                             it.name()
                                         ),
                                     ));
@@ -126,7 +126,7 @@ impl<'a> Lower<'a> {
                             return Err(Error::new(
                                 i.span,
                                 format!(
-                                    "index {} is out of bounds for a stack of size {}",
+                                    "internal compiler error: index {} is out of bounds for a stack of size {} (checked by sema::exprs)",
                                     idx, size
                                 ),
                             ));
@@ -142,7 +142,7 @@ impl<'a> Lower<'a> {
                             Ok(idx) => Err(Error::new(
                                 i.span,
                                 format!(
-                                    "index {} is out of bounds for a header union stack of size {}",
+                                    "internal compiler error: index {} is out of bounds for a header union stack of size {} (checked by sema::exprs)",
                                     idx,
                                     elems.len()
                                 ),
@@ -153,7 +153,10 @@ impl<'a> Lower<'a> {
                             )),
                         }
                     }
-                    _ => Err(Error::new(e.span, "only header stacks can be indexed")),
+                    _ => Err(Error::new(
+                        e.span,
+                        "internal compiler error: only header stacks can be indexed (checked by sema::exprs)",
+                    )),
                 }
             }
             ExprKind::Call(..) => self.call_place(e),
@@ -380,7 +383,7 @@ impl<'a> Lower<'a> {
                         "last" | "next" => Err(Error::new(
                             e.span,
                             format!(
-                                "'{}.{}' is a header; access one of its fields",
+                                "reading the whole header '{}.{}' is not supported by this compiler; access one of its fields",
                                 self.src(b.span),
                                 m
                             ),
@@ -389,7 +392,7 @@ impl<'a> Lower<'a> {
                             let _ = elem;
                             Err(Error::new(
                                 e.span,
-                                format!("header stacks have no member '{}'", m),
+                                format!("internal compiler error: header stacks have no member '{}' (checked by sema::exprs)", m),
                             ))
                         }
                     };
@@ -406,7 +409,12 @@ impl<'a> Lower<'a> {
                             let t = self
                                 .env
                                 .field_type(&Type::Header(elem), m)
-                                .ok_or_else(|| Error::new(e.span, format!("no field '{}'", m)))?;
+                                .ok_or_else(|| {
+                                    Error::new(
+                                        e.span,
+                                        format!("internal compiler error: no field '{}' (checked by sema::exprs)", m),
+                                    )
+                                })?;
                             let x = X::StackField(name, m.clone());
                             return Ok(if t == Type::Bool {
                                 (X::un("d2b", x), t)
@@ -590,7 +598,7 @@ impl<'a> Lower<'a> {
             Place::Union { name, ty, .. } => Ok((X::Header(name), Type::Union(ty))),
             Place::UnionStack { .. } => Err(Error::new(
                 span,
-                "a header union stack can only be indexed with a constant or extracted into with `.next` here",
+                "a header union stack can only be indexed with a constant or extracted into with `.next` here (other uses are not supported by this compiler)",
             )),
             Place::DynHeader { deref, elem, .. } => Ok((deref, Type::Header(elem))),
             Place::DynField { x, ty } => {
@@ -894,7 +902,12 @@ impl<'a> Lower<'a> {
                     Place::DynHeader { deref, .. } => {
                         return Ok((X::un("valid", deref), Type::Bool))
                     }
-                    _ => return Err(Error::new(e.span, "isValid() needs a header")),
+                    _ => {
+                        return Err(Error::new(
+                            e.span,
+                            "internal compiler error: isValid() needs a header (checked by sema::exprs)",
+                        ))
+                    }
                 }
             }
             if m == "lookahead" {
@@ -951,13 +964,16 @@ impl<'a> Lower<'a> {
             Some(p) => Err(Error::new(
                 e.span,
                 format!(
-                    "a value of type {} cannot be used here (assign it or access one of its fields)",
+                    "a {} returned by a function can only be assigned or have its fields read (other uses are not supported by this compiler)",
                     p.ty().name()
                 ),
             )),
             None => Err(Error::new(
                 e.span,
-                format!("function '{}' returns no value", n),
+                format!(
+                    "internal compiler error: function '{}' returns no value (checked by sema::exprs)",
+                    n
+                ),
             )),
         }
     }

@@ -306,7 +306,11 @@ impl<'a> Lower<'a> {
         if bt != Type::Bool {
             return Err(Error::new(
                 b.span,
-                format!("'{}' needs bool operands, not {}", op, bt.name()),
+                format!(
+                    "internal compiler error: '{}' needs bool operands, not {} (checked by sema::exprs)",
+                    op,
+                    bt.name()
+                ),
             ));
         }
         let b_data = self.to_data(bx, &Type::Bool);
@@ -349,7 +353,7 @@ impl<'a> Lower<'a> {
         if t == Type::InfInt {
             return Err(Error::new(
                 e.span,
-                "cannot infer the width of ?: (give one branch a width)",
+                "internal compiler error: cannot infer the width of ?: (give one branch a width) (checked by sema::exprs)",
             ));
         }
         let r = self.scalar(&format!("tmp_{}", self.tmp_count), &t);
@@ -373,7 +377,7 @@ impl<'a> Lower<'a> {
             return Err(Error::new(
                 e.span,
                 format!(
-                    "branches of ?: have different types {} and {}",
+                    "internal compiler error: branches of ?: have different types {} and {} (checked by sema::exprs)",
                     t.name(),
                     bt.name()
                 ),

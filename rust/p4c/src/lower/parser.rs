@@ -317,7 +317,13 @@ impl<'a> Lower<'a> {
                 }
             }
             Ok((_, t)) => {
-                self.err(c.span, format!("condition must be bool, not {}", t.name()));
+                self.internal(
+                    c.span,
+                    format!(
+                        "condition must be bool, not {} (checked by sema::exprs)",
+                        t.name()
+                    ),
+                );
                 None
             }
             Err(e) => {
@@ -912,14 +918,14 @@ impl<'a> Lower<'a> {
                         if ct != Type::Bool {
                             return Err(Error::new(
                                 args[0].value.span,
-                                format!("verify condition must be bool, not {}", ct.name()),
+                                format!("internal compiler error: verify condition must be bool, not {} (checked by sema::exprs)", ct.name()),
                             ));
                         }
                         let (ex, et) = self.rv(&args[1].value, Some(&Type::Error))?;
                         if et != Type::Error {
                             return Err(Error::new(
                                 args[1].value.span,
-                                format!("verify needs an error value, not {}", et.name()),
+                                format!("internal compiler error: verify needs an error value, not {} (checked by sema::exprs)", et.name()),
                             ));
                         }
                         return Ok(vec![ParserOp::Verify(cx, ex)]);
@@ -936,7 +942,7 @@ impl<'a> Lower<'a> {
                             return Err(Error::new(
                                 rhs.span,
                                 format!(
-                                    "cannot assign lookahead of {} bits to a field of {} bits",
+                                    "internal compiler error: cannot assign lookahead of {} bits to a field of {} bits (checked by sema::exprs)",
                                     w, tw
                                 ),
                             ));
@@ -1058,7 +1064,7 @@ impl<'a> Lower<'a> {
                         if !known {
                             return Err(Error::new(
                                 e.span,
-                                format!("header union {} has no member '{}'", ty, member),
+                                format!("internal compiler error: header union {} has no member '{}' (checked by sema::exprs)", ty, member),
                             ));
                         }
                         return Ok(ExtractTarget::UnionStack(name, member.clone()));
@@ -1077,7 +1083,10 @@ impl<'a> Lower<'a> {
             Place::Header { inst, .. } => Ok(ExtractTarget::Regular(inst)),
             p => Err(Error::new(
                 e.span,
-                format!("extract needs a header, not {}", p.ty().name()),
+                format!(
+                    "internal compiler error: extract needs a header, not {} (checked by sema::exprs)",
+                    p.ty().name()
+                ),
             )),
         }
     }

@@ -1,7 +1,10 @@
 //! Expression typing: the type of every expression in every body of the program
 //! (top-level functions and actions, the actions and apply blocks of controls, the
-//! states of parsers), called or not, and the operator type errors found on the way
-//! (unary, binary and `?:` operands, casts, slices, `if` conditions), with lowering's messages and spans.
+//! states of parsers), called or not, and the type errors found on the way (unary,
+//! binary and `?:` operands, casts, slices, `if` conditions, stack indices and members,
+//! `isValid`, functions returning no value used as values; the arguments of `verify`,
+//! `extract`, `lookahead` assignments and the checksum functions), with lowering's
+//! messages and spans.
 //!
 //! The rules are lowering's (`lower::expr`): an expression lowering folds as a
 //! constant takes the folded type (no operator errors inside it), an untyped constant
@@ -13,7 +16,7 @@
 //! API for other passes: [`Scope`] (what a body can name, with types) and
 //! [`type_of`] (the type of one expression in a scope, or its first type error).
 
-use super::types::{sign_extend, unify, Type, TypeEnv};
+use super::types::{mask, shr, sign_extend, unify, Type, TypeEnv};
 use crate::ast::*;
 use crate::diag::{Error, PResult, Sink};
 use std::collections::HashMap;
@@ -147,6 +150,7 @@ pub fn check(prog: &Program, env: &TypeEnv, sink: &mut Sink) {
         functions: &functions,
         scope: Scope::new(),
         ret: None,
+        in_parser: false,
         sink,
     };
     for d in &prog.decls {
@@ -197,6 +201,7 @@ pub fn check(prog: &Program, env: &TypeEnv, sink: &mut Sink) {
                 ..
             } => {
                 let outer = w.block_scope(params, ctor_params, locals);
+                w.in_parser = true;
                 for st in states {
                     w.scope = outer.clone();
                     w.scope.push();
@@ -209,6 +214,7 @@ pub fn check(prog: &Program, env: &TypeEnv, sink: &mut Sink) {
                         }
                     }
                 }
+                w.in_parser = false;
             }
             Decl::Instance(i) => {
                 w.scope = Scope::new();
@@ -225,6 +231,9 @@ struct Walker<'p, 's> {
     scope: Scope,
     /// The return type of the function being checked.
     ret: Option<Type>,
+    /// Checking a parser's states (where lowering takes `verify`, `extract` and
+    /// `lookahead`).
+    in_parser: bool,
     sink: &'s mut Sink,
 }
 
@@ -307,9 +316,13 @@ impl Walker<'_, '_> {
                 let lt = self.ty(l, None)?;
                 let expect = Some(&lt).filter(|t| **t != Type::Unknown);
                 self.ty(r, expect)?;
+                if self.in_parser {
+                    self.lookahead_assign(&lt, r)?;
+                }
             }
             StmtKind::Call(c) => {
-                self.ty(c, None)?;
+                self.stmt_call_ty(c)?;
+                self.call_stmt(c)?;
             }
             StmtKind::If(c, a, b) => {
                 let t = self.ty(c, Some(&Type::Bool))?;
@@ -360,6 +373,170 @@ impl Walker<'_, '_> {
     }
 }
 
+impl Walker<'_, '_> {
+    /// Types a call statement's call: a function returning no value is called here
+    /// for its effects (only its arguments are typed).
+    fn stmt_call_ty(&self, c: &Expr) -> PResult<()> {
+        if let ExprKind::Call(f, _, args) = &c.kind {
+            if let ExprKind::Name(n) = &f.kind {
+                if self.scope.lookup(n).is_none() && self.functions.get(n) == Some(&Type::Void) {
+                    for a in args {
+                        self.ty(&a.value, None)?;
+                    }
+                    return Ok(());
+                }
+            }
+        }
+        self.ty(c, None).map(|_| ())
+    }
+
+    /// Whether `n` names an extern function or method lowering takes by its name (no
+    /// local, function or action of that name).
+    fn is_builtin(&self, n: &str) -> bool {
+        self.scope.lookup(n).is_none() && !self.functions.contains_key(n)
+    }
+
+    /// The argument types of the calls lowering takes apart as statements: `verify` and
+    /// `packet_in.extract` in parsers, the checksum functions (lowering's messages).
+    fn call_stmt(&self, c: &Expr) -> PResult<()> {
+        let ExprKind::Call(f, _, args) = &c.kind else {
+            return Ok(());
+        };
+        match &f.kind {
+            ExprKind::Name(n) if n == "verify" && self.in_parser && self.is_builtin(n) => {
+                if args.len() != 2 {
+                    return Ok(());
+                }
+                let ct = self.ty(&args[0].value, Some(&Type::Bool))?;
+                if known(&ct) && ct != Type::Bool {
+                    return Err(Error::new(
+                        args[0].value.span,
+                        format!("verify condition must be bool, not {}", ct.name()),
+                    ));
+                }
+                let et = self.ty(&args[1].value, Some(&Type::Error))?;
+                if known(&et) && et != Type::Error {
+                    return Err(Error::new(
+                        args[1].value.span,
+                        format!("verify needs an error value, not {}", et.name()),
+                    ));
+                }
+            }
+            ExprKind::Name(n)
+                if matches!(
+                    n.as_str(),
+                    "verify_checksum"
+                        | "verify_checksum_with_payload"
+                        | "update_checksum"
+                        | "update_checksum_with_payload"
+                ) && self.is_builtin(n)
+                    && args.len() == 4 =>
+            {
+                let ct = self.ty(&args[0].value, Some(&Type::Bool))?;
+                if known(&ct) && ct != Type::Bool {
+                    return Err(Error::new(
+                        args[0].value.span,
+                        "checksum condition must be bool",
+                    ));
+                }
+                // lowering writes the checksum into a field (a header's or metadata's)
+                let target = &args[2].value;
+                let tt = self.ty(target, None)?;
+                let slice = matches!(target.kind, ExprKind::Slice(..));
+                if slice || (known(&tt) && tt.width().is_none()) {
+                    return Err(Error::new(
+                        target.span,
+                        "checksum target must be a header field",
+                    ));
+                }
+            }
+            ExprKind::Member(b, m) if m == "extract" && self.in_parser && !args.is_empty() => {
+                if self.ty(b, None)? != Type::Extern("packet_in".into()) {
+                    return Ok(());
+                }
+                self.extract_target(&args[0].value)?;
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+
+    /// What `extract(x)` writes: a header, the next element of a header stack, or a
+    /// member of the next element of a header union stack (`u.next.member`).
+    fn extract_target(&self, x: &Expr) -> PResult<()> {
+        if matches!(x.kind, ExprKind::Default) {
+            return Ok(());
+        }
+        if let ExprKind::Member(n, member) = &x.kind {
+            if let ExprKind::Member(b, m) = &n.kind {
+                if m == "next" {
+                    if let Type::Stack(elem, _) = self.ty(b, None)? {
+                        if let Type::Union(u) = *elem {
+                            let has = self
+                                .env
+                                .composite(&u)
+                                .is_some_and(|d| d.fields.iter().any(|f| f.0 == *member));
+                            if !has {
+                                return Err(Error::new(
+                                    x.span,
+                                    format!("header union {} has no member '{}'", u, member),
+                                ));
+                            }
+                            return Ok(());
+                        }
+                    }
+                }
+            }
+        }
+        let t = self.ty(x, None)?;
+        if known(&t) && !matches!(t, Type::Header(_)) {
+            return Err(Error::new(
+                x.span,
+                format!("extract needs a header, not {}", t.name()),
+            ));
+        }
+        Ok(())
+    }
+
+    /// `field = pkt.lookahead<T>()` in a parser: `T` is as wide as the field.
+    fn lookahead_assign(&self, lt: &Type, r: &Expr) -> PResult<()> {
+        let ExprKind::Call(f, targs, args) = &r.kind else {
+            return Ok(());
+        };
+        let ExprKind::Member(b, m) = &f.kind else {
+            return Ok(());
+        };
+        if m != "lookahead" || !args.is_empty() || targs.len() != 1 {
+            return Ok(());
+        }
+        if !matches!(b.kind, ExprKind::Name(_))
+            || self.ty(b, None)? != Type::Extern("packet_in".into())
+        {
+            return Ok(());
+        }
+        let Some(tw) = lt.width().filter(|_| known(lt)) else {
+            return Ok(());
+        };
+        let Ok(t) = self.env.resolve(&targs[0]) else {
+            return Ok(());
+        };
+        let w = match &t {
+            Type::Header(h) => self.env.header_width(h),
+            t => t.width().unwrap_or(0),
+        };
+        if w != tw {
+            return Err(Error::new(
+                r.span,
+                format!(
+                    "cannot assign lookahead of {} bits to a field of {} bits",
+                    w, tw
+                ),
+            ));
+        }
+        Ok(())
+    }
+}
+
 struct Typer<'a> {
     env: &'a TypeEnv,
     functions: &'a HashMap<String, Type>,
@@ -399,15 +576,8 @@ impl Typer<'_> {
                     None => Type::Unknown,
                 },
             },
-            ExprKind::Member(b, m) => self.member(b, m)?,
-            ExprKind::Index(b, i) => {
-                let bt = self.ty(b, None)?;
-                self.ty(i, Some(&Type::Bit(32)))?;
-                match bt {
-                    Type::Stack(t, _) => *t,
-                    _ => Type::Unknown,
-                }
-            }
+            ExprKind::Member(b, m) => self.member(e, b, m)?,
+            ExprKind::Index(b, i) => self.index(e, b, i)?,
             ExprKind::Slice(b, hi, lo) => {
                 let bt = self.ty(b, None)?;
                 let w = match bt {
@@ -441,12 +611,29 @@ impl Typer<'_> {
                 }
                 match &f.kind {
                     ExprKind::Name(n) if self.scope.lookup(n).is_none() => {
-                        self.functions.get(n).cloned().unwrap_or(Type::Unknown)
+                        match self.functions.get(n) {
+                            // as a value (a call statement's own call is `stmt_call_ty`'s)
+                            Some(Type::Void) => {
+                                return Err(Error::new(
+                                    e.span,
+                                    format!("function '{}' returns no value", n),
+                                ))
+                            }
+                            Some(t) => t.clone(),
+                            None => Type::Unknown,
+                        }
                     }
                     ExprKind::Member(b, m) => {
                         let bt = self.ty(b, None)?;
                         match (m.as_str(), &bt) {
-                            ("isValid", _) if args.is_empty() => Type::Bool,
+                            ("isValid", Type::Header(_) | Type::Union(_) | Type::Unknown)
+                                if args.is_empty() =>
+                            {
+                                Type::Bool
+                            }
+                            ("isValid", _) if args.is_empty() => {
+                                return Err(Error::new(e.span, "isValid() needs a header"))
+                            }
                             ("lookahead", Type::Extern(k))
                                 if k == "packet_in" && targs.len() == 1 =>
                             {
@@ -520,7 +707,68 @@ impl Typer<'_> {
         self.ty(x, None).map(|_| ())
     }
 
-    fn member(&self, b: &Expr, m: &str) -> PResult<Type> {
+    /// `b[i]`: only stacks are indexed (lowering's `place`), by an integer, a constant
+    /// index within the stack's size.
+    fn index(&self, e: &Expr, b: &Expr, i: &Expr) -> PResult<Type> {
+        let bt = self.ty(b, None)?;
+        let (elem, size) = match bt {
+            Type::Stack(t, n) => (*t, n),
+            Type::Unknown => {
+                self.ty(i, Some(&Type::Bit(32)))?;
+                return Ok(Type::Unknown);
+            }
+            _ => return Err(Error::new(e.span, "only header stacks can be indexed")),
+        };
+        let union = matches!(elem, Type::Union(_));
+        match self.const_index(i) {
+            Some(idx) if idx >= size as u128 => {
+                return Err(Error::new(
+                    i.span,
+                    if union {
+                        format!(
+                            "index {} is out of bounds for a header union stack of size {}",
+                            idx, size
+                        )
+                    } else {
+                        format!(
+                            "index {} is out of bounds for a stack of size {}",
+                            idx, size
+                        )
+                    },
+                ))
+            }
+            Some(_) => {}
+            // a run-time index (where lowering takes one: not in parsers, not on
+            // union stacks, its own refusals) is an integer
+            None => {
+                let it = self.ty(i, Some(&Type::Bit(32)))?;
+                if !union && known(&it) && !matches!(it, Type::Bit(_) | Type::Int(_)) {
+                    return Err(Error::new(
+                        i.span,
+                        format!("a header stack index must be an integer, not {}", it.name()),
+                    ));
+                }
+            }
+        }
+        Ok(elem)
+    }
+
+    /// A stack index's value where lowering folds it (`Lower::const_expr` as a
+    /// `bit<32>`), else `None` (a run-time index, or a constant lowering refuses itself).
+    fn const_index(&self, i: &Expr) -> Option<u128> {
+        let (v, vt) = self.env.const_eval(i, &self.scope.constants()).ok()?;
+        let v = sign_extend(v, &vt);
+        if vt == Type::InfInt
+            && shr(v, 32) != 0
+            && shr(v, 32) != mask(96)
+            && !matches!(i.kind, ExprKind::Unary("-", _))
+        {
+            return None;
+        }
+        Some(v & mask(32))
+    }
+
+    fn member(&self, e: &Expr, b: &Expr, m: &str) -> PResult<Type> {
         // `error.m` and enum members lowering folded above; a missing one is bodies'
         if let ExprKind::Name(n) = &b.kind {
             if (n == "error" || self.env.enums.contains_key(n)) && self.scope.lookup(n).is_none() {
@@ -536,8 +784,25 @@ impl Typer<'_> {
             Type::Stack(elem, _) => match m {
                 "size" | "lastIndex" => Type::Bit(32),
                 "last" | "next" => (**elem).clone(),
-                _ => Type::Unknown,
+                _ => {
+                    return Err(Error::new(
+                        e.span,
+                        format!("header stacks have no member '{}'", m),
+                    ))
+                }
             },
+            // `s.last.m` (lowering reads it as the stack's last field, parsers only)
+            Type::Header(_)
+                if matches!(&b.kind, ExprKind::Member(sb, l)
+                    if l == "last" && matches!(self.ty(sb, None), Ok(Type::Stack(..))))
+                    && self.env.field_type(&bt, m).is_none()
+                    && !self
+                        .env
+                        .header_structs
+                        .contains_key(&(bt.name(), m.to_string())) =>
+            {
+                return Err(Error::new(e.span, format!("no field '{}'", m)));
+            }
             Type::Header(n) => match self.env.header_structs.get(&(n.clone(), m.to_string())) {
                 Some(s) => Type::Struct(s.clone()),
                 None => self.env.field_type(&bt, m).unwrap_or(Type::Unknown),
