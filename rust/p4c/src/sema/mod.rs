@@ -10,9 +10,8 @@
 //! parameter types and control instances' constructor arguments, `tables` what every
 //! table attaches and its action data widths, `parsers` every parser's value sets,
 //! `bodies` the names and operand types in every function and action body, called or not,
-//! `exprs` the type of every expression there (operator, cast, stack index, member and
-//! `isValid` type errors, and the argument types of `verify`, `extract`, `lookahead` and
-//! the checksum functions; `exprs::type_of` for other passes).
+//! `exprs` the type of every expression there (operator and cast type errors;
+//! `exprs::type_of` for other passes).
 
 pub mod bodies;
 pub mod directions;
