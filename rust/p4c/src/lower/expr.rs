@@ -122,11 +122,14 @@ impl<'a> Lower<'a> {
                                 });
                             }
                         };
+                        // sema::exprs checks an index written as a constant; one that becomes
+                        // constant only once a function is inlined (`f(5)` indexing with its
+                        // parameter) is first seen here, and p4c refuses it too
                         if idx >= size as u128 {
                             return Err(Error::new(
                                 i.span,
                                 format!(
-                                    "internal compiler error: index {} is out of bounds for a stack of size {} (checked by sema::exprs)",
+                                    "index {} is out of bounds for a stack of size {}",
                                     idx, size
                                 ),
                             ));
@@ -142,7 +145,7 @@ impl<'a> Lower<'a> {
                             Ok(idx) => Err(Error::new(
                                 i.span,
                                 format!(
-                                    "internal compiler error: index {} is out of bounds for a header union stack of size {} (checked by sema::exprs)",
+                                    "index {} is out of bounds for a header union stack of size {}",
                                     idx,
                                     elems.len()
                                 ),
