@@ -67,7 +67,6 @@ class StateFile:
             )
         os.replace(tmp, path)  # atomic: the lab never reads half a file
 
-
     def table_miss_sent(self, datapath) -> None:
         """install_table_miss() sent the entry: a barrier follows it, and its reply
         (barrier_replied) says the switch has it in (a switch answers a barrier only
