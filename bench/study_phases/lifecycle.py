@@ -24,6 +24,7 @@ def main(arch_name: str = "bridge", count: int = 3) -> int:
     import sdnperf.emulation.network as network
     import sdnperf.runner as runner
     from sdnperf.arch import bridge, ovs, p4
+    from sdnperf.controllers import process
     from sdnperf.study.loader import load_study
 
     phase: dict[str, float] = collections.defaultdict(float)
@@ -68,6 +69,9 @@ def main(arch_name: str = "bridge", count: int = 3) -> int:
     timed(p4switch.P4Switch, "wait_listening", "p4.wait_listening")
     timed(p4switch.P4Switch, "ctl", "p4.P4Switch.ctl")
     timed(p4, "switch_counters", "p4.switch_counters")
+    timed(p4, "all_counters", "p4.all_counters")
+    for step in ("release", "signal_stop", "spawn", "wait_started", "stop"):
+        timed(process.ControllerProcess, step, f"controller.{step}")
     for step in ("_wait_our_controller", "impair_switch_ports"):
         timed(p4.P4Architecture, step, f"p4.{step}")
     timed(network.Network, "_delete_registered", "stop._delete_registered")

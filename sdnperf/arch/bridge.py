@@ -85,8 +85,13 @@ class LinuxBridgeSwitch(Switch):
             return all(s in SETTLED for s in states) and self.ports_up()
         return all(s == PORT_FORWARDING for s in states) and self.ports_up()
 
+    # the network's stop deletes the bridge with the links, in one kernel call
+    # (emulation/network.py, batched_links.delete_root_ends)
+    deleted_with_links = True
+
     def stop(self, deleteIntfs=True):
-        self.cmd("ip link del", self.name, "2>/dev/null")
+        if Path(f"/sys/class/net/{self.name}").exists():  # not deleted with the links
+            self.cmd("ip link del", self.name, "2>/dev/null")
         super().stop(deleteIntfs)
 
 

@@ -401,6 +401,9 @@ class OpenflowArchitecture(_OvsArchitecture):
             state = self.controller.state()  # our apps say exactly who finished the handshake
             if state is None or len(state["switches"]) < len(net.switches):
                 return False
+            # and whose table-miss entry the switch confirmed (a barrier reply)
+            if len(state.get("programmed", ())) < len(net.switches):
+                return False
             if self.config.app == "topo-forwarding":
                 # os-ken reports each physical link once per direction.
                 return state["links"] >= 2 * self.spec.switch_graph().number_of_edges()
@@ -411,9 +414,10 @@ class OpenflowArchitecture(_OvsArchitecture):
             timeout,
             f"{len(net.switches)} switches to connect to "
             f"{self.controller_label()} (and links to be discovered)",
-            # the table-miss entry an app sends at the handshake gets 0.5 s to be in
+            # the table-miss entry an app sends at the handshake gets 0.5 s to be in, unless
+            # the app is ours: it says when the switch confirmed the entry
             interval=0.05,
-            stable_for=0.5,
+            stable_for=0.0 if self.controller and self.controller.state_file else 0.5,
             explain=lambda: controller_log(self.controller),
         )
 

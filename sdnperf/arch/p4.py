@@ -101,6 +101,15 @@ def switch_counters(sw) -> tuple[p4_datapath.FastPathStatus, dict[str, int]]:
     return status, stats
 
 
+def all_counters(net) -> list[tuple[p4_datapath.FastPathStatus, dict[str, int]]]:
+    """switch_counters() of every switch of `net`, in its order, all asked at once (a ctl
+    process each: ~15 ms apiece one after another)."""
+    # lazy: pulls in mininet, wanted only with a network
+    from sdnperf.emulation.parallel_build import run_all
+
+    return run_all(switch_counters, net.switches)
+
+
 def device_ids(names: list[str]) -> dict[str, int]:
     """One P4Runtime device id per switch, unique (a shared switch process and fixed gRPC
     ports are keyed by it): the number a name ends in ("s7" -> 7) when no switch before it
@@ -334,6 +343,17 @@ class P4Architecture(Architecture):
             _WARNED.append(True)
             print(f"note: architecture {self.config.name!r}: {self.caveat}", file=sys.stderr)
         self.run_dir.mkdir(parents=True, exist_ok=True)
+        if self.config.controller == "sdnperf":
+            # our controller's start-up (a second of Python imports) overlaps Mininet's
+            # build: it waits for its config, written once the network is numbered
+            # (network_started); stop() ends it whatever happens in between
+            self.controller = process.p4rt_controller(
+                {"app": self.config.app}, self.run_dir, wait_for_config=True
+            )
+            try:
+                self.controller.spawn()
+            except process.ControllerError as exc:
+                raise ArchitectureError(str(exc)) from None
 
     def choose_datapath(self) -> p4_datapath.Choice:
         """The `datapath` setting against what is known before the switches start."""
@@ -478,15 +498,11 @@ class P4Architecture(Architecture):
                 for intf, other in ((link.intf1, link.intf2), (link.intf2, link.intf1)):
                     if intf.node.name not in names and other.node.name in names:
                         intf.node.cmd("ethtool -K", intf.name, "gro on >/dev/null 2>&1")
-        ours = self.config.controller == "sdnperf"
         try:
-            controller = None
-            if ours:
-                # our controller's start-up (a second of Python imports) overlaps the
-                # switches'; it retries a switch that does not listen yet within 0.1 s
-                controller = process.p4rt_controller(self.controller_config(net), self.run_dir)
-                self.controller = controller
-                controller.spawn()
+            controller = self.controller  # ours, spawned by prepare(), waiting for the network
+            if controller is not None:
+                # it retries a switch that does not listen yet within 0.1 s
+                controller.release(self.controller_config(net))
             for sw in net.switches:
                 sw.wait_listening()
             # a shared process is listed once (its CPU is counted once, as the switches' role)
@@ -556,7 +572,9 @@ class P4Architecture(Architecture):
             self.kernel_netem = not self.spec.needs_netem() or capabilities.netem().ok
             self.impaired = self.impair_switch_ports(net, self.kernel_netem)
         if self.fast_path():  # the pipeline is in: the fast path is built or said why not
-            statuses = {sw.name: switch_counters(sw)[0] for sw in net.switches}
+            statuses = {
+                sw.name: counters[0] for sw, counters in zip(net.switches, all_counters(net))
+            }
             try:
                 fallback = p4_datapath.after_start(self.config.datapath, self.name, statuses)
             except p4_datapath.DatapathError as exc:
@@ -652,8 +670,7 @@ class P4Architecture(Architecture):
         if net is None or self.config.target != "sdnperf":
             return {}
         out = {"xdp_forwarded": 0.0, "xdp_to_engine": 0.0, "engine_tx": 0.0}
-        for sw in net.switches:
-            status, stats = switch_counters(sw)
+        for status, stats in all_counters(net):
             out["xdp_forwarded"] += status.forwarded
             out["xdp_to_engine"] += status.to_engine
             out["engine_tx"] += stats.get("tx", 0)
@@ -662,6 +679,11 @@ class P4Architecture(Architecture):
     def _controller_stats(self) -> dict[str, float]:
         if self.controller is None or self.controller.state_file is None:
             return {}
+        if self.config.controller == "sdnperf" and self.controller.port:
+            # asked of the controller itself: current now, no wait for the file's rewrite
+            live = process.status_snapshot(self.controller.port)
+            if live is not None:
+                return {"packet_ins": live["packet_ins"], "flow_mods": live["flow_mods"]}
         asked = time.time()
         state = self.controller.state()
         deadline = time.monotonic() + 1.0
@@ -719,8 +741,13 @@ class P4Architecture(Architecture):
         return "switch port ingress (no sch_netem)"
 
     def before_network_stop(self) -> None:
-        # An open P4Runtime stream holds a daemon's graceful shutdown: the controller goes
-        # before the switches. (It exists only once the network is built; the switches go
-        # with the network, so stop() has nothing left to do.)
+        # An open P4Runtime stream holds a daemon's graceful shutdown: the controller is
+        # told to go before the switches. It exits (~0.3 s: its connections, Python's
+        # shutdown) while the network's links are deleted; stop() waits for it.
+        if self.controller is not None:
+            self.controller.signal_stop()
+
+    def stop(self) -> None:
+        # the switches went with the network; the controller may outlive a failed build
         if self.controller is not None:
             self.controller.stop()

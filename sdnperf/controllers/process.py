@@ -16,7 +16,7 @@ import sys
 import time
 from pathlib import Path
 
-from sdnperf.processes import stop_process_group
+from sdnperf.processes import signal_process_group, stop_process_group
 
 APPS_DIR = Path(__file__).parent / "osken_apps"
 OSKEN_APPS = {"l2-learning": "l2_learning.py", "topo-forwarding": "topo_forwarding.py"}
@@ -91,6 +91,11 @@ class ControllerProcess:
         self.state_file = state_file
         self.log_path = self.run_dir / f"controller-{kind}.log"
         self.proc: subprocess.Popen | None = None
+        # set by waiting_for_config(): spawn() gives the process a stdin pipe, and
+        # release() tells it through that pipe that its config file is written
+        self.config_path: Path | None = None
+        self.config: dict | None = None  # written first, then what release() adds, then:
+        self.own_config: dict = {}  # what the lab decided for it (state file, status port)
 
     @property
     def pid(self) -> int | None:
@@ -110,7 +115,7 @@ class ControllerProcess:
                     self.argv,
                     stdout=log,
                     stderr=subprocess.STDOUT,
-                    stdin=subprocess.DEVNULL,
+                    stdin=subprocess.PIPE if self.config_path else subprocess.DEVNULL,
                     env=env,
                     start_new_session=True,
                 )
@@ -118,6 +123,20 @@ class ControllerProcess:
                 raise ControllerError(
                     f"{self.kind} controller {self.argv[0]!r} cannot be started: {exc.strerror}"
                 ) from None
+
+    def release(self, config: dict) -> None:
+        """Write the config of a controller spawned waiting for it (p4rt_controller's
+        `wait_for_config`) and tell it to go on; ControllerError when it already exited."""
+        proc = self.spawned()
+        if self.config_path is None or self.config is None or proc.stdin is None:
+            raise ControllerError(f"{self.kind} controller: not waiting for a config")
+        write_config(self.config_path, {**self.config, **config, **self.own_config})
+        try:
+            proc.stdin.write(b"go\n")
+            proc.stdin.close()
+        except BrokenPipeError:
+            pass  # it exited: wait_started() says so, with its log
+        proc.stdin = None
 
     def spawned(self) -> subprocess.Popen:
         """The process spawn() started (ControllerError before spawn())."""
@@ -174,6 +193,38 @@ class ControllerProcess:
     def stop(self) -> None:
         if self.proc:
             stop_process_group(self.proc)
+            self._close_stdin()
+
+    def signal_stop(self) -> None:
+        """SIGTERM to the process group without waiting (stop() waits for it later)."""
+        if self.proc:
+            signal_process_group(self.proc)
+
+    def _close_stdin(self) -> None:
+        if self.proc is not None and self.proc.stdin is not None:
+            try:
+                self.proc.stdin.close()
+            except OSError:
+                pass
+            self.proc.stdin = None
+
+
+def status_snapshot(port: int, timeout: float = 1.0) -> dict | None:
+    """The state our P4Runtime controller answers on its status port (controller.py),
+    current when asked (the state file is rewritten every 0.2 s); None when it cannot."""
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=timeout) as conn:
+            conn.settimeout(timeout)
+            data = b""
+            while not data.endswith(b"\n"):
+                chunk = conn.recv(65536)
+                if not chunk:
+                    break
+                data += chunk
+        state = json.loads(data)
+    except (OSError, ValueError):
+        return None
+    return state if isinstance(state, dict) else None
 
 
 def port_open(port: int, host: str = "127.0.0.1") -> bool:
@@ -272,21 +323,38 @@ def faucet(config_path: Path, run_dir: Path) -> ControllerProcess:
     return ControllerProcess("faucet", argv, run_dir, port, env=env)
 
 
-def p4rt_controller(config: dict, run_dir: Path) -> ControllerProcess:
+def p4rt_controller(
+    config: dict, run_dir: Path, *, wait_for_config: bool = False
+) -> ControllerProcess:
     """sdnperf's P4Runtime controller (sdnperf/controllers/p4rt) for the switches in `config`
     (see controller.py for its keys). It connects out to the switches' gRPC ports; for the
     lab's start-up check it listens on a free 127.0.0.1 status port, and it writes the same
-    state file as our os-ken apps."""
+    state file as our os-ken apps. `wait_for_config`: the config is not written yet; once
+    spawned, the process imports its modules (a second of Python) and waits until
+    release() writes `config` completed with what the network adds."""
     run_dir = Path(run_dir)
     run_dir.mkdir(parents=True, exist_ok=True)
     port = free_port()
     state = run_dir / "controller-state.json"
-    config = {**config, "state_file": str(state), "status_port": port}
+    own = {"state_file": str(state), "status_port": port}
     config_path = run_dir / "p4rt-controller.json"
-    config_path.write_text(json.dumps(config, indent=1))
     argv = [sys.executable, "-m", "sdnperf.controllers.p4rt", "--config", str(config_path)]
+    if wait_for_config:
+        argv.append("--wait-for-config")
+    else:
+        write_config(config_path, {**config, **own})
     pythonpath = str(Path(__file__).resolve().parents[2])
     env = {"PYTHONPATH": os.pathsep.join(filter(None, [pythonpath, os.environ.get("PYTHONPATH")]))}
-    return ControllerProcess(
+    proc = ControllerProcess(
         f"p4rt-{config.get('app', 'l2-learning')}", argv, run_dir, port, env=env, state_file=state
     )
+    if wait_for_config:
+        proc.config_path, proc.config, proc.own_config = config_path, dict(config), own
+    return proc
+
+
+def write_config(path: Path, config: dict) -> None:
+    """The controller's config file, replaced whole (the controller never reads half)."""
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(json.dumps(config, indent=1))
+    tmp.replace(path)

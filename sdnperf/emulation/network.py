@@ -184,7 +184,11 @@ class Network:
             from sdnperf.emulation.batched_links import delete_root_ends
 
             try:
-                delete_root_ends(net.links)  # one command for what took one per link
+                # one command for what took one per link (and per bridge)
+                delete_root_ends(
+                    net.links,
+                    [sw.name for sw in net.switches if getattr(sw, "deleted_with_links", False)],
+                )
                 net.stop()
             except Exception:
                 self._force_stop(nodes)

@@ -70,3 +70,29 @@ def test_pair_line_puts_each_end_in_its_namespace():
         "link set dev b group 5",
         "link del group 5",
     ]
+
+
+def test_delete_root_ends_deletes_the_devices_given_in_the_same_batch(monkeypatch):
+    from sdnperf.emulation import batched_links
+
+    present = {"s9"}  # a bridge switch; "gone" does not exist (deleted already)
+    batches: list[str] = []
+
+    class FakePath:
+        def __init__(self, path: str):
+            self.name = path.rsplit("/", 1)[-1]
+
+        def exists(self) -> bool:
+            return self.name in present
+
+    def fake_run(argv, input, **kwargs):
+        batches.append(input)
+        present.clear()  # the kernel deleted the group
+
+    monkeypatch.setattr(batched_links, "Path", FakePath)
+    monkeypatch.setattr(batched_links, "free_group", lambda: 9)
+    monkeypatch.setattr(batched_links.subprocess, "run", fake_run)
+    batched_links.delete_root_ends([], ["s9", "gone"])
+    assert batches == ["link set dev s9 group 9\nlink del group 9\n"]
+    batched_links.delete_root_ends([], ["s9"])  # nothing left to delete: no call
+    assert len(batches) == 1

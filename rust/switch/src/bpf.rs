@@ -18,6 +18,7 @@ pub const BPF_XDP: u32 = 37;
 pub const BPF_MAP_TYPE_HASH: u32 = 1;
 pub const BPF_MAP_TYPE_ARRAY: u32 = 2;
 pub const BPF_MAP_TYPE_PERCPU_ARRAY: u32 = 6;
+pub const BPF_MAP_TYPE_PROG_ARRAY: u32 = 3;
 pub const BPF_MAP_TYPE_LPM_TRIE: u32 = 11;
 pub const BPF_MAP_TYPE_DEVMAP: u32 = 14;
 pub const BPF_MAP_TYPE_XSKMAP: u32 = 17;

@@ -1,8 +1,9 @@
 """Pieces both of our os-ken apps share: flow writes, packet-outs, and the state file.
 
 The state file (path in $SDNPERF_CONTROLLER_STATE) is how the lab knows the controller is
-ready: it lists the datapaths that finished their handshake and the links discovered, and
-counts packet-ins and flow writes so runs can report control-plane load.
+ready: it lists the datapaths that finished their handshake, those whose table-miss entry
+the switch confirmed (a barrier reply), and the links discovered, and counts packet-ins
+and flow writes so runs can report control-plane load.
 """
 
 from __future__ import annotations
@@ -24,6 +25,8 @@ class StateFile:
     def __init__(self):
         self.path = os.environ.get("SDNPERF_CONTROLLER_STATE")
         self.switches: set[int] = set()
+        self.programmed: set[int] = set()  # datapaths whose table-miss entry is in
+        self._barriers: dict[int, int] = {}  # datapath -> xid of its table-miss barrier
         self.links: set[tuple[int, int, int, int]] = set()
         self.packet_ins = 0
         self.flow_mods = 0
@@ -54,6 +57,7 @@ class StateFile:
             json.dump(
                 {
                     "switches": sorted(self.switches),
+                    "programmed": sorted(self.programmed),
                     "links": len(self.links),
                     "packet_ins": self.packet_ins,
                     "flow_mods": self.flow_mods,
@@ -63,12 +67,33 @@ class StateFile:
             )
         os.replace(tmp, path)  # atomic: the lab never reads half a file
 
+    def table_miss_sent(self, datapath) -> None:
+        """install_table_miss() sent the entry: a barrier follows it, and its reply
+        (barrier_replied) says the switch has it in (a switch answers a barrier only
+        after every message sent before it), so the lab waits for no fixed time."""
+        barrier = datapath.ofproto_parser.OFPBarrierRequest(datapath)
+        datapath.set_xid(barrier)
+        self._barriers[datapath.id] = barrier.xid
+        datapath.send_msg(barrier)
 
-def install_table_miss(datapath) -> None:
-    """Send every unmatched packet to the controller, whole (no switch buffering)."""
+    def barrier_replied(self, msg) -> None:
+        """A barrier reply (the apps' EventOFPBarrierReply handler): the table-miss entry
+        of its datapath is in when it answers our barrier."""
+        dpid = msg.datapath.id
+        if self._barriers.get(dpid) == msg.xid:
+            del self._barriers[dpid]
+            self.programmed.add(dpid)
+            self.touch(force=True)
+
+
+def install_table_miss(datapath, state: StateFile | None = None) -> None:
+    """Send every unmatched packet to the controller, whole (no switch buffering); with
+    `state`, a barrier after it whose reply marks the datapath programmed there."""
     parser, ofp = datapath.ofproto_parser, datapath.ofproto
     actions = [parser.OFPActionOutput(ofp.OFPP_CONTROLLER, ofp.OFPCML_NO_BUFFER)]
     add_flow(datapath, 0, parser.OFPMatch(), actions, idle_timeout=0)
+    if state is not None:
+        state.table_miss_sent(datapath)
 
 
 def add_flow(datapath, priority, match, actions, idle_timeout=IDLE_TIMEOUT, buffer_id=None) -> None:

@@ -34,10 +34,14 @@ class L2Learning(app_manager.OSKenApp):
     @set_ev_cls(ofp_event.EventOFPSwitchFeatures, CONFIG_DISPATCHER)
     def on_features(self, ev):
         datapath = ev.msg.datapath
-        install_table_miss(datapath)
+        install_table_miss(datapath, self.state)
         self.port_of.setdefault(datapath.id, {})
         self.state.switches.add(datapath.id)
         self.state.touch(force=True)
+
+    @set_ev_cls(ofp_event.EventOFPBarrierReply, [CONFIG_DISPATCHER, MAIN_DISPATCHER])
+    def on_barrier_reply(self, ev):
+        self.state.barrier_replied(ev.msg)
 
     @set_ev_cls(ofp_event.EventOFPPacketIn, MAIN_DISPATCHER)
     def on_packet_in(self, ev):

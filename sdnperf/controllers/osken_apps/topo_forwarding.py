@@ -47,7 +47,11 @@ class TopoForwarding(app_manager.OSKenApp):
     # -- topology ------------------------------------------------------------------------
     @set_ev_cls(ofp_event.EventOFPSwitchFeatures, CONFIG_DISPATCHER)
     def on_features(self, ev):
-        install_table_miss(ev.msg.datapath)
+        install_table_miss(ev.msg.datapath, self.state)
+
+    @set_ev_cls(ofp_event.EventOFPBarrierReply, [CONFIG_DISPATCHER, MAIN_DISPATCHER])
+    def on_barrier_reply(self, ev):
+        self.state.barrier_replied(ev.msg)
 
     @set_ev_cls(topo_event.EventSwitchEnter)
     def on_switch_enter(self, ev):

@@ -1,6 +1,9 @@
 """sdnperf's P4Runtime controller: one process, one gRPC connection per switch.
 
-    python -m sdnperf.controllers.p4rt --config controller.json
+    python -m sdnperf.controllers.p4rt --config controller.json [--wait-for-config]
+
+(--wait-for-config: started before the file is written, it reads it once a line arrives on
+stdin; the lab's `p4` architecture starts it so while Mininet builds the network.)
 
 controller.json (written by the lab, sdnperf/arch/p4.py):
     {"app": "l2-learning" | "topo-forwarding" | "proactive" | "runtime-json",
@@ -356,12 +359,21 @@ def main(argv: list[str] | None = None) -> int:
     )
     p.add_argument("--config", required=True, help="controller JSON (see module docstring)")
     p.add_argument("--verbose", action="store_true")
+    p.add_argument(
+        "--wait-for-config",
+        action="store_true",
+        help="read the config only once a line arrives on stdin (the lab starts the "
+        "controller, whose imports take a second, while it builds the network the config "
+        "describes); end of input before it: exit",
+    )
     args = p.parse_args(argv)
     logging.basicConfig(
         level=logging.DEBUG if args.verbose else logging.INFO,
         format="%(asctime)s %(levelname)s %(message)s",
         stream=sys.stderr,
     )
+    if args.wait_for_config and not sys.stdin.readline():
+        return 0  # the lab stopped before the network was built: nothing to control
     try:
         config = json.loads(Path(args.config).read_text())
         controller = Controller(config)

@@ -3,17 +3,88 @@
 //! through the TX ring. Attached through a BPF link, so the program disappears with the
 //! process. No libbpf: the program, map and link are made with the bpf(2) syscall.
 //!
+//! The ports of one process share one such program (`Root`): it finds the socket by the
+//! frame's ingress interface and first tail-calls the XDP fast path's program of that
+//! interface, if one is set. The kernel's XDP dispatcher waits for an RCU grace period
+//! each time a program it has not seen is attached or its last attachment goes (~10 ms
+//! each, one after another under the rtnl lock): with a program per port that was a
+//! network's 46 ports at start-up, at each pipeline (the fast path's programs) and at
+//! tear-down; shared, once. An interface whose index does not fit `ROOT_SLOTS` gets a
+//! program of its own, as before.
+//!
 //! Limits: one RX queue (queue 0; veth has one by default); MTU-sized frames only (no
 //! TSO/GSO super-packets: attaching XDP to a veth turns GSO off on its peer), so this
 //! back end is for runs with host offloads off.
 
 use crate::bpf::{
-    attach_xdp, bpf, insn, load_xdp_any, put32, put64, BPF_LINK_UPDATE, BPF_MAP_CREATE,
-    BPF_MAP_TYPE_XSKMAP, BPF_MAP_UPDATE_ELEM,
+    attach_xdp, bpf, insn, load_xdp_any, map_create, map_delete, map_update, put32, put64, Fd,
+    BPF_LINK_UPDATE, BPF_MAP_CREATE, BPF_MAP_TYPE_PROG_ARRAY, BPF_MAP_TYPE_XSKMAP,
+    BPF_MAP_UPDATE_ELEM,
 };
 use crate::xdpfast::shaper::{Slot, META_LEN};
 use std::io;
 use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::{Arc, Mutex};
+
+/// Interface indexes below this use the process's shared program (two maps of this many
+/// 8-byte slots: 512 KiB each).
+const ROOT_SLOTS: u32 = 1 << 16;
+
+/// The XDP program every AF_XDP port of the process shares, with its two maps keyed by
+/// the ingress interface's index: the fast path's program for that interface (a tail
+/// call; none: the call falls through) and the interface's socket.
+struct Root {
+    prog: Fd,
+    xskmap: Fd,
+    progs: Fd,
+}
+
+/// Made on the first port; None inside when it could not be (each port then has its own).
+static ROOT: Mutex<Option<Option<Arc<Root>>>> = Mutex::new(None);
+
+impl Root {
+    fn shared() -> Option<Arc<Root>> {
+        let mut made = ROOT.lock().unwrap_or_else(|e| e.into_inner());
+        made.get_or_insert_with(|| Root::new().ok().map(Arc::new))
+            .clone()
+    }
+
+    fn new() -> Result<Root, String> {
+        let xskmap = map_create(BPF_MAP_TYPE_XSKMAP, 4, 4, ROOT_SLOTS, 0)
+            .map_err(|e| format!("xskmap: {}", e))?;
+        let progs = map_create(BPF_MAP_TYPE_PROG_ARRAY, 4, 4, ROOT_SLOTS, 0)
+            .map_err(|e| format!("prog array: {}", e))?;
+        let code: [u64; 12] = [
+            insn(0xbf, 6, 1, 0, 0),       // r6 = ctx
+            insn(0x61, 3, 6, 12, 0),      // r3 = ctx->ingress_ifindex
+            insn(0xbf, 1, 6, 0, 0),       // r1 = ctx
+            insn(0x18, 2, 1, 0, progs.0), // r2 = progs
+            0,
+            insn(0x85, 0, 0, 0, 12), // bpf_tail_call(ctx, progs, ifindex): no return if set
+            insn(0x61, 2, 6, 12, 0), // r2 = ctx->ingress_ifindex
+            insn(0x18, 1, 1, 0, xskmap.0), // r1 = xskmap
+            0,
+            insn(0xb7, 3, 0, 0, 2),  // r3 = XDP_PASS (no socket)
+            insn(0x85, 0, 0, 0, 51), // return bpf_redirect_map(xskmap, ifindex, XDP_PASS)
+            insn(0x95, 0, 0, 0, 0),
+        ];
+        let prog = load_xdp_any(&code)?;
+        Ok(Root {
+            prog,
+            xskmap,
+            progs,
+        })
+    }
+}
+
+fn dup(fd: &Fd) -> io::Result<i32> {
+    let r = unsafe { libc::fcntl(fd.0, libc::F_DUPFD_CLOEXEC, 0) };
+    if r < 0 {
+        Err(io::Error::last_os_error())
+    } else {
+        Ok(r)
+    }
+}
 
 const AF_XDP: i32 = 44;
 const SOL_XDP: i32 = 283;
@@ -139,6 +210,8 @@ pub struct AfXdpPort {
     map_fd: i32,
     prog_fd: i32,
     link_fd: i32,
+    /// the shared program (`Root`) and this interface's key in its maps, if it uses it
+    root: Option<(Arc<Root>, u32)>,
     pub rx_count: u64,
     pub tx_count: u64,
     pub tx_dropped: u64,
@@ -157,34 +230,32 @@ impl AfXdpPort {
         let nframes = rx_frames + TX_FRAMES;
         let ctx = |what: &str, e: io::Error| format!("{}: af_xdp: {}: {}", name, what, e);
         let ifindex = super::afpacket::ifindex(name).map_err(|e| ctx("if_nametoindex", e))? as u32;
-        // XSKMAP with one slot (queue 0)
-        let mut a = [0u8; 128];
-        put32(&mut a, 0, BPF_MAP_TYPE_XSKMAP);
-        put32(&mut a, 4, 4);
-        put32(&mut a, 8, 4);
-        put32(&mut a, 12, 1);
-        let map_fd = bpf(BPF_MAP_CREATE, &mut a).map_err(|e| ctx("map create", e))?;
-        // r2 = ctx->rx_queue_index; r1 = map; r3 = XDP_PASS; return bpf_redirect_map(r1, r2, r3)
-        let prog: [u64; 6] = [
-            insn(0x61, 2, 1, 16, 0),
-            insn(0x18, 1, 1, 0, map_fd),
-            0,
-            insn(0xb7, 3, 0, 0, 2),
-            insn(0x85, 0, 0, 0, 51),
-            insn(0x95, 0, 0, 0, 0),
-        ];
+        let root = if ifindex < ROOT_SLOTS {
+            Root::shared()
+        } else {
+            None
+        };
+        let (map_fd, prog_fd, key) = match &root {
+            Some(r) => {
+                let map_fd = dup(&r.xskmap).map_err(|e| ctx("dup", e))?;
+                match dup(&r.prog) {
+                    Ok(prog_fd) => (map_fd, prog_fd, ifindex),
+                    Err(e) => {
+                        unsafe { libc::close(map_fd) };
+                        return Err(ctx("dup", e));
+                    }
+                }
+            }
+            None => {
+                let (map_fd, prog_fd) = Self::own_program(name)?;
+                (map_fd, prog_fd, 0)
+            }
+        };
         let close_all = |fds: &[i32]| {
             for &f in fds {
                 if f >= 0 {
                     unsafe { libc::close(f) };
                 }
-            }
-        };
-        let prog_fd = match load_xdp_any(&prog) {
-            Ok(fd) => fd.into_raw(),
-            Err(e) => {
-                close_all(&[map_fd]);
-                return Err(format!("{}: af_xdp: prog load: {}", name, e));
             }
         };
         // socket + UMEM + rings
@@ -308,8 +379,7 @@ impl AfXdpPort {
             }
             std::thread::sleep(std::time::Duration::from_millis(10));
         }
-        // xskmap[0] = socket
-        let key = 0u32;
+        // xskmap[key] = socket (key: queue 0 in its own map, the ifindex in the shared one)
         let val = fd as u32;
         let mut a = [0u8; 128];
         put32(&mut a, 0, map_fd as u32);
@@ -332,6 +402,7 @@ impl AfXdpPort {
             map_fd,
             prog_fd,
             link_fd,
+            root: root.map(|r| (r, ifindex)),
             rx_count: 0,
             tx_count: 0,
             tx_dropped: 0,
@@ -344,6 +415,35 @@ impl AfXdpPort {
         }
         p.fill.prod().store(prod + n, Ordering::Release);
         Ok(p)
+    }
+
+    /// The port's own program (every frame into queue 0's socket): an XSKMAP with one
+    /// slot and the 6-instruction program reading it. Returns (map fd, program fd).
+    fn own_program(name: &str) -> Result<(i32, i32), String> {
+        let ctx = |what: &str, e: io::Error| format!("{}: af_xdp: {}: {}", name, what, e);
+        // XSKMAP with one slot (queue 0)
+        let mut a = [0u8; 128];
+        put32(&mut a, 0, BPF_MAP_TYPE_XSKMAP);
+        put32(&mut a, 4, 4);
+        put32(&mut a, 8, 4);
+        put32(&mut a, 12, 1);
+        let map_fd = bpf(BPF_MAP_CREATE, &mut a).map_err(|e| ctx("map create", e))?;
+        // r2 = ctx->rx_queue_index; r1 = map; r3 = XDP_PASS; return bpf_redirect_map(r1, r2, r3)
+        let prog: [u64; 6] = [
+            insn(0x61, 2, 1, 16, 0),
+            insn(0x18, 1, 1, 0, map_fd),
+            0,
+            insn(0xb7, 3, 0, 0, 2),
+            insn(0x85, 0, 0, 0, 51),
+            insn(0x95, 0, 0, 0, 0),
+        ];
+        match load_xdp_any(&prog) {
+            Ok(fd) => Ok((map_fd, fd.into_raw())),
+            Err(e) => {
+                unsafe { libc::close(map_fd) };
+                Err(format!("{}: af_xdp: prog load: {}", name, e))
+            }
+        }
     }
 
     pub fn rx_burst(
@@ -488,6 +588,23 @@ impl AfXdpPort {
     /// Swaps the interface's XDP program for `prog_fd` (the XDP fast path's, which
     /// forwards what it can and redirects the rest into this socket).
     pub fn replace_program(&mut self, prog_fd: i32) -> Result<(), String> {
+        if let Some((root, key)) = &self.root {
+            // the shared program tail-calls it: nothing attached changes
+            if map_update(
+                &root.progs,
+                &key.to_ne_bytes(),
+                &(prog_fd as u32).to_ne_bytes(),
+            )
+            .is_ok()
+            {
+                return Ok(());
+            }
+            // a program the array refuses (another kind): attached instead, as without Root
+        }
+        self.link_update(prog_fd)
+    }
+
+    fn link_update(&mut self, prog_fd: i32) -> Result<(), String> {
         let mut a = [0u8; 128];
         put32(&mut a, 0, self.link_fd as u32);
         put32(&mut a, 4, prog_fd as u32);
@@ -502,8 +619,16 @@ impl AfXdpPort {
     /// Puts the port's own program back (every packet to this socket), e.g. when the
     /// fast path cannot run a new program.
     pub fn restore_program(&mut self) -> Result<(), String> {
+        self.forget_tail_call();
         let fd = self.prog_fd;
-        self.replace_program(fd)
+        self.link_update(fd)
+    }
+
+    /// The shared program calls no fast-path program for this interface any more.
+    fn forget_tail_call(&self) {
+        if let Some((root, key)) = &self.root {
+            let _ = map_delete(&root.progs, &key.to_ne_bytes());
+        }
     }
 
     /// Kernel counters of the socket: (rx dropped, rx ring full, fill ring empty).
@@ -531,6 +656,7 @@ impl AfXdpPort {
 
 impl Drop for AfXdpPort {
     fn drop(&mut self) {
+        self.forget_tail_call();
         unsafe {
             libc::close(self.link_fd);
             libc::close(self.fd);
