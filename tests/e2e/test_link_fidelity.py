@@ -236,7 +236,7 @@ def test_a_link_that_followed_its_schedule_is_not_marked(tmp_path, arch, request
         assert to_h3["measured"]["busy_packets"] >= 50, to_h3
     else:
         assert to_h3["measured"]["mean_rate_mbit"] <= 1.1 * to_h3["configured"]["rate_mbit"]
-    assert not result.cpu.link_breach, result.cpu.link_reason
+    held_unless_the_machine_was_saturated(result)
     # the same counters judged against the constant 10 Mbit/s would not hold for p4: its
     # busy spacing averaged well below 10 Mbit/s (the 4 Mbit/s second)
     if arch == "p4":
@@ -300,7 +300,7 @@ def test_p4_xdp_tcp_is_held_to_the_link_rate(tmp_path, needs_daemon):
     print("tcp:", rates, result.cpu.links, "load", os.getloadavg())
     (to_h2,) = [c for c in ends(result, "out") if c["link"] == "s1-h2"]
     assert to_h2["measured"]["rate_mbit"] <= 21.0, to_h2
-    assert not result.cpu.link_breach, result.cpu.link_reason
+    held_unless_the_machine_was_saturated(result)
     assert summed(result, "xdp_forwarded") > 0
     # what TCP got through: at most the link's rate, and most of it
     (mbit,) = [v for m, v in rates.items() if m.startswith("throughput")][:1]
