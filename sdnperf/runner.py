@@ -336,6 +336,8 @@ def execute_run(
                 result.summaries.append(
                     Summary(run.workload.name, metric, float(value), "count", "lower")
                 )
+            # what forwarded, from those counters (not what the network was started for)
+            result.params["facts"].update(arch.run_facts())
             # the network as built (`direct` has no switch to pace), after the counters
             built = type(arch).network_spec(arch.config, study.topology)
             held = _held_hosts(arch.config, net, built)

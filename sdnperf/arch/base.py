@@ -111,6 +111,11 @@ class Architecture(ABC):
         """Control-plane counters at the end of a run (packet-ins, flow writes), if known."""
         return {}
 
+    def run_facts(self) -> dict:
+        """Facts only the end of a run knows (read after control_stats; p4: the data path
+        its counters say forwarded), merged over facts()."""
+        return {}
+
     def before_network_stop(self) -> None:
         """Called once before the network is torn down (p4: its controller closes the
         P4Runtime streams, which would hold the switches' graceful shutdown)."""

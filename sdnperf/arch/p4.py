@@ -242,6 +242,8 @@ class P4Architecture(Architecture):
         # the data path the switches were started for and why (prepare), and the one
         # they forward with once running (wait_ready: the fast path may not come up)
         self.datapath: p4_datapath.Choice | None = None
+        # the path that actually forwarded, from the counters (datapath_stats, after a run)
+        self.forwarded: p4_datapath.Forwarded | None = None
         self._net = None  # the built network, for the switches' counters after a run
 
     def shaping_caveat(self, spec: TopoSpec) -> str | None:
@@ -674,7 +676,23 @@ class P4Architecture(Architecture):
             out["xdp_forwarded"] += status.forwarded
             out["xdp_to_engine"] += status.to_engine
             out["engine_tx"] += stats.get("tx", 0)
+        if self.datapath is not None:
+            self.forwarded = p4_datapath.forwarded_by(
+                self.datapath, out["xdp_forwarded"], out["engine_tx"]
+            )
         return out
+
+    def run_facts(self) -> dict:
+        """The data path the counters say forwarded the run (replaces the one the
+        switches were started for: a fast path that punts everything is the user path)."""
+        if self.forwarded is None or self.datapath is None:
+            return {}
+        return {
+            "datapath": self.forwarded.datapath,
+            "datapath_started": self.datapath.datapath,
+            "datapath_reason": self.forwarded.reason,
+            "xdp_share": self.forwarded.xdp_share,
+        }
 
     def _controller_stats(self) -> dict[str, float]:
         if self.controller is None or self.controller.state_file is None:
@@ -727,9 +745,14 @@ class P4Architecture(Architecture):
             "switch_scheduling": cpu_priority.read(self.switch_pids),
             "switch_process_count": len(self.switch_pids),
             "datapath_setting": self.config.datapath,
+            # what the switches were started for; run_facts() replaces it with what the
+            # counters say forwarded once they were read
             "datapath": self.datapath.datapath if self.datapath else None,
+            "datapath_started": self.datapath.datapath if self.datapath else None,
             "datapath_reason": self.datapath.reason if self.datapath else None,
+            "xdp_share": None,
             "host_link_impairment": self.host_link_impairment(),
+            **self.run_facts(),
         }
 
     def host_link_impairment(self) -> str | None:

@@ -15,7 +15,10 @@ on the fast path: the kernel forwards on an idle link and hands the rest to the 
 with its slot on the port's shared link clock, rust/switch xdpfast/shaper.rs), when hosts send offloaded super-packets (AF_XDP ports carry
 MTU-sized frames only) or when the kernel refuses AF_XDP / XDP programs (found once the
 switches run: their `fastpath` answer). `choose` is the decision before the switches
-start; `after_start` the one after. Pure functions; the architecture runs the commands.
+start; `after_start` the one after; `forwarded_by` what the switches' counters say
+actually forwarded a run's packets (a fast path that punts every packet to the engine,
+as a program whose actions push or pop headers once did, is the user path at work).
+Pure functions; the architecture runs the commands.
 """
 
 from __future__ import annotations
@@ -130,3 +133,43 @@ def after_start(setting: str, name: str, statuses: dict[str, FastPathStatus]) ->
             "to user space)"
         )
     return Choice("user", f"auto: {why}; the engine forwards through AF_XDP sockets")
+
+
+# the kernel's share of the forwarded packets at or above which a run is "xdp", at or
+# below which "user"; in between "mixed" (e.g. shaped links: the engine sends what queues)
+XDP_SHARE = 0.9
+USER_SHARE = 0.1
+
+
+@dataclass
+class Forwarded:
+    datapath: str  # "xdp", "user", "mixed", or the started path when nothing was forwarded
+    xdp_share: float | None  # kernel-forwarded / all forwarded (None: nothing forwarded)
+    reason: str
+
+
+def forwarded_by(started: Choice, xdp_forwarded: float, engine_tx: float) -> Forwarded:
+    """The path that forwarded a run's packets, from the switches' counters: the kernel's
+    XDP redirects (`xdp_forwarded`) against what the user-space engine sent (`engine_tx`,
+    including packets the fast path handed it). A switch started for the fast path whose
+    kernel program forwarded nothing ran the user path."""
+    total = xdp_forwarded + engine_tx
+    if total <= 0:
+        return Forwarded(started.datapath, None, f"{started.reason}; nothing forwarded")
+    share = xdp_forwarded / total
+    if share >= XDP_SHARE:
+        path = "xdp"
+    elif share <= USER_SHARE:
+        path = "user"
+    else:
+        path = "mixed"
+    reason = started.reason  # the same words for every run of a choice (the report groups)
+    if started.datapath == "xdp" and path != "xdp":
+        handed = (
+            "every packet" if xdp_forwarded == 0 else "most packets" if path == "user" else "part"
+        )
+        reason = (
+            f"started for xdp ({started.reason}), but the kernel program handed the "
+            f"user-space engine {handed} (the counters)"
+        )
+    return Forwarded(path, round(share, 4), reason)

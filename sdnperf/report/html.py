@@ -436,34 +436,50 @@ def _emulator_bound_runs(runs: list[RunRow]) -> str:
 
 
 def _datapaths(runs: list[RunRow]) -> str:
-    """Which data path our P4 switches forwarded with (the p4 architecture's `datapath`)
-    and why; the packets each path forwarded are the table's xdp_forwarded / engine_tx."""
-    seen: dict[tuple[str, str, str, str], int] = {}
+    """Which data path our P4 switches forwarded with (the p4 architecture's `datapath`):
+    the one they were started for, the one their counters say forwarded (a fast path that
+    hands the engine every packet is the user path) and the kernel's share; the packets
+    each path forwarded are the table's xdp_forwarded / engine_tx."""
+    seen: dict[tuple[str, str, str, str, str], list[float]] = {}
     for r in runs:
         facts = r.params.get("facts", {})
         if facts.get("datapath"):
             key = (
                 r.architecture,
                 str(facts.get("datapath_setting")),
+                str(facts.get("datapath_started") or facts["datapath"]),
                 str(facts["datapath"]),
                 str(facts.get("datapath_reason") or ""),
             )
-            seen[key] = seen.get(key, 0) + 1
+            share = facts.get("xdp_share")
+            seen.setdefault(key, []).append(float("nan") if share is None else float(share))
     if not seen:
         return ""
+
+    def shares(values: list[float]) -> str:
+        known = [v for v in values if v == v]  # NaN: not counted (an older run)
+        if not known:
+            return "not counted"
+        lo, hi = 100 * min(known), 100 * max(known)
+        return f"{lo:.1f} %" if round(lo, 1) == round(hi, 1) else f"{lo:.1f}–{hi:.1f} %"
+
     rows = "".join(
-        f"<tr><td>{escape(a)}</td><td>{escape(setting)}</td><td>{escape(chosen)}</td>"
-        f'<td class="num">{n}</td><td>{escape(reason)}</td></tr>'
-        for (a, setting, chosen, reason), n in sorted(seen.items())
+        f"<tr><td>{escape(a)}</td><td>{escape(setting)}</td><td>{escape(started)}</td>"
+        f'<td>{escape(used)}</td><td class="num">{len(v)}</td>'
+        f'<td class="num">{escape(shares(v))}</td><td>{escape(reason)}</td></tr>'
+        for (a, setting, started, used, reason), v in sorted(seen.items())
     )
     return (
         "<h2>P4 data paths</h2><p>How our P4 switches forwarded: <em>xdp</em> in the "
         "kernel's XDP hook (the program compiled to eBPF; what it cannot finish goes to the "
-        "user-space engine), <em>user</em> through the user-space engine. The table's "
-        "<em>xdp_forwarded</em> and <em>engine_tx</em> rows count the packets each path "
-        "forwarded per run, all switches together.</p>"
-        "<table><tr><th>architecture</th><th>datapath setting</th><th>used</th>"
-        f"<th>runs</th><th>reason</th></tr>{rows}</table>"
+        "user-space engine), <em>user</em> through the user-space engine, <em>mixed</em> "
+        "both. <em>Forwarded by</em> is what the switches' counters say at the end of each "
+        "run (the kernel's share of the packets forwarded, all switches together), not what "
+        "they were started for. The table's <em>xdp_forwarded</em> and <em>engine_tx</em> "
+        "rows count the packets each path forwarded per run.</p>"
+        "<table><tr><th>architecture</th><th>datapath setting</th><th>started for</th>"
+        "<th>forwarded by</th><th>runs</th><th>kernel share</th><th>reason</th></tr>"
+        f"{rows}</table>"
     )
 
 

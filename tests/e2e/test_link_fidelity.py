@@ -80,6 +80,28 @@ def ends(result, where: str) -> list[dict]:
     return [c for c in result.cpu.links if where in c["where"]]
 
 
+def held_unless_the_machine_was_saturated(result) -> bool:
+    """Whether the run that should hold its link is unmarked; if it is marked, the only
+    allowed cause is a saturated machine, said by the same run's CPU mark: lateness alone
+    (the rate held: its spacing cancels wake-up latency, lateness does not) and nowhere
+    near the 600 ms the stalled run below adds. A loaded machine (load 14.6 on 2 cores)
+    woke the switch 1.46 ms late on average (max 28 ms) on the XDP port with no delay set
+    (allowed 0.5 ms): a true lateness the monitor is right to mark, not a wrong mark; the
+    old "never marked" held on a quiet machine only. Returns whether it was unmarked."""
+    if not result.cpu.link_breach:
+        return True
+    assert result.cpu.cpu_bound, (
+        "an impaired link was marked in a run the CPU rule did not mark: "
+        f"{result.cpu.link_reason} (CPU: {result.cpu.reason or 'not saturated'})"
+    )
+    for c in result.cpu.links:
+        if c.get("breach"):
+            assert c["reason"].startswith("packets left "), c  # lateness, not the rate
+            assert c["measured"]["late_max_ms"] < 300, c
+            assert c["measured"]["late_ms"] > 0.5, c  # the mark carries its numbers
+    return False
+
+
 P4 = 'name = "p4"\nkind = "p4"\napp = "proactive"'
 INCAST = '[["h1", "h3"], ["h2", "h3"]]'
 
@@ -119,15 +141,16 @@ def test_p4_switch_port_keeps_its_rate_and_a_stalled_switch_is_marked(
     loaded = study(P4, 3, "bw = 10\ndelay_ms = 50", INCAST, "8M", tmp_path)
     result = run(loaded, tmp_path / "ok")
     (to_h3,) = [c for c in ends(result, "out") if c["link"] == "s1-h3"]
-    print("held:", to_h3, "load", os.getloadavg())
+    print("held:", to_h3, "cpu:", result.cpu.reason, "load", os.getloadavg())
     # the backlogged port to h3 sent at its configured 10 Mbit/s, with its 50 ms of delay
     assert to_h3["configured"] == {"rate_mbit": 10.0, "delay_ms": 50.0}
     assert 9.0 <= to_h3["measured"]["rate_mbit"] <= 11.0, to_h3
     assert to_h3["measured"]["added_delay_ms"] >= 50.0
-    assert not result.cpu.link_breach, result.cpu.link_reason
+    unmarked = held_unless_the_machine_was_saturated(result)
     table, html, store, sid = reported(result, tmp_path / "ok")
-    assert LINK_MARK not in table
-    assert "<h2>Link fidelity</h2>" in html and "Every impaired link did what" in html
+    assert (LINK_MARK not in table) == unmarked
+    assert "<h2>Link fidelity</h2>" in html
+    assert ("Every impaired link did what" in html) == unmarked
     assert store.runs(sid)[0].cpu.links == result.cpu.links
 
     # broken on purpose: the switch is stopped for 0.6 s once its port to h3 holds a backlog
@@ -213,7 +236,7 @@ def test_a_link_that_followed_its_schedule_is_not_marked(tmp_path, arch, request
         assert to_h3["measured"]["busy_packets"] >= 50, to_h3
     else:
         assert to_h3["measured"]["mean_rate_mbit"] <= 1.1 * to_h3["configured"]["rate_mbit"]
-    assert not result.cpu.link_breach, result.cpu.link_reason
+    held_unless_the_machine_was_saturated(result)
     # the same counters judged against the constant 10 Mbit/s would not hold for p4: its
     # busy spacing averaged well below 10 Mbit/s (the 4 Mbit/s second)
     if arch == "p4":
@@ -236,13 +259,13 @@ def test_p4_xdp_shaped_port_keeps_its_rate_and_a_stalled_switch_is_marked(
     loaded = study(P4_XDP, 3, "bw = 10", INCAST, "8M", tmp_path)
     result = run(loaded, tmp_path / "ok")
     (to_h3,) = [c for c in ends(result, "out") if c["link"] == "s1-h3"]
-    print("xdp held:", to_h3, "load", os.getloadavg())
+    print("xdp held:", to_h3, "cpu:", result.cpu.reason, "load", os.getloadavg())
     assert to_h3["configured"] == {"rate_mbit": 10.0}
     # 16 Mbit/s offered to a 10 Mbit/s port: it sent at its rate while backlogged
     assert 9.0 <= to_h3["measured"]["rate_mbit"] <= 11.0, to_h3
-    assert not result.cpu.link_breach, result.cpu.link_reason
+    unmarked = held_unless_the_machine_was_saturated(result)
     assert summed(result, "xdp_forwarded") > 0
-    assert LINK_MARK not in reported(result, tmp_path / "ok")[0]
+    assert (LINK_MARK not in reported(result, tmp_path / "ok")[0]) == unmarked
 
     # broken on purpose, as on the user path: the engine holding the backlog stops 0.6 s
     stall_s1_once_backlogged(monkeypatch)
@@ -277,7 +300,7 @@ def test_p4_xdp_tcp_is_held_to_the_link_rate(tmp_path, needs_daemon):
     print("tcp:", rates, result.cpu.links, "load", os.getloadavg())
     (to_h2,) = [c for c in ends(result, "out") if c["link"] == "s1-h2"]
     assert to_h2["measured"]["rate_mbit"] <= 21.0, to_h2
-    assert not result.cpu.link_breach, result.cpu.link_reason
+    held_unless_the_machine_was_saturated(result)
     assert summed(result, "xdp_forwarded") > 0
     # what TCP got through: at most the link's rate, and most of it
     (mbit,) = [v for m, v in rates.items() if m.startswith("throughput")][:1]

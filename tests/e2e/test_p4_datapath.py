@@ -14,6 +14,7 @@ import pytest
 
 from sdnperf.arch import ArchitectureError
 from sdnperf.arch.config import P4Config
+from sdnperf.arch.p4_datapath import Choice, forwarded_by
 from sdnperf.runner import execute_run, started_network
 from sdnperf.study.loader import load_study_text
 from sdnperf.study.plan import plan_runs
@@ -132,3 +133,51 @@ def test_tcp_over_shaped_campus_links_is_not_reordered_by_the_fast_path(tmp_path
     # both paths carried the flows: the kernel forwarded, the engine queued
     assert xdp["xdp_forwarded"] > 10_000 and xdp["xdp_to_engine"] > 1_000, xdp
     assert xdp["retransmits"] <= user["retransmits"] + 2, (xdp, user)
+
+
+def test_vlan_on_auto_forwards_in_the_kernel_and_the_run_records_what_forwarded(tmp_path):
+    """The workload-complexity study's p4-vlan (sdnperf/p4/vlan.p4: a tag pushed on the
+    access port, popped on the way out) on datapath = "auto". The program passed the fast
+    path's check, but every action that made a header valid or invalid punted, so the
+    kernel forwarded 0 of its packets while the run recorded "xdp". Now the tag lives in
+    the fast path's PHV and a frame that leaves as long as it came forwards in the kernel;
+    and the run's recorded path is the one the switch's counters say forwarded (a run can
+    no longer say "xdp" while the engine forwarded everything)."""
+    text = textwrap.dedent("""\
+        [study]
+        name = "vlan-auto"
+        [topology]
+        kind = "single"
+        hosts = 2
+        [[architecture]]
+        name = "p4-vlan"
+        kind = "p4"
+        app = "proactive"
+        program = "vlan"
+        datapath = "auto"
+        [[workload]]
+        name = "ping"
+        kind = "ping"
+        pairs = [["h1", "h2"]]
+        count = 200
+        interval = 0.005
+        """)
+    loaded = load_study_text(text, "vlan-auto.toml", tmp_path)
+    run = plan_runs(loaded)[0]  # one repetition is enough
+    result = execute_run(loaded, run, tmp_path / "run")
+    assert result.status == "ok", result.error
+    got = {s.metric: s.value for s in result.summaries}
+    facts = result.params["facts"]
+    print("vlan auto:", got, facts["datapath"], facts["xdp_share"], "load", os.getloadavg())
+    # what the run records is what the counters say forwarded
+    counted = forwarded_by(
+        Choice(facts["datapath_started"], ""), got["xdp_forwarded"], got["engine_tx"]
+    )
+    assert (facts["datapath"], facts["xdp_share"]) == (counted.datapath, counted.xdp_share), (
+        facts,
+        got,
+    )
+    # and that is the kernel: the 200 requests and 200 replies (ARP floods go to the engine)
+    assert facts["datapath_started"] == "xdp" and facts["datapath"] == "xdp", facts
+    assert got["xdp_forwarded"] >= 2 * 200 * 0.95, got
+    assert got["engine_tx"] < 0.1 * got["xdp_forwarded"], got

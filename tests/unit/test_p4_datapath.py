@@ -166,6 +166,46 @@ def test_datapath_stats_sum_the_switches(tmp_path):
         ]
     )
     assert arch.datapath_stats() == {"xdp_forwarded": 100, "xdp_to_engine": 4, "engine_tx": 53}
+    assert arch.run_facts() == {}  # no data path chosen (prepare() did not run)
+
+
+def test_forwarded_by_the_counters():
+    xdp = dp.Choice("xdp", 'datapath = "auto": the program fits the XDP fast path')
+    # the kernel forwarded nothing: the user path at work, whatever the start said
+    f = dp.forwarded_by(xdp, 0, 2400)
+    assert (f.datapath, f.xdp_share) == ("user", 0.0)
+    assert "started for xdp" in f.reason and "every packet" in f.reason
+    # 900 of 1000 in the kernel is the bound for "xdp"; one packet less is "mixed"
+    assert dp.forwarded_by(xdp, 900, 100).datapath == "xdp"
+    assert dp.forwarded_by(xdp, 899, 101).datapath == "mixed"
+    assert dp.forwarded_by(xdp, 101, 899).datapath == "mixed"
+    low = dp.forwarded_by(xdp, 100, 900)
+    assert (low.datapath, low.xdp_share) == ("user", 0.1) and "most packets" in low.reason
+    kept = dp.forwarded_by(xdp, 2000, 3)
+    assert (kept.datapath, kept.xdp_share, kept.reason) == ("xdp", 0.9985, xdp.reason)
+    # nothing forwarded: the started path, said so
+    idle = dp.forwarded_by(xdp, 0, 0)
+    assert (idle.datapath, idle.xdp_share) == ("xdp", None) and "nothing forwarded" in idle.reason
+    user = dp.Choice("user", 'datapath = "user"')
+    assert dp.forwarded_by(user, 0, 50) == dp.Forwarded("user", 0.0, 'datapath = "user"')
+
+
+def test_run_facts_replace_the_started_path(tmp_path):
+    spec = build_topology("linear", {"switches": 2}, seed=1)
+    arch = P4Architecture(P4Config(kind="p4", name="p4", datapath="auto"), spec, tmp_path, {})
+    arch.datapath = dp.Choice("xdp", 'datapath = "auto": the program fits the XDP fast path')
+    assert arch.facts()["datapath"] == "xdp" and arch.facts()["xdp_share"] is None
+    # every packet punted to the engine (to_engine), which forwarded them all
+    arch._net = FakeNet(
+        [
+            FakeSwitch("s1", "on forwarded=0 dropped=0 to_engine=1200\nrx=1200 tx=1200\n"),
+        ]
+    )
+    arch.datapath_stats()
+    facts = arch.facts()
+    assert facts["datapath"] == "user" and facts["datapath_started"] == "xdp"
+    assert facts["xdp_share"] == 0.0 and "every packet" in facts["datapath_reason"]
+    assert arch.run_facts()["datapath"] == "user"
 
 
 def _run(key, facts):
@@ -204,3 +244,21 @@ def test_report_section_lists_paths_and_reasons():
     )
     assert "P4 data paths" in html and "xdp_forwarded" in html
     assert '<td class="num">2</td>' in html and "auto: s1 &lt;x&gt;" in html
+    assert "not counted" in html  # runs stored before the counters decided the path
+
+
+def test_report_section_says_what_forwarded_not_what_started():
+    from sdnperf.report.html import _datapaths
+
+    punted = {
+        "datapath_setting": "auto",
+        "datapath_started": "xdp",
+        "datapath": "user",
+        "datapath_reason": "started for xdp (fits), but ...",
+    }
+    html = _datapaths(
+        [_run("a", {**punted, "xdp_share": 0.0}), _run("b", {**punted, "xdp_share": 0.02})]
+    )
+    row = html[html.index("<tr><td>p4") :]
+    assert row.startswith("<tr><td>p4</td><td>auto</td><td>xdp</td><td>user</td>"), row
+    assert '<td class="num">2</td><td class="num">0.0–2.0 %</td>' in row

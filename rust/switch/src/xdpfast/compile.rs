@@ -2,11 +2,17 @@
 //!
 //! The subset: a loop-free parser extracting fixed-size, byte-aligned headers; exact and
 //! lpm tables (at most one lpm key, last in byte order) without counters, meters or
-//! action profiles; actions of assignments, mark_to_drop, exit and p4c's jumps; csum16
-//! checksum updates over fields and constants (verification only when the program does
-//! not read checksum_error, its sole effect); no clones, recirculation, registers,
-//! digests, header validity changes or reads of timestamps and queue metadata; fields of
+//! action profiles; actions of assignments, mark_to_drop, exit, p4c's jumps and header
+//! validity changes; csum16 checksum updates over fields and constants (verification only
+//! when the program does not read checksum_error, its sole effect); no clones,
+//! recirculation, registers, digests or reads of timestamps and queue metadata; fields of
 //! at most 64 bits wherever used.
+//!
+//! Header validity changes run in the PHV (setValid zeroes a header that was invalid, as
+//! the engine does); the packet is written in place, so it leaves here only when every
+//! header whose validity an action changes ends as the parser found it (a VLAN tag
+//! pushed on ingress and popped on egress: the frame leaves as long as it came). A
+//! packet that would grow or shrink punts at the deparser, before anything is written.
 //!
 //! Values are 64-bit. A u64 result equals the engine's u128 result whenever it is
 //! "exact" (non-negative and below 2^64, see `exact`); arithmetic is right modulo 2^64.
@@ -46,6 +52,9 @@ const SH_NOW: i16 = TMP0 - 8;
 const SH_START: i16 = TMP0 - 16;
 const SH_LEN: i16 = TMP0 - 24;
 const SH_SER: i16 = TMP0 - 32;
+
+/// a header offset past any the deparser accepts (0x3fff): the header was not extracted
+const NOT_EXTRACTED: i32 = 0xffff;
 
 const XDP_DROP: i32 = 1;
 const XDP_PASS: i32 = 2;
@@ -187,6 +196,8 @@ struct Gen<'a> {
     lay: PhvLayout,
     used: Vec<bool>,
     written: Vec<bool>,
+    /// per header: some action run here makes it valid or invalid (`toggles_in_place`)
+    toggled: Vec<bool>,
     punt: Label,
     drop: Label,
     node_labels: HashMap<Node, Label>,
@@ -265,6 +276,7 @@ impl<'a> Gen<'a> {
             },
             used: vec![false; p.fields.len()],
             written: vec![false; p.fields.len()],
+            toggled: vec![false; p.headers.len()],
             punt,
             drop,
             node_labels: HashMap::new(),
@@ -370,12 +382,24 @@ impl<'a> Gen<'a> {
                 .chain(std::iter::once(&t.default_action))
             {
                 if let Some(act) = p.actions.get(aid as usize) {
-                    if changes_length(act) {
+                    if changes_length(act) && !toggles_in_place(p, act) {
                         continue; // the action punts (`action`): nothing of it runs here
                     }
                     for (i, prim) in act.prims.iter().enumerate() {
                         match prim {
                             Prim::Assign(l, e) => self.scan_assign(l, e)?,
+                            Prim::SetValid(HeaderRef::Fixed(h)) => {
+                                // zeroed when it was invalid: every field may change
+                                self.toggled[*h as usize] = true;
+                                let hi = &p.headers[*h as usize];
+                                for f in hi.first_field..hi.first_field + hi.num_fields {
+                                    self.written[f as usize] = true;
+                                    self.used[f as usize] = true;
+                                }
+                            }
+                            Prim::SetInvalid(HeaderRef::Fixed(h)) => {
+                                self.toggled[*h as usize] = true
+                            }
                             Prim::MarkToDrop | Prim::Exit | Prim::Nop => {}
                             Prim::Jump(t) => {
                                 if (*t as usize) <= i {
@@ -660,6 +684,12 @@ impl<'a> Gen<'a> {
         for (h, hi) in p.headers.iter().enumerate() {
             let off = self.lay.valid(h as u32);
             self.a.st_imm(DW, R9, off, hi.metadata as i32);
+            if self.toggled[h] {
+                // "not extracted" (the parser stores the offset of what it extracts): the
+                // deparser compares the header's end validity with it
+                self.a
+                    .st_imm(DW, R9, self.lay.hdr_off(h as u32), NOT_EXTRACTED);
+            }
         }
         self.set_std(p.std.ingress_port, self.port as i32);
         if let Some(f) = p.std.packet_length {
@@ -1004,6 +1034,24 @@ impl<'a> Gen<'a> {
     /// checked for all headers before the first write: a punted packet is untouched.
     fn deparse(&mut self, pass: u32) -> Result<(), String> {
         let p = self.p;
+        if pass == 0 {
+            // a header made valid or invalid must end as the parser found it: valid and
+            // extracted, or invalid and not extracted (else the packet changes length)
+            for &h in p.deparser.iter() {
+                if !self.toggled[h as usize] || p.headers[h as usize].metadata {
+                    continue;
+                }
+                let (invalid, same) = (self.a.label(), self.a.label());
+                self.a.ldx(DW, R0, R9, self.lay.valid(h));
+                self.a.ldx(DW, R1, R9, self.lay.hdr_off(h));
+                self.a.jcc_imm(JEQ, R0, 0, invalid);
+                self.a.jcc_imm(JGT, R1, 0x3fff, self.punt); // pushed
+                self.a.ja(same);
+                self.a.bind(invalid);
+                self.a.jcc_imm(JLE, R1, 0x3fff, self.punt); // popped
+                self.a.bind(same);
+            }
+        }
         let hdrs: Vec<u32> = p
             .deparser
             .iter()
@@ -1209,7 +1257,8 @@ impl<'a> Gen<'a> {
 
     fn action(&mut self, aid: u32) -> Result<(), String> {
         let p = self.p;
-        if changes_length(&p.actions[aid as usize]) {
+        let act = &p.actions[aid as usize];
+        if changes_length(act) && !toggles_in_place(p, act) {
             // always taken (unsigned >= 0): a conditional jump keeps what follows
             // reachable for the verifier's CFG check
             self.a.ldx(DW, R1, FP, CURSOR);
@@ -1225,6 +1274,22 @@ impl<'a> Gen<'a> {
                 Prim::MarkToDrop => {
                     self.set_std(p.std.egress_spec, DROP_PORT as i32);
                     self.set_std(p.std.mcast_grp, 0);
+                }
+                Prim::SetValid(HeaderRef::Fixed(h)) => {
+                    // a header becoming valid starts zeroed (the engine's set_header_valid)
+                    let h = *h;
+                    let was_valid = self.a.label();
+                    self.a.ldx(DW, R0, R9, self.lay.valid(h));
+                    self.a.jcc_imm(JNE, R0, 0, was_valid);
+                    let hi = &p.headers[h as usize];
+                    for f in hi.first_field..hi.first_field + hi.num_fields {
+                        self.a.st_imm(DW, R9, self.lay.field(f), 0);
+                    }
+                    self.a.bind(was_valid);
+                    self.a.st_imm(DW, R9, self.lay.valid(h), 1);
+                }
+                Prim::SetInvalid(HeaderRef::Fixed(h)) => {
+                    self.a.st_imm(DW, R9, self.lay.valid(*h), 0);
                 }
                 Prim::Exit => {
                     let end = self.control_end.expect("exit outside a control");
@@ -1386,12 +1451,32 @@ impl<'a> Gen<'a> {
     }
 }
 
-/// Whether an action makes a header valid or invalid: the packet would grow or shrink
+/// Whether an action makes a header valid or invalid: the packet may grow or shrink
 /// (e.g. a packet-in header added on the way to the controller, a packet-out header
-/// removed), which writing fields in place cannot do, so a packet reaching it punts to
-/// the engine, which runs the whole pipeline again on the untouched packet.
+/// removed), which writing fields in place cannot do. Where `toggles_in_place` allows,
+/// the fast path runs it and the deparser punts a packet whose length would change;
+/// else a packet reaching it punts, and the engine runs the whole pipeline again on it.
 fn changes_length(act: &crate::pipeline::Action) -> bool {
     act.prims
         .iter()
         .any(|p| matches!(p, Prim::SetValid(_) | Prim::SetInvalid(_)))
+}
+
+/// Whether the fast path can run an action's header validity changes: on fixed,
+/// whole-byte headers the deparser emits, outside unions and stacks (whose members
+/// invalidate each other or shift). Else a packet reaching the action punts (`action`).
+fn toggles_in_place(p: &Program, act: &crate::pipeline::Action) -> bool {
+    act.prims.iter().all(|prim| match prim {
+        Prim::SetValid(HeaderRef::Fixed(h)) | Prim::SetInvalid(HeaderRef::Fixed(h)) => {
+            let hi = &p.headers[*h as usize];
+            !(hi.metadata
+                || hi.varbit.is_some()
+                || hi.union.is_some()
+                || hi.stack_of.is_some()
+                || !hi.bits.is_multiple_of(8)
+                || !p.deparser.contains(h))
+        }
+        Prim::SetValid(_) | Prim::SetInvalid(_) => false,
+        _ => true,
+    })
 }
