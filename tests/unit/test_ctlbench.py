@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from sdnperf.ctlbench import config, convert
+from sdnperf.ctlbench import config, convert, metrics
 from sdnperf.ctlbench.runner import CEILING_ARCH
 from sdnperf.ctlbench.study import CtlbenchStudy
 from sdnperf.samples import CpuReport
@@ -231,10 +231,40 @@ def test_plan_sweeps_and_ceiling():
     assert len({r.key for r in runs}) == len(runs)
 
 
-def test_store_round_trip_and_report_figures(tmp_path):
-    from sdnperf.report.html import write_report
-    from sdnperf.report.plots import all_plots
+class _OneMetric:
+    """A store whose summaries are one metric's: the report's per-topology panels (one
+    figure per metric) drawn for one metric instead of all of them."""
 
+    def __init__(self, store: Store, metric: str):
+        self._store, self._metric = store, metric
+
+    def __getattr__(self, name):
+        return getattr(self._store, name)
+
+    def summaries(self, study_id):
+        return [s for s in self._store.summaries(study_id) if s.metric == self._metric]
+
+
+def test_store_round_trip_and_report_figures(tmp_path, monkeypatch):
+    """The figures are those of the report (one drawing of each: this test drew them twice,
+    and ~35 per-topology panels, at 177 s under CI load). The panels' drawing is shown on
+    one metric here, and on several topologies and architectures by test_report_sweeps's
+    test_several_topologies_make_panels_and_the_html_has_sweeps_and_provenance."""
+    from sdnperf.report import html as report_html
+
+    drawn = {}
+
+    def all_plots_kept(*args, **kwargs):  # the report's own drawing, kept for the checks
+        drawn["plots"] = plots = real_all_plots(*args, **kwargs)
+        return plots
+
+    def panels_of_one_metric(store, *args):
+        drawn["panels"] = panels = real_panels(_OneMetric(store, metrics.ANSWERED), *args)
+        return panels
+
+    real_all_plots, real_panels = report_html.all_plots, report_html.topology_panels
+    monkeypatch.setattr(report_html, "all_plots", all_plots_kept)
+    monkeypatch.setattr(report_html, "topology_panels", panels_of_one_metric)
     with Store(tmp_path / "study.sqlite") as store:
         sid = store.open_study("ctl", None, {}, {})
         for ctl, scale in (("echo", 100.0), ("osken-l2-learning", 1.0)):
@@ -263,7 +293,8 @@ def test_store_round_trip_and_report_figures(tmp_path):
         assert len(store.runs(sid)) == 8
         import sdnperf.ctlbench.plots  # noqa: F401  (registers its figures, as the CLI does)
 
-        plots = all_plots(store, sid, tmp_path / "png")
+        html = report_html.write_report(store, sid, tmp_path / "report.html").read_text()
+        plots = drawn["plots"]
         stems = {p.stem for p in plots.paths}
         assert {
             "ctlbench_answered_vs_offered",
@@ -283,7 +314,13 @@ def test_store_round_trip_and_report_figures(tmp_path):
             "ctlbench_outstanding_per_switch_osken-l2-learning_400pps",
         } <= stems, stems
         assert not [r for r in plots.skipped if "failed" in r], plots.skipped
-        html = write_report(store, sid, tmp_path / "report.html").read_text()
+        assert all(f'alt="{stem}"' in html for stem in stems)  # each one in the page
+        # two topologies (1 and 4 switches): one panel per workload (100 and 400 pps)
+        panels = sorted(p.stem for p, _ in drawn["panels"])
+        assert panels == [
+            f"topologies_ctlbench_rate_{rate}_pps_switch_{metrics.ANSWERED}" for rate in (100, 400)
+        ]
+        assert all(f'alt="{stem}"' in html for stem in panels)
         assert "answered rate" in html and "Jain" in html
 
 

@@ -1,6 +1,5 @@
-//! Helpers shared by the integration tests: the test programs, a reproducible random
-//! source, and the packets of an STF file.
-#![allow(dead_code)] // each test crate uses its own part
+//! Helpers shared by the integration tests (the modules of this test binary): the test
+//! programs, a reproducible random source, and the packets of an STF file.
 
 use std::path::{Path, PathBuf};
 

@@ -2,9 +2,9 @@
 //! program with random and truncated packets, and (when built with the `p4` feature and
 //! the compiler corpus exists) runs the compiler corpus through the STF runner.
 
-mod common;
+use crate::common;
 
-use common::{programs, Rng};
+use crate::common::{programs, Rng};
 use sdnperf_switch::exec::Engine;
 use sdnperf_switch::switch::Switch;
 use sdnperf_switch::{json, stf};

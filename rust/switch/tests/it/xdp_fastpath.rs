@@ -5,9 +5,9 @@
 //! engine byte for byte; what it hands to the engine is counted, and must stay a minority
 //! for well-formed packets.
 
-mod common;
+use crate::common;
 
-use common::{corpus, programs_dir, stf_packets, Rng};
+use crate::common::{corpus, programs_dir, stf_packets, Rng};
 use sdnperf_switch::exec::Engine;
 use sdnperf_switch::switch::Switch;
 use sdnperf_switch::xdpfast::{self, FastPath, Outcome};

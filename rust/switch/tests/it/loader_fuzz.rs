@@ -1,7 +1,7 @@
 //! The loader against mutated real programs: every section the loader reads, given the
 //! wrong JSON type, is refused naming its JSON path (it used to load as an empty program).
 
-mod common;
+use crate::common;
 
 use serde_json::Value;
 
