@@ -403,22 +403,23 @@ fn shaped_port_forwards_on_an_idle_link_and_hands_the_rest_to_the_engine_with_a_
     use sdnperf_switch::impair::ImpairCfg;
     use sdnperf_switch::xdpfast::shaper::{self, Slot};
     let (mut sw, pkt) = l1_fwd_switch();
-    // 1000 B at 1 Mbit/s: 8 ms on the link
-    sw.set_impair(2, ImpairCfg::parse("rate=1mbit").unwrap())
+    // 1000 B at 100 kbit/s: 80 ms on the link (the second packet below must find it still
+    // busy on the real clock, also on a loaded machine)
+    sw.set_impair(2, ImpairCfg::parse("rate=100kbit").unwrap())
         .unwrap();
     let ports: Vec<(u32, u32)> = (0..8).map(|p| (p, 1)).collect();
     let fp = FastPath::new(&sw, &ports, None).unwrap();
     let lc = fp.shaper();
     assert_eq!(lc.mode(2), shaper::SHAPED);
     assert_eq!(lc.mode(1), shaper::FREE);
-    // an idle link: forwarded at once, the link busy for the frame's 8 ms
+    // an idle link: forwarded at once, the link busy for the frame's 80 ms
     let t0 = shaper::monotonic_ns();
     assert!(matches!(
         fp.test_packet(1, &pkt).unwrap(),
         Outcome::Forward(2, _)
     ));
     let busy = lc.tat(2);
-    assert!(busy >= t0 + 8_000_000 && busy <= shaper::monotonic_ns() + 8_000_000);
+    assert!(busy >= t0 + 80_000_000 && busy <= shaper::monotonic_ns() + 80_000_000);
     assert_eq!(lc.counters(2), (1, 1000, 0));
     // the next one finds the link busy: to the engine, its slot in the XDP metadata
     let (ret, mut out) = sdnperf_switch::bpf::test_run_xdp(fp.prog(1).unwrap(), &pkt).unwrap();
@@ -432,7 +433,7 @@ fn shaped_port_forwards_on_an_idle_link_and_hands_the_rest_to_the_engine_with_a_
         "it starts when the previous frame has left"
     );
     assert!(slot.arrived < slot.start);
-    assert_eq!(lc.tat(2), busy + 8_000_000);
+    assert_eq!(lc.tat(2), busy + 80_000_000);
     assert_eq!(lc.counters(2), (1, 1000, 1));
     // the way back (port 2 -> 1) is not shaped: forwarded whatever port 2 does
     assert!(matches!(
@@ -455,7 +456,7 @@ fn shaped_port_forwards_on_an_idle_link_and_hands_the_rest_to_the_engine_with_a_
     sw.receive(1, &pkt, None, now);
     sw.service(now);
     let claimed = lc.tat(2);
-    assert_eq!(claimed, busy + 16_000_000);
+    assert_eq!(claimed, busy + 160_000_000);
     sw.service(start_e + 100_000);
     let ready = sw.take_ready();
     assert_eq!(ready.len(), 1, "the slotted packet leaves at its start");
