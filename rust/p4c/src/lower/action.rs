@@ -461,9 +461,16 @@ impl<'a> Lower<'a> {
     pub(super) fn field_dst(&mut self, e: &Expr) -> PResult<(X, Type)> {
         match self.place(e)? {
             Place::Field { hdr, field, ty } => Ok((X::Field(hdr, field), ty)),
+            Place::DynField { .. } | Place::DynHeader { .. } => Err(Error::new(
+                e.span,
+                "a destination with a run-time stack index is not supported here (BMv2 writes fixed fields)",
+            )),
             p => Err(Error::new(
                 e.span,
-                format!("expected a field, found {}", p.ty().name()),
+                format!(
+                    "internal compiler error: a destination of type {} (checked by sema::calls)",
+                    p.ty().name()
+                ),
             )),
         }
     }

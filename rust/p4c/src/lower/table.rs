@@ -626,13 +626,15 @@ impl<'a> Lower<'a> {
             Type::Bool => 1,
             t => match t.width() {
                 Some(w) if *t != Type::InfInt => w,
-                _ => return Err(Error::new(
-                    e.span,
-                    format!(
+                _ => {
+                    return Err(Error::new(
+                        e.span,
+                        format!(
                         "internal compiler error: a table key of type {} (checked by sema::tables)",
                         t.name()
                     ),
-                )),
+                    ))
+                }
             },
         };
         let x = self.to_data(x, &t);

@@ -565,6 +565,11 @@ impl<'p> Walker<'p, '_> {
             _ => return Ok(()),
         };
         arity(span, &format!("'{}'", m), count, args.len())?;
+        match (kind, m) {
+            ("meter", _) => self.field_dst(&args[1].value)?,
+            ("direct_meter", _) | ("register", "read") => self.field_dst(&args[0].value)?,
+            _ => {}
+        }
         if kind != "register" {
             return Ok(());
         }
@@ -640,6 +645,7 @@ impl<'p> Walker<'p, '_> {
         };
         arity(span, &format!("'{}'", n), count, args.len())?;
         match n {
+            "random" | "hash" => self.field_dst(&args[0].value)?,
             "assert" | "assume" => {
                 let t = self.ty(&args[0].value, Some(&Type::Bool));
                 if t != Type::Bool && t != Type::Unknown {
@@ -651,6 +657,22 @@ impl<'p> Walker<'p, '_> {
             }
             "digest" => self.digest(span, targs, &args[1].value)?,
             _ => {}
+        }
+        Ok(())
+    }
+
+    /// A destination argument lowering writes as one field: no header, struct, union,
+    /// stack or tuple.
+    fn field_dst(&self, e: &Expr) -> PResult<()> {
+        let t = self.ty(e, None);
+        if matches!(
+            t,
+            Type::Header(_) | Type::Struct(_) | Type::Union(_) | Type::Stack(..) | Type::Tuple(_)
+        ) {
+            return Err(Error::new(
+                e.span,
+                format!("expected a field, found {}", t.name()),
+            ));
         }
         Ok(())
     }

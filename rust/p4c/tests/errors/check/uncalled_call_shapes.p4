@@ -20,6 +20,7 @@ action unused_global(inout headers hdr) {
     top_reg.read(hdr.h.a, 0);
     top_reg.write(0, hdr.h.a);
     hdr.s.push_front();
+    random(hdr.h, 0, 1);
 }
 parser P(packet_in pkt, out headers hdr, inout metadata meta, inout standard_metadata_t sm) {
     state start { pkt.extract(hdr.h); transition accept; }
