@@ -461,9 +461,16 @@ impl<'a> Lower<'a> {
     pub(super) fn field_dst(&mut self, e: &Expr) -> PResult<(X, Type)> {
         match self.place(e)? {
             Place::Field { hdr, field, ty } => Ok((X::Field(hdr, field), ty)),
+            Place::DynField { .. } | Place::DynHeader { .. } => Err(Error::new(
+                e.span,
+                "a destination with a run-time stack index is not supported here (BMv2 writes fixed fields)",
+            )),
             p => Err(Error::new(
                 e.span,
-                format!("expected a field, found {}", p.ty().name()),
+                format!(
+                    "internal compiler error: a destination of type {} (checked by sema::calls)",
+                    p.ty().name()
+                ),
             )),
         }
     }
@@ -518,10 +525,20 @@ impl<'a> Lower<'a> {
                             return Ok(());
                         }
                         (_, "isValid") => return Ok(()),
+                        (Place::UnionStack { .. }, "push_front" | "pop_front") => {
+                            return Err(Error::new(
+                                f.span,
+                                format!("{} on a header union stack is not supported", m),
+                            ))
+                        }
                         _ => {
                             return Err(Error::new(
                                 f.span,
-                                format!("unknown method '{}' for {}", m, p.ty().name()),
+                                format!(
+                                    "internal compiler error: method '{}' of {} (checked by sema::calls)",
+                                    m,
+                                    p.ty().name()
+                                ),
                             ))
                         }
                     }
@@ -675,9 +692,8 @@ impl<'a> Lower<'a> {
                     return Err(Error::new(
                         args[0].value.span,
                         format!(
-                            "register '{}' holds bit<{}> values but the destination is {}",
+                            "internal compiler error: register '{}' read into {} (checked by sema::calls)",
                             name,
-                            bw,
                             dt.name()
                         ),
                     ));
@@ -704,9 +720,8 @@ impl<'a> Lower<'a> {
                     return Err(Error::new(
                         args[1].value.span,
                         format!(
-                            "register '{}' holds bit<{}> values, not {}",
+                            "internal compiler error: register '{}' written with {} (checked by sema::calls)",
                             name,
-                            bw,
                             xt.name()
                         ),
                     ));
@@ -719,10 +734,11 @@ impl<'a> Lower<'a> {
                 );
             }
             _ => {
+                // sema::calls checked the method is declared: this one lowering cannot run
                 return Err(Error::new(
                     cspan,
-                    format!("{} has no method '{}' usable here", kind.name(), m),
-                ))
+                    format!("{} method '{}' is not supported here", kind.name(), m),
+                ));
             }
         }
         Ok(())
@@ -768,7 +784,10 @@ impl<'a> Lower<'a> {
                 if t != Type::Bool {
                     return Err(Error::new(
                         args[0].value.span,
-                        format!("{} needs a bool", n),
+                        format!(
+                            "internal compiler error: {} of a non-bool (checked by sema::calls)",
+                            n
+                        ),
                     ));
                 }
                 self.push(n, vec![PrimArg::Expr(x.clone())], span);
@@ -830,7 +849,7 @@ impl<'a> Lower<'a> {
                             t => {
                                 return Err(Error::new(
                                     cspan,
-                                    format!("digest type must be a struct, not {}", t.name()),
+                                    format!("internal compiler error: digest of {} (checked by sema::calls)", t.name()),
                                 ))
                             }
                         },
@@ -838,7 +857,7 @@ impl<'a> Lower<'a> {
                             Ok(Place::Struct { ty, .. }) => ty,
                             _ => return Err(Error::new(
                                 cspan,
-                                "digest needs a type argument, e.g. digest<my_digest_t>(1, {...})",
+                                "internal compiler error: digest without a struct type (checked by sema::calls)",
                             )),
                         },
                     };
@@ -857,10 +876,8 @@ impl<'a> Lower<'a> {
                     return Err(Error::new(
                         args[1].value.span,
                         format!(
-                            "digest type {} has {} fields, the data has {}",
-                            tname,
-                            def.fields.len(),
-                            inputs.len()
+                            "internal compiler error: digest type {} and its data differ in size (checked by sema::calls)",
+                            tname
                         ),
                     ));
                 }

@@ -7,12 +7,13 @@
 use crate::ast::*;
 use crate::diag::{Error, PResult, Sink, Span};
 pub use crate::ir::*;
+pub use crate::sema::types::types_compatible;
 use crate::sema::types::{mask, shl, shr, sign_extend, unify, Type, TypeEnv};
 use crate::sema::Checked;
 use std::collections::{BTreeMap, HashMap, HashSet};
 
-/// The one arity error of calls, instantiations and table entries: "WHAT 'NAME' expects N
-/// argument(s), got M" (no WHAT: "'NAME' expects …").
+/// The argument count of calls and table entries, which sema checked (`sema::calls`, and
+/// `sema::structure` for entries): a mismatch here is an internal error.
 fn arity(span: Span, what: &str, name: &str, expected: usize, got: usize) -> PResult<()> {
     if expected == got {
         return Ok(());
@@ -24,7 +25,10 @@ fn arity(span: Span, what: &str, name: &str, expected: usize, got: usize) -> PRe
     };
     Err(Error::new(
         span,
-        format!("{} expects {} argument(s), got {}", subject, expected, got),
+        format!(
+            "internal compiler error: {} argument count {} instead of {} (checked by sema::calls)",
+            subject, got, expected
+        ),
     ))
 }
 
@@ -546,16 +550,6 @@ fn is_const_shape(e: &Expr) -> bool {
         ExprKind::Cast(_, x) => is_const_shape(x),
         ExprKind::Slice(x, _, _) => is_const_shape(x),
         ExprKind::Ternary(a, b, c) => is_const_shape(a) && is_const_shape(b) && is_const_shape(c),
-        _ => false,
-    }
-}
-
-pub fn types_compatible(dst: &Type, src: &Type) -> bool {
-    match (dst, src) {
-        (a, b) if a == b => true,
-        (Type::Bit(_) | Type::Int(_) | Type::SerEnum(..), Type::InfInt) => true,
-        (Type::SerEnum(_, a), Type::Bit(b)) | (Type::Bit(b), Type::SerEnum(_, a)) => a == b,
-        (_, Type::Unknown) | (Type::Unknown, _) => true,
         _ => false,
     }
 }

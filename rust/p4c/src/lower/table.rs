@@ -208,7 +208,7 @@ impl<'a> Lower<'a> {
             return Err(Error::new(
                 arg.span,
                 format!(
-                    "argument type {} does not match parameter '{}' of type {}",
+                    "internal compiler error: argument type {} for parameter '{}' of type {} (checked by sema::calls)",
                     pt.name(),
                     p.name,
                     t.name()
@@ -593,13 +593,28 @@ impl<'a> Lower<'a> {
         if let Ok(p) = self.place(e) {
             return match p {
                 Place::Field { hdr, field, ty } => {
-                    let w = match ty.width() {
-                        Some(w) => w,
-                        None => return Err(Error::new(e.span, format!("cannot match on a value of type {}", ty.name()))),
-                    };
+                    let w = ty.width().ok_or_else(|| {
+                        Error::new(
+                            e.span,
+                            format!(
+                                "internal compiler error: a key of type {} (checked by sema::tables)",
+                                ty.name()
+                            ),
+                        )
+                    })?;
                     Ok(((hdr, field), w, None))
                 }
-                _ => Err(Error::new(e.span, "table keys must be fields, field slices, header.isValid() or expressions of a fixed width")),
+                Place::DynField { .. } | Place::DynHeader { .. } => Err(Error::new(
+                    e.span,
+                    "table keys with a run-time stack index are not supported (BMv2 matches fixed fields)",
+                )),
+                p => Err(Error::new(
+                    e.span,
+                    format!(
+                        "internal compiler error: a table key of type {} (checked by sema::tables)",
+                        p.ty().name()
+                    ),
+                )),
             };
         }
         // Any other expression: computed into a temporary just before the table.
@@ -614,7 +629,10 @@ impl<'a> Lower<'a> {
                 _ => {
                     return Err(Error::new(
                         e.span,
-                        format!("a table key needs a fixed width, not {}", t.name()),
+                        format!(
+                        "internal compiler error: a table key of type {} (checked by sema::tables)",
+                        t.name()
+                    ),
                     ))
                 }
             },

@@ -11,9 +11,11 @@
 //! table attaches and its action data widths, `parsers` every parser's value sets,
 //! `bodies` the names and operand types in every function and action body, called or not,
 //! `exprs` the type of every expression there (operator and cast type errors;
-//! `exprs::type_of` for other passes).
+//! `exprs::type_of` for other passes), `calls` the argument counts and types of the
+//! call statements there (extern functions and methods, parser and control invocations).
 
 pub mod bodies;
+pub mod calls;
 pub mod directions;
 pub mod exprs;
 pub mod instances;
@@ -56,11 +58,13 @@ pub fn check<'a>(prog: &'a Program, text: &str, sink: &mut Sink) -> Checked<'a> 
     instances::control_ctor_args(prog, &env, sink);
     tables::attachments(prog, sink);
     tables::action_data_widths(prog, &env, sink);
+    tables::key_types(prog, &env, sink);
     parsers::value_set_types(prog, &env, sink);
     for e in directions::check(prog) {
         sink.push(e);
     }
     bodies::check(prog, &env, sink);
     exprs::check(prog, &env, sink);
+    calls::check(prog, &env, sink);
     Checked { prog, env, blocks }
 }

@@ -333,7 +333,21 @@ pub fn table_action_names(prog: &Program, text: &str, sink: &mut Sink) {
                 let before = sink.errors.len();
                 if let Some(a) = find(&en.action.name, en.action.span, sink) {
                     let ndir = a.params.iter().filter(|p| p.dir != Dir::None).count();
-                    directional_args(a, en.action.args.len().min(ndir), en.action.span, sink);
+                    let given = en.action.args.len();
+                    // the action data: one value per directionless parameter
+                    if directional_args(a, given.min(ndir), en.action.span, sink)
+                        && given - ndir != a.params.len() - ndir
+                    {
+                        sink.err(
+                            en.action.span,
+                            format!(
+                                "action '{}' expects {} argument(s), got {}",
+                                en.action.name,
+                                a.params.len() - ndir,
+                                given - ndir
+                            ),
+                        );
+                    }
                 }
                 if sink.errors.len() == before && unlisted(&en.action) {
                     sink.err(

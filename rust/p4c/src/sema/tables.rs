@@ -5,9 +5,10 @@
 //!   an anonymous one), `counters` a `direct_counter`, `meters` a `direct_meter`;
 //! - `selector` keys only with an `action_selector` implementation;
 //! - the action data (directionless parameters) of each action a table runs has a fixed
-//!   width, for the control plane to give it.
+//!   width, for the control plane to give it;
+//! - each key is a location or expression of a fixed width.
 
-use super::types::TypeEnv;
+use super::types::{Type, TypeEnv};
 use crate::ast::*;
 use crate::diag::Sink;
 use std::collections::{HashMap, HashSet};
@@ -156,4 +157,83 @@ fn type_name(t: &TypeRef) -> &str {
         TypeRef::Named(n, _, _) => n,
         _ => "",
     }
+}
+
+/// The type of every table's keys: a location (field, variable) of a type with a fixed
+/// width, `h.isValid()`, or any other expression of a fixed width (lowering computes it
+/// into a temporary), with lowering's messages (`lower::table::key_target`). A key whose
+/// type sema cannot know draws no error.
+pub fn key_types(prog: &Program, env: &TypeEnv, sink: &mut Sink) {
+    let functions = super::exprs::function_returns(prog, env);
+    for d in &prog.decls {
+        let Decl::Control {
+            params,
+            ctor_params,
+            locals,
+            ..
+        } = d
+        else {
+            continue;
+        };
+        let scope = block_scope(env, params, ctor_params, locals);
+        for t in locals.iter().filter_map(|l| match l {
+            Local::Table(t) => Some(t),
+            _ => None,
+        }) {
+            for k in &t.keys {
+                let e = &k.expr;
+                let Ok(ty) = super::exprs::type_of(env, &functions, &scope, e, None) else {
+                    // an operator error inside the key: sema::exprs reports it
+                    continue;
+                };
+                let location = matches!(
+                    e.kind,
+                    ExprKind::Name(_) | ExprKind::Member(..) | ExprKind::Index(..)
+                );
+                let msg = match ty {
+                    Type::Header(_) | Type::Struct(_) | Type::Union(_) | Type::Stack(..)
+                        if location =>
+                    {
+                        "table keys must be fields, field slices, header.isValid() or expressions of a fixed width".to_string()
+                    }
+                    Type::Varbit(_) if location => {
+                        format!("cannot match on a value of type {}", ty.name())
+                    }
+                    Type::InfInt => format!("a table key needs a fixed width, not {}", ty.name()),
+                    _ => continue,
+                };
+                sink.err(e.span, msg);
+            }
+        }
+    }
+}
+
+/// What the bodies of a control can name, for `exprs::type_of`: its parameters,
+/// constructor parameters and locals.
+fn block_scope(
+    env: &TypeEnv,
+    params: &[Param],
+    ctor_params: &[Param],
+    locals: &[Local],
+) -> super::exprs::Scope {
+    let resolve = |t: &TypeRef| env.resolve(t).unwrap_or(Type::Unknown);
+    let mut s = super::exprs::Scope::new();
+    for p in params.iter().chain(ctor_params) {
+        s.value(&p.name, resolve(&p.ty));
+    }
+    for l in locals {
+        match l {
+            Local::Var(st) => match &st.kind {
+                StmtKind::Var(_, ty, name, _) => s.value(name, resolve(ty)),
+                StmtKind::Const(ty, name, init) => s.constant(env, name, resolve(ty), init),
+                StmtKind::Inst(i) => s.opaque(&i.name),
+                _ => {}
+            },
+            Local::Inst(i) => s.opaque(&i.name),
+            Local::Table(t) => s.opaque(&t.name),
+            Local::ValueSet { name, .. } => s.opaque(name),
+            Local::Action(_) => {}
+        }
+    }
+    s
 }

@@ -726,3 +726,15 @@ pub fn unify(a: &Type, b: &Type) -> Option<Type> {
         _ => None,
     }
 }
+
+/// Whether a value of type `src` can be bound where `dst` is expected (an unknown type
+/// matches anything).
+pub fn types_compatible(dst: &Type, src: &Type) -> bool {
+    match (dst, src) {
+        (a, b) if a == b => true,
+        (Type::Bit(_) | Type::Int(_) | Type::SerEnum(..), Type::InfInt) => true,
+        (Type::SerEnum(_, a), Type::Bit(b)) | (Type::Bit(b), Type::SerEnum(_, a)) => a == b,
+        (_, Type::Unknown) | (Type::Unknown, _) => true,
+        _ => false,
+    }
+}
