@@ -397,4 +397,20 @@ impl Program {
             })
             .collect()
     }
+
+    /// The names of the actions declared inside any control.
+    pub fn control_action_names(&self) -> std::collections::HashSet<&str> {
+        self.decls
+            .iter()
+            .filter_map(|d| match d {
+                Decl::Control { locals, .. } => Some(locals),
+                _ => None,
+            })
+            .flatten()
+            .filter_map(|l| match l {
+                Local::Action(a) => Some(a.name.as_str()),
+                _ => None,
+            })
+            .collect()
+    }
 }

@@ -79,19 +79,7 @@ pub fn check(prog: &Program, env: &TypeEnv, sink: &mut Sink) {
             }
         }
     }
-    let control_actions: HashSet<&str> = prog
-        .decls
-        .iter()
-        .filter_map(|d| match d {
-            Decl::Control { locals, .. } => Some(locals),
-            _ => None,
-        })
-        .flatten()
-        .filter_map(|l| match l {
-            Local::Action(a) => Some(a.name.as_str()),
-            _ => None,
-        })
-        .collect();
+    let control_actions = prog.control_action_names();
     // controls and parsers by name (as lowering's find_decl picks them), and the
     // top-level instances of controls: what `x.apply(...)` can apply besides a table
     let control_types: HashSet<&str> = prog

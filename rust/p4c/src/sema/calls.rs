@@ -43,19 +43,7 @@ pub fn check(prog: &Program, env: &TypeEnv, sink: &mut Sink) {
             _ => None,
         })
         .collect();
-    let control_actions: HashSet<&str> = prog
-        .decls
-        .iter()
-        .filter_map(|d| match d {
-            Decl::Control { locals, .. } => Some(locals),
-            _ => None,
-        })
-        .flatten()
-        .filter_map(|l| match l {
-            Local::Action(a) => Some(a.name.as_str()),
-            _ => None,
-        })
-        .collect();
+    let control_actions = prog.control_action_names();
     // names declared more than once among functions, actions and extern functions are
     // overloads (by argument count), and a control's action may share a top-level
     // callable's name: lowering picks one by its arguments, so their arguments are left to it
