@@ -398,6 +398,22 @@ impl Program {
             .collect()
     }
 
+    /// How many times each top-level function, action and extern function name is
+    /// declared: a name declared more than once is overloaded (lowering picks one by its
+    /// arguments).
+    pub fn callable_name_counts(&self) -> std::collections::HashMap<&str, usize> {
+        let mut count = std::collections::HashMap::new();
+        for d in &self.decls {
+            let name = match d {
+                Decl::Function { name, .. } | Decl::Action(Action { name, .. }) => name,
+                Decl::ExternFn(m) => &m.name,
+                _ => continue,
+            };
+            *count.entry(name.as_str()).or_default() += 1;
+        }
+        count
+    }
+
     /// The names of the actions declared inside any control.
     pub fn control_action_names(&self) -> std::collections::HashSet<&str> {
         self.decls

@@ -47,16 +47,7 @@ pub fn check(prog: &Program, env: &TypeEnv, sink: &mut Sink) {
     // names declared more than once among functions, actions and extern functions are
     // overloads (by argument count), and a control's action may share a top-level
     // callable's name: lowering picks one by its arguments, so their arguments are left to it
-    let mut count: HashMap<&str, usize> = HashMap::new();
-    for d in &prog.decls {
-        match d {
-            Decl::Function { name, .. } | Decl::Action(Action { name, .. }) => {
-                *count.entry(name.as_str()).or_default() += 1
-            }
-            Decl::ExternFn(m) => *count.entry(m.name.as_str()).or_default() += 1,
-            _ => {}
-        }
-    }
+    let count = prog.callable_name_counts();
     let single = |n: &str| count.get(n) == Some(&1) && !control_actions.contains(n);
     let callables: HashMap<&str, &[Param]> = prog
         .decls
@@ -581,18 +572,16 @@ impl<'p> Walker<'p, '_> {
                     | Type::Enum(_)
                     | Type::Varbit(_)
             );
-            {
-                if field && dt.width() != Some(bw) {
-                    return Err(Error::new(
-                        args[0].value.span,
-                        format!(
-                            "register '{}' holds bit<{}> values but the destination is {}",
-                            n,
-                            bw,
-                            dt.name()
-                        ),
-                    ));
-                }
+            if field && dt.width() != Some(bw) {
+                return Err(Error::new(
+                    args[0].value.span,
+                    format!(
+                        "register '{}' holds bit<{}> values but the destination is {}",
+                        n,
+                        bw,
+                        dt.name()
+                    ),
+                ));
             }
         } else {
             let xt = self.ty(&args[1].value, Some(&Type::Bit(bw)));

@@ -120,16 +120,7 @@ pub fn type_of(
 /// more than once among functions, actions and extern functions) is left out, as
 /// lowering picks one by its arguments.
 pub fn function_returns(prog: &Program, env: &TypeEnv) -> HashMap<String, Type> {
-    let mut count: HashMap<&str, usize> = HashMap::new();
-    for d in &prog.decls {
-        match d {
-            Decl::Function { name, .. } | Decl::Action(Action { name, .. }) => {
-                *count.entry(name.as_str()).or_default() += 1
-            }
-            Decl::ExternFn(m) => *count.entry(m.name.as_str()).or_default() += 1,
-            _ => {}
-        }
-    }
+    let count = prog.callable_name_counts();
     prog.decls
         .iter()
         .filter_map(|d| match d {
