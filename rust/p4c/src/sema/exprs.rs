@@ -116,6 +116,36 @@ pub fn type_of(
     .ty(e, expect)
 }
 
+/// What the bodies of a parser or control can name, for `type_of`: its parameters,
+/// constructor parameters and locals.
+pub fn block_scope(
+    env: &TypeEnv,
+    params: &[Param],
+    ctor_params: &[Param],
+    locals: &[Local],
+) -> Scope {
+    let resolve = |t: &TypeRef| env.resolve(t).unwrap_or(Type::Unknown);
+    let mut s = Scope::new();
+    for p in params.iter().chain(ctor_params) {
+        s.value(&p.name, resolve(&p.ty));
+    }
+    for l in locals {
+        match l {
+            Local::Var(st) => match &st.kind {
+                StmtKind::Var(_, ty, name, _) => s.value(name, resolve(ty)),
+                StmtKind::Const(ty, name, init) => s.constant(env, name, resolve(ty), init),
+                StmtKind::Inst(i) => s.opaque(&i.name),
+                _ => {}
+            },
+            Local::Inst(i) => s.opaque(&i.name),
+            Local::Table(t) => s.opaque(&t.name),
+            Local::ValueSet { name, .. } => s.opaque(name),
+            Local::Action(_) => {}
+        }
+    }
+    s
+}
+
 /// The return types of the top-level functions by name; an overloaded name (declared
 /// more than once among functions, actions and extern functions) is left out, as
 /// lowering picks one by its arguments.
@@ -161,7 +191,7 @@ pub fn check(prog: &Program, env: &TypeEnv, sink: &mut Sink) {
                 apply,
                 ..
             } => {
-                let outer = w.block_scope(params, ctor_params, locals);
+                let outer = block_scope(w.env, params, ctor_params, locals);
                 for l in locals {
                     match l {
                         Local::Action(a) => w.body(&outer, &a.params, &a.body),
@@ -191,7 +221,7 @@ pub fn check(prog: &Program, env: &TypeEnv, sink: &mut Sink) {
                 states,
                 ..
             } => {
-                let outer = w.block_scope(params, ctor_params, locals);
+                let outer = block_scope(w.env, params, ctor_params, locals);
                 w.in_parser = true;
                 for st in states {
                     w.scope = outer.clone();
@@ -235,33 +265,6 @@ impl Walker<'_, '_> {
 
     fn ty(&self, e: &Expr, expect: Option<&Type>) -> PResult<Type> {
         type_of(self.env, self.functions, &self.scope, e, expect)
-    }
-
-    /// The scope of a parser's or control's bodies: its parameters, constructor
-    /// parameters and locals.
-    fn block_scope(&mut self, params: &[Param], ctor_params: &[Param], locals: &[Local]) -> Scope {
-        let mut s = Scope::new();
-        for p in params.iter().chain(ctor_params) {
-            s.value(&p.name, self.resolve(&p.ty));
-        }
-        for l in locals {
-            match l {
-                Local::Var(st) => match &st.kind {
-                    StmtKind::Var(_, ty, name, _) => s.value(name, self.resolve(ty)),
-                    StmtKind::Const(ty, name, init) => {
-                        let t = self.resolve(ty);
-                        s.constant(self.env, name, t, init)
-                    }
-                    StmtKind::Inst(i) => s.opaque(&i.name),
-                    _ => {}
-                },
-                Local::Inst(i) => s.opaque(&i.name),
-                Local::Table(t) => s.opaque(&t.name),
-                Local::ValueSet { name, .. } => s.opaque(name),
-                Local::Action(_) => {}
-            }
-        }
-        s
     }
 
     /// Types each of `xs` (no context type), reporting the first error.

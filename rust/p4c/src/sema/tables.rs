@@ -175,7 +175,7 @@ pub fn key_types(prog: &Program, env: &TypeEnv, sink: &mut Sink) {
         else {
             continue;
         };
-        let scope = block_scope(env, params, ctor_params, locals);
+        let scope = super::exprs::block_scope(env, params, ctor_params, locals);
         for t in locals.iter().filter_map(|l| match l {
             Local::Table(t) => Some(t),
             _ => None,
@@ -206,34 +206,4 @@ pub fn key_types(prog: &Program, env: &TypeEnv, sink: &mut Sink) {
             }
         }
     }
-}
-
-/// What the bodies of a control can name, for `exprs::type_of`: its parameters,
-/// constructor parameters and locals.
-fn block_scope(
-    env: &TypeEnv,
-    params: &[Param],
-    ctor_params: &[Param],
-    locals: &[Local],
-) -> super::exprs::Scope {
-    let resolve = |t: &TypeRef| env.resolve(t).unwrap_or(Type::Unknown);
-    let mut s = super::exprs::Scope::new();
-    for p in params.iter().chain(ctor_params) {
-        s.value(&p.name, resolve(&p.ty));
-    }
-    for l in locals {
-        match l {
-            Local::Var(st) => match &st.kind {
-                StmtKind::Var(_, ty, name, _) => s.value(name, resolve(ty)),
-                StmtKind::Const(ty, name, init) => s.constant(env, name, resolve(ty), init),
-                StmtKind::Inst(i) => s.opaque(&i.name),
-                _ => {}
-            },
-            Local::Inst(i) => s.opaque(&i.name),
-            Local::Table(t) => s.opaque(&t.name),
-            Local::ValueSet { name, .. } => s.opaque(name),
-            Local::Action(_) => {}
-        }
-    }
-    s
 }
