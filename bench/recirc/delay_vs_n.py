@@ -9,7 +9,12 @@ prints one line per N: median RTT, median added RTT (vs the N = 0 batches), µs 
 and the switch's recirculations counter delta (passes per ping), with the load average;
 --json FILE keeps every RTT. --priorities normal,high,realtime measures each N under each
 cpu_priority setting in turn (interleaved, one network); --hold takes holds (µs, by time)
-instead of N. --target bmv2 runs the reference BMv2 (simple_switch_grpc, from
+instead of N. --per-ping measures each ping on its own (our switch): N cycles ping by ping, and per ping
+the data-plane thread's CPU time, run-queue wait and involuntary context switches, the
+passes it made, and the machine's steal time (/proc/stat: the hypervisor ran someone
+else on our vCPUs), so a slow ping can be told apart: more passes, slower passes (CPU
+time), a preemption (run-queue wait), or the host (steal); --json keeps every ping.
+--target bmv2 runs the reference BMv2 (simple_switch_grpc, from
 $SDNPERF_BMV2_DIR) instead of our switch: N (or the hold) is then written over P4Runtime by
 a second client that takes the primary role (a higher election id), the passes per ping
 come from the program's recirculations counter (read over P4Runtime), and the CPU and
@@ -84,7 +89,22 @@ def main() -> int:
         default=0,
         help="our switch's recirculation path latency (recirc_pace_us, µs; 0: none)",
     )
+    ap.add_argument(
+        "--switch-processes",
+        choices=["shared", "per-switch"],
+        default=None,
+        help="our switches in one process (one data-plane thread for both switches of the "
+        "chain, the default) or one process each",
+    )
+    ap.add_argument(
+        "--per-ping",
+        action="store_true",
+        help="one ping at a time, N cycling ping by ping, with the data-plane thread's "
+        "schedstat, context switches, passes and the machine's steal time per ping (our switch)",
+    )
     args = ap.parse_args()
+    if args.per_ping and (args.target != "sdnperf" or args.priorities):
+        ap.error("--per-ping: our switch only, without --priorities")
 
     from sdnperf.arch.config import P4Config
     from sdnperf.runner import started_network
@@ -103,6 +123,7 @@ def main() -> int:
         params={knob: 0, "recirc_dst": "10.0.0.2"},
         recirc_pace_us=args.pace_us,
         target=args.target,
+        **({"switch_processes": args.switch_processes} if args.switch_processes else {}),
     )
     bmv2 = args.target == "bmv2"
     # the pings' spacing assumes this much per pass (µs): BMv2's passes cost 15-140 µs
@@ -130,6 +151,8 @@ def main() -> int:
                 subprocess.run(["chrt", "-f", "-p", "10", str(_dataplane_tid(sw))], check=True)
 
         pids = list(dict.fromkeys(sw.switch_pid for sw in switches))
+        # one switch per process: a shared process's data-plane thread is counted once
+        processes = list({sw.switch_pid: sw for sw in switches}.values())
         writers = (
             [P4RuntimeWriter(sw, started.arch.program.p4info) for sw in switches] if bmv2 else []
         )
@@ -157,12 +180,12 @@ def main() -> int:
         def batch(n: int, prio: str) -> None:
             set_knob(n)
             before = recircs()
-            sched0 = [schedstat(sw) for sw in switches]
+            sched0 = [schedstat(sw) for sw in processes]
             hold_s = (n * 1e-6 if args.hold else n * cost_us * 1e-6) * len(switches)
             interval = args.interval or max(0.01, round(3 * hold_s, 3))
             out = h1.cmd(f"ping -c {args.pings} -i {interval} -s {args.size} -W 2 {h2.IP()}")
             after = recircs()
-            sched1 = [schedstat(sw) for sw in switches]
+            sched1 = [schedstat(sw) for sw in processes]
             got = rtts(out)
             found[prio, n] += got[1:]  # the first of a batch follows the N change
             loads.append(os.getloadavg()[0])
@@ -177,6 +200,8 @@ def main() -> int:
             if prio != "as-started":
                 cpu_priority.set_live(pids, prio)
 
+        if args.per_ping:
+            return _per_ping(args, ns, switches, h1, h2, set_knob, recircs)
         try:
             for _ in range(args.sweeps):
                 for n in ns:
@@ -245,6 +270,107 @@ def main() -> int:
                     "recirc_pace_us": args.pace_us,
                     "rows": rows,
                     "load_average": load,
+                    "load_average_range": [min(loads), max(loads)],
+                    "time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+                },
+                indent=1,
+            )
+        )
+    return 0
+
+
+def _steal_ns() -> int:
+    """The machine's steal time so far, every CPU (/proc/stat, USER_HZ ticks -> ns)."""
+    fields = Path("/proc/stat").read_text().split("\n", 1)[0].split()
+    return int(fields[8]) * 1_000_000_000 // os.sysconf("SC_CLK_TCK")
+
+
+def _thread_state(pid: int, tid: int) -> tuple[int, int, int, int]:
+    """(ns on a CPU, ns on a run queue, involuntary context switches, CPU it last ran on)."""
+    task = Path(f"/proc/{pid}/task/{tid}")
+    run, wait, _ = (task / "schedstat").read_text().split()
+    status = (task / "status").read_text()
+    m = re.search(r"nonvoluntary_ctxt_switches:\s+(\d+)", status)
+    cpu = int((task / "stat").read_text().rsplit(")", 1)[1].split()[36])
+    return (int(run), int(wait), int(m.group(1)) if m else 0, cpu)
+
+
+def _per_ping(args, ns, switches, h1, h2, set_knob, recircs) -> int:
+    """--per-ping: one ping at a time, N cycling ping by ping (N = 0 included), each ping's
+    RTT beside what the data-plane thread(s) and the machine did meanwhile. Prints, per N,
+    the pings split into fast (within 1 ms of that N's 10th percentile RTT) and slow, with
+    the mean of each quantity per ping in each group."""
+    threads = sorted({(sw.switch_pid, _dataplane_tid(sw)) for sw in switches})
+    rows: list[dict] = []
+    t0 = time.monotonic()
+    loads = []
+    current = None
+    for _ in range(args.sweeps):
+        for _i in range(args.pings):
+            for n in [0, *ns]:
+                if n != current:
+                    set_knob(n)
+                    current = n
+                before = [_thread_state(p, t) for p, t in threads]
+                steal0, passes0 = _steal_ns(), recircs()
+                out = h1.cmd(f"ping -c 1 -s {args.size} -W 2 {h2.IP()}")
+                after = [_thread_state(p, t) for p, t in threads]
+                steal1, passes1 = _steal_ns(), recircs()
+                got = rtts(out)
+                d = [sum(b[k] - a[k] for a, b in zip(before, after)) for k in range(3)]
+                rows.append(
+                    {
+                        "n": n,
+                        "t_s": round(time.monotonic() - t0, 4),
+                        "rtt_ms": got[0] if got else None,
+                        "cpu_ms": d[0] / 1e6,
+                        "runq_wait_ms": d[1] / 1e6,
+                        "involuntary_switches": d[2],
+                        "passes": passes1 - passes0,
+                        "steal_ms": (steal1 - steal0) / 1e6,
+                        "cpus": sorted({s[3] for s in before + after}),
+                    }
+                )
+            loads.append(os.getloadavg()[0])
+    print(
+        f"# per ping, target {args.target}, topology {args.topology}, "
+        f"load average {min(loads):.2f}..{max(loads):.2f}; means per ping"
+    )
+    print(
+        "N\tgroup\tpings\trtt_ms\tcpu_ms\trunq_wait_ms\tinvol_switches\tpasses"
+        "\tus_per_pass_cpu\tsteal_ms"
+    )
+    for n in [0, *ns]:
+        mine = [r for r in rows if r["n"] == n and r["rtt_ms"] is not None]
+        if not mine:
+            print(f"{n}\t-\t0")
+            continue
+        ordered = sorted(r["rtt_ms"] for r in mine)
+        floor = ordered[int(0.1 * (len(ordered) - 1))]
+        for group, pick in (
+            ("fast", [r for r in mine if r["rtt_ms"] <= floor + 1.0]),
+            ("slow", [r for r in mine if r["rtt_ms"] > floor + 1.0]),
+        ):
+            if not pick:
+                continue
+
+            def mean(key, pick=pick):
+                return statistics.mean(r[key] for r in pick)
+
+            per_pass = 1000 * mean("cpu_ms") / mean("passes") if mean("passes") else float("nan")
+            print(
+                f"{n}\t{group}\t{len(pick)}\t{mean('rtt_ms'):.3f}\t{mean('cpu_ms'):.3f}\t"
+                f"{mean('runq_wait_ms'):.3f}\t{mean('involuntary_switches'):.2f}\t"
+                f"{mean('passes'):.0f}\t{per_pass:.3f}\t{mean('steal_ms'):.3f}"
+            )
+    if args.json:
+        Path(args.json).write_text(
+            json.dumps(
+                {
+                    "target": args.target,
+                    "topology": args.topology,
+                    "design": "hold" if args.hold else "passes",
+                    "per_ping": rows,
                     "load_average_range": [min(loads), max(loads)],
                     "time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
                 },

@@ -94,6 +94,12 @@ def rows(plan: list[dict]) -> list[str]:
         if r.get("step"):  # the closed loop stopped: the target lies on a step
             (n0, n1), (e0, e1) = r["step"]["between"], r["step"]["errors_pct"]
             mark = f" (not within 10 %; on a step: N = {n0} {e0:+.0f} %, N = {n1} {e1:+.0f} %)"
+            if r["step"].get("in_time"):  # the fast pings on one line: two speeds, not N
+                shares = " and ".join(f"{s['slow_share_pct']:.0f} %" for s in r["step"]["speeds"])
+                mark = (
+                    f" (not within 10 %; no step in N, two speeds in time: N = {n0} "
+                    f"{e0:+.0f} %, N = {n1} {e1:+.0f} %, {shares} of their pings slow)"
+                )
         out.append(
             f"| {where} | N passes | {r['passes']} (planned {r['planned_passes']}; rounds: "
             f"{trail}) | {r['achieved_median_ms']:.3f} ({lo:.3f} .. {hi:.3f}) | "

@@ -31,6 +31,7 @@ from sdnperf.studies.recirc_plan import (
     Interpolation,
     Plan,
     PlanError,
+    Speeds,
     bracket_passes,
     check_reachable,
     cost_per_pass,
@@ -651,8 +652,9 @@ def _closed_loop(args, path: Path, study_name: str, key, plan) -> dict:
             if r.get(f"achieved{suffix}_ms") is not None
         ]
         # the target on a step of the curve: a further secant step would only wander
-        # between the two N, so stop and say so
-        step = step_between(tried, plan.target, args.tolerance, origin=origin)
+        # between the two N, so stop and say so (and whether the step is in N or in time)
+        speeds = {r["passes"]: _speeds(r["speeds"]) for r in rounds if r.get("speeds") is not None}
+        step = step_between(tried, plan.target, args.tolerance, origin=origin, speeds=speeds)
         if step is not None:
             break  # _verify_lines says so, with the pair
         if k + 1 == args.rounds:
@@ -677,8 +679,11 @@ def _closed_loop(args, path: Path, study_name: str, key, plan) -> dict:
             "errors_pct": list(step.errors_pct()),
             "expected_rise_ms": step.expected_rise,
             "adjacent": step.adjacent,
+            "in_time": step.in_time,
+            "speeds": [s.as_dict() if s is not None else None for s in step.speeds],
             "sentence": step.sentence("ms"),
         }
+    out["meets_target"] = meets_target(out, plan.target, stat)
     template = _template_of(path, args.scale, args.file)
     if args.delay_only or not any(w.get("kind") != "ping" for w in template.get("workload", [])):
         out["cost"] = {}  # --delay-only, or a study file with no TCP/UDP workload
@@ -692,6 +697,42 @@ def _closed_loop(args, path: Path, study_name: str, key, plan) -> dict:
     out["cost_study"] = got["verify_study"]
     out["cost_load_average"] = [before, _load_average()]
     return out
+
+
+def _speeds(d: dict) -> Speeds:
+    return Speeds(
+        fast_ms=d["fast_ms"],
+        slow_share=d["slow_share_pct"] / 100.0,
+        slow_over_fast=d["slow_over_fast"],
+        mean_run=d["mean_slow_run"],
+        pings=d["pings"],
+    )
+
+
+def meets_target(row: dict, target_ms: float, stat: str) -> dict | None:
+    """The verified design that met the target within the tolerance: the N passes when the
+    closed loop converged, else the hold by time (its first-round measurement) when that
+    came within the tolerance; None when neither did. What a user who asks for the
+    target should run, with what it achieved."""
+    suffix = "" if stat == "mean" else f"_{stat}"
+    tolerance = row["tolerance_pct"]
+    for prefix, design_name, setting in (
+        ("", "N passes", {"program": "recirc", "passes": row.get("passes")}),
+        ("hold_", "hold by time", {"program": "recirc_hold", "hold_ms": target_ms}),
+    ):
+        err = row.get(f"{prefix}error_pct")
+        if err is None or abs(err) > tolerance:
+            continue
+        return {
+            "design": design_name,
+            **setting,
+            "achieved_ms": row.get(f"{prefix}achieved{suffix}_ms"),
+            "achieved_ci_ms": row.get(f"{prefix}achieved{suffix}_ci_ms"),
+            "error_statistic": stat,
+            "error_pct": err,
+            "spread_ms": row.get(f"{prefix}spread_ms"),
+        }
+    return None
 
 
 def _load_average() -> float | None:
@@ -796,6 +837,21 @@ def _verify_lines(row: dict) -> list[str]:
         )
         if row.get("step"):
             lines.append(f"closed loop stopped: {row['step']['sentence']}")
+        met = row.get("meets_target")
+        if met is None:
+            lines.append(
+                f"neither design held the target within {row['tolerance_pct']:g} % "
+                "(N passes nor the hold by time)"
+            )
+        elif met["design"] != "N passes":
+            ci = met["achieved_ci_ms"]
+            ci_text = f", 95 % CI {ci[0]:.3f} .. {ci[1]:.3f}" if ci else ""
+            lines.append(
+                f"the design that meets the target: the hold by time (recirc_hold.p4, "
+                f"{met['hold_ms']:g} ms), measured {met['achieved_ms']:.3f} ms "
+                f"({met['error_statistic']}{ci_text}), error {met['error_pct']:+.1f} %; "
+                "the N passes did not"
+            )
     if row.get("cpu_priority") not in (None, "normal"):
         lines.append(
             f"switch cpu_priority {row['cpu_priority']} (threads: "

@@ -9,6 +9,7 @@ values that reach past the target); the bootstrap CIs of the delay a verifying r
     bracket_passes({"one-switch": 0.001}, [5.0])     # [0, 1250, 2500, 5000, 10000]
     achieved(rtts_at_n, rtts_at_0, "mean")           # (added delay, (CI low, CI high))
     step_between([(6357, 3.8), (6748, 7.35)], 5.0, 10)  # Step: 5 ms lies on a step of the curve
+    speeds_of([4.6, 4.6, 7.5, 7.6, 4.6])             # Speeds: 40 % of the pings ran slow
 
 Pure numbers: no store, no files (the command that reads a study is recirc_cli.py).
 
@@ -458,8 +459,72 @@ def next_passes(
 
 
 # a rise between the bracketing N this many times what their cost per pass predicts is a
-# step (a preemption, a scheduler slice), not the slope of the curve
+# step, not the slope of the curve
 STEP_RATIO = 3.0
+
+# A ping "ran slow" when its added delay exceeds its N's fast level (the 10th percentile of
+# the added delays of that N's pings) by this factor. Measured (bench/recirc/README.md, "The
+# step"): on this 2-core KVM guest, quiet, the passes of the same N ran 1.6-1.75x slower in
+# periods of 0.3-2 s (runs of consecutive pings), both topologies, so one N's pings have
+# two delays, and a round's median is the one most of its pings met.
+SLOW_FACTOR = 1.3
+# two N's fast levels per pass within this factor of each other lie on one line
+LINE_FACTOR = 1.15
+
+
+@dataclass(frozen=True)
+class Speeds:
+    """The added delays of one N's pings, in the order sent, split into fast and slow
+    (SLOW_FACTOR times the fast level): how many ran slow, how much slower, and whether
+    the slow ones came in periods (runs of consecutive pings) or one by one."""
+
+    fast_ms: float  # the fast level: 10th percentile of the added delays
+    slow_share: float  # fraction of the pings above SLOW_FACTOR x fast_ms
+    slow_over_fast: float | None  # median of the slow pings over the median of the fast
+    mean_run: float  # mean number of consecutive slow pings (0: none ran slow)
+    pings: int
+
+    def as_dict(self) -> dict:
+        return {
+            "fast_ms": self.fast_ms,
+            "slow_share_pct": 100.0 * self.slow_share,
+            "slow_over_fast": self.slow_over_fast,
+            "mean_slow_run": self.mean_run,
+            "pings": self.pings,
+        }
+
+
+def speeds_of(added, factor: float = SLOW_FACTOR) -> Speeds:
+    """Speeds of one N's added delays (ms, in the order the pings were sent)."""
+    import numpy as np
+
+    x = [float(v) for v in added if math.isfinite(float(v))]
+    if len(x) < 2:
+        raise PlanError("speeds need at least 2 delays")
+    fast = float(np.percentile(x, 10))
+    if not fast > 0:
+        # nothing held (N = 0, or delays within the baseline's noise): no speed to tell
+        return Speeds(fast, 0.0, None, 0.0, len(x))
+    slow = [v > factor * fast for v in x]
+    runs, length = [], 0
+    for s in slow + [False]:
+        if s:
+            length += 1
+        elif length:
+            runs.append(length)
+            length = 0
+    ratio = None
+    if any(slow) and not all(slow):
+        ratio = float(np.median([v for v, s in zip(x, slow) if s])) / float(
+            np.median([v for v, s in zip(x, slow) if not s])
+        )
+    return Speeds(
+        fast_ms=fast,
+        slow_share=sum(slow) / len(x),
+        slow_over_fast=ratio,
+        mean_run=float(np.mean(runs)) if runs else 0.0,
+        pings=len(x),
+    )
 
 
 @dataclass(frozen=True)
@@ -474,6 +539,19 @@ class Step:
     delays: tuple[float, float]  # what they achieved (added, or total)
     expected_rise: float  # the rise their cost per pass predicts over (hi - lo) passes
     tolerance_pct: float
+    speeds: tuple[Speeds | None, Speeds | None] = (None, None)  # of the two rounds
+
+    @property
+    def in_time(self) -> bool:
+        """No step in N: the fast pings of both N lie on one line through the origin (their
+        fast levels per pass within LINE_FACTOR), and more of the upper N's pings ran slow
+        than of the lower's. The medians then differ by the share of pings that met a slow
+        machine in each round (rounds minutes apart), not by the passes between them."""
+        lo, hi = self.speeds
+        if lo is None or hi is None or not lo.fast_ms > 0 or not hi.fast_ms > 0:
+            return False
+        a, b = lo.fast_ms / self.between[0], hi.fast_ms / self.between[1]
+        return max(a, b) / min(a, b) <= LINE_FACTOR and hi.slow_share > lo.slow_share
 
     @property
     def adjacent(self) -> bool:
@@ -494,6 +572,25 @@ class Step:
             else f"an N between them is likely to land on one side of it, not within "
             f"{self.tolerance_pct:g} %"
         )
+        if self.in_time:
+            lo, hi = self.speeds
+            assert lo is not None and hi is not None
+            slower = [s.slow_over_fast for s in (lo, hi) if s.slow_over_fast]
+            factor = f"{min(slower):.2g}-{max(slower):.2g}x" if slower else "more"
+            return (
+                f"the target ({self.target:g} {unit}) lies between N = {n0}, which held "
+                f"{d0:.4g} {unit} ({e0:+.0f} %), and N = {n1}, {d1:.4g} {unit} ({e1:+.0f} %), "
+                f"a rise of {rise:.4g} {unit} over {n1 - n0} passes where their cost per pass "
+                f"predicts {self.expected_rise:.3g} {unit}. That is no step in N: the fast "
+                f"pings of both lie on one line ({lo.fast_ms:.4g} and {hi.fast_ms:.4g} {unit}, "
+                f"{1000 * lo.fast_ms / n0:.3g} and {1000 * hi.fast_ms / n1:.3g} µs a pass); "
+                f"{100 * lo.slow_share:.0f} % and {100 * hi.slow_share:.0f} % of their pings "
+                f"ran {factor} slower (runs of {lo.mean_run:.0f} and {hi.mean_run:.0f} "
+                "consecutive pings: periods when the machine ran the passes slower), and each "
+                "median is the speed most of its pings met. The delay of N passes changes "
+                "with the machine's speed over time; no N holds the target within "
+                f"{self.tolerance_pct:g} % at both speeds"
+            )
         return (
             f"the target ({self.target:g} {unit}) lies on a step of the delay: N = {n0} held "
             f"{d0:.4g} {unit} ({e0:+.0f} %), N = {n1} held {d1:.4g} {unit} ({e1:+.0f} %), a "
@@ -508,6 +605,7 @@ def step_between(
     tolerance_pct: float,
     origin: float = 0.0,
     ratio: float = STEP_RATIO,
+    speeds: dict[int, Speeds] | None = None,
 ) -> Step | None:
     """The step the target lies on, from the closed loop's (N, delay) pairs, or None.
 
@@ -518,7 +616,9 @@ def step_between(
     their own cost per pass ((delay - origin) / N, the mean of the two) predicts over the
     passes between them: a smooth curve would have put an N in between within the
     tolerance; a step puts every N on one side of it. Then a further secant step only
-    wanders inside the bracket (seen: 6357 passes -24 %, 6748 passes +47 %)."""
+    wanders inside the bracket (seen: 6357 passes -24 %, 6748 passes +47 %). `speeds`
+    (N -> Speeds of that N's round) lets the Step tell a step in N from a change of the
+    machine's speed between rounds (Step.in_time)."""
     if not target > 0 or not tolerance_pct > 0:
         raise PlanError("target and tolerance must be positive")
     points = sorted((int(n), float(d)) for n, d in tried if n > 0 and math.isfinite(float(d)))
@@ -544,4 +644,5 @@ def step_between(
         delays=(lo[1], hi[1]),
         expected_rise=expected,
         tolerance_pct=tolerance_pct,
+        speeds=((speeds or {}).get(lo[0]), (speeds or {}).get(hi[0])),
     )

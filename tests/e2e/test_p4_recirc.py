@@ -133,7 +133,25 @@ def test_pilot_brackets_the_target_plan_verifies_and_refuses_the_unreachable(tmp
     assert row["converged"] or len(rounds) == 4 or step, rounds
     if step:
         assert set(step["between"]) <= {r["passes"] for r in rounds}, (step, rounds)
-        assert "lies on a step" in step["sentence"], step
+        # a step in N, or none: the fast pings of both on one line, the machine's speed
+        # changed between the rounds (the sentence says which)
+        assert ("lies on a step" in step["sentence"]) != step["in_time"], step
+        assert step["in_time"] == ("That is no step in N" in step["sentence"]), step
+    # every round says how many of its pings ran slow, and by how much
+    for r in rounds:
+        speeds = r["speeds"]
+        assert 0 <= speeds["slow_share_pct"] <= 100 and speeds["pings"] >= 2, r
+        assert speeds["slow_share_pct"] in (0, 100) or speeds["slow_over_fast"] > 1, r
+    # the design that met the target: N passes when the loop converged, else the hold by
+    # time (first round) when that came within 10 %, else none
+    met = row["meets_target"]
+    if row["converged"]:
+        assert met["design"] == "N passes" and met["passes"] == row["passes"], met
+    elif abs(row["hold_error_pct"]) <= 10:
+        assert met["design"] == "hold by time" and met["hold_ms"] == TARGET_MS, met
+        assert met["achieved_ms"] == row["hold_achieved_median_ms"], met
+    else:
+        assert met is None, met
     assert min(abs(r["error_pct"]) for r in rounds) == abs(row["error_pct"])
     assert any(r["passes"] == row["passes"] for r in rounds)
     # the cost is measured once, at the final N, beside N = 0 and the hold by time

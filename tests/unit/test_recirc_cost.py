@@ -119,3 +119,36 @@ def test_the_closing_table_marks_a_target_on_a_step_with_its_pair():
     }
     (line,) = _table().rows([row])
     assert "| -24.0 (not within 10 %; on a step: N = 6357 -24 %, N = 6748 +47 %) |" in line
+
+
+def test_the_closing_table_says_a_step_in_time_is_no_step_in_n():
+    row = {
+        "target_ms": 5.0,
+        "target": "sdnperf",
+        "topology": "chain-of-two",
+        "passes": 3698,
+        "planned_passes": 2708,
+        "rounds": [
+            {"passes": 2708, "error_pct": -37.0, "load_average": 0.4},
+            {"passes": 4327, "error_pct": 45.0, "load_average": 0.31},
+            {"passes": 3698, "error_pct": -11.0, "load_average": 0.19},
+        ],
+        "converged": False,
+        "step": {
+            "between": [3698, 4327],
+            "errors_pct": [-11.0, 45.0],
+            "in_time": True,
+            "speeds": [{"slow_share_pct": 12.0}, {"slow_share_pct": 64.0}],
+        },
+        "achieved_median_ms": 4.433,
+        "achieved_median_ci_ms": [4.415, 4.454],
+        "error_pct": -11.3,
+        "spread_ms": 0.93,
+        "achieved_p99_ms": 7.3,
+        "cost": {},
+    }
+    (line,) = _table().rows([row])
+    assert (
+        "| -11.3 (not within 10 %; no step in N, two speeds in time: N = 3698 -11 %, "
+        "N = 4327 +45 %, 12 % and 64 % of their pings slow) |" in line
+    ), line

@@ -384,3 +384,63 @@ def test_a_smooth_curve_or_a_round_within_tolerance_is_no_step():
     assert step_between([(4000, 6.0), (4100, 8.0)], 5.0, 10.0) is None
     with pytest.raises(PlanError):
         step_between([(1, 1.0)], 0.0, 10.0)
+
+
+def test_speeds_tell_the_pings_that_ran_slow_and_whether_they_came_in_periods():
+    """A round of our switch on the chain at N = 3698 on the quiet machine (2026-11-28
+    02:43): most pings held ~4.6 ms, a run of consecutive ones ~7.5 ms (1.63x)."""
+    from sdnperf.studies.recirc_plan import speeds_of
+
+    added = [4.6] * 10 + [7.5] * 6 + [4.6] * 10 + [7.6] + [4.5] * 3
+    s = speeds_of(added)
+    assert s.fast_ms == pytest.approx(4.6, abs=0.1)
+    assert s.slow_share == pytest.approx(7 / 30)
+    assert s.slow_over_fast == pytest.approx(7.5 / 4.6, rel=0.01)
+    assert s.mean_run == pytest.approx((6 + 1) / 2)
+    assert s.as_dict()["slow_share_pct"] == pytest.approx(700 / 30)
+    # one speed: nothing slow; nothing held (N = 0): no speed to tell
+    steady = speeds_of([5.0, 5.1, 4.9, 5.0])
+    assert steady.slow_share == 0 and steady.slow_over_fast is None and steady.mean_run == 0
+    assert speeds_of([0.01, -0.02, 0.0]).slow_share == 0
+    with pytest.raises(PlanError):
+        speeds_of([1.0])
+
+
+def test_a_step_between_rounds_that_ran_at_two_speeds_is_no_step_in_n():
+    """The quiet machine's "step" (our switch, chain, 5 ms): N = 3698 held 4.43 ms (median,
+    -11 %), N = 4327 7.26 ms (+45 %), but the fast pings of both lie on one line (4.35 and
+    4.94 ms: 1.18 and 1.14 µs a pass); 12 % and 64 % of their pings ran 1.6-1.7x slower in
+    runs of consecutive pings. The step is in time, not in N, and the sentence says so."""
+    from sdnperf.studies.recirc_plan import Speeds, step_between
+
+    tried = [(2708, 3.129), (4327, 7.261), (3441, 4.0785), (3698, 4.433)]
+    speeds = {
+        3698: Speeds(fast_ms=4.35, slow_share=0.12, slow_over_fast=1.63, mean_run=4, pings=200),
+        4327: Speeds(fast_ms=4.94, slow_share=0.64, slow_over_fast=1.66, mean_run=18, pings=200),
+    }
+    step = step_between(tried, 5.0, 10.0, speeds=speeds)
+    assert step is not None and step.between == (3698, 4327)
+    assert step.in_time
+    text = step.sentence()
+    assert "no step in N" in text and "lies on a step" not in text
+    assert "12 % and 64 % of their pings ran 1.6-1.7x slower" in text
+    assert "1.18 and 1.14 µs a pass" in text
+    # without the speeds (as before): named a step of the curve
+    plain = step_between(tried, 5.0, 10.0)
+    assert plain is not None and not plain.in_time and "lies on a step" in plain.sentence()
+
+
+def test_a_step_whose_fast_pings_jump_too_is_a_step_in_n():
+    """The fast level itself jumps between the pair (3 ms at N = 4000, 8 ms at 4500: 0.75 vs
+    1.78 µs a pass), or the upper N ran slow no more often: a step in N, said as before."""
+    from sdnperf.studies.recirc_plan import Speeds, step_between
+
+    def sp(fast, share):
+        return Speeds(fast_ms=fast, slow_share=share, slow_over_fast=None, mean_run=0, pings=99)
+
+    tried = [(4000, 3.0), (4500, 8.0)]
+    jump = step_between(tried, 5.0, 10.0, speeds={4000: sp(3.0, 0.0), 4500: sp(8.0, 0.0)})
+    assert jump is not None and not jump.in_time and "lies on a step" in jump.sentence()
+    # one line, but the upper N's pings ran slow less often: not what explains the rise
+    odd = step_between(tried, 5.0, 10.0, speeds={4000: sp(3.0, 0.5), 4500: sp(3.4, 0.1)})
+    assert odd is not None and not odd.in_time

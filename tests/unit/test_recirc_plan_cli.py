@@ -395,3 +395,101 @@ def test_ctrl_c_in_a_verifying_study_stops_the_whole_plan(tmp_path, capsys, monk
     assert main(argv) == 130
     err = capsys.readouterr().err
     assert len(started) == 1 and "interrupted" in err and "error: verify" not in err, err
+
+
+def test_verify_on_two_speeds_says_it_is_no_step_in_n_and_names_the_hold_that_meets_it(
+    tmp_path, capsys, monkeypatch
+):
+    """What the quiet machine did (bench/recirc/README.md, "The step"): each round's fast
+    pings lie on one line (1 µs a pass), but from N = 4500 on most pings ran 1.65x slower, so
+    the medians jump. The loop stops, says the step is in time, not in N, and carries the
+    hold by time, within the tolerance, as the design that meets the target (text and
+    JSON); the fields the issue names stay."""
+    import json
+
+    from sdnperf.studies import recirc_cli
+
+    db = tmp_path / "study.sqlite"
+    write_study(db, [(n, 0.1 + 0.001 * n) for n in (0, 1000, 2000, 4000, 8000) for _ in range(2)])
+    calls: list = []
+
+    def slow_share(n):
+        return 0.1 if n < 4500 else 0.7
+
+    base = fake_verify(lambda n: n / 1000 * (1.0 if n < 4500 else 1.65), calls)
+
+    def run(args, path, study_name, key, target_ms, passes, k, what):
+        row = base(args, path, study_name, key, target_ms, passes, k, what)
+        if what != "cost":
+            row["speeds"] = {
+                "fast_ms": passes / 1000,
+                "slow_share_pct": 100 * slow_share(passes),
+                "slow_over_fast": 1.65,
+                "mean_slow_run": 12.0,
+                "pings": 100,
+            }
+        if k == 0:
+            row.update(hold_achieved_median_ci_ms=[5.0, 5.1], hold_spread_ms=0.03)
+        return row
+
+    monkeypatch.setattr(recirc_cli, "_verify_run", run)
+    argv = ["recirc", "plan", "--target-delay", "5ms", "--from", str(db), "--verify"]
+    assert main([*argv, "--json", "--rounds", "8", "--delay-only"]) == 0
+    (row,) = json.loads(capsys.readouterr().out)
+    assert row["converged"] is False and len(row["rounds"]) < 8
+    assert {"target", "topology", "passes", "achieved_ms", "achieved_ci_ms"} <= set(row)
+    step = row["step"]
+    assert step["in_time"] is True and "no step in N" in step["sentence"]
+    assert [s["slow_share_pct"] for s in step["speeds"]] == [10.0, 70.0]
+    met = row["meets_target"]
+    assert met["design"] == "hold by time" and met["program"] == "recirc_hold"
+    assert met["hold_ms"] == 5.0 and met["achieved_ms"] == pytest.approx(5.05)
+    assert met["achieved_ci_ms"] == [5.0, 5.1] and met["error_pct"] == 1.0
+    main([*argv, "--rounds", "8", "--delay-only"])
+    out = capsys.readouterr().out
+    assert "That is no step in N" in out, out
+    assert (
+        "the design that meets the target: the hold by time (recirc_hold.p4, 5 ms), measured "
+        "5.050 ms (median, 95 % CI 5.000 .. 5.100), error +1.0 %; the N passes did not" in out
+    ), out
+
+
+def test_verify_that_converges_names_the_n_passes_as_meeting_the_target(
+    tmp_path, capsys, monkeypatch
+):
+    import json
+
+    from sdnperf.studies import recirc_cli
+
+    db = tmp_path / "study.sqlite"
+    write_study(db, [(n, 0.1 + 0.001 * n) for n in (0, 1000, 2000, 4000, 8000) for _ in range(2)])
+    monkeypatch.setattr(recirc_cli, "_verify_run", fake_verify(lambda n: n / 1000, []))
+    argv = ["recirc", "plan", "--target-delay", "5ms", "--from", str(db), "--verify", "--json"]
+    assert main([*argv, "--delay-only"]) == 0
+    (row,) = json.loads(capsys.readouterr().out)
+    assert row["converged"] and row["meets_target"]["design"] == "N passes"
+    assert row["meets_target"]["passes"] == row["passes"] == 5000
+
+
+def test_verify_where_neither_design_meets_the_target_says_so(tmp_path, capsys, monkeypatch):
+    import json
+
+    from sdnperf.studies import recirc_cli
+
+    db = tmp_path / "study.sqlite"
+    write_study(db, [(n, 0.1 + 0.001 * n) for n in (0, 1000, 2000, 4000, 8000) for _ in range(2)])
+    base = fake_verify(lambda n: 3.0 if n < 4500 else 8.0, [])
+
+    def run(*a):
+        row = base(*a)
+        if "hold_error_pct" in row:
+            row.update(hold_achieved_median_ms=9.0, hold_error_pct=80.0)
+        return row
+
+    monkeypatch.setattr(recirc_cli, "_verify_run", run)
+    argv = ["recirc", "plan", "--target-delay", "5ms", "--from", str(db), "--verify"]
+    assert main([*argv, "--json", "--rounds", "8", "--delay-only"]) == 0
+    (row,) = json.loads(capsys.readouterr().out)
+    assert row["meets_target"] is None and row["step"]["in_time"] is False
+    main([*argv, "--rounds", "8", "--delay-only"])
+    assert "neither design held the target within 10 %" in capsys.readouterr().out

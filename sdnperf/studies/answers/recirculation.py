@@ -15,6 +15,7 @@ from sdnperf.studies.recirc_plan import (
     fit_linear,
     interpolate_passes,
     passes_for,
+    speeds_of,
 )
 
 TARGET_MS = 5.0
@@ -252,6 +253,9 @@ def verified(
         got = out[f"{prefix}achieved{'' if statistic == 'mean' else '_' + statistic}_ms"]
         out[f"{prefix}error_pct"] = (got - target_ms) / target_ms * 100
         out[f"{prefix}pings"] = len(rtts)
+        # each ping's added delay in the order sent: did some run at a slower speed?
+        zero = statistics.median(base) if base else 0.0
+        out[f"{prefix}speeds"] = speeds_of([v - zero for v in rtts]).as_dict()
 
     delays(names["passes"], "")
     if "hold" in names:
