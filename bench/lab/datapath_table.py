@@ -64,7 +64,7 @@ def main() -> int:
             )
             if on
         ]
-        cells[key]["marks"].append(" ".join(marks) or "-")  # type: ignore[arg-type]
+        cells[key]["marks"].append(" ".join(marks) or "-")  # type: ignore[arg-type]  # the one list of words among lists of numbers
         facts = json.loads(params).get("facts") or {}
         chose[arch].add(f"{facts.get('datapath')}: {facts.get('datapath_reason')}")
         for metric, value in db.execute(

@@ -220,7 +220,7 @@ class _DeletesPairOnce:
         if intfname1 in _premade:
             _premade.discard(intfname1)
             return None
-        return super().makeIntfPair(intfname1, intfname2, *args, **kwargs)  # type: ignore[misc]
+        return super().makeIntfPair(intfname1, intfname2, *args, **kwargs)  # type: ignore[misc]  # a mixin: the Mininet Link after it in the MRO has it
 
     def delete(self):
         intf1, intf2 = self.intf1, self.intf2

@@ -126,11 +126,9 @@ def _topology(
         problems += _problems(exc, text, source, prefix, model)
         return None
     except ValueError as exc:  # unknown kind, unreadable GraphML, bad custom class ...
-        field_path = (
-            *prefix,
-            getattr(exc, "field", None) or ("kind" if "kind" in str(exc) else ""),
-        )
-        field_path = tuple(p for p in field_path if p != "")
+        # the field at fault comes from the error (TopologyError.field), never from its text
+        field = getattr(exc, "field", None)
+        field_path = (*prefix, field) if field else tuple(prefix)
         problems.append(
             Problem(source, line_of(text, field_path), format_path(field_path), str(exc))
         )

@@ -7,7 +7,7 @@ from typing import Any
 
 from .generators import basic, campus, custom, fabric, graphml, transit_stub
 from .generators.base import Generator
-from .spec import CORE, EDGE, TopoSpec
+from .spec import CORE, EDGE, TopologyError, TopoSpec
 
 TOPOLOGIES: dict[str, Generator] = {
     g.kind: g
@@ -20,8 +20,8 @@ def generator(kind: str) -> Generator:
     try:
         return TOPOLOGIES[kind]
     except KeyError:
-        raise ValueError(
-            f"unknown topology kind {kind!r}; valid kinds: " + ", ".join(TOPOLOGIES)
+        raise TopologyError(
+            f"unknown topology kind {kind!r}; valid kinds: " + ", ".join(TOPOLOGIES), field="kind"
         ) from None
 
 
@@ -30,7 +30,7 @@ def build_topology(
 ) -> TopoSpec:
     """Build a topology of `kind` from its study-file parameters (without `kind`/`link`).
 
-    Raises ValueError for an unknown kind, pydantic.ValidationError for bad parameters
+    Raises TopologyError (field "kind") for an unknown kind, pydantic.ValidationError for bad parameters
     (locations are parameter names) and TopologyError (a ValueError) when the topology
     cannot be built, e.g. a missing GraphML file; messages name the file.
     """

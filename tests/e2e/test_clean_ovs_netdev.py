@@ -1,5 +1,7 @@
-"""`sdnperf clean` after kill -9 also removes the `ovs-netdev` device of OVS's userspace
-datapath (a clean stop removes it; a killed study's daemons, terminated by clean, leave it)."""
+"""Our private OVS daemons on the userspace datapath: they run with the lab's
+`other_config` (the settings each run's facts and the study's provenance record), and
+`sdnperf clean` after kill -9 also removes the `ovs-netdev` device of the userspace datapath
+(a clean stop removes it; a killed study's daemons, terminated by clean, leave it)."""
 
 from __future__ import annotations
 
@@ -13,7 +15,12 @@ from pathlib import Path
 import pytest
 
 from sdnperf.emulation import cleanup
-from sdnperf.emulation.ovs import USERSPACE_DATAPATH_DEVICE, pid_running
+from sdnperf.emulation.ovs import (
+    USERSPACE_DATAPATH_DEVICE,
+    USERSPACE_OTHER_CONFIG,
+    OvsDaemons,
+    pid_running,
+)
 from tests.e2e.support import NEEDS_MININET
 
 pytestmark = NEEDS_MININET
@@ -72,3 +79,21 @@ def test_clean_after_kill_9_removes_ovs_netdev(tmp_path, monkeypatch):
         for name in ("ndv9", USERSPACE_DATAPATH_DEVICE):
             if device(name):
                 subprocess.run(["ip", "link", "del", name], capture_output=True)
+
+
+def test_userspace_daemons_run_with_the_settings_the_run_records(tmp_path):
+    """What a run's facts (`ovs_other_config`) and the provenance say OVS ran with is what
+    the private ovs-vswitchd was given (issue 27: the userspace datapath's cost cut)."""
+    ovs = OvsDaemons(tmp_path / "ovs", datapath="user")
+    assert ovs.other_config == USERSPACE_OTHER_CONFIG
+    assert "max-revalidator" in ovs.other_config
+    ovs.start()
+    daemons = list(ovs.pids().values())
+    try:
+        assert len(daemons) == 2
+        for key, value in USERSPACE_OTHER_CONFIG.items():
+            got = ovs.vsctl("get", "Open_vSwitch", ".", f"other_config:{key}").strip()
+            assert got.strip('"') == value, (key, got)
+    finally:
+        ovs.stop()
+    assert not any(map(pid_running, daemons))

@@ -305,3 +305,61 @@ def test_p4_xdp_tcp_is_held_to_the_link_rate(tmp_path, needs_daemon):
     # what TCP got through: at most the link's rate, and most of it
     (mbit,) = [v for m, v in rates.items() if m.startswith("throughput")][:1]
     assert 14.0 <= mbit <= 20.5, rates
+
+
+LOSSY = textwrap.dedent("""\
+    [study]
+    name = "links"
+    [topology]
+    kind = "single"
+    hosts = 2
+    [topology.link]
+    loss_pct = 20
+    [[architecture]]
+    name = "p4"
+    kind = "p4"
+    app = "proactive"
+    [[workload]]
+    name = "ping"
+    kind = "ping"
+    pairs = [["h1", "h2"]]
+    count = 300
+    interval = 0.01
+    """)
+
+
+def test_p4_lossy_port_loses_what_it_was_told_and_a_changed_loss_is_marked(
+    tmp_path, monkeypatch, needs_daemon
+):
+    """A lossy link is judged by the switch's own offered/lost counters against the
+    configured probability (a binomial test). Broken on purpose: the switch's port to h2 is
+    set to lose (almost) nothing behind the study's back, so it loses ~0 of ~240 pings where
+    the study said 20 %."""
+    loaded = load_study_text(LOSSY, "links.toml", tmp_path)
+    result = run(loaded, tmp_path / "ok")
+    (to_h2,) = [c for c in ends(result, "out") if c["link"] == "s1-h2"]
+    print("held:", to_h2, "load", os.getloadavg())
+    assert to_h2["configured"] == {"loss_pct": 20.0}
+    assert 8.0 <= to_h2["measured"]["loss_pct"] <= 32.0, to_h2  # ~240 pings at 20 %
+    assert not any(c.get("breach") and "lost " in c["reason"] for c in result.cpu.links)
+    unmarked = held_unless_the_machine_was_saturated(result)
+    assert (LINK_MARK not in reported(result, tmp_path / "ok")[0]) == unmarked
+
+    start = runner._start_link_monitor
+
+    def lossless(spec, net, log):
+        # 0.01 %, not 0: a port with nothing to do would have no impairment (and no counters)
+        net.get("s1").ctl("port_impair 2 direction=out loss=0.01%")
+        return start(spec, net, log)
+
+    monkeypatch.setattr(runner, "_start_link_monitor", lossless)
+    result = run(loaded, tmp_path / "lossless")
+    print("lossless:", result.cpu.link_reason)
+    assert result.cpu.link_breach
+    (to_h2,) = [c for c in ends(result, "out") if c["link"] == "s1-h2"]
+    assert to_h2["breach"] and to_h2["measured"]["loss_pct"] < 2.0, to_h2
+    assert "configured 20 %" in to_h2["reason"] and "lost " in to_h2["reason"]
+    table, html, store, sid = reported(result, tmp_path / "lossless")
+    assert LINK_MARK in table and "link-fidelity breach in run" in table
+    assert store.runs(sid)[0].cpu.link_breach
+    assert "configured 20 %" in html

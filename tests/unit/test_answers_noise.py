@@ -239,3 +239,40 @@ def test_capacity_says_a_controller_that_refused_connections_first(tmp_path):
         "switch completed the OpenFlow handshake: refused."
     )
     assert text[1].startswith("faucet: answered < 99 % of packet-ins at every load")
+
+
+@pytest.mark.parametrize("noisy", [True, False])
+def test_campus_ranks_only_outside_the_noise_and_gives_each_ratio_its_ci(tmp_path, noisy):
+    base = NOISY if noisy else QUIET
+    with Store(tmp_path / "s.sqlite") as store:
+        sid = store.open_study("architectures-campus", None, {}, {})
+        for arch, k in (("bridge", 1.0), ("openflow", 1.3)):
+            for i, v in enumerate(scaled(base, k)):
+                store.record_run(
+                    sid,
+                    RunResult(
+                        key=f"{arch}|{i}",
+                        topology="campus",
+                        architecture=arch,
+                        workload="ping",
+                        repetition=i + 1,
+                        params={},
+                        status="ok",
+                        summaries=[
+                            Summary("ping", "rtt_first_ms", 10 * v, "ms", "lower"),
+                            Summary("ping", "rtt_ms", v, "ms", "lower"),
+                        ],
+                    ),
+                )
+        text = answer_for(store, sid).sentences
+    first = next(s for s in text if s.startswith("First packet RTT (lowest first)"))
+    assert first.count("n = 5") == 2 and first.count("95 % CI") == 2
+    if noisy:  # +30 % inside a ~60 % spread: joined, not ranked, and how many runs would tell
+        assert " ≈ " in first and "; then " not in first
+        assert any(s.startswith("To tell the indistinguishable ones apart") for s in text)
+    else:
+        assert re.match(r"First packet RTT \(lowest first\): bridge .*; then openflow ", first)
+    ratio = next(s for s in text if s.startswith("First packet RTT against the steady RTT"))
+    # every run's first ping is 10x its steady RTT: the ratio is exact, its CI has no width
+    assert "bridge 10 × (95 % CI 10 .. 10, n = 5)" in ratio
+    assert "openflow 10 × (95 % CI 10 .. 10, n = 5)" in ratio

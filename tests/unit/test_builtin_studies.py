@@ -265,7 +265,12 @@ def test_campus_answer_ranks_the_architectures(tmp_path):
         r"p4 20 ms.*; then openflow 40 ms ",
         text,
     )
-    assert "First packet RTT against the steady RTT: bridge 5.1×, openflow 200×, p4 133×." in text
+    # per run's own first / steady RTT, each with its CI and n
+    assert re.search(
+        r"First packet RTT against the steady RTT of the same run: bridge 5\.1 × \(95 % CI "
+        r"[\d.]+ \.\. [\d.]+, n = 3\), openflow 200 × \(.*n = 3\), p4 133 × \(.*n = 3\)\.",
+        text,
+    )
     assert re.search(
         r"TCP throughput \(best first\): p4 951 Mbit/s .*; then bridge .*; then openflow", text
     )

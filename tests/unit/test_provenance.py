@@ -7,6 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+from sdnperf.emulation.ovs import USERSPACE_OTHER_CONFIG
 from sdnperf.fidelity.provenance import collect_provenance, named_files
 from sdnperf.study.loader import load_study
 from sdnperf.study.plan import plan_runs
@@ -32,6 +33,9 @@ def test_runtime_files_and_programs_are_hashed(monkeypatch):
     assert prov["run_order"]["keys"] == [r.key for r in plan]
     assert prov["git"]["commit"] and len(prov["git"]["commit"]) == 40
     assert prov["hostname"]
+    # what the lab sets on OVS's userspace datapath to cut its cost (issue 27)
+    assert prov["ovs_userspace_other_config"] == USERSPACE_OTHER_CONFIG
+    assert prov["ovs_userspace_other_config"]["max-revalidator"] == "2000"
 
 
 def test_named_files_ignores_strings_that_are_not_files(tmp_path):

@@ -88,3 +88,52 @@ def test_several_mistakes_are_all_reported(tmp_path):
             [f"{path}:18", "workload[0].bogus"],
         ]
     )
+
+
+TOPOLOGY_STUDY = textwrap.dedent("""\
+    [study]
+    name = "t"
+
+    [topology]
+    kind = "single"
+    hosts = 2
+
+    [[architecture]]
+    name = "bridge"
+    kind = "bridge"
+
+    [[workload]]
+    name = "ping"
+    kind = "ping"
+    pairs = [["h1", "h2"]]
+    """)
+
+
+def test_a_topology_error_names_the_field_it_carries_never_one_guessed_from_its_text(
+    tmp_path, monkeypatch
+):
+    """The field at fault comes from TopologyError.field: an unknown kind points at `kind`,
+    while an error without a field whose words happen to say "kind" (a node's kind in a
+    user's own Topo) points at the [topology] table, not at its `kind` line."""
+    from sdnperf.study import validate
+    from sdnperf.topo.spec import TopologyError
+
+    path = tmp_path / "t.toml"
+    path.write_text(TOPOLOGY_STUDY.replace('kind = "single"', 'kind = "ring"'))
+    with pytest.raises(StudyError) as info:
+        load_study(path)
+    (problem,) = info.value.problems
+    assert (problem.line, problem.field) == (5, "topology.kind")
+    assert problem.message.startswith("unknown topology kind 'ring'")
+
+    def refuses(*args, **kwargs):
+        raise TopologyError(
+            "topology 'x': node 'r1' has kind 'router', expected 'host' or 'switch'"
+        )
+
+    monkeypatch.setattr(validate, "build_topology", refuses)
+    path.write_text(TOPOLOGY_STUDY)
+    with pytest.raises(StudyError) as info:
+        load_study(path)
+    (problem,) = info.value.problems
+    assert (problem.line, problem.field) == (4, "topology"), problem

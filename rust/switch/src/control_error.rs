@@ -1,4 +1,4 @@
-//! The typed errors of the switch's control API (`control`, `tables`): each front end turns
+//! The typed errors of the switch's control API (`control`, `tables`, `pre`): each front end turns
 //! them into its own form by kind, never by their text (ctl prints them, P4Runtime maps
 //! them to gRPC status codes in one place).
 
@@ -51,6 +51,18 @@ pub enum ControlError {
         name: String,
         max: usize,
     },
+    /// The packet replication engine has a multicast group with this id already.
+    GroupExists {
+        group: u32,
+    },
+    /// No multicast group with this id.
+    NoMulticastGroup {
+        group: u32,
+    },
+    /// No multicast node with this handle.
+    NoMulticastNode {
+        handle: u32,
+    },
 }
 
 impl fmt::Display for ControlError {
@@ -87,6 +99,9 @@ impl fmt::Display for ControlError {
             C::ValueSetFull { name, max } => {
                 write!(f, "value set {} is full ({} values)", name, max)
             }
+            C::GroupExists { group } => write!(f, "multicast group {} already exists", group),
+            C::NoMulticastGroup { group } => write!(f, "no multicast group {}", group),
+            C::NoMulticastNode { handle } => write!(f, "no multicast node {}", handle),
         }
     }
 }

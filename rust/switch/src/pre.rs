@@ -1,6 +1,7 @@
 //! Packet replication engine: multicast groups (group -> nodes -> (rid, ports)) and
 //! mirror (clone) sessions, with the simple_switch CLI's handle semantics.
 
+use crate::control_error::ControlError;
 use std::collections::HashMap;
 
 #[derive(Debug, Clone)]
@@ -24,34 +25,34 @@ pub struct Pre {
 }
 
 impl Pre {
-    pub fn mgrp_create(&mut self, g: u32) -> Result<(), String> {
+    pub fn mgrp_create(&mut self, g: u32) -> Result<(), ControlError> {
         if self.groups.contains_key(&g) {
-            return Err(format!("multicast group {} already exists", g));
+            return Err(ControlError::GroupExists { group: g });
         }
         self.groups.insert(g, vec![]);
         Ok(())
     }
-    pub fn mgrp_destroy(&mut self, g: u32) -> Result<(), String> {
+    pub fn mgrp_destroy(&mut self, g: u32) -> Result<(), ControlError> {
         self.groups
             .remove(&g)
             .map(|_| ())
-            .ok_or_else(|| format!("no multicast group {}", g))
+            .ok_or(ControlError::NoMulticastGroup { group: g })
     }
     /// Returns the node handle.
     pub fn node_create(&mut self, rid: u32, ports: Vec<u32>) -> u32 {
         self.nodes.push(Some(McNode { rid, ports }));
         (self.nodes.len() - 1) as u32
     }
-    pub fn node_update(&mut self, h: u32, ports: Vec<u32>) -> Result<(), String> {
+    pub fn node_update(&mut self, h: u32, ports: Vec<u32>) -> Result<(), ControlError> {
         match self.nodes.get_mut(h as usize).and_then(|n| n.as_mut()) {
             Some(n) => {
                 n.ports = ports;
                 Ok(())
             }
-            None => Err(format!("no multicast node {}", h)),
+            None => Err(ControlError::NoMulticastNode { handle: h }),
         }
     }
-    pub fn node_destroy(&mut self, h: u32) -> Result<(), String> {
+    pub fn node_destroy(&mut self, h: u32) -> Result<(), ControlError> {
         match self.nodes.get_mut(h as usize) {
             Some(n @ Some(_)) => {
                 *n = None;
@@ -60,32 +61,32 @@ impl Pre {
                 }
                 Ok(())
             }
-            _ => Err(format!("no multicast node {}", h)),
+            _ => Err(ControlError::NoMulticastNode { handle: h }),
         }
     }
-    pub fn node_associate(&mut self, g: u32, h: u32) -> Result<(), String> {
+    pub fn node_associate(&mut self, g: u32, h: u32) -> Result<(), ControlError> {
         if self
             .nodes
             .get(h as usize)
             .map(|n| n.is_none())
             .unwrap_or(true)
         {
-            return Err(format!("no multicast node {}", h));
+            return Err(ControlError::NoMulticastNode { handle: h });
         }
         let grp = self
             .groups
             .get_mut(&g)
-            .ok_or_else(|| format!("no multicast group {}", g))?;
+            .ok_or(ControlError::NoMulticastGroup { group: g })?;
         if !grp.contains(&h) {
             grp.push(h);
         }
         Ok(())
     }
-    pub fn node_dissociate(&mut self, g: u32, h: u32) -> Result<(), String> {
+    pub fn node_dissociate(&mut self, g: u32, h: u32) -> Result<(), ControlError> {
         let grp = self
             .groups
             .get_mut(&g)
-            .ok_or_else(|| format!("no multicast group {}", g))?;
+            .ok_or(ControlError::NoMulticastGroup { group: g })?;
         grp.retain(|&x| x != h);
         Ok(())
     }
@@ -100,5 +101,38 @@ impl Pre {
                 }
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn errors_are_typed_and_say_what_ctl_always_said() {
+        let mut pre = Pre::default();
+        pre.mgrp_create(1).unwrap();
+        let dup = pre.mgrp_create(1).unwrap_err();
+        assert_eq!(dup, ControlError::GroupExists { group: 1 });
+        assert_eq!(dup.to_string(), "multicast group 1 already exists");
+        assert_eq!(
+            pre.mgrp_destroy(2),
+            Err(ControlError::NoMulticastGroup { group: 2 })
+        );
+        assert_eq!(
+            pre.node_associate(1, 9),
+            Err(ControlError::NoMulticastNode { handle: 9 })
+        );
+        let h = pre.node_create(0, vec![3]);
+        assert_eq!(
+            pre.node_associate(5, h),
+            Err(ControlError::NoMulticastGroup { group: 5 })
+        );
+        pre.node_associate(1, h).unwrap();
+        pre.node_destroy(h).unwrap();
+        assert_eq!(
+            pre.node_update(h, vec![4]).unwrap_err().to_string(),
+            format!("no multicast node {}", h)
+        );
     }
 }

@@ -7,7 +7,7 @@ from sdnperf.samples import Better
 from sdnperf.studies.answers.common import (
     RANK_NOTE,
     by,
-    mean,
+    mean_text,
     more_repetitions,
     ranked,
     values,
@@ -20,18 +20,23 @@ def _arch(run) -> str:
 
 def answer(store, study_id: int) -> list[str]:
     out = []
-    first = by(values(store, study_id, "rtt_first_ms", "ping"), _arch)
-    steady = by(values(store, study_id, "rtt_ms", "ping"), _arch)
+    first_runs = values(store, study_id, "rtt_first_ms", "ping")
+    steady_runs = values(store, study_id, "rtt_ms", "ping")
+    first, steady = by(first_runs, _arch), by(steady_runs, _arch)
     hint = ""
     if first:
         out.append(f"First packet RTT (lowest first): {ranked(first, 'ms', 'lower')}.")
-        ratios = [
-            f"{a} {mean(first[a]) / mean(steady[a]):.3g}×"
-            for a in sorted(first)
-            if a in steady and mean(steady[a]) > 0
-        ]
+        # each run's first RTT over its own steady RTT, so the ratio carries n and a CI
+        steady_of = {run.id: v for run, v in steady_runs if v > 0}
+        ratios = by(
+            [(run, v / steady_of[run.id]) for run, v in first_runs if run.id in steady_of], _arch
+        )
         if ratios:
-            out.append("First packet RTT against the steady RTT: " + ", ".join(ratios) + ".")
+            out.append(
+                "First packet RTT against the steady RTT of the same run: "
+                + ", ".join(f"{a} {mean_text(ratios[a], '×')}" for a in sorted(ratios))
+                + "."
+            )
         hint = more_repetitions(first, "lower")
     if steady:
         out.append(f"Steady RTT (lowest first): {ranked(steady, 'ms', 'lower')}.")

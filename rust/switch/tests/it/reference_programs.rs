@@ -8,12 +8,25 @@ use sdnperf_switch::switch::Switch;
 use sdnperf_switch::{json, stf};
 use std::path::{Path, PathBuf};
 
+/// The reference bundle, found as `sdnperf.tools.find_bmv2(reference=True)` finds it: the
+/// one variable `$SDNPERF_BMV2_DIR` (or its deprecated name `$SDNPERF_P4_REFERENCE`) when
+/// set, else `../shared/p4-reference` beside the checkout or beside the folder holding it
+/// (a worktree in wt/NAME).
 fn reference() -> Option<PathBuf> {
-    let dir = match std::env::var("SDNPERF_P4_REFERENCE") {
-        Ok(d) => PathBuf::from(d),
-        Err(_) => Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/p4-reference"),
+    let pinned = ["SDNPERF_BMV2_DIR", "SDNPERF_P4_REFERENCE"]
+        .iter()
+        .find_map(|v| std::env::var(v).ok().filter(|d| !d.is_empty()));
+    let checkout = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let candidates = match pinned {
+        Some(d) => vec![PathBuf::from(d)],
+        None => vec![
+            checkout.join("../shared/p4-reference"),
+            checkout.join("../../shared/p4-reference"),
+        ],
     };
-    dir.join("bin/p4c-bm2-ss").exists().then_some(dir)
+    candidates
+        .into_iter()
+        .find(|dir| dir.join("bin/p4c-bm2-ss").exists())
 }
 
 #[test]
@@ -21,7 +34,7 @@ fn reference_compiled_programs_pass_their_stf() {
     let Some(refdir) = reference() else {
         eprintln!(
             "skipped: the reference P4 tools are not in ../shared/p4-reference \
-             (set SDNPERF_P4_REFERENCE)"
+             (set SDNPERF_BMV2_DIR)"
         );
         return;
     };
