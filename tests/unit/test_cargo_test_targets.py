@@ -34,17 +34,43 @@ def crates() -> list[Path]:
     return [RUST / m for m in members]
 
 
+def module_files(root: Path) -> list[Path]:
+    """`root` and every file its `mod x;` declarations reach, by Rust's rules: a module of
+    main.rs, lib.rs or mod.rs is x.rs or x/mod.rs beside it; of any other file f.rs, in
+    f/; `#[path]` is relative to the declaring file's folder."""
+    files, todo = [], [root]
+    while todo:
+        f = todo.pop()
+        if f in files or not f.exists():
+            continue
+        files.append(f)
+        home = f.parent if f.name in ("main.rs", "lib.rs", "mod.rs") else f.parent / f.stem
+        for path, name in MOD_DECL.findall(f.read_text()):
+            if path:
+                todo.append(f.parent / path)
+            else:
+                todo += [home / f"{name}.rs", home / name / "mod.rs"]
+    return files
+
+
 def bin_sources(crate: Path, target: dict) -> list[Path]:
-    """The .rs files a bin compiles itself: its root and the modules the root declares
-    (`mod x;` beside it, or where `#[path]` says); the library's files are the library's."""
-    root = crate / target["path"]
-    files = [root]
-    for path, name in MOD_DECL.findall(root.read_text()):
-        files.append(root.parent / path if path else root.parent / f"{name}.rs")
-    return [f for f in files if f.exists()]
+    """The .rs files a bin compiles itself: its root and the modules it declares; the
+    library's files are the library's."""
+    return module_files(crate / target["path"])
 
 
-def targets_without(flag: str) -> list[tuple[Path, dict, str]]:
+def lib_sources(crate: Path, target: dict, manifest: dict) -> list[Path]:
+    """Every .rs file under the library's folder that none of the crate's bins compiles
+    (the default bin src/main.rs and src/bin/ included): whatever is not provably a bin's
+    counts as the library's."""
+    bins = manifest.get("bin", [])
+    roots = [crate / b["path"] for b in bins if "path" in b]
+    roots += [crate / "src" / "main.rs", *sorted((crate / "src" / "bin").glob("*.rs"))]
+    of_bins = {f for r in roots for f in module_files(r)}
+    return [f for f in sorted((crate / target["path"]).parent.rglob("*.rs")) if f not in of_bins]
+
+
+def targets_without(flag: str) -> list[tuple[Path, dict, str, dict]]:
     out = []
     for crate in crates():
         manifest = tomllib.loads((crate / "Cargo.toml").read_text())
@@ -52,18 +78,18 @@ def targets_without(flag: str) -> list[tuple[Path, dict, str]]:
             entries = manifest.get(kind, [])
             for t in [entries] if isinstance(entries, dict) else entries:
                 if t.get(flag) is False:
-                    out.append((crate, t, kind))
+                    out.append((crate, t, kind, manifest))
     return out
 
 
 def test_targets_left_out_of_cargo_test_have_no_tests():
     left_out = targets_without("test")
     assert left_out, "no target is marked test = false: drop this check or the markings"
-    for crate, target, kind in left_out:
+    for crate, target, kind, manifest in left_out:
         if kind == "bin":
             files = bin_sources(crate, target)
-        else:  # a library left out: nothing of its source may hold a test
-            files = sorted((crate / target["path"]).parent.rglob("*.rs"))
+        else:  # a library left out: none of its own files may hold a test
+            files = lib_sources(crate, target, manifest)
         for f in files:
             assert not TEST_ATTR.search(f.read_text()), (
                 f"{f.relative_to(RUST)} has a #[test] but {crate.name}'s {kind} target "
@@ -74,7 +100,7 @@ def test_targets_left_out_of_cargo_test_have_no_tests():
 def test_libraries_without_doc_tests_have_no_rust_examples():
     left_out = targets_without("doctest")
     assert left_out, "no library is marked doctest = false: drop this check or the markings"
-    for crate, target, _ in left_out:
+    for crate, target, _, _ in left_out:
         for f in sorted((crate / target["path"]).parent.rglob("*.rs")):
             examples = rust_examples(f.read_text())
             assert not examples, (
@@ -82,6 +108,32 @@ def test_libraries_without_doc_tests_have_no_rust_examples():
                 f"but {crate.name} is marked doctest = false in Cargo.toml: it would never run "
                 "(mark it ```text, or drop doctest = false)"
             )
+
+
+def test_a_librarys_files_are_told_from_its_bins(tmp_path):
+    """p4c's library is left out, its bins are not: their tests (src/main.rs and the fuzz
+    bin's module src/bin/fuzz/gen.rs) are theirs; a test anywhere else in src/ is the
+    library's and fails the check above."""
+    src = tmp_path / "src"
+    (src / "bin" / "fuzz").mkdir(parents=True)
+    (src / "lib.rs").write_text("pub mod sema;\n")
+    (src / "sema").mkdir()
+    (src / "sema" / "mod.rs").write_text("mod names;\n")
+    (src / "sema" / "names.rs").write_text("#[test]\nfn t() {}\n")
+    (src / "main.rs").write_text("#[cfg(test)]\nmod tests {}\n")
+    (src / "bin" / "fuzz.rs").write_text("mod gen;\n")
+    (src / "bin" / "fuzz" / "gen.rs").write_text("#[test]\nfn g() {}\n")
+    manifest = {"bin": [{"name": "fuzz", "path": "src/bin/fuzz.rs"}]}
+    lib = lib_sources(tmp_path, {"path": "src/lib.rs"}, manifest)
+    assert {f.relative_to(src).as_posix() for f in lib} == {
+        "lib.rs",
+        "sema/mod.rs",
+        "sema/names.rs",
+    }
+    assert module_files(src / "bin" / "fuzz.rs") == [
+        src / "bin" / "fuzz.rs",
+        src / "bin" / "fuzz" / "gen.rs",
+    ]
 
 
 def test_the_checks_see_a_rust_example_and_a_test():
