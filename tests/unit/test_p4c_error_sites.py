@@ -39,3 +39,33 @@ def test_sites_skip_the_helpers_and_read_multiline_calls(tmp_path: Path) -> None
         (4, "type"),
         (8, "internal"),
     ]
+
+
+def test_an_index_known_only_after_inlining_is_its_own_family() -> None:
+    assert (
+        error_sites.family("index {} is out of bounds for a stack of size {}") == "after inlining"
+    )
+    assert (
+        error_sites.family("index {} is out of bounds for a header union stack of size {}")
+        == "after inlining"
+    )
+    # the same check turned into a broken invariant stays internal
+    assert (
+        error_sites.family(
+            "internal compiler error: index {} is out of bounds for a stack of size {}"
+        )
+        == "internal"
+    )
+
+
+def test_a_name_lowering_does_not_bind_is_its_limit(tmp_path: Path) -> None:
+    (tmp_path / "a.rs").write_text(
+        "fn unbound(&self, span: Span, n: &str) -> Error {\n"
+        "    Error::new(span, format!(\"'{}' is not supported here\", n))\n"
+        "}\n"
+        "fn f() {\n"
+        "    None => Err(self.unbound(e.span, n)),\n"
+        "}\n"
+    )
+    found = error_sites.sites(tmp_path)
+    assert [(line, fam) for _, line, fam, _ in found] == [(2, "unsupported"), (5, "unsupported")]

@@ -101,7 +101,8 @@ fn expr(e: &Expr, b: &Bodies, a: &mut Access, seen: &mut HashSet<String>, d: usi
     }
 }
 
-fn children(e: &Expr) -> Vec<&Expr> {
+/// The direct sub-expressions of `e` (a call's callee and arguments included).
+pub(crate) fn children(e: &Expr) -> Vec<&Expr> {
     match &e.kind {
         ExprKind::Member(x, _) | ExprKind::Unary(_, x) | ExprKind::Cast(_, x) => vec![x],
         ExprKind::Index(x, y)

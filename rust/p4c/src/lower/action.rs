@@ -198,10 +198,14 @@ impl<'a> Lower<'a> {
                         );
                         Ok(())
                     }
+                    Place::DynHeader { elem: re, .. } if re == *elem => Err(Error::new(
+                        r.span,
+                        "assigning a header with a run-time stack index to another one is not supported by this compiler",
+                    )),
                     p => Err(Error::new(
                         r.span,
                         format!(
-                            "cannot assign {} to a header of type {}",
+                            "internal compiler error: cannot assign {} to a header of type {} (checked by sema::exprs)",
                             p.ty().name(),
                             elem
                         ),
@@ -235,7 +239,7 @@ impl<'a> Lower<'a> {
                         return Err(Error::new(
                             r.span,
                             format!(
-                                "header {} has {} fields, the list has {}",
+                                "internal compiler error: header {} has {} fields, the list has {} (checked by sema::exprs)",
                                 ty,
                                 def.fields.len(),
                                 items.len()
@@ -275,7 +279,7 @@ impl<'a> Lower<'a> {
                     }
                     p => Err(Error::new(
                         r.span,
-                        format!("cannot assign {} to a header of type {}", p.ty().name(), ty),
+                        format!("internal compiler error: cannot assign {} to a header of type {} (checked by sema::exprs)", p.ty().name(), ty),
                     )),
                 }
             }
@@ -285,7 +289,7 @@ impl<'a> Lower<'a> {
                         return Err(Error::new(
                             r.span,
                             format!(
-                                "struct {} has {} fields, the list has {}",
+                                "internal compiler error: struct {} has {} fields, the list has {} (checked by sema::exprs)",
                                 ty,
                                 members.len(),
                                 items.len()
@@ -310,7 +314,7 @@ impl<'a> Lower<'a> {
                     }
                     p => Err(Error::new(
                         r.span,
-                        format!("cannot assign {} to a struct of type {}", p.ty().name(), ty),
+                        format!("internal compiler error: cannot assign {} to a struct of type {} (checked by sema::exprs)", p.ty().name(), ty),
                     )),
                 }
             }
@@ -318,14 +322,14 @@ impl<'a> Lower<'a> {
                 rp @ Place::Stack { elem: re, .. } if re == elem => self.copy_place(&lp, rp, span),
                 _ => Err(Error::new(
                     r.span,
-                    "type mismatch in header stack assignment",
+                    "internal compiler error: type mismatch in header stack assignment (checked by sema::exprs)",
                 )),
             },
             Place::Union { ty, .. } => match &self.place(r)? {
                 rp @ Place::Union { ty: rt, .. } if rt == ty => self.copy_place(&lp, rp, span),
                 _ => Err(Error::new(
                     r.span,
-                    "type mismatch in header union assignment",
+                    "internal compiler error: type mismatch in header union assignment (checked by sema::exprs)",
                 )),
             },
             // element by element (BMv2's switch runs `assign_union` but no stack form)
@@ -334,7 +338,7 @@ impl<'a> Lower<'a> {
                 if rp.ty() != lp.ty() {
                     return Err(Error::new(
                         r.span,
-                        "type mismatch in header union stack assignment",
+                        "internal compiler error: type mismatch in header union stack assignment (checked by sema::exprs)",
                     ));
                 }
                 self.copy_place(&lp, &rp, span)
@@ -449,7 +453,14 @@ impl<'a> Lower<'a> {
                     span,
                 );
             }
-            _ => return Err(Error::new(span, "type mismatch in assignment")),
+            // the types of assignments (sema::exprs) and of the arguments copied in and
+            // out (sema::calls) were checked
+            _ => {
+                return Err(Error::new(
+                    span,
+                    "internal compiler error: type mismatch in assignment (checked by sema::exprs and sema::calls)",
+                ))
+            }
         }
         Ok(())
     }
@@ -559,7 +570,15 @@ impl<'a> Lower<'a> {
                         c.span,
                         format!("'{}.{}' is not allowed here", n, m),
                     )),
-                    _ => Err(Error::new(b.span, format!("undeclared identifier '{}'", n))),
+                    // sema::calls refused methods of values and value sets
+                    Some(_) => Err(Error::new(
+                        b.span,
+                        format!(
+                            "internal compiler error: method '{}' of '{}' (checked by sema::calls)",
+                            m, n
+                        ),
+                    )),
+                    None => Err(self.unbound(b.span, &n)),
                 }
             }
             ExprKind::Name(n) => {
@@ -1004,9 +1023,25 @@ impl<'a> Lower<'a> {
                     self.fn_ret = saved_ret;
                     return r;
                 }
+                // sema::bodies resolved the callee; an extern function declared in
+                // the program but not one of v1model's is this compiler's limit
+                let declared = self
+                    .prog
+                    .decls
+                    .iter()
+                    .any(|d| matches!(d, Decl::ExternFn(m) if m.name == n));
+                if declared {
+                    return Err(Error::new(
+                        cspan,
+                        format!("extern function '{}' is not supported by this compiler", n),
+                    ));
+                }
                 return Err(Error::new(
                     cspan,
-                    format!("unknown function or action '{}'", n),
+                    format!(
+                        "internal compiler error: unknown function or action '{}' (checked by sema::bodies)",
+                        n
+                    ),
                 ));
             }
         }

@@ -12,7 +12,7 @@ impl<'a> Lower<'a> {
                     Err(self
                         .not_location(e.span, format!("'{}' cannot be used as a location here", n)))
                 }
-                None => Err(Error::new(e.span, format!("undeclared identifier '{}'", n))),
+                None => Err(self.unbound(e.span, n)),
             },
             ExprKind::Member(b, m) => {
                 let bp = self.place(b)?;
@@ -216,7 +216,7 @@ impl<'a> Lower<'a> {
         Err(Error::new(
             span,
             format!(
-                "cannot assign a value of type {} to a location of type {}",
+                "internal compiler error: cannot assign a value of type {} to a location of type {} (checked by sema::exprs and sema::calls)",
                 src.name(),
                 dst.name()
             ),
@@ -337,18 +337,17 @@ impl<'a> Lower<'a> {
                 Some(Bind::Const(v, t)) => Ok((self.lit(v, &t), t)),
                 Some(_) => Err(Error::new(
                     e.span,
-                    format!("'{}' cannot be used as a value", n),
+                    format!(
+                        "internal compiler error: '{}' cannot be used as a value (checked by sema::bodies)",
+                        n
+                    ),
                 )),
                 None => {
                     if self.env.consts.contains_key(n) {
                         let (t, v) = self.env.consts[n].clone();
                         return Ok((self.lit(v, &t), t));
                     }
-                    // sema::bodies reports names declared nowhere; lowering does not
-                    // bind a top-level parser's or control's constructor parameters
-                    // (p4c's parser-unroll-t1-cond): this compiler's limit, as yet
-                    // under sema's message
-                    Err(Error::new(e.span, format!("undeclared identifier '{}'", n)))
+                    Err(self.unbound(e.span, n))
                 }
             },
             ExprKind::Member(b, m) => {
@@ -937,10 +936,15 @@ impl<'a> Lower<'a> {
                 return self.inline_function(e, n, &ret, &params, &body, args);
             }
         }
-        // calls with side effects used as values: lower into a temporary when in an action
+        // sema::bodies refused unknown callees and actions or void extern functions used
+        // as values; what is left returns a value this compiler cannot take in an
+        // expression (an extern function or method declared with a result)
         Err(Error::new(
             e.span,
-            format!("'{}' cannot be used as a value here", self.src(f.span)),
+            format!(
+                "'{}' as a value is not supported by this compiler (only functions, isValid() and lookahead<T>() are taken in expressions)",
+                self.src(f.span)
+            ),
         ))
     }
 

@@ -279,6 +279,20 @@ impl<'a> Lower<'a> {
         }
     }
 
+    /// A name with no binding where it is used. sema::bodies found it declared (every
+    /// name a body uses is, or the program was refused), so it is one lowering does not
+    /// bind: a top-level parser's or control's constructor parameter (p4c's
+    /// parser-unroll-t1-cond), this compiler's limit.
+    fn unbound(&self, span: Span, n: &str) -> Error {
+        Error::new(
+            span,
+            format!(
+                "'{}' is not supported here by this compiler (it binds no value to it here, e.g. to a constructor parameter of a top-level parser or control)",
+                n
+            ),
+        )
+    }
+
     fn src(&self, s: Span) -> String {
         let lo = (s.lo as usize).min(self.text.len());
         let hi = (s.hi as usize).min(self.text.len()).max(lo);

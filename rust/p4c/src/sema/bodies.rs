@@ -80,6 +80,14 @@ pub fn check(prog: &Program, env: &TypeEnv, sink: &mut Sink) {
         }
     }
     let control_actions = prog.control_action_names();
+    // the extern functions by name, and whether one of that name returns a value
+    let mut extern_fns: HashMap<&str, bool> = HashMap::new();
+    for d in &prog.decls {
+        if let Decl::ExternFn(m) = d {
+            let value = !matches!(m.ret, None | Some(TypeRef::Void));
+            *extern_fns.entry(m.name.as_str()).or_default() |= value;
+        }
+    }
     // controls and parsers by name (as lowering's find_decl picks them), and the
     // top-level instances of controls: what `x.apply(...)` can apply besides a table
     let control_types: HashSet<&str> = prog
@@ -117,10 +125,21 @@ pub fn check(prog: &Program, env: &TypeEnv, sink: &mut Sink) {
             _ => None,
         })
         .collect();
+    let top_instances: HashSet<&str> = prog
+        .decls
+        .iter()
+        .filter_map(|d| match d {
+            Decl::Instance(i) if i.name != "main" => {
+                matches!(env.resolve(&i.ty), Ok(Type::Extern(_))).then_some(i.name.as_str())
+            }
+            _ => None,
+        })
+        .collect();
     let mut w = Walker {
         control_types: &control_types,
         block_types: &block_types,
         top_controls: &top_controls,
+        top_instances: &top_instances,
         appliable: HashSet::new(),
         stmt_call: None,
         env,
@@ -128,6 +147,7 @@ pub fn check(prog: &Program, env: &TypeEnv, sink: &mut Sink) {
         functions: &functions,
         global_actions: &global_actions,
         control_actions: &control_actions,
+        extern_fns: &extern_fns,
         overloaded: &overloaded,
         local_actions: HashMap::new(),
         tables: HashMap::new(),
@@ -231,6 +251,8 @@ struct Walker<'p, 's> {
     block_types: &'p HashSet<&'p str>,
     /// Top-level instances of controls.
     top_controls: &'p HashSet<&'p str>,
+    /// Top-level instances of externs (no values).
+    top_instances: &'p HashSet<&'p str>,
     /// What the control being checked declares that its apply block can apply: its
     /// tables and its instances of controls.
     appliable: HashSet<String>,
@@ -247,6 +269,8 @@ struct Walker<'p, 's> {
     overloaded: &'p HashSet<&'p str>,
     /// Names of the actions declared inside any control.
     control_actions: &'p HashSet<&'p str>,
+    /// The declared extern functions, and whether one of that name returns a value.
+    extern_fns: &'p HashMap<&'p str, bool>,
     /// Parameter counts of the actions of the control being checked (empty outside
     /// controls: a top-level body's calls of actions are checked only against global ones
     /// when no control declares an action of that name, as lowering looks in the calling
@@ -293,15 +317,17 @@ impl Walker<'_, '_> {
                     StmtKind::Var(_, ty, name, _) | StmtKind::Const(ty, name, _) => {
                         scope.push((name.clone(), self.resolve(ty)));
                     }
-                    StmtKind::Inst(i) => scope.push((i.name.clone(), Type::Unknown)),
+                    StmtKind::Inst(i) => scope.push((i.name.clone(), self.instance_type(i))),
                     _ => {}
                 },
-                Local::Inst(i) => scope.push((i.name.clone(), Type::Unknown)),
+                Local::Inst(i) => scope.push((i.name.clone(), self.instance_type(i))),
                 // an action's name is no value (lowering binds none); calls of it are
                 // resolved through `local_actions`
                 Local::Action(_) => {}
-                Local::Table(t) => scope.push((t.name.clone(), Type::Unknown)),
-                Local::ValueSet { name, .. } => scope.push((name.clone(), Type::Unknown)),
+                Local::Table(t) => scope.push((t.name.clone(), Type::Extern("table".into()))),
+                Local::ValueSet { name, .. } => {
+                    scope.push((name.clone(), Type::Extern("value_set".into())))
+                }
             }
         }
         scope
@@ -345,10 +371,16 @@ impl Walker<'_, '_> {
             }
         }
         if let Some(Transition::Select(keys, cases, _)) = &st.transition {
+            // a case can name a value set
             let r = keys
                 .iter()
-                .chain(cases.iter().flat_map(|c| c.keys.iter()))
-                .try_for_each(|k| self.ty(k).map(|_| ()));
+                .try_for_each(|k| self.ty(k).map(|_| ()))
+                .and_then(|_| {
+                    cases
+                        .iter()
+                        .flat_map(|c| c.keys.iter())
+                        .try_for_each(|k| self.base_ty(k).map(|_| ()))
+                });
             if let Err(e) = r {
                 self.sink.push(e);
             }
@@ -396,7 +428,8 @@ impl Walker<'_, '_> {
     fn stmt(&mut self, s: &Stmt) -> PResult<()> {
         match &s.kind {
             StmtKind::Assign(l, r) => {
-                self.ty(l)?;
+                // a target is no value: what it may be is sema::directions' check
+                self.base_ty(l)?;
                 self.ty(r)?;
             }
             StmtKind::Call(c) => {
@@ -444,7 +477,10 @@ impl Walker<'_, '_> {
             StmtKind::Return(Some(e)) => {
                 self.ty(e)?;
             }
-            StmtKind::Inst(i) => self.bind(&i.name, Type::Unknown),
+            StmtKind::Inst(i) => {
+                let t = self.instance_type(i);
+                self.bind(&i.name, t);
+            }
             StmtKind::Return(None) | StmtKind::Exit | StmtKind::Empty => {}
         }
         Ok(())
@@ -510,9 +546,15 @@ impl Walker<'_, '_> {
             ExprKind::Int(_, None) => Type::InfInt,
             ExprKind::Bool(_) => Type::Bool,
             ExprKind::Str(_) => Type::Str,
-            ExprKind::Name(n) => match self.lookup_value(n) {
-                Some(t) => t,
-                None => return Err(Error::new(e.span, format!("undeclared identifier '{}'", n))),
+            ExprKind::Name(n) => match self.base_ty(e)? {
+                // an extern instance, table, value set or packet (lowering's message)
+                Type::Extern(_) => {
+                    return Err(Error::new(
+                        e.span,
+                        format!("'{}' cannot be used as a value", n),
+                    ))
+                }
+                t => t,
             },
             ExprKind::Member(b, m) => {
                 if let ExprKind::Name(n) = &b.kind {
@@ -520,7 +562,7 @@ impl Walker<'_, '_> {
                         return Ok(t);
                     }
                 }
-                let bt = self.ty(b)?;
+                let bt = self.base_ty(b)?;
                 self.member_type(e, b, &bt, m)?
             }
             ExprKind::Index(b, i) => {
@@ -539,6 +581,8 @@ impl Walker<'_, '_> {
             }
             ExprKind::Call(f, targs, args) => {
                 if let ExprKind::Name(n) = &f.kind {
+                    let as_stmt = self.stmt_call == Some(e.span);
+                    self.callee(e, n, as_stmt)?;
                     if self.is_extern_fn(n) {
                         self.extern_fn_shape(e, n, args)?;
                     }
@@ -604,7 +648,7 @@ impl Walker<'_, '_> {
                         // `lookahead<H>()` of a header type: a header (its fields are checked)
                         let mut header = None;
                         if !direct {
-                            if let Type::Extern(k) = self.ty(b)? {
+                            if let Type::Extern(k) = self.base_ty(b)? {
                                 if matches!(b.kind, ExprKind::Name(_)) {
                                     packet_call_shape(e, &k, m, targs, args)?;
                                     header = self.packet_in_header(&k, m, targs, args)?;
@@ -632,8 +676,14 @@ impl Walker<'_, '_> {
                         Type::Unknown
                     }
                 };
+                // what `x.apply(...)` passes can be a packet (no value)
+                let apply = matches!(&f.kind, ExprKind::Member(_, m) if m == "apply");
                 for a in args {
-                    self.ty(&a.value)?;
+                    if apply {
+                        self.base_ty(&a.value)?;
+                    } else {
+                        self.ty(&a.value)?;
+                    }
                 }
                 rt
             }
@@ -673,6 +723,55 @@ impl Walker<'_, '_> {
             }
             ExprKind::Default | ExprKind::TypeExpr(_) => Type::Unknown,
         })
+    }
+
+    /// The callee `n` of the call `e` is an action, a function or an extern function, as
+    /// lowering resolves it (the control's own actions, the top-level ones; outside a
+    /// control any control's, as the body may be inlined into it); a call used as a
+    /// value (not `as_stmt`) calls a function or an extern function returning a value
+    /// (lowering's messages and spans).
+    fn callee(&self, e: &Expr, n: &str, as_stmt: bool) -> PResult<()> {
+        let action = self.local_actions.contains_key(n)
+            || self.global_actions.contains_key(n)
+            || (!self.in_control && self.control_actions.contains(n));
+        let function = self.functions.contains_key(n);
+        let extern_fn = self.extern_fns.get(n).copied();
+        if !action && !function && extern_fn.is_none() && !LOWERED_EXTERN_FNS.contains(&n) {
+            return Err(Error::new(
+                e.span,
+                format!("unknown function or action '{}'", n),
+            ));
+        }
+        if !as_stmt && !function && extern_fn != Some(true) {
+            return Err(Error::new(
+                e.span,
+                format!("'{}' cannot be used as a value here", n),
+            ));
+        }
+        Ok(())
+    }
+
+    /// The type of `b` where it need be no value (the base of `b.m`, an argument of
+    /// `x.apply(...)`, a select case naming a value set): as `ty`, but an instance,
+    /// table, value set or packet is `Type::Extern` (of its type's name, `table`,
+    /// `value_set`, `packet_in`/`packet_out`; a top-level instance of an empty name).
+    fn base_ty(&mut self, b: &Expr) -> PResult<Type> {
+        let ExprKind::Name(n) = &b.kind else {
+            return self.ty(b);
+        };
+        match self.lookup_value(n) {
+            Some(t) => Ok(t),
+            None => Err(Error::new(b.span, format!("undeclared identifier '{}'", n))),
+        }
+    }
+
+    /// What an instance declared in a body is: an extern instance `Type::Extern`, an
+    /// instance of a parser or control `Unknown`.
+    fn instance_type(&self, i: &Instance) -> Type {
+        match self.env.resolve(&i.ty) {
+            Ok(t @ Type::Extern(_)) => t,
+            _ => Type::Unknown,
+        }
     }
 
     /// The parameter count of the action a call of `n` runs, where certain.
@@ -724,6 +823,9 @@ impl Walker<'_, '_> {
         }
         if let Some((t, _)) = self.env.consts.get(n) {
             return Some(t.clone());
+        }
+        if self.top_instances.contains(n) {
+            return Some(Type::Extern(String::new()));
         }
         self.values.contains(n).then_some(Type::Unknown)
     }
@@ -897,6 +999,31 @@ impl Walker<'_, '_> {
         })
     }
 }
+
+/// The extern functions lowering takes by name, v1model's older spellings included
+/// (`clone3`, `resubmit`, `recirculate`: no declaration in today's v1model.p4).
+const LOWERED_EXTERN_FNS: &[&str] = &[
+    "mark_to_drop",
+    "random",
+    "truncate",
+    "assert",
+    "assume",
+    "log_msg",
+    "hash",
+    "digest",
+    "clone",
+    "clone3",
+    "clone_preserving_field_list",
+    "resubmit",
+    "recirculate",
+    "resubmit_preserving_field_list",
+    "recirculate_preserving_field_list",
+    "verify_checksum",
+    "update_checksum",
+    "verify_checksum_with_payload",
+    "update_checksum_with_payload",
+    "verify",
+];
 
 /// The actions table `t` can run, by declared name: its actions list and its default
 /// action (`NoAction` when it has none: lowering adds it as default-only).

@@ -20,7 +20,9 @@ enum Named {
     /// An instance of the extern or parser/control type of this name, with its type
     /// arguments and its name as lowering reports it (`Control.name` inside a control).
     Instance(String, Vec<TypeRef>, String),
-    /// Anything else (a parameter, variable, constant, table, value set).
+    /// A parser's value set (no methods).
+    ValueSet,
+    /// Anything else (a parameter, variable, constant, table).
     Other,
 }
 
@@ -278,7 +280,7 @@ impl<'p> Walker<'p, '_> {
                 }
                 Local::ValueSet { name, .. } => {
                     self.scope.opaque(name);
-                    self.declare(name, Named::Other);
+                    self.declare(name, Named::ValueSet);
                 }
                 Local::Action(_) => {}
             }
@@ -287,7 +289,8 @@ impl<'p> Walker<'p, '_> {
 
     /// The argument types of a call of an action or function with parameters `params`:
     /// an `out`/`inout` argument, or one of a header, struct, union, tuple or stack type,
-    /// is bound as a location of the parameter's type (lowering's `bind_arg`).
+    /// is bound as a location of the parameter's type, any other as a value of its type
+    /// (lowering's `bind_arg`).
     fn arg_types(&self, params: &[Param], args: &[Arg]) -> PResult<()> {
         for (p, a) in params.iter().zip(args) {
             let t = self.resolve(&p.ty);
@@ -300,6 +303,19 @@ impl<'p> Walker<'p, '_> {
                     | Type::Stack(..)
             );
             if matches!(p.dir, Dir::In | Dir::None) && !composite {
+                // a value, typed in the parameter's type (an untyped constant too wide
+                // for it is refused here), as lowering binds it (`bind_arg`)
+                let at = type_of(self.env, self.functions, &self.scope, &a.value, Some(&t))?;
+                if !types_compatible(&t, &at) {
+                    return Err(Error::new(
+                        a.value.span,
+                        format!(
+                            "cannot assign a value of type {} to a location of type {}",
+                            at.name(),
+                            t.name()
+                        ),
+                    ));
+                }
                 continue;
             }
             let at = self.ty(&a.value, Some(&t));
@@ -452,6 +468,12 @@ impl<'p> Walker<'p, '_> {
             match self.lookup(n).cloned() {
                 Some(Named::Instance(kind, targs, full)) => {
                     return self.instance_method(span, &full, &kind, &targs, m, args)
+                }
+                Some(Named::ValueSet) => {
+                    return Err(Error::new(
+                        fspan,
+                        format!("unknown method '{}' for value_set", m),
+                    ))
                 }
                 Some(Named::Other) => {}
                 // `C.apply(...)` of a control or parser type, invoked directly

@@ -16,7 +16,7 @@
 //! API for other passes: [`Scope`] (what a body can name, with types) and
 //! [`type_of`] (the type of one expression in a scope, or its first type error).
 
-use super::types::{mask, shr, sign_extend, unify, Type, TypeEnv};
+use super::types::{mask, shr, sign_extend, types_compatible, unify, Type, TypeEnv};
 use crate::ast::*;
 use crate::diag::{Error, PResult, Sink};
 use std::collections::HashMap;
@@ -62,10 +62,12 @@ impl Scope {
         };
         self.top().insert(name.to_string(), entry);
     }
-    fn push(&mut self) {
+    /// Opens an inner frame (a block).
+    pub fn push(&mut self) {
         self.frames.push(HashMap::new());
     }
-    fn pop(&mut self) {
+    /// Closes the innermost frame.
+    pub fn pop(&mut self) {
         self.frames.pop();
     }
     fn top(&mut self) -> &mut HashMap<String, Entry> {
@@ -79,7 +81,7 @@ impl Scope {
     }
     /// The constants in scope, an inner non-constant hiding an outer constant (as
     /// lowering's `const_locals`).
-    fn constants(&self) -> HashMap<String, (Type, u128)> {
+    pub fn constants(&self) -> HashMap<String, (Type, u128)> {
         let mut m = HashMap::new();
         for f in &self.frames {
             for (k, e) in f {
@@ -313,6 +315,7 @@ impl Walker<'_, '_> {
                 if self.in_parser {
                     self.lookahead_assign(&lt, r)?;
                 }
+                self.assign_types(&lt, r)?;
             }
             StmtKind::Call(c) => {
                 self.stmt_call_ty(c)?;
@@ -346,6 +349,10 @@ impl Walker<'_, '_> {
                 let t = self.resolve(ty);
                 let expect = Some(&t).filter(|t| **t != Type::Unknown);
                 let r = init.as_ref().map(|x| self.ty(x, expect)).transpose();
+                let r = r.and_then(|_| match init {
+                    Some(x) => self.assign_types(&t, x),
+                    None => Ok(()),
+                });
                 self.scope.value(name, t);
                 r?;
             }
@@ -359,6 +366,9 @@ impl Walker<'_, '_> {
             StmtKind::Return(Some(e)) => {
                 let expect = self.ret.clone().filter(|t| *t != Type::Unknown);
                 self.ty(e, expect.as_ref())?;
+                if let Some(rt) = expect.filter(|t| *t != Type::Void) {
+                    self.assign_types(&rt, e)?;
+                }
             }
             StmtKind::Inst(i) => self.scope.opaque(&i.name),
             StmtKind::Return(None) | StmtKind::Exit | StmtKind::Empty => {}
@@ -488,6 +498,99 @@ impl Walker<'_, '_> {
                 x.span,
                 format!("extract needs a header, not {}", t.name()),
             ));
+        }
+        Ok(())
+    }
+
+    /// `l = r` where `l` has type `lt` (also a variable's initializer and a function's
+    /// `return`): the types lowering's `assign` takes, with its messages and spans. A
+    /// list is taken apart field by field (`{a, b}` for a header or struct); the types
+    /// of headers, structs and stacks are compared as lowering compares its places (a
+    /// header stack by its element type). `lookahead` in a parser is
+    /// `lookahead_assign`'s.
+    fn assign_types(&self, lt: &Type, r: &Expr) -> PResult<()> {
+        if is_lookahead_call(r) {
+            return Ok(());
+        }
+        let mismatch = |msg: String| Err(Error::new(r.span, msg));
+        if let (Type::Header(n) | Type::Struct(n), ExprKind::List(items)) = (lt, &r.kind) {
+            let Some(def) = self.env.composite(n) else {
+                return Ok(());
+            };
+            if items.len() != def.fields.len() {
+                let what = if matches!(lt, Type::Header(_)) {
+                    "header"
+                } else {
+                    "struct"
+                };
+                return mismatch(format!(
+                    "{} {} has {} fields, the list has {}",
+                    what,
+                    n,
+                    def.fields.len(),
+                    items.len()
+                ));
+            }
+            for ((_, ft, _), (_, it)) in def.fields.iter().zip(items) {
+                self.assign_types(ft, it)?;
+            }
+            return Ok(());
+        }
+        match lt {
+            Type::Header(h) => {
+                let rt = self.ty(r, None)?;
+                if known(&rt) && rt != *lt {
+                    return mismatch(format!(
+                        "cannot assign {} to a header of type {}",
+                        rt.name(),
+                        h
+                    ));
+                }
+            }
+            Type::Struct(s) => {
+                let rt = self.ty(r, None)?;
+                if known(&rt) && rt != *lt {
+                    return mismatch(format!(
+                        "cannot assign {} to a struct of type {}",
+                        rt.name(),
+                        s
+                    ));
+                }
+            }
+            Type::Union(_) => {
+                let rt = self.ty(r, None)?;
+                if known(&rt) && rt != *lt {
+                    return mismatch("type mismatch in header union assignment".into());
+                }
+            }
+            Type::Stack(elem, _) => {
+                let rt = self.ty(r, None)?;
+                let same = match (&**elem, &rt) {
+                    (Type::Header(_), Type::Stack(re, _)) => **re == **elem,
+                    _ => rt == *lt,
+                };
+                if known(&rt) && !same {
+                    return mismatch(
+                        if matches!(**elem, Type::Union(_)) {
+                            "type mismatch in header union stack assignment"
+                        } else {
+                            "type mismatch in header stack assignment"
+                        }
+                        .into(),
+                    );
+                }
+            }
+            Type::Unknown | Type::Tuple(_) | Type::Extern(_) | Type::Void => {}
+            _ => {
+                let rt = self.ty(r, Some(lt))?;
+                if known(&rt) && !types_compatible(lt, &rt) {
+                    return mismatch(format!(
+                        "cannot assign a value of type {} to a location of type {}",
+                        rt.name(),
+                        lt.name()
+                    ));
+                }
+            }
         }
         Ok(())
     }
@@ -988,6 +1091,12 @@ pub fn cast_ok(from: &Type, to: &Type) -> bool {
         (Type::SerEnum(..), Type::SerEnum(..)) => true,
         _ => false,
     }
+}
+
+/// Whether `e` is `x.lookahead<T>()` (a parser's; where lowering takes it, its width is
+/// `lookahead_assign`'s check).
+fn is_lookahead_call(e: &Expr) -> bool {
+    matches!(&e.kind, ExprKind::Call(f, _, _) if matches!(&f.kind, ExprKind::Member(_, m) if m == "lookahead"))
 }
 
 /// Whether `e` is `x.apply(...)`.

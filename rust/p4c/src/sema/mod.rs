@@ -12,10 +12,13 @@
 //! `bodies` the names and operand types in every function and action body, called or not,
 //! `exprs` the type of every expression there (operator and cast type errors;
 //! `exprs::type_of` for other passes), `calls` the argument counts and types of the
-//! call statements there (extern functions and methods, parser and control invocations).
+//! call statements there (extern functions and methods, parser and control invocations),
+//! `constants` the compile-time constants p4c's front end requires there (local
+//! constants, slice bounds, stack counts, field lists, default action data).
 
 pub mod bodies;
 pub mod calls;
+pub mod constants;
 pub mod directions;
 pub mod exprs;
 pub mod instances;
@@ -66,5 +69,6 @@ pub fn check<'a>(prog: &'a Program, text: &str, sink: &mut Sink) -> Checked<'a> 
     bodies::check(prog, &env, sink);
     exprs::check(prog, &env, sink);
     calls::check(prog, &env, sink);
+    constants::check(prog, &env, text, sink);
     Checked { prog, env, blocks }
 }
