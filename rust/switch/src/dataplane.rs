@@ -429,10 +429,13 @@ pub fn run_shared<H: Hooks>(members: Vec<(&mut H, Loop)>) -> String {
             Err(e) => return e,
         }
     }
-    // epoll reports ports by their index here: (member, port) of each
+    // epoll reports ports by their index here: (member, port) of each; a member's
+    // ports are first_port[member]..
     let mut port_fds = vec![];
     let mut port_of = vec![];
+    let mut first_port = vec![];
     for (mi, m) in ms.iter().enumerate() {
+        first_port.push(port_fds.len());
         for (pi, p) in m.ports.iter().enumerate() {
             port_fds.push(p.io.fd());
             port_of.push((mi, pi));
@@ -475,9 +478,17 @@ pub fn run_shared<H: Hooks>(members: Vec<(&mut H, Loop)>) -> String {
         }
         let now = std::time::Instant::now();
         let mut plan = Plan::default();
-        for m in ms.iter_mut() {
+        for (mi, m) in ms.iter_mut().enumerate() {
             if m.wanted(now) {
                 m.round();
+            }
+            if !m.unwatched && m.busy_rounds >= HOT_ROUNDS {
+                // busy without a pause: read its rings every round and take its ports
+                // out of epoll (each transmitted packet would run epoll's callback)
+                m.unwatched = true;
+                for pi in 0..m.ports.len() {
+                    waiter.watch(first_port[mi] + pi, false);
+                }
             }
             plan.merge(&m.plan());
         }
@@ -501,6 +512,19 @@ pub fn run_shared<H: Hooks>(members: Vec<(&mut H, Loop)>) -> String {
         // deadline (one timer expiry per departure on a shaped or delayed port); after
         // a round that moved packets or with work due, only look
         let block = !due && !plan.spin;
+        if block {
+            // before sleeping, every port is watched again (epoll looks at each as it is
+            // added, so packets that came meanwhile wake the wait at once)
+            for (mi, m) in ms.iter_mut().enumerate().filter(|(_, m)| m.unwatched) {
+                let mut all = true;
+                for pi in 0..m.ports.len() {
+                    all &= waiter.watch(first_port[mi] + pi, true);
+                }
+                // a port that could not be put back is read every round instead
+                m.unwatched = !all;
+                m.busy_rounds = 0;
+            }
+        }
         let tick_ns = plan.tick_at.map(|t| {
             t.saturating_duration_since(std::time::Instant::now())
                 .as_nanos() as u64
@@ -529,6 +553,11 @@ pub fn run_shared<H: Hooks>(members: Vec<(&mut H, Loop)>) -> String {
 
 /// While spinning, epoll is asked once every this many rounds.
 const SPIN_LOOK: u32 = 64;
+/// A switch whose rounds moved packets this many times in a row without the loop
+/// sleeping takes its ports out of epoll until the loop next sleeps. Low rates (the loop
+/// sleeps between packets) never get here, so their cost per packet is unchanged; at
+/// high rates the epoll_ctl calls are few per busy period.
+const HOT_ROUNDS: u32 = 16;
 
 /// What the switches ask of the loop before it sleeps.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -592,6 +621,10 @@ struct Member<'a, H: Hooks> {
     tick_at: Option<std::time::Instant>,
     /// without a wake fd, control requests are looked for on every round (as before)
     has_wake: bool,
+    /// rounds in a row that moved packets
+    busy_rounds: u32,
+    /// its ports are out of the epoll set (`HOT_ROUNDS`): every ring is read each round
+    unwatched: bool,
 }
 
 impl<'a, H: Hooks> Member<'a, H> {
@@ -638,6 +671,8 @@ impl<'a, H: Hooks> Member<'a, H> {
             deadline: None,
             tick_at: None,
             has_wake,
+            busy_rounds: 0,
+            unwatched: false,
         })
     }
 
@@ -645,6 +680,7 @@ impl<'a, H: Hooks> Member<'a, H> {
     fn wanted(&self, now: std::time::Instant) -> bool {
         self.visit
             || self.spin
+            || self.unwatched
             || self.deadline.is_some_and(|d| d <= now)
             || self.tick_at.is_some_and(|t| t <= now)
     }
@@ -666,8 +702,9 @@ impl<'a, H: Hooks> Member<'a, H> {
         let hooks = &mut *self.hooks;
         let ports = &mut self.ports;
         let fast = &mut self.fast;
-        // a spinning switch reads every ring (no system call) instead of asking epoll
-        let all = self.spin;
+        // a spinning switch, or one whose ports are out of epoll, reads every ring (no
+        // system call) instead of asking epoll
+        let all = self.spin || self.unwatched;
         self.visit = false;
         if self.last_tick.elapsed() >= TICK {
             self.last_tick = std::time::Instant::now();
@@ -784,11 +821,13 @@ impl<'a, H: Hooks> Member<'a, H> {
                 d.flush();
             }
             self.last_work = now;
+            self.busy_rounds = self.busy_rounds.saturating_add(1);
             // go round again; keep spinning after work if asked to
             self.visit = true;
             self.spin = self.opts.busy_poll || self.opts.spin_ns > 0;
             return;
         }
+        self.busy_rounds = 0;
         let Some(sw) = hooks.switch() else {
             self.visit = true; // the CPU port's front end dropped the program: go round
             return;

@@ -116,6 +116,8 @@ pub struct Waiter {
     /// the instant the timer is armed for (re-armed only when the next deadline changes)
     armed: Option<Instant>,
     port_fds: Vec<i32>,
+    /// per port: in the epoll set (`watch`)
+    watched: Vec<bool>,
     wakes: Vec<i32>,
     link: Option<i32>,
     events: Vec<libc::epoll_event>,
@@ -148,6 +150,7 @@ impl Waiter {
             timer,
             armed: None,
             port_fds: port_fds.to_vec(),
+            watched: vec![true; port_fds.len()],
             wakes: wakes.to_vec(),
             link: link_socket(),
             events: vec![libc::epoll_event { events: 0, u64: 0 }; MAX_EVENTS],
@@ -182,6 +185,42 @@ impl Waiter {
             ));
         }
         Ok(())
+    }
+
+    /// Puts port `i` into the epoll set or takes it out (no system call when unchanged).
+    /// A registered socket's wait queue is never empty, so the kernel runs the wake-up
+    /// path (wait-queue lock, ep_poll_callback) for every event of it, including the
+    /// write-space wake of every transmitted packet (sock_wfree, once per skb freed): a
+    /// busy loop that reads the rings anyway takes its ports out, and puts them back
+    /// before it sleeps (epoll looks at a port as it is added: nothing is missed).
+    /// Returns whether the port is now as asked.
+    pub fn watch(&mut self, i: usize, on: bool) -> bool {
+        if self.watched[i] == on {
+            return true;
+        }
+        let fd = self.port_fds[i];
+        let r = if on {
+            self.add(fd, i as u64)
+        } else {
+            let r = unsafe {
+                libc::epoll_ctl(self.epfd, libc::EPOLL_CTL_DEL, fd, std::ptr::null_mut())
+            };
+            if r < 0 {
+                Err(std::io::Error::last_os_error().to_string())
+            } else {
+                Ok(())
+            }
+        };
+        // a failure leaves the port as it was (still watched, or read every round)
+        if r.is_ok() {
+            self.watched[i] = on;
+        }
+        r.is_ok()
+    }
+
+    /// Whether port `i` is in the epoll set.
+    pub fn watched(&self, i: usize) -> bool {
+        self.watched[i]
     }
 
     /// Collects what is ready into `ready`. With `block`, sleeps until a port or fd is
@@ -466,6 +505,27 @@ mod tests {
         w.wait(false, None, None, &mut ready);
         assert_eq!(ready, Ready::default());
         for fd in ports.into_iter().chain([wake]) {
+            unsafe { libc::close(fd) };
+        }
+    }
+
+    #[test]
+    fn an_unwatched_port_is_not_reported_and_a_rewatched_ready_one_is_at_once() {
+        let ports: Vec<i32> = (0..2).map(|_| eventfd()).collect();
+        let mut w = Waiter::new(&ports, &[]).unwrap();
+        let mut ready = Ready::default();
+        assert!(w.watch(1, false) && !w.watched(1) && w.watched(0));
+        // unchanged: nothing to do, still true
+        assert!(w.watch(1, false));
+        poke(ports[1]);
+        w.wait(false, None, None, &mut ready);
+        assert_eq!(ready, Ready::default());
+        // put back while readable: the next wait reports it (no wake-up is lost by a
+        // loop that sleeps right after putting its ports back)
+        assert!(w.watch(1, true) && w.watched(1));
+        w.wait(true, None, None, &mut ready);
+        assert_eq!(ready.ports, vec![1]);
+        for fd in ports {
             unsafe { libc::close(fd) };
         }
     }
