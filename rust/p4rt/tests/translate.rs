@@ -907,12 +907,22 @@ fn multicast_groups_and_clone_sessions() {
         })
     };
     f.w(T::Insert, cs(5, vec![rep(255, 0)])).unwrap();
-    assert_eq!(f.dev.sw.as_ref().unwrap().pre().mirrors[&5].port, Some(255));
+    assert_eq!(
+        f.dev.sw.as_ref().unwrap().pre().mirror(5).unwrap().port,
+        Some(255)
+    );
     assert_eq!(f.read(cs(0, vec![])).len(), 1);
     f.w(T::Delete, cs(5, vec![])).unwrap();
     f.w(T::Delete, mg(1, vec![])).unwrap();
     assert!(f.read(mg(0, vec![])).is_empty());
-    assert!(f.dev.sw.as_ref().unwrap().pre().mirrors.is_empty());
+    assert!(f
+        .dev
+        .sw
+        .as_ref()
+        .unwrap()
+        .pre()
+        .mirror_sessions()
+        .is_empty());
 }
 
 #[test]
@@ -1595,7 +1605,7 @@ fn ctl_and_p4runtime_share_registers_profiles_and_the_pre() {
     pre.replicas(3, &mut ports);
     ports.sort();
     assert_eq!(ports, vec![(0, 1), (0, 2)]); // (rid, port)
-    assert_eq!(pre.mirrors[&4].port, Some(6));
+    assert_eq!(pre.mirror(4).unwrap().port, Some(6));
     // ctl acts on the same group and session
     let n = f.ctl("mc_node_create 9 7");
     let h = n.rsplit(' ').next().unwrap();
@@ -1605,7 +1615,7 @@ fn ctl_and_p4runtime_share_registers_profiles_and_the_pre() {
     let mut ports = vec![];
     pre.replicas(3, &mut ports);
     assert_eq!(ports.len(), 3);
-    assert_eq!(pre.mirrors[&4].port, Some(8));
+    assert_eq!(pre.mirror(4).unwrap().port, Some(8));
 }
 
 /// Multicast groups and clone sessions ctl makes are read by P4Runtime (replicas as the
@@ -1804,6 +1814,18 @@ fn p4runtime_reads_the_pre_as_ctl_changed_it() {
     );
     f.ctl("mirroring_add 4 8 128");
     assert_eq!(f.read(cs(4, vec![], 0)), vec![cs(4, vec![rep(8, 0)], 128)]);
+    // the switch's typed errors, P4Runtime's codes and messages: a session ctl made exists
+    // for P4Runtime, one ctl deleted is gone
+    assert_eq!(
+        f.w(T::Insert, cs(4, vec![rep(6, 0)], 0)).unwrap_err(),
+        (Code::AlreadyExists, "clone session 4 exists".to_string())
+    );
+    f.ctl("mirroring_add 5 9");
+    f.ctl("mirroring_delete 5");
+    assert_eq!(
+        f.w(T::Modify, cs(5, vec![rep(6, 0)], 0)).unwrap_err(),
+        (Code::NotFound, "no clone session 5".to_string())
+    );
     let n = f.ctl("mc_node_create 9 7");
     let h = n.rsplit(' ').next().unwrap().to_string();
     f.ctl(&format!("mc_node_associate 3 {}", h));
@@ -1815,7 +1837,7 @@ fn p4runtime_reads_the_pre_as_ctl_changed_it() {
     f.w(T::Delete, cs(4, vec![], 0)).unwrap();
     f.w(T::Delete, mg(3, vec![])).unwrap();
     let pre = f.dev.sw.as_ref().unwrap().pre();
-    assert!(pre.mirrors.is_empty() && pre.groups.is_empty());
+    assert!(pre.mirror_sessions().is_empty() && pre.groups.is_empty());
     assert!(pre.nodes.iter().all(|n| n.is_none()), "{:?}", pre.nodes);
 }
 

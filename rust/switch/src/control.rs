@@ -9,7 +9,7 @@ pub use crate::control_error::ControlError;
 use crate::exec::{Digest, Job, Stats};
 use crate::externs::{Counter, MeterCell};
 use crate::pipeline::{ActionProfile, Program};
-use crate::pre::Pre;
+use crate::pre::{Mirror, Pre};
 use crate::switch::Switch;
 use crate::tables::Table;
 
@@ -250,6 +250,34 @@ impl Switch {
         &mut self.eng.pre
     }
 
+    /// Clone session `s`, if there is one.
+    pub fn mirror(&self, s: u32) -> Option<Mirror> {
+        self.eng.pre.mirror(s)
+    }
+
+    /// Adds clone session `s`: `MirrorExists` if there is one.
+    pub fn mirror_add(&mut self, s: u32, m: Mirror) -> Result<(), ControlError> {
+        if self.eng.pre.mirrors.contains_key(&s) {
+            return Err(ControlError::MirrorExists { session: s });
+        }
+        self.eng.pre.mirrors.insert(s, m);
+        Ok(())
+    }
+
+    /// Sets clone session `s` to `m`, whether or not it was there.
+    pub fn mirror_set(&mut self, s: u32, m: Mirror) {
+        self.eng.pre.mirrors.insert(s, m);
+    }
+
+    /// Removes clone session `s` and returns it: `NoMirror` if there is none.
+    pub fn mirror_remove(&mut self, s: u32) -> Result<Mirror, ControlError> {
+        self.eng
+            .pre
+            .mirrors
+            .remove(&s)
+            .ok_or(ControlError::NoMirror { session: s })
+    }
+
     // ---------------------------------------------------------------- action profiles
 
     pub fn profile(&self, pi: usize) -> &ActionProfile {
@@ -440,6 +468,41 @@ mod tests {
             sw.entry_delete(ti, h),
             Err(ControlError::NoEntry { handle, .. }) if handle == h
         ));
+    }
+
+    /// Clone sessions change only through the control API, with the typed errors ctl and
+    /// P4Runtime both use (P4Runtime's messages for them, unchanged).
+    #[test]
+    fn mirror_sessions_change_through_the_control_api() {
+        use crate::control::ControlError;
+        use crate::pre::Mirror;
+        let p =
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/programs/l2_basic.json");
+        let mut sw = Switch::new(Engine::new(
+            crate::json::load_file(p.to_str().unwrap()).unwrap(),
+        ));
+        let m = Mirror {
+            port: Some(3),
+            ..Default::default()
+        };
+        sw.mirror_add(4, m).unwrap();
+        let dup = sw.mirror_add(4, m).unwrap_err();
+        assert_eq!(dup, ControlError::MirrorExists { session: 4 });
+        assert_eq!(dup.to_string(), "clone session 4 exists");
+        crate::ctl::execute(&mut sw, "mirroring_add 4 8 128").unwrap();
+        let got = sw.mirror(4).unwrap();
+        assert_eq!((got.port, got.truncate), (Some(8), Some(128)));
+        assert_eq!(sw.mirror_remove(4).unwrap().port, Some(8));
+        let gone = sw.mirror_remove(4).unwrap_err();
+        assert_eq!(gone, ControlError::NoMirror { session: 4 });
+        assert_eq!(gone.to_string(), "no clone session 4");
+        // ctl answers nothing for a session that is not there, as it always did
+        assert_eq!(
+            crate::ctl::execute(&mut sw, "mirroring_delete 4").unwrap(),
+            ""
+        );
+        sw.mirror_set(6, m);
+        assert_eq!(sw.pre().mirror_sessions(), vec![6]);
     }
 
     /// A program's version is its JSON's fingerprint until a controller sets one: the same

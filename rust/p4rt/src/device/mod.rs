@@ -50,13 +50,16 @@ impl From<ControlError> for PErr {
     fn from(e: ControlError) -> PErr {
         use ControlError as C;
         let code = match &e {
-            C::DuplicateEntry { .. } | C::GroupExists { .. } => Code::AlreadyExists,
+            C::DuplicateEntry { .. } | C::GroupExists { .. } | C::MirrorExists { .. } => {
+                Code::AlreadyExists
+            }
             C::NoEntry { .. }
             | C::NoMatchingEntry { .. }
             | C::NoMember { .. }
             | C::NoGroup { .. }
             | C::NoMulticastGroup { .. }
-            | C::NoMulticastNode { .. } => Code::NotFound,
+            | C::NoMulticastNode { .. }
+            | C::NoMirror { .. } => Code::NotFound,
             C::IndexOutOfRange { .. } => Code::OutOfRange,
             C::ValueSetFull { .. } => Code::ResourceExhausted,
             C::KeyCount { .. } | C::Keyless { .. } | C::PrefixTooLong { .. } => {
