@@ -2004,3 +2004,125 @@ fn the_switch_table_is_the_only_copy_of_each_entry() {
     assert!(got.metadata.is_empty(), "{:?}", got);
     assert_eq!(got.r#match[1], ternary(2, 0xb, 0xff));
 }
+
+/// The switch's meter cells are the one copy of each meter's configuration: after ctl
+/// changes a meter P4Runtime configured, a P4Runtime Read shows ctl's configuration (rates
+/// per microsecond there, per second here), indirect and direct meters alike.
+#[test]
+fn p4runtime_reads_the_meter_configs_ctl_changed() {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../p4c/tests/corpus/acl_stateful.p4");
+    let o = p4c::compile_file(&path, &p4c::Options::default()).unwrap();
+    let info = cfg::P4Info::decode(o.p4info_binary.as_slice()).unwrap();
+    let prog = sdnperf_switch::json::load_str(&o.bmv2_json).unwrap();
+    let meter = info.meters[0].preamble.as_ref().unwrap().id;
+    let flows = info
+        .tables
+        .iter()
+        .map(|t| t.preamble.as_ref().unwrap())
+        .find(|p| p.name.ends_with("flows"))
+        .unwrap()
+        .id;
+    let no_action = info
+        .actions
+        .iter()
+        .map(|a| a.preamble.as_ref().unwrap())
+        .find(|p| p.name == "NoAction")
+        .unwrap()
+        .id;
+    let pipe = Pipe::build(info, o.bmv2_json.into_bytes(), None, &prog).unwrap();
+    let mut dev = Device::new(None);
+    dev.commit(pipe, prog, false);
+    let write = |dev: &mut Device, ty: T, e: E| {
+        dev.write(ty as i32, &p4::Entity { entity: Some(e) })
+            .unwrap()
+    };
+    let read = |dev: &Device, e: E| {
+        let mut out = vec![];
+        dev.read(&p4::Entity { entity: Some(e) }, &mut out).unwrap();
+        out.into_iter()
+            .map(|x| x.entity.unwrap())
+            .collect::<Vec<_>>()
+    };
+    let ctl = |dev: &mut Device, line: &str| {
+        sdnperf_switch::ctl::execute(dev.sw.as_mut().unwrap(), line).unwrap();
+        dev.sync_from_switch();
+    };
+    let cfg = |cir, cburst, pir, pburst, eburst| p4::MeterConfig {
+        cir,
+        cburst,
+        pir,
+        pburst,
+        eburst,
+    };
+    // indirect meter, cell 3
+    let cell = |config| {
+        E::MeterEntry(p4::MeterEntry {
+            meter_id: meter,
+            index: Some(p4::Index { index: 3 }),
+            config,
+            counter_data: None,
+        })
+    };
+    write(&mut dev, T::Modify, cell(Some(cfg(1000, 10, 2000, 20, 30))));
+    assert_eq!(
+        read(&dev, cell(None)),
+        vec![cell(Some(cfg(1000, 10, 2000, 20, 30)))]
+    );
+    ctl(&mut dev, "meter_set_rates port_meter 3 0.5:7 0.75:9");
+    assert_eq!(
+        read(&dev, cell(None)),
+        vec![cell(Some(cfg(500_000, 7, 750_000, 9, 0)))]
+    );
+    write(&mut dev, T::Modify, cell(None));
+    assert_eq!(read(&dev, cell(None)), vec![cell(None)]);
+    // direct meter of the entry P4Runtime inserts (the switch's handle 0)
+    let entry = |config| p4::TableEntry {
+        table_id: flows,
+        r#match: vec![exact(1, &[10, 0, 0, 1])],
+        action: Some(p4::TableAction {
+            r#type: Some(p4::table_action::Type::Action(p4::Action {
+                action_id: no_action,
+                params: vec![],
+            })),
+        }),
+        meter_config: config,
+        ..Default::default()
+    };
+    write(
+        &mut dev,
+        T::Insert,
+        E::TableEntry(entry(Some(cfg(4000, 40, 8000, 80, 0)))),
+    );
+    let query = E::TableEntry(p4::TableEntry {
+        table_id: flows,
+        ..Default::default()
+    });
+    assert_eq!(
+        read(&dev, query.clone()),
+        vec![E::TableEntry(entry(Some(cfg(4000, 40, 8000, 80, 0))))]
+    );
+    ctl(&mut dev, "meter_set_rates flows 0 0.001:3 0.002:6");
+    assert_eq!(
+        read(&dev, query.clone()),
+        vec![E::TableEntry(entry(Some(cfg(1000, 3, 2000, 6, 0))))]
+    );
+    let direct = read(
+        &dev,
+        E::DirectMeterEntry(p4::DirectMeterEntry {
+            table_entry: Some(p4::TableEntry {
+                table_id: flows,
+                ..Default::default()
+            }),
+            ..Default::default()
+        }),
+    );
+    let [E::DirectMeterEntry(d)] = direct.as_slice() else {
+        panic!("{:?}", direct)
+    };
+    assert_eq!(d.config, Some(cfg(1000, 3, 2000, 6, 0)));
+    // an entry added where the old one was starts with no meter configuration
+    write(&mut dev, T::Delete, E::TableEntry(entry(None)));
+    write(&mut dev, T::Insert, E::TableEntry(entry(None)));
+    assert_eq!(read(&dev, query), vec![E::TableEntry(entry(None))]);
+}

@@ -20,13 +20,30 @@ pub struct MeterRates {
     pub cbs: f64,
     pub pir: f64,
     pub pbs: f64,
+    /// P4Runtime's excess burst (single-rate meters, RFC 2697): the two-rate meter does not
+    /// use it, but nothing else could give it back to a Read, so the cell keeps it
+    pub ebs: f64,
 }
 
 fn apply_rates(cell: &mut MeterCell, rates: Option<MeterRates>) {
     match rates {
-        Some(r) => cell.configure(r.cir, r.cbs, r.pir, r.pbs),
+        Some(r) => {
+            cell.configure(r.cir, r.cbs, r.pir, r.pbs);
+            cell.ebs = r.ebs;
+        }
         None => *cell = MeterCell::default(),
     }
+}
+
+/// The configuration cell `c` runs with (None: unconfigured, every packet green).
+fn rates_of(c: &MeterCell) -> Option<MeterRates> {
+    c.set.then_some(MeterRates {
+        cir: c.cir,
+        cbs: c.cbs,
+        pir: c.pir,
+        pbs: c.pbs,
+        ebs: c.ebs,
+    })
 }
 
 impl Switch {
@@ -137,6 +154,11 @@ impl Switch {
         self.eng.direct_meter_cells[ti].get(h as usize)
     }
 
+    /// The configuration the direct meter of entry `h` of table `ti` runs with, if any.
+    pub fn direct_meter_rates(&self, ti: usize, h: u32) -> Option<MeterRates> {
+        self.direct_meter(ti, h).and_then(rates_of)
+    }
+
     /// The loaded program's version: the cookie a controller's SetForwardingPipelineConfig
     /// gave, else the program's fingerprint (`Program::fingerprint`).
     pub fn config_version(&self) -> u64 {
@@ -222,6 +244,11 @@ impl Switch {
 
     pub fn meter_cell(&self, m: usize, i: usize) -> Option<&MeterCell> {
         self.eng.ext.meters[m].cells.get(i)
+    }
+
+    /// The configuration cell `i` of meter `m` runs with, if any.
+    pub fn meter_rates(&self, m: usize, i: usize) -> Option<MeterRates> {
+        self.meter_cell(m, i).and_then(rates_of)
     }
 
     /// Configures (None: unconfigures) cell `i` of meter `m`.

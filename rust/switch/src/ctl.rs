@@ -941,7 +941,13 @@ fn extern_command(sw: &mut Switch, cmd: &str, w: &[&str]) -> Result<String, Stri
             };
             let (cir, cbs) = rb(w.get(3))?;
             let (pir, pbs) = rb(w.get(4))?;
-            let rates = MeterRates { cir, cbs, pir, pbs };
+            let rates = MeterRates {
+                cir,
+                cbs,
+                pir,
+                pbs,
+                ebs: 0.0,
+            };
             if let Some(m) = sw
                 .program()
                 .meter_by_name(name)

@@ -94,8 +94,6 @@ struct EntryExtras {
     serial: u64,
     /// a one-shot action set: its hidden members and group in the switch's profile
     oneshot: Option<OneShot>,
-    /// the direct meter's configuration as written (the switch holds it converted)
-    meter_config: Option<p4::MeterConfig>,
     idle_timeout_ns: i64,
     metadata: Vec<u8>,
     /// idle timeouts: when the entry's hit counter last moved, and its value then
@@ -109,7 +107,6 @@ impl EntryExtras {
         EntryExtras {
             serial,
             oneshot: None,
-            meter_config: None,
             idle_timeout_ns: 0,
             metadata: vec![],
             last_hit_ns: now_ns(),
@@ -122,7 +119,6 @@ impl EntryExtras {
     fn needed(&self, t: &TableInfo) -> bool {
         t.idle_timeout
             || self.oneshot.is_some()
-            || self.meter_config.is_some()
             || self.idle_timeout_ns != 0
             || !self.metadata.is_empty()
     }
@@ -162,7 +158,6 @@ pub struct Device {
     groups: HashMap<u32, Ids>,
     /// each group's `max_size`, as P4Runtime wrote it
     group_max_size: HashMap<(u32, u32), i32>,
-    meter_cfg: HashMap<(u32, i64), p4::MeterConfig>,
     /// multicast groups' metadata and clone sessions' class of service (P4Runtime-only
     /// fields; the groups and sessions themselves are the switch's PRE)
     mcast_metadata: HashMap<u32, Vec<u8>>,
@@ -251,7 +246,6 @@ impl Device {
             members: HashMap::new(),
             groups: HashMap::new(),
             group_max_size: HashMap::new(),
-            meter_cfg: HashMap::new(),
             mcast_metadata: HashMap::new(),
             clone_cos: HashMap::new(),
             digest_cfg: HashMap::new(),
