@@ -9,7 +9,7 @@ pub use crate::control_error::ControlError;
 use crate::exec::{Digest, Job, Stats};
 use crate::externs::{Counter, MeterCell};
 use crate::pipeline::{ActionProfile, Program};
-use crate::pre::Pre;
+use crate::pre::{Mirror, Pre};
 use crate::switch::Switch;
 use crate::tables::Table;
 
@@ -20,13 +20,30 @@ pub struct MeterRates {
     pub cbs: f64,
     pub pir: f64,
     pub pbs: f64,
+    /// P4Runtime's excess burst (single-rate meters, RFC 2697): the two-rate meter does not
+    /// use it, but nothing else could give it back to a Read, so the cell keeps it
+    pub ebs: f64,
 }
 
 fn apply_rates(cell: &mut MeterCell, rates: Option<MeterRates>) {
     match rates {
-        Some(r) => cell.configure(r.cir, r.cbs, r.pir, r.pbs),
+        Some(r) => {
+            cell.configure(r.cir, r.cbs, r.pir, r.pbs);
+            cell.ebs = r.ebs;
+        }
         None => *cell = MeterCell::default(),
     }
+}
+
+/// The configuration cell `c` runs with (None: unconfigured, every packet green).
+fn rates_of(c: &MeterCell) -> Option<MeterRates> {
+    c.set.then_some(MeterRates {
+        cir: c.cir,
+        cbs: c.cbs,
+        pir: c.pir,
+        pbs: c.pbs,
+        ebs: c.ebs,
+    })
 }
 
 impl Switch {
@@ -137,6 +154,11 @@ impl Switch {
         self.eng.direct_meter_cells[ti].get(h as usize)
     }
 
+    /// The configuration the direct meter of entry `h` of table `ti` runs with, if any.
+    pub fn direct_meter_rates(&self, ti: usize, h: u32) -> Option<MeterRates> {
+        self.direct_meter(ti, h).and_then(rates_of)
+    }
+
     /// The loaded program's version: the cookie a controller's SetForwardingPipelineConfig
     /// gave, else the program's fingerprint (`Program::fingerprint`).
     pub fn config_version(&self) -> u64 {
@@ -224,6 +246,11 @@ impl Switch {
         self.eng.ext.meters[m].cells.get(i)
     }
 
+    /// The configuration cell `i` of meter `m` runs with, if any.
+    pub fn meter_rates(&self, m: usize, i: usize) -> Option<MeterRates> {
+        self.meter_cell(m, i).and_then(rates_of)
+    }
+
     /// Configures (None: unconfigures) cell `i` of meter `m`.
     pub fn set_meter(
         &mut self,
@@ -248,6 +275,34 @@ impl Switch {
 
     pub fn pre_mut(&mut self) -> &mut Pre {
         &mut self.eng.pre
+    }
+
+    /// Clone session `s`, if there is one.
+    pub fn mirror(&self, s: u32) -> Option<Mirror> {
+        self.eng.pre.mirror(s)
+    }
+
+    /// Adds clone session `s`: `MirrorExists` if there is one.
+    pub fn mirror_add(&mut self, s: u32, m: Mirror) -> Result<(), ControlError> {
+        if self.eng.pre.mirrors.contains_key(&s) {
+            return Err(ControlError::MirrorExists { session: s });
+        }
+        self.eng.pre.mirrors.insert(s, m);
+        Ok(())
+    }
+
+    /// Sets clone session `s` to `m`, whether or not it was there.
+    pub fn mirror_set(&mut self, s: u32, m: Mirror) {
+        self.eng.pre.mirrors.insert(s, m);
+    }
+
+    /// Removes clone session `s` and returns it: `NoMirror` if there is none.
+    pub fn mirror_remove(&mut self, s: u32) -> Result<Mirror, ControlError> {
+        self.eng
+            .pre
+            .mirrors
+            .remove(&s)
+            .ok_or(ControlError::NoMirror { session: s })
     }
 
     // ---------------------------------------------------------------- action profiles
@@ -440,6 +495,41 @@ mod tests {
             sw.entry_delete(ti, h),
             Err(ControlError::NoEntry { handle, .. }) if handle == h
         ));
+    }
+
+    /// Clone sessions change only through the control API, with the typed errors ctl and
+    /// P4Runtime both use (P4Runtime's messages for them, unchanged).
+    #[test]
+    fn mirror_sessions_change_through_the_control_api() {
+        use crate::control::ControlError;
+        use crate::pre::Mirror;
+        let p =
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/programs/l2_basic.json");
+        let mut sw = Switch::new(Engine::new(
+            crate::json::load_file(p.to_str().unwrap()).unwrap(),
+        ));
+        let m = Mirror {
+            port: Some(3),
+            ..Default::default()
+        };
+        sw.mirror_add(4, m).unwrap();
+        let dup = sw.mirror_add(4, m).unwrap_err();
+        assert_eq!(dup, ControlError::MirrorExists { session: 4 });
+        assert_eq!(dup.to_string(), "clone session 4 exists");
+        crate::ctl::execute(&mut sw, "mirroring_add 4 8 128").unwrap();
+        let got = sw.mirror(4).unwrap();
+        assert_eq!((got.port, got.truncate), (Some(8), Some(128)));
+        assert_eq!(sw.mirror_remove(4).unwrap().port, Some(8));
+        let gone = sw.mirror_remove(4).unwrap_err();
+        assert_eq!(gone, ControlError::NoMirror { session: 4 });
+        assert_eq!(gone.to_string(), "no clone session 4");
+        // ctl answers nothing for a session that is not there, as it always did
+        assert_eq!(
+            crate::ctl::execute(&mut sw, "mirroring_delete 4").unwrap(),
+            ""
+        );
+        sw.mirror_set(6, m);
+        assert_eq!(sw.pre().mirror_sessions(), vec![6]);
     }
 
     /// A program's version is its JSON's fingerprint until a controller sets one: the same

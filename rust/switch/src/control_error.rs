@@ -63,6 +63,14 @@ pub enum ControlError {
     NoMulticastNode {
         handle: u32,
     },
+    /// The packet replication engine has a clone session with this id already.
+    MirrorExists {
+        session: u32,
+    },
+    /// No clone session with this id.
+    NoMirror {
+        session: u32,
+    },
 }
 
 impl fmt::Display for ControlError {
@@ -102,6 +110,8 @@ impl fmt::Display for ControlError {
             C::GroupExists { group } => write!(f, "multicast group {} already exists", group),
             C::NoMulticastGroup { group } => write!(f, "no multicast group {}", group),
             C::NoMulticastNode { handle } => write!(f, "no multicast node {}", handle),
+            C::MirrorExists { session } => write!(f, "clone session {} exists", session),
+            C::NoMirror { session } => write!(f, "no clone session {}", session),
         }
     }
 }

@@ -829,7 +829,7 @@ fn pre_command(sw: &mut Switch, cmd: &str, w: &[&str]) -> Result<String, String>
         "mirroring_add" | "mirroring_add_mc" => {
             let sess = num(w.get(1), "session")? as u32;
             let target = num(w.get(2), "port")? as u32;
-            let mut m = sw.pre().mirrors.get(&sess).copied().unwrap_or_default();
+            let mut m = sw.mirror(sess).unwrap_or_default();
             if cmd == "mirroring_add" {
                 m.port = Some(target);
             } else {
@@ -838,13 +838,12 @@ fn pre_command(sw: &mut Switch, cmd: &str, w: &[&str]) -> Result<String, String>
             if let Some(t) = w.get(3) {
                 m.truncate = Some(parse_value(t)? as usize);
             }
-            sw.pre_mut().mirrors.insert(sess, m);
+            sw.mirror_set(sess, m);
             Ok(String::new())
         }
         "mirroring_delete" => {
-            sw.pre_mut()
-                .mirrors
-                .remove(&(num(w.get(1), "session")? as u32));
+            // deleting a session that is not there answers nothing, as ctl always did
+            let _ = sw.mirror_remove(num(w.get(1), "session")? as u32);
             Ok(String::new())
         }
         _ => unknown(cmd),
@@ -942,7 +941,13 @@ fn extern_command(sw: &mut Switch, cmd: &str, w: &[&str]) -> Result<String, Stri
             };
             let (cir, cbs) = rb(w.get(3))?;
             let (pir, pbs) = rb(w.get(4))?;
-            let rates = MeterRates { cir, cbs, pir, pbs };
+            let rates = MeterRates {
+                cir,
+                cbs,
+                pir,
+                pbs,
+                ebs: 0.0,
+            };
             if let Some(m) = sw
                 .program()
                 .meter_by_name(name)

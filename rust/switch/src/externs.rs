@@ -21,6 +21,8 @@ pub struct MeterCell {
     pub cbs: f64,
     pub pir: f64,
     pub pbs: f64,
+    /// P4Runtime's excess burst, kept for Reads only (see `control::MeterRates::ebs`)
+    pub ebs: f64,
     pub set: bool,
     pub tc: f64,
     pub tp: f64,
@@ -38,6 +40,7 @@ impl MeterCell {
             cbs,
             pir,
             pbs,
+            ebs: 0.0,
             set: true,
             tc: cbs,
             tp: pbs,

@@ -21,7 +21,9 @@ pub struct Mirror {
 pub struct Pre {
     pub groups: HashMap<u32, Vec<u32>>,
     pub nodes: Vec<Option<McNode>>,
-    pub mirrors: HashMap<u32, Mirror>,
+    /// clone sessions; changed only through the switch's control API
+    /// (`Switch::mirror_add` / `mirror_set` / `mirror_remove`), so every front end sees the same
+    pub(crate) mirrors: HashMap<u32, Mirror>,
 }
 
 impl Pre {
@@ -89,6 +91,16 @@ impl Pre {
             .ok_or(ControlError::NoMulticastGroup { group: g })?;
         grp.retain(|&x| x != h);
         Ok(())
+    }
+    /// Clone session `s`, if there is one.
+    pub fn mirror(&self, s: u32) -> Option<Mirror> {
+        self.mirrors.get(&s).copied()
+    }
+    /// The clone sessions' ids, in order.
+    pub fn mirror_sessions(&self) -> Vec<u32> {
+        let mut ids: Vec<u32> = self.mirrors.keys().copied().collect();
+        ids.sort_unstable();
+        ids
     }
     /// Appends the (rid, port) replicas of group `g` to `out`.
     pub fn replicas(&self, g: u32, out: &mut Vec<(u32, u32)>) {

@@ -1,6 +1,7 @@
 //! P4Runtime's view of a switch table entry, derived from the switch's entry (the one
 //! copy) and the few fields P4Runtime keeps beside it (`EntryExtras`).
 
+use super::externs::meter_config;
 use super::*;
 use sdnperf_switch::tables::Entry;
 
@@ -47,8 +48,10 @@ impl Device {
         let mut te = Self::match_view(t, e);
         te.action = Some(action);
         te.is_const = e.from_program;
+        if t.direct_meter.is_some() {
+            te.meter_config = sw.direct_meter_rates(t.sw, h).map(|r| meter_config(&r));
+        }
         if let Some(x) = x {
-            te.meter_config = x.meter_config;
             te.idle_timeout_ns = x.idle_timeout_ns;
             te.metadata = x.metadata.clone();
         }

@@ -50,13 +50,16 @@ impl From<ControlError> for PErr {
     fn from(e: ControlError) -> PErr {
         use ControlError as C;
         let code = match &e {
-            C::DuplicateEntry { .. } | C::GroupExists { .. } => Code::AlreadyExists,
+            C::DuplicateEntry { .. } | C::GroupExists { .. } | C::MirrorExists { .. } => {
+                Code::AlreadyExists
+            }
             C::NoEntry { .. }
             | C::NoMatchingEntry { .. }
             | C::NoMember { .. }
             | C::NoGroup { .. }
             | C::NoMulticastGroup { .. }
-            | C::NoMulticastNode { .. } => Code::NotFound,
+            | C::NoMulticastNode { .. }
+            | C::NoMirror { .. } => Code::NotFound,
             C::IndexOutOfRange { .. } => Code::OutOfRange,
             C::ValueSetFull { .. } => Code::ResourceExhausted,
             C::KeyCount { .. } | C::Keyless { .. } | C::PrefixTooLong { .. } => {
@@ -91,8 +94,6 @@ struct EntryExtras {
     serial: u64,
     /// a one-shot action set: its hidden members and group in the switch's profile
     oneshot: Option<OneShot>,
-    /// the direct meter's configuration as written (the switch holds it converted)
-    meter_config: Option<p4::MeterConfig>,
     idle_timeout_ns: i64,
     metadata: Vec<u8>,
     /// idle timeouts: when the entry's hit counter last moved, and its value then
@@ -106,7 +107,6 @@ impl EntryExtras {
         EntryExtras {
             serial,
             oneshot: None,
-            meter_config: None,
             idle_timeout_ns: 0,
             metadata: vec![],
             last_hit_ns: now_ns(),
@@ -119,7 +119,6 @@ impl EntryExtras {
     fn needed(&self, t: &TableInfo) -> bool {
         t.idle_timeout
             || self.oneshot.is_some()
-            || self.meter_config.is_some()
             || self.idle_timeout_ns != 0
             || !self.metadata.is_empty()
     }
@@ -159,7 +158,6 @@ pub struct Device {
     groups: HashMap<u32, Ids>,
     /// each group's `max_size`, as P4Runtime wrote it
     group_max_size: HashMap<(u32, u32), i32>,
-    meter_cfg: HashMap<(u32, i64), p4::MeterConfig>,
     /// multicast groups' metadata and clone sessions' class of service (P4Runtime-only
     /// fields; the groups and sessions themselves are the switch's PRE)
     mcast_metadata: HashMap<u32, Vec<u8>>,
@@ -248,7 +246,6 @@ impl Device {
             members: HashMap::new(),
             groups: HashMap::new(),
             group_max_size: HashMap::new(),
-            meter_cfg: HashMap::new(),
             mcast_metadata: HashMap::new(),
             clone_cos: HashMap::new(),
             digest_cfg: HashMap::new(),

@@ -35,7 +35,6 @@ impl Device {
         self.members.clear();
         self.groups.clear();
         self.group_max_size.clear();
-        self.meter_cfg.clear();
         self.mcast_metadata.clear();
         self.clone_cos.clear();
         self.digest_cfg.clear();

@@ -98,20 +98,22 @@ impl Device {
                 if c.packet_length_bytes < 0 {
                     return inval("negative packet_length_bytes");
                 }
-                let exists = sw.pre().mirrors.contains_key(&s);
+                let exists = sw.mirror(s).is_some();
                 match ty {
                     T::Insert if exists => {
-                        return err(Code::AlreadyExists, format!("clone session {} exists", s))
+                        return Err(ControlError::MirrorExists { session: s }.into())
                     }
                     T::Modify | T::Delete if !exists => {
-                        return err(Code::NotFound, format!("no clone session {}", s))
+                        return Err(ControlError::NoMirror { session: s }.into())
                     }
                     _ => {}
                 }
                 // the replica group P4Runtime made for the session (a group ctl named
                 // with mirroring_add_mc is ctl's and stays)
                 Self::destroy_group(sw, CLONE_GROUP_BASE + s);
-                sw.pre_mut().mirrors.remove(&s);
+                if exists {
+                    sw.mirror_remove(s)?;
+                }
                 self.clone_cos.remove(&s);
                 if ty != T::Delete {
                     let mut mirror = sdnperf_switch::pre::Mirror::default();
@@ -126,7 +128,7 @@ impl Device {
                         Self::mk_nodes(sw, g, &reps);
                         mirror.mgrp = Some(g);
                     }
-                    sw.pre_mut().mirrors.insert(s, mirror);
+                    sw.mirror_add(s, mirror)?;
                     self.clone_cos.insert(s, c.class_of_service);
                 }
                 Ok(())
@@ -169,15 +171,12 @@ impl Device {
             }
             Some(P::CloneSessionEntry(c)) => {
                 let pre = sw.pre();
-                let mut ids: Vec<u32> = pre
-                    .mirrors
-                    .keys()
-                    .copied()
-                    .filter(|&s| c.session_id == 0 || c.session_id == s)
-                    .collect();
-                ids.sort();
+                let ids = pre
+                    .mirror_sessions()
+                    .into_iter()
+                    .filter(|&s| c.session_id == 0 || c.session_id == s);
                 for s in ids {
-                    let m = pre.mirrors[&s];
+                    let Some(m) = pre.mirror(s) else { continue };
                     let replicas = match (m.port, m.mgrp) {
                         (Some(port), _) => vec![replica(0, port)],
                         (None, Some(g)) => replicas_of(pre, g),

@@ -130,7 +130,6 @@ impl Device {
                 }
                 let mut x = self.extras_for_update(self.sw.as_ref().unwrap(), t, h);
                 x.oneshot = oneshot.map(|o| o.1);
-                x.meter_config = te.meter_config;
                 x.idle_timeout_ns = te.idle_timeout_ns;
                 x.metadata = te.metadata.clone();
                 self.store_extras(t, h, x);
@@ -169,7 +168,6 @@ impl Device {
                 }
                 if let Some(m) = &te.meter_config {
                     set_direct_meter(sw, t.sw, h, m);
-                    x.meter_config = Some(*m);
                 }
                 x.idle_timeout_ns = te.idle_timeout_ns;
                 x.metadata = te.metadata.clone();
@@ -258,9 +256,6 @@ impl Device {
                 }
             }
         }
-        let mut x = self.extras_for_update(self.sw.as_ref().unwrap(), &t, h);
-        x.meter_config = m.config;
-        self.store_extras(&t, h, x);
         Ok(())
     }
 

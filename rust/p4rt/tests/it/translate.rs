@@ -907,12 +907,22 @@ fn multicast_groups_and_clone_sessions() {
         })
     };
     f.w(T::Insert, cs(5, vec![rep(255, 0)])).unwrap();
-    assert_eq!(f.dev.sw.as_ref().unwrap().pre().mirrors[&5].port, Some(255));
+    assert_eq!(
+        f.dev.sw.as_ref().unwrap().pre().mirror(5).unwrap().port,
+        Some(255)
+    );
     assert_eq!(f.read(cs(0, vec![])).len(), 1);
     f.w(T::Delete, cs(5, vec![])).unwrap();
     f.w(T::Delete, mg(1, vec![])).unwrap();
     assert!(f.read(mg(0, vec![])).is_empty());
-    assert!(f.dev.sw.as_ref().unwrap().pre().mirrors.is_empty());
+    assert!(f
+        .dev
+        .sw
+        .as_ref()
+        .unwrap()
+        .pre()
+        .mirror_sessions()
+        .is_empty());
 }
 
 #[test]
@@ -1595,7 +1605,7 @@ fn ctl_and_p4runtime_share_registers_profiles_and_the_pre() {
     pre.replicas(3, &mut ports);
     ports.sort();
     assert_eq!(ports, vec![(0, 1), (0, 2)]); // (rid, port)
-    assert_eq!(pre.mirrors[&4].port, Some(6));
+    assert_eq!(pre.mirror(4).unwrap().port, Some(6));
     // ctl acts on the same group and session
     let n = f.ctl("mc_node_create 9 7");
     let h = n.rsplit(' ').next().unwrap();
@@ -1605,7 +1615,7 @@ fn ctl_and_p4runtime_share_registers_profiles_and_the_pre() {
     let mut ports = vec![];
     pre.replicas(3, &mut ports);
     assert_eq!(ports.len(), 3);
-    assert_eq!(pre.mirrors[&4].port, Some(8));
+    assert_eq!(pre.mirror(4).unwrap().port, Some(8));
 }
 
 /// Multicast groups and clone sessions ctl makes are read by P4Runtime (replicas as the
@@ -1804,6 +1814,18 @@ fn p4runtime_reads_the_pre_as_ctl_changed_it() {
     );
     f.ctl("mirroring_add 4 8 128");
     assert_eq!(f.read(cs(4, vec![], 0)), vec![cs(4, vec![rep(8, 0)], 128)]);
+    // the switch's typed errors, P4Runtime's codes and messages: a session ctl made exists
+    // for P4Runtime, one ctl deleted is gone
+    assert_eq!(
+        f.w(T::Insert, cs(4, vec![rep(6, 0)], 0)).unwrap_err(),
+        (Code::AlreadyExists, "clone session 4 exists".to_string())
+    );
+    f.ctl("mirroring_add 5 9");
+    f.ctl("mirroring_delete 5");
+    assert_eq!(
+        f.w(T::Modify, cs(5, vec![rep(6, 0)], 0)).unwrap_err(),
+        (Code::NotFound, "no clone session 5".to_string())
+    );
     let n = f.ctl("mc_node_create 9 7");
     let h = n.rsplit(' ').next().unwrap().to_string();
     f.ctl(&format!("mc_node_associate 3 {}", h));
@@ -1815,7 +1837,7 @@ fn p4runtime_reads_the_pre_as_ctl_changed_it() {
     f.w(T::Delete, cs(4, vec![], 0)).unwrap();
     f.w(T::Delete, mg(3, vec![])).unwrap();
     let pre = f.dev.sw.as_ref().unwrap().pre();
-    assert!(pre.mirrors.is_empty() && pre.groups.is_empty());
+    assert!(pre.mirror_sessions().is_empty() && pre.groups.is_empty());
     assert!(pre.nodes.iter().all(|n| n.is_none()), "{:?}", pre.nodes);
 }
 
@@ -1981,4 +2003,126 @@ fn the_switch_table_is_the_only_copy_of_each_entry() {
     };
     assert!(got.metadata.is_empty(), "{:?}", got);
     assert_eq!(got.r#match[1], ternary(2, 0xb, 0xff));
+}
+
+/// The switch's meter cells are the one copy of each meter's configuration: after ctl
+/// changes a meter P4Runtime configured, a P4Runtime Read shows ctl's configuration (rates
+/// per microsecond there, per second here), indirect and direct meters alike.
+#[test]
+fn p4runtime_reads_the_meter_configs_ctl_changed() {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../p4c/tests/corpus/acl_stateful.p4");
+    let o = p4c::compile_file(&path, &p4c::Options::default()).unwrap();
+    let info = cfg::P4Info::decode(o.p4info_binary.as_slice()).unwrap();
+    let prog = sdnperf_switch::json::load_str(&o.bmv2_json).unwrap();
+    let meter = info.meters[0].preamble.as_ref().unwrap().id;
+    let flows = info
+        .tables
+        .iter()
+        .map(|t| t.preamble.as_ref().unwrap())
+        .find(|p| p.name.ends_with("flows"))
+        .unwrap()
+        .id;
+    let no_action = info
+        .actions
+        .iter()
+        .map(|a| a.preamble.as_ref().unwrap())
+        .find(|p| p.name == "NoAction")
+        .unwrap()
+        .id;
+    let pipe = Pipe::build(info, o.bmv2_json.into_bytes(), None, &prog).unwrap();
+    let mut dev = Device::new(None);
+    dev.commit(pipe, prog, false);
+    let write = |dev: &mut Device, ty: T, e: E| {
+        dev.write(ty as i32, &p4::Entity { entity: Some(e) })
+            .unwrap()
+    };
+    let read = |dev: &Device, e: E| {
+        let mut out = vec![];
+        dev.read(&p4::Entity { entity: Some(e) }, &mut out).unwrap();
+        out.into_iter()
+            .map(|x| x.entity.unwrap())
+            .collect::<Vec<_>>()
+    };
+    let ctl = |dev: &mut Device, line: &str| {
+        sdnperf_switch::ctl::execute(dev.sw.as_mut().unwrap(), line).unwrap();
+        dev.sync_from_switch();
+    };
+    let cfg = |cir, cburst, pir, pburst, eburst| p4::MeterConfig {
+        cir,
+        cburst,
+        pir,
+        pburst,
+        eburst,
+    };
+    // indirect meter, cell 3
+    let cell = |config| {
+        E::MeterEntry(p4::MeterEntry {
+            meter_id: meter,
+            index: Some(p4::Index { index: 3 }),
+            config,
+            counter_data: None,
+        })
+    };
+    write(&mut dev, T::Modify, cell(Some(cfg(1000, 10, 2000, 20, 30))));
+    assert_eq!(
+        read(&dev, cell(None)),
+        vec![cell(Some(cfg(1000, 10, 2000, 20, 30)))]
+    );
+    ctl(&mut dev, "meter_set_rates port_meter 3 0.5:7 0.75:9");
+    assert_eq!(
+        read(&dev, cell(None)),
+        vec![cell(Some(cfg(500_000, 7, 750_000, 9, 0)))]
+    );
+    write(&mut dev, T::Modify, cell(None));
+    assert_eq!(read(&dev, cell(None)), vec![cell(None)]);
+    // direct meter of the entry P4Runtime inserts (the switch's handle 0)
+    let entry = |config| p4::TableEntry {
+        table_id: flows,
+        r#match: vec![exact(1, &[10, 0, 0, 1])],
+        action: Some(p4::TableAction {
+            r#type: Some(p4::table_action::Type::Action(p4::Action {
+                action_id: no_action,
+                params: vec![],
+            })),
+        }),
+        meter_config: config,
+        ..Default::default()
+    };
+    write(
+        &mut dev,
+        T::Insert,
+        E::TableEntry(entry(Some(cfg(4000, 40, 8000, 80, 0)))),
+    );
+    let query = E::TableEntry(p4::TableEntry {
+        table_id: flows,
+        ..Default::default()
+    });
+    assert_eq!(
+        read(&dev, query.clone()),
+        vec![E::TableEntry(entry(Some(cfg(4000, 40, 8000, 80, 0))))]
+    );
+    ctl(&mut dev, "meter_set_rates flows 0 0.001:3 0.002:6");
+    assert_eq!(
+        read(&dev, query.clone()),
+        vec![E::TableEntry(entry(Some(cfg(1000, 3, 2000, 6, 0))))]
+    );
+    let direct = read(
+        &dev,
+        E::DirectMeterEntry(p4::DirectMeterEntry {
+            table_entry: Some(p4::TableEntry {
+                table_id: flows,
+                ..Default::default()
+            }),
+            ..Default::default()
+        }),
+    );
+    let [E::DirectMeterEntry(d)] = direct.as_slice() else {
+        panic!("{:?}", direct)
+    };
+    assert_eq!(d.config, Some(cfg(1000, 3, 2000, 6, 0)));
+    // an entry added where the old one was starts with no meter configuration
+    write(&mut dev, T::Delete, E::TableEntry(entry(None)));
+    write(&mut dev, T::Insert, E::TableEntry(entry(None)));
+    assert_eq!(read(&dev, query), vec![E::TableEntry(entry(None))]);
 }
