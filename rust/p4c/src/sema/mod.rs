@@ -51,6 +51,7 @@ pub fn check<'a>(prog: &'a Program, text: &str, sink: &mut Sink) -> Checked<'a> 
     let blocks = structure::v1switch(prog, sink);
     structure::table_match_kinds(prog, &env.match_kinds, sink);
     structure::local_names(prog, sink);
+    structure::overloads(prog, sink);
     structure::table_action_names(prog, text, sink);
     structure::table_entry_keys(prog, sink);
     structure::instance_arguments(prog, sink);

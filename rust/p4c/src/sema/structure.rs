@@ -169,6 +169,30 @@ pub fn table_match_kinds(prog: &Program, declared: &[String], sink: &mut Sink) {
     }
 }
 
+/// Top-level functions overloaded by their parameters: P4 allows them, but lowering
+/// resolves a callee by its name alone, so a second declaration is refused here (at that
+/// declaration) instead of running or rejecting calls of the wrong one. Actions may not
+/// share a name at all (p4c: "duplicates").
+pub fn overloads(prog: &Program, sink: &mut Sink) {
+    let mut seen: std::collections::HashSet<&str> = std::collections::HashSet::new();
+    for d in &prog.decls {
+        let (name, span, function) = match d {
+            Decl::Function { name, span, .. } => (name, span, true),
+            Decl::Action(a) => (&a.name, &a.span, false),
+            _ => continue,
+        };
+        if seen.insert(name.as_str()) {
+            continue;
+        }
+        let msg = if function {
+            format!("function '{name}' is declared more than once: overloaded functions are not supported by this compiler")
+        } else {
+            format!("action '{name}' is declared twice")
+        };
+        sink.err(*span, msg);
+    }
+}
+
 /// Names declared inside every parser and control, used or not (p4c checks them all;
 /// lowering sees only what `main` reaches): each `transition` and `select` case names
 /// a state of its own parser (or `accept`/`reject`), and a control declares each action
