@@ -387,6 +387,17 @@ pub struct Program {
 }
 
 impl Program {
+    /// The names of the top-level functions.
+    pub fn function_names(&self) -> std::collections::HashSet<&str> {
+        self.decls
+            .iter()
+            .filter_map(|d| match d {
+                Decl::Function { name, .. } => Some(name.as_str()),
+                _ => None,
+            })
+            .collect()
+    }
+
     /// The top-level actions by name (a control's own actions shadow these).
     pub fn global_actions(&self) -> std::collections::HashMap<&str, &Action> {
         self.decls

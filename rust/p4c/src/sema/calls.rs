@@ -29,14 +29,7 @@ enum Named {
 /// Checks the call statements of every body in `prog`.
 pub fn check(prog: &Program, env: &TypeEnv, sink: &mut Sink) {
     let functions = function_returns(prog, env);
-    let fn_names: HashSet<&str> = prog
-        .decls
-        .iter()
-        .filter_map(|d| match d {
-            Decl::Function { name, .. } => Some(name.as_str()),
-            _ => None,
-        })
-        .collect();
+    let fn_names = prog.function_names();
     let global_actions: HashSet<&str> = prog
         .decls
         .iter()

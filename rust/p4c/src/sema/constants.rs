@@ -20,22 +20,8 @@ use std::collections::{HashMap, HashSet};
 /// Checks the constants of every body in `prog` (parsed from `text`, for the messages).
 pub fn check(prog: &Program, env: &TypeEnv, text: &str, sink: &mut Sink) {
     let functions = function_returns(prog, env);
-    let global_actions: HashMap<&str, &Action> = prog
-        .decls
-        .iter()
-        .filter_map(|d| match d {
-            Decl::Action(a) => Some((a.name.as_str(), a)),
-            _ => None,
-        })
-        .collect();
-    let fn_names: HashSet<&str> = prog
-        .decls
-        .iter()
-        .filter_map(|d| match d {
-            Decl::Function { name, .. } => Some(name.as_str()),
-            _ => None,
-        })
-        .collect();
+    let global_actions = prog.global_actions();
+    let fn_names = prog.function_names();
     let mut w = Walker {
         env,
         fn_names: &fn_names,
