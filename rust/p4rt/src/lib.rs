@@ -6,5 +6,6 @@ pub use sdnperf_p4rt_proto as proto;
 pub mod device;
 pub mod hooks;
 pub mod members;
+pub mod meter_units;
 pub mod pipe;
 pub mod server;

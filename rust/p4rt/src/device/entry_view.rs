@@ -1,8 +1,8 @@
 //! P4Runtime's view of a switch table entry, derived from the switch's entry (the one
 //! copy) and the few fields P4Runtime keeps beside it (`EntryExtras`).
 
-use super::externs::meter_config;
 use super::*;
+use crate::meter_units::meter_config;
 use sdnperf_switch::tables::Entry;
 
 impl Device {

@@ -1,6 +1,7 @@
 //! Indirect counters, meters and registers.
 
 use super::*;
+use crate::meter_units::{meter_config, meter_rates};
 
 impl Device {
     pub(super) fn write_counter(&mut self, ty: p4::update::Type, c: &p4::CounterEntry) -> R<()> {
@@ -205,55 +206,5 @@ impl Device {
             }
         }
         Ok(())
-    }
-}
-
-/// P4Runtime's rates are per second; the switch's per microsecond.
-pub(super) fn meter_rates(m: &p4::MeterConfig) -> MeterRates {
-    MeterRates {
-        cir: m.cir as f64 / 1e6,
-        cbs: m.cburst as f64,
-        pir: m.pir as f64 / 1e6,
-        pbs: m.pburst as f64,
-        ebs: m.eburst as f64,
-    }
-}
-
-/// The switch's meter configuration as P4Runtime writes it (the inverse of `meter_rates`):
-/// what a Read shows, whichever front end configured the meter. Rounding gives back the
-/// integers written exactly up to 2^51 per second (and 2^53 units of burst); beyond that
-/// a Read shows the nearest value the switch's meter runs with.
-pub(super) fn meter_config(r: &MeterRates) -> p4::MeterConfig {
-    p4::MeterConfig {
-        cir: (r.cir * 1e6).round() as i64,
-        cburst: r.cbs.round() as i64,
-        pir: (r.pir * 1e6).round() as i64,
-        pburst: r.pbs.round() as i64,
-        eburst: r.ebs.round() as i64,
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// A Read derives P4Runtime's integers from the switch's per-microsecond rates: they
-    /// come back exactly as written, up to 2^51 per second.
-    #[test]
-    fn meter_configs_survive_the_switchs_units() {
-        let mut values: Vec<i64> = vec![0, 1, 3, 999, 999_999, 1_000_001, 123_456_789];
-        values.extend((0..=51).map(|b| 1i64 << b));
-        values.extend((1..=51).map(|b| (1i64 << b) - 1));
-        values.extend([10_000_000_000, 2_251_799_813_685_247, 987_654_321_987]);
-        for &v in &values {
-            let c = p4::MeterConfig {
-                cir: v,
-                cburst: v,
-                pir: v - v / 4,
-                pburst: v / 3,
-                eburst: v / 5,
-            };
-            assert_eq!(meter_config(&meter_rates(&c)), c, "{}", v);
-        }
     }
 }

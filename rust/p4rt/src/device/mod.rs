@@ -21,7 +21,7 @@ mod write;
 use crate::pipe::{bytes_to_u128, get_bits, set_bits, u128_to_bytes, Pipe, TableInfo};
 use crate::proto::p4::v1 as p4;
 use crate::proto::p4::v1::entity::Entity as E;
-use sdnperf_switch::control::{ControlError, MeterRates};
+use sdnperf_switch::control::ControlError;
 use sdnperf_switch::exec::Engine;
 use sdnperf_switch::pipeline::MatchKind;
 use sdnperf_switch::pipeline::{width_mask, Program, INDIRECT_GROUP, INDIRECT_MEMBER};

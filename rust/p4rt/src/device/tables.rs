@@ -1,7 +1,7 @@
 //! Table entries, default actions and their direct counters and meters.
 
-use super::externs::meter_rates;
 use super::*;
+use crate::meter_units::meter_rates;
 
 impl Device {
     pub(super) fn write_table(&mut self, ty: p4::update::Type, te: &p4::TableEntry) -> R<()> {

@@ -5,4 +5,5 @@
 //! `cargo test --release -p sdnperf-p4rt --test it translate::`.
 
 mod members;
+mod meter_units;
 mod translate;
