@@ -15,6 +15,8 @@ from pathlib import Path
 
 import pytest
 
+from sdnperf.store.sqlite import Store
+from sdnperf.studies.answers import answer_for
 from tests.e2e.support import (
     NEEDS_DAEMON,
     NEEDS_MININET,
@@ -101,6 +103,19 @@ def test_pilot_brackets_the_target_plan_verifies_and_refuses_the_unreachable(tmp
     assert all(d <= TARGET_MS for _, d in pilot[1:-1]), pilot  # (the first round has two N)
     # the study's N reach past that measured N, and start below it
     assert values[0] == 0 and values[1] < n_past <= values[-1], (values, pilot)
+    # the study's own answer never ranks noise (issue 27): at one repetition per N its switch
+    # CPU sentences (and TCP ones, where the study ran TCP: the bracketing study pings only)
+    # give n = 1 and ask for repetitions, claiming nothing
+    with Store(out / "recirculation" / "study.sqlite") as store:
+        study_text = answer_for(store, store.studies()[-1].id).sentences
+    print(study_text)
+    tcp = [s for s in study_text if ": TCP throughput " in s]
+    cpu = [s for s in study_text if ": switch CPU during " in s]
+    assert cpu, study_text
+    for s in tcp:
+        assert "(n = 1)" in s and "needs at least 3 repetitions per N" in s, s
+        assert "halves by" not in s and "does not halve" not in s, s
+    assert all("indistinguishable at n = 1" in s for s in cpu), cpu
     plan = sdnperf_cli(
         "recirc",
         "plan",
@@ -170,9 +185,6 @@ def test_pilot_brackets_the_target_plan_verifies_and_refuses_the_unreachable(tmp
     assert row["hold_achieved_min_ms"] > 0.9 * TARGET_MS
     assert abs(row["hold_achieved_median_ms"] - TARGET_MS) < 0.25 * TARGET_MS
     # the verifying study's answer says it in a sentence
-    from sdnperf.store.sqlite import Store
-    from sdnperf.studies.answers import answer_for
-
     with Store(out / row["verify_study"] / "study.sqlite") as store:
         sentences = answer_for(store, store.studies()[-1].id).sentences
     print(sentences)
@@ -359,7 +371,6 @@ def test_study_cpu_priority_reaches_the_pilots_switches_and_their_facts(tmp_path
     """`recirc study --cpu-priority high` over a file that sets none: every pilot run's
     switch ran at nice -10 and says so in its facts (the setting and what the kernel
     said); the refused pilot (a target past --pilot-max-passes) keeps the test short."""
-    from sdnperf.store.sqlite import Store
 
     template = tmp_path / "template.toml"
     template.write_text(TEMPLATE)

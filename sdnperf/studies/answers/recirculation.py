@@ -1,6 +1,9 @@
 """The answer of the `recirculation` study: per topology, switch (target) and link rate, the
 RTT each pass adds (linear fit with 95 % CIs), the passes a 5 ms hold needs, the p99 RTT at
-the ends of the sweep, where TCP throughput halves, UDP's loss and the switch's CPU."""
+the ends of the sweep, where TCP throughput halves, UDP's loss and the switch's CPU. The
+last three follow the rule of common.py: every figure with its n and CI, a change over N
+stated only where the significance test tells it from the noise, else the repetitions
+that would."""
 
 from __future__ import annotations
 
@@ -8,7 +11,8 @@ import re
 import statistics
 from collections import defaultdict
 
-from sdnperf.studies.answers.common import mean, values
+from sdnperf.samples import Better
+from sdnperf.studies.answers.common import MIN_REPETITIONS, compare, mean_text, values
 from sdnperf.studies.recirc_plan import (
     PlanError,
     achieved,
@@ -166,40 +170,90 @@ def answer(store, study_id: int) -> list[str]:
         ("udp", "throughput_mbps", "UDP throughput"),
     ):
         for curve, pts in sorted(_points(store, study_id, metric, workload).items()):
-            by_n = defaultdict(list)
-            for n, v, _ in pts:
-                by_n[n].append(v)
-            ns = sorted(by_n)
-            if len(ns) < 2:
-                continue
-            base = mean(by_n[ns[0]])
-            halved = next((n for n in ns[1:] if mean(by_n[n]) <= base / 2), None)
-            trend = ", ".join(f"N = {n}: {mean(by_n[n]):.4g}" for n in ns)
-            verdict = (
-                f"halves by N = {halved}"
-                if halved is not None
-                else f"does not halve up to N = {ns[-1]}"
-            )
-            sentences.append(f"{curve}: {what} {verdict} (Mbit/s, mean of runs: {trend}).")
-    loss = _points(store, study_id, "loss_pct", "udp")
-    for curve, pts in sorted(loss.items()):
-        top = max(n for n, _, _ in pts)
-        sentences.append(
-            f"{curve}: UDP loss at N = {top}: {mean([v for n, v, _ in pts if n == top]):.3g} %."
-        )
-    cpu = defaultdict(list)
+            groups = _by_passes(pts)
+            if len(groups) >= 2:
+                sentences.append(f"{curve}: {what} {_halving(groups)}.")
+    for curve, pts in sorted(_points(store, study_id, "loss_pct", "udp").items()):
+        sentences.append(f"{curve}: UDP loss {_against_first(_by_passes(pts), '%', 'lower')}.")
+    cpu: dict = defaultdict(lambda: defaultdict(list))  # (curve, workload) -> N -> CPU %
     for run in store.runs(study_id):
         n = _passes(run)
         if run.status == "ok" and n is not None and "switch" in run.cpu.per_role:
-            cpu[_curve(run), n].append(run.cpu.per_role["switch"])
-    for curve in sorted({c for c, _ in cpu}):
-        ns = sorted(n for c, n in cpu if c == curve)
+            cpu[_curve(run), run.workload][n].append(run.cpu.per_role["switch"])
+    for (curve, workload), groups in sorted(cpu.items()):
         sentences.append(
-            f"{curve}: switch CPU (mean % of one core over all workloads) "
-            + ", ".join(f"N = {n}: {mean(cpu[curve, n]):.0f} %" for n in ns)
-            + "."
+            f"{curve}: switch CPU during {workload} (% of one core) "
+            f"{_against_first(groups, '%', 'lower')}."
         )
     return sentences
+
+
+def _by_passes(pts) -> dict[int, list[float]]:
+    """(N, value, run) points -> N -> the values of its runs."""
+    out: dict = defaultdict(list)
+    for n, v, _ in pts:
+        out[n].append(v)
+    return dict(out)
+
+
+def _trend(groups: dict[int, list[float]], unit: str, better: Better, only=None) -> str:
+    """'N = 0: 900 Mbit/s (95 % CI …, n = 3); N = 15: 400 Mbit/s (…): -55.6 % (worse; …)':
+    each N's mean with its n and CI, and each beyond the first compared with the first N by
+    the study's significance rule (common.compare), so a change inside the noise is called
+    indistinguishable, not a trend."""
+    ns = sorted(groups)
+    first = groups[ns[0]]
+    parts = []
+    for n in ns if only is None else [ns[0], *only]:
+        # 4 digits for throughput: 1004 Mbit/s, not 1e+03
+        text = f"N = {n}: {mean_text(groups[n], unit, 4 if unit == 'Mbit/s' else 3)}"
+        if n != ns[0]:
+            text += ": " + compare(groups[n], first, better).words()
+        parts.append(text)
+    return "; ".join(parts)
+
+
+def _against_first(groups: dict[int, list[float]], unit: str, better: Better) -> str:
+    """The largest N against the smallest (UDP loss, switch CPU), or the one N measured."""
+    ns = sorted(groups)
+    if len(ns) == 1:
+        return f"at N = {ns[0]}: {mean_text(groups[ns[0]], unit)}"
+    return _trend(groups, unit, better, only=[ns[-1]])
+
+
+def _halving(groups: dict[int, list[float]]) -> str:
+    """Whether throughput halves over the sweep, said only where the data can tell: each
+    N's runs against half of the first N's runs (common.compare, 'higher' is better). The
+    first N significantly below that half is where it halves; if every N is significantly
+    above it, it does not halve; otherwise the sentence names the N the noise leaves open
+    and the repetitions per N that would tell."""
+    ns = sorted(groups)
+    half = [v / 2 for v in groups[ns[0]]]
+    tests = {n: compare(groups[n], half, "higher") for n in ns[1:]}
+    halved = next((n for n, c in tests.items() if c.verdict == "worse"), None)
+    unsure = [n for n, c in tests.items() if not c.ranked]
+    trend = f" (Mbit/s: {_trend(groups, 'Mbit/s', 'higher')})"
+    if halved is not None:
+        c = tests[halved]
+        p = f", p = {c.test.p:.2g}" if c.test.p is not None else " in every run"
+        return f"halves by N = {halved} (below half of N = {ns[0]}'s{p}){trend}"
+    if not unsure:
+        return f"does not halve up to N = {ns[-1]} (every N above half of N = {ns[0]}'s){trend}"
+    open_ns = ", ".join(str(n) for n in unsure)
+    smallest = min(len(groups[n]) for n in [ns[0], *unsure])
+    if smallest < 2:
+        more = f"at n = {smallest}; needs at least {MIN_REPETITIONS} repetitions per N"
+    else:
+        needed = max((c.needed for n in unsure if (c := tests[n]).needed is not None), default=0)
+        more = (
+            f"about {needed} repetitions per N would tell it from half of N = {ns[0]}'s"
+            if needed > smallest
+            else f"n = {smallest}"  # at half exactly, or a test weaker than its power says
+        )
+    return (
+        f"is not seen to halve: whether it has halved at N = {open_ns} is inside the noise "
+        f"({more}){trend}"
+    )
 
 
 def verified(
