@@ -653,7 +653,11 @@ def _closed_loop(args, path: Path, study_name: str, key, plan) -> dict:
         ]
         # the target on a step of the curve: a further secant step would only wander
         # between the two N, so stop and say so (and whether the step is in N or in time)
-        speeds = {r["passes"]: _speeds(r["speeds"]) for r in rounds if r.get("speeds") is not None}
+        speeds = {
+            r["passes"]: Speeds.from_dict(r["speeds"])
+            for r in rounds
+            if r.get("speeds") is not None
+        }
         step = step_between(tried, plan.target, args.tolerance, origin=origin, speeds=speeds)
         if step is not None:
             break  # _verify_lines says so, with the pair
@@ -697,16 +701,6 @@ def _closed_loop(args, path: Path, study_name: str, key, plan) -> dict:
     out["cost_study"] = got["verify_study"]
     out["cost_load_average"] = [before, _load_average()]
     return out
-
-
-def _speeds(d: dict) -> Speeds:
-    return Speeds(
-        fast_ms=d["fast_ms"],
-        slow_share=d["slow_share_pct"] / 100.0,
-        slow_over_fast=d["slow_over_fast"],
-        mean_run=d["mean_slow_run"],
-        pings=d["pings"],
-    )
 
 
 def meets_target(row: dict, target_ms: float, stat: str) -> dict | None:

@@ -493,6 +493,17 @@ class Speeds:
             "pings": self.pings,
         }
 
+    @classmethod
+    def from_dict(cls, d: dict) -> Speeds:
+        """The inverse of as_dict (a closed loop's stored round)."""
+        return cls(
+            fast_ms=d["fast_ms"],
+            slow_share=d["slow_share_pct"] / 100.0,
+            slow_over_fast=d["slow_over_fast"],
+            mean_run=d["mean_slow_run"],
+            pings=d["pings"],
+        )
+
 
 def speeds_of(added, factor: float = SLOW_FACTOR) -> Speeds:
     """Speeds of one N's added delays (ms, in the order the pings were sent)."""

@@ -152,12 +152,7 @@ impl Walker<'_, '_> {
     }
 
     fn body(&mut self, outer: &Scope, params: &[Param], body: &[Stmt]) {
-        self.scope = outer.clone();
-        self.scope.push();
-        for p in params {
-            let t = self.resolve(&p.ty);
-            self.scope.value(&p.name, t);
-        }
+        self.scope = Scope::of_body(outer, self.env, params);
         self.stmts(body);
     }
 

@@ -62,6 +62,15 @@ impl Scope {
         };
         self.top().insert(name.to_string(), entry);
     }
+    /// The scope of a body with parameters `params` inside `outer` (its own frame).
+    pub fn of_body(outer: &Scope, env: &TypeEnv, params: &[Param]) -> Scope {
+        let mut s = outer.clone();
+        s.push();
+        for p in params {
+            s.value(&p.name, env.resolve(&p.ty).unwrap_or(Type::Unknown));
+        }
+        s
+    }
     /// Opens an inner frame (a block).
     pub fn push(&mut self) {
         self.frames.push(HashMap::new());
@@ -277,12 +286,7 @@ impl Walker<'_, '_> {
     }
 
     fn body(&mut self, outer: &Scope, params: &[Param], body: &[Stmt]) {
-        self.scope = outer.clone();
-        self.scope.push();
-        for p in params {
-            let t = self.resolve(&p.ty);
-            self.scope.value(&p.name, t);
-        }
+        self.scope = Scope::of_body(outer, self.env, params);
         self.block(body);
     }
 

@@ -111,7 +111,7 @@ impl Device {
                 // the replica group P4Runtime made for the session (a group ctl named
                 // with mirroring_add_mc is ctl's and stays)
                 Self::destroy_group(sw, CLONE_GROUP_BASE + s);
-                if exists {
+                if ty == T::Delete {
                     sw.mirror_remove(s)?;
                 }
                 self.clone_cos.remove(&s);
@@ -128,7 +128,8 @@ impl Device {
                         Self::mk_nodes(sw, g, &reps);
                         mirror.mgrp = Some(g);
                     }
-                    sw.mirror_add(s, mirror)?;
+                    // an Insert of a new session or a Modify of an existing one (checked above)
+                    sw.mirror_set(s, mirror);
                     self.clone_cos.insert(s, c.class_of_service);
                 }
                 Ok(())
