@@ -116,10 +116,28 @@ pub struct Diagnostic {
 
 impl fmt::Display for Diagnostic {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.write_as(f, "error")
+    }
+}
+
+/// A diagnostic that does not stop the compilation: the program means something definite
+/// (e.g. a constant truncated to its type's width), but probably not what was written.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Warning(pub Diagnostic);
+
+impl fmt::Display for Warning {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.0.write_as(f, "warning")
+    }
+}
+
+impl Diagnostic {
+    /// `file:line:col: KIND: message`, the source line and a caret under the column.
+    fn write_as(&self, f: &mut fmt::Formatter<'_>, kind: &str) -> fmt::Result {
         writeln!(
             f,
-            "{}:{}:{}: error: {}",
-            self.loc.file, self.loc.line, self.loc.col, self.message
+            "{}:{}:{}: {}: {}",
+            self.loc.file, self.loc.line, self.loc.col, kind, self.message
         )?;
         // Very long lines (e.g. after macro expansion) are shown around the column.
         let chars: Vec<char> = self.loc.source_line.chars().collect();
@@ -205,36 +223,51 @@ impl Error {
 
 pub type PResult<T> = Result<T, Error>;
 
-/// Collects errors (deduplicated, capped) and resolves them at the end.
+/// Collects errors and warnings (each deduplicated and capped: inlining lowers one
+/// expression once per call site) and resolves them at the end.
 #[derive(Default)]
 pub struct Sink {
     pub errors: Vec<Error>,
+    pub warnings: Vec<Error>,
 }
 
 impl Sink {
     pub fn push(&mut self, e: Error) {
-        if self.errors.len() < 50
-            && !self
-                .errors
-                .iter()
-                .any(|x| x.span == e.span && x.msg == e.msg)
-        {
-            self.errors.push(e);
-        }
+        push_new(&mut self.errors, e);
     }
     pub fn err(&mut self, span: Span, msg: impl Into<String>) {
         self.push(Error::new(span, msg));
     }
-    pub fn resolve(&self, map: &SourceMap) -> Diagnostics {
-        let mut errs: Vec<Diagnostic> = self
-            .errors
-            .iter()
-            .map(|e| Diagnostic {
-                loc: map.locate(e.span.lo),
-                message: e.msg.clone(),
-            })
-            .collect();
-        errs.dedup();
-        Diagnostics { errors: errs }
+    pub fn warn(&mut self, span: Span, msg: impl Into<String>) {
+        push_new(&mut self.warnings, Error::new(span, msg));
     }
+    pub fn resolve(&self, map: &SourceMap) -> Diagnostics {
+        Diagnostics {
+            errors: located(&self.errors, map),
+        }
+    }
+    pub fn resolve_warnings(&self, map: &SourceMap) -> Vec<Warning> {
+        located(&self.warnings, map)
+            .into_iter()
+            .map(Warning)
+            .collect()
+    }
+}
+
+fn push_new(list: &mut Vec<Error>, e: Error) {
+    if list.len() < 50 && !list.iter().any(|x| x.span == e.span && x.msg == e.msg) {
+        list.push(e);
+    }
+}
+
+fn located(list: &[Error], map: &SourceMap) -> Vec<Diagnostic> {
+    let mut out: Vec<Diagnostic> = list
+        .iter()
+        .map(|e| Diagnostic {
+            loc: map.locate(e.span.lo),
+            message: e.msg.clone(),
+        })
+        .collect();
+    out.dedup();
+    out
 }

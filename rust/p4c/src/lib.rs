@@ -20,7 +20,7 @@ pub mod parser;
 pub mod preprocess;
 pub mod sema;
 
-pub use diag::{Diagnostic, Diagnostics};
+pub use diag::{Diagnostic, Diagnostics, Warning};
 use std::path::{Path, PathBuf};
 
 /// Compiler options (like a C preprocessor's -D and -I).
@@ -39,6 +39,8 @@ pub struct Output {
     pub p4info_text: String,
     /// P4Info in protobuf binary encoding.
     pub p4info_binary: Vec<u8>,
+    /// What compiled but probably not as written (a constant wider than its type).
+    pub warnings: Vec<Warning>,
 }
 
 /// Compile a file from disk.
@@ -124,5 +126,6 @@ pub fn compile_source_unguarded(
         bmv2_json,
         p4info_text: info.to_text(),
         p4info_binary: info.to_binary(),
+        warnings: sink.resolve_warnings(&map),
     })
 }

@@ -303,6 +303,9 @@ fn main() {
             exit(1);
         }
     };
+    for warning in &output.warnings {
+        say(&warning.to_string());
+    }
     let mut writes = vec![(outputs.json.clone(), output.bmv2_json.as_bytes())];
     for (path, format) in &outputs.p4info {
         let bytes: &[u8] = match format {

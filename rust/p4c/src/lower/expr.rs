@@ -302,10 +302,16 @@ impl<'a> Lower<'a> {
                         let sv = v;
                         let neg = (sv >> 127) & 1 == 1;
                         if !neg && w < 128 && shr(sv, w as u128) != 0 {
-                            return Err(Error::new(
+                            // valid P4: the value is taken modulo 2^w (p4c warns too)
+                            self.sink.warn(
                                 e.span,
-                                format!("value {} does not fit in type {}", sv, et.name()),
-                            ));
+                                format!(
+                                    "value {} does not fit in type {}: truncated to {}",
+                                    sv,
+                                    et.name(),
+                                    sv & mask(w)
+                                ),
+                            );
                         }
                         let t2 = match et {
                             Type::SerEnum(_, w) => Type::Bit(*w),

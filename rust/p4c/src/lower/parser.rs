@@ -628,10 +628,16 @@ impl<'a> Lower<'a> {
                         && shr(v, w as u128) != mask(128 - w)
                         && !e_is_neg(e)
                     {
-                        return Err(Error::new(
+                        // valid P4: the value is taken modulo 2^w (p4c warns too)
+                        self.sink.warn(
                             e.span,
-                            format!("value {} does not fit in {} bits", v, w),
-                        ));
+                            format!(
+                                "value {} does not fit in {} bits: truncated to {}",
+                                v,
+                                w,
+                                v & mask(w)
+                            ),
+                        );
                     }
                 }
                 Ok(match w {

@@ -122,10 +122,6 @@ fn width_errors() {
         "operands of '+' have different types: bit<8> and bit<16>"
     );
     assert_eq!(
-        err("hdr.h.a = 256;"),
-        "value 256 does not fit in type bit<8>"
-    );
-    assert_eq!(
         err("hdr.h.a = 1 << hdr.h.b;"),
         "the left operand of a shift needs a width (e.g. 8w1)"
     );
@@ -136,5 +132,44 @@ fn width_errors() {
     assert_eq!(
         err("hdr.h.n = hdr.h.a[8:1];"),
         "invalid slice [8:1] of a 8-bit value"
+    );
+}
+
+#[test]
+fn a_constant_wider_than_its_type_is_truncated_with_a_warning() {
+    // valid P4 (p4c accepts it with a warning): the value is taken modulo 2^8
+    let src = program("hdr.h.a = 300;");
+    let out = p4c::compile_source("w.p4", &src, &p4c::Options::default()).unwrap();
+    assert_eq!(hex(&rhs("hdr.h.a = 300;")), "0x2c");
+    let shown: Vec<String> = out.warnings.iter().map(|w| w.to_string()).collect();
+    assert_eq!(shown.len(), 1, "{:?}", shown);
+    assert!(
+        shown[0].starts_with(
+            "w.p4:11:23: warning: value 300 does not fit in type bit<8>: truncated to 44"
+        ),
+        "{}",
+        shown[0]
+    );
+    // a select case too: 0x1ff on an 8-bit key selects 0xff
+    let sel = program("").replace(
+        "transition accept;",
+        "transition select(hdr.h.a) { 0x1ff: accept; default: accept; }",
+    );
+    let out = p4c::compile_source("s.p4", &sel, &p4c::Options::default()).unwrap();
+    assert!(
+        out.bmv2_json.contains("\"0xff\""),
+        "select case not truncated"
+    );
+    assert_eq!(out.warnings.len(), 1);
+    assert!(out.warnings[0]
+        .0
+        .message
+        .contains("does not fit in 8 bits: truncated to 255"));
+    // a program without one has none
+    assert!(
+        p4c::compile_source("w.p4", &program("hdr.h.a = 255;"), &p4c::Options::default())
+            .unwrap()
+            .warnings
+            .is_empty()
     );
 }
