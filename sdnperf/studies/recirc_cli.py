@@ -872,7 +872,11 @@ def _verify_lines(row: dict) -> list[str]:
             f"min {row[f'{prefix}achieved_min_ms']:.3f} ({mlo:.3f} .. {mhi:.3f}), "
             f"p99 {row[f'{prefix}achieved_p99_ms']:.3f} ({plo:.3f} .. {phi:.3f}); "
             f"spread (SD) {row[f'{prefix}spread_ms']:.3f} ms over {row[f'{prefix}pings']} pings"
-            + (f" in {k} run{'s' if k != 1 else ''}" if (k := row.get(f"{prefix}ping_runs")) else "")
+            + (
+                f" in {k} run{'s' if k != 1 else ''}"
+                if (k := row.get(f"{prefix}ping_runs"))
+                else ""
+            )
         )
     lines += cost_sentences(row, row["passes"])
     if row.get("cost_load_average"):

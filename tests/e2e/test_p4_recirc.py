@@ -175,7 +175,9 @@ def test_pilot_brackets_the_target_plan_verifies_and_refuses_the_unreachable(tmp
     # at one repetition the cost has no CI and ranks nothing against N = 0 (issue 27)
     tcp = row["cost_compared"]["passes"]["tcp_mbps"]
     assert tcp["verdict"] == "indistinguishable" and tcp["n"] == [1, 1], tcp
-    assert tcp["repetitions_needed"] == 3 and row["cost_figures"]["passes"]["tcp_mbps"]["ci"] is None
+    assert (
+        tcp["repetitions_needed"] == 3 and row["cost_figures"]["passes"]["tcp_mbps"]["ci"] is None
+    )
     for prefix in ("", "hold_"):  # bounded CIs around the points (mean and median)
         for stat in ("", "_median"):
             lo, hi = row[f"{prefix}achieved{stat}_ci_ms"]

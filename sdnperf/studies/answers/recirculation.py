@@ -13,8 +13,8 @@ import re
 import statistics
 from collections import defaultdict
 
-from sdnperf.samples import Better
 from sdnperf.report.stats import mean_ci
+from sdnperf.samples import Better
 from sdnperf.studies.answers.common import MIN_REPETITIONS, compare, mean_text, values
 from sdnperf.studies.recirc_plan import (
     PlanError,
