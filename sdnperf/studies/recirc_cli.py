@@ -860,23 +860,21 @@ def _verify_lines(row: dict) -> list[str]:
             continue
         dlo, dhi = row[f"{prefix}achieved_median_ci_ms"]
         lines.append(
-            f"{what}: median {row[f'{prefix}achieved_median_ms']:.3f} ms ({dlo:.3f} .. {dhi:.3f}); "
-            f"error vs target ({row['error_statistic']}): {row[f'{prefix}error_pct']:+.1f} %"
+            f"{what}: median {row[f'{prefix}achieved_median_ms']:.3f} ms (95 % CI {dlo:.3f} .. "
+            f"{dhi:.3f}); error vs target ({row['error_statistic']}): "
+            f"{row[f'{prefix}error_pct']:+.1f} %"
         )
         lo, hi = row[f"{prefix}achieved_ci_ms"]
         mlo, mhi = row[f"{prefix}achieved_min_ci_ms"]
         plo, phi = row[f"{prefix}achieved_p99_ci_ms"]
+        runs = row.get(f"{prefix}ping_runs")  # (a row stored before it was kept: none)
         lines.append(
             f"{what}, measured {row[f'{prefix}achieved_ms']:.3f} ms (95 % CI {lo:.3f} .. "
             f"{hi:.3f}; target {row['target_ms']:g} ms); "
-            f"min {row[f'{prefix}achieved_min_ms']:.3f} ({mlo:.3f} .. {mhi:.3f}), "
-            f"p99 {row[f'{prefix}achieved_p99_ms']:.3f} ({plo:.3f} .. {phi:.3f}); "
-            f"spread (SD) {row[f'{prefix}spread_ms']:.3f} ms over {row[f'{prefix}pings']} pings"
-            + (
-                f" in {k} run{'s' if k != 1 else ''}"
-                if (k := row.get(f"{prefix}ping_runs"))
-                else ""
-            )
+            f"min {row[f'{prefix}achieved_min_ms']:.3f} (95 % CI {mlo:.3f} .. {mhi:.3f}), "
+            f"p99 {row[f'{prefix}achieved_p99_ms']:.3f} (95 % CI {plo:.3f} .. {phi:.3f}); "
+            f"spread (SD) {row[f'{prefix}spread_ms']:.3f} ms; n = {row[f'{prefix}pings']} pings"
+            + (f" in {runs} run{'s' if runs != 1 else ''}" if runs else "")
         )
     lines += cost_sentences(row, row["passes"])
     if row.get("cost_load_average"):

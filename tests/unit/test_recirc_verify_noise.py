@@ -318,7 +318,11 @@ def test_plan_verify_json_and_text_carry_n_ci_and_the_comparison(tmp_path, capsy
     (hold,) = [x for x in out.splitlines() if x.startswith("  cost of the hold by time ")]
     assert "tcp throughput 850 Mbit/s (n = 1: at least 3 repetitions needed for a CI)" in hold
     assert "indistinguishable at n = 1" in hold
-    assert re.search(r"p99 [\d.]+ \([\d.]+ \.\. [\d.]+\); spread .* over 40 pings in 1 run", out)
+    assert re.search(
+        rf"N = {n}, measured [\d.]+ ms \(95 % CI .*\); min [\d.]+ \(95 % CI [\d.]+ \.\. [\d.]+\), "
+        r"p99 [\d.]+ \(95 % CI [\d.]+ \.\. [\d.]+\); spread \(SD\) [\d.]+ ms; n = 40 pings in 1 run",
+        out,
+    ), out
     # the cost study's own answer (printed by its run, atop its report) says the same
     with Store(tmp_path / row["cost_study"] / "study.sqlite") as store:
         text = answer_for(store, store.studies()[-1].id).sentences
