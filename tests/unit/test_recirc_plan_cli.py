@@ -360,10 +360,10 @@ def test_verify_records_the_cost_beside_n0_and_the_cost_studys_load_average(
     assert row["cost_load_average"] == [9.25, 11.0]
     assert row["cost_vs_base"] == {"passes": {"tcp_pct_of_base": 1.0}}
     assert row["cost_compared"]["passes"]["tcp_mbps"]["verdict"] == "indistinguishable"
-    lines = recirc_cli._verify_lines({"passes": 5, **row})
+    lines = recirc_cli._verify_lines(row)
     # each figure with its n (no CI at one run) against N = 0's: never ranked at n = 1
     assert (
-        "cost at N = 5 (each against N = 0 of the same study): tcp throughput 1 Mbit/s (n = 1: "
+        f"cost at N = {row['passes']} (each against N = 0 of the same study): tcp throughput 1 Mbit/s (n = 1: "
         "at least 3 repetitions needed for a CI) against N = 0's 2 Mbit/s (n = 1: at least 3 "
         "repetitions needed for a CI): indistinguishable at n = 1 (Δ -50.0 %, no spread to "
         "test; needs at least 3 repetitions each)."
