@@ -25,7 +25,7 @@ from pathlib import Path
 from sdnperf.commands import EXIT_BAD_INPUT, EXIT_FAIL, EXIT_INTERRUPTED, EXIT_OK, usage
 from sdnperf.p4.catalog import MAX_RECIRC_PASSES
 from sdnperf.studies import recirc_design as design
-from sdnperf.studies.answers.recirculation import verified
+from sdnperf.studies.answers.recirculation import cost_sentences, verified
 from sdnperf.studies.recirc_plan import (
     PILOT_MAX_PASSES,
     Interpolation,
@@ -635,7 +635,8 @@ def _closed_loop(args, path: Path, study_name: str, key, plan) -> dict:
             {
                 "round": k + 1,
                 "passes": passes,
-                **{f: v for f, v in got.items() if not f.startswith("hold_") and f != "cost"},
+                # the cost is the cost study's (below); a round keeps its delays
+                **{f: v for f, v in got.items() if not f.startswith(("hold_", "cost"))},
                 "load_average": load,
             }
         )
@@ -690,14 +691,16 @@ def _closed_loop(args, path: Path, study_name: str, key, plan) -> dict:
     out["meets_target"] = meets_target(out, plan.target, stat)
     template = _template_of(path, args.scale, args.file)
     if args.delay_only or not any(w.get("kind") != "ping" for w in template.get("workload", [])):
-        out["cost"] = {}  # --delay-only, or a study file with no TCP/UDP workload
+        # --delay-only, or a study file with no TCP/UDP workload
+        out.update(cost={}, cost_vs_base={}, cost_figures={}, cost_compared={})
         return out
     # the load average (1 min) as the cost study starts and ends: its figures and N = 0's
     # beside them (`cost_vs_base`) were measured under it
     before = _load_average()
     got = _verify_run(args, path, study_name, key, plan.target, best["passes"], -1, "cost")
     out["cost"] = got["cost"]
-    out["cost_vs_base"] = got.get("cost_vs_base", {})
+    for f in ("cost_vs_base", "cost_figures", "cost_compared"):  # n, CI, the test vs N = 0
+        out[f] = got.get(f, {})
     out["cost_study"] = got["verify_study"]
     out["cost_load_average"] = [before, _load_average()]
     return out
@@ -857,25 +860,23 @@ def _verify_lines(row: dict) -> list[str]:
             continue
         dlo, dhi = row[f"{prefix}achieved_median_ci_ms"]
         lines.append(
-            f"{what}: median {row[f'{prefix}achieved_median_ms']:.3f} ms ({dlo:.3f} .. {dhi:.3f}); "
-            f"error vs target ({row['error_statistic']}): {row[f'{prefix}error_pct']:+.1f} %"
+            f"{what}: median {row[f'{prefix}achieved_median_ms']:.3f} ms (95 % CI {dlo:.3f} .. "
+            f"{dhi:.3f}); error vs target ({row['error_statistic']}): "
+            f"{row[f'{prefix}error_pct']:+.1f} %"
         )
         lo, hi = row[f"{prefix}achieved_ci_ms"]
         mlo, mhi = row[f"{prefix}achieved_min_ci_ms"]
         plo, phi = row[f"{prefix}achieved_p99_ci_ms"]
+        runs = row.get(f"{prefix}ping_runs")  # (a row stored before it was kept: none)
         lines.append(
             f"{what}, measured {row[f'{prefix}achieved_ms']:.3f} ms (95 % CI {lo:.3f} .. "
             f"{hi:.3f}; target {row['target_ms']:g} ms); "
-            f"min {row[f'{prefix}achieved_min_ms']:.3f} ({mlo:.3f} .. {mhi:.3f}), "
-            f"p99 {row[f'{prefix}achieved_p99_ms']:.3f} ({plo:.3f} .. {phi:.3f}); "
-            f"spread (SD) {row[f'{prefix}spread_ms']:.3f} ms over {row[f'{prefix}pings']} pings"
+            f"min {row[f'{prefix}achieved_min_ms']:.3f} (95 % CI {mlo:.3f} .. {mhi:.3f}), "
+            f"p99 {row[f'{prefix}achieved_p99_ms']:.3f} (95 % CI {plo:.3f} .. {phi:.3f}); "
+            f"spread (SD) {row[f'{prefix}spread_ms']:.3f} ms; n = {row[f'{prefix}pings']} pings"
+            + (f" in {runs} run{'s' if runs != 1 else ''}" if runs else "")
         )
-    for v, c in sorted(row.get("cost", {}).items()):
-        parts = [f"{k} {x:.4g}" for k, x in sorted(c.items()) if x is not None]
-        parts += [
-            f"{k} {x:+.4g}" for k, x in sorted(row.get("cost_vs_base", {}).get(v, {}).items())
-        ]
-        lines.append(f"cost, {v}: " + ", ".join(parts))
+    lines += cost_sentences(row, row["passes"])
     if row.get("cost_load_average"):
         lines.append(
             "cost study's load average (1 min, start, end): %s, %s"

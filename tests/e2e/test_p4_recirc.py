@@ -172,6 +172,12 @@ def test_pilot_brackets_the_target_plan_verifies_and_refuses_the_unreachable(tmp
     # the cost is measured once, at the final N, beside N = 0 and the hold by time
     assert {"base", "passes", "hold"} <= set(row["cost"]), row["cost"]
     assert row["cost"]["passes"].get("tcp_mbps") is not None
+    # at one repetition the cost has no CI and ranks nothing against N = 0 (issue 27)
+    tcp = row["cost_compared"]["passes"]["tcp_mbps"]
+    assert tcp["verdict"] == "indistinguishable" and tcp["n"] == [1, 1], tcp
+    assert (
+        tcp["repetitions_needed"] == 3 and row["cost_figures"]["passes"]["tcp_mbps"]["ci"] is None
+    )
     for prefix in ("", "hold_"):  # bounded CIs around the points (mean and median)
         for stat in ("", "_median"):
             lo, hi = row[f"{prefix}achieved{stat}_ci_ms"]
@@ -190,9 +196,17 @@ def test_pilot_brackets_the_target_plan_verifies_and_refuses_the_unreachable(tmp
     print(sentences)
     assert re.search(
         rf"one-switch, our switch: N = {row['passes']}, measured [\d.]+ ms \(median .*"
-        rf"target {TARGET_MS:g} ms",
+        rf"target {TARGET_MS:g} ms.*p99 [-\d.]+ ms \(95 % CI .*; n = \d+ pings in 1 run",
         sentences[0],
     )
+    # the cost study's answer: each figure at n = 1 asks for repetitions, none is ranked
+    with Store(out / row["cost_study"] / "study.sqlite") as store:
+        cost_text = answer_for(store, store.studies()[-1].id).sentences
+    print(cost_text)
+    (cost_line,) = [s for s in cost_text if f": cost at N = {row['passes']} " in s]
+    assert "tcp throughput " in cost_line and "indistinguishable at n = 1" in cost_line
+    assert "(n = 1: at least 3 repetitions needed for a CI)" in cost_line
+    assert "(worse" not in cost_line and "(better" not in cost_line
     # the hold by time ran in the first round, beside the planned N
     with Store(out / rounds[0]["verify_study"] / "study.sqlite") as store:
         first = answer_for(store, store.studies()[-1].id).sentences

@@ -334,6 +334,7 @@ def test_verify_records_the_cost_beside_n0_and_the_cost_studys_load_average(
     import json
 
     from sdnperf.studies import recirc_cli
+    from sdnperf.studies.answers.recirculation import cost_comparison, cost_figure
 
     db = tmp_path / "study.sqlite"
     write_study(db, [(n, 0.1 + 0.001 * n) for n in (0, 1000, 2000, 4000, 8000) for _ in range(2)])
@@ -343,6 +344,10 @@ def test_verify_records_the_cost_beside_n0_and_the_cost_studys_load_average(
         got = run(*args)
         if args[-1] == "cost":
             got["cost_vs_base"] = {"passes": {"tcp_pct_of_base": 1.0}}
+            got["cost_figures"] = {"passes": {"tcp_mbps": cost_figure([1.0], "tcp_mbps")}}
+            got["cost_compared"] = {
+                "passes": {"tcp_mbps": cost_comparison([1.0], [2.0], "tcp_mbps")}
+            }
         return got
 
     loads = iter([7.5, 9.25, 11.0])
@@ -354,8 +359,15 @@ def test_verify_records_the_cost_beside_n0_and_the_cost_studys_load_average(
     assert row["rounds"][0]["load_average"] == 7.5  # the one round, then the cost study
     assert row["cost_load_average"] == [9.25, 11.0]
     assert row["cost_vs_base"] == {"passes": {"tcp_pct_of_base": 1.0}}
-    lines = recirc_cli._verify_lines({"passes": 5, **row})
-    assert "cost, passes: tcp_mbps 1, tcp_pct_of_base +1" in lines
+    assert row["cost_compared"]["passes"]["tcp_mbps"]["verdict"] == "indistinguishable"
+    lines = recirc_cli._verify_lines(row)
+    # each figure with its n (no CI at one run) against N = 0's: never ranked at n = 1
+    assert (
+        f"cost at N = {row['passes']} (each against N = 0 of the same study): tcp throughput 1 Mbit/s (n = 1: "
+        "at least 3 repetitions needed for a CI) against N = 0's 2 Mbit/s (n = 1: at least 3 "
+        "repetitions needed for a CI): indistinguishable at n = 1 (Δ -50.0 %, no spread to "
+        "test; needs at least 3 repetitions each)."
+    ) in lines
     assert "cost study's load average (1 min, start, end): 9.25, 11.0" in lines
 
 

@@ -68,12 +68,17 @@ def _g(x: float, digits: int) -> str:
     return f"{x:.{digits}g}"
 
 
-def mean_text(vals, unit: str, digits: int = 3) -> str:
-    """'1.23 ms (95 % CI 1.1 .. 1.4, n = 3)', or '1.23 ms (n = 1)' for one run."""
+# what a figure of one run says when asked to (mean_text's `ask`)
+NO_CI = f"at least {MIN_REPETITIONS} repetitions needed for a CI"
+
+
+def mean_text(vals, unit: str, digits: int = 3, ask: bool = False) -> str:
+    """'1.23 ms (95 % CI 1.1 .. 1.4, n = 3)', or '1.23 ms (n = 1)' for one run ('1.23 ms
+    (n = 1: at least 3 repetitions needed for a CI)' with `ask`)."""
     m = mean_ci(vals)
     unit = f" {unit}" if unit else ""
     if m.half_width is None or not math.isfinite(m.half_width):
-        return f"{_g(m.mean, digits)}{unit} (n = {m.n})"
+        return f"{_g(m.mean, digits)}{unit} (n = {m.n}{': ' + NO_CI if ask else ''})"
     low, high = m.mean - m.half_width, m.mean + m.half_width  # m.low, m.high, not None here
     return (
         f"{_g(m.mean, digits)}{unit} (95 % CI {_g(low, digits)} .. {_g(high, digits)}, n = {m.n})"

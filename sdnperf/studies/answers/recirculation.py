@@ -3,7 +3,9 @@ RTT each pass adds (linear fit with 95 % CIs), the passes a 5 ms hold needs, the
 the ends of the sweep, where TCP throughput halves, UDP's loss and the switch's CPU. The
 last three follow the rule of common.py: every figure with its n and CI, a change over N
 stated only where the significance test tells it from the noise, else the repetitions
-that would."""
+that would. A verifying study of `recirc plan --verify` (verify_answer) answers with the
+delay its N and its hold by time added (median, mean and p99 with CIs, the pings they
+come from) and their cost against N = 0 by the same rule (cost_sentences)."""
 
 from __future__ import annotations
 
@@ -11,6 +13,7 @@ import re
 import statistics
 from collections import defaultdict
 
+from sdnperf.report.stats import mean_ci
 from sdnperf.samples import Better
 from sdnperf.studies.answers.common import MIN_REPETITIONS, compare, mean_text, values
 from sdnperf.studies.recirc_plan import (
@@ -266,14 +269,17 @@ def verified(
 ) -> dict:
     """What a verifying study achieved: per design (the N passes, the hold by time), the
     delay added over N = 0 (mean, min, p99 with bootstrap CIs), its spread and error, and
-    the cost (TCP/UDP throughput, UDP loss, switch CPU) next to N = 0's."""
+    the cost (TCP/UDP throughput, UDP loss, switch CPU): as means (`cost`, `cost_vs_base`),
+    with n and CI per figure (`cost_figures`) and tested against N = 0's (`cost_compared`)."""
     runs = [r for r in store.runs(study_id) if r.status == "ok"]
     ping = defaultdict(list)
+    ping_runs = defaultdict(set)  # the runs each design's pings came from
     by_run = {r.id: r for r in runs}
     for s in store.samples(study_id=study_id, metric="rtt_ms", phase="steady"):
         r = by_run.get(s.run_id)
         if r is not None and s.value == s.value:
             ping[r.architecture].append(s.value)
+            ping_runs[r.architecture].add(r.id)
     summary = {(s.run_id, s.metric): s.value for s in store.summaries(study_id)}
     variant = {}
     for r in runs:
@@ -307,6 +313,7 @@ def verified(
         got = out[f"{prefix}achieved{'' if statistic == 'mean' else '_' + statistic}_ms"]
         out[f"{prefix}error_pct"] = (got - target_ms) / target_ms * 100
         out[f"{prefix}pings"] = len(rtts)
+        out[f"{prefix}ping_runs"] = len(ping_runs[arch])
         # each ping's added delay in the order sent: did some run at a slower speed?
         zero = statistics.median(base) if base else 0.0
         out[f"{prefix}speeds"] = speeds_of([v - zero for v in rtts]).as_dict()
@@ -315,23 +322,140 @@ def verified(
     if "hold" in names:
         delays(names["hold"], "hold_")
     out["base_spread_ms"] = statistics.stdev(base) if len(base) >= 2 else None
-    cost: dict = defaultdict(dict)
+    # every run's figure, by design and figure ("tcp_mbps", "udp_loss_pct", the switch's
+    # CPU per workload: runs of different workloads are no repetitions of each other)
+    per_run: dict = defaultdict(lambda: defaultdict(list))
+    cpu: dict = defaultdict(list)  # design -> every run's switch CPU (`cost`'s one figure)
     for r in runs:
         v = variant[r.architecture]
         for metric, label in (("throughput_mbps", "mbps"), ("loss_pct", "loss_pct")):
             x = summary.get((r.id, metric))
             if x is not None and x == x and r.workload != "ping":
-                cost[v][f"{r.workload}_{label}"] = x
+                per_run[v][f"{r.workload}_{label}"].append(x)
         if "switch" in r.cpu.per_role:
-            cost[v].setdefault("_cpu", []).append(r.cpu.per_role["switch"])
-    for v in cost.values():
-        cpu = v.pop("_cpu", [])
-        v["switch_cpu_pct"] = statistics.mean(cpu) if cpu else None
-    out["cost"] = dict(cost)
+            per_run[v][f"{r.workload}_switch_cpu_pct"].append(r.cpu.per_role["switch"])
+            cpu[v].append(r.cpu.per_role["switch"])
+    cost: dict = {
+        v: {
+            **{k: statistics.mean(x) for k, x in figures.items() if not k.endswith(CPU_KEY)},
+            "switch_cpu_pct": statistics.mean(cpu[v]) if cpu[v] else None,
+        }
+        for v, figures in per_run.items()
+    }
+    out["cost"] = cost
+    out["cost_figures"] = {
+        v: {k: cost_figure(x, k) for k, x in figures.items()} for v, figures in per_run.items()
+    }
     if "base" in cost:
         out["cost_vs_base"] = {
             v: cost_vs_base(c, cost["base"]) for v, c in cost.items() if v != "base"
         }
+        out["cost_compared"] = {
+            v: {
+                k: cost_comparison(x, per_run["base"][k], k)
+                for k, x in figures.items()
+                if per_run["base"].get(k)
+            }
+            for v, figures in per_run.items()
+            if v != "base"
+        }
+    return out
+
+
+# The cost figures of a verifying study, by the end of their key (the workload's name
+# before it): what they are, their unit, and which way is better
+CPU_KEY = "_switch_cpu_pct"
+COST_FIGURES: tuple[tuple[str, str, str, Better], ...] = (
+    ("_mbps", "throughput", "Mbit/s", "higher"),
+    ("_loss_pct", "loss", "%", "lower"),
+    (CPU_KEY, "switch CPU", "% of one core", "lower"),
+)
+
+
+def _figure(key: str) -> tuple[str, str, str, Better]:
+    """(label, what, unit, better) of a cost figure's key, e.g. 'udp_loss_pct' ->
+    ('udp loss', 'loss', '%', 'lower')."""
+    for end, what, unit, better in COST_FIGURES:
+        if key.endswith(end):
+            workload = key.removesuffix(end)
+            label = f"{what} during {workload}" if end == CPU_KEY else f"{workload} {what}"
+            return label, what, unit, better
+    raise KeyError(key)
+
+
+def _order(key: str) -> tuple[str, int]:
+    """Cost figures by workload, then throughput, loss, CPU."""
+    for i, (end, *_) in enumerate(COST_FIGURES):
+        if key.endswith(end):
+            return key.removesuffix(end), i
+    return key, len(COST_FIGURES)
+
+
+def _text(vals, key: str) -> str:
+    """A cost figure's mean with n and 95 % CI, or at n = 1 the repetitions a CI needs."""
+    unit = _figure(key)[2]
+    return mean_text(vals, unit, 4 if unit == "Mbit/s" else 3, ask=True)
+
+
+def cost_figure(vals: list[float], key: str) -> dict:
+    """One design's cost figure over its runs: mean, 95 % CI (report.stats.mean_ci's t
+    interval; None at n = 1), n, and the words."""
+    m = mean_ci(vals)
+    return {
+        "mean": m.mean,
+        "ci": None if m.half_width is None else [m.low, m.high],
+        "n": m.n,
+        "text": _text(vals, key),
+    }
+
+
+def cost_comparison(vals: list[float], base: list[float], key: str) -> dict:
+    """A design's cost figure against N = 0's (common.compare, the study's significance
+    rule): the verdict ("better", "worse" or "indistinguishable"), the difference in % of
+    N = 0's with its 95 % CI, p, n of each, the repetitions per design that would tell
+    the difference seen from the noise (MIN_REPETITIONS below 2 runs; None when told
+    apart or when there is no difference), and the words."""
+    c = compare(vals, base, _figure(key)[3])
+    needed = None
+    if min(c.a.n, c.b.n) < 2:
+        needed = MIN_REPETITIONS
+    elif not c.ranked and c.needed is not None and c.needed > max(c.a.n, c.b.n):
+        needed = c.needed
+    return {
+        "verdict": c.verdict,
+        "delta_pct": c.pct,
+        "delta_ci_pct": None if c.pct_ci is None else list(c.pct_ci),
+        "p": c.test.p,
+        "test": c.test.test,
+        "n": [c.a.n, c.b.n],
+        "repetitions_needed": needed,
+        "base_text": _text(base, key),
+        "words": c.words(),
+    }
+
+
+def cost_sentences(row: dict, passes) -> list[str]:
+    """The cost of each design (the N passes, the hold by time) against N = 0 of the same
+    study, from `verified`'s figures: each figure with its n and CI, N = 0's beside it and
+    the comparison (common.Comparison.words: "indistinguishable" inside the noise and at
+    n = 1, a direction only where the test tells it)."""
+    figures, compared = row.get("cost_figures") or {}, row.get("cost_compared") or {}
+    out = []
+    for design, what in (("passes", f"cost at N = {passes}"), ("hold", "cost of the hold by time")):
+        if design not in figures:
+            continue
+        parts = []
+        for key in sorted(figures[design], key=_order):
+            text = f"{_figure(key)[0]} {figures[design][key]['text']}"
+            c = compared.get(design, {}).get(key)
+            text += (
+                f" against N = 0's {c['base_text']}: {c['words']}"
+                if c is not None
+                else " (N = 0 measured none)"
+            )
+            parts.append(text)
+        if parts:
+            out.append(f"{what} (each against N = 0 of the same study): " + "; ".join(parts) + ".")
     return out
 
 
@@ -395,14 +519,19 @@ def verify_answer(store, study_id: int, target_ms: float) -> list[str]:
     for prefix, what in (("", f"N = {passes}"), ("hold_", "held by time")):
         if row.get(f"{prefix}achieved_ms") is None:
             continue
-        lo, hi = row[f"{prefix}achieved_median_ci_ms"]
+
+        def ci(stat: str, prefix=prefix) -> str:
+            lo, hi = row[f"{prefix}achieved{stat}_ci_ms"]
+            return f"95 % CI {lo:.3g} .. {hi:.3g}"
+
+        k = row[f"{prefix}ping_runs"]
         out.append(
             f"{where}: {what}, measured {row[f'{prefix}achieved_median_ms']:.3g} ms (median "
-            f"added RTT, 95 % CI {lo:.3g} .. {hi:.3g}; target {target_ms:g} ms, error "
-            f"{row[f'{prefix}error_pct']:+.1f} %; mean {row[f'{prefix}achieved_ms']:.3g} ms, "
-            f"p99 {row[f'{prefix}achieved_p99_ms']:.3g} ms, SD {row[f'{prefix}spread_ms']:.3g} ms)."
+            f"added RTT, {ci('_median')}; target {target_ms:g} ms, error "
+            f"{row[f'{prefix}error_pct']:+.1f} %); mean {row[f'{prefix}achieved_ms']:.3g} ms "
+            f"({ci('')}), p99 {row[f'{prefix}achieved_p99_ms']:.3g} ms ({ci('_p99')}), "
+            f"SD {row[f'{prefix}spread_ms']:.3g} ms; n = {row[f'{prefix}pings']} pings in {k} "
+            f"run{'s' if k != 1 else ''} (bootstrap CIs over the pings, N = 0's subtracted)."
         )
-    for v, c in sorted(row["cost"].items()):
-        parts = [f"{k.replace('_', ' ')} {x:.4g}" for k, x in sorted(c.items()) if x is not None]
-        out.append(f"{where}: cost at {v}: " + ", ".join(parts) + ".")
+    out += [f"{where}: {s}" for s in cost_sentences(row, passes)]
     return out
