@@ -869,7 +869,9 @@ def _verify_lines(row: dict) -> list[str]:
         plo, phi = row[f"{prefix}achieved_p99_ci_ms"]
         runs = row.get(f"{prefix}ping_runs")  # (a row stored before it was kept: none)
         lines.append(
-            f"{what}, measured {row[f'{prefix}achieved_ms']:.3f} ms (95 % CI {lo:.3f} .. "
+            # each statistic is the one at N minus the same one at N = 0 (achieved())
+            f"{what}, measured (each minus N = 0's) mean {row[f'{prefix}achieved_ms']:.3f} ms "
+            f"(95 % CI {lo:.3f} .. "
             f"{hi:.3f}; target {row['target_ms']:g} ms); "
             f"min {row[f'{prefix}achieved_min_ms']:.3f} (95 % CI {mlo:.3f} .. {mhi:.3f}), "
             f"p99 {row[f'{prefix}achieved_p99_ms']:.3f} (95 % CI {plo:.3f} .. {phi:.3f}); "

@@ -531,7 +531,7 @@ def verify_answer(store, study_id: int, target_ms: float) -> list[str]:
             f"{row[f'{prefix}error_pct']:+.1f} %); mean {row[f'{prefix}achieved_ms']:.3g} ms "
             f"({ci('')}), p99 {row[f'{prefix}achieved_p99_ms']:.3g} ms ({ci('_p99')}), "
             f"SD {row[f'{prefix}spread_ms']:.3g} ms; n = {row[f'{prefix}pings']} pings in {k} "
-            f"run{'s' if k != 1 else ''} (bootstrap CIs over the pings, N = 0's subtracted)."
+            f"run{'s' if k != 1 else ''} (bootstrap CIs over the pings; each statistic minus the same one at N = 0, so a heavy tail at N = 0 can put the p99 below the median)."
         )
     out += [f"{where}: {s}" for s in cost_sentences(row, passes)]
     return out
