@@ -64,6 +64,20 @@ class FakeSwitch(p4r_grpc.P4RuntimeServicer):
             )
         return p4r.WriteResponse()
 
+    async def Read(self, request, context):
+        """The written entities of each queried kind, over two responses; meter 99 is
+        unknown (a refused Read)."""
+        found = []
+        for q in request.entities:
+            kind = q.WhichOneof("entity")
+            if kind == "meter_entry" and q.meter_entry.meter_id == 99:
+                await context.abort(grpc.StatusCode.NOT_FOUND, "unknown meter id 99")
+            found += [
+                u.entity for u in self.entries.values() if u.entity.WhichOneof("entity") == kind
+            ]
+        yield p4r.ReadResponse(entities=found[:1])
+        yield p4r.ReadResponse(entities=found[1:])
+
     async def StreamChannel(self, request_iterator, context):
         queue: asyncio.Queue = asyncio.Queue()
         self.streams.append(queue)
@@ -166,6 +180,38 @@ def test_connect_pipeline_write_batches_and_errors(program, cls, caplog):
                 await asyncio.sleep(0.02)
             assert got[0].payload == b"\x02" * 60
             assert fake.packet_outs[0].metadata[0].value == b"\x03"
+        finally:
+            await conn.close()
+            await server.stop(None)
+
+    asyncio.run(main())
+
+
+@pytest.mark.parametrize(
+    "cls", [SwitchConnection, ThreadedSwitchConnection, StreamSwitchConnection]
+)
+def test_read_gathers_every_response_and_names_a_refusal(program, cls):
+    from sdnperf.controllers.p4rt.client import P4RuntimeError
+    from sdnperf.controllers.p4rt.schema import clone_session
+
+    schema = Schema.from_file(program.p4info)
+
+    async def main():
+        fake = FakeSwitch()
+        server, port = await _serve(fake)
+        conn = cls("s1", f"127.0.0.1:{port}", 1)
+        try:
+            await conn.connect(timeout=5)
+            entries = [
+                schema.table_entry("dmac", {"eth_dst": i}, "forward", {"port": i}) for i in (1, 2)
+            ]
+            session = clone_session(5, [3])
+            await conn.write([update("INSERT", e) for e in (*entries, session)])
+            got = await conn.read([p4r.TableEntry(table_id=schema.table("dmac").id)])
+            assert [e.table_entry for e in got] == entries
+            assert await conn.read([clone_session(5, [])]) == [session]
+            with pytest.raises(P4RuntimeError, match="s1: Read failed: NOT_FOUND: unknown meter"):
+                await conn.read([p4r.Entity(meter_entry=p4r.MeterEntry(meter_id=99))])
         finally:
             await conn.close()
             await server.stop(None)

@@ -66,6 +66,33 @@ def test_lpm_is_canonical(schema):
     assert not schema.table_entry("ipv4_lpm", {"dst_addr": "0.0.0.0/0"}, "drop").match
 
 
+METER_P4INFO = """
+meters { preamble { id: 352321537 name: "MyIngress.port_policer" } spec { unit: PACKETS } size: 8 }
+"""
+
+
+def test_meter_entry_by_name_sets_resets_and_reads():
+    schema = Schema.from_text(METER_P4INFO)
+    config = {"cir": 1, "cburst": 2, "pir": 3, "pburst": 4}
+    entry = schema.meter_entry("port_policer", 7, config).meter_entry
+    assert (entry.meter_id, entry.index.index) == (352321537, 7)
+    assert (entry.config.cir, entry.config.cburst, entry.config.pir, entry.config.pburst) == (
+        1,
+        2,
+        3,
+        4,
+    )
+    # without a config: the reset (or the Read) of the cell; without an index, of them all
+    assert not schema.meter_entry("MyIngress.port_policer", 0).meter_entry.HasField("config")
+    assert not schema.meter_entry("port_policer", None).meter_entry.HasField("index")
+    with pytest.raises(SchemaError, match=r"index 8 outside 0\.\.7"):
+        schema.meter_entry("port_policer", 8)
+    with pytest.raises(SchemaError, match=r"unknown config field\(s\) \['rate'\]"):
+        schema.meter_entry("port_policer", 0, {"rate": 5})
+    with pytest.raises(SchemaError, match="no meter named 'policer'"):
+        schema.meter_entry("policer", 0)
+
+
 def _write_runtime(tmp_path, doc, name="s1-runtime.json"):
     path = tmp_path / name
     path.write_text(json.dumps(doc))

@@ -2,7 +2,7 @@
 
 use crate::ir::{
     hexs, hexw, CalcInput, Calculation, Checksum, Conditional, EntryKey, ExtractTarget, FieldW, Ir,
-    IrTable, ParseState, ParserOp, Prim, PrimArg, TableEntry, TransitionValue, X,
+    IrTable, ParseState, ParserOp, Prim, PrimArg, TableEntry, TableKind, TransitionValue, X,
 };
 use serde_json::{json, Value as J};
 
@@ -139,7 +139,7 @@ pub fn emit(ir: &Ir, program: &str) -> String {
                         })
                         .collect();
                     let mut o = json!({
-                        "name": t.name, "id": id, "key": key, "match_type": t.match_type.name(), "type": t.kind,
+                        "name": t.name, "id": id, "key": key, "match_type": t.match_type.name(), "type": t.kind.bmv2(),
                         "max_size": t.size, "with_counters": t.with_counters, "support_timeout": t.support_timeout,
                         "direct_meters": t.direct_meter,
                         "action_ids": t.actions,
@@ -150,7 +150,7 @@ pub fn emit(ir: &Ir, program: &str) -> String {
                     if let Some(p) = &t.profile {
                         o["action_profile"] = json!(p);
                     }
-                    if t.kind == "simple" {
+                    if t.kind == TableKind::Simple {
                         if let Some((a, data, c)) = &t.default {
                             o["default_entry"] = json!({"action_id": a, "action_const": c, "action_data": data, "action_entry_const": c});
                         }

@@ -140,13 +140,33 @@ pub struct IrKey {
     pub annos: Annos,
 }
 
+/// How a table holds its actions (BMv2's table `type`): in its entries, or through an
+/// action profile's members (`indirect`) or an action selector's groups (`indirect_ws`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TableKind {
+    Simple,
+    Indirect,
+    IndirectWs,
+}
+
+impl TableKind {
+    /// BMv2's name.
+    pub fn bmv2(self) -> &'static str {
+        match self {
+            TableKind::Simple => "simple",
+            TableKind::Indirect => "indirect",
+            TableKind::IndirectWs => "indirect_ws",
+        }
+    }
+}
+
 #[derive(Clone, Debug)]
 pub struct IrTable {
     pub name: String,
     pub keys: Vec<IrKey>,
     /// BMv2's match type of the whole table (the most general of its keys').
     pub match_type: MatchKind,
-    pub kind: String,
+    pub kind: TableKind,
     pub profile: Option<String>,
     pub size: u64,
     pub with_counters: bool,
@@ -175,7 +195,7 @@ impl IrTable {
             name,
             keys: vec![],
             match_type: MatchKind::Exact,
-            kind: "simple".into(),
+            kind: TableKind::Simple,
             profile: None,
             size: 1024,
             with_counters: false,

@@ -273,8 +273,39 @@ impl Switch {
         &self.eng.pre
     }
 
-    pub fn pre_mut(&mut self) -> &mut Pre {
-        &mut self.eng.pre
+    /// Adds multicast group `g`, without nodes: `GroupExists` if there is one.
+    pub fn mcast_group_add(&mut self, g: u32) -> Result<(), ControlError> {
+        self.eng.pre.mgrp_create(g)
+    }
+
+    /// Removes multicast group `g` (its nodes stay): `NoMulticastGroup` if there is none.
+    pub fn mcast_group_remove(&mut self, g: u32) -> Result<(), ControlError> {
+        self.eng.pre.mgrp_destroy(g)
+    }
+
+    /// Adds a multicast node (replication id `rid`, `ports`) in no group; returns its handle.
+    pub fn mcast_node_add(&mut self, rid: u32, ports: Vec<u32>) -> u32 {
+        self.eng.pre.node_create(rid, ports)
+    }
+
+    /// Sets node `h`'s ports: `NoMulticastNode` if there is no such node.
+    pub fn mcast_node_set(&mut self, h: u32, ports: Vec<u32>) -> Result<(), ControlError> {
+        self.eng.pre.node_update(h, ports)
+    }
+
+    /// Removes node `h` (and takes it out of every group): `NoMulticastNode` if there is none.
+    pub fn mcast_node_remove(&mut self, h: u32) -> Result<(), ControlError> {
+        self.eng.pre.node_destroy(h)
+    }
+
+    /// Puts node `h` in group `g` (once): `NoMulticastNode` / `NoMulticastGroup`.
+    pub fn mcast_node_associate(&mut self, g: u32, h: u32) -> Result<(), ControlError> {
+        self.eng.pre.node_associate(g, h)
+    }
+
+    /// Takes node `h` out of group `g`: `NoMulticastGroup` if there is no such group.
+    pub fn mcast_node_dissociate(&mut self, g: u32, h: u32) -> Result<(), ControlError> {
+        self.eng.pre.node_dissociate(g, h)
     }
 
     /// Clone session `s`, if there is one.
@@ -530,6 +561,66 @@ mod tests {
         );
         sw.mirror_set(6, m);
         assert_eq!(sw.pre().mirror_sessions(), vec![6]);
+    }
+
+    /// Multicast groups and nodes change only through the control API, with the typed
+    /// errors ctl and P4Runtime both use; ctl's answers are what they were.
+    #[test]
+    fn multicast_groups_and_nodes_change_through_the_control_api() {
+        use crate::control::ControlError;
+        let p =
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/programs/l2_basic.json");
+        let mut sw = Switch::new(Engine::new(
+            crate::json::load_file(p.to_str().unwrap()).unwrap(),
+        ));
+        sw.mcast_group_add(3).unwrap();
+        assert_eq!(
+            sw.mcast_group_add(3),
+            Err(ControlError::GroupExists { group: 3 })
+        );
+        let h = sw.mcast_node_add(9, vec![1, 2]);
+        assert_eq!(
+            sw.mcast_node_associate(4, h),
+            Err(ControlError::NoMulticastGroup { group: 4 })
+        );
+        assert_eq!(
+            sw.mcast_node_associate(3, h + 1),
+            Err(ControlError::NoMulticastNode { handle: h + 1 })
+        );
+        sw.mcast_node_associate(3, h).unwrap();
+        sw.mcast_node_set(h, vec![5]).unwrap();
+        let mut reps = vec![]; // (rid, port)
+        sw.pre().replicas(3, &mut reps);
+        assert_eq!(reps, vec![(9, 5)]);
+        // ctl works on the same groups and nodes, with the same errors in its words
+        let made = crate::ctl::execute(&mut sw, "mc_node_create 1 7").unwrap();
+        assert_eq!(made, format!("node was created with handle {}", h + 1));
+        crate::ctl::execute(&mut sw, &format!("mc_node_associate 3 {}", h + 1)).unwrap();
+        assert_eq!(sw.pre().groups[&3], vec![h, h + 1]);
+        assert_eq!(
+            crate::ctl::execute(&mut sw, "mc_mgrp_create 3").unwrap_err(),
+            "multicast group 3 already exists"
+        );
+        sw.mcast_node_dissociate(3, h).unwrap();
+        sw.mcast_node_remove(h + 1).unwrap();
+        assert!(sw.pre().groups[&3].is_empty());
+        assert_eq!(
+            sw.mcast_node_remove(h + 1),
+            Err(ControlError::NoMulticastNode { handle: h + 1 })
+        );
+        assert_eq!(
+            crate::ctl::execute(&mut sw, &format!("mc_node_update {} 1", h + 1)).unwrap_err(),
+            format!("no multicast node {}", h + 1)
+        );
+        sw.mcast_group_remove(3).unwrap();
+        assert_eq!(
+            sw.mcast_group_remove(3),
+            Err(ControlError::NoMulticastGroup { group: 3 })
+        );
+        assert_eq!(
+            crate::ctl::execute(&mut sw, "mc_mgrp_destroy 3").unwrap_err(),
+            "no multicast group 3"
+        );
     }
 
     /// A program's version is its JSON's fingerprint until a controller sets one: the same

@@ -783,11 +783,11 @@ fn value_set_command(sw: &mut Switch, cmd: &str, w: &[&str]) -> Result<String, S
 fn pre_command(sw: &mut Switch, cmd: &str, w: &[&str]) -> Result<String, String> {
     match cmd {
         "mc_mgrp_create" => {
-            sw.pre_mut().mgrp_create(num(w.get(1), "group")? as u32)?;
+            sw.mcast_group_add(num(w.get(1), "group")? as u32)?;
             Ok(String::new())
         }
         "mc_mgrp_destroy" => {
-            sw.pre_mut().mgrp_destroy(num(w.get(1), "group")? as u32)?;
+            sw.mcast_group_remove(num(w.get(1), "group")? as u32)?;
             Ok(String::new())
         }
         "mc_node_create" => {
@@ -796,7 +796,7 @@ fn pre_command(sw: &mut Switch, cmd: &str, w: &[&str]) -> Result<String, String>
                 .iter()
                 .map(|x| parse_value(x).map(|v| v as u32))
                 .collect();
-            let h = sw.pre_mut().node_create(rid, ports?);
+            let h = sw.mcast_node_add(rid, ports?);
             Ok(format!("node was created with handle {}", h))
         }
         "mc_node_update" => {
@@ -805,22 +805,22 @@ fn pre_command(sw: &mut Switch, cmd: &str, w: &[&str]) -> Result<String, String>
                 .iter()
                 .map(|x| parse_value(x).map(|v| v as u32))
                 .collect();
-            sw.pre_mut().node_update(h, ports?)?;
+            sw.mcast_node_set(h, ports?)?;
             Ok(String::new())
         }
         "mc_node_destroy" => {
-            sw.pre_mut().node_destroy(num(w.get(1), "handle")? as u32)?;
+            sw.mcast_node_remove(num(w.get(1), "handle")? as u32)?;
             Ok(String::new())
         }
         "mc_node_associate" => {
-            sw.pre_mut().node_associate(
+            sw.mcast_node_associate(
                 num(w.get(1), "group")? as u32,
                 num(w.get(2), "handle")? as u32,
             )?;
             Ok(String::new())
         }
         "mc_node_dissociate" => {
-            sw.pre_mut().node_dissociate(
+            sw.mcast_node_dissociate(
                 num(w.get(1), "group")? as u32,
                 num(w.get(2), "handle")? as u32,
             )?;

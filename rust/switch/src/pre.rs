@@ -17,6 +17,8 @@ pub struct Mirror {
     pub truncate: Option<usize>,
 }
 
+/// Read through `Switch::pre()`; changed only through the switch's control API
+/// (`Switch::mcast_*`, `Switch::mirror_*`), so every front end sees the same.
 #[derive(Default)]
 pub struct Pre {
     pub groups: HashMap<u32, Vec<u32>>,
@@ -27,25 +29,25 @@ pub struct Pre {
 }
 
 impl Pre {
-    pub fn mgrp_create(&mut self, g: u32) -> Result<(), ControlError> {
+    pub(crate) fn mgrp_create(&mut self, g: u32) -> Result<(), ControlError> {
         if self.groups.contains_key(&g) {
             return Err(ControlError::GroupExists { group: g });
         }
         self.groups.insert(g, vec![]);
         Ok(())
     }
-    pub fn mgrp_destroy(&mut self, g: u32) -> Result<(), ControlError> {
+    pub(crate) fn mgrp_destroy(&mut self, g: u32) -> Result<(), ControlError> {
         self.groups
             .remove(&g)
             .map(|_| ())
             .ok_or(ControlError::NoMulticastGroup { group: g })
     }
     /// Returns the node handle.
-    pub fn node_create(&mut self, rid: u32, ports: Vec<u32>) -> u32 {
+    pub(crate) fn node_create(&mut self, rid: u32, ports: Vec<u32>) -> u32 {
         self.nodes.push(Some(McNode { rid, ports }));
         (self.nodes.len() - 1) as u32
     }
-    pub fn node_update(&mut self, h: u32, ports: Vec<u32>) -> Result<(), ControlError> {
+    pub(crate) fn node_update(&mut self, h: u32, ports: Vec<u32>) -> Result<(), ControlError> {
         match self.nodes.get_mut(h as usize).and_then(|n| n.as_mut()) {
             Some(n) => {
                 n.ports = ports;
@@ -54,7 +56,7 @@ impl Pre {
             None => Err(ControlError::NoMulticastNode { handle: h }),
         }
     }
-    pub fn node_destroy(&mut self, h: u32) -> Result<(), ControlError> {
+    pub(crate) fn node_destroy(&mut self, h: u32) -> Result<(), ControlError> {
         match self.nodes.get_mut(h as usize) {
             Some(n @ Some(_)) => {
                 *n = None;
@@ -66,7 +68,7 @@ impl Pre {
             _ => Err(ControlError::NoMulticastNode { handle: h }),
         }
     }
-    pub fn node_associate(&mut self, g: u32, h: u32) -> Result<(), ControlError> {
+    pub(crate) fn node_associate(&mut self, g: u32, h: u32) -> Result<(), ControlError> {
         if self
             .nodes
             .get(h as usize)
@@ -84,7 +86,7 @@ impl Pre {
         }
         Ok(())
     }
-    pub fn node_dissociate(&mut self, g: u32, h: u32) -> Result<(), ControlError> {
+    pub(crate) fn node_dissociate(&mut self, g: u32, h: u32) -> Result<(), ControlError> {
         let grp = self
             .groups
             .get_mut(&g)

@@ -1,5 +1,5 @@
 """One P4Runtime connection to one switch: arbitration as primary, pipeline, batched
-writes, packet-in / packet-out on the stream. Three ways to carry the stream (the
+writes, reads, packet-in / packet-out on the stream. Three ways to carry the stream (the
 controller's "transport"), unary RPCs always on grpcio:
 
 - `StreamSwitchConnection` ("h2", default): our own HTTP/2 framing (h2stream.py) in the
@@ -321,6 +321,16 @@ class SwitchConnection:
             for i, (_u, share) in enumerate(batch):
                 share.done(failed.get(i), self.name)
 
+    # -- reads ----------------------------------------------------------------------------
+    async def read(self, entities: list) -> list["p4r.Entity"]:
+        """One Read RPC: the switch's entities that these select (P4Runtime's wildcards: an
+        id of 0 or an unset index selects all); P4RuntimeError when the switch refuses."""
+        req = _read_request(self.device_id, entities)
+        try:
+            return [e async for resp in self.stub.Read(req, timeout=30) for e in resp.entities]
+        except grpc.RpcError as exc:
+            raise _read_error(self.name, exc) from None
+
     # -- packets --------------------------------------------------------------------------
     def send_packet_out(self, packet_out) -> None:
         """Queue a packet-out; a writer task sends queued ones in order while the reader
@@ -343,6 +353,17 @@ class SwitchConnection:
             if not self.closed:
                 log.error("%s: packet-out failed: %s", self.name, exc)
             out.clear()
+
+
+def _read_request(device_id: int, entities: list) -> "p4r.ReadRequest":
+    return p4r.ReadRequest(
+        device_id=device_id,
+        entities=[e if isinstance(e, p4r.Entity) else p4r.Entity(table_entry=e) for e in entities],
+    )
+
+
+def _read_error(name: str, exc: grpc.RpcError) -> P4RuntimeError:
+    return P4RuntimeError(f"{name}: Read failed: {exc.code().name}: {exc.details()}")
 
 
 class _Share:
@@ -519,6 +540,17 @@ class ThreadedSwitchConnection(SwitchConnection):
                 errors,
             ) from None
         self.writes += len(updates)
+
+    async def read(self, entities: list) -> list["p4r.Entity"]:
+        req = _read_request(self.device_id, entities)
+
+        def read_all() -> list:  # the synchronous stub's stream blocks: in a thread
+            return [e for resp in self.stub.Read(req, timeout=30) for e in resp.entities]
+
+        try:
+            return await asyncio.to_thread(read_all)
+        except grpc.RpcError as exc:
+            raise _read_error(self.name, exc) from None
 
     async def close(self) -> None:
         self.closed = True

@@ -109,6 +109,17 @@ class ActionInfo:
     params: dict[str, tuple[int, int]]  # name -> (id, bitwidth)
 
 
+@dataclass(frozen=True)
+class MeterInfo:
+    id: int
+    name: str
+    size: int
+
+
+# a MeterConfig's fields: rates per second and bursts, in the meter's unit (packets, bytes)
+METER_CONFIG_FIELDS = ("cir", "cburst", "pir", "pburst", "eburst")
+
+
 def _lookup(kind: str, mapping: dict, name: str):
     if name in mapping:
         return mapping[name]
@@ -126,6 +137,10 @@ class Schema:
         self.tables: dict[str, TableInfo] = {}
         self.actions: dict[str, ActionInfo] = {}
         self.packet_metadata: dict[str, dict[str, tuple[int, int]]] = {}
+        self.meters = {
+            m.preamble.name: MeterInfo(m.preamble.id, m.preamble.name, m.size)
+            for m in p4info.meters
+        }
         for a in p4info.actions:
             self.actions[a.preamble.name] = ActionInfo(
                 a.preamble.id, a.preamble.name, {p.name: (p.id, p.bitwidth) for p in a.params}
@@ -169,6 +184,9 @@ class Schema:
 
     def action_name(self, action_id: int) -> str:
         return self._action_by_id[action_id].name
+
+    def meter(self, name: str) -> MeterInfo:
+        return _lookup("meter", self.meters, name)
 
     # -- messages --------------------------------------------------------------------------
     def action_msg(self, action: str, params: dict | None = None) -> "p4r.Action":
@@ -317,6 +335,28 @@ class Schema:
 
         return build
 
+    def meter_entry(
+        self, meter: str, index: int | None, config: dict | None = None
+    ) -> "p4r.Entity":
+        """Cell `index` of an indirect meter (None: every cell): with `config`
+        (METER_CONFIG_FIELDS, ints) the MODIFY that sets it; without, the MODIFY that resets
+        it (unconfigured: every packet green) or the Read of it."""
+        info = self.meter(meter)
+        entry = p4r.MeterEntry(meter_id=info.id)
+        if index is not None:
+            if not 0 <= int(index) < info.size:
+                raise SchemaError(f"meter {info.name}: index {index} outside 0..{info.size - 1}")
+            entry.index.index = int(index)
+        if config is not None:
+            unknown = set(config) - set(METER_CONFIG_FIELDS)
+            if unknown:
+                raise SchemaError(
+                    f"meter {info.name}: unknown config field(s) {sorted(unknown)} "
+                    f"(has {list(METER_CONFIG_FIELDS)})"
+                )
+            entry.config.CopyFrom(p4r.MeterConfig(**{k: int(v) for k, v in config.items()}))
+        return p4r.Entity(meter_entry=entry)
+
     def packet_out(self, payload: bytes, **metadata) -> "p4r.PacketOut":
         fields = self.packet_metadata.get("packet_out")
         if fields is None:
@@ -360,6 +400,8 @@ def multicast_group(group_id: int, ports, instance: int = 0) -> "p4r.Entity":
 def clone_session(
     session_id: int, ports, class_of_service: int = 0, packet_length_bytes: int = 0
 ) -> "p4r.Entity":
+    """A PRE clone session entity (ports as for multicast_group); with no ports also the
+    DELETE of a session, or the Read of one (session 0: of every one)."""
     entry = p4r.CloneSessionEntry(
         session_id=int(session_id),
         class_of_service=int(class_of_service),

@@ -398,7 +398,7 @@ impl<'a> Lower<'a> {
             None => 1024,
         };
         // properties
-        let mut kind = "simple".to_string();
+        let mut kind = TableKind::Simple;
         let mut profile = None;
         let mut with_counters = false;
         let mut direct_meter = None;
@@ -447,9 +447,9 @@ impl<'a> Lower<'a> {
                             ) =>
                         {
                             kind = if k == ExternKind::ActionSelector {
-                                "indirect_ws".into()
+                                TableKind::IndirectWs
                             } else {
-                                "indirect".into()
+                                TableKind::Indirect
                             };
                             if let Some(pr) = self.pipelines[pipe]
                                 .profiles
@@ -525,13 +525,13 @@ impl<'a> Lower<'a> {
                 arr.size = size;
             }
         }
-        if kind == "indirect_ws" && selector_inputs.is_empty() {
+        if kind == TableKind::IndirectWs && selector_inputs.is_empty() {
             self.err(
                 t.span,
                 "a table with an action_selector needs at least one 'selector' key",
             );
         }
-        if kind != "indirect_ws" && !selector_inputs.is_empty() {
+        if kind != TableKind::IndirectWs && !selector_inputs.is_empty() {
             self.internal(
                 t.span,
                 "'selector' keys without an action_selector (checked by sema::tables::attachments)",

@@ -2,9 +2,9 @@
 //! (top-level functions and actions, the actions and apply blocks of controls, the
 //! states of parsers), called or not, and the type errors found on the way (unary,
 //! binary and `?:` operands, casts, slices, `if` conditions, stack indices and members,
-//! `isValid`, functions returning no value used as values; the arguments of `verify`,
-//! `extract`, `lookahead` assignments and the checksum functions), with lowering's
-//! messages and spans.
+//! `isValid`, functions and header and stack methods returning no value used as values;
+//! the arguments of `verify`, `extract`, `lookahead` assignments and the checksum
+//! functions), with lowering's messages and spans.
 //!
 //! The rules are lowering's (`lower::expr`): an expression lowering folds as a
 //! constant takes the folded type (no operator errors inside it), an untyped constant
@@ -382,17 +382,22 @@ impl Walker<'_, '_> {
 }
 
 impl Walker<'_, '_> {
-    /// Types a call statement's call: a function returning no value is called here
-    /// for its effects (only its arguments are typed).
+    /// Types a call statement's call: a function or method returning no value is called
+    /// here for its effects (only its arguments, and a method's object, are typed).
     fn stmt_call_ty(&self, c: &Expr) -> PResult<()> {
         if let ExprKind::Call(f, _, args) = &c.kind {
-            if let ExprKind::Name(n) = &f.kind {
-                if self.scope.lookup(n).is_none() && self.functions.get(n) == Some(&Type::Void) {
-                    for a in args {
-                        self.ty(&a.value, None)?;
-                    }
-                    return Ok(());
+            let void = match &f.kind {
+                ExprKind::Name(n) => {
+                    self.scope.lookup(n).is_none() && self.functions.get(n) == Some(&Type::Void)
                 }
+                ExprKind::Member(b, m) => void_method(&self.ty(b, None)?, m),
+                _ => false,
+            };
+            if void {
+                for a in args {
+                    self.ty(&a.value, None)?;
+                }
+                return Ok(());
             }
         }
         self.ty(c, None).map(|_| ())
@@ -648,6 +653,16 @@ fn known(t: &Type) -> bool {
     *t != Type::Unknown
 }
 
+/// Whether `m` is a method of a value of type `t` that returns nothing: a header's
+/// `setValid` / `setInvalid`, a header stack's `push_front` / `pop_front`.
+fn void_method(t: &Type, m: &str) -> bool {
+    matches!(
+        (t, m),
+        (Type::Header(_), "setValid" | "setInvalid")
+            | (Type::Stack(..), "push_front" | "pop_front")
+    )
+}
+
 impl Typer<'_> {
     fn ty(&self, e: &Expr, expect: Option<&Type>) -> PResult<Type> {
         // what lowering folds as a constant takes the folded type (and the context's,
@@ -739,6 +754,17 @@ impl Typer<'_> {
                                 if k == "packet_in" && targs.len() == 1 =>
                             {
                                 self.env.resolve(&targs[0]).unwrap_or(Type::Unknown)
+                            }
+                            // as a value (a call statement's own call is `stmt_call_ty`'s)
+                            _ if void_method(&bt, m) => {
+                                let of = match bt {
+                                    Type::Stack(..) => "header stack",
+                                    _ => "header",
+                                };
+                                return Err(Error::new(
+                                    e.span,
+                                    format!("{} method '{}' returns no value", of, m),
+                                ));
                             }
                             _ => Type::Unknown,
                         }

@@ -28,24 +28,29 @@ impl Device {
         Ok(out)
     }
 
-    pub(super) fn mk_nodes(sw: &mut Switch, g: u32, reps: &[(u32, u32)]) {
+    /// Creates multicast group `g` with a node per replica (a P4Runtime group owns them).
+    pub(super) fn make_group(sw: &mut Switch, g: u32, reps: &[(u32, u32)]) -> R<()> {
+        sw.mcast_group_add(g)?;
         for &(port, rid) in reps {
-            let h = sw.pre_mut().node_create(rid, vec![port]);
-            let _ = sw.pre_mut().node_associate(g, h);
+            let h = sw.mcast_node_add(rid, vec![port]);
+            sw.mcast_node_associate(g, h)?;
         }
+        Ok(())
     }
 
-    /// Removes multicast group `g` and its nodes (those no other group also holds).
-    pub(super) fn destroy_group(sw: &mut Switch, g: u32) {
+    /// Removes multicast group `g`, if there is one, and its nodes (those no other group
+    /// also holds).
+    pub(super) fn destroy_group(sw: &mut Switch, g: u32) -> R<()> {
         let Some(nodes) = sw.pre().groups.get(&g).cloned() else {
-            return;
+            return Ok(());
         };
-        let _ = sw.pre_mut().mgrp_destroy(g);
+        sw.mcast_group_remove(g)?;
         for h in nodes {
             if !sw.pre().groups.values().any(|o| o.contains(&h)) {
-                let _ = sw.pre_mut().node_destroy(h);
+                sw.mcast_node_remove(h)?;
             }
         }
+        Ok(())
     }
 
     pub(super) fn write_pre(
@@ -72,18 +77,17 @@ impl Device {
                 let exists = sw.pre().groups.contains_key(&g);
                 match ty {
                     T::Insert if exists => {
-                        return err(Code::AlreadyExists, format!("multicast group {} exists", g))
+                        return Err(ControlError::GroupExists { group: g }.into())
                     }
                     T::Modify | T::Delete if !exists => {
-                        return err(Code::NotFound, format!("no multicast group {}", g))
+                        return Err(ControlError::NoMulticastGroup { group: g }.into())
                     }
                     _ => {}
                 }
-                Self::destroy_group(sw, g);
+                Self::destroy_group(sw, g)?;
                 self.mcast_metadata.remove(&g);
                 if ty != T::Delete {
-                    let _ = sw.pre_mut().mgrp_create(g);
-                    Self::mk_nodes(sw, g, &reps);
+                    Self::make_group(sw, g, &reps)?;
                     self.mcast_metadata.insert(g, m.metadata.clone());
                 }
                 Ok(())
@@ -110,7 +114,7 @@ impl Device {
                 }
                 // the replica group P4Runtime made for the session (a group ctl named
                 // with mirroring_add_mc is ctl's and stays)
-                Self::destroy_group(sw, CLONE_GROUP_BASE + s);
+                Self::destroy_group(sw, CLONE_GROUP_BASE + s)?;
                 if ty == T::Delete {
                     sw.mirror_remove(s)?;
                 }
@@ -124,8 +128,7 @@ impl Device {
                         mirror.port = Some(reps[0].0);
                     } else if !reps.is_empty() {
                         let g = CLONE_GROUP_BASE + s;
-                        let _ = sw.pre_mut().mgrp_create(g);
-                        Self::mk_nodes(sw, g, &reps);
+                        Self::make_group(sw, g, &reps)?;
                         mirror.mgrp = Some(g);
                     }
                     // an Insert of a new session or a Modify of an existing one (checked above)

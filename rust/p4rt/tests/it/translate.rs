@@ -882,9 +882,17 @@ fn multicast_groups_and_clone_sessions() {
     };
     f.w(T::Insert, mg(1, vec![rep(1, 0), rep(2, 0), rep(3, 1)]))
         .unwrap();
+    // the switch's typed errors (GroupExists, NoMulticastGroup), P4Runtime's codes
     assert_eq!(
-        f.w(T::Insert, mg(1, vec![])).unwrap_err().0,
-        Code::AlreadyExists
+        f.w(T::Insert, mg(1, vec![])).unwrap_err(),
+        (
+            Code::AlreadyExists,
+            "multicast group 1 already exists".to_string()
+        )
+    );
+    assert_eq!(
+        f.w(T::Modify, mg(2, vec![rep(1, 0)])).unwrap_err(),
+        (Code::NotFound, "no multicast group 2".to_string())
     );
     assert_eq!(
         f.w(T::Insert, mg(2, vec![rep(1, 0), rep(1, 0)]))
