@@ -70,7 +70,7 @@ LATE_FLOOR_MS = 0.5  # ... and above 0.5 ms (a ping on an unimpaired path takes 
 MIN_PACKETS = 20  # fewer released packets judge nothing (a few pings of the readiness check)
 LOSS_SIGMAS = 4.0  # binomial test on lost / offered
 # lateness up to this many times the switch's run-queue wait is what waiting for a CPU
-# does (attribute_lateness: measured 2.5-5.9; a stopped switch: 264-1077)
+# does (attribute_lateness: measured 2.5-5.9; a stopped switch: 39-1077)
 WAITING_ACCOUNTS = 10.0
 # ----------------------------------------------------------------------------------------
 
@@ -369,8 +369,10 @@ def attribute_lateness(checks: list[LinkCheck], waits: str, waited_ms: float | N
     late); the words tell the reader what the machine was doing meanwhile. The ratio
     tells waiting from a switch that was stopped or slept past its deadlines: a wait of
     w holds every packet due during it, so lateness is a few times the wait (measured at
-    20 Mbit/s, XDP path, load 3-7 on 2 cores: 2.5-5.9 in 31 runs), while a switch stopped
-    for 0.6 s was late 264-1077 times longer than it waited (6 runs)."""
+    20 Mbit/s, XDP path, load 3-7 on 2 cores: 2.5-5.9 in 43 runs), while a switch stopped
+    for 0.6 s was late 39-1077 times longer than it waited (8 runs, test_link_fidelity's
+    stalls included). Both are totals over the run: a short stall in a long run whose
+    switch waited a lot can hide behind the waiting."""
     if not waits:
         return
     for c in checks:

@@ -89,7 +89,7 @@ def held_unless_the_switch_waited_for_a_cpu(result) -> bool:
     Why not saturation alone: in CI (two e2e groups in parallel, load 2-3 on 2 cores) the
     XDP port was 0.56 ms late on average at 6 % of a core with no core saturated; its
     switch, woken on time, waited for a CPU (measured: lateness 2.5-5.9 times the switch's
-    run-queue wait in 31 loaded runs, against 264-1077 times with the switch stopped).
+    run-queue wait in 43 loaded runs, against 39-1077 times with the switch stopped).
     Returns whether it was unmarked."""
     cpu = result.cpu
     if not cpu.link_breach:
