@@ -23,7 +23,7 @@ from sdnperf.emulation import capabilities, cleanup
 from sdnperf.emulation.network import EmulationError, Network
 from sdnperf.emulation.nodes import Net
 from sdnperf.fidelity import hops, links
-from sdnperf.fidelity.cpu import CpuSampler
+from sdnperf.fidelity.cpu import CpuSampler, waits_in_words
 from sdnperf.links.apply import appliers
 from sdnperf.links.element import element_links, start_elements, stop_elements, without_links
 from sdnperf.links.scheduler import LinkScheduler
@@ -466,6 +466,8 @@ def _judge_links(
         return
     for note in monitor.notes:
         log(f"  link monitor: {note}")
+    # a late link says what its switch and the machine waited for a CPU meanwhile
+    links.attribute_lateness(checks, waits_in_words(cpu, "switch"), cpu.queued_ms.get("switch"))
     cpu.links = [c.record() for c in checks]
     cpu.link_breach, cpu.link_reason = links.summarize(checks)
     if cpu.link_breach:

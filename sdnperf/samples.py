@@ -66,6 +66,12 @@ class CpuReport:
     peak_total: float = 0.0  # highest whole-machine busy % over any sampling interval
     cpu_bound: bool = False
     reason: str = ""  # why the run was marked CPU-bound, in words
+    # who waited for a CPU (fidelity/procstat.py): the % of the run in which a runnable
+    # task had none (PSI "some", whole machine; None: the kernel keeps no such account),
+    # and per role the ms its threads waited on run queues and the times they were run
+    cpu_wait_pct: float | None = None
+    queued_ms: dict[str, float] = field(default_factory=dict)
+    queued_runs: dict[str, int] = field(default_factory=dict)
     # fidelity/hops.py: one switch's forwarding time, probed after the workload, and
     # whether it was far above a small topology's (the emulator, not the architecture)
     switch_ms: float | None = None

@@ -1,4 +1,6 @@
-"""CPU use of the machine, its cores and the run's processes; the "CPU-bound" mark.
+"""CPU use of the machine, its cores and the run's processes; the "CPU-bound" mark; and
+who waited for a CPU (the kernel's PSI "some" share of the run, each role's run-queue
+time), recorded beside the mark: a task can wait with no core saturated.
 
 `CpuSampler` reads the counters (psutil) in a background thread every `interval` seconds. The arithmetic
 (`interval_between`, `summarize`, `judge`) is pure, so the rule is tested on synthetic
@@ -22,11 +24,14 @@ from ..samples import CpuReport
 from .procstat import (
     CpuTimes,
     ProcTimes,
+    Queued,
     busy_pct,
     descendants,
     parent_map,
     read_cpu_times,
     read_pid,
+    read_pressure,
+    read_queued,
 )
 
 # ---- When is a run CPU-bound? ---------------------------------------------------------
@@ -52,6 +57,8 @@ class Snapshot:
     t: float  # time.monotonic()
     cpus: dict[str, CpuTimes]  # "cpu" (machine), "cpu0", "cpu1", ...
     procs: dict[tuple[str, int], ProcTimes]  # (role, pid) -> times
+    pressure_us: int | None = None  # PSI "some" so far (None: the kernel keeps none)
+    queued: dict[tuple[str, int], Queued] = field(default_factory=dict)  # run-queue accounts
 
 
 @dataclass
@@ -63,6 +70,10 @@ class Interval:
     cores: list[float]  # busy % per core
     procs: dict[tuple[str, int], float] = field(default_factory=dict)  # % of one core
     names: dict[int, str] = field(default_factory=dict)  # pid -> command name
+    # % of the interval in which a runnable task waited for a CPU (PSI "some", machine)
+    cpu_wait_pct: float | None = None
+    # (role, pid) -> (seconds its threads waited on run queues, times they were run)
+    queued: dict[tuple[str, int], tuple[float, int]] = field(default_factory=dict)
 
 
 def interval_between(prev: Snapshot, cur: Snapshot) -> Interval:
@@ -81,6 +92,13 @@ def interval_between(prev: Snapshot, cur: Snapshot) -> Interval:
             continue
         out.procs[key] = 100.0 * (now.cpu_s - before.cpu_s) / seconds
         out.names[now.pid] = now.comm
+        q0, q1 = prev.queued.get(key), cur.queued.get(key)
+        if q0 is not None and q1 is not None:
+            # a thread that ended takes its account with it: never below zero
+            out.queued[key] = (max(q1.wait_ns - q0.wait_ns, 0) / 1e9, max(q1.runs - q0.runs, 0))
+    if prev.pressure_us is not None and cur.pressure_us is not None:
+        stalled = max(cur.pressure_us - prev.pressure_us, 0) / 1e6
+        out.cpu_wait_pct = min(100.0, 100.0 * stalled / seconds)
     return out
 
 
@@ -133,13 +151,46 @@ def summarize(intervals: list[Interval], roles: list[str]) -> CpuReport:
         for i in range(n_cores)
     ]
     bound, reason = judge(intervals)
+    waited = [(iv.seconds, iv.cpu_wait_pct) for iv in intervals if iv.cpu_wait_pct is not None]
+    waited_s = sum(seconds for seconds, _ in waited)
+    queued_ms = {r: 0.0 for r in roles}
+    queued_runs = {r: 0 for r in roles}
+    for iv in intervals:
+        for (role, _pid), (wait_s, runs) in iv.queued.items():
+            queued_ms[role] = queued_ms.get(role, 0.0) + wait_s * 1e3
+            queued_runs[role] = queued_runs.get(role, 0) + runs
     return CpuReport(
         per_role=per_role,
         per_core=per_core,
         peak_total=max(iv.machine for iv in intervals),
         cpu_bound=bound,
         reason=reason,
+        cpu_wait_pct=(
+            round(sum(seconds * pct for seconds, pct in waited) / waited_s, 2)
+            if waited_s > 0
+            else None
+        ),
+        queued_ms={r: round(ms, 3) for r, ms in queued_ms.items()},
+        queued_runs=queued_runs,
     )
+
+
+def waits_in_words(report: CpuReport, role: str) -> str:
+    """Who waited for a CPU over the run ("" when nothing was recorded): the machine's
+    PSI "some" share and `role`'s run-queue time, beside the CPU it used."""
+    parts = []
+    if report.cpu_wait_pct is not None:
+        parts.append(
+            f"runnable tasks waited for a CPU {report.cpu_wait_pct:.0f} % of the time (PSI some)"
+        )
+    runs = report.queued_runs.get(role, 0)
+    if runs:
+        ms = report.queued_ms.get(role, 0.0)
+        parts.append(
+            f"the {role} waited {ms:.0f} ms on run queues ({1e3 * ms / runs:.0f} µs on average "
+            f"over {runs} runs) and used {report.per_role.get(role, 0.0):.0f} % of a core"
+        )
+    return "; ".join(parts)
 
 
 class CpuSampler:
@@ -215,12 +266,18 @@ class CpuSampler:
         t = time.monotonic()
         cpus = read_cpu_times()
         parent_of = parent_map() if self.include_children and watched else {}
+        pressure = read_pressure()
         procs: dict[tuple[str, int], ProcTimes] = {}
+        queued: dict[tuple[str, int], Queued] = {}
         read: dict[int, ProcTimes | None] = {}  # a process under two roles is read once
+        waits: dict[int, Queued | None] = {}
         for role, roots in watched.items():
             for pid in roots | descendants(roots, parent_of):
                 if pid not in read:
                     read[pid] = read_pid(pid)
+                    waits[pid] = read_queued(pid)
                 if (times := read[pid]) is not None:
                     procs[(role, pid)] = times
-        return Snapshot(t, cpus, procs)
+                    if (q := waits[pid]) is not None:
+                        queued[(role, pid)] = q
+        return Snapshot(t, cpus, procs, pressure, queued)

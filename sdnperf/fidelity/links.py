@@ -69,6 +69,9 @@ LATE_SHARE = 0.10  # mean lateness above 10 % of the configured delay ...
 LATE_FLOOR_MS = 0.5  # ... and above 0.5 ms (a ping on an unimpaired path takes ~0.1 ms)
 MIN_PACKETS = 20  # fewer released packets judge nothing (a few pings of the readiness check)
 LOSS_SIGMAS = 4.0  # binomial test on lost / offered
+# lateness up to this many times the switch's run-queue wait is what waiting for a CPU
+# does (attribute_lateness: measured 2.5-5.9; a stopped switch: 39-1077)
+WAITING_ACCOUNTS = 10.0
 # ----------------------------------------------------------------------------------------
 
 
@@ -97,6 +100,7 @@ class LinkCheck:
     measured: dict = field(default_factory=dict)  # same keys (what could be measured) + extras
     breach: bool = False
     reason: str = ""  # in words, with the numbers
+    late: bool = False  # the breach is (among others) packets that left after they were due
 
     def record(self) -> dict:
         return asdict(self)
@@ -262,6 +266,7 @@ def judge_switch_end(end: LinkEnd, c: dict[str, int]) -> LinkCheck:
         check.measured["late_max_ms"] = round(c.get("late_max_ns", 0) / 1e6, 3)
         allowed = max(LATE_SHARE * (end.delay_ms or 0.0), LATE_FLOOR_MS)
         if late_ms > allowed:
+            check.late = True
             configured = f"configured {end.delay_ms:g} ms" if end.delay_ms else "no delay set"
             reasons.append(
                 f"packets left {late_ms:.2f} ms after they were due on average (max "
@@ -351,6 +356,46 @@ def _configured(end: LinkEnd) -> dict:
         if end.loss_range_pct is not None:
             out["loss_range_pct"] = list(end.loss_range_pct)
     return out
+
+
+def attribute_lateness(checks: list[LinkCheck], waits: str, waited_ms: float | None = None) -> None:
+    """Adds to each lateness breach what the same run's CPU accounts say about waiting
+    for a CPU (`waits`, fidelity/cpu.py `waits_in_words`; "" adds nothing) and, with the
+    switch's run-queue time `waited_ms`, its lateness per ms of that wait
+    (`measured["late_per_wait"]`: the packets' summed lateness / the switch's wait).
+
+    Why: a switch woken on time that then waits on a run queue releases late while no
+    core is saturated, which the CPU mark does not see. The mark stays (the packets were
+    late); the words tell the reader what the machine was doing meanwhile. The ratio
+    tells waiting from a switch that was stopped or slept past its deadlines: a wait of
+    w holds every packet due during it, so lateness is a few times the wait (measured at
+    20 Mbit/s, XDP path, load 3-7 on 2 cores: 2.5-5.9 in 43 runs), while a switch stopped
+    for 0.6 s was late 39-1077 times longer than it waited (8 runs, test_link_fidelity's
+    stalls included). Both are totals over the run: a short stall in a long run whose
+    switch waited a lot can hide behind the waiting."""
+    if not waits:
+        return
+    for c in checks:
+        if not c.late:
+            continue
+        if waited_ms and "late_ms" in c.measured:
+            ratio = c.measured["late_ms"] * c.packets / waited_ms
+            c.measured["late_per_wait"] = round(ratio, 2)
+            said = (
+                "waiting for a CPU accounts for it"
+                if accounted_by_waiting(c.measured)
+                else "more than waiting for a CPU accounts for"
+            )
+            c.reason += f" (meanwhile {waits}: {ratio:.3g} ms late for every ms it waited, {said})"
+        else:
+            c.reason += f" (meanwhile {waits})"
+
+
+def accounted_by_waiting(measured: dict) -> bool:
+    """Whether a late end's lateness is what its switch's waiting for a CPU does (its
+    `late_per_wait` from attribute_lateness within WAITING_ACCOUNTS)."""
+    ratio = measured.get("late_per_wait")
+    return ratio is not None and ratio <= WAITING_ACCOUNTS
 
 
 def summarize(checks: list[LinkCheck]) -> tuple[bool, str]:

@@ -80,26 +80,40 @@ def ends(result, where: str) -> list[dict]:
     return [c for c in result.cpu.links if where in c["where"]]
 
 
-def held_unless_the_machine_was_saturated(result) -> bool:
-    """Whether the run that should hold its link is unmarked; if it is marked, the only
-    allowed cause is a saturated machine, said by the same run's CPU mark: lateness alone
-    (the rate held: its spacing cancels wake-up latency, lateness does not) and nowhere
-    near the 600 ms the stalled run below adds. A loaded machine (load 14.6 on 2 cores)
-    woke the switch 1.46 ms late on average (max 28 ms) on the XDP port with no delay set
-    (allowed 0.5 ms): a true lateness the monitor is right to mark, not a wrong mark; the
-    old "never marked" held on a quiet machine only. Returns whether it was unmarked."""
-    if not result.cpu.link_breach:
+def held_unless_the_switch_waited_for_a_cpu(result) -> bool:
+    """Whether the run that should hold its link is unmarked; if it is marked, lateness alone
+    (the rate held: its spacing cancels wake-up latency, lateness does not), nowhere near
+    the 600 ms the stalled run below adds, and waiting for a CPU accounts for it: the run's
+    CPU mark says the machine was saturated, or the mark itself says the switch waited on
+    run queues for a share of the lateness that only waiting gives (links.accounted_by_waiting).
+    Why not saturation alone: in CI (two e2e groups in parallel, load 2-3 on 2 cores) the
+    XDP port was 0.56 ms late on average at 6 % of a core with no core saturated; its
+    switch, woken on time, waited for a CPU (measured: lateness 2.5-5.9 times the switch's
+    run-queue wait in 43 loaded runs, against 39-1077 times with the switch stopped).
+    Returns whether it was unmarked."""
+    cpu = result.cpu
+    if not cpu.link_breach:
         return True
-    assert result.cpu.cpu_bound, (
-        "an impaired link was marked in a run the CPU rule did not mark: "
-        f"{result.cpu.link_reason} (CPU: {result.cpu.reason or 'not saturated'})"
-    )
-    for c in result.cpu.links:
+    for c in cpu.links:
         if c.get("breach"):
             assert c["reason"].startswith("packets left "), c  # lateness, not the rate
             assert c["measured"]["late_max_ms"] < 300, c
             assert c["measured"]["late_ms"] > 0.5, c  # the mark carries its numbers
+            assert cpu.cpu_bound or links.accounted_by_waiting(c["measured"]), (
+                "an impaired link was marked late in a run the CPU rule did not mark, and "
+                f"the switch's waiting for a CPU does not account for it: {c['reason']} "
+                f"(CPU: {cpu.reason or 'not saturated'})"
+            )
     return False
+
+
+def not_from_waiting(result, end: dict) -> None:
+    """A stopped switch's lateness is not put down to waiting for a CPU (a stopped process
+    is not on a run queue): the mark says so, whatever the load."""
+    if not result.cpu.queued_runs.get("switch"):
+        return  # a kernel without run-queue accounts: nothing attributed
+    assert not links.accounted_by_waiting(end["measured"]), end
+    assert "more than waiting for a CPU accounts for" in end["reason"], end
 
 
 P4 = 'name = "p4"\nkind = "p4"\napp = "proactive"'
@@ -146,7 +160,7 @@ def test_p4_switch_port_keeps_its_rate_and_a_stalled_switch_is_marked(
     assert to_h3["configured"] == {"rate_mbit": 10.0, "delay_ms": 50.0}
     assert 9.0 <= to_h3["measured"]["rate_mbit"] <= 11.0, to_h3
     assert to_h3["measured"]["added_delay_ms"] >= 50.0
-    unmarked = held_unless_the_machine_was_saturated(result)
+    unmarked = held_unless_the_switch_waited_for_a_cpu(result)
     table, html, store, sid = reported(result, tmp_path / "ok")
     assert (LINK_MARK not in table) == unmarked
     assert "<h2>Link fidelity</h2>" in html
@@ -162,6 +176,7 @@ def test_p4_switch_port_keeps_its_rate_and_a_stalled_switch_is_marked(
     assert "ms after they were due on average" in result.cpu.link_reason
     (to_h3,) = [c for c in ends(result, "out") if c["link"] == "s1-h3"]
     assert to_h3["breach"] and to_h3["measured"]["late_max_ms"] >= 300
+    not_from_waiting(result, to_h3)
     table, html, store, sid = reported(result, tmp_path / "stalled")
     assert LINK_MARK in table and "link-fidelity breach in run" in table
     assert store.runs(sid)[0].cpu.link_breach
@@ -236,7 +251,7 @@ def test_a_link_that_followed_its_schedule_is_not_marked(tmp_path, arch, request
         assert to_h3["measured"]["busy_packets"] >= 50, to_h3
     else:
         assert to_h3["measured"]["mean_rate_mbit"] <= 1.1 * to_h3["configured"]["rate_mbit"]
-    held_unless_the_machine_was_saturated(result)
+    held_unless_the_switch_waited_for_a_cpu(result)
     # the same counters judged against the constant 10 Mbit/s would not hold for p4: its
     # busy spacing averaged well below 10 Mbit/s (the 4 Mbit/s second)
     if arch == "p4":
@@ -263,7 +278,7 @@ def test_p4_xdp_shaped_port_keeps_its_rate_and_a_stalled_switch_is_marked(
     assert to_h3["configured"] == {"rate_mbit": 10.0}
     # 16 Mbit/s offered to a 10 Mbit/s port: it sent at its rate while backlogged
     assert 9.0 <= to_h3["measured"]["rate_mbit"] <= 11.0, to_h3
-    unmarked = held_unless_the_machine_was_saturated(result)
+    unmarked = held_unless_the_switch_waited_for_a_cpu(result)
     assert summed(result, "xdp_forwarded") > 0
     assert (LINK_MARK not in reported(result, tmp_path / "ok")[0]) == unmarked
 
@@ -275,6 +290,7 @@ def test_p4_xdp_shaped_port_keeps_its_rate_and_a_stalled_switch_is_marked(
     assert "link s1-h3 at s1 port 3 out (s1-eth3): " in result.cpu.link_reason
     (to_h3,) = [c for c in ends(result, "out") if c["link"] == "s1-h3"]
     assert to_h3["breach"] and to_h3["measured"]["late_max_ms"] >= 300
+    not_from_waiting(result, to_h3)
     assert LINK_MARK in reported(result, tmp_path / "stalled")[0]
 
 
@@ -297,10 +313,19 @@ def test_p4_xdp_tcp_is_held_to_the_link_rate(tmp_path, needs_daemon):
         """)
     result = run(load_study_text(text, "links.toml", tmp_path), tmp_path / "tcp")
     rates = {s.metric: s.value for s in result.summaries if "throughput" in s.metric}
-    print("tcp:", rates, result.cpu.links, "load", os.getloadavg())
+    cpu = result.cpu
+    print(
+        "tcp:",
+        rates,
+        cpu.links,
+        f"cpu: {cpu.reason or 'not saturated'}; PSI some {cpu.cpu_wait_pct} %, switch waited "
+        f"{cpu.queued_ms.get('switch')} ms over {cpu.queued_runs.get('switch')} runs",
+        "load",
+        os.getloadavg(),
+    )
     (to_h2,) = [c for c in ends(result, "out") if c["link"] == "s1-h2"]
     assert to_h2["measured"]["rate_mbit"] <= 21.0, to_h2
-    held_unless_the_machine_was_saturated(result)
+    held_unless_the_switch_waited_for_a_cpu(result)
     assert summed(result, "xdp_forwarded") > 0
     # what TCP got through: at most the link's rate, and most of it
     (mbit,) = [v for m, v in rates.items() if m.startswith("throughput")][:1]
@@ -342,7 +367,7 @@ def test_p4_lossy_port_loses_what_it_was_told_and_a_changed_loss_is_marked(
     assert to_h2["configured"] == {"loss_pct": 20.0}
     assert 8.0 <= to_h2["measured"]["loss_pct"] <= 32.0, to_h2  # ~240 pings at 20 %
     assert not any(c.get("breach") and "lost " in c["reason"] for c in result.cpu.links)
-    unmarked = held_unless_the_machine_was_saturated(result)
+    unmarked = held_unless_the_switch_waited_for_a_cpu(result)
     assert (LINK_MARK not in reported(result, tmp_path / "ok")[0]) == unmarked
 
     start = runner._start_link_monitor

@@ -13,12 +13,17 @@ from sdnperf.fidelity.cpu import CpuSampler, Interval, Snapshot, interval_betwee
 from sdnperf.fidelity.procstat import (
     CpuTimes,
     ProcTimes,
+    Queued,
     busy_pct,
     cpu_times_of,
     descendants,
+    parse_pressure,
+    parse_schedstat,
     proc_times_of,
     read_cpu_times,
     read_pid,
+    read_pressure,
+    read_queued,
 )
 
 # psutil's cpu_times() tuple: user nice system idle iowait irq softirq steal guest guest_nice
@@ -96,6 +101,92 @@ def test_interval_between_processes_and_pid_reuse():
     assert iv.seconds == 2 and iv.cores == [50.0, 75.0] and iv.machine == 62.5
     assert iv.procs == {("switch", 5): 95.0}  # 6 was reused, 7 exited, 8 is new
     assert iv.names == {5: "p5"}
+
+
+PRESSURE = (
+    "some avg10=14.49 avg60=13.82 avg300=6.86 total=33235186\n"
+    "full avg10=0.00 avg60=0.00 avg300=0.00 total=0\n"
+)
+
+
+def test_parse_pressure_reads_the_some_total():
+    assert parse_pressure(PRESSURE) == 33235186
+    assert parse_pressure("full avg10=0.00 total=5\n") is None  # "some" is the one read
+    assert parse_pressure("") is None
+
+
+def test_read_pressure_is_cumulative_or_absent(tmp_path):
+    first = read_pressure()
+    if first is not None:  # a kernel with PSI: it only grows
+        assert (second := read_pressure()) is not None and second >= first
+    assert read_pressure(tmp_path / "none") is None  # a kernel without PSI
+
+
+def test_parse_schedstat():
+    assert parse_schedstat("143606 51267 1\n") == (143606, 51267, 1)
+    assert parse_schedstat("1 2") is None and parse_schedstat("a b c") is None
+
+
+def test_read_queued_sums_every_thread():
+    # a thread that runs has been put on a CPU at least once; its wait is in the sum
+    import threading
+
+    ran = threading.Event()
+    worker = threading.Thread(target=lambda: (ran.set(), time.sleep(0.3)))
+    worker.start()
+    ran.wait()
+    try:
+        tid = worker.native_id
+        _on, wait, runs = parse_schedstat(open(f"/proc/self/task/{tid}/schedstat").read())
+        own = read_queued(os.getpid())  # read after: the accounts only grow
+    finally:
+        worker.join()
+    assert own is not None and own.runs >= runs + 1 and own.wait_ns >= wait
+    assert read_queued(2**22 + 1) is None  # no such process
+
+
+def test_interval_waits_for_a_cpu():
+    key = ("switch", 5)
+    p = ProcTimes(5, 1, "sw", 0.0, 1)
+    a = Snapshot(0, snap(0, 0, [0, 0]).cpus, {key: p}, 1_000_000, {key: Queued(10**6, 10)})
+    b = Snapshot(2, snap(2, 0, [50, 50]).cpus, {key: p}, 1_500_000, {key: Queued(4 * 10**6, 110)})
+    out = interval_between(a, b)
+    # 0.5 s of PSI "some" in 2 s; the switch waited 3 ms over 100 runs
+    assert out.cpu_wait_pct == 25.0 and out.queued == {key: (0.003, 100)}
+    # no PSI, a process whose threads ended (its account fell): no number, never negative
+    c = Snapshot(3, snap(3, 0, [50, 50]).cpus, {key: p}, None, {key: Queued(10**6, 90)})
+    out = interval_between(b, c)
+    assert out.cpu_wait_pct is None and out.queued == {key: (0.0, 0)}
+
+
+def test_summarize_records_who_waited():
+    intervals = [
+        Interval(1.0, 40, [30, 50], {("switch", 1): 5.0}, {}, 10.0, {("switch", 1): (0.002, 40)}),
+        Interval(3.0, 60, [50, 70], {("switch", 1): 5.0}, {}, 30.0, {("switch", 1): (0.006, 60)}),
+        Interval(1.0, 60, [50, 70], {}, {}, None, {}),  # no PSI reading: left out of the mean
+    ]
+    r = summarize(intervals, ["switch", "controller"])
+    assert r.cpu_wait_pct == 25.0  # time-weighted: (10 x 1 + 30 x 3) / 4
+    assert r.queued_ms == {"switch": 8.0, "controller": 0.0}
+    assert r.queued_runs == {"switch": 100, "controller": 0}
+    assert not r.cpu_bound  # waiting alone is not saturation: recorded, not marked
+    assert summarize([iv(20)], ["switch"]).cpu_wait_pct is None
+
+
+def test_waits_in_words():
+    from sdnperf.samples import CpuReport
+
+    report = CpuReport(
+        per_role={"switch": 6.2},
+        cpu_wait_pct=31.4,
+        queued_ms={"switch": 240.0},
+        queued_runs={"switch": 4000},
+    )
+    assert cpu.waits_in_words(report, "switch") == (
+        "runnable tasks waited for a CPU 31 % of the time (PSI some); the switch waited "
+        "240 ms on run queues (60 µs on average over 4000 runs) and used 6 % of a core"
+    )
+    assert cpu.waits_in_words(CpuReport(), "switch") == ""  # an old record: nothing to say
 
 
 def iv(machine, procs=None, seconds=0.5):

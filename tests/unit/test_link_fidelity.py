@@ -92,6 +92,37 @@ def test_late_departures_are_added_delay_the_study_did_not_ask_for():
     assert judge_switch_end(long_link, counters(late_ns=1000 * 2_500_000)).breach
 
 
+def test_a_lateness_breach_says_who_waited_for_a_cpu_meanwhile():
+    late = judge_switch_end(END, counters(late_ns=1000 * 2_000_000, late_max_ns=9_000_000))
+    slow = judge_switch_end(END, counters(busy_span_ns=800 * 2_400_000))  # the rate alone
+    held = judge_switch_end(END, counters())
+    assert late.late and not slow.late and not held.late
+    before = (slow.reason, held.reason)
+    links.attribute_lateness([late, slow, held], "the switch waited 40 ms on run queues")
+    assert late.reason.endswith("(meanwhile the switch waited 40 ms on run queues)")
+    assert (slow.reason, held.reason) == before  # only lateness is about waking on time
+    assert late.record()["late"] and late.breach  # the mark stays
+    said = late.reason
+    links.attribute_lateness([late], "")  # nothing recorded: nothing added
+    assert late.reason == said
+    # with the switch's run-queue time: 1000 packets 2 ms late = 2000 ms against 500 ms
+    again = judge_switch_end(END, counters(late_ns=1000 * 2_000_000, late_max_ns=9_000_000))
+    links.attribute_lateness([again], "the switch waited 500 ms", 500.0)
+    assert again.measured["late_per_wait"] == 4.0
+    assert again.reason.endswith(
+        "(meanwhile the switch waited 500 ms: 4 ms late for every ms it waited, waiting for "
+        "a CPU accounts for it)"
+    )
+    assert links.accounted_by_waiting(again.measured)
+    # a switch that waited 20 ms for 2000 ms of lateness was stopped or slept through
+    stopped = judge_switch_end(END, counters(late_ns=1000 * 2_000_000, late_max_ns=9_000_000))
+    links.attribute_lateness([stopped], "the switch waited 20 ms", 20.0)
+    assert stopped.measured["late_per_wait"] == 100.0 and stopped.breach
+    assert "more than waiting for a CPU accounts for" in stopped.reason
+    assert not links.accounted_by_waiting(stopped.measured)
+    assert not links.accounted_by_waiting(held.measured)  # never attributed: no ratio
+
+
 def test_loss_is_judged_by_a_binomial_test():
     lossy = LinkEnd("s1-h1", "s1 port 1 out", loss_pct=10)
     # 10 % of 1000: 100 expected, sd ~9.5; 4 sd + 1 ~ 39
