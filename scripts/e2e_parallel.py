@@ -47,6 +47,8 @@ import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from sdnperf.emulation import kernel_limits
+
 REPO = Path(__file__).resolve().parent.parent
 E2E = REPO / "tests" / "e2e"
 DURATIONS = E2E / "durations.json"
@@ -562,6 +564,8 @@ def main(argv: list[str] | None = None) -> int:
         print("not root (or no unshare): one plain pytest; the e2e tests skip without root")
         cmd = [python, "-m", "pytest", "-q", "-p", "no:cacheprovider", *args.extra, *files]
         return subprocess.run(cmd, cwd=REPO).returncode
+    # the groups' namespaces take the socket buffer maxima from here and cannot raise them
+    kernel_limits.raise_like_mininet()
     print(
         f"{args.groups} groups; each collects the tests and runs its share (by test, {durations})"
     )

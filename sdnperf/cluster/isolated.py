@@ -29,7 +29,7 @@ import time
 from pathlib import Path
 
 from sdnperf.cluster.node import run_here
-from sdnperf.emulation import cleanup
+from sdnperf.emulation import cleanup, kernel_limits
 
 PR_SET_PDEATHSIG = 1
 SESSION_ENV = "SDNPERF_CLUSTER_SESSION"  # marks a study's isolated runs (see running())
@@ -58,6 +58,7 @@ def run_isolated(study, run, results_dir: Path, session: str = "", timeout: floa
     why_not = available()
     if why_not:
         raise IsolationError(why_not)
+    kernel_limits.raise_like_mininet()  # the namespace below takes them from here
     with tempfile.TemporaryDirectory(prefix="sdnperf-iso-") as tmp:
         request, reply = Path(tmp) / "request", Path(tmp) / "reply"
         request.write_bytes(pickle.dumps((study, run, str(results_dir))))

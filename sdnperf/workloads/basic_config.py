@@ -210,6 +210,10 @@ class IperfTcpConfig(_Workload):
     def rate_bps(self) -> float | None:
         return None if self.rate is None else parse_suffixed(self.rate, 1000)
 
+    @property
+    def window_bytes(self) -> int | None:
+        return None if self.window is None else int(parse_suffixed(self.window, 1024))
+
 
 class IperfUdpConfig(_Workload):
     """UDP constant bit rate with iperf3, for a fixed duration or a fixed number of bytes."""

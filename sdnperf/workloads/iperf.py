@@ -14,6 +14,7 @@ import math
 import time
 from contextlib import nullcontext
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from ..samples import Sample, Summary
 from .basic_config import IperfTcpConfig, IperfUdpConfig, Pairs
@@ -359,7 +360,40 @@ def _sent(r: IperfResult) -> int:
     return r.sent_packets if r.sent_packets is not None else (r.packets or 0)
 
 
+SOCKET_MAXIMA = ("/proc/sys/net/core/rmem_max", "/proc/sys/net/core/wmem_max")
+
+
+def socket_buffer_max() -> int | None:
+    """The largest socket buffer allowed here (the smaller of rmem/wmem max; a network
+    namespace takes both from the initial one: emulation/kernel_limits.py), None where
+    /proc does not tell."""
+    values = []
+    for path in SOCKET_MAXIMA:
+        try:
+            values.append(int(Path(path).read_text().split()[0]))
+        except (OSError, ValueError, IndexError):
+            return None
+    return min(values)
+
+
+def window_refusal(window_bytes: int | None, allowed: int | None) -> str | None:
+    """Why iperf3 could not set a TCP window this large here (None: it can). iperf3 only
+    says "socket buffer size not set correctly"; this names the limit and the fix."""
+    if window_bytes is None or allowed is None or window_bytes <= allowed:
+        return None
+    return (
+        f"window {window_bytes} bytes exceeds this kernel's socket buffer maximum "
+        f"(net.core.rmem_max/wmem_max = {allowed} bytes), so iperf3 cannot set it; raise "
+        f"them in the initial network namespace (e.g. sysctl -w net.core.rmem_max=16777216 "
+        f"net.core.wmem_max=16777216: Mininet does so when it runs there), which network "
+        f"namespaces take them from"
+    )
+
+
 def run_iperf_tcp(cfg: IperfTcpConfig, ctx: WorkloadContext) -> WorkloadOutput:
+    refusal = window_refusal(cfg.window_bytes, socket_buffer_max())
+    if refusal:
+        raise WorkloadError(f"iperf-tcp workload '{cfg.name}': {refusal}")
     mode = ["-n", cfg.bytes] if cfg.bytes else ["-t", f"{cfg.duration:g}"]
     window = ["-w", cfg.window] if cfg.window else []
     bound = ["-b", cfg.rate] if cfg.rate else []

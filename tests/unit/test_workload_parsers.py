@@ -9,7 +9,14 @@ from pathlib import Path
 
 import pytest
 
-from sdnperf.workloads.iperf import parse_iperf3, tcp_output, udp_output
+from sdnperf.workloads.basic_config import IperfTcpConfig
+from sdnperf.workloads.iperf import (
+    parse_iperf3,
+    socket_buffer_max,
+    tcp_output,
+    udp_output,
+    window_refusal,
+)
 from sdnperf.workloads.ping import parse_ping, ping_argv, ping_output
 
 DATA = Path(__file__).parent / "data"
@@ -346,3 +353,17 @@ def test_retransmit_pct_from_recorded_run():
     out = tcp_output("tcp", {"h1->h2": res}, {}, fixed_bytes=True)
     segments = -(-5368709120 // 1448)
     assert by_metric(out)["retransmit_pct"].value == pytest.approx(100 * 25162 / (25162 + segments))
+
+
+def test_a_tcp_window_above_the_socket_buffer_maximum_is_refused_in_words():
+    cfg = IperfTcpConfig(name="tcp", kind="iperf-tcp", pairs=[["h1", "h2"]], window="10M")
+    assert cfg.window_bytes == 10 * 1024 * 1024  # iperf3 -w: K/M = 1024^n
+    why = window_refusal(cfg.window_bytes, 4194304)
+    assert why is not None
+    assert "10485760 bytes exceeds" in why and "net.core.rmem_max/wmem_max = 4194304" in why
+    assert "initial network namespace" in why
+    assert window_refusal(cfg.window_bytes, 16777216) is None
+    assert window_refusal(None, 4194304) is None  # no window asked: the kernel's default
+    assert window_refusal(cfg.window_bytes, None) is None  # /proc silent: iperf3 decides
+    allowed = socket_buffer_max()  # this machine's, read from /proc
+    assert allowed is None or allowed > 0
