@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from sdnperf.report.html import write_report
-from sdnperf.report.sweep_plots import spans_decades, sweep_figure
+from sdnperf.report.sweep_plots import no_figure_reason, spans_decades, sweep_figure
 from sdnperf.report.sweeps import sweep_metrics
 from sdnperf.samples import RunResult, Summary
 from sdnperf.store import Store
@@ -224,3 +224,56 @@ def test_comparison_table_splits_points_and_adds_holm(tmp_path):
             ),
         )
     assert all(r.p_holm is None for r in comparison(single, one))
+
+
+def test_no_figure_for_one_value_or_one_result_but_the_table_stays(tmp_path):
+    store, sid = build(tmp_path)
+    for rep in (1, 2):  # a second workload: one value of the parameter, and a constant metric
+        store.record_run(
+            sid,
+            RunResult(
+                key=f"one{rep}",
+                topology="line",
+                architecture="bridge",
+                workload="tcp",
+                repetition=rep,
+                params={},
+                status="ok",
+                point={"workload.udp.length": 64},
+                summaries=[Summary("tcp", "throughput_mbps", 90.0 + rep, "Mbit/s")],
+            ),
+        )
+    for n, length in enumerate((64, 512)):
+        store.record_run(
+            sid,
+            RunResult(
+                key=f"zero{n}",
+                topology="line",
+                architecture="bridge",
+                workload="ping",
+                repetition=1,
+                params={},
+                status="ok",
+                point={"workload.udp.length": length},
+                summaries=[Summary("ping", "loss_pct", 0.0, "%")],
+            ),
+        )
+    items = {i.workload: i for i in sweep_metrics(store, sid)}
+    one, zero, drawn = items["tcp"], items["ping"], items["udp"]
+    assert no_figure_reason(one) == (
+        "No figure: workload.udp.length took one value in these runs (64)."
+    )
+    assert no_figure_reason(zero) == "No figure: every run gave the same value (0 %)."
+    assert no_figure_reason(drawn) is None
+    assert sweep_figure(one, tmp_path / "png", {}, "") is None
+    assert sweep_figure(zero, tmp_path / "png", {}, "") is None
+    html = write_report(store, sid, tmp_path / "r.html").read_text()
+    assert 'alt="sweep_workload.udp.length_udp_jitter_ms"' in html
+    assert (
+        "sweep_workload.udp.length_tcp" not in html and "sweep_workload.udp.length_ping" not in html
+    )
+    for reason in (no_figure_reason(one), no_figure_reason(zero)):
+        assert f"{reason} The table has its runs." in html
+    # the one value's section and table (mean of 91 and 92) stay
+    assert "<h3>tcp: throughput_mbps vs <code>workload.udp.length</code></h3>" in html
+    assert "91.5" in html
