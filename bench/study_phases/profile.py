@@ -68,7 +68,19 @@ def profile(out_path: str, argv: list[str]) -> int:
         setattr(owner, name, wrapper)
 
     steps = ("prepare", "network_started", "wait_ready", "control_stats")
-    for cls in (bridge.BridgeArchitecture, ovs.OpenflowArchitecture, p4.P4Architecture):
+    classes = [bridge.BridgeArchitecture, ovs.OpenflowArchitecture, p4.P4Architecture]
+    try:  # every architecture of a branch that lists them (workload-complexity has 6 kinds)
+        import importlib
+
+        from sdnperf.arch import ARCHITECTURE_MODULES
+
+        classes = [
+            getattr(importlib.import_module(module), name)
+            for module, name in ARCHITECTURE_MODULES.values()
+        ]
+    except ImportError:
+        pass
+    for cls in classes:
         for step in steps:
             timed(cls, step, step)
         timed(cls, "before_network_stop", "before_stop")

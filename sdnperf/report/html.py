@@ -18,7 +18,7 @@ from sdnperf.fidelity.calibration import render as render_calibration
 from sdnperf.report import fmt, metrics, sections
 from sdnperf.report.plots import _colors, all_plots
 from sdnperf.report.series import conditions
-from sdnperf.report.sweep_plots import sweep_figure, topology_panels
+from sdnperf.report.sweep_plots import no_figure_reason, sweep_figure, topology_panels
 from sdnperf.report.sweeps import SweepMetric, fit_number, sweep_metrics
 from sdnperf.report.table import CPU_MARK, EMU_MARK, LINK_MARK, comparison, footnotes
 from sdnperf.store import RunRow, Store, StudyRow
@@ -132,7 +132,9 @@ def _header(study: StudyRow, runs: list[RunRow], store: Store, study_id: int) ->
 
 
 SWEEP_INTRO = (
-    "<p>One figure per swept parameter and metric, one panel per topology. Lines: mean of "
+    "<p>One figure per swept parameter and metric (none where the parameter took one "
+    "value or every run gave the same value: the table says it), one panel per topology. "
+    "Lines: mean of "
     "the runs at each value; band: its 95 % confidence interval; dots: the runs; dashed: the "
     "fit the study asked for. A dotted horizontal line is an architecture that does not have "
     "the parameter. In the tables, p compares each architecture with the baseline at the "
@@ -154,6 +156,8 @@ def _sweep_section(item: SweepMetric, png: Path | None, base: str | None) -> str
             f"{escape(item.better)} is better) against {escape(item.param)}."
             "</figcaption></figure>"
         )
+    elif item.curves and (reason := no_figure_reason(item)) is not None:
+        parts.append(f'<p class="meta">{escape(reason)} The table has its runs.</p>')
     head = (
         "<tr>"
         + ("<th>topology</th>" if several else "")

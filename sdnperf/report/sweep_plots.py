@@ -47,10 +47,32 @@ def spans_decades(values) -> bool:
     return bool(vals) and min(vals) > 0 and max(vals) / min(vals) >= DECADES
 
 
+def no_figure_reason(item: SweepMetric) -> str | None:
+    """Why a sweep item gets its table but no figure, or None: the partner of a zipped
+    sweep would draw its partner's figure again, a parameter that took one value has no
+    curve to draw, and runs that all gave the same value draw a flat line at a number the
+    table states. (Such figures were most of a report's drawing time: 50 of
+    the recirculation smoke study's 87, at ~0.3-0.5 s each.)"""
+    if item.same_runs_as is not None:
+        return (
+            f"No figure: {item.param} is zipped with {item.same_runs_as} (they advance "
+            "together); its figure shows these runs."
+        )
+    xs = item.xs()
+    if len(xs) == 1:
+        return f"No figure: {item.param} took one value in these runs ({format_value(xs[0])})."
+    values = {v for c in item.curves for p in c.points for v in p.values}
+    values |= {v for f in item.flats for v in f.values}
+    if len(values) == 1:
+        (value,) = values
+        return f"No figure: every run gave the same value ({value:g} {item.unit})."
+    return None
+
+
 def sweep_figure(
     item: SweepMetric, out_dir: str | Path, colors: dict[str, str], conditions: str
 ) -> Path | None:
-    if not item.curves:
+    if not item.curves or no_figure_reason(item) is not None:
         return None
     xs = item.xs()
     position = (

@@ -86,6 +86,8 @@ class SweepMetric:
     topologies: list[str]
     curves: list[Curve]
     flats: list[Flat]
+    # an earlier item of a zipped sweep (mode = "zip") with these very runs: drawn there
+    same_runs_as: str | None = None
 
     @property
     def label(self) -> str:
@@ -129,14 +131,17 @@ def sweep_metrics(store: Store, study_id: int, baseline: str | None = None) -> l
         return []
     spec = store.study(study_id).spec
     sweeps = {s.get("param"): s for s in spec.get("sweep", []) if isinstance(s, dict)}
+    # zipped sweeps advance together: a partner's value is the same point, not another curve
+    zipped = {p for p, s in sweeps.items() if s.get("mode") == "zip"}
     runs = {r.id: r for r in store.runs(study_id)}
     archs = list(dict.fromkeys(r.architecture for r in runs.values()))
     base = baseline or (spec.get("study") or {}).get("baseline") or (archs[0] if archs else "")
     topologies = list(dict.fromkeys(r.topology for r in runs.values()))
     summaries = [s for s in store.summaries(study_id) if s.status == "ok"]
 
-    out = []
+    out: list[SweepMetric] = []
     for param in params:
+        partners = zipped - {param} if param in zipped else set()  # not in a curve's rest
         swept_workloads = {
             (s.workload, s.metric) for s in summaries if param in runs[s.run_id].point
         }
@@ -151,7 +156,9 @@ def sweep_metrics(store: Store, study_id: int, baseline: str | None = None) -> l
             entry = by_metric[(s.workload, s.metric)]
             units.setdefault((s.workload, s.metric), (s.unit, s.better))
             if param in run.point:
-                rest = tuple(sorted((k, v) for k, v in run.point.items() if k != param))
+                rest = tuple(
+                    sorted((k, v) for k, v in run.point.items() if k != param and k not in partners)
+                )
                 entry["curves"][(run.topology, run.architecture, rest)][
                     _hashable(run.point[param])
                 ].append(s.value)
@@ -192,7 +199,27 @@ def sweep_metrics(store: Store, study_id: int, baseline: str | None = None) -> l
                 _fit(item, c)
             _compare(item, base)
             out.append(item)
+    sweep_order = list(sweeps)  # of zip partners with the same runs, the study's first is drawn
+    for item in out:
+        if item.param in zipped:
+            first = min(
+                (
+                    o
+                    for o in out
+                    if o.param in zipped
+                    and (o.workload, o.metric) == (item.workload, item.metric)
+                    and _runs_of(o) == _runs_of(item)
+                ),
+                key=lambda o: sweep_order.index(o.param),
+            )
+            item.same_runs_as = None if first is item else first.param
     return out
+
+
+def _runs_of(item: SweepMetric) -> list:
+    """An item's values per curve and point, in point order: two partners of a zip with
+    the same runs give the same list."""
+    return [(c.topology, c.architecture, c.rest, [p.values for p in c.points]) for c in item.curves]
 
 
 def _hashable(value: object) -> object:

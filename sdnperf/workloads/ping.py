@@ -83,9 +83,15 @@ def parse_ping(text: str) -> PingResult:
 
 
 def ping_argv(
-    dst_ip: str, count: int, interval: float, size: int, reply_timeout: float
+    dst_ip: str,
+    count: int,
+    interval: float,
+    size: int,
+    reply_timeout: float,
+    deadline: int | None = None,
 ) -> list[str]:
-    # -n: no DNS; -D: timestamp each line; -O: say when a reply is overdue.
+    # -n: no DNS; -D: timestamp each line; -O: say when a reply is overdue. With a
+    # deadline (-w), -c counts replies: ping sends until `count` came back or time is up.
     return [
         "ping",
         "-n",
@@ -99,6 +105,7 @@ def ping_argv(
         str(size),
         "-W",
         f"{reply_timeout:g}",
+        *(["-w", str(deadline)] if deadline is not None else []),  # whole seconds
         dst_ip,
     ]
 

@@ -123,7 +123,9 @@ def test_measure_takes_the_min_of_the_series_after_the_warm_up():
     net = FakeNet("ping_steady.txt")
     assert hops.measure(net, "h1", "h2") == 0.032
     warm, series = net.host.argvs
-    assert warm[warm.index("-c") + 1] == "2"
+    # the warm-up: until the first reply (-c counts replies under a -w deadline), bounded
+    assert warm[warm.index("-c") + 1] == "1"
+    assert warm[warm.index("-w") + 1] == str(hops.WARM_UP_S) and "-w" not in series
     assert series[series.index("-c") + 1] == str(hops.PROBE_PINGS)
     assert series[-1] == "10.0.0.2"
 

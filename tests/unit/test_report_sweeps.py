@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from sdnperf.report.html import write_report
-from sdnperf.report.sweep_plots import spans_decades, sweep_figure
+from sdnperf.report.sweep_plots import no_figure_reason, spans_decades, sweep_figure
 from sdnperf.report.sweeps import sweep_metrics
 from sdnperf.samples import RunResult, Summary
 from sdnperf.store import Store
@@ -224,3 +224,103 @@ def test_comparison_table_splits_points_and_adds_holm(tmp_path):
             ),
         )
     assert all(r.p_holm is None for r in comparison(single, one))
+
+
+def test_no_figure_for_one_value_or_one_result_but_the_table_stays(tmp_path):
+    store, sid = build(tmp_path)
+    for rep in (1, 2):  # a second workload: one value of the parameter, and a constant metric
+        store.record_run(
+            sid,
+            RunResult(
+                key=f"one{rep}",
+                topology="line",
+                architecture="bridge",
+                workload="tcp",
+                repetition=rep,
+                params={},
+                status="ok",
+                point={"workload.udp.length": 64},
+                summaries=[Summary("tcp", "throughput_mbps", 90.0 + rep, "Mbit/s")],
+            ),
+        )
+    for n, length in enumerate((64, 512)):
+        store.record_run(
+            sid,
+            RunResult(
+                key=f"zero{n}",
+                topology="line",
+                architecture="bridge",
+                workload="ping",
+                repetition=1,
+                params={},
+                status="ok",
+                point={"workload.udp.length": length},
+                summaries=[Summary("ping", "loss_pct", 0.0, "%")],
+            ),
+        )
+    items = {i.workload: i for i in sweep_metrics(store, sid)}
+    one, zero, drawn = items["tcp"], items["ping"], items["udp"]
+    assert no_figure_reason(one) == (
+        "No figure: workload.udp.length took one value in these runs (64)."
+    )
+    assert no_figure_reason(zero) == "No figure: every run gave the same value (0 %)."
+    assert no_figure_reason(drawn) is None
+    assert sweep_figure(one, tmp_path / "png", {}, "") is None
+    assert sweep_figure(zero, tmp_path / "png", {}, "") is None
+    html = write_report(store, sid, tmp_path / "r.html").read_text()
+    assert 'alt="sweep_workload.udp.length_udp_jitter_ms"' in html
+    assert (
+        "sweep_workload.udp.length_tcp" not in html and "sweep_workload.udp.length_ping" not in html
+    )
+    for reason in (no_figure_reason(one), no_figure_reason(zero)):
+        assert f"{reason} The table has its runs." in html
+    # the one value's section and table (mean of 91 and 92) stay
+    assert "<h3>tcp: throughput_mbps vs <code>workload.udp.length</code></h3>" in html
+    assert "91.5" in html
+
+
+def test_zipped_partners_make_one_curve_and_one_figure(tmp_path):
+    """workload-complexity zips the UDP size with its bit rate (one packet rate): each
+    architecture is one curve over the zipped points (the partner is not another curve),
+    and the partner's figure, the same runs against other labels, is left to the first."""
+    spec = {
+        "study": {"baseline": "bridge"},
+        "sweep": [
+            {"param": "workload.udp.length", "values": [64, 512], "mode": "zip", "fit": "linear"},
+            {"param": "workload.udp.rate", "values": ["1M", "8M"], "mode": "zip"},
+        ],
+    }
+    store = Store(tmp_path / "z.sqlite")
+    sid = store.open_study("z", "z.toml", spec, {})
+    n = 0
+    # recorded rate first: the study's order, not the store's, picks the figure drawn
+    for length, rate in ((64, "1M"), (512, "8M")):
+        for arch, value in (("bridge", 0.1 + 0.001 * length), ("p4", 0.2 + 0.002 * length)):
+            n += 1
+            store.record_run(
+                sid,
+                RunResult(
+                    key=f"k{n}",
+                    topology="line",
+                    architecture=arch,
+                    workload="udp",
+                    repetition=1,
+                    params={},
+                    status="ok",
+                    point={"workload.udp.rate": rate, "workload.udp.length": length},
+                    summaries=[Summary("udp", "jitter_ms", value, "ms", "lower")],
+                ),
+            )
+    items = {i.param: i for i in sweep_metrics(store, sid)}
+    length, rate = items["workload.udp.length"], items["workload.udp.rate"]
+    assert [(c.architecture, c.rest, [p.x for p in c.points]) for c in length.curves] == [
+        ("bridge", (), [64, 512]),
+        ("p4", (), [64, 512]),
+    ]
+    assert length.curves[0].fit.b == pytest.approx(0.001)
+    assert (length.same_runs_as, rate.same_runs_as) == (None, "workload.udp.length")
+    assert no_figure_reason(length) is None
+    assert "zipped with workload.udp.length" in no_figure_reason(rate)
+    html = write_report(store, sid, tmp_path / "z.html").read_text()
+    assert 'alt="sweep_workload.udp.length_udp_jitter_ms"' in html
+    assert "sweep_workload.udp.rate_udp" not in html
