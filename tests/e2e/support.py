@@ -9,6 +9,7 @@ import re
 import shutil
 import subprocess
 import sys
+import textwrap
 import time
 from contextlib import contextmanager
 from pathlib import Path
@@ -208,3 +209,30 @@ def switch_recirculations(sw) -> int:
 def ping_min_ms(out: str) -> float:
     """The minimum RTT of `ping`'s summary line (rtt min/avg/max/mdev = MIN/...)."""
     return float(re.search(r"= ([\d.]+)/", out).group(1))
+
+
+# Host-side frame tools for switch tests, run as `python -c SCRIPT ...` inside a host's
+# network namespace (raw AF_PACKET sockets: frames of any ethertype, no IP stack).
+# SNIFF IFACE SECONDS ETHERTYPE_HEX: prints "ready", then the hex of each frame of that
+# ethertype received (not sent) on IFACE until SECONDS have passed.
+SNIFF = textwrap.dedent("""
+    import select, socket, sys, time
+    s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(3))
+    s.bind((sys.argv[1], 0))
+    ethertype = bytes.fromhex(sys.argv[3])
+    print("ready", flush=True)
+    end = time.time() + float(sys.argv[2])
+    while time.time() < end:
+        if select.select([s], [], [], 0.05)[0]:
+            data, addr = s.recvfrom(65535)
+            if addr[2] != socket.PACKET_OUTGOING and data[12:14] == ethertype:
+                print(data.hex(), flush=True)
+""")
+# SEND IFACE FRAME_HEX...: sends each frame once, in order, on IFACE.
+SEND = textwrap.dedent("""
+    import socket, sys
+    s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW)
+    s.bind((sys.argv[1], 0))
+    for h in sys.argv[2:]:
+        s.send(bytes.fromhex(h))
+""")

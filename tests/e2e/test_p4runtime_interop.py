@@ -26,6 +26,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.e2e.support import SEND, SNIFF
+
 REPO = Path(__file__).resolve().parents[2]
 PROGRAM = REPO / "rust/p4c/tests/corpus/packet_io.p4"
 CPU_PORT = 255
@@ -67,30 +69,6 @@ def _free_port() -> int:
 
 def _ip(*args: str, check: bool = True) -> subprocess.CompletedProcess:
     return subprocess.run(["ip", *args], capture_output=True, text=True, check=check)
-
-
-SNIFF = textwrap.dedent("""
-    import socket, sys, time, select
-    s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(3))
-    s.bind((sys.argv[1], 0))
-    ethertype = bytes.fromhex(sys.argv[3])
-    print("ready", flush=True)
-    end = time.time() + float(sys.argv[2])
-    while time.time() < end:
-        r, _, _ = select.select([s], [], [], 0.05)
-        if r:
-            data, addr = s.recvfrom(65535)
-            if addr[2] != socket.PACKET_OUTGOING and data[12:14] == ethertype:
-                print(data.hex(), flush=True)
-""")
-
-SEND = textwrap.dedent("""
-    import socket, sys
-    s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW)
-    s.bind((sys.argv[1], 0))
-    for h in sys.argv[2:]:
-        s.send(bytes.fromhex(h))
-""")
 
 
 class Lab:

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import asyncio
 import sys
-import textwrap
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
@@ -21,7 +20,7 @@ import pytest
 
 from sdnperf.controllers.p4rt.client import StreamSwitchConnection, WriteError, update
 from sdnperf.controllers.p4rt.schema import Schema, clone_session
-from tests.e2e.support import NEEDS_MININET, switch_binary
+from tests.e2e.support import NEEDS_MININET, SEND, SNIFF, switch_binary
 
 pytestmark = NEEDS_MININET
 
@@ -31,28 +30,6 @@ SESSION = 7  # the program's MIRROR_SESSION
 MIRROR_PORT = 3  # h3
 ETHERTYPE = 0x88B5  # IEEE local experimental: nothing else on the links uses it
 BURST = 10  # frames h1 sends at once
-
-SNIFF = textwrap.dedent("""
-    import select, socket, sys, time
-    s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(3))
-    s.bind((sys.argv[1], 0))
-    ethertype = bytes.fromhex(sys.argv[3])
-    print("ready", flush=True)
-    end = time.time() + float(sys.argv[2])
-    while time.time() < end:
-        if select.select([s], [], [], 0.05)[0]:
-            data, addr = s.recvfrom(65535)
-            if addr[2] != socket.PACKET_OUTGOING and data[12:14] == ethertype:
-                print(data.hex(), flush=True)
-""")
-
-SEND = textwrap.dedent("""
-    import socket, sys
-    s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW)
-    s.bind((sys.argv[1], 0))
-    for _ in range(int(sys.argv[3])):
-        s.send(bytes.fromhex(sys.argv[2]))
-""")
 
 
 @dataclass
@@ -118,7 +95,7 @@ def exchange(net, tag: bytes, frames: int = BURST) -> dict[str, int]:
         sniffers[name] = p
     h1 = net.get("h1")
     sender = h1.popen(
-        [sys.executable, "-c", SEND, h1.defaultIntf().name, frame.hex(), str(frames)], text=True
+        [sys.executable, "-c", SEND, h1.defaultIntf().name, *[frame.hex()] * frames], text=True
     )
     _, err = sender.communicate(timeout=30)
     assert sender.returncode == 0, err

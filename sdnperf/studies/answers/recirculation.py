@@ -372,23 +372,22 @@ COST_FIGURES: tuple[tuple[str, str, str, Better], ...] = (
 )
 
 
-def _figure(key: str) -> tuple[str, str, str, Better]:
-    """(label, what, unit, better) of a cost figure's key, e.g. 'udp_loss_pct' ->
-    ('udp loss', 'loss', '%', 'lower')."""
-    for end, what, unit, better in COST_FIGURES:
-        if key.endswith(end):
-            workload = key.removesuffix(end)
-            label = f"{what} during {workload}" if end == CPU_KEY else f"{workload} {what}"
-            return label, what, unit, better
-    raise KeyError(key)
-
-
-def _order(key: str) -> tuple[str, int]:
-    """Cost figures by workload, then throughput, loss, CPU."""
+def _split(key: str) -> tuple[str, int]:
+    """(workload, index in COST_FIGURES) of a cost figure's key; sorting by it orders the
+    figures by workload, then throughput, loss, CPU."""
     for i, (end, *_) in enumerate(COST_FIGURES):
         if key.endswith(end):
             return key.removesuffix(end), i
-    return key, len(COST_FIGURES)
+    raise KeyError(key)
+
+
+def _figure(key: str) -> tuple[str, str, str, Better]:
+    """(label, what, unit, better) of a cost figure's key, e.g. 'udp_loss_pct' ->
+    ('udp loss', 'loss', '%', 'lower')."""
+    workload, i = _split(key)
+    end, what, unit, better = COST_FIGURES[i]
+    label = f"{what} during {workload}" if end == CPU_KEY else f"{workload} {what}"
+    return label, what, unit, better
 
 
 def _text(vals, key: str) -> str:
@@ -445,7 +444,7 @@ def cost_sentences(row: dict, passes) -> list[str]:
         if design not in figures:
             continue
         parts = []
-        for key in sorted(figures[design], key=_order):
+        for key in sorted(figures[design], key=_split):
             text = f"{_figure(key)[0]} {figures[design][key]['text']}"
             c = compared.get(design, {}).get(key)
             text += (
@@ -531,7 +530,8 @@ def verify_answer(store, study_id: int, target_ms: float) -> list[str]:
             f"{row[f'{prefix}error_pct']:+.1f} %); mean {row[f'{prefix}achieved_ms']:.3g} ms "
             f"({ci('')}), p99 {row[f'{prefix}achieved_p99_ms']:.3g} ms ({ci('_p99')}), "
             f"SD {row[f'{prefix}spread_ms']:.3g} ms; n = {row[f'{prefix}pings']} pings in {k} "
-            f"run{'s' if k != 1 else ''} (bootstrap CIs over the pings; each statistic minus the same one at N = 0, so a heavy tail at N = 0 can put the p99 below the median)."
+            f"run{'s' if k != 1 else ''} (bootstrap CIs over the pings; each statistic minus "
+            "the same one at N = 0, so a heavy tail at N = 0 can put the p99 below the median)."
         )
     out += [f"{where}: {s}" for s in cost_sentences(row, passes)]
     return out
